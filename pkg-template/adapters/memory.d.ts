@@ -1,0 +1,9 @@
+import type { StorageHost } from "../index.js";
+
+/** An in-process StorageHost; `paths()` lists what it holds (for tests). */
+export interface MemoryStorage extends StorageHost {
+  paths(): string[];
+}
+
+/** A fresh, empty in-process store. */
+export function memoryStorage(): MemoryStorage;

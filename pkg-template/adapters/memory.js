@@ -1,0 +1,54 @@
+// toolctx/memory: an in-process StorageHost for tests and ephemeral agents.
+// Data is copied in and out, so neither side can mutate the other's bytes.
+
+const encoder = new TextEncoder();
+
+function toBytes(data) {
+  return typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
+}
+
+function exists(message) {
+  return Object.assign(new Error(message), { code: "EEXIST" });
+}
+
+/** @returns {import("./memory.d.ts").MemoryStorage} */
+export function memoryStorage() {
+  const files = new Map();
+  return {
+    description: "memory storage: records live only as long as this process",
+    read(path) {
+      const data = files.get(path);
+      return data === undefined ? undefined : data.slice();
+    },
+    write(path, data, options = {}) {
+      if (options.exclusive && files.has(path)) throw exists(`EEXIST: file already exists: ${path}`);
+      files.set(path, toBytes(data));
+    },
+    append(path, data) {
+      const tail = toBytes(data);
+      const head = files.get(path) ?? new Uint8Array(0);
+      const joined = new Uint8Array(head.length + tail.length);
+      joined.set(head);
+      joined.set(tail, head.length);
+      files.set(path, joined);
+    },
+    remove(path) {
+      files.delete(path);
+    },
+    list(dir) {
+      const prefix = dir === "" || dir.endsWith("/") ? dir : `${dir}/`;
+      const children = new Set();
+      for (const path of files.keys()) {
+        if (!path.startsWith(prefix)) continue;
+        const rest = path.slice(prefix.length);
+        const slash = rest.indexOf("/");
+        children.add(slash === -1 ? rest : rest.slice(0, slash + 1));
+      }
+      return [...children].sort();
+    },
+    removeDir() {},
+    paths() {
+      return [...files.keys()].sort();
+    },
+  };
+}

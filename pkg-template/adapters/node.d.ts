@@ -1,0 +1,9 @@
+import type { StorageHost } from "../index.js";
+
+export interface NodeStorageOptions {
+  /** `"strict"`: fsync files and folders so writes survive power loss. Default: survive process crashes. */
+  durability?: "default" | "strict";
+}
+
+/** A StorageHost over Node's `fs/promises` (folders 0700, files 0600). */
+export function nodeStorage(options?: NodeStorageOptions): StorageHost;

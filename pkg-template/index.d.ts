@@ -1,0 +1,2 @@
+export * from "./toolctx_core.js";
+export { memoryStorage } from "./adapters/memory.js";

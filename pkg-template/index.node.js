@@ -1,0 +1,25 @@
+// toolctx for Node (and Bun): the wasm core loads synchronously, so the package works
+// from `import` and from `require` (Node's require(esm)), and the default storage is
+// the file system under ~/.agent/context.
+
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { resolve, sep } from "node:path";
+import { initSync, __setHostDefaults } from "./toolctx_core.js";
+import { nodeStorage } from "./adapters/node.js";
+import { fromFileSystem } from "./adapters/seed-fs.js";
+import "./extras.js";
+
+initSync({ module: readFileSync(new URL("./toolctx_core_bg.wasm", import.meta.url)) });
+
+const toSlashes = (p) => (sep === "/" ? p : p.split(sep).join("/"));
+
+__setHostDefaults({
+  defaultContextDir: () => resolve(homedir(), ".agent", "context"),
+  resolveDir: (dir) => toSlashes(resolve(dir)),
+  defaultStorage: () => nodeStorage(),
+  adaptFileSystem: fromFileSystem,
+});
+
+export { ContextManager } from "./toolctx_core.js";
+export { memoryStorage } from "./adapters/memory.js";

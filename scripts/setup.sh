@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, skipping whatever is already right.
+# Safe to run any number of times; on a fresh machine of this kind it is the whole set-up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[setup] %s\n' "$*"; }
+
+cargo_install() { # name version-or-empty
+  local name=$1 version=${2:-}
+  local args=(--locked "$name")
+  [ -n "$version" ] && args+=(--version "$version")
+  # --locked pins the tool's own lockfile; if the registry lacks one of its pinned
+  # dependencies, resolve fresh ones instead.
+  cargo install "${args[@]}" || cargo install "${args[@]:1}"
+}
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# wasm-bindgen-cli must match the wasm-bindgen in Cargo.lock exactly.
+[ -f Cargo.lock ] || cargo generate-lockfile
+want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$have" != "$want" ]; then
+  say "installing wasm-bindgen-cli $want (found: ${have:-none})"
+  cargo_install wasm-bindgen-cli "$want"
+fi
+
+if ! command -v wasm-pack >/dev/null; then
+  say "installing wasm-pack"
+  cargo_install wasm-pack
+fi
+
+# npm dev tools (binaryen's wasm-opt for wasm-pack; later the runtimes and browsers).
+stamp=node_modules/.toolctx-setup
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+  say "installing npm dev dependencies"
+  npm ci --no-audit --no-fund --loglevel=error
+  touch "$stamp"
+fi

@@ -1,0 +1,92 @@
+//! Human-readable tool descriptions, built without a model (SPEC §3).
+//!
+//! `readFile` with `{"path": "src/auth/login.ts"}` becomes
+//! `read file: path=src/auth/login.ts`, so keyword search finds a record by its
+//! tool and by its arguments.
+
+use serde_json::Value;
+
+/// Longest argument value kept whole, in characters; longer ones are shortened.
+pub const MAX_VALUE_CHARS: usize = 120;
+/// Most arguments listed; the rest are counted.
+pub const MAX_ARGS: usize = 12;
+
+/// Splits a tool name into lowercase words: `readFile`, `read_file` and
+/// `read-file` all give `read file`.
+///
+/// ```
+/// assert_eq!(toolctx::tool_words("searchCode"), "search code");
+/// assert_eq!(toolctx::tool_words("HTTPGet_v2"), "http get v2");
+/// ```
+pub fn tool_words(tool_name: &str) -> String {
+    crate::select::tokenize(tool_name).join(" ")
+}
+
+/// The description of a call of `tool_name` with `args`.
+///
+/// ```
+/// use serde_json::json;
+/// let d = toolctx::describe("readFile", &json!({"path": "src/auth/login.ts", "limit": 10}));
+/// assert_eq!(d, "read file: path=src/auth/login.ts, limit=10");
+/// ```
+pub fn describe(tool_name: &str, args: &Value) -> String {
+    let mut out = tool_words(tool_name);
+    if out.is_empty() {
+        out.push_str("tool");
+    }
+    let Some(map) = args.as_object() else {
+        return out;
+    };
+    let mut first = true;
+    for (key, value) in map.iter().take(MAX_ARGS) {
+        out.push_str(if first { ": " } else { ", " });
+        first = false;
+        out.push_str(key);
+        out.push('=');
+        push_shortened(&mut out, &value_text(value));
+    }
+    if map.len() > MAX_ARGS {
+        out.push_str(&format!(", … {} more", map.len() - MAX_ARGS));
+    }
+    out
+}
+
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(value_text).collect::<Vec<_>>().join(" "),
+        other => other.to_string(),
+    }
+}
+
+fn push_shortened(out: &mut String, text: &str) {
+    let text = text.trim();
+    if text.chars().count() <= MAX_VALUE_CHARS {
+        out.push_str(text);
+    } else {
+        out.extend(text.chars().take(MAX_VALUE_CHARS - 1));
+        out.push('…');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_values_are_shortened_and_many_args_counted() {
+        let long = "word ".repeat(100);
+        let d = describe("grep", &json!({"pattern": long}));
+        assert!(d.chars().count() < 140, "{d}");
+        assert!(d.ends_with('…'));
+        let many: serde_json::Map<_, _> = (0..20).map(|i| (format!("k{i}"), json!(i))).collect();
+        assert!(describe("t", &Value::Object(many)).ends_with("… 8 more"));
+    }
+
+    #[test]
+    fn arrays_and_nested_values_are_searchable_text() {
+        let d = describe("search-code", &json!({"terms": ["auth", "login"], "opts": {"case": true}}));
+        assert_eq!(d, r#"search code: terms=auth login, opts={"case":true}"#);
+    }
+}

@@ -1,0 +1,59 @@
+//! # toolctx
+//!
+//! A tool-context store for AI agents. Every tool output is persisted as a JSON record
+//! through pluggable storage; a small pointer stays in memory; pointers are filtered by
+//! query or task, and the records relevant to the next model call are selected.
+//!
+//! The crate is the whole logic. It compiles natively (this is what `cargo test` runs)
+//! and to WebAssembly, where `src/wasm/` binds it to JavaScript host storage.
+//!
+//! ```
+//! use toolctx::{ContextManager, MemoryStorage, Options, SaveInput};
+//! # futures_executor::block_on(async {
+//! let mut options = Options::new("/store");
+//! options.persist_threshold = 0; // write every record
+//! let manager = ContextManager::new(MemoryStorage::new(), options)?;
+//! let path = manager
+//!     .save(SaveInput {
+//!         tool_name: "readFile",
+//!         args_json: r#"{"path":"src/auth/login.ts"}"#,
+//!         result_json: Some(r#""export function login() {}""#),
+//!         ..SaveInput::default()
+//!     })
+//!     .await?;
+//! assert!(path.starts_with("/store/readFile_"));
+//! let records = manager.load(&[path]).await;
+//! assert_eq!(records.len(), 1);
+//! # Ok::<(), toolctx::Error>(())
+//! # }).unwrap();
+//! ```
+//!
+//! ## Contents
+//!
+//! - [`error`]: the one [`Error`] type and its [`ErrorKind`] codes;
+//! - [`naming`]: filenames, tool-name sanitising, the canonical args hash, `hashQuery`;
+//! - [`describe`]: tool descriptions;
+//! - [`record`]: the record and pointer encodings;
+//! - [`select`]: tokeniser, indexed terms, ranking;
+//! - [`paths`]: path normalising and confinement;
+//! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
+//! - [`store`]: [`ContextManager`], the workflow.
+
+pub mod describe;
+pub mod error;
+pub mod naming;
+pub mod paths;
+pub mod record;
+pub mod select;
+pub mod storage;
+pub mod store;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+pub use describe::{describe, tool_words};
+pub use error::{Error, ErrorKind, Result};
+pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
+pub use select::{keywords, tokenize, Fallback, Scored, Terms};
+pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
+pub use store::{Candidate, ContextManager, DebugEvent, Filter, Options, SaveInput};

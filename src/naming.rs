@@ -1,0 +1,216 @@
+//! Names and hashes (SPEC §3): the record filename grammar, tool-name sanitising,
+//! the RFC 8785 canonical-JSON args hash, and `hashQuery`.
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Longest sanitised tool name, in characters.
+pub const MAX_TOOL_NAME: usize = 64;
+/// Hex digits of the args hash that go into a filename.
+pub const FILENAME_HASH_LEN: usize = 12;
+/// Characters of the random part of a filename.
+pub const RANDOM_LEN: usize = 4;
+
+const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// Sanitises a tool name for use in a filename: every Unicode scalar value outside
+/// `[A-Za-z0-9_-]` becomes one `-`, the first 64 characters are kept, and an empty
+/// name becomes `tool`.
+///
+/// ```
+/// assert_eq!(toolctx::sanitize_tool_name("../etc/passwd"), "---etc-passwd");
+/// assert_eq!(toolctx::sanitize_tool_name("grép"), "gr-p");
+/// assert_eq!(toolctx::sanitize_tool_name(""), "tool");
+/// ```
+pub fn sanitize_tool_name(name: &str) -> String {
+    let out: String = name
+        .chars()
+        .take(MAX_TOOL_NAME)
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+        .collect();
+    if out.is_empty() {
+        "tool".to_owned()
+    } else {
+        out
+    }
+}
+
+/// The RFC 8785 canonical JSON of a value: keys sorted by UTF-16 code units at every
+/// depth, no whitespace, numbers as ECMAScript prints them.
+pub fn canonical_json(value: &serde_json::Value) -> Result<String> {
+    serde_json_canonicalizer::to_string(value)
+        .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("cannot canonicalise: {e}")))
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// The full 64-digit args hash: SHA-256 over the canonical JSON of `args`.
+///
+/// ```
+/// use serde_json::json;
+/// let a = toolctx::args_hash(&json!({"a": 1, "b": {"c": 2, "d": 3}})).unwrap();
+/// let b = toolctx::args_hash(&json!({"b": {"d": 3, "c": 2}, "a": 1})).unwrap();
+/// assert_eq!(a, b);
+/// assert_eq!(a.len(), 64);
+/// ```
+pub fn args_hash(args: &serde_json::Value) -> Result<String> {
+    Ok(sha256_hex(canonical_json(args)?.as_bytes()))
+}
+
+/// `hashQuery`: `q_` and 16 hex digits of SHA-256 over the query trimmed of
+/// `White_Space`, inner runs collapsed to one space, lowercased (full case mapping).
+///
+/// ```
+/// assert_eq!(
+///     toolctx::hash_query("  Auth   ERROR\t"),
+///     toolctx::hash_query("auth error"),
+/// );
+/// ```
+pub fn hash_query(query: &str) -> String {
+    let normalised = normalize_query(query);
+    let digest = Sha256::digest(normalised.as_bytes());
+    format!("q_{}", hex(&digest[..8]))
+}
+
+/// The text `hash_query` hashes.
+pub fn normalize_query(query: &str) -> String {
+    let collapsed = query.split(char::is_whitespace).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    collapsed.to_lowercase()
+}
+
+/// The record filename `{tool}_{hash12}_{timestamp}_{counter}_{random}.json`.
+pub fn record_filename(sanitized_tool: &str, args_hash: &str, timestamp_ms: u64, counter: u64, random: &str) -> String {
+    let short = args_hash.get(..FILENAME_HASH_LEN).unwrap_or(args_hash);
+    format!("{sanitized_tool}_{short}_{timestamp_ms:013}_{counter}_{random}.json")
+}
+
+/// Whether `name` matches
+/// `^[A-Za-z0-9_-]{1,64}_[0-9a-f]{12}_[0-9]{13}_[0-9]+_[a-z0-9]{4}\.json$`.
+pub fn is_record_filename(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".json") else {
+        return false;
+    };
+    // Split from the right: random, counter, timestamp, hash; the rest is the tool name.
+    let mut parts = stem.rsplitn(5, '_');
+    let (Some(random), Some(counter), Some(ts), Some(hash), Some(tool)) =
+        (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let tool_ok = (1..=MAX_TOOL_NAME).contains(&tool.len())
+        && tool.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let hash_ok = hash.len() == FILENAME_HASH_LEN && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let ts_ok = ts.len() == 13 && ts.bytes().all(|b| b.is_ascii_digit());
+    let counter_ok = !counter.is_empty() && counter.bytes().all(|b| b.is_ascii_digit());
+    let random_ok = random.len() == RANDOM_LEN && random.bytes().all(|b| ALPHABET.contains(&b));
+    tool_ok && hash_ok && ts_ok && counter_ok && random_ok
+}
+
+/// `n` characters of `[a-z0-9]` drawn without bias from `next_byte`.
+pub fn random_chars(n: usize, mut next_byte: impl FnMut() -> u8) -> String {
+    let mut out = String::with_capacity(n);
+    while out.len() < n {
+        let b = next_byte();
+        // 252 = 7 * 36: reject the top of the range so every character is equally likely.
+        if b < 252 {
+            out.push(ALPHABET[(b % 36) as usize] as char);
+        }
+    }
+    out
+}
+
+/// `n` characters of `[a-z0-9]` from the platform's CSPRNG.
+pub fn os_random_chars(n: usize) -> Result<String> {
+    let mut pool = [0u8; 32];
+    let mut used = pool.len();
+    let mut failure = None;
+    let out = random_chars(n, || {
+        if used == pool.len() {
+            if let Err(e) = getrandom::fill(&mut pool) {
+                failure = Some(e);
+            }
+            used = 0;
+        }
+        used += 1;
+        pool[used - 1]
+    });
+    match failure {
+        Some(e) => Err(Error::new(ErrorKind::Internal, format!("no CSPRNG: {e}"))),
+        None => Ok(out),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 15) as usize] as char);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hostile_names_never_make_a_path() {
+        for name in ["..", "/", "a/b", "C:\\x", "a\0b", "🙂", "\u{202e}x", "名前"] {
+            let s = sanitize_tool_name(name);
+            assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'), "{s}");
+            assert!(!s.contains(".."));
+        }
+        assert_eq!(sanitize_tool_name("🙂"), "-");
+        assert_eq!(sanitize_tool_name(&"x".repeat(100)).len(), 64);
+        assert_eq!(sanitize_tool_name(&"é".repeat(100)), "-".repeat(64));
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let v = json!({"b": {"d": 3, "c": [1.5, 1e21, "x"]}, "a": null});
+        assert_eq!(canonical_json(&v).unwrap(), r#"{"a":null,"b":{"c":[1.5,1e+21,"x"],"d":3}}"#);
+        assert_ne!(args_hash(&json!({"a": {"b": 1}})).unwrap(), args_hash(&json!({"a": {"b": 2}})).unwrap());
+    }
+
+    #[test]
+    fn filenames_round_trip_the_grammar() {
+        let name = record_filename("read_file", &"ab".repeat(32), 1_735_012_345_678, 7, "x9k2");
+        assert_eq!(name, "read_file_abababababab_1735012345678_7_x9k2.json");
+        assert!(is_record_filename(&name));
+        for bad in [
+            "read_file_abababababab_1735012345678_7_x9k.json",
+            "read_file_ABABABABABAB_1735012345678_7_x9k2.json",
+            "_abababababab_1735012345678_7_x9k2.json",
+            "a_abababababab_173501234567_7_x9k2.json",
+            "a_abababababab_1735012345678__x9k2.json",
+            "a_abababababab_1735012345678_1_x9k2.txt",
+            "notes.json",
+        ] {
+            assert!(!is_record_filename(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn random_chars_stay_in_the_alphabet() {
+        let mut b = 0u8;
+        let s = random_chars(64, || {
+            b = b.wrapping_add(37);
+            b
+        });
+        assert_eq!(s.len(), 64);
+        assert!(s.bytes().all(|c| ALPHABET.contains(&c)));
+    }
+
+    #[test]
+    fn query_normalisation_uses_unicode_whitespace_and_case() {
+        assert_eq!(normalize_query("\u{3000}ÀB\u{2003}\u{2003}CD\n"), "àb cd");
+        assert_eq!(normalize_query("İ"), "i\u{307}");
+        assert!(hash_query("x").starts_with("q_") && hash_query("x").len() == 18);
+    }
+}

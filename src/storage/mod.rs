@@ -1,0 +1,66 @@
+//! The storage contract (SPEC §4): a handful of async methods over `/`-joined paths.
+//!
+//! Every backend — [`MemoryStorage`], native [`FsStorage`], and in JavaScript the
+//! host objects behind `JsStorage` (Node fs, Deno, Bun, OPFS, IndexedDB, user-written)
+//! — keeps the same promises:
+//!
+//! - `read` returns `Ok(None)` for a missing file, never an error;
+//! - `write` replaces the whole file, creates missing parents, and is atomic where the
+//!   medium allows; with `exclusive` it fails with [`ErrorKind::AlreadyExists`]
+//!   (JavaScript code `EEXIST`) when the path exists, and never replaces it;
+//! - `remove` is idempotent;
+//! - `list` returns the names of direct children, folders with a trailing `/`, and an
+//!   empty list for a missing folder.
+//!
+//! [`ErrorKind::AlreadyExists`]: crate::ErrorKind::AlreadyExists
+
+mod fs;
+mod memory;
+
+pub use fs::FsStorage;
+pub use memory::MemoryStorage;
+
+use crate::error::Result;
+
+/// Options of [`Storage::write`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Fail with `AlreadyExists` instead of replacing an existing file.
+    pub exclusive: bool,
+}
+
+/// A storage backend. Futures need not be `Send`: in wasm they are JavaScript promises.
+#[allow(async_fn_in_trait)]
+pub trait Storage {
+    /// The file's bytes, or `None` when it does not exist.
+    async fn read(&self, path: &str) -> Result<Option<Vec<u8>>>;
+    /// Replaces the whole file (creating parents); see [`WriteOptions`].
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()>;
+    /// Removes a file; removing a missing file succeeds.
+    async fn remove(&self, path: &str) -> Result<()>;
+    /// Names of the direct children of `dir`; folders end in `/`.
+    async fn list(&self, dir: &str) -> Result<Vec<String>>;
+    /// Removes an empty folder; a missing one succeeds. Backends without folders
+    /// keep the default, which does nothing.
+    async fn remove_dir(&self, _path: &str) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
+    async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        (**self).read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
+        (**self).write(path, data, options).await
+    }
+    async fn remove(&self, path: &str) -> Result<()> {
+        (**self).remove(path).await
+    }
+    async fn list(&self, dir: &str) -> Result<Vec<String>> {
+        (**self).list(dir).await
+    }
+    async fn remove_dir(&self, path: &str) -> Result<()> {
+        (**self).remove_dir(path).await
+    }
+}

@@ -1,0 +1,481 @@
+//! `ContextManager<S: Storage>`: the whole workflow of SPEC §2–§4 and the seed part of
+//! §6, generic over storage. The wasm layer wraps it with `JsStorage`; native code and
+//! tests use [`MemoryStorage`](crate::MemoryStorage) or [`FsStorage`](crate::FsStorage).
+//!
+//! All methods take `&self`: state lives in a `RefCell` that is never borrowed across
+//! an `.await`, so any number of saves and loads may be in flight at once.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
+
+use futures_util::future::join_all;
+use serde_json::{Number, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
+use crate::paths;
+use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, RecordMeta};
+use crate::select::{rank_overlap, Fallback, Scored, Terms};
+use crate::storage::{Storage, WriteOptions};
+
+/// Default `persistThreshold`: records of this many bytes or more are written out.
+pub const DEFAULT_PERSIST_THRESHOLD: usize = 32 * 1024;
+/// Default `memoryBudget` for records held in memory.
+pub const DEFAULT_MEMORY_BUDGET: usize = 8 * 1024 * 1024;
+/// Default `maxRecordBytes`.
+pub const DEFAULT_MAX_RECORD_BYTES: usize = 64 * 1024 * 1024;
+/// Fresh random parts tried when a record name is taken.
+pub const NAME_ATTEMPTS: usize = 16;
+
+/// A debug message for `onDebug`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DebugEvent {
+    /// What happened.
+    pub message: String,
+    /// The path concerned, if any.
+    pub path: Option<String>,
+}
+
+/// Milliseconds since the Unix epoch.
+pub type Clock = Rc<dyn Fn() -> i64>;
+/// Uniform numbers in `[0, 1)`, like `Math.random` (tests only; default is the CSPRNG).
+pub type Random = Rc<dyn Fn() -> f64>;
+/// Receiver of debug messages.
+pub type DebugSink = Rc<dyn Fn(&DebugEvent)>;
+
+/// Settings of a [`ContextManager`].
+#[derive(Clone)]
+pub struct Options {
+    /// The store's folder (absolute on file systems; a key prefix elsewhere).
+    pub context_dir: String,
+    /// Records whose JSON is smaller than this stay in memory (0: write all).
+    pub persist_threshold: usize,
+    /// Bytes of records held in memory before the oldest are written out.
+    pub memory_budget: usize,
+    /// Largest record accepted.
+    pub max_record_bytes: usize,
+    /// The clock; the default is the system clock.
+    pub clock: Clock,
+    /// A random source for filenames; `None` uses the platform's CSPRNG.
+    pub random: Option<Random>,
+    /// Receiver of warnings and traces.
+    pub on_debug: Option<DebugSink>,
+}
+
+impl Options {
+    /// Defaults for a store in `context_dir`.
+    pub fn new(context_dir: impl Into<String>) -> Self {
+        Options {
+            context_dir: context_dir.into(),
+            persist_threshold: DEFAULT_PERSIST_THRESHOLD,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+            max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
+            clock: Rc::new(system_clock),
+            random: None,
+            on_debug: None,
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn system_clock() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn system_clock() -> i64 {
+    // The wasm layer always installs `Date.now`; std has no clock on wasm32-unknown-unknown.
+    0
+}
+
+/// One `saveContext` call.
+#[derive(Debug, Clone, Default)]
+pub struct SaveInput<'a> {
+    /// The tool's name.
+    pub tool_name: &'a str,
+    /// The args as JSON text (must be an object).
+    pub args_json: &'a str,
+    /// The result as JSON text; `None` when the result is `undefined`.
+    pub result_json: Option<&'a str>,
+    /// Optional task id.
+    pub task_id: Option<Number>,
+    /// Optional query id.
+    pub query_id: Option<String>,
+    /// A description to use instead of the generated one.
+    pub description: Option<String>,
+}
+
+/// Which pointers to list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter<'a> {
+    /// Every pointer.
+    All,
+    /// Pointers saved with this query id.
+    Query(&'a str),
+    /// Pointers saved with this task id.
+    Task(&'a Number),
+}
+
+/// A candidate for selection: a pointer of this manager by path, or one described in full.
+#[derive(Debug, Clone)]
+pub enum Candidate {
+    /// A pointer this manager knows: its terms are already indexed.
+    Known(String),
+    /// Any other pointer: its indexed text, tokenised now.
+    Foreign(Terms),
+}
+
+struct Entry {
+    seq: u64,
+    filepath: String,
+    meta: RecordMeta,
+    size: usize,
+    terms: Terms,
+}
+
+#[derive(Default)]
+struct State {
+    counter: u64,
+    /// Pointers in save order (ascending `seq`).
+    entries: Vec<Entry>,
+    seq_by_path: HashMap<String, u64>,
+    /// Records held in memory, by filepath.
+    memory: HashMap<String, Rc<[u8]>>,
+    /// In-memory records not yet being written out, oldest first.
+    spill_queue: VecDeque<String>,
+    memory_bytes: usize,
+    /// Paths this manager wrote to storage.
+    written: HashSet<String>,
+}
+
+impl State {
+    fn entry_index(&self, path: &str) -> Option<usize> {
+        let seq = *self.seq_by_path.get(path)?;
+        self.entries.binary_search_by_key(&seq, |e| e.seq).ok()
+    }
+}
+
+/// The tool-context store. See the crate docs for an example.
+pub struct ContextManager<S> {
+    storage: S,
+    options: Options,
+    dir: String,
+    state: RefCell<State>,
+}
+
+impl<S: Storage> ContextManager<S> {
+    /// A manager over `storage` with `options`. The context dir is normalised; it
+    /// must not be empty or hold NUL or backslash characters.
+    pub fn new(storage: S, mut options: Options) -> Result<Self> {
+        let dir = paths::normalize(&options.context_dir)
+            .filter(|d| !d.is_empty() && d != "/")
+            .ok_or_else(|| Error::invalid(format!("contextDir {:?} is not a usable folder", options.context_dir)))?;
+        options.context_dir = dir.clone();
+        Ok(ContextManager { storage, options, dir, state: RefCell::new(State::default()) })
+    }
+
+    /// The normalised context dir.
+    pub fn context_dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// Number of pointers.
+    pub fn len(&self) -> usize {
+        self.state.borrow().entries.len()
+    }
+
+    /// Whether there are no pointers.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn debug(&self, message: impl Into<String>, path: Option<&str>) {
+        if let Some(sink) = &self.options.on_debug {
+            sink(&DebugEvent { message: message.into(), path: path.map(str::to_owned) });
+        }
+    }
+
+    fn random_part(&self) -> Result<String> {
+        match &self.options.random {
+            Some(random) => Ok(random_chars(RANDOM_LEN, || {
+                let x = random();
+                let x = if x.is_finite() { x.clamp(0.0, 0.999_999_999) } else { 0.0 };
+                // Map [0, 1) onto 0..252 so random_chars' rejection never loops.
+                (x * 252.0) as u8
+            })),
+            None => os_random_chars(RANDOM_LEN),
+        }
+    }
+
+    /// Saves one tool output and returns its filepath. Nothing is written and no
+    /// pointer is added when it fails.
+    pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
+        let args: Value = serde_json::from_str(input.args_json)
+            .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
+        if !args.is_object() {
+            return Err(Error::invalid("args must be a plain object"));
+        }
+        let hash = args_hash(&args)?;
+        if let Some(result) = input.result_json {
+            check_no_lone_surrogates(result)?;
+        }
+        let description = match input.description {
+            Some(d) => d,
+            None => crate::describe::describe(input.tool_name, &args),
+        };
+        let terms = Terms::of_record(&description, input.tool_name, &args);
+        let (seq, now) = {
+            let mut state = self.state.borrow_mut();
+            let seq = state.counter;
+            state.counter += 1;
+            (seq, (self.options.clock)())
+        };
+        let meta = RecordMeta {
+            tool_name: input.tool_name.to_owned(),
+            tool_description: description,
+            args_json: input.args_json.to_owned(),
+            args_hash: hash,
+            timestamp: iso_timestamp(now),
+            task_id: input.task_id,
+            query_id: input.query_id,
+        };
+        let bytes = meta.encode(input.result_json);
+        if bytes.len() > self.options.max_record_bytes {
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!("record of {} bytes exceeds maxRecordBytes ({})", bytes.len(), self.options.max_record_bytes),
+            ));
+        }
+        let tool = sanitize_tool_name(input.tool_name);
+        let ts = now.max(0) as u64;
+        let size = bytes.len();
+        let filepath = if size < self.options.persist_threshold {
+            let path = paths::join(&self.dir, &record_filename(&tool, &meta.args_hash, ts, seq, &self.random_part()?));
+            let mut state = self.state.borrow_mut();
+            state.memory.insert(path.clone(), Rc::from(bytes));
+            state.spill_queue.push_back(path.clone());
+            state.memory_bytes += size;
+            path
+        } else {
+            self.write_new(
+                |random| paths::join(&self.dir, &record_filename(&tool, &meta.args_hash, ts, seq, random)),
+                &bytes,
+            )
+            .await?
+        };
+        {
+            let mut state = self.state.borrow_mut();
+            let at = state.entries.partition_point(|e| e.seq < seq);
+            state.seq_by_path.insert(filepath.clone(), seq);
+            state.entries.insert(at, Entry { seq, filepath: filepath.clone(), meta, size, terms });
+        }
+        self.debug("saved context", Some(&filepath));
+        self.spill_over_budget().await;
+        Ok(filepath)
+    }
+
+    /// Creates a new file exclusively, drawing a new random part while the name is
+    /// taken. On failure nothing is left behind.
+    async fn write_new(&self, name: impl Fn(&str) -> String, bytes: &[u8]) -> Result<String> {
+        let mut last = None;
+        for _ in 0..NAME_ATTEMPTS {
+            let path = name(&self.random_part()?);
+            match self.storage.write(&path, bytes, WriteOptions { exclusive: true }).await {
+                Ok(()) => {
+                    self.state.borrow_mut().written.insert(path.clone());
+                    return Ok(path);
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                    self.debug("record name taken, drawing another", Some(&path));
+                    last = Some(e);
+                }
+                Err(e) => {
+                    // The file did not exist before (the write was exclusive), so
+                    // whatever a failed write left there is ours to remove.
+                    let _ = self.storage.remove(&path).await;
+                    return Err(e);
+                }
+            }
+        }
+        Err(Error::new(ErrorKind::Storage, "no free record name after repeated attempts")
+            .with_source(last.unwrap_or_else(|| Error::new(ErrorKind::AlreadyExists, "name taken"))))
+    }
+
+    /// Writes out the oldest in-memory records while they exceed `memoryBudget`.
+    async fn spill_over_budget(&self) {
+        loop {
+            let next = {
+                let mut state = self.state.borrow_mut();
+                if state.memory_bytes <= self.options.memory_budget {
+                    return;
+                }
+                match state.spill_queue.pop_front() {
+                    Some(path) => path,
+                    None => return,
+                }
+            };
+            if let Err(e) = self.spill(&next).await {
+                self.debug(format!("could not write out an in-memory record: {e}"), Some(&next));
+                return;
+            }
+        }
+    }
+
+    /// Writes one in-memory record to storage under its own name.
+    async fn spill(&self, path: &str) -> Result<()> {
+        let Some(bytes) = self.state.borrow().memory.get(path).cloned() else {
+            return Ok(());
+        };
+        match self.storage.write(path, &bytes, WriteOptions { exclusive: true }).await {
+            Ok(()) => {
+                let mut state = self.state.borrow_mut();
+                if state.memory.remove(path).is_some() {
+                    state.memory_bytes -= bytes.len();
+                }
+                state.written.insert(path.to_owned());
+                Ok(())
+            }
+            Err(e) => {
+                let mut state = self.state.borrow_mut();
+                if state.memory.contains_key(path) {
+                    state.spill_queue.push_front(path.to_owned());
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes out every record held in memory.
+    pub async fn flush(&self) -> Result<()> {
+        let pending: Vec<String> = self.state.borrow_mut().spill_queue.drain(..).collect();
+        let mut first_error = None;
+        for path in pending {
+            if let Err(e) = self.spill(&path).await {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The records at `filepaths`, in the order asked. A path outside the store, a
+    /// missing file or one that is not a whole record is skipped with a debug warning.
+    pub async fn load(&self, filepaths: &[String]) -> Vec<Rc<[u8]>> {
+        let reads = filepaths.iter().map(|path| self.load_one(path));
+        join_all(reads).await.into_iter().flatten().collect()
+    }
+
+    async fn load_one(&self, path: &str) -> Option<Rc<[u8]>> {
+        let Some(path) = paths::confine(&self.dir, path) else {
+            self.debug("skipped a path outside the context dir", Some(path));
+            return None;
+        };
+        if let Some(bytes) = self.state.borrow().memory.get(&path) {
+            return Some(bytes.clone());
+        }
+        match self.storage.read(&path).await {
+            Ok(Some(bytes)) => match parse_record(&bytes) {
+                Ok(_) => Some(Rc::from(bytes)),
+                Err(e) => {
+                    self.debug(format!("skipped a corrupt record: {e}"), Some(&path));
+                    None
+                }
+            },
+            Ok(None) => {
+                self.debug("skipped a missing record", Some(&path));
+                None
+            }
+            Err(e) => {
+                self.debug(format!("skipped a record that could not be read: {e}"), Some(&path));
+                None
+            }
+        }
+    }
+
+    /// The pointers matching `filter`, as a JSON array, in save order.
+    pub fn pointers_json(&self, filter: Filter<'_>) -> String {
+        let state = self.state.borrow();
+        let mut out = String::from("[");
+        for entry in state.entries.iter().filter(|e| match filter {
+            Filter::All => true,
+            Filter::Query(q) => e.meta.query_id.as_deref() == Some(q),
+            Filter::Task(t) => e.meta.task_id.as_ref() == Some(t),
+        }) {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            entry.meta.pointer_json(&entry.filepath, entry.size, &mut out);
+        }
+        out.push(']');
+        out
+    }
+
+    /// Ranks `candidates` for `query` (seed contract: relevant first, fallback to all).
+    pub fn rank(&self, query: &str, candidates: &[Candidate], fallback: Fallback) -> Vec<Scored> {
+        let state = self.state.borrow();
+        let empty = Terms::default();
+        let terms: Vec<&Terms> = candidates
+            .iter()
+            .map(|c| match c {
+                Candidate::Known(path) => state.entry_index(path).map_or(&empty, |i| &state.entries[i].terms),
+                Candidate::Foreign(terms) => terms,
+            })
+            .collect();
+        rank_overlap(query, &terms, fallback)
+    }
+
+    /// Whether `path` is the filepath of one of this manager's pointers.
+    pub fn knows(&self, path: &str) -> bool {
+        self.state.borrow().seq_by_path.contains_key(path)
+    }
+
+    /// Forgets every pointer (records stay where they are).
+    pub fn clear_pointers(&self) {
+        let mut state = self.state.borrow_mut();
+        state.entries.clear();
+        state.seq_by_path.clear();
+    }
+
+    /// Removes the records this manager wrote and drops those held in memory. Never
+    /// touches any other file. Every removal is attempted; the first failure is returned.
+    pub async fn clear_context_dir(&self) -> Result<()> {
+        let written: Vec<String> = {
+            let mut state = self.state.borrow_mut();
+            state.memory.clear();
+            state.spill_queue.clear();
+            state.memory_bytes = 0;
+            state.written.iter().cloned().collect()
+        };
+        let results = join_all(written.iter().map(|p| self.storage.remove(p))).await;
+        let mut first_error = None;
+        let mut state = self.state.borrow_mut();
+        for (path, result) in written.iter().zip(results) {
+            match result {
+                Ok(()) => {
+                    state.written.remove(path);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// `clear_context_dir` and `clear_pointers`.
+    pub async fn clear(&self) -> Result<()> {
+        let result = self.clear_context_dir().await;
+        self.clear_pointers();
+        result
+    }
+}

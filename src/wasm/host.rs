@@ -1,0 +1,73 @@
+//! Host defaults, registered once by each package entry point (`index.node.js`,
+//! `index.js`): the default storage and context dir of the runtime, how to make a
+//! context dir absolute, and how to wrap a seed `IFileSystem`.
+
+use std::cell::RefCell;
+
+use js_sys::{Function, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::errors::with_cause;
+use super::storage::{is_storage_host, JsStorage};
+use crate::error::{Error, ErrorKind, Result};
+
+thread_local! {
+    static DEFAULTS: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
+}
+
+/// Called by the package entry points; not part of the public API.
+#[wasm_bindgen(js_name = "__setHostDefaults", skip_typescript)]
+pub fn set_host_defaults(defaults: JsValue) {
+    DEFAULTS.with(|d| *d.borrow_mut() = defaults);
+}
+
+fn default_fn(name: &str) -> Option<Function> {
+    DEFAULTS.with(|d| Reflect::get(&d.borrow(), &name.into()).ok()?.dyn_into::<Function>().ok())
+}
+
+fn call_default(name: &str, arg: &JsValue) -> Result<Option<JsValue>> {
+    let Some(f) = default_fn(name) else {
+        return Ok(None);
+    };
+    f.call1(&JsValue::UNDEFINED, arg)
+        .map(Some)
+        .map_err(|e| with_cause(ErrorKind::InvalidArgument, format!("{name} failed"), e))
+}
+
+/// The context dir from the `contextDir` option (or the runtime's default), made
+/// absolute where the runtime has a working directory.
+pub fn resolve_context_dir(given: Option<String>) -> Result<String> {
+    let dir = match given {
+        Some(dir) => dir,
+        None => call_default("defaultContextDir", &JsValue::UNDEFINED)?
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(|| "agent/context".to_owned()),
+    };
+    match call_default("resolveDir", &dir.as_str().into())? {
+        Some(v) => v.as_string().ok_or_else(|| Error::invalid("resolveDir returned no string")),
+        None => Ok(dir),
+    }
+}
+
+/// The storage from the `fileSystem`/`storage` option, or the runtime's default.
+pub fn storage_from(given: JsValue, debug: &dyn Fn(&str)) -> Result<JsStorage> {
+    if given.is_undefined() || given.is_null() {
+        let host = call_default("defaultStorage", &JsValue::UNDEFINED)?
+            .ok_or_else(|| Error::invalid("no storage given and this runtime registered no default"))?;
+        if let Some(note) = Reflect::get(&host, &"description".into()).ok().and_then(|d| d.as_string()) {
+            debug(&note);
+        }
+        return JsStorage::new(host);
+    }
+    if is_storage_host(&given) {
+        return JsStorage::new(given);
+    }
+    let has = |m: &str| Reflect::get(&given, &m.into()).is_ok_and(|f| f.is_function());
+    if has("readFile") && has("writeFile") {
+        let wrapped = call_default("adaptFileSystem", &given)?
+            .ok_or_else(|| Error::invalid("this runtime cannot wrap an IFileSystem"))?;
+        return JsStorage::new(wrapped);
+    }
+    Err(Error::invalid("fileSystem/storage must have read, write, remove and list methods (or be a seed IFileSystem)"))
+}

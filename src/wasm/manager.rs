@@ -1,0 +1,423 @@
+//! The exported `ContextManager` class: the seed API (SPEC §2) with its exact names.
+//!
+//! Methods that do I/O return a Promise and never throw: argument errors become
+//! rejections. `saveContext` serialises `args` and `result` before it returns, so a
+//! caller mutating them afterwards changes nothing stored.
+
+use std::rc::Rc;
+
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect, JSON};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::errors::{invalid, to_js, with_cause, IntoJs};
+use super::host::{resolve_context_dir, storage_from};
+use super::storage::JsStorage;
+use crate::error::{Error, ErrorKind, Result};
+use crate::record::task_id_from_f64;
+use crate::select::{Fallback, Terms};
+use crate::store::{Candidate, ContextManager, DebugEvent, Filter, Options, SaveInput};
+
+/// The tool-context store.
+#[wasm_bindgen(js_name = ContextManager, skip_typescript)]
+pub struct JsContextManager {
+    inner: Rc<ContextManager<JsStorage>>,
+    describe: Option<Function>,
+    on_debug: Option<Function>,
+}
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    if obj.is_object() || obj.is_function() {
+        Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
+    let v = get(obj, key);
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    v.as_string().map(Some).ok_or_else(|| Error::invalid(format!("{key} must be a string")))
+}
+
+fn opt_size(obj: &JsValue, key: &str) -> Result<Option<usize>> {
+    let v = get(obj, key);
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    match v.as_f64() {
+        Some(n) if n >= 0.0 && n.is_finite() => Ok(Some(n as usize)),
+        Some(n) if n == f64::INFINITY => Ok(Some(usize::MAX)),
+        _ => Err(Error::invalid(format!("{key} must be a non-negative number"))),
+    }
+}
+
+fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>> {
+    let v = get(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.dyn_into::<Function>().map(Some).map_err(|_| Error::invalid(format!("{key} must be a function")))
+}
+
+/// A well-formed string, or `NOT_SERIALIZABLE` (a lone surrogate cannot be stored).
+fn well_formed(value: &JsValue, what: &str) -> Result<String> {
+    let s: &JsString = value.dyn_ref().ok_or_else(|| Error::invalid(format!("{what} must be a string")))?;
+    if !s.is_valid_utf16() {
+        return Err(Error::new(ErrorKind::NotSerializable, format!("{what} holds a lone UTF-16 surrogate")));
+    }
+    Ok(String::from(s))
+}
+
+/// `JSON.stringify(value)`; `None` when it yields `undefined`.
+fn stringify(value: &JsValue, what: &str) -> Result<Option<String>> {
+    let json = JSON::stringify(value)
+        .map_err(|e| with_cause(ErrorKind::NotSerializable, format!("{what} cannot be serialised as JSON"), e))?;
+    Ok(json.as_string())
+}
+
+fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
+    let f = on_debug.clone()?;
+    Some(Rc::new(move |event: &DebugEvent| {
+        let data = match &event.path {
+            Some(path) => {
+                let o = Object::new();
+                let _ = Reflect::set(&o, &"path".into(), &path.into());
+                o.into()
+            }
+            None => JsValue::UNDEFINED,
+        };
+        // A throwing debug callback must not break the operation it reports on.
+        let _ = f.call2(&JsValue::UNDEFINED, &event.message.as_str().into(), &data);
+    }))
+}
+
+fn parse_json(text: &str) -> JsValue {
+    // The core only hands out JSON it produced or validated.
+    JSON::parse(text).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn rejected(err: Error) -> Promise {
+    Promise::reject(&to_js(err))
+}
+
+impl JsContextManager {
+    fn build(options: JsValue) -> Result<Self> {
+        if !(options.is_undefined() || options.is_null() || options.is_object()) {
+            return Err(Error::invalid("options must be an object"));
+        }
+        let on_debug = opt_function(&options, "onDebug")?;
+        let sink = debug_sink(&on_debug);
+        let mut storage_opt = get(&options, "fileSystem");
+        if storage_opt.is_undefined() {
+            storage_opt = get(&options, "storage");
+        }
+        let storage = storage_from(storage_opt, &|note| {
+            if let Some(s) = &sink {
+                s(&DebugEvent { message: note.to_owned(), path: None });
+            }
+        })?;
+        let mut core = Options::new(resolve_context_dir(opt_string(&options, "contextDir")?)?);
+        if let Some(n) = opt_size(&options, "persistThreshold")? {
+            core.persist_threshold = n;
+        }
+        if let Some(n) = opt_size(&options, "memoryBudget")? {
+            core.memory_budget = n;
+        }
+        if let Some(n) = opt_size(&options, "maxRecordBytes")? {
+            core.max_record_bytes = n;
+        }
+        core.clock = match opt_function(&options, "clock")? {
+            Some(f) => {
+                Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64)
+            }
+            None => Rc::new(|| js_sys::Date::now() as i64),
+        };
+        if let Some(f) = opt_function(&options, "random")? {
+            core.random =
+                Some(Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)));
+        }
+        core.on_debug = sink;
+        Ok(JsContextManager {
+            inner: Rc::new(ContextManager::new(storage, core)?),
+            describe: opt_function(&options, "describe")?,
+            on_debug,
+        })
+    }
+
+    /// Everything `saveContext` does before its first await.
+    fn prepare_save(
+        &self,
+        tool_name: &JsValue,
+        args: &JsValue,
+        result: &JsValue,
+        task_or_options: &JsValue,
+        query_id: &JsValue,
+    ) -> Result<(String, String, Option<String>, SaveFields)> {
+        let tool = well_formed(tool_name, "toolName")?;
+        if !args.is_object() || Array::is_array(args) {
+            return Err(Error::invalid("args must be a plain object"));
+        }
+        let args_json = stringify(args, "args")?.filter(|j| j.starts_with('{'));
+        let args_json = args_json.ok_or_else(|| Error::invalid("args must serialise to a JSON object"))?;
+        let result_json = stringify(result, "result")?;
+        let fields = if task_or_options.is_object() {
+            let o = task_or_options;
+            SaveFields::parse(&get(o, "taskId"), &get(o, "queryId"), &get(o, "description"))?
+        } else {
+            SaveFields::parse(task_or_options, query_id, &JsValue::UNDEFINED)?
+        };
+        let mut fields = fields;
+        if fields.description.is_none() {
+            if let Some(describe) = &self.describe {
+                let d = describe
+                    .call2(&JsValue::UNDEFINED, &tool.as_str().into(), args)
+                    .map_err(|e| with_cause(ErrorKind::InvalidArgument, "the describe option threw", e))?;
+                if !d.is_undefined() {
+                    fields.description = Some(well_formed(&d, "describe()'s result")?);
+                }
+            }
+        }
+        Ok((tool, args_json, result_json, fields))
+    }
+}
+
+/// The optional per-save fields.
+struct SaveFields {
+    task_id: Option<serde_json::Number>,
+    query_id: Option<String>,
+    description: Option<String>,
+}
+
+impl SaveFields {
+    fn parse(task_id: &JsValue, query_id: &JsValue, description: &JsValue) -> Result<Self> {
+        let task_id = match task_id {
+            v if v.is_undefined() || v.is_null() => None,
+            v => Some(task_id_from_f64(v.as_f64().ok_or_else(|| Error::invalid("taskId must be a number"))?)?),
+        };
+        let optional = |v: &JsValue, what: &str| {
+            if v.is_undefined() || v.is_null() {
+                Ok(None)
+            } else {
+                well_formed(v, what).map(Some)
+            }
+        };
+        Ok(SaveFields {
+            task_id,
+            query_id: optional(query_id, "queryId")?,
+            description: optional(description, "description")?,
+        })
+    }
+}
+
+#[wasm_bindgen(js_class = ContextManager)]
+impl JsContextManager {
+    /// A manager over the given (or the runtime's default) storage.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<JsContextManager, JsValue> {
+        Self::build(options).js()
+    }
+
+    /// A manager, ready once its storage is.
+    pub fn open(options: JsValue) -> Promise {
+        match Self::build(options) {
+            Ok(manager) => Promise::resolve(&JsValue::from(manager)),
+            Err(e) => rejected(e),
+        }
+    }
+
+    /// Saves a tool output; resolves to its filepath.
+    #[wasm_bindgen(js_name = saveContext)]
+    pub fn save_context(
+        &self,
+        tool_name: JsValue,
+        args: JsValue,
+        result: JsValue,
+        task_or_options: JsValue,
+        query_id: JsValue,
+    ) -> Promise {
+        let (tool, args_json, result_json, fields) =
+            match self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id) {
+                Ok(prepared) => prepared,
+                Err(e) => return rejected(e),
+            };
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let input = SaveInput {
+                tool_name: &tool,
+                args_json: &args_json,
+                result_json: result_json.as_deref(),
+                task_id: fields.task_id,
+                query_id: fields.query_id,
+                description: fields.description,
+            };
+            inner.save(input).await.map(JsValue::from).js()
+        })
+    }
+
+    /// Copies of every pointer, in save order.
+    #[wasm_bindgen(js_name = getAllPointers)]
+    pub fn get_all_pointers(&self) -> JsValue {
+        parse_json(&self.inner.pointers_json(Filter::All))
+    }
+
+    /// Copies of the pointers saved with `queryId`.
+    #[wasm_bindgen(js_name = getPointersForQuery)]
+    pub fn get_pointers_for_query(&self, query_id: JsValue) -> JsValue {
+        match query_id.as_string() {
+            Some(q) => parse_json(&self.inner.pointers_json(Filter::Query(&q))),
+            None => Array::new().into(),
+        }
+    }
+
+    /// Copies of the pointers saved with `taskId`.
+    #[wasm_bindgen(js_name = getPointersForTask)]
+    pub fn get_pointers_for_task(&self, task_id: JsValue) -> JsValue {
+        match task_id.as_f64().map(task_id_from_f64) {
+            Some(Ok(t)) => parse_json(&self.inner.pointers_json(Filter::Task(&t))),
+            _ => Array::new().into(),
+        }
+    }
+
+    /// The records at `filepaths`, in order; missing, corrupt and outside paths are
+    /// skipped with an `onDebug` warning.
+    #[wasm_bindgen(js_name = loadContexts)]
+    pub fn load_contexts(&self, filepaths: JsValue) -> Promise {
+        let Some(list) = filepaths.dyn_ref::<Array>() else {
+            return rejected(Error::invalid("filepaths must be an array of strings"));
+        };
+        let paths: Vec<String> = list
+            .iter()
+            .filter_map(|p| {
+                let s = p.as_string();
+                if s.is_none() {
+                    self.debug("skipped a filepath that is not a string");
+                }
+                s
+            })
+            .collect();
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let records = inner.load(&paths).await;
+            let out = Array::new_with_length(0);
+            for bytes in records {
+                // Loaded records were validated as JSON, hence UTF-8.
+                if let Ok(text) = std::str::from_utf8(&bytes) {
+                    out.push(&parse_json(text));
+                }
+            }
+            Ok(out.into())
+        })
+    }
+
+    /// The filepaths of the relevant pointers, best first; all of them when none match.
+    #[wasm_bindgen(js_name = selectRelevantContexts)]
+    pub fn select_relevant_contexts(
+        &self,
+        query: JsValue,
+        pointers: JsValue,
+        options: JsValue,
+    ) -> Result<Array, JsValue> {
+        let query = query.as_string().ok_or_else(|| invalid("query must be a string"))?;
+        let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
+        let fallback = match get(&options, "fallback").as_string().as_deref() {
+            None | Some("all") => Fallback::All,
+            Some("none") => Fallback::None,
+            Some(other) => return Err(invalid(format!("unknown fallback {other:?}"))),
+        };
+        let limit = opt_size(&options, "limit").js()?;
+        let mut paths = Vec::new();
+        let mut candidates = Vec::new();
+        for p in list.iter() {
+            let Some(path) = get(&p, "filepath").as_string() else {
+                continue;
+            };
+            candidates.push(if self.inner.knows(&path) { Candidate::Known(path.clone()) } else { foreign_terms(&p) });
+            paths.push(path);
+        }
+        let ranked = self.inner.rank(&query, &candidates, fallback);
+        let out = Array::new();
+        for scored in ranked.iter().take(limit.unwrap_or(usize::MAX)) {
+            out.push(&paths[scored.index].as_str().into());
+        }
+        Ok(out)
+    }
+
+    /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
+    #[wasm_bindgen(js_name = hashQuery)]
+    pub fn hash_query(query: JsValue) -> Result<String, JsValue> {
+        let q = query.as_string().ok_or_else(|| invalid("query must be a string"))?;
+        Ok(crate::naming::hash_query(&q))
+    }
+
+    /// Forgets every pointer; records stay.
+    #[wasm_bindgen(js_name = clearPointers)]
+    pub fn clear_pointers(&self) {
+        self.inner.clear_pointers();
+    }
+
+    /// Removes the records this manager wrote and drops those held in memory.
+    #[wasm_bindgen(js_name = clearContextDir)]
+    pub fn clear_context_dir(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { inner.clear_context_dir().await.map(|()| JsValue::UNDEFINED).js() })
+    }
+
+    /// `clearContextDir()` and `clearPointers()`.
+    pub fn clear(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { inner.clear().await.map(|()| JsValue::UNDEFINED).js() })
+    }
+
+    /// Writes out the records held in memory.
+    pub fn flush(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { inner.flush().await.map(|()| JsValue::UNDEFINED).js() })
+    }
+
+    /// Flushes and releases what the manager holds.
+    pub fn close(&self) -> Promise {
+        self.flush()
+    }
+
+    /// Number of pointers.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// The (normalised, absolute where the runtime has paths) context dir.
+    #[wasm_bindgen(js_name = getContextDir)]
+    pub fn get_context_dir(&self) -> String {
+        self.inner.context_dir().to_owned()
+    }
+
+    /// The session id; `undefined` without a session.
+    #[wasm_bindgen(getter, js_name = sessionId)]
+    pub fn session_id(&self) -> Option<String> {
+        None
+    }
+}
+
+impl JsContextManager {
+    fn debug(&self, message: &str) {
+        if let Some(f) = &self.on_debug {
+            let _ = f.call1(&JsValue::UNDEFINED, &message.into());
+        }
+    }
+}
+
+/// The indexed terms of a pointer object this manager did not make.
+fn foreign_terms(pointer: &JsValue) -> Candidate {
+    let text = |k: &str| get(pointer, k).as_string().unwrap_or_default();
+    let args = JSON::stringify(&get(pointer, "args"))
+        .ok()
+        .and_then(|s| s.as_string())
+        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+        .unwrap_or(Value::Null);
+    Candidate::Foreign(Terms::of_record(&text("toolDescription"), &text("toolName"), &args))
+}

@@ -1,0 +1,166 @@
+//! `JsStorage`: the core's [`Storage`] over a JavaScript host object (SPEC §4).
+//!
+//! Host methods may return a value or a Promise; a synchronous throw and a rejection
+//! are both turned into typed errors with the host's error as `cause`: `EEXIST` stays
+//! "already exists", out-of-space errors become `QUOTA_EXCEEDED`, the rest `STORAGE`.
+
+use std::fmt;
+
+use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::storage::{Storage, WriteOptions};
+
+/// A JavaScript value thrown or rejected by the host, kept as an error's source.
+pub struct HostError(pub JsValue);
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = Reflect::get(&self.0, &"message".into())
+            .ok()
+            .and_then(|m| m.as_string())
+            .or_else(|| self.0.as_string())
+            .unwrap_or_else(|| "host error".to_owned());
+        f.write_str(&message)
+    }
+}
+
+impl fmt::Debug for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HostError({self})")
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// The host object and its methods, looked up once.
+pub struct JsStorage {
+    host: JsValue,
+    read: Function,
+    write: Function,
+    remove: Function,
+    list: Function,
+    remove_dir: Option<Function>,
+}
+
+fn method(host: &JsValue, name: &str) -> Option<Function> {
+    Reflect::get(host, &name.into()).ok()?.dyn_into::<Function>().ok()
+}
+
+/// Whether `value` has the four required host methods.
+pub fn is_storage_host(value: &JsValue) -> bool {
+    value.is_object() && ["read", "write", "remove", "list"].iter().all(|m| method(value, m).is_some())
+}
+
+impl JsStorage {
+    /// Wraps a host object; it must have `read`, `write`, `remove` and `list`.
+    pub fn new(host: JsValue) -> Result<Self> {
+        let required = |name: &str| {
+            method(&host, name).ok_or_else(|| Error::invalid(format!("the storage has no {name}() method")))
+        };
+        Ok(JsStorage {
+            read: required("read")?,
+            write: required("write")?,
+            remove: required("remove")?,
+            list: required("list")?,
+            remove_dir: method(&host, "removeDir"),
+            host,
+        })
+    }
+
+    async fn call(&self, op: &str, path: &str, f: &Function, args: &[JsValue]) -> Result<JsValue> {
+        let this = &self.host;
+        let returned = match args {
+            [a] => f.call1(this, a),
+            [a, b] => f.call2(this, a, b),
+            [a, b, c] => f.call3(this, a, b, c),
+            _ => f.call0(this),
+        };
+        let settled = match returned {
+            Ok(value) => JsFuture::from(Promise::resolve(&value)).await,
+            Err(thrown) => Err(thrown),
+        };
+        settled.map_err(|e| classify(op, &e).with_path(path).with_source(HostError(e)))
+    }
+}
+
+/// Maps a host error onto a kind by its `code` or `name`.
+fn classify(op: &str, err: &JsValue) -> Error {
+    let field = |k: &str| Reflect::get(err, &k.into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+    let (code, name) = (field("code"), field("name"));
+    let kind = match (code.as_str(), name.as_str()) {
+        ("EEXIST", _) | (_, "EEXIST") => ErrorKind::AlreadyExists,
+        ("ENOSPC" | "EDQUOT" | "QUOTA_EXCEEDED", _) | (_, "QuotaExceededError") => ErrorKind::QuotaExceeded,
+        _ => ErrorKind::Storage,
+    };
+    let message = HostError(err.clone()).to_string();
+    Error::new(kind, format!("storage {op} failed: {message}"))
+}
+
+fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
+    if let Some(s) = value.as_string() {
+        return Some(s.into_bytes());
+    }
+    if let Some(u8s) = value.dyn_ref::<Uint8Array>() {
+        return Some(u8s.to_vec());
+    }
+    if let Some(buf) = value.dyn_ref::<ArrayBuffer>() {
+        return Some(Uint8Array::new(buf).to_vec());
+    }
+    if ArrayBuffer::is_view(value) {
+        let view: &Object = value.unchecked_ref();
+        let get = |k: &str| Reflect::get(view, &k.into()).ok();
+        let buffer = get("buffer")?.dyn_into::<ArrayBuffer>().ok()?;
+        let offset = get("byteOffset")?.as_f64()? as u32;
+        let len = get("byteLength")?.as_f64()? as u32;
+        return Some(Uint8Array::new_with_byte_offset_and_length(&buffer, offset, len).to_vec());
+    }
+    None
+}
+
+impl Storage for JsStorage {
+    async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let value = self.call("read", path, &self.read, &[path.into()]).await?;
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        bytes_of(&value).map(Some).ok_or_else(|| {
+            Error::new(ErrorKind::Storage, "storage read returned neither bytes, a string nor undefined")
+                .with_path(path)
+        })
+    }
+
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
+        let opts = Object::new();
+        let _ = Reflect::set(&opts, &"exclusive".into(), &options.exclusive.into());
+        let bytes = Uint8Array::from(data);
+        self.call("write", path, &self.write, &[path.into(), bytes.into(), opts.into()]).await?;
+        Ok(())
+    }
+
+    async fn remove(&self, path: &str) -> Result<()> {
+        self.call("remove", path, &self.remove, &[path.into()]).await?;
+        Ok(())
+    }
+
+    async fn list(&self, dir: &str) -> Result<Vec<String>> {
+        let value = self.call("list", dir, &self.list, &[dir.into()]).await?;
+        if value.is_undefined() || value.is_null() {
+            return Ok(Vec::new());
+        }
+        let array = value
+            .dyn_into::<Array>()
+            .map_err(|_| Error::new(ErrorKind::Storage, "storage list returned no array").with_path(dir))?;
+        Ok(array.iter().filter_map(|v| v.as_string()).collect())
+    }
+
+    async fn remove_dir(&self, path: &str) -> Result<()> {
+        if let Some(f) = &self.remove_dir {
+            self.call("removeDir", path, f, &[path.into()]).await?;
+        }
+        Ok(())
+    }
+}

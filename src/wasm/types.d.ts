@@ -1,0 +1,152 @@
+/** Bytes or text, as a storage host reads and writes them. */
+export type StorageData = Uint8Array | string;
+
+/**
+ * Where records live. Every method may return a value or a Promise. Paths are
+ * `/`-joined strings; an adapter maps them onto its medium.
+ */
+export interface StorageHost {
+  /** The file's contents, or `undefined` when it does not exist. */
+  read(path: string): Promise<StorageData | undefined> | StorageData | undefined;
+  /**
+   * Replaces the whole file, creating parents; atomic where possible. With
+   * `exclusive`, fails with an error whose `code` is `"EEXIST"` when the path exists.
+   */
+  write(path: string, data: StorageData, options?: { exclusive?: boolean }): Promise<void> | void;
+  /** Removes a file; removing a missing file succeeds. */
+  remove(path: string): Promise<void> | void;
+  /** Names of the direct children of `dir` (folders end in `/`); `[]` when missing. */
+  list(dir: string): Promise<string[]> | string[];
+  /** Appends to a file, creating it. */
+  append?(path: string, data: StorageData): Promise<void> | void;
+  /** Runs `fn` holding the named lock (cross-tab / cross-process). */
+  lock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** Removes an empty folder; idempotent. */
+  removeDir?(path: string): Promise<void> | void;
+}
+
+/** The seed's injectable file system; accepted and wrapped. */
+export interface IFileSystem {
+  readFile(path: string, encoding?: string): Promise<string>;
+  writeFile(path: string, data: string): Promise<void>;
+  readdir(path: string): Promise<string[]>;
+  unlink(path: string): Promise<void>;
+  mkdir(path: string, options?: { recursive?: boolean }): Promise<unknown>;
+  exists(path: string): Promise<boolean>;
+  rename?(from: string, to: string): Promise<void>;
+}
+
+/** A record, as stored. */
+export interface StoredContext {
+  /** Format version (absent in records written by the seed implementation). */
+  v?: 1;
+  toolName: string;
+  toolDescription: string;
+  args: Record<string, unknown>;
+  /** SHA-256 of the RFC 8785 canonical JSON of `args` (64 hex digits). */
+  argsHash?: string;
+  /** ISO 8601, UTC, millisecond precision. */
+  timestamp: string;
+  taskId?: number;
+  queryId?: string;
+  /** Absent when the tool returned `undefined`. */
+  result?: unknown;
+}
+
+/** What stays in memory per record. */
+export interface ContextPointer {
+  filepath: string;
+  filename: string;
+  toolName: string;
+  toolDescription: string;
+  args: Record<string, unknown>;
+  taskId?: number;
+  queryId?: string;
+  argsHash?: string;
+  timestamp?: string;
+  /** Bytes of the record's JSON. */
+  size?: number;
+}
+
+/** Per-save options, instead of the seed's trailing `taskId, queryId`. */
+export interface SaveOptions {
+  taskId?: number;
+  queryId?: string;
+  /** A description to store instead of the generated one. */
+  description?: string;
+}
+
+export interface ContextManagerOptions {
+  /** Default: `~/.agent/context` on Node/Deno/Bun; `agent/context` in browsers. */
+  contextDir?: string;
+  /** Records whose compact JSON is smaller than this many bytes stay in memory. Default 32768; 0 writes all. */
+  persistThreshold?: number;
+  /** Bytes of in-memory records before the oldest are written out. Default 8 MiB. */
+  memoryBudget?: number;
+  /** Largest record accepted (`TOO_LARGE` beyond). Default 64 MiB. */
+  maxRecordBytes?: number;
+  /** The storage (the seed's name). */
+  fileSystem?: StorageHost | IFileSystem;
+  /** Alias of `fileSystem`. */
+  storage?: StorageHost | IFileSystem;
+  /** Receives warnings (skipped files) and traces. */
+  onDebug?: (msg: string, data?: unknown) => void;
+  /** Overrides the generated description. */
+  describe?: (toolName: string, args: Record<string, unknown>) => string | undefined;
+  /** Milliseconds since the epoch (tests). Default `Date.now`. */
+  clock?: () => number;
+  /** Uniform numbers in [0, 1) for the random part of names (tests). Default: the CSPRNG. */
+  random?: () => number;
+}
+
+export interface SelectOptions {
+  strategy?: "bm25" | "overlap";
+  limit?: number;
+  /** `"all"` (default): every pointer, in order, when none matches. */
+  fallback?: "all" | "none";
+}
+
+/** Error codes of toolctx errors (`error.code`). */
+export type ToolctxErrorCode =
+  | "INVALID_ARGUMENT" | "NOT_SERIALIZABLE" | "STORAGE" | "QUOTA_EXCEEDED" | "OUTSIDE_STORE"
+  | "CORRUPT_RECORD" | "NOT_FOUND" | "TOO_LARGE" | "INTERNAL";
+
+/** Every toolctx failure is an `Error` with a stable `code` and the host error as `cause`. */
+export interface ToolctxError extends Error {
+  code: ToolctxErrorCode;
+  path?: string;
+  cause?: unknown;
+}
+
+/** The tool-context store. */
+export class ContextManager {
+  constructor(options?: ContextManagerOptions);
+  /** A manager, ready once its storage is. */
+  static open(options?: ContextManagerOptions): Promise<ContextManager>;
+  /** Saves a tool output; resolves to its filepath. */
+  saveContext(toolName: string, args: Record<string, unknown>, result: unknown,
+              taskId?: number | SaveOptions, queryId?: string): Promise<string>;
+  /** Copies of every pointer, in save order. */
+  getAllPointers(): ContextPointer[];
+  getPointersForQuery(queryId: string): ContextPointer[];
+  getPointersForTask(taskId: number): ContextPointer[];
+  /** The records, in the order asked; missing, corrupt and outside paths are skipped. */
+  loadContexts(filepaths: string[]): Promise<StoredContext[]>;
+  /** Relevant filepaths, best first; all of them (in order) when none matches. */
+  selectRelevantContexts(query: string, pointers: ContextPointer[], options?: SelectOptions): string[];
+  /** `q_` and 16 hex digits of SHA-256 over the normalised query. */
+  static hashQuery(query: string): string;
+  clearPointers(): void;
+  /** Removes the records this manager wrote; never any other file. */
+  clearContextDir(): Promise<void>;
+  clear(): Promise<void>;
+  /** Writes out the records held in memory. */
+  flush(): Promise<void>;
+  /** Flushes and releases what the manager holds. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+  readonly size: number;
+  getContextDir(): string;
+  readonly sessionId?: string;
+  free(): void;
+}
