@@ -322,29 +322,38 @@ impl JsContextManager {
         pointers: JsValue,
         options: JsValue,
     ) -> Result<Array, JsValue> {
-        let query = query.as_string().ok_or_else(|| invalid("query must be a string"))?;
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
-        let fallback = match get(&options, "fallback").as_string().as_deref() {
-            None | Some("all") => Fallback::All,
-            Some("none") => Fallback::None,
-            Some(other) => return Err(invalid(format!("unknown fallback {other:?}"))),
+        let ranking = self.rank(&query, list, &options).js()?;
+        Ok(ranking.scored.iter().map(|s| JsValue::from(ranking.paths[s.index].as_str())).collect())
+    }
+
+    /// Scored selection: `{filepath, score, pointer, matched}`, best first.
+    #[wasm_bindgen(js_name = selectRelevant)]
+    pub fn select_relevant(&self, query: JsValue, options: JsValue) -> Promise {
+        let given = get(&options, "pointers");
+        let list = if given.is_undefined() { self.get_all_pointers() } else { given };
+        let ranked = match list.dyn_ref::<Array>() {
+            Some(list) => self.rank(&query, list, &options),
+            None => Err(Error::invalid("pointers must be an array")),
         };
-        let limit = opt_size(&options, "limit").js()?;
-        let mut paths = Vec::new();
-        let mut candidates = Vec::new();
-        for p in list.iter() {
-            let Some(path) = get(&p, "filepath").as_string() else {
-                continue;
-            };
-            candidates.push(if self.inner.knows(&path) { Candidate::Known(path.clone()) } else { foreign_terms(&p) });
-            paths.push(path);
-        }
-        let ranked = self.inner.rank(&query, &candidates, fallback);
-        let out = Array::new();
-        for scored in ranked.iter().take(limit.unwrap_or(usize::MAX)) {
-            out.push(&paths[scored.index].as_str().into());
-        }
-        Ok(out)
+        let ranking = match ranked {
+            Ok(r) => r,
+            Err(e) => return rejected(e),
+        };
+        let out: Array = ranking
+            .scored
+            .iter()
+            .map(|s| {
+                let o = Object::new();
+                let _ = Reflect::set(&o, &"filepath".into(), &ranking.paths[s.index].as_str().into());
+                let _ = Reflect::set(&o, &"score".into(), &s.score.into());
+                let _ = Reflect::set(&o, &"pointer".into(), &ranking.pointers[s.index]);
+                let matched: Array = s.matched.iter().map(|m| JsValue::from(m.as_str())).collect();
+                let _ = Reflect::set(&o, &"matched".into(), &matched);
+                JsValue::from(o)
+            })
+            .collect();
+        Promise::resolve(&JsValue::from(out))
     }
 
     /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
@@ -403,7 +412,40 @@ impl JsContextManager {
     }
 }
 
+/// Candidates ranked for a query, with their paths and pointer objects by index.
+struct Ranking {
+    paths: Vec<String>,
+    pointers: Vec<JsValue>,
+    scored: Vec<crate::select::Scored>,
+}
+
 impl JsContextManager {
+    fn rank(&self, query: &JsValue, list: &Array, options: &JsValue) -> Result<Ranking> {
+        let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
+        let fallback = match get(options, "fallback").as_string().as_deref() {
+            None | Some("all") => Fallback::All,
+            Some("none") => Fallback::None,
+            Some(other) => return Err(Error::invalid(format!("unknown fallback {other:?}"))),
+        };
+        match get(options, "strategy").as_string().as_deref() {
+            None | Some("bm25") | Some("overlap") => {}
+            Some(other) => return Err(Error::invalid(format!("unknown strategy {other:?}"))),
+        }
+        let limit = opt_size(options, "limit")?.unwrap_or(usize::MAX);
+        let (mut paths, mut pointers, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
+        for p in list.iter() {
+            let Some(path) = get(&p, "filepath").as_string() else {
+                continue;
+            };
+            candidates.push(if self.inner.knows(&path) { Candidate::Known(path.clone()) } else { foreign_terms(&p) });
+            paths.push(path);
+            pointers.push(p);
+        }
+        let mut scored = self.inner.rank(&query, &candidates, fallback);
+        scored.truncate(limit);
+        Ok(Ranking { paths, pointers, scored })
+    }
+
     fn debug(&self, message: &str) {
         if let Some(f) = &self.on_debug {
             let _ = f.call1(&JsValue::UNDEFINED, &message.into());

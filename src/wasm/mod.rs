@@ -7,6 +7,9 @@ mod manager;
 mod storage;
 mod types;
 
+#[cfg(test)]
+mod tests;
+
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(start)]

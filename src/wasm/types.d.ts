@@ -104,6 +104,18 @@ export interface SelectOptions {
   limit?: number;
   /** `"all"` (default): every pointer, in order, when none matches. */
   fallback?: "all" | "none";
+  /** `selectRelevant` only: the pointers to consider (default: all of this manager's). */
+  pointers?: ContextPointer[];
+}
+
+/** One result of `selectRelevant`. */
+export interface ScoredContext {
+  filepath: string;
+  /** Higher is better; 0 for fallback results. */
+  score: number;
+  pointer: ContextPointer;
+  /** The query keywords the pointer matched. */
+  matched: string[];
 }
 
 /** Error codes of toolctx errors (`error.code`). */
@@ -134,6 +146,8 @@ export class ContextManager {
   loadContexts(filepaths: string[]): Promise<StoredContext[]>;
   /** Relevant filepaths, best first; all of them (in order) when none matches. */
   selectRelevantContexts(query: string, pointers: ContextPointer[], options?: SelectOptions): string[];
+  /** Scored selection, best first. */
+  selectRelevant(query: string, options?: SelectOptions): Promise<ScoredContext[]>;
   /** `q_` and 16 hex digits of SHA-256 over the normalised query. */
   static hashQuery(query: string): string;
   clearPointers(): void;

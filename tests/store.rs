@@ -1,0 +1,265 @@
+//! The ContextManager workflow over native storage (memory and std::fs).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures_executor::block_on;
+use toolctx::{
+    Candidate, ContextManager, DebugEvent, Error, ErrorKind, Fallback, Filter, FsStorage, MemoryStorage, Options,
+    SaveInput, Storage, WriteOptions,
+};
+
+fn options(dir: &str) -> Options {
+    let mut o = Options::new(dir);
+    o.persist_threshold = 0;
+    o
+}
+
+fn save<'a>(tool: &'a str, args: &'a str, result: &'a str) -> SaveInput<'a> {
+    SaveInput { tool_name: tool, args_json: args, result_json: Some(result), ..SaveInput::default() }
+}
+
+fn debug_log(o: &mut Options) -> Rc<RefCell<Vec<DebugEvent>>> {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let sink = log.clone();
+    o.on_debug = Some(Rc::new(move |e: &DebugEvent| sink.borrow_mut().push(e.clone())));
+    log
+}
+
+#[test]
+fn save_then_load_round_trips_the_record() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
+        let path = m.save(save("readFile", r#"{"path":"src/a.ts"}"#, r#"{"text":"hi"}"#)).await?;
+        let name = path.strip_prefix("/ctx/").unwrap();
+        assert!(toolctx::is_record_filename(name), "{name}");
+        assert_eq!(m.storage().paths(), std::slice::from_ref(&path));
+        let loaded = m.load(std::slice::from_ref(&path)).await;
+        let record: serde_json::Value = serde_json::from_slice(&loaded[0]).unwrap();
+        assert_eq!(record["v"], 1);
+        assert_eq!(record["args"]["path"], "src/a.ts");
+        assert_eq!(record["result"]["text"], "hi");
+        assert_eq!(record["toolDescription"], "read file: path=src/a.ts");
+        assert!(record.get("taskId").is_none() && record.get("queryId").is_none());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn small_records_stay_in_memory_until_flushed() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
+        let path = m.save(save("grep", r#"{"q":"x"}"#, "1")).await?;
+        assert!(m.storage().paths().is_empty(), "a small record is not written");
+        assert_eq!(m.load(std::slice::from_ref(&path)).await.len(), 1);
+        m.flush().await?;
+        assert_eq!(m.storage().paths(), [path]);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn memory_budget_writes_out_the_oldest() {
+    block_on(async {
+        let mut o = Options::new("/ctx");
+        o.memory_budget = 1000;
+        let m = ContextManager::new(MemoryStorage::new(), o)?;
+        let mut paths = Vec::new();
+        for i in 0..10 {
+            let result = format!("\"{}\"", "x".repeat(200 + i));
+            paths.push(m.save(save("t", "{}", &result)).await?);
+        }
+        let written = m.storage().paths();
+        assert!(!written.is_empty() && written.len() < 10);
+        assert!(written.contains(&paths[0]), "the oldest went out first");
+        assert!(!written.contains(&paths[9]), "the newest stays in memory");
+        assert_eq!(m.load(&paths).await.len(), 10, "both kinds load");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_taken_name_draws_a_new_random_part_and_never_replaces() {
+    block_on(async {
+        let storage = Rc::new(MemoryStorage::new());
+        let fixed = |calls: Rc<Cell<u32>>| {
+            let mut o = options("/ctx");
+            o.clock = Rc::new(|| 1_700_000_000_000);
+            // The same first name for both managers, then varying parts.
+            o.random = Some(Rc::new(move || {
+                calls.set(calls.get() + 1);
+                if calls.get() <= 4 {
+                    0.5
+                } else {
+                    (calls.get() % 36) as f64 / 36.0
+                }
+            }));
+            o
+        };
+        let a = ContextManager::new(storage.clone(), fixed(Rc::new(Cell::new(0))))?;
+        let b = ContextManager::new(storage.clone(), fixed(Rc::new(Cell::new(0))))?;
+        let pa = a.save(save("t", "{}", "\"first\"")).await?;
+        let pb = b.save(save("t", "{}", "\"second\"")).await?;
+        assert_ne!(pa, pb);
+        let first = storage.read(&pa).await?.unwrap();
+        assert!(String::from_utf8(first).unwrap().contains("\"first\""));
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn concurrent_saves_keep_call_order() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
+        let args: Vec<String> = (0..50).map(|i| format!("{{\"i\":{i}}}")).collect();
+        let saves = args.iter().map(|a| m.save(save("t", a, "null")));
+        let paths: Vec<String> = futures_util::future::try_join_all(saves).await?;
+        let listed: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::All)).unwrap();
+        let order: Vec<i64> = listed.as_array().unwrap().iter().map(|p| p["args"]["i"].as_i64().unwrap()).collect();
+        assert_eq!(order, (0..50).collect::<Vec<_>>());
+        let unique: std::collections::HashSet<_> = paths.iter().collect();
+        assert_eq!(unique.len(), 50);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn load_skips_outside_missing_and_torn_files_with_a_warning() {
+    block_on(async {
+        let mut o = options("/ctx");
+        let log = debug_log(&mut o);
+        let m = ContextManager::new(MemoryStorage::new(), o)?;
+        let good = m.save(save("t", "{}", "[1,2,3]")).await?;
+        let bytes = m.storage().read(&good).await?.unwrap();
+        let torn = "/ctx/t_000000000000_1700000000000_9_aaaa.json".to_owned();
+        m.storage().write(&torn, &bytes[..bytes.len() / 2], WriteOptions::default()).await?;
+        m.storage().write("/secret.json", &bytes, WriteOptions::default()).await?;
+        let asked =
+            ["/ctx/../secret.json", "/secret.json", &torn, "/ctx/missing.json", &good, "ctx/x.json"].map(String::from);
+        let loaded = m.load(&asked).await;
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(&*loaded[0], &bytes[..]);
+        let log = log.borrow();
+        let skipped: Vec<&str> =
+            log.iter().filter(|e| e.message.starts_with("skipped")).map(|e| e.message.as_str()).collect();
+        assert_eq!(skipped.len(), 5, "{skipped:?}");
+        assert!(log.iter().any(|e| e.path.as_deref() == Some(torn.as_str())));
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+/// A storage that fails every write after creating a partial file.
+struct FailingWrites {
+    inner: MemoryStorage,
+    kind: ErrorKind,
+}
+
+impl Storage for FailingWrites {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.inner.write(path, &data[..data.len() / 2], options).await?;
+        Err(Error::new(self.kind, "disk full").with_path(path))
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.inner.remove(path).await
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.inner.list(dir).await
+    }
+}
+
+#[test]
+fn a_failed_save_writes_nothing_and_adds_no_pointer() {
+    block_on(async {
+        let storage = FailingWrites { inner: MemoryStorage::new(), kind: ErrorKind::QuotaExceeded };
+        let m = ContextManager::new(storage, options("/ctx"))?;
+        let err = m.save(save("t", "{}", "1")).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::QuotaExceeded);
+        assert!(m.is_empty());
+        assert!(m.storage().inner.paths().is_empty(), "the partial file was removed");
+        for (args, result, kind) in [
+            ("[1]", "1", ErrorKind::InvalidArgument),
+            (r#"{"s":"\ud800"}"#, "1", ErrorKind::NotSerializable),
+            ("{}", r#"["\udc00"]"#, ErrorKind::NotSerializable),
+        ] {
+            assert_eq!(m.save(save("t", args, result)).await.unwrap_err().kind(), kind, "{args} {result}");
+        }
+        let mut o = options("/ctx");
+        o.max_record_bytes = 100;
+        let small = ContextManager::new(MemoryStorage::new(), o)?;
+        let big = format!("\"{}\"", "x".repeat(200));
+        assert_eq!(small.save(save("t", "{}", &big)).await.unwrap_err().kind(), ErrorKind::TooLarge);
+        assert!(small.storage().paths().is_empty());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn clear_removes_only_this_managers_records() {
+    block_on(async {
+        let storage = Rc::new(MemoryStorage::new());
+        storage.write("/ctx/notes.txt", b"keep", WriteOptions::default()).await?;
+        let other = ContextManager::new(storage.clone(), options("/ctx"))?;
+        let theirs = other.save(save("t", "{}", "1")).await?;
+        let mine = ContextManager::new(storage.clone(), options("/ctx"))?;
+        let p = mine.save(save("t", "{}", "2")).await?;
+        mine.clear_pointers();
+        mine.clear_context_dir().await?;
+        let left = storage.paths();
+        assert!(left.contains(&theirs) && left.contains(&"/ctx/notes.txt".to_owned()));
+        assert!(!left.contains(&p));
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn ranking_uses_indexed_terms_of_known_pointers() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
+        let a = m.save(save("readFile", r#"{"path":"README.md"}"#, "1")).await?;
+        let b = m.save(save("grep", r#"{"pattern":"AuthError","dir":"src/auth"}"#, "1")).await?;
+        let c = m.save(save("readFile", r#"{"path":"src/auth/login.ts"}"#, "1")).await?;
+        let candidates = [&a, &b, &c].map(|p| Candidate::Known(p.to_string()));
+        let ranked = m.rank("auth error", &candidates, Fallback::All);
+        let order: Vec<usize> = ranked.iter().map(|s| s.index).collect();
+        assert_eq!(order, [1, 2]);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn fs_storage_writes_private_files_and_keeps_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = dir.path().join("ctx").to_string_lossy().into_owned();
+    block_on(async {
+        let m = ContextManager::new(FsStorage::new(), options(&ctx))?;
+        let p = m.save(save("readFile", r#"{"path":"a"}"#, "\"text\"")).await?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+            assert_eq!(std::fs::metadata(&ctx).unwrap().permissions().mode() & 0o777, 0o700);
+        }
+        std::fs::write(format!("{ctx}/keep.json"), "{}").unwrap();
+        assert_eq!(m.load(std::slice::from_ref(&p)).await.len(), 1);
+        let listed = m.storage().list(&ctx).await?;
+        assert_eq!(listed.len(), 2);
+        m.clear().await?;
+        assert!(std::fs::metadata(&p).is_err());
+        assert!(std::fs::metadata(format!("{ctx}/keep.json")).is_ok());
+        assert!(m.is_empty());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
