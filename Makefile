@@ -16,11 +16,11 @@ setup:
 ## pkg/: the directory `npm pack` publishes (wasm-pack output + pkg-template/).
 pkg: setup pkg/.built
 
-pkg/.built: $(CORE_SOURCES) $(TEMPLATE)
+pkg/.built: $(CORE_SOURCES) $(TEMPLATE) README.md CHANGELOG.md
 	wasm-pack build --release $(WASM_PACK_FLAGS)
 	rm -f pkg/.gitignore pkg/package.json pkg/README.md
 	cp -R pkg-template/. pkg/
-	cp CHANGELOG.md LICENSE-MIT LICENSE-APACHE pkg/
+	cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE pkg/
 	mkdir -p node_modules && ln -sfn ../pkg node_modules/toolctx
 	@touch $@
 
