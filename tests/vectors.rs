@@ -34,3 +34,35 @@ fn sanitize_tool_names() {
         assert_eq!(toolctx::sanitize_tool_name(v["name"].as_str().unwrap()), v["sanitized"].as_str().unwrap());
     }
 }
+
+#[test]
+fn sample_record_file_byte_for_byte() {
+    let path = format!("{}/tests/vectors/record.json", env!("CARGO_MANIFEST_DIR"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let input = &doc["input"];
+    let randoms: Vec<f64> = input["random"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let next = std::cell::Cell::new(0);
+    let mut options = toolctx::Options::new("/ctx");
+    options.persist_threshold = 0;
+    let epoch = input["epochMs"].as_i64().unwrap();
+    options.clock = std::rc::Rc::new(move || epoch);
+    options.random = Some(std::rc::Rc::new(move || {
+        next.set(next.get() + 1);
+        randoms[(next.get() - 1) % randoms.len()]
+    }));
+    let manager = toolctx::ContextManager::new(toolctx::MemoryStorage::new(), options).unwrap();
+    assert_eq!(toolctx::hash_query(input["query"].as_str().unwrap()), input["queryId"].as_str().unwrap());
+    let (args, result) = (input["args"].to_string(), input["result"].to_string());
+    let saved = futures_executor::block_on(manager.save(toolctx::SaveInput {
+        tool_name: input["toolName"].as_str().unwrap(),
+        args_json: &args,
+        result_json: Some(&result),
+        task_id: Some(input["taskId"].as_i64().unwrap().into()),
+        query_id: Some(input["queryId"].as_str().unwrap().to_owned()),
+        description: None,
+    }))
+    .unwrap();
+    assert_eq!(saved, format!("/ctx/{}", doc["filename"].as_str().unwrap()));
+    let bytes = futures_executor::block_on(toolctx::Storage::read(manager.storage(), &saved)).unwrap().unwrap();
+    assert_eq!(String::from_utf8(bytes).unwrap(), doc["file"].as_str().unwrap());
+}
