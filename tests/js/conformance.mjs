@@ -1,0 +1,1430 @@
+// Runtime-agnostic conformance suites for toolctx (SPEC §1-4, §6 seed part, §9).
+//
+// In the style of automerge-repo's runStorageAdapterTests: the caller passes the test
+// runner's `test(name, async fn)` and a node:assert/strict-compatible `assert`, so the
+// same module runs under node:test, Deno.test, bun:test or a browser harness.
+// This module must not import node:test or any `node:` module.
+//
+//   runStorageHostTests({ name, makeStorage, test, assert, tmpDir })
+//   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir, expectedContextDir? })
+//
+// makeStorage(): a fresh StorageHost. tmpDir() / contextDir(): a fresh folder path per
+// call (an absolute temp dir for file-system adapters, e.g. "/ctx/<n>" for memory).
+// expectedContextDir(dir) (optional): what getContextDir() reports for `dir` on this
+// runtime (default: `dir` itself).
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const NAME_RE = /^[A-Za-z0-9_-]{1,64}_[0-9a-f]{12}_[0-9]{13}_[0-9]+_[a-z0-9]{4}\.json$/;
+const NAME_PARTS_RE = /^(.*)_([0-9a-f]{12})_([0-9]{13})_([0-9]+)_([a-z0-9]{4})\.json$/;
+const ISO_MS_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const HEX64_RE = /^[0-9a-f]{64}$/;
+
+// ---------------------------------------------------------------------------
+// helpers (exported for runtime-specific test files)
+
+export function toBytes(data) {
+  if (typeof data === "string") return encoder.encode(data);
+  if (data instanceof Uint8Array) return data;
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  throw new TypeError(`not bytes or text: ${Object.prototype.toString.call(data)}`);
+}
+
+export function toText(data) {
+  return typeof data === "string" ? data : decoder.decode(toBytes(data));
+}
+
+export function sameBytes(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export function joinPath(dir, name) {
+  return dir.endsWith("/") ? `${dir}${name}` : `${dir}/${name}`;
+}
+
+export function basename(path) {
+  const i = path.lastIndexOf("/");
+  return i === -1 ? path : path.slice(i + 1);
+}
+
+export function parentDir(path) {
+  const i = path.lastIndexOf("/");
+  return i <= 0 ? "/" : path.slice(0, i);
+}
+
+/** Expected sanitised filename prefix (SPEC §3). */
+export function sanitizeToolName(name) {
+  const out = [...name].map((c) => (/^[A-Za-z0-9_-]$/.test(c) ? c : "-")).join("").slice(0, 64);
+  return out === "" ? "tool" : out;
+}
+
+/** Parses a record filename into its parts, or null. */
+export function nameParts(filename) {
+  const m = NAME_PARTS_RE.exec(filename);
+  return m && { tool: m[1], hash: m[2], timestamp: m[3], counter: m[4], random: m[5] };
+}
+
+/** Every file path under `dir` (recursive), sorted. */
+export async function listFiles(storage, dir) {
+  const out = [];
+  const walk = async (d) => {
+    const names = await storage.list(d);
+    for (const n of names) {
+      if (n.endsWith("/")) await walk(joinPath(d, n.slice(0, -1)));
+      else out.push(joinPath(d, n));
+    }
+  };
+  await walk(dir);
+  return out.sort();
+}
+
+export async function readText(storage, path) {
+  const data = await storage.read(path);
+  return data === undefined ? undefined : toText(data);
+}
+
+export async function readRecord(storage, path) {
+  const text = await readText(storage, path);
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+/**
+ * Calls `fn`, asserts it returned a Promise (no synchronous throw) that rejects with an
+ * Error carrying a string `code` (=== `code` when given). Resolves to the error.
+ */
+export async function expectRejection(assert, fn, code, label = "call") {
+  let p;
+  try {
+    p = fn();
+  } catch (err) {
+    assert.fail(`${label} threw synchronously instead of returning a rejected Promise: ${err?.code ?? ""} ${err}`);
+  }
+  assert.ok(p !== null && typeof p === "object" && typeof p.then === "function", `${label} returns a Promise`);
+  let resolved = false;
+  let value;
+  const err = await p.then(
+    (v) => {
+      resolved = true;
+      value = v;
+    },
+    (e) => e,
+  );
+  if (resolved) assert.fail(`${label} resolved (${JSON.stringify(value)}) but should reject with ${code ?? "an error"}`);
+  assert.ok(err instanceof Error, `${label} rejects with an Error (got ${Object.prototype.toString.call(err)}: ${err})`);
+  assert.equal(typeof err.code, "string", `${label}: error has a string code (message: ${err.message})`);
+  if (code !== undefined) assert.equal(err.code, code, `${label}: error code (message: ${err.message})`);
+  return err;
+}
+
+/** A deterministic [0,1) source: `first` for the first `n` calls, then a varying sequence. */
+export function randomAfter(first, n) {
+  let calls = 0;
+  return () => {
+    calls++;
+    if (calls <= n) return first;
+    return ((calls * 0.6180339887498949) % 1 + 0.05) % 1;
+  };
+}
+
+/** A storage wrapping `base` whose write is replaced by `write`. */
+export function withWrite(base, write) {
+  const host = {
+    read: (p) => base.read(p),
+    write,
+    remove: (p) => base.remove(p),
+    list: (d) => base.list(d),
+  };
+  if (base.removeDir) host.removeDir = (p) => base.removeDir(p);
+  return host;
+}
+
+/** A seed-style IFileSystem over a Map (files) and a Set (folders). */
+export function mapFileSystem() {
+  const files = new Map();
+  const dirs = new Set();
+  const enoent = (p) => Object.assign(new Error(`ENOENT: no such file or directory, '${p}'`), { code: "ENOENT" });
+  const trim = (p) => (p.length > 1 && p.endsWith("/") ? p.slice(0, -1) : p);
+  return {
+    files,
+    async readFile(path) {
+      if (!files.has(path)) throw enoent(path);
+      return files.get(path);
+    },
+    async writeFile(path, data) {
+      files.set(path, typeof data === "string" ? data : decoder.decode(data));
+    },
+    async readdir(path) {
+      const dir = trim(path);
+      const prefix = `${dir}/`;
+      const names = new Set();
+      for (const p of [...files.keys(), ...dirs]) {
+        if (!p.startsWith(prefix)) continue;
+        const rest = p.slice(prefix.length);
+        if (rest === "") continue;
+        names.add(rest.split("/")[0]);
+      }
+      if (names.size === 0 && !dirs.has(dir)) throw enoent(path);
+      return [...names].sort();
+    },
+    async unlink(path) {
+      if (!files.delete(path)) throw enoent(path);
+    },
+    async mkdir(path, options = {}) {
+      const parts = trim(path).split("/");
+      if (options.recursive) {
+        for (let i = 1; i <= parts.length; i++) dirs.add(parts.slice(0, i).join("/") || "/");
+      } else {
+        dirs.add(trim(path));
+      }
+    },
+    async exists(path) {
+      return files.has(path) || dirs.has(trim(path));
+    },
+    async rename(from, to) {
+      if (!files.has(from)) throw enoent(from);
+      files.set(to, files.get(from));
+      files.delete(from);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// StorageHost contract (SPEC §4)
+
+export function runStorageHostTests({ name, makeStorage, test, assert, tmpDir }) {
+  const t = (title, fn) => test(`[${name}] storage host: ${title}`, fn);
+
+  t("read of a missing path is undefined (also in a missing folder)", async () => {
+    const s = makeStorage();
+    const dir = tmpDir();
+    assert.equal(await s.read(joinPath(dir, "missing.json")), undefined);
+    assert.equal(await s.read(joinPath(dir, "no/such/folder/missing.json")), undefined);
+  });
+
+  t("write then read returns the same text (string input)", async () => {
+    const s = makeStorage();
+    const p = joinPath(tmpDir(), "a.json");
+    const text = '{"hello":"world","n":[1,2,3]}\n';
+    await s.write(p, text);
+    const got = await s.read(p);
+    assert.notEqual(got, undefined);
+    assert.equal(toText(got), text);
+  });
+
+  t("write then read returns the same bytes (Uint8Array input)", async () => {
+    const s = makeStorage();
+    const p = joinPath(tmpDir(), "b.bin");
+    const bytes = encoder.encode("bytes \u00e9\u20ac\u{1F642} end");
+    await s.write(p, bytes);
+    const got = await s.read(p);
+    assert.notEqual(got, undefined);
+    assert.ok(sameBytes(toBytes(got), bytes), "bytes round-trip");
+  });
+
+  t("the host keeps its own copy of written bytes", async () => {
+    const s = makeStorage();
+    const p = joinPath(tmpDir(), "copy.txt");
+    const bytes = encoder.encode("original");
+    await s.write(p, bytes);
+    bytes.fill(0x41);
+    assert.equal(await readText(s, p), "original");
+  });
+
+  t("write replaces the whole file (long then short)", async () => {
+    const s = makeStorage();
+    const p = joinPath(tmpDir(), "replace.txt");
+    await s.write(p, "a much longer first version of the file content");
+    await s.write(p, "short");
+    assert.equal(await readText(s, p), "short");
+    await s.write(p, encoder.encode("xy"));
+    assert.equal(await readText(s, p), "xy");
+  });
+
+  t("write creates parent folders", async () => {
+    const s = makeStorage();
+    const dir = tmpDir();
+    const p = joinPath(dir, "a/b/c/deep.txt");
+    await s.write(p, "deep");
+    assert.equal(await readText(s, p), "deep");
+    assert.deepEqual(await s.list(dir), ["a/"]);
+    assert.deepEqual(await s.list(joinPath(dir, "a/b/c")), ["deep.txt"]);
+    const q = joinPath(dir, "x/y/excl.txt");
+    await s.write(q, "exclusive in new folder", { exclusive: true });
+    assert.equal(await readText(s, q), "exclusive in new folder");
+  });
+
+  t("exclusive write on an existing path fails with EEXIST and keeps the old content", async () => {
+    const s = makeStorage();
+    const p = joinPath(tmpDir(), "excl.json");
+    await s.write(p, "first", { exclusive: true });
+    assert.equal(await readText(s, p), "first");
+    let err;
+    try {
+      await s.write(p, "second", { exclusive: true });
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err, "second exclusive write must fail");
+    assert.equal(err.code, "EEXIST");
+    assert.equal(await readText(s, p), "first");
+    // a non-exclusive write still replaces it
+    await s.write(p, "third", { exclusive: false });
+    assert.equal(await readText(s, p), "third");
+  });
+
+  t("remove deletes and is idempotent", async () => {
+    const s = makeStorage();
+    const dir = tmpDir();
+    const p = joinPath(dir, "gone.txt");
+    const keep = joinPath(dir, "keep.txt");
+    await s.write(p, "x");
+    await s.write(keep, "k");
+    await s.remove(p);
+    assert.equal(await s.read(p), undefined);
+    await s.remove(p); // twice
+    await s.remove(joinPath(dir, "never-existed.txt"));
+    await s.remove(joinPath(dir, "no/such/folder/file.txt"));
+    assert.equal(await readText(s, keep), "k", "removing one file leaves its sibling");
+    assert.deepEqual(await s.list(dir), ["keep.txt"]);
+  });
+
+  t("list gives direct children, folders end in '/', [] for a missing folder", async () => {
+    const s = makeStorage();
+    const dir = tmpDir();
+    assert.deepEqual(await s.list(dir), []);
+    assert.deepEqual(await s.list(joinPath(dir, "nope/never")), []);
+    await s.write(joinPath(dir, "one.json"), "1");
+    await s.write(joinPath(dir, "two.txt"), "2");
+    await s.write(joinPath(dir, "sub/three.json"), "3");
+    await s.write(joinPath(dir, "sub/deeper/four.json"), "4");
+    assert.deepEqual([...(await s.list(dir))].sort(), ["one.json", "sub/", "two.txt"]);
+    assert.deepEqual([...(await s.list(joinPath(dir, "sub")))].sort(), ["deeper/", "three.json"]);
+    assert.deepEqual([...(await s.list(joinPath(dir, "sub/deeper")))], ["four.json"]);
+  });
+
+  t("unicode file names and content round-trip", async () => {
+    const s = makeStorage();
+    const dir = tmpDir();
+    const names = ["über.json", "認証.json", "emoji-\u{1F642}.json", "Ελληνικά.txt"];
+    for (const [i, n] of names.entries()) {
+      await s.write(joinPath(dir, n), `内容 ${i} \u{1F600} ñ`);
+    }
+    for (const [i, n] of names.entries()) {
+      assert.equal(await readText(s, joinPath(dir, n)), `内容 ${i} \u{1F600} ñ`, n);
+    }
+    const listed = [...(await s.list(dir))].map((n) => n.normalize("NFC")).sort();
+    assert.deepEqual(listed, names.map((n) => n.normalize("NFC")).sort());
+  });
+
+  t("a file of 8 MiB round-trips", async () => {
+    const s = makeStorage();
+    const p = joinPath(tmpDir(), "big.json");
+    const size = 8 * 1024 * 1024 + 17;
+    const bytes = new Uint8Array(size);
+    for (let i = 0; i < size; i++) bytes[i] = 0x21 + ((i * 7 + (i >>> 10)) % 90); // printable ASCII, position-dependent
+    await s.write(p, bytes);
+    const got = toBytes(await s.read(p));
+    assert.equal(got.length, size);
+    assert.ok(sameBytes(got, bytes), "8 MiB content identical");
+  });
+
+  t("50 concurrent writes to different files all land", async () => {
+    const s = makeStorage();
+    const dir = tmpDir();
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => Promise.resolve(s.write(joinPath(dir, `f${i}.json`), `{"i":${i}}`))),
+    );
+    const listed = [...(await s.list(dir))].sort();
+    assert.equal(listed.length, 50);
+    for (let i = 0; i < 50; i++) {
+      assert.equal(await readText(s, joinPath(dir, `f${i}.json`)), `{"i":${i}}`);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Seed API (SPEC §2, §3, §4, §6 seed part, §9)
+
+export function runSeedApiTests({
+  name,
+  makeStorage,
+  ContextManager,
+  test,
+  assert,
+  contextDir,
+  expectedContextDir = (d) => d,
+}) {
+  const t = (title, fn) => test(`[${name}] seed api: ${title}`, fn);
+
+  /** A fresh storage, dir and manager (persistThreshold 0 unless overridden). */
+  function setup(extra = {}) {
+    const storage = extra.fileSystem ?? makeStorage();
+    const dir = extra.contextDir ?? contextDir();
+    const debug = [];
+    const m = new ContextManager({
+      contextDir: dir,
+      fileSystem: storage,
+      persistThreshold: 0,
+      onDebug: (msg, data) => debug.push({ msg, data }),
+      ...extra,
+    });
+    return { m, storage, dir, base: m.getContextDir(), debug };
+  }
+
+  function assertInside(base, filepath, label = filepath) {
+    assert.equal(typeof filepath, "string", "filepath is a string");
+    assert.ok(filepath.startsWith(`${base}/`), `${label} is inside ${base}`);
+    assert.equal(parentDir(filepath), base, `${label} is directly in the context dir`);
+    assert.ok(!filepath.split("/").includes(".."), `${label} has no '..' segment`);
+    assert.match(basename(filepath), NAME_RE, `${label}: filename pattern`);
+  }
+
+  // -- saveContext: names, records, pointers
+
+  t("saveContext returns a filepath in contextDir named by the pattern; the record is stored", async () => {
+    const { m, storage, base } = setup();
+    const args = { path: "src/auth/login.ts", limit: 10 };
+    const result = { content: "export function login() {}", lines: 1 };
+    const p = m.saveContext("readFile", args, result, 3, "q_abc");
+    assert.ok(p instanceof Promise || typeof p?.then === "function", "saveContext returns a Promise");
+    const fp = await p;
+    assertInside(base, fp);
+    const parts = nameParts(basename(fp));
+    assert.equal(parts.tool, "readFile");
+
+    const rec = await readRecord(storage, fp);
+    assert.ok(rec, "record file exists in storage");
+    assert.equal(rec.v, 1);
+    assert.equal(rec.toolName, "readFile");
+    assert.equal(typeof rec.toolDescription, "string");
+    assert.ok(rec.toolDescription.length > 0, "description not empty");
+    assert.deepEqual(rec.args, args);
+    assert.match(rec.argsHash, HEX64_RE);
+    assert.equal(parts.hash, rec.argsHash.slice(0, 12), "filename hash = first 12 hex of argsHash");
+    assert.match(rec.timestamp, ISO_MS_RE);
+    assert.equal(Date.parse(rec.timestamp), Number(parts.timestamp), "filename ms = record timestamp");
+    assert.ok(Math.abs(Date.parse(rec.timestamp) - Date.now()) < 60_000, "timestamp is now");
+    assert.equal(rec.taskId, 3);
+    assert.equal(rec.queryId, "q_abc");
+    assert.deepEqual(rec.result, result);
+  });
+
+  t("pointer mirrors the record (filepath, filename, toolName, description, args, ids, argsHash, size)", async () => {
+    const { m, storage, base } = setup();
+    const fp = await m.saveContext("searchCode", { query: "auth error", dir: "src" }, ["a.ts:1", "b.ts:2"], 5, "q_1");
+    const [ptr, ...rest] = m.getAllPointers();
+    assert.equal(rest.length, 0);
+    const rec = await readRecord(storage, fp);
+    assert.equal(ptr.filepath, fp);
+    assert.equal(ptr.filename, basename(fp));
+    assert.equal(ptr.toolName, "searchCode");
+    assert.equal(ptr.toolDescription, rec.toolDescription);
+    assert.deepEqual(ptr.args, { query: "auth error", dir: "src" });
+    assert.equal(ptr.taskId, 5);
+    assert.equal(ptr.queryId, "q_1");
+    assert.equal(ptr.argsHash, rec.argsHash);
+    assert.equal(ptr.timestamp, rec.timestamp);
+    const bytes = toBytes(await storage.read(fp));
+    assert.equal(ptr.size, bytes.length, "pointer.size = byte length of the stored record");
+    assert.ok(!("result" in ptr), "the pointer does not carry the result");
+    assert.equal(m.getContextDir(), base);
+  });
+
+  t("description is built from the tool name words and the args", async () => {
+    const { m, storage } = setup();
+    const fp = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "x");
+    const rec = await readRecord(storage, fp);
+    assert.match(rec.toolDescription, /read/i);
+    assert.match(rec.toolDescription, /file/i);
+    assert.ok(rec.toolDescription.includes("src/auth/login.ts"), `description names the arg value: ${rec.toolDescription}`);
+  });
+
+  t("clock option drives the filename timestamp and the record timestamp; counter runs from 0", async () => {
+    const { m, storage } = setup({ clock: () => 1700000000123 });
+    const fps = [];
+    for (let i = 0; i < 3; i++) fps.push(await m.saveContext("t", { i }, i));
+    const parts = fps.map((fp) => nameParts(basename(fp)));
+    assert.deepEqual(parts.map((p) => p.timestamp), ["1700000000123", "1700000000123", "1700000000123"]);
+    assert.deepEqual(parts.map((p) => p.counter), ["0", "1", "2"]);
+    const rec = await readRecord(storage, fps[0]);
+    assert.equal(rec.timestamp, "2023-11-14T22:13:20.123Z");
+  });
+
+  t("taskId/queryId not given are absent (not null) in record and pointer", async () => {
+    const { m, storage } = setup();
+    const fp = await m.saveContext("t", { a: 1 }, "r");
+    const rec = await readRecord(storage, fp);
+    assert.equal("taskId" in rec, false, "record has no taskId key");
+    assert.equal("queryId" in rec, false, "record has no queryId key");
+    const [ptr] = m.getAllPointers();
+    assert.equal("taskId" in ptr, false, "pointer has no taskId key");
+    assert.equal("queryId" in ptr, false, "pointer has no queryId key");
+    const [loaded] = await m.loadContexts([fp]);
+    assert.equal("taskId" in loaded, false);
+    assert.equal("queryId" in loaded, false);
+
+    // only taskId given
+    const fp2 = await m.saveContext("t", { a: 2 }, "r", 4);
+    const rec2 = await readRecord(storage, fp2);
+    assert.equal(rec2.taskId, 4);
+    assert.equal("queryId" in rec2, false);
+    // explicit undefined
+    const fp3 = await m.saveContext("t", { a: 3 }, "r", undefined, undefined);
+    const rec3 = await readRecord(storage, fp3);
+    assert.equal("taskId" in rec3, false);
+    assert.equal("queryId" in rec3, false);
+  });
+
+  t("taskId 0 and queryId '' are kept (falsy is not absent)", async () => {
+    const { m, storage } = setup();
+    const fp = await m.saveContext("t", {}, "r", 0, "");
+    const rec = await readRecord(storage, fp);
+    assert.equal(rec.taskId, 0);
+    assert.equal(rec.queryId, "");
+    assert.deepEqual(m.getPointersForTask(0).map((p) => p.filepath), [fp]);
+    assert.deepEqual(m.getPointersForQuery("").map((p) => p.filepath), [fp]);
+  });
+
+  t("per-call options object: saveContext(tool, args, result, {taskId, queryId, description})", async () => {
+    const { m, storage } = setup();
+    const fp = await m.saveContext("grep", { pattern: "TODO" }, ["x"], {
+      taskId: 7,
+      queryId: "q_opts",
+      description: "custom description of the grep",
+    });
+    const rec = await readRecord(storage, fp);
+    assert.equal(rec.taskId, 7);
+    assert.equal(rec.queryId, "q_opts");
+    assert.equal(rec.toolDescription, "custom description of the grep");
+    const [ptr] = m.getAllPointers();
+    assert.equal(ptr.taskId, 7);
+    assert.equal(ptr.queryId, "q_opts");
+    assert.equal(ptr.toolDescription, "custom description of the grep");
+    assert.deepEqual(m.getPointersForTask(7).map((p) => p.filepath), [fp]);
+
+    const fp2 = await m.saveContext("grep", { pattern: "FIXME" }, [], {});
+    const rec2 = await readRecord(storage, fp2);
+    assert.equal("taskId" in rec2, false);
+    assert.equal("queryId" in rec2, false);
+  });
+
+  t("the `storage` option is an alias of `fileSystem`", async () => {
+    const storage = makeStorage();
+    const m = new ContextManager({ contextDir: contextDir(), storage, persistThreshold: 0 });
+    const fp = await m.saveContext("t", { a: 1 }, "via alias");
+    const rec = await readRecord(storage, fp);
+    assert.equal(rec?.result, "via alias");
+  });
+
+  // -- serialisation
+
+  t("args and result are serialised exactly as JSON.stringify would", async () => {
+    const { m, storage } = setup();
+    const make = () => ({
+      keep: "k",
+      undef: undefined,
+      fn() {},
+      sym: Symbol("s"),
+      arr: [1, undefined, () => 1, Symbol("x"), NaN, Infinity, -Infinity, null],
+      nan: NaN,
+      inf: -Infinity,
+      date: new Date(Date.UTC(2020, 0, 2, 3, 4, 5, 6)),
+      custom: { toJSON: () => ({ replaced: true }) },
+      nested: { toJSON: (key) => `key:${key}`, ignored: 1 },
+      zero: -0,
+    });
+    const args = make();
+    const result = make();
+    const expected = JSON.parse(JSON.stringify(make()));
+    const fp = await m.saveContext("t", args, result);
+    const rec = await readRecord(storage, fp);
+    assert.deepEqual(rec.args, expected);
+    assert.deepEqual(rec.result, expected);
+    assert.equal(rec.result.date, "2020-01-02T03:04:05.006Z");
+    assert.deepEqual(rec.result.arr, [1, null, null, null, null, null, null, null]);
+    assert.equal("undef" in rec.result, false);
+    assert.equal("fn" in rec.result, false);
+    assert.equal("sym" in rec.result, false);
+    assert.deepEqual(m.getAllPointers()[0].args, expected);
+    const [loaded] = await m.loadContexts([fp]);
+    assert.deepEqual(loaded.result, expected);
+  });
+
+  t("top-level undefined result is omitted; null, a Date and primitives are kept as JSON", async () => {
+    const { m, storage } = setup();
+    const fpU = await m.saveContext("t", {}, undefined);
+    const recU = await readRecord(storage, fpU);
+    assert.equal("result" in recU, false, "no result key for undefined");
+    const fpN = await m.saveContext("t", {}, null);
+    assert.equal((await readRecord(storage, fpN)).result, null);
+    assert.equal("result" in (await readRecord(storage, fpN)), true);
+    const fpD = await m.saveContext("t", {}, new Date(Date.UTC(2024, 4, 6, 7, 8, 9, 10)));
+    assert.equal((await readRecord(storage, fpD)).result, "2024-05-06T07:08:09.010Z");
+    const fpS = await m.saveContext("t", {}, "plain string");
+    assert.equal((await readRecord(storage, fpS)).result, "plain string");
+    const fpNaN = await m.saveContext("t", {}, NaN);
+    assert.equal((await readRecord(storage, fpNaN)).result, null);
+    const fpArgs = await m.saveContext("t", { when: new Date(0) }, 1);
+    assert.deepEqual((await readRecord(storage, fpArgs)).args, { when: "1970-01-01T00:00:00.000Z" });
+  });
+
+  t("__proto__ and constructor keys round-trip as plain keys", async () => {
+    const { m, storage } = setup({ persistThreshold: 32768 });
+    const args = JSON.parse('{"__proto__":{"x":1},"constructor":"c"}');
+    const result = JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":1}}');
+    const fp = await m.saveContext("t", args, result);
+    const [loaded] = await m.loadContexts([fp]);
+    assert.ok(Object.prototype.hasOwnProperty.call(loaded.args, "__proto__"), "own __proto__ key in args");
+    assert.deepEqual(JSON.stringify(loaded.args), JSON.stringify(args));
+    assert.deepEqual(JSON.stringify(loaded.result), JSON.stringify(result));
+    assert.equal({}.polluted, undefined, "Object.prototype not polluted");
+    await m.flush();
+    const text = await readText(storage, fp);
+    assert.ok(text.includes('"__proto__":{"x":1}'), "stored as a plain key");
+  });
+
+  const notSerializable = [
+    ["BigInt result", () => [{ a: 1 }, { n: 10n }]],
+    ["BigInt top-level result", () => [{ a: 1 }, 10n]],
+    ["BigInt in args", () => [{ n: 1n }, "r"]],
+    [
+      "cyclic result",
+      () => {
+        const r = { a: 1 };
+        r.self = r;
+        return [{ a: 1 }, r];
+      },
+    ],
+    [
+      "cyclic args",
+      () => {
+        const a = { list: [] };
+        a.list.push(a);
+        return [a, "r"];
+      },
+    ],
+    ["lone surrogate in args", () => [{ s: "\ud800" }, "r"]],
+    ["lone surrogate in result", () => [{ a: 1 }, { text: "abc\udc00def" }]],
+    ["lone surrogate in an args key", () => [{ ["k\ud800"]: 1 }, "r"]],
+  ];
+  for (const [label, make] of notSerializable) {
+    t(`${label} rejects with NOT_SERIALIZABLE, writes nothing, adds no pointer`, async () => {
+      const { m, storage, base } = setup();
+      await m.saveContext("before", { x: 1 }, "ok");
+      const filesBefore = await listFiles(storage, base);
+      const sizeBefore = m.size;
+      const [args, result] = make();
+      await expectRejection(assert, () => m.saveContext("t", args, result), "NOT_SERIALIZABLE", "saveContext");
+      assert.deepEqual(await listFiles(storage, base), filesBefore, "storage unchanged");
+      assert.equal(m.size, sizeBefore, "no pointer added");
+      assert.equal(m.getAllPointers().length, sizeBefore);
+      // the manager still works afterwards
+      await m.saveContext("after", { x: 2 }, "ok");
+      assert.equal(m.size, sizeBefore + 1);
+    });
+  }
+
+  t("NOT_SERIALIZABLE also with records kept in memory (default threshold): no pointer", async () => {
+    const { m } = setup({ persistThreshold: 32768 });
+    const cyc = [];
+    cyc.push(cyc);
+    await expectRejection(assert, () => m.saveContext("t", {}, cyc), "NOT_SERIALIZABLE", "saveContext");
+    await expectRejection(assert, () => m.saveContext("t", {}, { big: 2n ** 70n }), "NOT_SERIALIZABLE", "saveContext");
+    assert.equal(m.size, 0);
+  });
+
+  for (const [label, args] of [
+    ["null", null],
+    ["an array", [1, 2]],
+    ["a string", "path=x"],
+    ["a number", 42],
+  ]) {
+    t(`args that is ${label} rejects with INVALID_ARGUMENT`, async () => {
+      const { m, storage, base } = setup();
+      await expectRejection(assert, () => m.saveContext("t", args, "r"), "INVALID_ARGUMENT", "saveContext");
+      assert.equal(m.size, 0);
+      assert.deepEqual(await listFiles(storage, base), []);
+    });
+  }
+
+  // -- naming
+
+  t("hostile tool names stay inside contextDir with a sanitised prefix", async () => {
+    const { m, storage, base } = setup();
+    const names = ["../../etc/passwd", "a/b", "C:\\x", "a\u0000b", "", "🙂", "x".repeat(100), "..", "./.", "a b.c/d", "名前"];
+    const fps = [];
+    for (const n of names) {
+      const fp = await m.saveContext(n, { n }, "r");
+      fps.push(fp);
+      assertInside(base, fp, JSON.stringify(n));
+      const filename = basename(fp);
+      assert.ok(filename.startsWith(`${sanitizeToolName(n)}_`), `${JSON.stringify(n)} -> ${filename}`);
+      assert.equal(nameParts(filename).tool, sanitizeToolName(n));
+      const rec = await readRecord(storage, fp);
+      assert.equal(rec.toolName, n, "record keeps the original tool name");
+    }
+    assert.equal(new Set(fps).size, names.length);
+    const listed = await listFiles(storage, base);
+    assert.deepEqual(listed, [...fps].sort(), "every file directly in contextDir, nothing else");
+    if (typeof storage.paths === "function") {
+      for (const p of storage.paths()) assert.ok(p.startsWith(`${base}/`), `${p} inside ${base}`);
+    }
+  });
+
+  t("canonical args hash: key order independent, nested values distinguish", async () => {
+    const { m, storage } = setup();
+    const fp1 = await m.saveContext("t", { a: 1, b: { c: 2, d: 3 } }, 1);
+    const fp2 = await m.saveContext("t", { b: { d: 3, c: 2 }, a: 1 }, 2);
+    const fp3 = await m.saveContext("t", { a: 1, b: { c: 2, d: 4 } }, 3);
+    const [r1, r2, r3] = await Promise.all([fp1, fp2, fp3].map((fp) => readRecord(storage, fp)));
+    assert.match(r1.argsHash, HEX64_RE);
+    assert.equal(r1.argsHash, r2.argsHash);
+    assert.equal(nameParts(basename(fp1)).hash, nameParts(basename(fp2)).hash);
+    assert.notEqual(r1.argsHash, r3.argsHash);
+    assert.notEqual(nameParts(basename(fp1)).hash, nameParts(basename(fp3)).hash);
+    assert.equal(r1.argsHash, "932875ab5b23eb47bb2711f951d85ba23eef4b50c3e2eb6b5f3f9b9ac1217c6b");
+    const ptrs = m.getAllPointers();
+    assert.equal(ptrs[0].argsHash, ptrs[1].argsHash);
+  });
+
+  t("hashQuery: q_ + 16 hex, normalises whitespace and case, synchronous", () => {
+    const h = ContextManager.hashQuery("  Authentication   ERROR\t");
+    assert.equal(typeof h, "string");
+    assert.match(h, /^q_[0-9a-f]{16}$/);
+    assert.equal(h, ContextManager.hashQuery("authentication error"));
+    assert.equal(h, "q_14264995dd854fa8");
+    assert.notEqual(h, ContextManager.hashQuery("authentication errors"));
+  });
+
+  // -- copies, not aliases
+
+  for (const threshold of [0, 32768]) {
+    const where = threshold === 0 ? "persisted" : "kept in memory";
+    t(`copies not aliases (${where} records)`, async () => {
+      const { m, storage } = setup({ persistThreshold: threshold });
+      const args = { path: "a.ts", nested: { x: 1 }, list: [1, 2] };
+      const result = { data: [1, 2], deep: { y: "z" } };
+      const p = m.saveContext("readFile", args, result, 1, "q");
+      // mutate right after the call, before awaiting
+      args.path = "MUTATED";
+      args.nested.x = 999;
+      args.list.push(3);
+      args.added = true;
+      result.data.push(3);
+      result.deep.y = "MUTATED";
+      const fp = await p;
+
+      const origArgs = { path: "a.ts", nested: { x: 1 }, list: [1, 2] };
+      const origResult = { data: [1, 2], deep: { y: "z" } };
+      const [rec] = await m.loadContexts([fp]);
+      assert.deepEqual(rec.args, origArgs);
+      assert.deepEqual(rec.result, origResult);
+      if (threshold === 0) assert.deepEqual((await readRecord(storage, fp)).result, origResult);
+
+      const ptr = m.getAllPointers()[0];
+      assert.deepEqual(ptr.args, origArgs);
+      // mutate a returned pointer
+      ptr.args.path = "x";
+      ptr.args.nested.x = 1;
+      ptr.args.nested.y = 2;
+      ptr.toolName = "x";
+      ptr.filepath = "/elsewhere.json";
+      ptr.taskId = 99;
+      const again = m.getAllPointers()[0];
+      assert.equal(again.toolName, "readFile");
+      assert.equal(again.filepath, fp);
+      assert.equal(again.taskId, 1);
+      assert.deepEqual(again.args, origArgs);
+      assert.deepEqual(m.getPointersForTask(1)[0].args, origArgs);
+
+      // mutate a loaded record
+      rec.result.deep.y = "changed";
+      rec.result.data.length = 0;
+      rec.args.path = "changed";
+      rec.toolName = "changed";
+      const [rec2] = await m.loadContexts([fp]);
+      assert.deepEqual(rec2.result, origResult);
+      assert.deepEqual(rec2.args, origArgs);
+      assert.equal(rec2.toolName, "readFile");
+      // two loads give distinct objects
+      const [a, b] = await m.loadContexts([fp, fp]);
+      assert.notEqual(a, b);
+      assert.notEqual(a.result, b.result);
+    });
+  }
+
+  // -- pointers: order, filters, size
+
+  t("getAllPointers in save order; size counts pointers", async () => {
+    const { m } = setup();
+    assert.equal(m.size, 0);
+    assert.deepEqual(m.getAllPointers(), []);
+    const fps = [];
+    for (const tool of ["zeta", "alpha", "mid", "alpha", "beta"]) fps.push(await m.saveContext(tool, { tool }, tool));
+    assert.equal(m.size, 5);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), fps);
+    assert.deepEqual(m.getAllPointers().map((p) => p.toolName), ["zeta", "alpha", "mid", "alpha", "beta"]);
+  });
+
+  t("20 concurrent saves: pointers in call order", async () => {
+    const { m } = setup();
+    const fps = await Promise.all(Array.from({ length: 20 }, (_, i) => m.saveContext(`tool${i % 3}`, { i }, { i })));
+    assert.equal(new Set(fps).size, 20);
+    const ptrs = m.getAllPointers();
+    assert.deepEqual(ptrs.map((p) => p.args.i), Array.from({ length: 20 }, (_, i) => i));
+    assert.deepEqual(ptrs.map((p) => p.filepath), fps);
+    assert.equal(m.size, 20);
+  });
+
+  t("getPointersForQuery / getPointersForTask filter in save order; [] for unknown ids", async () => {
+    const { m } = setup();
+    const a = await m.saveContext("t", { k: "a" }, 1, 1, "q_one");
+    const b = await m.saveContext("t", { k: "b" }, 1, 2, "q_two");
+    const c = await m.saveContext("t", { k: "c" }, 1, 1, "q_two");
+    const d = await m.saveContext("t", { k: "d" }, 1);
+    const e = await m.saveContext("t", { k: "e" }, 1, 1, "q_one");
+    assert.deepEqual(m.getPointersForQuery("q_one").map((p) => p.filepath), [a, e]);
+    assert.deepEqual(m.getPointersForQuery("q_two").map((p) => p.filepath), [b, c]);
+    assert.deepEqual(m.getPointersForTask(1).map((p) => p.filepath), [a, c, e]);
+    assert.deepEqual(m.getPointersForTask(2).map((p) => p.filepath), [b]);
+    assert.deepEqual(m.getPointersForQuery("q_unknown"), []);
+    assert.deepEqual(m.getPointersForTask(42), []);
+    assert.equal(m.size, 5);
+    assert.ok(m.getAllPointers().some((p) => p.filepath === d));
+    // filters hand out copies too
+    m.getPointersForTask(2)[0].args.k = "mutated";
+    assert.equal(m.getPointersForTask(2)[0].args.k, "b");
+  });
+
+  t("getContextDir returns the dir", () => {
+    const dir = contextDir();
+    const m = new ContextManager({ contextDir: dir, fileSystem: makeStorage() });
+    assert.equal(m.getContextDir(), expectedContextDir(dir));
+  });
+
+  // -- uniqueness
+
+  t("two managers on one storage and dir: 1,000 concurrent identical saves, all distinct and loadable", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m1 = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const m2 = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const args = { path: "same.ts" };
+    const saves = [];
+    for (let i = 0; i < 500; i++) {
+      saves.push(m1.saveContext("readFile", args, { n: `m1-${i}` }));
+      saves.push(m2.saveContext("readFile", args, { n: `m2-${i}` }));
+    }
+    const fps = await Promise.all(saves);
+    assert.equal(new Set(fps).size, 1000, "1,000 distinct filepaths");
+    const base = m1.getContextDir();
+    const listed = await listFiles(storage, base);
+    assert.equal(listed.length, 1000, "1,000 files in storage");
+    assert.deepEqual(listed, [...fps].sort());
+    assert.equal(m1.size, 500);
+    assert.equal(m2.size, 500);
+    const recs1 = await m1.loadContexts(fps.filter((_, i) => i % 2 === 0));
+    const recs2 = await m2.loadContexts(fps.filter((_, i) => i % 2 === 1));
+    assert.equal(recs1.length, 500);
+    assert.equal(recs2.length, 500);
+    assert.deepEqual(recs1.map((r) => r.result.n), Array.from({ length: 500 }, (_, i) => `m1-${i}`));
+    assert.deepEqual(recs2.map((r) => r.result.n), Array.from({ length: 500 }, (_, i) => `m2-${i}`));
+  });
+
+  t("forced name collision: the second save draws a new random part; the first record is kept", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const clock = () => 1700000000000;
+    const m1 = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0, clock, random: () => 0.5 });
+    const m2 = new ContextManager({
+      contextDir: dir,
+      fileSystem: storage,
+      persistThreshold: 0,
+      clock,
+      random: randomAfter(0.5, 4),
+    });
+    const fp1 = await m1.saveContext("readFile", { path: "x" }, "first");
+    const fp2 = await m2.saveContext("readFile", { path: "x" }, "second");
+    assert.notEqual(fp1, fp2);
+    const p1 = nameParts(basename(fp1));
+    const p2 = nameParts(basename(fp2));
+    assert.equal(p1.timestamp, "1700000000000");
+    assert.equal(p2.timestamp, "1700000000000");
+    assert.equal(p1.counter, p2.counter, "same counter, so only the random part tells them apart");
+    assert.notEqual(p1.random, p2.random);
+    assert.equal((await readRecord(storage, fp1)).result, "first", "first record not replaced");
+    assert.equal((await readRecord(storage, fp2)).result, "second");
+    assert.equal((await listFiles(storage, m1.getContextDir())).length, 2);
+    // the deterministic random source gives the same name for the same inputs
+    const m3 = new ContextManager({ contextDir: contextDir(), fileSystem: storage, persistThreshold: 0, clock, random: () => 0.5 });
+    const fp3 = await m3.saveContext("readFile", { path: "x" }, "third");
+    assert.equal(basename(fp3), basename(fp1));
+  });
+
+  // -- loadContexts
+
+  t("loadContexts returns records in the order asked", async () => {
+    const { m } = setup();
+    const fps = [];
+    for (let i = 0; i < 4; i++) fps.push(await m.saveContext("t", { i }, `r${i}`));
+    const recs = await m.loadContexts([fps[2], fps[0], fps[3], fps[1], fps[2]]);
+    assert.deepEqual(recs.map((r) => r.result), ["r2", "r0", "r3", "r1", "r2"]);
+    assert.deepEqual(await m.loadContexts([]), []);
+  });
+
+  t("loadContexts skips missing, corrupt, non-record and outside paths with an onDebug warning", async () => {
+    const { m, storage, base, debug } = setup();
+    const fpA = await m.saveContext("readFile", { path: "a.ts" }, { text: "A".repeat(200) });
+    const fpB = await m.saveContext("readFile", { path: "b.ts" }, "B");
+    const bytesA = toBytes(await storage.read(fpA));
+
+    const missing = joinPath(base, "readFile_0123456789ab_1700000000000_0_miss.json");
+    const corrupt = joinPath(base, "readFile_0123456789ab_1700000000000_1_torn.json");
+    await storage.write(corrupt, bytesA.slice(0, Math.floor(bytesA.length / 2)));
+    const nonRecord = joinPath(base, "other_0123456789ab_1700000000000_2_nrec.json");
+    await storage.write(nonRecord, '{"hello":"world"}');
+    const arrayJson = joinPath(base, "other_0123456789ab_1700000000000_3_arry.json");
+    await storage.write(arrayJson, "[1,2,3]");
+    // a valid record outside the context dir: must never be read
+    const outsideReal = joinPath(parentDir(base), "x.json");
+    await storage.write(outsideReal, bytesA);
+    const outside = `${base}/../x.json`;
+    const etc = "/etc/passwd";
+    const relative = basename(fpA);
+
+    const skipped = [missing, corrupt, nonRecord, arrayJson, outside, etc, relative];
+    debug.length = 0;
+    const recs = await m.loadContexts([fpB, missing, corrupt, nonRecord, outside, fpA, etc, arrayJson, relative]);
+    assert.equal(recs.length, 2, "only the two valid records");
+    assert.equal(recs[0].result, "B");
+    assert.deepEqual(recs[1].result, { text: "A".repeat(200) });
+
+    for (const p of skipped) {
+      const hit = debug.find(
+        ({ msg, data }) =>
+          typeof msg === "string" &&
+          msg.length > 0 &&
+          data &&
+          typeof data.path === "string" &&
+          (data.path === p || basename(data.path) === basename(p)),
+      );
+      assert.ok(hit, `onDebug warning naming ${p}; got ${JSON.stringify(debug)}`);
+    }
+    // nothing changed in storage by a load
+    assert.equal(await readText(storage, corrupt), toText(bytesA.slice(0, Math.floor(bytesA.length / 2))));
+  });
+
+  t("loadContexts reads a seed-format record (no v, no argsHash) as version 1", async () => {
+    const { m, storage, base } = setup();
+    const seed = {
+      toolName: "readFile",
+      toolDescription: "read file: path=legacy.ts",
+      args: { path: "legacy.ts" },
+      timestamp: "2024-01-02T03:04:05.678Z",
+      taskId: 1,
+      result: { content: "legacy" },
+    };
+    const fp = joinPath(base, "readFile_0123456789ab_1704164645678_0_seed.json");
+    await storage.write(fp, JSON.stringify(seed, null, 2));
+    const [rec] = await m.loadContexts([fp]);
+    assert.ok(rec, "seed record loaded");
+    assert.equal(rec.toolName, "readFile");
+    assert.deepEqual(rec.args, seed.args);
+    assert.deepEqual(rec.result, seed.result);
+    assert.equal(rec.timestamp, seed.timestamp);
+    assert.equal(rec.taskId, 1);
+    if ("v" in rec) assert.equal(rec.v, 1);
+  });
+
+  // -- persistThreshold, flush
+
+  t("default persistThreshold keeps a small record in memory; loadContexts serves it", async () => {
+    const storage = makeStorage();
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const fp = await m.saveContext("t", { a: 1 }, "x");
+    const base = m.getContextDir();
+    assertInside(base, fp);
+    assert.equal(await storage.read(fp), undefined, "small record not written");
+    assert.deepEqual(await listFiles(storage, base), []);
+    const [ptr] = m.getAllPointers();
+    assert.equal(ptr.filepath, fp);
+    const [rec] = await m.loadContexts([fp]);
+    assert.equal(rec.result, "x");
+    assert.equal(rec.toolName, "t");
+    assert.equal(rec.v, 1);
+  });
+
+  t("default persistThreshold is 32768: a larger record is written", async () => {
+    const storage = makeStorage();
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const fp = await m.saveContext("t", { a: 1 }, "y".repeat(40000));
+    const rec = await readRecord(storage, fp);
+    assert.ok(rec, "large record written");
+    assert.equal(rec.result.length, 40000);
+    const fpSmall = await m.saveContext("t", { a: 2 }, "y".repeat(30000));
+    assert.equal(await storage.read(fpSmall), undefined, "30 kB record (< 32768) stays in memory");
+  });
+
+  t("persistThreshold boundary: exactly threshold bytes is written, one byte over threshold is not", async () => {
+    const clock = () => 1700000000000;
+    const random = () => 0.25;
+    const args = { path: "src/boundary.ts" };
+    const result = { text: "é".repeat(50) + "boundary" };
+    const calib = setup({ clock, random });
+    const fp0 = await calib.m.saveContext("readFile", args, result);
+    const size = calib.m.getAllPointers()[0].size;
+    assert.equal(typeof size, "number");
+    assert.equal(size, toBytes(await calib.storage.read(fp0)).length, "size is the UTF-8 byte length");
+
+    const atThreshold = setup({ clock, random, persistThreshold: size });
+    const fpA = await atThreshold.m.saveContext("readFile", args, result);
+    assert.equal(atThreshold.m.getAllPointers()[0].size, size);
+    assert.ok((await atThreshold.storage.read(fpA)) !== undefined, "size == threshold: written");
+
+    const below = setup({ clock, random, persistThreshold: size + 1 });
+    const fpB = await below.m.saveContext("readFile", args, result);
+    assert.equal(below.m.getAllPointers()[0].size, size);
+    assert.equal(await below.storage.read(fpB), undefined, "size < threshold: kept in memory");
+    const [rec] = await below.m.loadContexts([fpB]);
+    assert.deepEqual(rec.result, result);
+  });
+
+  t("persistThreshold 0 writes every record, even tiny ones", async () => {
+    const { m, storage } = setup();
+    const fp = await m.saveContext("t", {}, undefined);
+    assert.ok(await storage.read(fp), "written");
+  });
+
+  t("flush() writes in-memory records out", async () => {
+    const storage = makeStorage();
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const fps = [await m.saveContext("t", { a: 1 }, "one"), await m.saveContext("t", { a: 2 }, "two", 3, "q")];
+    for (const fp of fps) assert.equal(await storage.read(fp), undefined);
+    const p = m.flush();
+    assert.ok(typeof p?.then === "function", "flush returns a Promise");
+    await p;
+    const recs = await Promise.all(fps.map((fp) => readRecord(storage, fp)));
+    assert.deepEqual(recs.map((r) => r?.result), ["one", "two"]);
+    assert.equal(recs[1].taskId, 3);
+    assert.equal(recs[1].v, 1);
+    assert.deepEqual((await m.loadContexts(fps)).map((r) => r.result), ["one", "two"]);
+    assert.equal(m.size, 2);
+    await m.flush(); // again: nothing to do, no error
+    assert.equal((await listFiles(storage, m.getContextDir())).length, 2);
+  });
+
+  // -- selectRelevantContexts
+
+  async function relevanceFixture() {
+    const { m } = setup();
+    const login = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "x");
+    const db = await m.saveContext("searchCode", { query: "database migration" }, "x");
+    const grep = await m.saveContext("grep", { pattern: "TODO", dir: "src/db" }, "x");
+    const ptrs = m.getAllPointers();
+    return { m, login, db, grep, ptrs };
+  }
+
+  t("selectRelevantContexts is synchronous and finds by path parts and tool-name words", async () => {
+    const { m, login, ptrs } = await relevanceFixture();
+    const r = m.selectRelevantContexts("login", ptrs);
+    assert.ok(Array.isArray(r), "returns an array, not a Promise");
+    assert.deepEqual(r, [login]);
+    assert.deepEqual(m.selectRelevantContexts("auth", ptrs), [login]);
+    assert.deepEqual(m.selectRelevantContexts("read file", ptrs), [login]);
+    assert.deepEqual(m.selectRelevantContexts("readFile", ptrs), [login]);
+    assert.deepEqual(m.selectRelevantContexts("LOGIN please", ptrs), [login]);
+    assert.deepEqual(m.selectRelevantContexts("what about login.ts?", ptrs), [login]);
+  });
+
+  t("selectRelevantContexts: more matched keywords first", async () => {
+    const { m, login, db, ptrs } = await relevanceFixture();
+    assert.deepEqual(m.selectRelevantContexts("auth database migration", ptrs), [db, login]);
+    assert.deepEqual(m.selectRelevantContexts("auth database migration", ptrs, { strategy: "overlap" }), [db, login]);
+    assert.deepEqual(m.selectRelevantContexts("auth login migration", ptrs, { strategy: "overlap" }), [login, db]);
+  });
+
+  t("selectRelevantContexts: ties keep the given order", async () => {
+    const { m } = setup();
+    const a = await m.saveContext("readFile", { path: "src/auth/aaa.ts" }, "x");
+    const b = await m.saveContext("readFile", { path: "src/auth/bbb.ts" }, "x");
+    const other = await m.saveContext("grep", { pattern: "zzz" }, "x");
+    const [pa, pb, po] = m.getAllPointers();
+    assert.deepEqual(m.selectRelevantContexts("auth", [pa, po, pb]), [a, b]);
+    assert.deepEqual(m.selectRelevantContexts("auth", [pb, po, pa]), [b, a]);
+    assert.deepEqual(m.selectRelevantContexts("auth", [pb, po, pa], { strategy: "overlap" }), [b, a]);
+    assert.ok(other);
+  });
+
+  t("selectRelevantContexts: no match (or only short words) returns all filepaths in the given order", async () => {
+    const { m, login, db, grep, ptrs } = await relevanceFixture();
+    const reordered = [ptrs[2], ptrs[0], ptrs[1]];
+    assert.deepEqual(m.selectRelevantContexts("kubernetes", reordered), [grep, login, db]);
+    assert.deepEqual(m.selectRelevantContexts("is a of", reordered), [grep, login, db]);
+    assert.deepEqual(m.selectRelevantContexts("", ptrs), [login, db, grep]);
+    assert.deepEqual(m.selectRelevantContexts("kubernetes", []), []);
+  });
+
+  t("selectRelevantContexts: short query words (<= 2 chars) are not keywords", async () => {
+    const { m } = setup();
+    const ab = await m.saveContext("ab", { x: "db" }, "x");
+    const other = await m.saveContext("readFile", { path: "db/schema.sql" }, "x");
+    const ptrs = m.getAllPointers();
+    // "db" is 2 chars: not a keyword, so "db schema" matches only through "schema"
+    assert.deepEqual(m.selectRelevantContexts("db schema", ptrs), [other]);
+    assert.deepEqual(m.selectRelevantContexts("db", ptrs), [ab, other], "only short words: fall back to all");
+  });
+
+  t("selectRelevantContexts: only the pointers passed in are considered", async () => {
+    const { m, login, db, grep, ptrs } = await relevanceFixture();
+    assert.deepEqual(m.selectRelevantContexts("login", [ptrs[1], ptrs[2]]), [db, grep], "fallback over the subset");
+    assert.deepEqual(m.selectRelevantContexts("migration", [ptrs[0], ptrs[2]]), [login, grep]);
+    assert.deepEqual(m.selectRelevantContexts("login migration", [ptrs[0]]), [login]);
+    assert.deepEqual(m.selectRelevantContexts("todo", [ptrs[2], ptrs[1]]), [grep]);
+  });
+
+  t("selectRelevantContexts: {fallback:'none'} and {limit}", async () => {
+    const { m, login, db, ptrs } = await relevanceFixture();
+    assert.deepEqual(m.selectRelevantContexts("kubernetes", ptrs, { fallback: "none" }), []);
+    assert.deepEqual(m.selectRelevantContexts("login", ptrs, { fallback: "none" }), [login]);
+    assert.deepEqual(m.selectRelevantContexts("auth database migration", ptrs, { limit: 1 }), [db]);
+    assert.deepEqual(m.selectRelevantContexts("src", ptrs, { limit: 2 }).length, 2);
+    assert.equal(m.selectRelevantContexts("kubernetes", ptrs, { limit: 2 }).length, 2);
+    assert.deepEqual(m.selectRelevantContexts("auth database migration", ptrs, { limit: 5 }), [db, login]);
+  });
+
+  // -- clearing
+
+  t("clearContextDir removes only this manager's files", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m1 = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const m2 = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const base = m1.getContextDir();
+    const notes = joinPath(base, "notes.txt");
+    await storage.write(notes, "my notes");
+    const foreign = await m2.saveContext("readFile", { path: "other.ts" }, "m2's record");
+    const own = [await m1.saveContext("readFile", { path: "a.ts" }, "a"), await m1.saveContext("grep", { q: "b" }, "b")];
+    const p = m1.clearContextDir();
+    assert.ok(typeof p?.then === "function", "clearContextDir returns a Promise");
+    await p;
+    for (const fp of own) assert.equal(await storage.read(fp), undefined, `${fp} removed`);
+    assert.equal(await readText(storage, notes), "my notes");
+    assert.equal((await readRecord(storage, foreign))?.result, "m2's record");
+    assert.deepEqual(await listFiles(storage, base), [foreign, notes].sort());
+    assert.equal(m2.size, 1);
+  });
+
+  t("clearContextDir drops records held in memory", async () => {
+    const storage = makeStorage();
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const fp = await m.saveContext("t", {}, "in memory");
+    assert.equal((await m.loadContexts([fp])).length, 1);
+    await m.clearContextDir();
+    assert.deepEqual(await m.loadContexts([fp]), []);
+    await m.flush();
+    assert.equal(await storage.read(fp), undefined, "a dropped record is not written by a later flush");
+  });
+
+  t("clear() removes the files and empties pointers", async () => {
+    const { m, storage, base } = setup();
+    const notes = joinPath(base, "notes.txt");
+    await storage.write(notes, "keep");
+    const fps = [await m.saveContext("t", { a: 1 }, 1), await m.saveContext("t", { a: 2 }, 2)];
+    assert.equal(m.size, 2);
+    await m.clear();
+    assert.equal(m.size, 0);
+    assert.deepEqual(m.getAllPointers(), []);
+    for (const fp of fps) assert.equal(await storage.read(fp), undefined);
+    assert.equal(await readText(storage, notes), "keep");
+    // the manager is usable afterwards
+    const fp = await m.saveContext("t", { a: 3 }, 3);
+    assert.equal(m.size, 1);
+    assert.equal((await readRecord(storage, fp)).result, 3);
+  });
+
+  t("clearPointers() empties pointers but keeps files", async () => {
+    const { m, storage } = setup();
+    const fps = [await m.saveContext("t", { a: 1 }, 1), await m.saveContext("t", { a: 2 }, 2, 1, "q")];
+    const r = m.clearPointers();
+    assert.equal(r, undefined, "synchronous, returns nothing");
+    assert.equal(m.size, 0);
+    assert.deepEqual(m.getAllPointers(), []);
+    assert.deepEqual(m.getPointersForTask(1), []);
+    assert.deepEqual(m.getPointersForQuery("q"), []);
+    for (const fp of fps) assert.ok(await storage.read(fp), "file kept");
+    assert.deepEqual((await m.loadContexts(fps)).map((x) => x.result), [1, 2]);
+  });
+
+  // -- errors
+
+  function hostError(message, props) {
+    return Object.assign(new Error(message), props);
+  }
+
+  for (const mode of ["sync throw", "async reject"]) {
+    t(`storage write failure (${mode}) rejects with STORAGE and the host error as cause`, async () => {
+      const base0 = makeStorage();
+      const err0 = hostError("EIO: i/o error", { code: "EIO" });
+      const storage = withWrite(base0, (path, data, opts) => {
+        if (mode === "sync throw") throw err0;
+        return Promise.reject(err0);
+      });
+      const { m, base } = setup({ fileSystem: storage });
+      const err = await expectRejection(assert, () => m.saveContext("t", { a: 1 }, "r"), "STORAGE", "saveContext");
+      assert.equal(err.cause, err0, "cause is the host's error object");
+      assert.equal(m.size, 0);
+      assert.deepEqual(await listFiles(base0, base), []);
+    });
+  }
+
+  t("a host write error with code ENOSPC rejects with QUOTA_EXCEEDED", async () => {
+    const base0 = makeStorage();
+    const err0 = hostError("ENOSPC: no space left on device", { code: "ENOSPC" });
+    const { m } = setup({ fileSystem: withWrite(base0, async () => Promise.reject(err0)) });
+    const err = await expectRejection(assert, () => m.saveContext("t", {}, "r"), "QUOTA_EXCEEDED", "saveContext");
+    assert.equal(err.cause, err0);
+    assert.equal(m.size, 0);
+  });
+
+  t("a host write error named QuotaExceededError rejects with QUOTA_EXCEEDED", async () => {
+    const base0 = makeStorage();
+    const err0 =
+      typeof DOMException === "function"
+        ? new DOMException("The quota has been exceeded.", "QuotaExceededError")
+        : hostError("quota", { name: "QuotaExceededError" });
+    const { m } = setup({
+      fileSystem: withWrite(base0, () => {
+        throw err0;
+      }),
+    });
+    const err = await expectRejection(assert, () => m.saveContext("t", {}, "r"), "QUOTA_EXCEEDED", "saveContext");
+    assert.equal(err.cause, err0);
+    assert.equal(m.size, 0);
+  });
+
+  t("a failed save leaves earlier pointers and records intact", async () => {
+    const base0 = makeStorage();
+    let fail = false;
+    const storage = withWrite(base0, (p, d, o) => {
+      if (fail) throw hostError("EIO", { code: "EIO" });
+      return base0.write(p, d, o);
+    });
+    const { m, base } = setup({ fileSystem: storage });
+    const fp = await m.saveContext("t", { a: 1 }, "ok");
+    fail = true;
+    await expectRejection(assert, () => m.saveContext("t", { a: 2 }, "no"), "STORAGE", "saveContext");
+    assert.equal(m.size, 1);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), [fp]);
+    assert.deepEqual(await listFiles(base0, base), [fp]);
+    fail = false;
+    await m.saveContext("t", { a: 3 }, "ok again");
+    assert.equal(m.size, 2);
+  });
+
+  t("flush() with a failing storage rejects with a coded Error", async () => {
+    const base0 = makeStorage();
+    const err0 = hostError("EIO", { code: "EIO" });
+    const storage = withWrite(base0, () => Promise.reject(err0));
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    await m.saveContext("t", {}, "small");
+    const err = await expectRejection(assert, () => m.flush(), "STORAGE", "flush");
+    assert.equal(err.cause, err0);
+  });
+
+  t("maxRecordBytes: a larger record rejects with TOO_LARGE and writes nothing", async () => {
+    const { m, storage, base } = setup({ maxRecordBytes: 1000 });
+    await expectRejection(assert, () => m.saveContext("t", {}, "z".repeat(2000)), "TOO_LARGE", "saveContext");
+    assert.equal(m.size, 0);
+    assert.deepEqual(await listFiles(storage, base), []);
+    const mem = setup({ maxRecordBytes: 1000, persistThreshold: 32768 });
+    await expectRejection(assert, () => mem.m.saveContext("t", {}, "z".repeat(2000)), "TOO_LARGE", "saveContext");
+    assert.equal(mem.m.size, 0);
+    // a small record still fits
+    await m.saveContext("t", {}, "small");
+    assert.equal(m.size, 1);
+  });
+
+  // -- seed IFileSystem
+
+  t("a seed-style IFileSystem works for save, load and clear", async () => {
+    const fs = mapFileSystem();
+    const dir = contextDir();
+    const m = new ContextManager({ contextDir: dir, fileSystem: fs, persistThreshold: 0 });
+    const base = m.getContextDir();
+    await fs.mkdir(base, { recursive: true });
+    await fs.writeFile(joinPath(base, "notes.txt"), "keep me");
+    const fp1 = await m.saveContext("readFile", { path: "a.ts" }, { text: "A" }, 1, "q");
+    const fp2 = await m.saveContext("grep", { pattern: "b" }, ["B"]);
+    assertInside(base, fp1);
+    assert.ok(fs.files.has(fp1), "record written through the IFileSystem");
+    const stored = JSON.parse(fs.files.get(fp1));
+    assert.equal(stored.toolName, "readFile");
+    assert.deepEqual(stored.result, { text: "A" });
+    const recs = await m.loadContexts([fp2, fp1]);
+    assert.deepEqual(recs.map((r) => r.toolName), ["grep", "readFile"]);
+    await m.clearContextDir();
+    assert.equal(fs.files.has(fp1), false);
+    assert.equal(fs.files.has(fp2), false);
+    assert.equal(fs.files.get(joinPath(base, "notes.txt")), "keep me");
+    assert.deepEqual(
+      [...fs.files.keys()].filter((k) => !k.endsWith("notes.txt")),
+      [],
+      "no temporary files left behind",
+    );
+  });
+
+  // -- input validation (SPEC §9: coded Errors; I/O methods reject, never throw)
+
+  t("invalid inputs: async methods reject with INVALID_ARGUMENT, sync ones throw a coded Error", async () => {
+    const { m, storage } = setup();
+    await expectRejection(assert, () => m.loadContexts(null), "INVALID_ARGUMENT", "loadContexts(null)");
+    await expectRejection(assert, () => m.loadContexts("a.json"), "INVALID_ARGUMENT", "loadContexts(string)");
+    await expectRejection(assert, () => m.saveContext(123, {}, 1), "INVALID_ARGUMENT", "saveContext(non-string tool)");
+    await expectRejection(assert, () => m.saveContext("t", {}, 1, "seven"), "INVALID_ARGUMENT", "saveContext(taskId string)");
+    assert.equal(m.size, 0);
+    const throwsCoded = (fn, label) => {
+      let err;
+      try {
+        fn();
+      } catch (e) {
+        err = e;
+      }
+      assert.ok(err instanceof Error, `${label} throws an Error`);
+      assert.equal(err.code, "INVALID_ARGUMENT", `${label}: code (message: ${err.message})`);
+    };
+    throwsCoded(() => m.selectRelevantContexts("q", null), "selectRelevantContexts(q, null)");
+    throwsCoded(() => new ContextManager({ fileSystem: storage, persistThreshold: -1 }), "persistThreshold -1");
+    throwsCoded(() => new ContextManager({ fileSystem: storage, persistThreshold: "big" }), "persistThreshold string");
+    throwsCoded(() => new ContextManager({ fileSystem: {} }), "fileSystem without methods");
+    throwsCoded(() => ContextManager.hashQuery(5), "hashQuery(number)");
+  });
+
+  t("sessionId is undefined without a session", () => {
+    const { m } = setup();
+    assert.equal(m.sessionId, undefined);
+  });
+
+  // -- paths
+
+  t("loadContexts normalises '.' and '..' that stay inside contextDir", async () => {
+    const { m, base } = setup();
+    const fp = await m.saveContext("t", { a: 1 }, "inside");
+    const fn = basename(fp);
+    const recs = await m.loadContexts([`${base}/./${fn}`, `${base}/sub/../${fn}`]);
+    assert.deepEqual(recs.map((r) => r.result), ["inside", "inside"]);
+  });
+
+  // -- description options, redaction, memory budget
+
+  t("describe option overrides the generated description; undefined keeps the default", async () => {
+    const { m, storage } = setup({
+      describe: (toolName, args) => (args.custom ? `custom ${toolName} ${args.custom}` : undefined),
+    });
+    const fp1 = await m.saveContext("readFile", { custom: "yes" }, 1);
+    const fp2 = await m.saveContext("readFile", { path: "src/x.ts" }, 1);
+    assert.equal((await readRecord(storage, fp1)).toolDescription, "custom readFile yes");
+    const d2 = (await readRecord(storage, fp2)).toolDescription;
+    assert.ok(d2.includes("src/x.ts") && /read/i.test(d2), `default description: ${d2}`);
+    assert.deepEqual(m.selectRelevantContexts("custom", m.getAllPointers(), { fallback: "none" }), [fp1]);
+  });
+
+  t("description shortens long argument values", async () => {
+    const { m, storage } = setup();
+    const fp = await m.saveContext("writeFile", { path: "a.txt", content: "long ".repeat(4000) }, 1);
+    const d = (await readRecord(storage, fp)).toolDescription;
+    assert.ok(d.length < 1000, `description is ${d.length} chars`);
+    assert.ok(d.includes("a.txt"), d);
+  });
+
+  t("redact(record) runs before the record is serialised", async () => {
+    const seen = [];
+    const { m, storage } = setup({
+      redact: (record) => {
+        seen.push(record.toolName);
+        record.result = JSON.parse(JSON.stringify(record.result).replaceAll("s3cr3t-token", "[REDACTED]"));
+        return record;
+      },
+    });
+    const fp = await m.saveContext("fetch", { url: "https://example.test" }, { headers: { auth: "Bearer s3cr3t-token" } });
+    assert.deepEqual(seen, ["fetch"], "redact called once with the record");
+    const text = await readText(storage, fp);
+    assert.ok(!text.includes("s3cr3t-token"), `stored record still holds the secret: ${text}`);
+    assert.ok(text.includes("[REDACTED]"));
+    const [rec] = await m.loadContexts([fp]);
+    assert.equal(rec.result.headers.auth, "Bearer [REDACTED]");
+  });
+
+  t("memoryBudget: past it the oldest in-memory records are written out; all stay loadable", async () => {
+    const { m, storage, base } = setup({ persistThreshold: 32768, memoryBudget: 1000 });
+    const fps = [];
+    for (let i = 0; i < 6; i++) fps.push(await m.saveContext("t", { i }, `${i}`.repeat(300)));
+    const sizes = m.getAllPointers().map((p) => p.size);
+    assert.ok(sizes.every((s) => s > 300 && s < 1000), `record sizes ${sizes}`);
+    const written = await Promise.all(fps.map(async (fp) => (await storage.read(fp)) !== undefined));
+    assert.equal(written[0], true, "the oldest record was written out");
+    assert.equal(written[5], false, "the newest record stays in memory");
+    const firstKept = written.indexOf(false);
+    assert.ok(written.slice(firstKept).every((w) => !w), `oldest first: ${written}`);
+    let inMemory = 0;
+    for (let i = firstKept; i < 6; i++) inMemory += sizes[i];
+    assert.ok(inMemory <= 1000, `in-memory bytes ${inMemory} within the budget`);
+    assert.equal((await listFiles(storage, base)).length, firstKept);
+    const recs = await m.loadContexts(fps);
+    assert.deepEqual(recs.map((r) => r.result), fps.map((_, i) => `${i}`.repeat(300)));
+  });
+
+  // -- purge
+
+  t("ContextManager.purge removes every toolctx record of the directory, nothing else", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m1 = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const m2 = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const base = m1.getContextDir();
+    await m1.saveContext("a", {}, 1);
+    await m2.saveContext("b", {}, 2);
+    const notes = joinPath(base, "notes.txt");
+    await storage.write(notes, "keep");
+    assert.equal(typeof ContextManager.purge, "function", "ContextManager.purge exists");
+    await ContextManager.purge({ contextDir: dir, fileSystem: storage });
+    assert.deepEqual(await listFiles(storage, base), [notes]);
+  });
+
+  // -- open / dispose
+
+  t("ContextManager.open resolves to a working ContextManager", async () => {
+    const storage = makeStorage();
+    const p = ContextManager.open({ contextDir: contextDir(), fileSystem: storage, persistThreshold: 0 });
+    assert.ok(typeof p?.then === "function", "open returns a Promise");
+    const m = await p;
+    assert.ok(m instanceof ContextManager);
+    assert.equal(m.size, 0);
+    const fp = await m.saveContext("t", { a: 1 }, "opened");
+    assert.equal((await readRecord(storage, fp)).result, "opened");
+  });
+
+  t("close() and Symbol.asyncDispose flush in-memory records", async () => {
+    const storage = makeStorage();
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const fp = await m.saveContext("t", {}, "flushed on close");
+    assert.equal(await storage.read(fp), undefined);
+    if (typeof Symbol.asyncDispose === "symbol") {
+      assert.equal(typeof m[Symbol.asyncDispose], "function");
+      const r = m[Symbol.asyncDispose]();
+      assert.ok(typeof r?.then === "function", "asyncDispose returns a Promise");
+      await r;
+    } else {
+      await m.close();
+    }
+    assert.equal((await readRecord(storage, fp))?.result, "flushed on close");
+
+    const m2 = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const fp2 = await m2.saveContext("t", {}, "closed");
+    await m2.close();
+    assert.equal((await readRecord(storage, fp2))?.result, "closed");
+  });
+}
