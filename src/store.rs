@@ -479,3 +479,18 @@ impl<S: Storage> ContextManager<S> {
         result
     }
 }
+
+/// Removes every file of `dir` whose name is a record filename (SPEC §3), whoever
+/// wrote it; other files and sub-folders stay. Returns the number removed.
+pub async fn purge<S: Storage>(storage: &S, dir: &str) -> Result<usize> {
+    let names = storage.list(dir).await?;
+    let records: Vec<String> =
+        names.iter().filter(|n| crate::naming::is_record_filename(n)).map(|n| paths::join(dir, n)).collect();
+    let results = join_all(records.iter().map(|p| storage.remove(p))).await;
+    let mut removed = 0;
+    for result in results {
+        result?;
+        removed += 1;
+    }
+    Ok(removed)
+}

@@ -223,6 +223,23 @@ fn clear_removes_only_this_managers_records() {
 }
 
 #[test]
+fn purge_removes_every_record_and_nothing_else() {
+    block_on(async {
+        let storage = Rc::new(MemoryStorage::new());
+        storage.write("/ctx/notes.json", b"{}", WriteOptions::default()).await?;
+        storage.write("/ctx/sub/t_000000000000_1700000000000_0_aaaa.json", b"{}", WriteOptions::default()).await?;
+        for _ in 0..2 {
+            let m = ContextManager::new(storage.clone(), options("/ctx"))?;
+            m.save(save("t", "{}", "1")).await?;
+        }
+        assert_eq!(toolctx::purge(&storage, "/ctx").await?, 2);
+        assert_eq!(storage.paths(), ["/ctx/notes.json", "/ctx/sub/t_000000000000_1700000000000_0_aaaa.json"]);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn ranking_uses_indexed_terms_of_known_pointers() {
     block_on(async {
         let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;

@@ -5,12 +5,14 @@
 //   another record; a torn file left by a crash does not parse and is skipped;
 // - replacing writes go to a temporary name in the same folder and are renamed
 //   over the target, so a reader never sees half a file;
-// - reads refuse to follow a symbolic link (O_NOFOLLOW), so a link planted in the
-//   store cannot point a read outside it.
+// - reads refuse to follow a symbolic link (O_NOFOLLOW), and when the manager names
+//   its store (`read(path, {root})`) a folder link that leads out of it is refused too;
+// - at most `maxOpenFiles` operations run at once (default 64), so a burst of
+//   thousands of saves never runs the process out of file handles (EMFILE).
 
 import { constants } from "node:fs";
-import { mkdir, open, readdir, rename, rm, rmdir, unlink, appendFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { mkdir, open, readdir, realpath, rename, rm, rmdir, unlink, appendFile } from "node:fs/promises";
+import { dirname, sep } from "node:path";
 import { randomBytes } from "node:crypto";
 
 const DIR_MODE = 0o700;
@@ -23,13 +25,50 @@ function ignore(codes) {
   };
 }
 
+/** Runs at most `max` tasks at once; a finishing task hands its slot to the next. */
+function limiter(max) {
+  let active = 0;
+  const waiting = [];
+  return async (task) => {
+    if (active < max) active++;
+    else await new Promise((resolve) => waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
+function outsideStore(path) {
+  return Object.assign(new Error(`${path} resolves outside the store through a symbolic link`), {
+    code: "OUTSIDE_STORE",
+  });
+}
+
 /**
  * @param {import("./node.d.ts").NodeStorageOptions} [options]
  * @returns {import("../index.js").StorageHost}
  */
 export function nodeStorage(options = {}) {
   const strict = options.durability === "strict";
+  const limit = limiter(options.maxOpenFiles ?? 64);
   const madeDirs = new Set();
+  const realRoots = new Map();
+
+  async function assertInside(path, root) {
+    let realRoot = realRoots.get(root);
+    if (realRoot === undefined) {
+      realRoot = await realpath(root);
+      realRoots.set(root, realRoot);
+    }
+    const realDir = await realpath(dirname(path));
+    if (realDir !== realRoot && !realDir.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
+      throw outsideStore(path);
+    }
+  }
 
   async function ensureDir(dir) {
     if (madeDirs.has(dir)) return;
@@ -50,67 +89,71 @@ export function nodeStorage(options = {}) {
     await handle.close();
   }
 
+  async function read(path, { root } = {}) {
+    let handle;
+    try {
+      handle = await open(path, constants.O_RDONLY | NOFOLLOW);
+    } catch (err) {
+      if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return undefined;
+      throw err;
+    }
+    try {
+      if (root !== undefined) await assertInside(path, root);
+      return new Uint8Array(await handle.readFile());
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async function write(path, data, { exclusive = false } = {}) {
+    const dir = dirname(path);
+    try {
+      await ensureDir(dir);
+      if (exclusive) return await writeFresh(path, data);
+    } catch (err) {
+      if (err?.code !== "ENOENT") throw err;
+      // The folder went away after we made it (another manager cleaned up): again.
+      madeDirs.delete(dir);
+      await ensureDir(dir);
+      if (exclusive) return await writeFresh(path, data);
+    }
+    const tmp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+    try {
+      await writeFresh(tmp, data);
+      await rename(tmp, path);
+      if (strict) {
+        const d = await open(dir, constants.O_RDONLY);
+        await d.sync().finally(() => d.close());
+      }
+    } catch (err) {
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
+  }
+
   return {
     description: "node fs storage",
-    async read(path) {
-      let handle;
-      try {
-        handle = await open(path, constants.O_RDONLY | NOFOLLOW);
-      } catch (err) {
-        if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return undefined;
-        throw err;
-      }
-      try {
-        return new Uint8Array(await handle.readFile());
-      } finally {
-        await handle.close();
-      }
-    },
+    read: (path, options) => limit(() => read(path, options)),
+    write: (path, data, options) => limit(() => write(path, data, options)),
 
-    async write(path, data, { exclusive = false } = {}) {
-      const dir = dirname(path);
-      try {
-        await ensureDir(dir);
-        if (exclusive) return await writeFresh(path, data);
-      } catch (err) {
-        if (err?.code !== "ENOENT") throw err;
-        // The folder went away after we made it (another manager cleaned up): again.
-        madeDirs.delete(dir);
-        await ensureDir(dir);
-        if (exclusive) return await writeFresh(path, data);
-      }
-      const tmp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-      try {
-        await writeFresh(tmp, data);
-        await rename(tmp, path);
-        if (strict) {
-          const d = await open(dir, constants.O_RDONLY);
-          await d.sync().finally(() => d.close());
+    append: (path, data) =>
+      limit(async () => {
+        await ensureDir(dirname(path));
+        await appendFile(path, data, { mode: FILE_MODE });
+      }),
+
+    remove: (path) => limit(() => rm(path, { force: true })),
+
+    list: (dir) =>
+      limit(async () => {
+        try {
+          const entries = await readdir(dir, { withFileTypes: true });
+          return entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
+        } catch (err) {
+          if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return [];
+          throw err;
         }
-      } catch (err) {
-        await unlink(tmp).catch(() => {});
-        throw err;
-      }
-    },
-
-    async append(path, data) {
-      await ensureDir(dirname(path));
-      await appendFile(path, data, { mode: FILE_MODE });
-    },
-
-    async remove(path) {
-      await rm(path, { force: true });
-    },
-
-    async list(dir) {
-      try {
-        const entries = await readdir(dir, { withFileTypes: true });
-        return entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
-      } catch (err) {
-        if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return [];
-        throw err;
-      }
-    },
+      }),
 
     async removeDir(path) {
       madeDirs.delete(path);

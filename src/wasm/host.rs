@@ -51,23 +51,23 @@ pub fn resolve_context_dir(given: Option<String>) -> Result<String> {
 }
 
 /// The storage from the `fileSystem`/`storage` option, or the runtime's default.
-pub fn storage_from(given: JsValue, debug: &dyn Fn(&str)) -> Result<JsStorage> {
+pub fn storage_from(given: JsValue, root: &str, debug: &dyn Fn(&str)) -> Result<JsStorage> {
     if given.is_undefined() || given.is_null() {
         let host = call_default("defaultStorage", &JsValue::UNDEFINED)?
             .ok_or_else(|| Error::invalid("no storage given and this runtime registered no default"))?;
         if let Some(note) = Reflect::get(&host, &"description".into()).ok().and_then(|d| d.as_string()) {
             debug(&note);
         }
-        return JsStorage::new(host);
+        return JsStorage::new(host, root);
     }
     if is_storage_host(&given) {
-        return JsStorage::new(given);
+        return JsStorage::new(given, root);
     }
     let has = |m: &str| Reflect::get(&given, &m.into()).is_ok_and(|f| f.is_function());
     if has("readFile") && has("writeFile") {
         let wrapped = call_default("adaptFileSystem", &given)?
             .ok_or_else(|| Error::invalid("this runtime cannot wrap an IFileSystem"))?;
-        return JsStorage::new(wrapped);
+        return JsStorage::new(wrapped, root);
     }
     Err(Error::invalid("fileSystem/storage must have read, write, remove and list methods (or be a seed IFileSystem)"))
 }

@@ -25,6 +25,7 @@ use crate::store::{Candidate, ContextManager, DebugEvent, Filter, Options, SaveI
 pub struct JsContextManager {
     inner: Rc<ContextManager<JsStorage>>,
     describe: Option<Function>,
+    redact: Option<Function>,
     on_debug: Option<Function>,
 }
 
@@ -112,16 +113,18 @@ impl JsContextManager {
         }
         let on_debug = opt_function(&options, "onDebug")?;
         let sink = debug_sink(&on_debug);
+        let dir = resolve_context_dir(opt_string(&options, "contextDir")?)?;
+        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
         let mut storage_opt = get(&options, "fileSystem");
         if storage_opt.is_undefined() {
             storage_opt = get(&options, "storage");
         }
-        let storage = storage_from(storage_opt, &|note| {
+        let storage = storage_from(storage_opt, &root, &|note| {
             if let Some(s) = &sink {
                 s(&DebugEvent { message: note.to_owned(), path: None });
             }
         })?;
-        let mut core = Options::new(resolve_context_dir(opt_string(&options, "contextDir")?)?);
+        let mut core = Options::new(dir);
         if let Some(n) = opt_size(&options, "persistThreshold")? {
             core.persist_threshold = n;
         }
@@ -145,6 +148,7 @@ impl JsContextManager {
         Ok(JsContextManager {
             inner: Rc::new(ContextManager::new(storage, core)?),
             describe: opt_function(&options, "describe")?,
+            redact: opt_function(&options, "redact")?,
             on_debug,
         })
     }
@@ -172,10 +176,14 @@ impl JsContextManager {
             SaveFields::parse(task_or_options, query_id, &JsValue::UNDEFINED)?
         };
         let mut fields = fields;
+        let (args_json, result_json) = match &self.redact {
+            Some(redact) => redacted(redact, &tool, &args_json, result_json, &fields)?,
+            None => (args_json, result_json),
+        };
         if fields.description.is_none() {
             if let Some(describe) = &self.describe {
                 let d = describe
-                    .call2(&JsValue::UNDEFINED, &tool.as_str().into(), args)
+                    .call2(&JsValue::UNDEFINED, &tool.as_str().into(), &parse_json(&args_json))
                     .map_err(|e| with_cause(ErrorKind::InvalidArgument, "the describe option threw", e))?;
                 if !d.is_undefined() {
                     fields.description = Some(well_formed(&d, "describe()'s result")?);
@@ -184,6 +192,45 @@ impl JsContextManager {
         }
         Ok((tool, args_json, result_json, fields))
     }
+}
+
+/// Runs the `redact` option over a copy of the record and returns the JSON of the args
+/// and result it hands back (or leaves in the record, if it mutates it in place).
+fn redacted(
+    redact: &Function,
+    tool: &str,
+    args_json: &str,
+    result_json: Option<String>,
+    fields: &SaveFields,
+) -> Result<(String, Option<String>)> {
+    let record = Object::new();
+    let put = |k: &str, v: &JsValue| {
+        let _ = Reflect::set(&record, &k.into(), v);
+    };
+    put("toolName", &tool.into());
+    put("args", &parse_json(args_json));
+    if let Some(result) = &result_json {
+        put("result", &parse_json(result));
+    }
+    if let Some(task) = &fields.task_id {
+        put("taskId", &task.as_f64().unwrap_or(f64::NAN).into());
+    }
+    if let Some(query) = &fields.query_id {
+        put("queryId", &query.as_str().into());
+    }
+    let returned = redact
+        .call1(&JsValue::UNDEFINED, &record)
+        .map_err(|e| with_cause(ErrorKind::InvalidArgument, "the redact option threw", e))?;
+    if returned.is_instance_of::<Promise>() {
+        return Err(Error::invalid("redact must return the record synchronously"));
+    }
+    let out: JsValue = if returned.is_object() { returned } else { record.into() };
+    let args = get(&out, "args");
+    if !args.is_object() || Array::is_array(&args) {
+        return Err(Error::invalid("redact must leave args a plain object"));
+    }
+    let args_json = stringify(&args, "redacted args")?.ok_or_else(|| Error::invalid("redacted args vanished"))?;
+    Ok((args_json, stringify(&get(&out, "result"), "redacted result")?))
 }
 
 /// The optional per-save fields.
@@ -228,6 +275,20 @@ impl JsContextManager {
             Ok(manager) => Promise::resolve(&JsValue::from(manager)),
             Err(e) => rejected(e),
         }
+    }
+
+    /// Removes every toolctx record of `contextDir` (files named as records), whoever
+    /// wrote them, and nothing else; resolves to the number removed.
+    pub fn purge(options: JsValue) -> Promise {
+        let manager = match Self::build(options) {
+            Ok(manager) => manager,
+            Err(e) => return rejected(e),
+        };
+        future_to_promise(async move {
+            let inner = manager.inner.clone();
+            let removed = crate::store::purge(inner.storage(), inner.context_dir()).await.js()?;
+            Ok(JsValue::from(removed as f64))
+        })
     }
 
     /// Saves a tool output; resolves to its filepath.

@@ -39,6 +39,9 @@ impl std::error::Error for HostError {}
 /// The host object and its methods, looked up once.
 pub struct JsStorage {
     host: JsValue,
+    /// `{root}`: the store folder, passed to `read` so file-system adapters can refuse
+    /// a read that a symbolic link would take outside it.
+    read_options: Object,
     read: Function,
     write: Function,
     remove: Function,
@@ -56,8 +59,9 @@ pub fn is_storage_host(value: &JsValue) -> bool {
 }
 
 impl JsStorage {
-    /// Wraps a host object; it must have `read`, `write`, `remove` and `list`.
-    pub fn new(host: JsValue) -> Result<Self> {
+    /// Wraps a host object for a store in `root`; it must have `read`, `write`,
+    /// `remove` and `list`.
+    pub fn new(host: JsValue, root: &str) -> Result<Self> {
         let required = |name: &str| {
             method(&host, name).ok_or_else(|| Error::invalid(format!("the storage has no {name}() method")))
         };
@@ -67,6 +71,11 @@ impl JsStorage {
             remove: required("remove")?,
             list: required("list")?,
             remove_dir: method(&host, "removeDir"),
+            read_options: {
+                let o = Object::new();
+                let _ = Reflect::set(&o, &"root".into(), &root.into());
+                o
+            },
             host,
         })
     }
@@ -94,6 +103,7 @@ fn classify(op: &str, err: &JsValue) -> Error {
     let kind = match (code.as_str(), name.as_str()) {
         ("EEXIST", _) | (_, "EEXIST") => ErrorKind::AlreadyExists,
         ("ENOSPC" | "EDQUOT" | "QUOTA_EXCEEDED", _) | (_, "QuotaExceededError") => ErrorKind::QuotaExceeded,
+        ("OUTSIDE_STORE", _) => ErrorKind::OutsideStore,
         _ => ErrorKind::Storage,
     };
     let message = HostError(err.clone()).to_string();
@@ -123,7 +133,7 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
 
 impl Storage for JsStorage {
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        let value = self.call("read", path, &self.read, &[path.into()]).await?;
+        let value = self.call("read", path, &self.read, &[path.into(), self.read_options.clone().into()]).await?;
         if value.is_undefined() || value.is_null() {
             return Ok(None);
         }

@@ -65,7 +65,7 @@ async fn settle(p: Promise) -> Result<JsValue, JsValue> {
 #[wasm_bindgen_test]
 async fn sync_and_async_hosts_behave_alike() {
     for as_promises in [false, true] {
-        let storage = JsStorage::new(make_host(as_promises)).unwrap();
+        let storage = JsStorage::new(make_host(as_promises), "/").unwrap();
         assert_eq!(storage.read("/a").await.unwrap(), None);
         storage.write("/d/a", b"one", WriteOptions { exclusive: true }).await.unwrap();
         assert_eq!(storage.read("/d/a").await.unwrap().as_deref(), Some(&b"one"[..]));

@@ -6,8 +6,12 @@ export type StorageData = Uint8Array | string;
  * `/`-joined strings; an adapter maps them onto its medium.
  */
 export interface StorageHost {
-  /** The file's contents, or `undefined` when it does not exist. */
-  read(path: string): Promise<StorageData | undefined> | StorageData | undefined;
+  /**
+   * The file's contents, or `undefined` when it does not exist. `root` is the store
+   * folder the path lies in: adapters over real file systems refuse (with `code:
+   * "OUTSIDE_STORE"`) a read that symbolic links would take outside it.
+   */
+  read(path: string, options?: { root?: string }): Promise<StorageData | undefined> | StorageData | undefined;
   /**
    * Replaces the whole file, creating parents; atomic where possible. With
    * `exclusive`, fails with an error whose `code` is `"EEXIST"` when the path exists.
@@ -91,6 +95,12 @@ export interface ContextManagerOptions {
   storage?: StorageHost | IFileSystem;
   /** Receives warnings (skipped files) and traces. */
   onDebug?: (msg: string, data?: unknown) => void;
+  /**
+   * Runs before a record is serialised, on a copy: `{toolName, args, result, taskId?,
+   * queryId?}`. Return the record to store (or change it in place) — e.g. strip tokens.
+   */
+  redact?: (record: { toolName: string; args: Record<string, unknown>; result?: unknown; taskId?: number; queryId?: string }) =>
+    { args: Record<string, unknown>; result?: unknown } | void;
   /** Overrides the generated description. */
   describe?: (toolName: string, args: Record<string, unknown>) => string | undefined;
   /** Milliseconds since the epoch (tests). Default `Date.now`. */
@@ -135,6 +145,8 @@ export class ContextManager {
   constructor(options?: ContextManagerOptions);
   /** A manager, ready once its storage is. */
   static open(options?: ContextManagerOptions): Promise<ContextManager>;
+  /** Removes every toolctx record of `contextDir` (whoever wrote it) and nothing else; resolves to the count. */
+  static purge(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">): Promise<number>;
   /** Saves a tool output; resolves to its filepath. */
   saveContext(toolName: string, args: Record<string, unknown>, result: unknown,
               taskId?: number | SaveOptions, queryId?: string): Promise<string>;
