@@ -7,21 +7,23 @@ export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 WASM_PACK_FLAGS := --target web --out-dir pkg --out-name toolctx_core --no-pack
 CORE_SOURCES := $(shell find src -type f) Cargo.toml Cargo.lock
 TEMPLATE := $(shell find pkg-template -type f)
+WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
+	cargo test --target wasm32-unknown-unknown --lib --config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
 
-.PHONY: setup pkg demo test test-rust test-wasm test-js lint clean
+.PHONY: setup pkg demo test test-rust test-wasm test-js test-deno test-bun test-browser test-pack lint clean
 
 setup:
 	@scripts/setup.sh
 
 ## pkg/: the directory `npm pack` publishes (wasm-pack output + pkg-template/).
 pkg: setup pkg/.built
+	@mkdir -p node_modules && ln -sfn ../pkg node_modules/toolctx
 
 pkg/.built: $(CORE_SOURCES) $(TEMPLATE) README.md CHANGELOG.md
 	wasm-pack build --release $(WASM_PACK_FLAGS)
 	rm -f pkg/.gitignore pkg/package.json pkg/README.md
 	cp -R pkg-template/. pkg/
 	cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE pkg/
-	mkdir -p node_modules && ln -sfn ../pkg node_modules/toolctx
 	@touch $@
 
 ## The main job: a small agent loop over this repository, on the default store.
@@ -29,7 +31,7 @@ demo: pkg
 	node demo/agent.mjs
 
 ## Every test.
-test: setup lint test-rust test-wasm test-js
+test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-pack
 
 lint:
 	cargo fmt --check
@@ -39,11 +41,28 @@ lint:
 test-rust:
 	cargo test
 
+# The wasm-side tests in Node, then in headless Chromium on the main thread and in a
+# dedicated worker (wasm-bindgen-test-runner reads WASM_BINDGEN_USE_*).
 test-wasm: setup
 	wasm-pack test --node
+	WASM_BINDGEN_USE_BROWSER=1 $(WASM_BROWSER_TEST)
+	WASM_BINDGEN_USE_DEDICATED_WORKER=1 $(WASM_BROWSER_TEST)
 
 test-js: pkg
 	node --test --test-reporter=spec tests/js/
+
+test-deno: pkg
+	deno test -A --no-check tests/js/deno.suite.mjs
+
+test-bun: pkg
+	bun test ./tests/js/bun.suite.mjs
+
+test-browser: pkg
+	node tests/js/browser/run.mjs
+
+## The packed tarball, installed into scratch projects: Node, Deno, Bun, a Vite page.
+test-pack: pkg
+	node tests/pack/run.mjs
 
 clean:
 	rm -rf pkg target node_modules

@@ -1,21 +1,30 @@
-// toolctx for browsers, workers, Deno and edge runtimes: the wasm core is ready when
-// this module's import resolves (top-level await).
+// toolctx for browsers, workers and edge runtimes: the wasm core is ready when this
+// module's import resolves (top-level await). The default storage is OPFS where the
+// runtime has it, else IndexedDB, else memory (and onDebug says so).
 
 import init, { __setHostDefaults } from "./toolctx_core.js";
 import { memoryStorage } from "./adapters/memory.js";
+import { opfsStorage } from "./adapters/opfs.js";
+import { indexedDbStorage } from "./adapters/indexeddb.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
 import "./extras.js";
 
 await init({ module_or_path: new URL("./toolctx_core_bg.wasm", import.meta.url) });
 
+function defaultStorage() {
+  if (typeof navigator !== "undefined" && typeof navigator.storage?.getDirectory === "function") {
+    return opfsStorage();
+  }
+  if (typeof indexedDB !== "undefined") return indexedDbStorage();
+  const storage = memoryStorage();
+  storage.description = "no persistent storage in this runtime (no OPFS, no IndexedDB): records are kept in memory only";
+  return storage;
+}
+
 __setHostDefaults({
   defaultContextDir: () => "agent/context",
   resolveDir: (dir) => dir.replace(/^\/+/, ""),
-  defaultStorage: () => {
-    const storage = memoryStorage();
-    storage.description = "no persistent storage given: records are kept in memory only";
-    return storage;
-  },
+  defaultStorage,
   adaptFileSystem: fromFileSystem,
 });
 

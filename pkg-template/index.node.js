@@ -1,12 +1,13 @@
-// toolctx for Node (and Bun): the wasm core loads synchronously, so the package works
+// toolctx for Node and Bun: the wasm core loads synchronously, so the package works
 // from `import` and from `require` (Node's require(esm)), and the default storage is
-// the file system under ~/.agent/context.
+// the file system under ~/.agent/context (toolctx/node, or toolctx/bun under Bun).
 
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve, sep } from "node:path";
 import { initSync, __setHostDefaults } from "./toolctx_core.js";
 import { nodeStorage } from "./adapters/node.js";
+import { bunStorage } from "./adapters/bun.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
 import "./extras.js";
 
@@ -17,7 +18,7 @@ const toSlashes = (p) => (sep === "/" ? p : p.split(sep).join("/"));
 __setHostDefaults({
   defaultContextDir: () => resolve(homedir(), ".agent", "context"),
   resolveDir: (dir) => toSlashes(resolve(dir)),
-  defaultStorage: () => nodeStorage(),
+  defaultStorage: () => (typeof Bun === "undefined" ? nodeStorage() : bunStorage()),
   adaptFileSystem: fromFileSystem,
 });
 

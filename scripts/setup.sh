@@ -38,6 +38,16 @@ fi
 stamp=node_modules/.toolctx-setup
 if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
   say "installing npm dev dependencies"
-  npm ci --no-audit --no-fund --loglevel=error
+  # Not `npm ci`: the registry here serves only this platform's builds of deno, bun and
+  # rollup, so the lock cannot list the others and `npm ci` would call it out of sync.
+  npm install --no-save --no-audit --no-fund --loglevel=error
   touch "$stamp"
+fi
+
+# Debian's Chromium and ChromeDriver for the browser tests (never a tool's own download).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  say "installing Debian's chromium and chromium-driver"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq chromium chromium-driver >/dev/null
 fi

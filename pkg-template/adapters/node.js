@@ -10,7 +10,7 @@
 // - at most `maxOpenFiles` operations run at once (default 64), so a burst of
 //   thousands of saves never runs the process out of file handles (EMFILE).
 
-import { constants } from "node:fs";
+import { closeSync, constants, openSync, unlinkSync, writeSync, fsyncSync } from "node:fs";
 import { mkdir, open, readdir, realpath, rename, rm, rmdir, unlink, appendFile } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -55,6 +55,7 @@ function outsideStore(path) {
 export function nodeStorage(options = {}) {
   const strict = options.durability === "strict";
   const limit = limiter(options.maxOpenFiles ?? 64);
+  const syncCreateMax = options.syncCreateMaxBytes ?? 0;
   const madeDirs = new Set();
   const realRoots = new Map();
 
@@ -76,7 +77,24 @@ export function nodeStorage(options = {}) {
     madeDirs.add(dir);
   }
 
+  function writeFreshSync(path, data) {
+    const fd = openSync(path, "wx", FILE_MODE);
+    try {
+      const view = typeof data === "string" ? Buffer.from(data) : data;
+      for (let at = 0; at < view.length; ) at += writeSync(fd, view, at);
+      if (strict) fsyncSync(fd);
+    } catch (err) {
+      closeSync(fd);
+      try {
+        unlinkSync(path);
+      } catch {}
+      throw err;
+    }
+    closeSync(fd);
+  }
+
   async function writeFresh(path, data) {
+    if (data.length <= syncCreateMax) return writeFreshSync(path, data);
     const handle = await open(path, "wx", FILE_MODE);
     try {
       await handle.writeFile(data);
@@ -132,7 +150,7 @@ export function nodeStorage(options = {}) {
   }
 
   return {
-    description: "node fs storage",
+    description: options.description ?? "node fs storage",
     read: (path, options) => limit(() => read(path, options)),
     write: (path, data, options) => limit(() => write(path, data, options)),
 

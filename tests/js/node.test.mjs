@@ -167,9 +167,8 @@ test("[node] file modes: folders 0700, files 0600 (records, replaced files, appe
   assert.deepEqual(fs.readdirSync(`${top}/x/y`), ["replaced.json"]);
 });
 
-test("[node] a symbolic link in the store is not followed on read", async () => {
-  const top = fresh("symlink");
-  const dir = `${top}/context`;
+/** A manager over node fs in `dir` that writes every record and collects onDebug calls. */
+function debugManager(dir) {
   const debug = [];
   const mgr = new ContextManager({
     contextDir: dir,
@@ -177,6 +176,13 @@ test("[node] a symbolic link in the store is not followed on read", async () => 
     persistThreshold: 0,
     onDebug: (msg, data) => debug.push({ msg, data }),
   });
+  return { mgr, debug };
+}
+
+test("[node] a symbolic link in the store is not followed on read", async () => {
+  const top = fresh("symlink");
+  const dir = `${top}/context`;
+  const { mgr, debug } = debugManager(dir);
   const real = await mgr.saveContext("readFile", { path: "ok.ts" }, "inside");
   // a record-shaped file outside the store, and a record-named link to it inside
   const secretDir = `${top}/outside`;
@@ -206,13 +212,7 @@ test("[node] a symbolic link in the store is not followed on read", async () => 
 test("[node] a symbolic link to a folder outside the store is not followed on read", async () => {
   const top = fresh("symdir");
   const dir = `${top}/context`;
-  const debug = [];
-  const mgr = new ContextManager({
-    contextDir: dir,
-    fileSystem: nodeStorage(),
-    persistThreshold: 0,
-    onDebug: (msg, data) => debug.push({ msg, data }),
-  });
+  const { mgr, debug } = debugManager(dir);
   const real = await mgr.saveContext("readFile", { path: "ok.ts" }, "inside");
   const outside = `${top}/outside`;
   fs.mkdirSync(outside);
@@ -297,11 +297,8 @@ test("[node] package ships a non-empty CHANGELOG and both licence files", () => 
   }
 });
 
-// Adapters of later issues: reported as todo until they ship (issue 3: runtimes).
-const NOT_YET = new Set(["./deno", "./bun", "./opfs", "./indexeddb"]);
 for (const sub of [".", "./node", "./deno", "./bun", "./opfs", "./indexeddb", "./memory"]) {
-  const todo = NOT_YET.has(sub) ? "adapter arrives with the runtimes issue (#3)" : false;
-  test(`[node] package exports ${JSON.stringify(sub)} with "types" first and the files present`, { todo }, () => {
+  test(`[node] package exports ${JSON.stringify(sub)} with "types" first and the files present`, () => {
     const entry = pkgJson.exports?.[sub];
     assert.ok(entry && typeof entry === "object", `exports[${JSON.stringify(sub)}] exists`);
     assert.equal(Object.keys(entry)[0], "types", "types condition first");

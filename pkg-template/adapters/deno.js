@@ -1,0 +1,155 @@
+// toolctx/deno: a StorageHost over Deno's file APIs.
+//
+// The same behaviour as toolctx/node: folders 0700, files 0600; exclusive writes
+// create the file with `createNew` (O_EXCL); replacing writes go to a temporary name
+// and are renamed over the target; a read that symbolic links would take outside the
+// store (`read(path, {root})`) is refused.
+
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+
+function dirname(path) {
+  const i = path.lastIndexOf("/");
+  return i <= 0 ? "/" : path.slice(0, i);
+}
+
+/** Gives Deno's error classes the `code` the core reads (EEXIST, ENOSPC, ...). */
+function withCode(err) {
+  if (err && typeof err === "object" && !err.code) {
+    if (err instanceof Deno.errors.AlreadyExists) err.code = "EEXIST";
+    else if (err instanceof Deno.errors.NotFound) err.code = "ENOENT";
+  }
+  return err;
+}
+
+function isMissing(err) {
+  return err instanceof Deno.errors.NotFound || err?.code === "ENOENT" || err?.code === "ENOTDIR";
+}
+
+function outsideStore(path) {
+  return Object.assign(new Error(`${path} resolves outside the store through a symbolic link`), {
+    code: "OUTSIDE_STORE",
+  });
+}
+
+function randomHex(bytes) {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * @param {import("./deno.d.ts").DenoStorageOptions} [options]
+ * @returns {import("../index.js").StorageHost}
+ */
+export function denoStorage(options = {}) {
+  const strict = options.durability === "strict";
+  const madeDirs = new Set();
+  const realRoots = new Map();
+  const encoder = new TextEncoder();
+  const bytes = (data) => (typeof data === "string" ? encoder.encode(data) : data);
+
+  async function ensureDir(dir) {
+    if (madeDirs.has(dir)) return;
+    await Deno.mkdir(dir, { recursive: true, mode: DIR_MODE });
+    madeDirs.add(dir);
+  }
+
+  async function assertInside(path, root) {
+    const info = await Deno.lstat(path);
+    if (info.isSymlink) throw outsideStore(path);
+    let realRoot = realRoots.get(root);
+    if (realRoot === undefined) {
+      realRoot = await Deno.realPath(root);
+      realRoots.set(root, realRoot);
+    }
+    const realDir = await Deno.realPath(dirname(path));
+    if (realDir !== realRoot && !realDir.startsWith(realRoot.endsWith("/") ? realRoot : `${realRoot}/`)) {
+      throw outsideStore(path);
+    }
+  }
+
+  async function writeFresh(path, data) {
+    const file = await Deno.open(path, { write: true, createNew: true, mode: FILE_MODE });
+    try {
+      const view = bytes(data);
+      for (let at = 0; at < view.length; ) at += await file.write(view.subarray(at));
+      if (strict) await file.sync();
+    } catch (err) {
+      file.close();
+      await Deno.remove(path).catch(() => {});
+      throw err;
+    }
+    file.close();
+  }
+
+  async function write(path, data, { exclusive = false } = {}) {
+    const dir = dirname(path);
+    await ensureDir(dir);
+    if (exclusive) {
+      try {
+        return await writeFresh(path, data);
+      } catch (err) {
+        if (!isMissing(err)) throw err;
+        madeDirs.delete(dir); // the folder went away after we made it: again
+        await ensureDir(dir);
+        return await writeFresh(path, data);
+      }
+    }
+    const tmp = `${path}.${randomHex(6)}.tmp`;
+    try {
+      await writeFresh(tmp, data);
+      await Deno.rename(tmp, path);
+    } catch (err) {
+      await Deno.remove(tmp).catch(() => {});
+      throw err;
+    }
+  }
+
+  const guard =
+    (fn) =>
+    async (...args) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        throw withCode(err);
+      }
+    };
+
+  return {
+    description: "deno fs storage",
+    read: guard(async (path, { root } = {}) => {
+      try {
+        if (root !== undefined) await assertInside(path, root);
+        return await Deno.readFile(path);
+      } catch (err) {
+        if (isMissing(err)) return undefined;
+        throw err;
+      }
+    }),
+    write: guard(write),
+    append: guard(async (path, data) => {
+      await ensureDir(dirname(path));
+      await Deno.writeFile(path, bytes(data), { append: true, create: true, mode: FILE_MODE });
+    }),
+    remove: guard(async (path) => {
+      await Deno.remove(path).catch((err) => {
+        if (!isMissing(err)) throw err;
+      });
+    }),
+    list: guard(async (dir) => {
+      const names = [];
+      try {
+        for await (const entry of Deno.readDir(dir)) names.push(entry.isDirectory ? `${entry.name}/` : entry.name);
+      } catch (err) {
+        if (isMissing(err)) return [];
+        throw err;
+      }
+      return names.sort();
+    }),
+    removeDir: guard(async (path) => {
+      madeDirs.delete(path);
+      await Deno.remove(path).catch((err) => {
+        if (!isMissing(err)) throw err;
+      });
+    }),
+  };
+}

@@ -1,0 +1,11 @@
+import type { StorageHost } from "../index.js";
+
+export interface IndexedDbStorageOptions {
+  /** Database name. Default `"toolctx"`. */
+  database?: string;
+  /** `"strict"`: transactions with `durability: "strict"` (flushed before they complete). */
+  durability?: "default" | "strict";
+}
+
+/** A StorageHost over IndexedDB: one object store, one transaction per write. */
+export function indexedDbStorage(options?: IndexedDbStorageOptions): StorageHost & { close(): Promise<void> };

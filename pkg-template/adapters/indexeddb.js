@@ -1,0 +1,118 @@
+// toolctx/indexeddb: a StorageHost over IndexedDB.
+//
+// One object store of files keyed by path. Every write is one transaction, so a
+// reader sees the old bytes or the new ones, never half; an exclusive write is an
+// `add`, which fails inside the same transaction when the key exists. Folders are
+// implied by paths; `list` walks a key range.
+
+const STORE = "files";
+
+function request(req) {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+function done(tx) {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error ?? new DOMException("transaction aborted", "AbortError"));
+    tx.onerror = () => reject(tx.error);
+  });
+}
+
+function exists(path) {
+  return Object.assign(new Error(`EEXIST: file already exists: ${path}`), { code: "EEXIST" });
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * @param {import("./indexeddb.d.ts").IndexedDbStorageOptions} [options]
+ * @returns {import("../index.js").StorageHost}
+ */
+export function indexedDbStorage(options = {}) {
+  const name = options.database ?? "toolctx";
+  const durability = options.durability === "strict" ? "strict" : "default";
+  let opened;
+
+  function db() {
+    opened ??= new Promise((resolve, reject) => {
+      const req = indexedDB.open(name, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore(STORE);
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+      req.onblocked = () => reject(new Error(`IndexedDB ${name} is blocked by another connection`));
+    });
+    return opened;
+  }
+
+  async function tx(mode) {
+    return (await db()).transaction(STORE, mode, { durability });
+  }
+
+  return {
+    description: `indexeddb storage (database "${name}")`,
+    async read(path) {
+      const t = await tx("readonly");
+      const value = await request(t.objectStore(STORE).get(path));
+      return value === undefined ? undefined : value;
+    },
+    async write(path, data, { exclusive = false } = {}) {
+      const value = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
+      const t = await tx("readwrite");
+      const store = t.objectStore(STORE);
+      const req = exclusive ? store.add(value, path) : store.put(value, path);
+      req.onerror = (event) => {
+        if (req.error?.name === "ConstraintError") event.preventDefault();
+      };
+      const finished = done(t);
+      try {
+        await request(req);
+      } catch (err) {
+        if (err?.name === "ConstraintError") {
+          await finished.catch(() => {});
+          throw exists(path);
+        }
+        throw err;
+      }
+      await finished;
+    },
+    async append(path, data) {
+      const tail = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
+      const t = await tx("readwrite");
+      const store = t.objectStore(STORE);
+      const head = (await request(store.get(path))) ?? new Uint8Array(0);
+      const joined = new Uint8Array(head.length + tail.length);
+      joined.set(head);
+      joined.set(tail, head.length);
+      store.put(joined, path);
+      await done(t);
+    },
+    async remove(path) {
+      const t = await tx("readwrite");
+      t.objectStore(STORE).delete(path);
+      await done(t);
+    },
+    async list(dir) {
+      const prefix = dir === "" || dir.endsWith("/") ? dir : `${dir}/`;
+      const t = await tx("readonly");
+      const range = IDBKeyRange.bound(prefix, `${prefix}\uffff`, false, false);
+      const keys = await request(t.objectStore(STORE).getAllKeys(range));
+      const children = new Set();
+      for (const key of keys) {
+        const rest = key.slice(prefix.length);
+        const slash = rest.indexOf("/");
+        children.add(slash === -1 ? rest : rest.slice(0, slash + 1));
+      }
+      return [...children].sort();
+    },
+    removeDir() {},
+    /** Closes the database connection. */
+    async close() {
+      if (opened) (await opened).close();
+      opened = undefined;
+    },
+  };
+}

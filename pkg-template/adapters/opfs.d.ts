@@ -1,0 +1,12 @@
+import type { StorageHost } from "../index.js";
+
+export interface OpfsStorageOptions {
+  /**
+   * Write new records through `FileSystemSyncAccessHandle` (faster). Default: when
+   * running in a dedicated worker that has them.
+   */
+  syncAccessHandles?: boolean;
+}
+
+/** A StorageHost over the Origin Private File System (main thread and workers). */
+export function opfsStorage(options?: OpfsStorageOptions): StorageHost;

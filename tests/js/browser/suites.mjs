@@ -1,0 +1,40 @@
+// The conformance suites for one browser context (page or dedicated worker): every
+// adapter that works there, over the built package in /pkg.
+
+import { ContextManager } from "/pkg/index.js";
+import { memoryStorage } from "/pkg/adapters/memory.js";
+import { opfsStorage } from "/pkg/adapters/opfs.js";
+import { indexedDbStorage } from "/pkg/adapters/indexeddb.js";
+import { runSeedApiTests, runStorageHostTests } from "/tests/js/conformance.mjs";
+import assert from "./assert.mjs";
+import { run, test } from "./harness.mjs";
+
+let n = 0;
+const fresh = (tag) => `toolctx-test/${tag}-${Date.now().toString(36)}-${n++}`;
+
+export async function runSuites(context) {
+  const adapters = {
+    memory: () => memoryStorage(),
+    opfs: () => opfsStorage(),
+    indexeddb: () => indexedDbStorage({ database: "toolctx-test" }),
+  };
+  if (context === "worker") delete adapters.indexeddb; // covered on the main thread
+  for (const [name, makeStorage] of Object.entries(adapters)) {
+    const label = `${context}/${name}`;
+    runStorageHostTests({ name: label, makeStorage, test, assert, tmpDir: () => fresh(name) });
+    runSeedApiTests({
+      name: label,
+      makeStorage,
+      ContextManager,
+      test,
+      assert,
+      contextDir: () => fresh(name),
+    });
+  }
+  if (context === "worker") {
+    test("[worker/opfs] new records are written through sync access handles", () => {
+      assert.equal(opfsStorage().description, "opfs storage (sync access handles)");
+    });
+  }
+  return run();
+}

@@ -1,0 +1,38 @@
+// The conformance suites under Deno (the real `deno` binary from npm): the deno and
+// memory adapters, over the built package resolved by name ("deno" export condition).
+//   deno test -A --no-check tests/js/deno.suite.mjs
+
+import assert from "node:assert/strict";
+import { ContextManager } from "toolctx";
+import { denoStorage } from "toolctx/deno";
+import { memoryStorage } from "toolctx/memory";
+import { runSeedApiTests, runStorageHostTests } from "./conformance.mjs";
+
+const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+const top = await Deno.makeTempDir({ prefix: "toolctx-deno-" });
+let n = 0;
+const fresh = (tag) => `${top}/${tag}-${n++}`;
+globalThis.addEventListener("unload", () => Deno.removeSync(top, { recursive: true }));
+
+for (const [name, makeStorage, dir] of [
+  ["deno", () => denoStorage(), (tag) => fresh(tag)],
+  ["memory", () => memoryStorage(), (tag) => `/ctx/${tag}-${n++}`],
+]) {
+  runStorageHostTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
+  runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
+}
+
+test("[deno] the default storage is the file system under ~/.agent/context", () => {
+  const m = new ContextManager({ fileSystem: memoryStorage() });
+  assert.equal(m.getContextDir(), `${Deno.env.get("HOME")}/.agent/context`);
+  const rel = new ContextManager({ contextDir: "rel/ctx", fileSystem: memoryStorage() });
+  assert.equal(rel.getContextDir(), `${Deno.cwd()}/rel/ctx`);
+});
+
+test("[deno] files are created 0600 in folders 0700", async () => {
+  const dir = fresh("modes");
+  const m = new ContextManager({ contextDir: dir, fileSystem: denoStorage(), persistThreshold: 0 });
+  const fp = await m.saveContext("t", {}, "secret");
+  assert.equal((await Deno.stat(fp)).mode & 0o777, 0o600);
+  assert.equal((await Deno.stat(dir)).mode & 0o777, 0o700);
+});
