@@ -56,4 +56,6 @@ pub use error::{Error, ErrorKind, Result};
 pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
 pub use select::{keywords, tokenize, Fallback, Scored, Terms};
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
-pub use store::{purge, Candidate, ContextManager, DebugEvent, Filter, Options, SaveInput};
+pub use store::{
+    export_jsonl, import_jsonl, purge, Candidate, ContextManager, DebugEvent, Filter, ImportReport, Options, SaveInput,
+};

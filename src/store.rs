@@ -494,3 +494,76 @@ pub async fn purge<S: Storage>(storage: &S, dir: &str) -> Result<usize> {
     }
     Ok(removed)
 }
+
+/// The persisted records of `dir` as JSON Lines, one record per line, sorted by file
+/// name: `{"filename":"…","record":{…}}` with the record's bytes embedded verbatim, so
+/// an export is lossless. Files that are not whole records are skipped.
+pub async fn export_jsonl<S: Storage>(storage: &S, dir: &str) -> Result<String> {
+    let mut names: Vec<String> =
+        storage.list(dir).await?.into_iter().filter(|n| crate::naming::is_record_filename(n)).collect();
+    names.sort();
+    let files: Vec<String> = names.iter().map(|n| paths::join(dir, n)).collect();
+    let reads = join_all(files.iter().map(|p| storage.read(p))).await;
+    let mut out = String::new();
+    for (name, read) in names.iter().zip(reads) {
+        let Some(bytes) = read? else { continue };
+        let Ok(text) = std::str::from_utf8(&bytes) else { continue };
+        if parse_record(&bytes).is_err() || text.contains('\n') {
+            continue;
+        }
+        out.push_str("{\"filename\":");
+        crate::record::push_json_str(&mut out, name);
+        out.push_str(",\"record\":");
+        out.push_str(text);
+        out.push_str("}\n");
+    }
+    Ok(out)
+}
+
+/// What [`import_jsonl`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Records written.
+    pub imported: usize,
+    /// Records already present with the same bytes.
+    pub unchanged: usize,
+}
+
+/// Writes the records of a JSON Lines export into `dir`, each under its own file name
+/// and byte for byte. A record already present with the same bytes is left alone; a
+/// different file under the same name, a malformed line, or a name outside the record
+/// grammar fails the import with the line number (the lines before it are written).
+pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Result<ImportReport> {
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        filename: std::borrow::Cow<'a, str>,
+        #[serde(borrow)]
+        record: &'a serde_json::value::RawValue,
+    }
+    let mut report = ImportReport::default();
+    for (number, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let at = |message: String| Error::new(ErrorKind::CorruptRecord, format!("line {}: {message}", number + 1));
+        let parsed: Line<'_> = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        if !crate::naming::is_record_filename(&parsed.filename) {
+            return Err(
+                at(format!("{:?} is not a record file name", parsed.filename)).with_path(parsed.filename.to_string())
+            );
+        }
+        let bytes = parsed.record.get().as_bytes();
+        parse_record(bytes).map_err(|e| at(e.to_string()))?;
+        let path = paths::join(dir, &parsed.filename);
+        match storage.write(&path, bytes, WriteOptions { exclusive: true }).await {
+            Ok(()) => report.imported += 1,
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                if storage.read(&path).await?.as_deref() == Some(bytes) {
+                    report.unchanged += 1;
+                } else {
+                    return Err(at("a different record exists under this name".into()).with_path(path));
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(report)
+}

@@ -240,6 +240,32 @@ fn purge_removes_every_record_and_nothing_else() {
 }
 
 #[test]
+fn jsonl_export_and_import_are_lossless_and_idempotent() {
+    block_on(async {
+        let from = Rc::new(MemoryStorage::new());
+        let m = ContextManager::new(from.clone(), options("/a"))?;
+        m.save(save("grep", r#"{"q":"é🙂"}"#, "[12345678901234567890,1e-7]")).await?;
+        m.save(save("readFile", r#"{"path":"x"}"#, r#""line\nbreak""#)).await?;
+        from.write("/a/notes.txt", b"not a record", WriteOptions::default()).await?;
+        let jsonl = toolctx::export_jsonl(&from, "/a").await?;
+        assert_eq!(jsonl.lines().count(), 2);
+        let to = MemoryStorage::new();
+        let report = toolctx::import_jsonl(&to, "/b", &jsonl).await?;
+        assert_eq!(report, toolctx::ImportReport { imported: 2, unchanged: 0 });
+        for path in from.paths().iter().filter(|p| p.ends_with(".json")) {
+            let copy = path.replacen("/a/", "/b/", 1);
+            assert_eq!(from.read(path).await?, to.read(&copy).await?, "byte for byte");
+        }
+        assert_eq!(toolctx::export_jsonl(&to, "/b").await?, jsonl);
+        assert_eq!(toolctx::import_jsonl(&to, "/b", &jsonl).await?.unchanged, 2);
+        let bad = jsonl.replacen("grep_", "../grep_", 1);
+        assert_eq!(toolctx::import_jsonl(&to, "/c", &bad).await.unwrap_err().kind(), ErrorKind::CorruptRecord);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn ranking_uses_indexed_terms_of_known_pointers() {
     block_on(async {
         let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;

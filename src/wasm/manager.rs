@@ -291,6 +291,41 @@ impl JsContextManager {
         })
     }
 
+    /// The persisted records of `contextDir` as lossless JSON Lines (one record a line).
+    #[wasm_bindgen(js_name = exportRecords)]
+    pub fn export_records(options: JsValue) -> Promise {
+        let manager = match Self::build(options) {
+            Ok(manager) => manager,
+            Err(e) => return rejected(e),
+        };
+        future_to_promise(async move {
+            let inner = manager.inner.clone();
+            let jsonl = crate::store::export_jsonl(inner.storage(), inner.context_dir()).await.js()?;
+            Ok(JsValue::from(jsonl))
+        })
+    }
+
+    /// Writes the records of an `exportRecords` text into `contextDir`, byte for byte;
+    /// resolves to `{imported, unchanged}`.
+    #[wasm_bindgen(js_name = importRecords)]
+    pub fn import_records(options: JsValue, jsonl: JsValue) -> Promise {
+        let Some(text) = jsonl.as_string() else {
+            return rejected(Error::invalid("the records to import must be a string of JSON Lines"));
+        };
+        let manager = match Self::build(options) {
+            Ok(manager) => manager,
+            Err(e) => return rejected(e),
+        };
+        future_to_promise(async move {
+            let inner = manager.inner.clone();
+            let report = crate::store::import_jsonl(inner.storage(), inner.context_dir(), &text).await.js()?;
+            let out = Object::new();
+            let _ = Reflect::set(&out, &"imported".into(), &(report.imported as f64).into());
+            let _ = Reflect::set(&out, &"unchanged".into(), &(report.unchanged as f64).into());
+            Ok(out.into())
+        })
+    }
+
     /// Saves a tool output; resolves to its filepath.
     #[wasm_bindgen(js_name = saveContext)]
     pub fn save_context(

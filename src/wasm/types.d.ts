@@ -147,6 +147,15 @@ export class ContextManager {
   static open(options?: ContextManagerOptions): Promise<ContextManager>;
   /** Removes every toolctx record of `contextDir` (whoever wrote it) and nothing else; resolves to the count. */
   static purge(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">): Promise<number>;
+  /**
+   * The persisted records of `contextDir` as JSON Lines, one record a line
+   * (`{"filename", "record"}`, the record's bytes verbatim): lossless, for moving a
+   * store between runtimes (a browser's OPFS and a server's disk, say).
+   */
+  static exportRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">): Promise<string>;
+  /** Writes an `exportRecords` text into `contextDir`, byte for byte; records already there with the same bytes are left alone. */
+  static importRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">, jsonl: string):
+    Promise<{ imported: number; unchanged: number }>;
   /** Saves a tool output; resolves to its filepath. */
   saveContext(toolName: string, args: Record<string, unknown>, result: unknown,
               taskId?: number | SaveOptions, queryId?: string): Promise<string>;

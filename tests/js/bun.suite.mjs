@@ -4,13 +4,13 @@
 
 import { afterAll, test as bunTest } from "bun:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { ContextManager } from "toolctx";
 import { bunStorage } from "toolctx/bun";
 import { nodeStorage } from "toolctx/node";
 import { memoryStorage } from "toolctx/memory";
-import { runSeedApiTests, runStorageHostTests } from "./conformance.mjs";
+import { loadVectors, runSeedApiTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
 const top = mkdtempSync(`${tmpdir()}/toolctx-bun-`);
@@ -26,6 +26,9 @@ for (const [name, makeStorage, dir] of [
   runStorageHostTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
 }
+
+const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));
+runVectorTests({ name: "bun vectors", test, assert, ContextManager, memoryStorage, vectors });
 
 test("[bun] the default storage is bunStorage under ~/.agent/context", () => {
   const debug = [];

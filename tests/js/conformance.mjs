@@ -6,6 +6,7 @@
 // This module must not import node:test or any `node:` module.
 //
 //   runStorageHostTests({ name, makeStorage, test, assert, tmpDir })
+//   runVectorTests({ name, test, assert, ContextManager, memoryStorage, vectors })
 //   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir, expectedContextDir? })
 //
 // makeStorage(): a fresh StorageHost. tmpDir() / contextDir(): a fresh folder path per
@@ -1426,5 +1427,99 @@ export function runSeedApiTests({
     const fp2 = await m2.saveContext("t", {}, "closed");
     await m2.close();
     assert.equal((await readRecord(storage, fp2))?.result, "closed");
+  });
+}
+
+// ---------------------------------------------------------------------------
+// cross-runtime vectors (tests/vectors/*.json, computed outside this code base)
+
+/** Reads the four vector files with `readText(fileName)` (fetch, fs, Deno...). */
+export async function loadVectors(readText) {
+  const load = async (file) => JSON.parse(await readText(file));
+  return {
+    canonical: (await load("canonical.json")).vectors,
+    hashQuery: (await load("hash_query.json")).vectors,
+    sanitize: (await load("sanitize.json")).vectors,
+    record: await load("record.json"),
+  };
+}
+
+/**
+ * The vectors through the package: canonical args hash, hashQuery, tool-name
+ * sanitising and one record file byte for byte. `vectors` holds the parsed files:
+ * `{ canonical, hashQuery, sanitize, record }` (the first three: their `vectors` arrays).
+ */
+export function runVectorTests({ name = "vectors", test: t0, assert, ContextManager, memoryStorage, vectors }) {
+  const test = (title, fn) => t0(`[${name}] ${title}`, fn);
+  const { canonical, hashQuery, sanitize, record } = vectors;
+  const base = basename;
+
+
+  function manager() {
+    const storage = memoryStorage();
+    const m = new ContextManager({ contextDir: "/vectors/ctx", fileSystem: storage, persistThreshold: 0 });
+    return { m, storage };
+  }
+
+  test("vector files are present and non-empty", () => {
+    assert.ok(canonical.length > 0);
+    assert.ok(hashQuery.length > 0);
+    assert.ok(sanitize.length > 0);
+  });
+
+  for (const v of canonical) {
+    test(`canonical args hash: ${v.name}`, async () => {
+      const { m, storage } = manager();
+      const args = JSON.parse(v.json);
+      const fp = await m.saveContext("vec", args, null);
+      const [ptr] = m.getAllPointers();
+      assert.equal(ptr.argsHash, v.sha256, "pointer.argsHash");
+      const filename = base(fp);
+      assert.match(filename, NAME_RE);
+      assert.equal(filename.split("_")[1], v.sha256.slice(0, 12), "filename hash part");
+      const rec = JSON.parse(new TextDecoder().decode(await storage.read(fp)));
+      assert.equal(rec.argsHash, v.sha256, "record.argsHash");
+      assert.deepEqual(rec.args, JSON.parse(JSON.stringify(args)), "args stored as JSON.stringify would");
+    });
+  }
+
+  for (const v of hashQuery) {
+    test(`hashQuery(${JSON.stringify(v.query)}) === ${v.id}`, () => {
+      assert.equal(ContextManager.hashQuery(v.query), v.id);
+    });
+  }
+
+  for (const v of sanitize) {
+    const toolName = v.toolName ?? v.name;
+    test(`sanitised tool name: ${JSON.stringify(toolName)} -> ${v.sanitized}`, async () => {
+      const { m, storage } = manager();
+      const fp = await m.saveContext(toolName, { t: toolName }, "r");
+      const filename = base(fp);
+      assert.ok(filename.startsWith(`${v.sanitized}_`), `${filename} starts with ${v.sanitized}_`);
+      assert.match(filename, NAME_RE);
+      assert.equal(fp, `${m.getContextDir()}/${filename}`, "directly inside contextDir");
+      assert.deepEqual(storage.paths(), [fp]);
+      const rec = JSON.parse(new TextDecoder().decode(await storage.read(fp)));
+      assert.equal(rec.toolName, toolName, "the record keeps the original name");
+    });
+  }
+
+  // One record file, byte for byte, from fixed inputs (tests/vectors/record.json).
+  test("record vector: filename and file bytes from fixed clock/random inputs", async () => {
+    const { input, filename, file } = record;
+    const storage = memoryStorage();
+    let i = 0;
+    const m = new ContextManager({
+      contextDir: "/vectors/record",
+      fileSystem: storage,
+      persistThreshold: 0,
+      clock: () => input.epochMs,
+      random: () => input.random[i++ % input.random.length],
+    });
+    assert.equal(ContextManager.hashQuery(input.query), input.queryId);
+    const fp = await m.saveContext(input.toolName, input.args, input.result, input.taskId, input.queryId);
+    assert.equal(base(fp), filename);
+    assert.equal(new TextDecoder().decode(await storage.read(fp)), file);
+    assert.equal(i, input.random.length, "one random number per character of the random part");
   });
 }

@@ -6,7 +6,10 @@
 //
 //   node tests/js/browser/run.mjs        (after `make pkg`)
 
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { chromium } from "playwright-core";
+import { ContextManager } from "toolctx";
 import { serve, launchChromium } from "./serve.mjs";
 
 const server = await serve();
@@ -33,9 +36,64 @@ try {
     }
     await context.close();
   }
+  for (const [name, ok, detail] of await interchange(browser)) {
+    if (ok) passed++;
+    else failed++;
+    console.log(`${ok ? "ok" : "not ok"} - [interchange] ${name}${ok ? "" : `\n  ${detail}`}`);
+  }
 } finally {
   await browser.close();
   server.close();
 }
 console.log(`browser: ${passed} passed, ${failed} failed`);
 process.exitCode = failed === 0 && passed > 0 ? 0 : 1;
+
+/**
+ * A browser store (OPFS) exported as JSON Lines and imported by Node, and the reverse:
+ * records identical, byte for byte.
+ */
+async function interchange(browser) {
+  const out = [];
+  const dir = mkdtempSync(`${tmpdir()}/toolctx-interchange-`);
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(`${server.url}/tests/js/browser/interchange.html`);
+    await page.waitForFunction(() => window.__ready === true);
+
+    // Node → browser
+    const fromNode = new ContextManager({ contextDir: `${dir}/node`, persistThreshold: 0 });
+    await fromNode.saveContext("readFile", { path: "src/ünïcode/認証.ts" }, { text: "line\nbreak 🙂", n: 1e21 }, 1, "q");
+    await fromNode.saveContext("grep", { pattern: "AuthError" }, [1, 2.5, null, true]);
+    const nodeJsonl = await ContextManager.exportRecords({ contextDir: `${dir}/node` });
+    const back = await page.evaluate(async (jsonl) => {
+      const { ContextManager, opfsStorage } = window.toolctx;
+      const options = { contextDir: "interchange/from-node", fileSystem: opfsStorage() };
+      const report = await ContextManager.importRecords(options, jsonl);
+      return { report, again: await ContextManager.exportRecords(options) };
+    }, nodeJsonl);
+    out.push(["a Node store imports into OPFS and exports back identically", back.again === nodeJsonl && back.report.imported === 2, JSON.stringify(back)]);
+
+    // browser → Node
+    const fromBrowser = await page.evaluate(async () => {
+      const { ContextManager, opfsStorage } = window.toolctx;
+      const m = new ContextManager({ contextDir: "interchange/from-browser", fileSystem: opfsStorage(), persistThreshold: 0 });
+      const a = await m.saveContext("fetch", { url: "https://example.test/ä" }, { status: 200, body: "ok\u2028" }, 2);
+      const b = await m.saveContext("listDirectory", { path: "docs" }, ["a.md", "b.md"]);
+      const jsonl = await ContextManager.exportRecords({ contextDir: "interchange/from-browser", fileSystem: opfsStorage() });
+      return { jsonl, records: await m.loadContexts([a, b]), names: [a, b].map((p) => p.slice(p.lastIndexOf("/") + 1)) };
+    });
+    const report = await ContextManager.importRecords({ contextDir: `${dir}/browser` }, fromBrowser.jsonl);
+    const inNode = new ContextManager({ contextDir: `${dir}/browser` });
+    const records = await inNode.loadContexts(fromBrowser.names.map((n) => `${dir}/browser/${n}`));
+    const again = await ContextManager.exportRecords({ contextDir: `${dir}/browser` });
+    out.push(["an OPFS store imports into Node with identical records", JSON.stringify(records) === JSON.stringify(fromBrowser.records) && report.imported === 2, JSON.stringify({ records, expected: fromBrowser.records })]);
+    out.push(["the Node copy exports to the same JSON Lines", again === fromBrowser.jsonl, again]);
+  } catch (err) {
+    out.push(["interchange", false, err.stack]);
+  } finally {
+    await context.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+// Packaging tests on the real tarball: `npm pack` the package in pkg/, install it into
+// scratch projects, and use it as users do — Node ESM and require, Deno, Bun, and a
+// page bundled by Vite and loaded in headless Chromium. The browser bundle must hold
+// no `node:` import.
+//
+//   node tests/pack/run.mjs        (after `make pkg`)
+
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { launchChromium, repoRoot, serve } from "../js/browser/serve.mjs";
+
+const bin = (name) => join(repoRoot, "node_modules", ".bin", name);
+const scratch = mkdtempSync(join(tmpdir(), "toolctx-pack-"));
+const results = [];
+
+function run(cmd, args, cwd, env = {}) {
+  return execFileSync(cmd, args, { cwd, encoding: "utf8", env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+}
+
+async function check(name, fn) {
+  try {
+    await fn();
+    results.push([name, true]);
+    console.log(`ok - ${name}`);
+  } catch (err) {
+    results.push([name, false]);
+    console.log(`not ok - ${name}\n  ${String(err.stderr || err.stack || err).replaceAll("\n", "\n  ")}`);
+  }
+}
+
+// The script every server runtime runs: save, list, select, load through the default
+// storage in a fresh folder, and print a line the test compares.
+const SMOKE = `
+import { ContextManager } from "toolctx";
+import { memoryStorage } from "toolctx/memory";
+const dir = process.argv[2] ?? Deno.args[0];
+const m = await ContextManager.open({ contextDir: dir, persistThreshold: 0 });
+const fp = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "body", 1, "q");
+await m.saveContext("listDirectory", { path: "docs" }, ["a.md"], 2, "q");
+const picked = m.selectRelevantContexts("login", m.getAllPointers());
+const [record] = await m.loadContexts(picked);
+const mem = new ContextManager({ contextDir: dir, fileSystem: memoryStorage() });
+console.log(JSON.stringify({ ok: picked[0] === fp && record.result === "body", hash: ContextManager.hashQuery("x"), size: m.size, mem: mem.size }));
+`;
+
+const expectSmoke = (out) => {
+  const line = JSON.parse(out.trim().split("\n").pop());
+  if (!line.ok || line.size !== 2 || line.hash !== "q_2d711642b726b044" || line.mem !== 0) {
+    throw new Error(`unexpected output: ${out}`);
+  }
+};
+
+try {
+  const tarball = join(scratch, run("npm", ["pack", join(repoRoot, "pkg"), "--pack-destination", scratch, "--silent"], repoRoot).trim());
+
+  await check("npm pack: the tarball holds the package files and no build leftovers", () => {
+    const listing = run("tar", ["-tzf", tarball], scratch).split("\n");
+    for (const f of ["package/index.node.js", "package/index.js", "package/index.deno.js", "package/toolctx_core_bg.wasm", "package/adapters/opfs.js", "package/README.md", "package/LICENSE-MIT"]) {
+      if (!listing.includes(f)) throw new Error(`${f} missing from the tarball`);
+    }
+    const stray = listing.filter((f) => /\.built$|\.gitignore$|\.tmp$/.test(f));
+    if (stray.length) throw new Error(`stray files: ${stray}`);
+  });
+
+  const app = join(scratch, "app");
+  mkdirSync(app);
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], app);
+  writeFileSync(join(app, "smoke.mjs"), SMOKE.replace("process.argv[2] ?? Deno.args[0]", "process.argv[2]"));
+  writeFileSync(join(app, "smoke-deno.mjs"), SMOKE.replace("process.argv[2] ?? Deno.args[0]", "Deno.args[0]"));
+
+  await check("node: import from ESM", () => expectSmoke(run("node", ["smoke.mjs", join(scratch, "store-node")], app)));
+
+  await check("node: require() from CommonJS", () => {
+    writeFileSync(
+      join(app, "smoke.cjs"),
+      `const { ContextManager } = require("toolctx"); const { nodeStorage } = require("toolctx/node");
+       const m = new ContextManager({ contextDir: process.argv[2], fileSystem: nodeStorage(), persistThreshold: 0 });
+       m.saveContext("t", {}, 1).then((fp) => console.log(JSON.stringify({ fp, size: m.size })));`,
+    );
+    const out = JSON.parse(run("node", ["smoke.cjs", join(scratch, "store-cjs")], app));
+    if (out.size !== 1 || !out.fp.startsWith(join(scratch, "store-cjs"))) throw new Error(JSON.stringify(out));
+  });
+
+  await check("deno: import by name (deno condition, Deno fs by default)", () =>
+    expectSmoke(run(bin("deno"), ["run", "-A", "--no-check", "smoke-deno.mjs", join(scratch, "store-deno")], app)),
+  );
+
+  await check("bun: import by name (bun condition)", () =>
+    expectSmoke(run(bin("bun"), ["smoke.mjs", join(scratch, "store-bun")], app)),
+  );
+
+  await check("cross-runtime: a store written by Node reads back identically in Deno and Bun", () => {
+    const store = join(scratch, "store-shared");
+    writeFileSync(
+      join(app, "write.mjs"),
+      `import { ContextManager } from "toolctx";
+       const m = new ContextManager({ contextDir: process.argv[2], persistThreshold: 0 });
+       for (let i = 0; i < 5; i++) await m.saveContext("grep", { pattern: "p" + i, dir: "src" }, { hits: [i, "é🙂"] }, i);`,
+    );
+    writeFileSync(
+      join(app, "read.mjs"),
+      `import { ContextManager } from "toolctx";
+       const dir = globalThis.Deno ? Deno.args[0] : process.argv[2];
+       const names = (globalThis.Deno ? [...Deno.readDirSync(dir)].map((e) => e.name) : (await import("node:fs")).readdirSync(dir)).sort();
+       const m = new ContextManager({ contextDir: dir });
+       const records = await m.loadContexts(names.map((n) => dir + "/" + n));
+       const bytes = await Promise.all(names.map((n) => (globalThis.Deno ? Deno.readTextFile(dir + "/" + n) : (import("node:fs/promises")).then((f) => f.readFile(dir + "/" + n, "utf8")))));
+       console.log(JSON.stringify({ names, records, bytes }));`,
+    );
+    run("node", ["write.mjs", store], app);
+    const fromNode = run("node", ["read.mjs", store], app);
+    const fromDeno = run(bin("deno"), ["run", "-A", "--no-check", "read.mjs", store], app);
+    const fromBun = run(bin("bun"), ["read.mjs", store], app);
+    const parsed = JSON.parse(fromNode);
+    if (parsed.records.length !== 5) throw new Error(`node loaded ${parsed.records.length} records`);
+    if (fromDeno !== fromNode) throw new Error(`deno differs:\n${fromDeno}\nvs\n${fromNode}`);
+    if (fromBun !== fromNode) throw new Error(`bun differs:\n${fromBun}\nvs\n${fromNode}`);
+  });
+
+  // A page bundled by Vite from the installed package.
+  const web = join(scratch, "web");
+  mkdirSync(join(web, "src"), { recursive: true });
+  writeFileSync(join(web, "package.json"), JSON.stringify({ name: "web", private: true, type: "module" }));
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], web);
+  writeFileSync(join(web, "index.html"), `<!doctype html><script type="module" src="/src/main.js"></script>`);
+  writeFileSync(
+    join(web, "src", "main.js"),
+    `import { ContextManager } from "toolctx";
+     import { indexedDbStorage } from "toolctx/indexeddb";
+     const debug = [];
+     const m = new ContextManager({ contextDir: "app/ctx", persistThreshold: 0, onDebug: (msg) => debug.push(msg) });
+     const fp = await m.saveContext("fetch", { url: "https://example.test/auth" }, { status: 200 });
+     const idb = new ContextManager({ contextDir: "app/ctx", fileSystem: indexedDbStorage(), persistThreshold: 0 });
+     const fp2 = await idb.saveContext("grep", { pattern: "login" }, ["x"]);
+     const [a] = await m.loadContexts([fp]);
+     const [b] = await idb.loadContexts([fp2]);
+     window.__result = { fp, status: a.result.status, grep: b.result[0], storage: debug.find((d) => d.startsWith("opfs")) };`,
+  );
+  writeFileSync(join(web, "vite.config.mjs"), `export default { build: { target: "es2022" }, logLevel: "error" };`);
+
+  await check("vite: the package bundles for the browser without node: imports", () => {
+    run("node", [join(repoRoot, "node_modules", "vite", "bin", "vite.js"), "build"], web);
+    const assets = join(web, "dist", "assets");
+    const files = readdirSync(assets);
+    if (!files.some((f) => f.endsWith(".wasm"))) throw new Error(`no wasm asset: ${files}`);
+    for (const f of files.filter((f) => f.endsWith(".js"))) {
+      const code = readFileSync(join(assets, f), "utf8");
+      const hit = code.match(/["'`]node:[a-z/]+["'`]/);
+      if (hit) throw new Error(`${f} imports ${hit[0]}`);
+    }
+  });
+
+  await check("chromium: the Vite-bundled page saves and loads through OPFS (default) and IndexedDB", async () => {
+    const site = join(scratch, "site");
+    cpSync(join(web, "dist"), site, { recursive: true });
+    const server = await serve(`${site}/`);
+    const browser = await launchChromium(chromium);
+    try {
+      const page = await browser.newPage();
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      await page.goto(`${server.url}/index.html`);
+      await page.waitForFunction(() => window.__result !== undefined || false, null, { timeout: 30_000 }).catch(() => {});
+      const result = await page.evaluate(() => window.__result);
+      if (!result) throw new Error(`no result; page errors: ${errors.join("; ")}`);
+      if (result.status !== 200 || result.grep !== "x" || !result.fp.startsWith("app/ctx/fetch_") || result.storage !== "opfs storage") {
+        throw new Error(JSON.stringify(result));
+      }
+    } finally {
+      await browser.close();
+      server.close();
+    }
+  });
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+const failed = results.filter(([, ok]) => !ok).length;
+console.log(`pack: ${results.length - failed} passed, ${failed} failed`);
+process.exitCode = failed ? 1 : 0;
