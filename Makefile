@@ -10,7 +10,7 @@ TEMPLATE := $(shell find pkg-template -type f)
 WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
 	cargo test --target wasm32-unknown-unknown --lib --config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
 
-.PHONY: setup pkg demo test test-rust test-wasm test-js test-deno test-bun test-browser test-pack lint clean
+.PHONY: setup pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-pack lint clean
 
 setup:
 	@scripts/setup.sh
@@ -29,6 +29,10 @@ pkg/.built: $(CORE_SOURCES) $(TEMPLATE) README.md CHANGELOG.md
 ## The main job: a small agent loop over this repository, on the default store.
 demo: pkg
 	node demo/agent.mjs
+
+## Benchmarks (not part of `make test`): storage adapters in every runtime.
+bench: pkg
+	node bench/run-adapters.mjs
 
 ## Every test.
 test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-pack
