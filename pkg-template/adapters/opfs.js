@@ -90,6 +90,16 @@ export function opfsStorage(options = {}) {
     await writable.close();
   }
 
+  /** Removes a file or an empty folder; a missing one is fine. */
+  async function removeEntry(path) {
+    try {
+      const [dir, name] = await locate(path, false);
+      await dir.removeEntry(name);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+  }
+
   return {
     description: syncHandles ? "opfs storage (sync access handles)" : "opfs storage",
     async read(path) {
@@ -131,14 +141,7 @@ export function opfsStorage(options = {}) {
         await writable.close();
       });
     },
-    async remove(path) {
-      try {
-        const [dir, name] = await locate(path, false);
-        await dir.removeEntry(name);
-      } catch (err) {
-        if (!isMissing(err)) throw err;
-      }
-    },
+    remove: removeEntry,
     async list(path) {
       let dir;
       try {
@@ -151,13 +154,7 @@ export function opfsStorage(options = {}) {
       for await (const [name, handle] of dir.entries()) names.push(handle.kind === "directory" ? `${name}/` : name);
       return names.sort();
     },
-    async removeDir(path) {
-      try {
-        const [dir, name] = await locate(path, false);
-        await dir.removeEntry(name);
-      } catch (err) {
-        if (!isMissing(err)) throw err;
-      }
-    },
+    // removeEntry without `recursive` fails on a folder that is not empty, as it must.
+    removeDir: removeEntry,
   };
 }

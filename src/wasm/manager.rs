@@ -280,13 +280,8 @@ impl JsContextManager {
     /// Removes every toolctx record of `contextDir` (files named as records), whoever
     /// wrote them, and nothing else; resolves to the number removed.
     pub fn purge(options: JsValue) -> Promise {
-        let manager = match Self::build(options) {
-            Ok(manager) => manager,
-            Err(e) => return rejected(e),
-        };
-        future_to_promise(async move {
-            let inner = manager.inner.clone();
-            let removed = crate::store::purge(inner.storage(), inner.context_dir()).await.js()?;
+        Self::store_op(options, |m| async move {
+            let removed = crate::store::purge(m.storage(), m.context_dir()).await?;
             Ok(JsValue::from(removed as f64))
         })
     }
@@ -294,14 +289,8 @@ impl JsContextManager {
     /// The persisted records of `contextDir` as lossless JSON Lines (one record a line).
     #[wasm_bindgen(js_name = exportRecords)]
     pub fn export_records(options: JsValue) -> Promise {
-        let manager = match Self::build(options) {
-            Ok(manager) => manager,
-            Err(e) => return rejected(e),
-        };
-        future_to_promise(async move {
-            let inner = manager.inner.clone();
-            let jsonl = crate::store::export_jsonl(inner.storage(), inner.context_dir()).await.js()?;
-            Ok(JsValue::from(jsonl))
+        Self::store_op(options, |m| async move {
+            Ok(JsValue::from(crate::store::export_jsonl(m.storage(), m.context_dir()).await?))
         })
     }
 
@@ -312,13 +301,8 @@ impl JsContextManager {
         let Some(text) = jsonl.as_string() else {
             return rejected(Error::invalid("the records to import must be a string of JSON Lines"));
         };
-        let manager = match Self::build(options) {
-            Ok(manager) => manager,
-            Err(e) => return rejected(e),
-        };
-        future_to_promise(async move {
-            let inner = manager.inner.clone();
-            let report = crate::store::import_jsonl(inner.storage(), inner.context_dir(), &text).await.js()?;
+        Self::store_op(options, |m| async move {
+            let report = crate::store::import_jsonl(m.storage(), m.context_dir(), &text).await?;
             let out = Object::new();
             let _ = Reflect::set(&out, &"imported".into(), &(report.imported as f64).into());
             let _ = Reflect::set(&out, &"unchanged".into(), &(report.unchanged as f64).into());
@@ -516,6 +500,22 @@ struct Ranking {
 }
 
 impl JsContextManager {
+    /// Runs a store-level operation (purge, export, import) over the storage and
+    /// context dir that `options` name, as a Promise.
+    fn store_op<F, Fut>(options: JsValue, op: F) -> Promise
+    where
+        F: FnOnce(Rc<ContextManager<JsStorage>>) -> Fut,
+        Fut: std::future::Future<Output = Result<JsValue>> + 'static,
+    {
+        match Self::build(options) {
+            Ok(manager) => {
+                let work = op(manager.inner.clone());
+                future_to_promise(async move { work.await.js() })
+            }
+            Err(e) => rejected(e),
+        }
+    }
+
     fn rank(&self, query: &JsValue, list: &Array, options: &JsValue) -> Result<Ranking> {
         let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
         let fallback = match get(options, "fallback").as_string().as_deref() {
