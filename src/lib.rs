@@ -36,6 +36,7 @@
 //! - [`record`]: the record and pointer encodings;
 //! - [`select`]: tokeniser, indexed terms, ranking;
 //! - [`paths`]: path normalising and confinement;
+//! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
 //! - [`store`]: [`ContextManager`], the workflow.
 
@@ -45,6 +46,7 @@ pub mod naming;
 pub mod paths;
 pub mod record;
 pub mod select;
+pub mod session;
 pub mod storage;
 pub mod store;
 
@@ -55,7 +57,9 @@ pub use describe::{describe, tool_words};
 pub use error::{Error, ErrorKind, Result};
 pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
 pub use select::{keywords, tokenize, Fallback, Scored, Terms};
+pub use session::{cleanup_stale_sessions, list_sessions, SessionInfo};
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
 pub use store::{
     export_jsonl, import_jsonl, purge, Candidate, ContextManager, DebugEvent, Filter, ImportReport, Options, SaveInput,
+    SessionChoice,
 };

@@ -5,11 +5,12 @@
 //! All methods take `&self`: state lives in a `RefCell` that is never borrowed across
 //! an `.await`, so any number of saves and loads may be in flight at once.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use futures_util::future::join_all;
+use futures_util::lock::Mutex;
 use serde_json::{Number, Value};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -17,6 +18,7 @@ use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, s
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, RecordMeta};
 use crate::select::{rank_overlap, Fallback, Scored, Terms};
+use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
 
 /// Default `persistThreshold`: records of this many bytes or more are written out.
@@ -61,6 +63,17 @@ pub struct Options {
     pub random: Option<Random>,
     /// Receiver of warnings and traces.
     pub on_debug: Option<DebugSink>,
+    /// A new session, or one to resume (SPEC §5); `None` keeps records in the context dir.
+    pub session: Option<SessionChoice>,
+}
+
+/// The `session` option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionChoice {
+    /// A fresh session with a new id.
+    New,
+    /// The session with this id (resumed by [`ContextManager::open`]).
+    Resume(String),
 }
 
 impl Options {
@@ -74,6 +87,7 @@ impl Options {
             clock: Rc::new(system_clock),
             random: None,
             on_debug: None,
+            session: None,
         }
     }
 }
@@ -104,6 +118,8 @@ pub struct SaveInput<'a> {
     pub query_id: Option<String>,
     /// A description to use instead of the generated one.
     pub description: Option<String>,
+    /// A category folder inside the session (`features`, `code`, `testing`, ...).
+    pub category: Option<String>,
 }
 
 /// Which pointers to list.
@@ -136,7 +152,10 @@ struct Entry {
 
 #[derive(Default)]
 struct State {
+    /// The filename counter: per manager, from 0.
     counter: u64,
+    /// Save order of pointers (resumed ones first).
+    next_seq: u64,
     /// Pointers in save order (ascending `seq`).
     entries: Vec<Entry>,
     seq_by_path: HashMap<String, u64>,
@@ -162,7 +181,25 @@ pub struct ContextManager<S> {
     options: Options,
     dir: String,
     state: RefCell<State>,
+    session: Option<Session>,
 }
+
+/// A manager's session: its folder and the manifest it keeps up to date.
+struct Session {
+    id: String,
+    dir: String,
+    resume: bool,
+    manifest: RefCell<Manifest>,
+    /// Entries added since the manifest was last written.
+    dirty: Cell<usize>,
+    last_write_ms: Cell<Option<i64>>,
+    /// Serialises manifest writes, so an older snapshot never lands after a newer one.
+    writing: Mutex<()>,
+}
+
+/// Manifest writes are coalesced: at most one a second, or every this many records.
+const MANIFEST_EVERY_MS: i64 = 1000;
+const MANIFEST_EVERY_RECORDS: usize = 64;
 
 impl<S: Storage> ContextManager<S> {
     /// A manager over `storage` with `options`. The context dir is normalised; it
@@ -172,7 +209,54 @@ impl<S: Storage> ContextManager<S> {
             .filter(|d| !d.is_empty() && d != "/")
             .ok_or_else(|| Error::invalid(format!("contextDir {:?} is not a usable folder", options.context_dir)))?;
         options.context_dir = dir.clone();
-        Ok(ContextManager { storage, options, dir, state: RefCell::new(State::default()) })
+        let mut manager =
+            ContextManager { storage, options, dir, state: RefCell::new(State::default()), session: None };
+        manager.session = match manager.options.session.clone() {
+            None => None,
+            Some(choice) => {
+                let now = (manager.options.clock)();
+                let (id, resume) = match choice {
+                    SessionChoice::New => (session::session_id(now, &manager.random_part()?), false),
+                    SessionChoice::Resume(id) if session::is_session_id(&id) => (id, true),
+                    SessionChoice::Resume(id) => {
+                        return Err(Error::invalid(format!("{id:?} is not a session id (YYYYMMDD-HHMMSS-xxxx)")))
+                    }
+                };
+                Some(Session {
+                    dir: session::session_dir(&manager.dir, &id),
+                    manifest: RefCell::new(Manifest::new(&id, &iso_timestamp(now))),
+                    id,
+                    resume,
+                    dirty: Cell::new(0),
+                    last_write_ms: Cell::new(None),
+                    writing: Mutex::new(()),
+                })
+            }
+        };
+        Ok(manager)
+    }
+
+    /// A manager, ready: a new session's manifest is written, a named one is resumed.
+    pub async fn open(storage: S, options: Options) -> Result<Self> {
+        let manager = Self::new(storage, options)?;
+        if let Some(s) = &manager.session {
+            if s.resume {
+                manager.resume().await?;
+            } else {
+                manager.sync_manifest(true).await?;
+            }
+        }
+        Ok(manager)
+    }
+
+    /// The session id, when a session is in use.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_ref().map(|s| s.id.as_str())
+    }
+
+    /// Where new records go: the session folder, or the context dir.
+    fn record_root(&self) -> &str {
+        self.session.as_ref().map_or(&self.dir, |s| &s.dir)
     }
 
     /// The normalised context dir.
@@ -235,11 +319,20 @@ impl<S: Storage> ContextManager<S> {
             None => crate::describe::describe(input.tool_name, &args),
         };
         let terms = Terms::of_record(&description, input.tool_name, &args);
-        let (seq, now) = {
+        let dir = match &input.category {
+            None => self.record_root().to_owned(),
+            Some(c) if self.session.is_some() => {
+                session::check_category(c)?;
+                paths::join(self.record_root(), c)
+            }
+            Some(_) => return Err(Error::invalid("category needs a session (the session option)")),
+        };
+        let (seq, counter, now) = {
             let mut state = self.state.borrow_mut();
-            let seq = state.counter;
+            let (seq, counter) = (state.next_seq, state.counter);
+            state.next_seq += 1;
             state.counter += 1;
-            (seq, (self.options.clock)())
+            (seq, counter, (self.options.clock)())
         };
         let meta = RecordMeta {
             tool_name: input.tool_name.to_owned(),
@@ -261,7 +354,7 @@ impl<S: Storage> ContextManager<S> {
         let ts = now.max(0) as u64;
         let size = bytes.len();
         let filepath = if size < self.options.persist_threshold {
-            let path = paths::join(&self.dir, &record_filename(&tool, &meta.args_hash, ts, seq, &self.random_part()?));
+            let path = paths::join(&dir, &record_filename(&tool, &meta.args_hash, ts, counter, &self.random_part()?));
             let mut state = self.state.borrow_mut();
             state.memory.insert(path.clone(), Rc::from(bytes));
             state.spill_queue.push_back(path.clone());
@@ -269,7 +362,7 @@ impl<S: Storage> ContextManager<S> {
             path
         } else {
             self.write_new(
-                |random| paths::join(&self.dir, &record_filename(&tool, &meta.args_hash, ts, seq, random)),
+                |random| paths::join(&dir, &record_filename(&tool, &meta.args_hash, ts, counter, random)),
                 &bytes,
             )
             .await?
@@ -281,7 +374,14 @@ impl<S: Storage> ContextManager<S> {
             state.entries.insert(at, Entry { seq, filepath: filepath.clone(), meta, size, terms });
         }
         self.debug("saved context", Some(&filepath));
+        if size >= self.options.persist_threshold {
+            self.track(&filepath);
+        }
         self.spill_over_budget().await;
+        if let Err(e) = self.sync_manifest(false).await {
+            // The record is saved (records are the source of truth); resume will index it.
+            self.debug(format!("could not update the session manifest: {e}"), None);
+        }
         Ok(filepath)
     }
 
@@ -344,6 +444,8 @@ impl<S: Storage> ContextManager<S> {
                     state.memory_bytes -= bytes.len();
                 }
                 state.written.insert(path.to_owned());
+                drop(state);
+                self.track(path);
                 Ok(())
             }
             Err(e) => {
@@ -364,6 +466,9 @@ impl<S: Storage> ContextManager<S> {
             if let Err(e) = self.spill(&path).await {
                 first_error.get_or_insert(e);
             }
+        }
+        if let Err(e) = self.sync_manifest(true).await {
+            first_error.get_or_insert(e);
         }
         first_error.map_or(Ok(()), Err)
     }
@@ -449,6 +554,9 @@ impl<S: Storage> ContextManager<S> {
     /// Removes the records this manager wrote and drops those held in memory. Never
     /// touches any other file. Every removal is attempted; the first failure is returned.
     pub async fn clear_context_dir(&self) -> Result<()> {
+        if self.session.is_some() {
+            return self.end_session().await;
+        }
         let written: Vec<String> = {
             let mut state = self.state.borrow_mut();
             state.memory.clear();
@@ -470,6 +578,231 @@ impl<S: Storage> ContextManager<S> {
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Adds a persisted record of this manager to the session manifest.
+    fn track(&self, path: &str) {
+        let Some(s) = &self.session else { return };
+        let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
+        let state = self.state.borrow();
+        let Some(entry) = state.entry_index(path).map(|i| &state.entries[i]) else { return };
+        match ManifestEntry::new(&entry.meta, entry.size, entry.terms.as_slice()) {
+            Ok(m) => {
+                s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
+                s.dirty.set(s.dirty.get() + 1);
+            }
+            Err(e) => self.debug(format!("could not index a record in the manifest: {e}"), Some(path)),
+        }
+    }
+
+    /// Writes the session manifest when it is due (`force`: now). Entries another
+    /// manager of the same session added on disk are kept.
+    async fn sync_manifest(&self, force: bool) -> Result<()> {
+        let Some(s) = &self.session else { return Ok(()) };
+        let _turn = s.writing.lock().await;
+        let now = (self.options.clock)();
+        let due = match s.last_write_ms.get() {
+            None => true,
+            Some(_) if force => true,
+            Some(_) if s.dirty.get() == 0 => false,
+            Some(last) => s.dirty.get() >= MANIFEST_EVERY_RECORDS || now - last >= MANIFEST_EVERY_MS,
+        };
+        if !due {
+            return Ok(());
+        }
+        let path = paths::join(&s.dir, MANIFEST);
+        if let Ok(Some(bytes)) = self.storage.read(&path).await {
+            if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
+                let mut ours = s.manifest.borrow_mut();
+                for (rel, entry) in on_disk.context_files {
+                    ours.context_files.entry(rel).or_insert(entry);
+                }
+                if session::parse_iso_ms(&on_disk.created_at) < session::parse_iso_ms(&ours.created_at) {
+                    ours.created_at = on_disk.created_at;
+                }
+            }
+        }
+        let (bytes, taken) = {
+            let mut manifest = s.manifest.borrow_mut();
+            manifest.last_activity = iso_timestamp(now);
+            (manifest.encode(), s.dirty.replace(0))
+        };
+        if let Err(e) = self.storage.write(&path, &bytes, WriteOptions::default()).await {
+            s.dirty.set(s.dirty.get() + taken);
+            return Err(e);
+        }
+        s.last_write_ms.set(Some(now));
+        Ok(())
+    }
+
+    /// The record files of the session folder (one level of category folders), as
+    /// paths relative to it.
+    async fn session_files(&self, dir: &str) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for name in self.storage.list(dir).await? {
+            if let Some(category) = name.strip_suffix('/') {
+                if session::check_category(category).is_ok() {
+                    for inner in self.storage.list(&paths::join(dir, category)).await? {
+                        if crate::naming::is_record_filename(&inner) {
+                            out.push(format!("{category}/{inner}"));
+                        }
+                    }
+                }
+            } else if crate::naming::is_record_filename(&name) {
+                out.push(name);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads a record file for the index; a torn or foreign one is reported and, with
+    /// `remove_torn`, removed.
+    async fn adopt(&self, path: &str, remove_torn: bool) -> Option<(RecordMeta, usize)> {
+        match self.storage.read(path).await {
+            Ok(Some(bytes)) => match parse_record(&bytes).and_then(|v| v.meta()) {
+                Ok(meta) => Some((meta, bytes.len())),
+                Err(e) => {
+                    self.debug(format!("skipped a record that does not parse: {e}"), Some(path));
+                    if remove_torn {
+                        let _ = self.storage.remove(path).await;
+                    }
+                    None
+                }
+            },
+            _ => None,
+        }
+    }
+
+    /// Restores a pointer for every persisted record of the session: from the manifest,
+    /// reading only the records it does not list yet.
+    async fn resume(&self) -> Result<()> {
+        let Some(s) = &self.session else { return Ok(()) };
+        let path = paths::join(&s.dir, MANIFEST);
+        let files = self.session_files(&s.dir).await?;
+        let manifest = match self.storage.read(&path).await? {
+            Some(bytes) => match Manifest::parse(&bytes, &s.id) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    self.debug(format!("rebuilding a corrupt manifest: {e}"), Some(&path));
+                    None
+                }
+            },
+            None if files.is_empty() => {
+                return Err(Error::new(ErrorKind::NotFound, format!("no session {:?} in this store", s.id)));
+            }
+            None => {
+                self.debug("rebuilding a missing manifest", Some(&path));
+                None
+            }
+        };
+        let mut manifest = manifest.unwrap_or_else(|| s.manifest.borrow().clone());
+        let mut changed = false;
+        let listed: std::collections::HashSet<&String> = files.iter().collect();
+        let before = manifest.context_files.len();
+        manifest.context_files.retain(|rel, _| listed.contains(rel));
+        if manifest.context_files.len() != before {
+            self.debug("dropped manifest entries whose records are gone", Some(&path));
+            changed = true;
+        }
+        let unlisted: Vec<&String> = files.iter().filter(|rel| !manifest.context_files.contains_key(*rel)).collect();
+        for rel in unlisted {
+            let full = paths::join(&s.dir, rel);
+            if let Some((meta, size)) = self.adopt(&full, false).await {
+                let terms = terms_of(&meta);
+                manifest.context_files.insert(rel.clone(), ManifestEntry::new(&meta, size, terms.as_slice())?);
+                self.debug("indexed a record the manifest did not list yet", Some(&full));
+                changed = true;
+            }
+        }
+        self.restore_pointers(&s.dir, manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)));
+        *s.manifest.borrow_mut() = manifest;
+        s.dirty.set(usize::from(changed));
+        self.sync_manifest(true).await
+    }
+
+    /// Replaces the pointers with those of `records` (relative to `dir`), in save order
+    /// (the filenames' timestamp, then counter).
+    fn restore_pointers(&self, dir: &str, records: impl Iterator<Item = (String, RecordMeta, usize)>) {
+        let mut records: Vec<(String, RecordMeta, usize)> = records.collect();
+        records.sort_by_cached_key(|(rel, _, _)| {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            let mut parts = name.rsplitn(5, '_');
+            let (_, counter, ts) = (parts.next(), parts.next(), parts.next());
+            let num = |p: Option<&str>| p.and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+            (num(ts), num(counter), name.to_owned())
+        });
+        let mut state = self.state.borrow_mut();
+        state.entries.clear();
+        state.seq_by_path.clear();
+        for (rel, meta, size) in records {
+            let filepath = paths::join(dir, &rel);
+            let seq = state.next_seq;
+            state.next_seq += 1;
+            state.seq_by_path.insert(filepath.clone(), seq);
+            state.written.insert(filepath.clone());
+            let terms = terms_of(&meta);
+            state.entries.push(Entry { seq, filepath, meta, size, terms });
+        }
+    }
+
+    /// Rebuilds the index from the record files: in a session, the manifest (a torn
+    /// record is removed); without one, the pointers of every record in the context
+    /// dir (records written by the seed implementation are adopted too). Returns the
+    /// number of records indexed.
+    pub async fn rebuild_index(&self) -> Result<usize> {
+        let dir = self.record_root().to_owned();
+        let files = match &self.session {
+            Some(_) => self.session_files(&dir).await?,
+            None => {
+                let names = self.storage.list(&dir).await?;
+                names.into_iter().filter(|n| n.ends_with(".json") && !n.ends_with('/')).collect()
+            }
+        };
+        let reads = join_all(files.iter().map(|rel| {
+            let full = paths::join(&dir, rel);
+            async move { (rel.clone(), self.adopt(&full, self.session.is_some()).await) }
+        }))
+        .await;
+        let records: Vec<(String, RecordMeta, usize)> =
+            reads.into_iter().filter_map(|(rel, r)| r.map(|(meta, size)| (rel, meta, size))).collect();
+        let count = records.len();
+        if let Some(s) = &self.session {
+            let mut manifest = Manifest::new(&s.id, &s.manifest.borrow().created_at);
+            for (rel, meta, size) in &records {
+                manifest.context_files.insert(rel.clone(), ManifestEntry::new(meta, *size, terms_of(meta).as_slice())?);
+            }
+            *s.manifest.borrow_mut() = manifest;
+            s.dirty.set(count.max(1));
+        }
+        self.restore_pointers(&dir, records.into_iter());
+        self.sync_manifest(true).await?;
+        Ok(count)
+    }
+
+    /// Ends the session: removes the files its manifest tracks and this manager wrote,
+    /// the manifest, and then the folders if empty; drops pointers and in-memory records.
+    pub async fn end_session(&self) -> Result<()> {
+        let Some(s) = &self.session else { return Ok(()) };
+        let _turn = s.writing.lock().await;
+        let mut manifest = s.manifest.borrow().clone();
+        if let Ok(Some(bytes)) = self.storage.read(&paths::join(&s.dir, MANIFEST)).await {
+            if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
+                manifest.context_files.extend(on_disk.context_files);
+            }
+        }
+        let written: Vec<String> = self.state.borrow().written.iter().cloned().collect();
+        session::remove_session(&self.storage, &s.dir, &manifest, &written).await?;
+        s.manifest.borrow_mut().context_files.clear();
+        s.dirty.set(0);
+        s.last_write_ms.set(None);
+        let mut state = self.state.borrow_mut();
+        state.written.clear();
+        state.memory.clear();
+        state.spill_queue.clear();
+        state.memory_bytes = 0;
+        state.entries.clear();
+        state.seq_by_path.clear();
+        Ok(())
     }
 
     /// `clear_context_dir` and `clear_pointers`.
@@ -566,4 +899,10 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
         }
     }
     Ok(report)
+}
+
+/// The indexed terms of a record's metadata.
+fn terms_of(meta: &RecordMeta) -> Terms {
+    let args: Value = serde_json::from_str(&meta.args_json).unwrap_or(Value::Null);
+    Terms::of_record(&meta.tool_description, &meta.tool_name, &args)
 }

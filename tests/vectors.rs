@@ -60,6 +60,7 @@ fn sample_record_file_byte_for_byte() {
         task_id: Some(input["taskId"].as_i64().unwrap().into()),
         query_id: Some(input["queryId"].as_str().unwrap().to_owned()),
         description: None,
+        category: None,
     }))
     .unwrap();
     assert_eq!(saved, format!("/ctx/{}", doc["filename"].as_str().unwrap()));

@@ -1,0 +1,401 @@
+//! Sessions (SPEC §5): ids, the `.manifest.json` index of a session's records, and the
+//! store-level operations over sessions (list, stale cleanup).
+//!
+//! Layout: `{contextDir}/sessions/{id}/[{category}/]{record}.json` and
+//! `{contextDir}/sessions/{id}/.manifest.json`. The record files are the source of
+//! truth; the manifest is an index of them, replaced atomically, and may lag behind
+//! (updates are coalesced): resume reads the records it does not list yet.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Number;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::naming::is_record_filename;
+use crate::paths;
+use crate::record::{civil_from_days, iso_timestamp, RecordMeta};
+use crate::storage::Storage;
+
+/// The folder of sessions inside a context dir.
+pub const SESSIONS_DIR: &str = "sessions";
+/// The manifest's file name inside a session folder.
+pub const MANIFEST: &str = ".manifest.json";
+/// Default idle time after which `cleanup_stale_sessions` removes a session.
+pub const DEFAULT_STALE_MS: i64 = 24 * 60 * 60 * 1000;
+/// Most keywords kept per record in the manifest.
+pub const MAX_KEYWORDS: usize = 32;
+
+/// A new session id `YYYYMMDD-HHMMSS-xxxx` (UTC) from a clock reading and 4 random chars.
+pub fn session_id(now_ms: i64, random4: &str) -> String {
+    let iso = iso_timestamp(now_ms); // 2025-01-18T14:30:22.000Z
+    format!("{}{}{}-{}{}{}-{random4}", &iso[0..4], &iso[5..7], &iso[8..10], &iso[11..13], &iso[14..16], &iso[17..19])
+}
+
+/// Whether `id` is a session id (`^[0-9]{8}-[0-9]{6}-[a-z0-9]{4}$`).
+pub fn is_session_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.len() == 20
+        && b[8] == b'-'
+        && b[15] == b'-'
+        && b[..8].iter().chain(&b[9..15]).all(u8::is_ascii_digit)
+        && b[16..].iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
+/// Checks a category folder name: 1 to 64 characters of `[A-Za-z0-9_-]`.
+pub fn check_category(category: &str) -> Result<()> {
+    let ok = (1..=64).contains(&category.len())
+        && category.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!("category {category:?} must be 1-64 characters of [A-Za-z0-9_-]")))
+    }
+}
+
+/// The folder of session `id` in `context_dir`.
+pub fn session_dir(context_dir: &str, id: &str) -> String {
+    paths::join(&paths::join(context_dir, SESSIONS_DIR), id)
+}
+
+/// One record in a manifest: the seed's `{created, for, keywords}` and what a pointer needs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ManifestEntry {
+    /// When the record was saved (ISO 8601).
+    pub created: String,
+    /// The tool the record is the output of.
+    #[serde(rename = "for")]
+    pub for_tool: String,
+    /// The record's most telling terms, for `context_index`.
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// Tool name.
+    #[serde(rename = "toolName")]
+    pub tool_name: String,
+    /// Description.
+    #[serde(rename = "toolDescription", default)]
+    pub tool_description: String,
+    /// Args, as stored.
+    pub args: Box<RawValue>,
+    /// Full args hash.
+    #[serde(rename = "argsHash", default)]
+    pub args_hash: String,
+    /// Task id.
+    #[serde(rename = "taskId", default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<Number>,
+    /// Query id.
+    #[serde(rename = "queryId", default, skip_serializing_if = "Option::is_none")]
+    pub query_id: Option<String>,
+    /// Bytes of the record file.
+    #[serde(default)]
+    pub size: usize,
+}
+
+impl ManifestEntry {
+    /// The entry for a record.
+    pub fn new(meta: &RecordMeta, size: usize, terms: &[String]) -> Result<Self> {
+        let args = RawValue::from_string(meta.args_json.clone())
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("args are not JSON: {e}")))?;
+        let mut keywords: Vec<String> =
+            terms.iter().filter(|t| crate::select::is_keyword(t)).take(MAX_KEYWORDS).cloned().collect();
+        keywords.dedup();
+        Ok(ManifestEntry {
+            created: meta.timestamp.clone(),
+            for_tool: meta.tool_name.clone(),
+            keywords,
+            tool_name: meta.tool_name.clone(),
+            tool_description: meta.tool_description.clone(),
+            args,
+            args_hash: meta.args_hash.clone(),
+            task_id: meta.task_id.clone(),
+            query_id: meta.query_id.clone(),
+            size,
+        })
+    }
+
+    /// The record metadata the entry stands for.
+    pub fn meta(&self) -> RecordMeta {
+        RecordMeta {
+            tool_name: self.tool_name.clone(),
+            tool_description: self.tool_description.clone(),
+            args_json: self.args.get().to_owned(),
+            args_hash: self.args_hash.clone(),
+            timestamp: self.created.clone(),
+            task_id: self.task_id.clone(),
+            query_id: self.query_id.clone(),
+        }
+    }
+}
+
+/// `.manifest.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The session's id.
+    pub session_id: String,
+    /// When the session began (ISO 8601).
+    pub created_at: String,
+    /// The last write in the session (ISO 8601).
+    pub last_activity: String,
+    /// Relative path (from the session folder) → entry.
+    #[serde(default)]
+    pub context_files: BTreeMap<String, ManifestEntry>,
+    /// Keyword → relative paths.
+    #[serde(default)]
+    pub context_index: BTreeMap<String, Vec<String>>,
+}
+
+impl Manifest {
+    /// An empty manifest for session `id` begun at `now`.
+    pub fn new(id: &str, now_iso: &str) -> Self {
+        Manifest {
+            session_id: id.to_owned(),
+            created_at: now_iso.to_owned(),
+            last_activity: now_iso.to_owned(),
+            context_files: BTreeMap::new(),
+            context_index: BTreeMap::new(),
+        }
+    }
+
+    /// Parses a manifest; a file that does not parse, or names another session, is corrupt.
+    pub fn parse(bytes: &[u8], id: &str) -> Result<Self> {
+        let manifest: Manifest = serde_json::from_slice(bytes)
+            .map_err(|e| Error::new(ErrorKind::CorruptRecord, format!("manifest does not parse: {e}")))?;
+        if manifest.session_id != id {
+            return Err(Error::new(
+                ErrorKind::CorruptRecord,
+                format!("manifest names session {:?}", manifest.session_id),
+            ));
+        }
+        let escapes = manifest.context_files.keys().any(|rel| !is_relative_record_path(rel));
+        if escapes {
+            return Err(Error::new(ErrorKind::CorruptRecord, "manifest lists a path outside its session"));
+        }
+        Ok(manifest)
+    }
+
+    /// Rebuilds `context_index` from the entries' keywords.
+    pub fn reindex(&mut self) {
+        let mut index: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (rel, entry) in &self.context_files {
+            for keyword in &entry.keywords {
+                index.entry(keyword.clone()).or_default().push(rel.clone());
+            }
+        }
+        self.context_index = index;
+    }
+
+    /// The manifest's bytes (compact JSON), index rebuilt.
+    pub fn encode(&mut self) -> Vec<u8> {
+        self.reindex();
+        // Serialising plain strings, numbers and raw JSON cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+/// Whether `rel` is `record.json` or `category/record.json` (nothing that could escape).
+pub fn is_relative_record_path(rel: &str) -> bool {
+    match rel.split_once('/') {
+        None => is_record_filename(rel),
+        Some((category, name)) => check_category(category).is_ok() && is_record_filename(name),
+    }
+}
+
+/// Parses an ISO 8601 date-time (`2025-01-18T14:30:22Z`, with optional fraction and
+/// `Z` or `±HH:MM` offset; a space may stand for `T`) into epoch milliseconds.
+pub fn parse_iso_ms(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = s.get(r)?;
+        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+    };
+    let (y, mo, d, h, mi, sec) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut rest = &s[19..];
+    let mut millis = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let padded = format!("{:0<3}", &frac[..digits.min(3)]);
+        millis = padded.parse().ok()?;
+        rest = &frac[digits..];
+    }
+    let offset_min = match rest {
+        "" | "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let hm = rest[1..].replace(':', "");
+            if hm.len() != 4 || !hm.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            sign * (hm[..2].parse::<i64>().ok()? * 60 + hm[2..].parse::<i64>().ok()?)
+        }
+    };
+    let days = days_from_civil(y, mo as u32, d as u32);
+    if civil_from_days(days) != (y, mo as u32, d as u32) {
+        return None; // 2025-02-30 and the like
+    }
+    Some(((days * 24 + h) * 60 + mi - offset_min) * 60_000 + sec * 1000 + millis)
+}
+
+/// (year, month, day) to days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// One session, as `listSessions` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// Its id.
+    pub id: String,
+    /// When it began.
+    pub created_at: String,
+    /// Its last write.
+    pub last_activity: String,
+    /// Records its manifest lists.
+    pub records: usize,
+    /// Bytes of those records.
+    pub bytes: usize,
+}
+
+/// The sessions of a context dir whose manifest parses, by id.
+pub async fn list_sessions<S: Storage>(storage: &S, context_dir: &str) -> Result<Vec<SessionInfo>> {
+    let mut out = Vec::new();
+    for (id, manifest) in manifests(storage, context_dir).await? {
+        out.push(SessionInfo {
+            records: manifest.context_files.len(),
+            bytes: manifest.context_files.values().map(|e| e.size).sum(),
+            id,
+            created_at: manifest.created_at,
+            last_activity: manifest.last_activity,
+        });
+    }
+    Ok(out)
+}
+
+async fn manifests<S: Storage>(storage: &S, context_dir: &str) -> Result<Vec<(String, Manifest)>> {
+    let root = paths::join(context_dir, SESSIONS_DIR);
+    let mut out = Vec::new();
+    for name in storage.list(&root).await? {
+        let Some(id) = name.strip_suffix('/').filter(|id| is_session_id(id)) else { continue };
+        let path = paths::join(&session_dir(context_dir, id), MANIFEST);
+        if let Some(bytes) = storage.read(&path).await? {
+            if let Ok(manifest) = Manifest::parse(&bytes, id) {
+                out.push((id.to_owned(), manifest));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Removes the sessions idle for longer than `older_than_ms` at `now_ms`: only the files
+/// their manifests track, the manifest, then the folders if empty. A session whose
+/// manifest is missing, does not parse, or has a `last_activity` that is not a date or
+/// lies in the future is never touched. Returns the ids removed.
+pub async fn cleanup_stale_sessions<S: Storage>(
+    storage: &S,
+    context_dir: &str,
+    now_ms: i64,
+    older_than_ms: i64,
+) -> Result<Vec<String>> {
+    let mut removed = Vec::new();
+    for (id, manifest) in manifests(storage, context_dir).await? {
+        let Some(last) = parse_iso_ms(&manifest.last_activity) else { continue };
+        if last > now_ms || now_ms - last <= older_than_ms {
+            continue;
+        }
+        remove_session(storage, &session_dir(context_dir, &id), &manifest, &[]).await?;
+        removed.push(id);
+    }
+    Ok(removed)
+}
+
+/// Removes the files a manifest tracks (and `also`, paths inside the session), the
+/// manifest, and then the category folders and the session folder if they are empty.
+pub async fn remove_session<S: Storage>(storage: &S, dir: &str, manifest: &Manifest, also: &[String]) -> Result<()> {
+    let mut files: Vec<String> = manifest.context_files.keys().map(|rel| paths::join(dir, rel)).collect();
+    files.extend(also.iter().filter(|p| paths::is_inside(dir, p)).cloned());
+    files.sort();
+    files.dedup();
+    for file in &files {
+        storage.remove(file).await?;
+    }
+    storage.remove(&paths::join(dir, MANIFEST)).await?;
+    let mut folders: Vec<String> =
+        files.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned())).filter(|d| d != dir).collect();
+    folders.sort();
+    folders.dedup();
+    for folder in folders {
+        if storage.list(&folder).await?.is_empty() {
+            storage.remove_dir(&folder).await?;
+        }
+    }
+    if storage.list(dir).await?.is_empty() {
+        storage.remove_dir(dir).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_have_the_documented_shape() {
+        let id = session_id(1_737_210_622_000, "a4f2");
+        assert_eq!(id, "20250118-143022-a4f2");
+        assert!(is_session_id(&id));
+        for bad in ["20250118-143022-A4F2", "2025011-143022-a4f2", "../../etc", "20250118_143022-a4f2"] {
+            assert!(!is_session_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn dates_parse_in_every_iso_form_and_nothing_else() {
+        let base = parse_iso_ms("2025-01-18T14:30:22Z").unwrap();
+        assert_eq!(base, 1_737_210_622_000);
+        assert_eq!(parse_iso_ms("2025-01-18T14:30:22.5Z"), Some(base + 500));
+        assert_eq!(parse_iso_ms("2025-01-18T14:30:22.123456Z"), Some(base + 123));
+        assert_eq!(parse_iso_ms("2025-01-18T16:30:22+02:00"), Some(base));
+        assert_eq!(parse_iso_ms("2025-01-18 14:30:22"), Some(base));
+        for bad in
+            ["", "yesterday", "2025-02-30T00:00:00Z", "2025-01-18T25:00:00Z", "1737210622000", "2025-01-18T14:30:22+2"]
+        {
+            assert_eq!(parse_iso_ms(bad), None, "{bad}");
+        }
+        for ms in [0, 951_782_400_123, 4_102_444_800_000] {
+            assert_eq!(parse_iso_ms(&iso_timestamp(ms)), Some(ms));
+        }
+    }
+
+    #[test]
+    fn manifests_refuse_paths_that_leave_the_session() {
+        let ok = br#"{"session_id":"20250118-143022-a4f2","created_at":"x","last_activity":"x","context_files":{},"context_index":{}}"#;
+        assert!(Manifest::parse(ok, "20250118-143022-a4f2").is_ok());
+        assert!(Manifest::parse(ok, "20250118-143022-zzzz").is_err());
+        for rel in
+            ["../t_000000000000_1700000000000_0_aaaa.json", "a/b/t_000000000000_1700000000000_0_aaaa.json", "notes.txt"]
+        {
+            assert!(!is_relative_record_path(rel), "{rel}");
+        }
+        assert!(is_relative_record_path("code/t_000000000000_1700000000000_0_aaaa.json"));
+    }
+}

@@ -1,0 +1,235 @@
+//! Sessions over native storage: manifests, resume, rebuild, end, listing, stale cleanup.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use futures_executor::block_on;
+use toolctx::session::{parse_iso_ms, Manifest, MANIFEST};
+use toolctx::{
+    ContextManager, Error, ErrorKind, Filter, MemoryStorage, Options, SaveInput, SessionChoice, Storage, WriteOptions,
+};
+
+type Shared = Rc<MemoryStorage>;
+
+fn options(session: SessionChoice, now: Rc<Cell<i64>>) -> Options {
+    let mut o = Options::new("/ctx");
+    o.persist_threshold = 0;
+    o.session = Some(session);
+    o.clock = Rc::new(move || now.get());
+    o
+}
+
+fn save<'a>(tool: &'a str, args: &'a str, category: Option<&str>) -> SaveInput<'a> {
+    SaveInput {
+        tool_name: tool,
+        args_json: args,
+        result_json: Some("\"body\""),
+        category: category.map(str::to_owned),
+        ..SaveInput::default()
+    }
+}
+
+async fn manifest_of(storage: &Shared, id: &str) -> Manifest {
+    let bytes = storage.read(&format!("/ctx/sessions/{id}/{MANIFEST}")).await.unwrap().expect("manifest");
+    Manifest::parse(&bytes, id).unwrap()
+}
+
+const T0: i64 = 1_737_210_622_000; // 2025-01-18T14:30:22Z
+
+#[test]
+fn a_new_session_keeps_its_records_and_manifest_in_its_folder() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        assert!(id.starts_with("20250118-143022-"), "{id}");
+        let a = m.save(save("readFile", r#"{"path":"src/auth/login.ts"}"#, Some("code"))).await?;
+        let b = m.save(save("grep", r#"{"pattern":"auth"}"#, None)).await?;
+        assert!(a.starts_with(&format!("/ctx/sessions/{id}/code/readFile_")));
+        assert!(b.starts_with(&format!("/ctx/sessions/{id}/grep_")));
+        now.set(T0 + 5_000);
+        m.flush().await?;
+        let manifest = manifest_of(&storage, &id).await;
+        assert_eq!(manifest.session_id, id);
+        assert_eq!(manifest.created_at, "2025-01-18T14:30:22.000Z");
+        assert_eq!(manifest.last_activity, "2025-01-18T14:30:27.000Z");
+        assert_eq!(manifest.context_files.len(), 2);
+        let entry = manifest.context_files.keys().find(|k| k.starts_with("code/")).unwrap();
+        assert!(manifest.context_index["auth"].contains(entry));
+        assert_eq!(manifest.context_files[entry].for_tool, "readFile");
+        let sessions = toolctx::list_sessions(&storage, "/ctx").await?;
+        assert_eq!(sessions.len(), 1);
+        assert_eq!((sessions[0].id.as_str(), sessions[0].records), (id.as_str(), 2));
+        assert!(m.save(save("t", "{}", Some("../x"))).await.is_err(), "a category cannot climb");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+/// Counts reads of record files.
+struct CountingReads {
+    inner: Shared,
+    reads: Cell<usize>,
+}
+
+impl Storage for CountingReads {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        if !path.ends_with(MANIFEST) {
+            self.reads.set(self.reads.get() + 1);
+        }
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.inner.write(path, data, options).await
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.inner.remove(path).await
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.inner.list(dir).await
+    }
+}
+
+#[test]
+fn resume_restores_every_pointer_reading_only_unlisted_records() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        for i in 0..10 {
+            m.save(save("grep", &format!("{{\"i\":{i}}}"), (i % 2 == 0).then_some("code"))).await?;
+        }
+        m.flush().await?;
+        // Three more saves within the coalescing window: on disk, but not in the manifest.
+        for i in 10..13 {
+            m.save(save("grep", &format!("{{\"i\":{i}}}"), None)).await?;
+        }
+        assert_eq!(manifest_of(&storage, &id).await.context_files.len(), 10);
+        let before = m.pointers_json(Filter::All);
+        drop(m); // a crash: no flush
+
+        let counting = CountingReads { inner: storage.clone(), reads: Cell::new(0) };
+        let resumed = ContextManager::open(counting, options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        assert_eq!(resumed.pointers_json(Filter::All), before, "same pointers, same order");
+        assert_eq!(resumed.storage().reads.get(), 3, "only the records the manifest did not list were read");
+        assert_eq!(manifest_of(&storage, &id).await.context_files.len(), 13, "resume brings the manifest up to date");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_corrupt_manifest_is_rebuilt_and_torn_records_removed() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        let p = m.save(save("readFile", r#"{"path":"a"}"#, None)).await?;
+        m.flush().await?;
+        let dir = format!("/ctx/sessions/{id}");
+        storage.write(&format!("{dir}/{MANIFEST}"), b"{not json", WriteOptions::default()).await?;
+        let torn = format!("{dir}/t_000000000000_1737210622000_9_aaaa.json");
+        storage.write(&torn, b"{\"v\":1,\"toolName\":", WriteOptions::default()).await?;
+        let resumed =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        assert_eq!(resumed.len(), 1);
+        assert_eq!(manifest_of(&storage, &id).await.context_files.len(), 1);
+        assert!(storage.read(&torn).await?.is_some(), "resume only skips a torn file");
+        assert_eq!(resumed.rebuild_index().await?, 1);
+        assert!(storage.read(&torn).await?.is_none(), "rebuildIndex removes it");
+        assert!(storage.read(&p).await?.is_some());
+        let missing =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume("20200101-000000-zzzz".into()), now))
+                .await;
+        assert_eq!(missing.err().map(|e| e.kind()), Some(ErrorKind::NotFound));
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn ending_a_session_removes_what_it_tracks_and_nothing_else() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let a = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let b = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = a.session_id().unwrap().to_owned();
+        a.save(save("t", "{}", Some("code"))).await?;
+        a.save(save("t", "{}", None)).await?;
+        let kept = b.save(save("t", "{}", None)).await?;
+        storage.write("/ctx/notes.txt", b"mine", WriteOptions::default()).await?;
+        a.end_session().await?;
+        let left = storage.paths();
+        assert!(left.iter().all(|p| !p.contains(&id)), "{left:?}");
+        assert!(left.contains(&kept) && left.contains(&"/ctx/notes.txt".to_owned()));
+        // A file the session did not write stays, and so does its folder.
+        let c = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        c.save(save("t", "{}", None)).await?;
+        let foreign = format!("/ctx/sessions/{}/user-notes.md", c.session_id().unwrap());
+        storage.write(&foreign, b"keep", WriteOptions::default()).await?;
+        c.clear_context_dir().await?;
+        assert_eq!(storage.paths().iter().filter(|p| p.contains(c.session_id().unwrap())).count(), 1);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn stale_cleanup_removes_only_idle_sessions_it_can_date() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let old = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        old.save(save("t", "{}", None)).await?;
+        old.flush().await?;
+        let old_id = old.session_id().unwrap().to_owned();
+        storage.write(&format!("/ctx/sessions/{old_id}/user.txt"), b"not ours", WriteOptions::default()).await?;
+        now.set(T0 + 2 * 86_400_000);
+        let fresh = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        fresh.save(save("t", "{}", None)).await?;
+        fresh.flush().await?;
+        // Sessions whose last_activity is no date, or in the future, are left alone.
+        let odd = ["20240101-000000-odd1", "20240101-000000-odd2"];
+        for (id, last) in odd.iter().zip(["last tuesday", "2999-01-01T00:00:00Z"]) {
+            let m =
+                format!(r#"{{"session_id":"{id}","created_at":"x","last_activity":"{last}","context_files":{{}}}}"#);
+            storage.write(&format!("/ctx/sessions/{id}/{MANIFEST}"), m.as_bytes(), WriteOptions::default()).await?;
+        }
+        let removed = toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), 86_400_000).await?;
+        assert_eq!(removed, std::slice::from_ref(&old_id));
+        let left = storage.paths();
+        assert_eq!(
+            left.iter().filter(|p| p.contains(&old_id)).collect::<Vec<_>>(),
+            [&format!("/ctx/sessions/{old_id}/user.txt")]
+        );
+        assert_eq!(toolctx::list_sessions(&storage, "/ctx").await?.len(), 3);
+        let listed = toolctx::list_sessions(&storage, "/ctx").await?;
+        let mine = listed.iter().find(|s| s.id == fresh.session_id().unwrap()).unwrap();
+        assert_eq!(parse_iso_ms(&mine.last_activity), Some(now.get()));
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn two_managers_on_one_session_keep_each_others_entries() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let a = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = a.session_id().unwrap().to_owned();
+        let b = ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        a.save(save("a", "{}", None)).await?;
+        b.save(save("b", "{}", None)).await?;
+        a.flush().await?;
+        b.flush().await?;
+        a.flush().await?;
+        assert_eq!(manifest_of(&storage, &id).await.context_files.len(), 2);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
