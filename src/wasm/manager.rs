@@ -18,7 +18,7 @@ use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Terms};
-use crate::store::{Candidate, ContextManager, DebugEvent, Filter, Options, SaveInput};
+use crate::store::{Candidate, ContextManager, DebugEvent, Filter, Options, SaveInput, SessionChoice};
 
 /// The tool-context store.
 #[wasm_bindgen(js_name = ContextManager, skip_typescript)]
@@ -106,18 +106,27 @@ fn rejected(err: Error) -> Promise {
     Promise::reject(&to_js(err))
 }
 
-impl JsContextManager {
-    fn build(options: JsValue) -> Result<Self> {
+/// What an options object holds, checked.
+struct Parts {
+    storage: JsStorage,
+    core: Options,
+    describe: Option<Function>,
+    redact: Option<Function>,
+    on_debug: Option<Function>,
+}
+
+impl Parts {
+    fn read(options: &JsValue) -> Result<Parts> {
         if !(options.is_undefined() || options.is_null() || options.is_object()) {
             return Err(Error::invalid("options must be an object"));
         }
-        let on_debug = opt_function(&options, "onDebug")?;
+        let on_debug = opt_function(options, "onDebug")?;
         let sink = debug_sink(&on_debug);
-        let dir = resolve_context_dir(opt_string(&options, "contextDir")?)?;
+        let dir = resolve_context_dir(opt_string(options, "contextDir")?)?;
         let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
-        let mut storage_opt = get(&options, "fileSystem");
+        let mut storage_opt = get(options, "fileSystem");
         if storage_opt.is_undefined() {
-            storage_opt = get(&options, "storage");
+            storage_opt = get(options, "storage");
         }
         let storage = storage_from(storage_opt, &root, &|note| {
             if let Some(s) = &sink {
@@ -125,32 +134,56 @@ impl JsContextManager {
             }
         })?;
         let mut core = Options::new(dir);
-        if let Some(n) = opt_size(&options, "persistThreshold")? {
+        if let Some(n) = opt_size(options, "persistThreshold")? {
             core.persist_threshold = n;
         }
-        if let Some(n) = opt_size(&options, "memoryBudget")? {
+        if let Some(n) = opt_size(options, "memoryBudget")? {
             core.memory_budget = n;
         }
-        if let Some(n) = opt_size(&options, "maxRecordBytes")? {
+        if let Some(n) = opt_size(options, "maxRecordBytes")? {
             core.max_record_bytes = n;
         }
-        core.clock = match opt_function(&options, "clock")? {
+        core.clock = match opt_function(options, "clock")? {
             Some(f) => {
                 Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64)
             }
             None => Rc::new(|| js_sys::Date::now() as i64),
         };
-        if let Some(f) = opt_function(&options, "random")? {
+        if let Some(f) = opt_function(options, "random")? {
             core.random =
                 Some(Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)));
         }
         core.on_debug = sink;
-        Ok(JsContextManager {
-            inner: Rc::new(ContextManager::new(storage, core)?),
-            describe: opt_function(&options, "describe")?,
-            redact: opt_function(&options, "redact")?,
+        core.session = match get(options, "session") {
+            v if v.is_undefined() || v.is_null() || v.as_bool() == Some(false) => None,
+            v if v.as_bool() == Some(true) => Some(SessionChoice::New),
+            v => match v.as_string() {
+                Some(id) => Some(SessionChoice::Resume(id)),
+                None => return Err(Error::invalid("session must be true or a session id")),
+            },
+        };
+        Ok(Parts {
+            storage,
+            core,
+            describe: opt_function(options, "describe")?,
+            redact: opt_function(options, "redact")?,
             on_debug,
         })
+    }
+}
+
+impl JsContextManager {
+    fn build(options: JsValue) -> Result<Self> {
+        let Parts { storage, core, describe, redact, on_debug } = Parts::read(&options)?;
+        let inner = Rc::new(ContextManager::new(storage, core)?);
+        Ok(JsContextManager { inner, describe, redact, on_debug })
+    }
+
+    /// `open()`: the manager once a new session's manifest is written or a named one resumed.
+    async fn build_open(options: JsValue) -> Result<Self> {
+        let Parts { storage, core, describe, redact, on_debug } = Parts::read(&options)?;
+        let inner = Rc::new(ContextManager::open(storage, core).await?);
+        Ok(JsContextManager { inner, describe, redact, on_debug })
     }
 
     /// Everything `saveContext` does before its first await.
@@ -171,7 +204,9 @@ impl JsContextManager {
         let result_json = stringify(result, "result")?;
         let fields = if task_or_options.is_object() {
             let o = task_or_options;
-            SaveFields::parse(&get(o, "taskId"), &get(o, "queryId"), &get(o, "description"))?
+            let mut fields = SaveFields::parse(&get(o, "taskId"), &get(o, "queryId"), &get(o, "description"))?;
+            fields.category = opt_string(o, "category")?;
+            fields
         } else {
             SaveFields::parse(task_or_options, query_id, &JsValue::UNDEFINED)?
         };
@@ -238,6 +273,7 @@ struct SaveFields {
     task_id: Option<serde_json::Number>,
     query_id: Option<String>,
     description: Option<String>,
+    category: Option<String>,
 }
 
 impl SaveFields {
@@ -257,6 +293,7 @@ impl SaveFields {
             task_id,
             query_id: optional(query_id, "queryId")?,
             description: optional(description, "description")?,
+            category: None,
         })
     }
 }
@@ -269,12 +306,61 @@ impl JsContextManager {
         Self::build(options).js()
     }
 
-    /// A manager, ready once its storage is.
+    /// A manager, ready: a new session's manifest written, a named session resumed
+    /// (a pointer for every persisted record).
     pub fn open(options: JsValue) -> Promise {
-        match Self::build(options) {
-            Ok(manager) => Promise::resolve(&JsValue::from(manager)),
-            Err(e) => rejected(e),
-        }
+        future_to_promise(async move { Self::build_open(options).await.map(JsValue::from).js() })
+    }
+
+    /// Ends the session: removes its records, manifest and (if empty) folder.
+    #[wasm_bindgen(js_name = endSession)]
+    pub fn end_session(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { inner.end_session().await.map(|()| JsValue::UNDEFINED).js() })
+    }
+
+    /// Rebuilds the index (the session manifest, or the pointers of the context dir)
+    /// from the record files; resolves to the number of records indexed.
+    #[wasm_bindgen(js_name = rebuildIndex)]
+    pub fn rebuild_index(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { inner.rebuild_index().await.map(|n| JsValue::from(n as f64)).js() })
+    }
+
+    /// `[{id, createdAt, lastActivity, records, bytes}]` for the sessions of `contextDir`.
+    #[wasm_bindgen(js_name = listSessions)]
+    pub fn list_sessions(options: JsValue) -> Promise {
+        Self::store_op(options, |m| async move {
+            let out = Array::new();
+            for info in crate::session::list_sessions(m.storage(), m.context_dir()).await? {
+                let o = Object::new();
+                let set = |k: &str, v: JsValue| {
+                    let _ = Reflect::set(&o, &k.into(), &v);
+                };
+                set("id", info.id.as_str().into());
+                set("createdAt", info.created_at.as_str().into());
+                set("lastActivity", info.last_activity.as_str().into());
+                set("records", (info.records as f64).into());
+                set("bytes", (info.bytes as f64).into());
+                out.push(&o);
+            }
+            Ok(out.into())
+        })
+    }
+
+    /// Removes the sessions idle longer than `olderThanMs` (default 24 h): only the files
+    /// their manifests track. Resolves to the ids removed.
+    #[wasm_bindgen(js_name = cleanupStaleSessions)]
+    pub fn cleanup_stale_sessions(options: JsValue) -> Promise {
+        let older_than = match opt_size(&options, "olderThanMs") {
+            Ok(v) => v.map_or(crate::session::DEFAULT_STALE_MS, |n| n.min(i64::MAX as usize) as i64),
+            Err(e) => return rejected(e),
+        };
+        Self::store_op(options, move |m| async move {
+            let now = (m.options().clock)();
+            let ids = crate::session::cleanup_stale_sessions(m.storage(), m.context_dir(), now, older_than).await?;
+            Ok(ids.iter().map(|id| JsValue::from(id.as_str())).collect::<Array>().into())
+        })
     }
 
     /// Removes every toolctx record of `contextDir` (files named as records), whoever
@@ -334,6 +420,7 @@ impl JsContextManager {
                 task_id: fields.task_id,
                 query_id: fields.query_id,
                 description: fields.description,
+                category: fields.category,
             };
             inner.save(input).await.map(JsValue::from).js()
         })
@@ -488,7 +575,7 @@ impl JsContextManager {
     /// The session id; `undefined` without a session.
     #[wasm_bindgen(getter, js_name = sessionId)]
     pub fn session_id(&self) -> Option<String> {
-        None
+        self.inner.session_id().map(str::to_owned)
     }
 }
 

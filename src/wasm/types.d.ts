@@ -78,6 +78,18 @@ export interface SaveOptions {
   queryId?: string;
   /** A description to store instead of the generated one. */
   description?: string;
+  /** A category folder inside the session (`features`, `code`, `testing`...): 1-64 of [A-Za-z0-9_-]. */
+  category?: string;
+}
+
+/** One session, as `ContextManager.listSessions` reports it. */
+export interface SessionInfo {
+  id: string;
+  createdAt: string;
+  lastActivity: string;
+  /** Records the manifest lists. */
+  records: number;
+  bytes: number;
 }
 
 export interface ContextManagerOptions {
@@ -107,7 +119,14 @@ export interface ContextManagerOptions {
   clock?: () => number;
   /** Uniform numbers in [0, 1) for the random part of names (tests). Default: the CSPRNG. */
   random?: () => number;
+  /**
+   * `true`: a new session (`YYYYMMDD-HHMMSS-xxxx`) under `{contextDir}/sessions/{id}/`;
+   * a session id: that session (`ContextManager.open` resumes its pointers).
+   */
+  session?: boolean | string;
 }
+
+type StoreOptions = Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "clock">;
 
 export interface SelectOptions {
   strategy?: "bm25" | "overlap";
@@ -145,6 +164,14 @@ export class ContextManager {
   constructor(options?: ContextManagerOptions);
   /** A manager, ready once its storage is. */
   static open(options?: ContextManagerOptions): Promise<ContextManager>;
+  /** Ends the session: removes the files its manifest tracks, the manifest, then the folder if empty. */
+  endSession(): Promise<void>;
+  /** Rebuilds the session manifest (or, without a session, the pointers of the context dir) from the record files. */
+  rebuildIndex(): Promise<number>;
+  /** The sessions of `contextDir`. */
+  static listSessions(options?: StoreOptions): Promise<SessionInfo[]>;
+  /** Removes sessions idle longer than `olderThanMs` (default 24 h), only the files their manifests track; resolves to the ids. */
+  static cleanupStaleSessions(options?: StoreOptions & { olderThanMs?: number }): Promise<string[]>;
   /** Removes every toolctx record of `contextDir` (whoever wrote it) and nothing else; resolves to the count. */
   static purge(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">): Promise<number>;
   /**

@@ -1523,3 +1523,124 @@ export function runVectorTests({ name = "vectors", test: t0, assert, ContextMana
     assert.equal(i, input.random.length, "one random number per character of the random part");
   });
 }
+
+// ---------------------------------------------------------------------------
+// sessions (SPEC §5)
+
+/**
+ * Sessions over one adapter: folders and manifest, resume, end, listing, stale cleanup,
+ * rebuildIndex. Same arguments as runSeedApiTests.
+ */
+export function runSessionTests({ name, makeStorage, ContextManager, test: t0, assert, contextDir }) {
+  const test = (title, fn) => t0(`[${name}] sessions: ${title}`, fn);
+  const ID_RE = /^\d{8}-\d{6}-[a-z0-9]{4}$/;
+  const readManifest = async (storage, m) =>
+    JSON.parse(toText(await storage.read(`${m.getContextDir()}/sessions/${m.sessionId}/.manifest.json`)));
+
+  test("session: true gives an id, a folder with categories and a manifest", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
+    assert.match(m.sessionId, ID_RE);
+    const base = `${m.getContextDir()}/sessions/${m.sessionId}`;
+    const a = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "x", { category: "code", taskId: 1 });
+    const b = await m.saveContext("grep", { pattern: "auth" }, ["y"]);
+    assert.ok(a.startsWith(`${base}/code/readFile_`), a);
+    assert.ok(b.startsWith(`${base}/grep_`), b);
+    await m.flush();
+    const manifest = await readManifest(storage, m);
+    assert.equal(manifest.session_id, m.sessionId);
+    assert.match(manifest.created_at, ISO_MS_RE);
+    assert.match(manifest.last_activity, ISO_MS_RE);
+    assert.deepEqual(Object.keys(manifest.context_files).sort(), [a, b].map((p) => p.slice(base.length + 1)).sort());
+    const entry = manifest.context_files[a.slice(base.length + 1)];
+    assert.equal(entry.for, "readFile");
+    assert.ok(entry.keywords.includes("login"), JSON.stringify(entry));
+    assert.ok(manifest.context_index.auth.length === 2, JSON.stringify(manifest.context_index));
+    await expectRejection(assert, () => m.saveContext("t", {}, 1, { category: "../up" }), "INVALID_ARGUMENT", "category");
+  });
+
+  test("open({session}) restores identical pointers in save order, small records excepted", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
+    for (let i = 0; i < 12; i++) await m.saveContext("grep", { i }, { hits: [i] }, { taskId: i % 3, category: i % 2 ? "code" : undefined });
+    const before = m.getAllPointers();
+    // no flush, no close: as after a crash
+    const resumed = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: m.sessionId });
+    assert.equal(resumed.sessionId, m.sessionId);
+    assert.deepEqual(resumed.getAllPointers(), before);
+    assert.deepEqual(resumed.getPointersForTask(1), m.getPointersForTask(1));
+    const records = await resumed.loadContexts(resumed.getAllPointers().map((p) => p.filepath));
+    assert.equal(records.length, 12);
+    const inMemory = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    await inMemory.saveContext("t", {}, "small"); // under persistThreshold: ephemeral
+    const again = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: inMemory.sessionId });
+    assert.equal(again.size, 0, "in-memory records are not in a session after a restart");
+  });
+
+  test("open() of a session that does not exist rejects with NOT_FOUND; a bad id with INVALID_ARGUMENT", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    await expectRejection(assert, () => ContextManager.open({ contextDir: dir, fileSystem: storage, session: "20200101-000000-none" }), "NOT_FOUND", "missing");
+    await expectRejection(assert, () => ContextManager.open({ contextDir: dir, fileSystem: storage, session: "../../etc" }), "INVALID_ARGUMENT", "bad id");
+  });
+
+  test("endSession removes its records, manifest and folder, and nothing else", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
+    await a.saveContext("t", {}, 1, { category: "testing" });
+    await a.saveContext("t", {}, 2);
+    const kept = await b.saveContext("t", {}, 3);
+    const flat = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const flatRecord = await flat.saveContext("t", {}, 4);
+    await a.endSession();
+    const root = a.getContextDir();
+    const left = await listFiles(storage, root);
+    assert.ok(!left.some((p) => p.includes(a.sessionId)), JSON.stringify(left));
+    assert.ok(left.includes(kept) && left.includes(flatRecord));
+    assert.equal(a.size, 0);
+    assert.ok(!(await storage.list(`${root}/sessions`)).includes(`${a.sessionId}/`), "the empty folder is gone");
+  });
+
+  test("listSessions and cleanupStaleSessions: only idle sessions, only tracked files", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    let now = Date.UTC(2025, 0, 18, 14, 30, 22);
+    const clock = () => now;
+    const old = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    await old.saveContext("t", {}, 1);
+    await old.close();
+    const root = old.getContextDir();
+    const foreign = `${root}/sessions/${old.sessionId}/notes.md`;
+    await storage.write(foreign, "user file");
+    now += 2 * 86_400_000;
+    const active = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    await active.saveContext("t", {}, 2);
+    await active.close();
+    const listed = await ContextManager.listSessions({ contextDir: dir, fileSystem: storage });
+    assert.deepEqual(listed.map((s) => s.id).sort(), [old.sessionId, active.sessionId].sort());
+    const info = listed.find((s) => s.id === active.sessionId);
+    assert.equal(info.records, 1);
+    assert.ok(info.bytes > 0);
+    assert.equal(Date.parse(info.lastActivity), now);
+    const removed = await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock, olderThanMs: 86_400_000 });
+    assert.deepEqual(removed, [old.sessionId]);
+    const left = await listFiles(storage, root);
+    assert.ok(left.includes(foreign), "a file the session did not write stays");
+    assert.ok(left.some((p) => p.includes(active.sessionId)), "the active session stays");
+    assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock }), []);
+  });
+
+  test("rebuildIndex adopts the records of a flat store, with the pointers their writer had", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const writer = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    for (let i = 0; i < 5; i++) await writer.saveContext("readFile", { path: `f${i}.ts` }, i, i, "q");
+    const reader = new ContextManager({ contextDir: dir, fileSystem: storage });
+    assert.equal(await reader.rebuildIndex(), 5);
+    assert.deepEqual(reader.getAllPointers(), writer.getAllPointers());
+  });
+}

@@ -17,6 +17,7 @@ import { memoryStorage as memoryStorageSubpath } from "toolctx/memory";
 import {
   runStorageHostTests,
   runSeedApiTests,
+  runSessionTests,
   readRecord,
   listFiles,
   randomAfter,
@@ -50,6 +51,8 @@ runSeedApiTests({
   contextDir: () => `${fresh("ctx")}/context`,
 });
 
+runSessionTests({ name: "node", makeStorage: () => nodeStorage(), ContextManager, test, assert, contextDir: () => `${fresh("ses")}/context` });
+
 // -- memory adapter
 
 let m = 0;
@@ -69,6 +72,8 @@ runSeedApiTests({
   assert,
   contextDir: () => `/ctx/${++m}`,
 });
+
+runSessionTests({ name: "memory", makeStorage: () => memoryStorageSubpath(), ContextManager, test, assert, contextDir: () => `/ses/${++m}` });
 
 // -- Node only
 

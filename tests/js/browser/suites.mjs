@@ -5,7 +5,7 @@ import { ContextManager } from "/pkg/index.js";
 import { memoryStorage } from "/pkg/adapters/memory.js";
 import { opfsStorage } from "/pkg/adapters/opfs.js";
 import { indexedDbStorage } from "/pkg/adapters/indexeddb.js";
-import { loadVectors, runSeedApiTests, runStorageHostTests, runVectorTests } from "/tests/js/conformance.mjs";
+import { loadVectors, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "/tests/js/conformance.mjs";
 import assert from "./assert.mjs";
 import { run, test } from "./harness.mjs";
 
@@ -30,6 +30,7 @@ export async function runSuites(context) {
       assert,
       contextDir: () => fresh(name),
     });
+    runSessionTests({ name: label, makeStorage, ContextManager, test, assert, contextDir: () => fresh(name) });
   }
   const vectors = await loadVectors(async (file) => (await fetch(`/tests/vectors/${file}`)).text());
   runVectorTests({ name: `${context} vectors`, test, assert, ContextManager, memoryStorage, vectors });
