@@ -716,7 +716,12 @@ impl<S: Storage> ContextManager<S> {
         }
         self.restore_pointers(&s.dir, manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)));
         *s.manifest.borrow_mut() = manifest;
-        s.dirty.set(usize::from(changed));
+        if !changed {
+            // Up to date on disk: the next save's write will move last_activity.
+            s.last_write_ms.set(Some((self.options.clock)()));
+            return Ok(());
+        }
+        s.dirty.set(1);
         self.sync_manifest(true).await
     }
 
