@@ -22,6 +22,11 @@ use crate::storage::Storage;
 pub const SESSIONS_DIR: &str = "sessions";
 /// The manifest's file name inside a session folder.
 pub const MANIFEST: &str = ".manifest.json";
+/// The name of the lock of the session in folder `dir`: a path beside the folder (a lock
+/// file on file systems, so it never keeps the folder from being removed).
+pub fn lock_name(dir: &str) -> String {
+    format!("{dir}.lock")
+}
 /// Default idle time after which `cleanup_stale_sessions` removes a session.
 pub const DEFAULT_STALE_MS: i64 = 24 * 60 * 60 * 1000;
 /// Most keywords kept per record in the manifest.
@@ -316,14 +321,29 @@ pub async fn cleanup_stale_sessions<S: Storage>(
     now_ms: i64,
     older_than_ms: i64,
 ) -> Result<Vec<String>> {
+    let is_stale = |manifest: &Manifest| {
+        parse_iso_ms(&manifest.last_activity).is_some_and(|last| last <= now_ms && now_ms - last > older_than_ms)
+    };
     let mut removed = Vec::new();
     for (id, manifest) in manifests(storage, context_dir).await? {
-        let Some(last) = parse_iso_ms(&manifest.last_activity) else { continue };
-        if last > now_ms || now_ms - last <= older_than_ms {
+        if !is_stale(&manifest) {
             continue;
         }
-        remove_session(storage, &session_dir(context_dir, &id), &manifest, &[]).await?;
-        removed.push(id);
+        // Under the session's lock, read the manifest again: a manager may have written
+        // to the session since it was listed.
+        let dir = session_dir(context_dir, &id);
+        let gone = storage
+            .locked(&lock_name(&dir), async {
+                let current = storage.read(&paths::join(&dir, MANIFEST)).await?;
+                match current.map(|bytes| Manifest::parse(&bytes, &id)) {
+                    Some(Ok(m)) if is_stale(&m) => remove_session(storage, &dir, &m, &[]).await.map(|()| true),
+                    _ => Ok(false),
+                }
+            })
+            .await??;
+        if gone {
+            removed.push(id);
+        }
     }
     Ok(removed)
 }

@@ -610,6 +610,14 @@ impl<S: Storage> ContextManager<S> {
         if !due {
             return Ok(());
         }
+        let lock = session::lock_name(&s.dir);
+        self.storage.locked(&lock, self.write_manifest(s, now)).await??;
+        s.last_write_ms.set(Some(now));
+        Ok(())
+    }
+
+    /// Read-merge-write of the manifest (under the session lock).
+    async fn write_manifest(&self, s: &Session, now: i64) -> Result<()> {
         let path = paths::join(&s.dir, MANIFEST);
         if let Ok(Some(bytes)) = self.storage.read(&path).await {
             if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
@@ -631,7 +639,6 @@ impl<S: Storage> ContextManager<S> {
             s.dirty.set(s.dirty.get() + taken);
             return Err(e);
         }
-        s.last_write_ms.set(Some(now));
         Ok(())
     }
 
@@ -789,14 +796,19 @@ impl<S: Storage> ContextManager<S> {
     pub async fn end_session(&self) -> Result<()> {
         let Some(s) = &self.session else { return Ok(()) };
         let _turn = s.writing.lock().await;
-        let mut manifest = s.manifest.borrow().clone();
-        if let Ok(Some(bytes)) = self.storage.read(&paths::join(&s.dir, MANIFEST)).await {
-            if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
-                manifest.context_files.extend(on_disk.context_files);
-            }
-        }
-        let written: Vec<String> = self.state.borrow().written.iter().cloned().collect();
-        session::remove_session(&self.storage, &s.dir, &manifest, &written).await?;
+        let lock = session::lock_name(&s.dir);
+        self.storage
+            .locked(&lock, async {
+                let mut manifest = s.manifest.borrow().clone();
+                if let Ok(Some(bytes)) = self.storage.read(&paths::join(&s.dir, MANIFEST)).await {
+                    if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
+                        manifest.context_files.extend(on_disk.context_files);
+                    }
+                }
+                let written: Vec<String> = self.state.borrow().written.iter().cloned().collect();
+                session::remove_session(&self.storage, &s.dir, &manifest, &written).await
+            })
+            .await??;
         s.manifest.borrow_mut().context_files.clear();
         s.dirty.set(0);
         s.last_write_ms.set(None);

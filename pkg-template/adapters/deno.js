@@ -32,6 +32,10 @@ function outsideStore(path) {
   });
 }
 
+/** Lock files older than this are taken over (their holder died without releasing). */
+const LOCK_STALE_MS = 30_000;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function randomHex(bytes) {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -144,6 +148,29 @@ export function denoStorage(options = {}) {
         throw err;
       }
       return names.sort();
+    }),
+    /** A lock file at `name` (created exclusively), as in toolctx/node; stale after 30 s. */
+    lock: guard(async (name, fn) => {
+      const token = `${Deno.pid} ${randomHex(8)}`;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await ensureDir(dirname(name));
+          await Deno.writeTextFile(name, token, { createNew: true, mode: FILE_MODE });
+          break;
+        } catch (err) {
+          if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
+          const info = await Deno.stat(name).catch(() => undefined);
+          if (info?.mtime && Date.now() - info.mtime.getTime() > LOCK_STALE_MS) await Deno.remove(name).catch(() => {});
+          else if (attempt >= 600) throw Object.assign(new Error(`lock ${name} is held`), { code: "ELOCKED" });
+          else await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
+        }
+      }
+      try {
+        return await fn();
+      } finally {
+        const holder = await Deno.readTextFile(name).catch(() => "");
+        if (holder === token) await Deno.remove(name).catch(() => {});
+      }
     }),
     removeDir: guard(async (path) => {
       madeDirs.delete(path);

@@ -5,6 +5,8 @@
 // `add`, which fails inside the same transaction when the key exists. Folders are
 // implied by paths; `list` walks a key range.
 
+import { webLock } from "./web-lock.js";
+
 const STORE = "files";
 
 function request(req) {
@@ -109,6 +111,7 @@ export function indexedDbStorage(options = {}) {
       return [...children].sort();
     },
     removeDir() {},
+    lock: webLock,
     /** Closes the database connection. */
     async close() {
       if (opened) (await opened).close();

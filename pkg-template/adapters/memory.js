@@ -14,6 +14,7 @@ function exists(message) {
 /** @returns {import("./memory.d.ts").MemoryStorage} */
 export function memoryStorage() {
   const files = new Map();
+  const locks = new Map();
   return {
     description: "memory storage: records live only as long as this process",
     read(path) {
@@ -47,6 +48,17 @@ export function memoryStorage() {
       return [...children].sort();
     },
     removeDir() {},
+    /** Mutual exclusion within this process, by name. */
+    lock(name, fn) {
+      const previous = locks.get(name) ?? Promise.resolve();
+      const run = previous.then(() => fn());
+      const tail = run.catch(() => {});
+      locks.set(name, tail);
+      tail.then(() => {
+        if (locks.get(name) === tail) locks.delete(name);
+      });
+      return run;
+    },
     paths() {
       return [...files.keys()].sort();
     },

@@ -11,7 +11,8 @@
 //   thousands of saves never runs the process out of file handles (EMFILE).
 
 import { closeSync, constants, openSync, unlinkSync, writeSync, fsyncSync } from "node:fs";
-import { mkdir, open, readdir, realpath, rename, rm, rmdir, unlink, appendFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, readdir, realpath, rename, rm, rmdir, stat, unlink, appendFile } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import { randomBytes } from "node:crypto";
 
@@ -40,6 +41,30 @@ function limiter(max) {
       else active--;
     }
   };
+}
+
+/** Lock files older than this are taken over (their holder died without releasing). */
+const LOCK_STALE_MS = 30_000;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err?.code === "EPERM";
+  }
+}
+
+/** Whether the lock file at `path` was left by a process that is gone, or long ago. */
+async function staleLock(path) {
+  try {
+    const [info, text] = await Promise.all([stat(path), readFile(path, "utf8")]);
+    const pid = Number(text.split(" ")[0]);
+    return Date.now() - info.mtimeMs > LOCK_STALE_MS || (Number.isInteger(pid) && pid > 0 && !alive(pid));
+  } catch {
+    return false; // gone already, or being written: try again
+  }
 }
 
 function outsideStore(path) {
@@ -172,6 +197,32 @@ export function nodeStorage(options = {}) {
           throw err;
         }
       }),
+
+    /**
+     * A lock file at `name` (created O_EXCL, holding "pid token"), released by
+     * removing it; a lock left by a dead process, or older than 30 s, is taken over.
+     */
+    async lock(name, fn) {
+      const token = `${process.pid} ${randomBytes(8).toString("hex")}`;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await ensureDir(dirname(name));
+          await writeFile(name, token, { flag: "wx", mode: FILE_MODE });
+          break;
+        } catch (err) {
+          if (err?.code !== "EEXIST") throw err;
+          if (await staleLock(name)) await unlink(name).catch(() => {});
+          else if (attempt >= 600) throw Object.assign(new Error(`lock ${name} is held`), { code: "ELOCKED" });
+          else await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
+        }
+      }
+      try {
+        return await fn();
+      } finally {
+        const holder = await readFile(name, "utf8").catch(() => "");
+        if (holder === token) await unlink(name).catch(() => {});
+      }
+    },
 
     async removeDir(path) {
       madeDirs.delete(path);

@@ -7,6 +7,8 @@
 // dedicated worker they are written through a `FileSystemSyncAccessHandle`, the
 // fastest OPFS path. A torn record left by a crash does not parse and is skipped.
 
+import { webLock } from "./web-lock.js";
+
 const textEncoder = new TextEncoder();
 
 function bytesOf(data) {
@@ -61,10 +63,7 @@ export function opfsStorage(options = {}) {
     return [await dirAt(names, create), file];
   }
 
-  function locked(path, fn) {
-    const locks = globalThis.navigator?.locks;
-    return locks ? locks.request(`toolctx:opfs:${path}`, fn) : fn();
-  }
+  const locked = (path, fn) => webLock(`opfs:${path}`, fn);
 
   async function writeSync(handle, data) {
     const access = await handle.createSyncAccessHandle();
@@ -156,5 +155,6 @@ export function opfsStorage(options = {}) {
     },
     // removeEntry without `recursive` fails on a folder that is not empty, as it must.
     removeDir: removeEntry,
+    lock: webLock,
   };
 }

@@ -45,6 +45,12 @@ pub trait Storage {
     async fn remove_dir(&self, _path: &str) -> Result<()> {
         Ok(())
     }
+    /// Runs `work` holding the named lock, excluding other processes, tabs and
+    /// managers that use the same storage (`name` is a path inside the store). Backends
+    /// without cross-process locking keep the default, which just runs it.
+    async fn locked<T>(&self, _name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
+        Ok(work.await)
+    }
 }
 
 impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
@@ -62,5 +68,8 @@ impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
     }
     async fn remove_dir(&self, path: &str) -> Result<()> {
         (**self).remove_dir(path).await
+    }
+    async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
+        (**self).locked(name, work).await
     }
 }

@@ -6,7 +6,9 @@
 
 use std::fmt;
 
+use futures_util::future::{select, Either};
 use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -47,6 +49,7 @@ pub struct JsStorage {
     remove: Function,
     list: Function,
     remove_dir: Option<Function>,
+    lock: Option<Function>,
 }
 
 fn method(host: &JsValue, name: &str) -> Option<Function> {
@@ -71,6 +74,7 @@ impl JsStorage {
             remove: required("remove")?,
             list: required("list")?,
             remove_dir: method(&host, "removeDir"),
+            lock: method(&host, "lock"),
             read_options: {
                 let o = Object::new();
                 let _ = Reflect::set(&o, &"root".into(), &root.into());
@@ -172,5 +176,41 @@ impl Storage for JsStorage {
             self.call("removeDir", path, f, &[path.into()]).await?;
         }
         Ok(())
+    }
+
+    /// `host.lock(name, fn)`: the callback resolves our "acquired" signal and returns a
+    /// Promise that we resolve once `work` is done, which releases the lock.
+    async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
+        let Some(lock) = &self.lock else { return Ok(work.await) };
+        let mut signal_acquired = None;
+        let acquired = Promise::new(&mut |resolve, _| signal_acquired = Some(resolve));
+        let mut signal_release = None;
+        let release = Promise::new(&mut |resolve, _| signal_release = Some(resolve));
+        let (Some(signal_acquired), Some(signal_release)) = (signal_acquired, signal_release) else {
+            return Err(Error::new(ErrorKind::Internal, "Promise executor did not run"));
+        };
+        let callback = Closure::once_into_js(move || -> JsValue {
+            let _ = signal_acquired.call0(&JsValue::UNDEFINED);
+            release.into()
+        });
+        let held = match lock.call2(&self.host, &name.into(), &callback) {
+            Ok(value) => Promise::resolve(&value),
+            Err(thrown) => return Err(classify("lock", &thrown).with_path(name).with_source(HostError(thrown))),
+        };
+        // A host that fails (or returns) before running the callback must not leave us waiting.
+        let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
+        match select(JsFuture::from(acquired), JsFuture::from(held)).await {
+            Either::Left((Ok(_), held)) => {
+                let out = work.await;
+                let _ = signal_release.call0(&JsValue::UNDEFINED);
+                held.await.map_err(failed)?;
+                Ok(out)
+            }
+            Either::Left((Err(e), _)) | Either::Right((Err(e), _)) => Err(failed(e)),
+            Either::Right((Ok(_), _)) => {
+                Err(Error::new(ErrorKind::Storage, "storage lock() returned without running its callback")
+                    .with_path(name))
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@ import { ContextManager } from "toolctx";
 import { bunStorage } from "toolctx/bun";
 import { nodeStorage } from "toolctx/node";
 import { memoryStorage } from "toolctx/memory";
-import { loadVectors, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
+import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
 const top = mkdtempSync(`${tmpdir()}/toolctx-bun-`);
@@ -26,6 +26,7 @@ for (const [name, makeStorage, dir] of [
   runStorageHostTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
+  runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
 }
 
 const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));

@@ -1634,6 +1634,22 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock }), []);
   });
 
+  test("two managers writing one session at once lose no manifest entry", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: a.sessionId, persistThreshold: 0 });
+    const saves = [];
+    for (let i = 0; i < 40; i++) saves.push((i % 2 ? a : b).saveContext("t", { i }, i));
+    await Promise.all(saves);
+    await Promise.all([a.flush(), b.flush()]);
+    await a.flush();
+    const manifest = await readManifest(storage, a);
+    assert.equal(Object.keys(manifest.context_files).length, 40);
+    const c = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: a.sessionId });
+    assert.equal(c.size, 40);
+  });
+
   test("rebuildIndex adopts the records of a flat store, with the pointers their writer had", async () => {
     const storage = makeStorage();
     const dir = contextDir();
@@ -1642,5 +1658,35 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     const reader = new ContextManager({ contextDir: dir, fileSystem: storage });
     assert.equal(await reader.rebuildIndex(), 5);
     assert.deepEqual(reader.getAllPointers(), writer.getAllPointers());
+  });
+}
+
+// ---------------------------------------------------------------------------
+// locks (SPEC §4, §5): the optional host lock(name, fn)
+
+/** Mutual exclusion of `storage.lock`, when the adapter has one. */
+export function runLockTests({ name, makeStorage, test: t0, assert, tmpDir }) {
+  const test = (title, fn) => t0(`[${name}] lock: ${title}`, fn);
+  test("lock(name, fn) runs one holder at a time and returns fn's value", async () => {
+    const storage = makeStorage();
+    if (typeof storage.lock !== "function") return;
+    const lockName = joinPath(tmpDir(), "sessions/20250101-000000-lock.lock");
+    let active = 0;
+    let most = 0;
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        storage.lock(lockName, async () => {
+          active++;
+          most = Math.max(most, active);
+          await new Promise((r) => setTimeout(r, 5));
+          active--;
+          return i;
+        }),
+      ),
+    );
+    assert.equal(most, 1, "never two holders at once");
+    assert.deepEqual(results, [0, 1, 2, 3, 4, 5]);
+    await assert.rejects?.(() => storage.lock(lockName, async () => { throw new Error("inside"); }));
+    assert.equal(await storage.lock(lockName, async () => "free again"), "free again", "a throwing holder releases the lock");
   });
 }

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { ContextManager } from "toolctx";
 import { denoStorage } from "toolctx/deno";
 import { memoryStorage } from "toolctx/memory";
-import { loadVectors, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
+import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 const top = await Deno.makeTempDir({ prefix: "toolctx-deno-" });
@@ -21,6 +21,7 @@ for (const [name, makeStorage, dir] of [
   runStorageHostTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
+  runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
 }
 
 const vectors = await loadVectors((file) => Deno.readTextFile(new URL(`../vectors/${file}`, import.meta.url)));

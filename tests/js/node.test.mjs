@@ -18,6 +18,7 @@ import {
   runStorageHostTests,
   runSeedApiTests,
   runSessionTests,
+  runLockTests,
   readRecord,
   listFiles,
   randomAfter,
@@ -51,6 +52,7 @@ runSeedApiTests({
   contextDir: () => `${fresh("ctx")}/context`,
 });
 
+runLockTests({ name: "node", makeStorage: () => nodeStorage(), test, assert, tmpDir: () => fresh("lock") });
 runSessionTests({ name: "node", makeStorage: () => nodeStorage(), ContextManager, test, assert, contextDir: () => `${fresh("ses")}/context` });
 
 // -- memory adapter
@@ -73,6 +75,7 @@ runSeedApiTests({
   contextDir: () => `/ctx/${++m}`,
 });
 
+runLockTests({ name: "memory", makeStorage: () => memoryStorageSubpath(), test, assert, tmpDir: () => `/l/${++m}` });
 runSessionTests({ name: "memory", makeStorage: () => memoryStorageSubpath(), ContextManager, test, assert, contextDir: () => `/ses/${++m}` });
 
 // -- Node only

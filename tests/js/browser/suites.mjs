@@ -5,7 +5,7 @@ import { ContextManager } from "/pkg/index.js";
 import { memoryStorage } from "/pkg/adapters/memory.js";
 import { opfsStorage } from "/pkg/adapters/opfs.js";
 import { indexedDbStorage } from "/pkg/adapters/indexeddb.js";
-import { loadVectors, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "/tests/js/conformance.mjs";
+import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "/tests/js/conformance.mjs";
 import assert from "./assert.mjs";
 import { run, test } from "./harness.mjs";
 
@@ -31,6 +31,7 @@ export async function runSuites(context) {
       contextDir: () => fresh(name),
     });
     runSessionTests({ name: label, makeStorage, ContextManager, test, assert, contextDir: () => fresh(name) });
+    runLockTests({ name: label, makeStorage, test, assert, tmpDir: () => fresh(name) });
   }
   const vectors = await loadVectors(async (file) => (await fetch(`/tests/vectors/${file}`)).text());
   runVectorTests({ name: `${context} vectors`, test, assert, ContextManager, memoryStorage, vectors });
