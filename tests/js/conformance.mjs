@@ -1650,6 +1650,34 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal(c.size, 40);
   });
 
+  test("a failing manifest write loses no record: the save resolves, flush rejects typed, resume recovers", async () => {
+    const base = makeStorage();
+    const dir = contextDir();
+    let full = false;
+    const quota = () => Object.assign(new Error("disk full"), { name: "QuotaExceededError" });
+    const storage = withWrite(base, (path, data, options) => {
+      if (full && path.endsWith(".manifest.json")) throw quota();
+      return base.write(path, data, options);
+    });
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
+    full = true;
+    const fp = await m.saveContext("t", { a: 1 }, "kept");
+    assert.equal(m.size, 1);
+    await expectRejection(assert, () => m.flush(), "QUOTA_EXCEEDED", "flush");
+    full = false;
+    const resumed = await ContextManager.open({ contextDir: dir, fileSystem: base, session: m.sessionId });
+    assert.deepEqual(resumed.getAllPointers().map((p) => p.filepath), [fp]);
+    const denied = withWrite(base, () => {
+      throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" });
+    });
+    const ro = await ContextManager.open({ contextDir: dir, fileSystem: base, session: m.sessionId, persistThreshold: 0 });
+    const blocked = new ContextManager({ contextDir: dir, fileSystem: denied, session: m.sessionId, persistThreshold: 0 });
+    const err = await expectRejection(assert, () => blocked.saveContext("t", {}, 1), "STORAGE", "permission");
+    assert.equal(err.cause?.code, "EACCES", "the host error is the cause");
+    assert.equal(blocked.size, 0);
+    assert.equal(ro.size, 1, "the store is as it was");
+  });
+
   test("rebuildIndex adopts the records of a flat store, with the pointers their writer had", async () => {
     const storage = makeStorage();
     const dir = contextDir();

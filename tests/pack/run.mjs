@@ -94,7 +94,7 @@ try {
     expectSmoke(run(bin("bun"), ["smoke.mjs", join(scratch, "store-bun")], app)),
   );
 
-  await check("cross-runtime: a store written by Node reads back identically in Deno and Bun", () => {
+  await check("cross-runtime: a store written by Node gives identical pointers, records and bytes in Deno and Bun", () => {
     const store = join(scratch, "store-shared");
     writeFileSync(
       join(app, "write.mjs"),
@@ -108,9 +108,11 @@ try {
        const dir = globalThis.Deno ? Deno.args[0] : process.argv[2];
        const names = (globalThis.Deno ? [...Deno.readDirSync(dir)].map((e) => e.name) : (await import("node:fs")).readdirSync(dir)).sort();
        const m = new ContextManager({ contextDir: dir });
+       await m.rebuildIndex();
+       const pointers = m.getAllPointers();
        const records = await m.loadContexts(names.map((n) => dir + "/" + n));
        const bytes = await Promise.all(names.map((n) => (globalThis.Deno ? Deno.readTextFile(dir + "/" + n) : (import("node:fs/promises")).then((f) => f.readFile(dir + "/" + n, "utf8")))));
-       console.log(JSON.stringify({ names, records, bytes }));`,
+       console.log(JSON.stringify({ names, pointers, records, bytes }));`,
     );
     run("node", ["write.mjs", store], app);
     const fromNode = run("node", ["read.mjs", store], app);
@@ -118,6 +120,7 @@ try {
     const fromBun = run(bin("bun"), ["read.mjs", store], app);
     const parsed = JSON.parse(fromNode);
     if (parsed.records.length !== 5) throw new Error(`node loaded ${parsed.records.length} records`);
+    if (parsed.pointers.length !== 5) throw new Error(`node rebuilt ${parsed.pointers.length} pointers`);
     if (fromDeno !== fromNode) throw new Error(`deno differs:\n${fromDeno}\nvs\n${fromNode}`);
     if (fromBun !== fromNode) throw new Error(`bun differs:\n${fromBun}\nvs\n${fromNode}`);
   });

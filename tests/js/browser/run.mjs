@@ -36,7 +36,7 @@ try {
     }
     await context.close();
   }
-  for (const [name, ok, detail] of await interchange(browser)) {
+  for (const [name, ok, detail] of [...(await interchange(browser)), ...(await twoTabs(browser))]) {
     if (ok) passed++;
     else failed++;
     console.log(`${ok ? "ok" : "not ok"} - [interchange] ${name}${ok ? "" : `\n  ${detail}`}`);
@@ -96,4 +96,47 @@ async function interchange(browser) {
     rmSync(dir, { recursive: true, force: true });
   }
   return out;
+}
+
+/** Two tabs of one origin write one OPFS session at once: no record or index entry is lost. */
+async function twoTabs(browser) {
+  const context = await browser.newContext();
+  try {
+    const open = async () => {
+      const page = await context.newPage();
+      await page.goto(`${server.url}/tests/js/browser/interchange.html`);
+      await page.waitForFunction(() => window.__ready === true);
+      return page;
+    };
+    const [a, b] = [await open(), await open()];
+    const id = await a.evaluate(async () => {
+      const { ContextManager, opfsStorage } = window.toolctx;
+      window.m = await ContextManager.open({ contextDir: "tabs", fileSystem: opfsStorage(), session: true, persistThreshold: 0 });
+      return window.m.sessionId;
+    });
+    await b.evaluate(async (id) => {
+      const { ContextManager, opfsStorage } = window.toolctx;
+      window.m = await ContextManager.open({ contextDir: "tabs", fileSystem: opfsStorage(), session: id, persistThreshold: 0 });
+    }, id);
+    const burst = (tab) =>
+      tab.evaluate(async (tab) => {
+        await Promise.all(Array.from({ length: 50 }, (_, i) => window.m.saveContext("fetch", { tab, i }, { i })));
+        await window.m.flush();
+      }, tab === a ? "a" : "b");
+    await Promise.all([burst(a), burst(b)]);
+    await a.evaluate(() => window.m.flush());
+    const seen = await a.evaluate(async (id) => {
+      const { ContextManager, opfsStorage } = window.toolctx;
+      const c = await ContextManager.open({ contextDir: "tabs", fileSystem: opfsStorage(), session: id });
+      const root = await navigator.storage.getDirectory();
+      const dir = await (await root.getDirectoryHandle("tabs")).getDirectoryHandle("sessions");
+      const file = await (await (await dir.getDirectoryHandle(id)).getFileHandle(".manifest.json")).getFile();
+      return { size: c.size, indexed: Object.keys(JSON.parse(await file.text()).context_files).length };
+    }, id);
+    return [["two tabs writing one OPFS session lose nothing (100 records, 100 manifest entries)", seen.size === 100 && seen.indexed === 100, JSON.stringify(seen)]];
+  } catch (err) {
+    return [["two tabs", false, err.stack]];
+  } finally {
+    await context.close();
+  }
 }
