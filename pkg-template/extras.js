@@ -1,8 +1,90 @@
-// What wasm-bindgen cannot declare: symbol-named methods.
-import { ContextManager } from "./toolctx_core.js";
+// What wasm-bindgen cannot declare or does not do on its own:
+// - `Symbol.asyncDispose` on ContextManager;
+// - traps (SPEC §9): if the core ever panics, the module traps. The panic hook asks
+//   wasm-bindgen for a fresh instance on the next call and tells us (onTrap), and here
+//   every call in flight fails with an `INTERNAL` error instead of a WebAssembly
+//   RuntimeError or a Promise that never settles. Managers made before the trap lost
+//   their in-memory state with the old instance: their calls fail as INTERNAL too
+//   (their persisted records remain; open the session or store again).
+import { ContextManager as Core, __setHostDefaults } from "./toolctx_core.js";
 
-if (typeof Symbol.asyncDispose === "symbol" && !ContextManager.prototype[Symbol.asyncDispose]) {
-  Object.defineProperty(ContextManager.prototype, Symbol.asyncDispose, {
+const pending = new Set();
+let traps = 0;
+let defaults;
+let defaultsLost = false;
+
+/** Registers the runtime's defaults (storage, context dir...) with the core. */
+export function setHostDefaults(value) {
+  defaults = { ...value, onTrap };
+  __setHostDefaults(defaults);
+}
+
+/** After a trap the fresh instance has none of the old one's state: register again. */
+function ensureDefaults() {
+  if (defaultsLost && defaults) {
+    defaultsLost = false;
+    __setHostDefaults(defaults);
+  }
+}
+
+function internal(cause, message) {
+  return Object.assign(new Error(`toolctx: internal error: ${message}`), { name: "ToolctxError", code: "INTERNAL", cause });
+}
+
+function convert(err) {
+  if (err?.code !== undefined) return err;
+  if (err instanceof WebAssembly.RuntimeError) return internal(err, `${err.message}; the module was re-instantiated`);
+  if (traps > 0 && err instanceof Error) {
+    return internal(err, `this manager's state was lost when the module was re-instantiated (${err.message})`);
+  }
+  return err;
+}
+
+/** Called by the core's panic hook, just before the trap. */
+function onTrap(message) {
+  traps++;
+  defaultsLost = true;
+  const err = internal(undefined, message);
+  for (const reject of pending) reject(err);
+  pending.clear();
+}
+
+// The methods that do I/O: they report every failure by rejecting, never by throwing.
+const ASYNC = new Set([
+  "open", "saveContext", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
+  "endSession", "rebuildIndex", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions",
+  "__panicForTestsAsync",
+]);
+
+function guard(name, fn) {
+  return function guarded(...args) {
+    let out;
+    try {
+      ensureDefaults();
+      out = fn.apply(this, args);
+    } catch (err) {
+      if (ASYNC.has(name)) return Promise.reject(convert(err));
+      throw convert(err);
+    }
+    if (!(out instanceof Promise)) return out;
+    return new Promise((resolve, reject) => {
+      pending.add(reject);
+      out.then(resolve, (err) => reject(convert(err))).finally(() => pending.delete(reject));
+    });
+  };
+}
+
+for (const target of [Core.prototype, Core]) {
+  for (const name of Object.getOwnPropertyNames(target)) {
+    const d = Object.getOwnPropertyDescriptor(target, name);
+    if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests"))) continue;
+    if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: guard(name, d.value) });
+    else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guard(name, d.get) });
+  }
+}
+
+if (typeof Symbol.asyncDispose === "symbol" && !Core.prototype[Symbol.asyncDispose]) {
+  Object.defineProperty(Core.prototype, Symbol.asyncDispose, {
     value() {
       return this.close();
     },
@@ -10,3 +92,15 @@ if (typeof Symbol.asyncDispose === "symbol" && !ContextManager.prototype[Symbol.
     configurable: true,
   });
 }
+
+/** The exported class: the core's, with the defaults restored before construction after a trap. */
+export const ContextManager = new Proxy(Core, {
+  construct(target, args, newTarget) {
+    try {
+      ensureDefaults();
+      return Reflect.construct(target, args, newTarget);
+    } catch (err) {
+      throw convert(err);
+    }
+  },
+});

@@ -1,10 +1,10 @@
 // toolctx for Deno: the wasm core is read from the package and ready when this module's
 // import resolves; the default storage is the file system under ~/.agent/context.
 
-import { initSync, __setHostDefaults } from "./toolctx_core.js";
+import { initSync } from "./toolctx_core.js";
 import { denoStorage } from "./adapters/deno.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import "./extras.js";
+import { ContextManager, setHostDefaults } from "./extras.js";
 
 initSync({ module: await Deno.readFile(new URL("./toolctx_core_bg.wasm", import.meta.url)) });
 
@@ -16,7 +16,7 @@ function home() {
   }
 }
 
-__setHostDefaults({
+setHostDefaults({
   defaultContextDir: () => `${home()}/.agent/context`,
   resolveDir: (dir) => {
     const slashed = dir.replaceAll("\\", "/");
@@ -26,5 +26,5 @@ __setHostDefaults({
   adaptFileSystem: fromFileSystem,
 });
 
-export { ContextManager } from "./toolctx_core.js";
+export { ContextManager };
 export { memoryStorage } from "./adapters/memory.js";

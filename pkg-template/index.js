@@ -2,12 +2,12 @@
 // module's import resolves (top-level await). The default storage is OPFS where the
 // runtime has it, else IndexedDB, else memory (and onDebug says so).
 
-import init, { __setHostDefaults } from "./toolctx_core.js";
+import init from "./toolctx_core.js";
 import { memoryStorage } from "./adapters/memory.js";
 import { opfsStorage } from "./adapters/opfs.js";
 import { indexedDbStorage } from "./adapters/indexeddb.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import "./extras.js";
+import { ContextManager, setHostDefaults } from "./extras.js";
 
 await init({ module_or_path: new URL("./toolctx_core_bg.wasm", import.meta.url) });
 
@@ -21,12 +21,12 @@ function defaultStorage() {
   return storage;
 }
 
-__setHostDefaults({
+setHostDefaults({
   defaultContextDir: () => "agent/context",
   resolveDir: (dir) => dir.replace(/^\/+/, ""),
   defaultStorage,
   adaptFileSystem: fromFileSystem,
 });
 
-export { ContextManager } from "./toolctx_core.js";
+export { ContextManager };
 export { memoryStorage };

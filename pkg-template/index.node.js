@@ -5,22 +5,22 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve, sep } from "node:path";
-import { initSync, __setHostDefaults } from "./toolctx_core.js";
+import { initSync } from "./toolctx_core.js";
 import { nodeStorage } from "./adapters/node.js";
 import { bunStorage } from "./adapters/bun.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import "./extras.js";
+import { ContextManager, setHostDefaults } from "./extras.js";
 
 initSync({ module: readFileSync(new URL("./toolctx_core_bg.wasm", import.meta.url)) });
 
 const toSlashes = (p) => (sep === "/" ? p : p.split(sep).join("/"));
 
-__setHostDefaults({
+setHostDefaults({
   defaultContextDir: () => resolve(homedir(), ".agent", "context"),
   resolveDir: (dir) => toSlashes(resolve(dir)),
   defaultStorage: () => (typeof Bun === "undefined" ? nodeStorage() : bunStorage()),
   adaptFileSystem: fromFileSystem,
 });
 
-export { ContextManager } from "./toolctx_core.js";
+export { ContextManager };
 export { memoryStorage } from "./adapters/memory.js";

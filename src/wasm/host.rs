@@ -71,3 +71,10 @@ pub fn storage_from(given: JsValue, root: &str, debug: &dyn Fn(&str)) -> Result<
     }
     Err(Error::invalid("fileSystem/storage must have read, write, remove and list methods (or be a seed IFileSystem)"))
 }
+
+/// Tells the JS glue that the module is about to trap (`onTrap(message)`).
+pub fn notify_trap(message: &str) {
+    if let Some(f) = default_fn("onTrap") {
+        let _ = f.call1(&JsValue::UNDEFINED, &message.into());
+    }
+}

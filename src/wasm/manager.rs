@@ -523,6 +523,22 @@ impl JsContextManager {
         Promise::resolve(&JsValue::from(out))
     }
 
+    /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and
+    /// that the module works again afterwards. Not part of the API.
+    #[wasm_bindgen(js_name = "__panicForTests")]
+    pub fn panic_for_tests(message: String) {
+        panic!("{message}");
+    }
+
+    /// Like `__panicForTests`, inside an async operation (after one await).
+    #[wasm_bindgen(js_name = "__panicForTestsAsync")]
+    pub fn panic_for_tests_async(message: String) -> Promise {
+        future_to_promise(async move {
+            let _ = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&JsValue::UNDEFINED)).await;
+            panic!("{message}");
+        })
+    }
+
     /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
     #[wasm_bindgen(js_name = hashQuery)]
     pub fn hash_query(query: JsValue) -> Result<String, JsValue> {

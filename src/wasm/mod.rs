@@ -14,5 +14,11 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(start)]
 fn start() {
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        // The trap that follows leaves the instance unusable: the next call into the
+        // module gets a fresh one, and the JS glue fails the calls in flight as INTERNAL.
+        wasm_bindgen::handler::schedule_reinit();
+        host::notify_trap(&info.to_string());
+    }));
 }

@@ -36,7 +36,7 @@ try {
     }
     await context.close();
   }
-  for (const [name, ok, detail] of [...(await interchange(browser)), ...(await twoTabs(browser))]) {
+  for (const [name, ok, detail] of [...(await interchange(browser)), ...(await twoTabs(browser)), ...(await asyncTrap(browser))]) {
     if (ok) passed++;
     else failed++;
     console.log(`${ok ? "ok" : "not ok"} - [interchange] ${name}${ok ? "" : `\n  ${detail}`}`);
@@ -136,6 +136,30 @@ async function twoTabs(browser) {
     return [["two tabs writing one OPFS session lose nothing (100 records, 100 manifest entries)", seen.size === 100 && seen.indexed === 100, JSON.stringify(seen)]];
   } catch (err) {
     return [["two tabs", false, err.stack]];
+  } finally {
+    await context.close();
+  }
+}
+
+/** SPEC §9 in a page: a panic inside an async operation rejects what was in flight as INTERNAL, and the module works again. */
+async function asyncTrap(browser) {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(`${server.url}/tests/js/browser/interchange.html`);
+    await page.waitForFunction(() => window.__ready === true);
+    const seen = await page.evaluate(async () => {
+      const { ContextManager } = window.toolctx;
+      const code = (p) => p.then(() => "resolved", (e) => e.code);
+      const trap = code(ContextManager.__panicForTestsAsync("deliberate"));
+      const result = await trap;
+      const m = new ContextManager({ contextDir: "trap", persistThreshold: 0 });
+      const fp = await m.saveContext("t", {}, 1);
+      return { result, works: typeof fp === "string" && m.size === 1 };
+    });
+    return [["a panic in an async operation rejects it with INTERNAL and the module recovers", seen.result === "INTERNAL" && seen.works, JSON.stringify(seen)]];
+  } catch (err) {
+    return [["async trap", false, err.stack]];
   } finally {
     await context.close();
   }
