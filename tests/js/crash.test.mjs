@@ -83,3 +83,34 @@ test(`SIGKILL during 1,000 saves, ${RUNS} times: every acknowledged save survive
   }
   console.log(`crash: ${RUNS} runs, ${acknowledged} acknowledged saves, ${lost} lost`);
 });
+
+const WRITER = `
+import { ContextManager } from "toolctx";
+const [dir, id, tag] = process.argv.slice(2);
+const m = await ContextManager.open({ contextDir: dir, session: id, persistThreshold: 0 });
+await Promise.all(Array.from({ length: 300 }, (_, i) => m.saveContext("fetch", { tag, i }, { i })));
+await m.close();
+`;
+
+test("two processes writing one session at once lose no record and no index entry", async () => {
+  const top = mkdtempSync(join(tmpdir(), "toolctx-procs-"));
+  mkdirSync(join(here, ".tmp"), { recursive: true });
+  const script = join(here, ".tmp", "writer-child.mjs");
+  writeFileSync(script, WRITER);
+  try {
+    const first = await ContextManager.open({ contextDir: top, session: true });
+    const run = (tag) =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [script, top, first.sessionId, tag], { stdio: ["ignore", "inherit", "inherit"] });
+        child.on("error", reject);
+        child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`writer ${tag} exited ${code}`))));
+      });
+    await Promise.all([run("a"), run("b")]);
+    const resumed = await ContextManager.open({ contextDir: top, session: first.sessionId });
+    assert.equal(resumed.size, 600);
+    const sessions = await ContextManager.listSessions({ contextDir: top });
+    assert.equal(sessions.find((s) => s.id === first.sessionId).records, 600, "the manifest lists every record");
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+});
