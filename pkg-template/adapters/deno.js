@@ -161,7 +161,7 @@ export function denoStorage(options = {}) {
           if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
           const info = await Deno.stat(name).catch(() => undefined);
           if (info?.mtime && Date.now() - info.mtime.getTime() > LOCK_STALE_MS) await Deno.remove(name).catch(() => {});
-          else if (attempt >= 600) throw Object.assign(new Error(`lock ${name} is held`), { code: "ELOCKED" });
+          else if (attempt >= 1200) throw Object.assign(new Error(`lock ${name} is held`), { code: "ELOCKED" });
           else await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
         }
       }

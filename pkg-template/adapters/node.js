@@ -212,7 +212,7 @@ export function nodeStorage(options = {}) {
         } catch (err) {
           if (err?.code !== "EEXIST") throw err;
           if (await staleLock(name)) await unlink(name).catch(() => {});
-          else if (attempt >= 600) throw Object.assign(new Error(`lock ${name} is held`), { code: "ELOCKED" });
+          else if (attempt >= 1200) throw Object.assign(new Error(`lock ${name} is held`), { code: "ELOCKED" });
           else await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
         }
       }
