@@ -56,7 +56,7 @@ mod wasm;
 pub use describe::{describe, tool_words};
 pub use error::{Error, ErrorKind, Result};
 pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
-pub use select::{keywords, tokenize, Fallback, Scored, Terms};
+pub use select::{keywords, tokenize, Fallback, Scored, Strategy, Terms};
 pub use session::{cleanup_stale_sessions, list_sessions, SessionInfo};
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
 pub use store::{

@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, RecordMeta};
-use crate::select::{rank_overlap, Fallback, Scored, Terms};
+use crate::select::{Fallback, Scored, Strategy, Terms};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
 
@@ -526,7 +526,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// Ranks `candidates` for `query` (seed contract: relevant first, fallback to all).
-    pub fn rank(&self, query: &str, candidates: &[Candidate], fallback: Fallback) -> Vec<Scored> {
+    pub fn rank(&self, query: &str, candidates: &[Candidate], fallback: Fallback, strategy: Strategy) -> Vec<Scored> {
         let state = self.state.borrow();
         let empty = Terms::default();
         let terms: Vec<&Terms> = candidates
@@ -536,7 +536,7 @@ impl<S: Storage> ContextManager<S> {
                 Candidate::Foreign(terms) => terms,
             })
             .collect();
-        rank_overlap(query, &terms, fallback)
+        crate::select::rank(query, &terms, fallback, strategy)
     }
 
     /// Whether `path` is the filepath of one of this manager's pointers.

@@ -273,7 +273,7 @@ fn ranking_uses_indexed_terms_of_known_pointers() {
         let b = m.save(save("grep", r#"{"pattern":"AuthError","dir":"src/auth"}"#, "1")).await?;
         let c = m.save(save("readFile", r#"{"path":"src/auth/login.ts"}"#, "1")).await?;
         let candidates = [&a, &b, &c].map(|p| Candidate::Known(p.to_string()));
-        let ranked = m.rank("auth error", &candidates, Fallback::All);
+        let ranked = m.rank("auth error", &candidates, Fallback::All, toolctx::Strategy::Overlap);
         let order: Vec<usize> = ranked.iter().map(|s| s.index).collect();
         assert_eq!(order, [1, 2]);
         Ok::<(), Error>(())

@@ -13,30 +13,61 @@ use serde_json::Value;
 /// Longest part of one argument value that is indexed, in bytes.
 pub const MAX_INDEXED_VALUE_BYTES: usize = 4096;
 
-/// The distinct, sorted terms a pointer is found by: the tokens of its description,
-/// its tool name and its argument values.
+/// The distinct, sorted terms a pointer is found by (the tokens of its description, its
+/// tool name and its argument values), with how often each occurs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Terms(Vec<String>);
+pub struct Terms {
+    terms: Vec<String>,
+    counts: Vec<u32>,
+    len: u32,
+}
 
 impl Terms {
     /// The terms of a record's indexed text.
     pub fn of_record(description: &str, tool_name: &str, args: &Value) -> Terms {
-        let mut terms = tokenize(description);
-        terms.extend(tokenize(tool_name));
-        collect_values(args, &mut terms);
-        terms.sort_unstable();
-        terms.dedup();
-        Terms(terms)
+        let mut tokens = tokenize(description);
+        tokens.extend(tokenize(tool_name));
+        collect_values(args, &mut tokens);
+        let len = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
+        tokens.sort_unstable();
+        let mut terms: Vec<String> = Vec::new();
+        let mut counts: Vec<u32> = Vec::new();
+        for token in tokens {
+            if terms.last() == Some(&token) {
+                if let Some(c) = counts.last_mut() {
+                    *c += 1;
+                }
+            } else {
+                terms.push(token);
+                counts.push(1);
+            }
+        }
+        Terms { terms, counts, len }
+    }
+
+    /// How often `term` occurs (0 when it does not).
+    pub fn count(&self, term: &str) -> u32 {
+        self.terms.binary_search_by(|t| t.as_str().cmp(term)).map_or(0, |i| self.counts[i])
     }
 
     /// Whether `term` is one of them.
     pub fn contains(&self, term: &str) -> bool {
-        self.0.binary_search_by(|t| t.as_str().cmp(term)).is_ok()
+        self.count(term) > 0
     }
 
-    /// The terms, sorted.
+    /// The distinct terms, sorted.
     pub fn as_slice(&self) -> &[String] {
-        &self.0
+        &self.terms
+    }
+
+    /// Number of tokens (the document length for BM25).
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether there are no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -77,17 +108,61 @@ pub struct Scored {
     pub matched: Vec<String>,
 }
 
+/// How candidates are scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Okapi BM25 (k1 = 1.2, b = 0.75) over the candidates given.
+    #[default]
+    Bm25,
+    /// The seed's plain count of matched keywords.
+    Overlap,
+}
+
+const BM25_K1: f64 = 1.2;
+const BM25_B: f64 = 0.75;
+
 /// Ranks `candidates` for `query` by keyword overlap (the seed's strategy): the score
 /// is the number of distinct query keywords among a candidate's terms. Ties keep the
 /// order given.
 pub fn rank_overlap(query: &str, candidates: &[&Terms], fallback: Fallback) -> Vec<Scored> {
+    rank(query, candidates, fallback, Strategy::Overlap)
+}
+
+/// Ranks `candidates` for `query`. Whatever the strategy, a candidate is relevant when
+/// it holds one of the query's keywords, relevant candidates come first (best first,
+/// ties in the order given), and `fallback` decides what comes back when none is.
+pub fn rank(query: &str, candidates: &[&Terms], fallback: Fallback, strategy: Strategy) -> Vec<Scored> {
     let keywords = keywords(query);
+    let n = candidates.len() as f64;
+    let avg_len = candidates.iter().map(|t| f64::from(t.len())).sum::<f64>() / n.max(1.0);
+    let idf: Vec<f64> = keywords
+        .iter()
+        .map(|k| {
+            let df = candidates.iter().filter(|t| t.contains(k)).count() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
     let mut hits: Vec<Scored> = candidates
         .iter()
         .enumerate()
         .filter_map(|(index, terms)| {
-            let matched: Vec<String> = keywords.iter().filter(|k| terms.contains(k)).cloned().collect();
-            (!matched.is_empty()).then_some(Scored { index, score: matched.len() as f64, matched })
+            let mut matched = Vec::new();
+            let mut score = 0.0;
+            for (k, keyword) in keywords.iter().enumerate() {
+                let tf = f64::from(terms.count(keyword));
+                if tf == 0.0 {
+                    continue;
+                }
+                matched.push(keyword.clone());
+                score += match strategy {
+                    Strategy::Overlap => 1.0,
+                    Strategy::Bm25 => {
+                        let norm = 1.0 - BM25_B + BM25_B * f64::from(terms.len()) / avg_len.max(1.0);
+                        idf[k] * tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * norm)
+                    }
+                };
+            }
+            (!matched.is_empty()).then_some(Scored { index, score, matched })
         })
         .collect();
     if hits.is_empty() {
@@ -139,6 +214,30 @@ mod tests {
         assert!(rank_overlap("ls", &[&a], Fallback::None).is_empty());
         let b = terms("検索 ログイン");
         assert_eq!(rank_overlap("検", &[&b], Fallback::None).len(), 1);
+    }
+
+    #[test]
+    fn bm25_prefers_rare_terms_and_keeps_the_seed_contract() {
+        let a = terms("read file: path=src/auth/login.ts");
+        let b = terms("grep: pattern=login login login");
+        let c = terms("read file: path=README.md");
+        let d = terms("list directory: path=src");
+        let cands = [&a, &b, &c, &d];
+        // Two distinct keywords beat one repeated (BM25 saturates term frequency).
+        let ranked = rank("read login", &cands, Fallback::All, Strategy::Bm25);
+        assert_eq!(ranked.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(ranked.iter().all(|s| s.score > 0.0));
+        // A rare keyword outweighs a common one: "src" is in 2 of 4, "readme" in 1.
+        let ranked = rank("src readme", &cands, Fallback::All, Strategy::Bm25);
+        // ...and of the two "src" matches the shorter text (d) comes first.
+        assert_eq!(ranked.iter().map(|s| s.index).collect::<Vec<_>>(), [2, 3, 0]);
+        // Overlap counts keywords only: ties keep the order given.
+        let overlap = rank("src readme", &cands, Fallback::All, Strategy::Overlap);
+        assert_eq!(overlap.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 2, 3]);
+        let none = rank("zebra", &cands, Fallback::All, Strategy::Bm25);
+        assert_eq!(none.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(a.count("login"), 1);
+        assert_eq!(b.count("login"), 3);
     }
 
     #[test]

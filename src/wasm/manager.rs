@@ -17,7 +17,7 @@ use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
-use crate::select::{Fallback, Terms};
+use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{Candidate, ContextManager, DebugEvent, Filter, Options, SaveInput, SessionChoice};
 
 /// The tool-context store.
@@ -626,10 +626,11 @@ impl JsContextManager {
             Some("none") => Fallback::None,
             Some(other) => return Err(Error::invalid(format!("unknown fallback {other:?}"))),
         };
-        match get(options, "strategy").as_string().as_deref() {
-            None | Some("bm25") | Some("overlap") => {}
+        let strategy = match get(options, "strategy").as_string().as_deref() {
+            None | Some("bm25") => Strategy::Bm25,
+            Some("overlap") => Strategy::Overlap,
             Some(other) => return Err(Error::invalid(format!("unknown strategy {other:?}"))),
-        }
+        };
         let limit = opt_size(options, "limit")?.unwrap_or(usize::MAX);
         let (mut paths, mut pointers, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
         for p in list.iter() {
@@ -640,7 +641,7 @@ impl JsContextManager {
             paths.push(path);
             pointers.push(p);
         }
-        let mut scored = self.inner.rank(&query, &candidates, fallback);
+        let mut scored = self.inner.rank(&query, &candidates, fallback, strategy);
         scored.truncate(limit);
         Ok(Ranking { paths, pointers, scored })
     }

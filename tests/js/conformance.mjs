@@ -1718,3 +1718,23 @@ export function runLockTests({ name, makeStorage, test: t0, assert, tmpDir }) {
     assert.equal(await storage.lock(lockName, async () => "free again"), "free again", "a throwing holder releases the lock");
   });
 }
+
+// ---------------------------------------------------------------------------
+// ranking strategies (SPEC §6)
+
+export function runRankingTests({ name, ContextManager, memoryStorage, test: t0, assert }) {
+  const test = (title, fn) => t0(`[${name}] ranking: ${title}`, fn);
+  test("bm25 (the default) weighs rare keywords and short texts; overlap counts keywords", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    const a = await m.saveContext("readFile", { path: "src/auth/login.ts" }, 1);
+    const b = await m.saveContext("readFile", { path: "README.md" }, 1);
+    const c = await m.saveContext("listDirectory", { path: "src" }, 1);
+    const pointers = m.getAllPointers();
+    assert.deepEqual(m.selectRelevantContexts("src readme", pointers), [b, c, a]);
+    assert.deepEqual(m.selectRelevantContexts("src readme", pointers, { strategy: "bm25" }), [b, c, a]);
+    assert.deepEqual(m.selectRelevantContexts("src readme", pointers, { strategy: "overlap" }), [a, b, c]);
+    const scored = await m.selectRelevant("src readme");
+    assert.ok(scored[0].score > scored[1].score && scored[1].score > scored[2].score, JSON.stringify(scored.map((s) => s.score)));
+    assert.throws(() => m.selectRelevantContexts("x", pointers, { strategy: "magic" }), (e) => e.code === "INVALID_ARGUMENT");
+  });
+}
