@@ -74,6 +74,45 @@ function guard(name, fn) {
   };
 }
 
+// selectRelevant's rerank hook: a host callback (a model call, typically) may reorder or
+// cut the heuristic candidates; on error or timeout the heuristic order stands and
+// onDebug says why. The timer and AbortSignal belong to the host, so this lives here.
+const heuristicSelect = Core.prototype.selectRelevant;
+Core.prototype.selectRelevant = async function selectRelevant(query, options) {
+  const { rerank, rerankTimeoutMs, ...rest } = options ?? {};
+  const ranked = await heuristicSelect.call(this, query, options == null ? options : rest);
+  if (typeof rerank !== "function" || ranked.length === 0) return ranked;
+  const controller = new AbortController();
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    if (Number.isFinite(rerankTimeoutMs)) {
+      timer = setTimeout(() => {
+        controller.abort(new Error(`rerank timed out after ${rerankTimeoutMs} ms`));
+        reject(controller.signal.reason);
+      }, rerankTimeoutMs);
+    }
+  });
+  try {
+    const order = await Promise.race([rerank(query, ranked.map((c) => ({ ...c })), controller.signal), timeout]);
+    if (!Array.isArray(order)) throw new TypeError("rerank must resolve to an array of filepaths");
+    const byPath = new Map(ranked.map((c) => [c.filepath, c]));
+    const out = [];
+    for (const path of order) {
+      const candidate = byPath.get(path);
+      if (candidate) {
+        out.push(candidate);
+        byPath.delete(path);
+      }
+    }
+    return out;
+  } catch (err) {
+    this.__debug(`rerank failed, keeping the heuristic order: ${err?.message ?? err}`);
+    return ranked;
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
 for (const target of [Core.prototype, Core]) {
   for (const name of Object.getOwnPropertyNames(target)) {
     const d = Object.getOwnPropertyDescriptor(target, name);

@@ -178,6 +178,29 @@ pub fn rank(query: &str, candidates: &[&Terms], fallback: Fallback, strategy: St
     hits
 }
 
+/// Keeps, in rank order, the candidates that fit in `budget` (their sizes from
+/// `size_of(index)`): the best set whose records fit. A candidate too large for what is
+/// left is passed over and smaller ones after it may still fit.
+pub fn within_budget(scored: Vec<Scored>, budget: usize, size_of: impl Fn(usize) -> usize) -> Vec<Scored> {
+    let mut left = budget;
+    scored
+        .into_iter()
+        .filter(|s| {
+            let size = size_of(s.index);
+            let fits = size <= left;
+            if fits {
+                left -= size;
+            }
+            fits
+        })
+        .collect()
+}
+
+/// Tokens a record of `bytes` bytes costs a model, estimated at 4 bytes a token.
+pub fn estimated_tokens(bytes: usize) -> usize {
+    bytes.div_ceil(4)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +261,16 @@ mod tests {
         assert_eq!(none.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2, 3]);
         assert_eq!(a.count("login"), 1);
         assert_eq!(b.count("login"), 3);
+    }
+
+    #[test]
+    fn budgets_keep_the_best_set_that_fits() {
+        let scored: Vec<Scored> =
+            (0..4).map(|index| Scored { index, score: 4.0 - index as f64, matched: vec![] }).collect();
+        let sizes = [60, 50, 30, 10];
+        let kept = within_budget(scored, 100, |i| sizes[i]);
+        assert_eq!(kept.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 2, 3]);
+        assert_eq!(estimated_tokens(9), 3);
     }
 
     #[test]

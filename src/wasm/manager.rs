@@ -523,6 +523,12 @@ impl JsContextManager {
         Promise::resolve(&JsValue::from(out))
     }
 
+    /// Sends a message to this manager's `onDebug` (for the JS glue).
+    #[wasm_bindgen(js_name = "__debug")]
+    pub fn debug_js(&self, message: String) {
+        self.debug(&message);
+    }
+
     /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and
     /// that the module works again afterwards. Not part of the API.
     #[wasm_bindgen(js_name = "__panicForTests")]
@@ -642,6 +648,16 @@ impl JsContextManager {
             pointers.push(p);
         }
         let mut scored = self.inner.rank(&query, &candidates, fallback, strategy);
+        let size_of = |i: usize| match get(&pointers[i], "size").as_f64() {
+            Some(n) if n >= 0.0 => n as usize,
+            _ => JSON::stringify(&pointers[i]).ok().and_then(|s| s.as_string()).map_or(0, |s| s.len()),
+        };
+        if let Some(max) = opt_size(options, "maxBytes")? {
+            scored = crate::select::within_budget(scored, max, size_of);
+        }
+        if let Some(max) = opt_size(options, "maxTokens")? {
+            scored = crate::select::within_budget(scored, max, |i| crate::select::estimated_tokens(size_of(i)));
+        }
         scored.truncate(limit);
         Ok(Ranking { paths, pointers, scored })
     }

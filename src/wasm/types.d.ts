@@ -135,6 +135,14 @@ export interface SelectOptions {
   fallback?: "all" | "none";
   /** `selectRelevant` only: the pointers to consider (default: all of this manager's). */
   pointers?: ContextPointer[];
+  /** The best set whose records fit in this many bytes (pointer `size`), in rank order. */
+  maxBytes?: number;
+  /** The same in estimated tokens (4 bytes a token). */
+  maxTokens?: number;
+  /** `selectRelevant` only: reorder or cut the candidates (a model call, say); on error or timeout the heuristic order stands. */
+  rerank?: (query: string, candidates: ScoredContext[], signal: AbortSignal) => Promise<string[]>;
+  /** Abort `rerank` after this many milliseconds. */
+  rerankTimeoutMs?: number;
 }
 
 /** One result of `selectRelevant`. */

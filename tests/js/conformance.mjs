@@ -1738,3 +1738,50 @@ export function runRankingTests({ name, ContextManager, memoryStorage, test: t0,
     assert.throws(() => m.selectRelevantContexts("x", pointers, { strategy: "magic" }), (e) => e.code === "INVALID_ARGUMENT");
   });
 }
+
+export function runBudgetAndRerankTests({ name, ContextManager, memoryStorage, test: t0, assert }) {
+  const test = (title, fn) => t0(`[${name}] selection: ${title}`, fn);
+  async function three() {
+    const debug = [];
+    const m = new ContextManager({ contextDir: "/sel", fileSystem: memoryStorage(), onDebug: (msg) => debug.push(msg) });
+    const big = await m.saveContext("grep", { pattern: "auth" }, "x".repeat(2000));
+    const mid = await m.saveContext("readFile", { path: "auth.ts" }, "y".repeat(500));
+    const small = await m.saveContext("listDirectory", { path: "auth" }, ["z"]);
+    return { m, big, mid, small, debug };
+  }
+  test("maxBytes / maxTokens keep the best set that fits, in rank order", async () => {
+    const { m, big, mid, small } = await three();
+    const sizes = Object.fromEntries(m.getAllPointers().map((p) => [p.filepath, p.size]));
+    const all = m.selectRelevantContexts("auth", m.getAllPointers());
+    assert.deepEqual([...all].sort(), [big, mid, small].sort());
+    const budget = sizes[mid] + sizes[small];
+    const fit = m.selectRelevantContexts("auth", m.getAllPointers(), { maxBytes: budget });
+    assert.deepEqual([...fit].sort(), [mid, small].sort());
+    assert.ok(fit.reduce((n, p) => n + sizes[p], 0) <= budget);
+    const tokens = (await m.selectRelevant("auth", { maxTokens: Math.ceil(sizes[small] / 4) })).map((s) => s.filepath);
+    assert.deepEqual(tokens, [small]);
+  });
+  test("rerank reorders and cuts; on error or timeout the heuristic order stands", async () => {
+    const { m, big, small, debug } = await three();
+    const heuristic = (await m.selectRelevant("auth")).map((s) => s.filepath);
+    const seen = [];
+    const reranked = await m.selectRelevant("auth", {
+      rerank: async (q, candidates, signal) => {
+        seen.push(q, candidates.length, signal instanceof AbortSignal);
+        return [small, "not/a/candidate.json", big];
+      },
+    });
+    assert.deepEqual(seen, ["auth", 3, true]);
+    assert.deepEqual(reranked.map((s) => s.filepath), [small, big]);
+    const failed = await m.selectRelevant("auth", { rerank: async () => { throw new Error("model down"); } });
+    assert.deepEqual(failed.map((s) => s.filepath), heuristic);
+    let aborted = false;
+    const slow = await m.selectRelevant("auth", {
+      rerankTimeoutMs: 20,
+      rerank: (q, c, signal) => new Promise((resolve) => { signal.addEventListener("abort", () => { aborted = true; }); setTimeout(() => resolve([small]), 500); }),
+    });
+    assert.deepEqual(slow.map((s) => s.filepath), heuristic);
+    assert.ok(aborted, "the signal aborted on timeout");
+    assert.ok(debug.some((d) => d.includes("model down")) && debug.some((d) => d.includes("timed out")), JSON.stringify(debug));
+  });
+}

@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
 import { ContextManager, memoryStorage } from "toolctx";
-import { loadVectors, runRankingTests, runVectorTests } from "./conformance.mjs";
+import { loadVectors, runBudgetAndRerankTests, runRankingTests, runVectorTests } from "./conformance.mjs";
 
 const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));
 runVectorTests({ name: "node", test, assert, ContextManager, memoryStorage, vectors });
 runRankingTests({ name: "node", ContextManager, memoryStorage, test, assert });
+runBudgetAndRerankTests({ name: "node", ContextManager, memoryStorage, test, assert });
