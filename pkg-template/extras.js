@@ -113,6 +113,16 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
   }
 };
 
+// selectRelevantContexts through one crossing each way: the filepaths go in NUL-joined
+// (paths never hold NUL) and the result comes back the same way.
+const selectPaths = Core.prototype.__selectPaths;
+Core.prototype.selectRelevantContexts = function selectRelevantContexts(query, pointers, options) {
+  if (!Array.isArray(pointers)) return selectPaths.call(this, query, pointers, options, "");
+  const joined = pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
+  const out = selectPaths.call(this, query, pointers, options, joined);
+  return out === "" ? [] : out.split("\0");
+};
+
 for (const target of [Core.prototype, Core]) {
   for (const name of Object.getOwnPropertyNames(target)) {
     const d = Object.getOwnPropertyDescriptor(target, name);

@@ -539,6 +539,12 @@ impl<S: Storage> ContextManager<S> {
         crate::select::rank(query, &terms, fallback, strategy)
     }
 
+    /// The record size of this manager's pointer at `path`.
+    pub fn size_of(&self, path: &str) -> Option<usize> {
+        let state = self.state.borrow();
+        state.entry_index(path).map(|i| state.entries[i].size)
+    }
+
     /// Whether `path` is the filepath of one of this manager's pointers.
     pub fn knows(&self, path: &str) -> bool {
         self.state.borrow().seq_by_path.contains_key(path)

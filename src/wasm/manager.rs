@@ -490,8 +490,24 @@ impl JsContextManager {
         options: JsValue,
     ) -> Result<Array, JsValue> {
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
-        let ranking = self.rank(&query, list, &options).js()?;
+        let ranking = self.rank(&query, list, None, &options).js()?;
         Ok(ranking.scored.iter().map(|s| JsValue::from(ranking.paths[s.index].as_str())).collect())
+    }
+
+    /// `selectRelevantContexts` for the JS glue: the pointers' filepaths come NUL-joined
+    /// in one string and the result goes back the same way (two crossings in all).
+    #[wasm_bindgen(js_name = "__selectPaths")]
+    pub fn select_paths(
+        &self,
+        query: JsValue,
+        pointers: JsValue,
+        options: JsValue,
+        joined: String,
+    ) -> Result<String, JsValue> {
+        let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
+        let ranking = self.rank(&query, list, Some(joined), &options).js()?;
+        let picked: Vec<&str> = ranking.scored.iter().map(|s| ranking.paths[s.index].as_str()).collect();
+        Ok(picked.join("\0"))
     }
 
     /// Scored selection: `{filepath, score, pointer, matched}`, best first.
@@ -500,13 +516,14 @@ impl JsContextManager {
         let given = get(&options, "pointers");
         let list = if given.is_undefined() { self.get_all_pointers() } else { given };
         let ranked = match list.dyn_ref::<Array>() {
-            Some(list) => self.rank(&query, list, &options),
+            Some(list) => self.rank(&query, list, None, &options),
             None => Err(Error::invalid("pointers must be an array")),
         };
         let ranking = match ranked {
             Ok(r) => r,
             Err(e) => return rejected(e),
         };
+        let array: Array = list.unchecked_into();
         let out: Array = ranking
             .scored
             .iter()
@@ -514,7 +531,7 @@ impl JsContextManager {
                 let o = Object::new();
                 let _ = Reflect::set(&o, &"filepath".into(), &ranking.paths[s.index].as_str().into());
                 let _ = Reflect::set(&o, &"score".into(), &s.score.into());
-                let _ = Reflect::set(&o, &"pointer".into(), &ranking.pointers[s.index]);
+                let _ = Reflect::set(&o, &"pointer".into(), &array.get(ranking.slots[s.index]));
                 let matched: Array = s.matched.iter().map(|m| JsValue::from(m.as_str())).collect();
                 let _ = Reflect::set(&o, &"matched".into(), &matched);
                 JsValue::from(o)
@@ -601,10 +618,10 @@ impl JsContextManager {
     }
 }
 
-/// Candidates ranked for a query, with their paths and pointer objects by index.
+/// Candidates ranked for a query, with their paths and their places in the array given.
 struct Ranking {
     paths: Vec<String>,
-    pointers: Vec<JsValue>,
+    slots: Vec<u32>,
     scored: Vec<crate::select::Scored>,
 }
 
@@ -625,7 +642,7 @@ impl JsContextManager {
         }
     }
 
-    fn rank(&self, query: &JsValue, list: &Array, options: &JsValue) -> Result<Ranking> {
+    fn rank(&self, query: &JsValue, list: &Array, joined: Option<String>, options: &JsValue) -> Result<Ranking> {
         let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
         let fallback = match get(options, "fallback").as_string().as_deref() {
             None | Some("all") => Fallback::All,
@@ -638,19 +655,36 @@ impl JsContextManager {
             Some(other) => return Err(Error::invalid(format!("unknown strategy {other:?}"))),
         };
         let limit = opt_size(options, "limit")?.unwrap_or(usize::MAX);
-        let (mut paths, mut pointers, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
-        for p in list.iter() {
-            let Some(path) = get(&p, "filepath").as_string() else {
-                continue;
-            };
-            candidates.push(if self.inner.knows(&path) { Candidate::Known(path.clone()) } else { foreign_terms(&p) });
+        // The filepaths: from one NUL-joined string when the JS glue made one (one
+        // crossing for all pointers), else read from each object.
+        let from_joined = joined.map(|j| j.split('\0').map(str::to_owned).collect::<Vec<_>>());
+        let filepaths: Vec<Option<String>> = match from_joined {
+            Some(v) if v.len() == list.length() as usize => {
+                v.into_iter().map(|p| (!p.is_empty()).then_some(p)).collect()
+            }
+            _ => list.iter().map(|p| get(&p, "filepath").as_string()).collect(),
+        };
+        let (mut paths, mut slots, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
+        for (slot, path) in filepaths.into_iter().enumerate() {
+            let Some(path) = path else { continue };
+            candidates.push(if self.inner.knows(&path) {
+                Candidate::Known(path.clone())
+            } else {
+                foreign_terms(&list.get(slot as u32))
+            });
             paths.push(path);
-            pointers.push(p);
+            slots.push(slot as u32);
         }
         let mut scored = self.inner.rank(&query, &candidates, fallback, strategy);
-        let size_of = |i: usize| match get(&pointers[i], "size").as_f64() {
-            Some(n) if n >= 0.0 => n as usize,
-            _ => JSON::stringify(&pointers[i]).ok().and_then(|s| s.as_string()).map_or(0, |s| s.len()),
+        let size_of = |i: usize| {
+            if let Some(size) = self.inner.size_of(&paths[i]) {
+                return size;
+            }
+            let pointer = list.get(slots[i]);
+            match get(&pointer, "size").as_f64() {
+                Some(n) if n >= 0.0 => n as usize,
+                _ => JSON::stringify(&pointer).ok().and_then(|s| s.as_string()).map_or(0, |s| s.len()),
+            }
         };
         if let Some(max) = opt_size(options, "maxBytes")? {
             scored = crate::select::within_budget(scored, max, size_of);
@@ -659,7 +693,7 @@ impl JsContextManager {
             scored = crate::select::within_budget(scored, max, |i| crate::select::estimated_tokens(size_of(i)));
         }
         scored.truncate(limit);
-        Ok(Ranking { paths, pointers, scored })
+        Ok(Ranking { paths, slots, scored })
     }
 
     fn debug(&self, message: &str) {
