@@ -284,7 +284,8 @@ impl<S: Storage> ContextManager<S> {
         self.len() == 0
     }
 
-    fn debug(&self, message: impl Into<String>, path: Option<&str>) {
+    /// Sends a message (and the path it concerns) to the `on_debug` sink, if any.
+    pub fn debug(&self, message: impl Into<String>, path: Option<&str>) {
         if let Some(sink) = &self.options.on_debug {
             sink(&DebugEvent { message: message.into(), path: path.map(str::to_owned) });
         }

@@ -26,7 +26,6 @@ pub struct JsContextManager {
     inner: Rc<ContextManager<JsStorage>>,
     describe: Option<Function>,
     redact: Option<Function>,
-    on_debug: Option<Function>,
 }
 
 fn get(obj: &JsValue, key: &str) -> JsValue {
@@ -112,7 +111,6 @@ struct Parts {
     core: Options,
     describe: Option<Function>,
     redact: Option<Function>,
-    on_debug: Option<Function>,
 }
 
 impl Parts {
@@ -167,23 +165,22 @@ impl Parts {
             core,
             describe: opt_function(options, "describe")?,
             redact: opt_function(options, "redact")?,
-            on_debug,
         })
     }
 }
 
 impl JsContextManager {
     fn build(options: JsValue) -> Result<Self> {
-        let Parts { storage, core, describe, redact, on_debug } = Parts::read(&options)?;
+        let Parts { storage, core, describe, redact } = Parts::read(&options)?;
         let inner = Rc::new(ContextManager::new(storage, core)?);
-        Ok(JsContextManager { inner, describe, redact, on_debug })
+        Ok(JsContextManager { inner, describe, redact })
     }
 
     /// `open()`: the manager once a new session's manifest is written or a named one resumed.
     async fn build_open(options: JsValue) -> Result<Self> {
-        let Parts { storage, core, describe, redact, on_debug } = Parts::read(&options)?;
+        let Parts { storage, core, describe, redact } = Parts::read(&options)?;
         let inner = Rc::new(ContextManager::open(storage, core).await?);
-        Ok(JsContextManager { inner, describe, redact, on_debug })
+        Ok(JsContextManager { inner, describe, redact })
     }
 
     /// Everything `saveContext` does before its first await.
@@ -462,7 +459,7 @@ impl JsContextManager {
             .filter_map(|p| {
                 let s = p.as_string();
                 if s.is_none() {
-                    self.debug("skipped a filepath that is not a string");
+                    self.inner.debug("skipped a filepath that is not a string", None);
                 }
                 s
             })
@@ -481,21 +478,10 @@ impl JsContextManager {
         })
     }
 
-    /// The filepaths of the relevant pointers, best first; all of them when none match.
-    #[wasm_bindgen(js_name = selectRelevantContexts)]
-    pub fn select_relevant_contexts(
-        &self,
-        query: JsValue,
-        pointers: JsValue,
-        options: JsValue,
-    ) -> Result<Array, JsValue> {
-        let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
-        let ranking = self.rank(&query, list, None, &options).js()?;
-        Ok(ranking.scored.iter().map(|s| JsValue::from(ranking.paths[s.index].as_str())).collect())
-    }
-
-    /// `selectRelevantContexts` for the JS glue: the pointers' filepaths come NUL-joined
-    /// in one string and the result goes back the same way (two crossings in all).
+    /// `selectRelevantContexts` (the JS glue's `extras.js` exports it under that name):
+    /// the filepaths of the relevant pointers, best first, all of them when none match.
+    /// The pointers' filepaths come NUL-joined in one string and the result goes back
+    /// the same way, two boundary crossings in all instead of one per pointer.
     #[wasm_bindgen(js_name = "__selectPaths")]
     pub fn select_paths(
         &self,
@@ -543,7 +529,7 @@ impl JsContextManager {
     /// Sends a message to this manager's `onDebug` (for the JS glue).
     #[wasm_bindgen(js_name = "__debug")]
     pub fn debug_js(&self, message: String) {
-        self.debug(&message);
+        self.inner.debug(message, None);
     }
 
     /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and
@@ -694,12 +680,6 @@ impl JsContextManager {
         }
         scored.truncate(limit);
         Ok(Ranking { paths, slots, scored })
-    }
-
-    fn debug(&self, message: &str) {
-        if let Some(f) = &self.on_debug {
-            let _ = f.call1(&JsValue::UNDEFINED, &message.into());
-        }
     }
 }
 
