@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+// Save and load through ContextManager on node fs, against the raw-I/O floor and a
+// plain-JS implementation of the seed (bench/seed.mjs), in the same process.
+//   node bench/io.mjs [--rounds N]          (after `make pkg`)
+//
+// save: one record at a time (each save awaited, as an agent loop does), at about 1 KB,
+//   64 KB and 1 MB of record, in two shapes: an object of search hits and a long text.
+//   - floor: JSON.stringify of the same record-shaped object + fs.promises.writeFile
+//     (flag "wx", mode 0600: a fresh file, as a record is created) into a fresh folder;
+//   - toolctx: saveContext with nodeStorage, persistThreshold 0 (every record written);
+//   - seed: SeedContextManager.saveContext (pretty-printed JSON, one writeFile).
+// load: 100 records of 64 KB written by toolctx; loadContexts(paths) against reading
+//   them one after another with readFile + JSON.parse (the floor), the seed's
+//   loadContexts, and (for reference) all readFile + JSON.parse at once.
+// This machine's disk has writeback stalls that can slow one round many times over, so
+// the variants of one case run round-robin, round by round (the order rotating), and
+// each figure is the median over rounds; a ratio is the median of the per-round ratios.
+
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { pathToFileURL } from "node:url";
+import { ContextManager } from "toolctx";
+import { nodeStorage } from "toolctx/node";
+import { SeedContextManager } from "./seed.mjs";
+
+const KB = 1024;
+const SIZES = [
+  { label: "1 KB", bytes: KB, saves: 300 },
+  { label: "64 KB", bytes: 64 * KB, saves: 100 },
+  { label: "1 MB", bytes: 1024 * KB, saves: 12 },
+];
+const LOAD_RECORDS = 100;
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/** A grep-like result: `{query, total, hits: [{path, line, score, text}]}` of about `bytes`. */
+export function hitsPayload(bytes) {
+  const hits = [];
+  let size = 40;
+  for (let i = 0; size < bytes; i++) {
+    const hit = {
+      path: `src/${["auth", "billing", "search", "db"][i % 4]}/module_${i % 37}.ts`,
+      line: 10 + ((i * 37) % 900),
+      score: +(1 / (1 + i)).toFixed(4),
+      text: `  const token = await session.verify(request.headers.authorization, { maxAge: ${i} });`,
+    };
+    size += JSON.stringify(hit).length + 1;
+    hits.push(hit);
+  }
+  return { query: "session.verify", total: hits.length, hits };
+}
+
+/** A file's text of about `bytes`: `{path, encoding, content}`. */
+export function textPayload(bytes) {
+  const lines = [];
+  let size = 60;
+  for (let i = 0; size < bytes; i++) {
+    const line = `export function handler${i}(req, res) { return res.status(200).json({ ok: true, id: ${i} }); }`;
+    size += line.length + 2;
+    lines.push(line);
+  }
+  return { path: "src/routes/api.ts", encoding: "utf8", content: lines.join("\n") };
+}
+
+const SHAPES = { hits: hitsPayload, text: textPayload };
+const argsFor = (shape, i) =>
+  shape === "hits" ? { pattern: "session.verify", path: "src", maxResults: 500 + i } : { path: `src/routes/api_${i}.ts` };
+const toolFor = (shape) => (shape === "hits" ? "grep" : "readFile");
+
+/** The save variants: each makes a fresh store in `dir` and returns `save(i)`. */
+const SAVERS = {
+  floor(dir, shape, result) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const toolName = toolFor(shape);
+    return (i) => {
+      const args = argsFor(shape, i);
+      const record = { v: 1, toolName, toolDescription: `${toolName} ${args.path}`, args, timestamp: new Date().toISOString(), result };
+      return writeFile(`${dir}/r${i}.json`, JSON.stringify(record), { flag: "wx", mode: 0o600 });
+    };
+  },
+  toolctx(dir, shape, result) {
+    const m = new ContextManager({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 });
+    return (i) => m.saveContext(toolFor(shape), argsFor(shape, i), result);
+  },
+  seed(dir, shape, result) {
+    const m = new SeedContextManager({ contextDir: dir });
+    return (i) => m.saveContext(toolFor(shape), argsFor(shape, i), result);
+  },
+};
+
+async function timeSaves(save, n) {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await save(i);
+  return (performance.now() - t0) / n;
+}
+
+async function benchSave(top, rounds) {
+  const names = Object.keys(SAVERS);
+  const rows = {};
+  let dirs = 0;
+  const fresh = () => `${top}/s${dirs++}`;
+  // Warm-up: JIT, the wasm instance, the folder cache of the file system.
+  for (const name of names) {
+    for (const shape of Object.keys(SHAPES)) await timeSaves(SAVERS[name](fresh(), shape, SHAPES[shape](64 * KB)), 50);
+  }
+  rmSync(top, { recursive: true, force: true });
+  for (const size of SIZES) {
+    for (const shape of Object.keys(SHAPES)) {
+      const result = SHAPES[shape](size.bytes);
+      const times = Object.fromEntries(names.map((n) => [n, []]));
+      for (let r = 0; r < rounds; r++) {
+        for (let k = 0; k < names.length; k++) {
+          const name = names[(k + r) % names.length];
+          times[name].push(await timeSaves(SAVERS[name](fresh(), shape, result), size.saves));
+        }
+        rmSync(top, { recursive: true, force: true });
+      }
+      const ratio = (name) => median(times[name].map((t, r) => t / times.floor[r]));
+      rows[`save ${size.label} ${shape}`] = {
+        "floor (ms)": +median(times.floor).toFixed(3),
+        "toolctx (ms)": +median(times.toolctx).toFixed(3),
+        "seed (ms)": +median(times.seed).toFixed(3),
+        "toolctx ÷ floor": +ratio("toolctx").toFixed(2),
+        "seed ÷ floor": +ratio("seed").toFixed(2),
+      };
+    }
+  }
+  return rows;
+}
+
+async function benchLoad(top, rounds) {
+  const dir = `${top}/load`;
+  const m = new ContextManager({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 });
+  const result = hitsPayload(64 * KB);
+  const paths = [];
+  for (let i = 0; i < LOAD_RECORDS; i++) paths.push(await m.saveContext("grep", argsFor("hits", i), result));
+  const seed = new SeedContextManager({ contextDir: dir });
+  const variants = {
+    floor: async () => {
+      const out = [];
+      for (const p of paths) out.push(JSON.parse(await readFile(p, "utf8")));
+      return out;
+    },
+    toolctx: () => m.loadContexts(paths),
+    seed: () => seed.loadContexts(paths),
+    "parallel readFile": () => Promise.all(paths.map(async (p) => JSON.parse(await readFile(p, "utf8")))),
+  };
+  const names = Object.keys(variants);
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = -3; r < rounds * 3; r++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(k + r + 3) % names.length];
+      const t0 = performance.now();
+      const records = await variants[name]();
+      const ms = performance.now() - t0;
+      if (records.length !== LOAD_RECORDS) throw new Error(`${name} loaded ${records.length} records`);
+      if (r >= 0) times[name].push(ms);
+    }
+  }
+  const ratio = (name) => median(times[name].map((t, r) => t / times.floor[r]));
+  return {
+    [`load ${LOAD_RECORDS} × 64 KB`]: {
+      "floor (ms)": +median(times.floor).toFixed(2),
+      "toolctx (ms)": +median(times.toolctx).toFixed(2),
+      "seed (ms)": +median(times.seed).toFixed(2),
+      "toolctx ÷ floor": +ratio("toolctx").toFixed(2),
+      "seed ÷ floor": +ratio("seed").toFixed(2),
+      "parallel readFile ÷ floor": +ratio("parallel readFile").toFixed(2),
+    },
+  };
+}
+
+/** Targets from issue 5: save ≤ 1.10× the floor at 1 KB, ≤ 1.05× at 64 KB and 1 MB; load ≤ 0.7×. */
+export function target(row) {
+  if (row.startsWith("load")) return 0.7;
+  return row.includes(" 1 KB ") ? 1.1 : 1.05;
+}
+
+export async function benchIo({ rounds = 7 } = {}) {
+  const top = mkdtempSync(`${tmpdir()}/toolctx-io-`);
+  try {
+    const rows = await benchSave(`${top}/save`, rounds);
+    Object.assign(rows, await benchLoad(top, rounds));
+    for (const [name, row] of Object.entries(rows)) row.target = `≤ ${target(name).toFixed(2)}`;
+    return rows;
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const at = process.argv.indexOf("--rounds");
+  const rounds = at > 0 ? Number(process.argv[at + 1]) : 7;
+  const rows = await benchIo({ rounds });
+  console.log(`Save and load on node fs (${tmpdir()}): median ms per save / per load of all records, ${rounds} rounds, round-robin`);
+  console.table(rows);
+}
