@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Save and load through ContextManager on node fs, against the raw-I/O floor and a
 // plain-JS implementation of the seed (bench/seed.mjs), in the same process.
-//   node bench/io.mjs [--rounds N]          (after `make pkg`)
+//   node bench/io.mjs [--rounds N] [--explain]          (after `make pkg`)
 //
 // save: one record at a time (each save awaited, as an agent loop does), at about 1 KB,
 //   64 KB and 1 MB of record, in two shapes: an object of search hits and a long text.
@@ -20,7 +20,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
-import { ContextManager } from "toolctx";
+import { ContextManager, memoryStorage } from "toolctx";
 import { nodeStorage } from "toolctx/node";
 import { SeedContextManager } from "./seed.mjs";
 
@@ -171,6 +171,108 @@ async function benchLoad(top, rounds) {
   };
 }
 
+/**
+ * Where a save's and a load's time goes (`--explain`): each part timed alone, the parts
+ * of one case round-robin, medians. ms per save (per load of all records for load).
+ */
+export async function explainIo({ rounds = 7 } = {}) {
+  const top = mkdtempSync(`${tmpdir()}/toolctx-explain-`);
+  const encoder = new TextEncoder();
+  let dirs = 0;
+  const fresh = () => {
+    const dir = `${top}/e${dirs++}`;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  };
+  // What wasm-bindgen 0.2 does with a Rust `String` argument: a charCodeAt loop over
+  // the ASCII prefix into wasm memory, then encodeInto for the rest.
+  const charLoop = (text, into) => {
+    let i = 0;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c > 0x7f) break;
+      into[i] = c;
+    }
+    if (i < text.length) encoder.encodeInto(text.slice(i), into.subarray(i));
+  };
+  const rows = {};
+  try {
+    for (const size of SIZES) {
+      for (const shape of Object.keys(SHAPES)) {
+        const result = SHAPES[shape](size.bytes);
+        const tool = toolFor(shape);
+        const json = JSON.stringify({ v: 1, toolName: tool, args: argsFor(shape, 0), timestamp: new Date().toISOString(), result });
+        const bytes = encoder.encode(json);
+        const scratch = new Uint8Array(bytes.length * 3);
+        const parts = {
+          "JSON.stringify": () => () => JSON.stringify(result),
+          "string → wasm copy (charCodeAt loop)": () => () => charLoop(json, scratch),
+          "string → bytes (encodeInto)": () => () => encoder.encodeInto(json, scratch),
+          "saveContext, memory storage": () => {
+            const m = new ContextManager({ contextDir: "/x", fileSystem: memoryStorage(), persistThreshold: 0, memoryBudget: Infinity });
+            return (i) => m.saveContext(tool, argsFor(shape, i), result);
+          },
+          "nodeStorage write (same bytes)": () => {
+            const dir = fresh();
+            const s = nodeStorage();
+            return (i) => s.write(`${dir}/r${i}.json`, bytes, { exclusive: true });
+          },
+          "raw writeFile wx (same bytes)": () => {
+            const dir = fresh();
+            return (i) => writeFile(`${dir}/r${i}.json`, bytes, { flag: "wx", mode: 0o600 });
+          },
+          "floor (stringify + writeFile)": () => SAVERS.floor(fresh(), shape, result),
+          "toolctx saveContext, nodeStorage": () => SAVERS.toolctx(fresh(), shape, result),
+        };
+        const names = Object.keys(parts);
+        const times = Object.fromEntries(names.map((n) => [n, []]));
+        for (let r = -1; r < rounds; r++) {
+          for (let k = 0; k < names.length; k++) {
+            const name = names[(k + r + 1) % names.length];
+            const t = await timeSaves(parts[name](), size.saves);
+            if (r >= 0) times[name].push(t);
+          }
+          rmSync(top, { recursive: true, force: true });
+        }
+        rows[`save ${size.label} ${shape}`] = Object.fromEntries(names.map((n) => [n, +median(times[n]).toFixed(3)]));
+      }
+    }
+    // Load: the floor's two halves, the adapter's reads, the whole loadContexts.
+    const dir = fresh();
+    const m = new ContextManager({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 });
+    const result = hitsPayload(64 * KB);
+    const paths = [];
+    for (let i = 0; i < LOAD_RECORDS; i++) paths.push(await m.saveContext("grep", argsFor("hits", i), result));
+    const texts = await Promise.all(paths.map((p) => readFile(p, "utf8")));
+    const storage = nodeStorage();
+    const parts = {
+      "readFile, one after another": async () => {
+        for (const p of paths) await readFile(p, "utf8");
+      },
+      "JSON.parse of the texts": () => texts.map((t) => JSON.parse(t)),
+      "nodeStorage read, all at once": () => Promise.all(paths.map((p) => storage.read(p, { root: dir }))),
+      "floor (readFile + JSON.parse, sequential)": async () => {
+        for (const p of paths) JSON.parse(await readFile(p, "utf8"));
+      },
+      loadContexts: () => m.loadContexts(paths),
+    };
+    const names = Object.keys(parts);
+    const times = Object.fromEntries(names.map((n) => [n, []]));
+    for (let r = -3; r < rounds * 3; r++) {
+      for (let k = 0; k < names.length; k++) {
+        const name = names[(k + r + 3) % names.length];
+        const t0 = performance.now();
+        await parts[name]();
+        if (r >= 0) times[name].push(performance.now() - t0);
+      }
+    }
+    rows[`load ${LOAD_RECORDS} × 64 KB`] = Object.fromEntries(names.map((n) => [n, +median(times[n]).toFixed(2)]));
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+  return rows;
+}
+
 /** Targets from issue 5: save ≤ 1.10× the floor at 1 KB, ≤ 1.05× at 64 KB and 1 MB; load ≤ 0.7×. */
 export function target(row) {
   if (row.startsWith("load")) return 0.7;
@@ -192,6 +294,15 @@ export async function benchIo({ rounds = 7 } = {}) {
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const at = process.argv.indexOf("--rounds");
   const rounds = at > 0 ? Number(process.argv[at + 1]) : 7;
+  if (process.argv.includes("--explain")) {
+    const rows = await explainIo({ rounds });
+    console.log(`Where the time goes: each part alone, ms per save (save rows) or per load of ${LOAD_RECORDS} records (load row), medians of ${rounds} rounds`);
+    for (const [name, row] of Object.entries(rows)) {
+      console.log(name);
+      console.table(row);
+    }
+    process.exit(0);
+  }
   const rows = await benchIo({ rounds });
   console.log(`Save and load on node fs (${tmpdir()}): median ms per save / per load of all records, ${rounds} rounds, round-robin`);
   console.table(rows);
