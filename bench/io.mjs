@@ -13,8 +13,9 @@
 //   them one after another with readFile + JSON.parse (the floor), the seed's
 //   loadContexts, and (for reference) all readFile + JSON.parse at once.
 // This machine's disk has writeback stalls that can slow one round many times over, so
-// the variants of one case run round-robin, round by round (the order rotating), and
-// each figure is the median over rounds; a ratio is the median of the per-round ratios.
+// the variants of one case run round-robin, save by save (the order rotating), each round
+// in fresh folders; each figure is the median over rounds of the mean per save, and a
+// ratio is the median of the per-round ratios.
 
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
@@ -110,10 +111,17 @@ async function benchSave(top, rounds) {
       const result = SHAPES[shape](size.bytes);
       const times = Object.fromEntries(names.map((n) => [n, []]));
       for (let r = 0; r < rounds; r++) {
-        for (let k = 0; k < names.length; k++) {
-          const name = names[(k + r) % names.length];
-          times[name].push(await timeSaves(SAVERS[name](fresh(), shape, result), size.saves));
+        const savers = names.map((name) => SAVERS[name](fresh(), shape, result));
+        const total = names.map(() => 0);
+        for (let i = 0; i < size.saves; i++) {
+          for (let k = 0; k < names.length; k++) {
+            const v = (k + i + r) % names.length;
+            const t0 = performance.now();
+            await savers[v](i);
+            total[v] += performance.now() - t0;
+          }
         }
+        names.forEach((name, v) => times[name].push(total[v] / size.saves));
         rmSync(top, { recursive: true, force: true });
       }
       const ratio = (name) => median(times[name].map((t, r) => t / times.floor[r]));
