@@ -8,7 +8,8 @@
 //   - floor: JSON.stringify of the same record-shaped object + fs.promises.writeFile
 //     (flag "wx", mode 0600: a fresh file, as a record is created) into a fresh folder;
 //   - toolctx: saveContext with nodeStorage, persistThreshold 0 (every record written);
-//   - seed: SeedContextManager.saveContext (pretty-printed JSON, one writeFile).
+//   - seed: SeedContextManager.saveContext (pretty-printed JSON, one writeFile);
+//   - for reference, toolctx with nodeStorage({syncCreateMaxBytes: 2 MiB}).
 // load: 100 records of 64 KB written by toolctx; loadContexts(paths) against reading
 //   them one after another with readFile + JSON.parse (the floor), the seed's
 //   loadContexts, and (for reference) all readFile + JSON.parse at once.
@@ -84,6 +85,14 @@ const SAVERS = {
     const m = new ContextManager({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 });
     return (i) => m.saveContext(toolFor(shape), argsFor(shape, i), result);
   },
+  // Not a target: the same saves with the adapter's synchronous exclusive create
+  // (openSync "wx" + writeSync + closeSync, the documented syncCreateMaxBytes option that
+  // bunStorage sets to 1 MiB), to show what the asynchronous fs path costs in Node.
+  "toolctx sync create"(dir, shape, result) {
+    const storage = nodeStorage({ syncCreateMaxBytes: 2 << 20 });
+    const m = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    return (i) => m.saveContext(toolFor(shape), argsFor(shape, i), result);
+  },
   seed(dir, shape, result) {
     const m = new SeedContextManager({ contextDir: dir });
     return (i) => m.saveContext(toolFor(shape), argsFor(shape, i), result);
@@ -131,6 +140,7 @@ async function benchSave(top, rounds) {
         "seed (ms)": +median(times.seed).toFixed(3),
         "toolctx ÷ floor": +ratio("toolctx").toFixed(2),
         "seed ÷ floor": +ratio("seed").toFixed(2),
+        "toolctx sync create ÷ floor": +ratio("toolctx sync create").toFixed(2),
       };
     }
   }

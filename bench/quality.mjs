@@ -29,6 +29,11 @@ function score(ranked, relevant) {
 export async function benchQuality({ verbose = false } = {}) {
   const corpus = load("corpus.json");
   const queries = load("queries.json");
+  const ids = new Set(corpus.map((r) => r.id));
+  for (const { query, relevant } of queries) {
+    const unknown = relevant.filter((id) => !ids.has(id));
+    if (relevant.length === 0 || unknown.length) throw new Error(`bad labels for "${query}": ${unknown.join(", ") || "none"}`);
+  }
   const m = new ContextManager({ contextDir: "/bench/relevance", fileSystem: memoryStorage(), persistThreshold: 0 });
   const idOf = new Map();
   for (const record of corpus) idOf.set(await m.saveContext(record.toolName, record.args, record.result), record.id);

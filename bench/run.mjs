@@ -27,11 +27,11 @@ const ok = (ratio, name) => (ratio <= target(name) ? "yes" : "**no**");
 const out = [
   `Summary (node ${process.version}, ${rounds} rounds):`,
   "",
-  "| workload | floor | toolctx | plain-JS seed | toolctx ÷ floor | seed ÷ floor | target | met |",
-  "|---|---|---|---|---|---|---|---|",
+  "| workload | floor | toolctx | plain-JS seed | toolctx ÷ floor | seed ÷ floor | target | met | toolctx, sync create ÷ floor |",
+  "|---|---|---|---|---|---|---|---|---|",
   ...Object.entries(io).map(
     ([name, r]) =>
-      `| ${name} | ${ms(r["floor (ms)"])} ms | ${ms(r["toolctx (ms)"])} ms | ${ms(r["seed (ms)"])} ms | ${r["toolctx ÷ floor"].toFixed(2)} | ${r["seed ÷ floor"].toFixed(2)} | ${r.target} | ${ok(r["toolctx ÷ floor"], name)} |`,
+      `| ${name} | ${ms(r["floor (ms)"])} ms | ${ms(r["toolctx (ms)"])} ms | ${ms(r["seed (ms)"])} ms | ${r["toolctx ÷ floor"].toFixed(2)} | ${r["seed ÷ floor"].toFixed(2)} | ${r.target} | ${ok(r["toolctx ÷ floor"], name)} | ${r["toolctx sync create ÷ floor"]?.toFixed(2) ?? ""} |`,
   ),
   "",
   "| wasm raw | gzip -9 | WebAssembly.compile | instantiate | `import(\"toolctx\")` in a fresh node |",
