@@ -130,7 +130,10 @@ pub fn export(snapshot: &Snapshot, format: Format) -> Result<String> {
                 messages: snapshot.messages.clone(),
                 artifacts: snapshot.artifacts.clone(),
             };
-            let mut out = serde_json::to_string_pretty(&doc).map_err(internal)?;
+            // Pretty-printed through a Value: one pretty serializer (Value's) in the wasm
+            // binary instead of one per type; key order and numbers are kept.
+            let value: serde_json::Value = serde_json::from_str(&to_json(&doc)?).map_err(internal)?;
+            let mut out = serde_json::to_string_pretty(&value).map_err(internal)?;
             out.push('\n');
             Ok(out)
         }
@@ -159,7 +162,7 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<Snapshot> {
     let bad = |what: String| Error::invalid(format!("not a conversation export: {what}"));
     let snapshot = match format {
         Format::Json => {
-            let doc: JsonExport = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+            let doc: JsonExport = serde_json::from_slice(text.as_bytes()).map_err(|e| bad(e.to_string()))?;
             if doc.format != FORMAT_TAG || doc.v != 1 {
                 return Err(bad(format!("format {:?} version {}", doc.format, doc.v)));
             }
@@ -167,14 +170,16 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<Snapshot> {
         }
         Format::Jsonl => {
             let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-            let conversation = match lines.next().map(|(i, l)| (i, serde_json::from_str::<Line>(l))) {
+            let conversation = match lines.next().map(|(i, l)| (i, serde_json::from_slice::<Line>(l.as_bytes()))) {
                 Some((_, Ok(Line::Conversation(c)))) => c,
                 Some((i, Err(e))) => return Err(bad(format!("line {}: {e}", i + 1))),
                 _ => return Err(bad("the first line must be the conversation".into())),
             };
             let (mut messages, mut artifacts) = (Vec::new(), Vec::new());
             for (i, line) in lines {
-                match serde_json::from_str::<Line>(line).map_err(|e| bad(format!("line {}: {e}", i + 1)))? {
+                match serde_json::from_slice::<Line>(line.as_bytes())
+                    .map_err(|e| bad(format!("line {}: {e}", i + 1)))?
+                {
                     Line::Message(m) => messages.push(m),
                     Line::Artifact(a) => artifacts.push(a),
                     Line::Conversation(_) => return Err(bad(format!("line {}: a second conversation", i + 1))),

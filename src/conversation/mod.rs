@@ -202,7 +202,8 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         Some(Replica { storage, base: self.remote_base.clone(), sink: self.options.on_debug.as_ref() })
     }
 
-    pub(crate) fn now_ms(&self) -> i64 {
+    /// The store's clock.
+    pub fn now_ms(&self) -> i64 {
         (self.options.clock)()
     }
 
@@ -234,6 +235,12 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             base36(n % 1_679_616),
             self.random_chars(8)?
         ))
+    }
+
+    /// Waits for this store's writes and sync in flight; nothing else is held open.
+    pub async fn close(&self) {
+        let _writes = self.writes.lock().await;
+        let _sync = self.sync_lock.lock().await;
     }
 
     /// Runs `work` as this store's only writer (in this process, and under the
@@ -306,7 +313,12 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     pub async fn append_message(&self, conversation_id: &str, input: MessageInput) -> Result<Message> {
         validate_id(conversation_id, "conversation id")?;
         let message = self.new_message(input)?;
-        self.exclusive(self.append_locked(conversation_id, message, 0)).await
+        self.exclusive(async {
+            self.local().existing(conversation_id).await?;
+            self.enqueue(conversation_id, Op::Update).await?;
+            self.append_locked(conversation_id, message, 0).await
+        })
+        .await
     }
 
     fn new_message(&self, input: MessageInput) -> Result<Message> {
@@ -340,6 +352,8 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         })
     }
 
+    /// Appends under [`Self::exclusive`], after the caller checked the conversation and
+    /// queued the change.
     async fn append_locked(&self, conv: &str, message: Message, new_artifacts: u64) -> Result<Message> {
         let local = self.local();
         let mut meta = local.existing(conv).await?;
@@ -352,7 +366,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 line.insert(0, '\n');
             }
         }
-        self.enqueue(conv, Op::Update).await?;
         if let Err(e) = self.local.append(&path, line.as_bytes()).await {
             self.clean_tails.borrow_mut().remove(conv);
             return Err(e);
@@ -383,9 +396,10 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         validate_id(conversation_id, "conversation id")?;
         artifacts::validate_type(&input.kind)?;
         self.exclusive(async {
-            let meta = self.store_artifact_locked(conversation_id, &input).await?;
             let local = self.local();
             let mut conv = local.existing(conversation_id).await?;
+            self.enqueue(conversation_id, Op::Update).await?;
+            let meta = self.store_artifact_locked(conversation_id, &input).await?;
             conv.artifact_count += 1;
             conv.updated_at = self.now_iso().max(conv.updated_at);
             local.write_metadata(&conv).await?;
@@ -395,10 +409,8 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         .await
     }
 
+    /// Writes an artifact under [`Self::exclusive`] (the caller queued the change).
     async fn store_artifact_locked(&self, conv: &str, input: &ArtifactInput) -> Result<ArtifactMeta> {
-        let local = self.local();
-        local.existing(conv).await?;
-        self.enqueue(conv, Op::Update).await?;
         let mut meta = ArtifactMeta {
             id: String::new(),
             kind: input.kind.clone(),
@@ -409,7 +421,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         };
         loop {
             meta.id = new_id("art", self.options.random.as_ref())?;
-            match local.write_artifact(conv, &meta, input.content.as_bytes(), true).await {
+            match self.local().write_artifact(conv, &meta, input.content.as_bytes(), true).await {
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
                 other => return other.map(|()| meta),
             }
@@ -428,6 +440,8 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         artifacts::validate_type(&artifact.kind)?;
         let mut message = self.new_message(message)?;
         self.exclusive(async {
+            self.local().existing(conversation_id).await?;
+            self.enqueue(conversation_id, Op::Update).await?;
             let meta = self.store_artifact_locked(conversation_id, &artifact).await?;
             message.content = reference_text(&message.content, &meta.id);
             let message = self.append_locked(conversation_id, message, 1).await?;
