@@ -3,6 +3,7 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -34,4 +35,19 @@ test("[node] conversations: the default context dir is ~/.agent/context, files a
   const file = `${dir}/conversations/${conv.id}/messages.jsonl`;
   assert.equal(fs.statSync(file).mode & 0o777, 0o600);
   assert.equal(fs.statSync(path.dirname(file)).mode & 0o777, 0o700);
+});
+
+// Docs that run: the README's conversation example prints what it says it prints.
+test("[node] conversations: the README example runs and prints what it says", () => {
+  const readme = fs.readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("## Conversations and artifacts"));
+  const code = section.match(/```js\n([\s\S]*?)```/)[1];
+  const promised = code.split("\n").find((line) => line.startsWith("// [")).slice(4, -1);
+  const dir = new URL("./.tmp/", import.meta.url);
+  fs.mkdirSync(dir, { recursive: true });
+  const file = new URL("readme-conversation.mjs", dir);
+  fs.writeFileSync(file, code);
+  const out = execFileSync(process.execPath, [file.pathname], { encoding: "utf8" });
+  const squash = (s) => s.replace(/\s+/g, "");
+  assert.equal(squash(out), squash(promised));
 });
