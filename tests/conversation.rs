@@ -95,6 +95,11 @@ fn ids_are_generated_and_hostile_ones_rejected() {
             store.create_conversation(None, Some("my_conv-1".into())).await.unwrap_err().kind(),
             ErrorKind::InvalidArgument
         );
+        let mut twice = msg("user", "x");
+        twice.id = Some("m-1".into());
+        store.append_message("my_conv-1", twice.clone()).await.unwrap();
+        let err = store.append_message("my_conv-1", twice).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "a message id is used once");
         let m = store.append_message("my_conv-1", msg("robot", "x")).await.unwrap_err();
         assert_eq!(m.kind(), ErrorKind::InvalidArgument);
     });

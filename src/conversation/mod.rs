@@ -36,7 +36,7 @@ mod stats;
 mod sync;
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 
 use futures_util::lock::Mutex;
@@ -144,8 +144,9 @@ pub struct ConversationStore<L, R = L> {
     remote_base: String,
     writes: Mutex<()>,
     sync_lock: Mutex<()>,
-    /// Conversations whose `messages.jsonl` is known to end with a newline.
-    clean_tails: RefCell<HashSet<String>>,
+    /// Per conversation whose `messages.jsonl` is known to end with a newline, the latest
+    /// message timestamp in it (ms): default timestamps of new messages go after it.
+    tails: RefCell<HashMap<String, i64>>,
     counter: Cell<u64>,
 }
 
@@ -171,7 +172,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             remote_base,
             writes: Mutex::new(()),
             sync_lock: Mutex::new(()),
-            clean_tails: RefCell::new(HashSet::new()),
+            tails: RefCell::new(HashMap::new()),
             counter: Cell::new(0),
         })
     }
@@ -303,25 +304,31 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             local.existing(id).await?;
             self.enqueue(id, Op::Delete).await?;
             local.remove_conversation(id).await?;
-            self.clean_tails.borrow_mut().remove(id);
+            self.tails.borrow_mut().remove(id);
             local.index_remove(id).await
         })
         .await
     }
 
-    /// Appends a message to `messages.jsonl` and updates the metadata and index.
+    /// Appends a message to `messages.jsonl` and updates the metadata and index. A
+    /// caller's id that the conversation already has is `INVALID_ARGUMENT`.
     pub async fn append_message(&self, conversation_id: &str, input: MessageInput) -> Result<Message> {
         validate_id(conversation_id, "conversation id")?;
-        let message = self.new_message(input)?;
+        let given_id = input.id.is_some();
+        let (message, defaulted) = self.new_message(input)?;
         self.exclusive(async {
             self.local().existing(conversation_id).await?;
+            if given_id && self.local().messages(conversation_id).await?.messages.iter().any(|m| m.id == message.id) {
+                return Err(Error::invalid(format!("message {:?} exists already", message.id)));
+            }
             self.enqueue(conversation_id, Op::Update).await?;
-            self.append_locked(conversation_id, message, 0).await
+            self.append_locked(conversation_id, message, defaulted, 0).await
         })
         .await
     }
 
-    fn new_message(&self, input: MessageInput) -> Result<Message> {
+    /// The message, and whether its timestamp is a default one.
+    fn new_message(&self, input: MessageInput) -> Result<(Message, bool)> {
         let role = Role::parse(&input.role)?;
         let id = match input.id {
             Some(id) => {
@@ -330,6 +337,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             }
             None => self.message_id()?,
         };
+        let defaulted = input.timestamp.is_none();
         let timestamp = match input.timestamp {
             Some(t) => {
                 parse_timestamp(&t)?;
@@ -342,35 +350,56 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 return Err(Error::invalid("a tool call needs a name"));
             }
         }
-        Ok(Message {
+        let message = Message {
             id,
             role,
             content: input.content,
             timestamp,
             tool_calls: input.tool_calls,
             success: input.success,
-        })
+        };
+        Ok((message, defaulted))
     }
 
     /// Appends under [`Self::exclusive`], after the caller checked the conversation and
     /// queued the change.
-    async fn append_locked(&self, conv: &str, message: Message, new_artifacts: u64) -> Result<Message> {
+    async fn append_locked(
+        &self,
+        conv: &str,
+        mut message: Message,
+        defaulted: bool,
+        new_artifacts: u64,
+    ) -> Result<Message> {
         let local = self.local();
         let mut meta = local.existing(conv).await?;
         let path = local.messages_path(conv);
-        let mut line = message.to_line()?;
-        if !self.clean_tails.borrow().contains(conv) {
-            let bytes = self.local.read(&path).await?.unwrap_or_default();
-            if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-                self.debug("messages.jsonl ends in a torn line (a crash mid-append?); the next message starts a new line and the torn one is skipped on read", Some(&path));
-                line.insert(0, '\n');
+        let mut torn = false;
+        let known = self.tails.borrow().get(conv).copied();
+        let last = match known {
+            Some(last) => last,
+            None => {
+                let bytes = self.local.read(&path).await?.unwrap_or_default();
+                let parsed = parse_jsonl(&bytes);
+                torn = !parsed.clean_tail;
+                latest(&parsed.messages)
             }
+        };
+        if defaulted {
+            // After every message already there, so that conversation order (timestamp,
+            // then id) is append order even within one millisecond.
+            message.timestamp = iso_timestamp(self.now_ms().max(last.saturating_add(1)));
+        }
+        let mut line = message.to_line()?;
+        if torn {
+            self.debug("messages.jsonl ends in a torn line (a crash mid-append?); the next message starts a new line and the torn one is skipped on read", Some(&path));
+            line.insert(0, '\n');
         }
         if let Err(e) = self.local.append(&path, line.as_bytes()).await {
-            self.clean_tails.borrow_mut().remove(conv);
+            self.tails.borrow_mut().remove(conv);
             return Err(e);
         }
-        self.clean_tails.borrow_mut().insert(conv.to_owned());
+        let own = parse_timestamp(&message.timestamp).unwrap_or(last);
+        self.tails.borrow_mut().insert(conv.to_owned(), last.max(own));
         meta.message_count += 1;
         meta.artifact_count += new_artifacts;
         meta.updated_at = self.now_iso().max(meta.updated_at);
@@ -379,14 +408,14 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         Ok(message)
     }
 
-    /// The messages, in order, optionally of one role; torn and corrupt lines are
+    /// The messages in conversation order (timestamp, then id), optionally of one role; torn and corrupt lines are
     /// skipped and reported through `on_debug`.
     pub async fn messages(&self, conversation_id: &str, role: Option<&str>) -> Result<Vec<Message>> {
         let role = role.map(Role::parse).transpose()?;
         self.conversation(conversation_id).await?;
         let parsed = self.local().messages(conversation_id).await?;
         if parsed.clean_tail {
-            self.clean_tails.borrow_mut().insert(conversation_id.to_owned());
+            self.tails.borrow_mut().insert(conversation_id.to_owned(), latest(&parsed.messages));
         }
         Ok(parsed.messages.into_iter().filter(|m| role.is_none() || role == Some(m.role)).collect())
     }
@@ -438,13 +467,13 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     ) -> Result<(Message, ArtifactMeta)> {
         validate_id(conversation_id, "conversation id")?;
         artifacts::validate_type(&artifact.kind)?;
-        let mut message = self.new_message(message)?;
+        let (mut message, defaulted) = self.new_message(message)?;
         self.exclusive(async {
             self.local().existing(conversation_id).await?;
             self.enqueue(conversation_id, Op::Update).await?;
             let meta = self.store_artifact_locked(conversation_id, &artifact).await?;
             message.content = reference_text(&message.content, &meta.id);
-            let message = self.append_locked(conversation_id, message, 1).await?;
+            let message = self.append_locked(conversation_id, message, defaulted, 1).await?;
             Ok((message, meta))
         })
         .await
@@ -509,7 +538,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 dropped.extend(pruned.dropped.iter().map(|m| m.id.clone()));
                 local.write_pruned(conversation_id, &dropped).await?;
                 local.write_messages(conversation_id, &pruned.kept).await?;
-                self.clean_tails.borrow_mut().insert(conversation_id.to_owned());
+                self.tails.borrow_mut().insert(conversation_id.to_owned(), latest(&pruned.kept));
                 meta.message_count = pruned.kept.len() as u64;
                 meta.updated_at = self.now_iso().max(meta.updated_at);
                 local.write_metadata(&meta).await?;
@@ -565,7 +594,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             let merged =
                 if current.is_some() { merge(&cur, &snapshot.messages, &dropped) } else { snapshot.messages.clone() };
             local.write_messages(&id, &merged).await?;
-            self.clean_tails.borrow_mut().insert(id.clone());
+            self.tails.borrow_mut().insert(id.clone(), latest(&merged));
             let mut meta = match &current {
                 Some(c) if c.updated_at >= snapshot.conversation.updated_at => c.clone(),
                 _ => snapshot.conversation.clone(),
@@ -578,6 +607,11 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         })
         .await
     }
+}
+
+/// The latest timestamp of `messages` in ms (`i64::MIN` for none).
+pub(crate) fn latest(messages: &[Message]) -> i64 {
+    messages.iter().filter_map(|m| parse_timestamp(&m.timestamp).ok()).max().unwrap_or(i64::MIN)
 }
 
 fn base36(mut n: u64) -> String {

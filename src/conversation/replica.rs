@@ -124,11 +124,14 @@ impl<S: Storage> Replica<'_, S> {
         self.storage.write(&self.metadata_path(&meta.id), to_json(meta)?.as_bytes(), WriteOptions::default()).await
     }
 
-    /// Reads `messages.jsonl`, reporting what it skipped.
+    /// Reads `messages.jsonl` in conversation order, reporting what it skipped.
     pub async fn messages(&self, id: &str) -> Result<Parsed> {
         let path = self.messages_path(id);
         let bytes = self.storage.read(&path).await?.unwrap_or_default();
-        let parsed = parse_jsonl(&bytes);
+        let mut parsed = parse_jsonl(&bytes);
+        // Conversation order: timestamp, then id (what a merge gives). Generated ids sort
+        // in append order within a millisecond, so appends keep their order.
+        parsed.messages.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
         for note in &parsed.skipped {
             self.report(format!("messages.jsonl: {note}"), Some(&path));
         }

@@ -367,7 +367,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             let merged = merge(&cur, rmsgs, &pruned);
             if merged != cur {
                 local.write_messages(conv, &merged).await?;
-                self.clean_tails.borrow_mut().insert(conv.to_owned());
+                self.tails.borrow_mut().insert(conv.to_owned(), super::latest(&merged));
                 changed = true;
             }
             if pruned != cur_pruned {

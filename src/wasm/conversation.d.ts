@@ -145,8 +145,11 @@ export class ConversationStore {
   listConversations(): Promise<ConversationMetadata[]>;
   /** `NOT_FOUND` when missing. */
   getConversation(id: string): Promise<ConversationMetadata>;
+  /** Removes the conversation and everything in it (on the remote at the next sync); `NOT_FOUND` when missing. */
   deleteConversation(id: string): Promise<void>;
+  /** `INVALID_ARGUMENT` for a bad role, id or timestamp, or an id the conversation has. */
   appendMessage(conversationId: string, message: MessageInput): Promise<Message>;
+  /** In conversation order: timestamp, then id (generated ids sort in append order). */
   getMessages(conversationId: string, filter?: { role?: MessageRole }): Promise<Message[]>;
   storeArtifact(conversationId: string, artifact: ArtifactInput): Promise<ArtifactMeta>;
   /** Stores the artifact and appends the message with ` (artifact://{id})` after its content. */

@@ -4,6 +4,8 @@
 //! Arguments cross as `JSON.stringify` text into serde types and results come back
 //! through `JSON.parse`, so the shapes are the core's, checked in one place.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise, JSON};
@@ -142,10 +144,13 @@ impl JsConversationStore {
     fn run<F, Fut>(&self, op: F) -> Promise
     where
         F: FnOnce(Rc<Store>) -> Fut,
-        Fut: std::future::Future<Output = Result<JsValue>> + 'static,
+        Fut: Future<Output = Result<JsValue>> + 'static,
     {
         let work = op(self.inner.clone());
-        future_to_promise(async move { work.await.js() })
+        // One `future_to_promise` for every method (a boxed future) instead of one copy
+        // of the promise machinery per method: smaller wasm.
+        let boxed: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(async move { work.await.js() });
+        future_to_promise(boxed)
     }
 }
 
