@@ -240,8 +240,9 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
 
     /// Waits for this store's writes and sync in flight; nothing else is held open.
     pub async fn close(&self) {
-        let _writes = self.writes.lock().await;
+        // The order sync takes them in (sync, then writes), so the two never deadlock.
         let _sync = self.sync_lock.lock().await;
+        let _writes = self.writes.lock().await;
     }
 
     /// Runs `work` as this store's only writer (in this process, and under the

@@ -110,6 +110,11 @@ export function runConversationTests(test, assert, makeStorage, options) {
       await rejectsWith(assert, store.getArtifact(conv.id, bad), "INVALID_ARGUMENT", `artifact ${JSON.stringify(bad)}`);
       await rejectsWith(assert, store.appendMessage(conv.id, { role: "user", content: "x", id: bad }), "INVALID_ARGUMENT", "message id");
     }
+    const wrongType = store.getConversation(42);
+    assert.ok(wrongType instanceof Promise, "argument errors reject, they never throw");
+    await rejectsWith(assert, wrongType, "INVALID_ARGUMENT", "a number as id");
+    await rejectsWith(assert, store.appendMessage(conv.id, "text"), "INVALID_ARGUMENT", "a string as message");
+    await rejectsWith(assert, ConversationStore.open("dir"), "INVALID_ARGUMENT", "options that are no object");
     await rejectsWith(assert, store.appendMessage(conv.id, { role: "robot", content: "x" }), "INVALID_ARGUMENT", "role");
     await rejectsWith(assert, store.appendMessage(conv.id, { role: "user" }), "INVALID_ARGUMENT", "no content");
     await rejectsWith(assert, store.appendMessage(conv.id, { role: "user", content: "x", timestamp: "yesterday" }), "INVALID_ARGUMENT", "timestamp");
@@ -145,6 +150,20 @@ export function runConversationTests(test, assert, makeStorage, options) {
     assert.equal(JSON.parse(lines[3]).id, three.id);
     assert.equal(lines[4], "");
     assert.deepEqual((await again.getMessages(conv.id, { role: "user" })).map((m) => m.content), ["one", "three"]);
+  });
+
+  t("concurrent appends all land, in order, and the counts agree", async () => {
+    const { store } = await open();
+    const conv = await store.createConversation();
+    const sent = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.appendMessage(conv.id, { role: i % 2 ? "assistant" : "user", content: `m${i}` })),
+    );
+    const got = await store.getMessages(conv.id);
+    assert.deepEqual(got.map((m) => m.id), sent.map((m) => m.id), "call order is conversation order");
+    assert.equal((await store.getConversation(conv.id)).messageCount, 20);
+    assert.equal((await store.listConversations())[0].messageCount, 20);
+    await Promise.all([store.close(), store.appendMessage(conv.id, { role: "user", content: "late" })]);
+    assert.equal((await store.getMessages(conv.id)).length, 21);
   });
 
   t("artifacts: stored once, referenced as artifact://id, resolved and listed", async () => {
