@@ -249,6 +249,9 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// storage's lock across processes and tabs).
     pub(crate) async fn exclusive<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
         let _guard = self.writes.lock().await;
+        // Boxed: one instance of the storage's `locked` per result type rather than one
+        // per call site (the wasm binary is smaller for it).
+        let work: std::pin::Pin<Box<dyn Future<Output = Result<T>> + '_>> = Box::pin(work);
         self.local.locked(&join(&self.base, ".lock"), work).await?
     }
 
