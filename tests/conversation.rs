@@ -343,3 +343,34 @@ fn sync_with_a_failing_remote_loses_nothing_and_merges_both_sides() {
         assert!(remote.inner.paths().iter().all(|p| !p.contains(&conv.id)), "{:?}", remote.inner.paths());
     });
 }
+
+#[test]
+fn a_hostile_remote_cannot_make_a_path() {
+    block_on(async {
+        let (clock, events) = setup();
+        let remote = Rc::new(MemoryStorage::new());
+        let local = Rc::new(MemoryStorage::new());
+        let meta = r#"{"id":"../../escape","createdAt":"2025-01-01T00:00:00.000Z","updatedAt":"2025-01-01T00:00:00.000Z","messageCount":0,"artifactCount":0}"#;
+        let index = format!(r#"{{"v":1,"conversations":[{meta}]}}"#);
+        remote.write("/r/conversations/index.json", index.as_bytes(), WriteOptions::default()).await.unwrap();
+        let renamed = meta.replace("../../escape", "conv-other");
+        let index2 = format!(r#"{{"v":1,"conversations":[{}]}}"#, meta.replace("../../escape", "conv-ok"));
+        remote.write("/r2/conversations/index.json", index2.as_bytes(), WriteOptions::default()).await.unwrap();
+        remote
+            .write("/r2/conversations/conv-ok/metadata.json", renamed.as_bytes(), WriteOptions::default())
+            .await
+            .unwrap();
+        for dir in ["/r", "/r2"] {
+            let mut o = options("/l", &clock, &events);
+            o.remote_dir = Some(dir.into());
+            let store: ConversationStore<Rc<MemoryStorage>> =
+                ConversationStore::new(local.clone(), Some(remote.clone()), o).unwrap();
+            let report = store.sync().await.unwrap();
+            assert_eq!((report.pulled, report.failed.len()), (0, 0), "{report:?}");
+        }
+        assert!(local.paths().iter().all(|p| p.starts_with("/l/conversations/")), "{:?}", local.paths());
+        assert!(local.paths().iter().all(|p| !p.contains("escape") && !p.contains("conv-other")));
+        assert!(events.borrow().iter().any(|e| e.contains("not a conversation id")));
+        assert!(events.borrow().iter().any(|e| e.contains("names conversation")));
+    });
+}

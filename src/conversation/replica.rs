@@ -106,10 +106,13 @@ impl<S: Storage> Replica<'_, S> {
     /// The metadata, or `None` when the conversation does not exist.
     pub async fn metadata(&self, id: &str) -> Result<Option<ConversationMetadata>> {
         let path = self.metadata_path(id);
-        match self.storage.read(&path).await? {
-            None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| corrupt(&path, e)),
+        let Some(bytes) = self.storage.read(&path).await? else { return Ok(None) };
+        let meta: ConversationMetadata = serde_json::from_slice(&bytes).map_err(|e| corrupt(&path, e))?;
+        // The id inside names files later (a remote's copy, say): it must be the folder's.
+        if meta.id != id {
+            return Err(corrupt(&path, format!("it names conversation {:?}", meta.id)));
         }
+        Ok(Some(meta))
     }
 
     /// The metadata, or `NOT_FOUND`.
@@ -237,6 +240,14 @@ impl<S: Storage> Replica<'_, S> {
             Some(list) => list,
             None => self.rebuild_index().await?,
         };
+        // Ids name folders: an index entry (a remote's, say) that could not be one is dropped.
+        list.retain(|m| {
+            let ok = super::ids::validate_id(&m.id, "conversation id").is_ok();
+            if !ok {
+                self.report(format!("index entry {:?} is not a conversation id; skipped", m.id), Some(&path));
+            }
+            ok
+        });
         sort_newest_first(&mut list);
         Ok(list)
     }

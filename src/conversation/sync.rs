@@ -119,9 +119,11 @@ pub struct SyncStatus {
 
 type Listed = Vec<(String, Result<QueueItem>)>;
 
+/// Last write wins: the later `updatedAt`; on a tie the larger title, so both sides pick
+/// the same one.
 fn lww(local: &ConversationMetadata, remote: Option<&ConversationMetadata>) -> ConversationMetadata {
     match remote {
-        Some(r) if r.updated_at > local.updated_at => {
+        Some(r) if (&r.updated_at, &r.title) > (&local.updated_at, &local.title) => {
             let mut m = r.clone();
             m.created_at = m.created_at.min(local.created_at.clone());
             m
@@ -329,7 +331,15 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             if self.local().metadata(&rmeta.id).await?.as_ref() == Some(&rmeta) {
                 continue;
             }
-            let Some(meta) = remote.metadata(&rmeta.id).await? else { continue };
+            let meta = match remote.metadata(&rmeta.id).await {
+                Ok(Some(meta)) => meta,
+                Ok(None) => continue,
+                Err(e) if e.kind() == crate::ErrorKind::CorruptRecord => {
+                    self.debug(format!("skipped the remote's conversation {}: {e}", rmeta.id), e.path());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let msgs = remote.messages(&meta.id).await?.messages;
             let pruned = remote.pruned(&meta.id).await?;
             let arts = remote.artifacts(&meta.id).await?;
