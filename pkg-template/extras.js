@@ -6,7 +6,7 @@
 //   RuntimeError or a Promise that never settles. Managers made before the trap lost
 //   their in-memory state with the old instance: their calls fail as INTERNAL too
 //   (their persisted records remain; open the session or store again).
-import { ContextManager as Core, __setHostDefaults } from "./toolctx_core.js";
+import { ContextManager as Core, ConversationStore as Conversations, __setHostDefaults } from "./toolctx_core.js";
 import { installPointerArrays, slotsOf } from "./pointers.js";
 
 const pending = new Set();
@@ -55,6 +55,10 @@ const ASYNC = new Set([
   "open", "saveContext", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
   "endSession", "rebuildIndex", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions",
   "__panicForTestsAsync",
+  // ConversationStore
+  "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",
+  "storeArtifact", "appendWithArtifact", "getArtifact", "listArtifacts", "resolveArtifacts", "stats", "prune", "export",
+  "import", "sync", "syncStatus",
 ]);
 
 function guard(name, fn) {
@@ -139,7 +143,7 @@ Core.prototype.selectRelevantContexts = function selectRelevantContexts(query, p
 
 installPointerArrays(Core.prototype);
 
-for (const target of [Core.prototype, Core]) {
+for (const target of [Core.prototype, Core, Conversations.prototype, Conversations]) {
   for (const name of Object.getOwnPropertyNames(target)) {
     const d = Object.getOwnPropertyDescriptor(target, name);
     if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests"))) continue;
@@ -169,3 +173,15 @@ export const ContextManager = new Proxy(Core, {
     }
   },
 });
+
+/** The conversation store (made by `ConversationStore.open`), its methods guarded like ContextManager's. */
+if (typeof Symbol.asyncDispose === "symbol" && !Conversations.prototype[Symbol.asyncDispose]) {
+  Object.defineProperty(Conversations.prototype, Symbol.asyncDispose, {
+    value() {
+      return this.close();
+    },
+    writable: true,
+    configurable: true,
+  });
+}
+export const ConversationStore = Conversations;

@@ -4,7 +4,7 @@
 import { initSync } from "./toolctx_core.js";
 import { denoStorage } from "./adapters/deno.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager, setHostDefaults } from "./extras.js";
+import { ContextManager, ConversationStore, setHostDefaults } from "./extras.js";
 
 initSync({ module: await Deno.readFile(new URL("./toolctx_core_bg.wasm", import.meta.url)) });
 
@@ -26,5 +26,5 @@ setHostDefaults({
   adaptFileSystem: fromFileSystem,
 });
 
-export { ContextManager };
+export { ContextManager, ConversationStore };
 export { memoryStorage } from "./adapters/memory.js";

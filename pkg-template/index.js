@@ -7,7 +7,7 @@ import { memoryStorage } from "./adapters/memory.js";
 import { opfsStorage } from "./adapters/opfs.js";
 import { indexedDbStorage } from "./adapters/indexeddb.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager, setHostDefaults } from "./extras.js";
+import { ContextManager, ConversationStore, setHostDefaults } from "./extras.js";
 
 await init({ module_or_path: new URL("./toolctx_core_bg.wasm", import.meta.url) });
 
@@ -28,5 +28,5 @@ setHostDefaults({
   adaptFileSystem: fromFileSystem,
 });
 
-export { ContextManager };
+export { ContextManager, ConversationStore };
 export { memoryStorage };

@@ -9,7 +9,7 @@ import { initSync } from "./toolctx_core.js";
 import { nodeStorage } from "./adapters/node.js";
 import { bunStorage } from "./adapters/bun.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager, setHostDefaults } from "./extras.js";
+import { ContextManager, ConversationStore, setHostDefaults } from "./extras.js";
 
 initSync({ module: readFileSync(new URL("./toolctx_core_bg.wasm", import.meta.url)) });
 
@@ -22,5 +22,5 @@ setHostDefaults({
   adaptFileSystem: fromFileSystem,
 });
 
-export { ContextManager };
+export { ContextManager, ConversationStore };
 export { memoryStorage } from "./adapters/memory.js";

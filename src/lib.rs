@@ -38,8 +38,11 @@
 //! - [`paths`]: path normalising and confinement;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
-//! - [`store`]: [`ContextManager`], the workflow.
+//! - [`store`]: [`ContextManager`], the workflow;
+//! - [`conversation`]: [`ConversationStore`](conversation::ConversationStore): messages, artifacts, stats,
+//!   pruning, export/import and sync.
 
+pub mod conversation;
 pub mod describe;
 pub mod error;
 pub mod naming;

@@ -81,6 +81,16 @@ impl Storage for FsStorage {
         Ok(())
     }
 
+    /// `O_APPEND`: each append lands whole at the end, even with other appenders.
+    async fn append(&self, path: &str, data: &[u8]) -> Result<()> {
+        create_parents(path)?;
+        let mut options = OpenOptions::new();
+        options.append(true).create(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.open(path).and_then(|mut f| f.write_all(data)).map_err(with_path(path))
+    }
+
     async fn remove(&self, path: &str) -> Result<()> {
         match fs::remove_file(path) {
             Err(e) if e.kind() != IoKind::NotFound => Err(with_path(path)(e)),

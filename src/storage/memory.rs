@@ -38,6 +38,11 @@ impl Storage for MemoryStorage {
         Ok(())
     }
 
+    async fn append(&self, path: &str, data: &[u8]) -> Result<()> {
+        self.files.borrow_mut().entry(path.to_owned()).or_default().extend_from_slice(data);
+        Ok(())
+    }
+
     async fn remove(&self, path: &str) -> Result<()> {
         self.files.borrow_mut().remove(path);
         Ok(())

@@ -10,7 +10,11 @@
 //!   (JavaScript code `EEXIST`) when the path exists, and never replaces it;
 //! - `remove` is idempotent;
 //! - `list` returns the names of direct children, folders with a trailing `/`, and an
-//!   empty list for a missing folder.
+//!   empty list for a missing folder;
+//! - `append` adds bytes at the end of a file, creating it (and its parents). Backends
+//!   with a native append (`O_APPEND`, IndexedDB in one transaction) make it atomic
+//!   with respect to other appends; the default is a read and a whole-file write,
+//!   which is not.
 //!
 //! [`ErrorKind::AlreadyExists`]: crate::ErrorKind::AlreadyExists
 
@@ -40,6 +44,16 @@ pub trait Storage {
     async fn remove(&self, path: &str) -> Result<()>;
     /// Names of the direct children of `dir`; folders end in `/`.
     async fn list(&self, dir: &str) -> Result<Vec<String>>;
+    /// Appends `data` to the file at `path`, creating it and its parents.
+    ///
+    /// The default reads the file and writes it back whole: correct for one writer,
+    /// but not atomic (two concurrent appends may lose one). Backends override it
+    /// with a native append.
+    async fn append(&self, path: &str, data: &[u8]) -> Result<()> {
+        let mut bytes = self.read(path).await?.unwrap_or_default();
+        bytes.extend_from_slice(data);
+        self.write(path, &bytes, WriteOptions::default()).await
+    }
     /// Removes an empty folder; a missing one succeeds. Backends without folders
     /// keep the default, which does nothing.
     async fn remove_dir(&self, _path: &str) -> Result<()> {
@@ -62,6 +76,9 @@ impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
     }
     async fn remove(&self, path: &str) -> Result<()> {
         (**self).remove(path).await
+    }
+    async fn append(&self, path: &str, data: &[u8]) -> Result<()> {
+        (**self).append(path, data).await
     }
     async fn list(&self, dir: &str) -> Result<Vec<String>> {
         (**self).list(dir).await

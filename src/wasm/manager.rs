@@ -28,7 +28,7 @@ pub struct JsContextManager {
     redact: Option<Function>,
 }
 
-fn get(obj: &JsValue, key: &str) -> JsValue {
+pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() || obj.is_function() {
         Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
     } else {
@@ -36,7 +36,7 @@ fn get(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
+pub(super) fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
     let v = get(obj, key);
     if v.is_undefined() {
         return Ok(None);
@@ -44,7 +44,7 @@ fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
     v.as_string().map(Some).ok_or_else(|| Error::invalid(format!("{key} must be a string")))
 }
 
-fn opt_size(obj: &JsValue, key: &str) -> Result<Option<usize>> {
+pub(super) fn opt_size(obj: &JsValue, key: &str) -> Result<Option<usize>> {
     let v = get(obj, key);
     if v.is_undefined() {
         return Ok(None);
@@ -56,7 +56,7 @@ fn opt_size(obj: &JsValue, key: &str) -> Result<Option<usize>> {
     }
 }
 
-fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>> {
+pub(super) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>> {
     let v = get(obj, key);
     if v.is_undefined() || v.is_null() {
         return Ok(None);
@@ -110,7 +110,7 @@ fn stringify(value: &JsValue, what: &str) -> Result<Option<String>> {
         .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
 }
 
-fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
+pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
     let f = on_debug.clone()?;
     Some(Rc::new(move |event: &DebugEvent| {
         let data = match &event.path {
@@ -126,12 +126,12 @@ fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
     }))
 }
 
-fn parse_json(text: &str) -> JsValue {
+pub(super) fn parse_json(text: &str) -> JsValue {
     // The core only hands out JSON it produced or validated.
     JSON::parse(text).unwrap_or(JsValue::UNDEFINED)
 }
 
-fn rejected(err: Error) -> Promise {
+pub(super) fn rejected(err: Error) -> Promise {
     Promise::reject(&to_js(err))
 }
 

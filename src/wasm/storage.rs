@@ -50,6 +50,7 @@ pub struct JsStorage {
     list: Function,
     remove_dir: Option<Function>,
     lock: Option<Function>,
+    append: Option<Function>,
 }
 
 fn method(host: &JsValue, name: &str) -> Option<Function> {
@@ -75,6 +76,7 @@ impl JsStorage {
             list: required("list")?,
             remove_dir: method(&host, "removeDir"),
             lock: method(&host, "lock"),
+            append: method(&host, "append"),
             read_options: {
                 let o = Object::new();
                 let _ = Reflect::set(&o, &"root".into(), &root.into());
@@ -157,6 +159,17 @@ impl Storage for JsStorage {
 
     async fn remove(&self, path: &str) -> Result<()> {
         self.call("remove", path, &self.remove, &[path.into()]).await?;
+        Ok(())
+    }
+
+    /// The host's `append` when it has one; else a read and a whole-file write (not atomic).
+    async fn append(&self, path: &str, data: &[u8]) -> Result<()> {
+        let Some(append) = &self.append else {
+            let mut bytes = self.read(path).await?.unwrap_or_default();
+            bytes.extend_from_slice(data);
+            return self.write(path, &bytes, WriteOptions::default()).await;
+        };
+        self.call("append", path, append, &[path.into(), Uint8Array::from(data).into()]).await?;
         Ok(())
     }
 

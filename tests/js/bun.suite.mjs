@@ -6,10 +6,11 @@ import { afterAll, test as bunTest } from "bun:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { ContextManager } from "toolctx";
+import { ContextManager, ConversationStore } from "toolctx";
 import { bunStorage } from "toolctx/bun";
 import { nodeStorage } from "toolctx/node";
 import { memoryStorage } from "toolctx/memory";
+import { runConversationTests } from "./conversation.mjs";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
@@ -27,6 +28,7 @@ for (const [name, makeStorage, dir] of [
   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
+  runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
 
 const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));

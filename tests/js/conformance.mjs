@@ -333,6 +333,22 @@ export function runStorageHostTests({ name, makeStorage, test, assert, tmpDir })
     assert.ok(sameBytes(got, bytes), "8 MiB content identical");
   });
 
+  t("append (when the host has it) creates the file and parents, then adds at the end", async () => {
+    const s = makeStorage();
+    if (typeof s.append !== "function") return;
+    const dir = tmpDir();
+    const p = joinPath(dir, "logs/a.jsonl");
+    await s.append(p, "one\n");
+    await s.append(p, encoder.encode("two \u00e9\n"));
+    await s.append(p, "");
+    assert.equal(await readText(s, p), "one\ntwo \u00e9\n");
+    assert.deepEqual(await s.list(dir), ["logs/"]);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => Promise.resolve(s.append(p, `${i}\n`))));
+    const lines = (await readText(s, p)).split("\n").filter(Boolean);
+    assert.equal(lines.length, 22, "20 concurrent appends all land");
+    assert.deepEqual(lines.slice(2).map(Number).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i));
+  });
+
   t("50 concurrent writes to different files all land", async () => {
     const s = makeStorage();
     const dir = tmpDir();

@@ -3,9 +3,10 @@
 //   deno test -A --no-check tests/js/deno.suite.mjs
 
 import assert from "node:assert/strict";
-import { ContextManager } from "toolctx";
+import { ContextManager, ConversationStore } from "toolctx";
 import { denoStorage } from "toolctx/deno";
 import { memoryStorage } from "toolctx/memory";
+import { runConversationTests } from "./conversation.mjs";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
@@ -22,6 +23,7 @@ for (const [name, makeStorage, dir] of [
   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
+  runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
 
 const vectors = await loadVectors((file) => Deno.readTextFile(new URL(`../vectors/${file}`, import.meta.url)));

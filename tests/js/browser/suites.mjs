@@ -1,11 +1,12 @@
 // The conformance suites for one browser context (page or dedicated worker): every
 // adapter that works there, over the built package in /pkg.
 
-import { ContextManager } from "/pkg/index.js";
+import { ContextManager, ConversationStore } from "/pkg/index.js";
 import { memoryStorage } from "/pkg/adapters/memory.js";
 import { opfsStorage } from "/pkg/adapters/opfs.js";
 import { indexedDbStorage } from "/pkg/adapters/indexeddb.js";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "/tests/js/conformance.mjs";
+import { runConversationTests } from "/tests/js/conversation.mjs";
 import assert from "./assert.mjs";
 import { run, test } from "./harness.mjs";
 
@@ -33,6 +34,13 @@ export async function runSuites(context) {
     runSessionTests({ name: label, makeStorage, ContextManager, test, assert, contextDir: () => fresh(name) });
     runLockTests({ name: label, makeStorage, test, assert, tmpDir: () => fresh(name) });
   }
+  // Conversations (SPEC §7): IndexedDB (OPFS in a worker) locally, syncing to OPFS.
+  runConversationTests(test, assert, context === "worker" ? adapters.opfs : adapters.indexeddb, {
+    ConversationStore,
+    name: `${context}`,
+    contextDir: () => fresh("conv"),
+    makeRemote: adapters.opfs,
+  });
   const vectors = await loadVectors(async (file) => (await fetch(`/tests/vectors/${file}`)).text());
   runVectorTests({ name: `${context} vectors`, test, assert, ContextManager, memoryStorage, vectors });
   runPointerArrayTests({ name: context, ContextManager, memoryStorage, test, assert });

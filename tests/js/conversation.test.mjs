@@ -1,0 +1,53 @@
+// ConversationStore under Node: the shared suite over the Node fs adapter (local and
+// remote in separate real folders) and over memory storage.
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+import { ConversationStore, memoryStorage } from "toolctx";
+import { nodeStorage } from "toolctx/node";
+import { runConversationTests } from "./conversation.mjs";
+
+const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolctx-conv-")));
+after(() => fs.rmSync(root, { recursive: true, force: true }));
+
+let n = 0;
+const fresh = () => path.join(root, `c-${++n}`).split(path.sep).join("/");
+
+runConversationTests(test, assert, () => nodeStorage(), { ConversationStore, name: "node", contextDir: fresh });
+
+let m = 0;
+runConversationTests(test, assert, () => memoryStorage(), {
+  ConversationStore,
+  name: "memory",
+  contextDir: () => `/mem/c-${++m}`,
+});
+
+test("[node] conversations: the default context dir is ~/.agent/context, files are 0600", async () => {
+  const dir = fresh();
+  const store = await ConversationStore.open({ contextDir: dir });
+  const conv = await store.createConversation();
+  await store.appendMessage(conv.id, { role: "user", content: "secret" });
+  const file = `${dir}/conversations/${conv.id}/messages.jsonl`;
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+  assert.equal(fs.statSync(path.dirname(file)).mode & 0o777, 0o700);
+});
+
+// Docs that run: the README's conversation example prints what it says it prints.
+test("[node] conversations: the README example runs and prints what it says", () => {
+  const readme = fs.readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("## Conversations and artifacts"));
+  const code = section.match(/```js\n([\s\S]*?)```/)[1];
+  const promised = code.split("\n").find((line) => line.startsWith("// [")).slice(4, -1);
+  const dir = new URL("./.tmp/", import.meta.url);
+  fs.mkdirSync(dir, { recursive: true });
+  const file = new URL("readme-conversation.mjs", dir);
+  fs.writeFileSync(file, code);
+  const out = execFileSync(process.execPath, [file.pathname], { encoding: "utf8" });
+  const squash = (s) => s.replace(/\s+/g, "");
+  assert.equal(squash(out), squash(promised));
+});
