@@ -38,7 +38,8 @@
 //! - [`paths`]: path normalising and confinement;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
-//! - [`store`]: [`ContextManager`], the workflow.
+//! - [`store`]: [`ContextManager`], the workflow;
+//! - [`window`]: the context-window optimiser (duplicate reads, truncation, edit history).
 
 pub mod describe;
 pub mod error;
@@ -49,6 +50,7 @@ pub mod select;
 pub mod session;
 pub mod storage;
 pub mod store;
+pub mod window;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
