@@ -7,6 +7,10 @@
 //   their in-memory state with the old instance: their calls fail as INTERNAL too
 //   (their persisted records remain; open the session or store again).
 import { ContextManager as Core, __setHostDefaults } from "./toolctx_core.js";
+import {
+  ContextHistory as HistoryCore, estimateTokens as estimateCore, findDuplicateFileReads as findDuplicatesCore,
+  optimizeWindow as optimizeCore, shouldCompact as shouldCompactCore, truncationRange as truncationRangeCore,
+} from "./toolctx_core.js";
 
 const pending = new Set();
 let traps = 0;
@@ -153,3 +157,30 @@ export const ContextManager = new Proxy(Core, {
     }
   },
 });
+
+// The context-window optimiser (SPEC §7): the same trap guard as ContextManager for its
+// functions and the ContextHistory class; optimizeWindow({history}) runs in the history.
+ASYNC.add("save").add("restoreCheckpoint");
+for (const target of [HistoryCore.prototype, HistoryCore]) {
+  for (const name of Object.getOwnPropertyNames(target)) {
+    const d = Object.getOwnPropertyDescriptor(target, name);
+    if (name === "constructor" || name === "prototype" || name.startsWith("__")) continue;
+    if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: guard(name, d.value) });
+    else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guard(name, d.get) });
+  }
+}
+
+export const ContextHistory = HistoryCore;
+export const optimizeWindow = guard("optimizeWindow", (messages, options) => {
+  const history = options?.history;
+  if (history === undefined || history === null) return optimizeCore(messages, options);
+  if (!(history instanceof HistoryCore)) {
+    throw Object.assign(new TypeError("options.history must be a ContextHistory"), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
+  }
+  const { history: _, ...rest } = options;
+  return history.optimize(messages, rest);
+});
+export const findDuplicateFileReads = guard("findDuplicateFileReads", findDuplicatesCore);
+export const truncationRange = guard("truncationRange", truncationRangeCore);
+export const shouldCompact = guard("shouldCompact", shouldCompactCore);
+export const estimateTokens = guard("estimateTokens", estimateCore);

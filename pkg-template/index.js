@@ -30,3 +30,4 @@ setHostDefaults({
 
 export { ContextManager };
 export { memoryStorage };
+export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./extras.js";
