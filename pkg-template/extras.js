@@ -9,7 +9,7 @@
 import { ContextManager as Core, __setHostDefaults } from "./toolctx_core.js";
 import {
   ContextHistory as HistoryCore, estimateTokens as estimateCore, findDuplicateFileReads as findDuplicatesCore,
-  optimizeWindow as optimizeCore, shouldCompact as shouldCompactCore, truncationRange as truncationRangeCore,
+  __optimizeWindow as optimizeCore, shouldCompact as shouldCompactCore, truncationRange as truncationRangeCore,
 } from "./toolctx_core.js";
 
 const pending = new Set();
@@ -160,7 +160,38 @@ export const ContextManager = new Proxy(Core, {
 
 // The context-window optimiser (SPEC §7): the same trap guard as ContextManager for its
 // functions and the ContextHistory class; optimizeWindow({history}) runs in the history.
+// The core returns a plan (the messages it changed, the range to remove); the result is
+// a copy of the messages (plain data: objects and arrays copied, strings shared) with
+// the changed ones swapped in, so it shares nothing mutable with the input.
 ASYNC.add("save").add("restoreCheckpoint");
+const copy = (v) => (Array.isArray(v) ? v.map(copy) : v !== null && typeof v === "object" ? copyObject(v) : v);
+function copyObject(o) {
+  const out = {};
+  for (const k of Object.keys(o)) if (o[k] !== undefined) out[k] = copy(o[k]);
+  return out;
+}
+function assemble(messages, { changed, truncated }) {
+  const out = new Array(messages.length);
+  let next = 0;
+  for (let i = 0; i < messages.length; i++) {
+    if (next < changed.length && changed[next][0] === i) out[i] = changed[next++][1];
+    else if (truncated === null || i < truncated[0] || i > truncated[1]) out[i] = copy(messages[i]);
+  }
+  if (truncated !== null) out.splice(truncated[0], truncated[1] - truncated[0] + 1);
+  return out;
+}
+function finish(messages, plan) {
+  const { edits, truncated, metrics } = plan;
+  return { messages: assemble(messages, plan), edits, truncated, metrics };
+}
+const planIn = HistoryCore.prototype.__optimize;
+HistoryCore.prototype.optimize = function optimize(messages, options) {
+  return finish(messages, planIn.call(this, messages, options));
+};
+const applyIn = HistoryCore.prototype.__apply;
+HistoryCore.prototype.apply = function apply(messages) {
+  return assemble(messages, applyIn.call(this, messages));
+};
 for (const target of [HistoryCore.prototype, HistoryCore]) {
   for (const name of Object.getOwnPropertyNames(target)) {
     const d = Object.getOwnPropertyDescriptor(target, name);
@@ -173,7 +204,7 @@ for (const target of [HistoryCore.prototype, HistoryCore]) {
 export const ContextHistory = HistoryCore;
 export const optimizeWindow = guard("optimizeWindow", (messages, options) => {
   const history = options?.history;
-  if (history === undefined || history === null) return optimizeCore(messages, options);
+  if (history === undefined || history === null) return finish(messages, optimizeCore(messages, options));
   if (!(history instanceof HistoryCore)) {
     throw Object.assign(new TypeError("options.history must be a ContextHistory"), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
   }

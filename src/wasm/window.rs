@@ -1,14 +1,17 @@
 //! The context-window optimiser in JavaScript (SPEC §7): `optimizeWindow`,
 //! `findDuplicateFileReads`, `truncationRange`, `shouldCompact`, `estimateTokens` and the
-//! `ContextHistory` class. Messages cross the boundary as one JSON text each way
-//! (`JSON.stringify` / `JSON.parse`), so the caller's objects are never touched.
+//! `ContextHistory` class. Messages come in as one JSON text (`JSON.stringify`), so the
+//! caller's objects are never touched; what goes back is the plan — the messages an
+//! edit changed, the range to remove, the edits, the metrics — from which the JS glue
+//! (`extras.js`) builds the result: a copy of the messages with the changed ones
+//! swapped in (a 2,000-message conversation sends back a few small messages rather
+//! than megabytes of unchanged text).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
-use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
@@ -18,7 +21,11 @@ use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::select::estimated_tokens;
-use crate::window::{self, history, Edit, History, OptimizeOptions, Outcome, Strategy, Tools, Usage};
+use crate::window::{self, history, Edit, History, OptimizeOptions, Plan, Strategy, Tools, Usage};
+
+// The core's values cross as JSON text built from `serde_json::Value`s (no serde
+// derives, no float formatting in wasm: the two ratios are set as numbers afterwards),
+// which keeps the module small.
 
 #[wasm_bindgen(typescript_custom_section)]
 const WINDOW_TYPES: &'static str = include_str!("window.d.ts");
@@ -87,10 +94,13 @@ fn messages_of(value: &JsValue) -> Result<Vec<Value>> {
     Ok(messages)
 }
 
-/// A JavaScript value from something the core serialises.
-fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
-    let text = serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-    JSON::parse(&text).map_err(|e| with_cause(ErrorKind::Internal, "JSON.parse failed", e))
+/// A JavaScript value from a JSON value.
+fn to_js(value: &Value) -> Result<JsValue> {
+    JSON::parse(&value.to_string()).map_err(|e| with_cause(ErrorKind::Internal, "JSON.parse failed", e))
+}
+
+fn range_value(range: Option<(usize, usize)>) -> Value {
+    range.map_or(Value::Null, |(start, end)| json!([start, end]))
 }
 
 fn tools(options: &JsValue) -> Result<Tools> {
@@ -129,56 +139,51 @@ fn opt_range(options: &JsValue, key: &str) -> Result<Option<(usize, usize)>> {
     }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct MetricsOut {
-    chars_before: usize,
-    chars_after: usize,
-    tokens_before: usize,
-    tokens_after: usize,
-    tokens_saved: usize,
-    saved_ratio: f64,
-    duplicate_savings: f64,
-    duplicates_replaced: usize,
-    messages_removed: usize,
+/// `[[index, message], ...]` for the messages at `changed`.
+fn changed_value(messages: Vec<Value>, changed: &[usize]) -> Value {
+    let mut wanted = changed.iter().peekable();
+    let mut out = Vec::with_capacity(changed.len());
+    for (i, message) in messages.into_iter().enumerate() {
+        if wanted.peek() == Some(&&i) {
+            wanted.next();
+            out.push(json!([i, message]));
+        }
+    }
+    Value::Array(out)
 }
 
-#[derive(Serialize)]
-struct OutcomeOut<'a> {
-    messages: &'a [Value],
-    edits: &'a [Edit],
-    truncated: Option<(usize, usize)>,
-    metrics: MetricsOut,
-}
-
-fn outcome_js(out: &Outcome) -> Result<JsValue> {
-    let m = out.metrics;
+/// The plan for the JS glue: `{changed, truncated, edits, metrics}`.
+fn plan_js(plan: Plan) -> Result<JsValue> {
+    let Plan { messages, changed, edits, truncated, metrics: m } = plan;
     let saved_ratio = if m.chars_before == 0 {
         0.0
     } else {
         m.chars_before.saturating_sub(m.chars_after) as f64 / m.chars_before as f64
     };
-    to_js(&OutcomeOut {
-        messages: &out.messages,
-        edits: &out.edits,
-        truncated: out.truncated,
-        metrics: MetricsOut {
-            chars_before: m.chars_before,
-            chars_after: m.chars_after,
-            tokens_before: m.tokens_before,
-            tokens_after: m.tokens_after,
-            tokens_saved: m.tokens_before.saturating_sub(m.tokens_after),
-            saved_ratio,
-            duplicate_savings: m.duplicate_savings,
-            duplicates_replaced: m.duplicates_replaced,
-            messages_removed: m.messages_removed,
+    let value = json!({
+        "changed": changed_value(messages, &changed),
+        "edits": edits.iter().map(Edit::to_value).collect::<Vec<_>>(),
+        "truncated": range_value(truncated),
+        "metrics": {
+            "charsBefore": m.chars_before,
+            "charsAfter": m.chars_after,
+            "tokensBefore": m.tokens_before,
+            "tokensAfter": m.tokens_after,
+            "tokensSaved": m.tokens_before.saturating_sub(m.tokens_after),
+            "duplicatesReplaced": m.duplicates_replaced,
+            "messagesRemoved": m.messages_removed,
         },
-    })
+    });
+    let js = to_js(&value)?;
+    let metrics = get(&js, "metrics");
+    let _ = Reflect::set(&metrics, &"savedRatio".into(), &saved_ratio.into());
+    let _ = Reflect::set(&metrics, &"duplicateSavings".into(), &m.duplicate_savings.into());
+    Ok(js)
 }
 
-/// `optimizeWindow(messages, options)` without a history (the JS glue sends calls with
-/// `options.history` to `ContextHistory.optimize`).
-#[wasm_bindgen(js_name = "optimizeWindow", skip_typescript)]
+/// The plan of `optimizeWindow(messages, options)` without a history (the JS glue sends
+/// calls with `options.history` to `ContextHistory.optimize`).
+#[wasm_bindgen(js_name = "__optimizeWindow", skip_typescript)]
 pub fn optimize_window(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let run = || {
         let messages = messages_of(&messages)?;
@@ -186,23 +191,9 @@ pub fn optimize_window(messages: JsValue, options: JsValue) -> Result<JsValue, J
         if let Some(range) = opt_range(&options, "deletedRange")? {
             history.truncations.push(window::Truncation { ts: i64::MIN, range });
         }
-        let out = window::optimize(&messages, &optimize_options(&options)?, &mut history)?;
-        outcome_js(&out)
+        plan_js(window::plan(messages, &optimize_options(&options)?, &mut history)?)
     };
     run().js()
-}
-
-#[derive(Serialize)]
-struct OccurrenceOut {
-    message: usize,
-    block: usize,
-    kind: &'static str,
-}
-
-#[derive(Serialize)]
-struct FileReadsOut {
-    path: String,
-    occurrences: Vec<OccurrenceOut>,
 }
 
 /// Files whose content appears more than once, with every place it appears.
@@ -212,18 +203,18 @@ pub fn find_duplicate_file_reads(messages: JsValue, options: JsValue) -> Result<
         check_options(&options)?;
         let messages = messages_of(&messages)?;
         let reads = window::find_file_reads(&messages, &tools(&options)?, |i| i >= 2, true);
-        let out: Vec<FileReadsOut> = reads
-            .into_iter()
-            .map(|f| FileReadsOut {
-                path: f.path,
-                occurrences: f
+        let out: Vec<Value> = reads
+            .iter()
+            .map(|f| {
+                let occurrences: Vec<Value> = f
                     .occurrences
                     .iter()
-                    .map(|o| OccurrenceOut { message: o.message, block: o.block, kind: o.kind.name() })
-                    .collect(),
+                    .map(|o| json!({"message": o.message, "block": o.block, "kind": o.kind.name()}))
+                    .collect();
+                json!({"path": f.path, "occurrences": occurrences})
             })
             .collect();
-        to_js(&out)
+        to_js(&Value::Array(out))
     };
     run().js()
 }
@@ -236,7 +227,7 @@ pub fn truncation_range(messages: JsValue, strategy_name: JsValue, options: JsVa
         let messages = messages_of(&messages)?;
         let range =
             window::truncation_range(&messages, strategy(&strategy_name)?, opt_range(&options, "deletedRange")?);
-        to_js(&range)
+        to_js(&range_value(range))
     };
     run().js()
 }
@@ -358,32 +349,39 @@ impl JsContextHistory {
     /// The range the latest truncation removed, or `null`.
     #[wasm_bindgen(getter, js_name = deletedRange)]
     pub fn deleted_range(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.history.borrow().deleted_range()).js()
+        to_js(&range_value(self.history.borrow().deleted_range())).js()
     }
 
-    /// `optimizeWindow` recording its edits here (call `save()` to persist them).
+    /// The plan of `optimizeWindow` recording its edits here (call `save()` to persist them).
+    #[wasm_bindgen(js_name = "__optimize")]
     pub fn optimize(&self, messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
         let run = || {
             let messages = messages_of(&messages)?;
             let options = optimize_options(&options)?;
             // Work on a copy so that a failure leaves the history as it was.
             let mut history = self.history.borrow().clone();
-            let out = window::optimize(&messages, &options, &mut history)?;
+            let plan = window::plan(messages, &options, &mut history)?;
             *self.history.borrow_mut() = history;
-            outcome_js(&out)
+            plan_js(plan)
         };
         run().js()
     }
 
-    /// The messages with every recorded edit applied and the latest range removed.
+    /// `{changed, truncated}`: the messages the recorded edits change and the latest
+    /// range, from which the JS glue builds `apply(messages)`.
+    #[wasm_bindgen(js_name = "__apply")]
     pub fn apply(&self, messages: JsValue) -> Result<JsValue, JsValue> {
-        let run = || to_js(&window::apply_history(&messages_of(&messages)?, &self.history.borrow())?);
+        let run = || {
+            let applied = window::apply_history_in_place(messages_of(&messages)?, &self.history.borrow())?;
+            let changed = changed_value(applied.messages, &applied.changed);
+            to_js(&json!({"changed": changed, "truncated": range_value(applied.truncated)}))
+        };
         run().js()
     }
 
     /// Copies of the recorded edits, oldest first.
     pub fn edits(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.history.borrow().edits).js()
+        to_js(&Value::Array(self.history.borrow().edits.iter().map(Edit::to_value).collect())).js()
     }
 
     /// Drops the edits and truncations made after `ts` and saves; resolves to how many
@@ -409,7 +407,7 @@ impl JsContextHistory {
     #[wasm_bindgen(js_name = toJSON)]
     pub fn to_json(&self) -> Result<JsValue, JsValue> {
         let run = || {
-            let value = to_js(&*self.history.borrow())?;
+            let value = to_js(&self.history.borrow().to_value())?;
             let o: Object = value.unchecked_into();
             let _ = Reflect::set(&o, &"id".into(), &self.id.as_str().into());
             let _ = Reflect::set(&o, &"path".into(), &self.path.as_str().into());

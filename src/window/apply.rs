@@ -19,14 +19,19 @@ pub fn apply(messages: &[Value], edits: &[Edit], range: Option<(usize, usize)>) 
     out
 }
 
-/// `messages` with `edits` applied in place.
+/// `messages` with `edits` applied.
 pub fn apply_edits(mut messages: Vec<Value>, edits: &[Edit]) -> Vec<Value> {
+    apply_edits_in_place(&mut messages, edits);
+    messages
+}
+
+/// Applies `edits` to `messages`.
+pub fn apply_edits_in_place(messages: &mut [Value], edits: &[Edit]) {
     for edit in edits {
         if let Some(message) = messages.get_mut(edit.message) {
             apply_one(message, edit);
         }
     }
-    messages
 }
 
 fn text_block(text: &str) -> Value {

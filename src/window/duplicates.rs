@@ -112,28 +112,34 @@ pub fn find_file_reads(
     scan: impl Fn(usize) -> bool,
     duplicates_only: bool,
 ) -> Vec<FileReads> {
-    // Read tool calls by id, wherever they are (a call may sit before the scanned part).
-    let mut reads_by_id: HashMap<&str, &str> = HashMap::new();
+    // Read tool calls by id, wherever they are (a call may sit before the scanned part):
+    // id -> index in `read_paths`. (One map type throughout keeps the wasm small.)
+    let mut read_paths: Vec<&str> = Vec::new();
+    let mut reads_by_id: HashMap<&str, usize> = HashMap::new();
     for m in messages.iter().filter(|m| !message::is_user(m)) {
         for b in message::blocks(m) {
             if let Block::ToolUse { id, name, input } = b {
                 if let (Some(ToolKind::Read), Some(path)) = (tool_kind(tools, name), full_file_path(input)) {
-                    reads_by_id.insert(id, path);
+                    reads_by_id.insert(id, read_paths.len());
+                    read_paths.push(path);
                 }
             }
         }
     }
-    let mut order: Vec<String> = Vec::new();
-    let mut by_path: HashMap<String, Vec<Occurrence>> = HashMap::new();
+    // Files in order of first appearance; path -> index in `files`.
+    let mut files: Vec<FileReads> = Vec::new();
+    let mut file_of: HashMap<String, usize> = HashMap::new();
     let mut found = |path: &str, message: usize, block: usize, kind: OccurrenceKind, part: Part| {
         let occurrence = Occurrence { message, block, kind, part };
-        match by_path.get_mut(path) {
-            Some(list) => list.push(occurrence),
+        let f = match file_of.get(path) {
+            Some(&f) => f,
             None => {
-                order.push(path.to_owned());
-                by_path.insert(path.to_owned(), vec![occurrence]);
+                file_of.insert(path.to_owned(), files.len());
+                files.push(FileReads { path: path.to_owned(), occurrences: Vec::new() });
+                files.len() - 1
             }
-        }
+        };
+        files[f].occurrences.push(occurrence);
     };
     for (i, m) in messages.iter().enumerate() {
         if !scan(i) {
@@ -173,9 +179,9 @@ pub fn find_file_reads(
                     }
                 }
                 Block::ToolResult { tool_use_id, content, is_error } => {
-                    if let Some(path) = reads_by_id.get(tool_use_id) {
+                    if let Some(&r) = reads_by_id.get(tool_use_id) {
                         if !is_error {
-                            found(path, i, b, OccurrenceKind::ToolResult, Part::Whole);
+                            found(read_paths[r], i, b, OccurrenceKind::ToolResult, Part::Whole);
                         }
                     } else if let Some(text) = message::result_text(content) {
                         for (path, span, kind) in tags(&text) {
@@ -188,13 +194,10 @@ pub fn find_file_reads(
             b += 1;
         }
     }
-    order
-        .into_iter()
-        .filter_map(|path| {
-            let occurrences = by_path.remove(&path)?;
-            (!duplicates_only || occurrences.len() > 1).then_some(FileReads { path, occurrences })
-        })
-        .collect()
+    if duplicates_only {
+        files.retain(|f| f.occurrences.len() > 1);
+    }
+    files
 }
 
 fn tool_kind(tools: &Tools, name: &str) -> Option<ToolKind> {
@@ -242,82 +245,92 @@ const TAGS: [(&str, &str, OccurrenceKind); 2] = [
 /// An element without its closing tag is not a copy of the file and is ignored.
 pub fn tags(text: &str) -> Vec<(&str, Range<usize>, OccurrenceKind)> {
     let mut out = Vec::new();
-    for (open, close, kind) in TAGS {
-        let mut from = 0;
-        while let Some(at) = text[from..].find(open) {
-            let path_start = from + at + open.len();
-            let Some(path_len) = text[path_start..].find('"') else { break };
-            let path = &text[path_start..path_start + path_len];
-            let after_quote = path_start + path_len + 1;
-            // Allow other attributes after the path: the element's text starts after `>`.
-            let Some(gt) = text[after_quote..].find('>') else { break };
-            let inner_start = after_quote + gt + 1;
-            let Some(end) = text[inner_start..].find(close) else { break };
-            let inner_end = inner_start + end;
-            if !path.is_empty() && !path.contains('\n') {
-                out.push((path, inner_start..inner_end, kind));
-            }
-            from = inner_end + close.len();
+    let mut from = 0;
+    // The next element of either kind, in text order.
+    while let Some((at, (open, close, kind))) =
+        TAGS.iter().filter_map(|tag| text[from..].find(tag.0).map(|at| (from + at, *tag))).min_by_key(|(at, _)| *at)
+    {
+        let path_start = at + open.len();
+        let Some(path_len) = text[path_start..].find('"') else { break };
+        let path = &text[path_start..path_start + path_len];
+        let after_quote = path_start + path_len + 1;
+        // Allow other attributes after the path: the element's text starts after `>`.
+        let Some(gt) = text[after_quote..].find('>') else { break };
+        let inner_start = after_quote + gt + 1;
+        let Some(end) = text[inner_start..].find(close) else { break };
+        let inner_end = inner_start + end;
+        if !path.is_empty() && !path.contains('\n') {
+            out.push((path, inner_start..inner_end, kind));
         }
+        from = inner_end + close.len();
     }
-    out.sort_by_key(|(_, span, _)| span.start);
     out
 }
 
 /// The edits (stamped `now`) that replace every occurrence but the latest of each file
 /// with [`DUPLICATE_NOTICE`]. Blocks that already read so get no edit.
 pub fn duplicate_edits(messages: &[Value], reads: &[FileReads], now: i64) -> Vec<Edit> {
-    // All replacements of one block go into one edit: its full new content.
-    let mut per_block: Vec<((usize, usize), Vec<&Occurrence>)> = Vec::new();
-    let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
+    // The older copies, per message (in message order without sorting).
+    let mut per_message: Vec<Vec<&Occurrence>> = vec![Vec::new(); messages.len()];
     for file in reads {
-        let Some((_latest, older)) = file.occurrences.split_last() else { continue };
-        for o in older {
-            let key = (o.message, o.block);
-            let i = *slot.entry(key).or_insert_with(|| {
-                per_block.push((key, Vec::new()));
-                per_block.len() - 1
-            });
-            per_block[i].1.push(o);
+        if let Some((_latest, older)) = file.occurrences.split_last() {
+            for o in older.iter().filter(|o| o.message < messages.len()) {
+                per_message[o.message].push(o);
+            }
         }
     }
-    per_block.sort_by_key(|(key, _)| *key);
     let mut edits = Vec::new();
-    for ((m, b), occurrences) in per_block {
-        let Some(first) = occurrences.first() else { continue };
-        let current = current_content(&messages[m], b, &first.part);
-        // A whole block or a write input becomes the notice; spans are replaced in place.
-        let content = if occurrences.iter().any(|o| !matches!(o.part, Part::Span(_))) {
-            DUPLICATE_NOTICE.to_owned()
-        } else {
-            let Some(text) = current.clone() else { continue };
-            let mut spans: Vec<&Range<usize>> = occurrences
-                .iter()
-                .filter_map(|o| match &o.part {
-                    Part::Span(s) => Some(s),
-                    _ => None,
-                })
-                .collect();
-            spans.sort_by_key(|s| s.start);
-            let mut out = String::with_capacity(text.len());
-            let mut at = 0;
-            for span in spans {
-                if span.start < at || span.end > text.len() {
-                    continue;
-                }
-                out.push_str(&text[at..span.start]);
-                out.push_str(DUPLICATE_NOTICE);
-                at = span.end;
+    for (m, mut older) in per_message.into_iter().enumerate() {
+        // All replacements of one block go into one edit: its full new content.
+        while let Some(block) = older.iter().map(|o| o.block).min() {
+            let (here, rest): (Vec<&Occurrence>, Vec<&Occurrence>) = older.into_iter().partition(|o| o.block == block);
+            older = rest;
+            if let Some(edit) = block_edit(&messages[m], m, block, &here, now) {
+                edits.push(edit);
             }
-            out.push_str(&text[at..]);
-            out
-        };
-        if current.as_deref() == Some(content.as_str()) {
-            continue;
         }
-        edits.push(Edit { ts: now, message: m, block: b, kind: first.kind.edit_kind(), content });
     }
     edits
+}
+
+/// The edit replacing `occurrences` (all in block `block` of message `m`), or `None`
+/// when the block already reads so.
+fn block_edit(message: &Value, m: usize, block: usize, occurrences: &[&Occurrence], now: i64) -> Option<Edit> {
+    let first = occurrences.first()?;
+    let current = current_content(message, block, &first.part);
+    // A whole block or a write input becomes the notice; spans are replaced in place.
+    let content = if occurrences.iter().any(|o| !matches!(o.part, Part::Span(_))) {
+        DUPLICATE_NOTICE.to_owned()
+    } else {
+        let text = current.as_deref()?;
+        let mut spans: Vec<&Range<usize>> = Vec::with_capacity(occurrences.len());
+        for o in occurrences {
+            if let Part::Span(span) = &o.part {
+                // Insertion in text order (a handful of spans; no sort code in the wasm).
+                let at = spans.iter().position(|s| s.start > span.start).unwrap_or(spans.len());
+                spans.insert(at, span);
+            }
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for span in spans {
+            if span.start < at || span.end > text.len() {
+                continue;
+            }
+            out.push_str(&text[at..span.start]);
+            out.push_str(DUPLICATE_NOTICE);
+            at = span.end;
+        }
+        out.push_str(&text[at..]);
+        out
+    };
+    (current.as_deref() != Some(content.as_str())).then(|| Edit {
+        ts: now,
+        message: m,
+        block,
+        kind: first.kind.edit_kind(),
+        content,
+    })
 }
 
 /// The text an edit of `part` would replace: the block's text, a tool result's text,

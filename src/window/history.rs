@@ -13,7 +13,7 @@
 //! what makes the optimised conversation reproducible, so it is not silently dropped
 //! (the caller may remove the file, or open with `discardCorrupt`).
 
-use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use super::Edit;
 use crate::error::{Error, ErrorKind, Result};
@@ -23,7 +23,7 @@ use crate::storage::{Storage, WriteOptions};
 pub const HISTORY_VERSION: u32 = 1;
 
 /// A range of messages removed at `ts`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Truncation {
     /// Milliseconds since the epoch.
     pub ts: i64,
@@ -31,29 +31,26 @@ pub struct Truncation {
     pub range: (usize, usize),
 }
 
+impl Truncation {
+    fn from_value(value: &Value) -> Option<Truncation> {
+        let range = value.get("range")?.as_array()?;
+        let index = |i: usize| range.get(i)?.as_u64().and_then(|n| usize::try_from(n).ok());
+        let (start, end) = (index(0)?, index(1)?);
+        (range.len() == 2 && start <= end).then_some(Truncation { ts: value.get("ts")?.as_i64()?, range: (start, end) })
+    }
+}
+
 /// Timestamped edits and truncations of one conversation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct History {
     /// Every edit, oldest first.
-    #[serde(default)]
     pub edits: Vec<Edit>,
     /// Every truncation, oldest first; each one contains the previous.
-    #[serde(default)]
     pub truncations: Vec<Truncation>,
 }
 
-#[derive(Serialize)]
-struct FileOut<'a> {
-    v: u32,
-    #[serde(flatten)]
-    history: &'a History,
-}
-
-#[derive(Deserialize)]
-struct FileIn {
-    v: u32,
-    #[serde(flatten)]
-    history: History,
+fn corrupt(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::CorruptRecord, format!("the window history {}", message.into()))
 }
 
 impl History {
@@ -70,23 +67,44 @@ impl History {
         before - self.edits.len() - self.truncations.len()
     }
 
+    /// `{edits, truncations}` (the file without its version).
+    pub fn to_value(&self) -> Value {
+        let edits: Vec<Value> = self.edits.iter().map(Edit::to_value).collect();
+        let truncations: Vec<Value> =
+            self.truncations.iter().map(|t| json!({"ts": t.ts, "range": [t.range.0, t.range.1]})).collect();
+        json!({"edits": edits, "truncations": truncations})
+    }
+
     /// The file's bytes.
     pub fn to_json(&self) -> Vec<u8> {
-        // Serialising plain structs of strings and numbers cannot fail.
-        serde_json::to_vec(&FileOut { v: HISTORY_VERSION, history: self }).unwrap_or_default()
+        let mut value = self.to_value();
+        if let Some(o) = value.as_object_mut() {
+            o.insert("v".to_owned(), json!(HISTORY_VERSION));
+        }
+        value.to_string().into_bytes()
     }
 
     /// Parses a history file.
     pub fn from_json(bytes: &[u8]) -> Result<History> {
-        let file: FileIn = serde_json::from_slice(bytes)
-            .map_err(|e| Error::new(ErrorKind::CorruptRecord, format!("the window history does not parse: {e}")))?;
-        if file.v != HISTORY_VERSION {
-            return Err(Error::new(
-                ErrorKind::CorruptRecord,
-                format!("the window history has version {}, expected {HISTORY_VERSION}", file.v),
-            ));
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| corrupt(format!("does not parse: {e}")))?;
+        match value.get("v").and_then(Value::as_u64) {
+            Some(v) if v == u64::from(HISTORY_VERSION) => {}
+            other => return Err(corrupt(format!("has version {other:?}, expected {HISTORY_VERSION}"))),
         }
-        Ok(file.history)
+        let list = |key: &str| match value.get(key) {
+            None => Ok(&[][..]),
+            Some(Value::Array(items)) => Ok(items.as_slice()),
+            Some(_) => Err(corrupt(format!("has a {key} that is not a list"))),
+        };
+        let edits = list("edits")?
+            .iter()
+            .map(|e| Edit::from_value(e).ok_or_else(|| corrupt("has a malformed edit")))
+            .collect::<Result<Vec<_>>>()?;
+        let truncations = list("truncations")?
+            .iter()
+            .map(|t| Truncation::from_value(t).ok_or_else(|| corrupt("has a malformed truncation")))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(History { edits, truncations })
     }
 }
 

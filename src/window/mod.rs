@@ -33,12 +33,11 @@ pub mod history;
 pub mod message;
 pub mod truncate;
 
-pub use apply::apply;
+pub use apply::{apply, apply_edits_in_place};
 pub use duplicates::{find_file_reads, FileReads, Occurrence, OccurrenceKind, DUPLICATE_NOTICE};
 pub use history::{history_path, History, Truncation};
 pub use truncate::truncation_range;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -82,8 +81,7 @@ impl Strategy {
 }
 
 /// What an edit does (the seed's `EditType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EditKind {
     /// A duplicate read (read tool result, `[read_file for ...]` text).
     ReadFile,
@@ -95,11 +93,30 @@ pub enum EditKind {
     TruncationNotice,
 }
 
+impl EditKind {
+    /// `"readFile"`, `"writeFile"`, `"fileMention"` or `"truncationNotice"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EditKind::ReadFile => "readFile",
+            EditKind::WriteFile => "writeFile",
+            EditKind::FileMention => "fileMention",
+            EditKind::TruncationNotice => "truncationNotice",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn parse(name: &str) -> Option<EditKind> {
+        [EditKind::ReadFile, EditKind::WriteFile, EditKind::FileMention, EditKind::TruncationNotice]
+            .into_iter()
+            .find(|k| k.name() == name)
+    }
+}
+
 /// One edit: the new content of block `block` of message `message` (indices into the
 /// original messages). For a text block or a string content it is the new text; for a
 /// `tool_result` its new content; for a write tool's `tool_use` its new `input.content`;
 /// a truncation notice at `block == number of blocks` is a text block appended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {
     /// Milliseconds since the epoch.
     pub ts: i64,
@@ -111,6 +128,28 @@ pub struct Edit {
     pub kind: EditKind,
     /// The new content.
     pub content: String,
+}
+
+impl Edit {
+    /// `{ts, message, block, kind, content}`, as JavaScript and the history file see it.
+    pub fn to_value(&self) -> Value {
+        serde_json::json!({
+            "ts": self.ts, "message": self.message, "block": self.block,
+            "kind": self.kind.name(), "content": self.content,
+        })
+    }
+
+    /// The edit `value` describes, if it is one.
+    pub fn from_value(value: &Value) -> Option<Edit> {
+        let index = |k: &str| value.get(k)?.as_u64().and_then(|n| usize::try_from(n).ok());
+        Some(Edit {
+            ts: value.get("ts")?.as_i64()?,
+            message: index("message")?,
+            block: index("block")?,
+            kind: EditKind::parse(value.get("kind")?.as_str()?)?,
+            content: value.get("content")?.as_str()?.to_owned(),
+        })
+    }
 }
 
 /// Tool names whose calls read or write whole files.
@@ -189,62 +228,101 @@ pub struct Outcome {
     pub metrics: Metrics,
 }
 
-fn kept_size(messages: &[Value], range: Option<(usize, usize)>) -> message::Size {
-    let mut size = message::total_size(messages);
-    if let Some((start, end)) = range {
-        let removed = message::total_size(&messages[start..=end]);
-        size.chars -= removed.chars;
-        size.bytes -= removed.bytes;
-    }
-    size
-}
-
 /// The range of `history` that applies to `n` messages.
 fn clamp_range(range: Option<(usize, usize)>, n: usize) -> Option<(usize, usize)> {
     range.filter(|&(start, end)| start <= end && start < n).map(|(start, end)| (start, end.min(n - 1)))
+}
+
+/// What [`plan`] returns: the messages edited in place, nothing removed yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// All the messages given, with every edit applied (the removed range included).
+    pub messages: Vec<Value>,
+    /// Indices of the messages an edit changed (outside the removed range), ascending.
+    pub changed: Vec<usize>,
+    /// The edits made by this call (also added to the history).
+    pub edits: Vec<Edit>,
+    /// The range of messages to leave out, if any.
+    pub truncated: Option<(usize, usize)>,
+    /// Sizes.
+    pub metrics: Metrics,
+}
+
+impl Plan {
+    /// The optimised messages: the range removed.
+    pub fn into_outcome(self) -> Outcome {
+        let Plan { mut messages, edits, truncated, metrics, .. } = self;
+        if let Some((start, end)) = truncated {
+            messages.drain(start..=end);
+        }
+        Outcome { messages, edits, truncated, metrics }
+    }
 }
 
 /// Optimises `messages` (never modified): applies `history`'s edits, replaces duplicate
 /// file reads, truncates if that was not enough, records the new edits in `history` and
 /// returns the result.
 pub fn optimize(messages: &[Value], options: &OptimizeOptions, history: &mut History) -> Result<Outcome> {
-    message::validate(messages)?;
+    plan(messages.to_vec(), options, history).map(Plan::into_outcome)
+}
+
+/// [`optimize`] on messages it may edit in place, reporting which messages changed
+/// instead of removing the range (so that a caller holding the original messages can
+/// copy only what changed).
+pub fn plan(mut messages: Vec<Value>, options: &OptimizeOptions, history: &mut History) -> Result<Plan> {
+    message::validate(&messages)?;
     if options.min_savings.is_nan() || options.min_savings < 0.0 {
         return Err(Error::invalid("minSavings must be a number >= 0"));
     }
     let n = messages.len();
+    let given: Vec<message::Size> = messages.iter().map(message::size).collect();
+    let given_blocks: Vec<usize> = messages.iter().map(message::block_count).collect();
     let deleted = clamp_range(history.deleted_range(), n);
-    let current = apply::apply_edits(messages.to_vec(), &history.edits);
+    let kept = |i: usize| !deleted.is_some_and(|(s, e)| (s..=e).contains(&i));
+    let mut changed = vec![false; n];
+    let mut sizes = given.clone();
+    let mut apply_in_place = |messages: &mut Vec<Value>, edits: &[Edit], sizes: &mut Vec<message::Size>| {
+        apply::apply_edits_in_place(messages, edits);
+        for i in edits.iter().map(|e| e.message).filter(|&i| i < n) {
+            changed[i] = true;
+            sizes[i] = message::size(&messages[i]);
+        }
+    };
+    apply_in_place(&mut messages, &history.edits, &mut sizes);
     // The first pair is never edited, nor what an earlier truncation removed.
-    let scan = |i: usize| i >= 2 && !deleted.is_some_and(|(s, e)| (s..=e).contains(&i));
-    let reads = find_file_reads(&current, &options.tools, scan, true);
-    let mut edits = duplicates::duplicate_edits(&current, &reads, options.now);
-    let deduped = apply::apply_edits(current.clone(), &edits);
-    let (before, after) = (kept_size(&current, deleted), kept_size(&deduped, deleted));
-    let savings = if before.chars == 0 { 0.0 } else { (before.chars - after.chars) as f64 / before.chars as f64 };
+    let reads = find_file_reads(&messages, &options.tools, |i| i >= 2 && kept(i), true);
+    let mut edits = duplicates::duplicate_edits(&messages, &reads, options.now);
+    let before: usize = (0..n).filter(|&i| kept(i)).map(|i| sizes[i].chars).sum();
+    apply_in_place(&mut messages, &edits, &mut sizes);
+    let after: usize = (0..n).filter(|&i| kept(i)).map(|i| sizes[i].chars).sum();
+    let savings = if before == 0 { 0.0 } else { before.saturating_sub(after) as f64 / before as f64 };
     let duplicates_replaced = edits.len();
     let mut range = deleted;
-    let mut out = deduped;
     if savings < options.min_savings {
-        if let Some((start, end)) = truncation_range(&current, options.strategy, deleted) {
+        if let Some((start, end)) = truncation_range(&messages, options.strategy, deleted) {
             let notice = Edit {
                 ts: options.now,
                 message: start - 1,
-                block: message::block_count(&messages[start - 1]),
+                block: given_blocks[start - 1],
                 kind: EditKind::TruncationNotice,
                 content: TRUNCATION_NOTICE.to_owned(),
             };
-            out = apply::apply_edits(out, std::slice::from_ref(&notice));
+            apply_in_place(&mut messages, std::slice::from_ref(&notice), &mut sizes);
             edits.push(notice);
             history.truncations.push(Truncation { ts: options.now, range: (start, end) });
             range = Some((start, end));
         }
     }
     history.edits.extend(edits.iter().cloned());
-    if let Some((start, end)) = range {
-        out.drain(start..=end);
-    }
-    let (all_before, all_after) = (message::total_size(messages), message::total_size(&out));
+    let removed = |i: &usize| range.is_some_and(|(s, e)| (s..=e).contains(i));
+    let total = |sizes: &[message::Size], keep: &dyn Fn(&usize) -> bool| {
+        sizes.iter().enumerate().filter(|(i, _)| keep(i)).fold(message::Size::default(), |mut acc, (_, s)| {
+            acc.chars += s.chars;
+            acc.bytes += s.bytes;
+            acc
+        })
+    };
+    let (all_before, all_after) = (total(&given, &|_| true), total(&sizes, &|i| !removed(i)));
     let metrics = Metrics {
         chars_before: all_before.chars,
         chars_after: all_after.chars,
@@ -252,15 +330,41 @@ pub fn optimize(messages: &[Value], options: &OptimizeOptions, history: &mut His
         tokens_after: estimated_tokens(all_after.bytes),
         duplicate_savings: savings,
         duplicates_replaced,
-        messages_removed: n - out.len(),
+        messages_removed: range.map_or(0, |(s, e)| e - s + 1),
     };
-    Ok(Outcome { messages: out, edits, truncated: range, metrics })
+    let changed = (0..n).filter(|i| changed[*i] && !removed(i)).collect();
+    Ok(Plan { messages, changed, edits, truncated: range, metrics })
 }
 
 /// `messages` as `history` leaves them: its edits applied, its latest range removed.
 pub fn apply_history(messages: &[Value], history: &History) -> Result<Vec<Value>> {
     message::validate(messages)?;
     Ok(apply(messages, &history.edits, clamp_range(history.deleted_range(), messages.len())))
+}
+
+/// What [`apply_history_in_place`] returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// All the messages, with the edits applied (the removed range included).
+    pub messages: Vec<Value>,
+    /// Indices of the messages an edit changed (outside the range), ascending.
+    pub changed: Vec<usize>,
+    /// The range to remove.
+    pub truncated: Option<(usize, usize)>,
+}
+
+/// [`apply_history`] in place, reporting what changed instead of removing the range.
+pub fn apply_history_in_place(mut messages: Vec<Value>, history: &History) -> Result<Applied> {
+    message::validate(&messages)?;
+    let range = clamp_range(history.deleted_range(), messages.len());
+    apply::apply_edits_in_place(&mut messages, &history.edits);
+    let mut edited = vec![false; messages.len()];
+    for e in history.edits.iter().filter(|e| e.message < messages.len()) {
+        edited[e.message] = true;
+    }
+    let changed =
+        (0..messages.len()).filter(|&i| edited[i] && !range.is_some_and(|(s, e)| (s..=e).contains(&i))).collect();
+    Ok(Applied { messages, changed, truncated: range })
 }
 
 /// Estimated tokens of messages (see [`Metrics`]).
