@@ -164,6 +164,19 @@ export const ContextManager = new Proxy(Core, {
 // a copy of the messages (plain data: objects and arrays copied, strings shared) with
 // the changed ones swapped in, so it shares nothing mutable with the input.
 ASYNC.add("save").add("restoreCheckpoint");
+// Messages cross as UTF-8 JSON bytes: JSON.stringify and TextEncoder are native and the
+// bytes are copied once, where megabytes of strings would be converted char by char.
+const encoder = new TextEncoder();
+function wire(messages) {
+  if (!Array.isArray(messages)) return messages; // the core rejects it
+  try {
+    return encoder.encode(JSON.stringify(messages));
+  } catch (cause) {
+    throw Object.assign(new Error(`toolctx: messages cannot be serialised as JSON: ${cause?.message}`), {
+      name: "ToolctxError", code: "NOT_SERIALIZABLE", cause,
+    });
+  }
+}
 const copy = (v) => (Array.isArray(v) ? v.map(copy) : v !== null && typeof v === "object" ? copyObject(v) : v);
 function copyObject(o) {
   const out = {};
@@ -186,11 +199,11 @@ function finish(messages, plan) {
 }
 const planIn = HistoryCore.prototype.__optimize;
 HistoryCore.prototype.optimize = function optimize(messages, options) {
-  return finish(messages, planIn.call(this, messages, options));
+  return finish(messages, planIn.call(this, wire(messages), options));
 };
 const applyIn = HistoryCore.prototype.__apply;
 HistoryCore.prototype.apply = function apply(messages) {
-  return assemble(messages, applyIn.call(this, messages));
+  return assemble(messages, applyIn.call(this, wire(messages)));
 };
 for (const target of [HistoryCore.prototype, HistoryCore]) {
   for (const name of Object.getOwnPropertyNames(target)) {
@@ -204,14 +217,16 @@ for (const target of [HistoryCore.prototype, HistoryCore]) {
 export const ContextHistory = HistoryCore;
 export const optimizeWindow = guard("optimizeWindow", (messages, options) => {
   const history = options?.history;
-  if (history === undefined || history === null) return finish(messages, optimizeCore(messages, options));
+  if (history === undefined || history === null) return finish(messages, optimizeCore(wire(messages), options));
   if (!(history instanceof HistoryCore)) {
     throw Object.assign(new TypeError("options.history must be a ContextHistory"), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
   }
   const { history: _, ...rest } = options;
   return history.optimize(messages, rest);
 });
-export const findDuplicateFileReads = guard("findDuplicateFileReads", findDuplicatesCore);
-export const truncationRange = guard("truncationRange", truncationRangeCore);
+export const findDuplicateFileReads = guard("findDuplicateFileReads", (messages, options) =>
+  findDuplicatesCore(wire(messages), options));
+export const truncationRange = guard("truncationRange", (messages, strategy, options) =>
+  truncationRangeCore(wire(messages), strategy, options));
 export const shouldCompact = guard("shouldCompact", shouldCompactCore);
-export const estimateTokens = guard("estimateTokens", estimateCore);
+export const estimateTokens = guard("estimateTokens", (value) => estimateCore(typeof value === "string" ? value : wire(value)));

@@ -274,6 +274,10 @@ export function runWindowTests(test, assert, makeStorage, { api, name = "window"
     throwsCode(() => optimizeWindow([], { minSavings: -1 }), "INVALID_ARGUMENT");
     throwsCode(() => optimizeWindow([], { history: {} }), "INVALID_ARGUMENT");
     throwsCode(() => findDuplicateFileReads([], { readFileTools: "read_file" }), "INVALID_ARGUMENT");
+    throwsCode(() => optimizeWindow([user("a"), { role: "assistant", content: [{ type: "text", text: "b", n: 1n }] }]), "NOT_SERIALIZABLE");
+    const cyclic = user("a");
+    cyclic.self = cyclic;
+    throwsCode(() => estimateTokens([cyclic]), "NOT_SERIALIZABLE");
     assert.deepEqual(optimizeWindow([]).messages, []);
   });
 
