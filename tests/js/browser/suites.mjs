@@ -6,6 +6,8 @@ import { memoryStorage } from "/pkg/adapters/memory.js";
 import { opfsStorage } from "/pkg/adapters/opfs.js";
 import { indexedDbStorage } from "/pkg/adapters/indexeddb.js";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "/tests/js/conformance.mjs";
+import * as toolctx from "/pkg/index.js";
+import { runWindowTests } from "/tests/js/window.mjs";
 import assert from "./assert.mjs";
 import { run, test } from "./harness.mjs";
 
@@ -33,6 +35,8 @@ export async function runSuites(context) {
     runSessionTests({ name: label, makeStorage, ContextManager, test, assert, contextDir: () => fresh(name) });
     runLockTests({ name: label, makeStorage, test, assert, tmpDir: () => fresh(name) });
   }
+  const windowStorage = context === "worker" ? adapters.opfs : adapters.indexeddb;
+  runWindowTests(test, assert, windowStorage, { api: toolctx, name: context, contextDir: () => fresh("window") });
   const vectors = await loadVectors(async (file) => (await fetch(`/tests/vectors/${file}`)).text());
   runVectorTests({ name: `${context} vectors`, test, assert, ContextManager, memoryStorage, vectors });
   if (context === "worker") {
