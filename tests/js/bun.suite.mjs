@@ -10,6 +10,8 @@ import { ContextManager } from "toolctx";
 import { bunStorage } from "toolctx/bun";
 import { nodeStorage } from "toolctx/node";
 import { memoryStorage } from "toolctx/memory";
+import * as toolctx from "toolctx";
+import { runWindowTests } from "./window.mjs";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
@@ -28,6 +30,8 @@ for (const [name, makeStorage, dir] of [
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
 }
+
+runWindowTests(test, assert, () => bunStorage(), { api: toolctx, name: "bun", contextDir: () => fresh("window") });
 
 const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));
 runVectorTests({ name: "bun vectors", test, assert, ContextManager, memoryStorage, vectors });

@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { ContextManager } from "toolctx";
 import { denoStorage } from "toolctx/deno";
 import { memoryStorage } from "toolctx/memory";
+import * as toolctx from "toolctx";
+import { runWindowTests } from "./window.mjs";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
@@ -23,6 +25,8 @@ for (const [name, makeStorage, dir] of [
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
 }
+
+runWindowTests(test, assert, () => denoStorage(), { api: toolctx, name: "deno", contextDir: () => fresh("window") });
 
 const vectors = await loadVectors((file) => Deno.readTextFile(new URL(`../vectors/${file}`, import.meta.url)));
 runVectorTests({ name: "deno vectors", test, assert, ContextManager, memoryStorage, vectors });
