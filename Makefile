@@ -30,11 +30,12 @@ pkg/.built: $(CORE_SOURCES) $(TEMPLATE) README.md CHANGELOG.md
 demo: pkg
 	node demo/agent.mjs
 
-## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection.
+## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection, window optimiser.
 bench: pkg
 	node bench/run-adapters.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
+	node bench/window.mjs
 
 ## Every test.
 test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-pack
