@@ -30,11 +30,13 @@ pkg/.built: $(CORE_SOURCES) $(TEMPLATE) README.md CHANGELOG.md
 demo: pkg
 	node demo/agent.mjs
 
-## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection, window optimiser.
+## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection;
+## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser.
 bench: pkg
 	node bench/run-adapters.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
+	node bench/run.mjs
 	node bench/window.mjs
 
 ## Every test.

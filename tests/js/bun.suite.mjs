@@ -12,7 +12,7 @@ import { nodeStorage } from "toolctx/node";
 import { memoryStorage } from "toolctx/memory";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
-import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
+import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
 const top = mkdtempSync(`${tmpdir()}/toolctx-bun-`);
@@ -35,6 +35,7 @@ runWindowTests(test, assert, () => bunStorage(), { api: toolctx, name: "bun", co
 
 const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));
 runVectorTests({ name: "bun vectors", test, assert, ContextManager, memoryStorage, vectors });
+runPointerArrayTests({ name: "bun", ContextManager, memoryStorage, test, assert });
 
 test("[bun] the default storage is bunStorage under ~/.agent/context", () => {
   const debug = [];
