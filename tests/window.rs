@@ -420,3 +420,20 @@ fn should_compact_keeps_the_usual_reserve_free() {
     assert!(should_compact(split, 200_000, None), "all four count");
     assert!(!should_compact(split, 200_000, Some(30_000)));
 }
+
+#[test]
+fn a_plan_names_the_changed_messages_and_matches_optimize() {
+    let messages = agent_loop(&["a.ts", "b.ts"], 6);
+    let strict = OptimizeOptions { min_savings: 0.99, ..opts() };
+    let plan = window::plan(messages.clone(), &strict, &mut History::default()).unwrap();
+    let (start, end) = plan.truncated.unwrap();
+    let mut edited: Vec<usize> = plan.edits.iter().map(|e| e.message).filter(|i| *i < start || *i > end).collect();
+    edited.sort_unstable();
+    edited.dedup();
+    assert_eq!(plan.changed, edited, "every edited message outside the range, once, ascending");
+    for (i, m) in plan.messages.iter().enumerate() {
+        assert_eq!(m != &messages[i], plan.edits.iter().any(|e| e.message == i), "message {i}");
+    }
+    let outcome = optimize(&messages, &strict, &mut History::default()).unwrap();
+    assert_eq!(plan.into_outcome(), outcome);
+}
