@@ -81,79 +81,22 @@ fn strategy(value: &JsValue) -> Result<Strategy> {
 
 /// The messages given, as JSON values. The JS glue sends them as UTF-8 JSON bytes
 /// (`TextEncoder` over `JSON.stringify`): one native encoding and one copy, where
-/// handing over megabytes of strings converts them character by character. An array
-/// (a direct call) is read object by object.
+/// handing over megabytes of strings converts them character by character.
 fn messages_of(value: &JsValue) -> Result<Vec<Value>> {
-    let messages = if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
-        let bytes = bytes.to_vec();
-        let text = std::str::from_utf8(&bytes).map_err(|_| Error::invalid("messages are not UTF-8 JSON"))?;
-        let parsed: Value = serde_json::from_str(text).map_err(|e| Error::invalid(format!("messages: {e}")))?;
-        match parsed {
-            Value::Array(list) => list,
-            _ => return Err(Error::invalid("messages must be an array")),
-        }
-    } else {
-        let list = value.dyn_ref::<Array>().ok_or_else(|| Error::invalid("messages must be an array"))?;
-        list.iter().map(|m| json_of(&m, 0)).collect::<Result<Vec<_>>>()?
+    let bytes = value.dyn_ref::<Uint8Array>().ok_or_else(|| Error::invalid("messages must be an array"))?.to_vec();
+    let text = std::str::from_utf8(&bytes).map_err(|_| Error::invalid("messages are not UTF-8 JSON"))?;
+    let messages = match serde_json::from_str(text) {
+        Ok(Value::Array(list)) => list,
+        Ok(_) => return Err(Error::invalid("messages must be an array")),
+        Err(e) => return Err(Error::invalid(format!("messages: {e}"))),
     };
     window::message::validate(&messages)?;
     Ok(messages)
 }
 
-/// Deeper than this is a cycle, or not a message.
-const MAX_DEPTH: usize = 64;
-
-/// `JSON.parse(JSON.stringify(value))` as a JSON value, for the plain data messages are;
-/// objects with `toJSON` (dates...) go through `JSON.stringify`.
-fn json_of(value: &JsValue, depth: usize) -> Result<Value> {
-    if let Some(s) = value.as_string() {
-        return Ok(Value::String(s));
-    }
-    if let Some(n) = value.as_f64() {
-        let int = n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0;
-        return Ok(if int {
-            Value::from(n as i64)
-        } else {
-            serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
-        });
-    }
-    if let Some(b) = value.as_bool() {
-        return Ok(Value::Bool(b));
-    }
-    if !value.is_object() {
-        if value.is_bigint() {
-            return Err(Error::new(ErrorKind::NotSerializable, "messages hold a BigInt"));
-        }
-        return Ok(Value::Null); // null, undefined, functions, symbols
-    }
-    if depth > MAX_DEPTH {
-        return Err(Error::new(ErrorKind::NotSerializable, "messages nest too deeply (a cycle?)"));
-    }
-    if let Some(list) = value.dyn_ref::<Array>() {
-        return list.iter().map(|v| json_of(&v, depth + 1)).collect::<Result<Vec<_>>>().map(Value::Array);
-    }
-    if get(value, "toJSON").is_function() {
-        let text = JSON::stringify(value)
-            .map_err(|e| with_cause(ErrorKind::NotSerializable, "a message value cannot be serialised", e))?;
-        return Ok(serde_json::from_str(&text.as_string().unwrap_or_default()).unwrap_or(Value::Null));
-    }
-    let object: &Object = value.unchecked_ref();
-    let mut map = serde_json::Map::new();
-    for key in Object::keys(object).iter() {
-        let v = Reflect::get(object, &key).unwrap_or(JsValue::UNDEFINED);
-        if v.is_undefined() || v.is_function() || v.is_symbol() {
-            continue;
-        }
-        if let Some(k) = key.as_string() {
-            map.insert(k, json_of(&v, depth + 1)?);
-        }
-    }
-    Ok(Value::Object(map))
-}
-
 /// A JavaScript value from a JSON value.
 fn to_js(value: &Value) -> Result<JsValue> {
-    JSON::parse(&value.to_string()).map_err(|e| with_cause(ErrorKind::Internal, "JSON.parse failed", e))
+    JSON::parse(&window::message::json_text(value)).map_err(|e| with_cause(ErrorKind::Internal, "JSON.parse failed", e))
 }
 
 fn range_value(range: Option<(usize, usize)>) -> Value {

@@ -81,7 +81,7 @@ impl History {
         if let Some(o) = value.as_object_mut() {
             o.insert("v".to_owned(), json!(HISTORY_VERSION));
         }
-        value.to_string().into_bytes()
+        super::message::json_text(&value).into_bytes()
     }
 
     /// Parses a history file.

@@ -155,9 +155,9 @@ pub fn size(message: &Value) -> Size {
     for b in blocks(message) {
         match b {
             Block::Text(t) => out.add_str(t),
-            Block::ToolUse { input, .. } => out.add_str(&input.to_string()),
+            Block::ToolUse { input, .. } => out.add_str(&json_text(input)),
             Block::ToolResult { content, .. } => out.add(content_size(content)),
-            Block::Other(v) => out.add_str(&v.to_string()),
+            Block::Other(v) => out.add_str(&json_text(v)),
         }
     }
     out
@@ -171,12 +171,12 @@ fn content_size(content: &Value) -> Size {
             for item in items {
                 match block(item) {
                     Block::Text(t) => out.add_str(t),
-                    _ => out.add_str(&item.to_string()),
+                    _ => out.add_str(&json_text(item)),
                 }
             }
         }
         Value::Null => {}
-        other => out.add_str(&other.to_string()),
+        other => out.add_str(&json_text(other)),
     }
     out
 }
@@ -188,4 +188,11 @@ pub fn total_size(messages: &[Value]) -> Size {
         out.add(size(m));
     }
     out
+}
+
+/// Compact JSON text of a value (through the same writer as the rest of the crate, which
+/// keeps the wasm smaller than `Display` would).
+pub fn json_text(value: &Value) -> String {
+    // Serialising a `Value` cannot fail.
+    serde_json::to_string(value).unwrap_or_default()
 }
