@@ -176,9 +176,9 @@ export const ContextManager = new Proxy(Core, {
 
 // The context-window optimiser (SPEC §7): the same trap guard as ContextManager for its
 // functions and the ContextHistory class; optimizeWindow({history}) runs in the history.
-// The core returns a plan (the messages it changed, the range to remove); the result is
-// a copy of the messages (plain data: objects and arrays copied, strings shared) with
-// the changed ones swapped in, so it shares nothing mutable with the input.
+// The core returns a plan (the new content of the messages it changed, the range to
+// remove); the result is a copy of the messages (plain objects and arrays copied; strings,
+// dates and other non-plain objects shared) with the new contents swapped in.
 ASYNC.add("save").add("restoreCheckpoint");
 // Messages cross as UTF-8 JSON bytes: JSON.stringify and TextEncoder are native and the
 // bytes are copied once, where megabytes of strings would be converted char by char.
@@ -193,18 +193,20 @@ function wire(messages) {
     });
   }
 }
-const copy = (v) => (Array.isArray(v) ? v.map(copy) : v !== null && typeof v === "object" ? copyObject(v) : v);
+const plain = (v) => v !== null && typeof v === "object" && [Object.prototype, null].includes(Object.getPrototypeOf(v));
+const copy = (v) => (Array.isArray(v) ? v.map(copy) : plain(v) ? copyObject(v) : v);
 function copyObject(o) {
   const out = {};
-  for (const k of Object.keys(o)) if (o[k] !== undefined) out[k] = copy(o[k]);
+  for (const k of Object.keys(o)) out[k] = copy(o[k]);
   return out;
 }
 function assemble(messages, { changed, truncated }) {
   const out = new Array(messages.length);
   let next = 0;
   for (let i = 0; i < messages.length; i++) {
-    if (next < changed.length && changed[next][0] === i) out[i] = changed[next++][1];
-    else if (truncated === null || i < truncated[0] || i > truncated[1]) out[i] = copy(messages[i]);
+    if (truncated !== null && i >= truncated[0] && i <= truncated[1]) continue;
+    out[i] = copyObject(messages[i]);
+    if (next < changed.length && changed[next][0] === i) out[i].content = changed[next++][1];
   }
   if (truncated !== null) out.splice(truncated[0], truncated[1] - truncated[0] + 1);
   return out;

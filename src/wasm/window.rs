@@ -139,14 +139,16 @@ fn opt_range(options: &JsValue, key: &str) -> Result<Option<(usize, usize)>> {
     }
 }
 
-/// `[[index, message], ...]` for the messages at `changed`.
+/// `[[index, content], ...]`: the new content of the messages at `changed` (edits change
+/// nothing else of a message).
 fn changed_value(messages: Vec<Value>, changed: &[usize]) -> Value {
     let mut wanted = changed.iter().peekable();
     let mut out = Vec::with_capacity(changed.len());
-    for (i, message) in messages.into_iter().enumerate() {
+    for (i, mut message) in messages.into_iter().enumerate() {
         if wanted.peek() == Some(&&i) {
             wanted.next();
-            out.push(json!([i, message]));
+            let content = message.get_mut("content").map(Value::take).unwrap_or(Value::Null);
+            out.push(json!([i, content]));
         }
     }
     Value::Array(out)

@@ -109,6 +109,7 @@ export function runWindowTests(test, assert, makeStorage, { api, name = "window"
 
   t("structured read results: all but the latest copy of each file become the notice", () => {
     const messages = agentLoop(["src/auth.ts", "src/auth.ts", "src/db.ts"], 6);
+    messages[4].meta = { id: "m4", at: new Date(0) }; // fields beside role and content stay as they are
     const snapshot = JSON.stringify(messages);
     const out = optimizeWindow(deepFreeze(messages), { now: 1000 });
     assert.equal(JSON.stringify(messages), snapshot, "the input is untouched");
@@ -117,6 +118,9 @@ export function runWindowTests(test, assert, makeStorage, { api, name = "window"
     assert.equal(out.messages[12].content[0].content, fileBody("src/auth.ts", 4));
     assert.equal(out.messages[14].content[0].content, fileBody("src/db.ts", 5));
     assert.equal(out.messages[4].content[0].tool_use_id, "toolu_0");
+    assert.equal(out.messages[4].meta.id, "m4");
+    assert.ok(out.messages[4].meta.at instanceof Date && out.messages[4].meta.at.getTime() === 0);
+    assert.notEqual(out.messages[4].meta, messages[4].meta, "plain objects are copied");
     assert.equal(out.truncated, null);
     assert.deepEqual(
       out.edits.map((e) => [e.message, e.block, e.kind, e.ts]),
