@@ -1,6 +1,7 @@
 // The conversation views of the command line: conversations, messages, artifacts, prune.
 // They read the store through the library's ConversationStore (SPEC §7).
 
+import { Option } from "commander";
 import * as toolctx from "../index.node.js";
 import { nodeStorage } from "../adapters/node.js";
 import { CliError, count, fields, plural, humanBytes, out, print, printJson, relativeTime, shorten, table } from "./ui.js";
@@ -57,7 +58,7 @@ export function registerConversationCommands(command, withGlobals, { existingSto
 
   command("messages", "list a conversation's messages, oldest first")
     .option(...conversationOption)
-    .option("--role <role>", `only this role (${ROLES.join(", ")})`)
+    .addOption(new Option("--role <role>", "only this role").choices(ROLES))
     .action(
       withGlobals(async (opts) => {
         const dir = existingStore(opts);
