@@ -711,4 +711,9 @@ export async function run(argv = process.argv) {
   }
 }
 
+// `toolctx ls | head`: a reader that stops early is not an error.
+process.stdout.on("error", (e) => {
+  if (e.code !== "EPIPE") throw e;
+  process.exit(process.exitCode ?? 0);
+});
 process.exitCode = await run();

@@ -476,3 +476,15 @@ test("conversation views: unknown or malformed conversation ids and a missing bu
   fs.mkdirSync(empty);
   assertUserError(cli(["--dir", empty, "messages"]), 1, /no conversations in /);
 });
+
+test("the README's command table names every command of the bin, and its session runs known commands", () => {
+  const readme = fs.readFileSync(path.join(repo, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Command line"), readme.indexOf("## How the pieces fit"));
+  const documented = [...section.matchAll(/^\| `([a-z]+)/gm)].map((m) => m[1]);
+  const help = cli(["--help"]).stdout;
+  const listed = [...help.slice(help.indexOf("Commands:")).matchAll(/^  ([a-z]+)\b/gm)].map((m) => m[1]).filter((c) => c !== "help");
+  assert.deepEqual(documented.sort(), listed.sort());
+  const session = [...section.matchAll(/^\$ toolctx(?: --dir \S+)?(?: ([a-z]+))?/gm)].map((m) => m[1] ?? "summary");
+  assert.ok(session.length >= 5, "a terminal session is shown");
+  for (const c of session) assert.ok(listed.includes(c), `${c} is a command`);
+});
