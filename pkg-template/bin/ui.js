@@ -135,6 +135,12 @@ export function progress(label, total, { stream = process.stderr, minimum = 100 
     cliProgress.Presets.shades_classic,
   );
   bar.start(total, 0);
+  // Ctrl-C mid-way: give the terminal its cursor back.
+  const interrupted = () => {
+    bar.stop();
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
   let value = 0;
   return {
     tick(n = 1) {
@@ -142,6 +148,7 @@ export function progress(label, total, { stream = process.stderr, minimum = 100 
       bar.update(value);
     },
     stop() {
+      process.off("SIGINT", interrupted);
       bar.stop();
     },
   };

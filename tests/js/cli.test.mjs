@@ -488,3 +488,24 @@ test("the README's command table names every command of the bin, and its session
   assert.ok(session.length >= 5, "a terminal session is shown");
   for (const c of session) assert.ok(listed.includes(c), `${c} is a command`);
 });
+
+test("clear asks on a terminal: no keeps everything, yes removes", { skip: !hasScript && "no `script` to make a pty" }, async () => {
+  const dir = fresh("ask");
+  await makeStore(dir);
+  const before = files(dir);
+  const onPty = (answer) =>
+    spawnSync("script", ["-qec", `'${process.execPath}' '${binPath}' --dir '${dir}' clear`, "/dev/null"], {
+      encoding: "utf8",
+      input: `${answer}\n`,
+      env: { ...process.env, NO_COLOR: "1", TERM: "xterm" },
+    });
+  const no = onPty("n");
+  assert.equal(no.status, 1, no.stdout);
+  assert.match(no.stdout, /Remove every record of .* outside sessions\? \[y\/N\]/);
+  assert.match(no.stdout, /toolctx: nothing removed/);
+  assert.deepEqual(files(dir), before);
+  const yes = onPty("y");
+  assert.equal(yes.status, 0, yes.stdout);
+  assert.match(yes.stdout, /removed 3 records from /);
+  assert.equal(recordFiles(dir).filter((f) => !f.startsWith("sessions/")).length, 0);
+});
