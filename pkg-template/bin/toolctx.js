@@ -93,7 +93,7 @@ function observed(storage, on) {
  * a session does not move its `last_activity`). `pick(manager)` chooses the pointers
  * (all of them, or a task's or a query's).
  */
-async function readStore(dir, { pick = (m) => m.getAllPointers(), session } = {}) {
+async function readStore(dir, { pick = (m) => m.getAllPointers(), session, quiet = false } = {}) {
   const storage = nodeStorage();
   const warnings = [];
   const onDebug = (msg, data) => warnings.push({ msg, data });
@@ -115,7 +115,20 @@ async function readStore(dir, { pick = (m) => m.getAllPointers(), session } = {}
   }
   pointers.sort((a, b) => (Date.parse(a.timestamp) || 0) - (Date.parse(b.timestamp) || 0));
   for (const p of pointers) p.path = toSlashes(relative(dir, p.filepath));
+  if (!quiet) reportSkipped(warnings);
+  warnings.length = 0;
   return { root, storage, sessions, pointers, warnings };
+}
+
+/** Files the library skipped while indexing (torn, foreign, refused): a note on stderr. */
+function reportSkipped(warnings) {
+  const skipped = warnings.filter((w) => w.msg.startsWith("skipped"));
+  if (!skipped.length) return;
+  process.stderr.write(
+    errColors.yellow(`toolctx: skipped ${skipped.length} file${skipped.length === 1 ? "" : "s"} that ${skipped.length === 1 ? "is" : "are"} not a readable record\n`),
+  );
+  if (process.env.TOOLCTX_DEBUG) for (const w of skipped) process.stderr.write(`  ${w.msg}\n`);
+  else process.stderr.write(errColors.dim("hint: TOOLCTX_DEBUG=1 names them\n"));
 }
 
 const tokens = (bytes) => Math.ceil(bytes / 4);
@@ -251,7 +264,7 @@ async function lsCommand(opts) {
  */
 async function showCommand(file, opts) {
   const dir = existingStore(opts);
-  const { root, pointers, warnings } = await readStore(dir);
+  const { root, pointers, warnings } = await readStore(dir, { quiet: true });
   const wanted = toSlashes(isAbsolute(file) ? resolve(file) : resolve(dir, file));
   let pointer = pointers.find((p) => p.filepath === wanted);
   if (!pointer && !file.includes("/") && !file.includes("\\")) {
@@ -262,14 +275,17 @@ async function showCommand(file, opts) {
     pointer = named[0];
   }
   const filepath = pointer?.filepath ?? wanted;
-  warnings.length = 0;
   const [record] = await root.loadContexts([filepath]);
   if (!record) {
     if (warnings.some((w) => /outside/.test(w.msg))) {
       throw new CliError(`${file} is outside the store ${dir}`, { hint: "show reads only records of the store" });
     }
-    const why = warnings.find((w) => /not parse|corrupt|malformed/i.test(w.msg));
-    throw new CliError(why ? `${file} is not a readable record (${why.msg})` : `no record ${file} in ${dir}`, {
+    // The library's reason (a record that does not parse, a symbolic link it refuses...).
+    const why = warnings.find((w) => !/missing/.test(w.msg));
+    if (why && /ELOOP|symbolic link/.test(why.msg)) {
+      throw new CliError(`${file} is a symbolic link, which the store does not follow`, { hint: "show reads only records of the store" });
+    }
+    throw new CliError(why ? `${file}: ${why.msg.replace(/ \([^()]*\)$/, "")}` : `no record ${file} in ${dir}`, {
       hint: "run 'toolctx ls' to list the records",
     });
   }

@@ -509,3 +509,23 @@ test("clear asks on a terminal: no keeps everything, yes removes", { skip: !hasS
   assert.match(yes.stdout, /removed 3 records from /);
   assert.equal(recordFiles(dir).filter((f) => !f.startsWith("sessions/")).length, 0);
 });
+
+test("files that are not readable records: ls notes them on stderr, show says why it cannot read one", async () => {
+  const dir = fresh("odd");
+  await makeStore(dir);
+  const secret = path.join(root, "secret.json");
+  fs.writeFileSync(secret, JSON.stringify({ toolName: "x", toolDescription: "x", args: {}, timestamp: "2026-01-01T00:00:00.000Z" }));
+  const link = "x_000000000000_1700000000000_0_link.json";
+  fs.symlinkSync(secret, path.join(dir, link));
+  const torn = "y_000000000000_1700000000000_0_torn.json";
+  fs.writeFileSync(path.join(dir, torn), '{"v":1,"toolName":"y"');
+
+  const ls = cli(["--dir", dir, "ls", "--json"]);
+  assert.equal(ls.code, 0, ls.stderr);
+  assert.equal(JSON.parse(ls.stdout).records.length, 5, "neither is listed");
+  assert.match(ls.stderr, /^toolctx: skipped \d files? that (is|are) not a readable record\nhint: TOOLCTX_DEBUG=1 names them\n$/);
+  assert.match(cli(["--dir", dir, "ls"], { env: { TOOLCTX_DEBUG: "1" } }).stderr, /does not parse/);
+
+  assertUserError(cli(["--dir", dir, "show", link]), 1, /is a symbolic link, which the store does not follow/);
+  assertUserError(cli(["--dir", dir, "show", torn]), 1, new RegExp(`${torn}: skipped a corrupt record`));
+});
