@@ -2,14 +2,13 @@
 // They read the store through the library's ConversationStore (SPEC §7).
 
 import { Option } from "commander";
-import * as toolctx from "../index.node.js";
 import { nodeStorage } from "../adapters/node.js";
 import { CliError, count, fields, plural, humanBytes, out, print, printJson, relativeTime, shorten, table } from "./ui.js";
 
 const ROLES = ["user", "assistant", "tool", "system"];
 
 async function openStore(dir) {
-  const { ConversationStore } = toolctx;
+  const { ConversationStore } = await import("../index.node.js");
   if (typeof ConversationStore?.open !== "function") {
     throw new CliError("this build of toolctx has no ConversationStore", { hint: "conversation views need toolctx with conversations (SPEC §7)" });
   }

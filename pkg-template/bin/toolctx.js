@@ -13,7 +13,6 @@ import { createInterface } from "node:readline/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
 import ms from "ms";
 
-import { ContextManager } from "../index.node.js";
 import { nodeStorage } from "../adapters/node.js";
 import {
   CliError,
@@ -35,6 +34,12 @@ import {
 import { registerConversationCommands } from "./conversations.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+
+// The library (and its wasm) loads before a command runs, not for --help or a usage error.
+let ContextManager;
+const loadLibrary = async () => {
+  ({ ContextManager } = await import("../index.node.js"));
+};
 
 // -- the store ---------------------------------------------------------------------------
 
@@ -598,6 +603,7 @@ export function buildProgram() {
     .option("--dir <path>", "the store folder (default: $TOOLCTX_DIR, else ~/.agent/context)")
     .option("--json", "print machine-readable JSON on stdout")
     .showSuggestionAfterError(true)
+    .hook("preAction", loadLibrary)
     .configureOutput({ outputError: () => {} })
     .addHelpText(
       "after",
