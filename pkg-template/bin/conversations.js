@@ -119,17 +119,27 @@ export function registerConversationCommands(command, withGlobals, { existingSto
         const report = await store.prune(conversation.id, options);
         const kept = length(report.kept);
         const dropped = length(report.dropped);
+        const droppedIds = Array.isArray(report.dropped) ? report.dropped.map((m) => m.id) : [];
         if (opts.json) {
-          return printJson({ dir, conversation: conversation.id, applied: Boolean(opts.apply), kept, dropped, tokensBefore: report.tokensBefore, tokensAfter: report.tokensAfter });
+          return printJson({
+            dir, conversation: conversation.id, applied: Boolean(opts.apply), kept, dropped, droppedIds,
+            tokensBefore: report.tokensBefore, tokensAfter: report.tokensAfter,
+          });
         }
-        print(
+        const lines = [
           fields([
             ["Conversation", conversation.id],
             ["Messages", `${count(kept)} kept, ${count(dropped)} ${opts.apply ? "dropped" : "would be dropped"}`],
-            ["Tokens", `${count(report.tokensBefore ?? 0)} → ${count(report.tokensAfter ?? 0)} (budget ${count(opts.maxTokens)})`],
+            ["Tokens", `${count(report.tokensBefore ?? 0)} → ${count(report.tokensAfter ?? 0)} (budget ${count(opts.maxTokens)}; the ${count(opts.keepRecent ?? 10)} most recent messages always stay)`],
           ]),
-          ...(opts.apply || !dropped ? [] : ["", out.dim("Dry run: pass --apply to drop them.")]),
-        );
+        ];
+        if (Array.isArray(report.dropped) && report.dropped.length) {
+          lines.push("", out.bold(opts.apply ? "Dropped:" : "Would drop:"));
+          for (const m of report.dropped.slice(0, 10)) lines.push(`  ${out.dim(relativeTime(m.timestamp).padEnd(16))} [${m.role}] ${shorten(m.content, 80)}`);
+          if (report.dropped.length > 10) lines.push(out.dim(`  … +${count(report.dropped.length - 10)} more`));
+        }
+        if (!opts.apply && dropped) lines.push("", out.dim("Dry run: pass --apply to drop them."));
+        print(...lines);
       }),
     );
 }

@@ -188,6 +188,7 @@ async function summaryCommand(opts) {
   const tasks = [...new Set(pointers.map((p) => p.taskId).filter((t) => t !== undefined))].sort((a, b) => a - b);
   const outside = pointers.filter((p) => p.session === null).length;
   const recent = pointers.slice(-5).reverse();
+  const conversations = await countConversations(dir);
   if (opts.json) {
     return printJson({
       dir,
@@ -198,6 +199,7 @@ async function summaryCommand(opts) {
       sessions: sessions.length,
       tools: byTool.map((g) => ({ toolName: g.key, records: g.records, bytes: g.bytes })),
       tasks,
+      conversations,
       oldest: pointers[0]?.timestamp ?? null,
       newest: pointers.at(-1)?.timestamp ?? null,
       recent: recent.map(pointerJson),
@@ -208,9 +210,10 @@ async function summaryCommand(opts) {
     "",
     fields([
       ["Records", `${count(pointers.length)} (${humanBytes(bytes)}, ~${count(tokens(bytes))} tokens)`],
-      ["Sessions", `${count(sessions.length)}${sessions.length ? ` (${count(pointers.length - outside)} records)` : ""}; ${count(outside)} records outside sessions`],
+      ["Sessions", `${count(sessions.length)}${sessions.length ? ` (${plural(pointers.length - outside, "record")})` : ""}; ${plural(outside, "record")} outside sessions`],
       ["Tools", byTool.length ? byTool.slice(0, 6).map((g) => `${g.key} ${g.records}`).join(", ") + (byTool.length > 6 ? `, +${byTool.length - 6} more` : "") : "-"],
       ["Tasks", tasks.length ? shorten(tasks.join(", "), 60) : "-"],
+      ...(conversations ? [["Conversations", `${count(conversations)} (run 'toolctx conversations')`]] : []),
       ["Oldest", pointers.length ? `${absoluteTime(pointers[0].timestamp)} (${relativeTime(pointers[0].timestamp)})` : "-"],
       ["Newest", pointers.length ? `${absoluteTime(pointers.at(-1).timestamp)} (${relativeTime(pointers.at(-1).timestamp)})` : "-"],
     ]),
@@ -221,6 +224,15 @@ async function summaryCommand(opts) {
     lines.push("", out.dim("Run 'toolctx ls' to list every record, 'toolctx show <file>' to read one."));
   }
   print(...lines);
+}
+
+/** Conversations of the store (0 when it has none, or this build has no ConversationStore). */
+async function countConversations(dir) {
+  if (!existsSync(`${dir}/conversations`)) return 0;
+  const { ConversationStore } = await import("../index.node.js");
+  if (typeof ConversationStore?.open !== "function") return 0;
+  const store = await ConversationStore.open({ contextDir: dir, storage: nodeStorage() });
+  return (await store.listConversations()).length;
 }
 
 async function lsCommand(opts) {

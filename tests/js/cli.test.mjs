@@ -109,6 +109,7 @@ test("summary --json: counts, sizes and sessions of the whole store", () => {
   assert.equal(s.bytes, onDisk, "bytes are the record files' sizes");
   assert.equal(s.estimatedTokens, Math.ceil(onDisk / 4));
   assert.deepEqual(s.tasks, [1, 2, 3, 4]);
+  assert.equal(s.conversations, 0);
   assert.deepEqual(s.tools.map((t) => t.toolName).sort(), ["fetch", "grep", "listDirectory", "readFile", "searchCode"]);
   assert.equal(s.recent.length, 5);
   assert.equal(s.recent.at(-1).toolName, "fetch", "the 3-day-old record is the least recent");
@@ -427,6 +428,9 @@ test("conversations, messages and artifacts list a store's conversations", { tod
   const c = await makeConversations(dir);
   const { conversations } = json(["--dir", dir, "conversations"]);
   assert.deepEqual(conversations.map((x) => x.id).sort(), [c.conv, c.older].sort());
+  assert.equal(conversations.find((x) => x.id === c.conv).messageCount, c.messages);
+  assert.equal(json(["--dir", dir, "summary"]).conversations, 2);
+  assert.match(cli(["--dir", dir]).stdout, /Conversations\s+2 /);
 
   const all = json(["--dir", dir, "messages", "--conversation", c.conv]);
   assert.equal(all.conversation, c.conv);
@@ -459,10 +463,18 @@ test("prune reports what would go within a token budget, and drops it with --app
   assert.equal(dry.kept + dry.dropped, c.messages);
   assert.ok(dry.tokensAfter < dry.tokensBefore);
   assert.equal(json(["--dir", dir, "messages", "--conversation", c.conv]).messages.length, c.messages, "a dry run changes nothing");
+  assert.equal(dry.droppedIds.length, dry.dropped);
+  const text = cli(["--dir", dir, "prune", "--conversation", c.conv, "--max-tokens", "300", "--keep-recent", "2"]);
+  assert.match(text.stdout, new RegExp(`Messages\\s+${dry.kept} kept, ${dry.dropped} would be dropped`));
+  assert.match(text.stdout, /Would drop:\n {2}\S.*\[(user|assistant)\] step \d+ lorem/);
+  assert.match(text.stdout, /Dry run: pass --apply to drop them\./);
   const applied = json(["--dir", dir, "prune", "--conversation", c.conv, "--max-tokens", "300", "--keep-recent", "2", "--apply"]);
   assert.equal(applied.applied, true);
   assert.equal(applied.dropped, dry.dropped);
-  assert.equal(json(["--dir", dir, "messages", "--conversation", c.conv]).messages.length, dry.kept);
+  assert.deepEqual(applied.droppedIds, dry.droppedIds);
+  const left = json(["--dir", dir, "messages", "--conversation", c.conv]).messages;
+  assert.equal(left.length, dry.kept);
+  assert.ok(!left.some((m) => dry.droppedIds.includes(m.id)), "the dropped messages are gone");
 });
 
 test("conversation views: unknown or malformed conversation ids and a missing budget are one-line errors", { todo: conversationTodo }, async () => {
