@@ -1,0 +1,268 @@
+#!/usr/bin/env node
+// The playground (www/) in headless Chromium: builds the page with Vite, serves it on
+// 127.0.0.1, clicks through the scripted agent run, a query, the record viewer, the
+// backend switch (OPFS → IndexedDB → memory), a reload (the OPFS records are still
+// there), the window optimiser and the session clean-up, and saves a full-page
+// screenshot to test-output/playground.png.
+//
+// Every check compares what the page shows with what the library or the browser's
+// storage says independently (record files listed from OPFS and IndexedDB directly,
+// hashes recomputed, the corpus read from disk).
+//
+//   node tests/playground/run.mjs        (after `make pkg`)
+
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { launchChromium, repoRoot, serve } from "../js/browser/serve.mjs";
+
+const www = join(repoRoot, "www");
+const outDir = join(repoRoot, "test-output");
+const CONTEXT_DIR = "toolctx-playground";
+const PLAN_LENGTH = 12;
+
+execFileSync("node", [join(repoRoot, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "error", www], {
+  stdio: "inherit",
+});
+const dist = join(www, "dist");
+const hasWindowOptimizer = /optimizeWindow/.test(readFileSync(join(repoRoot, "pkg", "index.js"), "utf8"));
+
+const results = [];
+function check(name, ok, detail = "") {
+  results.push(ok);
+  console.log(`${ok ? "ok" : "not ok"} - ${name}${ok ? "" : `\n  ${String(detail).replaceAll("\n", "\n  ")}`}`);
+}
+
+const server = await serve(`${dist}/`);
+const browser = await launchChromium(chromium);
+try {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (err) => errors.push(err.message));
+  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
+  await page.goto(`${server.url}/index.html`);
+  await page.waitForSelector("body[data-ready='1']");
+
+  // 1. The scripted run: one pointer row per plan step, small records in memory, the rest in OPFS.
+  await page.click("#run");
+  await page.waitForSelector("#agent-status[data-state='done'], #agent-status[data-state='error']", { timeout: 60_000 });
+  const rows = await pointerRows(page);
+  const sessionId = rows[0]?.session;
+  check(`the run saved ${PLAN_LENGTH} tool outputs, shown in the pointer table`, rows.length === PLAN_LENGTH, JSON.stringify(rows));
+  check(
+    "the table lists the plan's tools in order",
+    rows.map((r) => r.tool).join(",") ===
+      "listDirectory,readFile,listDirectory,grep,readFile,readFile,codeSearch,readFile,readFile,grep,readFile,readFile",
+    rows.map((r) => r.tool).join(","),
+  );
+  const opfsNames = await listOpfs(page, `${CONTEXT_DIR}/sessions/${sessionId}`);
+  const shownInOpfs = rows.filter((r) => r.where === "OPFS").map((r) => r.filename).sort();
+  check(
+    "rows marked OPFS are exactly the record files in the OPFS session folder; the others are held in memory",
+    shownInOpfs.length > 0 && shownInOpfs.length < rows.length && JSON.stringify(shownInOpfs) === JSON.stringify(opfsNames.filter((n) => n.endsWith(".json") && !n.startsWith("."))),
+    JSON.stringify({ shownInOpfs, opfsNames }),
+  );
+  check(
+    "in-memory rows are the small records (below the 1024-byte persist threshold)",
+    rows.every((r) => (r.where === "in memory") === r.bytes < 1024),
+    JSON.stringify(rows.map((r) => [r.tool, r.bytes, r.where])),
+  );
+
+  // 2. A query: ranked by score, matched keywords, and a budget that admits only part of the set.
+  await page.fill("#query", "refresh token expired");
+  await page.fill("#max-tokens", "700");
+  await page.click("#query-form button[type=submit]");
+  await page.waitForFunction(() => document.querySelector("#budget").textContent.includes("budget of 700"));
+  const ranked = await page.$$eval("#ranked tbody tr", (trs) =>
+    trs.map((tr) => ({
+      score: Number(tr.dataset.score),
+      tokens: Number(tr.dataset.tokens),
+      fits: tr.dataset.fits === "1",
+      description: tr.children[2].textContent,
+      matched: [...tr.children[3].querySelectorAll(".kw")].map((k) => k.textContent),
+      filepath: tr.dataset.filepath,
+    })),
+  );
+  check("the query ranks records best first with positive scores", ranked.length > 1 && ranked.every((r, i) => r.score > 0 && (i === 0 || ranked[i - 1].score >= r.score)), JSON.stringify(ranked));
+  check("the top record matched query keywords", ranked[0]?.matched.some((k) => ["refresh", "token", "expired"].includes(k)), JSON.stringify(ranked[0]));
+  const fitTokens = ranked.filter((r) => r.fits).reduce((s, r) => s + r.tokens, 0);
+  check(
+    "the budget keeps a set that fits in 700 tokens and leaves some relevant records out",
+    fitTokens > 0 && fitTokens <= 700 && ranked.some((r) => !r.fits),
+    JSON.stringify(ranked.map((r) => [r.description, r.tokens, r.fits])),
+  );
+  check("the ranked rows are records of the run", ranked.every((r) => rows.some((row) => row.filepath === r.filepath)), JSON.stringify(ranked));
+
+  // 3. The record viewer loads a record: its result is the corpus file, as on disk.
+  const refresh = rows.find((r) => r.description === "read file: path=src/auth/refresh.ts");
+  await page.click(`#pointers tbody tr[data-filepath="${refresh.filepath}"]`);
+  await page.waitForFunction((fp) => document.querySelector("#viewer").dataset.filepath === fp, refresh.filepath);
+  const shownResult = await page.textContent("#record-result");
+  check(
+    "the record viewer shows the loaded record: the file's text, byte for byte",
+    shownResult === readFileSync(join(www, "corpus", "src", "auth", "refresh.ts"), "utf8"),
+    shownResult.slice(0, 200),
+  );
+
+  // 4. Backend switch: OPFS → IndexedDB → memory. The same filenames in the table, the same bytes in each store.
+  const names = rows.map((r) => r.filename).sort();
+  for (const backend of ["indexeddb", "memory"]) {
+    await page.click(`#backends button[data-backend=${backend}]`);
+    await page.waitForFunction((b) => document.body.dataset.backend === b && !document.body.dataset.busy, backend);
+    const after = await pointerRows(page);
+    check(
+      `${backend}: the reopened session shows the same ${names.length} records`,
+      after.length === names.length && JSON.stringify(after.map((r) => r.filename).sort()) === JSON.stringify(names) && after.every((r) => r.session === sessionId),
+      JSON.stringify(after.map((r) => r.filename)),
+    );
+    const verdict = await page.$eval("#verdict", (v) => ({ ...v.dataset, text: v.textContent }));
+    check(`${backend}: the proof panel finds the records byte-identical in every backend holding them`, verdict.identical === "true" && verdict.backends.split(",").includes(backend) && verdict.records === String(names.length), JSON.stringify(verdict));
+  }
+  const finalOpfs = await hashesInOpfs(page, `${CONTEXT_DIR}/sessions/${sessionId}`);
+  const idb = await hashesInIndexedDb(page, `${CONTEXT_DIR}/sessions/${sessionId}/`);
+  check(
+    "OPFS and IndexedDB hold the same record files with the same SHA-256, all of the run's records",
+    JSON.stringify(Object.keys(finalOpfs).sort()) === JSON.stringify(names) && JSON.stringify(finalOpfs) === JSON.stringify(sortKeys(idb)),
+    JSON.stringify({ finalOpfs, idb }),
+  );
+  const proofHashes = await page.$$eval("#proof td.hash[data-backend=opfs]", (tds) => Object.fromEntries(tds.map((td) => [td.parentElement.dataset.filename, td.dataset.sha256])));
+  check("the proof panel's OPFS hashes are the hashes of the files in OPFS", JSON.stringify(sortKeys(proofHashes)) === JSON.stringify(finalOpfs), JSON.stringify(proofHashes));
+
+  // 5. Reload: the page reopens the latest OPFS session, every record back, now all in OPFS.
+  await page.reload();
+  await page.waitForSelector("body[data-ready='1']");
+  const reloaded = await pointerRows(page);
+  check(
+    "after a reload the OPFS session is resumed with every record, all persisted",
+    (await page.evaluate(() => document.body.dataset.backend)) === "opfs" &&
+      JSON.stringify(reloaded.map((r) => r.filename).sort()) === JSON.stringify(names) &&
+      reloaded.every((r) => r.where === "OPFS" && r.session === sessionId),
+    JSON.stringify(reloaded),
+  );
+  const sessions = await page.$$eval("#sessions tbody tr[data-session]", (trs) => trs.map((tr) => ({ id: tr.dataset.session, records: Number(tr.dataset.records) })));
+  check("the sessions list shows the session with its records", sessions.some((s) => s.id === sessionId && s.records === PLAN_LENGTH), JSON.stringify(sessions));
+
+  // 6. The window optimiser on the sample conversation.
+  if (hasWindowOptimizer) {
+    await page.selectOption("#window-strategy", "half");
+    await page.click("#optimize");
+    await page.waitForFunction(() => document.querySelector("#window-metrics").dataset.tokensAfter !== undefined);
+    const m = await page.$eval("#window-metrics", (e) => ({ ...e.dataset }));
+    const changed = await page.$$eval("#window-after li.changed", (lis) => lis.length);
+    check(
+      "the optimiser saves tokens on the conversation's repeated reads, and the after view shows the edited messages",
+      Number(m.tokensAfter) < Number(m.tokensBefore) && Number(m.edits) > 0 && changed > 0,
+      JSON.stringify({ m, changed }),
+    );
+  } else {
+    console.log("skip - window optimiser: optimizeWindow is not exported by this build of toolctx");
+  }
+
+  // The screenshot: the reloaded page with a selection and a record open.
+  await page.click("#query-form button[type=submit]");
+  await page.waitForSelector("#ranked tbody tr");
+  await page.click(`#pointers tbody tr[data-filepath="${refresh.filepath}"]`);
+  await page.waitForSelector("#record-result");
+  mkdirSync(outDir, { recursive: true });
+  await page.screenshot({ path: join(outDir, "playground.png"), fullPage: true });
+  console.log(`screenshot: ${join(outDir, "playground.png")}`);
+
+  // 7. Clean-up: every idle session removed, and its record files gone from OPFS.
+  await page.selectOption("#older-than", "0");
+  await page.click("#cleanup");
+  await page.waitForFunction(() => document.querySelector("#cleanup-report").dataset.removed !== undefined);
+  const removed = await page.$eval("#cleanup-report", (e) => Number(e.dataset.removed));
+  const left = await listOpfs(page, `${CONTEXT_DIR}/sessions/${sessionId}`);
+  const sessionRows = await page.$$eval("#sessions tbody tr[data-session]", (trs) => trs.length);
+  check("clean-up removes the idle session: its records leave OPFS and the list", removed >= 1 && left.filter((n) => n.endsWith(".json")).length === 0 && sessionRows === 0, JSON.stringify({ removed, left, sessionRows }));
+
+  check("no page errors", errors.length === 0, errors.join("\n"));
+  await context.close();
+} catch (err) {
+  check("playground", false, err.stack);
+} finally {
+  await browser.close();
+  server.close();
+}
+
+const failed = results.filter((ok) => !ok).length;
+console.log(`playground: ${results.length - failed} passed, ${failed} failed`);
+process.exitCode = failed === 0 && results.length > 0 ? 0 : 1;
+
+function sortKeys(obj) {
+  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function pointerRows(page) {
+  return page.$$eval("#pointers tbody tr[data-filepath]", (trs) =>
+    trs.map((tr) => ({
+      filepath: tr.dataset.filepath,
+      filename: tr.dataset.filename,
+      where: tr.dataset.where,
+      tool: tr.children[2].textContent,
+      description: tr.children[3].textContent,
+      bytes: Number(tr.children[4].textContent),
+      session: tr.children[6].textContent,
+    })),
+  );
+}
+
+/** Names in an OPFS folder, read with the File System API directly (not through toolctx). */
+function listOpfs(page, dir) {
+  return page.evaluate(async (dir) => {
+    let handle = await navigator.storage.getDirectory();
+    try {
+      for (const part of dir.split("/")) handle = await handle.getDirectoryHandle(part);
+    } catch {
+      return [];
+    }
+    const names = [];
+    for await (const name of handle.keys()) names.push(name);
+    return names.sort();
+  }, dir);
+}
+
+async function hashesInOpfs(page, dir) {
+  return page.evaluate(async (dir) => {
+    let handle = await navigator.storage.getDirectory();
+    for (const part of dir.split("/")) handle = await handle.getDirectoryHandle(part);
+    const out = {};
+    for await (const [name, entry] of handle.entries()) {
+      if (entry.kind !== "file" || !name.endsWith(".json") || name.startsWith(".")) continue;
+      const bytes = await (await entry.getFile()).arrayBuffer();
+      const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+      out[name] = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+    }
+    return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+  }, dir);
+}
+
+/** Record files under a prefix of the playground's IndexedDB database, read with the IndexedDB API directly. */
+async function hashesInIndexedDb(page, prefix) {
+  return page.evaluate(async (prefix) => {
+    const db = await new Promise((resolve, reject) => {
+      const req = indexedDB.open("toolctx-playground");
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+    const store = db.transaction("files").objectStore("files");
+    const range = IDBKeyRange.bound(prefix, `${prefix}\uffff`);
+    const [keys, values] = await Promise.all(
+      [store.getAllKeys(range), store.getAll(range)].map((req) => new Promise((resolve, reject) => {
+        req.onsuccess = () => resolve(req.result);
+        req.onerror = () => reject(req.error);
+      })),
+    );
+    db.close();
+    const out = {};
+    for (const [i, key] of keys.entries()) {
+      const name = key.slice(prefix.length);
+      if (name.includes("/") || !name.endsWith(".json") || name.startsWith(".")) continue;
+      const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", values[i]));
+      out[name] = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+    }
+    return out;
+  }, prefix);
+}
