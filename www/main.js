@@ -18,7 +18,7 @@ const DEFAULT_QUERY = "refresh token expired";
 const BACKENDS = {
   opfs: { label: "OPFS", storage: opfsStorage() },
   indexeddb: { label: "IndexedDB", storage: indexedDbStorage({ database: "toolctx-playground" }) },
-  memory: { label: "memory", storage: memoryStorage() },
+  memory: { label: "memory storage", storage: memoryStorage() },
 };
 
 const state = { backend: "opfs", manager: null, busy: false };
@@ -112,7 +112,7 @@ async function renderPointers() {
         el("td", {}, el("code", {}, p.toolName)),
         el("td", {}, p.toolDescription),
         el("td", { class: "num" }, String(p.size ?? "")),
-        el("td", {}, el("span", { class: `tag ${where === "in memory" ? "mem" : "disk"}` }, where)),
+        el("td", {}, el("span", { class: `tag ${where === "in memory" ? "mem" : "disk"}` }, where === "in memory" ? where : `persisted · ${where}`)),
         el("td", { class: "session" }, m.sessionId),
         el("td", { class: "filename" }, p.filename),
       );
@@ -244,7 +244,11 @@ const switchAction = action(async (event) => {
   state.backend = target;
   if (!state.manager) await resumeLatest();
   renderBackendButtons();
-  if (report) $("#agent-status").textContent = `${BACKENDS[from].label} → ${BACKENDS[target].label}: ${report.imported} imported, ${report.unchanged} already there; session reopened from ${BACKENDS[target].label}`;
+  if (report) {
+    const status = $("#agent-status");
+    Object.assign(status.dataset, { state: "switched", imported: String(report.imported), unchanged: String(report.unchanged) });
+    status.textContent = `${BACKENDS[from].label} → ${BACKENDS[target].label}: ${report.imported} records imported, ${report.unchanged} already there with the same bytes; session reopened from ${BACKENDS[target].label}`;
+  }
   await renderAll();
 });
 
