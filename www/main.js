@@ -446,12 +446,17 @@ function renderWindow() {
         tokensBefore: String(tokensBefore),
         tokensAfter: String(tokensAfter),
         edits: String(result.edits.length),
+        truncated: result.truncated ? result.truncated.join("-") : "",
         messagesAfter: String(result.messages.length),
       });
+      const kinds = {};
+      for (const edit of result.edits) kinds[edit.kind] = (kinds[edit.kind] ?? 0) + 1;
+      const editList = Object.entries(kinds).map(([kind, n]) => `${n} ${kind}`).join(", ");
       metrics.replaceChildren(
         el("strong", {}, `${tokensBefore.toLocaleString()} → ${tokensAfter.toLocaleString()} tokens`),
         ` (${saved.toLocaleString()} saved, ${tokensBefore ? Math.round((100 * saved) / tokensBefore) : 0}%) · ` +
-          `${charsBefore.toLocaleString()} → ${charsAfter.toLocaleString()} chars · ${result.edits.length} edits · ` +
+          `${charsBefore.toLocaleString()} → ${charsAfter.toLocaleString()} chars · ` +
+          `${result.edits.length} edits${editList ? ` (${editList})` : ""} · ` +
           (result.truncated ? `messages ${result.truncated[0]}–${result.truncated[1]} truncated` : "nothing truncated") +
           ` · ${conversation.length} → ${result.messages.length} messages`,
       );
