@@ -35,11 +35,13 @@ playground: pkg
 	vite build --logLevel warn www
 	vite preview www
 
-## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection.
+## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection;
+## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs).
 bench: pkg
 	node bench/run-adapters.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
+	node bench/run.mjs
 
 ## Every test.
 test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-pack test-playground

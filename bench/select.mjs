@@ -1,14 +1,56 @@
 #!/usr/bin/env node
-// Selection over 1k / 10k / 100k pointers against a plain-JS implementation of the
-// seed's algorithm (keywords split from every description on every query, one JS object
-// per pointer), in the same process. Also getAllPointers. Medians of 7 runs.
-//   node bench/select.mjs
+// Selection over 1k / 10k / 100k pointers of a realistic agent store (reads of a
+// 3,000-file repo, greps, code searches, listings, fetched docs, commands), against a
+// plain-JS implementation of the seed's algorithm run in the same process (keywords
+// split from every description on every query, one JS object per pointer).
+// Each figure is the median over 24 three-word queries (7 runs each for the small
+// stores). Then memory per pointer at 100k: JS heap + wasm memory, against the seed's
+// one-object-per-pointer array, each measured in a fresh child process.
+//   node --expose-gc bench/select.mjs [--json]
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { ContextManager, memoryStorage } from "toolctx";
 
-const TOOLS = ["readFile", "grep", "searchCode", "listDirectory", "fetchPage"];
-const WORDS = "auth login session token user error cache index query route handler config build test parse render".split(" ");
-const QUERY = "auth token error";
+const SIZES = [1_000, 10_000, 100_000];
 
+// ---- a deterministic corpus -------------------------------------------------------------
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+const AREAS = ["auth", "billing", "search", "db", "api", "ui", "jobs", "notify", "admin", "reports", "cache", "storage"];
+const PARTS = ("session token login logout password reset invoice payment refund subscription plan index query "
+  + "ranking crawler schema migration route handler middleware controller component modal form table chart "
+  + "worker queue retry email webhook sms user role permission audit export import upload bucket config").split(" ");
+const EXT = ["ts", "tsx", "test.ts", "md", "json", "sql"];
+const VERBS = ["get", "create", "update", "delete", "validate", "parse", "render", "fetch", "handle", "build"];
+
+export function corpus(n, seed = 7) {
+  const r = rng(seed);
+  const pick = (xs) => xs[Math.floor(r() * xs.length)];
+  const files = Array.from({ length: 3000 }, (_, i) => {
+    const area = pick(AREAS);
+    return `src/${area}/${pick(PARTS)}/${pick(PARTS)}${pick(PARTS).replace(/^./, (c) => c.toUpperCase())}${i % 7 ? "" : i}.${pick(EXT)}`;
+  });
+  const ident = () => `${pick(VERBS)}${pick(PARTS).replace(/^./, (c) => c.toUpperCase())}`;
+  const calls = [];
+  for (let i = 0; i < n; i++) {
+    const kind = r();
+    if (kind < 0.45) calls.push(["readFile", { path: pick(files) }]);
+    else if (kind < 0.65) calls.push(["grep", { pattern: ident(), path: `src/${pick(AREAS)}` }]);
+    else if (kind < 0.8) calls.push(["searchCode", { query: `${pick(PARTS)} ${pick(PARTS)} ${pick(AREAS)}` }]);
+    else if (kind < 0.88) calls.push(["listDirectory", { path: `src/${pick(AREAS)}/${pick(PARTS)}` }]);
+    else if (kind < 0.95) calls.push(["fetchPage", { url: `https://docs.example.com/${pick(AREAS)}/${pick(PARTS)}-${pick(PARTS)}` }]);
+    else calls.push(["runCommand", { command: `npm test -- ${pick(AREAS)}/${pick(PARTS)}` }]);
+  }
+  const queries = Array.from({ length: 24 }, () => `${pick(PARTS)} ${pick(AREAS)} ${ident()}`);
+  return { calls, queries };
+}
+
+// ---- the baseline: the seed's algorithm in plain JS -------------------------------------
+function describe(tool, args) {
+  return `${tool}: ${Object.entries(args).map(([k, v]) => `${k}=${v}`).join(", ")}`;
+}
 function seedSelect(query, pointers) {
   const keywords = query.toLowerCase().split(/\s+/).filter((w) => w.length > 2);
   const scored = pointers.map((p) => {
@@ -18,37 +60,119 @@ function seedSelect(query, pointers) {
   const hits = scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score);
   return (hits.length ? hits : scored).map((s) => s.p.filepath);
 }
+function seedPointers(calls) {
+  return calls.map(([tool, args], i) => ({
+    filepath: `/bench/${tool}_${i}_${Date.now()}_abcdef.json`,
+    toolName: tool,
+    toolDescription: describe(tool, args),
+    timestamp: new Date().toISOString(),
+    taskId: i % 10,
+  }));
+}
 
-const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
-function time(fn, runs = 7) {
-  const out = [];
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+function perQuery(queries, fn, runs) {
+  const times = [];
+  for (const q of queries) {
+    const one = [];
+    for (let i = 0; i < runs; i++) {
+      const t0 = performance.now();
+      fn(q);
+      one.push(performance.now() - t0);
+    }
+    times.push(median(one));
+  }
+  return median(times);
+}
+function once(fn, runs = 5) {
+  const times = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
     fn();
-    out.push(performance.now() - t0);
+    times.push(performance.now() - t0);
   }
-  return median(out);
+  return median(times);
+}
+
+async function build(calls) {
+  const m = new ContextManager({ contextDir: "/bench", fileSystem: memoryStorage(), persistThreshold: Infinity, memoryBudget: Infinity });
+  for (let i = 0; i < calls.length; i++) await m.saveContext(calls[i][0], calls[i][1], null, i % 10);
+  return m;
+}
+
+// ---- memory, in a child: `node --expose-gc bench/select.mjs --memory ours|seed N` ----------
+async function memoryChild(which, n) {
+  const { calls } = corpus(n);
+  const wasmMemory = () => {
+    const core = new URL("../node_modules/toolctx/toolctx_core.js", import.meta.url);
+    return import(core.href).then((mod) => mod.initSync({ module: readFileSync(new URL("toolctx_core_bg.wasm", core)) }).memory);
+  };
+  const memory = await wasmMemory();
+  const measure = () => {
+    globalThis.gc();
+    globalThis.gc();
+    return process.memoryUsage().heapUsed + memory.buffer.byteLength;
+  };
+  const before = measure();
+  let keep;
+  if (which === "ours") {
+    keep = await build(calls);
+    // The manager's own bookkeeping only: no record bodies (save with a null result).
+  } else {
+    keep = seedPointers(calls);
+  }
+  const after = measure();
+  process.stdout.write(JSON.stringify({ perPointer: (after - before) / n, kept: keep ? 1 : 0 }));
+}
+
+const main = import.meta.url === new URL(process.argv[1], "file:").href || process.argv[1]?.endsWith("bench/select.mjs");
+if (process.argv[2] === "--memory") {
+  await memoryChild(process.argv[3], Number(process.argv[4]));
+  process.exit(0);
 }
 
 const rows = {};
-for (const n of [1_000, 10_000, 100_000]) {
-  const m = new ContextManager({ contextDir: "/bench", fileSystem: memoryStorage(), persistThreshold: Infinity, memoryBudget: Infinity });
-  for (let i = 0; i < n; i++) {
-    const w = (k) => WORDS[(i * 7 + k * 13) % WORDS.length];
-    await m.saveContext(TOOLS[i % TOOLS.length], { path: `src/${w(1)}/${w(2)}_${i}.ts`, q: `${w(3)} ${w(4)}` }, i);
-  }
-  const all = time(() => m.getAllPointers(), 3);
-  const pointers = m.getAllPointers();
-  const ours = time(() => m.selectRelevantContexts(QUERY, pointers));
-  const overlap = time(() => m.selectRelevantContexts(QUERY, pointers, { strategy: "overlap" }));
-  const seed = time(() => seedSelect(QUERY, pointers));
-  rows[`${n.toLocaleString()} pointers`] = {
-    "select bm25 (ms)": +ours.toFixed(2),
-    "select overlap (ms)": +overlap.toFixed(2),
-    "plain-JS seed (ms)": +seed.toFixed(2),
-    "bm25 ÷ seed": +(ours / seed).toFixed(2),
-    "getAllPointers (ms)": +all.toFixed(1),
+for (const n of main ? SIZES : []) {
+  const { calls, queries } = corpus(n);
+  const m = await build(calls);
+  const seed = seedPointers(calls);
+  const runs = n >= 100_000 ? 3 : 7;
+  const all = m.getAllPointers();
+  const select = perQuery(queries, (q) => m.selectRelevantContexts(q, all), runs);
+  const top10 = perQuery(queries, (q) => m.selectRelevantContexts(q, all, { limit: 10 }), runs);
+  const overlap = perQuery(queries, (q) => m.selectRelevantContexts(q, all, { strategy: "overlap" }), runs);
+  const plain = [...all];
+  const copy = perQuery(queries.slice(0, 6), (q) => m.selectRelevantContexts(q, plain), runs);
+  const seedMs = perQuery(queries, (q) => seedSelect(q, seed), runs);
+  const matched = median(queries.map((q) => m.selectRelevantContexts(q, all, { fallback: "none" }).length));
+  rows[`${n.toLocaleString("en")} pointers`] = {
+    "select (ms)": +select.toFixed(3),
+    "top 10 (ms)": +top10.toFixed(3),
+    "overlap (ms)": +overlap.toFixed(3),
+    "plain array (ms)": +copy.toFixed(2),
+    "seed JS (ms)": +seedMs.toFixed(2),
+    "seed ÷ ours": +(seedMs / select).toFixed(1),
+    "matches": matched,
+    "getAllPointers (ms)": +once(() => m.getAllPointers()).toFixed(3),
+    "all filepaths (ms)": +once(() => m.getAllPointers().map((p) => p.filepath), 3).toFixed(1),
+    "forTask (ms)": +once(() => m.getPointersForTask(3)).toFixed(2),
   };
 }
-console.log(`Selection, query "${QUERY}" (median of 7), getAllPointers (median of 3)`);
-console.table(rows);
+
+const mem = {};
+for (const which of main ? ["ours", "seed"] : []) {
+  const child = spawnSync(process.execPath, ["--expose-gc", new URL(import.meta.url).pathname, "--memory", which, "100000"], { encoding: "utf8" });
+  if (child.status !== 0) throw new Error(child.stderr);
+  mem[which] = JSON.parse(child.stdout).perPointer;
+}
+
+if (!main) {
+  // imported for its corpus
+} else if (process.argv.includes("--json")) {
+  console.log(JSON.stringify({ rows, memory: mem }));
+} else {
+  console.log("Selection: median over 24 three-word queries; `select` ranks an untouched getAllPointers() array");
+  console.log("through the index, `plain array` a copy of it ([...all]), `seed JS` the seed's algorithm.");
+  console.table(rows);
+  console.log(`Memory at 100,000 pointers (JS heap + wasm memory, per pointer): toolctx ${mem.ours.toFixed(0)} B, seed-style JS objects ${mem.seed.toFixed(0)} B`);
+}

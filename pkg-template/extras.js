@@ -7,6 +7,7 @@
 //   their in-memory state with the old instance: their calls fail as INTERNAL too
 //   (their persisted records remain; open the session or store again).
 import { ContextManager as Core, __setHostDefaults } from "./toolctx_core.js";
+import { installPointerArrays, slotsOf } from "./pointers.js";
 
 const pending = new Set();
 let traps = 0;
@@ -80,6 +81,12 @@ function guard(name, fn) {
 const heuristicSelect = Core.prototype.selectRelevant;
 Core.prototype.selectRelevant = async function selectRelevant(query, options) {
   const { rerank, rerankTimeoutMs, ...rest } = options ?? {};
+  // An untouched pointer array of this manager is ranked by slot, through the index.
+  const own = slotsOf(this, rest.pointers);
+  if (own) {
+    delete rest.pointers;
+    if (!own.all) rest.__slots = own.slots;
+  }
   const ranked = await heuristicSelect.call(this, query, options == null ? options : rest);
   if (typeof rerank !== "function" || ranked.length === 0) return ranked;
   const controller = new AbortController();
@@ -116,12 +123,21 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
 // selectRelevantContexts through one crossing each way: the filepaths go in NUL-joined
 // (paths never hold NUL) and the result comes back the same way.
 const selectPaths = Core.prototype.__selectPaths;
+const selectSlots = Core.prototype.__selectSlots;
+const NO_SLOTS = new Uint32Array(0);
 Core.prototype.selectRelevantContexts = function selectRelevantContexts(query, pointers, options) {
+  const own = slotsOf(this, pointers);
+  if (own) {
+    const out = selectSlots.call(this, query, own.all ? NO_SLOTS : own.slots, own.all, options);
+    return out === "" ? [] : out.split("\0");
+  }
   if (!Array.isArray(pointers)) return selectPaths.call(this, query, pointers, options, "");
   const joined = pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
   const out = selectPaths.call(this, query, pointers, options, joined);
   return out === "" ? [] : out.split("\0");
 };
+
+installPointerArrays(Core.prototype);
 
 for (const target of [Core.prototype, Core]) {
   for (const name of Object.getOwnPropertyNames(target)) {

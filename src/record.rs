@@ -65,36 +65,6 @@ impl RecordMeta {
         out.push('}');
         out.into_bytes()
     }
-
-    /// The pointer JSON for this record at `filepath` (`filename` is its last part).
-    pub fn pointer_json(&self, filepath: &str, size: usize, out: &mut String) {
-        let filename = filepath.rsplit('/').next().unwrap_or(filepath);
-        out.push_str("{\"filepath\":");
-        push_json_str(out, filepath);
-        out.push_str(",\"filename\":");
-        push_json_str(out, filename);
-        out.push_str(",\"toolName\":");
-        push_json_str(out, &self.tool_name);
-        out.push_str(",\"toolDescription\":");
-        push_json_str(out, &self.tool_description);
-        out.push_str(",\"args\":");
-        out.push_str(&self.args_json);
-        if let Some(task) = &self.task_id {
-            out.push_str(",\"taskId\":");
-            out.push_str(&task.to_string());
-        }
-        if let Some(query) = &self.query_id {
-            out.push_str(",\"queryId\":");
-            push_json_str(out, query);
-        }
-        out.push_str(",\"argsHash\":\"");
-        out.push_str(&self.args_hash);
-        out.push_str("\",\"timestamp\":\"");
-        out.push_str(&self.timestamp);
-        out.push_str("\",\"size\":");
-        out.push_str(&size.to_string());
-        out.push('}');
-    }
 }
 
 /// A task id from a JavaScript number: integers stay integers, others keep their value.

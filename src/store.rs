@@ -16,8 +16,8 @@ use serde_json::{Number, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paths;
-use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, RecordMeta};
-use crate::select::{Fallback, Scored, Strategy, Terms};
+use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
+use crate::select::{Doc, Fallback, Index, Ranking, Strategy, Terms};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
 
@@ -136,18 +136,160 @@ pub enum Filter<'a> {
 /// A candidate for selection: a pointer of this manager by path, or one described in full.
 #[derive(Debug, Clone)]
 pub enum Candidate {
-    /// A pointer this manager knows: its terms are already indexed.
-    Known(String),
+    /// A pointer of this manager, by slot: its terms are already indexed.
+    Known(u32),
     /// Any other pointer: its indexed text, tokenised now.
     Foreign(Terms),
 }
 
+/// A pointer as it is kept: boxed strings, the tool name shared by every pointer of
+/// the tool, the args hash and the timestamp as numbers when they round-trip.
 struct Entry {
     seq: u64,
-    filepath: String,
-    meta: RecordMeta,
-    size: usize,
-    terms: Terms,
+    filepath: Box<str>,
+    tool_name: Rc<str>,
+    tool_description: Box<str>,
+    args_json: Box<str>,
+    args_hash: Packed<[u8; 32]>,
+    timestamp: Packed<i64>,
+    task_id: Option<Number>,
+    query_id: Option<Box<str>>,
+    size: u32,
+}
+
+/// A value kept in its compact form when the text can be produced from it exactly.
+enum Packed<T> {
+    Compact(T),
+    Text(Box<str>),
+}
+
+impl Packed<[u8; 32]> {
+    fn hash(hex: &str) -> Self {
+        let mut out = [0u8; 32];
+        let ok = hex.len() == 64
+            && hex.as_bytes().chunks(2).zip(out.iter_mut()).all(|(pair, byte)| {
+                let digit = |c: u8| match c {
+                    b'0'..=b'9' => Some(c - b'0'),
+                    b'a'..=b'f' => Some(c - b'a' + 10),
+                    _ => None,
+                };
+                match (digit(pair[0]), digit(pair[1])) {
+                    (Some(h), Some(l)) => {
+                        *byte = h << 4 | l;
+                        true
+                    }
+                    _ => false,
+                }
+            });
+        if ok {
+            Packed::Compact(out)
+        } else {
+            Packed::Text(hex.into())
+        }
+    }
+
+    fn push_to(&self, out: &mut String) {
+        match self {
+            Packed::Compact(bytes) => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                for b in bytes {
+                    out.push(HEX[(b >> 4) as usize] as char);
+                    out.push(HEX[(b & 15) as usize] as char);
+                }
+            }
+            Packed::Text(t) => out.push_str(t),
+        }
+    }
+}
+
+impl Packed<i64> {
+    fn timestamp(iso: &str) -> Self {
+        match session::parse_iso_ms(iso) {
+            Some(ms) if iso_timestamp(ms) == iso => Packed::Compact(ms),
+            _ => Packed::Text(iso.into()),
+        }
+    }
+
+    fn push_to(&self, out: &mut String) {
+        match self {
+            Packed::Compact(ms) => out.push_str(&iso_timestamp(*ms)),
+            Packed::Text(t) => out.push_str(t),
+        }
+    }
+}
+
+impl Entry {
+    fn new(seq: u64, filepath: &str, meta: RecordMeta, size: usize, tools: &mut HashSet<Rc<str>>) -> Self {
+        let tool_name = match tools.get(meta.tool_name.as_str()) {
+            Some(t) => t.clone(),
+            None => {
+                let t: Rc<str> = meta.tool_name.as_str().into();
+                tools.insert(t.clone());
+                t
+            }
+        };
+        Entry {
+            seq,
+            filepath: filepath.into(),
+            tool_name,
+            tool_description: meta.tool_description.into(),
+            args_json: meta.args_json.into(),
+            args_hash: Packed::hash(&meta.args_hash),
+            timestamp: Packed::timestamp(&meta.timestamp),
+            task_id: meta.task_id,
+            query_id: meta.query_id.map(Into::into),
+            size: u32::try_from(size).unwrap_or(u32::MAX),
+        }
+    }
+
+    fn meta(&self) -> RecordMeta {
+        let (mut args_hash, mut timestamp) = (String::new(), String::new());
+        self.args_hash.push_to(&mut args_hash);
+        self.timestamp.push_to(&mut timestamp);
+        RecordMeta {
+            tool_name: self.tool_name.to_string(),
+            tool_description: self.tool_description.to_string(),
+            args_json: self.args_json.to_string(),
+            args_hash,
+            timestamp,
+            task_id: self.task_id.clone(),
+            query_id: self.query_id.as_deref().map(str::to_owned),
+        }
+    }
+
+    fn size(&self) -> usize {
+        self.size as usize
+    }
+
+    /// The pointer's JSON (SPEC §2 fields, plus `argsHash`, `timestamp`, `size`).
+    fn pointer_json(&self, out: &mut String) {
+        let filename = self.filepath.rsplit('/').next().unwrap_or(&self.filepath);
+        out.push_str("{\"filepath\":");
+        push_json_str(out, &self.filepath);
+        out.push_str(",\"filename\":");
+        push_json_str(out, filename);
+        out.push_str(",\"toolName\":");
+        push_json_str(out, &self.tool_name);
+        out.push_str(",\"toolDescription\":");
+        push_json_str(out, &self.tool_description);
+        out.push_str(",\"args\":");
+        out.push_str(&self.args_json);
+        if let Some(task) = &self.task_id {
+            out.push_str(",\"taskId\":");
+            out.push_str(&task.to_string());
+        }
+        if let Some(query) = &self.query_id {
+            out.push_str(",\"queryId\":");
+            push_json_str(out, query);
+        }
+        out.push_str(",\"argsHash\":\"");
+        self.args_hash.push_to(out);
+        out.push_str("\",\"timestamp\":\"");
+        self.timestamp.push_to(out);
+        out.push_str("\",\"size\":");
+        out.push_str(&self.size.to_string());
+        out.push('}');
+    }
 }
 
 #[derive(Default)]
@@ -156,9 +298,18 @@ struct State {
     counter: u64,
     /// Save order of pointers (resumed ones first).
     next_seq: u64,
-    /// Pointers in save order (ascending `seq`).
+    /// Pointers by slot (the order they were added; a slot never changes).
     entries: Vec<Entry>,
-    seq_by_path: HashMap<String, u64>,
+    /// Tool names, shared by the pointers.
+    tools: HashSet<Rc<str>>,
+    /// Slots in save order (ascending `seq`).
+    order: Vec<u32>,
+    slot_by_path: PathSlots,
+    /// The pointers' terms, by slot.
+    index: Index,
+    /// Bumped whenever slots are forgotten, so a list of slots taken earlier is
+    /// known to be stale.
+    epoch: u32,
     /// Records held in memory, by filepath.
     memory: HashMap<String, Rc<[u8]>>,
     /// In-memory records not yet being written out, oldest first.
@@ -168,10 +319,76 @@ struct State {
     written: HashSet<String>,
 }
 
+/// Filepath → slot, keyed by a hash of the path so the map does not hold a second
+/// copy of every filepath (the entries have them); paths whose hash is taken go to
+/// `collisions`.
+#[derive(Default)]
+struct PathSlots {
+    by_hash: HashMap<u64, u32>,
+    collisions: HashMap<Box<str>, u32>,
+}
+
+impl PathSlots {
+    fn key(path: &str) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(path)
+    }
+
+    fn get(&self, path: &str, entries: &[Entry]) -> Option<u32> {
+        match self.by_hash.get(&Self::key(path)) {
+            Some(&slot) if &*entries[slot as usize].filepath == path => Some(slot),
+            _ => self.collisions.get(path).copied(),
+        }
+    }
+
+    fn insert(&mut self, path: &str, slot: u32, entries: &[Entry]) {
+        match self.by_hash.entry(Self::key(path)) {
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                if &*entries[*o.get() as usize].filepath == path {
+                    o.insert(slot);
+                } else {
+                    self.collisions.insert(path.into(), slot);
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(slot);
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.by_hash.clear();
+        self.collisions.clear();
+    }
+}
+
 impl State {
-    fn entry_index(&self, path: &str) -> Option<usize> {
-        let seq = *self.seq_by_path.get(path)?;
-        self.entries.binary_search_by_key(&seq, |e| e.seq).ok()
+    fn slot_of(&self, path: &str) -> Option<u32> {
+        self.slot_by_path.get(path, &self.entries)
+    }
+
+    fn entry(&self, path: &str) -> Option<&Entry> {
+        self.slot_of(path).map(|slot| &self.entries[slot as usize])
+    }
+
+    /// Adds a pointer; `false` when the index is full.
+    fn add(&mut self, entry: Entry, terms: &Terms) -> bool {
+        let Some(slot) = self.index.add(entry.seq, terms) else { return false };
+        let seq = entry.seq;
+        let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
+        self.order.insert(at, slot);
+        self.entries.push(entry);
+        let entries = &self.entries;
+        self.slot_by_path.insert(&entries[slot as usize].filepath, slot, entries);
+        true
+    }
+
+    fn forget_pointers(&mut self) {
+        self.entries.clear();
+        self.order.clear();
+        self.slot_by_path.clear();
+        self.index.clear();
+        self.epoch = self.epoch.wrapping_add(1);
     }
 }
 
@@ -368,15 +585,17 @@ impl<S: Storage> ContextManager<S> {
             )
             .await?
         };
-        {
+        let added = {
             let mut state = self.state.borrow_mut();
-            let at = state.entries.partition_point(|e| e.seq < seq);
-            state.seq_by_path.insert(filepath.clone(), seq);
-            state.entries.insert(at, Entry { seq, filepath: filepath.clone(), meta, size, terms });
+            let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
+            state.add(entry, &terms)
+        };
+        if !added {
+            self.debug("the index is full: this record has no pointer", Some(&filepath));
         }
         self.debug("saved context", Some(&filepath));
         if size >= self.options.persist_threshold {
-            self.track(&filepath);
+            self.track(&filepath, Some(&terms));
         }
         self.spill_over_budget().await;
         if let Err(e) = self.sync_manifest(false).await {
@@ -446,7 +665,7 @@ impl<S: Storage> ContextManager<S> {
                 }
                 state.written.insert(path.to_owned());
                 drop(state);
-                self.track(path);
+                self.track(path, None);
                 Ok(())
             }
             Err(e) => {
@@ -512,50 +731,114 @@ impl<S: Storage> ContextManager<S> {
     pub fn pointers_json(&self, filter: Filter<'_>) -> String {
         let state = self.state.borrow();
         let mut out = String::from("[");
-        for entry in state.entries.iter().filter(|e| match filter {
-            Filter::All => true,
-            Filter::Query(q) => e.meta.query_id.as_deref() == Some(q),
-            Filter::Task(t) => e.meta.task_id.as_ref() == Some(t),
-        }) {
+        for slot in self.slots_in(&state, filter) {
             if out.len() > 1 {
                 out.push(',');
             }
-            entry.meta.pointer_json(&entry.filepath, entry.size, &mut out);
+            state.entries[slot as usize].pointer_json(&mut out);
         }
         out.push(']');
         out
     }
 
-    /// Ranks `candidates` for `query` (seed contract: relevant first, fallback to all).
-    pub fn rank(&self, query: &str, candidates: &[Candidate], fallback: Fallback, strategy: Strategy) -> Vec<Scored> {
+    /// The slots of the pointers matching `filter`, in save order. A slot names one
+    /// pointer until the pointers are forgotten ([`ContextManager::epoch`] changes).
+    pub fn slots(&self, filter: Filter<'_>) -> Vec<u32> {
         let state = self.state.borrow();
-        let empty = Terms::default();
-        let terms: Vec<&Terms> = candidates
+        self.slots_in(&state, filter).collect()
+    }
+
+    fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
+        state.order.iter().copied().filter(move |&slot| {
+            let entry = &state.entries[slot as usize];
+            match filter {
+                Filter::All => true,
+                Filter::Query(q) => entry.query_id.as_deref() == Some(q),
+                Filter::Task(t) => entry.task_id.as_ref() == Some(t),
+            }
+        })
+    }
+
+    /// Changes whenever slots are forgotten (`clear_pointers`, resume, rebuild).
+    pub fn epoch(&self) -> u32 {
+        self.state.borrow().epoch
+    }
+
+    /// The pointer in `slot`, as JSON, appended to `out`; `false` when there is none.
+    pub fn pointer_json_of(&self, slot: u32, out: &mut String) -> bool {
+        let state = self.state.borrow();
+        let Some(entry) = state.entries.get(slot as usize) else { return false };
+        entry.pointer_json(out);
+        true
+    }
+
+    /// The filepath of the pointer in `slot`.
+    pub fn filepath_of(&self, slot: u32) -> Option<String> {
+        self.state.borrow().entries.get(slot as usize).map(|e| e.filepath.to_string())
+    }
+
+    /// The record size of the pointer in `slot`.
+    pub fn size_of_slot(&self, slot: u32) -> Option<usize> {
+        self.state.borrow().entries.get(slot as usize).map(Entry::size)
+    }
+
+    /// The slot of this manager's pointer at `path`.
+    pub fn slot_of(&self, path: &str) -> Option<u32> {
+        self.state.borrow().slot_of(path)
+    }
+
+    /// Ranks `candidates` for `query` (seed contract: relevant first, fallback to all).
+    /// `Scored::index` is a position in `candidates`; statistics are those of the
+    /// candidates. Only the best `limit` are sorted and kept.
+    pub fn rank(
+        &self,
+        query: &str,
+        candidates: &[Candidate],
+        fallback: Fallback,
+        strategy: Strategy,
+        limit: Option<usize>,
+    ) -> Ranking {
+        let state = self.state.borrow();
+        let docs: Vec<Doc<'_>> = candidates
             .iter()
             .map(|c| match c {
-                Candidate::Known(path) => state.entry_index(path).map_or(&empty, |i| &state.entries[i].terms),
-                Candidate::Foreign(terms) => terms,
+                Candidate::Known(slot) => Doc::Slot(*slot),
+                Candidate::Foreign(terms) => Doc::Terms(terms),
             })
             .collect();
-        crate::select::rank(query, &terms, fallback, strategy)
+        let mut ranking = state.index.rank_docs(query, &docs, strategy, limit);
+        ranking.apply_fallback(fallback, 0..candidates.len().min(limit.unwrap_or(usize::MAX)));
+        ranking
+    }
+
+    /// Ranks every pointer for `query` through the index: no text is rescanned.
+    /// `Scored::index` is a slot; the fallback lists every slot in save order.
+    pub fn rank_all(&self, query: &str, fallback: Fallback, strategy: Strategy, limit: Option<usize>) -> Ranking {
+        let state = self.state.borrow();
+        let mut ranking = state.index.rank_all(query, strategy, limit);
+        let order = state.order.iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
+        ranking.apply_fallback(fallback, order);
+        ranking
+    }
+
+    /// The terms of the pointer in `slot`, tokenised again (for a pointer given twice).
+    pub fn terms_of_slot(&self, slot: u32) -> Terms {
+        self.state.borrow().entries.get(slot as usize).map(|e| terms_of(&e.meta())).unwrap_or_default()
     }
 
     /// The record size of this manager's pointer at `path`.
     pub fn size_of(&self, path: &str) -> Option<usize> {
-        let state = self.state.borrow();
-        state.entry_index(path).map(|i| state.entries[i].size)
+        self.state.borrow().entry(path).map(Entry::size)
     }
 
     /// Whether `path` is the filepath of one of this manager's pointers.
     pub fn knows(&self, path: &str) -> bool {
-        self.state.borrow().seq_by_path.contains_key(path)
+        self.state.borrow().slot_of(path).is_some()
     }
 
     /// Forgets every pointer (records stay where they are).
     pub fn clear_pointers(&self) {
-        let mut state = self.state.borrow_mut();
-        state.entries.clear();
-        state.seq_by_path.clear();
+        self.state.borrow_mut().forget_pointers();
     }
 
     /// Removes the records this manager wrote and drops those held in memory. Never
@@ -588,12 +871,21 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// Adds a persisted record of this manager to the session manifest.
-    fn track(&self, path: &str) {
+    fn track(&self, path: &str, terms: Option<&Terms>) {
         let Some(s) = &self.session else { return };
         let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
         let state = self.state.borrow();
-        let Some(entry) = state.entry_index(path).map(|i| &state.entries[i]) else { return };
-        match ManifestEntry::new(&entry.meta, entry.size, entry.terms.as_slice()) {
+        let Some(entry) = state.entry(path) else { return };
+        let meta = entry.meta();
+        let computed;
+        let terms = match terms {
+            Some(t) => t,
+            None => {
+                computed = terms_of(&meta);
+                &computed
+            }
+        };
+        match ManifestEntry::new(&meta, entry.size(), terms.as_slice()) {
             Ok(m) => {
                 s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
                 s.dirty.set(s.dirty.get() + 1);
@@ -751,16 +1043,15 @@ impl<S: Storage> ContextManager<S> {
             (num(ts), num(counter), name.to_owned())
         });
         let mut state = self.state.borrow_mut();
-        state.entries.clear();
-        state.seq_by_path.clear();
+        state.forget_pointers();
         for (rel, meta, size) in records {
             let filepath = paths::join(dir, &rel);
             let seq = state.next_seq;
             state.next_seq += 1;
-            state.seq_by_path.insert(filepath.clone(), seq);
-            state.written.insert(filepath.clone());
             let terms = terms_of(&meta);
-            state.entries.push(Entry { seq, filepath, meta, size, terms });
+            let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
+            state.add(entry, &terms);
+            state.written.insert(filepath);
         }
     }
 
@@ -824,8 +1115,7 @@ impl<S: Storage> ContextManager<S> {
         state.memory.clear();
         state.spill_queue.clear();
         state.memory_bytes = 0;
-        state.entries.clear();
-        state.seq_by_path.clear();
+        state.forget_pointers();
         Ok(())
     }
 

@@ -272,10 +272,22 @@ fn ranking_uses_indexed_terms_of_known_pointers() {
         let a = m.save(save("readFile", r#"{"path":"README.md"}"#, "1")).await?;
         let b = m.save(save("grep", r#"{"pattern":"AuthError","dir":"src/auth"}"#, "1")).await?;
         let c = m.save(save("readFile", r#"{"path":"src/auth/login.ts"}"#, "1")).await?;
-        let candidates = [&a, &b, &c].map(|p| Candidate::Known(p.to_string()));
-        let ranked = m.rank("auth error", &candidates, Fallback::All, toolctx::Strategy::Overlap);
-        let order: Vec<usize> = ranked.iter().map(|s| s.index).collect();
+        let candidates = [&a, &b, &c].map(|p| Candidate::Known(m.slot_of(p).unwrap()));
+        let ranked = m.rank("auth error", &candidates, Fallback::All, toolctx::Strategy::Overlap, None);
+        let order: Vec<usize> = ranked.hits.iter().map(|s| s.index).collect();
         assert_eq!(order, [1, 2]);
+        // Through the index, over every pointer: the same order, by slot.
+        let all = m.rank_all("auth error", Fallback::All, toolctx::Strategy::Overlap, None);
+        let paths: Vec<String> = all.hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect();
+        assert_eq!(paths, [b.clone(), c.clone()]);
+        assert_eq!(all.matched(&all.hits[0]).collect::<Vec<_>>(), ["auth", "error"]);
+        // Nothing matches: every pointer in save order; after clear_pointers, none.
+        let none = m.rank_all("zebra", Fallback::All, toolctx::Strategy::Bm25, None);
+        assert_eq!(none.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2]);
+        let epoch = m.epoch();
+        m.clear_pointers();
+        assert_ne!(m.epoch(), epoch);
+        assert!(m.rank_all("auth", Fallback::All, toolctx::Strategy::Bm25, None).hits.is_empty());
         Ok::<(), Error>(())
     })
     .unwrap();

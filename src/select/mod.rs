@@ -4,7 +4,10 @@
 //! query's keywords is among its terms; relevant pointers come first, best first, and
 //! when nothing matches every candidate is returned in the order given.
 
+mod index;
 mod tokenize;
+
+pub use index::{Doc, Index, Ranking, Scored, MAX_TF};
 
 pub use tokenize::{for_each_token, is_keyword, is_unspaced_script, keywords, tokenize};
 
@@ -48,6 +51,11 @@ impl Terms {
     /// How often `term` occurs (0 when it does not).
     pub fn count(&self, term: &str) -> u32 {
         self.terms.binary_search_by(|t| t.as_str().cmp(term)).map_or(0, |i| self.counts[i])
+    }
+
+    /// How often each term of [`Terms::as_slice`] occurs, in the same order.
+    pub fn counts(&self) -> &[u32] {
+        &self.counts
     }
 
     /// Whether `term` is one of them.
@@ -97,17 +105,6 @@ pub enum Fallback {
     None,
 }
 
-/// One ranked candidate.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scored {
-    /// Index of the candidate in the slice given.
-    pub index: usize,
-    /// Higher is better; 0 for fallback results.
-    pub score: f64,
-    /// The query keywords the candidate matched, in query order.
-    pub matched: Vec<String>,
-}
-
 /// How candidates are scored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Strategy {
@@ -118,70 +115,37 @@ pub enum Strategy {
     Overlap,
 }
 
-const BM25_K1: f64 = 1.2;
-const BM25_B: f64 = 0.75;
-
 /// Ranks `candidates` for `query` by keyword overlap (the seed's strategy): the score
 /// is the number of distinct query keywords among a candidate's terms. Ties keep the
 /// order given.
-pub fn rank_overlap(query: &str, candidates: &[&Terms], fallback: Fallback) -> Vec<Scored> {
+pub fn rank_overlap(query: &str, candidates: &[&Terms], fallback: Fallback) -> Ranking {
     rank(query, candidates, fallback, Strategy::Overlap)
 }
 
 /// Ranks `candidates` for `query`. Whatever the strategy, a candidate is relevant when
 /// it holds one of the query's keywords, relevant candidates come first (best first,
 /// ties in the order given), and `fallback` decides what comes back when none is.
-pub fn rank(query: &str, candidates: &[&Terms], fallback: Fallback, strategy: Strategy) -> Vec<Scored> {
-    let keywords = keywords(query);
-    let n = candidates.len() as f64;
-    let avg_len = candidates.iter().map(|t| f64::from(t.len())).sum::<f64>() / n.max(1.0);
-    let idf: Vec<f64> = keywords
-        .iter()
-        .map(|k| {
-            let df = candidates.iter().filter(|t| t.contains(k)).count() as f64;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-        })
-        .collect();
-    let mut hits: Vec<Scored> = candidates
-        .iter()
-        .enumerate()
-        .filter_map(|(index, terms)| {
-            let mut matched = Vec::new();
-            let mut score = 0.0;
-            for (k, keyword) in keywords.iter().enumerate() {
-                let tf = f64::from(terms.count(keyword));
-                if tf == 0.0 {
-                    continue;
-                }
-                matched.push(keyword.clone());
-                score += match strategy {
-                    Strategy::Overlap => 1.0,
-                    Strategy::Bm25 => {
-                        let norm = 1.0 - BM25_B + BM25_B * f64::from(terms.len()) / avg_len.max(1.0);
-                        idf[k] * tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * norm)
-                    }
-                };
-            }
-            (!matched.is_empty()).then_some(Scored { index, score, matched })
-        })
-        .collect();
-    if hits.is_empty() {
-        return match fallback {
-            Fallback::All => {
-                (0..candidates.len()).map(|index| Scored { index, score: 0.0, matched: Vec::new() }).collect()
-            }
-            Fallback::None => Vec::new(),
-        };
+/// `Scored::index` is a position in `candidates`.
+pub fn rank(query: &str, candidates: &[&Terms], fallback: Fallback, strategy: Strategy) -> Ranking {
+    let docs: Vec<Doc<'_>> = candidates.iter().map(|t| Doc::Terms(t)).collect();
+    let mut ranking = Index::new().rank_docs(query, &docs, strategy, None);
+    ranking.apply_fallback(fallback, 0..candidates.len());
+    ranking
+}
+
+impl Ranking {
+    /// When nothing matched: every document of `order` (with `Fallback::All`).
+    pub fn apply_fallback(&mut self, fallback: Fallback, order: impl Iterator<Item = usize>) {
+        if self.hits.is_empty() && fallback == Fallback::All {
+            self.hits = order.map(|index| Scored { index, score: 0.0, matched: 0 }).collect();
+        }
     }
-    // Stable: equal scores keep the order given.
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits
 }
 
 /// Keeps, in rank order, the candidates that fit in `budget` (their sizes from
 /// `size_of(index)`): the best set whose records fit. A candidate too large for what is
 /// left is passed over and smaller ones after it may still fit.
-pub fn within_budget(scored: Vec<Scored>, budget: usize, size_of: impl Fn(usize) -> usize) -> Vec<Scored> {
+pub fn within_budget(scored: Vec<Scored>, budget: usize, mut size_of: impl FnMut(usize) -> usize) -> Vec<Scored> {
     let mut left = budget;
     scored
         .into_iter()
@@ -216,9 +180,9 @@ mod tests {
         let b = terms("grep: pattern=auth error");
         let c = terms("read file: path=src/auth/login.ts");
         let ranked = rank_overlap("auth error", &[&a, &b, &c], Fallback::All);
-        let order: Vec<usize> = ranked.iter().map(|s| s.index).collect();
+        let order: Vec<usize> = ranked.hits.iter().map(|s| s.index).collect();
         assert_eq!(order, [1, 2]);
-        assert_eq!(ranked[0].matched, ["auth", "error"]);
+        assert_eq!(ranked.matched(&ranked.hits[0]).collect::<Vec<_>>(), ["auth", "error"]);
     }
 
     #[test]
@@ -226,17 +190,17 @@ mod tests {
         let a = terms("list dir: path=.");
         let b = terms("read file: path=x");
         let all = rank_overlap("zebra", &[&a, &b], Fallback::All);
-        assert_eq!(all.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1]);
-        assert!(rank_overlap("zebra", &[&a, &b], Fallback::None).is_empty());
-        assert_eq!(rank_overlap("", &[&a], Fallback::All).len(), 1);
+        assert_eq!(all.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1]);
+        assert!(rank_overlap("zebra", &[&a, &b], Fallback::None).hits.is_empty());
+        assert_eq!(rank_overlap("", &[&a], Fallback::All).hits.len(), 1);
     }
 
     #[test]
     fn short_words_are_not_keywords_but_cjk_is() {
         let a = terms("fs ls");
-        assert!(rank_overlap("ls", &[&a], Fallback::None).is_empty());
+        assert!(rank_overlap("ls", &[&a], Fallback::None).hits.is_empty());
         let b = terms("検索 ログイン");
-        assert_eq!(rank_overlap("検", &[&b], Fallback::None).len(), 1);
+        assert_eq!(rank_overlap("検", &[&b], Fallback::None).hits.len(), 1);
     }
 
     #[test]
@@ -248,25 +212,24 @@ mod tests {
         let cands = [&a, &b, &c, &d];
         // Two distinct keywords beat one repeated (BM25 saturates term frequency).
         let ranked = rank("read login", &cands, Fallback::All, Strategy::Bm25);
-        assert_eq!(ranked.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2]);
-        assert!(ranked.iter().all(|s| s.score > 0.0));
+        assert_eq!(ranked.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(ranked.hits.iter().all(|s| s.score > 0.0));
         // A rare keyword outweighs a common one: "src" is in 2 of 4, "readme" in 1.
         let ranked = rank("src readme", &cands, Fallback::All, Strategy::Bm25);
         // ...and of the two "src" matches the shorter text (d) comes first.
-        assert_eq!(ranked.iter().map(|s| s.index).collect::<Vec<_>>(), [2, 3, 0]);
+        assert_eq!(ranked.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [2, 3, 0]);
         // Overlap counts keywords only: ties keep the order given.
         let overlap = rank("src readme", &cands, Fallback::All, Strategy::Overlap);
-        assert_eq!(overlap.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 2, 3]);
+        assert_eq!(overlap.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 2, 3]);
         let none = rank("zebra", &cands, Fallback::All, Strategy::Bm25);
-        assert_eq!(none.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(none.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2, 3]);
         assert_eq!(a.count("login"), 1);
         assert_eq!(b.count("login"), 3);
     }
 
     #[test]
     fn budgets_keep_the_best_set_that_fits() {
-        let scored: Vec<Scored> =
-            (0..4).map(|index| Scored { index, score: 4.0 - index as f64, matched: vec![] }).collect();
+        let scored: Vec<Scored> = (0..4).map(|index| Scored { index, score: 4.0 - index as f64, matched: 0 }).collect();
         let sizes = [60, 50, 30, 10];
         let kept = within_budget(scored, 100, |i| sizes[i]);
         assert_eq!(kept.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 2, 3]);

@@ -73,11 +73,35 @@ fn well_formed(value: &JsValue, what: &str) -> Result<String> {
     Ok(String::from(s))
 }
 
+#[wasm_bindgen]
+extern "C" {
+    type TextEncoder;
+    #[wasm_bindgen(constructor)]
+    fn new() -> TextEncoder;
+    #[wasm_bindgen(method)]
+    fn encode(this: &TextEncoder, text: &JsString) -> Vec<u8>;
+}
+
+thread_local! {
+    static ENCODER: TextEncoder = TextEncoder::new();
+}
+
 /// `JSON.stringify(value)`; `None` when it yields `undefined`.
+///
+/// The text crosses into wasm as UTF-8 bytes from `TextEncoder` (a native encoder and
+/// one memory copy) rather than through wasm-bindgen's string passing, whose per-
+/// character loop over ASCII text dominated the cost of saving a large result.
+/// `JSON.stringify` escapes lone surrogates, so its text is always well formed.
 fn stringify(value: &JsValue, what: &str) -> Result<Option<String>> {
     let json = JSON::stringify(value)
         .map_err(|e| with_cause(ErrorKind::NotSerializable, format!("{what} cannot be serialised as JSON"), e))?;
-    Ok(json.as_string())
+    if !json.is_string() {
+        return Ok(None);
+    }
+    let bytes = ENCODER.with(|e| e.encode(&json));
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
 }
 
 fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
@@ -491,39 +515,126 @@ impl JsContextManager {
         joined: String,
     ) -> Result<String, JsValue> {
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
-        let ranking = self.rank(&query, list, Some(joined), &options).js()?;
-        let picked: Vec<&str> = ranking.scored.iter().map(|s| ranking.paths[s.index].as_str()).collect();
-        Ok(picked.join("\0"))
+        let source = self.list_source(list, Some(joined));
+        let ranking = self.rank(&query, &source, &options).js()?;
+        Ok(source.joined_paths(&self.inner, &ranking))
     }
 
-    /// Scored selection: `{filepath, score, pointer, matched}`, best first.
+    /// `selectRelevantContexts` over this manager's own pointers, by slot (a lazy array
+    /// from `getAllPointers` and friends, untouched): no pointer object is read. `slots`
+    /// empty with `all` = every pointer, through the index alone.
+    #[wasm_bindgen(js_name = "__selectSlots")]
+    pub fn select_slots(
+        &self,
+        query: JsValue,
+        slots: Vec<u32>,
+        all: bool,
+        options: JsValue,
+    ) -> Result<String, JsValue> {
+        let source = Source::Slots((!all).then_some(slots));
+        let ranking = self.rank(&query, &source, &options).js()?;
+        Ok(source.joined_paths(&self.inner, &ranking))
+    }
+
+    /// Scored selection: `{filepath, score, pointer, matched}`, best first. Without
+    /// `pointers`, every pointer of this manager through the index (`__slots` says
+    /// which when the JS glue passes a lazy array).
     #[wasm_bindgen(js_name = selectRelevant)]
     pub fn select_relevant(&self, query: JsValue, options: JsValue) -> Promise {
         let given = get(&options, "pointers");
-        let list = if given.is_undefined() { self.get_all_pointers() } else { given };
-        let ranked = match list.dyn_ref::<Array>() {
-            Some(list) => self.rank(&query, list, None, &options),
-            None => Err(Error::invalid("pointers must be an array")),
+        let slots = get(&options, "__slots");
+        let source = if !slots.is_undefined() {
+            Source::Slots(Some(js_sys::Uint32Array::new(&slots).to_vec()))
+        } else if given.is_undefined() {
+            Source::Slots(None)
+        } else {
+            match given.dyn_ref::<Array>() {
+                Some(list) => self.list_source(list, None),
+                None => return rejected(Error::invalid("pointers must be an array")),
+            }
         };
-        let ranking = match ranked {
+        let ranking = match self.rank(&query, &source, &options) {
             Ok(r) => r,
             Err(e) => return rejected(e),
         };
-        let array: Array = list.unchecked_into();
-        let out: Array = ranking
-            .scored
-            .iter()
-            .map(|s| {
-                let o = Object::new();
-                let _ = Reflect::set(&o, &"filepath".into(), &ranking.paths[s.index].as_str().into());
-                let _ = Reflect::set(&o, &"score".into(), &s.score.into());
-                let _ = Reflect::set(&o, &"pointer".into(), &array.get(ranking.slots[s.index]));
-                let matched: Array = s.matched.iter().map(|m| JsValue::from(m.as_str())).collect();
-                let _ = Reflect::set(&o, &"matched".into(), &matched);
-                JsValue::from(o)
-            })
-            .collect();
-        Promise::resolve(&JsValue::from(out))
+        let out = match &source {
+            Source::Slots(_) => {
+                let mut json = String::from("[");
+                for hit in &ranking.hits {
+                    if json.len() > 1 {
+                        json.push(',');
+                    }
+                    json.push_str("{\"filepath\":");
+                    let path = self.inner.filepath_of(hit.index as u32).unwrap_or_default();
+                    crate::record::push_json_str(&mut json, &path);
+                    json.push_str(",\"score\":");
+                    json.push_str(&score_json(hit.score));
+                    json.push_str(",\"pointer\":");
+                    self.inner.pointer_json_of(hit.index as u32, &mut json);
+                    json.push_str(",\"matched\":[");
+                    for (i, m) in ranking.matched(hit).enumerate() {
+                        if i > 0 {
+                            json.push(',');
+                        }
+                        crate::record::push_json_str(&mut json, m);
+                    }
+                    json.push_str("]}");
+                }
+                json.push(']');
+                parse_json(&json)
+            }
+            Source::List { list, paths, positions } => ranking
+                .hits
+                .iter()
+                .map(|s| {
+                    let o = Object::new();
+                    let _ = Reflect::set(&o, &"filepath".into(), &paths[s.index].as_str().into());
+                    let _ = Reflect::set(&o, &"score".into(), &s.score.into());
+                    let _ = Reflect::set(&o, &"pointer".into(), &list.get(positions[s.index]));
+                    let matched: Array = ranking.matched(s).map(JsValue::from).collect();
+                    let _ = Reflect::set(&o, &"matched".into(), &matched);
+                    JsValue::from(o)
+                })
+                .collect::<Array>()
+                .into(),
+        };
+        Promise::resolve(&out)
+    }
+
+    /// The slots of the pointers `getAllPointers` (`kind` 0), `getPointersForQuery` (1)
+    /// or `getPointersForTask` (2) would list, in order, for the JS glue's lazy arrays.
+    #[wasm_bindgen(js_name = "__slots")]
+    pub fn slots(&self, kind: u32, value: JsValue) -> Vec<u32> {
+        match kind {
+            0 => self.inner.slots(Filter::All),
+            1 => value.as_string().map_or_else(Vec::new, |q| self.inner.slots(Filter::Query(&q))),
+            _ => match value.as_f64().map(task_id_from_f64) {
+                Some(Ok(t)) => self.inner.slots(Filter::Task(&t)),
+                _ => Vec::new(),
+            },
+        }
+    }
+
+    /// Copies of the pointers in `slots`, as an array (a lazy array filling in).
+    #[wasm_bindgen(js_name = "__pointers")]
+    pub fn pointers(&self, slots: &[u32]) -> JsValue {
+        let mut json = String::from("[");
+        for &slot in slots {
+            if json.len() > 1 {
+                json.push(',');
+            }
+            if !self.inner.pointer_json_of(slot, &mut json) {
+                json.push_str("null");
+            }
+        }
+        json.push(']');
+        parse_json(&json)
+    }
+
+    /// Changes whenever this manager forgets its pointers, so slots taken before are stale.
+    #[wasm_bindgen(getter, js_name = "__epoch")]
+    pub fn epoch(&self) -> u32 {
+        self.inner.epoch()
     }
 
     /// Sends a message to this manager's `onDebug` (for the JS glue).
@@ -604,11 +715,42 @@ impl JsContextManager {
     }
 }
 
-/// Candidates ranked for a query, with their paths and their places in the array given.
-struct Ranking {
-    paths: Vec<String>,
-    slots: Vec<u32>,
-    scored: Vec<crate::select::Scored>,
+/// What a selection ranks: this manager's pointers by slot (all of them when `None`),
+/// or an array of pointer objects from anywhere.
+enum Source<'a> {
+    Slots(Option<Vec<u32>>),
+    /// The array, the filepaths of its usable pointers and their places in it.
+    List {
+        list: &'a Array,
+        paths: Vec<String>,
+        positions: Vec<u32>,
+    },
+}
+
+impl Source<'_> {
+    /// The ranked filepaths, NUL-joined (filepaths never hold NUL).
+    fn joined_paths(&self, inner: &ContextManager<JsStorage>, ranking: &crate::select::Ranking) -> String {
+        let mut out = String::new();
+        for (i, hit) in ranking.hits.iter().enumerate() {
+            if i > 0 {
+                out.push('\0');
+            }
+            match self {
+                Source::Slots(_) => out.push_str(&inner.filepath_of(hit.index as u32).unwrap_or_default()),
+                Source::List { paths, .. } => out.push_str(&paths[hit.index]),
+            }
+        }
+        out
+    }
+}
+
+/// A score as JSON (scores are finite; JSON has no NaN).
+fn score_json(score: f64) -> String {
+    if score.is_finite() {
+        serde_json::Number::from_f64(score).map_or_else(|| "0".to_owned(), |n| n.to_string())
+    } else {
+        "0".to_owned()
+    }
 }
 
 impl JsContextManager {
@@ -628,7 +770,30 @@ impl JsContextManager {
         }
     }
 
-    fn rank(&self, query: &JsValue, list: &Array, joined: Option<String>, options: &JsValue) -> Result<Ranking> {
+    /// The usable pointers of `list` (those with a string filepath): their filepaths
+    /// from `joined` when the JS glue made one (one crossing for all), else read from
+    /// each object.
+    fn list_source<'a>(&self, list: &'a Array, joined: Option<String>) -> Source<'a> {
+        let from_joined = joined.map(|j| j.split('\0').map(str::to_owned).collect::<Vec<_>>());
+        let filepaths: Vec<Option<String>> = match from_joined {
+            Some(v) if v.len() == list.length() as usize => {
+                v.into_iter().map(|p| (!p.is_empty()).then_some(p)).collect()
+            }
+            _ => list.iter().map(|p| get(&p, "filepath").as_string()).collect(),
+        };
+        let (mut paths, mut positions) = (Vec::new(), Vec::new());
+        for (i, path) in filepaths.into_iter().enumerate() {
+            if let Some(path) = path {
+                paths.push(path);
+                positions.push(i as u32);
+            }
+        }
+        Source::List { list, paths, positions }
+    }
+
+    /// Ranks `source` for `query` with the selection options (strategy, fallback,
+    /// limit, budgets). Hits index slots (`Source::Slots`) or `paths` (`Source::List`).
+    fn rank(&self, query: &JsValue, source: &Source, options: &JsValue) -> Result<crate::select::Ranking> {
         let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
         let fallback = match get(options, "fallback").as_string().as_deref() {
             None | Some("all") => Fallback::All,
@@ -640,46 +805,67 @@ impl JsContextManager {
             Some("overlap") => Strategy::Overlap,
             Some(other) => return Err(Error::invalid(format!("unknown strategy {other:?}"))),
         };
-        let limit = opt_size(options, "limit")?.unwrap_or(usize::MAX);
-        // The filepaths: from one NUL-joined string when the JS glue made one (one
-        // crossing for all pointers), else read from each object.
-        let from_joined = joined.map(|j| j.split('\0').map(str::to_owned).collect::<Vec<_>>());
-        let filepaths: Vec<Option<String>> = match from_joined {
-            Some(v) if v.len() == list.length() as usize => {
-                v.into_iter().map(|p| (!p.is_empty()).then_some(p)).collect()
+        let limit = opt_size(options, "limit")?;
+        let max_bytes = opt_size(options, "maxBytes")?;
+        let max_tokens = opt_size(options, "maxTokens")?;
+        // Without a budget only the best `limit` need sorting.
+        let early = if max_bytes.is_none() && max_tokens.is_none() { limit } else { None };
+        let inner = &self.inner;
+        let mut ranking = match source {
+            Source::Slots(None) => inner.rank_all(&query, fallback, strategy, early),
+            Source::Slots(Some(slots)) => {
+                let mut seen = std::collections::HashSet::with_capacity(slots.len());
+                let candidates: Vec<Candidate> =
+                    slots
+                        .iter()
+                        .map(|&s| {
+                            if seen.insert(s) {
+                                Candidate::Known(s)
+                            } else {
+                                Candidate::Foreign(inner.terms_of_slot(s))
+                            }
+                        })
+                        .collect();
+                let mut r = inner.rank(&query, &candidates, fallback, strategy, early);
+                r.hits.iter_mut().for_each(|h| h.index = slots[h.index] as usize);
+                r
             }
-            _ => list.iter().map(|p| get(&p, "filepath").as_string()).collect(),
+            Source::List { list, paths, positions } => {
+                let candidates: Vec<Candidate> = paths
+                    .iter()
+                    .zip(positions)
+                    .map(|(path, &i)| match inner.slot_of(path) {
+                        Some(slot) => Candidate::Known(slot),
+                        None => foreign_terms(&list.get(i)),
+                    })
+                    .collect();
+                inner.rank(&query, &candidates, fallback, strategy, early)
+            }
         };
-        let (mut paths, mut slots, mut candidates) = (Vec::new(), Vec::new(), Vec::new());
-        for (slot, path) in filepaths.into_iter().enumerate() {
-            let Some(path) = path else { continue };
-            candidates.push(if self.inner.knows(&path) {
-                Candidate::Known(path.clone())
-            } else {
-                foreign_terms(&list.get(slot as u32))
-            });
-            paths.push(path);
-            slots.push(slot as u32);
-        }
-        let mut scored = self.inner.rank(&query, &candidates, fallback, strategy);
-        let size_of = |i: usize| {
-            if let Some(size) = self.inner.size_of(&paths[i]) {
-                return size;
-            }
-            let pointer = list.get(slots[i]);
-            match get(&pointer, "size").as_f64() {
-                Some(n) if n >= 0.0 => n as usize,
-                _ => JSON::stringify(&pointer).ok().and_then(|s| s.as_string()).map_or(0, |s| s.len()),
+        let size_of = |i: usize| match source {
+            Source::Slots(_) => inner.size_of_slot(i as u32).unwrap_or(0),
+            Source::List { list, paths, positions } => {
+                if let Some(size) = inner.size_of(&paths[i]) {
+                    return size;
+                }
+                let pointer = list.get(positions[i]);
+                match get(&pointer, "size").as_f64() {
+                    Some(n) if n >= 0.0 => n as usize,
+                    _ => JSON::stringify(&pointer).ok().and_then(|s| s.as_string()).map_or(0, |s| s.len()),
+                }
             }
         };
-        if let Some(max) = opt_size(options, "maxBytes")? {
-            scored = crate::select::within_budget(scored, max, size_of);
+        if let Some(max) = max_bytes {
+            ranking.hits = crate::select::within_budget(ranking.hits, max, size_of);
         }
-        if let Some(max) = opt_size(options, "maxTokens")? {
-            scored = crate::select::within_budget(scored, max, |i| crate::select::estimated_tokens(size_of(i)));
+        if let Some(max) = max_tokens {
+            ranking.hits =
+                crate::select::within_budget(ranking.hits, max, |i| crate::select::estimated_tokens(size_of(i)));
         }
-        scored.truncate(limit);
-        Ok(Ranking { paths, slots, scored })
+        if let Some(limit) = limit {
+            ranking.hits.truncate(limit);
+        }
+        Ok(ranking)
     }
 }
 

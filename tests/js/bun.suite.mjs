@@ -10,7 +10,7 @@ import { ContextManager } from "toolctx";
 import { bunStorage } from "toolctx/bun";
 import { nodeStorage } from "toolctx/node";
 import { memoryStorage } from "toolctx/memory";
-import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
+import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
 const top = mkdtempSync(`${tmpdir()}/toolctx-bun-`);
@@ -31,6 +31,7 @@ for (const [name, makeStorage, dir] of [
 
 const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));
 runVectorTests({ name: "bun vectors", test, assert, ContextManager, memoryStorage, vectors });
+runPointerArrayTests({ name: "bun", ContextManager, memoryStorage, test, assert });
 
 test("[bun] the default storage is bunStorage under ~/.agent/context", () => {
   const debug = [];

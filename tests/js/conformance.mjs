@@ -1785,3 +1785,86 @@ export function runBudgetAndRerankTests({ name, ContextManager, memoryStorage, t
     assert.ok(debug.some((d) => d.includes("model down")) && debug.some((d) => d.includes("timed out")), JSON.stringify(debug));
   });
 }
+
+/**
+ * Pointer arrays made on demand (past 1,024 pointers): they behave as plain arrays of
+ * plain objects, rank through the index when passed back untouched, and stay copies.
+ */
+export function runPointerArrayTests({ name, ContextManager, memoryStorage, test: t0, assert }) {
+  const test = (title, fn) => t0(`[${name}] pointer arrays: ${title}`, fn);
+  const N = 1500;
+  const WORDS = ["auth", "login", "token", "cache", "route", "error", "billing", "invoice", "search", "index"];
+  async function store() {
+    const m = new ContextManager({ contextDir: "/lazy", fileSystem: memoryStorage(), persistThreshold: Infinity, memoryBudget: Infinity });
+    const paths = [];
+    for (let i = 0; i < N; i++) {
+      const w = (k) => WORDS[(i * 7 + k * 3) % WORDS.length];
+      const tool = ["readFile", "grep", "searchCode"][i % 3];
+      paths.push(await m.saveContext(tool, { path: `src/${w(1)}/${w(2)}_${i}.ts`, q: `${w(3)}` }, `r${i}`, i % 2 ? 1 : 2, i % 5 ? undefined : "q5"));
+    }
+    return { m, paths };
+  }
+
+  test("they read, iterate, serialise and copy like plain arrays of plain objects", async () => {
+    const { m, paths } = await store();
+    const all = m.getAllPointers();
+    assert.ok(Array.isArray(all));
+    assert.equal(all.length, N);
+    assert.equal(all[N - 1].filepath, paths[N - 1]);
+    assert.equal(all.at(-1).args.path, `src/${WORDS[((N - 1) * 7 + 3) % 10]}/${WORDS[((N - 1) * 7 + 6) % 10]}_${N - 1}.ts`);
+    assert.deepEqual(all.map((p) => p.filepath), paths, "save order");
+    const copy = [...all];
+    assert.deepEqual(JSON.parse(JSON.stringify(all)), JSON.parse(JSON.stringify(copy)));
+    assert.deepEqual(Object.keys(all).length, N);
+    assert.equal(Object.getPrototypeOf(all[7]), Object.prototype, "plain objects");
+    assert.deepEqual(all[3], { ...all[3] });
+    assert.equal(m.getPointersForTask(1).length, N / 2);
+    assert.ok(m.getPointersForTask(1).every((p) => p.taskId === 1));
+    assert.equal(m.getPointersForQuery("q5").length, N / 5);
+    assert.equal(m.getAllPointers()[0].taskId, 2);
+  });
+
+  test("passed back untouched they rank exactly like a plain copy", async () => {
+    const { m } = await store();
+    const all = m.getAllPointers();
+    const task = m.getPointersForTask(1);
+    for (const query of ["auth token error", "billing", "zebra", "read file cache", "search_code index"]) {
+      for (const options of [undefined, { strategy: "overlap" }, { limit: 7 }, { fallback: "none" }, { maxBytes: 3000 }, { maxTokens: 100, limit: 3 }]) {
+        const label = `${query} ${JSON.stringify(options)}`;
+        assert.deepEqual(m.selectRelevantContexts(query, all, options), m.selectRelevantContexts(query, [...all], options), label);
+        assert.deepEqual(m.selectRelevantContexts(query, task, options), m.selectRelevantContexts(query, [...task], options), label);
+        const fast = await m.selectRelevant(query, options);
+        const slow = await m.selectRelevant(query, { ...options, pointers: [...all] });
+        assert.deepEqual(fast, slow, label);
+        const sub = await m.selectRelevant(query, { ...options, pointers: task });
+        assert.deepEqual(sub, await m.selectRelevant(query, { ...options, pointers: [...task] }), label);
+        assert.ok(sub.every((s) => s.pointer.taskId === 1), label);
+      }
+    }
+  });
+
+  test("only the pointers of the array are considered, in its order once it is written to", async () => {
+    const { m } = await store();
+    const all = m.getAllPointers();
+    const later = await m.saveContext("grep", { pattern: "zebra" }, "z");
+    assert.deepEqual(m.selectRelevantContexts("zebra", all, { fallback: "none" }), []);
+    assert.deepEqual(m.selectRelevantContexts("zebra", m.getAllPointers()), [later]);
+    all.reverse();
+    const fallback = m.selectRelevantContexts("nothing-matches-this", all);
+    assert.equal(fallback.length, N);
+    assert.equal(fallback[0], all[0].filepath);
+    assert.equal(all[N - 1].args.path.endsWith("_0.ts"), true);
+  });
+
+  test("they stay copies when the manager forgets its pointers", async () => {
+    const { m, paths } = await store();
+    const all = m.getAllPointers();
+    const task = m.getPointersForTask(2);
+    m.clearPointers();
+    assert.equal(m.getAllPointers().length, 0);
+    assert.equal(all.length, N);
+    assert.deepEqual(all.map((p) => p.filepath), paths);
+    assert.equal(task[task.length - 1].taskId, 2);
+    assert.deepEqual(m.selectRelevantContexts("auth", all).length > 0, true, "foreign pointers still rank");
+  });
+}

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { ContextManager } from "toolctx";
 import { denoStorage } from "toolctx/deno";
 import { memoryStorage } from "toolctx/memory";
-import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "./conformance.mjs";
+import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 const top = await Deno.makeTempDir({ prefix: "toolctx-deno-" });
@@ -26,6 +26,7 @@ for (const [name, makeStorage, dir] of [
 
 const vectors = await loadVectors((file) => Deno.readTextFile(new URL(`../vectors/${file}`, import.meta.url)));
 runVectorTests({ name: "deno vectors", test, assert, ContextManager, memoryStorage, vectors });
+runPointerArrayTests({ name: "deno", ContextManager, memoryStorage, test, assert });
 
 test("[deno] the default storage is the file system under ~/.agent/context", () => {
   const m = new ContextManager({ fileSystem: memoryStorage() });

@@ -5,7 +5,7 @@ import { ContextManager } from "/pkg/index.js";
 import { memoryStorage } from "/pkg/adapters/memory.js";
 import { opfsStorage } from "/pkg/adapters/opfs.js";
 import { indexedDbStorage } from "/pkg/adapters/indexeddb.js";
-import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runVectorTests } from "/tests/js/conformance.mjs";
+import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "/tests/js/conformance.mjs";
 import assert from "./assert.mjs";
 import { run, test } from "./harness.mjs";
 
@@ -35,6 +35,7 @@ export async function runSuites(context) {
   }
   const vectors = await loadVectors(async (file) => (await fetch(`/tests/vectors/${file}`)).text());
   runVectorTests({ name: `${context} vectors`, test, assert, ContextManager, memoryStorage, vectors });
+  runPointerArrayTests({ name: context, ContextManager, memoryStorage, test, assert });
   if (context === "worker") {
     test("[worker/opfs] new records are written through sync access handles", () => {
       assert.equal(opfsStorage().description, "opfs storage (sync access handles)");

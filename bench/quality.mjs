@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Ranking quality on a labelled set: the tool calls of bench/relevance/corpus.json are
+// saved through ContextManager (memory storage), each query of
+// bench/relevance/queries.json goes through selectRelevant(query, {strategy}), and the
+// ranking is scored against the records labelled as the ones that should come first:
+//   P@5  how many of the first five are labelled relevant, ÷ 5 (mean over queries; the
+//        ceiling is below 1 because some queries have fewer than five relevant records);
+//   MRR  the mean of 1 / rank of the first relevant record (0 when none is returned).
+// The library ranks each pointer's indexed text (description, tool name, argument
+// values), never the results, and the labels were written before any ranking was run.
+// The plain-JS seed's selectRelevantContexts (bench/seed.mjs) runs on the same pointers.
+//   node bench/quality.mjs [--verbose]          (after `make pkg`)
+
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { ContextManager, memoryStorage } from "toolctx";
+import { SeedContextManager } from "./seed.mjs";
+
+const load = (name) => JSON.parse(readFileSync(new URL(`./relevance/${name}`, import.meta.url), "utf8"));
+const STRATEGIES = ["overlap", "bm25"];
+const K = 5;
+
+function score(ranked, relevant) {
+  const hits = ranked.slice(0, K).filter((id) => relevant.has(id)).length;
+  const first = ranked.findIndex((id) => relevant.has(id));
+  return { p5: hits / K, rr: first < 0 ? 0 : 1 / (first + 1) };
+}
+
+export async function benchQuality({ verbose = false } = {}) {
+  const corpus = load("corpus.json");
+  const queries = load("queries.json");
+  const ids = new Set(corpus.map((r) => r.id));
+  for (const { query, relevant } of queries) {
+    const unknown = relevant.filter((id) => !ids.has(id));
+    if (relevant.length === 0 || unknown.length) throw new Error(`bad labels for "${query}": ${unknown.join(", ") || "none"}`);
+  }
+  const m = new ContextManager({ contextDir: "/bench/relevance", fileSystem: memoryStorage(), persistThreshold: 0 });
+  const idOf = new Map();
+  for (const record of corpus) idOf.set(await m.saveContext(record.toolName, record.args, record.result), record.id);
+  const pointers = m.getAllPointers();
+  const seed = new SeedContextManager({ contextDir: "/unused" });
+
+  const rankers = {
+    "seed (plain JS)": async (q) => seed.selectRelevantContexts(q, pointers),
+    ...Object.fromEntries(
+      STRATEGIES.map((strategy) => [strategy, async (q) => (await m.selectRelevant(q, { strategy })).map((c) => c.filepath)]),
+    ),
+  };
+  const perQuery = [];
+  const totals = Object.fromEntries(Object.keys(rankers).map((name) => [name, { p5: 0, rr: 0 }]));
+  for (const { query, relevant } of queries) {
+    const rel = new Set(relevant);
+    const row = { query, relevant: rel.size };
+    for (const [name, rank] of Object.entries(rankers)) {
+      const ranked = (await rank(query)).map((path) => idOf.get(path));
+      const s = score(ranked, rel);
+      totals[name].p5 += s.p5;
+      totals[name].rr += s.rr;
+      row[`${name} P@5`] = s.p5;
+      row[`${name} RR`] = +s.rr.toFixed(2);
+      if (verbose && name === "bm25") row["bm25 top 3"] = ranked.slice(0, 3).map((id) => (rel.has(id) ? `*${id}` : id)).join(" ");
+    }
+    perQuery.push(row);
+  }
+  const n = queries.length;
+  const ceiling = queries.reduce((s, q) => s + Math.min(K, q.relevant.length) / K, 0) / n;
+  const summary = Object.fromEntries(
+    Object.entries(totals).map(([name, t]) => [name, { "P@5": +(t.p5 / n).toFixed(3), MRR: +(t.rr / n).toFixed(3) }]),
+  );
+  summary["ceiling (all relevant first)"] = { "P@5": +ceiling.toFixed(3), MRR: 1 };
+  return { records: corpus.length, queries: n, summary, perQuery };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const verbose = process.argv.includes("--verbose");
+  const { records, queries, summary, perQuery } = await benchQuality({ verbose });
+  if (verbose) {
+    console.log("Per query (P@5, reciprocal rank; * marks a relevant record)");
+    console.table(perQuery);
+  }
+  console.log(`Ranking quality: ${queries} labelled queries over ${records} tool-output records (bench/relevance/)`);
+  console.table(summary);
+}
