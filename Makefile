@@ -10,7 +10,7 @@ TEMPLATE := $(shell find pkg-template -type f)
 WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
 	cargo test --target wasm32-unknown-unknown --lib --config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
 
-.PHONY: setup pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-pack lint clean
+.PHONY: setup pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-pack test-playground playground lint clean
 
 setup:
 	@scripts/setup.sh
@@ -30,16 +30,22 @@ pkg/.built: $(CORE_SOURCES) $(TEMPLATE) README.md CHANGELOG.md
 demo: pkg
 	node demo/agent.mjs
 
+## The browser playground (www/): build it and serve it on 127.0.0.1 (vite prints the address).
+playground: pkg
+	vite build --logLevel warn www
+	vite preview www
+
 ## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection;
-## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs).
+## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser.
 bench: pkg
 	node bench/run-adapters.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
 	node bench/run.mjs
+	node bench/window.mjs
 
 ## Every test.
-test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-pack
+test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-pack test-playground
 
 lint:
 	cargo fmt --check
@@ -71,6 +77,10 @@ test-browser: pkg
 ## The packed tarball, installed into scratch projects: Node, Deno, Bun, a Vite page.
 test-pack: pkg
 	node tests/pack/run.mjs
+
+## The playground in headless Chromium; leaves a screenshot in test-output/playground.png.
+test-playground: pkg
+	node tests/playground/run.mjs
 
 clean:
 	rm -rf pkg target node_modules

@@ -30,3 +30,4 @@ setHostDefaults({
 
 export { ContextManager, ConversationStore };
 export { memoryStorage };
+export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./extras.js";

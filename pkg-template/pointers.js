@@ -91,7 +91,7 @@ const handler = {
 
 function pointerArray(manager, slots, all) {
   if (slots.length < LAZY_FROM) return manager.__pointers(slots);
-  const target = new Array(slots.length);
+  const target = new Array(slots.length).fill(undefined); // packed, not a dictionary of holes
   const chunks = Math.ceil(slots.length / CHUNK);
   const state = { manager, slots, all, epoch: manager.__epoch, target, filled: new Uint8Array(chunks), left: chunks, dirty: false };
   byTarget.set(target, state);

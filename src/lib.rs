@@ -41,6 +41,7 @@
 //! - [`store`]: [`ContextManager`], the workflow;
 //! - [`conversation`]: [`ConversationStore`](conversation::ConversationStore): messages, artifacts, stats,
 //!   pruning, export/import and sync.
+//! - [`window`]: the context-window optimiser (duplicate reads, truncation, edit history).
 
 pub mod conversation;
 pub mod describe;
@@ -52,6 +53,7 @@ pub mod select;
 pub mod session;
 pub mod storage;
 pub mod store;
+pub mod window;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

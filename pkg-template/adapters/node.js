@@ -80,7 +80,7 @@ function outsideStore(path) {
 export function nodeStorage(options = {}) {
   const strict = options.durability === "strict";
   const limit = limiter(options.maxOpenFiles ?? 64);
-  const syncCreateMax = options.syncCreateMaxBytes ?? 0;
+  const syncCreateMax = options.syncCreateMaxBytes ?? 64 * 1024;
   const madeDirs = new Set();
   const realRoots = new Map();
 

@@ -86,10 +86,13 @@ thread_local! {
     static ENCODER: TextEncoder = TextEncoder::new();
 }
 
+/// Below this many UTF-16 units a call into `TextEncoder` costs more than it saves.
+const ENCODER_FROM: u32 = 4096;
+
 /// `JSON.stringify(value)`; `None` when it yields `undefined`.
 ///
-/// The text crosses into wasm as UTF-8 bytes from `TextEncoder` (a native encoder and
-/// one memory copy) rather than through wasm-bindgen's string passing, whose per-
+/// A long text crosses into wasm as UTF-8 bytes from `TextEncoder` (a native encoder
+/// and one memory copy) rather than through wasm-bindgen's string passing, whose per-
 /// character loop over ASCII text dominated the cost of saving a large result.
 /// `JSON.stringify` escapes lone surrogates, so its text is always well formed.
 fn stringify(value: &JsValue, what: &str) -> Result<Option<String>> {
@@ -97,6 +100,9 @@ fn stringify(value: &JsValue, what: &str) -> Result<Option<String>> {
         .map_err(|e| with_cause(ErrorKind::NotSerializable, format!("{what} cannot be serialised as JSON"), e))?;
     if !json.is_string() {
         return Ok(None);
+    }
+    if json.length() < ENCODER_FROM {
+        return Ok(Some(String::from(json)));
     }
     let bytes = ENCODER.with(|e| e.encode(&json));
     String::from_utf8(bytes)

@@ -7,6 +7,7 @@ mod host;
 mod manager;
 mod storage;
 mod types;
+mod window;
 
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,8 @@ import { bunStorage } from "toolctx/bun";
 import { nodeStorage } from "toolctx/node";
 import { memoryStorage } from "toolctx/memory";
 import { runConversationTests } from "./conversation.mjs";
+import * as toolctx from "toolctx";
+import { runWindowTests } from "./window.mjs";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
@@ -30,6 +32,8 @@ for (const [name, makeStorage, dir] of [
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
+
+runWindowTests(test, assert, () => bunStorage(), { api: toolctx, name: "bun", contextDir: () => fresh("window") });
 
 const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));
 runVectorTests({ name: "bun vectors", test, assert, ContextManager, memoryStorage, vectors });

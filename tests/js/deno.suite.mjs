@@ -7,6 +7,8 @@ import { ContextManager, ConversationStore } from "toolctx";
 import { denoStorage } from "toolctx/deno";
 import { memoryStorage } from "toolctx/memory";
 import { runConversationTests } from "./conversation.mjs";
+import * as toolctx from "toolctx";
+import { runWindowTests } from "./window.mjs";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
@@ -25,6 +27,8 @@ for (const [name, makeStorage, dir] of [
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
+
+runWindowTests(test, assert, () => denoStorage(), { api: toolctx, name: "deno", contextDir: () => fresh("window") });
 
 const vectors = await loadVectors((file) => Deno.readTextFile(new URL(`../vectors/${file}`, import.meta.url)));
 runVectorTests({ name: "deno vectors", test, assert, ContextManager, memoryStorage, vectors });

@@ -317,10 +317,21 @@ for (const sub of [".", "./node", "./deno", "./bun", "./opfs", "./indexeddb", ".
   });
 }
 
-test("[node] package declares the toolctx command-line tool as its bin", { todo: "the CLI arrives with issue #7" }, () => {
+test("[node] package declares the toolctx command-line tool as its bin", () => {
   const bin = typeof pkgJson.bin === "string" ? pkgJson.bin : pkgJson.bin?.toolctx;
   assert.equal(typeof bin, "string", "bin.toolctx declared");
-  assert.ok(fs.existsSync(path.join(pkgDir, bin)), `${bin} exists`);
+  const file = path.join(pkgDir, bin);
+  assert.ok(fs.existsSync(file), `${bin} exists`);
+  assert.ok(fs.readFileSync(file, "utf8").startsWith("#!/usr/bin/env node\n"), "node shebang");
+  assert.ok(fs.statSync(file).mode & 0o100, "executable");
+  assert.ok(pkgJson.files.some((f) => bin.replace(/^\.\//, "").startsWith(f.replace(/\/$/, ""))), "bin shipped in files");
+  // Every package the bin imports is a runtime dependency of the package (tests/js/cli.test.mjs runs it).
+  const imports = fs.readdirSync(path.dirname(file)).flatMap((f) =>
+    [...fs.readFileSync(path.join(path.dirname(file), f), "utf8").matchAll(/^import .* from "([^".][^"]*)";$/gm)].map((m) => m[1]),
+  );
+  for (const name of imports.filter((i) => !i.startsWith("node:"))) {
+    assert.ok(pkgJson.dependencies?.[name], `${name} is in dependencies`);
+  }
 });
 
 test("[node] nodeStorage({durability: 'strict'}) writes and replaces files", async () => {

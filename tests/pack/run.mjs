@@ -59,7 +59,7 @@ try {
 
   await check("npm pack: the tarball holds the package files and no build leftovers", () => {
     const listing = run("tar", ["-tzf", tarball], scratch).split("\n");
-    for (const f of ["package/index.node.js", "package/index.js", "package/index.deno.js", "package/toolctx_core_bg.wasm", "package/adapters/opfs.js", "package/README.md", "package/LICENSE-MIT"]) {
+    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/toolctx_core_bg.wasm", "package/adapters/opfs.js", "package/README.md", "package/LICENSE-MIT"]) {
       if (!listing.includes(f)) throw new Error(`${f} missing from the tarball`);
     }
     const stray = listing.filter((f) => /\.built$|\.gitignore$|\.tmp$/.test(f));
@@ -84,6 +84,16 @@ try {
     );
     const out = JSON.parse(run("node", ["smoke.cjs", join(scratch, "store-cjs")], app));
     if (out.size !== 1 || !out.fp.startsWith(join(scratch, "store-cjs"))) throw new Error(JSON.stringify(out));
+  });
+
+  await check("bin: the tarball installs the toolctx command line, which reads a store", () => {
+    const toolctx = join(app, "node_modules", ".bin", "toolctx");
+    const help = run(toolctx, ["--help"], app);
+    if (!help.startsWith("Usage: toolctx")) throw new Error(`unexpected --help: ${help}`);
+    const summary = JSON.parse(run(toolctx, ["--dir", join(scratch, "store-node"), "summary", "--json"], app));
+    if (summary.records !== 2 || summary.tasks.join() !== "1,2") throw new Error(`unexpected summary: ${JSON.stringify(summary)}`);
+    const viaNpx = JSON.parse(run("npx", ["--no-install", "toolctx", "--dir", join(scratch, "store-node"), "ls", "--json"], app));
+    if (viaNpx.records.length !== 2) throw new Error(`npx toolctx ls: ${JSON.stringify(viaNpx)}`);
   });
 
   await check("deno: import by name (deno condition, Deno fs by default)", () =>

@@ -7,6 +7,8 @@ import { opfsStorage } from "/pkg/adapters/opfs.js";
 import { indexedDbStorage } from "/pkg/adapters/indexeddb.js";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "/tests/js/conformance.mjs";
 import { runConversationTests } from "/tests/js/conversation.mjs";
+import * as toolctx from "/pkg/index.js";
+import { runWindowTests } from "/tests/js/window.mjs";
 import assert from "./assert.mjs";
 import { run, test } from "./harness.mjs";
 
@@ -41,6 +43,8 @@ export async function runSuites(context) {
     contextDir: () => fresh("conv"),
     makeRemote: adapters.opfs,
   });
+  const windowStorage = context === "worker" ? adapters.opfs : adapters.indexeddb;
+  runWindowTests(test, assert, windowStorage, { api: toolctx, name: context, contextDir: () => fresh("window") });
   const vectors = await loadVectors(async (file) => (await fetch(`/tests/vectors/${file}`)).text());
   runVectorTests({ name: `${context} vectors`, test, assert, ContextManager, memoryStorage, vectors });
   runPointerArrayTests({ name: context, ContextManager, memoryStorage, test, assert });

@@ -1,0 +1,420 @@
+//! The context-window optimiser in JavaScript (SPEC §7): `optimizeWindow`,
+//! `findDuplicateFileReads`, `truncationRange`, `shouldCompact`, `estimateTokens` and the
+//! `ContextHistory` class. Messages come in as one JSON text (`JSON.stringify`), so the
+//! caller's objects are never touched; what goes back is the plan — the messages an
+//! edit changed, the range to remove, the edits, the metrics — from which the JS glue
+//! (`extras.js`) builds the result: a copy of the messages with the changed ones
+//! swapped in (a 2,000-message conversation sends back a few small messages rather
+//! than megabytes of unchanged text).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array, JSON};
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::errors::{with_cause, IntoJs};
+use super::host::{resolve_context_dir, storage_from};
+use super::storage::JsStorage;
+use crate::error::{Error, ErrorKind, Result};
+use crate::select::estimated_tokens;
+use crate::window::{self, history, Edit, History, OptimizeOptions, Plan, Strategy, Tools, Usage};
+
+// The core's values cross as JSON text built from `serde_json::Value`s (no serde
+// derives, no float formatting in wasm: the two ratios are set as numbers afterwards),
+// which keeps the module small.
+
+#[wasm_bindgen(typescript_custom_section)]
+const WINDOW_TYPES: &'static str = include_str!("window.d.ts");
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    if obj.is_object() {
+        Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+fn check_options(options: &JsValue) -> Result<()> {
+    if options.is_undefined() || options.is_null() || options.is_object() {
+        Ok(())
+    } else {
+        Err(Error::invalid("options must be an object"))
+    }
+}
+
+/// A non-negative finite number option.
+fn opt_number(obj: &JsValue, key: &str) -> Result<Option<f64>> {
+    let v = get(obj, key);
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    match v.as_f64() {
+        Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n)),
+        _ => Err(Error::invalid(format!("{key} must be a finite number >= 0"))),
+    }
+}
+
+fn opt_strings(obj: &JsValue, key: &str) -> Result<Option<Vec<String>>> {
+    let v = get(obj, key);
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    let list = v.dyn_into::<Array>().map_err(|_| Error::invalid(format!("{key} must be an array of strings")))?;
+    let names: Result<Vec<String>> = list
+        .iter()
+        .map(|s| s.as_string().ok_or_else(|| Error::invalid(format!("{key} must be an array of strings"))))
+        .collect();
+    names.map(Some)
+}
+
+fn strategy(value: &JsValue) -> Result<Strategy> {
+    if value.is_undefined() {
+        return Ok(Strategy::default());
+    }
+    let name = value.as_string().ok_or_else(|| Error::invalid("strategy must be a string"))?;
+    Strategy::parse(&name)
+}
+
+/// The messages given, as JSON values. The JS glue sends them as UTF-8 JSON bytes
+/// (`TextEncoder` over `JSON.stringify`): one native encoding and one copy, where
+/// handing over megabytes of strings converts them character by character.
+fn messages_of(value: &JsValue) -> Result<Vec<Value>> {
+    let bytes = value.dyn_ref::<Uint8Array>().ok_or_else(|| Error::invalid("messages must be an array"))?.to_vec();
+    let text = std::str::from_utf8(&bytes).map_err(|_| Error::invalid("messages are not UTF-8 JSON"))?;
+    let messages = match serde_json::from_str(text) {
+        Ok(Value::Array(list)) => list,
+        Ok(_) => return Err(Error::invalid("messages must be an array")),
+        Err(e) => return Err(Error::invalid(format!("messages: {e}"))),
+    };
+    window::message::validate(&messages)?;
+    Ok(messages)
+}
+
+/// A JavaScript value from a JSON value.
+fn to_js(value: &Value) -> Result<JsValue> {
+    JSON::parse(&window::message::json_text(value)).map_err(|e| with_cause(ErrorKind::Internal, "JSON.parse failed", e))
+}
+
+fn range_value(range: Option<(usize, usize)>) -> Value {
+    range.map_or(Value::Null, |(start, end)| json!([start, end]))
+}
+
+fn tools(options: &JsValue) -> Result<Tools> {
+    let mut tools = Tools::default();
+    if let Some(read) = opt_strings(options, "readFileTools")? {
+        tools.read = read;
+    }
+    if let Some(write) = opt_strings(options, "writeFileTools")? {
+        tools.write = write;
+    }
+    Ok(tools)
+}
+
+fn optimize_options(options: &JsValue) -> Result<OptimizeOptions> {
+    check_options(options)?;
+    Ok(OptimizeOptions {
+        min_savings: opt_number(options, "minSavings")?.unwrap_or(window::DEFAULT_MIN_SAVINGS),
+        strategy: strategy(&get(options, "strategy"))?,
+        tools: tools(options)?,
+        now: opt_number(options, "now")?.unwrap_or_else(js_sys::Date::now) as i64,
+    })
+}
+
+/// An inclusive `[start, end]` option.
+fn opt_range(options: &JsValue, key: &str) -> Result<Option<(usize, usize)>> {
+    let v = get(options, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    let bad = || Error::invalid(format!("{key} must be [start, end] with 0 <= start <= end"));
+    let list = v.dyn_into::<Array>().map_err(|_| bad())?;
+    let index = |i: u32| list.get(i).as_f64().filter(|n| n.fract() == 0.0 && *n >= 0.0).map(|n| n as usize);
+    match (list.length(), index(0), index(1)) {
+        (2, Some(start), Some(end)) if start <= end => Ok(Some((start, end))),
+        _ => Err(bad()),
+    }
+}
+
+/// `[[index, content], ...]`: the new content of the messages at `changed` (edits change
+/// nothing else of a message).
+fn changed_value(messages: Vec<Value>, changed: &[usize]) -> Value {
+    let mut wanted = changed.iter().peekable();
+    let mut out = Vec::with_capacity(changed.len());
+    for (i, mut message) in messages.into_iter().enumerate() {
+        if wanted.peek() == Some(&&i) {
+            wanted.next();
+            let content = message.get_mut("content").map(Value::take).unwrap_or(Value::Null);
+            out.push(json!([i, content]));
+        }
+    }
+    Value::Array(out)
+}
+
+/// The plan for the JS glue: `{changed, truncated, edits, metrics}`.
+fn plan_js(plan: Plan) -> Result<JsValue> {
+    let Plan { messages, changed, edits, truncated, metrics: m } = plan;
+    let saved_ratio = if m.chars_before == 0 {
+        0.0
+    } else {
+        m.chars_before.saturating_sub(m.chars_after) as f64 / m.chars_before as f64
+    };
+    let value = json!({
+        "changed": changed_value(messages, &changed),
+        "edits": edits.iter().map(Edit::to_value).collect::<Vec<_>>(),
+        "truncated": range_value(truncated),
+        "metrics": {
+            "charsBefore": m.chars_before,
+            "charsAfter": m.chars_after,
+            "tokensBefore": m.tokens_before,
+            "tokensAfter": m.tokens_after,
+            "tokensSaved": m.tokens_before.saturating_sub(m.tokens_after),
+            "duplicatesReplaced": m.duplicates_replaced,
+            "messagesRemoved": m.messages_removed,
+        },
+    });
+    let js = to_js(&value)?;
+    let metrics = get(&js, "metrics");
+    let _ = Reflect::set(&metrics, &"savedRatio".into(), &saved_ratio.into());
+    let _ = Reflect::set(&metrics, &"duplicateSavings".into(), &m.duplicate_savings.into());
+    Ok(js)
+}
+
+/// The plan of `optimizeWindow(messages, options)` without a history (the JS glue sends
+/// calls with `options.history` to `ContextHistory.optimize`).
+#[wasm_bindgen(js_name = "__optimizeWindow", skip_typescript)]
+pub fn optimize_window(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let run = || {
+        let messages = messages_of(&messages)?;
+        let mut history = History::default();
+        if let Some(range) = opt_range(&options, "deletedRange")? {
+            history.truncations.push(window::Truncation { ts: i64::MIN, range });
+        }
+        plan_js(window::plan(messages, &optimize_options(&options)?, &mut history)?)
+    };
+    run().js()
+}
+
+/// Files whose content appears more than once, with every place it appears.
+#[wasm_bindgen(js_name = "findDuplicateFileReads", skip_typescript)]
+pub fn find_duplicate_file_reads(messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let run = || {
+        check_options(&options)?;
+        let messages = messages_of(&messages)?;
+        let reads = window::find_file_reads(&messages, &tools(&options)?, |i| i >= 2, true);
+        let out: Vec<Value> = reads
+            .iter()
+            .map(|f| {
+                let occurrences: Vec<Value> = f
+                    .occurrences
+                    .iter()
+                    .map(|o| json!({"message": o.message, "block": o.block, "kind": o.kind.name()}))
+                    .collect();
+                json!({"path": f.path, "occurrences": occurrences})
+            })
+            .collect();
+        to_js(&Value::Array(out))
+    };
+    run().js()
+}
+
+/// The inclusive range a truncation with `strategy` removes, or `null`.
+#[wasm_bindgen(js_name = "truncationRange", skip_typescript)]
+pub fn truncation_range(messages: JsValue, strategy_name: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let run = || {
+        check_options(&options)?;
+        let messages = messages_of(&messages)?;
+        let range =
+            window::truncation_range(&messages, strategy(&strategy_name)?, opt_range(&options, "deletedRange")?);
+        to_js(&range_value(range))
+    };
+    run().js()
+}
+
+/// Whether the last request's tokens reach the window minus the reserve.
+#[wasm_bindgen(js_name = "shouldCompact", skip_typescript)]
+pub fn should_compact(usage: JsValue, context_window: JsValue, options: JsValue) -> Result<bool, JsValue> {
+    let run = || {
+        if !usage.is_object() {
+            return Err(Error::invalid("usage must be an object with inputTokens"));
+        }
+        check_options(&options)?;
+        let count = |key: &str| opt_number(&usage, key).map(|n| n.unwrap_or(0.0) as u64);
+        if get(&usage, "inputTokens").is_undefined() {
+            return Err(Error::invalid("usage.inputTokens is required"));
+        }
+        let usage = Usage {
+            input: count("inputTokens")?,
+            output: count("outputTokens")?,
+            cache_read: count("cacheReadTokens")?,
+            cache_write: count("cacheWriteTokens")?,
+        };
+        let window_size = match context_window.as_f64() {
+            Some(n) if n.is_finite() && n > 0.0 => n as u64,
+            _ => return Err(Error::invalid("contextWindow must be a positive number")),
+        };
+        let reserve = opt_number(&options, "reserve")?.map(|n| n as u64);
+        Ok(window::should_compact(usage, window_size, reserve))
+    };
+    run().js()
+}
+
+/// Estimated tokens of a text or of messages (4 UTF-8 bytes a token).
+#[wasm_bindgen(js_name = "estimateTokens", skip_typescript)]
+pub fn estimate_tokens(value: JsValue) -> Result<f64, JsValue> {
+    let run = || {
+        if let Some(text) = value.as_string() {
+            return Ok(estimated_tokens(text.len()) as f64);
+        }
+        Ok(window::estimate_message_tokens(&messages_of(&value)?) as f64)
+    };
+    run().js()
+}
+
+/// The persisted edit history of one conversation.
+#[wasm_bindgen(js_name = ContextHistory, skip_typescript)]
+pub struct JsContextHistory {
+    storage: Rc<JsStorage>,
+    path: String,
+    id: String,
+    history: Rc<RefCell<History>>,
+}
+
+fn debug_to(on_debug: &Option<Function>, message: &str) {
+    if let Some(f) = on_debug {
+        let _ = f.call1(&JsValue::UNDEFINED, &message.into());
+    }
+}
+
+impl JsContextHistory {
+    async fn build_open(options: JsValue) -> Result<JsContextHistory> {
+        if !options.is_object() {
+            return Err(Error::invalid("ContextHistory.open needs an options object with an id"));
+        }
+        let id = get(&options, "id").as_string().ok_or_else(|| Error::invalid("id must be a string"))?;
+        let on_debug = get(&options, "onDebug").dyn_into::<Function>().ok();
+        let dir = match get(&options, "contextDir") {
+            v if v.is_undefined() => None,
+            v => Some(v.as_string().ok_or_else(|| Error::invalid("contextDir must be a string"))?),
+        };
+        let dir = resolve_context_dir(dir)?;
+        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
+        let path = history::history_path(&root, &id)?;
+        let mut given = get(&options, "storage");
+        if given.is_undefined() {
+            given = get(&options, "fileSystem");
+        }
+        let storage = storage_from(given, &root, &|note| debug_to(&on_debug, note))?;
+        let loaded = match history::load(&storage, &path).await {
+            Err(e) if e.kind() == ErrorKind::CorruptRecord && get(&options, "discardCorrupt").is_truthy() => {
+                debug_to(&on_debug, &format!("discarded a corrupt window history: {e}"));
+                History::default()
+            }
+            other => other?,
+        };
+        Ok(JsContextHistory { storage: Rc::new(storage), path, id, history: Rc::new(RefCell::new(loaded)) })
+    }
+
+    fn save_promise(&self, value: JsValue) -> Promise {
+        let (storage, path) = (self.storage.clone(), self.path.clone());
+        let bytes = self.history.borrow().to_json();
+        future_to_promise(async move {
+            use crate::storage::{Storage, WriteOptions};
+            storage.write(&path, &bytes, WriteOptions::default()).await.map(|()| value).js()
+        })
+    }
+}
+
+#[wasm_bindgen(js_class = ContextHistory)]
+impl JsContextHistory {
+    /// The history `{contextDir}/window/{id}.json` of the given (or default) storage,
+    /// loaded; empty when the file does not exist.
+    pub fn open(options: JsValue) -> Promise {
+        future_to_promise(async move { Self::build_open(options).await.map(JsValue::from).js() })
+    }
+
+    /// The id.
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// The history file's path.
+    #[wasm_bindgen(getter)]
+    pub fn path(&self) -> String {
+        self.path.clone()
+    }
+
+    /// The range the latest truncation removed, or `null`.
+    #[wasm_bindgen(getter, js_name = deletedRange)]
+    pub fn deleted_range(&self) -> Result<JsValue, JsValue> {
+        to_js(&range_value(self.history.borrow().deleted_range())).js()
+    }
+
+    /// The plan of `optimizeWindow` recording its edits here (call `save()` to persist them).
+    #[wasm_bindgen(js_name = "__optimize")]
+    pub fn optimize(&self, messages: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+        let run = || {
+            let messages = messages_of(&messages)?;
+            let options = optimize_options(&options)?;
+            // Work on a copy so that a failure leaves the history as it was.
+            let mut history = self.history.borrow().clone();
+            let plan = window::plan(messages, &options, &mut history)?;
+            *self.history.borrow_mut() = history;
+            plan_js(plan)
+        };
+        run().js()
+    }
+
+    /// `{changed, truncated}`: the messages the recorded edits change and the latest
+    /// range, from which the JS glue builds `apply(messages)`.
+    #[wasm_bindgen(js_name = "__apply")]
+    pub fn apply(&self, messages: JsValue) -> Result<JsValue, JsValue> {
+        let run = || {
+            let applied = window::apply_history_in_place(messages_of(&messages)?, &self.history.borrow())?;
+            let changed = changed_value(applied.messages, &applied.changed);
+            to_js(&json!({"changed": changed, "truncated": range_value(applied.truncated)}))
+        };
+        run().js()
+    }
+
+    /// Copies of the recorded edits, oldest first.
+    pub fn edits(&self) -> Result<JsValue, JsValue> {
+        to_js(&Value::Array(self.history.borrow().edits.iter().map(Edit::to_value).collect())).js()
+    }
+
+    /// Drops the edits and truncations made after `ts` and saves; resolves to how many
+    /// were dropped.
+    #[wasm_bindgen(js_name = restoreCheckpoint)]
+    pub fn restore_checkpoint(&self, ts: JsValue) -> Promise {
+        let Some(ts) = ts.as_f64().filter(|n| !n.is_nan()) else {
+            return Promise::reject(&super::errors::invalid("ts must be a number"));
+        };
+        let dropped = self.history.borrow_mut().restore_checkpoint(ts.floor() as i64);
+        self.save_promise(JsValue::from(dropped as f64))
+    }
+
+    /// Writes the history file (replaced whole, atomically where the storage allows).
+    pub fn save(&self) -> Promise {
+        self.save_promise(JsValue::UNDEFINED)
+    }
+}
+
+/// For `JSON.stringify(history)` and debugging: `{id, path, edits, truncations}`.
+#[wasm_bindgen(js_class = ContextHistory)]
+impl JsContextHistory {
+    #[wasm_bindgen(js_name = toJSON)]
+    pub fn to_json(&self) -> Result<JsValue, JsValue> {
+        let run = || {
+            let value = to_js(&self.history.borrow().to_value())?;
+            let o: Object = value.unchecked_into();
+            let _ = Reflect::set(&o, &"id".into(), &self.id.as_str().into());
+            let _ = Reflect::set(&o, &"path".into(), &self.path.as_str().into());
+            Ok(o.into())
+        };
+        run().js()
+    }
+}
