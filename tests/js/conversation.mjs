@@ -166,6 +166,18 @@ export function runConversationTests(test, assert, makeStorage, options) {
     assert.equal((await store.getMessages(conv.id)).length, 21);
   });
 
+  t("a host without append (read + write stand in) keeps every message", async () => {
+    const { append, ...withoutAppend } = makeStorage();
+    assert.equal(typeof append, "function", "the adapters under test have append");
+    const storage = Object.fromEntries(
+      Object.entries(withoutAppend).map(([k, v]) => [k, typeof v === "function" ? v.bind(withoutAppend) : v]),
+    );
+    const { store } = await open({ storage });
+    const conv = await store.createConversation();
+    for (const content of ["one", "two", "three"]) await store.appendMessage(conv.id, { role: "user", content });
+    assert.deepEqual((await store.getMessages(conv.id)).map((m) => m.content), ["one", "two", "three"]);
+  });
+
   t("artifacts: stored once, referenced as artifact://id, resolved and listed", async () => {
     const { store, events } = await open();
     const conv = await store.createConversation();
