@@ -774,7 +774,16 @@ impl<S: Storage> ContextManager<S> {
 
     /// The filepath of the pointer in `slot`.
     pub fn filepath_of(&self, slot: u32) -> Option<String> {
-        self.state.borrow().entries.get(slot as usize).map(|e| e.filepath.to_string())
+        let mut out = String::new();
+        self.push_filepath(slot, &mut out).then_some(out)
+    }
+
+    /// Appends the filepath of the pointer in `slot` to `out`; `false` when there is none.
+    pub fn push_filepath(&self, slot: u32, out: &mut String) -> bool {
+        let state = self.state.borrow();
+        let Some(entry) = state.entries.get(slot as usize) else { return false };
+        out.push_str(&entry.filepath);
+        true
     }
 
     /// The record size of the pointer in `slot`.
@@ -799,11 +808,24 @@ impl<S: Storage> ContextManager<S> {
         limit: Option<usize>,
     ) -> Ranking {
         let state = self.state.borrow();
-        let docs: Vec<Doc<'_>> = candidates
+        // The index ranks a slot once; a pointer given again is ranked from its terms,
+        // so every candidate given is ranked, as the seed does.
+        let mut seen = HashSet::with_capacity(candidates.len());
+        let again: Vec<Option<Terms>> = candidates
             .iter()
             .map(|c| match c {
-                Candidate::Known(slot) => Doc::Slot(*slot),
-                Candidate::Foreign(terms) => Doc::Terms(terms),
+                Candidate::Known(slot) if !seen.insert(*slot) => {
+                    Some(state.entries.get(*slot as usize).map(|e| terms_of(&e.meta())).unwrap_or_default())
+                }
+                _ => None,
+            })
+            .collect();
+        let docs: Vec<Doc<'_>> = candidates
+            .iter()
+            .zip(&again)
+            .map(|(c, again)| match (c, again) {
+                (_, Some(terms)) | (Candidate::Foreign(terms), None) => Doc::Terms(terms),
+                (Candidate::Known(slot), None) => Doc::Slot(*slot),
             })
             .collect();
         let mut ranking = state.index.rank_docs(query, &docs, strategy, limit);
@@ -819,11 +841,6 @@ impl<S: Storage> ContextManager<S> {
         let order = state.order.iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
         ranking.apply_fallback(fallback, order);
         ranking
-    }
-
-    /// The terms of the pointer in `slot`, tokenised again (for a pointer given twice).
-    pub fn terms_of_slot(&self, slot: u32) -> Terms {
-        self.state.borrow().entries.get(slot as usize).map(|e| terms_of(&e.meta())).unwrap_or_default()
     }
 
     /// The record size of this manager's pointer at `path`.

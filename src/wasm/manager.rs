@@ -453,30 +453,6 @@ impl JsContextManager {
         })
     }
 
-    /// Copies of every pointer, in save order.
-    #[wasm_bindgen(js_name = getAllPointers)]
-    pub fn get_all_pointers(&self) -> JsValue {
-        parse_json(&self.inner.pointers_json(Filter::All))
-    }
-
-    /// Copies of the pointers saved with `queryId`.
-    #[wasm_bindgen(js_name = getPointersForQuery)]
-    pub fn get_pointers_for_query(&self, query_id: JsValue) -> JsValue {
-        match query_id.as_string() {
-            Some(q) => parse_json(&self.inner.pointers_json(Filter::Query(&q))),
-            None => Array::new().into(),
-        }
-    }
-
-    /// Copies of the pointers saved with `taskId`.
-    #[wasm_bindgen(js_name = getPointersForTask)]
-    pub fn get_pointers_for_task(&self, task_id: JsValue) -> JsValue {
-        match task_id.as_f64().map(task_id_from_f64) {
-            Some(Ok(t)) => parse_json(&self.inner.pointers_json(Filter::Task(&t))),
-            _ => Array::new().into(),
-        }
-    }
-
     /// The records at `filepaths`, in order; missing, corrupt and outside paths are
     /// skipped with an `onDebug` warning.
     #[wasm_bindgen(js_name = loadContexts)]
@@ -565,13 +541,14 @@ impl JsContextManager {
         };
         let out = match &source {
             Source::Slots(_) => {
-                let mut json = String::from("[");
+                let (mut json, mut path) = (String::from("["), String::new());
                 for hit in &ranking.hits {
                     if json.len() > 1 {
                         json.push(',');
                     }
                     json.push_str("{\"filepath\":");
-                    let path = self.inner.filepath_of(hit.index as u32).unwrap_or_default();
+                    path.clear();
+                    self.inner.push_filepath(hit.index as u32, &mut path);
                     crate::record::push_json_str(&mut json, &path);
                     json.push_str(",\"score\":");
                     json.push_str(&score_json(hit.score));
@@ -742,7 +719,9 @@ impl Source<'_> {
                 out.push('\0');
             }
             match self {
-                Source::Slots(_) => out.push_str(&inner.filepath_of(hit.index as u32).unwrap_or_default()),
+                Source::Slots(_) => {
+                    inner.push_filepath(hit.index as u32, &mut out);
+                }
                 Source::List { paths, .. } => out.push_str(&paths[hit.index]),
             }
         }
@@ -820,18 +799,7 @@ impl JsContextManager {
         let mut ranking = match source {
             Source::Slots(None) => inner.rank_all(&query, fallback, strategy, early),
             Source::Slots(Some(slots)) => {
-                let mut seen = std::collections::HashSet::with_capacity(slots.len());
-                let candidates: Vec<Candidate> =
-                    slots
-                        .iter()
-                        .map(|&s| {
-                            if seen.insert(s) {
-                                Candidate::Known(s)
-                            } else {
-                                Candidate::Foreign(inner.terms_of_slot(s))
-                            }
-                        })
-                        .collect();
+                let candidates: Vec<Candidate> = slots.iter().map(|&s| Candidate::Known(s)).collect();
                 let mut r = inner.rank(&query, &candidates, fallback, strategy, early);
                 r.hits.iter_mut().for_each(|h| h.index = slots[h.index] as usize);
                 r

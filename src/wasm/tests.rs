@@ -91,7 +91,7 @@ async fn save_and_load_through_a_js_host() {
     assert_eq!(get(&record, "result").as_string().as_deref(), Some("body"));
     assert_eq!(get(&record, "taskId").as_f64(), Some(7.0));
     assert!(get(&record, "queryId").is_undefined());
-    let pointers = m.get_all_pointers();
+    let pointers = m.pointers(&m.slots(0, JsValue::UNDEFINED));
     let joined = Array::from(&pointers).get(0);
     let joined = get(&joined, "filepath").as_string().unwrap();
     let ranked = m.select_paths("login".into(), pointers, JsValue::UNDEFINED, joined.clone()).unwrap();

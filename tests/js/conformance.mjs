@@ -1865,6 +1865,8 @@ export function runPointerArrayTests({ name, ContextManager, memoryStorage, test
     const later = await m.saveContext("grep", { pattern: "zebra" }, "z");
     assert.deepEqual(m.selectRelevantContexts("zebra", all, { fallback: "none" }), []);
     assert.deepEqual(m.selectRelevantContexts("zebra", m.getAllPointers()), [later]);
+    const twice = m.getAllPointers().filter((p) => p.filepath === later);
+    assert.deepEqual(m.selectRelevantContexts("zebra", [...twice, ...twice]), [later, later], "a pointer given twice is ranked twice");
     all.reverse();
     const fallback = m.selectRelevantContexts("nothing-matches-this", all);
     assert.equal(fallback.length, N);
