@@ -1,0 +1,52 @@
+// toolctx on the edge, loaded by name through the package's export conditions as each
+// platform's build resolves them: real workerd (npm miniflare, on 127.0.0.1) for the
+// `workerd` condition, Vercel's edge-runtime emulator for `edge-light`. In both, the
+// scenario (tests/edge/scenario.mjs) runs inside a fetch handler and answers JSON.
+//
+//   node --test tests/edge/        (after `make pkg`)
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { bundleForEdgeLight, bundleForWorkerd } from "./bundle.mjs";
+import { fetchFromEdgeLight, fetchFromWorkerd } from "./runtimes.mjs";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+
+const workerdHandler = `import scenario from "./scenario.mjs";
+export default { fetch: async () => Response.json(await scenario()) };`;
+const edgeLightHandler = `import scenario from "./scenario.mjs";
+addEventListener("fetch", (event) => event.respondWith(scenario().then((body) => Response.json(body))));`;
+
+function checkScenario(body) {
+  assert.equal(body.contextDir, "agent/context", "the browser's default folder");
+  assert.match(String(body.storage), /memory/, "memory storage by default, and onDebug says so");
+  assert.equal(body.picked, 1);
+  assert.ok(body.fp, "the record is under agent/context and selected by its query");
+  assert.deepEqual(body.record, { tool: "readFile", result: "export function login() {}" });
+  assert.equal(body.rebuilt, 5, "a second manager rebuilds the index from the stored records");
+  assert.deepEqual(body.grep, [0, 1, 2, 3, 4].map((i) => ({ hits: [i, "é🙂"] })), "the records, byte for byte, in save order");
+  assert.equal(body.storedPaths, 5);
+  assert.deepEqual(body.artifact, { size: 6750, users: 1, tools: 1 });
+  assert.equal(body.window.edits, 1);
+  assert.equal(body.window.notice, "[[NOTE] This file read has been removed ");
+  assert.ok(body.window.before);
+  assert.deepEqual(body.trap, { code: "INTERNAL", cause: true, oldManager: "INTERNAL", afterTrap: 1, hash: "q_2d711642b726b044" });
+}
+
+const entry = (contents) => ({ stdin: { contents, resolveDir: here, sourcefile: "handler.mjs" } });
+
+test("workerd: the worker imports toolctx by name and saves, selects, loads, converses, optimises, survives a trap", async () => {
+  const bundle = await bundleForWorkerd(entry(workerdHandler));
+  assert.deepEqual(bundle.modules.map((m) => m.name.replace(/^[0-9a-f]{40}-/, "")), ["toolctx_core_bg.wasm"], "the wasm is a module of its own");
+  const { body, firstFetchMs } = await fetchFromWorkerd(bundle);
+  checkScenario(body);
+  console.log(`# workerd: first fetch (start-up included) ${firstFetchMs.toFixed(0)} ms`);
+});
+
+test("edge-light: edge-runtime runs the same scenario with the wasm as a binding, no eval", async () => {
+  const bundle = await bundleForEdgeLight(entry(edgeLightHandler));
+  assert.equal(bundle.wasm.length, 1, "the wasm is imported as a module (?module)");
+  const { body } = await fetchFromEdgeLight(bundle);
+  checkScenario(body);
+});
