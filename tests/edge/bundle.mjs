@@ -1,5 +1,6 @@
-// Bundles a script (a path, or `{ stdin: {contents, resolveDir} }`) the way each edge platform's own build does, so the tests load the
-// package by name through its export conditions, as users' deployments do:
+// Bundles a script (a path, or esbuild's `{stdin: {contents, resolveDir}, absWorkingDir?}`)
+// the way each edge platform's own build does, so the tests load the package by name
+// through its export conditions, as users' deployments do:
 //
 // - workerd (Cloudflare Workers): wrangler bundles with esbuild and the conditions
 //   `workerd`, `worker`, `browser`; every `*.wasm` or `*.wasm?module` import becomes a
@@ -18,7 +19,7 @@ import * as esbuild from "esbuild";
 const sha1 = (bytes) => createHash("sha1").update(bytes).digest("hex");
 
 /** → { code, modules: [{ name, bytes }] }: an ES module bundle and its wasm modules. */
-export async function bundleForWorkerd(entry, { absWorkingDir } = {}) {
+export async function bundleForWorkerd(entry) {
   const modules = [];
   const wasmModules = {
     name: "wrangler-module-rules",
@@ -32,7 +33,7 @@ export async function bundleForWorkerd(entry, { absWorkingDir } = {}) {
       });
     },
   };
-  const code = await build(entry, absWorkingDir, {
+  const code = await build(entry, {
     format: "esm",
     conditions: ["workerd", "worker", "browser"],
     plugins: [wasmModules],
@@ -41,7 +42,7 @@ export async function bundleForWorkerd(entry, { absWorkingDir } = {}) {
 }
 
 /** → { code, wasm: [{ name, bytes }] }: a classic script and the wasm bindings it reads. */
-export async function bundleForEdgeLight(entry, { absWorkingDir } = {}) {
+export async function bundleForEdgeLight(entry) {
   const wasm = [];
   const wasmBindings = {
     name: "edge-wasm-bindings",
@@ -58,7 +59,7 @@ export async function bundleForEdgeLight(entry, { absWorkingDir } = {}) {
       });
     },
   };
-  const code = await build(entry, absWorkingDir, {
+  const code = await build(entry, {
     format: "iife",
     conditions: ["edge-light", "worker", "browser"],
     plugins: [wasmBindings],
@@ -66,10 +67,9 @@ export async function bundleForEdgeLight(entry, { absWorkingDir } = {}) {
   return { code, wasm };
 }
 
-async function build(entry, absWorkingDir, options) {
+async function build(entry, options) {
   const result = await esbuild.build({
     ...(typeof entry === "string" ? { entryPoints: [entry] } : entry),
-    absWorkingDir,
     bundle: true,
     write: false,
     platform: "neutral",
