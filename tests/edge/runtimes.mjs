@@ -27,8 +27,9 @@ export async function fetchFromWorkerd({ code, modules }, path = "/") {
 }
 
 /**
- * Runs a bundled script in edge-runtime: its wasm bindings are compiled in the edge realm
- * before the script runs (the script cannot compile bytes itself), then one fetch event.
+ * Runs a bundled script in edge-runtime (no code generation from strings): its wasm
+ * bindings are compiled in the edge realm before the script runs, as the platform provides
+ * them, then one fetch event; resolves to the response, parsed.
  */
 export async function fetchFromEdgeLight({ code, wasm }) {
   const runtime = new EdgeRuntime({
