@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Packaging tests on the real tarball: `npm pack` the package in pkg/, install it into
-// scratch projects, and use it as users do — Node ESM and require, Deno, Bun, and a
-// page bundled by Vite and loaded in headless Chromium. The browser bundle must hold
-// no `node:` import.
+// scratch projects, and use it as users do — Node ESM and require, Deno, Bun, edge
+// workers (workerd, edge-runtime), and a page bundled by Vite and loaded in headless
+// Chromium. The browser bundle must hold no `node:` import.
 //
 //   node tests/pack/run.mjs        (after `make pkg`)
 
@@ -12,6 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { launchChromium, repoRoot, serve } from "../js/browser/serve.mjs";
+import { bundleForEdgeLight, bundleForWorkerd } from "../edge/bundle.mjs";
+import { checkScenario, edgeLightHandler, workerdHandler } from "../edge/check.mjs";
+import { fetchFromEdgeLight, fetchFromWorkerd } from "../edge/runtimes.mjs";
 
 const bin = (name) => join(repoRoot, "node_modules", ".bin", name);
 const scratch = mkdtempSync(join(tmpdir(), "toolctx-pack-"));
@@ -59,7 +62,7 @@ try {
 
   await check("npm pack: the tarball holds the package files and no build leftovers", () => {
     const listing = run("tar", ["-tzf", tarball], scratch).split("\n");
-    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/toolctx_core_bg.wasm", "package/adapters/opfs.js", "package/README.md", "package/LICENSE-MIT"]) {
+    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/index.workerd.js", "package/index.edge-light.js", "package/edge.js", "package/toolctx_core_bg.wasm", "package/adapters/opfs.js", "package/README.md", "package/LICENSE-MIT"]) {
       if (!listing.includes(f)) throw new Error(`${f} missing from the tarball`);
     }
     const stray = listing.filter((f) => /\.built$|\.gitignore$|\.tmp$/.test(f));
@@ -133,6 +136,21 @@ try {
     if (parsed.pointers.length !== 5) throw new Error(`node rebuilt ${parsed.pointers.length} pointers`);
     if (fromDeno !== fromNode) throw new Error(`deno differs:\n${fromDeno}\nvs\n${fromNode}`);
     if (fromBun !== fromNode) throw new Error(`bun differs:\n${fromBun}\nvs\n${fromNode}`);
+  });
+
+  // Edge workers bundled from the installed package as wrangler and Vercel's build do
+  // (tests/edge/): real workerd through miniflare, and edge-runtime.
+  cpSync(join(repoRoot, "tests", "edge", "scenario.mjs"), join(app, "scenario.mjs"));
+  const handler = (contents) => ({ stdin: { contents, resolveDir: app, sourcefile: "handler.mjs" }, absWorkingDir: app });
+
+  await check("workerd: a worker imports the package by name (workerd condition) and runs the edge scenario", async () => {
+    const bundle = await bundleForWorkerd(handler(workerdHandler));
+    checkScenario((await fetchFromWorkerd(bundle)).body);
+  });
+
+  await check("edge-runtime: an edge function imports the package by name (edge-light condition) and runs the edge scenario", async () => {
+    const bundle = await bundleForEdgeLight(handler(edgeLightHandler));
+    checkScenario((await fetchFromEdgeLight(bundle)).body);
   });
 
   // A page bundled by Vite from the installed package.

@@ -1,0 +1,51 @@
+// The two edge runtimes, started by the tests on this machine, nothing remote:
+// workerd through miniflare (on 127.0.0.1) and Vercel's edge-runtime emulator.
+
+import { Miniflare } from "miniflare";
+import { EdgeRuntime } from "edge-runtime";
+
+/** Runs a bundled worker module in workerd; resolves to the response of one GET, parsed. */
+export async function fetchFromWorkerd({ code, modules }, path = "/") {
+  const mf = new Miniflare({
+    host: "127.0.0.1",
+    port: 0,
+    compatibilityDate: "2025-09-01",
+    modules: [
+      { type: "ESModule", path: "/worker/worker.mjs", contents: code },
+      ...modules.map(({ name, bytes }) => ({ type: "CompiledWasm", path: `/worker/${name}`, contents: bytes })),
+    ],
+    modulesRoot: "/worker",
+  });
+  try {
+    const response = await mf.dispatchFetch(`http://127.0.0.1${path}`);
+    const text = await response.text();
+    if (!response.ok) throw new Error(`workerd answered ${response.status}: ${text}`);
+    return { body: JSON.parse(text) };
+  } finally {
+    await mf.dispose();
+  }
+}
+
+/**
+ * Runs a bundled script in edge-runtime (no code generation from strings): its wasm
+ * bindings are compiled in the edge realm before the script runs, as the platform provides
+ * them, then one fetch event; resolves to the response, parsed.
+ */
+export async function fetchFromEdgeLight({ code, wasm }) {
+  const runtime = new EdgeRuntime({
+    extend(context) {
+      context.__wasmBytes = Object.fromEntries(wasm.map(({ name, bytes }) => [name, bytes]));
+      return context;
+    },
+  });
+  runtime.evaluate(
+    `for (const [name, bytes] of Object.entries(globalThis.__wasmBytes)) globalThis[name] = new WebAssembly.Module(bytes);
+     delete globalThis.__wasmBytes;`,
+  );
+  runtime.evaluate(code);
+  const response = await runtime.dispatchFetch("http://127.0.0.1/");
+  await response.waitUntil();
+  const text = await response.text();
+  if (!response.ok) throw new Error(`edge-runtime answered ${response.status}: ${text}`);
+  return { body: JSON.parse(text) };
+}
