@@ -949,7 +949,7 @@ impl<S: Storage> ContextManager<S> {
         let (bytes, taken) = {
             let mut manifest = s.manifest.borrow_mut();
             manifest.last_activity = iso_timestamp(now);
-            (manifest.encode(), s.dirty.replace(0))
+            (manifest.encode()?, s.dirty.replace(0))
         };
         if let Err(e) = self.storage.write(&path, &bytes, WriteOptions::default()).await {
             s.dirty.set(s.dirty.get() + taken);
