@@ -233,3 +233,90 @@ fn two_managers_on_one_session_keep_each_others_entries() {
     })
     .unwrap();
 }
+
+/// A session that crashed at `T0 + 10 ms`: three records in its manifest, two more on disk
+/// that the manifest does not list yet. Returns its id and the paths of all five.
+async fn crashed_session(storage: &Shared, now: &Rc<Cell<i64>>) -> Result<(String, Vec<String>), Error> {
+    now.set(T0);
+    let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+    let mut paths = Vec::new();
+    for i in 0..3 {
+        paths.push(m.save(save("grep", &format!("{{\"i\":{i}}}"), None)).await?);
+    }
+    m.flush().await?;
+    now.set(T0 + 10);
+    for i in 3..5 {
+        paths.push(m.save(save("grep", &format!("{{\"i\":{i}}}"), Some("code"))).await?);
+    }
+    let id = m.session_id().unwrap().to_owned();
+    assert_eq!(manifest_of(storage, &id).await.context_files.len(), 3, "the manifest lags behind");
+    Ok((id, paths)) // dropped without flush: a crash
+}
+
+#[test]
+fn resuming_a_crashed_session_indexes_it_without_moving_last_activity() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (id, paths) = crashed_session(&storage, &now).await?;
+        now.set(T0 + 2 * 86_400_000);
+        let resumed =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        assert_eq!(resumed.len(), 5);
+        let manifest = manifest_of(&storage, &id).await;
+        assert_eq!(manifest.context_files.len(), 5, "resume brings the index up to date");
+        assert_eq!(
+            parse_iso_ms(&manifest.last_activity),
+            Some(T0 + 10),
+            "last_activity is the last write in the session (the newest record), not the resume"
+        );
+        resumed.flush().await?;
+        assert_eq!(parse_iso_ms(&manifest_of(&storage, &id).await.last_activity), Some(T0 + 10), "nothing to flush");
+        let removed = toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), 86_400_000).await?;
+        assert_eq!(removed, [id.clone()], "an idle session stays collectable after a resume");
+        assert!(paths.iter().all(|p| !storage.paths().contains(p)));
+        // A save is activity: it moves last_activity.
+        let (id, _) = crashed_session(&storage, &now).await?;
+        now.set(T0 + 2 * 86_400_000);
+        let resumed =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        resumed.save(save("t", "{}", None)).await?;
+        resumed.flush().await?;
+        assert_eq!(parse_iso_ms(&manifest_of(&storage, &id).await.last_activity), Some(now.get()));
+        assert!(toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), 86_400_000).await?.is_empty());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn ending_a_resumed_session_removes_what_its_manifest_tracks_and_nothing_else() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (id, paths) = crashed_session(&storage, &now).await?;
+        let resumed =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        // Another manager of the session saves after the resume; its manifest update is
+        // coalesced (not on disk yet), and a user keeps notes in the folder.
+        let other =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        let late = other.save(save("late", "{}", None)).await?;
+        let notes = format!("/ctx/sessions/{id}/notes.md");
+        storage.write(&notes, b"mine", WriteOptions::default()).await?;
+        let flat = ContextManager::new(storage.clone(), {
+            let mut o = options(SessionChoice::New, now.clone());
+            o.session = None;
+            o
+        })?;
+        let outside = flat.save(save("flat", "{}", None)).await?;
+        resumed.end_session().await?;
+        let left = storage.paths();
+        assert!(paths.iter().all(|p| !left.contains(p)), "the five tracked records are gone: {left:?}");
+        for kept in [&late, &notes, &outside] {
+            assert!(left.contains(kept), "{kept} stays: {left:?}");
+        }
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
