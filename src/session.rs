@@ -179,6 +179,26 @@ impl Manifest {
         Ok(manifest)
     }
 
+    /// Extends `created_at` and `last_activity` to the oldest and newest entry's
+    /// `created`: records written since the manifest was (found by resume or rebuild)
+    /// are the session's latest activity. `rebuilt`: the dates held are not the
+    /// session's (a manifest made afresh), so the entries' replace them.
+    pub fn date_from_entries(&mut self, rebuilt: bool) {
+        let created = self.context_files.values().filter_map(|e| parse_iso_ms(&e.created));
+        let Some((oldest, newest)) = created
+            .fold(None, |acc: Option<(i64, i64)>, ms| Some(acc.map_or((ms, ms), |(lo, hi)| (lo.min(ms), hi.max(ms)))))
+        else {
+            return;
+        };
+        let held = |date: &str| if rebuilt { None } else { parse_iso_ms(date) };
+        if held(&self.created_at).map_or(true, |c| oldest < c) {
+            self.created_at = iso_timestamp(oldest);
+        }
+        if held(&self.last_activity).map_or(true, |l| newest > l) {
+            self.last_activity = iso_timestamp(newest);
+        }
+    }
+
     /// Rebuilds `context_index` from the entries' keywords.
     pub fn reindex(&mut self) {
         let mut index: BTreeMap<String, Vec<String>> = BTreeMap::new();

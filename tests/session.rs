@@ -273,7 +273,7 @@ fn resuming_a_crashed_session_indexes_it_without_moving_last_activity() {
         resumed.flush().await?;
         assert_eq!(parse_iso_ms(&manifest_of(&storage, &id).await.last_activity), Some(T0 + 10), "nothing to flush");
         let removed = toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), 86_400_000).await?;
-        assert_eq!(removed, [id.clone()], "an idle session stays collectable after a resume");
+        assert_eq!(removed, std::slice::from_ref(&id), "an idle session stays collectable after a resume");
         assert!(paths.iter().all(|p| !storage.paths().contains(p)));
         // A save is activity: it moves last_activity.
         let (id, _) = crashed_session(&storage, &now).await?;
@@ -316,6 +316,80 @@ fn ending_a_resumed_session_removes_what_its_manifest_tracks_and_nothing_else() 
         for kept in [&late, &notes, &outside] {
             assert!(left.contains(kept), "{kept} stays: {left:?}");
         }
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+/// Logs every call that could change the store: writes, removals, appends, locks.
+struct Spy {
+    inner: Shared,
+    calls: std::cell::RefCell<Vec<String>>,
+}
+
+impl Storage for Spy {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.calls.borrow_mut().push(format!("write {path}"));
+        self.inner.write(path, data, options).await
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.calls.borrow_mut().push(format!("remove {path}"));
+        self.inner.remove(path).await
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.inner.list(dir).await
+    }
+    async fn append(&self, path: &str, data: &[u8]) -> toolctx::Result<()> {
+        self.calls.borrow_mut().push(format!("append {path}"));
+        self.inner.append(path, data).await
+    }
+    async fn remove_dir(&self, path: &str) -> toolctx::Result<()> {
+        self.calls.borrow_mut().push(format!("removeDir {path}"));
+        self.inner.remove_dir(path).await
+    }
+    async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> toolctx::Result<T> {
+        self.calls.borrow_mut().push(format!("lock {name}"));
+        Ok(work.await)
+    }
+}
+
+#[test]
+fn a_read_only_open_of_a_crashed_session_reads_it_whole_and_writes_nothing() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (id, paths) = crashed_session(&storage, &now).await?;
+        let torn = format!("/ctx/sessions/{id}/t_000000000000_1737210622000_9_aaaa.json");
+        storage.write(&torn, b"{\"v\":1,", WriteOptions::default()).await?;
+        let manifest_path = format!("/ctx/sessions/{id}/{MANIFEST}");
+        let before = storage.read(&manifest_path).await?;
+        now.set(T0 + 2 * 86_400_000);
+        let spy = Spy { inner: storage.clone(), calls: Default::default() };
+        let mut o = options(SessionChoice::Resume(id.clone()), now.clone());
+        o.read_only = true;
+        let ro = ContextManager::open(spy, o).await?;
+        assert_eq!(ro.len(), 5, "the records the manifest lacks are read too");
+        assert_eq!(ro.load(&paths).await.len(), 5);
+        assert_eq!(ro.rebuild_index().await?, 5, "rebuilt in memory; the torn file stays");
+        let refused = ro.save(save("t", "{}", None)).await.err().map(|e| e.kind());
+        assert_eq!(refused, Some(ErrorKind::ReadOnly));
+        assert_eq!(ro.clear_context_dir().await.err().map(|e| e.kind()), Some(ErrorKind::ReadOnly));
+        assert_eq!(ro.clear().await.err().map(|e| e.kind()), Some(ErrorKind::ReadOnly));
+        assert_eq!(ro.end_session().await.err().map(|e| e.kind()), Some(ErrorKind::ReadOnly));
+        assert_eq!(ro.len(), 5, "a refused clear keeps the pointers");
+        ro.flush().await?;
+        assert!(ro.storage().calls.borrow().is_empty(), "{:?}", ro.storage().calls.borrow());
+        assert_eq!(storage.read(&manifest_path).await?, before, "the manifest is as it was");
+        assert!(storage.read(&torn).await?.is_some());
+        let mut new = options(SessionChoice::New, now.clone());
+        new.read_only = true;
+        let invalid = ContextManager::new(storage.clone(), new).err().map(|e| e.kind());
+        assert_eq!(invalid, Some(ErrorKind::InvalidArgument), "a new session cannot be read-only");
+        let removed = toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), 86_400_000).await?;
+        assert_eq!(removed, [id]);
         Ok::<(), Error>(())
     })
     .unwrap();
