@@ -1765,6 +1765,8 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     for (const op of ["purge", "cleanupStaleSessions"]) {
       await expectRejection(assert, () => ContextManager[op]({ contextDir: dir, fileSystem: storage, readOnly: true }), "READ_ONLY", op);
     }
+    await expectRejection(assert, () => ContextManager.importRecords({ contextDir: dir, fileSystem: storage, readOnly: true }, ""), "READ_ONLY", "importRecords");
+    await expectRejection(assert, () => ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, readOnly: true }), "INVALID_ARGUMENT", "a new read-only session");
     assert.deepEqual(calls, [], "nothing written, removed or locked");
     assert.equal(toText(await base.read(manifestPath)), before, "the manifest is byte for byte as it was");
     const [info] = await ContextManager.listSessions({ contextDir: dir, fileSystem: base });
