@@ -28,6 +28,8 @@ pub enum ErrorKind {
     TooLarge,
     /// An exclusive write found the path taken (host code `EEXIST`).
     AlreadyExists,
+    /// A write to a manager opened with `readOnly` (or a store-level write asked with it).
+    ReadOnly,
     /// A bug in toolctx.
     Internal,
 }
@@ -45,6 +47,7 @@ impl ErrorKind {
             ErrorKind::NotFound => "NOT_FOUND",
             ErrorKind::TooLarge => "TOO_LARGE",
             ErrorKind::AlreadyExists => "EEXIST",
+            ErrorKind::ReadOnly => "READ_ONLY",
             ErrorKind::Internal => "INTERNAL",
         }
     }

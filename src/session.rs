@@ -179,6 +179,26 @@ impl Manifest {
         Ok(manifest)
     }
 
+    /// Extends `created_at` and `last_activity` to the oldest and newest entry's
+    /// `created`: records written since the manifest was (found by resume or rebuild)
+    /// are the session's latest activity. `rebuilt`: the dates held are not the
+    /// session's (a manifest made afresh), so the entries' replace them.
+    pub fn date_from_entries(&mut self, rebuilt: bool) {
+        let created = self.context_files.values().filter_map(|e| parse_iso_ms(&e.created));
+        let Some((oldest, newest)) = created
+            .fold(None, |acc: Option<(i64, i64)>, ms| Some(acc.map_or((ms, ms), |(lo, hi)| (lo.min(ms), hi.max(ms)))))
+        else {
+            return;
+        };
+        let held = |date: &str| if rebuilt { None } else { parse_iso_ms(date) };
+        if held(&self.created_at).map_or(true, |c| oldest < c) {
+            self.created_at = iso_timestamp(oldest);
+        }
+        if held(&self.last_activity).map_or(true, |l| newest > l) {
+            self.last_activity = iso_timestamp(newest);
+        }
+    }
+
     /// Rebuilds `context_index` from the entries' keywords.
     pub fn reindex(&mut self) {
         let mut index: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -190,11 +210,26 @@ impl Manifest {
         self.context_index = index;
     }
 
-    /// The manifest's bytes (compact JSON), index rebuilt.
-    pub fn encode(&mut self) -> Vec<u8> {
+    /// The manifest's bytes (compact JSON), index rebuilt. A manifest that its reader
+    /// would refuse (a session id that is none, a path that leaves the session) or that
+    /// does not serialise is an `INTERNAL` error: no bytes, so nothing is written.
+    pub fn encode(&mut self) -> Result<Vec<u8>> {
+        if !is_session_id(&self.session_id) {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("refusing to encode a manifest for {:?}, which is not a session id", self.session_id),
+            ));
+        }
+        if let Some(rel) = self.context_files.keys().find(|rel| !is_relative_record_path(rel)) {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "refusing to encode a manifest that lists a path outside its session",
+            )
+            .with_path(rel.clone()));
+        }
         self.reindex();
-        // Serialising plain strings, numbers and raw JSON cannot fail.
-        serde_json::to_vec(self).unwrap_or_default()
+        serde_json::to_vec(self)
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("the manifest cannot be encoded: {e}")))
     }
 }
 
@@ -417,5 +452,32 @@ mod tests {
             assert!(!is_relative_record_path(rel), "{rel}");
         }
         assert!(is_relative_record_path("code/t_000000000000_1700000000000_0_aaaa.json"));
+    }
+
+    #[test]
+    fn a_manifest_its_reader_would_refuse_is_a_typed_error_not_bytes() {
+        let id = "20250118-143022-a4f2";
+        let meta = RecordMeta {
+            tool_name: "t".into(),
+            tool_description: "t".into(),
+            args_json: "{}".into(),
+            args_hash: "0".repeat(64),
+            timestamp: "2025-01-18T14:30:22.000Z".into(),
+            task_id: None,
+            query_id: None,
+        };
+        let entry = ManifestEntry::new(&meta, 2, &[]).unwrap();
+        let mut good = Manifest::new(id, "2025-01-18T14:30:22.000Z");
+        good.context_files.insert("code/t_000000000000_1700000000000_0_aaaa.json".into(), entry.clone());
+        let bytes = good.encode().expect("a sound manifest encodes");
+        assert_eq!(Manifest::parse(&bytes, id).unwrap().context_files.len(), 1);
+        let mut escaping = good.clone();
+        escaping.context_files.insert("../t_000000000000_1700000000000_1_aaaa.json".into(), entry.clone());
+        let mut misnamed = good.clone();
+        misnamed.session_id = "../../etc".into();
+        for mut bad in [escaping, misnamed] {
+            let err = bad.encode().expect_err("never bytes a reader refuses, never an empty manifest");
+            assert_eq!(err.kind(), ErrorKind::Internal, "{err}");
+        }
     }
 }

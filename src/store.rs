@@ -65,6 +65,9 @@ pub struct Options {
     pub on_debug: Option<DebugSink>,
     /// A new session, or one to resume (SPEC §5); `None` keeps records in the context dir.
     pub session: Option<SessionChoice>,
+    /// Inspection only: every write is refused with [`ErrorKind::ReadOnly`], and opening
+    /// or re-indexing a session never writes its manifest (nor takes its lock).
+    pub read_only: bool,
 }
 
 /// The `session` option.
@@ -88,6 +91,7 @@ impl Options {
             random: None,
             on_debug: None,
             session: None,
+            read_only: false,
         }
     }
 }
@@ -433,6 +437,9 @@ impl<S: Storage> ContextManager<S> {
             Some(choice) => {
                 let now = (manager.options.clock)();
                 let (id, resume) = match choice {
+                    SessionChoice::New if manager.options.read_only => {
+                        return Err(Error::invalid("a new session cannot be read-only: name the session to read"))
+                    }
                     SessionChoice::New => (session::session_id(now, &manager.random_part()?), false),
                     SessionChoice::Resume(id) if session::is_session_id(&id) => (id, true),
                     SessionChoice::Resume(id) => {
@@ -508,6 +515,14 @@ impl<S: Storage> ContextManager<S> {
         }
     }
 
+    /// `Ok` unless the manager was opened read-only (then a typed `READ_ONLY` error).
+    pub fn check_writable(&self) -> Result<()> {
+        if self.options.read_only {
+            return Err(Error::new(ErrorKind::ReadOnly, "this manager was opened with readOnly: it writes nothing"));
+        }
+        Ok(())
+    }
+
     fn random_part(&self) -> Result<String> {
         match &self.options.random {
             Some(random) => Ok(random_chars(RANDOM_LEN, || {
@@ -523,6 +538,7 @@ impl<S: Storage> ContextManager<S> {
     /// Saves one tool output and returns its filepath. Nothing is written and no
     /// pointer is added when it fails.
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
+        self.check_writable()?;
         let args: Value = serde_json::from_str(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
         if !args.is_object() {
@@ -861,6 +877,7 @@ impl<S: Storage> ContextManager<S> {
     /// Removes the records this manager wrote and drops those held in memory. Never
     /// touches any other file. Every removal is attempted; the first failure is returned.
     pub async fn clear_context_dir(&self) -> Result<()> {
+        self.check_writable()?;
         if self.session.is_some() {
             return self.end_session().await;
         }
@@ -911,29 +928,49 @@ impl<S: Storage> ContextManager<S> {
         }
     }
 
-    /// Writes the session manifest when it is due (`force`: now). Entries another
-    /// manager of the same session added on disk are kept.
+    /// Writes the session manifest when it is due (`force`: now, unless it is up to
+    /// date), with `last_activity` moved to now: records of the session were written.
+    /// Entries another manager of the same session added on disk are kept.
     async fn sync_manifest(&self, force: bool) -> Result<()> {
         let Some(s) = &self.session else { return Ok(()) };
+        if self.options.read_only {
+            return Ok(());
+        }
         let _turn = s.writing.lock().await;
         let now = (self.options.clock)();
         let due = match s.last_write_ms.get() {
             None => true,
-            Some(_) if force => true,
             Some(_) if s.dirty.get() == 0 => false,
+            Some(_) if force => true,
             Some(last) => s.dirty.get() >= MANIFEST_EVERY_RECORDS || now - last >= MANIFEST_EVERY_MS,
         };
         if !due {
             return Ok(());
         }
         let lock = session::lock_name(&s.dir);
-        self.storage.locked(&lock, self.write_manifest(s, now)).await??;
+        self.storage.locked(&lock, self.write_manifest(s, Some(now))).await??;
         s.last_write_ms.set(Some(now));
         Ok(())
     }
 
-    /// Read-merge-write of the manifest (under the session lock).
-    async fn write_manifest(&self, s: &Session, now: i64) -> Result<()> {
+    /// Writes the session manifest now, keeping `last_activity`: resume and rebuild
+    /// bring the index up to date, which is not activity (so `gc` still sees an idle
+    /// session as stale). Nothing is written by a read-only manager.
+    async fn reindex_manifest(&self) -> Result<()> {
+        let Some(s) = &self.session else { return Ok(()) };
+        if self.options.read_only {
+            return Ok(());
+        }
+        let _turn = s.writing.lock().await;
+        let lock = session::lock_name(&s.dir);
+        self.storage.locked(&lock, self.write_manifest(s, None)).await??;
+        s.last_write_ms.set(Some((self.options.clock)()));
+        Ok(())
+    }
+
+    /// Read-merge-write of the manifest (under the session lock); `activity`: the time
+    /// `last_activity` moves to, else the later of ours and the one on disk stays.
+    async fn write_manifest(&self, s: &Session, activity: Option<i64>) -> Result<()> {
         let path = paths::join(&s.dir, MANIFEST);
         if let Ok(Some(bytes)) = self.storage.read(&path).await {
             if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
@@ -944,12 +981,17 @@ impl<S: Storage> ContextManager<S> {
                 if session::parse_iso_ms(&on_disk.created_at) < session::parse_iso_ms(&ours.created_at) {
                     ours.created_at = on_disk.created_at;
                 }
+                if session::parse_iso_ms(&on_disk.last_activity) > session::parse_iso_ms(&ours.last_activity) {
+                    ours.last_activity = on_disk.last_activity;
+                }
             }
         }
         let (bytes, taken) = {
             let mut manifest = s.manifest.borrow_mut();
-            manifest.last_activity = iso_timestamp(now);
-            (manifest.encode(), s.dirty.replace(0))
+            if let Some(now) = activity {
+                manifest.last_activity = iso_timestamp(now);
+            }
+            (manifest.encode()?, s.dirty.replace(0))
         };
         if let Err(e) = self.storage.write(&path, &bytes, WriteOptions::default()).await {
             s.dirty.set(s.dirty.get() + taken);
@@ -1018,6 +1060,7 @@ impl<S: Storage> ContextManager<S> {
                 None
             }
         };
+        let rebuilt = manifest.is_none();
         let mut manifest = manifest.unwrap_or_else(|| s.manifest.borrow().clone());
         let mut changed = false;
         let listed: std::collections::HashSet<&String> = files.iter().collect();
@@ -1037,15 +1080,19 @@ impl<S: Storage> ContextManager<S> {
                 changed = true;
             }
         }
+        if changed {
+            // The records found are the session's last writes; the resume is not one.
+            manifest.date_from_entries(rebuilt);
+        }
         self.restore_pointers(&s.dir, manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)));
         *s.manifest.borrow_mut() = manifest;
-        if !changed {
-            // Up to date on disk: the next save's write will move last_activity.
+        if !changed || self.options.read_only {
+            // Up to date on disk (or only read): the next save's write moves last_activity.
             s.last_write_ms.set(Some((self.options.clock)()));
             return Ok(());
         }
         s.dirty.set(1);
-        self.sync_manifest(true).await
+        self.reindex_manifest().await
     }
 
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order
@@ -1066,16 +1113,17 @@ impl<S: Storage> ContextManager<S> {
             let seq = state.next_seq;
             state.next_seq += 1;
             let terms = terms_of(&meta);
+            // A pointer, not ownership: `written` keeps only what this manager wrote.
             let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
             state.add(entry, &terms);
-            state.written.insert(filepath);
         }
     }
 
     /// Rebuilds the index from the record files: in a session, the manifest (a torn
     /// record is removed); without one, the pointers of every record in the context
-    /// dir (records written by the seed implementation are adopted too). Returns the
-    /// number of records indexed.
+    /// dir (records written by the seed implementation are adopted too). Adopted records
+    /// are pointers, not this manager's own: `clear_context_dir` leaves them. Read-only,
+    /// only the pointers are rebuilt. Returns the number of records indexed.
     pub async fn rebuild_index(&self) -> Result<usize> {
         let dir = self.record_root().to_owned();
         let files = match &self.session {
@@ -1087,7 +1135,7 @@ impl<S: Storage> ContextManager<S> {
         };
         let reads = join_all(files.iter().map(|rel| {
             let full = paths::join(&dir, rel);
-            async move { (rel.clone(), self.adopt(&full, self.session.is_some()).await) }
+            async move { (rel.clone(), self.adopt(&full, self.session.is_some() && !self.options.read_only).await) }
         }))
         .await;
         let records: Vec<(String, RecordMeta, usize)> =
@@ -1095,20 +1143,23 @@ impl<S: Storage> ContextManager<S> {
         let count = records.len();
         if let Some(s) = &self.session {
             let mut manifest = Manifest::new(&s.id, &s.manifest.borrow().created_at);
+            manifest.last_activity = s.manifest.borrow().last_activity.clone();
             for (rel, meta, size) in &records {
                 manifest.context_files.insert(rel.clone(), ManifestEntry::new(meta, *size, terms_of(meta).as_slice())?);
             }
+            manifest.date_from_entries(false);
             *s.manifest.borrow_mut() = manifest;
             s.dirty.set(count.max(1));
         }
         self.restore_pointers(&dir, records.into_iter());
-        self.sync_manifest(true).await?;
+        self.reindex_manifest().await?;
         Ok(count)
     }
 
     /// Ends the session: removes the files its manifest tracks and this manager wrote,
     /// the manifest, and then the folders if empty; drops pointers and in-memory records.
     pub async fn end_session(&self) -> Result<()> {
+        self.check_writable()?;
         let Some(s) = &self.session else { return Ok(()) };
         let _turn = s.writing.lock().await;
         let lock = session::lock_name(&s.dir);
@@ -1138,6 +1189,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// `clear_context_dir` and `clear_pointers`.
     pub async fn clear(&self) -> Result<()> {
+        self.check_writable()?;
         let result = self.clear_context_dir().await;
         self.clear_pointers();
         result

@@ -233,3 +233,164 @@ fn two_managers_on_one_session_keep_each_others_entries() {
     })
     .unwrap();
 }
+
+/// A session that crashed at `T0 + 10 ms`: three records in its manifest, two more on disk
+/// that the manifest does not list yet. Returns its id and the paths of all five.
+async fn crashed_session(storage: &Shared, now: &Rc<Cell<i64>>) -> Result<(String, Vec<String>), Error> {
+    now.set(T0);
+    let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+    let mut paths = Vec::new();
+    for i in 0..3 {
+        paths.push(m.save(save("grep", &format!("{{\"i\":{i}}}"), None)).await?);
+    }
+    m.flush().await?;
+    now.set(T0 + 10);
+    for i in 3..5 {
+        paths.push(m.save(save("grep", &format!("{{\"i\":{i}}}"), Some("code"))).await?);
+    }
+    let id = m.session_id().unwrap().to_owned();
+    assert_eq!(manifest_of(storage, &id).await.context_files.len(), 3, "the manifest lags behind");
+    Ok((id, paths)) // dropped without flush: a crash
+}
+
+#[test]
+fn resuming_a_crashed_session_indexes_it_without_moving_last_activity() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (id, paths) = crashed_session(&storage, &now).await?;
+        now.set(T0 + 2 * 86_400_000);
+        let resumed =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        assert_eq!(resumed.len(), 5);
+        let manifest = manifest_of(&storage, &id).await;
+        assert_eq!(manifest.context_files.len(), 5, "resume brings the index up to date");
+        assert_eq!(
+            parse_iso_ms(&manifest.last_activity),
+            Some(T0 + 10),
+            "last_activity is the last write in the session (the newest record), not the resume"
+        );
+        resumed.flush().await?;
+        assert_eq!(parse_iso_ms(&manifest_of(&storage, &id).await.last_activity), Some(T0 + 10), "nothing to flush");
+        let removed = toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), 86_400_000).await?;
+        assert_eq!(removed, std::slice::from_ref(&id), "an idle session stays collectable after a resume");
+        assert!(paths.iter().all(|p| !storage.paths().contains(p)));
+        // A save is activity: it moves last_activity.
+        let (id, _) = crashed_session(&storage, &now).await?;
+        now.set(T0 + 2 * 86_400_000);
+        let resumed =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        resumed.save(save("t", "{}", None)).await?;
+        resumed.flush().await?;
+        assert_eq!(parse_iso_ms(&manifest_of(&storage, &id).await.last_activity), Some(now.get()));
+        assert!(toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), 86_400_000).await?.is_empty());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn ending_a_resumed_session_removes_what_its_manifest_tracks_and_nothing_else() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (id, paths) = crashed_session(&storage, &now).await?;
+        let resumed =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        // Another manager of the session saves after the resume; its manifest update is
+        // coalesced (not on disk yet), and a user keeps notes in the folder.
+        let other =
+            ContextManager::open(storage.clone(), options(SessionChoice::Resume(id.clone()), now.clone())).await?;
+        let late = other.save(save("late", "{}", None)).await?;
+        let notes = format!("/ctx/sessions/{id}/notes.md");
+        storage.write(&notes, b"mine", WriteOptions::default()).await?;
+        let flat = ContextManager::new(storage.clone(), {
+            let mut o = options(SessionChoice::New, now.clone());
+            o.session = None;
+            o
+        })?;
+        let outside = flat.save(save("flat", "{}", None)).await?;
+        resumed.end_session().await?;
+        let left = storage.paths();
+        assert!(paths.iter().all(|p| !left.contains(p)), "the five tracked records are gone: {left:?}");
+        for kept in [&late, &notes, &outside] {
+            assert!(left.contains(kept), "{kept} stays: {left:?}");
+        }
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+/// Logs every call that could change the store: writes, removals, appends, locks.
+struct Spy {
+    inner: Shared,
+    calls: std::cell::RefCell<Vec<String>>,
+}
+
+impl Storage for Spy {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.calls.borrow_mut().push(format!("write {path}"));
+        self.inner.write(path, data, options).await
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.calls.borrow_mut().push(format!("remove {path}"));
+        self.inner.remove(path).await
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.inner.list(dir).await
+    }
+    async fn append(&self, path: &str, data: &[u8]) -> toolctx::Result<()> {
+        self.calls.borrow_mut().push(format!("append {path}"));
+        self.inner.append(path, data).await
+    }
+    async fn remove_dir(&self, path: &str) -> toolctx::Result<()> {
+        self.calls.borrow_mut().push(format!("removeDir {path}"));
+        self.inner.remove_dir(path).await
+    }
+    async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> toolctx::Result<T> {
+        self.calls.borrow_mut().push(format!("lock {name}"));
+        Ok(work.await)
+    }
+}
+
+#[test]
+fn a_read_only_open_of_a_crashed_session_reads_it_whole_and_writes_nothing() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (id, paths) = crashed_session(&storage, &now).await?;
+        let torn = format!("/ctx/sessions/{id}/t_000000000000_1737210622000_9_aaaa.json");
+        storage.write(&torn, b"{\"v\":1,", WriteOptions::default()).await?;
+        let manifest_path = format!("/ctx/sessions/{id}/{MANIFEST}");
+        let before = storage.read(&manifest_path).await?;
+        now.set(T0 + 2 * 86_400_000);
+        let spy = Spy { inner: storage.clone(), calls: Default::default() };
+        let mut o = options(SessionChoice::Resume(id.clone()), now.clone());
+        o.read_only = true;
+        let ro = ContextManager::open(spy, o).await?;
+        assert_eq!(ro.len(), 5, "the records the manifest lacks are read too");
+        assert_eq!(ro.load(&paths).await.len(), 5);
+        assert_eq!(ro.rebuild_index().await?, 5, "rebuilt in memory; the torn file stays");
+        let refused = ro.save(save("t", "{}", None)).await.err().map(|e| e.kind());
+        assert_eq!(refused, Some(ErrorKind::ReadOnly));
+        assert_eq!(ro.clear_context_dir().await.err().map(|e| e.kind()), Some(ErrorKind::ReadOnly));
+        assert_eq!(ro.clear().await.err().map(|e| e.kind()), Some(ErrorKind::ReadOnly));
+        assert_eq!(ro.end_session().await.err().map(|e| e.kind()), Some(ErrorKind::ReadOnly));
+        assert_eq!(ro.len(), 5, "a refused clear keeps the pointers");
+        ro.flush().await?;
+        assert!(ro.storage().calls.borrow().is_empty(), "{:?}", ro.storage().calls.borrow());
+        assert_eq!(storage.read(&manifest_path).await?, before, "the manifest is as it was");
+        assert!(storage.read(&torn).await?.is_some());
+        let mut new = options(SessionChoice::New, now.clone());
+        new.read_only = true;
+        let invalid = ContextManager::new(storage.clone(), new).err().map(|e| e.kind());
+        assert_eq!(invalid, Some(ErrorKind::InvalidArgument), "a new session cannot be read-only");
+        let removed = toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), 86_400_000).await?;
+        assert_eq!(removed, [id]);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

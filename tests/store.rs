@@ -318,3 +318,28 @@ fn fs_storage_writes_private_files_and_keeps_others() {
     })
     .unwrap();
 }
+
+#[test]
+fn rebuild_then_clear_keeps_the_records_another_manager_wrote() {
+    block_on(async {
+        let storage = Rc::new(MemoryStorage::new());
+        let a = ContextManager::new(storage.clone(), options("/ctx"))?;
+        let mut theirs = Vec::new();
+        for i in 0..5 {
+            theirs.push(a.save(save("readFile", &format!(r#"{{"path":"f{i}.ts"}}"#), "1")).await?);
+        }
+        let b = ContextManager::new(storage.clone(), options("/ctx"))?;
+        let own = b.save(save("grep", "{}", "2")).await?;
+        assert_eq!(b.rebuild_index().await?, 6, "b adopts a's five records and has its own");
+        b.clear().await?;
+        assert_eq!(b.len(), 0);
+        assert_eq!(a.load(&theirs).await.len(), 5, "a loads 5 of 5");
+        assert_eq!(storage.read(&own).await?, None, "b's own record is gone");
+        // Adopting again after the clear changes nothing either.
+        assert_eq!(b.rebuild_index().await?, 5);
+        b.clear_context_dir().await?;
+        assert_eq!(a.load(&theirs).await.len(), 5);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

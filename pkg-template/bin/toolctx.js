@@ -94,15 +94,16 @@ function observed(storage, on) {
 
 /**
  * Every persisted record of the store: those outside sessions (the library's
- * `rebuildIndex`) and each session's (resumed from its manifest, never closed, so reading
- * a session does not move its `last_activity`). `pick(manager)` chooses the pointers
- * (all of them, or a task's or a query's).
+ * `rebuildIndex`) and each session's (resumed from its manifest and the records it does
+ * not list yet). Every manager is opened `readOnly`: reading writes nothing, so a
+ * manifest and its `last_activity` stay as they were and `gc` still sees an idle
+ * session as stale. `pick(manager)` chooses the pointers (all, or a task's or a query's).
  */
 async function readStore(dir, { pick = (m) => m.getAllPointers(), session, quiet = false } = {}) {
   const storage = nodeStorage();
   const warnings = [];
   const onDebug = (msg, data) => warnings.push({ msg, data });
-  const root = await ContextManager.open({ contextDir: dir, fileSystem: storage, onDebug });
+  const root = await ContextManager.open({ contextDir: dir, fileSystem: storage, onDebug, readOnly: true });
   const sessions = await ContextManager.listSessions({ contextDir: dir, fileSystem: storage });
   if (session !== undefined && !sessions.some((s) => s.id === session)) {
     throw new CliError(`no session ${session} in ${dir}`, { hint: "run 'toolctx sessions' to list them" });
@@ -114,7 +115,7 @@ async function readStore(dir, { pick = (m) => m.getAllPointers(), session, quiet
   }
   for (const s of sessions) {
     if (session !== undefined && s.id !== session) continue;
-    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: s.id, onDebug });
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: s.id, onDebug, readOnly: true });
     for (const p of pick(m)) pointers.push({ ...p, session: s.id });
     m.free();
   }

@@ -182,6 +182,10 @@ impl Parts {
                 Some(Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)));
         }
         core.on_debug = sink;
+        core.read_only = match get(options, "readOnly") {
+            v if v.is_undefined() || v.is_null() => false,
+            v => v.as_bool().ok_or_else(|| Error::invalid("readOnly must be a boolean"))?,
+        };
         core.session = match get(options, "session") {
             v if v.is_undefined() || v.is_null() || v.as_bool() == Some(false) => None,
             v if v.as_bool() == Some(true) => Some(SessionChoice::New),
@@ -384,6 +388,7 @@ impl JsContextManager {
             Err(e) => return rejected(e),
         };
         Self::store_op(options, move |m| async move {
+            m.check_writable()?;
             let now = (m.options().clock)();
             let ids = crate::session::cleanup_stale_sessions(m.storage(), m.context_dir(), now, older_than).await?;
             Ok(ids.iter().map(|id| JsValue::from(id.as_str())).collect::<Array>().into())
@@ -394,6 +399,7 @@ impl JsContextManager {
     /// wrote them, and nothing else; resolves to the number removed.
     pub fn purge(options: JsValue) -> Promise {
         Self::store_op(options, |m| async move {
+            m.check_writable()?;
             let removed = crate::store::purge(m.storage(), m.context_dir()).await?;
             Ok(JsValue::from(removed as f64))
         })
@@ -415,6 +421,7 @@ impl JsContextManager {
             return rejected(Error::invalid("the records to import must be a string of JSON Lines"));
         };
         Self::store_op(options, |m| async move {
+            m.check_writable()?;
             let report = crate::store::import_jsonl(m.storage(), m.context_dir(), &text).await?;
             let out = Object::new();
             let _ = Reflect::set(&out, &"imported".into(), &(report.imported as f64).into());

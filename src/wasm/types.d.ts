@@ -124,9 +124,17 @@ export interface ContextManagerOptions {
    * a session id: that session (`ContextManager.open` resumes its pointers).
    */
   session?: boolean | string;
+  /**
+   * Inspection only: nothing is written. `saveContext`, `clearContextDir`, `clear` and
+   * `endSession` reject with `READ_ONLY` (and so do `purge`, `cleanupStaleSessions` and
+   * `importRecords` given it); `open` of a session and `rebuildIndex` restore the
+   * pointers without writing the manifest or moving its `last_activity`; `flush` and
+   * `close` have nothing to write. A new session (`session: true`) cannot be read-only.
+   */
+  readOnly?: boolean;
 }
 
-type StoreOptions = Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "clock">;
+type StoreOptions = Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "clock" | "readOnly">;
 
 export interface SelectOptions {
   strategy?: "bm25" | "overlap";
@@ -158,7 +166,7 @@ export interface ScoredContext {
 /** Error codes of toolctx errors (`error.code`). */
 export type ToolctxErrorCode =
   | "INVALID_ARGUMENT" | "NOT_SERIALIZABLE" | "STORAGE" | "QUOTA_EXCEEDED" | "OUTSIDE_STORE"
-  | "CORRUPT_RECORD" | "NOT_FOUND" | "TOO_LARGE" | "INTERNAL";
+  | "CORRUPT_RECORD" | "NOT_FOUND" | "TOO_LARGE" | "READ_ONLY" | "INTERNAL";
 
 /** Every toolctx failure is an `Error` with a stable `code` and the host error as `cause`. */
 export interface ToolctxError extends Error {
@@ -181,7 +189,7 @@ export class ContextManager {
   /** Removes sessions idle longer than `olderThanMs` (default 24 h), only the files their manifests track; resolves to the ids. */
   static cleanupStaleSessions(options?: StoreOptions & { olderThanMs?: number }): Promise<string[]>;
   /** Removes every toolctx record of `contextDir` (whoever wrote it) and nothing else; resolves to the count. */
-  static purge(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">): Promise<number>;
+  static purge(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "readOnly">): Promise<number>;
   /**
    * The persisted records of `contextDir` as JSON Lines, one record a line
    * (`{"filename", "record"}`, the record's bytes verbatim): lossless, for moving a
@@ -189,7 +197,7 @@ export class ContextManager {
    */
   static exportRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">): Promise<string>;
   /** Writes an `exportRecords` text into `contextDir`, byte for byte; records already there with the same bytes are left alone. */
-  static importRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">, jsonl: string):
+  static importRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "readOnly">, jsonl: string):
     Promise<{ imported: number; unchanged: number }>;
   /** Saves a tool output; resolves to its filepath. */
   saveContext(toolName: string, args: Record<string, unknown>, result: unknown,
@@ -207,7 +215,7 @@ export class ContextManager {
   /** `q_` and 16 hex digits of SHA-256 over the normalised query. */
   static hashQuery(query: string): string;
   clearPointers(): void;
-  /** Removes the records this manager wrote; never any other file. */
+  /** Removes the records this manager wrote; never any other file, nor a record it only adopted (`rebuildIndex`, resume). */
   clearContextDir(): Promise<void>;
   clear(): Promise<void>;
   /** Writes out the records held in memory. */

@@ -263,6 +263,41 @@ test("gc removes only the stale session's files; --dry-run removes nothing", asy
   assert.match(cli(["--dir", dir, "gc"]).stdout, /^no session idle longer than 1 day/);
 });
 
+test("reading never writes: every view of a crashed session leaves its manifest as it was, and gc still collects it", async () => {
+  const dir = fresh("crashed");
+  await makeStore(dir);
+  // A session that crashed 3 days ago, 10 ms after its last flush: its manifest lists
+  // one of its three records.
+  let now = Date.now() - 3 * DAY;
+  const m = await ContextManager.open({ contextDir: dir, persistThreshold: 0, session: true, clock: () => now });
+  await m.saveContext("readFile", { path: "src/crash.ts" }, "listed");
+  await m.flush();
+  now += 10;
+  const unlisted = await m.saveContext("readFile", { path: "src/late.ts" }, "not listed yet", { category: "code" });
+  await m.saveContext("grep", { pattern: "late" }, "not listed yet");
+  const manifest = path.join(dir, "sessions", m.sessionId, ".manifest.json");
+  const bytes = fs.readFileSync(manifest);
+  const mtime = fs.statSync(manifest).mtimeMs;
+  const before = files(dir);
+  const rel = path.relative(dir, unlisted).split(path.sep).join("/");
+  const views = [["summary"], ["ls"], ["ls", "--session", m.sessionId], ["show", rel], ["select", "late crash"], ["stats"], ["sessions"]];
+  for (const view of views) {
+    for (const args of [view, [...view, "--json"]]) {
+      const r = cli(["--dir", dir, ...args]);
+      assert.equal(r.code, 0, `toolctx ${args.join(" ")}: ${r.stderr}`);
+      assert.deepEqual(fs.readFileSync(manifest), bytes, `toolctx ${args.join(" ")} left the manifest as it was`);
+      assert.equal(fs.statSync(manifest).mtimeMs, mtime, `toolctx ${args.join(" ")} did not touch the manifest`);
+      assert.deepEqual(files(dir), before, `toolctx ${args.join(" ")} wrote no file`);
+    }
+  }
+  const ls = json(["--dir", dir, "ls", "--session", m.sessionId]);
+  assert.equal(ls.records.length, 3, "the views see the records the manifest does not list");
+  const listed = json(["--dir", dir, "sessions"]).sessions.find((s) => s.id === m.sessionId);
+  assert.equal(listed.stale, true);
+  assert.ok(json(["--dir", dir, "gc"]).removed.includes(m.sessionId), "gc still sees the crashed session as stale");
+  assert.ok(!fs.existsSync(manifest), "its manifest and the record it tracked are gone");
+});
+
 test("clear needs --yes off a terminal, removes records outside sessions; --all ends every session", async () => {
   const dir = fresh("clear");
   const own = await makeStore(dir);

@@ -1135,6 +1135,24 @@ export function runSeedApiTests({
     assert.equal(m2.size, 1);
   });
 
+  t("records adopted by rebuildIndex are not this manager's: clear() after it removes only its own", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const theirs = [];
+    for (let i = 0; i < 5; i++) theirs.push(await a.saveContext("readFile", { path: `f${i}.ts` }, `body ${i}`));
+    const b = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const own = await b.saveContext("grep", { q: "mine" }, "b's record");
+    assert.equal(await b.rebuildIndex(), 6, "b adopts a's five records beside its own");
+    await b.clear();
+    assert.equal(b.size, 0);
+    assert.equal((await a.loadContexts(theirs)).length, 5, "a loads 5 of 5");
+    assert.equal(await storage.read(own), undefined, "b's own record is removed");
+    assert.equal(await b.rebuildIndex(), 5);
+    await b.clearContextDir();
+    assert.deepEqual(await listFiles(storage, a.getContextDir()), [...theirs].sort());
+  });
+
   t("clearContextDir drops records held in memory", async () => {
     const storage = makeStorage();
     const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
@@ -1692,6 +1710,90 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal(err.cause?.code, "EACCES", "the host error is the cause");
     assert.equal(blocked.size, 0);
     assert.equal(ro.size, 1, "the store is as it was");
+  });
+
+  /** A session that crashed 10 ms after its last flush: 3 records in the manifest, 2 not yet. */
+  async function crashedSession(storage, dir, t0) {
+    let now = t0;
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock: () => now });
+    for (let i = 0; i < 3; i++) await m.saveContext("grep", { pattern: `auth ${i}` }, { hits: [i] });
+    await m.flush();
+    now += 10;
+    for (let i = 3; i < 5; i++) await m.saveContext("grep", { pattern: `auth ${i}` }, { hits: [i] }, { category: "code" });
+    const manifestPath = `${m.getContextDir()}/sessions/${m.sessionId}/.manifest.json`;
+    assert.equal(Object.keys(JSON.parse(toText(await storage.read(manifestPath))).context_files).length, 3, "the manifest lags");
+    return { id: m.sessionId, manifestPath, paths: m.getAllPointers().map((p) => p.filepath) };
+  }
+
+  /** `base` with every mutating call (write, remove, append, removeDir, lock) logged. */
+  function spying(base) {
+    const calls = [];
+    const storage = { read: (p) => base.read(p), list: (d) => base.list(d) };
+    for (const op of ["write", "remove", "append", "removeDir", "lock"]) {
+      if (typeof base[op] !== "function") continue;
+      storage[op] = (...args) => {
+        calls.push(`${op} ${args[0]}`);
+        return base[op](...args);
+      };
+    }
+    return { storage, calls };
+  }
+
+  const DAY = 86_400_000;
+  const T0 = Date.UTC(2025, 0, 18, 14, 30, 22);
+
+  test("readOnly: a crashed session is read whole, nothing is written, writes reject READ_ONLY, gc still collects it", async () => {
+    const base = makeStorage();
+    const dir = contextDir();
+    const { id, manifestPath, paths } = await crashedSession(base, dir, T0);
+    const before = toText(await base.read(manifestPath));
+    const { storage, calls } = spying(base);
+    const clock = () => T0 + 2 * DAY;
+    const ro = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: id, readOnly: true, clock });
+    assert.deepEqual(ro.getAllPointers().map((p) => p.filepath), paths, "every record, the unlisted ones too");
+    assert.equal((await ro.loadContexts(paths)).length, 5);
+    assert.equal((await ro.selectRelevant("auth")).length, 5);
+    assert.equal(await ro.rebuildIndex(), 5, "rebuildIndex re-reads the records, in memory only");
+    await expectRejection(assert, () => ro.saveContext("t", {}, 1), "READ_ONLY", "saveContext");
+    for (const op of ["clearContextDir", "clear", "endSession"]) await expectRejection(assert, () => ro[op](), "READ_ONLY", op);
+    assert.equal(ro.size, 5, "a refused clear() keeps the pointers");
+    await ro.flush();
+    await ro.close();
+    const flat = new ContextManager({ contextDir: dir, fileSystem: storage, readOnly: true, persistThreshold: 0 });
+    await flat.rebuildIndex();
+    await expectRejection(assert, () => flat.saveContext("t", {}, 1), "READ_ONLY", "flat saveContext");
+    for (const op of ["purge", "cleanupStaleSessions"]) {
+      await expectRejection(assert, () => ContextManager[op]({ contextDir: dir, fileSystem: storage, readOnly: true }), "READ_ONLY", op);
+    }
+    await expectRejection(assert, () => ContextManager.importRecords({ contextDir: dir, fileSystem: storage, readOnly: true }, ""), "READ_ONLY", "importRecords");
+    await expectRejection(assert, () => ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, readOnly: true }), "INVALID_ARGUMENT", "a new read-only session");
+    assert.deepEqual(calls, [], "nothing written, removed or locked");
+    assert.equal(toText(await base.read(manifestPath)), before, "the manifest is byte for byte as it was");
+    const [info] = await ContextManager.listSessions({ contextDir: dir, fileSystem: base });
+    assert.equal(Date.parse(info.lastActivity), T0, "last_activity did not move");
+    assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: base, clock, olderThanMs: DAY }), [id]);
+    for (const p of paths.slice(0, 3)) assert.equal(await base.read(p), undefined, `${p} (tracked) collected`);
+    assert.equal(await base.read(manifestPath), undefined);
+  });
+
+  test("resuming a crashed session indexes it but is not activity: last_activity stays, gc still collects it", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const { id, manifestPath } = await crashedSession(storage, dir, T0);
+    const clock = () => T0 + 2 * DAY;
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: id, clock });
+    assert.equal(m.size, 5);
+    await m.close();
+    const manifest = JSON.parse(toText(await storage.read(manifestPath)));
+    assert.equal(Object.keys(manifest.context_files).length, 5, "the index caught up");
+    assert.equal(Date.parse(manifest.last_activity), T0 + 10, "the last write in the session, not the resume");
+    assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock, olderThanMs: DAY }), [id]);
+    const again = await crashedSession(storage, dir, T0);
+    const writer = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: again.id, clock, persistThreshold: 0 });
+    await writer.saveContext("t", {}, "a write is activity");
+    await writer.close();
+    assert.equal(Date.parse(JSON.parse(toText(await storage.read(again.manifestPath))).last_activity), clock());
+    assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock, olderThanMs: DAY }), []);
   });
 
   test("rebuildIndex adopts the records of a flat store, with the pointers their writer had", async () => {
