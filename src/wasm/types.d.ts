@@ -1,3 +1,14 @@
+/**
+ * `Symbol.asyncDispose`, which the classes below implement, for consumers whose `lib`
+ * predates it (ES2022); the same declaration as TypeScript's `esnext.disposable` and
+ * `@types/node`, with which it merges.
+ */
+declare global {
+  interface SymbolConstructor {
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 /** Bytes or text, as a storage host reads and writes them. */
 export type StorageData = Uint8Array | string;
 
@@ -126,7 +137,8 @@ export interface ContextManagerOptions {
   session?: boolean | string;
 }
 
-type StoreOptions = Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "clock">;
+/** The store a static method works on (`listSessions`, `cleanupStaleSessions`). */
+export type StoreOptions = Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "clock">;
 
 export interface SelectOptions {
   strategy?: "bm25" | "overlap";
