@@ -27,6 +27,7 @@ const libraryExternal = {
 };
 
 const result = await build({
+  absWorkingDir: root, // the metafile's input paths are relative to it
   entryPoints: [join(source, "toolctx.js")],
   outfile: join(target, "toolctx.js"),
   bundle: true,
