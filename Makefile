@@ -19,10 +19,12 @@ setup:
 pkg: setup pkg/.built
 	@mkdir -p node_modules && ln -sfn ../pkg node_modules/toolctx
 
-pkg/.built: $(CORE_SOURCES) $(TEMPLATE) README.md CHANGELOG.md
+pkg/.built: $(CORE_SOURCES) $(TEMPLATE) scripts/bundle-cli.mjs README.md CHANGELOG.md
 	wasm-pack build --release $(WASM_PACK_FLAGS)
 	rm -f pkg/.gitignore pkg/package.json pkg/README.md
 	cp -R pkg-template/. pkg/
+	cat src/wasm/*.d.ts > pkg/types.d.ts # the public types (index.d.ts); toolctx_core.d.ts stays internal
+	node scripts/bundle-cli.mjs # bin/: the CLI and its npm packages in one file (no runtime dependencies)
 	cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE pkg/
 	@touch $@
 
@@ -36,13 +38,15 @@ playground: pkg
 	vite preview www
 
 ## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection;
-## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser.
+## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser;
+## the installed size of the packed tarball.
 bench: pkg
 	node bench/run-adapters.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
 	node bench/run.mjs
 	node bench/window.mjs
+	node bench/install-size.mjs
 
 ## Every test.
 test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-pack test-playground

@@ -1,2 +1,5 @@
-export * from "./toolctx_core.js";
+// The public types of `toolctx` (every entry point: Node, Deno, Bun, browsers). types.d.ts
+// is assembled at build time from src/wasm/*.d.ts (the same text wasm-bindgen puts in
+// toolctx_core.d.ts, which is internal and not shipped).
+export * from "./types.js";
 export { memoryStorage } from "./adapters/memory.js";

@@ -8,8 +8,8 @@ export interface ToolCall {
   args?: unknown;
 }
 
-/** One message (one line of `messages.jsonl`). */
-export interface Message {
+/** One message of a conversation (one line of `messages.jsonl`); the window optimiser's `Message` is the Anthropic-style one. */
+export interface ConversationMessage {
   id: string;
   role: MessageRole;
   content: string;
@@ -90,8 +90,8 @@ export interface PruneOptions {
 }
 
 export interface PruneResult {
-  kept: Message[];
-  dropped: Message[];
+  kept: ConversationMessage[];
+  dropped: ConversationMessage[];
   tokensBefore: number;
   tokensAfter: number;
 }
@@ -148,13 +148,13 @@ export class ConversationStore {
   /** Removes the conversation and everything in it (on the remote at the next sync); `NOT_FOUND` when missing. */
   deleteConversation(id: string): Promise<void>;
   /** `INVALID_ARGUMENT` for a bad role, id or timestamp, or an id the conversation has. */
-  appendMessage(conversationId: string, message: MessageInput): Promise<Message>;
+  appendMessage(conversationId: string, message: MessageInput): Promise<ConversationMessage>;
   /** In conversation order: timestamp, then id (generated ids sort in append order). */
-  getMessages(conversationId: string, filter?: { role?: MessageRole }): Promise<Message[]>;
+  getMessages(conversationId: string, filter?: { role?: MessageRole }): Promise<ConversationMessage[]>;
   storeArtifact(conversationId: string, artifact: ArtifactInput): Promise<ArtifactMeta>;
   /** Stores the artifact and appends the message with ` (artifact://{id})` after its content. */
   appendWithArtifact(conversationId: string, message: MessageInput, artifact: ArtifactInput):
-    Promise<{ message: Message; artifact: ArtifactMeta }>;
+    Promise<{ message: ConversationMessage; artifact: ArtifactMeta }>;
   /** `NOT_FOUND` when missing. */
   getArtifact(conversationId: string, artifactId: string): Promise<ArtifactMeta & { content: string }>;
   listArtifacts(conversationId: string): Promise<ArtifactMeta[]>;

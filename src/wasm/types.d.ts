@@ -1,3 +1,14 @@
+/**
+ * `Symbol.asyncDispose`, which the classes below implement, for consumers whose `lib`
+ * predates it (ES2022); the same declaration as TypeScript's `esnext.disposable` and
+ * `@types/node`, with which it merges.
+ */
+declare global {
+  interface SymbolConstructor {
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 /** Bytes or text, as a storage host reads and writes them. */
 export type StorageData = Uint8Array | string;
 
@@ -134,7 +145,8 @@ export interface ContextManagerOptions {
   readOnly?: boolean;
 }
 
-type StoreOptions = Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "clock" | "readOnly">;
+/** The store a static method works on (`listSessions`, `cleanupStaleSessions`, `purge`, ...). */
+export type StoreOptions = Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "clock" | "readOnly">;
 
 export interface SelectOptions {
   strategy?: "bm25" | "overlap";

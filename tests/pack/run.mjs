@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 // Packaging tests on the real tarball: `npm pack` the package in pkg/, install it into
-// scratch projects, and use it as users do — Node ESM and require, Deno, Bun, edge
-// workers (workerd, edge-runtime), and a page bundled by Vite and loaded in headless
-// Chromium. The browser bundle must hold no `node:` import.
+// scratch projects, and use it as users do — Node ESM and require, the `toolctx` bin,
+// strict TypeScript consumers (tsc) and @arethetypeswrong/cli, Deno, Bun, edge workers
+// (workerd, edge-runtime), and a page bundled by Vite and loaded in headless Chromium.
+// The package has no runtime dependencies, and the browser bundle holds no `node:` import.
 //
 //   node tests/pack/run.mjs        (after `make pkg`)
 
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { chromium } from "playwright-core";
 import { launchChromium, repoRoot, serve } from "../js/browser/serve.mjs";
 import { bundleForEdgeLight, bundleForWorkerd } from "../edge/bundle.mjs";
@@ -50,6 +51,42 @@ const mem = new ContextManager({ contextDir: dir, fileSystem: memoryStorage() })
 console.log(JSON.stringify({ ok: picked[0] === fp && record.result === "body", hash: ContextManager.hashQuery("x"), size: m.size, mem: mem.size }));
 `;
 
+/** tsc's exit code and diagnostics (tsc prints them on stdout). */
+function tsc(args, cwd) {
+  const r = spawnSync(bin("tsc"), args, { cwd, encoding: "utf8" });
+  return { code: r.status, out: `${r.stdout}${r.stderr}`.trim() };
+}
+
+// Strict TypeScript projects over the installed package (the consumer files are in
+// tests/pack/types/): Node (`--module nodenext`, @types/node from this repository) and
+// a bundled browser app (`--moduleResolution bundler`, DOM, no Node types). Declaration
+// files are checked too (`skipLibCheck` off, tsc's default).
+const TSCONFIG_NODE = {
+  compilerOptions: {
+    strict: true, module: "nodenext", target: "es2022", lib: ["es2022"], types: ["node"],
+    typeRoots: [join(repoRoot, "node_modules", "@types")], outDir: "out", skipLibCheck: false,
+  },
+  files: ["consumer.mts", "consumer.cts"],
+};
+const TSCONFIG_WEB = {
+  compilerOptions: {
+    strict: true, module: "esnext", moduleResolution: "bundler", target: "es2022", lib: ["es2022", "dom"], types: [],
+    noEmit: true, skipLibCheck: false,
+  },
+  files: ["consumer.mts"],
+};
+
+// Problems @arethetypeswrong/cli may report, and why they are accepted. toolctx is
+// ESM only; in Node `require("toolctx")` works through require(esm) (Node 20.19+,
+// 22.12+; checked above), which TypeScript types under `--module nodenext` (the CJS
+// consumer). attw's resolution modes predate require(esm), so:
+// - node16-cjs / CJSResolvesToESM: "a require call resolves to ESM" is that feature;
+// - node10 / NoResolution: TypeScript's node10 resolution ignores `exports`, so it cannot
+//   see the subpaths (toolctx/node...); TypeScript 7 no longer has node10.
+// Anything else (types that disagree with the JS, a wrong module kind, an untyped or
+// unresolved entry point under node16-esm or bundler) fails the test.
+const ATTW_ACCEPTED = new Set(["CJSResolvesToESM@node16-cjs", "NoResolution@node10"]);
+
 const expectSmoke = (out) => {
   const line = JSON.parse(out.trim().split("\n").pop());
   if (!line.ok || line.size !== 2 || line.hash !== "q_2d711642b726b044" || line.mem !== 0) {
@@ -73,6 +110,17 @@ try {
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], app);
+  await check("package.json: no runtime dependencies; installing toolctx installs nothing else", () => {
+    const manifest = JSON.parse(readFileSync(join(app, "node_modules", "toolctx", "package.json"), "utf8"));
+    for (const field of ["dependencies", "optionalDependencies", "peerDependencies", "bundleDependencies", "bundledDependencies"]) {
+      if (manifest[field] !== undefined && Object.keys(manifest[field]).length > 0) {
+        throw new Error(`${field}: ${JSON.stringify(manifest[field])}`);
+      }
+    }
+    const installed = readdirSync(join(app, "node_modules")).filter((name) => !name.startsWith("."));
+    if (installed.join() !== "toolctx") throw new Error(`node_modules holds ${installed.join(", ")}`);
+  });
+
   writeFileSync(join(app, "smoke.mjs"), SMOKE.replace("process.argv[2] ?? Deno.args[0]", "process.argv[2]"));
   writeFileSync(join(app, "smoke-deno.mjs"), SMOKE.replace("process.argv[2] ?? Deno.args[0]", "Deno.args[0]"));
 
@@ -93,10 +141,82 @@ try {
     const toolctx = join(app, "node_modules", ".bin", "toolctx");
     const help = run(toolctx, ["--help"], app);
     if (!help.startsWith("Usage: toolctx")) throw new Error(`unexpected --help: ${help}`);
+    const npxHelp = run("npx", ["--no-install", "toolctx", "--help"], app);
+    if (npxHelp !== help) throw new Error(`npx toolctx --help differs:\n${npxHelp}`);
     const summary = JSON.parse(run(toolctx, ["--dir", join(scratch, "store-node"), "summary", "--json"], app));
     if (summary.records !== 2 || summary.tasks.join() !== "1,2") throw new Error(`unexpected summary: ${JSON.stringify(summary)}`);
     const viaNpx = JSON.parse(run("npx", ["--no-install", "toolctx", "--dir", join(scratch, "store-node"), "ls", "--json"], app));
     if (viaNpx.records.length !== 2) throw new Error(`npx toolctx ls: ${JSON.stringify(viaNpx)}`);
+  });
+
+  cpSync(join(repoRoot, "tests", "pack", "types"), app, { recursive: true });
+  // Not tsconfig.json: Deno would read it (for `deno check` and the Deno runs below).
+  writeFileSync(join(app, "tsconfig.node.json"), JSON.stringify(TSCONFIG_NODE));
+  writeFileSync(join(app, "tsconfig.web.json"), JSON.stringify(TSCONFIG_WEB));
+
+  await check("types: a strict Node consumer (ESM and CommonJS) type-checks, compiles and runs against the installed package", () => {
+    const { code, out } = tsc(["-p", "tsconfig.node.json"], app);
+    if (code !== 0) throw new Error(`tsc --strict (node):\n${out}`);
+    const line = JSON.parse(run("node", [join("out", "consumer.mjs"), join(scratch, "store-ts")], app).trim());
+    const want = {
+      fp: true, records: 2, result: ["src/auth/login.ts"], scored: 2, size: 2, code: "NOT_SERIALIZABLE", disposable: "function",
+      role: "tool", resolved: 1, messages: 2, duplicatesReplaced: 1, memory: 0,
+    };
+    for (const [k, v] of Object.entries(want)) {
+      if (JSON.stringify(line[k]) !== JSON.stringify(v)) throw new Error(`consumer.mts printed ${k} = ${JSON.stringify(line[k])}, expected ${JSON.stringify(v)}: ${JSON.stringify(line)}`);
+    }
+    run("node", [join("out", "consumer.cjs")], app);
+  });
+
+  await check("types: the same consumer type-checks as a bundled browser app (DOM, no Node types)", () => {
+    const { code, out } = tsc(["-p", "tsconfig.web.json"], app);
+    if (code !== 0) throw new Error(`tsc --strict (bundler):\n${out}`);
+  });
+
+  await check("types: deno check (Deno's own TypeScript) accepts the same consumer", () => {
+    run(bin("deno"), ["check", "consumer.mts"], app);
+  });
+
+  await check("types: the public types reach no wasm-bindgen file and hold no `any`", () => {
+    const { code, out } = tsc(["-p", "tsconfig.node.json", "--listFilesOnly"], app);
+    if (code !== 0) throw new Error(out);
+    const pkgDir = join(app, "node_modules", "toolctx");
+    const reached = out.split("\n").filter((f) => f.startsWith(pkgDir)).map((f) => relative(pkgDir, f));
+    for (const want of ["index.d.ts", "types.d.ts", "adapters/node.d.ts", "adapters/opfs.d.ts"]) {
+      if (!reached.includes(want)) throw new Error(`${want} not reached: ${reached}`);
+    }
+    const core = reached.filter((f) => f.startsWith("toolctx_core"));
+    if (core.length) throw new Error(`the public types reach ${core}`);
+    for (const file of reached) {
+      const code = readFileSync(join(pkgDir, file), "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+      const hit = code.split("\n").find((l) => /\bany\b/.test(l));
+      if (hit) throw new Error(`${file}: ${hit.trim()}`);
+    }
+  });
+
+  await check("types: wasm-bindgen internals (initSync, InitOutput, toolctx_core.js) do not type-check", () => {
+    const { out } = tsc(["--ignoreConfig", "--strict", "--noEmit", "--module", "nodenext", "--target", "es2022", "internal.mts"], app);
+    const lines = readFileSync(join(app, "internal.mts"), "utf8").split("\n");
+    const internal = lines.flatMap((l, i) => (/^import .* from "toolctx/.test(l) ? [i + 1] : []));
+    const failed = new Set([...out.matchAll(/^internal\.mts\((\d+),\d+\): error/gm)].map((m) => Number(m[1])));
+    const elsewhere = out.split("\n").filter((l) => /error TS/.test(l) && !l.startsWith("internal.mts"));
+    if (internal.length !== 4) throw new Error(`internal.mts should import 4 internals, found ${internal.length}`);
+    const compiled = internal.filter((n) => !failed.has(n));
+    if (compiled.length || elsewhere.length) {
+      throw new Error(`lines that type-check: ${compiled.map((n) => lines[n - 1]).join(" | ") || "none"}; other errors: ${elsewhere.join(" | ") || "none"}`);
+    }
+  });
+
+  await check("types: @arethetypeswrong/cli finds no problem in the tarball beyond the accepted ones", () => {
+    // Into a file: through a pipe, attw's report (over 128 KiB) can be cut short at exit.
+    const report = join(scratch, "attw.json");
+    const fd = openSync(report, "w");
+    const r = spawnSync(bin("attw"), [tarball, "--format", "json"], { cwd: scratch, encoding: "utf8", stdio: ["ignore", fd, "pipe"] });
+    closeSync(fd);
+    const problems = JSON.parse(readFileSync(report, "utf8")).analysis.problems;
+    const rejected = problems.filter((p) => !ATTW_ACCEPTED.has(`${p.kind}@${p.resolutionKind}`));
+    if (rejected.length) throw new Error(JSON.stringify(rejected));
+    if (problems.length === 0 && r.status !== 0) throw new Error(r.stderr);
   });
 
   await check("deno: import by name (deno condition, Deno fs by default)", () =>

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Builds the published `toolctx` command line: pkg-template/bin/ (the source, read as it
+// is) and the npm packages it imports (commander, cli-table3, cli-progress, ms,
+// picocolors) bundled by esbuild into one file, pkg/bin/toolctx.js, so the package has no
+// runtime dependencies and a browser or edge project installing it pulls none of them.
+// Imports of the library itself (`../index.node.js`, `../adapters/node.js`) stay as they
+// are: the bin uses the package's own files. The bundled packages' licences go beside it
+// in pkg/bin/THIRD-PARTY-LICENSES.txt.
+//
+//   node scripts/bundle-cli.mjs        (run by `make pkg` after pkg-template/ is copied)
+
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const source = join(root, "pkg-template", "bin");
+const target = join(root, "pkg", "bin");
+
+/** `../…` imports leave bin/: the library's own modules, loaded from the package at run time. */
+const libraryExternal = {
+  name: "library-external",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\// }, (args) => ({ path: args.path, external: true }));
+  },
+};
+
+const result = await build({
+  absWorkingDir: root, // the metafile's input paths are relative to it
+  entryPoints: [join(source, "toolctx.js")],
+  outfile: join(target, "toolctx.js"),
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  plugins: [libraryExternal],
+  // commander and cli-table3 are CommonJS and require() Node's built-ins.
+  banner: { js: 'import { createRequire as __toolctxCreateRequire } from "node:module";\nconst require = __toolctxCreateRequire(import.meta.url);' },
+  legalComments: "none",
+  metafile: true,
+  logLevel: "warning",
+});
+
+// Everything else in bin/ is now inside toolctx.js.
+for (const name of readdirSync(target)) {
+  if (name !== "toolctx.js") rmSync(join(target, name), { recursive: true, force: true });
+}
+
+// One notice per bundled package: name, version, licence, and its licence file.
+const packages = new Map();
+for (const input of Object.keys(result.metafile.inputs)) {
+  const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+  if (match) packages.set(match[1], true);
+}
+const notices = [...packages.keys()].sort().map((dir) => {
+  const abs = resolve(root, dir);
+  const meta = JSON.parse(readFileSync(join(abs, "package.json"), "utf8"));
+  const licenceFile = readdirSync(abs).find((f) => /^(licen[sc]e|copying)(\.|$)/i.test(f));
+  const text = licenceFile ? readFileSync(join(abs, licenceFile), "utf8").trim() : `(no licence file; package.json: ${meta.license})`;
+  return `${meta.name}@${meta.version} (${meta.license})\n\n${text}\n`;
+});
+writeFileSync(
+  join(target, "THIRD-PARTY-LICENSES.txt"),
+  `bin/toolctx.js bundles these packages:\n\n${notices.join(`\n${"-".repeat(72)}\n\n`)}`,
+);
+console.log(`bundled ${relative(root, join(target, "toolctx.js"))} with ${packages.size} packages`);
