@@ -147,7 +147,7 @@ enum Taken {
     Waiting,
     /// The items to remove once pushed, and the state they describe (`None`: the
     /// conversation was deleted).
-    Push(Vec<(String, QueueItem)>, Option<LocalState>),
+    Push(Vec<(String, QueueItem)>, Option<Box<LocalState>>),
 }
 
 /// `NOT_FOUND` for an artifact whose meta is there but not its content.
@@ -259,12 +259,12 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         let local = self.local();
         let state = match local.metadata(conv).await? {
             None => None,
-            Some(meta) => Some(LocalState {
+            Some(meta) => Some(Box::new(LocalState {
                 meta,
                 messages: local.messages(conv).await?.messages,
                 artifacts: local.artifacts(conv).await?,
                 pruned: local.pruned(conv).await?,
-            }),
+            })),
         };
         Ok(Taken::Push(items, state))
     }
@@ -358,9 +358,9 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
 
     /// Pushes one conversation's local state (or, for `None`, its deletion) and takes in
     /// what the remote had; true when that changed the local copy.
-    async fn push(&self, remote: &Replica<'_, R>, conv: &str, state: Option<LocalState>) -> Result<bool> {
+    async fn push(&self, remote: &Replica<'_, R>, conv: &str, state: Option<Box<LocalState>>) -> Result<bool> {
         let local = self.local();
-        let Some(LocalState { meta: lmeta, messages: lmsgs, artifacts: larts, pruned: lpruned }) = state else {
+        let Some(state) = state else {
             let lock = join(&remote.base, ".lock");
             return remote
                 .storage
@@ -371,6 +371,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 .await?
                 .map(|()| false);
         };
+        let LocalState { meta: lmeta, messages: lmsgs, artifacts: larts, pruned: lpruned } = *state;
         let lock = join(&remote.base, ".lock");
         let pushed = remote
             .storage
