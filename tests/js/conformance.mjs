@@ -1411,6 +1411,41 @@ export function runSeedApiTests({
     assert.deepEqual(await listFiles(storage, base), [notes]);
   });
 
+  t("exportRecords keeps every record byte for byte, the seed's pretty-printed ones too; importRecords writes them back", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const base = m.getContextDir();
+    const own = await m.saveContext("grep", { pattern: "auth" }, { hits: 1 });
+    // What the TypeScript original writes: JSON.stringify(record, null, 2).
+    const seedText = JSON.stringify(
+      { toolName: "readFile", toolDescription: "Read a.ts", args: { path: "a.ts" }, timestamp: "2024-01-02T03:04:05.678Z", result: "x\ny" },
+      null,
+      2,
+    );
+    const seed = joinPath(base, "readFile_0123456789ab_1704164645678_0_seed.json");
+    await storage.write(seed, seedText);
+    const torn = joinPath(base, "t_0123456789ab_1704164645678_1_torn.json");
+    await storage.write(torn, '{"toolName":"t",');
+    const out = await ContextManager.exportRecords({ contextDir: dir, fileSystem: storage });
+    assert.equal(out.exported, 2, "both records exported");
+    assert.deepEqual(out.skipped.map((s) => s.filename), [basename(torn)]);
+    assert.match(out.skipped[0].reason, /not a toolctx record/);
+    const lines = out.jsonl.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => l.filename).sort(), [basename(own), basename(seed)].sort());
+    assert.equal(lines.find((l) => l.filename === basename(seed)).recordText, seedText, "the seed record as its exact text");
+    assert.ok(lines.find((l) => l.filename === basename(own)).record, "a one-line record stays embedded verbatim");
+    const target = contextDir();
+    const report = await ContextManager.importRecords({ contextDir: target, fileSystem: storage }, out.jsonl);
+    assert.deepEqual(report, { imported: 2, unchanged: 0 });
+    const targetBase = new ContextManager({ contextDir: target, fileSystem: storage }).getContextDir();
+    for (const fp of [own, seed]) {
+      assert.ok(sameBytes(await storage.read(joinPath(targetBase, basename(fp))), await storage.read(fp)), `${basename(fp)} byte for byte`);
+    }
+    // The export object itself is accepted too, and importing again changes nothing.
+    assert.deepEqual(await ContextManager.importRecords({ contextDir: target, fileSystem: storage }, out), { imported: 0, unchanged: 2 });
+  });
+
   // -- open / dispose
 
   t("ContextManager.open resolves to a working ContextManager", async () => {
