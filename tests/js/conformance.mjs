@@ -1057,6 +1057,31 @@ export function runSeedApiTests({
     assert.deepEqual(m.selectRelevantContexts("what about login.ts?", ptrs), [login]);
   });
 
+  t("selection is case-insensitive for every query: READFILE, ReadFile and readfile give the same list", async () => {
+    const { m } = setup();
+    const read = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "x");
+    await m.saveContext("writeFile", { path: "src/auth/login.ts" }, "x");
+    await m.saveContext("grep", { pattern: "AuthError" }, "x");
+    await m.saveContext("read_config", { name: "auth error" }, "x");
+    const upper = await m.saveContext("fetch", { url: "READFILE.md" }, "x");
+    const ptrs = m.getAllPointers();
+    const families = [
+      ["readFile", "ReadFile", "READFILE", "readfile", "rEaDfIlE"],
+      ["AuthError", "authError", "AUTHERROR", "autherror"],
+      ["read file", "READ FILE", "Read File"],
+    ];
+    for (const family of families) {
+      const lists = family.map((q) => m.selectRelevantContexts(q, ptrs, { fallback: "none" }));
+      assert.ok(lists[0].length > 0, `${family[0]} finds something`);
+      for (const [i, q] of family.entries()) assert.deepEqual(lists[i], lists[0], `${q} ranks as ${family[0]} does`);
+      const scored = await Promise.all(family.map((q) => m.selectRelevant(q, { fallback: "none" })));
+      for (const [i, q] of family.entries()) {
+        assert.deepEqual(scored[i].map((s) => [s.filepath, s.score]), scored[0].map((s) => [s.filepath, s.score]), `${q}: same scores`);
+      }
+    }
+    assert.deepEqual(m.selectRelevantContexts("READFILE", ptrs, { fallback: "none" }).sort(), [read, upper].sort());
+  });
+
   t("selectRelevantContexts: more matched keywords first", async () => {
     const { m, login, db, ptrs } = await relevanceFixture();
     assert.deepEqual(m.selectRelevantContexts("auth database migration", ptrs), [db, login]);
