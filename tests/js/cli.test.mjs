@@ -208,7 +208,7 @@ test("show refuses paths outside the store, and says so for unknown records", ()
 test("select ranks the relevant records, with --limit, and finds none for an unrelated query", () => {
   const all = json(["--dir", store, "select", "AuthError in src"]);
   assert.equal(all.results[0].toolName, "grep");
-  assert.ok(all.results[0].matched.includes("auth"));
+  assert.ok(all.results[0].matched.includes("autherror"), "a query word is matched whole, in any case");
   assert.ok(all.results.every((r, i) => i === 0 || r.score <= all.results[i - 1].score), "best first");
   assert.ok(!all.results.some((r) => r.toolName === "listDirectory"), "no fallback to unrelated records");
   const token = json(["--dir", store, "select", "token refresh"]).results;
