@@ -65,6 +65,6 @@ pub use select::{keywords, tokenize, Fallback, Scored, Strategy, Terms};
 pub use session::{cleanup_stale_sessions, list_sessions, SessionInfo};
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
 pub use store::{
-    export_jsonl, import_jsonl, purge, Candidate, ContextManager, DebugEvent, Filter, ImportReport, Options, SaveInput,
-    SessionChoice,
+    export_jsonl, import_jsonl, purge, Candidate, ContextManager, DebugEvent, Export, Filter, ImportReport, Options,
+    SaveInput, SessionChoice, Skipped,
 };

@@ -1211,29 +1211,80 @@ pub async fn purge<S: Storage>(storage: &S, dir: &str) -> Result<usize> {
     Ok(removed)
 }
 
-/// The persisted records of `dir` as JSON Lines, one record per line, sorted by file
-/// name: `{"filename":"…","record":{…}}` with the record's bytes embedded verbatim, so
-/// an export is lossless. Files that are not whole records are skipped.
-pub async fn export_jsonl<S: Storage>(storage: &S, dir: &str) -> Result<String> {
+/// A record file that an export left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Its file name.
+    pub filename: String,
+    /// Why: it does not parse as a record (torn, corrupt), or it was gone when read.
+    pub reason: String,
+}
+
+/// What [`export_jsonl`] gives: the JSON Lines, and what went into them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Export {
+    /// One line a record.
+    pub jsonl: String,
+    /// Records exported (the lines of `jsonl`).
+    pub exported: usize,
+    /// Files named as records that are not in `jsonl`, with the reason.
+    pub skipped: Vec<Skipped>,
+}
+
+/// The persisted records of `dir` as JSON Lines, one record a line, sorted by file name,
+/// every record's bytes recoverable exactly:
+///
+/// - `{"filename":"…","record":{…}}`, the record's bytes embedded verbatim, when they are
+///   one line that reads back as themselves (no line break, nothing around the object):
+///   every record this library writes;
+/// - `{"filename":"…","recordText":"…"}`, the bytes as a JSON string, otherwise (a
+///   pretty-printed record of the TypeScript original, a trailing newline, CRLF).
+///
+/// A file named as a record that does not parse as one (torn, corrupt) is not a record:
+/// it is left out and listed in [`Export::skipped`] with the reason, never silently.
+pub async fn export_jsonl<S: Storage>(storage: &S, dir: &str) -> Result<Export> {
     let mut names: Vec<String> =
         storage.list(dir).await?.into_iter().filter(|n| crate::naming::is_record_filename(n)).collect();
     names.sort();
     let files: Vec<String> = names.iter().map(|n| paths::join(dir, n)).collect();
     let reads = join_all(files.iter().map(|p| storage.read(p))).await;
-    let mut out = String::new();
-    for (name, read) in names.iter().zip(reads) {
-        let Some(bytes) = read? else { continue };
-        let Ok(text) = std::str::from_utf8(&bytes) else { continue };
-        if parse_record(&bytes).is_err() || text.contains('\n') {
+    let mut export = Export::default();
+    for (name, read) in names.into_iter().zip(reads) {
+        let Some(bytes) = read? else {
+            export.skipped.push(Skipped { filename: name, reason: "removed before it was read".into() });
             continue;
-        }
+        };
+        let checked = parse_record(&bytes).map(|_| ());
+        let parsed = checked.and_then(|()| {
+            String::from_utf8(bytes).map_err(|e| Error::new(ErrorKind::CorruptRecord, format!("not UTF-8: {e}")))
+        });
+        let text = match parsed {
+            Ok(text) => text,
+            Err(e) => {
+                export.skipped.push(Skipped { filename: name, reason: e.to_string() });
+                continue;
+            }
+        };
+        let out = &mut export.jsonl;
         out.push_str("{\"filename\":");
-        crate::record::push_json_str(&mut out, name);
-        out.push_str(",\"record\":");
-        out.push_str(text);
+        crate::record::push_json_str(out, &name);
+        if reads_back_verbatim(&text) {
+            out.push_str(",\"record\":");
+            out.push_str(&text);
+        } else {
+            out.push_str(",\"recordText\":");
+            crate::record::push_json_str(out, &text);
+        }
         out.push_str("}\n");
+        export.exported += 1;
     }
-    Ok(out)
+    Ok(export)
+}
+
+/// Whether `text` (a record that parses), embedded as a JSON value in one line, is read
+/// back as exactly these bytes: no line break inside, nothing before `{` or after `}`.
+fn reads_back_verbatim(text: &str) -> bool {
+    text.starts_with('{') && text.ends_with('}') && !text.contains(['\n', '\r'])
 }
 
 /// What [`import_jsonl`] did.
@@ -1246,7 +1297,7 @@ pub struct ImportReport {
 }
 
 /// Writes the records of a JSON Lines export into `dir`, each under its own file name
-/// and byte for byte. A record already present with the same bytes is left alone; a
+/// and byte for byte (from `record`, verbatim, or `recordText`, the exact text). A record already present with the same bytes is left alone; a
 /// different file under the same name, a malformed line, or a name outside the record
 /// grammar fails the import with the line number (the lines before it are written).
 pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Result<ImportReport> {
@@ -1254,8 +1305,10 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
     struct Line<'a> {
         #[serde(borrow)]
         filename: std::borrow::Cow<'a, str>,
-        #[serde(borrow)]
-        record: &'a serde_json::value::RawValue,
+        #[serde(borrow, default)]
+        record: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default, rename = "recordText")]
+        record_text: Option<std::borrow::Cow<'a, str>>,
     }
     let mut report = ImportReport::default();
     for (number, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
@@ -1266,7 +1319,11 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
                 at(format!("{:?} is not a record file name", parsed.filename)).with_path(parsed.filename.to_string())
             );
         }
-        let bytes = parsed.record.get().as_bytes();
+        let bytes = match (&parsed.record, &parsed.record_text) {
+            (Some(raw), None) => raw.get().as_bytes(),
+            (None, Some(text)) => text.as_bytes(),
+            _ => return Err(at("a line holds either \"record\" or \"recordText\"".into())),
+        };
         parse_record(bytes).map_err(|e| at(e.to_string()))?;
         let path = paths::join(dir, &parsed.filename);
         match storage.write(&path, bytes, WriteOptions { exclusive: true }).await {

@@ -374,3 +374,150 @@ fn a_hostile_remote_cannot_make_a_path() {
         assert!(events.borrow().iter().any(|e| e.contains("names conversation")));
     });
 }
+
+/// A future that is pending once (waking itself), so that concurrent work interleaves.
+struct YieldNow(bool);
+
+impl std::future::Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+async fn yield_times(n: usize) {
+    for _ in 0..n {
+        YieldNow(false).await;
+    }
+}
+
+/// Memory storage whose every call yields before and after it, with a real lock (an
+/// async mutex, as a host's `lock` excludes other processes): concurrent work interleaves
+/// at every step, as it does over a real disk or network.
+#[derive(Default)]
+struct Yielding {
+    inner: MemoryStorage,
+    lock: futures_util::lock::Mutex<()>,
+}
+
+impl Storage for Yielding {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        yield_times(1).await;
+        let out = self.inner.read(path).await;
+        yield_times(1).await;
+        out
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        yield_times(1).await;
+        let out = self.inner.write(path, data, options).await;
+        yield_times(1).await;
+        out
+    }
+    async fn append(&self, path: &str, data: &[u8]) -> toolctx::Result<()> {
+        yield_times(1).await;
+        let out = self.inner.append(path, data).await;
+        yield_times(1).await;
+        out
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        yield_times(1).await;
+        let out = self.inner.remove(path).await;
+        yield_times(1).await;
+        out
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        yield_times(1).await;
+        let out = self.inner.list(dir).await;
+        yield_times(1).await;
+        out
+    }
+    async fn locked<T>(&self, _name: &str, work: impl std::future::Future<Output = T>) -> toolctx::Result<T> {
+        yield_times(1).await;
+        let _held = self.lock.lock().await;
+        Ok(work.await)
+    }
+}
+
+type YieldingStore = ConversationStore<Rc<Yielding>, Rc<Yielding>>;
+
+/// Whether the remote's copy of `conv` holds a message with `content`.
+async fn remote_has(remote: &Yielding, conv: &str, content: &str) -> bool {
+    let path = format!("/remote/conversations/{conv}/messages.jsonl");
+    let bytes = remote.inner.read(&path).await.unwrap().unwrap_or_default();
+    toolctx::conversation::parse_jsonl(&bytes).messages.iter().any(|m| m.content.starts_with(content))
+}
+
+/// A sync that runs while a message (with an artifact) is being appended, started after every possible
+/// number of steps of the append: either the message reached the remote, or its queue
+/// item is still there (so the next sync pushes it). Both in one store, and across two
+/// stores on the same storage (two processes: the storage's lock is all they share).
+#[test]
+fn a_sync_racing_an_append_never_drops_the_change() {
+    block_on(async {
+        for two_processes in [false, true] {
+            for delay in 0..80 {
+                let (clock, events) = setup();
+                let local = Rc::new(Yielding::default());
+                let remote = Rc::new(Yielding::default());
+                let mut o = options("/local", &clock, &events);
+                o.remote_dir = Some("/remote".into());
+                let writer: YieldingStore =
+                    ConversationStore::new(local.clone(), Some(remote.clone()), o.clone()).unwrap();
+                let other: YieldingStore = ConversationStore::new(local.clone(), Some(remote.clone()), o).unwrap();
+                let syncer = if two_processes { &other } else { &writer };
+                let conv = writer.create_conversation(None, None).await.unwrap();
+                writer.sync().await.unwrap();
+                let artifact =
+                    ArtifactInput { kind: "file".into(), name: "a.ts".into(), content: "data".into(), mime_type: None };
+                let (appended, synced) = futures_util::future::join(
+                    writer.append_with_artifact(&conv.id, msg("tool", "the change"), artifact.clone()),
+                    async {
+                        yield_times(delay).await;
+                        syncer.sync().await
+                    },
+                )
+                .await;
+                appended.unwrap();
+                let report = synced.unwrap();
+                let pending = writer.sync_status().await.unwrap().pending;
+                assert!(
+                    remote_has(&remote, &conv.id, "the change").await || pending > 0,
+                    "two processes: {two_processes}, sync after {delay} steps: the change is neither on the remote nor queued ({report:?})"
+                );
+                writer.sync().await.unwrap();
+                assert!(remote_has(&remote, &conv.id, "the change").await);
+                assert_eq!(writer.sync_status().await.unwrap().pending, 0);
+            }
+        }
+    });
+}
+
+/// An artifact whose local content is missing is not pushed as an empty one: the item
+/// fails with a typed error, stays queued, and the remote gets nothing of it.
+#[test]
+fn a_missing_artifact_content_fails_the_item_and_writes_nothing() {
+    block_on(async {
+        let (clock, events) = setup();
+        let local = Rc::new(MemoryStorage::new());
+        let remote = Rc::new(MemoryStorage::new());
+        let mut o = options("/local", &clock, &events);
+        o.remote_dir = Some("/remote".into());
+        let store: ConversationStore<Rc<MemoryStorage>> =
+            ConversationStore::new(local.clone(), Some(remote.clone()), o).unwrap();
+        let conv = store.create_conversation(None, None).await.unwrap();
+        let art = ArtifactInput { kind: "file".into(), name: "a.ts".into(), content: "data".into(), mime_type: None };
+        let meta = store.store_artifact(&conv.id, art).await.unwrap();
+        local.remove(&format!("/local/conversations/{}/artifacts/{}", conv.id, meta.id)).await.unwrap();
+        let report = store.sync().await.unwrap();
+        assert_eq!(report.pushed, 0, "{report:?}");
+        assert_eq!(report.failed.len(), 2, "both items fail: {report:?}");
+        assert!(report.failed.iter().all(|f| f.code == "NOT_FOUND" && f.error.contains(&meta.id)), "{report:?}");
+        assert_eq!(store.sync_status().await.unwrap().pending, 2);
+        assert!(remote.paths().is_empty(), "nothing written to the remote: {:?}", remote.paths());
+    });
+}

@@ -235,7 +235,7 @@ const switchAction = action(async (event) => {
   if (state.manager) {
     const id = state.manager.sessionId;
     await state.manager.flush();
-    const jsonl = await ContextManager.exportRecords({ ...storeOf(from), contextDir: sessionDir(id) });
+    const { jsonl } = await ContextManager.exportRecords({ ...storeOf(from), contextDir: sessionDir(id) });
     report = await ContextManager.importRecords({ ...storeOf(target), contextDir: sessionDir(id) }, jsonl);
     await state.manager.close();
     state.manager = null;

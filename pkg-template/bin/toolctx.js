@@ -536,7 +536,10 @@ async function sessionFolders(storage, dir, id) {
 }
 
 /**
- * `export <file>`: the records as JSON Lines (`ContextManager.exportRecords`, lossless).
+ * `export <file>`: the records as JSON Lines (`ContextManager.exportRecords`, lossless: a
+ * record that is not one line, as the TypeScript original writes them, travels as its exact
+ * text). Files named as records that are not whole ones are listed on stderr (and under
+ * `skipped` with `--json`).
  * Default: the records outside sessions; `--session ID`: that session's; `--all`: both,
  * every session included. `-` writes to stdout.
  */
@@ -559,19 +562,32 @@ async function exportCommand(file, opts) {
   const bar = progress("export", total);
   const watched = observed(storage, (op, [path]) => op === "read" && RECORD_NAME.test(path.split("/").pop()) && bar.tick());
   let jsonl = "";
+  let records = 0;
+  const skipped = [];
   try {
-    for (const folder of folders) jsonl += await ContextManager.exportRecords({ contextDir: folder, fileSystem: watched });
+    for (const folder of folders) {
+      const out = await ContextManager.exportRecords({ contextDir: folder, fileSystem: watched });
+      jsonl += out.jsonl;
+      records += out.exported;
+      const prefix = toSlashes(relative(dir, folder));
+      for (const s of out.skipped) skipped.push({ ...s, filename: prefix ? `${prefix}/${s.filename}` : s.filename });
+    }
   } finally {
     bar.stop();
   }
-  const records = jsonl === "" ? 0 : jsonl.split("\n").filter(Boolean).length;
+  // Files named as records that are not whole ones (torn by a crash, corrupt): never left out silently.
+  if (skipped.length && (!opts.json || file === "-")) {
+    const one = skipped.length === 1;
+    process.stderr.write(errColors.yellow(`toolctx: skipped ${plural(skipped.length, "file")} that ${one ? "is" : "are"} not a whole record:\n`));
+    for (const s of skipped) process.stderr.write(`  ${s.filename}: ${s.reason}\n`);
+  }
   if (file === "-") {
     process.stdout.write(jsonl);
     return;
   }
   await writeFile(file, jsonl, { mode: 0o600 });
   const bytes = Buffer.byteLength(jsonl);
-  if (opts.json) return printJson({ dir, file: resolve(file), records, bytes });
+  if (opts.json) return printJson({ dir, file: resolve(file), records, skipped, bytes });
   print(`exported ${plural(records, "record")} (${humanBytes(bytes)}) to ${file}`);
 }
 

@@ -4,7 +4,7 @@
 
 use super::messages::{parse_timestamp, Message, Role};
 use super::stats::message_tokens;
-use crate::select::{keywords, tokenize};
+use crate::select::{index_tokens, keywords};
 
 /// Messages always kept by default.
 pub const DEFAULT_KEEP_RECENT: usize = 10;
@@ -53,7 +53,9 @@ pub fn score(message: &Message, task_keywords: &[String], now_ms: i64) -> f64 {
         score += 25.0;
     }
     if !task_keywords.is_empty() {
-        let words = tokenize(&message.content);
+        // Indexed as a record's text is, so a task's words match in any case.
+        let mut words = Vec::new();
+        index_tokens(&message.content, &mut words);
         let hits = task_keywords.iter().filter(|k| words.contains(k)).count();
         score += 50.0 * hits as f64 / task_keywords.len() as f64;
     }

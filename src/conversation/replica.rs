@@ -194,7 +194,18 @@ impl<S: Storage> Replica<'_, S> {
 
     /// One artifact's content, or `None`.
     pub async fn artifact_content(&self, id: &str, art: &str) -> Result<Option<Vec<u8>>> {
-        self.storage.read(&join(&self.artifacts_dir(id), art)).await
+        self.storage.read(&self.artifact_path(id, art)).await
+    }
+
+    /// Where an artifact's content is.
+    pub fn artifact_path(&self, id: &str, art: &str) -> String {
+        join(&self.artifacts_dir(id), art)
+    }
+
+    /// The ids of the artifacts whose content file is there (one listing, no reads).
+    pub async fn artifact_contents(&self, id: &str) -> Result<BTreeSet<String>> {
+        let names = self.storage.list(&self.artifacts_dir(id)).await?;
+        Ok(names.into_iter().filter(|n| !n.ends_with('/') && !n.ends_with(META_SUFFIX)).collect())
     }
 
     /// Writes an artifact: the content first, then its meta (whose presence means the

@@ -10,9 +10,16 @@
 //! - artifacts are immutable: each side gets the ones it lacks;
 //! - a deleted conversation is deleted on the remote.
 //!
+//! A change and its item are written in one exclusive section of the store (see
+//! [`ConversationStore::exclusive`]); `sync()` takes a conversation's items and reads its
+//! local state in one such section too, so the state it pushes holds every change whose
+//! item it took, whatever runs between (another task, another process). It removes only
+//! the items it took; an item written meanwhile stays for the next sync.
+//!
 //! An item is removed only once its conversation was pushed; a failure keeps it, with
 //! its attempts, the error and the time of the next attempt (exponential backoff on the
-//! store's clock), and is reported. Nothing is dropped silently.
+//! store's clock), and is reported. Nothing is dropped silently: an artifact whose local
+//! content is missing fails the push (`NOT_FOUND`) before anything is written.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,7 +29,7 @@ use super::artifacts::ArtifactMeta;
 use super::messages::{merge, Message};
 use super::replica::{corrupt, to_json, ConversationMetadata, Replica};
 use super::ConversationStore;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
 use crate::storage::{Storage, WriteOptions};
 
@@ -89,6 +96,8 @@ pub struct SyncFailure {
     /// The conversation, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
+    /// The error's code (`STORAGE`, `NOT_FOUND`, `CORRUPT_RECORD`, …).
+    pub code: &'static str,
     /// What went wrong.
     pub error: String,
     /// Attempts so far.
@@ -118,6 +127,34 @@ pub struct SyncStatus {
 }
 
 type Listed = Vec<(String, Result<QueueItem>)>;
+
+/// Queue items by file name, as far as this sync has read them.
+type Known = BTreeMap<String, Result<QueueItem>>;
+
+/// A conversation's local state, as one push sends it.
+struct LocalState {
+    meta: ConversationMetadata,
+    messages: Vec<Message>,
+    artifacts: Vec<ArtifactMeta>,
+    pruned: BTreeSet<String>,
+}
+
+/// What a sync takes of one conversation.
+enum Taken {
+    /// No item is left (another sync took them).
+    Nothing,
+    /// Every item waits for its backoff.
+    Waiting,
+    /// The items to remove once pushed, and the state they describe (`None`: the
+    /// conversation was deleted).
+    Push(Vec<(String, QueueItem)>, Option<Box<LocalState>>),
+}
+
+/// `NOT_FOUND` for an artifact whose meta is there but not its content.
+fn missing_content<S: Storage>(local: &Replica<'_, S>, conv: &str, art: &str) -> Error {
+    Error::new(ErrorKind::NotFound, format!("the content of artifact {art} is missing; it was not pushed"))
+        .with_path(local.artifact_path(conv, art))
+}
 
 /// Last write wins: the later `updatedAt`; on a tie the larger title, so both sides pick
 /// the same one.
@@ -168,18 +205,68 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         let dir = self.local().queue_dir();
         let mut out = Vec::new();
         for name in self.local.list(&dir).await? {
-            if !name.ends_with(".json") {
-                continue;
+            if let Some(item) = self.read_item(&dir, &name).await? {
+                out.push((name, item));
             }
-            let path = join(&dir, &name);
-            let Some(bytes) = self.local.read(&path).await? else { continue };
-            let item = serde_json::from_slice::<QueueItem>(&bytes).map_err(|e| corrupt(&path, e)).and_then(|i| {
-                super::ids::validate_id(&i.conversation_id, "conversation id")?;
-                Ok(i)
-            });
-            out.push((name, item));
         }
         Ok(out)
+    }
+
+    /// The item in `dir/name`: `None` for what is not an item file (or is gone), an
+    /// error inside for one that does not parse.
+    async fn read_item(&self, dir: &str, name: &str) -> Result<Option<Result<QueueItem>>> {
+        if !name.ends_with(".json") {
+            return Ok(None);
+        }
+        let path = join(dir, name);
+        let Some(bytes) = self.local.read(&path).await? else { return Ok(None) };
+        let item = serde_json::from_slice::<QueueItem>(&bytes).map_err(|e| corrupt(&path, e)).and_then(|i| {
+            super::ids::validate_id(&i.conversation_id, "conversation id")?;
+            Ok(i)
+        });
+        Ok(Some(item))
+    }
+
+    /// Run under [`ConversationStore::exclusive`]: the queue items of `conv` (reading
+    /// those written since `known` was filled, forgetting those gone) and, unless they
+    /// all wait for their backoff, the local state of `conv`. One exclusive section, so
+    /// every change whose item is taken is in the state.
+    async fn take(&self, conv: &str, known: &mut Known, now: i64) -> Result<Taken> {
+        let dir = self.local().queue_dir();
+        let names: BTreeSet<String> = self.local.list(&dir).await?.into_iter().collect();
+        known.retain(|name, _| names.contains(name));
+        for name in names {
+            if known.contains_key(&name) {
+                continue;
+            }
+            if let Some(item) = self.read_item(&dir, &name).await? {
+                known.insert(name, item);
+            }
+        }
+        let items: Vec<(String, QueueItem)> = known
+            .iter()
+            .filter_map(|(name, item)| match item {
+                Ok(item) if item.conversation_id == conv => Some((name.clone(), item.clone())),
+                _ => None,
+            })
+            .collect();
+        if items.is_empty() {
+            return Ok(Taken::Nothing);
+        }
+        if items.iter().all(|(_, i)| i.next_attempt_ms.is_some_and(|t| t > now)) {
+            return Ok(Taken::Waiting);
+        }
+        let local = self.local();
+        let state = match local.metadata(conv).await? {
+            None => None,
+            Some(meta) => Some(Box::new(LocalState {
+                meta,
+                messages: local.messages(conv).await?.messages,
+                artifacts: local.artifacts(conv).await?,
+                pruned: local.pruned(conv).await?,
+            })),
+        };
+        Ok(Taken::Push(items, state))
     }
 
     /// How many items are queued, and how many of them have failed.
@@ -200,27 +287,23 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         let now = self.now_ms();
         let dir = self.local().queue_dir();
         let mut report = SyncReport::default();
-        let mut groups: BTreeMap<String, Vec<(String, QueueItem)>> = BTreeMap::new();
-        for (name, item) in self.queue().await? {
-            match item {
-                Ok(item) => groups.entry(item.conversation_id.clone()).or_default().push((name, item)),
-                Err(e) => report.failed.push(SyncFailure {
-                    item: name,
-                    conversation_id: None,
-                    error: format!("unreadable queue item, kept: {e}"),
-                    attempts: 0,
-                }),
-            }
-        }
+        // Which conversations have items; `take` reads them again under the lock.
+        let mut known: Known = self.queue().await?.into_iter().collect();
+        let convs: BTreeSet<String> =
+            known.values().filter_map(|i| i.as_ref().ok()).map(|i| i.conversation_id.clone()).collect();
         let mut waiting: BTreeSet<String> = BTreeSet::new();
-        for (conv, items) in &groups {
-            if items.iter().all(|(_, i)| i.next_attempt_ms.is_some_and(|t| t > now)) {
-                waiting.insert(conv.clone());
-                continue;
-            }
-            match self.push(&remote, conv).await {
+        for conv in &convs {
+            let (items, state) = match self.exclusive(self.take(conv, &mut known, now)).await? {
+                Taken::Nothing => continue,
+                Taken::Waiting => {
+                    waiting.insert(conv.clone());
+                    continue;
+                }
+                Taken::Push(items, state) => (items, state),
+            };
+            match self.push(&remote, conv, state).await {
                 Ok(pulled) => {
-                    for (name, _) in items {
+                    for (name, _) in &items {
                         self.local.remove(&join(&dir, name)).await?;
                     }
                     report.pushed += items.len();
@@ -235,11 +318,12 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                         item.last_error = Some(e.to_string());
                         item.next_attempt_ms = Some(now.saturating_add(self.options.retry.delay(item.attempts) as i64));
                         self.local
-                            .write(&join(&dir, name), to_json(&item)?.as_bytes(), WriteOptions::default())
+                            .write(&join(&dir, &name), to_json(&item)?.as_bytes(), WriteOptions::default())
                             .await?;
                         report.failed.push(SyncFailure {
-                            item: name.clone(),
+                            item: name,
                             conversation_id: Some(conv.clone()),
+                            code: e.code(),
                             error: e.to_string(),
                             attempts: item.attempts,
                         });
@@ -247,11 +331,23 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 }
             }
         }
+        for (name, item) in known {
+            if let Err(e) = item {
+                report.failed.push(SyncFailure {
+                    item: name,
+                    conversation_id: None,
+                    code: e.code(),
+                    error: format!("unreadable queue item, kept: {e}"),
+                    attempts: 0,
+                });
+            }
+        }
         match self.pull_newer(&remote, &waiting).await {
             Ok(n) => report.pulled += n,
             Err(e) => report.failed.push(SyncFailure {
                 item: "remote index".into(),
                 conversation_id: None,
+                code: e.code(),
                 error: e.to_string(),
                 attempts: 1,
             }),
@@ -260,11 +356,11 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         Ok(report)
     }
 
-    /// Pushes one conversation (or its deletion) and takes in what the remote had;
-    /// true when that changed the local copy.
-    async fn push(&self, remote: &Replica<'_, R>, conv: &str) -> Result<bool> {
+    /// Pushes one conversation's local state (or, for `None`, its deletion) and takes in
+    /// what the remote had; true when that changed the local copy.
+    async fn push(&self, remote: &Replica<'_, R>, conv: &str, state: Option<Box<LocalState>>) -> Result<bool> {
         let local = self.local();
-        let Some(lmeta) = local.metadata(conv).await? else {
+        let Some(state) = state else {
             let lock = join(&remote.base, ".lock");
             return remote
                 .storage
@@ -275,9 +371,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 .await?
                 .map(|()| false);
         };
-        let lmsgs = local.messages(conv).await?.messages;
-        let larts = local.artifacts(conv).await?;
-        let lpruned = local.pruned(conv).await?;
+        let LocalState { meta: lmeta, messages: lmsgs, artifacts: larts, pruned: lpruned } = *state;
         let lock = join(&remote.base, ".lock");
         let pushed = remote
             .storage
@@ -289,9 +383,19 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 let pruned: BTreeSet<String> = lpruned.union(&rpruned).cloned().collect();
                 let merged = merge(&lmsgs, &rmsgs, &pruned);
                 let have: BTreeSet<&str> = rarts.iter().map(|a| a.id.as_str()).collect();
+                let missing: Vec<&ArtifactMeta> = larts.iter().filter(|a| !have.contains(a.id.as_str())).collect();
+                // Every content is there before anything is written: a missing one fails
+                // the push rather than reach the remote as an empty artifact.
+                let contents = local.artifact_contents(conv).await?;
+                if let Some(a) = missing.iter().find(|a| !contents.contains(&a.id)) {
+                    return Err(missing_content(&local, conv, &a.id));
+                }
                 let mut art_count = rarts.len();
-                for a in larts.iter().filter(|a| !have.contains(a.id.as_str())) {
-                    let content = local.artifact_content(conv, &a.id).await?.unwrap_or_default();
+                for a in missing {
+                    let content = local
+                        .artifact_content(conv, &a.id)
+                        .await?
+                        .ok_or_else(|| missing_content(&local, conv, &a.id))?;
                     remote.write_artifact(conv, a, &content, false).await?;
                     art_count += 1;
                 }

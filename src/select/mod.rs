@@ -9,7 +9,7 @@ mod tokenize;
 
 pub use index::{Doc, Index, Ranking, Scored, MAX_TF};
 
-pub use tokenize::{for_each_token, is_keyword, is_unspaced_script, keywords, tokenize};
+pub use tokenize::{for_each_token, index_tokens, is_keyword, is_unspaced_script, keywords, tokenize};
 
 use serde_json::Value;
 
@@ -26,12 +26,13 @@ pub struct Terms {
 }
 
 impl Terms {
-    /// The terms of a record's indexed text.
+    /// The terms of a record's indexed text (see [`index_tokens`]).
     pub fn of_record(description: &str, tool_name: &str, args: &Value) -> Terms {
-        let mut tokens = tokenize(description);
-        tokens.extend(tokenize(tool_name));
-        collect_values(args, &mut tokens);
-        let len = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
+        let mut tokens = Vec::new();
+        let mut len = index_tokens(description, &mut tokens);
+        len += index_tokens(tool_name, &mut tokens);
+        len += collect_values(args, &mut tokens);
+        let len = u32::try_from(len).unwrap_or(u32::MAX);
         tokens.sort_unstable();
         let mut terms: Vec<String> = Vec::new();
         let mut counts: Vec<u32> = Vec::new();
@@ -79,19 +80,23 @@ impl Terms {
     }
 }
 
-fn collect_values(value: &Value, out: &mut Vec<String>) {
+/// Appends the indexed terms of every value in `value`; returns their length.
+fn collect_values(value: &Value, out: &mut Vec<String>) -> usize {
     match value {
         Value::String(s) => {
             let mut end = s.len().min(MAX_INDEXED_VALUE_BYTES);
             while !s.is_char_boundary(end) {
                 end -= 1;
             }
-            out.extend(tokenize(&s[..end]));
+            index_tokens(&s[..end], out)
         }
-        Value::Array(items) => items.iter().for_each(|v| collect_values(v, out)),
-        Value::Object(map) => map.values().for_each(|v| collect_values(v, out)),
-        Value::Number(n) => out.push(n.to_string()),
-        Value::Bool(_) | Value::Null => {}
+        Value::Array(items) => items.iter().map(|v| collect_values(v, out)).sum(),
+        Value::Object(map) => map.values().map(|v| collect_values(v, out)).sum(),
+        Value::Number(n) => {
+            out.push(n.to_string());
+            1
+        }
+        Value::Bool(_) | Value::Null => 0,
     }
 }
 
@@ -234,6 +239,50 @@ mod tests {
         let kept = within_budget(scored, 100, |i| sizes[i]);
         assert_eq!(kept.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 2, 3]);
         assert_eq!(estimated_tokens(9), 3);
+    }
+
+    #[test]
+    fn the_case_of_a_query_never_changes_the_list() {
+        let docs = [
+            Terms::of_record("read file: path=src/auth/login.ts", "readFile", &json!({"path": "src/auth/login.ts"})),
+            Terms::of_record("write file: path=src/auth/login.ts", "writeFile", &json!({"path": "src/auth/login.ts"})),
+            Terms::of_record("grep: pattern=AuthError", "grep", &json!({"pattern": "AuthError"})),
+            Terms::of_record("read config: name=auth", "read_config", &json!({"name": "auth error"})),
+            Terms::of_record("fetch: url=x", "fetch", &json!({"url": "READFILE.md"})),
+        ];
+        let cands: Vec<&Terms> = docs.iter().collect();
+        for family in [
+            ["readFile", "ReadFile", "READFILE", "readfile", "rEaDfIlE"],
+            ["AuthError", "authError", "AUTHERROR", "autherror", "AUTHerror"],
+            ["read file", "READ FILE", "Read File", "read FILE", "rEaD fIlE"],
+        ] {
+            for strategy in [Strategy::Bm25, Strategy::Overlap] {
+                let lists: Vec<Vec<(usize, String)>> = family
+                    .iter()
+                    .map(|q| {
+                        let r = rank(q, &cands, Fallback::None, strategy);
+                        r.hits.iter().map(|s| (s.index, format!("{:.6}", s.score))).collect()
+                    })
+                    .collect();
+                assert!(!lists[0].is_empty(), "{family:?} finds something");
+                for (q, list) in family.iter().zip(&lists) {
+                    assert_eq!(list, &lists[0], "{q:?} ranks as {:?} does ({strategy:?})", family[0]);
+                }
+            }
+        }
+        // The identifier, in any case: readFile's record and the value READFILE.md.
+        let ids =
+            |q: &str| rank(q, &cands, Fallback::None, Strategy::Bm25).hits.iter().map(|s| s.index).collect::<Vec<_>>();
+        let mut found = ids("readfile");
+        found.sort_unstable();
+        assert_eq!(found, [0, 4]);
+        // The words, in any case: every text that has them, camelCase ones included.
+        let mut found = ids("READ FILE");
+        found.sort_unstable();
+        assert_eq!(found, [0, 1, 3]);
+        let mut found = ids("autherror");
+        found.sort_unstable();
+        assert_eq!(found, [2]);
     }
 
     #[test]

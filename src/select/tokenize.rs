@@ -1,13 +1,26 @@
 //! The one tokeniser, used for queries and indexed texts alike (SPEC §6).
 //!
 //! Words are runs of Unicode letters, digits and combining marks; everything else
-//! (`_`, `-`, `/`, `.`, spaces, other punctuation and symbols) separates them. Words
-//! are split again at camelCase boundaries (`readFile` → `read file`,
-//! `HTTPServer` → `http server`) and lowercased with full case mapping. Characters of
-//! scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer,
-//! Myanmar) are one token each.
+//! (`_`, `-`, `/`, `.`, spaces, other punctuation and symbols) separates them.
+//! Characters of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao,
+//! Khmer, Myanmar) are one word each. Everything is lowercased with full case mapping.
+//!
+//! The case of a word is information in a text (`readFile` is the words `read` and
+//! `file`) but never in a query (`READFILE`, `ReadFile` and `readfile` are one query).
+//! So one rule serves both:
+//!
+//! - a text is indexed by each word whole and, when camelCase splits it, by its parts
+//!   as well: `readFile` → `readfile`, `read`, `file`; `HTTPServer` → `httpserver`,
+//!   `http`, `server` ([`index_tokens`]);
+//! - a query is matched by its words whole, case-folded ([`keywords`]): `readFile`,
+//!   `ReadFile` and `READFILE` all look for `readfile`, which finds the identifier in
+//!   any case, while `read file` finds the words, camelCase ones included.
+//!
+//! [`tokenize`] gives the parts (`readFile` → `read file`, `AUTH_ERROR` → `auth
+//! error`): the words a description is made of.
 
-/// The tokens of `text`, in order, lowercased.
+/// The tokens of `text`, in order, lowercased: words, split again at camelCase
+/// boundaries.
 ///
 /// ```
 /// let t = toolctx::tokenize("readFile src/auth/login.ts AUTH_ERROR");
@@ -19,14 +32,45 @@ pub fn tokenize(text: &str) -> Vec<String> {
     out
 }
 
-/// Calls `f` with every token of `text`, in order, before case folding.
+/// Calls `f` with every token of `text` (see [`tokenize`]), in order, before case folding.
 pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
+    for_each_word(text, |word| split_camel(word, &mut f));
+}
+
+/// The terms `text` is indexed by, appended to `out`: every token of [`tokenize`], and
+/// after the parts of a word that camelCase split, the word whole (lowercased).
+/// Returns how many tokens [`tokenize`] gives (the text's length for BM25: the whole
+/// word adds a way to find the text, not more text).
+///
+/// ```
+/// let mut terms = Vec::new();
+/// assert_eq!(toolctx::select::index_tokens("readFile AUTH_ERROR", &mut terms), 4);
+/// assert_eq!(terms, ["read", "file", "readfile", "auth", "error"]);
+/// ```
+pub fn index_tokens(text: &str, out: &mut Vec<String>) -> usize {
+    let mut len = 0;
+    for_each_word(text, |word| {
+        let mut parts = 0;
+        split_camel(word, &mut |part: &str| {
+            out.push(part.to_lowercase());
+            parts += 1;
+        });
+        if parts > 1 {
+            out.push(word.to_lowercase());
+        }
+        len += parts;
+    });
+    len
+}
+
+/// Calls `f` with every word of `text`, in order, before case folding.
+fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     let mut run_start: Option<usize> = None;
     for (i, c) in text.char_indices() {
         let word = is_word_char(c);
         if !word || is_unspaced_script(c) {
             if let Some(s) = run_start.take() {
-                split_camel(&text[s..i], &mut f);
+                f(&text[s..i]);
             }
             if word {
                 f(&text[i..i + c.len_utf8()]);
@@ -36,7 +80,7 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
         }
     }
     if let Some(s) = run_start {
-        split_camel(&text[s..], &mut f);
+        f(&text[s..]);
     }
 }
 
@@ -51,14 +95,21 @@ pub fn is_keyword(token: &str) -> bool {
     }
 }
 
-/// The distinct keywords of a query, in first-seen order.
+/// The distinct keywords of a query, in first-seen order: its words whole, lowercased,
+/// that [`is_keyword`] accepts. The query's case never changes them.
+///
+/// ```
+/// assert_eq!(toolctx::keywords("ReadFile the AUTH_ERROR"), ["readfile", "the", "auth", "error"]);
+/// assert_eq!(toolctx::keywords("READFILE"), toolctx::keywords("readFile"));
+/// ```
 pub fn keywords(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for token in tokenize(query) {
-        if is_keyword(&token) && !out.contains(&token) {
-            out.push(token);
+    for_each_word(query, |word| {
+        let word = word.to_lowercase();
+        if is_keyword(&word) && !out.contains(&word) {
+            out.push(word);
         }
-    }
+    });
     out
 }
 
@@ -158,5 +209,24 @@ mod tests {
     #[test]
     fn keywords_are_long_or_unspaced() {
         assert_eq!(keywords("an auth error in 認証 of auth"), ["auth", "error", "認", "証"]);
+    }
+
+    #[test]
+    fn keywords_are_whole_words_whatever_the_case() {
+        for q in ["readFile", "ReadFile", "READFILE", "readfile", "rEaDfIlE"] {
+            assert_eq!(keywords(q), ["readfile"], "{q}");
+        }
+        assert_eq!(keywords("AUTH_ERROR HTTPServer"), ["auth", "error", "httpserver"]);
+        assert_eq!(keywords("ÜBER Größe"), keywords("über größe"));
+    }
+
+    #[test]
+    fn indexed_texts_hold_camel_case_words_whole_and_in_parts() {
+        let mut terms = Vec::new();
+        assert_eq!(index_tokens("readFile HTTPServer AUTH_ERROR v2 認証", &mut terms), 9);
+        assert_eq!(
+            terms,
+            ["read", "file", "readfile", "http", "server", "httpserver", "auth", "error", "v2", "認", "証"]
+        );
     }
 }

@@ -100,6 +100,8 @@ export interface SyncFailure {
   /** The queue item's file name (`remote index` when pulling failed). */
   item: string;
   conversationId?: string;
+  /** The error's code: `STORAGE`, `QUOTA_EXCEEDED`, `NOT_FOUND` (an artifact's local content is missing), `CORRUPT_RECORD`, … */
+  code: string;
   error: string;
   attempts: number;
 }

@@ -405,20 +405,37 @@ impl JsContextManager {
         })
     }
 
-    /// The persisted records of `contextDir` as lossless JSON Lines (one record a line).
+    /// The persisted records of `contextDir` as lossless JSON Lines (one record a line,
+    /// every record's bytes recoverable); resolves to `{jsonl, exported, skipped}`, the
+    /// files named as records that are not records listed with the reason.
     #[wasm_bindgen(js_name = exportRecords)]
     pub fn export_records(options: JsValue) -> Promise {
         Self::store_op(options, |m| async move {
-            Ok(JsValue::from(crate::store::export_jsonl(m.storage(), m.context_dir()).await?))
+            let export = crate::store::export_jsonl(m.storage(), m.context_dir()).await?;
+            let skipped = Array::new();
+            for s in &export.skipped {
+                let o = Object::new();
+                let _ = Reflect::set(&o, &"filename".into(), &s.filename.as_str().into());
+                let _ = Reflect::set(&o, &"reason".into(), &s.reason.as_str().into());
+                skipped.push(&o);
+            }
+            let out = Object::new();
+            let _ = Reflect::set(&out, &"jsonl".into(), &export.jsonl.into());
+            let _ = Reflect::set(&out, &"exported".into(), &(export.exported as f64).into());
+            let _ = Reflect::set(&out, &"skipped".into(), &skipped);
+            Ok(out.into())
         })
     }
 
-    /// Writes the records of an `exportRecords` text into `contextDir`, byte for byte;
-    /// resolves to `{imported, unchanged}`.
+    /// Writes the records of an `exportRecords` result (or its `jsonl` text) into
+    /// `contextDir`, byte for byte; resolves to `{imported, unchanged}`.
     #[wasm_bindgen(js_name = importRecords)]
     pub fn import_records(options: JsValue, jsonl: JsValue) -> Promise {
-        let Some(text) = jsonl.as_string() else {
-            return rejected(Error::invalid("the records to import must be a string of JSON Lines"));
+        let text = if jsonl.is_object() { get(&jsonl, "jsonl") } else { jsonl };
+        let Some(text) = text.as_string() else {
+            return rejected(Error::invalid(
+                "the records to import must be a string of JSON Lines or an exportRecords result",
+            ));
         };
         Self::store_op(options, |m| async move {
             m.check_writable()?;

@@ -93,6 +93,16 @@ export interface SaveOptions {
   category?: string;
 }
 
+/** What `ContextManager.exportRecords` resolves to. */
+export interface RecordExport {
+  /** One line a record. */
+  jsonl: string;
+  /** Records exported (the lines of `jsonl`). */
+  exported: number;
+  /** Files named as records that are not in `jsonl` (torn, corrupt, removed meanwhile), with the reason. */
+  skipped: { filename: string; reason: string }[];
+}
+
 /** One session, as `ContextManager.listSessions` reports it. */
 export interface SessionInfo {
   id: string;
@@ -203,13 +213,16 @@ export class ContextManager {
   /** Removes every toolctx record of `contextDir` (whoever wrote it) and nothing else; resolves to the count. */
   static purge(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "readOnly">): Promise<number>;
   /**
-   * The persisted records of `contextDir` as JSON Lines, one record a line
-   * (`{"filename", "record"}`, the record's bytes verbatim): lossless, for moving a
-   * store between runtimes (a browser's OPFS and a server's disk, say).
+   * The persisted records of `contextDir` as JSON Lines, one record a line, every record's
+   * bytes recoverable: `{"filename", "record"}` with the record embedded verbatim when it is
+   * one line, else `{"filename", "recordText"}` with its exact text (the TypeScript
+   * original's pretty-printed records). Lossless, for moving a store between runtimes (a
+   * browser's OPFS and a server's disk, say). Files named as records that do not parse as
+   * one are listed in `skipped` with the reason.
    */
-  static exportRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">): Promise<string>;
-  /** Writes an `exportRecords` text into `contextDir`, byte for byte; records already there with the same bytes are left alone. */
-  static importRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "readOnly">, jsonl: string):
+  static exportRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage">): Promise<RecordExport>;
+  /** Writes an `exportRecords` result (or its `jsonl`) into `contextDir`, byte for byte; records already there with the same bytes are left alone. */
+  static importRecords(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "readOnly">, jsonl: string | RecordExport):
     Promise<{ imported: number; unchanged: number }>;
   /** Saves a tool output; resolves to its filepath. */
   saveContext(toolName: string, args: Record<string, unknown>, result: unknown,

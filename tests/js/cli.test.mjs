@@ -208,7 +208,7 @@ test("show refuses paths outside the store, and says so for unknown records", ()
 test("select ranks the relevant records, with --limit, and finds none for an unrelated query", () => {
   const all = json(["--dir", store, "select", "AuthError in src"]);
   assert.equal(all.results[0].toolName, "grep");
-  assert.ok(all.results[0].matched.includes("auth"));
+  assert.ok(all.results[0].matched.includes("autherror"), "a query word is matched whole, in any case");
   assert.ok(all.results.every((r, i) => i === 0 || r.score <= all.results[i - 1].score), "best first");
   assert.ok(!all.results.some((r) => r.toolName === "listDirectory"), "no fallback to unrelated records");
   const token = json(["--dir", store, "select", "token refresh"]).results;
@@ -345,6 +345,35 @@ test("export → import round trip: the same record files, byte for byte; import
   assert.equal(stdout.stdout, fs.readFileSync(file, "utf8"), "- writes the same export to stdout");
   const fromStdin = json(["--dir", fresh("stdin"), "import", "-"], { input: stdout.stdout });
   assert.equal(fromStdin.imported, 3);
+});
+
+test("export keeps the TypeScript original's pretty-printed records byte for byte, and reports files that are not records", () => {
+  const dir = fresh("seed-export");
+  fs.mkdirSync(dir, { recursive: true });
+  const seedName = "readFile_0123456789ab_1704164645678_0_seed.json";
+  const seedText = JSON.stringify(
+    { toolName: "readFile", toolDescription: "Read a.ts", args: { path: "a.ts" }, timestamp: "2024-01-02T03:04:05.678Z", result: "x\ny" },
+    null,
+    2,
+  );
+  fs.writeFileSync(path.join(dir, seedName), seedText);
+  const compactName = "grep_0123456789ab_1704164645679_1_abcd.json";
+  fs.writeFileSync(path.join(dir, compactName), '{"v":1,"toolName":"grep","toolDescription":"grep: q","args":{},"timestamp":"2024-01-02T03:04:05.679Z","result":1}');
+  const tornName = "t_0123456789ab_1704164645680_2_torn.json";
+  fs.writeFileSync(path.join(dir, tornName), '{"toolName":"t",');
+  const file = path.join(root, `seed-export-${++n}.jsonl`);
+  const exported = json(["--dir", dir, "export", file]);
+  assert.equal(exported.records, 2, "the pretty-printed record is exported too");
+  assert.deepEqual(exported.skipped.map((s) => s.filename), [tornName]);
+  const plain = cli(["--dir", dir, "export", file]);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.match(plain.stdout, /exported 2 records/);
+  assert.match(plain.stderr, /skipped 1 file that is not a whole record/);
+  const target = fresh("seed-import");
+  const imported = json(["--dir", target, "import", file]);
+  assert.deepEqual([imported.imported, imported.unchanged], [2, 0]);
+  assert.equal(fs.readFileSync(path.join(target, seedName), "utf8"), seedText, "byte for byte");
+  assert.ok(fs.readFileSync(path.join(target, compactName)).equals(fs.readFileSync(path.join(dir, compactName))));
 });
 
 test("import reports a broken export and a missing file as one-line errors", () => {

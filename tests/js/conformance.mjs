@@ -1057,6 +1057,31 @@ export function runSeedApiTests({
     assert.deepEqual(m.selectRelevantContexts("what about login.ts?", ptrs), [login]);
   });
 
+  t("selection is case-insensitive for every query: READFILE, ReadFile and readfile give the same list", async () => {
+    const { m } = setup();
+    const read = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "x");
+    await m.saveContext("writeFile", { path: "src/auth/login.ts" }, "x");
+    await m.saveContext("grep", { pattern: "AuthError" }, "x");
+    await m.saveContext("read_config", { name: "auth error" }, "x");
+    const upper = await m.saveContext("fetch", { url: "READFILE.md" }, "x");
+    const ptrs = m.getAllPointers();
+    const families = [
+      ["readFile", "ReadFile", "READFILE", "readfile", "rEaDfIlE"],
+      ["AuthError", "authError", "AUTHERROR", "autherror"],
+      ["read file", "READ FILE", "Read File"],
+    ];
+    for (const family of families) {
+      const lists = family.map((q) => m.selectRelevantContexts(q, ptrs, { fallback: "none" }));
+      assert.ok(lists[0].length > 0, `${family[0]} finds something`);
+      for (const [i, q] of family.entries()) assert.deepEqual(lists[i], lists[0], `${q} ranks as ${family[0]} does`);
+      const scored = await Promise.all(family.map((q) => m.selectRelevant(q, { fallback: "none" })));
+      for (const [i, q] of family.entries()) {
+        assert.deepEqual(scored[i].map((s) => [s.filepath, s.score]), scored[0].map((s) => [s.filepath, s.score]), `${q}: same scores`);
+      }
+    }
+    assert.deepEqual(m.selectRelevantContexts("READFILE", ptrs, { fallback: "none" }).sort(), [read, upper].sort());
+  });
+
   t("selectRelevantContexts: more matched keywords first", async () => {
     const { m, login, db, ptrs } = await relevanceFixture();
     assert.deepEqual(m.selectRelevantContexts("auth database migration", ptrs), [db, login]);
@@ -1427,6 +1452,41 @@ export function runSeedApiTests({
     assert.equal(typeof ContextManager.purge, "function", "ContextManager.purge exists");
     await ContextManager.purge({ contextDir: dir, fileSystem: storage });
     assert.deepEqual(await listFiles(storage, base), [notes]);
+  });
+
+  t("exportRecords keeps every record byte for byte, the seed's pretty-printed ones too; importRecords writes them back", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const base = m.getContextDir();
+    const own = await m.saveContext("grep", { pattern: "auth" }, { hits: 1 });
+    // What the TypeScript original writes: JSON.stringify(record, null, 2).
+    const seedText = JSON.stringify(
+      { toolName: "readFile", toolDescription: "Read a.ts", args: { path: "a.ts" }, timestamp: "2024-01-02T03:04:05.678Z", result: "x\ny" },
+      null,
+      2,
+    );
+    const seed = joinPath(base, "readFile_0123456789ab_1704164645678_0_seed.json");
+    await storage.write(seed, seedText);
+    const torn = joinPath(base, "t_0123456789ab_1704164645678_1_torn.json");
+    await storage.write(torn, '{"toolName":"t",');
+    const out = await ContextManager.exportRecords({ contextDir: dir, fileSystem: storage });
+    assert.equal(out.exported, 2, "both records exported");
+    assert.deepEqual(out.skipped.map((s) => s.filename), [basename(torn)]);
+    assert.match(out.skipped[0].reason, /not a toolctx record/);
+    const lines = out.jsonl.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => l.filename).sort(), [basename(own), basename(seed)].sort());
+    assert.equal(lines.find((l) => l.filename === basename(seed)).recordText, seedText, "the seed record as its exact text");
+    assert.ok(lines.find((l) => l.filename === basename(own)).record, "a one-line record stays embedded verbatim");
+    const target = contextDir();
+    const report = await ContextManager.importRecords({ contextDir: target, fileSystem: storage }, out.jsonl);
+    assert.deepEqual(report, { imported: 2, unchanged: 0 });
+    const targetBase = new ContextManager({ contextDir: target, fileSystem: storage }).getContextDir();
+    for (const fp of [own, seed]) {
+      assert.ok(sameBytes(await storage.read(joinPath(targetBase, basename(fp))), await storage.read(fp)), `${basename(fp)} byte for byte`);
+    }
+    // The export object itself is accepted too, and importing again changes nothing.
+    assert.deepEqual(await ContextManager.importRecords({ contextDir: target, fileSystem: storage }, out), { imported: 0, unchanged: 2 });
   });
 
   // -- open / dispose

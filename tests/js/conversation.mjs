@@ -47,6 +47,37 @@ export function flakyStorage(host) {
   return out;
 }
 
+/** One macrotask: the host's next I/O event, as a real disk or network gives it. */
+const macrotask =
+  typeof globalThis.setImmediate === "function"
+    ? () => new Promise((resolve) => globalThis.setImmediate(resolve))
+    : typeof globalThis.MessageChannel === "function"
+      ? () =>
+          new Promise((resolve) => {
+            const channel = new MessageChannel();
+            channel.port1.onmessage = () => {
+              channel.port1.close();
+              resolve();
+            };
+            channel.port2.postMessage(0);
+          })
+      : () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** A storage whose every method waits a macrotask before and after the call, so that concurrent work interleaves at every step. */
+export function yieldingStorage(host) {
+  const out = { description: `yielding ${host.description ?? "storage"}` };
+  for (const name of ["read", "write", "remove", "list", "append", "removeDir", "lock"]) {
+    if (typeof host[name] !== "function") continue;
+    out[name] = async (...args) => {
+      await macrotask();
+      const result = await host[name](...args);
+      await macrotask();
+      return result;
+    };
+  }
+  return out;
+}
+
 export function runConversationTests(test, assert, makeStorage, options) {
   const { ConversationStore, name, contextDir } = options;
   const makeRemote = options.makeRemote ?? makeStorage;
@@ -164,6 +195,57 @@ export function runConversationTests(test, assert, makeStorage, options) {
     assert.equal((await store.listConversations())[0].messageCount, 20);
     await Promise.all([store.close(), store.appendMessage(conv.id, { role: "user", content: "late" })]);
     assert.equal((await store.getMessages(conv.id)).length, 21);
+  });
+
+  t("a sync racing an append never drops the change: it reaches the remote or stays queued", async () => {
+    // Two stores on one storage (two processes: the host's lock is all they share) and
+    // one store syncing itself; the sync starts after every number of host steps.
+    const storage = yieldingStorage(makeStorage());
+    const remote = yieldingStorage(makeRemote());
+    for (const twoProcesses of [false, true]) {
+      for (let delay = 0; delay < 30; delay++) {
+        const dir = contextDir();
+        const remoteDir = contextDir();
+        const writer = (await open({ storage, contextDir: dir, remote, remoteDir })).store;
+        const syncer = twoProcesses ? (await open({ storage, contextDir: dir, remote, remoteDir })).store : writer;
+        const conv = await writer.createConversation();
+        await writer.sync();
+        const [, report] = await Promise.all([
+          writer.appendWithArtifact(conv.id, { role: "tool", content: "the change" }, { type: "file", name: "a.ts", content: "data" }),
+          (async () => {
+            for (let i = 0; i < delay; i++) await macrotask();
+            return syncer.sync();
+          })(),
+        ]);
+        const onRemote = async () =>
+          text((await remote.read(`${remoteDir}/conversations/${conv.id}/messages.jsonl`)) ?? "").includes("the change");
+        const { pending } = await writer.syncStatus();
+        assert.ok(
+          (await onRemote()) || pending > 0,
+          `two processes: ${twoProcesses}, sync after ${delay} steps: neither on the remote nor queued (${JSON.stringify(report)})`,
+        );
+        await writer.sync();
+        assert.ok(await onRemote());
+        assert.deepEqual(await writer.syncStatus(), { pending: 0, failed: 0 });
+      }
+    }
+  });
+
+  t("sync never pushes an artifact whose local content is missing: NOT_FOUND for the item, kept, nothing written", async () => {
+    const storage = makeStorage();
+    const remote = makeRemote();
+    const remoteDir = contextDir();
+    const { store, dir } = await open({ storage, remote, remoteDir });
+    const conv = await store.createConversation();
+    const art = await store.storeArtifact(conv.id, { type: "file", name: "a.ts", content: "data" });
+    await storage.remove(`${dir}/conversations/${conv.id}/artifacts/${art.id}`);
+    const report = await store.sync();
+    assert.equal(report.pushed, 0, JSON.stringify(report));
+    const items = report.failed.filter((f) => f.item !== "remote index");
+    assert.equal(items.length, 2, JSON.stringify(report));
+    assert.ok(items.every((f) => f.code === "NOT_FOUND" && f.error.includes(art.id)), JSON.stringify(report));
+    assert.deepEqual(await store.syncStatus(), { pending: 2, failed: 2 });
+    assert.deepEqual(await remote.list(`${remoteDir}/conversations`), [], "nothing written to the remote");
   });
 
   t("a host without append (read + write stand in) keeps every message", async () => {

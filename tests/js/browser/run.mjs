@@ -65,12 +65,12 @@ async function interchange(browser) {
     const fromNode = new ContextManager({ contextDir: `${dir}/node`, persistThreshold: 0 });
     await fromNode.saveContext("readFile", { path: "src/ünïcode/認証.ts" }, { text: "line\nbreak 🙂", n: 1e21 }, 1, "q");
     await fromNode.saveContext("grep", { pattern: "AuthError" }, [1, 2.5, null, true]);
-    const nodeJsonl = await ContextManager.exportRecords({ contextDir: `${dir}/node` });
+    const { jsonl: nodeJsonl } = await ContextManager.exportRecords({ contextDir: `${dir}/node` });
     const back = await page.evaluate(async (jsonl) => {
       const { ContextManager, opfsStorage } = window.toolctx;
       const options = { contextDir: "interchange/from-node", fileSystem: opfsStorage() };
       const report = await ContextManager.importRecords(options, jsonl);
-      return { report, again: await ContextManager.exportRecords(options) };
+      return { report, again: (await ContextManager.exportRecords(options)).jsonl };
     }, nodeJsonl);
     out.push(["a Node store imports into OPFS and exports back identically", back.again === nodeJsonl && back.report.imported === 2, JSON.stringify(back)]);
 
@@ -80,13 +80,13 @@ async function interchange(browser) {
       const m = new ContextManager({ contextDir: "interchange/from-browser", fileSystem: opfsStorage(), persistThreshold: 0 });
       const a = await m.saveContext("fetch", { url: "https://example.test/ä" }, { status: 200, body: "ok\u2028" }, 2);
       const b = await m.saveContext("listDirectory", { path: "docs" }, ["a.md", "b.md"]);
-      const jsonl = await ContextManager.exportRecords({ contextDir: "interchange/from-browser", fileSystem: opfsStorage() });
+      const { jsonl } = await ContextManager.exportRecords({ contextDir: "interchange/from-browser", fileSystem: opfsStorage() });
       return { jsonl, records: await m.loadContexts([a, b]), names: [a, b].map((p) => p.slice(p.lastIndexOf("/") + 1)) };
     });
     const report = await ContextManager.importRecords({ contextDir: `${dir}/browser` }, fromBrowser.jsonl);
     const inNode = new ContextManager({ contextDir: `${dir}/browser` });
     const records = await inNode.loadContexts(fromBrowser.names.map((n) => `${dir}/browser/${n}`));
-    const again = await ContextManager.exportRecords({ contextDir: `${dir}/browser` });
+    const { jsonl: again } = await ContextManager.exportRecords({ contextDir: `${dir}/browser` });
     out.push(["an OPFS store imports into Node with identical records", JSON.stringify(records) === JSON.stringify(fromBrowser.records) && report.imported === 2, JSON.stringify({ records, expected: fromBrowser.records })]);
     out.push(["the Node copy exports to the same JSON Lines", again === fromBrowser.jsonl, again]);
   } catch (err) {
