@@ -67,6 +67,7 @@ test-js: pkg
 
 test-deno: pkg
 	deno test -A --no-check tests/js/deno.suite.mjs
+	deno test -A --unstable-kv --no-check tests/js/deno-kv.suite.mjs
 
 test-bun: pkg
 	bun test ./tests/js/bun.suite.mjs
