@@ -39,6 +39,8 @@ playground: pkg
 ## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser.
 bench: pkg
 	node bench/run-adapters.mjs
+	deno run -A --unstable-kv --no-check bench/deno-kv.mjs
+	node bench/unstorage.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
 	node bench/run.mjs
