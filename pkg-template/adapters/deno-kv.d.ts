@@ -11,6 +11,10 @@ export interface DenoKvStorageOptions {
   lockTtlMs?: number;
   /** How long `lock` waits for a held lock before it rejects with code "ELOCKED". Default 60 000. */
   lockTimeoutMs?: number;
+  /** Each KV request rejects with code "TIMEOUT" past this many ms (a commit may still land). */
+  timeoutMs?: number;
+  /** Once aborted, pending and later requests reject with code "ABORTED". */
+  signal?: AbortSignal;
 }
 
 export interface DenoKvStorage extends StorageHost {

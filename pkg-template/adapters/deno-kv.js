@@ -17,6 +17,8 @@
 // chunks are deleted after the new head is in), so it reads again. No partial record is
 // ever visible. Old chunks left by a crash between the two steps are unreachable garbage.
 
+import { bounded, boundsOf } from "./bounded.js";
+
 const PART = 65536; // Deno KV's largest value
 const ATOMIC_BYTES = 768 * 1024; // under KV's 800 KiB of keys + values per commit
 const ATOMIC_MUTATIONS = 1000;
@@ -33,7 +35,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * processes (or connections) answers "database is locked" instead of waiting, and a call
  * that failed so changed nothing. Other errors pass through.
  */
-async function unlessBusy(call) {
+async function retryBusy(call) {
   for (let attempt = 0; ; attempt++) {
     try {
       return await call();
@@ -90,7 +92,7 @@ function checkOptions(options) {
   for (const [label, ms] of [["lockTtlMs", lockTtlMs], ["lockTimeoutMs", lockTimeoutMs]]) {
     if (typeof ms !== "number" || !(ms > 0)) throw invalid(`denoKvStorage({${label}}): must be a positive number of ms`);
   }
-  return { kv, path, prefix: parts, lockTtlMs, lockTimeoutMs };
+  return { kv, path, prefix: parts, lockTtlMs, lockTimeoutMs, bounds: boundsOf(options, "denoKvStorage") };
 }
 
 /**
@@ -98,9 +100,11 @@ function checkOptions(options) {
  * @returns {import("./deno-kv.d.ts").DenoKvStorage}
  */
 export function denoKvStorage(options = {}) {
-  const { kv: given, path, prefix, lockTtlMs, lockTimeoutMs } = checkOptions(options);
+  const { kv: given, path, prefix, lockTtlMs, lockTimeoutMs, bounds } = checkOptions(options);
   let opened;
-  const kvReady = () => (given ? Promise.resolve(given) : (opened ??= Deno.openKv(path)));
+  const kvReady = () => (given ? Promise.resolve(given) : bounded("deno kv open", () => (opened ??= Deno.openKv(path)), bounds));
+  /** One KV request: again while the file is busy, within `timeoutMs` and `signal`. */
+  const unlessBusy = (call) => bounded("deno kv request", () => retryBusy(call), bounds);
 
   const headKey = (p) => {
     const key = [...prefix, "file", ...segments(p)];

@@ -17,6 +17,8 @@
 //     features that need one (sessions, whose manifest is locked; conversations;
 //     cleanupStaleSessions) are refused, unless the caller passes a `lock` of their own.
 
+import { bounded, boundsOf } from "./bounded.js";
+
 const encoder = new TextEncoder();
 const UNSAFE = /[%:/\\?#$]|\.$/g;
 
@@ -52,20 +54,14 @@ function toBytes(value, key) {
 
 function checkOptions(options) {
   if (options === null || typeof options !== "object") throw invalid("unstorageStorage(options): options must be an object");
-  const { storage, base = "", lock, timeoutMs, signal } = options;
+  const { storage, base = "", lock } = options;
   const methods = ["getItemRaw", "setItemRaw", "hasItem", "removeItem", "getKeys"];
   if (!storage || !methods.every((m) => typeof storage[m] === "function")) {
     throw invalid("unstorageStorage({storage}): storage must be an unstorage Storage (createStorage({driver}))");
   }
   if (typeof base !== "string" || /[:/\\?#$]/.test(base)) throw invalid("unstorageStorage({base}): base must be a key segment without : / \\ ? # $");
   if (lock !== undefined && typeof lock !== "function") throw invalid("unstorageStorage({lock}): lock must be a function (name, fn)");
-  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) {
-    throw invalid("unstorageStorage({timeoutMs}): must be a positive number of ms");
-  }
-  if (signal !== undefined && !(signal && typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
-    throw invalid("unstorageStorage({signal}): must be an AbortSignal");
-  }
-  return { storage, base, lock, timeoutMs, signal };
+  return { storage, base, lock, bounds: boundsOf(options, "unstorageStorage") };
 }
 
 /**
@@ -73,34 +69,14 @@ function checkOptions(options) {
  * @returns {import("./unstorage.d.ts").UnstorageHost}
  */
 export function unstorageStorage(options) {
-  const { storage, base, lock, timeoutMs, signal } = checkOptions(options ?? null);
+  const { storage, base, lock, bounds } = checkOptions(options ?? null);
   const key = (path) => keyOf(path, base);
   const prefix = base ? `${base}:` : "";
 
   /** One driver call, bounded by `timeoutMs` and `signal`; a driver error without a code becomes EUNSTORAGE. */
   function call(op, what, run) {
-    if (signal?.aborted) return Promise.reject(typed("ABORTED", `unstorage ${op} ${what}: aborted`, signal.reason));
-    return new Promise((resolve, reject) => {
-      let timer;
-      const onAbort = () => settle(() => reject(typed("ABORTED", `unstorage ${op} ${what}: aborted`, signal.reason)));
-      const settle = (fn) => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        fn();
-      };
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() => settle(() => reject(typed("TIMEOUT", `unstorage ${op} ${what}: no answer within ${timeoutMs} ms`))), timeoutMs);
-      }
-      signal?.addEventListener("abort", onAbort, { once: true });
-      Promise.resolve()
-        .then(run)
-        .then(
-          (value) => settle(() => resolve(value)),
-          (err) =>
-            settle(() =>
-              reject(typeof err?.code === "string" ? err : typed("EUNSTORAGE", `unstorage ${op} ${what} failed: ${err?.message ?? err}`, err)),
-            ),
-        );
+    return bounded(`unstorage ${op} ${what}`, run, bounds).catch((err) => {
+      throw typeof err?.code === "string" ? err : typed("EUNSTORAGE", `unstorage ${op} ${what} failed: ${err?.message ?? err}`, err);
     });
   }
 

@@ -172,6 +172,38 @@ t("bad input: a path too long for a key is ENAMETOOLONG and writes nothing; bad 
   assert.equal(m.size, 0);
 });
 
+t("a slow KV: timeoutMs rejects with TIMEOUT, an aborted signal with ABORTED; a save adds no pointer", async () => {
+  const delay = (ms) => new Promise((r) => setTimeout(r, ms));
+  // the real KV behind requests that take 300 ms, as a remote KV on a slow link
+  const slow = {
+    get: async (...a) => (await delay(300), kv.get(...a)),
+    getMany: async (...a) => (await delay(300), kv.getMany(...a)),
+    list: (...a) => kv.list(...a),
+    atomic: () => {
+      const op = kv.atomic();
+      const commit = op.commit.bind(op);
+      op.commit = async () => (await delay(300), commit());
+      return op;
+    },
+  };
+  const s = denoKvStorage({ kv: slow, prefix: "slow", timeoutMs: 50 });
+  const started = Date.now();
+  await expectRejection(assert, () => s.read("/a.json"), "TIMEOUT", "slow read");
+  assert.ok(Date.now() - started < 250, "did not wait for the KV");
+  const m = new ContextManager({ contextDir: "/slow", fileSystem: s, persistThreshold: 0 });
+  const err = await expectRejection(assert, () => m.saveContext("t", {}, "v"), "STORAGE", "save");
+  assert.equal(err.cause?.code, "TIMEOUT");
+  assert.equal(m.size, 0);
+  const controller = new AbortController();
+  const aborting = denoKvStorage({ kv: slow, prefix: "slow", signal: controller.signal });
+  const pending = aborting.write("/b.json", "y");
+  controller.abort();
+  await expectRejection(assert, () => pending, "ABORTED", "aborted write");
+  await expectRejection(assert, () => aborting.read("/b.json"), "ABORTED", "after abort");
+  assert.throws(() => denoKvStorage({ kv, timeoutMs: 0 }), { code: "INVALID_ARGUMENT" });
+  await delay(400); // let the slow requests finish before the KV closes
+});
+
 t("a path opens its own KV, and close() closes it", async () => {
   const path = `${top}/own.sqlite`;
   const s = denoKvStorage({ path });
