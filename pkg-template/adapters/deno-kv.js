@@ -14,8 +14,12 @@
 // a larger one writes its chunks first under a fresh generation id, invisible until the
 // head naming that generation is committed last. A reader reads the head, then the chunks
 // of its generation; a chunk missing means a writer replaced the record meanwhile (old
-// chunks are deleted after the new head is in), so it reads again. No partial record is
-// ever visible. Old chunks left by a crash between the two steps are unreachable garbage.
+// chunks are deleted in the commit of the new head, or after it), so it reads again. No
+// partial record is ever visible. Chunks left by a crash between two steps are
+// unreachable garbage.
+//
+// Requests: a save of a new record up to 768 KiB is one commit; a replace is a get and a
+// commit; a load is a get and one getMany per 10 chunks (640 KiB), in parallel.
 
 import { bounded, boundsOf } from "./bounded.js";
 
@@ -24,6 +28,7 @@ const ATOMIC_BYTES = 768 * 1024; // under KV's 800 KiB of keys + values per comm
 const ATOMIC_MUTATIONS = 1000;
 const KEY_BYTES = 2048;
 const GET_MANY = 10;
+const FOLDED_DELETES = 100; // old chunks deleted in the commit that replaces their head, up to this many
 const encoder = new TextEncoder();
 
 const typed = (code, message, cause) => Object.assign(new Error(message, cause ? { cause } : undefined), { code });
@@ -167,12 +172,14 @@ export function denoKvStorage(options = {}) {
       }
     }
     op.set(key, head);
+    const folded = old !== undefined && oneCommit && old.chunks <= FOLDED_DELETES;
+    if (folded) for (let i = 0; i < old.chunks; i++) op.delete(dataKey(old.gen, i));
     const result = await unlessBusy(() => op.commit());
     if (!result.ok) {
       if (!oneCommit) await deleteChunks(kv, head);
       return false;
     }
-    if (old) await deleteChunks(kv, old);
+    if (old !== undefined && !folded) await deleteChunks(kv, old);
     return true;
   }
 
@@ -213,8 +220,12 @@ export function denoKvStorage(options = {}) {
     for (;;) {
       const current = await unlessBusy(() => kv.get(key));
       if (current.value === null) return;
-      const result = await unlessBusy(() => kv.atomic().check(current).delete(key).commit());
-      if (result.ok) return deleteChunks(kv, current.value);
+      const old = current.value;
+      const folded = old.chunks <= FOLDED_DELETES;
+      const op = kv.atomic().check(current).delete(key);
+      if (folded) for (let i = 0; i < old.chunks; i++) op.delete(dataKey(old.gen, i));
+      const result = await unlessBusy(() => op.commit());
+      if (result.ok) return folded ? undefined : deleteChunks(kv, old);
     }
   }
 

@@ -172,6 +172,35 @@ t("bad input: a path too long for a key is ENAMETOOLONG and writes nothing; bad 
   assert.equal(m.size, 0);
 });
 
+t("requests: a new record is one commit, a replace a get and a commit, a load a get and a getMany per 10 chunks", async () => {
+  const calls = [];
+  const counting = {
+    get: (...a) => (calls.push("get"), kv.get(...a)),
+    getMany: (...a) => (calls.push("getMany"), kv.getMany(...a)),
+    list: (...a) => (calls.push("list"), kv.list(...a)),
+    atomic: () => {
+      const op = kv.atomic();
+      const commit = op.commit.bind(op);
+      op.commit = () => (calls.push("commit"), commit());
+      return op;
+    },
+  };
+  const s = denoKvStorage({ kv: counting, prefix: "requests" });
+  const count = async (fn) => {
+    calls.length = 0;
+    await fn();
+    return calls.join(" ");
+  };
+  assert.equal(await count(() => s.write("/r.json", "x".repeat(1000), { exclusive: true })), "commit");
+  assert.equal(await count(() => s.read("/r.json")), "get getMany");
+  assert.equal(await count(() => s.write("/r.json", bytesOf(700 * 1024, 5))), "get commit");
+  assert.equal(await count(() => s.read("/r.json")), "get getMany getMany");
+  assert.equal(await count(() => s.write("/r.json", "small")), "get commit");
+  assert.equal(await count(() => s.list("/")), "list");
+  assert.equal(await count(() => s.remove("/r.json")), "get commit");
+  assert.equal(await countKeys(["requests"]), 0, "nothing left behind");
+});
+
 t("a slow KV: timeoutMs rejects with TIMEOUT, an aborted signal with ABORTED; a save adds no pointer", async () => {
   const delay = (ms) => new Promise((r) => setTimeout(r, ms));
   // the real KV behind requests that take 300 ms, as a remote KV on a slow link
