@@ -256,6 +256,22 @@ t("a ContextManager session over Deno KV resumes in a second connection", async 
   other.close();
 });
 
+t("the README's Deno KV example runs", async () => {
+  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+  const code = readme.slice(readme.indexOf("### Deno KV")).match(/```js\n([\s\S]*?)```/)[1];
+  const file = new URL(`./.tmp/readme-deno-kv-${n++}.mjs`, import.meta.url);
+  await Deno.mkdir(new URL("./.tmp/", import.meta.url), { recursive: true });
+  const kvPath = `${top}/readme.kv`;
+  await Deno.writeTextFile(file, `${code.replaceAll("npm:toolctx", "toolctx").replace("./agent.kv", kvPath)}\nexport { m, kv };\n`);
+  const { m, kv: readmeKv } = await import(file.href);
+  const fp = await m.saveContext("readFile", { path: "a.ts" }, "x".repeat(100_000));
+  await m.close();
+  const again = await ContextManager.open({ contextDir: "/ctx", fileSystem: denoKvStorage({ path: kvPath }), session: m.sessionId });
+  assert.deepEqual(again.getAllPointers().map((p) => p.filepath), [fp]);
+  readmeKv.close();
+  await Deno.remove(file);
+});
+
 // Many writers: 8 deno processes, 500 records each, into one KV file.
 const here = new URL(".", import.meta.url).pathname;
 runManyWriterTests({

@@ -56,6 +56,23 @@ for (const [driverName, makeDriver] of Object.entries(drivers)) {
   });
 }
 
+test("[unstorage] the README's example runs", async () => {
+  const readme = fs.readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const code = readme.slice(readme.indexOf("### Any unstorage driver")).match(/```js\n([\s\S]*?)```/)[1];
+  const base = path.join(root, "readme-fs");
+  const file = new URL(`./.tmp/readme-unstorage-${n++}.mjs`, import.meta.url);
+  fs.mkdirSync(new URL("./.tmp/", import.meta.url), { recursive: true });
+  fs.writeFileSync(file, `${code.replace('"./ctx"', JSON.stringify(base))}\nexport { m, storage };\n`);
+  const { m } = await import(file.href);
+  fs.rmSync(file);
+  const fp = await m.saveContext("grep", { pattern: "x" }, "y".repeat(50_000));
+  assert.ok(fs.existsSync(path.join(base, "toolctx", keyOfPath(fp))), "a file under the driver's folder");
+  const [record] = await m.loadContexts([fp]);
+  assert.equal(record.result, "y".repeat(50_000));
+});
+
+const keyOfPath = (p) => keyOf(p).split(":").join("/");
+
 test("[unstorage] a path maps to a key that unstorage leaves as it is, and back", async () => {
   const raw = createStorage({ driver: memoryDriver() });
   const s = unstorageStorage({ storage: raw });
