@@ -90,6 +90,9 @@ function checkOptions(options) {
     throw invalid("denoKvStorage({kv}): kv must be a Deno.Kv (from Deno.openKv)");
   }
   if (path !== undefined && typeof path !== "string") throw invalid("denoKvStorage({path}): path must be a string");
+  if (kv === undefined && typeof globalThis.Deno?.openKv !== "function") {
+    throw invalid("denoKvStorage: Deno.openKv is missing: run Deno with --unstable-kv, or pass an open `kv`");
+  }
   const parts = Array.isArray(prefix) ? prefix : [prefix];
   if (!parts.every((p) => typeof p === "string" || (typeof p === "number" && Number.isFinite(p)))) {
     throw invalid("denoKvStorage({prefix}): prefix must be a string or an array of strings and numbers");

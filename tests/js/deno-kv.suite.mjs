@@ -233,6 +233,17 @@ t("a slow KV: timeoutMs rejects with TIMEOUT, an aborted signal with ABORTED; a 
   await delay(400); // let the slow requests finish before the KV closes
 });
 
+t("without --unstable-kv, a path is refused with INVALID_ARGUMENT naming the flag", async () => {
+  const file = new URL(`./.tmp/no-flag-${n++}.mjs`, import.meta.url);
+  await Deno.mkdir(new URL("./.tmp/", import.meta.url), { recursive: true });
+  await Deno.writeTextFile(file, `import { denoKvStorage } from "toolctx/deno-kv";
+try { denoKvStorage({ path: "x.kv" }); console.log("created"); } catch (err) { console.log(err.code, err.message); }`);
+  const out = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", "--no-check", file.pathname], stdout: "piped", stderr: "piped" }).output();
+  await Deno.remove(file);
+  const text = new TextDecoder().decode(out.stdout);
+  assert.match(text, /^INVALID_ARGUMENT .*--unstable-kv/, text + new TextDecoder().decode(out.stderr));
+});
+
 t("a path opens its own KV, and close() closes it", async () => {
   const path = `${top}/own.sqlite`;
   const s = denoKvStorage({ path });
