@@ -294,8 +294,8 @@ runManyWriterTests({
   ContextManager,
   contextDir: () => `/fleet/${n++}`,
   makeStorage: () => denoKvStorage({ kv }),
-  async spawnWriters({ count, contextDir, perWriter }) {
-    const children = Array.from({ length: count }, (_, i) =>
+  async spawnWriters({ writers, contextDir, perWriter }) {
+    const children = Array.from({ length: writers }, (_, i) =>
       new Deno.Command(Deno.execPath(), {
         args: ["run", "-A", "--unstable-kv", "--no-check", `${here}deno-kv-writer.mjs`, `${top}/shared.sqlite`, contextDir, String(i), String(perWriter)],
         stdout: "piped",

@@ -1,88 +1,141 @@
-// Many writers on one shared store (issue 14, item 7), runtime-agnostic like conformance.mjs
-// (no `node:` imports): N writer processes (or workers) each open a session and save M
-// records into one store; then
-//   - no record is lost and every name is unique;
-//   - a reader that resumes each session sees every record, byte for byte;
-//   - a cleanup run by every writer while the others write removes only the one stale
-//     session planted before they started, never another writer's active session.
+// Many writers on one shared store (issue 14, item 7), for any adapter and any way of
+// running the writers (Node processes, workers in workerd, ...):
 //
-//   runManyWriterTests({ name, spawnWriters, makeStorage, ContextManager, contextDir,
-//                        test, assert, writers = 8, perWriter = 500 })
+//   runManyWriterTests({ name, spawnWriters, makeStorage, ContextManager, test, assert,
+//                        writers: 8, perWriter: 500, contextDir })
 //
-// spawnWriters({ count, perWriter, contextDir }) starts `count` writers at once, each
-// running `runWriter` below in its own process or worker against the same store, and
-// resolves to their results (the objects runWriter resolves to), in any order.
+// - `spawnWriters({ writers, perWriter, contextDir })` starts `writers` independent writers at
+//   once, each running `writerTask` below on its own storage over the shared store, and
+//   resolves to their results (an array of what `writerTask` returned), in any order.
+// - `makeStorage()` gives this (the checking, "ninth") process a storage over the same store.
+//
+// What is checked: every writer saved `perWriter` records and no name repeats; the ninth
+// process resumes each writer's session and reads every record back byte for byte (the
+// SHA-256 the writer took of its record right after saving it); and the cleanup each writer
+// ran halfway (`cleanupStaleSessions`) removed the one stale session planted beforehand
+// and never an active session of another writer.
+//
+// Runtime-neutral (Web Crypto only): importable in Node, Deno, Bun and workerd.
 
-/** The deterministic result writer `w` saves as its record `i` (unicode, nesting, numbers). */
-export function writerPayload(w, i) {
-  return { writer: w, i, text: `writer ${w} record ${i}: é€🙂 ${"x".repeat((w * 37 + i * 11) % 300)}`, list: [w, i, w * i] };
+const STALE_AGE_MS = 60_000;
+
+/** The deterministic payload of record `i` of writer `writer` (mixed scripts, so bytes matter). */
+export function payload(writer, i) {
+  return { writer, i, text: `writer ${writer} record ${i} \u00e9\u20ac\u8a8d\u{1F642} `.repeat(1 + (i % 7)) };
 }
 
-async function sha256Hex(bytes) {
-  const view = typeof bytes === "string" ? new TextEncoder().encode(bytes) : new Uint8Array(bytes);
-  const digest = await crypto.subtle.digest("SHA-256", view);
+async function sha256(bytes) {
+  const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
+  const digest = await crypto.subtle.digest("SHA-256", data);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**
- * One writer: a session with `perWriter` records, saved 8 at a time, each read back once
- * acknowledged (its digest is what the reader must find); then a stale-session cleanup
- * while the other writers are still at work. Resolves to a plain object for the parent.
+ * One writer: opens a fresh session on `storage`, saves `perWriter` records, and halfway runs
+ * `cleanupStaleSessions` (sessions idle for a minute). Resolves to
+ * `{ writer, sessionId, records: [{ filepath, sha256 }], removed }` (JSON-serialisable).
  */
-export async function runWriter({ ContextManager, storage, contextDir, writer, perWriter }) {
+export async function writerTask({ ContextManager, storage, contextDir, writer, perWriter }) {
   const m = await ContextManager.open({ contextDir, fileSystem: storage, session: true, persistThreshold: 0 });
   const records = [];
-  for (let i = 0; i < perWriter; i += 8) {
-    const batch = [];
-    for (let j = i; j < Math.min(i + 8, perWriter); j++) {
-      batch.push(m.saveContext("fleet", { writer, j }, writerPayload(writer, j), { taskId: writer }));
+  let removed = [];
+  for (let i = 0; i < perWriter; i++) {
+    const filepath = await m.saveContext("grep", { writer, i }, payload(writer, i), { taskId: writer });
+    records.push({ filepath, sha256: await sha256(await storage.read(filepath)) });
+    if (i === Math.floor(perWriter / 2)) {
+      removed = await ContextManager.cleanupStaleSessions({ contextDir, fileSystem: storage, olderThanMs: STALE_AGE_MS });
     }
-    for (const [k, filepath] of (await Promise.all(batch)).entries()) records.push({ i: i + k, filepath });
   }
-  for (const r of records) r.sha256 = await sha256Hex(await storage.read(r.filepath));
-  await m.flush();
-  const removed = await ContextManager.cleanupStaleSessions({ contextDir, fileSystem: storage, olderThanMs: 3_600_000 });
+  await m.close();
   return { writer, sessionId: m.sessionId, records, removed };
 }
 
-export function runManyWriterTests({ name, spawnWriters, makeStorage, ContextManager, contextDir, test, assert, writers = 8, perWriter = 500 }) {
-  test(`[${name}] many writers: ${writers} writers × ${perWriter} records, one store, none lost, all unique, resumed byte for byte, cleanup spares active sessions`, async () => {
+/** Plants a session whose last activity is an hour old, so a cleanup has something to remove. */
+async function plantStaleSession(ContextManager, storage, contextDir) {
+  const clock = () => Date.now() - 3_600_000;
+  const m = await ContextManager.open({ contextDir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+  await m.saveContext("stale", { old: true }, "an idle session");
+  await m.close();
+  return m.sessionId;
+}
+
+export function runManyWriterTests({
+  name,
+  spawnWriters,
+  makeStorage,
+  ContextManager,
+  test,
+  assert,
+  contextDir,
+  writers = 8,
+  perWriter = 500,
+}) {
+  const title = `[${name}] many writers: ${writers} × ${perWriter} records on one store: none lost, names unique, a ninth resumes all byte for byte, cleanup spares active sessions`;
+  test(title, async () => {
     const dir = contextDir();
     const storage = makeStorage();
-    // a session idle for two days, planted before the writers start: the only one a cleanup may remove
-    const twoDaysAgo = Date.now() - 2 * 86_400_000;
-    const stale = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock: () => twoDaysAgo });
-    await stale.saveContext("old", {}, "stale record");
-    await stale.close();
+    const stale = await plantStaleSession(ContextManager, storage, dir);
 
-    const results = await spawnWriters({ count: writers, perWriter, contextDir: dir });
-    assert.equal(results.length, writers);
+    const results = await spawnWriters({ writers, perWriter, contextDir: dir });
+    assert.equal(results.length, writers, "every writer reported");
     assert.deepEqual(results.map((r) => r.writer).sort((a, b) => a - b), Array.from({ length: writers }, (_, i) => i));
 
-    const paths = results.flatMap((r) => r.records.map((x) => x.filepath));
-    assert.equal(paths.length, writers * perWriter, "every save acknowledged");
-    assert.equal(new Set(paths).size, paths.length, "every name unique");
+    // no record lost, every name unique
+    const all = results.flatMap((r) => r.records);
+    assert.equal(all.length, writers * perWriter, "every save resolved to a filepath");
+    assert.equal(new Set(all.map((r) => r.filepath)).size, all.length, "every filepath is unique");
     assert.equal(new Set(results.map((r) => r.sessionId)).size, writers, "one session per writer");
 
-    const removed = results.flatMap((r) => r.removed);
-    assert.deepEqual(removed, [stale.sessionId], "the stale session removed once, and nothing else");
+    // cleanup removed the planted stale session, never an active one
+    const removed = new Set(results.flatMap((r) => r.removed));
+    assert.deepEqual([...removed], [stale], "cleanups removed exactly the stale session");
+    const sessions = (await ContextManager.listSessions({ contextDir: dir, fileSystem: storage })).map((s) => s.id);
+    assert.deepEqual(sessions.sort(), results.map((r) => r.sessionId).sort(), "every writer's session is there, the stale one is gone");
 
-    const sessions = await ContextManager.listSessions({ contextDir: dir, fileSystem: storage });
-    assert.deepEqual(sessions.map((s) => s.id).sort(), results.map((r) => r.sessionId).sort(), "every active session kept");
-
+    // a ninth process resumes every session and reads every record byte for byte
     let seen = 0;
-    for (const r of results) {
-      const resumed = await ContextManager.open({ contextDir: dir, fileSystem: makeStorage(), session: r.sessionId });
-      assert.equal(resumed.size, perWriter, `writer ${r.writer}: every record resumed`);
-      assert.deepEqual(resumed.getAllPointers().map((p) => p.filepath).sort(), r.records.map((x) => x.filepath).sort());
-      const loaded = await resumed.loadContexts(r.records.map((x) => x.filepath));
-      assert.equal(loaded.length, perWriter);
-      for (const [k, rec] of loaded.entries()) assert.deepEqual(rec.result, writerPayload(r.writer, r.records[k].i));
-      for (const x of r.records) {
-        assert.equal(await sha256Hex(await storage.read(x.filepath)), x.sha256, `${x.filepath}: byte for byte`);
+    for (const result of results) {
+      const resumed = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: result.sessionId });
+      const pointers = resumed.getAllPointers();
+      assert.equal(pointers.length, perWriter, `session of writer ${result.writer}: all records resumed`);
+      assert.deepEqual(new Set(pointers.map((p) => p.filepath)), new Set(result.records.map((r) => r.filepath)));
+      const loaded = await resumed.loadContexts(result.records.map((r) => r.filepath));
+      assert.equal(loaded.length, perWriter, "every record loads");
+      for (const [i, record] of loaded.entries()) {
+        assert.deepEqual(record.result, payload(result.writer, i), `writer ${result.writer} record ${i}: payload`);
+        const bytes = await storage.read(result.records[i].filepath);
+        assert.equal(await sha256(bytes), result.records[i].sha256, `writer ${result.writer} record ${i}: bytes`);
         seen++;
       }
     }
     assert.equal(seen, writers * perWriter);
+    await storage.close?.();
   });
+}
+
+/**
+ * `spawnWriters` for Node: one `node` process per writer running many-writers-child.mjs, which
+ * builds its storage by calling `storageExport` of `storageModule` (a package name, path or
+ * file URL) with `storageOptions`, runs `writerTask`, and prints its result as JSON.
+ */
+export function nodeWriters({ storageModule, storageExport, storageOptions = {} }) {
+  return async ({ writers, perWriter, contextDir }) => {
+    const { spawn } = await import("node:child_process");
+    const child = new URL("./many-writers-child.mjs", import.meta.url).pathname;
+    const run = (writer) =>
+      new Promise((resolve, reject) => {
+        const job = JSON.stringify({ storageModule: String(storageModule), storageExport, storageOptions, contextDir, writer, perWriter });
+        const proc = spawn(process.execPath, [child, job], { stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        let err = "";
+        proc.stdout.on("data", (c) => (out += c));
+        proc.stderr.on("data", (c) => (err += c));
+        proc.on("error", reject);
+        proc.on("exit", (code) => {
+          if (code === 0) resolve(JSON.parse(out));
+          else reject(new Error(`writer ${writer} exited with ${code}: ${err.slice(-2000)}`));
+        });
+      });
+    return Promise.all(Array.from({ length: writers }, (_, w) => run(w)));
+  };
 }
