@@ -137,6 +137,10 @@ export function denoKvStorage(options = {}) {
     for (let attempt = 0; ; attempt++) {
       const head = await unlessBusy(() => kv.get(key));
       if (head.value === null) return { head, bytes: undefined };
+      const { size, gen, chunks } = head.value;
+      if (!(Number.isSafeInteger(size) && typeof gen === "string" && Number.isSafeInteger(chunks) && chunks >= 1)) {
+        throw typed("CORRUPT_RECORD", `${key.join("/")} is not a toolctx record head (another program's entry under the prefix?)`);
+      }
       const bytes = await readChunks(kv, head.value);
       if (bytes !== undefined) return { head, bytes };
       if (attempt >= 50) throw typed("EAGAIN", `${key.join("/")}: the record kept changing while it was read`);

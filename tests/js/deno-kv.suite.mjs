@@ -157,7 +157,7 @@ t("a lock held by a live holder times out with ELOCKED", async () => {
   await held;
 });
 
-t("bad input: a path too long for a key is ENAMETOOLONG and writes nothing; bad options are INVALID_ARGUMENT", async () => {
+t("bad input: a path too long for a key is ENAMETOOLONG and writes nothing; a foreign entry is CORRUPT_RECORD; bad options are INVALID_ARGUMENT", async () => {
   const s = denoKvStorage({ kv, prefix: "bad" });
   const long = `/x/${"a".repeat(2100)}.json`;
   await expectRejection(assert, () => s.write(long, "x"), "ENAMETOOLONG", "long write");
@@ -166,6 +166,9 @@ t("bad input: a path too long for a key is ENAMETOOLONG and writes nothing; bad 
   assert.throws(() => denoKvStorage({ kv: {} }), { code: "INVALID_ARGUMENT" });
   assert.throws(() => denoKvStorage({ prefix: [{}] }), { code: "INVALID_ARGUMENT" });
   assert.throws(() => denoKvStorage({ lockTtlMs: -1 }), { code: "INVALID_ARGUMENT" });
+  await kv.set(["bad", "file", "x", "foreign.json"], "not a head");
+  await expectRejection(assert, () => s.read("/x/foreign.json"), "CORRUPT_RECORD", "foreign entry");
+  await kv.delete(["bad", "file", "x", "foreign.json"]);
   const m = new ContextManager({ contextDir: "/x", fileSystem: s, persistThreshold: 0 });
   const err = await expectRejection(assert, () => m.saveContext("t", { a: 1 }, "v", { category: "a".repeat(2100) }));
   assert.ok(["INVALID_ARGUMENT", "STORAGE"].includes(err.code), err.code);
