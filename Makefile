@@ -42,6 +42,8 @@ playground: pkg
 ## the installed size of the packed tarball.
 bench: pkg
 	node bench/run-adapters.mjs
+	deno run -A --unstable-kv --no-check bench/deno-kv.mjs
+	node bench/unstorage.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
 	node bench/run.mjs
@@ -71,6 +73,7 @@ test-js: pkg
 
 test-deno: pkg
 	deno test -A --no-check tests/js/deno.suite.mjs
+	deno test -A --unstable-kv --no-check tests/js/deno-kv.suite.mjs
 
 test-bun: pkg
 	bun test ./tests/js/bun.suite.mjs

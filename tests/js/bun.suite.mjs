@@ -1,5 +1,5 @@
-// The conformance suites under Bun (the real `bun` binary from npm): the bun, node and
-// memory adapters, over the built package resolved by name ("bun" export condition).
+// The conformance suites under Bun (the real `bun` binary from npm): the bun, node, memory and
+// unstorage (memory driver) adapters, over the built package resolved by name ("bun" export condition).
 //   bun test ./tests/js/bun.suite.mjs
 
 import { afterAll, test as bunTest } from "bun:test";
@@ -10,10 +10,13 @@ import { ContextManager, ConversationStore } from "toolctx";
 import { bunStorage } from "toolctx/bun";
 import { nodeStorage } from "toolctx/node";
 import { memoryStorage } from "toolctx/memory";
+import { unstorageStorage } from "toolctx/unstorage";
+import { createStorage } from "unstorage";
+import unstorageMemoryDriver from "unstorage/drivers/memory";
 import { runConversationTests } from "./conversation.mjs";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
-import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
+import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
 const top = mkdtempSync(`${tmpdir()}/toolctx-bun-`);
@@ -31,6 +34,18 @@ for (const [name, makeStorage, dir] of [
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
+}
+
+// toolctx/unstorage over unstorage's memory driver (no locks: sessions are refused, see unstorage.test.mjs)
+{
+  const shared = createStorage({ driver: unstorageMemoryDriver() });
+  const makeStorage = () => unstorageStorage({ storage: shared });
+  runStorageHostTests({ name: "unstorage memory", makeStorage, test, assert, tmpDir: () => `/ctx/host-${n++}` });
+  runSeedApiTests({ name: "unstorage memory", makeStorage, ContextManager, test, assert, contextDir: () => `/ctx/seed-${n++}` });
+  test("[unstorage memory] a session is refused: STORAGE caused by UNSUPPORTED", async () => {
+    const err = await expectRejection(assert, () => ContextManager.open({ contextDir: "/ctx/s", fileSystem: makeStorage(), session: true }), "STORAGE");
+    assert.equal(err.cause?.code, "UNSUPPORTED");
+  });
 }
 
 runWindowTests(test, assert, () => bunStorage(), { api: toolctx, name: "bun", contextDir: () => fresh("window") });

@@ -1,15 +1,18 @@
-// The conformance suites under Deno (the real `deno` binary from npm): the deno and
-// memory adapters, over the built package resolved by name ("deno" export condition).
+// The conformance suites under Deno (the real `deno` binary from npm): the deno, memory and
+// unstorage (memory driver) adapters, over the built package resolved by name ("deno" export condition).
 //   deno test -A --no-check tests/js/deno.suite.mjs
 
 import assert from "node:assert/strict";
 import { ContextManager, ConversationStore } from "toolctx";
 import { denoStorage } from "toolctx/deno";
 import { memoryStorage } from "toolctx/memory";
+import { unstorageStorage } from "toolctx/unstorage";
+import { createStorage } from "unstorage";
+import unstorageMemoryDriver from "unstorage/drivers/memory";
 import { runConversationTests } from "./conversation.mjs";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
-import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
+import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 const top = await Deno.makeTempDir({ prefix: "toolctx-deno-" });
@@ -26,6 +29,18 @@ for (const [name, makeStorage, dir] of [
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
+}
+
+// toolctx/unstorage over unstorage's memory driver (no locks: sessions are refused, see unstorage.test.mjs)
+{
+  const shared = createStorage({ driver: unstorageMemoryDriver() });
+  const makeStorage = () => unstorageStorage({ storage: shared });
+  runStorageHostTests({ name: "unstorage memory", makeStorage, test, assert, tmpDir: () => `/ctx/host-${n++}` });
+  runSeedApiTests({ name: "unstorage memory", makeStorage, ContextManager, test, assert, contextDir: () => `/ctx/seed-${n++}` });
+  test("[unstorage memory] a session is refused: STORAGE caused by UNSUPPORTED", async () => {
+    const err = await expectRejection(assert, () => ContextManager.open({ contextDir: "/ctx/s", fileSystem: makeStorage(), session: true }), "STORAGE");
+    assert.equal(err.cause?.code, "UNSUPPORTED");
+  });
 }
 
 runWindowTests(test, assert, () => denoStorage(), { api: toolctx, name: "deno", contextDir: () => fresh("window") });

@@ -110,12 +110,16 @@ try {
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], app);
-  await check("package.json: no runtime dependencies; installing toolctx installs nothing else", () => {
+  await check("package.json: no runtime dependencies, only optional peers; installing toolctx installs nothing else", () => {
     const manifest = JSON.parse(readFileSync(join(app, "node_modules", "toolctx", "package.json"), "utf8"));
-    for (const field of ["dependencies", "optionalDependencies", "peerDependencies", "bundleDependencies", "bundledDependencies"]) {
+    for (const field of ["dependencies", "optionalDependencies", "bundleDependencies", "bundledDependencies"]) {
       if (manifest[field] !== undefined && Object.keys(manifest[field]).length > 0) {
         throw new Error(`${field}: ${JSON.stringify(manifest[field])}`);
       }
+    }
+    // The integrations' and shared stores' client libraries are peers the user opts into.
+    for (const peer of Object.keys(manifest.peerDependencies ?? {})) {
+      if (manifest.peerDependenciesMeta?.[peer]?.optional !== true) throw new Error(`peer ${peer} is not optional`);
     }
     const installed = readdirSync(join(app, "node_modules")).filter((name) => !name.startsWith("."));
     if (installed.join() !== "toolctx") throw new Error(`node_modules holds ${installed.join(", ")}`);

@@ -1,0 +1,30 @@
+import type { StorageHost } from "../index.js";
+
+export interface DenoKvStorageOptions {
+  /** An open `Deno.Kv` (the caller closes it). Default: `Deno.openKv(path)`, closed by `close()`. */
+  kv?: Deno.Kv;
+  /** A KV file (local SQLite) or a KV URL for `Deno.openKv`; default: the runtime's default KV. */
+  path?: string;
+  /** The first key parts of every entry, to share one KV with other data. Default `["toolctx"]`. */
+  prefix?: string | Array<string | number>;
+  /** How long a lock entry lives unless its holder refreshes it (every third of it). Default 30 000. */
+  lockTtlMs?: number;
+  /** How long `lock` waits for a held lock before it rejects with code "ELOCKED". Default 60 000. */
+  lockTimeoutMs?: number;
+  /** Each KV request rejects with code "TIMEOUT" past this many ms (a commit may still land). */
+  timeoutMs?: number;
+  /** Once aborted, pending and later requests reject with code "ABORTED". */
+  signal?: AbortSignal;
+}
+
+export interface DenoKvStorage extends StorageHost {
+  lock<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** Closes the KV this storage opened from `path` (not a `kv` it was given). */
+  close(): Promise<void>;
+}
+
+/**
+ * A StorageHost over Deno KV: exclusive create and locks by atomic versionstamp checks,
+ * values over 64 KiB chunked with no partial record ever visible. Needs `--unstable-kv`.
+ */
+export function denoKvStorage(options?: DenoKvStorageOptions): DenoKvStorage;

@@ -1,0 +1,331 @@
+// toolctx/deno-kv: a StorageHost over Deno KV (`Deno.openKv`): a local SQLite file, or
+// Deno Deploy's KV shared by every isolate of a deployment.
+//
+// Keys, under `prefix` (default ["toolctx"]):
+//   [...prefix, "file", ...segments]  the head of a record: {size, gen, chunks}
+//   [...prefix, "data", gen, i]       its bytes, in chunks of at most 64 KiB (KV's value limit)
+//   [...prefix, "lock", ...segments]  a lock: {owner, expiresAt}, set with `expireIn`
+// A folder is the set of heads under its segments, so `list` is a prefix list reduced to
+// direct children, reading only the small heads; folders need no entries of their own.
+//
+// Every change of a head is an atomic commit checked against the versionstamp it read
+// (`null` for an exclusive create), so two writers never both win. A record within KV's
+// atomic limits (800 KiB of keys and values, 1000 mutations) is written in ONE commit;
+// a larger one writes its chunks first under a fresh generation id, invisible until the
+// head naming that generation is committed last. A reader reads the head, then the chunks
+// of its generation; a chunk missing means a writer replaced the record meanwhile (old
+// chunks are deleted in the commit of the new head, or after it), so it reads again. No
+// partial record is ever visible. Chunks left by a crash between two steps are
+// unreachable garbage.
+//
+// Requests: a save of a new record up to 768 KiB is one commit; a replace is a get and a
+// commit; a load is a get and one getMany per 10 chunks (640 KiB), in parallel.
+
+import { bounded, boundsOf } from "./bounded.js";
+
+const PART = 65536; // Deno KV's largest value
+const ATOMIC_BYTES = 768 * 1024; // under KV's 800 KiB of keys + values per commit
+const ATOMIC_MUTATIONS = 1000;
+const KEY_BYTES = 2048;
+const GET_MANY = 10;
+const FOLDED_DELETES = 100; // old chunks deleted in the commit that replaces their head, up to this many
+const encoder = new TextEncoder();
+
+const typed = (code, message, cause) => Object.assign(new Error(message, cause ? { cause } : undefined), { code });
+const invalid = (message) => Object.assign(new TypeError(message), { code: "INVALID_ARGUMENT" });
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs a KV call again while SQLite reports the file busy: a local KV file opened by several
+ * processes (or connections) answers "database is locked" instead of waiting, and a call
+ * that failed so changed nothing. Other errors pass through.
+ */
+async function retryBusy(call) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!/database is locked|database table is locked|SQLITE_BUSY/i.test(String(err?.message))) throw err;
+      if (attempt >= 400) throw typed("EBUSY", "the Deno KV file stayed locked by other writers", err);
+      await sleep(Math.min(1 + Math.random() * 2 ** Math.min(attempt, 6), 50));
+    }
+  }
+}
+
+function randomId() {
+  return Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** "/a//b/c.json" → ["a", "b", "c.json"]: a KV key has no notion of a root or of empty names. */
+function segments(path) {
+  return String(path).split("/").filter((s) => s !== "");
+}
+
+/** The encoded size of a key of strings and numbers, as Deno KV counts it against 2 KiB. */
+function keyBytes(key) {
+  let size = 0;
+  for (const part of key) {
+    if (typeof part === "string") {
+      const utf8 = encoder.encode(part);
+      size += 2 + utf8.length + utf8.filter((b) => b === 0).length;
+    } else size += 9;
+  }
+  return size;
+}
+
+function concat(parts, size) {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function checkOptions(options) {
+  if (options === null || typeof options !== "object") throw invalid("denoKvStorage(options): options must be an object");
+  const { kv, path, prefix = ["toolctx"], lockTtlMs = 30_000, lockTimeoutMs = 60_000 } = options;
+  if (kv !== undefined && (kv === null || typeof kv.atomic !== "function" || typeof kv.list !== "function")) {
+    throw invalid("denoKvStorage({kv}): kv must be a Deno.Kv (from Deno.openKv)");
+  }
+  if (path !== undefined && typeof path !== "string") throw invalid("denoKvStorage({path}): path must be a string");
+  if (kv === undefined && typeof globalThis.Deno?.openKv !== "function") {
+    throw invalid("denoKvStorage: Deno.openKv is missing: run Deno with --unstable-kv, or pass an open `kv`");
+  }
+  const parts = Array.isArray(prefix) ? prefix : [prefix];
+  if (!parts.every((p) => typeof p === "string" || (typeof p === "number" && Number.isFinite(p)))) {
+    throw invalid("denoKvStorage({prefix}): prefix must be a string or an array of strings and numbers");
+  }
+  for (const [label, ms] of [["lockTtlMs", lockTtlMs], ["lockTimeoutMs", lockTimeoutMs]]) {
+    if (typeof ms !== "number" || !(ms > 0)) throw invalid(`denoKvStorage({${label}}): must be a positive number of ms`);
+  }
+  return { kv, path, prefix: parts, lockTtlMs, lockTimeoutMs, bounds: boundsOf(options, "denoKvStorage") };
+}
+
+/**
+ * @param {import("./deno-kv.d.ts").DenoKvStorageOptions} [options]
+ * @returns {import("./deno-kv.d.ts").DenoKvStorage}
+ */
+export function denoKvStorage(options = {}) {
+  const { kv: given, path, prefix, lockTtlMs, lockTimeoutMs, bounds } = checkOptions(options);
+  let opened;
+  const kvReady = () => (given ? Promise.resolve(given) : bounded("deno kv open", () => (opened ??= Deno.openKv(path)), bounds));
+  /** One KV request: again while the file is busy, within `timeoutMs` and `signal`. */
+  const unlessBusy = (call) => bounded("deno kv request", () => retryBusy(call), bounds);
+
+  const headKey = (p) => {
+    const key = [...prefix, "file", ...segments(p)];
+    if (keyBytes(key) > KEY_BYTES) throw typed("ENAMETOOLONG", `path too long for a Deno KV key (over ${KEY_BYTES} bytes): ${String(p).slice(0, 80)}…`);
+    return key;
+  };
+  const dataKey = (gen, i) => [...prefix, "data", gen, i];
+
+  /** Reads a head's chunks; undefined when one is gone (the record was replaced meanwhile). */
+  async function readChunks(kv, head) {
+    const keys = Array.from({ length: head.chunks }, (_, i) => dataKey(head.gen, i));
+    const groups = [];
+    for (let i = 0; i < keys.length; i += GET_MANY) groups.push(unlessBusy(() => kv.getMany(keys.slice(i, i + GET_MANY))));
+    const parts = (await Promise.all(groups)).flat().map((e) => e.value);
+    if (parts.some((v) => !(v instanceof Uint8Array))) return undefined;
+    const bytes = concat(parts, head.size);
+    return parts.reduce((n, p) => n + p.length, 0) === head.size ? bytes : undefined;
+  }
+
+  /** The head entry and the record's bytes, consistent with each other. */
+  async function readEntry(kv, key) {
+    for (let attempt = 0; ; attempt++) {
+      const head = await unlessBusy(() => kv.get(key));
+      if (head.value === null) return { head, bytes: undefined };
+      const { size, gen, chunks } = head.value;
+      if (!(Number.isSafeInteger(size) && typeof gen === "string" && Number.isSafeInteger(chunks) && chunks >= 1)) {
+        throw typed("CORRUPT_RECORD", `${key.join("/")} is not a toolctx record head (another program's entry under the prefix?)`);
+      }
+      const bytes = await readChunks(kv, head.value);
+      if (bytes !== undefined) return { head, bytes };
+      if (attempt >= 50) throw typed("EAGAIN", `${key.join("/")}: the record kept changing while it was read`);
+      await sleep(Math.min(2 ** attempt, 20));
+    }
+  }
+
+  async function deleteChunks(kv, head) {
+    for (let i = 0; i < head.chunks; i += ATOMIC_MUTATIONS) {
+      const op = kv.atomic();
+      for (let j = i; j < Math.min(i + ATOMIC_MUTATIONS, head.chunks); j++) op.delete(dataKey(head.gen, j));
+      await unlessBusy(() => op.commit());
+    }
+  }
+
+  /**
+   * Replaces the record at `key` by `bytes` if its head still has `versionstamp` (null:
+   * if there is none). Resolves to false when another writer got there first.
+   */
+  async function commit(kv, key, bytes, versionstamp, old) {
+    const gen = randomId();
+    const chunks = Math.max(1, Math.ceil(bytes.length / PART));
+    const head = { size: bytes.length, gen, chunks };
+    const part = (i) => bytes.subarray(i * PART, (i + 1) * PART);
+    const oneCommit = bytes.length + 64 * (chunks + 1) + keyBytes(key) <= ATOMIC_BYTES && chunks + 2 <= ATOMIC_MUTATIONS;
+    const op = kv.atomic().check({ key, versionstamp });
+    if (oneCommit) {
+      for (let i = 0; i < chunks; i++) op.set(dataKey(gen, i), part(i));
+    } else {
+      // chunks first, under a generation nobody can see yet
+      const perCommit = Math.floor(ATOMIC_BYTES / (PART + 64));
+      for (let i = 0; i < chunks; i += perCommit) {
+        const batch = kv.atomic();
+        for (let j = i; j < Math.min(i + perCommit, chunks); j++) batch.set(dataKey(gen, j), part(j));
+        await unlessBusy(() => batch.commit());
+      }
+    }
+    op.set(key, head);
+    const folded = old !== undefined && oneCommit && old.chunks <= FOLDED_DELETES;
+    if (folded) for (let i = 0; i < old.chunks; i++) op.delete(dataKey(old.gen, i));
+    const result = await unlessBusy(() => op.commit());
+    if (!result.ok) {
+      if (!oneCommit) await deleteChunks(kv, head);
+      return false;
+    }
+    if (old !== undefined && !folded) await deleteChunks(kv, old);
+    return true;
+  }
+
+  async function write(path, data, { exclusive = false } = {}) {
+    const key = headKey(path);
+    const bytes = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
+    const kv = await kvReady();
+    if (exclusive) {
+      if (await commit(kv, key, bytes, null, undefined)) return;
+      throw typed("EEXIST", `EEXIST: record already exists: ${path}`);
+    }
+    for (;;) {
+      const current = await unlessBusy(() => kv.get(key));
+      if (await commit(kv, key, bytes, current.versionstamp, current.value ?? undefined)) return;
+    }
+  }
+
+  async function append(path, data) {
+    const key = headKey(path);
+    const tail = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
+    const kv = await kvReady();
+    for (;;) {
+      const { head, bytes = new Uint8Array(0) } = await readEntry(kv, key);
+      const joined = concat([bytes, tail], bytes.length + tail.length);
+      if (await commit(kv, key, joined, head.versionstamp, head.value ?? undefined)) return;
+    }
+  }
+
+  async function read(path) {
+    const key = [...prefix, "file", ...segments(path)];
+    if (keyBytes(key) > KEY_BYTES) return undefined; // no such key can exist
+    return (await readEntry(await kvReady(), key)).bytes;
+  }
+
+  async function remove(path) {
+    const key = headKey(path);
+    const kv = await kvReady();
+    for (;;) {
+      const current = await unlessBusy(() => kv.get(key));
+      if (current.value === null) return;
+      const old = current.value;
+      const folded = old.chunks <= FOLDED_DELETES;
+      const op = kv.atomic().check(current).delete(key);
+      if (folded) for (let i = 0; i < old.chunks; i++) op.delete(dataKey(old.gen, i));
+      const result = await unlessBusy(() => op.commit());
+      if (result.ok) return folded ? undefined : deleteChunks(kv, old);
+    }
+  }
+
+  async function list(dir) {
+    const base = [...prefix, "file", ...segments(dir)];
+    if (keyBytes(base) > KEY_BYTES) return [];
+    const kv = await kvReady();
+    return unlessBusy(async () => {
+      const names = new Set();
+      for await (const entry of kv.list({ prefix: base }, { batchSize: 500 })) {
+        const child = entry.key[base.length];
+        names.add(entry.key.length === base.length + 1 ? child : `${child}/`);
+      }
+      return [...names].sort();
+    });
+  }
+
+  /**
+   * A lock entry {owner, expiresAt}, created only where there is none (or an expired one),
+   * refreshed every third of `lockTtlMs` while `fn` runs, and deleted afterwards only if
+   * it is still ours (checked by versionstamp). A holder that dies stops refreshing, and
+   * the lock is taken over once its expiry has passed.
+   */
+  async function lock(name, fn) {
+    const key = [...prefix, "lock", ...segments(name)];
+    if (keyBytes(key) > KEY_BYTES) throw typed("ENAMETOOLONG", `lock name too long for a Deno KV key: ${String(name).slice(0, 80)}…`);
+    const kv = await kvReady();
+    const owner = randomId();
+    const started = Date.now();
+    let versionstamp;
+    for (let attempt = 0; versionstamp === undefined; attempt++) {
+      const current = await unlessBusy(() => kv.get(key));
+      if (current.value === null || !(current.value.expiresAt > Date.now())) {
+        const taken = await unlessBusy(() =>
+          kv
+            .atomic()
+            .check(current)
+            .set(key, { owner, expiresAt: Date.now() + lockTtlMs }, { expireIn: lockTtlMs })
+            .commit(),
+        );
+        if (taken.ok) versionstamp = taken.versionstamp;
+        continue;
+      }
+      if (Date.now() - started > lockTimeoutMs) throw typed("ELOCKED", `lock ${name} is held by another owner`);
+      await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
+    }
+    let refreshing = Promise.resolve();
+    let timer;
+    const refresh = async () => {
+      const next = await unlessBusy(() =>
+        kv
+          .atomic()
+          .check({ key, versionstamp })
+          .set(key, { owner, expiresAt: Date.now() + lockTtlMs }, { expireIn: lockTtlMs })
+          .commit(),
+      ).catch(() => ({ ok: false }));
+      if (next.ok) versionstamp = next.versionstamp;
+      timer = next.ok ? setTimeout(() => (refreshing = refresh()), lockTtlMs / 3) : undefined;
+    };
+    timer = setTimeout(() => (refreshing = refresh()), lockTtlMs / 3);
+    try {
+      return await fn();
+    } finally {
+      clearTimeout(timer);
+      await refreshing;
+      clearTimeout(timer);
+      await unlessBusy(() => kv.atomic().check({ key, versionstamp }).delete(key).commit());
+    }
+  }
+
+  const guard =
+    (fn) =>
+    async (...args) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        if (err && typeof err === "object" && !err.code) err.code = "EKV";
+        throw err;
+      }
+    };
+
+  return {
+    description: `deno kv storage${path ? ` (${path})` : ""}`,
+    read: guard(read),
+    write: guard(write),
+    append: guard(append),
+    remove: guard(remove),
+    list: guard(list),
+    lock: guard(lock),
+    removeDir() {}, // folders exist only while they hold records
+    async close() {
+      if (opened) (await opened).close();
+      opened = undefined;
+    },
+  };
+}

@@ -1,0 +1,124 @@
+// toolctx/unstorage: a StorageHost over any unstorage `Storage` (npm `unstorage`, an
+// optional peer: this file imports nothing from it), so every unstorage driver (Vercel
+// Blob, Netlify Blobs, Upstash, Azure, MongoDB, fs, memory, ...) can hold records.
+//
+// Keys. unstorage turns "/" and "\" into ":", drops what follows "?", squeezes and trims
+// ":", refuses "." and ".." segments, and hides keys ending in "$" (its meta keys). So a
+// path's segments are joined with ":" after percent-encoding, in each segment, "%" ":" "/"
+// "\" "?" "#" "$" and a final "." (which the fs drivers read as a traversal when two dots
+// end a segment). The mapping is reversible (`pathOf(keyOf(p))`), case is kept, and a
+// leading "/" or an empty segment does not matter (KV stores have no root).
+//
+// What a bridged driver cannot promise (see `guarantees`):
+//   - exclusive create is a check (`hasItem`) then a write: two racing writers can both
+//     "win". toolctx's record names carry a random part, so plain saves stay unique;
+//   - atomic replace depends on the driver (unstorage's fs driver truncates then writes);
+//   - locks: none. `lock` rejects with code "UNSUPPORTED" rather than pretending, so the
+//     features that need one (sessions, whose manifest is locked; conversations;
+//     cleanupStaleSessions) are refused, unless the caller passes a `lock` of their own.
+
+import { bounded, boundsOf } from "./bounded.js";
+
+const encoder = new TextEncoder();
+const UNSAFE = /[%:/\\?#$]|\.$/g;
+
+const typed = (code, message, cause) => Object.assign(new Error(message, cause ? { cause } : undefined), { code });
+const invalid = (message) => Object.assign(new TypeError(message), { code: "INVALID_ARGUMENT" });
+
+function encodeSegment(segment) {
+  return segment.replace(UNSAFE, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
+}
+
+function decodeSegment(segment) {
+  return segment.replace(/%([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** The unstorage key of a toolctx path: "/a/b:c/d.json" → "a:b%3Ac:d.json" (under `base`). */
+export function keyOf(path, base = "") {
+  const parts = String(path).split("/").filter((s) => s !== "").map(encodeSegment);
+  return [base, ...parts].filter((s) => s !== "").join(":");
+}
+
+/** The path of an unstorage key (without its `base`), with no leading "/". */
+export function pathOf(key) {
+  return key.split(":").map(decodeSegment).join("/");
+}
+
+function toBytes(value, key) {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (typeof value === "string") return encoder.encode(value);
+  throw typed("UNEXPECTED_VALUE", `unstorage returned neither bytes nor a string for ${key}`);
+}
+
+function checkOptions(options) {
+  if (options === null || typeof options !== "object") throw invalid("unstorageStorage(options): options must be an object");
+  const { storage, base = "", lock } = options;
+  const methods = ["getItemRaw", "setItemRaw", "hasItem", "removeItem", "getKeys"];
+  if (!storage || !methods.every((m) => typeof storage[m] === "function")) {
+    throw invalid("unstorageStorage({storage}): storage must be an unstorage Storage (createStorage({driver}))");
+  }
+  if (typeof base !== "string" || /[:/\\?#$]/.test(base)) throw invalid("unstorageStorage({base}): base must be a key segment without : / \\ ? # $");
+  if (lock !== undefined && typeof lock !== "function") throw invalid("unstorageStorage({lock}): lock must be a function (name, fn)");
+  return { storage, base, lock, bounds: boundsOf(options, "unstorageStorage") };
+}
+
+/**
+ * @param {import("./unstorage.d.ts").UnstorageStorageOptions} options
+ * @returns {import("./unstorage.d.ts").UnstorageHost}
+ */
+export function unstorageStorage(options) {
+  const { storage, base, lock, bounds } = checkOptions(options ?? null);
+  const key = (path) => keyOf(path, base);
+  const prefix = base ? `${base}:` : "";
+
+  /** One driver call, bounded by `timeoutMs` and `signal`; a driver error without a code becomes EUNSTORAGE. */
+  function call(op, what, run) {
+    return bounded(`unstorage ${op} ${what}`, run, bounds).catch((err) => {
+      throw typeof err?.code === "string" ? err : typed("EUNSTORAGE", `unstorage ${op} ${what} failed: ${err?.message ?? err}`, err);
+    });
+  }
+
+  return {
+    description: `unstorage storage${base ? ` (base ${base})` : ""}`,
+    guarantees: { exclusiveCreate: "check-then-write", atomicReplace: "driver", locks: lock !== undefined },
+    async read(path) {
+      const k = key(path);
+      const value = await call("read", k, () => storage.getItemRaw(k));
+      return value === null || value === undefined ? undefined : toBytes(value, k);
+    },
+    async write(path, data, { exclusive = false } = {}) {
+      const k = key(path);
+      if (exclusive && (await call("write", k, () => storage.hasItem(k)))) throw typed("EEXIST", `EEXIST: record already exists: ${path}`);
+      const bytes = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data); // our own copy
+      await call("write", k, () => storage.setItemRaw(k, bytes));
+    },
+    async remove(path) {
+      const k = key(path);
+      await call("remove", k, () => storage.removeItem(k));
+    },
+    /** getKeys(dir) gives every key below `dir`; its direct children are the first segments. */
+    async list(dir) {
+      const d = key(dir);
+      const under = d === "" ? "" : `${d}:`;
+      const keys = await call("list", d, () => storage.getKeys(d));
+      const names = new Set();
+      for (const k of keys) {
+        if (!k.startsWith(under) || !k.startsWith(prefix)) continue;
+        const rest = k.slice(under.length).split(":");
+        names.add(rest.length === 1 ? decodeSegment(rest[0]) : `${decodeSegment(rest[0])}/`);
+      }
+      return [...names].sort();
+    },
+    removeDir() {}, // keys have no folders
+    async lock(name, fn) {
+      if (lock) return lock(name, fn);
+      throw typed(
+        "UNSUPPORTED",
+        `toolctx/unstorage has no lock (an unstorage driver has no atomic check-and-set), so ${name} cannot be locked: ` +
+          "sessions and conversations need a storage with locks (toolctx/deno-kv, toolctx/redis, a file system) or a `lock` option of your own",
+      );
+    },
+  };
+}
