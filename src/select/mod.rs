@@ -286,6 +286,31 @@ mod tests {
     }
 
     #[test]
+    fn an_identifier_is_found_whatever_its_convention() {
+        let docs = [
+            Terms::of_record("read file: path=a.ts", "readFile", &json!({"path": "a.ts"})),
+            Terms::of_record("read file: path=b.ts", "read_file", &json!({"path": "b.ts"})),
+            Terms::of_record("read file: path=c.ts", "read-file", &json!({"path": "c.ts"})),
+            Terms::of_record("grep: pattern=AUTH_ERROR", "grep", &json!({"pattern": "AUTH_ERROR"})),
+            Terms::of_record("list files: dir=read", "listFiles", &json!({"dir": "read"})),
+        ];
+        let cands: Vec<&Terms> = docs.iter().collect();
+        for strategy in [Strategy::Bm25, Strategy::Overlap] {
+            let ids = |q: &str| {
+                let mut found: Vec<usize> =
+                    rank(q, &cands, Fallback::None, strategy).hits.iter().map(|s| s.index).collect();
+                found.sort_unstable();
+                found
+            };
+            for q in ["readFile", "READ_FILE", "read-file", "ReadFile"] {
+                let want: &[usize] = if q.contains(['_', '-']) { &[0, 1, 2, 4] } else { &[0, 1, 2] };
+                assert_eq!(ids(q), want, "{q} ({strategy:?})");
+            }
+            assert_eq!(ids("authError"), [3], "{strategy:?}");
+        }
+    }
+
+    #[test]
     fn argument_values_are_indexed() {
         let t = Terms::of_record("custom text", "readFile", &json!({"path": "src/authService.ts", "n": 42}));
         for term in ["custom", "read", "file", "src", "auth", "service", "ts", "42"] {

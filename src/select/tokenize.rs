@@ -37,50 +37,84 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
     for_each_word(text, |word| split_camel(word, &mut f));
 }
 
-/// The terms `text` is indexed by, appended to `out`: every token of [`tokenize`], and
-/// after the parts of a word that camelCase split, the word whole (lowercased).
-/// Returns how many tokens [`tokenize`] gives (the text's length for BM25: the whole
+/// The terms `text` is indexed by, appended to `out`: every token of [`tokenize`]; after
+/// the parts of a word that camelCase split, the word whole; and after an identifier
+/// whose words are joined by `_` or `-`, the identifier with its joins removed (all
+/// lowercased). So the spellings of one identifier meet: a query for `readFile`,
+/// `READFILE` or `readfile` finds `readFile`, `read_file` and `read-file` alike.
+/// Returns how many tokens [`tokenize`] gives (the text's length for BM25: a whole
 /// word adds a way to find the text, not more text).
 ///
 /// ```
 /// let mut terms = Vec::new();
 /// assert_eq!(toolctx::select::index_tokens("readFile AUTH_ERROR", &mut terms), 4);
-/// assert_eq!(terms, ["read", "file", "readfile", "auth", "error"]);
+/// assert_eq!(terms, ["read", "file", "readfile", "auth", "error", "autherror"]);
 /// ```
 pub fn index_tokens(text: &str, out: &mut Vec<String>) -> usize {
     let mut len = 0;
-    for_each_word(text, |word| {
+    // The identifier being read: its words joined, how many words, where it ends.
+    let mut joined = String::new();
+    let mut joined_words = 0;
+    let mut joined_end = 0;
+    let flush = |joined: &mut String, joined_words: &mut usize, out: &mut Vec<String>| {
+        if *joined_words > 1 {
+            out.push(std::mem::take(joined));
+        }
+        joined.clear();
+        *joined_words = 0;
+    };
+    for_each_word_at(text, |start, word| {
+        let unspaced = word.chars().next().is_some_and(is_unspaced_script);
+        let continues = joined_words > 0
+            && !unspaced
+            && start == joined_end + 1
+            && matches!(text.as_bytes()[joined_end], b'_' | b'-');
+        if !continues {
+            flush(&mut joined, &mut joined_words, out);
+        }
         let mut parts = 0;
         split_camel(word, &mut |part: &str| {
             out.push(part.to_lowercase());
             parts += 1;
         });
-        if parts > 1 {
-            out.push(word.to_lowercase());
-        }
         len += parts;
+        let lower = word.to_lowercase();
+        if parts > 1 {
+            out.push(lower.clone());
+        }
+        if !unspaced {
+            joined.push_str(&lower);
+            joined_words += 1;
+            joined_end = start + word.len();
+        }
     });
+    flush(&mut joined, &mut joined_words, out);
     len
 }
 
 /// Calls `f` with every word of `text`, in order, before case folding.
 fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    for_each_word_at(text, |_, word| f(word));
+}
+
+/// Calls `f` with the byte offset and the text of every word of `text`, in order.
+fn for_each_word_at(text: &str, mut f: impl FnMut(usize, &str)) {
     let mut run_start: Option<usize> = None;
     for (i, c) in text.char_indices() {
         let word = is_word_char(c);
         if !word || is_unspaced_script(c) {
             if let Some(s) = run_start.take() {
-                f(&text[s..i]);
+                f(s, &text[s..i]);
             }
             if word {
-                f(&text[i..i + c.len_utf8()]);
+                f(i, &text[i..i + c.len_utf8()]);
             }
         } else if run_start.is_none() {
             run_start = Some(i);
         }
     }
     if let Some(s) = run_start {
-        f(&text[s..]);
+        f(s, &text[s..]);
     }
 }
 
@@ -226,7 +260,46 @@ mod tests {
         assert_eq!(index_tokens("readFile HTTPServer AUTH_ERROR v2 認証", &mut terms), 9);
         assert_eq!(
             terms,
-            ["read", "file", "readfile", "http", "server", "httpserver", "auth", "error", "v2", "認", "証"]
+            [
+                "read",
+                "file",
+                "readfile",
+                "http",
+                "server",
+                "httpserver",
+                "auth",
+                "error",
+                "autherror",
+                "v2",
+                "認",
+                "証"
+            ]
+        );
+    }
+
+    #[test]
+    fn identifiers_joined_by_underscores_or_hyphens_are_indexed_whole_too() {
+        let mut terms = Vec::new();
+        assert_eq!(index_tokens("read_file search-code get_userName a - b x_認", &mut terms), 11);
+        assert_eq!(
+            terms,
+            [
+                "read",
+                "file",
+                "readfile",
+                "search",
+                "code",
+                "searchcode",
+                "get",
+                "user",
+                "name",
+                "username",
+                "getusername",
+                "a",
+                "b",
+                "x",
+                "認"
+            ]
         );
     }
 }
