@@ -111,13 +111,75 @@ fn a_taken_name_draws_a_new_random_part_and_never_replaces() {
     .unwrap();
 }
 
+/// Gives way to the other futures once: wakes itself and returns `Pending`.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// A storage whose every call yields a different number of times (deterministically,
+/// by call number) before it runs, so concurrent operations really interleave and
+/// complete out of the order they were called in. Records the paths written, in the
+/// order the writes completed.
+#[derive(Default)]
+struct Yielding {
+    inner: MemoryStorage,
+    calls: Cell<u32>,
+    completed: RefCell<Vec<String>>,
+}
+
+impl Yielding {
+    async fn turn(&self) {
+        let call = self.calls.get();
+        self.calls.set(call + 1);
+        // 0..=12 yields; 7 is coprime to 13, so neighbouring calls wait very differently.
+        for _ in 0..(call * 7) % 13 {
+            yield_now().await;
+        }
+    }
+}
+
+impl Storage for Yielding {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        self.turn().await;
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.turn().await;
+        self.inner.write(path, data, options).await?;
+        self.completed.borrow_mut().push(path.to_owned());
+        Ok(())
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.turn().await;
+        self.inner.remove(path).await
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.turn().await;
+        self.inner.list(dir).await
+    }
+}
+
 #[test]
 fn concurrent_saves_keep_call_order() {
     block_on(async {
-        let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
+        let m = ContextManager::new(Yielding::default(), options("/ctx"))?;
         let args: Vec<String> = (0..50).map(|i| format!("{{\"i\":{i}}}")).collect();
         let saves = args.iter().map(|a| m.save(save("t", a, "null")));
         let paths: Vec<String> = futures_util::future::try_join_all(saves).await?;
+        // The writes really completed out of call order...
+        let completed = m.storage().completed.borrow().clone();
+        assert_eq!(completed.len(), 50);
+        assert_ne!(completed, paths, "the storage must make the saves interleave");
+        // ...and the pointers are still in call order.
         let listed: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::All)).unwrap();
         let order: Vec<i64> = listed.as_array().unwrap().iter().map(|p| p["args"]["i"].as_i64().unwrap()).collect();
         assert_eq!(order, (0..50).collect::<Vec<_>>());
