@@ -82,20 +82,41 @@ async fn sync_and_async_hosts_behave_alike() {
 async fn save_and_load_through_a_js_host() {
     let host = make_host(true);
     let m = JsContextManager::new(options(&host)).unwrap();
-    let args = js_sys::JSON::parse(r#"{"path":"src/auth/login.ts"}"#).unwrap();
-    let path =
-        settle(m.save_context("readFile".into(), args, "body".into(), 7.into(), JsValue::UNDEFINED)).await.unwrap();
-    let list = Array::of1(&path);
-    let loaded = settle(m.load_contexts(list.into())).await.unwrap();
-    let record = Array::from(&loaded).get(0);
-    assert_eq!(get(&record, "result").as_string().as_deref(), Some("body"));
-    assert_eq!(get(&record, "taskId").as_f64(), Some(7.0));
-    assert!(get(&record, "queryId").is_undefined());
+    let mut paths = Vec::new();
+    for (tool, args, result, task) in [
+        ("listDirectory", r#"{"path":"docs"}"#, "intro.md", 1),
+        ("grep", r#"{"pattern":"AuthError","dir":"src/auth"}"#, "errors.ts:3", 1),
+        ("readFile", r#"{"path":"src/auth/login.ts"}"#, "body", 7),
+    ] {
+        let args = js_sys::JSON::parse(args).unwrap();
+        let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED);
+        paths.push(settle(saved).await.unwrap().as_string().unwrap());
+    }
+    let loaded = settle(m.load_contexts(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into()))
+        .await
+        .unwrap();
+    let loaded = Array::from(&loaded);
+    assert_eq!(get(&loaded.get(0), "result").as_string().as_deref(), Some("body"));
+    assert_eq!(get(&loaded.get(0), "taskId").as_f64(), Some(7.0));
+    assert!(get(&loaded.get(0), "queryId").is_undefined());
+    assert_eq!(get(&loaded.get(1), "result").as_string().as_deref(), Some("intro.md"));
+
+    // Ranking over three pointers, so a wrong answer is possible: only the relevant
+    // ones, best first; every pointer in the given order only when none matches.
     let pointers = m.pointers(&m.slots(0, JsValue::UNDEFINED));
-    let joined = Array::from(&pointers).get(0);
-    let joined = get(&joined, "filepath").as_string().unwrap();
-    let ranked = m.select_paths("login".into(), pointers, JsValue::UNDEFINED, joined.clone()).unwrap();
-    assert_eq!(ranked, joined);
+    let joined = paths.join("\0");
+    let select = |query: &str, fallback: Option<&str>| {
+        let options = js_sys::Object::new();
+        if let Some(f) = fallback {
+            Reflect::set(&options, &"fallback".into(), &f.into()).unwrap();
+        }
+        let out = m.select_paths(query.into(), pointers.clone(), options.into(), joined.clone()).unwrap();
+        out.split('\0').filter(|p| !p.is_empty()).map(str::to_owned).collect::<Vec<_>>()
+    };
+    assert_eq!(select("login", None), [paths[2].clone()]);
+    assert_eq!(select("auth login", None), [paths[2].clone(), paths[1].clone()]);
+    assert_eq!(select("zebra", Some("all")), paths);
+    assert!(select("zebra", Some("none")).is_empty());
 }
 
 #[wasm_bindgen_test]
