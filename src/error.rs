@@ -28,6 +28,8 @@ pub enum ErrorKind {
     TooLarge,
     /// An exclusive write found the path taken (host code `EEXIST`).
     AlreadyExists,
+    /// The manager was closed: it does no more I/O.
+    Closed,
     /// A bug in toolctx.
     Internal,
 }
@@ -45,6 +47,7 @@ impl ErrorKind {
             ErrorKind::NotFound => "NOT_FOUND",
             ErrorKind::TooLarge => "TOO_LARGE",
             ErrorKind::AlreadyExists => "EEXIST",
+            ErrorKind::Closed => "CLOSED",
             ErrorKind::Internal => "INTERNAL",
         }
     }

@@ -14,6 +14,7 @@ use futures_util::lock::Mutex;
 use serde_json::{Number, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
@@ -399,6 +400,7 @@ pub struct ContextManager<S> {
     dir: String,
     state: RefCell<State>,
     session: Option<Session>,
+    gate: Gate,
 }
 
 /// A manager's session: its folder and the manifest it keeps up to date.
@@ -426,8 +428,14 @@ impl<S: Storage> ContextManager<S> {
             .filter(|d| !d.is_empty() && d != "/")
             .ok_or_else(|| Error::invalid(format!("contextDir {:?} is not a usable folder", options.context_dir)))?;
         options.context_dir = dir.clone();
-        let mut manager =
-            ContextManager { storage, options, dir, state: RefCell::new(State::default()), session: None };
+        let mut manager = ContextManager {
+            storage,
+            options,
+            dir,
+            state: RefCell::new(State::default()),
+            session: None,
+            gate: Gate::default(),
+        };
         manager.session = match manager.options.session.clone() {
             None => None,
             Some(choice) => {
@@ -523,6 +531,7 @@ impl<S: Storage> ContextManager<S> {
     /// Saves one tool output and returns its filepath. Nothing is written and no
     /// pointer is added when it fails.
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
+        let _pass = self.gate.enter("saveContext")?;
         let args: Value = serde_json::from_str(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
         if !args.is_object() {
@@ -680,6 +689,44 @@ impl<S: Storage> ContextManager<S> {
 
     /// Writes out every record held in memory.
     pub async fn flush(&self) -> Result<()> {
+        let _pass = self.gate.enter("flush")?;
+        self.write_out().await
+    }
+
+    /// Closes the manager: later operations fail with [`ErrorKind::Closed`]; the
+    /// operations in flight finish; the records held in memory are written out and the
+    /// session manifest brought up to date. Once it resolves nothing of this manager
+    /// runs any more (no write, no lock). Closing a closed manager does nothing. If
+    /// writing out fails, the error is returned and the manager stays open with its
+    /// records, so nothing is lost and `close` can be retried. Pointers stay readable.
+    pub async fn close(&self) -> Result<()> {
+        loop {
+            match self.gate.phase() {
+                Phase::Closed => return Ok(()),
+                Phase::Closing => self.gate.settled().await,
+                Phase::Open => break,
+            }
+        }
+        self.gate.set(Phase::Closing);
+        self.gate.idle().await;
+        let result = self.write_out().await;
+        self.gate.set(if result.is_ok() { Phase::Closed } else { Phase::Open });
+        result
+    }
+
+    /// Whether `close` has begun or ended.
+    pub fn is_closed(&self) -> bool {
+        self.gate.phase() != Phase::Open
+    }
+
+    /// Fails with [`ErrorKind::Closed`] once `close` has begun (for operations that do
+    /// no I/O but answer through a Promise).
+    pub fn check_open(&self, what: &str) -> Result<()> {
+        self.gate.enter(what).map(drop)
+    }
+
+    /// `flush` without the gate.
+    async fn write_out(&self) -> Result<()> {
         let pending: Vec<String> = self.state.borrow_mut().spill_queue.drain(..).collect();
         let mut first_error = None;
         for path in pending {
@@ -695,7 +742,8 @@ impl<S: Storage> ContextManager<S> {
 
     /// The records at `filepaths`, in the order asked. A path outside the store, a
     /// missing file or one that is not a whole record is skipped with a debug warning.
-    pub async fn load(&self, filepaths: &[String]) -> Vec<Rc<[u8]>> {
+    pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
+        let _pass = self.gate.enter("loadContexts")?;
         let reads = filepaths.iter().map(|path| self.load_one(path));
         join_all(reads).await.into_iter().flatten().collect()
     }
@@ -862,8 +910,14 @@ impl<S: Storage> ContextManager<S> {
     /// touches any other file. Every removal is attempted; the first failure is returned.
     pub async fn clear_context_dir(&self) -> Result<()> {
         if self.session.is_some() {
-            return self.end_session().await;
+            return self.remove_session().await;
         }
+        let _pass = self.gate.enter("clearContextDir")?;
+        self.remove_written().await
+    }
+
+    /// `clear_context_dir` without the gate.
+    async fn remove_written(&self) -> Result<()> {
         let written: Vec<String> = {
             let mut state = self.state.borrow_mut();
             state.memory.clear();
@@ -1080,6 +1134,7 @@ impl<S: Storage> ContextManager<S> {
         let dir = self.record_root().to_owned();
         let files = match &self.session {
             Some(_) => self.session_files(&dir).await?,
+        let _pass = self.gate.enter("rebuildIndex")?;
             None => {
                 let names = self.storage.list(&dir).await?;
                 names.into_iter().filter(|n| n.ends_with(".json") && !n.ends_with('/')).collect()
@@ -1112,6 +1167,12 @@ impl<S: Storage> ContextManager<S> {
         let Some(s) = &self.session else { return Ok(()) };
         let _turn = s.writing.lock().await;
         let lock = session::lock_name(&s.dir);
+        let _pass = self.gate.enter("endSession")?;
+        self.remove_session().await
+    }
+
+    /// `end_session` without the gate.
+    async fn remove_session(&self) -> Result<()> {
         self.storage
             .locked(&lock, async {
                 let mut manifest = s.manifest.borrow().clone();
@@ -1138,7 +1199,8 @@ impl<S: Storage> ContextManager<S> {
 
     /// `clear_context_dir` and `clear_pointers`.
     pub async fn clear(&self) -> Result<()> {
-        let result = self.clear_context_dir().await;
+        let _pass = self.gate.enter("clear")?;
+        let result = self.remove_written().await;
         self.clear_pointers();
         result
     }

@@ -34,7 +34,7 @@ fn save_then_load_round_trips_the_record() {
         let name = path.strip_prefix("/ctx/").unwrap();
         assert!(toolctx::is_record_filename(name), "{name}");
         assert_eq!(m.storage().paths(), std::slice::from_ref(&path));
-        let loaded = m.load(std::slice::from_ref(&path)).await;
+        let loaded = m.load(std::slice::from_ref(&path)).await?;
         let record: serde_json::Value = serde_json::from_slice(&loaded[0]).unwrap();
         assert_eq!(record["v"], 1);
         assert_eq!(record["args"]["path"], "src/a.ts");
@@ -52,7 +52,7 @@ fn small_records_stay_in_memory_until_flushed() {
         let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
         let path = m.save(save("grep", r#"{"q":"x"}"#, "1")).await?;
         assert!(m.storage().paths().is_empty(), "a small record is not written");
-        assert_eq!(m.load(std::slice::from_ref(&path)).await.len(), 1);
+        assert_eq!(m.load(std::slice::from_ref(&path)).await?.len(), 1);
         m.flush().await?;
         assert_eq!(m.storage().paths(), [path]);
         Ok::<(), Error>(())
@@ -75,7 +75,7 @@ fn memory_budget_writes_out_the_oldest() {
         assert!(!written.is_empty() && written.len() < 10);
         assert!(written.contains(&paths[0]), "the oldest went out first");
         assert!(!written.contains(&paths[9]), "the newest stays in memory");
-        assert_eq!(m.load(&paths).await.len(), 10, "both kinds load");
+        assert_eq!(m.load(&paths).await?.len(), 10, "both kinds load");
         Ok::<(), Error>(())
     })
     .unwrap();
@@ -203,7 +203,7 @@ fn load_skips_outside_missing_and_torn_files_with_a_warning() {
         m.storage().write("/secret.json", &bytes, WriteOptions::default()).await?;
         let asked =
             ["/ctx/../secret.json", "/secret.json", &torn, "/ctx/missing.json", &good, "ctx/x.json"].map(String::from);
-        let loaded = m.load(&asked).await;
+        let loaded = m.load(&asked).await?;
         assert_eq!(loaded.len(), 1);
         assert_eq!(&*loaded[0], &bytes[..]);
         let log = log.borrow();
@@ -369,7 +369,7 @@ fn fs_storage_writes_private_files_and_keeps_others() {
             assert_eq!(std::fs::metadata(&ctx).unwrap().permissions().mode() & 0o777, 0o700);
         }
         std::fs::write(format!("{ctx}/keep.json"), "{}").unwrap();
-        assert_eq!(m.load(std::slice::from_ref(&p)).await.len(), 1);
+        assert_eq!(m.load(std::slice::from_ref(&p)).await?.len(), 1);
         let listed = m.storage().list(&ctx).await?;
         assert_eq!(listed.len(), 2);
         m.clear().await?;
