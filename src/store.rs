@@ -745,12 +745,15 @@ impl<S: Storage> ContextManager<S> {
     pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
         let _pass = self.gate.enter("loadContexts")?;
         let reads = filepaths.iter().map(|path| self.load_one(path));
-        join_all(reads).await.into_iter().flatten().collect()
+        Ok(join_all(reads).await.into_iter().flatten().collect())
     }
 
-    async fn load_one(&self, path: &str) -> Option<Rc<[u8]>> {
-        let Some(path) = paths::confine(&self.dir, path) else {
-            self.debug("skipped a path outside the context dir", Some(path));
+    /// One record, or `None` after an `onDebug` report in the original's words:
+    /// `Failed to load <path as asked>: <why>`.
+    async fn load_one(&self, asked: &str) -> Option<Rc<[u8]>> {
+        let failed = |why: &str| self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
+        let Some(path) = paths::confine(&self.dir, asked) else {
+            failed("outside the context dir");
             return None;
         };
         if let Some(bytes) = self.state.borrow().memory.get(&path) {
@@ -760,16 +763,16 @@ impl<S: Storage> ContextManager<S> {
             Ok(Some(bytes)) => match parse_record(&bytes) {
                 Ok(_) => Some(Rc::from(bytes)),
                 Err(e) => {
-                    self.debug(format!("skipped a corrupt record: {e}"), Some(&path));
+                    failed(&format!("not a whole record ({e})"));
                     None
                 }
             },
             Ok(None) => {
-                self.debug("skipped a missing record", Some(&path));
+                failed("the record is missing");
                 None
             }
             Err(e) => {
-                self.debug(format!("skipped a record that could not be read: {e}"), Some(&path));
+                failed(&format!("the storage could not read it ({e})"));
                 None
             }
         }
@@ -909,15 +912,15 @@ impl<S: Storage> ContextManager<S> {
     /// Removes the records this manager wrote and drops those held in memory. Never
     /// touches any other file. Every removal is attempted; the first failure is returned.
     pub async fn clear_context_dir(&self) -> Result<()> {
-        if self.session.is_some() {
-            return self.remove_session().await;
-        }
         let _pass = self.gate.enter("clearContextDir")?;
         self.remove_written().await
     }
 
     /// `clear_context_dir` without the gate.
     async fn remove_written(&self) -> Result<()> {
+        if self.session.is_some() {
+            return self.remove_session().await;
+        }
         let written: Vec<String> = {
             let mut state = self.state.borrow_mut();
             state.memory.clear();
@@ -1131,10 +1134,10 @@ impl<S: Storage> ContextManager<S> {
     /// dir (records written by the seed implementation are adopted too). Returns the
     /// number of records indexed.
     pub async fn rebuild_index(&self) -> Result<usize> {
+        let _pass = self.gate.enter("rebuildIndex")?;
         let dir = self.record_root().to_owned();
         let files = match &self.session {
             Some(_) => self.session_files(&dir).await?,
-        let _pass = self.gate.enter("rebuildIndex")?;
             None => {
                 let names = self.storage.list(&dir).await?;
                 names.into_iter().filter(|n| n.ends_with(".json") && !n.ends_with('/')).collect()
@@ -1164,15 +1167,15 @@ impl<S: Storage> ContextManager<S> {
     /// Ends the session: removes the files its manifest tracks and this manager wrote,
     /// the manifest, and then the folders if empty; drops pointers and in-memory records.
     pub async fn end_session(&self) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        let _turn = s.writing.lock().await;
-        let lock = session::lock_name(&s.dir);
         let _pass = self.gate.enter("endSession")?;
         self.remove_session().await
     }
 
     /// `end_session` without the gate.
     async fn remove_session(&self) -> Result<()> {
+        let Some(s) = &self.session else { return Ok(()) };
+        let _turn = s.writing.lock().await;
+        let lock = session::lock_name(&s.dir);
         self.storage
             .locked(&lock, async {
                 let mut manifest = s.manifest.borrow().clone();
