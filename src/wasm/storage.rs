@@ -86,6 +86,23 @@ impl JsStorage {
         })
     }
 
+    /// What the host says it is (adapters set `description`), or `custom storage`.
+    pub fn description(&self) -> String {
+        Reflect::get(&self.host, &"description".into())
+            .ok()
+            .and_then(|d| d.as_string())
+            .filter(|d| !d.is_empty())
+            .unwrap_or_else(|| "custom storage".to_owned())
+    }
+
+    /// Calls the host's `close()`, if it has one: for a storage its manager made itself.
+    pub async fn close_host(&self) -> Result<()> {
+        match method(&self.host, "close") {
+            Some(close) => self.call("close", "", &close, &[]).await.map(drop),
+            None => Ok(()),
+        }
+    }
+
     async fn call(&self, op: &str, path: &str, f: &Function, args: &[JsValue]) -> Result<JsValue> {
         let this = &self.host;
         let returned = match args {
