@@ -92,9 +92,8 @@ async fn save_and_load_through_a_js_host() {
         let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED);
         paths.push(settle(saved).await.unwrap().as_string().unwrap());
     }
-    let loaded = settle(m.load_contexts(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into()))
-        .await
-        .unwrap();
+    let loaded =
+        settle(m.load_contexts(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into())).await.unwrap();
     let loaded = Array::from(&loaded);
     assert_eq!(get(&loaded.get(0), "result").as_string().as_deref(), Some("body"));
     assert_eq!(get(&loaded.get(0), "taskId").as_f64(), Some(7.0));
