@@ -42,6 +42,12 @@ export function options(host) {
   return { contextDir: "/ctx", fileSystem: host, persistThreshold: 0 };
 }
 export function cyclic() { const o = {}; o.self = o; return o; }
+export function closableDefaults() {
+  const host = makeHost(true);
+  host.closed = 0;
+  host.close = () => { host.closed++; };
+  return { host, defaults: { defaultStorage: () => host, defaultContextDir: () => "/default" } };
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = makeHost)]
@@ -52,6 +58,8 @@ extern "C" {
     fn quota_error() -> JsValue;
     fn options(host: &JsValue) -> JsValue;
     fn cyclic() -> JsValue;
+    #[wasm_bindgen(js_name = closableDefaults)]
+    fn closable_defaults() -> JsValue;
 }
 
 fn get(v: &JsValue, k: &str) -> JsValue {
@@ -164,4 +172,29 @@ fn vectors_hash_alike_in_wasm() {
         let args: serde_json::Value = serde_json::from_str(v["json"].as_str().unwrap()).unwrap();
         assert_eq!(crate::naming::args_hash(&args).unwrap(), v["sha256"].as_str().unwrap());
     }
+}
+
+#[wasm_bindgen_test]
+async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
+    let made = closable_defaults();
+    let host = get(&made, "host");
+    super::host::set_host_defaults(get(&made, "defaults"));
+    let own = JsContextManager::new(JsValue::UNDEFINED).unwrap();
+    let given = JsContextManager::new(options(&host)).unwrap();
+    super::host::set_host_defaults(JsValue::UNDEFINED);
+    settle(given.close()).await.unwrap();
+    assert_eq!(get(&host, "closed").as_f64(), Some(0.0), "a storage passed in stays the caller's");
+    settle(own.close()).await.unwrap();
+    settle(own.close()).await.unwrap();
+    assert_eq!(get(&host, "closed").as_f64(), Some(1.0), "the default storage is closed once");
+    let err = settle(own.save_context(
+        "t".into(),
+        js_sys::Object::new().into(),
+        1.into(),
+        JsValue::UNDEFINED,
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap_err();
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
 }
