@@ -467,6 +467,10 @@ impl JsContextManager {
         task_or_options: JsValue,
         query_id: JsValue,
     ) -> Promise {
+        // Closed first: no argument is read and no describe/redact callback runs.
+        if let Err(e) = self.inner.check_open("saveContext") {
+            return rejected(e);
+        }
         let (tool, args_json, result_json, fields) =
             match self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id) {
                 Ok(prepared) => prepared,
@@ -491,6 +495,9 @@ impl JsContextManager {
     /// skipped with an `onDebug` warning.
     #[wasm_bindgen(js_name = loadContexts)]
     pub fn load_contexts(&self, filepaths: JsValue) -> Promise {
+        if let Err(e) = self.inner.check_open("loadContexts") {
+            return rejected(e);
+        }
         let Some(list) = filepaths.dyn_ref::<Array>() else {
             return rejected(Error::invalid("filepaths must be an array of strings"));
         };

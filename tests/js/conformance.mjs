@@ -1491,7 +1491,9 @@ export function runSeedApiTests({
     const files = await listFiles(storage, m.getContextDir());
     const calls = {
       saveContext: () => m.saveContext("t", {}, "too late"),
+      "saveContext with a bad argument": () => m.saveContext("t", null, 1n),
       loadContexts: () => m.loadContexts([small]),
+      "loadContexts with a bad argument": () => m.loadContexts([42]),
       selectRelevant: () => m.selectRelevant("file"),
       flush: () => m.flush(),
       clearContextDir: () => m.clearContextDir(),
