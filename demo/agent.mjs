@@ -122,11 +122,12 @@ console.log(
     `${totalBytes.toLocaleString()} bytes go to the model; the rest stay behind pointers.\n`,
 );
 
-await manager.close(); // writes the in-memory records out
 if (flags.clean) {
-  await manager.clear();
+  await manager.clear(); // before close(): a closed manager does no more I/O
+  await manager.close();
   console.log("--clean: removed this run's records.");
 } else {
+  await manager.close(); // writes the in-memory records out
   console.log(`close() wrote every record to ${manager.getContextDir()} (re-run with --clean to remove them).`);
 }
 

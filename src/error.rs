@@ -30,6 +30,8 @@ pub enum ErrorKind {
     AlreadyExists,
     /// A write to a manager opened with `readOnly` (or a store-level write asked with it).
     ReadOnly,
+    /// The manager was closed: it does no more I/O.
+    Closed,
     /// A bug in toolctx.
     Internal,
 }
@@ -48,6 +50,7 @@ impl ErrorKind {
             ErrorKind::TooLarge => "TOO_LARGE",
             ErrorKind::AlreadyExists => "EEXIST",
             ErrorKind::ReadOnly => "READ_ONLY",
+            ErrorKind::Closed => "CLOSED",
             ErrorKind::Internal => "INTERNAL",
         }
     }

@@ -22,7 +22,7 @@
 //!     })
 //!     .await?;
 //! assert!(path.starts_with("/store/readFile_"));
-//! let records = manager.load(&[path]).await;
+//! let records = manager.load(&[path]).await?;
 //! assert_eq!(records.len(), 1);
 //! # Ok::<(), toolctx::Error>(())
 //! # }).unwrap();
@@ -39,6 +39,7 @@
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
 //! - [`store`]: [`ContextManager`], the workflow;
+//! - `lifecycle` (internal): open, closing, closed, and the operations in flight;
 //! - [`conversation`]: [`ConversationStore`](conversation::ConversationStore): messages, artifacts, stats,
 //!   pruning, export/import and sync.
 //! - [`window`]: the context-window optimiser (duplicate reads, truncation, edit history).
@@ -46,6 +47,7 @@
 pub mod conversation;
 pub mod describe;
 pub mod error;
+mod lifecycle;
 pub mod naming;
 pub mod paths;
 pub mod record;

@@ -14,6 +14,7 @@ use futures_util::lock::Mutex;
 use serde_json::{Number, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
@@ -403,6 +404,7 @@ pub struct ContextManager<S> {
     dir: String,
     state: RefCell<State>,
     session: Option<Session>,
+    gate: Gate,
 }
 
 /// A manager's session: its folder and the manifest it keeps up to date.
@@ -430,8 +432,14 @@ impl<S: Storage> ContextManager<S> {
             .filter(|d| !d.is_empty() && d != "/")
             .ok_or_else(|| Error::invalid(format!("contextDir {:?} is not a usable folder", options.context_dir)))?;
         options.context_dir = dir.clone();
-        let mut manager =
-            ContextManager { storage, options, dir, state: RefCell::new(State::default()), session: None };
+        let mut manager = ContextManager {
+            storage,
+            options,
+            dir,
+            state: RefCell::new(State::default()),
+            session: None,
+            gate: Gate::default(),
+        };
         manager.session = match manager.options.session.clone() {
             None => None,
             Some(choice) => {
@@ -538,6 +546,7 @@ impl<S: Storage> ContextManager<S> {
     /// Saves one tool output and returns its filepath. Nothing is written and no
     /// pointer is added when it fails.
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
+        let _pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
         let args: Value = serde_json::from_str(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
@@ -696,6 +705,44 @@ impl<S: Storage> ContextManager<S> {
 
     /// Writes out every record held in memory.
     pub async fn flush(&self) -> Result<()> {
+        let _pass = self.gate.enter("flush")?;
+        self.write_out().await
+    }
+
+    /// Closes the manager: later operations fail with [`ErrorKind::Closed`]; the
+    /// operations in flight finish; the records held in memory are written out and the
+    /// session manifest brought up to date. Once it resolves nothing of this manager
+    /// runs any more (no write, no lock). Closing a closed manager does nothing. If
+    /// writing out fails, the error is returned and the manager stays open with its
+    /// records, so nothing is lost and `close` can be retried. Pointers stay readable.
+    pub async fn close(&self) -> Result<()> {
+        loop {
+            match self.gate.phase() {
+                Phase::Closed => return Ok(()),
+                Phase::Closing => self.gate.settled().await,
+                Phase::Open => break,
+            }
+        }
+        self.gate.set(Phase::Closing);
+        self.gate.idle().await;
+        let result = self.write_out().await;
+        self.gate.set(if result.is_ok() { Phase::Closed } else { Phase::Open });
+        result
+    }
+
+    /// Whether `close` has begun or ended.
+    pub fn is_closed(&self) -> bool {
+        self.gate.phase() != Phase::Open
+    }
+
+    /// Fails with [`ErrorKind::Closed`] once `close` has begun (for operations that do
+    /// no I/O but answer through a Promise).
+    pub fn check_open(&self, what: &str) -> Result<()> {
+        self.gate.enter(what).map(drop)
+    }
+
+    /// `flush` without the gate.
+    async fn write_out(&self) -> Result<()> {
         let pending: Vec<String> = self.state.borrow_mut().spill_queue.drain(..).collect();
         let mut first_error = None;
         for path in pending {
@@ -711,14 +758,18 @@ impl<S: Storage> ContextManager<S> {
 
     /// The records at `filepaths`, in the order asked. A path outside the store, a
     /// missing file or one that is not a whole record is skipped with a debug warning.
-    pub async fn load(&self, filepaths: &[String]) -> Vec<Rc<[u8]>> {
+    pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
+        let _pass = self.gate.enter("loadContexts")?;
         let reads = filepaths.iter().map(|path| self.load_one(path));
-        join_all(reads).await.into_iter().flatten().collect()
+        Ok(join_all(reads).await.into_iter().flatten().collect())
     }
 
-    async fn load_one(&self, path: &str) -> Option<Rc<[u8]>> {
-        let Some(path) = paths::confine(&self.dir, path) else {
-            self.debug("skipped a path outside the context dir", Some(path));
+    /// One record, or `None` after an `onDebug` report in the original's words:
+    /// `Failed to load <path as asked>: <why>`.
+    async fn load_one(&self, asked: &str) -> Option<Rc<[u8]>> {
+        let failed = |why: &str| self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
+        let Some(path) = paths::confine(&self.dir, asked) else {
+            failed("outside the context dir");
             return None;
         };
         if let Some(bytes) = self.state.borrow().memory.get(&path) {
@@ -728,16 +779,16 @@ impl<S: Storage> ContextManager<S> {
             Ok(Some(bytes)) => match parse_record(&bytes) {
                 Ok(_) => Some(Rc::from(bytes)),
                 Err(e) => {
-                    self.debug(format!("skipped a corrupt record: {e}"), Some(&path));
+                    failed(&format!("not a whole record ({e})"));
                     None
                 }
             },
             Ok(None) => {
-                self.debug("skipped a missing record", Some(&path));
+                failed("the record is missing");
                 None
             }
             Err(e) => {
-                self.debug(format!("skipped a record that could not be read: {e}"), Some(&path));
+                failed(&format!("the storage could not read it ({e})"));
                 None
             }
         }
@@ -877,9 +928,15 @@ impl<S: Storage> ContextManager<S> {
     /// Removes the records this manager wrote and drops those held in memory. Never
     /// touches any other file. Every removal is attempted; the first failure is returned.
     pub async fn clear_context_dir(&self) -> Result<()> {
+        let _pass = self.gate.enter("clearContextDir")?;
         self.check_writable()?;
+        self.remove_written().await
+    }
+
+    /// `clear_context_dir` without the gate.
+    async fn remove_written(&self) -> Result<()> {
         if self.session.is_some() {
-            return self.end_session().await;
+            return self.remove_session().await;
         }
         let written: Vec<String> = {
             let mut state = self.state.borrow_mut();
@@ -1125,6 +1182,7 @@ impl<S: Storage> ContextManager<S> {
     /// are pointers, not this manager's own: `clear_context_dir` leaves them. Read-only,
     /// only the pointers are rebuilt. Returns the number of records indexed.
     pub async fn rebuild_index(&self) -> Result<usize> {
+        let _pass = self.gate.enter("rebuildIndex")?;
         let dir = self.record_root().to_owned();
         let files = match &self.session {
             Some(_) => self.session_files(&dir).await?,
@@ -1159,7 +1217,13 @@ impl<S: Storage> ContextManager<S> {
     /// Ends the session: removes the files its manifest tracks and this manager wrote,
     /// the manifest, and then the folders if empty; drops pointers and in-memory records.
     pub async fn end_session(&self) -> Result<()> {
+        let _pass = self.gate.enter("endSession")?;
         self.check_writable()?;
+        self.remove_session().await
+    }
+
+    /// `end_session` without the gate.
+    async fn remove_session(&self) -> Result<()> {
         let Some(s) = &self.session else { return Ok(()) };
         let _turn = s.writing.lock().await;
         let lock = session::lock_name(&s.dir);
@@ -1189,8 +1253,9 @@ impl<S: Storage> ContextManager<S> {
 
     /// `clear_context_dir` and `clear_pointers`.
     pub async fn clear(&self) -> Result<()> {
+        let _pass = self.gate.enter("clear")?;
         self.check_writable()?;
-        let result = self.clear_context_dir().await;
+        let result = self.remove_written().await;
         self.clear_pointers();
         result
     }

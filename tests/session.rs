@@ -372,7 +372,7 @@ fn a_read_only_open_of_a_crashed_session_reads_it_whole_and_writes_nothing() {
         o.read_only = true;
         let ro = ContextManager::open(spy, o).await?;
         assert_eq!(ro.len(), 5, "the records the manifest lacks are read too");
-        assert_eq!(ro.load(&paths).await.len(), 5);
+        assert_eq!(ro.load(&paths).await?.len(), 5);
         assert_eq!(ro.rebuild_index().await?, 5, "rebuilt in memory; the torn file stays");
         let refused = ro.save(save("t", "{}", None)).await.err().map(|e| e.kind());
         assert_eq!(refused, Some(ErrorKind::ReadOnly));

@@ -34,7 +34,7 @@ fn save_then_load_round_trips_the_record() {
         let name = path.strip_prefix("/ctx/").unwrap();
         assert!(toolctx::is_record_filename(name), "{name}");
         assert_eq!(m.storage().paths(), std::slice::from_ref(&path));
-        let loaded = m.load(std::slice::from_ref(&path)).await;
+        let loaded = m.load(std::slice::from_ref(&path)).await?;
         let record: serde_json::Value = serde_json::from_slice(&loaded[0]).unwrap();
         assert_eq!(record["v"], 1);
         assert_eq!(record["args"]["path"], "src/a.ts");
@@ -52,7 +52,7 @@ fn small_records_stay_in_memory_until_flushed() {
         let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
         let path = m.save(save("grep", r#"{"q":"x"}"#, "1")).await?;
         assert!(m.storage().paths().is_empty(), "a small record is not written");
-        assert_eq!(m.load(std::slice::from_ref(&path)).await.len(), 1);
+        assert_eq!(m.load(std::slice::from_ref(&path)).await?.len(), 1);
         m.flush().await?;
         assert_eq!(m.storage().paths(), [path]);
         Ok::<(), Error>(())
@@ -75,7 +75,7 @@ fn memory_budget_writes_out_the_oldest() {
         assert!(!written.is_empty() && written.len() < 10);
         assert!(written.contains(&paths[0]), "the oldest went out first");
         assert!(!written.contains(&paths[9]), "the newest stays in memory");
-        assert_eq!(m.load(&paths).await.len(), 10, "both kinds load");
+        assert_eq!(m.load(&paths).await?.len(), 10, "both kinds load");
         Ok::<(), Error>(())
     })
     .unwrap();
@@ -111,13 +111,75 @@ fn a_taken_name_draws_a_new_random_part_and_never_replaces() {
     .unwrap();
 }
 
+/// Gives way to the other futures once: wakes itself and returns `Pending`.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// A storage whose every call yields a different number of times (deterministically,
+/// by call number) before it runs, so concurrent operations really interleave and
+/// complete out of the order they were called in. Records the paths written, in the
+/// order the writes completed.
+#[derive(Default)]
+struct Yielding {
+    inner: MemoryStorage,
+    calls: Cell<u32>,
+    completed: RefCell<Vec<String>>,
+}
+
+impl Yielding {
+    async fn turn(&self) {
+        let call = self.calls.get();
+        self.calls.set(call + 1);
+        // 0..=12 yields; 7 is coprime to 13, so neighbouring calls wait very differently.
+        for _ in 0..(call * 7) % 13 {
+            yield_now().await;
+        }
+    }
+}
+
+impl Storage for Yielding {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        self.turn().await;
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.turn().await;
+        self.inner.write(path, data, options).await?;
+        self.completed.borrow_mut().push(path.to_owned());
+        Ok(())
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.turn().await;
+        self.inner.remove(path).await
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.turn().await;
+        self.inner.list(dir).await
+    }
+}
+
 #[test]
 fn concurrent_saves_keep_call_order() {
     block_on(async {
-        let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
+        let m = ContextManager::new(Yielding::default(), options("/ctx"))?;
         let args: Vec<String> = (0..50).map(|i| format!("{{\"i\":{i}}}")).collect();
         let saves = args.iter().map(|a| m.save(save("t", a, "null")));
         let paths: Vec<String> = futures_util::future::try_join_all(saves).await?;
+        // The writes really completed out of call order...
+        let completed = m.storage().completed.borrow().clone();
+        assert_eq!(completed.len(), 50);
+        assert_ne!(completed, paths, "the storage must make the saves interleave");
+        // ...and the pointers are still in call order.
         let listed: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::All)).unwrap();
         let order: Vec<i64> = listed.as_array().unwrap().iter().map(|p| p["args"]["i"].as_i64().unwrap()).collect();
         assert_eq!(order, (0..50).collect::<Vec<_>>());
@@ -141,14 +203,17 @@ fn load_skips_outside_missing_and_torn_files_with_a_warning() {
         m.storage().write("/secret.json", &bytes, WriteOptions::default()).await?;
         let asked =
             ["/ctx/../secret.json", "/secret.json", &torn, "/ctx/missing.json", &good, "ctx/x.json"].map(String::from);
-        let loaded = m.load(&asked).await;
+        let loaded = m.load(&asked).await?;
         assert_eq!(loaded.len(), 1);
         assert_eq!(&*loaded[0], &bytes[..]);
         let log = log.borrow();
         let skipped: Vec<&str> =
-            log.iter().filter(|e| e.message.starts_with("skipped")).map(|e| e.message.as_str()).collect();
+            log.iter().filter(|e| e.message.starts_with("Failed to load ")).map(|e| e.message.as_str()).collect();
         assert_eq!(skipped.len(), 5, "{skipped:?}");
-        assert!(log.iter().any(|e| e.path.as_deref() == Some(torn.as_str())));
+        for asked in asked.iter().filter(|p| **p != good) {
+            let hit = log.iter().find(|e| e.message.starts_with(&format!("Failed to load {asked}: ")));
+            assert_eq!(hit.and_then(|e| e.path.as_deref()), Some(asked.as_str()), "{skipped:?}");
+        }
         Ok::<(), Error>(())
     })
     .unwrap();
@@ -350,7 +415,7 @@ fn fs_storage_writes_private_files_and_keeps_others() {
             assert_eq!(std::fs::metadata(&ctx).unwrap().permissions().mode() & 0o777, 0o700);
         }
         std::fs::write(format!("{ctx}/keep.json"), "{}").unwrap();
-        assert_eq!(m.load(std::slice::from_ref(&p)).await.len(), 1);
+        assert_eq!(m.load(std::slice::from_ref(&p)).await?.len(), 1);
         let listed = m.storage().list(&ctx).await?;
         assert_eq!(listed.len(), 2);
         m.clear().await?;
@@ -376,12 +441,12 @@ fn rebuild_then_clear_keeps_the_records_another_manager_wrote() {
         assert_eq!(b.rebuild_index().await?, 6, "b adopts a's five records and has its own");
         b.clear().await?;
         assert_eq!(b.len(), 0);
-        assert_eq!(a.load(&theirs).await.len(), 5, "a loads 5 of 5");
+        assert_eq!(a.load(&theirs).await?.len(), 5, "a loads 5 of 5");
         assert_eq!(storage.read(&own).await?, None, "b's own record is gone");
         // Adopting again after the clear changes nothing either.
         assert_eq!(b.rebuild_index().await?, 5);
         b.clear_context_dir().await?;
-        assert_eq!(a.load(&theirs).await.len(), 5);
+        assert_eq!(a.load(&theirs).await?.len(), 5);
         Ok::<(), Error>(())
     })
     .unwrap();

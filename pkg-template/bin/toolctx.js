@@ -295,15 +295,17 @@ async function showCommand(file, opts) {
   const filepath = pointer?.filepath ?? wanted;
   const [record] = await root.loadContexts([filepath]);
   if (!record) {
-    if (warnings.some((w) => /outside/.test(w.msg))) {
+    // The library's reason: onDebug("Failed to load <filepath>: <reason>").
+    const prefix = `Failed to load ${filepath}: `;
+    const reason = warnings.map((w) => w.msg).find((m) => m.startsWith(prefix))?.slice(prefix.length) ?? "";
+    if (/^outside/.test(reason)) {
       throw new CliError(`${file} is outside the store ${dir}`, { hint: "show reads only records of the store" });
     }
-    // The library's reason (a record that does not parse, a symbolic link it refuses...).
-    const why = warnings.find((w) => !/missing/.test(w.msg));
-    if (why && /ELOOP|symbolic link/.test(why.msg)) {
+    if (/ELOOP|symbolic link/.test(reason)) {
       throw new CliError(`${file} is a symbolic link, which the store does not follow`, { hint: "show reads only records of the store" });
     }
-    throw new CliError(why ? `${file}: ${why.msg.replace(/ \([^()]*\)$/, "")}` : `no record ${file} in ${dir}`, {
+    const why = reason === "" || /missing/.test(reason) ? undefined : reason;
+    throw new CliError(why ? `${file}: ${why.replace(/ \([^()]*\)$/, "")}` : `no record ${file} in ${dir}`, {
       hint: "run 'toolctx ls' to list the records",
     });
   }

@@ -26,6 +26,8 @@ pub struct JsContextManager {
     inner: Rc<ContextManager<JsStorage>>,
     describe: Option<Function>,
     redact: Option<Function>,
+    /// The storage is the runtime's default, made for this manager: `close()` closes it.
+    owns_storage: bool,
 }
 
 pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
@@ -141,6 +143,8 @@ struct Parts {
     core: Options,
     describe: Option<Function>,
     redact: Option<Function>,
+    on_debug: Option<Function>,
+    owns_storage: bool,
 }
 
 impl Parts {
@@ -156,6 +160,7 @@ impl Parts {
         if storage_opt.is_undefined() {
             storage_opt = get(options, "storage");
         }
+        let owns_storage = storage_opt.is_undefined() || storage_opt.is_null();
         let storage = storage_from(storage_opt, &root, &|note| {
             if let Some(s) = &sink {
                 s(&DebugEvent { message: note.to_owned(), path: None });
@@ -199,22 +204,49 @@ impl Parts {
             core,
             describe: opt_function(options, "describe")?,
             redact: opt_function(options, "redact")?,
+            on_debug,
+            owns_storage,
         })
     }
 }
 
 impl JsContextManager {
-    fn build(options: JsValue) -> Result<Self> {
-        let Parts { storage, core, describe, redact } = Parts::read(&options)?;
+    fn build(options: JsValue) -> Result<(Self, Option<Function>)> {
+        let Parts { storage, core, describe, redact, on_debug, owns_storage } = Parts::read(&options)?;
         let inner = Rc::new(ContextManager::new(storage, core)?);
-        Ok(JsContextManager { inner, describe, redact })
+        Ok((JsContextManager { inner, describe, redact, owns_storage }, on_debug))
     }
 
     /// `open()`: the manager once a new session's manifest is written or a named one resumed.
     async fn build_open(options: JsValue) -> Result<Self> {
-        let Parts { storage, core, describe, redact } = Parts::read(&options)?;
+        let Parts { storage, core, describe, redact, on_debug, owns_storage } = Parts::read(&options)?;
         let inner = Rc::new(ContextManager::open(storage, core).await?);
-        Ok(JsContextManager { inner, describe, redact })
+        let manager = JsContextManager { inner, describe, redact, owns_storage };
+        manager.announce(&on_debug);
+        Ok(manager)
+    }
+
+    /// Tells `onDebug` the folder and the storage in use, as the seed's constructor does:
+    /// `ContextManager initialized in <dir> with <storage>`, and
+    /// `{contextDir, storage, persistThreshold, sessionId?}` as data.
+    fn announce(&self, on_debug: &Option<Function>) {
+        let Some(f) = on_debug else { return };
+        let inner = &self.inner;
+        let storage = inner.storage().description();
+        let mut message = format!("ContextManager initialized in {} with {storage}", inner.context_dir());
+        let data = Object::new();
+        let set = |k: &str, v: JsValue| {
+            let _ = Reflect::set(&data, &k.into(), &v);
+        };
+        set("contextDir", inner.context_dir().into());
+        set("storage", storage.as_str().into());
+        set("persistThreshold", (inner.options().persist_threshold as f64).into());
+        if let Some(id) = inner.session_id() {
+            message.push_str(&format!(", session {id}"));
+            set("sessionId", id.into());
+        }
+        // A throwing debug callback must not break the constructor.
+        let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
     }
 
     /// Everything `saveContext` does before its first await.
@@ -334,7 +366,9 @@ impl JsContextManager {
     /// A manager over the given (or the runtime's default) storage.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsContextManager, JsValue> {
-        Self::build(options).js()
+        let (manager, on_debug) = Self::build(options).js()?;
+        manager.announce(&on_debug);
+        Ok(manager)
     }
 
     /// A manager, ready: a new session's manifest written, a named session resumed
@@ -457,6 +491,10 @@ impl JsContextManager {
         task_or_options: JsValue,
         query_id: JsValue,
     ) -> Promise {
+        // Closed first: no argument is read and no describe/redact callback runs.
+        if let Err(e) = self.inner.check_open("saveContext") {
+            return rejected(e);
+        }
         let (tool, args_json, result_json, fields) =
             match self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id) {
                 Ok(prepared) => prepared,
@@ -481,6 +519,9 @@ impl JsContextManager {
     /// skipped with an `onDebug` warning.
     #[wasm_bindgen(js_name = loadContexts)]
     pub fn load_contexts(&self, filepaths: JsValue) -> Promise {
+        if let Err(e) = self.inner.check_open("loadContexts") {
+            return rejected(e);
+        }
         let Some(list) = filepaths.dyn_ref::<Array>() else {
             return rejected(Error::invalid("filepaths must be an array of strings"));
         };
@@ -489,14 +530,16 @@ impl JsContextManager {
             .filter_map(|p| {
                 let s = p.as_string();
                 if s.is_none() {
-                    self.inner.debug("skipped a filepath that is not a string", None);
+                    let shown =
+                        JSON::stringify(&p).ok().and_then(|t| t.as_string()).unwrap_or_else(|| format!("{p:?}"));
+                    self.inner.debug(format!("Failed to load {shown}: a filepath must be a string"), None);
                 }
                 s
             })
             .collect();
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let records = inner.load(&paths).await;
+            let records = inner.load(&paths).await.js()?;
             let out = Array::new_with_length(0);
             for bytes in records {
                 // Loaded records were validated as JSON, hence UTF-8.
@@ -547,6 +590,9 @@ impl JsContextManager {
     /// which when the JS glue passes a lazy array).
     #[wasm_bindgen(js_name = selectRelevant)]
     pub fn select_relevant(&self, query: JsValue, options: JsValue) -> Promise {
+        if let Err(e) = self.inner.check_open("selectRelevant") {
+            return rejected(e);
+        }
         let given = get(&options, "pointers");
         let slots = get(&options, "__slots");
         let source = if !slots.is_undefined() {
@@ -698,9 +744,22 @@ impl JsContextManager {
         future_to_promise(async move { inner.flush().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
-    /// Flushes and releases what the manager holds.
+    /// Closes the manager: waits for the operations in flight, writes out the records
+    /// held in memory and the session manifest, and closes the storage if it is the
+    /// runtime's default (made for this manager). Afterwards every method that returns
+    /// a Promise rejects with `CLOSED`; pointers stay readable. A second call resolves.
     pub fn close(&self) -> Promise {
-        self.flush()
+        let inner = self.inner.clone();
+        let owns_storage = self.owns_storage;
+        future_to_promise(async move {
+            inner.close().await.js()?;
+            if owns_storage {
+                if let Err(e) = inner.storage().close_host().await {
+                    inner.debug(format!("could not close the storage: {e}"), None);
+                }
+            }
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Number of pointers.
@@ -771,7 +830,7 @@ impl JsContextManager {
         Fut: std::future::Future<Output = Result<JsValue>> + 'static,
     {
         match Self::build(options) {
-            Ok(manager) => {
+            Ok((manager, _)) => {
                 let work = op(manager.inner.clone());
                 future_to_promise(async move { work.await.js() })
             }

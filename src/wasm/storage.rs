@@ -51,6 +51,8 @@ pub struct JsStorage {
     remove_dir: Option<Function>,
     lock: Option<Function>,
     append: Option<Function>,
+    /// `close_host` ran: the host's `close()` is called once.
+    closed: std::cell::Cell<bool>,
 }
 
 fn method(host: &JsValue, name: &str) -> Option<Function> {
@@ -77,6 +79,7 @@ impl JsStorage {
             remove_dir: method(&host, "removeDir"),
             lock: method(&host, "lock"),
             append: method(&host, "append"),
+            closed: std::cell::Cell::new(false),
             read_options: {
                 let o = Object::new();
                 let _ = Reflect::set(&o, &"root".into(), &root.into());
@@ -84,6 +87,26 @@ impl JsStorage {
             },
             host,
         })
+    }
+
+    /// What the host says it is (adapters set `description`), or `custom storage`.
+    pub fn description(&self) -> String {
+        Reflect::get(&self.host, &"description".into())
+            .ok()
+            .and_then(|d| d.as_string())
+            .filter(|d| !d.is_empty())
+            .unwrap_or_else(|| "custom storage".to_owned())
+    }
+
+    /// Calls the host's `close()`, if it has one, once: for a storage its manager made itself.
+    pub async fn close_host(&self) -> Result<()> {
+        if self.closed.replace(true) {
+            return Ok(());
+        }
+        match method(&self.host, "close") {
+            Some(close) => self.call("close", "", &close, &[]).await.map(drop),
+            None => Ok(()),
+        }
     }
 
     async fn call(&self, op: &str, path: &str, f: &Function, args: &[JsValue]) -> Result<JsValue> {

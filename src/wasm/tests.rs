@@ -42,6 +42,12 @@ export function options(host) {
   return { contextDir: "/ctx", fileSystem: host, persistThreshold: 0 };
 }
 export function cyclic() { const o = {}; o.self = o; return o; }
+export function closableDefaults() {
+  const host = makeHost(true);
+  host.closed = 0;
+  host.close = () => { host.closed++; };
+  return { host, defaults: { defaultStorage: () => host, defaultContextDir: () => "/default" } };
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = makeHost)]
@@ -52,6 +58,8 @@ extern "C" {
     fn quota_error() -> JsValue;
     fn options(host: &JsValue) -> JsValue;
     fn cyclic() -> JsValue;
+    #[wasm_bindgen(js_name = closableDefaults)]
+    fn closable_defaults() -> JsValue;
 }
 
 fn get(v: &JsValue, k: &str) -> JsValue {
@@ -82,20 +90,40 @@ async fn sync_and_async_hosts_behave_alike() {
 async fn save_and_load_through_a_js_host() {
     let host = make_host(true);
     let m = JsContextManager::new(options(&host)).unwrap();
-    let args = js_sys::JSON::parse(r#"{"path":"src/auth/login.ts"}"#).unwrap();
-    let path =
-        settle(m.save_context("readFile".into(), args, "body".into(), 7.into(), JsValue::UNDEFINED)).await.unwrap();
-    let list = Array::of1(&path);
-    let loaded = settle(m.load_contexts(list.into())).await.unwrap();
-    let record = Array::from(&loaded).get(0);
-    assert_eq!(get(&record, "result").as_string().as_deref(), Some("body"));
-    assert_eq!(get(&record, "taskId").as_f64(), Some(7.0));
-    assert!(get(&record, "queryId").is_undefined());
+    let mut paths = Vec::new();
+    for (tool, args, result, task) in [
+        ("listDirectory", r#"{"path":"docs"}"#, "intro.md", 1),
+        ("grep", r#"{"pattern":"AuthError","dir":"src/auth"}"#, "errors.ts:3", 1),
+        ("readFile", r#"{"path":"src/auth/login.ts"}"#, "body", 7),
+    ] {
+        let args = js_sys::JSON::parse(args).unwrap();
+        let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED);
+        paths.push(settle(saved).await.unwrap().as_string().unwrap());
+    }
+    let loaded =
+        settle(m.load_contexts(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into())).await.unwrap();
+    let loaded = Array::from(&loaded);
+    assert_eq!(get(&loaded.get(0), "result").as_string().as_deref(), Some("body"));
+    assert_eq!(get(&loaded.get(0), "taskId").as_f64(), Some(7.0));
+    assert!(get(&loaded.get(0), "queryId").is_undefined());
+    assert_eq!(get(&loaded.get(1), "result").as_string().as_deref(), Some("intro.md"));
+
+    // Ranking over three pointers, so a wrong answer is possible: only the relevant
+    // ones, best first; every pointer in the given order only when none matches.
     let pointers = m.pointers(&m.slots(0, JsValue::UNDEFINED));
-    let joined = Array::from(&pointers).get(0);
-    let joined = get(&joined, "filepath").as_string().unwrap();
-    let ranked = m.select_paths("login".into(), pointers, JsValue::UNDEFINED, joined.clone()).unwrap();
-    assert_eq!(ranked, joined);
+    let joined = paths.join("\0");
+    let select = |query: &str, fallback: Option<&str>| {
+        let options = js_sys::Object::new();
+        if let Some(f) = fallback {
+            Reflect::set(&options, &"fallback".into(), &f.into()).unwrap();
+        }
+        let out = m.select_paths(query.into(), pointers.clone(), options.into(), joined.clone()).unwrap();
+        out.split('\0').filter(|p| !p.is_empty()).map(str::to_owned).collect::<Vec<_>>()
+    };
+    assert_eq!(select("login", None), [paths[2].clone()]);
+    assert_eq!(select("auth login", None), [paths[2].clone(), paths[1].clone()]);
+    assert_eq!(select("zebra", Some("all")), paths);
+    assert!(select("zebra", Some("none")).is_empty());
 }
 
 #[wasm_bindgen_test]
@@ -144,4 +172,29 @@ fn vectors_hash_alike_in_wasm() {
         let args: serde_json::Value = serde_json::from_str(v["json"].as_str().unwrap()).unwrap();
         assert_eq!(crate::naming::args_hash(&args).unwrap(), v["sha256"].as_str().unwrap());
     }
+}
+
+#[wasm_bindgen_test]
+async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
+    let made = closable_defaults();
+    let host = get(&made, "host");
+    super::host::set_host_defaults(get(&made, "defaults"));
+    let own = JsContextManager::new(JsValue::UNDEFINED).unwrap();
+    let given = JsContextManager::new(options(&host)).unwrap();
+    super::host::set_host_defaults(JsValue::UNDEFINED);
+    settle(given.close()).await.unwrap();
+    assert_eq!(get(&host, "closed").as_f64(), Some(0.0), "a storage passed in stays the caller's");
+    settle(own.close()).await.unwrap();
+    settle(own.close()).await.unwrap();
+    assert_eq!(get(&host, "closed").as_f64(), Some(1.0), "the default storage is closed once");
+    let err = settle(own.save_context(
+        "t".into(),
+        js_sys::Object::new().into(),
+        1.into(),
+        JsValue::UNDEFINED,
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap_err();
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
 }

@@ -188,7 +188,7 @@ export interface ScoredContext {
 /** Error codes of toolctx errors (`error.code`). */
 export type ToolctxErrorCode =
   | "INVALID_ARGUMENT" | "NOT_SERIALIZABLE" | "STORAGE" | "QUOTA_EXCEEDED" | "OUTSIDE_STORE"
-  | "CORRUPT_RECORD" | "NOT_FOUND" | "TOO_LARGE" | "READ_ONLY" | "INTERNAL";
+  | "CORRUPT_RECORD" | "NOT_FOUND" | "TOO_LARGE" | "READ_ONLY" | "CLOSED" | "INTERNAL";
 
 /** Every toolctx failure is an `Error` with a stable `code` and the host error as `cause`. */
 export interface ToolctxError extends Error {
@@ -245,8 +245,13 @@ export class ContextManager {
   clear(): Promise<void>;
   /** Writes out the records held in memory. */
   flush(): Promise<void>;
-  /** Flushes and releases what the manager holds. */
+  /**
+   * Waits for the operations in flight, writes out the records held in memory, and
+   * releases what the manager holds. Afterwards every method that returns a Promise
+   * rejects with `CLOSED`; pointers stay readable. A second call resolves.
+   */
   close(): Promise<void>;
+  /** `close()`. */
   [Symbol.asyncDispose](): Promise<void>;
   readonly size: number;
   getContextDir(): string;

@@ -603,5 +603,5 @@ test("files that are not readable records: ls notes them on stderr, show says wh
   assert.match(cli(["--dir", dir, "ls"], { env: { TOOLCTX_DEBUG: "1" } }).stderr, /does not parse/);
 
   assertUserError(cli(["--dir", dir, "show", link]), 1, /is a symbolic link, which the store does not follow/);
-  assertUserError(cli(["--dir", dir, "show", torn]), 1, new RegExp(`${torn}: skipped a corrupt record`));
+  assertUserError(cli(["--dir", dir, "show", torn]), 1, new RegExp(`${torn}: not a whole record`));
 });

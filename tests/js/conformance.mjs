@@ -817,6 +817,29 @@ export function runSeedApiTests({
     assert.equal(m.getPointersForTask(2)[0].args.k, "b");
   });
 
+  t("onDebug hears at construction, and from open(), the folder and the storage chosen", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    for (const make of [(o) => new ContextManager(o), (o) => ContextManager.open(o)]) {
+      const debug = [];
+      const m = await make({ contextDir: dir, fileSystem: storage, onDebug: (msg, data) => debug.push({ msg, data }) });
+      const init = debug.filter(({ msg }) => msg.startsWith("ContextManager initialized"));
+      assert.equal(init.length, 1, JSON.stringify(debug));
+      const [{ msg, data }] = init;
+      assert.equal(data.contextDir, m.getContextDir());
+      assert.equal(typeof data.storage, "string");
+      assert.ok(data.storage.length > 0);
+      if (typeof storage.description === "string") assert.equal(data.storage, storage.description);
+      assert.equal(data.persistThreshold, 32768);
+      assert.ok(msg.includes(m.getContextDir()) && msg.includes(data.storage), msg);
+    }
+    // A storage that does not describe itself is named as such.
+    const debug = [];
+    const plain = { read: (p) => storage.read(p), write: (p, d, o) => storage.write(p, d, o), remove: (p) => storage.remove(p), list: (d) => storage.list(d) };
+    new ContextManager({ contextDir: dir, fileSystem: plain, persistThreshold: 0, onDebug: (msg, data) => debug.push({ msg, data }) });
+    assert.equal(debug.find(({ msg }) => msg.startsWith("ContextManager initialized"))?.data?.storage, "custom storage", JSON.stringify(debug));
+  });
+
   t("getContextDir returns the dir", () => {
     const dir = contextDir();
     const m = new ContextManager({ contextDir: dir, fileSystem: makeStorage() });
@@ -921,18 +944,31 @@ export function runSeedApiTests({
     assert.deepEqual(recs[1].result, { text: "A".repeat(200) });
 
     for (const p of skipped) {
-      const hit = debug.find(
-        ({ msg, data }) =>
-          typeof msg === "string" &&
-          msg.length > 0 &&
-          data &&
-          typeof data.path === "string" &&
-          (data.path === p || basename(data.path) === basename(p)),
-      );
-      assert.ok(hit, `onDebug warning naming ${p}; got ${JSON.stringify(debug)}`);
+      // The original's wording: "Failed to load <path as asked>", then the reason.
+      const hit = debug.find(({ msg, data }) => typeof msg === "string" && msg.startsWith(`Failed to load ${p}`) && data?.path === p);
+      assert.ok(hit, `onDebug "Failed to load ${p}..." with data.path; got ${JSON.stringify(debug)}`);
+      assert.ok(hit.msg.length > `Failed to load ${p}`.length, `the message says why: ${hit.msg}`);
     }
     // nothing changed in storage by a load
     assert.equal(await readText(storage, corrupt), toText(bytesA.slice(0, Math.floor(bytesA.length / 2))));
+  });
+
+  t("loadContexts reports a host read failure and a non-string filepath as 'Failed to load <path>'", async () => {
+    const base0 = makeStorage();
+    let broken;
+    const failing = withWrite(base0, (p, d, o) => base0.write(p, d, o));
+    failing.read = (p, o) => (p === broken ? Promise.reject(Object.assign(new Error("EIO: disk on fire"), { code: "EIO" })) : base0.read(p, o));
+    const { m, debug } = setup({ fileSystem: failing });
+    const fp = await m.saveContext("t", {}, "kept");
+    broken = await m.saveContext("t", { b: 1 }, "unreadable");
+    debug.length = 0;
+    const recs = await m.loadContexts([broken, 42, fp]);
+    assert.deepEqual(recs.map((r) => r.result), ["kept"]);
+    assert.equal(debug.filter(({ msg }) => msg.startsWith("Failed to load ")).length, 2, JSON.stringify(debug));
+    const unreadable = debug.find(({ msg }) => msg.startsWith(`Failed to load ${broken}`));
+    assert.ok(unreadable?.msg.includes("disk on fire"), JSON.stringify(debug));
+    assert.equal(unreadable.data?.path, broken);
+    assert.ok(debug.some(({ msg }) => msg.startsWith("Failed to load 42")), JSON.stringify(debug));
   });
 
   t("loadContexts reads a seed-format record (no v, no argsHash) as version 1", async () => {
@@ -1521,6 +1557,110 @@ export function runSeedApiTests({
     const fp2 = await m2.saveContext("t", {}, "closed");
     await m2.close();
     assert.equal((await readRecord(storage, fp2))?.result, "closed");
+  });
+
+  t("after close(), every method that returns a Promise rejects CLOSED; sync views keep working; close() again resolves", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m = new ContextManager({ contextDir: dir, fileSystem: storage });
+    const small = await m.saveContext("readFile", { path: "a.ts" }, "kept in memory until close");
+    await m.close();
+    assert.equal((await readRecord(storage, small))?.result, "kept in memory until close", "close() wrote it out");
+    const files = await listFiles(storage, m.getContextDir());
+    const calls = {
+      saveContext: () => m.saveContext("t", {}, "too late"),
+      "saveContext with a bad argument": () => m.saveContext("t", null, 1n),
+      loadContexts: () => m.loadContexts([small]),
+      "loadContexts with a bad argument": () => m.loadContexts([42]),
+      selectRelevant: () => m.selectRelevant("file"),
+      flush: () => m.flush(),
+      clearContextDir: () => m.clearContextDir(),
+      clear: () => m.clear(),
+      rebuildIndex: () => m.rebuildIndex(),
+      endSession: () => m.endSession(),
+    };
+    for (const [label, call] of Object.entries(calls)) {
+      const err = await expectRejection(assert, call, "CLOSED", label);
+      assert.match(err.message, /closed/i);
+    }
+    assert.deepEqual(await listFiles(storage, m.getContextDir()), files, "nothing written or removed after close");
+    // The pointers stay readable: they are plain data in memory.
+    assert.equal(m.size, 1);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), [small]);
+    assert.deepEqual(m.selectRelevantContexts("file", m.getAllPointers()), [small]);
+    assert.equal(m.getContextDir().length > 0, true);
+    // A second close, and dispose after close, resolve and do nothing.
+    assert.equal(await m.close(), undefined);
+    if (typeof Symbol.asyncDispose === "symbol") assert.equal(await m[Symbol.asyncDispose](), undefined);
+    // A fresh manager reads what the closed one persisted.
+    const again = new ContextManager({ contextDir: dir, fileSystem: storage });
+    assert.equal((await again.loadContexts([small]))[0]?.result, "kept in memory until close");
+  });
+
+  t("close() waits for the operations in flight (their writes and locks) and releases the lock", async () => {
+    const base0 = makeStorage();
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    let held = 0;
+    let maxHeld = 0;
+    const log = [];
+    const host = {
+      read: (p, o) => base0.read(p, o),
+      async write(p, d, o) {
+        log.push(`write ${basename(p)}`);
+        if (NAME_RE.test(basename(p))) await gate;
+        return base0.write(p, d, o);
+      },
+      remove: (p) => base0.remove(p),
+      list: (d) => base0.list(d),
+      async lock(name, fn) {
+        held++;
+        maxHeld = Math.max(maxHeld, held);
+        try {
+          return await fn();
+        } finally {
+          held--;
+        }
+      },
+    };
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: host, persistThreshold: 0, session: true });
+    const saving = m.saveContext("t", { slow: true }, "in flight at close");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    let closed = false;
+    const closing = m.close().then(() => (closed = true));
+    // A save that starts once close() was called is refused.
+    const late = m.saveContext("t", {}, "late").then((fp) => ({ fp }), (err) => ({ err }));
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(closed, false, "close() waits for the save in flight");
+    release();
+    const { fp: lateFp, err } = await late;
+    assert.equal(lateFp, undefined, "a save after close() began is refused");
+    assert.equal(err?.code, "CLOSED");
+    const fp = await saving;
+    await closing;
+    assert.equal(held, 0, "no lock held after close()");
+    assert.ok(maxHeld >= 1, "the session manifest was written under the lock");
+    assert.equal((await readRecord(base0, fp))?.result, "in flight at close");
+    const manifest = JSON.parse(await readText(base0, joinPath(parentDir(fp), ".manifest.json")));
+    assert.ok(Object.keys(manifest.context_files).some((rel) => fp.endsWith(rel)), "the manifest lists the record");
+    const writes = log.length;
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(log.length, writes, "nothing is written after close() resolved");
+  });
+
+  t("close() that cannot write out in-memory records rejects, keeps them, and can be retried", async () => {
+    const base0 = makeStorage();
+    let failing = false;
+    const host = withWrite(base0, (p, d, o) => (failing ? Promise.reject(Object.assign(new Error("no space"), { code: "ENOSPC" })) : base0.write(p, d, o)));
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: host });
+    const fp = await m.saveContext("t", {}, "must survive");
+    failing = true;
+    await expectRejection(assert, () => m.close(), "QUOTA_EXCEEDED", "close with a full disk");
+    assert.equal((await m.loadContexts([fp]))[0]?.result, "must survive", "still open, the record still in memory");
+    failing = false;
+    await m.close();
+    assert.equal((await readRecord(base0, fp))?.result, "must survive");
+    await expectRejection(assert, () => m.saveContext("t", {}, "x"), "CLOSED", "save after the retried close");
   });
 }
 

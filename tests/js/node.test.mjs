@@ -342,3 +342,34 @@ test("[node] nodeStorage({durability: 'strict'}) writes and replaces files", asy
   assert.equal(fs.readFileSync(`${dir}/a/rec.json`, "utf8"), "two");
   assert.equal(mode(`${dir}/a/rec.json`).toString(8), "600");
 });
+
+test("[node] close() of two managers writing one session leaves no lock file, no timer, no write behind", async () => {
+  const dir = fresh("close");
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+  // Record writes take a while, so the saves are still in flight when close() is called.
+  const slow = () => {
+    const s = nodeStorage();
+    const write = async (p, d, o) => {
+      if (basename(p).startsWith("t_")) await new Promise((resolve) => setTimeout(resolve, 30));
+      return s.write(p, d, o);
+    };
+    return { ...s, write };
+  };
+  const first = await ContextManager.open({ contextDir: dir, fileSystem: slow(), persistThreshold: 0, session: true });
+  const second = new ContextManager({ contextDir: dir, fileSystem: slow(), persistThreshold: 0, session: first.sessionId });
+  const before = timers();
+  // Both contend for the session's manifest lock (lock file, retried on a timer) while they close.
+  const saves = [];
+  for (let i = 0; i < 20; i++) saves.push(first.saveContext("t", { i }, "x".repeat(100)), second.saveContext("u", { i }, "y"));
+  await Promise.all([first.close(), second.close()]);
+  const listing = () => fs.readdirSync(path.join(dir, "sessions"), { recursive: true }).sort();
+  const after = listing();
+  assert.deepEqual(after.filter((f) => f.endsWith(".lock") || f.includes(".tmp")), [], "no lock or temporary file left");
+  assert.ok(timers() <= before, `no timer left running (${timers()} > ${before})`);
+  const paths = await Promise.all(saves);
+  const manifest = JSON.parse(fs.readFileSync(path.join(dir, "sessions", first.sessionId, ".manifest.json"), "utf8"));
+  assert.equal(Object.keys(manifest.context_files).length, 40, "every save in flight at close() is in the manifest");
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(listing(), after, "nothing written after close() resolved");
+  assert.equal(paths.length, 40);
+});
