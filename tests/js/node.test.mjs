@@ -8,6 +8,8 @@ import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 
 import * as toolctx from "toolctx";
 import { ContextManager, memoryStorage } from "toolctx";
@@ -52,7 +54,18 @@ runSeedApiTests({
   contextDir: () => `${fresh("ctx")}/context`,
 });
 
-runLockTests({ name: "node", makeStorage: () => nodeStorage(), test, assert, tmpDir: () => fresh("lock") });
+// Lock contenders are separate Node processes (tests/js/lock-contender.mjs).
+const contender = {
+  adapter: "node",
+  spawn(args) {
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./lock-contender.mjs", import.meta.url)), ...args], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
+    return { exited, kill: () => child.kill("SIGKILL") };
+  },
+};
+runLockTests({ name: "node", makeStorage: (o) => nodeStorage(o), test, assert, tmpDir: () => fresh("lock"), contender });
 runSessionTests({ name: "node", makeStorage: () => nodeStorage(), ContextManager, test, assert, contextDir: () => `${fresh("ses")}/context` });
 
 // -- memory adapter
