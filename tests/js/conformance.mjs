@@ -1294,6 +1294,35 @@ export function runSeedApiTests({
     );
   });
 
+  t("a seed IFileSystem's getHomeDir/resolvePath place `~` and the default contextDir, not the host's home", async () => {
+    const home = "/seed-home/user";
+    const fs = Object.assign(mapFileSystem(), {
+      getHomeDir: () => home,
+      resolvePath(path) {
+        if (path === "~" || path.startsWith("~/")) return `${home}${path.slice(1)}`;
+        return path.startsWith("/") ? path : `/seed-cwd/${path}`;
+      },
+    });
+    const m = new ContextManager({ fileSystem: fs, persistThreshold: 0 });
+    assert.equal(m.getContextDir(), `${home}/.agent/context`, "the default contextDir is under the IFileSystem's home");
+    const fp = await m.saveContext("readFile", { path: "a.ts" }, "A");
+    assert.ok(fp.startsWith(`${home}/.agent/context/`) && fs.files.has(fp), fp);
+    assert.equal(new ContextManager({ contextDir: "~/ctx", fileSystem: fs }).getContextDir(), `${home}/ctx`);
+    assert.equal(new ContextManager({ contextDir: "~", fileSystem: fs }).getContextDir(), home);
+    assert.equal(new ContextManager({ contextDir: "rel/ctx", fileSystem: fs }).getContextDir(), "/seed-cwd/rel/ctx", "resolvePath makes it absolute");
+    // getHomeDir alone: `~` is its home; a path without `~` is the runtime's as before
+    const homeOnly = Object.assign(mapFileSystem(), { getHomeDir: () => "/h2" });
+    assert.equal(new ContextManager({ fileSystem: homeOnly }).getContextDir(), expectedContextDir("/h2/.agent/context"));
+    assert.equal(new ContextManager({ contextDir: "~/x", fileSystem: homeOnly }).getContextDir(), expectedContextDir("/h2/x"));
+    // resolvePath alone: it is given `~/.agent/context`, as the seed's default
+    const resolveOnly = Object.assign(mapFileSystem(), { resolvePath: fs.resolvePath });
+    assert.equal(new ContextManager({ fileSystem: resolveOnly }).getContextDir(), `${home}/.agent/context`);
+    for (const bad of [() => 42, () => { throw new Error("no home"); }]) {
+      const broken = Object.assign(mapFileSystem(), { getHomeDir: bad });
+      assert.throws(() => new ContextManager({ fileSystem: broken }), (e) => e.code === "INVALID_ARGUMENT", String(bad));
+    }
+  });
+
   // -- input validation (SPEC §9: coded Errors; I/O methods reject, never throw)
 
   t("invalid inputs: async methods reject with INVALID_ARGUMENT, sync ones throw a coded Error", async () => {
