@@ -1319,8 +1319,13 @@ export function runSeedApiTests({
     const resolveOnly = Object.assign(mapFileSystem(), { resolvePath: fs.resolvePath });
     assert.equal(new ContextManager({ fileSystem: resolveOnly }).getContextDir(), `${home}/.agent/context`);
     for (const bad of [() => 42, () => { throw new Error("no home"); }]) {
-      const broken = Object.assign(mapFileSystem(), { getHomeDir: bad });
-      assert.throws(() => new ContextManager({ fileSystem: broken }), (e) => e.code === "INVALID_ARGUMENT", String(bad));
+      let err;
+      try {
+        new ContextManager({ fileSystem: Object.assign(mapFileSystem(), { getHomeDir: bad }) });
+      } catch (e) {
+        err = e;
+      }
+      assert.equal(err?.code, "INVALID_ARGUMENT", `getHomeDir ${bad}: ${err?.message}`);
     }
   });
 
