@@ -3,6 +3,13 @@ import type { StorageHost } from "../index.js";
 export interface DenoStorageOptions {
   /** `"strict"`: fsync new files so they survive power loss. Default: survive process crashes. */
   durability?: "default" | "strict";
+  /**
+   * Milliseconds after which a lock file that was not refreshed is taken over (default
+   * 30000). A holder refreshes its lock every `lockStaleMs / 2`; a holder found to have
+   * lost its lock fails its locked operation with `ELOCKCOMPROMISED`. Keep it at 2000 or
+   * more on file systems with coarse modification times.
+   */
+  lockStaleMs?: number;
 }
 
 /** A StorageHost over Deno's file APIs (folders 0700, files 0600). Needs --allow-read and --allow-write. */

@@ -3,7 +3,10 @@
 // The same behaviour as toolctx/node: folders 0700, files 0600; exclusive writes
 // create the file with `createNew` (O_EXCL); replacing writes go to a temporary name
 // and are renamed over the target; a read that symbolic links would take outside the
-// store (`read(path, {root})`) is refused.
+// store (`read(path, {root})`) is refused; `lock(name, fn)` holds a lock file at `name`
+// (file-lock.js: refreshed while held, taken over once stale, `lockStaleMs`, default 30 s).
+
+import { fileLock } from "./file-lock.js";
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -32,10 +35,6 @@ function outsideStore(path) {
   });
 }
 
-/** Lock files older than this are taken over (their holder died without releasing). */
-const LOCK_STALE_MS = 30_000;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function randomHex(bytes) {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -49,6 +48,7 @@ export function denoStorage(options = {}) {
   const madeDirs = new Set();
   const realRoots = new Map();
   const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
   const bytes = (data) => (typeof data === "string" ? encoder.encode(data) : data);
 
   async function ensureDir(dir) {
@@ -149,29 +149,39 @@ export function denoStorage(options = {}) {
       }
       return names.sort();
     }),
-    /** A lock file at `name` (created exclusively), as in toolctx/node; stale after 30 s. */
-    lock: guard(async (name, fn) => {
-      const token = `${Deno.pid} ${randomHex(8)}`;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await ensureDir(dirname(name));
-          await Deno.writeTextFile(name, token, { createNew: true, mode: FILE_MODE });
-          break;
-        } catch (err) {
-          if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
-          const info = await Deno.stat(name).catch(() => undefined);
-          if (info?.mtime && Date.now() - info.mtime.getTime() > LOCK_STALE_MS) await Deno.remove(name).catch(() => {});
-          else if (attempt >= 1200) throw Object.assign(new Error(`lock ${name} is held`), { code: "ELOCKED" });
-          else await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
-        }
-      }
-      try {
-        return await fn();
-      } finally {
-        const holder = await Deno.readTextFile(name).catch(() => "");
-        if (holder === token) await Deno.remove(name).catch(() => {});
-      }
-    }),
+    lock: fileLock(
+      {
+        create: guard((path, text) => write(path, text, { exclusive: true })),
+        inspect: guard(async (path) => {
+          let file;
+          try {
+            file = await Deno.open(path, { read: true });
+          } catch (err) {
+            if (isMissing(err)) return undefined;
+            throw err;
+          }
+          try {
+            const info = await file.stat();
+            const bytes = new Uint8Array(info.size); // a token: a few bytes
+            let at = 0;
+            for (let n; at < bytes.length && (n = await file.read(bytes.subarray(at))) !== null; ) at += n;
+            return { text: decoder.decode(bytes.subarray(0, at)), mtimeMs: info.mtime?.getTime() ?? Number.NaN };
+          } finally {
+            file.close();
+          }
+        }),
+        touch: guard(async (path) => {
+          const now = new Date();
+          await Deno.utime(path, now, now);
+        }),
+        remove: guard(async (path) => {
+          await Deno.remove(path).catch((err) => {
+            if (!isMissing(err)) throw err;
+          });
+        }),
+      },
+      { staleMs: options.lockStaleMs },
+    ),
     removeDir: guard(async (path) => {
       madeDirs.delete(path);
       await Deno.remove(path).catch((err) => {

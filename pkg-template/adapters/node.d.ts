@@ -13,6 +13,13 @@ export interface NodeStorageOptions {
    * is three times faster); 0 keeps every write asynchronous.
    */
   syncCreateMaxBytes?: number;
+  /**
+   * Milliseconds after which a lock file that was not refreshed is taken over (default
+   * 30000). A holder refreshes its lock every `lockStaleMs / 2`; a holder found to have
+   * lost its lock fails its locked operation with `ELOCKCOMPROMISED`. Keep it at 2000 or
+   * more on file systems with coarse modification times.
+   */
+  lockStaleMs?: number;
 }
 
 /** A StorageHost over Node's `fs/promises` (folders 0700, files 0600). */

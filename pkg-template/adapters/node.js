@@ -8,13 +8,15 @@
 // - reads refuse to follow a symbolic link (O_NOFOLLOW), and when the manager names
 //   its store (`read(path, {root})`) a folder link that leads out of it is refused too;
 // - at most `maxOpenFiles` operations run at once (default 64), so a burst of
-//   thousands of saves never runs the process out of file handles (EMFILE).
+//   thousands of saves never runs the process out of file handles (EMFILE);
+// - `lock(name, fn)` holds a lock file at `name` (file-lock.js: refreshed while held,
+//   taken over once stale, `lockStaleMs`, default 30 s).
 
 import { closeSync, constants, openSync, unlinkSync, writeSync, fsyncSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
-import { mkdir, open, readFile, readdir, realpath, rename, rm, rmdir, stat, unlink, appendFile } from "node:fs/promises";
+import { mkdir, open, readdir, realpath, rename, rm, rmdir, unlink, utimes, appendFile } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import { randomBytes } from "node:crypto";
+import { fileLock } from "./file-lock.js";
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -41,30 +43,6 @@ function limiter(max) {
       else active--;
     }
   };
-}
-
-/** Lock files older than this are taken over (their holder died without releasing). */
-const LOCK_STALE_MS = 30_000;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err?.code === "EPERM";
-  }
-}
-
-/** Whether the lock file at `path` was left by a process that is gone, or long ago. */
-async function staleLock(path) {
-  try {
-    const [info, text] = await Promise.all([stat(path), readFile(path, "utf8")]);
-    const pid = Number(text.split(" ")[0]);
-    return Date.now() - info.mtimeMs > LOCK_STALE_MS || (Number.isInteger(pid) && pid > 0 && !alive(pid));
-  } catch {
-    return false; // gone already, or being written: try again
-  }
 }
 
 function outsideStore(path) {
@@ -198,31 +176,32 @@ export function nodeStorage(options = {}) {
         }
       }),
 
-    /**
-     * A lock file at `name` (created O_EXCL, holding "pid token"), released by
-     * removing it; a lock left by a dead process, or older than 30 s, is taken over.
-     */
-    async lock(name, fn) {
-      const token = `${process.pid} ${randomBytes(8).toString("hex")}`;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await ensureDir(dirname(name));
-          await writeFile(name, token, { flag: "wx", mode: FILE_MODE });
-          break;
-        } catch (err) {
-          if (err?.code !== "EEXIST") throw err;
-          if (await staleLock(name)) await unlink(name).catch(() => {});
-          else if (attempt >= 1200) throw Object.assign(new Error(`lock ${name} is held`), { code: "ELOCKED" });
-          else await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
-        }
-      }
-      try {
-        return await fn();
-      } finally {
-        const holder = await readFile(name, "utf8").catch(() => "");
-        if (holder === token) await unlink(name).catch(() => {});
-      }
-    },
+    lock: fileLock(
+      {
+        create: (path, text) => write(path, text, { exclusive: true }),
+        async inspect(path) {
+          let handle;
+          try {
+            handle = await open(path, constants.O_RDONLY | NOFOLLOW);
+          } catch (err) {
+            if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return undefined;
+            throw err;
+          }
+          try {
+            const { mtimeMs } = await handle.stat();
+            return { text: await handle.readFile("utf8"), mtimeMs };
+          } finally {
+            await handle.close();
+          }
+        },
+        touch(path) {
+          const now = new Date();
+          return utimes(path, now, now);
+        },
+        remove: (path) => rm(path, { force: true }),
+      },
+      { staleMs: options.lockStaleMs },
+    ),
 
     async removeDir(path) {
       madeDirs.delete(path);

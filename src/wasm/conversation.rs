@@ -89,12 +89,12 @@ fn build(options: &JsValue) -> Result<Store> {
             s(&DebugEvent { message: n.to_owned(), path: None });
         }
     };
-    let dir = resolve_context_dir(opt_string(options, "contextDir")?)?;
-    let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
     let mut given = get(options, "storage");
     if given.is_undefined() {
         given = get(options, "fileSystem");
     }
+    let dir = resolve_context_dir(opt_string(options, "contextDir")?, &given)?;
+    let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
     let local = storage_from(given, &root, &note)?;
     let remote_dir = opt_string(options, "remoteDir")?;
     let remote_given = get(options, "remote");

@@ -36,17 +36,69 @@ fn call_default(name: &str, arg: &JsValue) -> Result<Option<JsValue>> {
 }
 
 /// The context dir from the `contextDir` option (or the runtime's default), made
-/// absolute where the runtime has a working directory.
-pub fn resolve_context_dir(given: Option<String>) -> Result<String> {
+/// absolute where the runtime has a working directory. `storage` is the
+/// `fileSystem`/`storage` option as given: a seed `IFileSystem` with `getHomeDir` or
+/// `resolvePath` owns home and paths, as in the seed (see [`seed_context_dir`]).
+pub fn resolve_context_dir(given: Option<String>, storage: &JsValue) -> Result<String> {
+    let home = seed_method(storage, "getHomeDir");
+    let resolve = seed_method(storage, "resolvePath");
+    if home.is_some() || resolve.is_some() {
+        return seed_context_dir(given, storage, home, resolve);
+    }
     let dir = match given {
         Some(dir) => dir,
         None => call_default("defaultContextDir", &JsValue::UNDEFINED)?
             .and_then(|v| v.as_string())
             .unwrap_or_else(|| "agent/context".to_owned()),
     };
+    resolve_dir(dir)
+}
+
+fn resolve_dir(dir: String) -> Result<String> {
     match call_default("resolveDir", &dir.as_str().into())? {
         Some(v) => v.as_string().ok_or_else(|| Error::invalid("resolveDir returned no string")),
         None => Ok(dir),
+    }
+}
+
+/// A method of a seed `IFileSystem` (an object that is not a StorageHost).
+fn seed_method(storage: &JsValue, name: &str) -> Option<Function> {
+    if !storage.is_object() || is_storage_host(storage) {
+        return None;
+    }
+    Reflect::get(storage, &name.into()).ok()?.dyn_into::<Function>().ok()
+}
+
+fn call_seed(f: &Function, fs: &JsValue, name: &str, args: &[JsValue]) -> Result<String> {
+    let out = match args {
+        [] => f.call0(fs),
+        [a, ..] => f.call1(fs, a),
+    };
+    out.map_err(|e| with_cause(ErrorKind::InvalidArgument, format!("fileSystem.{name}() failed"), e))?
+        .as_string()
+        .ok_or_else(|| Error::invalid(format!("fileSystem.{name}() must return a string")))
+}
+
+/// The context dir through a seed `IFileSystem`: the default is `~/.agent/context`; a
+/// leading `~` is `getHomeDir()`; `resolvePath` (when present) makes the result
+/// absolute, else the runtime does.
+fn seed_context_dir(
+    given: Option<String>,
+    fs: &JsValue,
+    home: Option<Function>,
+    resolve: Option<Function>,
+) -> Result<String> {
+    let mut dir = given.unwrap_or_else(|| "~/.agent/context".to_owned());
+    if let Some(get_home) = home {
+        if let Some(rest) = dir.strip_prefix('~').filter(|rest| rest.is_empty() || rest.starts_with('/')) {
+            let home = call_seed(&get_home, fs, "getHomeDir", &[])?;
+            let joined = format!("{}{rest}", home.trim_end_matches('/'));
+            dir = if joined.is_empty() { "/".to_owned() } else { joined };
+        }
+    }
+    match resolve {
+        Some(resolve) => call_seed(&resolve, fs, "resolvePath", &[dir.into()]),
+        None => resolve_dir(dir),
     }
 }
 

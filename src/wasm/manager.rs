@@ -154,13 +154,13 @@ impl Parts {
         }
         let on_debug = opt_function(options, "onDebug")?;
         let sink = debug_sink(&on_debug);
-        let dir = resolve_context_dir(opt_string(options, "contextDir")?)?;
-        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
         let mut storage_opt = get(options, "fileSystem");
         if storage_opt.is_undefined() {
             storage_opt = get(options, "storage");
         }
         let owns_storage = storage_opt.is_undefined() || storage_opt.is_null();
+        let dir = resolve_context_dir(opt_string(options, "contextDir")?, &storage_opt)?;
+        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
         let storage = storage_from(storage_opt, &root, &|note| {
             if let Some(s) = &sink {
                 s(&DebugEvent { message: note.to_owned(), path: None });

@@ -49,6 +49,10 @@ export interface IFileSystem {
   mkdir(path: string, options?: { recursive?: boolean }): Promise<unknown>;
   exists(path: string): Promise<boolean>;
   rename?(from: string, to: string): Promise<void>;
+  /** The home folder of this file system: `~` and the default `contextDir` (`~/.agent/context`) are under it. */
+  getHomeDir?(): string;
+  /** Makes a path absolute (and expands `~`); the `contextDir` goes through it. */
+  resolvePath?(path: string): string;
 }
 
 /** A record, as stored. */

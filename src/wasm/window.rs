@@ -300,13 +300,13 @@ impl JsContextHistory {
             v if v.is_undefined() => None,
             v => Some(v.as_string().ok_or_else(|| Error::invalid("contextDir must be a string"))?),
         };
-        let dir = resolve_context_dir(dir)?;
-        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
-        let path = history::history_path(&root, &id)?;
         let mut given = get(&options, "storage");
         if given.is_undefined() {
             given = get(&options, "fileSystem");
         }
+        let dir = resolve_context_dir(dir, &given)?;
+        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
+        let path = history::history_path(&root, &id)?;
         let storage = storage_from(given, &root, &|note| debug_to(&on_debug, note))?;
         let loaded = match history::load(&storage, &path).await {
             Err(e) if e.kind() == ErrorKind::CorruptRecord && get(&options, "discardCorrupt").is_truthy() => {

@@ -4,6 +4,7 @@
 
 import { afterAll, test as bunTest } from "bun:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { ContextManager, ConversationStore } from "toolctx";
@@ -24,15 +25,26 @@ afterAll(() => rmSync(top, { recursive: true, force: true }));
 let n = 0;
 const fresh = (tag) => `${top}/${tag}-${n++}`;
 
-for (const [name, makeStorage, dir] of [
-  ["bun", () => bunStorage(), fresh],
-  ["node-under-bun", () => nodeStorage(), fresh],
+// Lock contenders are separate Bun processes (tests/js/lock-contender.mjs).
+const contender = (adapter) => ({
+  adapter,
+  spawn(args) {
+    const script = new URL("./lock-contender.mjs", import.meta.url).pathname;
+    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "inherit", "inherit"] });
+    const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
+    return { exited, kill: () => child.kill("SIGKILL") };
+  },
+});
+
+for (const [name, makeStorage, dir, lockContender] of [
+  ["bun", (o) => bunStorage(o), fresh, contender("bun")],
+  ["node-under-bun", (o) => nodeStorage(o), fresh, contender("node")],
   ["memory", () => memoryStorage(), (tag) => `/ctx/${tag}-${n++}`],
 ]) {
   runStorageHostTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
-  runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
+  runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name), contender: lockContender });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
 

@@ -1373,6 +1373,41 @@ export function runSeedApiTests({
     );
   });
 
+  t("a seed IFileSystem's getHomeDir/resolvePath place `~` and the default contextDir, not the host's home", async () => {
+    const home = "/seed-home/user";
+    const fs = Object.assign(mapFileSystem(), {
+      getHomeDir: () => home,
+      resolvePath(path) {
+        if (path === "~" || path.startsWith("~/")) return `${home}${path.slice(1)}`;
+        return path.startsWith("/") ? path : `/seed-cwd/${path}`;
+      },
+    });
+    const m = new ContextManager({ fileSystem: fs, persistThreshold: 0 });
+    assert.equal(m.getContextDir(), `${home}/.agent/context`, "the default contextDir is under the IFileSystem's home");
+    const fp = await m.saveContext("readFile", { path: "a.ts" }, "A");
+    assert.ok(fp.startsWith(`${home}/.agent/context/`) && fs.files.has(fp), fp);
+    assert.equal(new ContextManager({ contextDir: "~/ctx", fileSystem: fs }).getContextDir(), `${home}/ctx`);
+    assert.equal(new ContextManager({ contextDir: "~", fileSystem: fs }).getContextDir(), home);
+    assert.equal(new ContextManager({ contextDir: "rel/ctx", fileSystem: fs }).getContextDir(), "/seed-cwd/rel/ctx", "resolvePath makes it absolute");
+    // getHomeDir alone: `~` is its home, then the runtime resolves the path as any other
+    const homeOnly = Object.assign(mapFileSystem(), { getHomeDir: () => "/h2" });
+    const asGiven = (dir) => new ContextManager({ contextDir: dir, fileSystem: mapFileSystem() }).getContextDir();
+    assert.equal(new ContextManager({ fileSystem: homeOnly }).getContextDir(), asGiven("/h2/.agent/context"));
+    assert.equal(new ContextManager({ contextDir: "~/x", fileSystem: homeOnly }).getContextDir(), asGiven("/h2/x"));
+    // resolvePath alone: it is given `~/.agent/context`, as the seed's default
+    const resolveOnly = Object.assign(mapFileSystem(), { resolvePath: fs.resolvePath });
+    assert.equal(new ContextManager({ fileSystem: resolveOnly }).getContextDir(), `${home}/.agent/context`);
+    for (const bad of [() => 42, () => { throw new Error("no home"); }]) {
+      let err;
+      try {
+        new ContextManager({ fileSystem: Object.assign(mapFileSystem(), { getHomeDir: bad }) });
+      } catch (e) {
+        err = e;
+      }
+      assert.equal(err?.code, "INVALID_ARGUMENT", `getHomeDir ${bad}: ${err?.message}`);
+    }
+  });
+
   // -- input validation (SPEC §9: coded Errors; I/O methods reject, never throw)
 
   t("invalid inputs: async methods reject with INVALID_ARGUMENT, sync ones throw a coded Error", async () => {
@@ -2011,7 +2046,7 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
 // locks (SPEC §4, §5): the optional host lock(name, fn)
 
 /** Mutual exclusion of `storage.lock`, when the adapter has one. */
-export function runLockTests({ name, makeStorage, test: t0, assert, tmpDir }) {
+export function runLockTests({ name, makeStorage, test: t0, assert, tmpDir, contender }) {
   const test = (title, fn) => t0(`[${name}] lock: ${title}`, fn);
   test("lock(name, fn) runs one holder at a time and returns fn's value", async () => {
     const storage = makeStorage();
@@ -2034,6 +2069,96 @@ export function runLockTests({ name, makeStorage, test: t0, assert, tmpDir }) {
     assert.deepEqual(results, [0, 1, 2, 3, 4, 5]);
     await assert.rejects?.(() => storage.lock(lockName, async () => { throw new Error("inside"); }));
     assert.equal(await storage.lock(lockName, async () => "free again"), "free again", "a throwing holder releases the lock");
+  });
+  if (contender) runLockFileTests({ test, assert, makeStorage, tmpDir, contender });
+}
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Lock files under contention (the Node, Bun and Deno adapters). `contender.spawn(args)`
+ * starts tests/js/lock-contender.mjs with `args` in this runtime and returns
+ * `{exited: Promise<exit code>, kill()}` (kill: SIGKILL); `contender.adapter` is the
+ * adapter the processes use. makeStorage({lockStaleMs}) shortens the stale time, so
+ * that takeovers happen within a test.
+ */
+function runLockFileTests({ test, assert, makeStorage, tmpDir, contender }) {
+  const STALE_MS = 2000; // a heartbeat every second: slack for a loaded machine
+  const start = (role, lock, dir, n) => contender.spawn([role, contender.adapter, lock, dir, String(STALE_MS), String(n ?? 1)]);
+  const text = (storage, path) => readText(storage, path);
+  async function waitFor(storage, path, what) {
+    for (let i = 0; i < 1500; i++) {
+      const found = await text(storage, path);
+      if (found !== undefined) return found;
+      await pause(20);
+    }
+    assert.fail(`timed out waiting for ${what}`);
+  }
+  const fresh = async (storage) => {
+    const dir = tmpDir();
+    await storage.write(joinPath(dir, "counter"), "0");
+    return { dir, lock: joinPath(dir, "counter.lock") };
+  };
+
+  test("8 processes keep a read-modify-write counter exact while abandoned locks are taken over", async () => {
+    const storage = makeStorage();
+    const { dir, lock } = await fresh(storage);
+    const counters = Array.from({ length: 8 }, () => start("count", lock, dir, 25));
+    const planter = start("plant", lock, dir, 1000);
+    const codes = await Promise.all(counters.map((c) => c.exited));
+    planter.kill();
+    await planter.exited;
+    assert.deepEqual(codes, Array(8).fill(0), "every contender finished");
+    const planted = (await text(storage, joinPath(dir, "planted")))?.length ?? 0;
+    assert.ok(planted >= 5, `abandoned locks were taken over while the counters ran (${planted})`);
+    const counter = await text(storage, joinPath(dir, "counter"));
+    assert.equal(await text(storage, joinPath(dir, "overlaps")), undefined, `never two holders at once (counter ${counter} of 200)`);
+    assert.equal(counter, "200", "no increment lost");
+  });
+
+  test("a holder that outlives the stale time keeps its lock (heartbeat) and nobody else enters", async () => {
+    const storage = makeStorage();
+    const { dir, lock } = await fresh(storage);
+    const holder = start("hold", lock, dir, 3 * STALE_MS);
+    await waitFor(storage, joinPath(dir, "inside"), "the holder to enter");
+    const others = Array.from({ length: 3 }, () => start("enter", lock, dir));
+    const codes = await Promise.all([holder, ...others].map((c) => c.exited));
+    assert.deepEqual(codes, [0, 0, 0, 0], "the holder was never compromised; the others entered after it");
+    assert.equal(await text(storage, joinPath(dir, "overlaps")), undefined, "nobody entered while it held the lock");
+  });
+
+  test("a killed holder's lock is taken over after the stale time, not before (its pid means nothing here)", async () => {
+    const storage = makeStorage();
+    const { dir, lock } = await fresh(storage);
+    const crashed = start("crash", lock, dir);
+    const heldAt = Number(await waitFor(storage, joinPath(dir, "held"), "the holder to take the lock"));
+    const waiter = start("enter", lock, dir);
+    crashed.kill();
+    await crashed.exited;
+    assert.equal(await waiter.exited, 0, "the waiter took the lock over");
+    const names = (await storage.list(dir)).filter((n) => n.startsWith("entered."));
+    assert.equal(names.length, 1, JSON.stringify(names));
+    const enteredAt = Number(await text(storage, joinPath(dir, names[0])));
+    // The dead holder's lock file was last touched when it was taken (or later, by its
+    // heartbeat), so nobody may take it over before heldAt + the stale time.
+    assert.ok(enteredAt - heldAt >= STALE_MS - 250, `taken over ${enteredAt - heldAt} ms after it was held (stale time ${STALE_MS} ms)`);
+  });
+
+  test("a holder whose lock was taken over learns it: fn's outcome rejects ELOCKCOMPROMISED", async () => {
+    const storage = makeStorage({ lockStaleMs: 400 });
+    const { lock } = await fresh(storage);
+    const err = await expectRejection(assert, () =>
+      storage.lock(lock, async () => {
+        await storage.remove(lock); // someone judged it stale and took it over
+        await storage.write(lock, "someone else", { exclusive: true });
+        await pause(500);
+        return "done";
+      }),
+      "ELOCKCOMPROMISED",
+      "lock",
+    );
+    assert.match(err.message, /lock/);
+    assert.equal(await text(storage, lock), "someone else", "releasing leaves the new holder's lock alone");
   });
 }
 

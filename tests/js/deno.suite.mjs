@@ -20,14 +20,24 @@ let n = 0;
 const fresh = (tag) => `${top}/${tag}-${n++}`;
 globalThis.addEventListener("unload", () => Deno.removeSync(top, { recursive: true }));
 
-for (const [name, makeStorage, dir] of [
-  ["deno", () => denoStorage(), (tag) => fresh(tag)],
+// Lock contenders are separate Deno processes (tests/js/lock-contender.mjs).
+const contender = {
+  adapter: "deno",
+  spawn(args) {
+    const script = new URL("./lock-contender.mjs", import.meta.url).pathname;
+    const child = new Deno.Command(Deno.execPath(), { args: ["run", "-A", script, ...args], stdin: "null" }).spawn();
+    return { exited: child.status.then((s) => s.code), kill: () => child.kill("SIGKILL") };
+  },
+};
+
+for (const [name, makeStorage, dir, lockContender] of [
+  ["deno", (o) => denoStorage(o), (tag) => fresh(tag), contender],
   ["memory", () => memoryStorage(), (tag) => `/ctx/${tag}-${n++}`],
 ]) {
   runStorageHostTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
   runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => dir(name) });
-  runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name) });
+  runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name), contender: lockContender });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
 

@@ -8,6 +8,8 @@ import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 
 import * as toolctx from "toolctx";
 import { ContextManager, memoryStorage } from "toolctx";
@@ -52,8 +54,46 @@ runSeedApiTests({
   contextDir: () => `${fresh("ctx")}/context`,
 });
 
-runLockTests({ name: "node", makeStorage: () => nodeStorage(), test, assert, tmpDir: () => fresh("lock") });
+// Lock contenders are separate Node processes (tests/js/lock-contender.mjs).
+const contender = {
+  adapter: "node",
+  spawn(args) {
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./lock-contender.mjs", import.meta.url)), ...args], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
+    return { exited, kill: () => child.kill("SIGKILL") };
+  },
+};
+runLockTests({ name: "node", makeStorage: (o) => nodeStorage(o), test, assert, tmpDir: () => fresh("lock"), contender });
 runSessionTests({ name: "node", makeStorage: () => nodeStorage(), ContextManager, test, assert, contextDir: () => `${fresh("ses")}/context` });
+
+test("[node] a lock taken over while its holder ran fails the operation: STORAGE, ELOCKCOMPROMISED as cause", async () => {
+  const real = nodeStorage();
+  const takenOver = {
+    ...real,
+    // Someone judges the lock stale and takes it over while the holder runs.
+    lock: (name, fn) => real.lock(name, async () => {
+      const out = await fn();
+      fs.rmSync(name);
+      fs.writeFileSync(name, "another holder");
+      return out;
+    }),
+  };
+  const dir = `${fresh("compromised")}/context`;
+  let now = Date.UTC(2025, 0, 18, 14, 30, 22);
+  const clock = () => now;
+  const old = await ContextManager.open({ contextDir: dir, fileSystem: real, session: true, persistThreshold: 0, clock });
+  await old.saveContext("t", {}, 1);
+  await old.close();
+  now += 2 * 86_400_000;
+  const err = await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: takenOver, clock }).then(
+    () => assert.fail("resolved"),
+    (e) => e,
+  );
+  assert.equal(err.code, "STORAGE", err.message);
+  assert.equal(err.cause?.code, "ELOCKCOMPROMISED", err.message);
+});
 
 // -- memory adapter
 
