@@ -62,15 +62,15 @@ export interface ToolContextOptions extends ToolContextLimits {
   onSaveError?: (error: unknown, call: ToolCallInfo) => void;
 }
 
-/** The retrieval tools the model calls. Their outputs are capped and never saved. */
-export interface ContextTools {
+/** The retrieval tools the model calls. Their outputs are capped and never saved. (A type, not an interface: a ToolSet needs an index signature.) */
+export type ContextTools = {
   /** `{pointer, offset?, limit?}`: a page of a saved output's lines, with a continuation hint. */
   read_context: Tool<{ pointer: string; offset?: number; limit?: number }, string>;
   /** `{query, k?}`: the store's ranking, best first, with descriptions. */
   search_context: Tool<{ query: string; k?: number }, string>;
   /** `{pattern, pointer?, ignoreCase?, limit?}`: matching lines, as `pointer:line: text`. */
   grep_context: Tool<{ pattern: string; pointer?: string; ignoreCase?: boolean; limit?: number }, string>;
-}
+};
 
 /**
  * Wraps every tool of `tools` that has an `execute`: its output is saved in `manager`
@@ -102,7 +102,7 @@ export interface WindowPrepareStepOptions extends Omit<WindowOptions, "history">
 }
 
 /** A `prepareStep` that runs `optimizeWindow` over the step's messages when the window fills up. */
-export declare function windowPrepareStep(options: WindowPrepareStepOptions): PrepareStepFunction<ToolSet>;
+export declare function windowPrepareStep<TOOLS extends ToolSet = ToolSet>(options: WindowPrepareStepOptions): PrepareStepFunction<TOOLS>;
 
 /** The AI SDK's messages as the optimiser's, and where each came from. */
 export declare function toWindowMessages(messages: ModelMessage[]): { window: import("../index.js").Message[]; index: number[] };

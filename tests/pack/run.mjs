@@ -112,11 +112,14 @@ try {
   run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], app);
   await check("package.json: no runtime dependencies; installing toolctx installs nothing else", () => {
     const manifest = JSON.parse(readFileSync(join(app, "node_modules", "toolctx", "package.json"), "utf8"));
-    for (const field of ["dependencies", "optionalDependencies", "peerDependencies", "bundleDependencies", "bundledDependencies"]) {
+    for (const field of ["dependencies", "optionalDependencies", "bundleDependencies", "bundledDependencies"]) {
       if (manifest[field] !== undefined && Object.keys(manifest[field]).length > 0) {
         throw new Error(`${field}: ${JSON.stringify(manifest[field])}`);
       }
     }
+    // The integrations' libraries (toolctx/ai-sdk: `ai`) are optional peers: never installed with toolctx.
+    const required = Object.keys(manifest.peerDependencies ?? {}).filter((name) => manifest.peerDependenciesMeta?.[name]?.optional !== true);
+    if (required.length) throw new Error(`peer dependencies not marked optional: ${required}`);
     const installed = readdirSync(join(app, "node_modules")).filter((name) => !name.startsWith("."));
     if (installed.join() !== "toolctx") throw new Error(`node_modules holds ${installed.join(", ")}`);
   });
