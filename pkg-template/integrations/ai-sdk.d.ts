@@ -95,7 +95,7 @@ export interface WindowPrepareStepOptions extends Omit<WindowOptions, "history">
   contextWindow?: number;
   /** Tokens kept for the answer (default: `shouldCompact`'s table). */
   reserve?: number;
-  /** Optimise before every step. */
+  /** Optimise before every step (add `minSavings: 0` to only deduplicate: otherwise the optimiser truncates whenever deduplication saves less than 30%). */
   always?: boolean;
   /** Receives each optimiser result (edits, truncation, metrics). */
   onOptimize?: (result: WindowResult) => void;

@@ -182,13 +182,21 @@ function pick(object, keys) {
   return Object.fromEntries(keys.filter((k) => object[k] !== undefined).map((k) => [k, object[k]]));
 }
 
-// The calls a manager's wrappers saved: tool-call id → {filepath, pointer, description}.
-// Shared by every wrapper over the same manager, and by read_context.
+// The calls a manager's wrappers saved lately: tool-call id → {filepath, pointer,
+// description}, or `null` for a call whose save failed. Shared by every wrapper over the
+// same manager, and by read_context. Older calls are found by their description.
+const REMEMBERED_CALLS = 10_000;
 const savedByManager = new WeakMap();
 function savedCalls(manager) {
   let calls = savedByManager.get(manager);
   if (!calls) savedByManager.set(manager, (calls = new Map()));
   return calls;
+}
+
+function remember(calls, toolCallId, entry) {
+  calls.delete(toolCallId);
+  calls.set(toolCallId, entry);
+  if (calls.size > REMEMBERED_CALLS) calls.delete(calls.keys().next().value);
 }
 
 function wrapTool(toolName, tool, manager, options, s, describe, saved) {
@@ -203,8 +211,9 @@ function wrapTool(toolName, tool, manager, options, s, describe, saved) {
     try {
       const filepath = await manager.saveContext(toolName, args, output, { queryId, taskId, description });
       const filename = filepath.slice(filepath.lastIndexOf("/") + 1);
-      saved.set(execution.toolCallId, { filepath, pointer: POINTER_SCHEME + filename, description, toolName });
+      remember(saved, execution.toolCallId, { filepath, pointer: POINTER_SCHEME + filename, description });
     } catch (error) {
+      remember(saved, execution.toolCallId, null);
       if (!options.onSaveError) {
         throw toolctxError(error?.code ?? "STORAGE", `toolctx could not save the output of ${toolName}: ${error?.message ?? error}`, error);
       }
@@ -226,8 +235,13 @@ function wrapTool(toolName, tool, manager, options, s, describe, saved) {
       ? await tool.toModelOutput({ toolCallId, input, output })
       : typeof output === "string" ? { type: "text", value: output } : { type: "json", value: jsonValue(output) };
     if (modelChars(own) <= s.maxInlineChars) return own;
-    const entry = saved.get(toolCallId) ?? findSaved(manager, toolCallId);
-    if (!entry) return own; // not saved (onSaveError chose to go on): the model gets it all
+    let entry = saved.has(toolCallId) ? saved.get(toolCallId) : findSaved(manager, toolCallId);
+    if (entry === undefined) {
+      // An output this manager never saw (a conversation rebuilt elsewhere): save it now.
+      await save(input, { toolCallId, messages: [] }, output);
+      entry = saved.get(toolCallId);
+    }
+    if (!entry) return own; // its save failed and onSaveError chose to go on: the model gets it all
     const text = recordText(output);
     return { type: "text", value: compactText({ ...entry, toolName, toolCallId, text }, s) };
   };
@@ -259,8 +273,12 @@ async function* saveLast(iterable, input, execution, save) {
  */
 function findSaved(manager, toolCallId) {
   const mark = `[tool call ${toolCallId}]`;
-  const pointer = manager.getAllPointers().find((p) => p.toolDescription.endsWith(mark));
-  return pointer && { filepath: pointer.filepath, pointer: POINTER_SCHEME + pointer.filename, description: pointer.toolDescription };
+  const pointers = manager.getAllPointers();
+  for (let i = pointers.length - 1; i >= 0; i--) { // the newest, should an id come back
+    const p = pointers[i];
+    if (p.toolDescription.endsWith(mark)) return { filepath: p.filepath, pointer: POINTER_SCHEME + p.filename, description: p.toolDescription };
+  }
+  return undefined;
 }
 
 // ---- the retrieval tools ---------------------------------------------------------------------
@@ -334,7 +352,7 @@ function resolvePointer(manager, pointer) {
   }
   const name = pointer.slice(POINTER_SCHEME.length);
   for (const entry of savedCalls(manager).values()) {
-    if (entry.pointer === pointer) return { filepath: entry.filepath, name };
+    if (entry?.pointer === pointer) return { filepath: entry.filepath, name };
   }
   const found = manager.getAllPointers().find((p) => p.filename === name);
   if (!found) {

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { generateText, stepCountIs, tool, jsonSchema } from "ai";
-import { ContextManager, memoryStorage } from "toolctx";
+import { ContextManager, memoryStorage, optimizeWindow } from "toolctx";
 import { withToolContext, contextTools, windowPrepareStep, toWindowMessages, applyWindowResult } from "toolctx/ai-sdk";
 import { callTools, say, scriptedModel, toolResults, lastResultText, pointerIn } from "./ai-sdk.mjs";
 
@@ -287,6 +287,19 @@ test("ai-sdk: the step number is the taskId; a resumed session finds a call's re
   assert.equal(resumed.size, 2, "nothing saved twice");
 });
 
+test("ai-sdk: toModelOutput of an output the manager never saw saves it once, then points at it", async () => {
+  const manager = await open();
+  const tools = withToolContext({ readFile: fileTool("unused") }, manager, { maxInlineChars: 100 });
+  const output = lines(50);
+  const first = await tools.readFile.toModelOutput({ toolCallId: "elsewhere", input: { path: "x" }, output });
+  const again = await tools.readFile.toModelOutput({ toolCallId: "elsewhere", input: { path: "x" }, output });
+  assert.equal(manager.size, 1);
+  const [p] = manager.getAllPointers();
+  assert.equal(pointerIn(first.value), `toolctx://${p.filename}`);
+  assert.equal(again.value, first.value);
+  assert.deepEqual((await manager.loadContexts([p.filepath]))[0].result, output);
+});
+
 test("ai-sdk: bad arguments are typed errors", async () => {
   const manager = await open();
   assert.throws(() => withToolContext({ read_context: fileTool("x") }, manager), { code: "INVALID_ARGUMENT", message: /already has a tool named read_context/ });
@@ -339,31 +352,54 @@ test("ai-sdk: windowPrepareStep waits for the window to fill up (shouldCompact o
 test("ai-sdk: toWindowMessages / applyWindowResult map the SDK's messages both ways and truncate cleanly", async () => {
   const call = (id) => ({ role: "assistant", content: [{ type: "text", text: `step ${id}` }, { type: "tool-call", toolCallId: id, toolName: "grep", input: { pattern: id } }] });
   const result = (id) => ({ role: "tool", content: [{ type: "tool-result", toolCallId: id, toolName: "grep", output: { type: "json", value: { hits: [id] } } }] });
+  const image = { type: "image", image: "data:," };
   const messages = [
     { role: "system", content: "be brief" },
     { role: "user", content: "find things" },
     { role: "assistant", content: "ok" },
-    { role: "user", content: [{ type: "text", text: "go" }, { type: "image", image: "data:," }] },
+    { role: "user", content: [{ type: "text", text: "go" }, image] },
     ...["a", "b", "c", "d"].flatMap((id) => [call(id), result(id)]),
   ];
+  const before = JSON.stringify(messages);
   const converted = toWindowMessages(messages);
-  assert.equal(converted.window.length, messages.length - 1);
-  assert.deepEqual(converted.index, messages.slice(1).map((_, i) => i + 1));
+  assert.deepEqual(converted.index, messages.slice(1).map((_, i) => i + 1), "the system message is left out");
+  assert.deepEqual(converted.window[2].content, [{ type: "text", text: "go" }, { type: "ai-sdk:image" }]);
   assert.deepEqual(converted.window[3].content[1], { type: "tool_use", id: "a", name: "grep", input: { pattern: "a" } });
   assert.deepEqual(converted.window[4], { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: '{"hits":["a"]}', is_error: false }] });
-  assert.deepEqual(converted.window[2].content[1], { type: "ai-sdk:image" });
 
-  const { optimizeWindow } = await import("toolctx");
   const optimised = optimizeWindow(converted.window, { strategy: "half" });
-  assert.ok(optimised.truncated, "no duplicates: the optimiser truncates");
+  assert.deepEqual(optimised.truncated, [3, 6]);
   const out = applyWindowResult(messages, converted, optimised);
-  assert.equal(out[0].role, "system");
-  assert.equal(out.length, messages.length - (optimised.truncated[1] - optimised.truncated[0] + 1) + (out.some((m) => m.role === "user" && m.content?.[0]?.text?.includes("truncat")) ? 1 : 0));
-  // Every tool result still follows its call.
-  const calls = new Set(out.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((p) => p.type === "tool-call").map((p) => p.toolCallId) : [])));
-  const results = out.flatMap((m) => (m.role === "tool" ? m.content.map((p) => p.toolCallId) : []));
-  assert.deepEqual(results.filter((id) => !calls.has(id)), []);
-  assert.ok(JSON.stringify(out).includes("conversation history"), "the truncation notice is in the messages");
-  // The input is never modified.
-  assert.equal(messages.length, 12);
+  const notice = optimised.edits[0].content;
+  assert.match(notice, /conversation history with the user has been removed/);
+  assert.deepEqual(out, [
+    messages[0], messages[1], messages[2],
+    { role: "user", content: [{ type: "text", text: "go" }, image, { type: "text", text: notice }] },
+    call("c"), result("c"), call("d"), result("d"),
+  ]);
+  assert.equal(JSON.stringify(messages), before, "the input is never modified");
+
+  // A notice that belongs on a tool message goes in a user message after it.
+  const bare = (id) => [{ role: "assistant", content: [call(id).content[1]] }, result(id)];
+  const loop = [{ role: "user", content: "find things" }, ...["a", "b", "c", "d", "e"].flatMap(bare)];
+  const loopWindow = toWindowMessages(loop);
+  const cut = optimizeWindow(loopWindow.window, { strategy: "half" });
+  assert.deepEqual(cut.truncated, [3, 6]);
+  assert.deepEqual(applyWindowResult(loop, loopWindow, cut), [
+    ...loop.slice(0, 3), { role: "user", content: [{ type: "text", text: notice }] }, ...loop.slice(7),
+  ]);
+});
+
+test("ai-sdk: a truncated window is accepted by the SDK and carried to later steps", async () => {
+  const steps = ["a", "b", "c", "d", "e", "f"];
+  const model = scriptedModel([...steps.map((id) => callTools([["grep", { pattern: id }]], 190_000)), say("done")]);
+  const grep = tool({ inputSchema: objectSchema({ pattern: { type: "string" } }), execute: async ({ pattern }) => `${pattern}\n`.repeat(50) });
+  const cuts = [];
+  const result = await run(model, { grep }, { prepareStep: windowPrepareStep({ contextWindow: 200_000, onOptimize: (r) => cuts.push(r.truncated) }) });
+  assert.equal(result.text, "done");
+  assert.ok(cuts.some(Boolean), "the optimiser truncated");
+  const last = model.doGenerateCalls.at(-1).prompt;
+  assert.ok(last.length < 1 + 2 * steps.length, `${last.length} messages`);
+  assert.match(JSON.stringify(last), /conversation history with the user has been removed/);
+  assert.deepEqual(toolResults(last).at(-1).output, { type: "text", value: "f\n".repeat(50) });
 });
