@@ -3,77 +3,14 @@
 // mock recorded in doGenerateCalls.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { generateText, stepCountIs, tool, jsonSchema } from "ai";
+import { tool } from "ai";
 import { ContextManager, memoryStorage, optimizeWindow } from "toolctx";
 import { withToolContext, contextTools, windowPrepareStep, toWindowMessages, applyWindowResult } from "toolctx/ai-sdk";
-import { callTools, say, scriptedModel, toolResults, lastResultText, pointerIn } from "./ai-sdk.mjs";
+import { callTools, say, scriptedModel, toolResults, lastResultText, pointerIn, lines, objectSchema, fileTool, run, runAiSdkTests } from "./ai-sdk.mjs";
 
 const open = (options = {}) => ContextManager.open({ storage: memoryStorage(), contextDir: "/ctx", ...options });
 
-const lines = (n, word = "line") => Array.from({ length: n }, (_, i) => `${word} ${i + 1}: ${"x".repeat(40)}`).join("\n");
-
-const objectSchema = (properties = {}) => jsonSchema({ type: "object", properties });
-
-function fileTool(text, calls = []) {
-  return tool({
-    description: "Read a file",
-    inputSchema: objectSchema({ path: { type: "string" } }),
-    execute: async (input) => {
-      calls.push(input);
-      return typeof text === "function" ? text(input) : text;
-    },
-  });
-}
-
-async function run(model, tools, extra = {}) {
-  return generateText({ model, tools, prompt: "Where is the args hash computed?", stopWhen: stepCountIs(8), ...extra });
-}
-
-test("ai-sdk: a large output reaches the model as a pointer and a preview, and read_context brings it back", async () => {
-  const manager = await open();
-  const big = lines(2_000);
-  const model = scriptedModel([
-    callTools([["readFile", { path: "src/naming.rs" }, "call-big"]]),
-    (prompt) => callTools([["read_context", { pointer: pointerIn(lastResultText(prompt)), offset: 10, limit: 5 }]]),
-    say("found it"),
-  ]);
-  const result = await run(model, withToolContext({ readFile: fileTool(big) }, manager));
-
-  assert.equal(result.text, "found it");
-  assert.equal(model.doGenerateCalls.length, 3);
-  // The application still gets the whole output.
-  assert.equal(result.steps[0].toolResults[0].output, big);
-
-  // The model got the compact text, not the output.
-  const compact = lastResultText(model.doGenerateCalls[1].prompt);
-  const pointer = pointerIn(compact);
-  assert.ok(pointer, compact);
-  assert.ok(compact.length < 2_500, `compact text is ${compact.length} characters`);
-  assert.ok(compact.includes(`readFile (tool call call-big) is ${big.length.toLocaleString("en-US")} characters in 2,000 lines`), compact);
-  assert.match(compact, /Description: readFile: path=src\/naming\.rs \[tool call call-big\]/);
-  assert.match(compact, /^line 1: x+$/m);
-  assert.match(compact, /^line 2000: x+$/m);
-  assert.match(compact, /1,990 lines not shown/);
-  assert.doesNotMatch(compact, /^line 6:/m);
-
-  // The record: the output, the tool-call id, the step's query and task.
-  const [p] = manager.getAllPointers();
-  assert.equal(manager.size, 1, "read_context's own output is never saved");
-  assert.equal(pointer, `toolctx://${p.filename}`);
-  assert.equal(p.queryId, ContextManager.hashQuery("Where is the args hash computed?"));
-  assert.equal(p.taskId, 1);
-  assert.match(p.toolDescription, /\[tool call call-big\]$/);
-  assert.doesNotMatch(p.filename, /call-big/, "no filename is made from the tool-call id");
-  const [record] = await manager.loadContexts([p.filepath]);
-  assert.equal(record.result, big);
-  assert.deepEqual(record.args, { path: "src/naming.rs" });
-
-  // read_context gave lines 11-15 back, with a continuation hint.
-  const page = lastResultText(model.doGenerateCalls[2].prompt);
-  assert.equal(page.split("\n")[0], `${pointer}: lines 11–15 of 2,000`);
-  assert.deepEqual(page.split("\n").slice(1, 6), big.split("\n").slice(10, 15));
-  assert.match(page, /\[1,985 more lines: read_context with offset=15\]$/);
-});
+runAiSdkTests(test, assert); // the end-to-end run and its errors, shared with Deno and Bun
 
 test("ai-sdk: a small output goes to the model in full, and is saved too", async () => {
   const manager = await open();
@@ -200,27 +137,6 @@ test("ai-sdk: grep_context finds lines across records, bounded in matches and in
 
   await assert.rejects(exec(grep_context, { pattern: "(" }), { code: "INVALID_ARGUMENT", message: /invalid pattern/ });
   await assert.rejects(exec(grep_context, { pattern: "a".repeat(501) }), { code: "INVALID_ARGUMENT" });
-});
-
-test("ai-sdk: an unknown pointer or a bad pattern is a tool error the model reads; the run goes on", async () => {
-  const manager = await open();
-  const model = scriptedModel([
-    callTools([["read_context", { pointer: "toolctx://readFile_000000000000_1_0_abcd.json" }]]),
-    callTools([["read_context", { pointer: "../../etc/passwd" }]]),
-    callTools([["grep_context", { pattern: "[" }]]),
-    callTools([["read_context", { pointer: "toolctx://x.json", offset: -3 }]]),
-    say("gave up"),
-  ]);
-  const result = await run(model, withToolContext({}, manager));
-  assert.equal(result.text, "gave up");
-  const errors = [1, 2, 3].map((i) => toolResults(model.doGenerateCalls[i].prompt).at(-1).output);
-  assert.deepEqual(errors.map((o) => o.type), ["error-text", "error-text", "error-text"]);
-  assert.match(errors[0].value, /no saved tool output at toolctx:\/\/readFile_000000000000_1_0_abcd\.json; search_context lists/);
-  assert.match(errors[1].value, /not a toolctx pointer: \.\.\/\.\.\/etc\/passwd/);
-  assert.match(errors[2].value, /invalid pattern/);
-  // A negative offset is refused by the input schema before read_context runs.
-  assert.equal(toolResults(model.doGenerateCalls[4].prompt).at(-1).output.type, "error-text");
-  assert.equal(manager.size, 0);
 });
 
 test("ai-sdk: a failed save fails the tool call with the toolctx error, unless onSaveError takes it", async () => {
