@@ -51,7 +51,11 @@ export interface ToolContextOptions extends ToolContextLimits {
   query?: string | ((call: ToolCallInfo) => string | undefined);
   /** The record's taskId. Default: the step number, from 1. */
   taskId?: number | ((call: ToolCallInfo) => number | undefined);
-  /** The record's description. Default: `"{toolName}: {key=value, ...} [tool call {toolCallId}]"`. */
+  /**
+   * The record's description. Default: `"{toolName}: {key=value, ...} [tool call {toolCallId}]"`.
+   * End yours with `[tool call {toolCallId}]` too if conversations are rebuilt in another
+   * process (`convertToModelMessages`): that is how the record of a call is found there.
+   */
   describe?: (call: ToolCallInfo) => string;
   /** Add read_context, search_context and grep_context. Default true. */
   retrievalTools?: boolean;
