@@ -31,6 +31,7 @@ pkg/.built: $(CORE_SOURCES) $(TEMPLATE) scripts/bundle-cli.mjs README.md CHANGEL
 ## The main job: a small agent loop over this repository, on the default store.
 demo: pkg
 	node demo/agent.mjs
+	node demo/ai-sdk.mjs
 
 ## The browser playground (www/): build it and serve it on 127.0.0.1 (vite prints the address).
 playground: pkg

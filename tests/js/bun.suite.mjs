@@ -17,6 +17,7 @@ import unstorageMemoryDriver from "unstorage/drivers/memory";
 import { runConversationTests } from "./conversation.mjs";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
+import { runAiSdkTests } from "./ai-sdk.mjs";
 import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
@@ -81,3 +82,5 @@ test("[bun] files are created 0600 in folders 0700, also by the synchronous crea
   assert.equal(statSync(fp).mode & 0o777, 0o600);
   assert.equal(statSync(dir).mode & 0o777, 0o700);
 });
+
+runAiSdkTests(test, assert); // toolctx/ai-sdk with the real `ai` (ai-sdk.mjs)

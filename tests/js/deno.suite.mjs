@@ -12,6 +12,7 @@ import unstorageMemoryDriver from "unstorage/drivers/memory";
 import { runConversationTests } from "./conversation.mjs";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
+import { runAiSdkTests } from "./ai-sdk.mjs";
 import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
@@ -73,3 +74,5 @@ test("[deno] files are created 0600 in folders 0700", async () => {
   assert.equal((await Deno.stat(fp)).mode & 0o777, 0o600);
   assert.equal((await Deno.stat(dir)).mode & 0o777, 0o700);
 });
+
+runAiSdkTests(test, assert); // toolctx/ai-sdk with the real `ai` (ai-sdk.mjs)

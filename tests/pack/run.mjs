@@ -99,7 +99,7 @@ try {
 
   await check("npm pack: the tarball holds the package files and no build leftovers", () => {
     const listing = run("tar", ["-tzf", tarball], scratch).split("\n");
-    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/index.workerd.js", "package/index.edge-light.js", "package/edge.js", "package/toolctx_core_bg.wasm", "package/adapters/opfs.js", "package/README.md", "package/LICENSE-MIT"]) {
+    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/index.workerd.js", "package/index.edge-light.js", "package/edge.js", "package/toolctx_core_bg.wasm", "package/adapters/opfs.js", "package/integrations/ai-sdk.js", "package/integrations/ai-sdk.d.ts", "package/README.md", "package/LICENSE-MIT"]) {
       if (!listing.includes(f)) throw new Error(`${f} missing from the tarball`);
     }
     const stray = listing.filter((f) => /\.built$|\.gitignore$|\.tmp$/.test(f));
@@ -117,10 +117,9 @@ try {
         throw new Error(`${field}: ${JSON.stringify(manifest[field])}`);
       }
     }
-    // The integrations' and shared stores' client libraries are peers the user opts into.
-    for (const peer of Object.keys(manifest.peerDependencies ?? {})) {
-      if (manifest.peerDependenciesMeta?.[peer]?.optional !== true) throw new Error(`peer ${peer} is not optional`);
-    }
+    // The integrations' libraries (toolctx/ai-sdk: `ai`) are optional peers: never installed with toolctx.
+    const required = Object.keys(manifest.peerDependencies ?? {}).filter((name) => manifest.peerDependenciesMeta?.[name]?.optional !== true);
+    if (required.length) throw new Error(`peer dependencies not marked optional: ${required}`);
     const installed = readdirSync(join(app, "node_modules")).filter((name) => !name.startsWith("."));
     if (installed.join() !== "toolctx") throw new Error(`node_modules holds ${installed.join(", ")}`);
   });
@@ -129,6 +128,11 @@ try {
   writeFileSync(join(app, "smoke-deno.mjs"), SMOKE.replace("process.argv[2] ?? Deno.args[0]", "Deno.args[0]"));
 
   await check("node: import from ESM", () => expectSmoke(run("node", ["smoke.mjs", join(scratch, "store-node")], app)));
+
+  await check("toolctx/ai-sdk: exported, and without its optional peer `ai` it fails to import naming it", () => {
+    const r = spawnSync("node", ["--input-type=module", "-e", 'await import("toolctx/ai-sdk")'], { cwd: app, encoding: "utf8" });
+    if (r.status === 0 || !/Cannot find package 'ai'/.test(r.stderr)) throw new Error(`status ${r.status}: ${r.stderr}`);
+  });
 
   await check("node: require() from CommonJS", () => {
     writeFileSync(
