@@ -1,0 +1,84 @@
+// The worker behind tests/edge/cloudflare.test.mjs, run in workerd by miniflare with a local
+// R2 bucket (env.BUCKET), KV namespace (env.KV) and SQLite-backed Durable Object (env.STORE).
+// Routes, each answering JSON:
+//   GET  /{r2|kv|do}/suites              the shared conformance suites over that adapter
+//   POST /{r2|kv|do}/plant               a stale session in the shared store  → {staleId}
+//   POST /{r2|kv|do}/write?writer=&n=    one of the many writers               → its summary
+//   POST /{r2|kv|do}/read  (sessions)    the ninth, resuming every session     → counts
+//   GET  /{r2|kv|do}/faults              faults and bad input                  → findings
+// Requests for "do" go to one Durable Object (by name), which runs them over its own storage.
+
+import { ContextManager } from "toolctx";
+import { durableObjectStorage, kvStorage, r2Storage } from "toolctx/cloudflare";
+import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests } from "../js/conformance.mjs";
+import assert from "../js/browser/assert.mjs";
+import { run, test } from "../js/browser/harness.mjs";
+import { plantStaleSession, readAll, writeShare } from "./cloudflare-writers.mjs";
+import { faults } from "./cloudflare-faults.mjs";
+
+const FLEET = "fleet";
+
+function suites(name, makeStorage) {
+  const runId = crypto.randomUUID().slice(0, 8);
+  let n = 0;
+  const fresh = (tag) => `ctx-${runId}/${tag}-${n++}`;
+  runStorageHostTests({ name, makeStorage, test, assert, tmpDir: () => fresh("host") });
+  runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => fresh("seed") });
+  runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => fresh("session") });
+  runLockTests({ name, makeStorage, test, assert, tmpDir: () => fresh("lock") });
+  return run();
+}
+
+async function handle(request, backend, makeStorage, extra) {
+  const url = new URL(request.url);
+  const action = url.pathname.split("/")[2];
+  const storage = makeStorage();
+  switch (action) {
+    case "suites":
+      return suites(backend, makeStorage);
+    case "plant":
+      return { staleId: await plantStaleSession({ storage, contextDir: FLEET }) };
+    case "write": {
+      const writer = Number(url.searchParams.get("writer"));
+      const perWriter = Number(url.searchParams.get("n"));
+      return writeShare({ storage, contextDir: FLEET, writer, perWriter });
+    }
+    case "read":
+      return readAll({ storage, contextDir: FLEET, sessions: await request.json() });
+    case "faults":
+      return faults(backend, makeStorage, extra);
+    default:
+      throw new Error(`no route ${url.pathname}`);
+  }
+}
+
+async function answer(work) {
+  try {
+    return Response.json(await work());
+  } catch (err) {
+    return new Response(`${err?.stack ?? err}`, { status: 500 });
+  }
+}
+
+export class Store {
+  constructor(ctx) {
+    this.ctx = ctx;
+  }
+
+  fetch(request) {
+    return answer(() => handle(request, "do", () => durableObjectStorage(this.ctx.storage), { storage: this.ctx.storage }));
+  }
+}
+
+export default {
+  fetch(request, env) {
+    const backend = new URL(request.url).pathname.split("/")[1];
+    if (backend === "do") {
+      const name = new URL(request.url).searchParams.get("object") ?? FLEET;
+      return env.STORE.get(env.STORE.idFromName(name)).fetch(request);
+    }
+    const makeStorage = { r2: () => r2Storage(env.BUCKET), kv: () => kvStorage(env.KV) }[backend];
+    if (!makeStorage) return new Response(`no backend ${backend}`, { status: 404 });
+    return answer(() => handle(request, backend, makeStorage, { env }));
+  },
+};
