@@ -35,10 +35,11 @@ playground: pkg
 	vite build --logLevel warn www
 	vite preview www
 
-## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection;
+## Benchmarks (not part of `make test`): storage adapters in every runtime, toolctx/cloudflare in workerd, resume, selection;
 ## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser.
 bench: pkg
 	node bench/run-adapters.mjs
+	node bench/cloudflare.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
 	node bench/run.mjs
@@ -75,7 +76,8 @@ test-browser: pkg
 	node tests/js/browser/run.mjs
 
 ## Edge runtimes: real workerd (npm miniflare, on 127.0.0.1) and Vercel's edge-runtime emulator,
-## each loading the package through its export condition (workerd, edge-light).
+## each loading the package through its export condition (workerd, edge-light); toolctx/cloudflare
+## over miniflare's local R2, KV and Durable Object simulators.
 test-edge: pkg
 	node --test --test-reporter=spec tests/edge/
 
