@@ -1,7 +1,7 @@
 // The two edge runtimes, started by the tests on this machine, nothing remote:
 // workerd through miniflare (on 127.0.0.1) and Vercel's edge-runtime emulator.
 
-import { Miniflare } from "miniflare";
+import { Log, LogLevel, Miniflare } from "miniflare";
 import { EdgeRuntime } from "edge-runtime";
 
 /** Runs a bundled worker module in workerd; resolves to the response of one GET, parsed. */
@@ -61,7 +61,7 @@ export async function startWorkerd({ code, modules }, workers) {
     host: "127.0.0.1",
     port: 0,
     cf: false, // no request to workers.cloudflare.com for the `request.cf` placeholder
-    ...(process.env.CF_DEBUG ? { log: new (await import("miniflare")).Log(4) } : {}),
+    log: process.env.MINIFLARE_LOG ? new Log(LogLevel.DEBUG) : undefined, // MINIFLARE_LOG=1: workerd's log on stderr
     workers: workers.map((options) => ({
       compatibilityDate: "2025-09-01",
       modules: [
