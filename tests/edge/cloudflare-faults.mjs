@@ -2,7 +2,7 @@
 // Each backend answers plain findings; cloudflare.test.mjs asserts on them.
 
 import { ContextManager } from "toolctx";
-import { durableObjectStorage } from "toolctx/cloudflare";
+import { durableObjectStorage, r2Storage } from "toolctx/cloudflare";
 
 const MiB = 1024 * 1024;
 
@@ -23,7 +23,7 @@ function pattern(size, seed) {
 
 const same = (a, b) => a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 
-async function r2Faults(makeStorage) {
+async function r2Faults(makeStorage, { env }) {
   const storage = makeStorage();
   const dir = `faults-${crypto.randomUUID().slice(0, 8)}`;
   const invalidKey = await outcome(() => storage.write(`${dir}/${"k".repeat(1100)}.json`, "{}"));
@@ -32,7 +32,17 @@ async function r2Faults(makeStorage) {
   );
   const stored = new TextDecoder().decode(await storage.read(`${dir}/race.json`));
   const winner = contenders.findIndex((c) => c.ok);
+  // The lease lock: a holder that crashed (its lease expired) is taken over; a live one is
+  // waited for, then TIMEOUT, and its lease stays.
+  const expires = (ms) => ({ customMetadata: { expires: String(Date.now() + ms) } });
+  await env.BUCKET.put(`${dir}/crashed.lock`, "a crashed holder", expires(-1000));
+  const tookOver = await storage.lock(`${dir}/crashed.lock`, async () => "ran");
+  const crashedLeaseGone = (await env.BUCKET.head(`${dir}/crashed.lock`)) === null;
+  await env.BUCKET.put(`${dir}/live.lock`, "a live holder", expires(60_000));
+  const waited = await outcome(() => r2Storage(env.BUCKET, { lockWaitMs: 300 }).lock(`${dir}/live.lock`, async () => "never"));
+  const liveLeaseKept = (await (await env.BUCKET.get(`${dir}/live.lock`))?.text()) === "a live holder";
   return {
+    lock: { tookOver, crashedLeaseGone, waited, liveLeaseKept },
     invalidKey,
     race: { won: contenders.filter((c) => c.ok).length, lost: contenders.filter((c) => c.code === "EEXIST").length, storedIsWinner: stored === `writer ${winner}` },
   };

@@ -83,6 +83,14 @@ test("workerd R2: a bad key is a typed R2_ERROR with R2's code; of 16 exclusive 
   assert.deepEqual(found.race, { won: 1, lost: 15, storedIsWinner: true });
 });
 
+test("workerd R2: the lease lock takes over from a crashed holder and times out, typed, behind a live one", async () => {
+  const { lock } = await workerd.fetch("w0", "/r2/faults");
+  assert.equal(lock.tookOver, "ran");
+  assert.ok(lock.crashedLeaseGone, "released after the holder ran");
+  assert.equal(lock.waited.code, "TIMEOUT", lock.waited.message);
+  assert.ok(lock.liveLeaseKept, "the live holder's lease is untouched");
+});
+
 test("workerd KV: a value over 25 MiB or a key over 512 bytes is TOO_LARGE and nothing is written", async () => {
   const found = await workerd.fetch("w0", "/kv/faults");
   assert.equal(found.tooLarge.code, "TOO_LARGE", found.tooLarge.message);
