@@ -1,11 +1,13 @@
 // The worker behind tests/edge/cloudflare.test.mjs, run in workerd by miniflare with a local
 // R2 bucket (env.BUCKET), KV namespace (env.KV) and SQLite-backed Durable Object (env.STORE).
 // Routes, each answering JSON:
-//   GET  /{r2|kv|do}/suites              the shared conformance suites over that adapter
-//   POST /{r2|kv|do}/plant               a stale session in the shared store  → {staleId}
-//   POST /{r2|kv|do}/write?writer=&n=    one of the many writers               → its summary
-//   POST /{r2|kv|do}/read  (sessions)    the ninth, resuming every session     → counts
-//   GET  /{r2|kv|do}/faults              faults and bad input                  → findings
+//   GET  /{r2|kv|do}/suites                  the shared conformance suites over that adapter
+//   POST /{r2|kv|do}/fleet?writers=&n=       many writers (on the coordinator, which has the
+//                                            other workers as service bindings W0, W1, …):
+//                                            a stale session planted, the writers started at
+//                                            once, one per worker, then the ninth → everything
+//   POST /{r2|kv|do}/plant|write|read?dir=   the steps of /fleet, run where they are sent
+//   GET  /{r2|kv|do}/faults                  faults and bad input                  → findings
 // Requests for "do" go to one Durable Object (by name), which runs them over its own storage.
 
 import { ContextManager } from "toolctx";
@@ -15,8 +17,6 @@ import assert from "../js/browser/assert.mjs";
 import { run, test } from "../js/browser/harness.mjs";
 import { plantStaleSession, readAll, writeShare } from "./cloudflare-writers.mjs";
 import { faults } from "./cloudflare-faults.mjs";
-
-const FLEET = "fleet";
 
 function suites(name, makeStorage) {
   const runId = crypto.randomUUID().slice(0, 8);
@@ -29,22 +29,43 @@ function suites(name, makeStorage) {
   return run();
 }
 
+async function json(response) {
+  const text = await response.text();
+  if (!response.ok) throw new Error(`answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** The many-writer run, from the coordinator: each step is a request to a worker of its own. */
+async function fleet(url, env) {
+  const backend = url.pathname.split("/")[1];
+  const writers = Number(url.searchParams.get("writers"));
+  const n = Number(url.searchParams.get("n"));
+  const dir = `fleet-${crypto.randomUUID().slice(0, 8)}`;
+  const step = (worker, path, init) => worker.fetch(`http://workerd/${backend}/${path}&dir=${dir}`, { method: "POST", ...init }).then(json);
+  const { staleId } = await step(env.SELF, "plant?");
+  const summaries = await Promise.all(Array.from({ length: writers }, (_, i) => step(env[`W${i}`], `write?writer=${i}&n=${n}`)));
+  const sessions = summaries.map(({ writer, sessionId }) => ({ writer, sessionId }));
+  const seen = await step(env.SELF, "read?", { body: JSON.stringify(sessions) });
+  return { staleId, summaries, seen };
+}
+
 async function handle(request, backend, makeStorage, extra) {
   const url = new URL(request.url);
   const action = url.pathname.split("/")[2];
   const storage = makeStorage();
+  const contextDir = url.searchParams.get("dir");
   switch (action) {
     case "suites":
       return suites(backend, makeStorage);
     case "plant":
-      return { staleId: await plantStaleSession({ storage, contextDir: FLEET }) };
+      return { staleId: await plantStaleSession({ storage, contextDir }) };
     case "write": {
       const writer = Number(url.searchParams.get("writer"));
       const perWriter = Number(url.searchParams.get("n"));
-      return writeShare({ storage, contextDir: FLEET, writer, perWriter });
+      return writeShare({ storage, contextDir, writer, perWriter });
     }
     case "read":
-      return readAll({ storage, contextDir: FLEET, sessions: await request.json() });
+      return readAll({ storage, contextDir, sessions: await request.json() });
     case "faults":
       return faults(backend, makeStorage, extra);
     default:
@@ -72,9 +93,11 @@ export class Store {
 
 export default {
   fetch(request, env) {
-    const backend = new URL(request.url).pathname.split("/")[1];
+    const url = new URL(request.url);
+    const backend = url.pathname.split("/")[1];
+    if (url.pathname.endsWith("/fleet")) return answer(() => fleet(url, env));
     if (backend === "do") {
-      const name = new URL(request.url).searchParams.get("object") ?? FLEET;
+      const name = url.searchParams.get("object") ?? "fleet";
       return env.STORE.get(env.STORE.idFromName(name)).fetch(request);
     }
     const makeStorage = { r2: () => r2Storage(env.BUCKET), kv: () => kvStorage(env.KV) }[backend];

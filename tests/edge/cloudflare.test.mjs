@@ -17,13 +17,19 @@ const WRITERS = 8;
 const PER_WRITER = 500;
 
 // Nine workers (separate isolates) sharing one R2 bucket, one KV namespace and the Durable
-// Object class of w0: w0..w7 are the writers, w8 the ninth that resumes.
-const workers = Array.from({ length: WRITERS + 1 }, (_, i) => ({
+// Object class of w0: w0..w7 are the writers, w8 the coordinator that starts them through
+// service bindings and then resumes as the ninth.
+const shared = (i) => ({
   name: `w${i}`,
   r2Buckets: { BUCKET: "toolctx-bucket" },
   kvNamespaces: { KV: "toolctx-kv" },
   durableObjects: { STORE: i === 0 ? { className: "Store", useSQLite: true } : { className: "Store", scriptName: "w0", useSQLite: true } },
-}));
+});
+const workers = Array.from({ length: WRITERS + 1 }, (_, i) => shared(i));
+workers[WRITERS].serviceBindings = {
+  SELF: `w${WRITERS}`,
+  ...Object.fromEntries(Array.from({ length: WRITERS }, (_, i) => [`W${i}`, `w${i}`])),
+};
 
 let workerd;
 before(async () => {
@@ -55,10 +61,7 @@ for (const [backend, what] of [["r2", "an R2 bucket"], ["kv", "a KV namespace"],
 
 for (const [backend, what] of [["r2", "one R2 bucket"], ["do", "one Durable Object"]]) {
   test(`workerd: ${WRITERS} workers save ${PER_WRITER} records each into ${what}; a ninth resumes all, byte for byte`, async (t) => {
-    const { staleId } = await workerd.fetch("w8", `/${backend}/plant`, { method: "POST" });
-    const summaries = await Promise.all(
-      Array.from({ length: WRITERS }, (_, i) => workerd.fetch(`w${i}`, `/${backend}/write?writer=${i}&n=${PER_WRITER}`, { method: "POST" })),
-    );
+    const { staleId, summaries, seen } = await workerd.fetch(`w${WRITERS}`, `/${backend}/fleet?writers=${WRITERS}&n=${PER_WRITER}`, { method: "POST" });
     const names = summaries.flatMap((s) => s.filepaths);
     assert.equal(names.length, WRITERS * PER_WRITER);
     assert.equal(new Set(names).size, WRITERS * PER_WRITER, "every name is unique");
@@ -66,7 +69,6 @@ for (const [backend, what] of [["r2", "one R2 bucket"], ["do", "one Durable Obje
     assert.deepEqual(summaries.flatMap((s) => s.removed), [staleId], "one cleanup removed the stale session, and only it");
 
     const sessions = summaries.map(({ writer, sessionId }) => ({ writer, sessionId }));
-    const seen = await workerd.fetch("w8", `/${backend}/read`, { method: "POST", body: JSON.stringify(sessions) });
     assert.equal(seen.records, WRITERS * PER_WRITER, "the ninth sees every record");
     assert.equal(seen.unique, WRITERS * PER_WRITER);
     assert.deepEqual(seen.mismatched, [], "every record byte for byte");
