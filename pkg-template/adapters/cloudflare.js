@@ -134,7 +134,7 @@ export function r2Storage(bucket, { prefix = "", appendAttempts = 50, leaseMs = 
       const token = crypto.randomUUID();
       const started = Date.now();
       let etag;
-      for (let attempt = 0; etag === undefined; attempt++) {
+      for (let attempt = 0; ; attempt++) {
         const created = await r2("put", key, () => bucket.put(key, token, { onlyIf: { etagDoesNotMatch: "*" }, ...lease() }));
         if (created !== null) etag = created.etag;
         else {
