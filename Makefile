@@ -38,11 +38,12 @@ playground: pkg
 	vite build --logLevel warn www
 	vite preview www
 
-## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection;
+## Benchmarks (not part of `make test`): storage adapters in every runtime, toolctx/cloudflare in workerd, resume, selection;
 ## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser;
 ## the installed size of the packed tarball.
 bench: pkg
 	node bench/run-adapters.mjs
+	node bench/cloudflare.mjs
 	deno run -A --unstable-kv --no-check bench/deno-kv.mjs
 	node bench/unstorage.mjs
 	node bench/resume.mjs
@@ -83,7 +84,8 @@ test-browser: pkg
 	node tests/js/browser/run.mjs
 
 ## Edge runtimes: real workerd (npm miniflare, on 127.0.0.1) and Vercel's edge-runtime emulator,
-## each loading the package through its export condition (workerd, edge-light).
+## each loading the package through its export condition (workerd, edge-light); toolctx/cloudflare
+## over miniflare's local R2, KV and Durable Object simulators.
 test-edge: pkg
 	node --test --test-reporter=spec tests/edge/
 

@@ -1,7 +1,7 @@
 // The two edge runtimes, started by the tests on this machine, nothing remote:
 // workerd through miniflare (on 127.0.0.1) and Vercel's edge-runtime emulator.
 
-import { Miniflare } from "miniflare";
+import { Log, LogLevel, Miniflare } from "miniflare";
 import { EdgeRuntime } from "edge-runtime";
 
 /** Runs a bundled worker module in workerd; resolves to the response of one GET, parsed. */
@@ -9,6 +9,7 @@ export async function fetchFromWorkerd({ code, modules }, path = "/") {
   const mf = new Miniflare({
     host: "127.0.0.1",
     port: 0,
+    cf: false, // no request to workers.cloudflare.com for the `request.cf` placeholder
     compatibilityDate: "2025-09-01",
     modules: [
       { type: "ESModule", path: "/worker/worker.mjs", contents: code },
@@ -48,4 +49,37 @@ export async function fetchFromEdgeLight({ code, wasm }) {
   const text = await response.text();
   if (!response.ok) throw new Error(`edge-runtime answered ${response.status}: ${text}`);
   return { body: JSON.parse(text) };
+}
+
+/**
+ * Starts workers in workerd, each a bundled module with its miniflare options (bindings),
+ * and keeps them running: → { fetch(worker, path, init) → parsed JSON, dispose() }.
+ * Workers given the same R2 bucket, KV namespace or Durable Object share it.
+ */
+export async function startWorkerd({ code, modules }, workers) {
+  const mf = new Miniflare({
+    host: "127.0.0.1",
+    port: 0,
+    cf: false, // no request to workers.cloudflare.com for the `request.cf` placeholder
+    log: process.env.MINIFLARE_LOG ? new Log(LogLevel.DEBUG) : undefined, // MINIFLARE_LOG=1: workerd's log on stderr
+    workers: workers.map((options) => ({
+      compatibilityDate: "2025-09-01",
+      modules: [
+        { type: "ESModule", path: "/worker/worker.mjs", contents: code },
+        ...modules.map(({ name, bytes }) => ({ type: "CompiledWasm", path: `/worker/${name}`, contents: bytes })),
+      ],
+      modulesRoot: "/worker",
+      ...options,
+    })),
+  });
+  await mf.ready;
+  return {
+    async fetch(worker, path, init) {
+      const response = await (await mf.getWorker(worker)).fetch(`http://127.0.0.1${path}`, init);
+      const text = await response.text();
+      if (!response.ok) throw new Error(`workerd (${worker} ${path}) answered ${response.status}: ${text}`);
+      return JSON.parse(text);
+    },
+    dispose: () => mf.dispose(),
+  };
 }
