@@ -3,7 +3,7 @@
 // over a mocked fetch that plays the Messages API, with no network; the same commands
 // give the same texts as the SDK's BetaLocalFilesystemMemoryTool; no path leaves
 // /memories; and clearToolUses follows clear_tool_uses_20250919.
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,19 +17,27 @@ import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/no
 
 import { ContextManager, estimateTokens, memoryStorage } from "toolctx";
 import { nodeStorage } from "toolctx/node";
+import * as toolctx from "toolctx";
 import { clearToolUses, memoryToolHandlers, messageTokens } from "toolctx/anthropic";
+import { SCRIPT as SHARED_SCRIPT, outcome, runAnthropicTests } from "./anthropic.mjs";
+
+// The shared suite (also run by Deno, Bun and Chromium over their adapters).
+const made = [];
+after(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
+for (const [name, makeStorage, dir] of [
+  ["memory", () => memoryStorage(), () => `/ctx/${Math.random().toString(36).slice(2)}`],
+  ["node", () => nodeStorage(), () => made[made.push(mkdtempSync(join(tmpdir(), "toolctx-anthropic-"))) - 1]],
+]) {
+  runAnthropicTests(test, assert, makeStorage, { api: { memoryToolHandlers, clearToolUses, ContextManager }, name, dir });
+}
+
+test("clearToolUses is the same function from toolctx and toolctx/anthropic", () => {
+  assert.equal(toolctx.clearToolUses, clearToolUses);
+});
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const scratch = () => mkdtempSync(join(tmpdir(), "toolctx-anthropic-"));
 
-/** What a handler call gives: its text, or `Error: <message>` as the SDK's runner sends it back. */
-async function outcome(handlers, command) {
-  try {
-    return await handlers[command.command](command);
-  } catch (e) {
-    return `Error: ${e.message}`;
-  }
-}
 
 /**
  * A folder's size in a listing: the SDK prints what stat() says of the folder (4K on
@@ -184,6 +192,9 @@ test("every command gives the texts of the SDK's BetaLocalFilesystemMemoryTool (
     assert.equal(foldersUnsized(await outcome(inMemory, command)), expected, `memory storage: ${JSON.stringify(command)}`);
   }
   assert.deepEqual(readdirSync(join(base, "ours", "memories")), readdirSync(join(base, "sdk", "memories")));
+  // The texts the shared suite expects in every runtime are the SDK's.
+  const sdk2 = await BetaLocalFilesystemMemoryTool.init(join(base, "sdk2"));
+  for (const [command, expected] of SHARED_SCRIPT) assert.equal(foldersUnsized(expected), foldersUnsized(await outcome(sdk2, command)), JSON.stringify(command));
   rmSync(base, { recursive: true, force: true });
 });
 
@@ -215,50 +226,7 @@ test("view of a folder: files and folders two levels deep, hidden items and node
   });
 });
 
-// -- confinement ----------------------------------------------------------------------------
-
-const TRAVERSALS = [
-  ["/etc/passwd", "Path must start with /memories, got: /etc/passwd"],
-  ["memories/a.md", "Path must start with /memories, got: memories/a.md"],
-  ["/memoriesx/a.md", "Path must start with /memories, got: /memoriesx/a.md"],
-  ["//memories/a.md", "Path must start with /memories, got: //memories/a.md"],
-  ["", "Path must start with /memories, got: "],
-  ["/memories/../etc/passwd", "Path /memories/../etc/passwd would escape /memories directory"],
-  ["/memories/a/../../b", "Path /memories/a/../../b would escape /memories directory"],
-  ["/memories/..", "Path /memories/.. would escape /memories directory"],
-  ["/memories/a/..", "Path /memories/a/.. would escape /memories directory"],
-  ["/memories/%2e%2e/x", "Path /memories/%2e%2e/x would escape /memories directory"],
-  ["/memories/%2E%2E%2Fx", "Path /memories/%2E%2E%2Fx would escape /memories directory"],
-  ["/memories/%252e%252e/x", "Path /memories/%252e%252e/x would escape /memories directory"],
-  ["/memories/a%2fb", "Path /memories/a%2fb would escape /memories directory"],
-  ["/memories/%c0%ae%c0%ae/x", "Path /memories/%c0%ae%c0%ae/x would escape /memories directory"], // overlong UTF-8 dots
-  ["/memories/..\\x", "Path /memories/..\\x would escape /memories directory"],
-  ["/memories\\..\\x", "Path must start with /memories, got: /memories\\..\\x"],
-  ["/memories/a\\b", "Path /memories/a\\b would escape /memories directory"],
-  ["/memories/a\0.md", "Path /memories/a\0.md would escape /memories directory"],
-];
-
-test("every traversal attempt is refused with the protocol's error, by every command, and nothing is written", async () => {
-  const storage = memoryStorage();
-  const h = memoryToolHandlers({ storage, dir: "store" });
-  await h.create({ command: "create", path: "/memories/a/keep.md", file_text: "keep" });
-  const before = storage.paths();
-  for (const [path, message] of TRAVERSALS) {
-    const commands = [
-      { command: "view", path },
-      { command: "create", path, file_text: "x" },
-      { command: "str_replace", path, old_str: "keep", new_str: "x" },
-      { command: "insert", path, insert_line: 0, insert_text: "x" },
-      { command: "delete", path },
-      { command: "rename", old_path: path, new_path: "/memories/moved.md" },
-      { command: "rename", old_path: "/memories/a/keep.md", new_path: path },
-    ];
-    for (const command of commands) {
-      await assert.rejects(h[command.command](command), (e) => e.message === message && e.code === "OUTSIDE_STORE", `${JSON.stringify(command)}`);
-    }
-  }
-  assert.deepEqual(storage.paths(), before);
-});
+// -- confinement (the traversal table is in ./anthropic.mjs) ------------------------------
 
 test("node: a symbolic link inside /memories is never followed, in either direction", async (t) => {
   const base = scratch();
