@@ -110,13 +110,16 @@ try {
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], app);
-  await check("package.json: no runtime dependencies; installing toolctx installs nothing else", () => {
+  await check("package.json: no runtime dependencies, only optional peers; installing toolctx installs nothing else", () => {
     const manifest = JSON.parse(readFileSync(join(app, "node_modules", "toolctx", "package.json"), "utf8"));
-    for (const field of ["dependencies", "optionalDependencies", "peerDependencies", "bundleDependencies", "bundledDependencies"]) {
+    for (const field of ["dependencies", "optionalDependencies", "bundleDependencies", "bundledDependencies"]) {
       if (manifest[field] !== undefined && Object.keys(manifest[field]).length > 0) {
         throw new Error(`${field}: ${JSON.stringify(manifest[field])}`);
       }
     }
+    // The integrations' libraries (toolctx/anthropic...) are peers the user installs if they use them.
+    const required = Object.keys(manifest.peerDependencies ?? {}).filter((name) => manifest.peerDependenciesMeta?.[name]?.optional !== true);
+    if (required.length) throw new Error(`peer dependencies not marked optional: ${required}`);
     const installed = readdirSync(join(app, "node_modules")).filter((name) => !name.startsWith("."));
     if (installed.join() !== "toolctx") throw new Error(`node_modules holds ${installed.join(", ")}`);
   });
@@ -161,6 +164,7 @@ try {
     const want = {
       fp: true, records: 2, result: ["src/auth/login.ts"], scored: 2, size: 2, code: "NOT_SERIALIZABLE", disposable: "function",
       role: "tool", resolved: 1, messages: 2, duplicatesReplaced: 1, memory: 0,
+      created: "File created successfully at: /memories/a.md", clearedToolUses: 1,
     };
     for (const [k, v] of Object.entries(want)) {
       if (JSON.stringify(line[k]) !== JSON.stringify(v)) throw new Error(`consumer.mts printed ${k} = ${JSON.stringify(line[k])}, expected ${JSON.stringify(v)}: ${JSON.stringify(line)}`);
