@@ -118,10 +118,15 @@ async function serve(dir, opts, { readStore, version }) {
       }
       const shown = [];
       let chars = 0;
+      let cut = "";
       for (let i = offset; i < Math.min(lines.length, offset + limit); i++) {
         const line = lines[i];
         if (chars + line.length + 1 > READ_MAX_CHARS) {
-          if (shown.length === 0) shown.push(line.slice(0, READ_MAX_CHARS)); // one long line: its start
+          if (shown.length === 0) {
+            // One line longer than a read: its start, and how much was left out.
+            shown.push(line.slice(0, READ_MAX_CHARS));
+            cut = `\n[line ${i + 1} cut at ${READ_MAX_CHARS} of its ${line.length} characters]`;
+          }
           break;
         }
         shown.push(line);
@@ -130,7 +135,7 @@ async function serve(dir, opts, { readStore, version }) {
       const end = offset + shown.length;
       const header = `${pointerOf(found.filepath)}: ${record.toolName}: ${record.toolDescription}\nlines ${offset + 1}-${end} of ${lines.length}`;
       const more = end < lines.length ? `\n[${lines.length - end} more lines: read_context with offset=${end}]` : "";
-      return text(`${header}\n${shown.join("\n")}${more}`);
+      return text(`${header}\n${shown.join("\n")}${cut}${more}`);
     },
   );
 

@@ -50,12 +50,14 @@ async function store(t) {
   const login = await m.saveContext("readFile", { path: "src/auth/login.ts" }, LOGIN, 1);
   await m.saveContext("grep", { pattern: "AuthError", dir: "src" }, { hits: ["src/auth/errors.ts:3"] }, 1);
   await m.saveContext("listDirectory", { path: "docs" }, ["intro.md"], 2);
+  const wide = await m.saveContext("readFile", { path: "dist/bundle.min.js" }, Array.from({ length: 300 }, (_, i) => `${i}:`.padEnd(199, "w")).join("\n"));
+  const long = await m.saveContext("fetch", { url: "https://example.com/one-line" }, "z".repeat(50_000));
   await m.close();
   const s = await ContextManager.open({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0, session: true });
   await s.saveContext("fetch", { url: "https://example.com/billing" }, "invoice totals and billing rules", 3);
   const sessionId = s.sessionId;
   await s.close();
-  return { dir, login, sessionId };
+  return { dir, login, wide, long, sessionId };
 }
 
 test("toolctx mcp: search_context, read_context and list_sessions over a real stdio pipe; reading writes nothing", async (t) => {
@@ -75,12 +77,12 @@ test("toolctx mcp: search_context, read_context and list_sessions over a real st
   const results = search.structuredContent.results;
   assert.deepEqual(results.map((r) => r.toolName).sort(), ["grep", "readFile"]);
   assert.ok(results.every((r) => r.pointer.startsWith(`toolctx://${dir}/`)));
-  assert.match(textOf(search), /2 of 4 records match/);
+  assert.match(textOf(search), /2 of 6 records match/);
   assert.match(textOf(search), new RegExp(`toolctx://${login}`));
   const billing = await client.callTool({ name: "search_context", arguments: { query: "billing invoice", session: sessionId } });
   assert.deepEqual(billing.structuredContent.results.map((r) => r.toolName), ["fetch"]);
   const none = await client.callTool({ name: "search_context", arguments: { query: "kubernetes" } });
-  assert.match(textOf(none), /No saved tool output matches "kubernetes" \(4 records searched\)/);
+  assert.match(textOf(none), /No saved tool output matches "kubernetes" \(6 records searched\)/);
 
   // read_context: by pointer, paged by lines, capped.
   const first = await client.callTool({ name: "read_context", arguments: { pointer: `toolctx://${login}` } });
@@ -122,6 +124,21 @@ test("toolctx mcp: search_context, read_context and list_sessions over a real st
 
   assert.deepEqual(snapshot(dir), before, "the server opened the store read-only: no file written, none touched");
   assert.match(stderr(), /toolctx mcp: serving .* over stdio/);
+});
+
+test("toolctx mcp: read_context is capped at 20,000 characters a call, also for one long line", async (t) => {
+  const { dir, wide, long } = await store(t);
+  const { client, close } = await connect(dir);
+  t.after(close);
+  const page = textOf(await client.callTool({ name: "read_context", arguments: { pointer: wide, limit: 2000 } }));
+  const lines = page.split("\n");
+  assert.equal(lines[1], "lines 1-100 of 300"); // 100 lines of 199 characters and their newlines: 20,000
+  assert.equal(lines.slice(2, -1).join("\n").length + 1, 20_000);
+  assert.equal(lines.at(-1), "[200 more lines: read_context with offset=100]");
+  const next = textOf(await client.callTool({ name: "read_context", arguments: { pointer: wide, offset: 100, limit: 2000 } }));
+  assert.match(next, /\nlines 101-200 of 300\n100:w/);
+  const one = textOf(await client.callTool({ name: "read_context", arguments: { pointer: `toolctx://${long}` } }));
+  assert.deepEqual(one.split("\n").slice(1), ["lines 1-1 of 1", "z".repeat(20_000), "[line 1 cut at 20000 of its 50000 characters]"]);
 });
 
 test("toolctx mcp --allow-save: save_context writes a record that search_context and read_context find", async (t) => {
