@@ -30,3 +30,4 @@ export function start(module) {
 export { ContextManager, ConversationStore } from "./extras.js";
 export { memoryStorage };
 export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./extras.js";
+export { clearToolUses } from "./clear-tool-uses.js";

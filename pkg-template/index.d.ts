@@ -3,3 +3,5 @@
 // toolctx_core.d.ts, which is internal and not shipped).
 export * from "./types.js";
 export { memoryStorage } from "./adapters/memory.js";
+export { clearToolUses } from "./clear-tool-uses.js";
+export type { ClearToolUsesOptions, ClearToolUsesResult } from "./clear-tool-uses.js";

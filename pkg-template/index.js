@@ -31,3 +31,4 @@ setHostDefaults({
 export { ContextManager, ConversationStore };
 export { memoryStorage };
 export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./extras.js";
+export { clearToolUses } from "./clear-tool-uses.js";

@@ -25,3 +25,4 @@ setHostDefaults({
 export { ContextManager, ConversationStore };
 export { memoryStorage } from "./adapters/memory.js";
 export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./extras.js";
+export { clearToolUses } from "./clear-tool-uses.js";

@@ -8,5 +8,5 @@ start(module);
 
 export {
   ContextHistory, ContextManager, ConversationStore, estimateTokens, findDuplicateFileReads, memoryStorage, optimizeWindow,
-  shouldCompact, truncationRange,
+  shouldCompact, truncationRange, clearToolUses,
 } from "./edge.js";

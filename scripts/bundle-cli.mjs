@@ -18,11 +18,14 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const source = join(root, "pkg-template", "bin");
 const target = join(root, "pkg", "bin");
 
-/** `../…` imports leave bin/: the library's own modules, loaded from the package at run time. */
+/**
+ * `../…` imports of bin/'s own files leave bin/: the library's own modules, loaded from the
+ * package at run time. (A bundled package's `../…` imports are its own files, bundled.)
+ */
 const libraryExternal = {
   name: "library-external",
   setup(b) {
-    b.onResolve({ filter: /^\.\.\// }, (args) => ({ path: args.path, external: true }));
+    b.onResolve({ filter: /^\.\.\// }, (args) => (dirname(args.importer) === source ? { path: args.path, external: true } : undefined));
   },
 };
 

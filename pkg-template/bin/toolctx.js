@@ -32,6 +32,7 @@ import {
   usage,
 } from "./ui.js";
 import { registerConversationCommands } from "./conversations.js";
+import { registerMcpCommand } from "./mcp.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 
@@ -714,6 +715,7 @@ Run 'toolctx <command> --help' for a command's options.`,
     .action(withGlobals(importCommand));
 
   registerConversationCommands(command, withGlobals, { existingStore, storeDir, integer });
+  registerMcpCommand(command, withGlobals, { storeDir, readStore, version: pkg.version });
 
   return program;
 }

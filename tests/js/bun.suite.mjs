@@ -18,6 +18,8 @@ import { runConversationTests } from "./conversation.mjs";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
 import { runAiSdkTests } from "./ai-sdk.mjs";
+import { runAnthropicTests } from "./anthropic.mjs";
+import { memoryToolHandlers } from "toolctx/anthropic";
 import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
@@ -62,6 +64,7 @@ for (const [name, makeStorage, dir, lockContender] of [
 }
 
 runWindowTests(test, assert, () => bunStorage(), { api: toolctx, name: "bun", contextDir: () => fresh("window") });
+runAnthropicTests(test, assert, () => bunStorage(), { api: { memoryToolHandlers, clearToolUses: toolctx.clearToolUses, ContextManager }, name: "bun", dir: () => fresh("anthropic") });
 
 const vectors = await loadVectors((file) => readFileSync(new URL(`../vectors/${file}`, import.meta.url), "utf8"));
 runVectorTests({ name: "bun vectors", test, assert, ContextManager, memoryStorage, vectors });

@@ -555,7 +555,8 @@ test("conversation views: unknown or malformed conversation ids and a missing bu
 
 test("the README's command table names every command of the bin, and its session runs known commands", () => {
   const readme = fs.readFileSync(path.join(repo, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("## Command line"), readme.indexOf("## How the pieces fit"));
+  const start = readme.indexOf("## Command line");
+  const section = readme.slice(start, readme.indexOf("\n## ", start));
   const documented = [...section.matchAll(/^\| `([a-z]+)/gm)].map((m) => m[1]);
   const help = cli(["--help"]).stdout;
   const listed = [...help.slice(help.indexOf("Commands:")).matchAll(/^  ([a-z]+)\b/gm)].map((m) => m[1]).filter((c) => c !== "help");

@@ -13,6 +13,8 @@ import { runConversationTests } from "./conversation.mjs";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
 import { runAiSdkTests } from "./ai-sdk.mjs";
+import { runAnthropicTests } from "./anthropic.mjs";
+import { memoryToolHandlers } from "toolctx/anthropic";
 import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
@@ -55,6 +57,9 @@ for (const [name, makeStorage, dir, lockContender] of [
 }
 
 runWindowTests(test, assert, () => denoStorage(), { api: toolctx, name: "deno", contextDir: () => fresh("window") });
+const anthropicApi = { memoryToolHandlers, clearToolUses: toolctx.clearToolUses, ContextManager };
+runAnthropicTests(test, assert, () => denoStorage(), { api: anthropicApi, name: "deno", dir: () => fresh("anthropic") });
+runAnthropicTests(test, assert, () => memoryStorage(), { api: anthropicApi, name: "deno/memory", dir: () => `/ctx/anthropic-${n++}` });
 
 const vectors = await loadVectors((file) => Deno.readTextFile(new URL(`../vectors/${file}`, import.meta.url)));
 runVectorTests({ name: "deno vectors", test, assert, ContextManager, memoryStorage, vectors });

@@ -117,7 +117,7 @@ try {
         throw new Error(`${field}: ${JSON.stringify(manifest[field])}`);
       }
     }
-    // The integrations' libraries (toolctx/ai-sdk: `ai`) are optional peers: never installed with toolctx.
+    // The integrations' and shared stores' libraries (ai, @anthropic-ai/sdk, unstorage) are optional peers: never installed with toolctx.
     const required = Object.keys(manifest.peerDependencies ?? {}).filter((name) => manifest.peerDependenciesMeta?.[name]?.optional !== true);
     if (required.length) throw new Error(`peer dependencies not marked optional: ${required}`);
     const installed = readdirSync(join(app, "node_modules")).filter((name) => !name.startsWith("."));
@@ -169,6 +169,7 @@ try {
     const want = {
       fp: true, records: 2, result: ["src/auth/login.ts"], scored: 2, size: 2, code: "NOT_SERIALIZABLE", disposable: "function",
       role: "tool", resolved: 1, messages: 2, duplicatesReplaced: 1, memory: 0,
+      created: "File created successfully at: /memories/a.md", clearedToolUses: 1,
     };
     for (const [k, v] of Object.entries(want)) {
       if (JSON.stringify(line[k]) !== JSON.stringify(v)) throw new Error(`consumer.mts printed ${k} = ${JSON.stringify(line[k])}, expected ${JSON.stringify(v)}: ${JSON.stringify(line)}`);

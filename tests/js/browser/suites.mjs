@@ -9,6 +9,8 @@ import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorage
 import { runConversationTests } from "/tests/js/conversation.mjs";
 import * as toolctx from "/pkg/index.js";
 import { runWindowTests } from "/tests/js/window.mjs";
+import { runAnthropicTests } from "/tests/js/anthropic.mjs";
+import { memoryToolHandlers } from "/pkg/integrations/anthropic.js";
 import assert from "./assert.mjs";
 import { run, test } from "./harness.mjs";
 
@@ -35,6 +37,10 @@ export async function runSuites(context) {
     });
     runSessionTests({ name: label, makeStorage, ContextManager, test, assert, contextDir: () => fresh(name) });
     runLockTests({ name: label, makeStorage, test, assert, tmpDir: () => fresh(name) });
+    if (name !== "memory") {
+      const api = { memoryToolHandlers, clearToolUses: toolctx.clearToolUses, ContextManager };
+      runAnthropicTests(test, assert, makeStorage, { api, name: label, dir: () => fresh("anthropic") });
+    }
   }
   // Conversations (SPEC §7): IndexedDB (OPFS in a worker) locally, syncing to OPFS.
   runConversationTests(test, assert, context === "worker" ? adapters.opfs : adapters.indexeddb, {

@@ -18,6 +18,8 @@ import { bunStorage } from "toolctx/bun";
 import { opfsStorage, type OpfsStorageOptions } from "toolctx/opfs";
 import { indexedDbStorage, type IndexedDbStorageOptions } from "toolctx/indexeddb";
 import { memoryStorage as memoryFromSubpath, type MemoryStorage } from "toolctx/memory";
+import { clearToolUses, type ClearToolUsesResult } from "toolctx";
+import { memoryToolHandlers, type MemoryToolHandlers } from "toolctx/anthropic";
 
 type IsAny<T> = 0 extends 1 & T ? true : false;
 /** Compiles only when `value`'s type is not `any`. */
@@ -152,8 +154,16 @@ expectType<boolean>()(shouldCompact({ inputTokens: 170_000, outputTokens: 2_000 
 expectType<number>()(estimateTokens("some text"));
 const memory = expectType<MemoryStorage>()(memoryStorage());
 
+// toolctx/anthropic (no @anthropic-ai/sdk installed: its types are not needed).
+const handlers = expectType<MemoryToolHandlers>()(memoryToolHandlers({ storage: memoryStorage(), dir: "m" }));
+const created = expectType<string>()(await handlers.create({ command: "create", path: "/memories/a.md", file_text: "a" }));
+const cleared = expectType<ClearToolUsesResult<Message>>()(
+  await clearToolUses(messages, { trigger: 0, keep: 1, manager: new ContextManager({ storage: memoryStorage(), contextDir: "/c" }) }),
+);
+
 console.log(JSON.stringify({
   fp: fp.startsWith(dir), records: records.length, result, scored: scored.length, hash, size, sessions: sessions.length,
   code, disposable: typeof disposable, role, resolved: resolved.length, messages: stats.messages, kept: pruned.kept.length,
   duplicatesReplaced: optimised.metrics.duplicatesReplaced, block: typeof block, memory: memory.paths().length,
+  created, clearedToolUses: cleared.clearedToolUses,
 }));

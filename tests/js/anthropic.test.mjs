@@ -1,0 +1,392 @@
+// toolctx/anthropic against the real @anthropic-ai/sdk: the memory-tool handlers run
+// inside the SDK's own tool runner (betaMemoryTool + client.beta.messages.toolRunner)
+// over a mocked fetch that plays the Messages API, with no network; the same commands
+// give the same texts as the SDK's BetaLocalFilesystemMemoryTool; no path leaves
+// /memories; and clearToolUses follows clear_tool_uses_20250919.
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+import Anthropic from "@anthropic-ai/sdk";
+import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory";
+import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node";
+
+import { ContextManager, estimateTokens, memoryStorage } from "toolctx";
+import { nodeStorage } from "toolctx/node";
+import * as toolctx from "toolctx";
+import { clearToolUses, memoryToolHandlers, messageTokens } from "toolctx/anthropic";
+import { SCRIPT as SHARED_SCRIPT, outcome, runAnthropicTests } from "./anthropic.mjs";
+
+// The shared suite (also run by Deno, Bun and Chromium over their adapters).
+const made = [];
+after(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
+for (const [name, makeStorage, dir] of [
+  ["memory", () => memoryStorage(), () => `/ctx/${Math.random().toString(36).slice(2)}`],
+  ["node", () => nodeStorage(), () => made[made.push(mkdtempSync(join(tmpdir(), "toolctx-anthropic-"))) - 1]],
+]) {
+  runAnthropicTests(test, assert, makeStorage, { api: { memoryToolHandlers, clearToolUses, ContextManager }, name, dir });
+}
+
+test("clearToolUses is the same function from toolctx and toolctx/anthropic", () => {
+  assert.equal(toolctx.clearToolUses, clearToolUses);
+});
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const scratch = () => mkdtempSync(join(tmpdir(), "toolctx-anthropic-"));
+
+
+/**
+ * A folder's size in a listing: the SDK prints what stat() says of the folder (4K on
+ * most Linux file systems), toolctx the bytes of the files below it (a StorageHost has
+ * no folder entries to stat). Folder lines compare with the size left out.
+ */
+function foldersUnsized(text) {
+  if (!text.startsWith("Here're the files")) return text;
+  const unsized = (line) => line.replace(/^[0-9.]+[BKMG]\t/, "<dir>\t");
+  return text.split("\n").map((line, i) => (i === 1 || (i > 1 && line.endsWith("/")) ? unsized(line) : line)).join("\n");
+}
+
+// -- the SDK's tool runner, with a mocked Messages API ---------------------------------
+
+/** A fetch that answers each POST /v1/messages with the next canned assistant turn, and records the requests. */
+function mockApi(turns) {
+  const requests = [];
+  const fetch = async (url, init) => {
+    assert.match(String(url), /\/v1\/messages/);
+    const body = JSON.parse(init.body);
+    requests.push(body);
+    const content = turns[requests.length - 1];
+    assert.ok(content, `no canned turn for request ${requests.length}`);
+    const message = {
+      id: `msg_${requests.length}`,
+      type: "message",
+      role: "assistant",
+      model: body.model,
+      content,
+      stop_reason: content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: 100, output_tokens: 20 },
+      container: null,
+      context_management: null,
+    };
+    return new Response(JSON.stringify(message), { status: 200, headers: { "content-type": "application/json", "request-id": `req_${requests.length}` } });
+  };
+  return { fetch, requests };
+}
+
+const memoryCall = (id, input) => ({ type: "tool_use", id, name: "memory", input });
+
+/** The tool_result blocks the runner sent in a request, by tool_use_id. */
+function toolResults(request) {
+  const last = request.messages.at(-1);
+  assert.equal(last.role, "user");
+  return Object.fromEntries(
+    last.content.filter((b) => b.type === "tool_result").map((b) => [b.tool_use_id, { content: typeof b.content === "string" ? b.content : b.content.map((c) => c.text).join(""), isError: b.is_error === true }]),
+  );
+}
+
+test("the SDK's tool runner drives the memory handlers over toolctx storage (mocked API, no network)", async () => {
+  const storage = memoryStorage();
+  const turns = [
+    [memoryCall("t1", { command: "view", path: "/memories" })],
+    [
+      memoryCall("t2", { command: "create", path: "/memories/notes/login.md", file_text: "# Login\nAuthError when the token expired\n" }),
+      memoryCall("t3", { command: "create", path: "/etc/passwd", file_text: "x" }),
+    ],
+    [memoryCall("t4", { command: "str_replace", path: "/memories/notes/login.md", old_str: "expired", new_str: "expired (fixed in #12)" })],
+    [memoryCall("t5", { command: "insert", path: "/memories/notes/login.md", insert_line: 1, insert_text: "status: done\n" })],
+    [memoryCall("t6", { command: "rename", old_path: "/memories/notes", new_path: "/memories/done" })],
+    [memoryCall("t7", { command: "view", path: "/memories/done/login.md" }), memoryCall("t8", { command: "delete", path: "/memories/../x" })],
+    [memoryCall("t9", { command: "delete", path: "/memories/done" })],
+    [{ type: "text", text: "Noted." }],
+  ];
+  const api = mockApi(turns);
+  const client = new Anthropic({ apiKey: "test-key", fetch: api.fetch, maxRetries: 0 });
+  const memory = betaMemoryTool(memoryToolHandlers({ storage, dir: "agent" }));
+  assert.equal(memory.type, "memory_20250818");
+
+  const final = await client.beta.messages.toolRunner({
+    model: "claude-opus-4-6",
+    max_tokens: 1024,
+    messages: [{ role: "user", content: "Remember what we found about login." }],
+    tools: [memory],
+  });
+  assert.equal(final.content[0].text, "Noted.");
+  assert.equal(api.requests.length, turns.length);
+  assert.deepEqual(api.requests[0].tools.map((t) => [t.type, t.name]), [["memory_20250818", "memory"]]);
+
+  const results = Object.assign({}, ...api.requests.slice(1).map(toolResults));
+  assert.deepEqual(results.t1, {
+    content: "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories",
+    isError: false,
+  });
+  assert.deepEqual(results.t2, { content: "File created successfully at: /memories/notes/login.md", isError: false });
+  assert.deepEqual(results.t3, { content: "Error: Path must start with /memories, got: /etc/passwd", isError: true });
+  assert.deepEqual(results.t4, {
+    content: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\t# Login\n     2\tAuthError when the token expired (fixed in #12)\n     3\t",
+    isError: false,
+  });
+  assert.deepEqual(results.t5, { content: "The file /memories/notes/login.md has been edited.", isError: false });
+  assert.deepEqual(results.t6, { content: "Successfully renamed /memories/notes to /memories/done", isError: false });
+  assert.deepEqual(results.t7, {
+    content: "Here's the content of /memories/done/login.md with line numbers:\n     1\t# Login\n     2\tstatus: done\n     3\tAuthError when the token expired (fixed in #12)\n     4\t",
+    isError: false,
+  });
+  assert.deepEqual(results.t8, { content: "Error: Path /memories/../x would escape /memories directory", isError: true });
+  assert.deepEqual(results.t9, { content: "Successfully deleted /memories/done", isError: false });
+  assert.deepEqual(storage.paths(), []);
+});
+
+// -- the same texts as the SDK's own filesystem tool ---------------------------------------
+
+const SCRIPT = [
+  { command: "view", path: "/memories" },
+  { command: "create", path: "/memories/a.md", file_text: "alpha\nbeta\ngamma\nbeta\n" },
+  { command: "create", path: "/memories/a.md", file_text: "again" },
+  { command: "create", path: "/memories/deep/er/b.txt", file_text: "one line" },
+  { command: "create", path: "/memories/.hidden.md", file_text: "h" },
+  { command: "view", path: "/memories" },
+  { command: "view", path: "/memories/deep" },
+  { command: "view", path: "/memories/a.md" },
+  { command: "view", path: "/memories/a.md", view_range: [2, 3] },
+  { command: "view", path: "/memories/a.md", view_range: [3, -1] },
+  { command: "view", path: "/memories/missing.md" },
+  { command: "str_replace", path: "/memories/a.md", old_str: "beta", new_str: "BETA" },
+  { command: "str_replace", path: "/memories/a.md", old_str: "delta", new_str: "x" },
+  { command: "str_replace", path: "/memories/a.md", old_str: "alpha", new_str: "$& $1 ALPHA" },
+  { command: "str_replace", path: "/memories/missing.md", old_str: "a", new_str: "b" },
+  { command: "str_replace", path: "/memories/deep", old_str: "a", new_str: "b" },
+  { command: "view", path: "/memories/a.md" },
+  { command: "insert", path: "/memories/a.md", insert_line: 0, insert_text: "top\n" },
+  { command: "insert", path: "/memories/a.md", insert_line: 99, insert_text: "x" },
+  { command: "insert", path: "/memories/a.md", insert_line: -1, insert_text: "x" },
+  { command: "insert", path: "/memories/gone.md", insert_line: 0, insert_text: "x" },
+  { command: "view", path: "/memories/a.md" },
+  { command: "rename", old_path: "/memories/a.md", new_path: "/memories/deep/b.txt" },
+  { command: "rename", old_path: "/memories/a.md", new_path: "/memories/deep/er/b.txt" },
+  { command: "rename", old_path: "/memories/nope.md", new_path: "/memories/c.md" },
+  { command: "rename", old_path: "/memories", new_path: "/memories/x" },
+  { command: "view", path: "/memories/deep/b.txt" },
+  { command: "delete", path: "/memories" },
+  { command: "delete", path: "/memories/nope.md" },
+  { command: "delete", path: "/memories/deep/er/b.txt" },
+  { command: "view", path: "/memories/deep/er/b.txt" },
+  { command: "delete", path: "/memories/deep" },
+  { command: "view", path: "/memories/deep/b.txt" },
+  { command: "create", path: "/memories/../../escape.txt", file_text: "x" },
+  { command: "view", path: "/var/log" },
+];
+
+test("every command gives the texts of the SDK's BetaLocalFilesystemMemoryTool (node and memory storage)", async () => {
+  const base = scratch();
+  const sdk = await BetaLocalFilesystemMemoryTool.init(join(base, "sdk"));
+  const ours = memoryToolHandlers({ storage: nodeStorage(), dir: join(base, "ours") });
+  const inMemory = memoryToolHandlers({ storage: memoryStorage(), dir: "m" });
+  for (const command of SCRIPT) {
+    const expected = foldersUnsized(await outcome(sdk, command));
+    assert.equal(foldersUnsized(await outcome(ours, command)), expected, JSON.stringify(command));
+    assert.equal(foldersUnsized(await outcome(inMemory, command)), expected, `memory storage: ${JSON.stringify(command)}`);
+  }
+  assert.deepEqual(readdirSync(join(base, "ours", "memories")), readdirSync(join(base, "sdk", "memories")));
+  // The texts the shared suite expects in every runtime are the SDK's.
+  const sdk2 = await BetaLocalFilesystemMemoryTool.init(join(base, "sdk2"));
+  for (const [command, expected] of SHARED_SCRIPT) assert.equal(foldersUnsized(expected), foldersUnsized(await outcome(sdk2, command)), JSON.stringify(command));
+  rmSync(base, { recursive: true, force: true });
+});
+
+test("view of a folder: files and folders two levels deep, hidden items and node_modules left out", async () => {
+  const storage = memoryStorage();
+  const h = memoryToolHandlers({ storage, dir: "" });
+  await h.create({ command: "create", path: "/memories/a.md", file_text: "12345" });
+  await h.create({ command: "create", path: "/memories/p/q/r/deep.md", file_text: "x".repeat(2048) });
+  await h.create({ command: "create", path: "/memories/.hidden", file_text: "secret" });
+  await h.create({ command: "create", path: "/memories/node_modules/x.js", file_text: "x" });
+  assert.equal(
+    await h.view({ command: "view", path: "/memories" }),
+    [
+      "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:",
+      "2.0K\t/memories", // folders: the bytes of the files below them
+      "5B\t/memories/a.md",
+      "2K\t/memories/p/",
+      "2K\t/memories/p/q/",
+    ].join("\n"),
+  );
+  // A multi-line old_str is found (the SDK's line-by-line search never finds one).
+  await h.create({ command: "create", path: "/memories/m.md", file_text: "a\nb\nc\nd\ne\nf" });
+  assert.match(await h.str_replace({ command: "str_replace", path: "/memories/m.md", old_str: "b\nc", new_str: "B\nC\nC2" }), /edited/);
+  assert.equal(new TextDecoder().decode(storage.read("memories/m.md")), "a\nB\nC\nC2\nd\ne\nf");
+  // Two occurrences on one line are two occurrences.
+  await h.create({ command: "create", path: "/memories/twice.md", file_text: "ab ab" });
+  await assert.rejects(h.str_replace({ command: "str_replace", path: "/memories/twice.md", old_str: "ab", new_str: "x" }), {
+    message: "No replacement was performed. Multiple occurrences of old_str `ab` in lines: 1. Please ensure it is unique",
+  });
+});
+
+// -- confinement (the traversal table is in ./anthropic.mjs) ------------------------------
+
+test("node: a symbolic link inside /memories is never followed, in either direction", async (t) => {
+  const base = scratch();
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const outside = join(base, "outside");
+  mkdirSync(outside);
+  writeFileSync(join(outside, "secret.txt"), "secret");
+  const h = memoryToolHandlers({ storage: nodeStorage(), dir: join(base, "store") });
+  await h.create({ command: "create", path: "/memories/ok.md", file_text: "ok" });
+  symlinkSync(outside, join(base, "store", "memories", "link"));
+  symlinkSync(join(outside, "secret.txt"), join(base, "store", "memories", "secret.md"));
+  const refused = "Path would escape /memories directory via symlink";
+  for (const command of [
+    { command: "view", path: "/memories/link/secret.txt" },
+    { command: "view", path: "/memories/secret.md" },
+    { command: "create", path: "/memories/link/new.txt", file_text: "x" },
+    { command: "str_replace", path: "/memories/link/secret.txt", old_str: "secret", new_str: "gone" },
+    { command: "str_replace", path: "/memories/secret.md", old_str: "secret", new_str: "gone" },
+    { command: "insert", path: "/memories/secret.md", insert_line: 0, insert_text: "x" },
+    { command: "delete", path: "/memories/link/secret.txt" },
+    { command: "delete", path: "/memories/secret.md" },
+    { command: "rename", old_path: "/memories/secret.md", new_path: "/memories/moved.md" },
+  ]) {
+    await assert.rejects(h[command.command](command), { message: refused }, JSON.stringify(command));
+  }
+  assert.deepEqual(readdirSync(outside), ["secret.txt"]);
+  assert.equal(readFileSync(join(outside, "secret.txt"), "utf8"), "secret");
+  assert.ok(lstatSync(join(base, "store", "memories", "secret.md")).isSymbolicLink());
+  // The listing leaves links out.
+  assert.equal((await h.view({ command: "view", path: "/memories" })).split("\n").slice(1).join("|"), "2B\t/memories|2B\t/memories/ok.md");
+});
+
+test("edits are whole-file writes through the host (atomic where it is), one at a time", async () => {
+  const writes = [];
+  const inner = memoryStorage();
+  const storage = { ...inner, write: (path, data, options) => (writes.push({ path, options }), inner.write(path, data, options)), append: undefined };
+  const h = memoryToolHandlers({ storage, dir: "d" });
+  await h.create({ command: "create", path: "/memories/n.md", file_text: "0" });
+  // Concurrent edits of one file: none is lost.
+  await Promise.all(Array.from({ length: 20 }, (_, i) => h.insert({ command: "insert", path: "/memories/n.md", insert_line: 1, insert_text: String(i + 1) })));
+  const lines = new TextDecoder().decode(inner.read("d/memories/n.md")).split("\n");
+  assert.equal(lines.length, 21);
+  assert.deepEqual(lines.map(Number).sort((a, b) => a - b), Array.from({ length: 21 }, (_, i) => i));
+  assert.deepEqual(writes[0], { path: "d/memories/n.md", options: { exclusive: true } });
+  assert.ok(writes.slice(1).every((w) => w.path === "d/memories/n.md" && w.options === undefined));
+  assert.throws(() => memoryToolHandlers({ storage: {} }), { code: "INVALID_ARGUMENT" });
+});
+
+test("types: the handlers fit the SDK's betaMemoryTool under tsc --strict", () => {
+  const dir = join(root, "tests/js/.tmp/anthropic-types");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "check.mts"),
+    `import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory";
+import type { BetaMessageParam } from "@anthropic-ai/sdk/resources/beta";
+import { memoryStorage } from "toolctx";
+import { clearToolUses, memoryToolHandlers } from "toolctx/anthropic";
+const tool = betaMemoryTool(memoryToolHandlers({ storage: memoryStorage(), dir: "m" }));
+const messages: BetaMessageParam[] = [{ role: "user", content: "hi" }];
+const cleared: BetaMessageParam[] = (await clearToolUses(messages, { trigger: { type: "input_tokens", value: 10 }, keep: 1 })).messages;
+export { tool, cleared };
+`,
+  );
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({ compilerOptions: { strict: true, module: "nodenext", target: "es2022", noEmit: true, skipLibCheck: true, types: [] }, files: ["check.mts"] }),
+  );
+  const r = spawnSync(join(root, "node_modules/.bin/tsc"), ["-p", dir], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+// -- clearToolUses ----------------------------------------------------------------------------
+
+/** A conversation of `n` tool calls, each result `size` bytes. */
+function conversation(n, { size = 4000, name = (i) => (i % 2 ? "grep" : "read_file") } = {}) {
+  const messages = [{ role: "user", content: "Find the login bug" }];
+  for (let i = 0; i < n; i++) {
+    messages.push({ role: "assistant", content: [{ type: "text", text: `call ${i}` }, { type: "tool_use", id: `tu_${i}`, name: name(i), input: { path: `src/f${i}.ts` } }] });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `tu_${i}`, content: `result ${i} `.padEnd(size, "x") }] });
+  }
+  return messages;
+}
+const deepFreeze = (v) => {
+  if (v && typeof v === "object") {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+};
+const resultOf = (messages, i) => messages[2 + 2 * i].content[0].content;
+const inputOf = (messages, i) => messages[1 + 2 * i].content[1].input;
+
+test("clearToolUses: below the trigger nothing changes; above it all but the `keep` latest results are cleared", async () => {
+  const messages = deepFreeze(conversation(6)); // ~6,000 tokens
+  assert.equal(messageTokens(messages), estimateTokens(messages));
+  const quiet = await clearToolUses(messages, { trigger: 10_000 });
+  assert.equal(quiet.messages, messages);
+  assert.deepEqual([quiet.clearedInputTokens, quiet.clearedToolUses], [0, 0]);
+  assert.equal((await clearToolUses(messages)).clearedToolUses, 0, "default trigger: 100,000 input tokens");
+
+  const { messages: next, clearedInputTokens, clearedToolUses } = await clearToolUses(messages, { trigger: { type: "input_tokens", value: 5000 } });
+  assert.equal(clearedToolUses, 3); // keep defaults to 3
+  for (const i of [0, 1, 2]) assert.match(resultOf(next, i), /^\[toolctx: tool result cleared to save context \((read_file|grep), ~1000 tokens\)\]$/);
+  for (const i of [3, 4, 5]) assert.equal(resultOf(next, i), resultOf(messages, i));
+  assert.equal(clearedInputTokens, estimateTokens(messages) - estimateTokens(next));
+  assert.ok(clearedInputTokens > 2900);
+  assert.deepEqual(inputOf(next, 0), { path: "src/f0.ts" }, "inputs stay unless clearToolInputs");
+  assert.equal(next[0], messages[0], "untouched messages are shared, not copied");
+  // Run again on the edited list: nothing more to clear.
+  assert.equal((await clearToolUses(next, { trigger: 10, keep: 3 })).clearedToolUses, 0);
+});
+
+test("clearToolUses: keep, excludeTools, clearToolInputs, clearAtLeast, a tool_uses trigger and the reported input tokens", async () => {
+  const messages = deepFreeze(conversation(6));
+  const kept = await clearToolUses(messages, { trigger: 0, keep: { type: "tool_uses", value: 1 }, excludeTools: ["grep"] });
+  assert.equal(kept.clearedToolUses, 3); // 0, 2, 4 are read_file; 5 is kept; grep never cleared
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => resultOf(kept.messages, i).startsWith("[toolctx")), [true, false, true, false, true, false]);
+
+  const inputs = await clearToolUses(messages, { trigger: 0, keep: 4, clearToolInputs: true });
+  assert.deepEqual([inputOf(inputs.messages, 0), inputOf(inputs.messages, 1), inputOf(inputs.messages, 2)], [{}, {}, { path: "src/f2.ts" }]);
+  const some = await clearToolUses(messages, { trigger: 0, keep: 3, clearToolInputs: ["grep"] });
+  assert.deepEqual([0, 1, 2].map((i) => inputOf(some.messages, i)), [{ path: "src/f0.ts" }, {}, { path: "src/f2.ts" }]);
+
+  const tooLittle = await clearToolUses(messages, { trigger: 0, keep: 5, clearAtLeast: { type: "input_tokens", value: 2000 } });
+  assert.equal(tooLittle.messages, messages, "one result (~1,000 tokens) is less than clearAtLeast: nothing is cleared");
+  assert.equal((await clearToolUses(messages, { trigger: 0, keep: 4, clearAtLeast: 1500 })).clearedToolUses, 2);
+
+  assert.equal((await clearToolUses(messages, { trigger: { type: "tool_uses", value: 6 } })).clearedToolUses, 0);
+  assert.equal((await clearToolUses(messages, { trigger: { type: "tool_uses", value: 5 } })).clearedToolUses, 3);
+  assert.equal((await clearToolUses(messages, { trigger: 150_000, inputTokens: 160_000 })).clearedToolUses, 3, "the API's count, when given, decides the trigger");
+
+  await assert.rejects(clearToolUses(messages, { trigger: { type: "messages", value: 3 } }), { code: "INVALID_ARGUMENT" });
+  await assert.rejects(clearToolUses("nope"), { code: "INVALID_ARGUMENT" });
+});
+
+test("clearToolUses with a manager: cleared results are saved once and stay readable through the pointer in the placeholder", async () => {
+  const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
+  const messages = deepFreeze(conversation(5));
+  // A result that already names its pointer (saved by a wrapper) is not saved again.
+  const presaved = structuredClone(messages);
+  presaved[2].content[0].content = "large file: toolctx:///ctx/read_file_0123456789ab_1_0_abcd.json (4 KB). Use read_context.";
+  deepFreeze(presaved);
+
+  const first = await clearToolUses(presaved, { trigger: 0, keep: 2, manager, taskId: 7 });
+  assert.equal(first.clearedToolUses, 3);
+  assert.equal(manager.size, 2);
+  assert.match(resultOf(first.messages, 0), /kept at toolctx:\/\/\/ctx\/read_file_0123456789ab_1_0_abcd\.json\]$/);
+  for (const i of [1, 2]) {
+    const pointer = /toolctx:\/\/(\S+?)\]$/.exec(resultOf(first.messages, i))[1];
+    const [record] = await manager.loadContexts([pointer]);
+    assert.equal(record.result, resultOf(messages, i));
+    assert.deepEqual(record.args, { path: `src/f${i}.ts` });
+    assert.equal(record.taskId, 7);
+  }
+  // The client keeps its full history and clears before every request: saved once.
+  const again = await clearToolUses(presaved, { trigger: 0, keep: 2, manager });
+  assert.deepEqual(again.messages, first.messages);
+  assert.equal(manager.size, 2);
+
+  // A failed save clears nothing.
+  const failing = new ContextManager({ storage: { ...memoryStorage(), write: () => Promise.reject(Object.assign(new Error("disk"), { code: "EIO" })) }, contextDir: "/x", persistThreshold: 0 });
+  await assert.rejects(clearToolUses(messages, { trigger: 0, keep: 2, manager: failing }), { code: "STORAGE" });
+});
