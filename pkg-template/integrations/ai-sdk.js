@@ -354,7 +354,8 @@ function resolvePointer(manager, pointer) {
   for (const entry of savedCalls(manager).values()) {
     if (entry?.pointer === pointer) return { filepath: entry.filepath, name };
   }
-  const found = manager.getAllPointers().find((p) => p.filename === name);
+  // toolctx://{filename} is this module's form; toolctx://{filepath} is what clearToolUses and the MCP server write.
+  const found = manager.getAllPointers().find((p) => p.filename === name || p.filepath === name);
   if (!found) {
     throw toolctxError("NOT_FOUND", `no saved tool output at ${clip(pointer, 200)}; search_context lists the pointers that exist`);
   }

@@ -319,3 +319,22 @@ test("ai-sdk: a truncated window is accepted by the SDK and carried to later ste
   assert.match(JSON.stringify(last), /conversation history with the user has been removed/);
   assert.deepEqual(toolResults(last).at(-1).output, { type: "text", value: "f\n".repeat(50) });
 });
+
+test("a pointer another integration wrote (clearToolUses names toolctx://{filepath}) is read by read_context", async () => {
+  const { clearToolUses } = await import("toolctx/anthropic");
+  const manager = await ContextManager.open({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
+  const big = Array.from({ length: 400 }, (_, i) => `line ${i + 1}`).join("\n");
+  const messages = [
+    { role: "user", content: "read it" },
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "read_file", input: { path: "a.txt" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: big }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "t2", name: "read_file", input: { path: "b.txt" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", content: "short" }] },
+  ];
+  const edited = await clearToolUses(messages, { trigger: 1, keep: 1, manager });
+  assert.equal(edited.clearedToolUses, 1);
+  const pointer = /toolctx:\/\/\S+\.json/.exec(edited.messages[2].content[0].content)[0];
+  const { read_context } = contextTools(manager);
+  const page = await read_context.execute({ pointer, offset: 399, limit: 1 }, { toolCallId: "r", messages: [] });
+  assert.equal(page.split("\n")[1], "line 400");
+});
