@@ -1,7 +1,7 @@
 // toolctx/redis against a real redis-server (Debian's), started here on 127.0.0.1 on a free
 // port with nothing persisted, and stopped afterwards: the shared conformance suites, the
 // many-writer suite (8 Node processes), and what only a network store can get wrong.
-//   node --test tests/js/redis.test.mjs
+//   node --test tests/servers/redis.test.mjs
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -9,10 +9,10 @@ import { createClient } from "redis";
 import { ContextManager, ConversationStore } from "toolctx";
 import { redisStorage } from "toolctx/redis";
 
-import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, expectRejection, toText } from "./conformance.mjs";
-import { runConversationTests } from "./conversation.mjs";
-import { nodeWriters, runManyWriterTests } from "./many-writers.mjs";
-import { freePort, startRedis } from "./servers.mjs";
+import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, expectRejection, toText } from "../js/conformance.mjs";
+import { runConversationTests } from "../js/conversation.mjs";
+import { nodeWriters, runManyWriterTests } from "../js/many-writers.mjs";
+import { freePort, startRedis } from "./local.mjs";
 
 const server = await startRedis();
 const opened = [];
