@@ -10,7 +10,7 @@ TEMPLATE := $(shell find pkg-template -type f)
 WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
 	cargo test --target wasm32-unknown-unknown --lib --config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
 
-.PHONY: setup pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-pack test-playground playground lint clean
+.PHONY: setup pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
 
 setup:
 	@scripts/setup.sh
@@ -45,7 +45,7 @@ bench: pkg
 	node bench/window.mjs
 
 ## Every test.
-test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-pack test-playground
+test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground
 
 lint:
 	cargo fmt --check
@@ -78,6 +78,13 @@ test-browser: pkg
 ## each loading the package through its export condition (workerd, edge-light).
 test-edge: pkg
 	node --test --test-reporter=spec tests/edge/
+
+## Shared stores: toolctx/redis and toolctx/s3 against redis-server and s3s-fs, which the tests
+## start on 127.0.0.1 (free ports) and stop: conformance, 8 writer processes, faults; then both under Deno and Bun.
+test-servers: pkg
+	node --test --test-reporter=spec tests/servers/
+	deno test -A --no-check tests/servers/deno.suite.mjs
+	bun test ./tests/servers/bun.suite.mjs
 
 ## The packed tarball, installed into scratch projects: Node, Deno, Bun, a Vite page.
 test-pack: pkg
