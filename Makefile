@@ -36,13 +36,15 @@ playground: pkg
 	vite preview www
 
 ## Benchmarks (not part of `make test`): storage adapters in every runtime, resume, selection;
-## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser.
+## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser;
+## the shared stores (redis, s3) against their local servers, with node fs as the baseline.
 bench: pkg
 	node bench/run-adapters.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
 	node bench/run.mjs
 	node bench/window.mjs
+	node bench/scaling.mjs
 
 ## Every test.
 test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground
