@@ -104,8 +104,10 @@ export function redisStorage(options = {}) {
   async function command(op, path, args) {
     try {
       return await withDeadline(`redis ${op} ${path}`, timeout, signal, async (abortSignal) => {
-        connecting ??= connect();
-        connecting.catch(() => (connecting = undefined));
+        connecting ??= connect().catch((err) => {
+          connecting = undefined; // the next operation tries again
+          throw err;
+        });
         const connected = await connecting;
         return connected.sendCommand(args, { abortSignal, typeMapping: { [BLOB_STRING]: Buffer } });
       });

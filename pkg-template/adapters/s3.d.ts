@@ -44,5 +44,11 @@ export interface S3StorageOptions {
   fetch?: (request: Request) => Promise<Response>;
 }
 
-/** A StorageHost over an S3-compatible object store, over `fetch`. */
+/**
+ * A StorageHost over an S3-compatible object store, over `fetch`. Its errors carry a `code`:
+ * "EEXIST" (an exclusive create lost), "UNAUTHORIZED" (403: wrong keys or no permission; no
+ * secret in any message), "NOT_FOUND" (no such bucket), "TOO_LARGE", "TIMEOUT", "ABORTED",
+ * "NETWORK" (no answer: refused, reset), "STORAGE" (any other status; `status` and `s3Code`
+ * say which), "INVALID_ARGUMENT" and "UNSUPPORTED" (options).
+ */
 export function s3Storage(options: S3StorageOptions): StorageHost;

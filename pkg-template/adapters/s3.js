@@ -176,7 +176,13 @@ export function s3Storage(options = {}) {
     return new Uint8Array(await response.arrayBuffer());
   }
 
-  async function putMultipart(key, bytes) {
+  async function exists(key) {
+    const head = await idempotent("exists", key, { method: "HEAD", ok: (s) => s === 200 || s === 404 });
+    return head.status === 200;
+  }
+
+  /** A multipart upload; `complete` holds the headers of its last step (If-None-Match for a create). */
+  async function putMultipart(key, bytes, complete = {}) {
     const created = await idempotent("write", key, { method: "POST", query: "?uploads" });
     const uploadId = tags(await created.text(), "UploadId")[0];
     if (!uploadId) throw typedError("STORAGE", `s3 write ${key}: the server gave no UploadId`);
@@ -193,6 +199,7 @@ export function s3Storage(options = {}) {
       const done = await idempotent("write", key, {
         method: "POST",
         query: `?uploadId=${id}`,
+        headers: complete,
         body: `<CompleteMultipartUpload>${parts.join("")}</CompleteMultipartUpload>`,
       });
       // CompleteMultipartUpload may answer 200 with an <Error> body
@@ -206,11 +213,8 @@ export function s3Storage(options = {}) {
 
   /** PUT with If-None-Match: *; resolves to whether this writer created the object. */
   async function putExclusive(key, bytes) {
-    if (verify === "always") {
-      // the server ignores If-None-Match: check first (a narrow window remains; see verify below)
-      const head = await idempotent("exists", key, { method: "HEAD", ok: (s) => s === 200 || s === 404 });
-      if (head.status === 200) return false;
-    }
+    // the server ignores If-None-Match: check first (a narrow window remains; see verify below)
+    if (verify === "always" && (await exists(key))) return false;
     let attempts = 0;
     const created = await withRetry(
       async () => {
@@ -249,9 +253,12 @@ export function s3Storage(options = {}) {
     }
     if (writeOptions.exclusive) {
       if (bytes.length > threshold) {
-        // multipart has no If-None-Match everywhere: check, then upload, then verify
-        if ((await getObject(key)) !== undefined) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
-        await putMultipart(key, bytes);
+        // If-None-Match on CompleteMultipartUpload is recent (AWS 2024) and not everywhere:
+        // check, upload with the condition, then read back whose object it is
+        if (await exists(key)) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+        await putMultipart(key, bytes, { "If-None-Match": "*" }).catch((err) => {
+          if (err?.code !== "EEXIST") throw err;
+        });
         const stored = await getObject(key);
         if (stored === undefined || !sameBytes(stored, bytes)) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
         return;

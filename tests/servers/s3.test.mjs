@@ -177,12 +177,17 @@ test("[s3] records over the multipart threshold go up in parts and round-trip; a
   assert.equal(got.length, big.length);
   assert.ok(Buffer.from(got).equals(Buffer.from(big)), "11 MiB identical");
 
+  await expectRejection(assert, () => s.write(`${dir}/big.json`, new Uint8Array(6 * MiB), { exclusive: true }), "EEXIST", "exclusive on a taken name");
+  assert.equal((await s.read(`${dir}/big.json`)).length, big.length, "the first record stays");
+  await s.write(`${dir}/big2.json`, big, { exclusive: true });
+  assert.ok(Buffer.from(await s.read(`${dir}/big2.json`)).equals(Buffer.from(big)), "exclusive multipart create");
+
   const failing = recording((request) => (request.url.includes("partNumber=2") ? new Response("", { status: 500 }) : fetch(request)));
   const broken = makeStorage({ multipartThreshold: 5 * MiB, partSize: 5 * MiB, fetch: failing, retries: 1, retryBaseMs: 1 });
   await expectRejection(assert, () => broken.write(`${dir}/torn.json`, big), "STORAGE", "failed part");
   assert.ok(failing.seen.at(-1).startsWith("DELETE") && failing.seen.at(-1).includes("uploadId="), "the upload was aborted");
   assert.equal(await s.read(`${dir}/torn.json`), undefined, "no partial record");
-  assert.deepEqual(await s.list(dir), ["big.json"]);
+  assert.deepEqual(await s.list(dir), ["big.json", "big2.json"]);
   assert.throws(() => makeStorage({ partSize: 1024 }), (e) => e.code === "INVALID_ARGUMENT");
 });
 
