@@ -288,16 +288,18 @@ test("[s3] exclusive-create race against RustFS (RUSTFS_BIN): exactly one of 20 
   const { spawn } = await import("node:child_process");
   const port = await freePort();
   const root = mkdtempSync(`${tmpdir()}/toolctx-rustfs-`);
-  const child = spawn(process.env.RUSTFS_BIN, ["--address", `127.0.0.1:${port}`, root], {
+  // flags as in https://docs.rustfs.com/reference/cli; the console stays off (it would bind :9001)
+  const args = ["server", "--address", `127.0.0.1:${port}`, "--access-key", server.accessKeyId, "--secret-key", server.secretAccessKey, root];
+  const child = spawn(process.env.RUSTFS_BIN, args, {
     stdio: "ignore",
-    env: { ...process.env, RUSTFS_ACCESS_KEY: server.accessKeyId, RUSTFS_SECRET_KEY: server.secretAccessKey },
+    env: { ...process.env, RUSTFS_CONSOLE_ENABLE: "false", RUSTFS_UNSAFE_BYPASS_DISK_CHECK: "true" },
   });
   try {
     const endpoint = `http://127.0.0.1:${port}`;
     for (let tries = 0; ; tries++) {
       const made = await signer.fetch(`${endpoint}/race`, { method: "PUT" }).catch(() => undefined);
       if (made && (made.ok || made.status === 409)) break;
-      if (tries > 200) throw new Error("RustFS did not start");
+      if (tries > 600) throw new Error("RustFS did not start within 30 s");
       await new Promise((r) => setTimeout(r, 50));
     }
     const racers = Array.from({ length: 20 }, () => s3Storage({ ...credentials, endpoint, bucket: "race" }));
