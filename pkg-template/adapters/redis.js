@@ -116,14 +116,22 @@ export function redisStorage(options = {}) {
     }
   }
 
-  /** Runs a Lua script by its SHA1 (loading it once per store). */
+  /** Runs a Lua script by its SHA1, loading it once per store (and again if the server forgot it). */
   async function script(op, path, source, keys, argv) {
-    let sha = shas.get(source);
-    if (sha === undefined) {
-      sha = String(await command("SCRIPT LOAD", path, ["SCRIPT", "LOAD", source]));
-      shas.set(source, sha);
+    for (let attempt = 0; ; attempt++) {
+      let sha = shas.get(source);
+      if (sha === undefined) {
+        sha = String(await command("SCRIPT LOAD", path, ["SCRIPT", "LOAD", source]));
+        shas.set(source, sha);
+      }
+      try {
+        return await command(op, path, ["EVALSHA", sha, String(keys.length), ...keys, ...argv]);
+      } catch (err) {
+        // a restarted or flushed server has no scripts: load it again, once
+        if (attempt > 0 || !String(err.cause?.message).startsWith("NOSCRIPT")) throw err;
+        shas.delete(source);
+      }
     }
-    return command(op, path, ["EVALSHA", sha, String(keys.length), ...keys, ...argv]);
   }
 
   const fileKey = (path) => `${prefix}f:${path}`;

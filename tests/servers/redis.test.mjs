@@ -194,3 +194,19 @@ test("[redis] a client handed in is used and left open", async () => {
   assert.equal(await client.get(`toolctx:f:${dir}/c.json`), "via client");
   await client.close();
 });
+
+test("[redis] a server that forgot the scripts (SCRIPT FLUSH, a restart) gets them loaded again", async () => {
+  const s = makeStorage();
+  const dir = fresh("flush");
+  await s.write(`${dir}/a.json`, "a");
+  const client = createClient({ url: server.url });
+  await client.connect();
+  try {
+    await client.scriptFlush();
+  } finally {
+    await client.close();
+  }
+  await s.write(`${dir}/b.json`, "b", { exclusive: true });
+  await s.remove(`${dir}/a.json`);
+  assert.deepEqual(await s.list(dir), ["b.json"]);
+});
