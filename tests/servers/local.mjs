@@ -66,9 +66,12 @@ async function serve(command, args, port, cleanup = () => {}) {
   };
 }
 
-/** redis-server on 127.0.0.1, nothing persisted. `extra`: more arguments (e.g. ["--requirepass", "x"]). */
-export async function startRedis(extra = []) {
-  const port = await freePort();
+/**
+ * redis-server on 127.0.0.1, nothing persisted. `extra`: more arguments (e.g. ["--requirepass", "x"]);
+ * `port`: a given one (to start a server again where it was).
+ */
+export async function startRedis(extra = [], port = undefined) {
+  port ??= await freePort();
   const server = await serve(
     "redis-server",
     ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no", "--protected-mode", "yes", ...extra],

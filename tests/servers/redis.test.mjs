@@ -210,3 +210,27 @@ test("[redis] a server that forgot the scripts (SCRIPT FLUSH, a restart) gets th
   await s.remove(`${dir}/a.json`);
   assert.deepEqual(await s.list(dir), ["b.json"]);
 });
+
+test("[redis] the server goes away and comes back: operations time out meanwhile, then work again", async () => {
+  const own = await startRedis();
+  const s = redisStorage({ url: own.url, timeout: 300 });
+  try {
+    await s.write("/away/a.json", "before");
+    await own.stop();
+    await expectRejection(assert, () => s.read("/away/a.json"), "TIMEOUT", "while down");
+    const again = await startRedis([], own.port);
+    try {
+      let written = false;
+      for (let i = 0; i < 40 && !written; i++) {
+        written = await s.write("/away/b.json", "after").then(() => true, (err) => (assert.equal(err.code, "TIMEOUT"), false));
+      }
+      assert.ok(written, "the client reconnected");
+      assert.equal(toText(await s.read("/away/b.json")), "after");
+    } finally {
+      await s.close();
+      await again.stop();
+    }
+  } finally {
+    await own.stop();
+  }
+});
