@@ -10,7 +10,7 @@ TEMPLATE := $(shell find pkg-template -type f)
 WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
 	cargo test --target wasm32-unknown-unknown --lib --config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
 
-.PHONY: setup pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-pack test-playground playground lint clean
+.PHONY: setup pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
 
 setup:
 	@scripts/setup.sh
@@ -40,7 +40,7 @@ playground: pkg
 
 ## Benchmarks (not part of `make test`): storage adapters in every runtime, toolctx/cloudflare in workerd, resume, selection;
 ## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser;
-## the installed size of the packed tarball.
+## the installed size of the packed tarball; the shared stores (redis, s3) against their local servers, node fs as the baseline.
 bench: pkg
 	node bench/run-adapters.mjs
 	node bench/cloudflare.mjs
@@ -51,9 +51,10 @@ bench: pkg
 	node bench/run.mjs
 	node bench/window.mjs
 	node bench/install-size.mjs
+	node bench/scaling.mjs
 
 ## Every test.
-test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-pack test-playground
+test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground
 
 lint:
 	cargo fmt --check
@@ -88,6 +89,13 @@ test-browser: pkg
 ## over miniflare's local R2, KV and Durable Object simulators.
 test-edge: pkg
 	node --test --test-reporter=spec tests/edge/
+
+## Shared stores: toolctx/redis and toolctx/s3 against redis-server and s3s-fs, which the tests
+## start on 127.0.0.1 (free ports) and stop: conformance, 8 writer processes, faults; then both under Deno and Bun.
+test-servers: pkg
+	node --test --test-reporter=spec tests/servers/
+	deno test -A --no-check tests/servers/deno.suite.mjs
+	bun test ./tests/servers/bun.suite.mjs
 
 ## The packed tarball, installed into scratch projects: Node, Deno, Bun, a Vite page.
 test-pack: pkg

@@ -51,3 +51,17 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   apt-get update -qq
   apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
+
+# The servers the shared-store adapters are tested against (tests/servers/, make test-servers),
+# both started by the tests on 127.0.0.1 only: Debian's redis-server, and s3s-fs (an
+# S3-compatible server over a folder; about 4 min to build once, then reused).
+if ! command -v redis-server >/dev/null; then
+  say "installing Debian's redis-server"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq redis-server >/dev/null
+fi
+if [ ! -x "$HOME/.cargo/bin/s3s-fs" ]; then
+  say "installing s3s-fs 0.14.1"
+  cargo install s3s-fs --version 0.14.1 --features binary --locked
+fi

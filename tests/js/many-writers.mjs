@@ -30,6 +30,13 @@ async function sha256(bytes) {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** `fn` over `items`, `size` at a time (a network store answers many reads at once). */
+async function inBatches(items, size, fn) {
+  const out = [];
+  for (let at = 0; at < items.length; at += size) out.push(...(await Promise.all(items.slice(at, at + size).map(fn))));
+  return out;
+}
+
 /**
  * One writer: opens a fresh session on `storage`, saves `perWriter` records, and halfway runs
  * `cleanupStaleSessions` (sessions idle for a minute). Resolves to
@@ -101,10 +108,10 @@ export function runManyWriterTests({
       assert.deepEqual(new Set(pointers.map((p) => p.filepath)), new Set(result.records.map((r) => r.filepath)));
       const loaded = await resumed.loadContexts(result.records.map((r) => r.filepath));
       assert.equal(loaded.length, perWriter, "every record loads");
+      const digests = await inBatches(result.records, 32, async (r) => sha256(await storage.read(r.filepath)));
       for (const [i, record] of loaded.entries()) {
         assert.deepEqual(record.result, payload(result.writer, i), `writer ${result.writer} record ${i}: payload`);
-        const bytes = await storage.read(result.records[i].filepath);
-        assert.equal(await sha256(bytes), result.records[i].sha256, `writer ${result.writer} record ${i}: bytes`);
+        assert.equal(digests[i], result.records[i].sha256, `writer ${result.writer} record ${i}: bytes`);
         seen++;
       }
     }

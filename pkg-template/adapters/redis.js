@@ -1,0 +1,229 @@
+// toolctx/redis: a StorageHost over Redis, for fleets of Node, Bun and Deno processes
+// that share one store. The client is npm `redis` (node-redis, an optional peer
+// dependency), created from `url` or handed in as `client`.
+//
+// Layout under `prefix` (default "toolctx:"):
+//   f:<path>   the record's bytes (a string key)
+//   d:<dir>    a sorted set of the folder's children ("name", "sub/"), all at score 0
+//   l:<name>   a lock: a random token, with a lease (PX); n:<name> its fencing counter
+// Every write, append and remove is one Lua script that changes the value and the
+// folder sets together, so a listing never misses a record that a read would find
+// (and `exclusive` is checked in the same step: SET NX semantics, atomic).
+// All keys of one store must live on one node: with Redis Cluster, put a hash tag in
+// the prefix ("{toolctx}:").
+
+import { Buffer } from "node:buffer";
+import { folder, randomToken, sleep, splitPath, toBytes, typedError, withDeadline } from "./remote.js";
+
+const WRITE = `
+if ARGV[1] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if ARGV[1] == 'a' then redis.call('APPEND', KEYS[1], ARGV[2]) else redis.call('SET', KEYS[1], ARGV[2]) end
+for i = 2, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[i + 1]) end
+return 1`;
+
+// KEYS[1]: the file (or the folder set, for removeDir); KEYS[i]: the set holding ARGV[i - 1].
+// A folder set left empty is gone (Redis drops empty sets), so its name leaves its parent.
+const REMOVE = `
+if ARGV[#ARGV] == 'dir' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+else
+  redis.call('DEL', KEYS[1])
+end
+for i = 2, #KEYS do
+  redis.call('ZREM', KEYS[i], ARGV[i - 1])
+  if redis.call('EXISTS', KEYS[i]) == 1 then break end
+end
+return 1`;
+
+const ACQUIRE = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end
+return 0`;
+
+const REFRESH = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`;
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+const BLOB_STRING = 36; // RESP "$": bulk strings come back as Buffers, so bytes round-trip
+const REDIS_MAX_VALUE = 512 * 1024 * 1024;
+const AUTH_ERROR = /WRONGPASS|NOAUTH|NOPERM|invalid password/i;
+
+/** A Redis error turned into a typed one; the URL (which may hold the password) is never quoted. */
+function classify(op, path, err) {
+  if (err?.code === "TIMEOUT" || err?.code === "ABORTED" || err?.code === "EEXIST") return err;
+  const message = String(err?.message ?? err);
+  if (AUTH_ERROR.test(message)) {
+    return typedError("UNAUTHORIZED", `redis ${op} refused: wrong credentials or no permission (${message.split(/\s/)[0]})`, err);
+  }
+  return typedError(err?.code ?? "STORAGE", `redis ${op} ${path} failed: ${message}`, err);
+}
+
+/**
+ * @param {import("./redis.d.ts").RedisStorageOptions} [options]
+ * @returns {import("./redis.d.ts").RedisStorage}
+ */
+export function redisStorage(options = {}) {
+  const prefix = options.prefix ?? "toolctx:";
+  const timeout = options.timeout ?? 10_000;
+  const signal = options.signal;
+  const lockTtl = options.lockTtlMs ?? 30_000;
+  const lockWait = options.lockWaitMs ?? 60_000;
+  const maxValue = options.maxValueBytes ?? REDIS_MAX_VALUE;
+  const owned = options.client === undefined;
+  let client = options.client;
+  let connecting;
+  const shas = new Map();
+
+  async function connect() {
+    if (client === undefined) {
+      let createClient;
+      try {
+        ({ createClient } = await import("redis"));
+      } catch (err) {
+        throw typedError("INVALID_ARGUMENT", "toolctx/redis needs the npm package `redis` (npm install redis), or a `client`", err);
+      }
+      client = createClient({
+        url: options.url ?? "redis://127.0.0.1:6379",
+        socket: {
+          connectTimeout: timeout || undefined,
+          // wrong credentials stay wrong: give up at once; a server away may come back
+          reconnectStrategy: (n, cause) => (AUTH_ERROR.test(String(cause?.message)) ? cause : Math.min(50 * 2 ** n, 2000)),
+        },
+      });
+      // Connection errors surface as rejected commands; without a listener they would crash the process.
+      client.on("error", () => {});
+    }
+    if (!client.isOpen) await client.connect();
+    return client;
+  }
+
+  /** Sends one command under the deadline; bulk strings come back as Buffers. */
+  async function command(op, path, args) {
+    try {
+      return await withDeadline(`redis ${op} ${path}`, timeout, signal, async (abortSignal) => {
+        connecting ??= connect().catch((err) => {
+          connecting = undefined; // the next operation tries again
+          throw err;
+        });
+        const connected = await connecting;
+        return connected.sendCommand(args, { abortSignal, typeMapping: { [BLOB_STRING]: Buffer } });
+      });
+    } catch (err) {
+      throw classify(op, path, err);
+    }
+  }
+
+  /** Runs a Lua script by its SHA1, loading it once per store (and again if the server forgot it). */
+  async function script(op, path, source, keys, argv) {
+    for (let attempt = 0; ; attempt++) {
+      let sha = shas.get(source);
+      if (sha === undefined) {
+        sha = String(await command("SCRIPT LOAD", path, ["SCRIPT", "LOAD", source]));
+        shas.set(source, sha);
+      }
+      try {
+        return await command(op, path, ["EVALSHA", sha, String(keys.length), ...keys, ...argv]);
+      } catch (err) {
+        // a restarted or flushed server has no scripts: load it again, once
+        if (attempt > 0 || !String(err.cause?.message).startsWith("NOSCRIPT")) throw err;
+        shas.delete(source);
+      }
+    }
+  }
+
+  const fileKey = (path) => `${prefix}f:${path}`;
+  const dirKey = (dir) => `${prefix}d:${folder(dir)}`;
+
+  /** The folder sets from `path`'s parent up to the root, and the member each one holds. */
+  function ancestry(path) {
+    const keys = [];
+    const members = [];
+    let [dir, name] = splitPath(folder(path));
+    for (;;) {
+      keys.push(dirKey(dir));
+      members.push(name);
+      if (dir === "") break;
+      [dir, name] = splitPath(dir);
+      name = `${name}/`;
+    }
+    return { keys, members };
+  }
+
+  async function put(op, path, data, mode) {
+    const bytes = toBytes(data);
+    if (bytes.length > maxValue) {
+      throw typedError("TOO_LARGE", `redis ${op} ${path}: ${bytes.length} bytes is over the ${maxValue}-byte value limit; nothing was written`);
+    }
+    const { keys, members } = ancestry(path);
+    const done = await script(op, path, WRITE, [fileKey(path), ...keys], [mode, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), ...members]);
+    if (Number(done) === 0) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+  }
+
+  async function lock(name, fn) {
+    const key = `${prefix}l:${name}`;
+    const token = randomToken();
+    const giveUp = Date.now() + lockWait;
+    let fence = 0;
+    for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+      fence = Number(await script("lock", name, ACQUIRE, [key, `${prefix}n:${name}`], [token, String(lockTtl)]));
+      if (fence > 0) break;
+      if (Date.now() > giveUp) throw typedError("LOCK_TIMEOUT", `redis lock ${name}: still held by another holder after ${lockWait} ms`);
+      await sleep(pause * (0.5 + Math.random()));
+    }
+    const lost = new AbortController();
+    const refresh = setInterval(async () => {
+      try {
+        const kept = await script("lock refresh", name, REFRESH, [key], [token, String(lockTtl)]);
+        if (Number(kept) === 0) lost.abort(typedError("LOCK_LOST", `redis lock ${name}: the lease expired and another holder may have taken it`));
+      } catch {
+        // a missed refresh is retried at the next tick; the lease covers two of them
+      }
+    }, Math.max(10, Math.floor(lockTtl / 3)));
+    try {
+      const value = await fn({ fencingToken: fence, signal: lost.signal });
+      if (lost.signal.aborted) throw lost.signal.reason;
+      return value;
+    } finally {
+      clearInterval(refresh);
+      await script("unlock", name, RELEASE, [key], [token]).catch(() => {}); // the lease ends it anyway
+    }
+  }
+
+  return {
+    description: `redis storage (prefix ${prefix})`,
+    async read(path) {
+      const value = await command("read", path, ["GET", fileKey(path)]);
+      return value == null ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.length);
+    },
+    write(path, data, writeOptions = {}) {
+      return put("write", path, data, writeOptions.exclusive ? "1" : "0");
+    },
+    append(path, data) {
+      return put("append", path, data, "a");
+    },
+    async remove(path) {
+      const { keys, members } = ancestry(path);
+      await script("remove", path, REMOVE, [fileKey(path), ...keys], [...members, "file"]);
+    },
+    async removeDir(path) {
+      const { keys, members } = ancestry(path);
+      members[0] = `${members[0]}/`;
+      await script("removeDir", path, REMOVE, [dirKey(path), ...keys], [...members, "dir"]);
+    },
+    async list(dir) {
+      const names = await command("list", dir, ["ZRANGE", dirKey(dir), "0", "-1"]);
+      return names.map((name) => name.toString("utf8"));
+    },
+    lock,
+    async close() {
+      connecting = undefined;
+      if (!owned || client === undefined) return;
+      if (client.isReady) await client.close();
+      else client.destroy(); // never connected, or reconnecting: stop trying
+      client = undefined;
+    },
+  };
+}

@@ -1,0 +1,309 @@
+// toolctx/s3: a StorageHost over any S3-compatible object store (AWS S3, R2's S3 API, MinIO,
+// RustFS, s3s-fs, ...). It uses `fetch` only, so it runs in Node, Deno, Bun, workers and
+// browsers; requests are signed (SigV4) by npm `aws4fetch` (an optional peer dependency),
+// or by the `AwsClient` handed in as `client`.
+//
+// - a record is one object, key = `prefix` + path (leading "/" dropped), path-style URLs;
+// - write replaces the whole object (S3 PUTs are atomic: a reader gets the old or the new
+//   bytes); a record over `multipartThreshold` goes up in parts and appears only when the
+//   upload completes (a failed upload is aborted: never a partial record);
+// - exclusive write sends `If-None-Match: *` (412 → EEXIST). Servers that ignore it are
+//   found by one probe, after which every exclusive write checks first and is read back
+//   and compared after (verify-after-write); the random part of record names keeps them
+//   unique either way;
+// - list is ListObjectsV2 with delimiter "/", following continuation tokens;
+// - GET, whole-object PUT, DELETE, LIST and part uploads retry 500/503 (and network
+//   errors) with backoff; every request has a deadline (`timeout`) and honours `signal`;
+// - S3 has no locks. `lock` is mutual exclusion within this process (the default), a
+//   function you pass (for instance a Redis storage's `lock`), or none; see s3.d.ts.
+
+import { toBytes, typedError, withDeadline, withRetry } from "./remote.js";
+
+const MiB = 1024 * 1024;
+const MIN_PART = 5 * MiB; // S3's smallest part (all but the last)
+const MAX_PARTS = 10_000;
+const AUTH_CODES = new Set(["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken"]);
+
+/** Locks of every s3Storage of this process, by store and name (see `lock: "process"`). */
+const processLocks = new Map();
+
+function processLock(key, fn) {
+  const previous = processLocks.get(key) ?? Promise.resolve();
+  const run = previous.then(() => fn());
+  const tail = run.then(
+    () => {},
+    () => {},
+  );
+  processLocks.set(key, tail);
+  tail.then(() => {
+    if (processLocks.get(key) === tail) processLocks.delete(key);
+  });
+  return run;
+}
+
+const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+function unescapeXml(text) {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (whole, name) => {
+    if (name[0] !== "#") return ENTITIES[name] ?? whole;
+    return String.fromCodePoint(name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : Number(name.slice(1)));
+  });
+}
+
+/** The texts of every `<tag>…</tag>` in `xml` (S3's answers are flat enough for this). */
+function tags(xml, tag) {
+  const out = [];
+  const re = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "g");
+  for (let m = re.exec(xml); m !== null; m = re.exec(xml)) out.push(unescapeXml(m[1]));
+  return out;
+}
+
+function escapeXml(text) {
+  return text.replace(/[&<>"']/g, (c) => `&${{ "&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos" }[c]};`);
+}
+
+/** A key as a URL path: each segment percent-encoded (RFC 3986). */
+function encodeKey(key) {
+  return key
+    .split("/")
+    .map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .join("/");
+}
+
+function sameBytes(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * @param {import("./s3.d.ts").S3StorageOptions} options
+ * @returns {import("../index.js").StorageHost}
+ */
+export function s3Storage(options = {}) {
+  const { bucket } = options;
+  if (typeof bucket !== "string" || bucket === "") throw typedError("INVALID_ARGUMENT", "s3Storage needs a `bucket`");
+  if (typeof options.endpoint !== "string") throw typedError("INVALID_ARGUMENT", "s3Storage needs an `endpoint` (for example https://s3.us-east-1.amazonaws.com)");
+  const endpoint = options.endpoint.replace(/\/+$/, "");
+  const prefix = options.prefix ?? "";
+  const region = options.region ?? "us-east-1";
+  const timeout = options.timeout ?? 30_000;
+  const signal = options.signal;
+  const retries = options.retries ?? 3;
+  const retryBase = options.retryBaseMs ?? 100;
+  const pageSize = options.pageSize ?? 1000;
+  const threshold = options.multipartThreshold ?? 16 * MiB;
+  const partSize = options.partSize ?? 8 * MiB;
+  const maxObject = options.maxObjectBytes ?? 5 * 1024 * 1024 * MiB;
+  const fetchImpl = options.fetch ?? ((request) => fetch(request));
+  if (partSize < MIN_PART) throw typedError("INVALID_ARGUMENT", `partSize must be at least 5 MiB (S3's smallest part), got ${partSize}`);
+  let verify = options.verifyExclusive ?? "auto"; // "auto" | "always" | "never"; "auto" becomes one of the others after the probe
+  const lockOption = options.lock ?? "process";
+  if (lockOption !== "process" && lockOption !== false && typeof lockOption !== "function") {
+    throw typedError(
+      "UNSUPPORTED",
+      `s3Storage: lock ${JSON.stringify(lockOption)} is not available: S3 has no locks, and a lock object made by a conditional PUT is unsafe on servers that check then write. ` +
+        'Use lock: "process" (one process), a lock function (for example redisStorage(...).lock), or false',
+    );
+  }
+
+  let signer = options.client;
+  async function getSigner() {
+    if (signer !== undefined) return signer;
+    let AwsClient;
+    try {
+      ({ AwsClient } = await import("aws4fetch"));
+    } catch (err) {
+      throw typedError("INVALID_ARGUMENT", "toolctx/s3 needs the npm package `aws4fetch` (npm install aws4fetch), or a `client`", err);
+    }
+    if (!options.accessKeyId || !options.secretAccessKey) {
+      throw typedError("INVALID_ARGUMENT", "s3Storage needs `accessKeyId` and `secretAccessKey`, or a `client`");
+    }
+    signer = new AwsClient({
+      accessKeyId: options.accessKeyId,
+      secretAccessKey: options.secretAccessKey,
+      sessionToken: options.sessionToken,
+      service: "s3",
+      region,
+      retries: 0,
+    });
+    return signer;
+  }
+
+  const keyOf = (path) => prefix + path.replace(/^\/+/, "");
+  const urlOf = (key, query = "") => `${endpoint}/${encodeURIComponent(bucket)}${key === "" ? "" : `/${encodeKey(key)}`}${query}`;
+
+  /** An S3 error answer as a typed error (never the secret: only the status, S3's code and the key). */
+  async function failure(op, key, response) {
+    const body = await response.text().catch(() => "");
+    const code = tags(body, "Code")[0] ?? "";
+    const what = `s3 ${op} ${key}: ${response.status}${code ? ` ${code}` : ""}`;
+    let typed = "STORAGE";
+    if (response.status === 401 || response.status === 403 || AUTH_CODES.has(code)) typed = "UNAUTHORIZED";
+    else if (code === "NoSuchBucket") typed = "NOT_FOUND";
+    else if (code === "EntityTooLarge") typed = "TOO_LARGE";
+    else if (response.status === 412) typed = "EEXIST";
+    return Object.assign(typedError(typed, what), { status: response.status, s3Code: code });
+  }
+
+  const retryable = (err) => err?.status === 500 || err?.status === 503 || err?.code === "NETWORK";
+
+  /** One signed request under the deadline; resolves to the Response when `ok(status)`. */
+  async function request(op, key, { method = "GET", query = "", headers, body, ok = (s) => s >= 200 && s < 300 } = {}) {
+    return withDeadline(`s3 ${op} ${key}`, timeout, signal, async (abortSignal) => {
+      const client = await getSigner();
+      const signed = await client.sign(urlOf(key, query), { method, headers, body, signal: abortSignal });
+      let response;
+      try {
+        response = await fetchImpl(signed);
+      } catch (err) {
+        if (abortSignal.aborted) throw abortSignal.reason;
+        throw typedError("NETWORK", `s3 ${op} ${key}: ${err?.message ?? err}`, err);
+      }
+      if (!ok(response.status)) throw await failure(op, key, response);
+      return response;
+    });
+  }
+
+  /** `request`, retried with backoff on 500, 503 and network errors: for idempotent operations. */
+  const idempotent = (op, key, init) => withRetry(() => request(op, key, init), { retries, base: retryBase, retryable });
+
+  async function getObject(key) {
+    const response = await idempotent("read", key, { ok: (s) => s === 200 || s === 404 });
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return undefined;
+    }
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  async function exists(key) {
+    const head = await idempotent("exists", key, { method: "HEAD", ok: (s) => s === 200 || s === 404 });
+    return head.status === 200;
+  }
+
+  /** A multipart upload; `complete` holds the headers of its last step (If-None-Match for a create). */
+  async function putMultipart(key, bytes, complete = {}) {
+    const created = await idempotent("write", key, { method: "POST", query: "?uploads" });
+    const uploadId = tags(await created.text(), "UploadId")[0];
+    if (!uploadId) throw typedError("STORAGE", `s3 write ${key}: the server gave no UploadId`);
+    const id = encodeURIComponent(uploadId);
+    try {
+      const etags = [];
+      for (let part = 1, at = 0; at < bytes.length; part++, at += partSize) {
+        const chunk = bytes.subarray(at, Math.min(bytes.length, at + partSize));
+        const response = await idempotent("write part", key, { method: "PUT", query: `?partNumber=${part}&uploadId=${id}`, body: chunk });
+        etags.push(response.headers.get("ETag"));
+        await response.body?.cancel();
+      }
+      const parts = etags.map((etag, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(etag ?? "")}</ETag></Part>`);
+      const done = await idempotent("write", key, {
+        method: "POST",
+        query: `?uploadId=${id}`,
+        headers: complete,
+        body: `<CompleteMultipartUpload>${parts.join("")}</CompleteMultipartUpload>`,
+      });
+      // CompleteMultipartUpload may answer 200 with an <Error> body
+      const answer = await done.text();
+      if (answer.includes("<Error>")) throw typedError("STORAGE", `s3 write ${key}: completing the upload failed: ${tags(answer, "Code")[0] ?? "?"}`);
+    } catch (err) {
+      await request("abort upload", key, { method: "DELETE", query: `?uploadId=${id}`, ok: () => true }).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** PUT with If-None-Match: *; resolves to whether this writer created the object. */
+  async function putExclusive(key, bytes) {
+    // the server ignores If-None-Match: check first (a narrow window remains; see verify below)
+    if (verify === "always" && (await exists(key))) return false;
+    let attempts = 0;
+    const created = await withRetry(
+      async () => {
+        attempts++;
+        try {
+          await (await request("write", key, { method: "PUT", headers: { "If-None-Match": "*" }, body: bytes })).body?.cancel();
+          return true;
+        } catch (err) {
+          if (err?.status === 409) err.status = 503; // ConditionalRequestConflict: another write in flight; ask again
+          if (err?.code !== "EEXIST") throw err;
+          // a retried create may find its own earlier attempt, whose answer was lost
+          return attempts > 1 && sameBytes((await getObject(key)) ?? new Uint8Array(0), bytes);
+        }
+      },
+      { retries, base: retryBase, retryable },
+    );
+    if (!created) return false;
+    if (verify === "auto") {
+      // Probe once: a server that honours If-None-Match refuses the same create again.
+      const again = await request("probe", key, { method: "PUT", headers: { "If-None-Match": "*" }, body: bytes, ok: (s) => s === 412 || (s >= 200 && s < 300) });
+      await again.body?.cancel();
+      verify = again.status === 412 ? "never" : "always";
+    }
+    if (verify === "always") {
+      const stored = await getObject(key);
+      return stored !== undefined && sameBytes(stored, bytes);
+    }
+    return true;
+  }
+
+  async function write(path, data, writeOptions = {}) {
+    const key = keyOf(path);
+    const bytes = toBytes(data);
+    if (bytes.length > maxObject || bytes.length > partSize * MAX_PARTS) {
+      throw typedError("TOO_LARGE", `s3 write ${key}: ${bytes.length} bytes is over the object limit; nothing was written`);
+    }
+    if (writeOptions.exclusive) {
+      if (bytes.length > threshold) {
+        // If-None-Match on CompleteMultipartUpload is recent (AWS 2024) and not everywhere:
+        // check, upload with the condition, then read back whose object it is
+        if (await exists(key)) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+        await putMultipart(key, bytes, { "If-None-Match": "*" }).catch((err) => {
+          if (err?.code !== "EEXIST") throw err;
+        });
+        const stored = await getObject(key);
+        if (stored === undefined || !sameBytes(stored, bytes)) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+        return;
+      }
+      if (!(await putExclusive(key, bytes))) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+      return;
+    }
+    if (bytes.length > threshold) return putMultipart(key, bytes);
+    await (await idempotent("write", key, { method: "PUT", body: bytes })).body?.cancel();
+  }
+
+  async function list(dir) {
+    const base = keyOf(dir).replace(/\/*$/, "/");
+    const listPrefix = base === "/" ? "" : base;
+    const names = new Set();
+    let token;
+    do {
+      const query = new URLSearchParams({ "list-type": "2", delimiter: "/", prefix: listPrefix, "max-keys": String(pageSize) });
+      if (token !== undefined) query.set("continuation-token", token);
+      const xml = await (await idempotent("list", "", { query: `?${query}` })).text();
+      for (const key of tags(xml, "Key")) if (key.length > listPrefix.length) names.add(key.slice(listPrefix.length));
+      for (const sub of tags(xml, "Prefix").filter((p) => p.length > listPrefix.length && p.startsWith(listPrefix))) {
+        names.add(sub.slice(listPrefix.length));
+      }
+      token = tags(xml, "IsTruncated")[0] === "true" ? tags(xml, "NextContinuationToken")[0] : undefined;
+    } while (token);
+    return [...names].sort();
+  }
+
+  const storage = {
+    description: `s3 storage (${endpoint}/${bucket}/${prefix})`,
+    read: (path) => getObject(keyOf(path)),
+    write,
+    async remove(path) {
+      const key = keyOf(path);
+      await (await idempotent("remove", key, { method: "DELETE", ok: (s) => (s >= 200 && s < 300) || s === 404 })).body?.cancel();
+    },
+    list,
+  };
+  if (lockOption === "process") {
+    const store = `${endpoint}/${bucket}/${prefix}`;
+    storage.lock = (name, fn) => processLock(`${store}\u0000${name}`, fn);
+  } else if (typeof lockOption === "function") {
+    storage.lock = (name, fn) => lockOption(name, fn);
+  }
+  return storage;
+}
+

@@ -1,0 +1,37 @@
+// The shared conformance suites against toolctx/redis and toolctx/s3 under another runtime
+// (Deno, Bun): both servers are started on 127.0.0.1 first, and stopped by the last test.
+
+import { ContextManager, ConversationStore } from "toolctx";
+import { redisStorage } from "toolctx/redis";
+import { s3Storage } from "toolctx/s3";
+import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests } from "../js/conformance.mjs";
+import { runConversationTests } from "../js/conversation.mjs";
+import { startRedis, startS3 } from "./local.mjs";
+
+export async function runServerSuites({ runtime, test, assert }) {
+  const redis = await startRedis();
+  const s3 = await startS3();
+  const opened = [];
+  let n = 0;
+  const fresh = (tag) => `/${runtime}-${tag}-${++n}`;
+  const adapters = {
+    redis: () => {
+      const storage = redisStorage({ url: redis.url });
+      opened.push(storage);
+      return storage;
+    },
+    s3: () => s3Storage({ endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }),
+  };
+  for (const [adapter, makeStorage] of Object.entries(adapters)) {
+    const name = `${runtime} ${adapter}`;
+    runStorageHostTests({ name, makeStorage, test, assert, tmpDir: () => fresh("host") });
+    runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => fresh("seed") });
+    runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => fresh("ses") });
+    runLockTests({ name, makeStorage, test, assert, tmpDir: () => fresh("lock") });
+    runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => fresh("conv") });
+  }
+  test(`[${runtime}] the servers stop`, async () => {
+    await Promise.all(opened.map((s) => s.close()));
+    await Promise.all([redis.stop(), s3.stop()]);
+  });
+}
