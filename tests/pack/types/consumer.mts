@@ -9,7 +9,7 @@ import {
 } from "toolctx";
 import type {
   ArtifactMeta, ContentBlock, ContextManagerOptions, ContextPointer, ConversationMetadata, ConversationStats,
-  DuplicateFileRead, IFileSystem, Message, ScoredContext, SelectOptions, SessionInfo, StorageData, StorageHost,
+  DuplicateFileRead, IFileSystem, Message, RecordExport, ScoredContext, SelectOptions, SessionInfo, StorageData, StorageHost,
   StoredContext, SyncResult, ToolctxError, ToolctxErrorCode, WindowEdit, WindowResult,
 } from "toolctx";
 import { nodeStorage, type NodeStorageOptions } from "toolctx/node";
@@ -86,8 +86,11 @@ const size = expectType<number>()(m.size);
 expectType<string>()(m.getContextDir());
 expectType<string | undefined>()(m.sessionId);
 expectType<number>()(await m.rebuildIndex());
-const jsonl = expectType<string>()(await ContextManager.exportRecords({ contextDir: dir, fileSystem: nodeStorage() }));
+const exported = expectType<RecordExport>()(await ContextManager.exportRecords({ contextDir: dir, fileSystem: nodeStorage() }));
+expectType<{ filename: string; reason: string }[]>()(exported.skipped);
+const jsonl = expectType<string>()(exported.jsonl);
 expectType<{ imported: number; unchanged: number }>()(await ContextManager.importRecords({ contextDir: `${dir}-copy`, storage: memoryStorage() }, jsonl));
+expectType<{ imported: number; unchanged: number }>()(await ContextManager.importRecords({ contextDir: `${dir}-copy`, storage: memoryStorage() }, exported));
 const sessions = expectType<SessionInfo[]>()(await ContextManager.listSessions({ contextDir: dir, fileSystem: nodeStorage() }));
 expectType<string[]>()(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: nodeStorage(), olderThanMs: 86_400_000 }));
 await m.flush();
@@ -103,7 +106,7 @@ expectType<number>()(await ContextManager.purge({ contextDir: dir, storage: user
 // Errors carry a typed code.
 let code: ToolctxErrorCode | undefined;
 try {
-  await m.saveContext("t", {}, 1n);
+  await fromSession.saveContext("t", {}, 1n); // m is closed: it would reject CLOSED
 } catch (err) {
   code = (err as ToolctxError).code;
 }
