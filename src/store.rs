@@ -1060,21 +1060,7 @@ impl<S: Storage> ContextManager<S> {
     /// The record files of the session folder (one level of category folders), as
     /// paths relative to it.
     async fn session_files(&self, dir: &str) -> Result<Vec<String>> {
-        let mut out = Vec::new();
-        for name in self.storage.list(dir).await? {
-            if let Some(category) = name.strip_suffix('/') {
-                if session::check_category(category).is_ok() {
-                    for inner in self.storage.list(&paths::join(dir, category)).await? {
-                        if crate::naming::is_record_filename(&inner) {
-                            out.push(format!("{category}/{inner}"));
-                        }
-                    }
-                }
-            } else if crate::naming::is_record_filename(&name) {
-                out.push(name);
-            }
-        }
-        Ok(out)
+        session::record_files(&self.storage, dir).await
     }
 
     /// Reads a record file for the index; a torn or foreign one is reported and, with
