@@ -92,6 +92,9 @@ pub struct ManifestEntry {
     /// Query id.
     #[serde(rename = "queryId", default, skip_serializing_if = "Option::is_none")]
     pub query_id: Option<String>,
+    /// Tool-call id.
+    #[serde(rename = "toolCallId", default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
     /// Bytes of the record file.
     #[serde(default)]
     pub size: usize,
@@ -115,6 +118,7 @@ impl ManifestEntry {
             args_hash: meta.args_hash.clone(),
             task_id: meta.task_id.clone(),
             query_id: meta.query_id.clone(),
+            tool_call_id: meta.tool_call_id.clone(),
             size,
         })
     }
@@ -129,6 +133,7 @@ impl ManifestEntry {
             timestamp: self.created.clone(),
             task_id: self.task_id.clone(),
             query_id: self.query_id.clone(),
+            tool_call_id: self.tool_call_id.clone(),
         }
     }
 }
@@ -384,7 +389,8 @@ pub async fn cleanup_stale_sessions<S: Storage>(
                     .into_iter()
                     .filter(|rel| !manifest.context_files.contains_key(rel))
                     .collect();
-                let recent = orphans.iter().filter_map(|rel| record_time_ms(rel)).any(|at| now_ms - at <= older_than_ms);
+                let recent =
+                    orphans.iter().filter_map(|rel| record_time_ms(rel)).any(|at| now_ms - at <= older_than_ms);
                 if recent {
                     return Ok(false);
                 }
@@ -507,6 +513,7 @@ mod tests {
             timestamp: "2025-01-18T14:30:22.000Z".into(),
             task_id: None,
             query_id: None,
+            tool_call_id: None,
         };
         let entry = ManifestEntry::new(&meta, 2, &[]).unwrap();
         let mut good = Manifest::new(id, "2025-01-18T14:30:22.000Z");

@@ -18,6 +18,7 @@ use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
+use crate::retention::{Ledger, Owned, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Strategy, Terms};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
@@ -46,6 +47,8 @@ pub type Clock = Rc<dyn Fn() -> i64>;
 pub type Random = Rc<dyn Fn() -> f64>;
 /// Receiver of debug messages.
 pub type DebugSink = Rc<dyn Fn(&DebugEvent)>;
+/// Receiver of the pointers retention evicted, as a JSON array (save order).
+pub type EvictSink = Rc<dyn Fn(&str)>;
 
 /// Settings of a [`ContextManager`].
 #[derive(Clone)]
@@ -69,6 +72,10 @@ pub struct Options {
     /// Inspection only: every write is refused with [`ErrorKind::ReadOnly`], and opening
     /// or re-indexing a session never writes its manifest (nor takes its lock).
     pub read_only: bool,
+    /// Caps on the records this manager owns (see [`crate::retention`]).
+    pub retention: Retention,
+    /// Told which pointers retention evicted, once per enforcement.
+    pub on_evict: Option<EvictSink>,
 }
 
 /// The `session` option.
@@ -93,6 +100,8 @@ impl Options {
             on_debug: None,
             session: None,
             read_only: false,
+            retention: Retention::default(),
+            on_evict: None,
         }
     }
 }
@@ -125,6 +134,8 @@ pub struct SaveInput<'a> {
     pub description: Option<String>,
     /// A category folder inside the session (`features`, `code`, `testing`, ...).
     pub category: Option<String>,
+    /// The id of the model's tool call, stored in the record and its pointer.
+    pub tool_call_id: Option<String>,
 }
 
 /// Which pointers to list.
@@ -159,6 +170,7 @@ struct Entry {
     timestamp: Packed<i64>,
     task_id: Option<Number>,
     query_id: Option<Box<str>>,
+    tool_call_id: Option<Box<str>>,
     size: u32,
 }
 
@@ -243,6 +255,7 @@ impl Entry {
             timestamp: Packed::timestamp(&meta.timestamp),
             task_id: meta.task_id,
             query_id: meta.query_id.map(Into::into),
+            tool_call_id: meta.tool_call_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
         }
     }
@@ -259,6 +272,7 @@ impl Entry {
             timestamp,
             task_id: self.task_id.clone(),
             query_id: self.query_id.as_deref().map(str::to_owned),
+            tool_call_id: self.tool_call_id.as_deref().map(str::to_owned),
         }
     }
 
@@ -286,6 +300,10 @@ impl Entry {
         if let Some(query) = &self.query_id {
             out.push_str(",\"queryId\":");
             push_json_str(out, query);
+        }
+        if let Some(call) = &self.tool_call_id {
+            out.push_str(",\"toolCallId\":");
+            push_json_str(out, call);
         }
         out.push_str(",\"argsHash\":\"");
         self.args_hash.push_to(out);
@@ -322,6 +340,8 @@ struct State {
     memory_bytes: usize,
     /// Paths this manager wrote to storage.
     written: HashSet<String>,
+    /// The records retention counts, oldest first.
+    owned: Ledger,
 }
 
 /// Filepath → slot, keyed by a hash of the path so the map does not hold a second
@@ -361,6 +381,15 @@ impl PathSlots {
         }
     }
 
+    fn remove(&mut self, path: &str, entries: &[Entry]) {
+        let key = Self::key(path);
+        if matches!(self.by_hash.get(&key), Some(&slot) if &*entries[slot as usize].filepath == path) {
+            self.by_hash.remove(&key);
+        } else {
+            self.collisions.remove(path);
+        }
+    }
+
     fn clear(&mut self) {
         self.by_hash.clear();
         self.collisions.clear();
@@ -385,6 +414,17 @@ impl State {
         self.entries.push(entry);
         let entries = &self.entries;
         self.slot_by_path.insert(&entries[slot as usize].filepath, slot, entries);
+        true
+    }
+
+    /// Drops the pointer at `path`, and its index entry; `false` when there is none.
+    fn remove_pointer(&mut self, path: &str) -> bool {
+        let Some(slot) = self.slot_of(path) else { return false };
+        let entry = &self.entries[slot as usize];
+        let terms = terms_of(&entry.meta());
+        self.index.remove(slot, &terms);
+        self.order.retain(|&s| s != slot);
+        self.slot_by_path.remove(path, &self.entries);
         true
     }
 
@@ -415,6 +455,9 @@ struct Session {
     manifest: RefCell<Manifest>,
     /// Entries added since the manifest was last written.
     dirty: Cell<usize>,
+    /// Relative paths evicted since the manifest was last written: a merge with the
+    /// manifest on disk must not bring them back.
+    evicted: RefCell<HashSet<String>>,
     last_write_ms: Cell<Option<i64>>,
     /// Serialises manifest writes, so an older snapshot never lands after a newer one.
     writing: Mutex<()>,
@@ -428,6 +471,7 @@ impl<S: Storage> ContextManager<S> {
     /// A manager over `storage` with `options`. The context dir is normalised; it
     /// must not be empty or hold NUL or backslash characters.
     pub fn new(storage: S, mut options: Options) -> Result<Self> {
+        options.retention.check()?;
         let dir = paths::normalize(&options.context_dir)
             .filter(|d| !d.is_empty() && d != "/")
             .ok_or_else(|| Error::invalid(format!("contextDir {:?} is not a usable folder", options.context_dir)))?;
@@ -460,6 +504,7 @@ impl<S: Storage> ContextManager<S> {
                     id,
                     resume,
                     dirty: Cell::new(0),
+                    evicted: RefCell::new(HashSet::new()),
                     last_write_ms: Cell::new(None),
                     writing: Mutex::new(()),
                 })
@@ -474,6 +519,10 @@ impl<S: Storage> ContextManager<S> {
         if let Some(s) = &manager.session {
             if s.resume {
                 manager.resume().await?;
+                // maxAgeMs (and every cap) over the records the session already holds.
+                if manager.enforce(None).await > 0 {
+                    manager.reindex_manifest().await?;
+                }
             } else {
                 manager.sync_manifest(true).await?;
             }
@@ -508,7 +557,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// Number of pointers.
     pub fn len(&self) -> usize {
-        self.state.borrow().entries.len()
+        self.state.borrow().order.len()
     }
 
     /// Whether there are no pointers.
@@ -585,12 +634,20 @@ impl<S: Storage> ContextManager<S> {
             timestamp: iso_timestamp(now),
             task_id: input.task_id,
             query_id: input.query_id,
+            tool_call_id: input.tool_call_id,
         };
         let bytes = meta.encode(input.result_json);
         if bytes.len() > self.options.max_record_bytes {
             return Err(Error::new(
                 ErrorKind::TooLarge,
                 format!("record of {} bytes exceeds maxRecordBytes ({})", bytes.len(), self.options.max_record_bytes),
+            ));
+        }
+        if let Some(cap) = self.options.retention.max_bytes.filter(|&cap| bytes.len() > cap) {
+            // It could only be kept by evicting itself: refuse it, as a record too large.
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!("record of {} bytes exceeds retention.maxBytes ({cap})", bytes.len()),
             ));
         }
         let tool = sanitize_tool_name(input.tool_name);
@@ -612,6 +669,7 @@ impl<S: Storage> ContextManager<S> {
         };
         let added = {
             let mut state = self.state.borrow_mut();
+            state.owned.add(&filepath, now, seq, size);
             let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
             state.add(entry, &terms)
         };
@@ -623,6 +681,7 @@ impl<S: Storage> ContextManager<S> {
             self.track(&filepath, Some(&terms));
         }
         self.spill_over_budget().await;
+        self.enforce(Some(&filepath)).await;
         if let Err(e) = self.sync_manifest(false).await {
             // The record is saved (records are the source of truth); resume will index it.
             self.debug(format!("could not update the session manifest: {e}"), None);
@@ -685,9 +744,12 @@ impl<S: Storage> ContextManager<S> {
         match self.storage.write(path, &bytes, WriteOptions { exclusive: true }).await {
             Ok(()) => {
                 let mut state = self.state.borrow_mut();
-                if state.memory.remove(path).is_some() {
-                    state.memory_bytes -= bytes.len();
+                if state.memory.remove(path).is_none() {
+                    // Dropped while it was being written (evicted, cleared): not kept.
+                    drop(state);
+                    return self.storage.remove(path).await;
                 }
+                state.memory_bytes -= bytes.len();
                 state.written.insert(path.to_owned());
                 drop(state);
                 self.track(path, None);
@@ -958,6 +1020,8 @@ impl<S: Storage> ContextManager<S> {
                 }
             }
         }
+        let State { owned, written, .. } = &mut *state;
+        owned.retain(|p| written.contains(p));
         first_error.map_or(Ok(()), Err)
     }
 
@@ -1029,11 +1093,15 @@ impl<S: Storage> ContextManager<S> {
     /// `last_activity` moves to, else the later of ours and the one on disk stays.
     async fn write_manifest(&self, s: &Session, activity: Option<i64>) -> Result<()> {
         let path = paths::join(&s.dir, MANIFEST);
+        let gone: Vec<String> = s.evicted.borrow().iter().cloned().collect();
         if let Ok(Some(bytes)) = self.storage.read(&path).await {
             if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
                 let mut ours = s.manifest.borrow_mut();
+                let evicted = s.evicted.borrow();
                 for (rel, entry) in on_disk.context_files {
-                    ours.context_files.entry(rel).or_insert(entry);
+                    if !evicted.contains(&rel) {
+                        ours.context_files.entry(rel).or_insert(entry);
+                    }
                 }
                 if session::parse_iso_ms(&on_disk.created_at) < session::parse_iso_ms(&ours.created_at) {
                     ours.created_at = on_disk.created_at;
@@ -1053,6 +1121,10 @@ impl<S: Storage> ContextManager<S> {
         if let Err(e) = self.storage.write(&path, &bytes, WriteOptions::default()).await {
             s.dirty.set(s.dirty.get() + taken);
             return Err(e);
+        }
+        let mut evicted = s.evicted.borrow_mut();
+        for rel in gone {
+            evicted.remove(&rel);
         }
         Ok(())
     }
@@ -1127,7 +1199,11 @@ impl<S: Storage> ContextManager<S> {
             // The records found are the session's last writes; the resume is not one.
             manifest.date_from_entries(rebuilt);
         }
-        self.restore_pointers(&s.dir, manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)));
+        self.restore_pointers(
+            &s.dir,
+            manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
+            true,
+        );
         *s.manifest.borrow_mut() = manifest;
         if !changed || self.options.read_only {
             // Up to date on disk (or only read): the next save's write moves last_activity.
@@ -1139,8 +1215,9 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order
-    /// (the filenames' timestamp, then counter).
-    fn restore_pointers(&self, dir: &str, records: impl Iterator<Item = (String, RecordMeta, usize)>) {
+    /// (the filenames' timestamp, then counter). `own`: they are the session's records,
+    /// so retention counts them (with the records held in memory), and nothing else.
+    fn restore_pointers(&self, dir: &str, records: impl Iterator<Item = (String, RecordMeta, usize)>, own: bool) {
         let mut records: Vec<(String, RecordMeta, usize)> = records.collect();
         records.sort_by_cached_key(|(rel, _, _)| {
             let name = rel.rsplit('/').next().unwrap_or(rel);
@@ -1151,10 +1228,17 @@ impl<S: Storage> ContextManager<S> {
         });
         let mut state = self.state.borrow_mut();
         state.forget_pointers();
+        if own {
+            let State { owned, memory, .. } = &mut *state;
+            owned.retain(|p| memory.contains_key(p));
+        }
         for (rel, meta, size) in records {
             let filepath = paths::join(dir, &rel);
             let seq = state.next_seq;
             state.next_seq += 1;
+            if own {
+                state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
+            }
             let terms = terms_of(&meta);
             // A pointer, not ownership: `written` keeps only what this manager wrote.
             let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
@@ -1195,7 +1279,7 @@ impl<S: Storage> ContextManager<S> {
             *s.manifest.borrow_mut() = manifest;
             s.dirty.set(count.max(1));
         }
-        self.restore_pointers(&dir, records.into_iter());
+        self.restore_pointers(&dir, records.into_iter(), self.session.is_some());
         self.reindex_manifest().await?;
         Ok(count)
     }
@@ -1230,11 +1314,179 @@ impl<S: Storage> ContextManager<S> {
         s.last_write_ms.set(None);
         let mut state = self.state.borrow_mut();
         state.written.clear();
+        state.owned.clear();
         state.memory.clear();
         state.spill_queue.clear();
         state.memory_bytes = 0;
         state.forget_pointers();
         Ok(())
+    }
+
+    /// Evicts, oldest first, the owned records past the `retention` caps (never `keep`,
+    /// the record a save just made): removes the file (or drops the record held in
+    /// memory), its pointer and index entry, and its manifest entry; then tells
+    /// `on_evict`. A record whose removal fails stays (reported through `onDebug`), to
+    /// go at the next check. Returns the number evicted.
+    async fn enforce(&self, keep: Option<&str>) -> usize {
+        let caps = self.options.retention;
+        if caps.is_unbounded() || self.options.read_only {
+            return 0;
+        }
+        let now = (self.options.clock)();
+        let victims = self.state.borrow_mut().owned.take_over(&caps, now, keep);
+        if victims.is_empty() {
+            return 0;
+        }
+        let mut pointers = String::from("[");
+        let mut evicted = 0;
+        for victim in victims {
+            match self.evict(&victim).await {
+                Ok(pointer) => {
+                    if evicted > 0 {
+                        pointers.push(',');
+                    }
+                    pointers.push_str(&pointer);
+                    evicted += 1;
+                }
+                Err(e) => {
+                    self.debug(format!("retention could not evict a record: {e}"), Some(&victim.path));
+                    self.state.borrow_mut().owned.add(&victim.path, victim.at_ms, victim.seq, victim.size);
+                }
+            }
+        }
+        pointers.push(']');
+        if evicted > 0 {
+            self.debug(format!("retention evicted {evicted} record(s)"), None);
+            if let Some(sink) = &self.options.on_evict {
+                sink(&pointers);
+            }
+        }
+        evicted
+    }
+
+    /// Removes one owned record and everything that points at it; its pointer's JSON.
+    async fn evict(&self, victim: &Owned) -> Result<String> {
+        let path = victim.path.as_str();
+        let pointer = self.pointer_before_eviction(victim).await;
+        let held = {
+            let mut state = self.state.borrow_mut();
+            match state.memory.remove(path) {
+                Some(bytes) => {
+                    state.memory_bytes -= bytes.len();
+                    state.spill_queue.retain(|p| p != path);
+                    true
+                }
+                None => false,
+            }
+        };
+        if !held {
+            self.storage.remove(path).await?;
+        }
+        {
+            let mut state = self.state.borrow_mut();
+            state.written.remove(path);
+            state.remove_pointer(path);
+        }
+        if let Some(s) = &self.session {
+            if let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) {
+                if s.manifest.borrow_mut().context_files.remove(rel).is_some() {
+                    s.evicted.borrow_mut().insert(rel.to_owned());
+                    s.dirty.set(s.dirty.get() + 1);
+                }
+            }
+        }
+        Ok(pointer)
+    }
+
+    /// The pointer of a record about to be evicted, as `getAllPointers` gives it; for a
+    /// record whose pointer was cleared (`clearPointers`), made from its manifest entry,
+    /// its bytes in memory, or the file.
+    async fn pointer_before_eviction(&self, victim: &Owned) -> String {
+        let path = victim.path.as_str();
+        let mut out = String::new();
+        {
+            let state = self.state.borrow();
+            if let Some(entry) = state.entry(path) {
+                entry.pointer_json(&mut out);
+                return out;
+            }
+        }
+        let from_manifest = self.session.as_ref().and_then(|s| {
+            let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
+            s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
+        });
+        let held = self.state.borrow().memory.get(path).cloned();
+        let meta = match (from_manifest, held) {
+            (Some(meta), _) => Some(meta),
+            (None, Some(bytes)) => parse_record(&bytes).and_then(|v| v.meta()).ok(),
+            (None, None) => match self.storage.read(path).await {
+                Ok(Some(bytes)) => parse_record(&bytes).and_then(|v| v.meta()).ok(),
+                _ => None,
+            },
+        };
+        match meta {
+            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
+            None => {
+                out.push_str("{\"filepath\":");
+                push_json_str(&mut out, path);
+                out.push_str(",\"filename\":");
+                push_json_str(&mut out, path.rsplit('/').next().unwrap_or(path));
+                out.push('}');
+            }
+        }
+        out
+    }
+
+    /// Adopts the records a crash left out of the session manifest: the record files of
+    /// the session folder (and its category folders) that neither this manager nor the
+    /// manifest on disk lists get a manifest entry and a pointer, so `endSession`, stale
+    /// cleanup and retention count them. A file that does not parse is skipped (reported
+    /// through `onDebug`). Outside a session there is nothing to reconcile: records in a
+    /// shared folder belong to whoever wrote them (`rebuildIndex` re-reads them as
+    /// pointers). Returns the filepaths adopted.
+    pub async fn reconcile(&self) -> Result<Vec<String>> {
+        let _pass = self.gate.enter("reconcile")?;
+        self.check_writable()?;
+        let Some(s) = &self.session else { return Ok(Vec::new()) };
+        let files = self.session_files(&s.dir).await?;
+        let on_disk = match self.storage.read(&paths::join(&s.dir, MANIFEST)).await? {
+            Some(bytes) => Manifest::parse(&bytes, &s.id).map(|m| m.context_files).unwrap_or_default(),
+            None => Default::default(),
+        };
+        let orphans: Vec<String> = {
+            let ours = s.manifest.borrow();
+            files
+                .into_iter()
+                .filter(|rel| !ours.context_files.contains_key(rel) && !on_disk.contains_key(rel))
+                .collect()
+        };
+        let mut adopted = Vec::new();
+        for rel in orphans {
+            let full = paths::join(&s.dir, &rel);
+            let Some((meta, size)) = self.adopt(&full, false).await else { continue };
+            let terms = terms_of(&meta);
+            let entry = ManifestEntry::new(&meta, size, terms.as_slice())?;
+            {
+                let mut state = self.state.borrow_mut();
+                if state.slot_of(&full).is_some() {
+                    continue;
+                }
+                let seq = state.next_seq;
+                state.next_seq += 1;
+                state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
+                let pointer = Entry::new(seq, &full, meta, size, &mut state.tools);
+                state.add(pointer, &terms);
+            }
+            s.manifest.borrow_mut().context_files.insert(rel, entry);
+            s.dirty.set(s.dirty.get() + 1);
+            self.debug("reconcile adopted a record the manifest did not list", Some(&full));
+            adopted.push(full);
+        }
+        self.enforce(None).await;
+        if s.dirty.get() > 0 {
+            self.reindex_manifest().await?;
+        }
+        Ok(adopted)
     }
 
     /// `clear_context_dir` and `clear_pointers`.
@@ -1390,6 +1642,11 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
         }
     }
     Ok(report)
+}
+
+/// When a record was saved, in epoch ms: its timestamp, else its file name's.
+fn saved_at_ms(rel: &str, meta: &RecordMeta) -> i64 {
+    session::parse_iso_ms(&meta.timestamp).or_else(|| session::record_time_ms(rel)).unwrap_or(0)
 }
 
 /// The indexed terms of a record's metadata.

@@ -269,6 +269,10 @@ impl JsContextManager {
             let o = task_or_options;
             let mut fields = SaveFields::parse(&get(o, "taskId"), &get(o, "queryId"), &get(o, "description"))?;
             fields.category = opt_string(o, "category")?;
+            fields.tool_call_id = match get(o, "toolCallId") {
+                v if v.is_undefined() || v.is_null() => None,
+                v => Some(well_formed(&v, "toolCallId")?),
+            };
             fields
         } else {
             SaveFields::parse(task_or_options, query_id, &JsValue::UNDEFINED)?
@@ -316,6 +320,9 @@ fn redacted(
     if let Some(query) = &fields.query_id {
         put("queryId", &query.as_str().into());
     }
+    if let Some(call) = &fields.tool_call_id {
+        put("toolCallId", &call.as_str().into());
+    }
     let returned = redact
         .call1(&JsValue::UNDEFINED, &record)
         .map_err(|e| with_cause(ErrorKind::InvalidArgument, "the redact option threw", e))?;
@@ -337,6 +344,7 @@ struct SaveFields {
     query_id: Option<String>,
     description: Option<String>,
     category: Option<String>,
+    tool_call_id: Option<String>,
 }
 
 impl SaveFields {
@@ -357,6 +365,7 @@ impl SaveFields {
             query_id: optional(query_id, "queryId")?,
             description: optional(description, "description")?,
             category: None,
+            tool_call_id: None,
         })
     }
 }
@@ -510,6 +519,7 @@ impl JsContextManager {
                 query_id: fields.query_id,
                 description: fields.description,
                 category: fields.category,
+                tool_call_id: fields.tool_call_id,
             };
             inner.save(input).await.map(JsValue::from).js()
         })
