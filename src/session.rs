@@ -428,7 +428,7 @@ pub async fn record_files<S: Storage>(storage: &S, dir: &str) -> Result<Vec<Stri
 /// The save time in a record file name (its 13-digit timestamp part), in epoch ms.
 pub fn record_time_ms(rel: &str) -> Option<i64> {
     let name = rel.rsplit('/').next()?;
-    name.strip_suffix(".json")?.rsplitn(5, '_').nth(2)?.parse().ok()
+    name.strip_suffix(".json")?.rsplit('_').nth(2)?.parse().ok()
 }
 
 /// Removes the files a manifest tracks (and `also`, paths inside the session), the

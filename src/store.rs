@@ -743,15 +743,19 @@ impl<S: Storage> ContextManager<S> {
         };
         match self.storage.write(path, &bytes, WriteOptions { exclusive: true }).await {
             Ok(()) => {
-                let mut state = self.state.borrow_mut();
-                if state.memory.remove(path).is_none() {
+                let kept = {
+                    let mut state = self.state.borrow_mut();
+                    let kept = state.memory.remove(path).is_some();
+                    if kept {
+                        state.memory_bytes -= bytes.len();
+                        state.written.insert(path.to_owned());
+                    }
+                    kept
+                };
+                if !kept {
                     // Dropped while it was being written (evicted, cleared): not kept.
-                    drop(state);
                     return self.storage.remove(path).await;
                 }
-                state.memory_bytes -= bytes.len();
-                state.written.insert(path.to_owned());
-                drop(state);
                 self.track(path, None);
                 Ok(())
             }

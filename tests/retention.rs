@@ -63,7 +63,7 @@ fn stale_cleanup_removes_the_records_a_crash_left_out_of_the_manifest() {
         storage.write(&format!("/ctx/sessions/{id}/notes.txt"), b"user file", WriteOptions::default()).await?;
         now.set(T0 + 2 * DAY);
         let removed = toolctx::cleanup_stale_sessions(&storage, "/ctx", now.get(), DAY).await?;
-        assert_eq!(removed, [id.clone()]);
+        assert_eq!(removed, std::slice::from_ref(&id));
         let left: Vec<String> = storage.paths().into_iter().filter(|p| p.contains(&id)).collect();
         assert!(!left.contains(&a) && !left.contains(&b), "orphaned records leaked: {left:?}");
         assert_eq!(left, [format!("/ctx/sessions/{id}/notes.txt")], "only the user's file stays");
@@ -153,7 +153,7 @@ fn max_bytes_counts_records_held_in_memory_and_refuses_one_larger_than_the_cap()
         let b = m.save(input("bravo")).await?;
         assert!(told.borrow().is_empty(), "two records of ~400 bytes fit in 900");
         let c = m.save(input("charlie")).await?;
-        assert_eq!(filepaths(&told), [a.clone()]);
+        assert_eq!(filepaths(&told), std::slice::from_ref(&a));
         assert_eq!(pointer_paths(&m), [b, c]);
         assert_eq!(m.load(&[a]).await?.len(), 0, "the evicted record is gone from memory too");
         let huge = format!("\"{}\"", "x".repeat(1000));
@@ -181,8 +181,8 @@ fn max_age_is_enforced_when_a_session_is_resumed_and_on_save() {
         let caps = Retention { max_age_ms: Some(55 * 60_000), ..Retention::default() };
         let (o, told) = capped(Some(SessionChoice::Resume(id.clone())), now.clone(), caps);
         let m = ContextManager::open(storage.clone(), o).await?;
-        assert_eq!(filepaths(&told), [old.clone()], "the hour-old record goes at open");
-        assert_eq!(pointer_paths(&m), [young.clone()]);
+        assert_eq!(filepaths(&told), std::slice::from_ref(&old), "the hour-old record goes at open");
+        assert_eq!(pointer_paths(&m), std::slice::from_ref(&young));
         assert_eq!(storage.read(&old).await?, None);
         let manifest = manifest_of(&storage, &id).await;
         assert_eq!(manifest.context_files.len(), 1, "and its manifest entry");
@@ -232,7 +232,7 @@ fn records_whose_pointers_were_cleared_still_count_and_go() {
         m.clear_pointers();
         now.set(T0 + 1);
         m.save(save("bravo")).await?;
-        assert_eq!(filepaths(&told), [a.clone()]);
+        assert_eq!(filepaths(&told), std::slice::from_ref(&a));
         assert_eq!(told.borrow()[0]["toolName"], "alpha", "the pointer is rebuilt from the file");
         assert_eq!(storage.read(&a).await?, None);
         Ok::<(), Error>(())
@@ -313,7 +313,7 @@ fn reconciled_records_count_for_retention() {
         now.set(T0 + 6);
         m.save(save("u")).await?;
         let a = orphan(&storage, &id, &format!("grep_{}_{T0}_7_abcd.json", "0".repeat(12)), T0).await;
-        assert_eq!(m.reconcile().await?, [a.clone()]);
+        assert_eq!(m.reconcile().await?, std::slice::from_ref(&a));
         assert_eq!(filepaths(&told), [a], "the orphan is the oldest record: it goes first");
         assert_eq!(m.len(), 2);
         Ok::<(), Error>(())
