@@ -9,7 +9,7 @@ import {
 } from "toolctx";
 import type {
   ArtifactMeta, ContentBlock, ContextManagerOptions, ContextPointer, ConversationMetadata, ConversationStats,
-  DuplicateFileRead, IFileSystem, Message, ScoredContext, SelectOptions, SessionInfo, StorageData, StorageHost,
+  DuplicateFileRead, IFileSystem, Message, RecordExport, RetentionOptions, ScoredContext, SelectOptions, SessionInfo, StorageData, StorageHost,
   StoredContext, SyncResult, ToolctxError, ToolctxErrorCode, WindowEdit, WindowResult,
 } from "toolctx";
 import { nodeStorage, type NodeStorageOptions } from "toolctx/node";
@@ -84,7 +84,7 @@ const size = expectType<number>()(m.size);
 expectType<string>()(m.getContextDir());
 expectType<string | undefined>()(m.sessionId);
 expectType<number>()(await m.rebuildIndex());
-const jsonl = expectType<string>()(await ContextManager.exportRecords({ contextDir: dir, fileSystem: nodeStorage() }));
+const jsonl = expectType<RecordExport>()(await ContextManager.exportRecords({ contextDir: dir, fileSystem: nodeStorage() }));
 expectType<{ imported: number; unchanged: number }>()(await ContextManager.importRecords({ contextDir: `${dir}-copy`, storage: memoryStorage() }, jsonl));
 const sessions = expectType<SessionInfo[]>()(await ContextManager.listSessions({ contextDir: dir, fileSystem: nodeStorage() }));
 expectType<string[]>()(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: nodeStorage(), olderThanMs: 86_400_000 }));
@@ -96,12 +96,21 @@ await m.close();
 const disposable: () => Promise<void> = m[Symbol.asyncDispose];
 const fromSession = await ContextManager.open({ contextDir: dir, storage: userStorage(), session: true });
 await fromSession.saveContext("listDirectory", { path: "docs" }, ["a.md"], 1);
+const retention: RetentionOptions = { maxBytes: 1 << 20, maxRecords: 100, maxAgeMs: 3_600_000 };
+const capped = await ContextManager.open({
+  contextDir: dir, storage: userStorage(), session: true, retention,
+  onEvict: (pointers) => expectType<ContextPointer[]>()(pointers).forEach((p) => notAny(p.toolCallId)),
+});
+await capped.saveContext("read_file", { path: "a.ts" }, "body", { toolCallId: "call_1", category: "code" });
+expectType<string[]>()(await capped.reconcile());
+expectType<string | undefined>()(capped.getAllPointers()[0]?.toolCallId);
+await capped.endSession();
 expectType<number>()(await ContextManager.purge({ contextDir: dir, storage: userStorage() }));
 
 // Errors carry a typed code.
 let code: ToolctxErrorCode | undefined;
 try {
-  await m.saveContext("t", {}, 1n);
+  await fromSession.saveContext("t", {}, 1n);
 } catch (err) {
   code = (err as ToolctxError).code;
 }
