@@ -76,6 +76,10 @@ pub struct Options {
     pub retention: Retention,
     /// Told which pointers retention evicted, once per enforcement.
     pub on_evict: Option<EvictSink>,
+    /// Whether `save` compacts the pointer table when evicted slots dominate it (see
+    /// [`ContextManager::compact`]). The wasm layer turns it off and compacts at points
+    /// where the JS side has first kept its copies of the pointers it handed out.
+    pub auto_compact: bool,
 }
 
 /// The `session` option.
@@ -102,6 +106,7 @@ impl Options {
             read_only: false,
             retention: Retention::default(),
             on_evict: None,
+            auto_compact: true,
         }
     }
 }
@@ -342,6 +347,8 @@ struct State {
     written: HashSet<String>,
     /// The records retention counts, oldest first.
     owned: Ledger,
+    /// Slots whose pointer was evicted (their entries stay until [`State::compact`]).
+    dead: usize,
 }
 
 /// Filepath → slot, keyed by a hash of the path so the map does not hold a second
@@ -425,7 +432,28 @@ impl State {
         self.index.remove(slot, &terms);
         self.order.retain(|&s| s != slot);
         self.slot_by_path.remove(path, &self.entries);
+        self.dead += 1;
         true
+    }
+
+    /// Whether evicted slots hold as much as the live ones (and at least [`COMPACT_FROM`]).
+    fn compaction_due(&self) -> bool {
+        self.dead >= COMPACT_FROM && self.dead >= self.order.len()
+    }
+
+    /// Drops the entries of evicted pointers: the live ones get new slots, in save
+    /// order, and the index is rebuilt from their terms. Slots taken earlier are stale
+    /// (the epoch moves).
+    fn compact(&mut self) {
+        let mut old: Vec<Option<Entry>> = std::mem::take(&mut self.entries).into_iter().map(Some).collect();
+        let live: Vec<Entry> = std::mem::take(&mut self.order).iter().filter_map(|&s| old[s as usize].take()).collect();
+        drop(old);
+        self.forget_pointers();
+        self.dead = 0;
+        for entry in live {
+            let terms = terms_of(&entry.meta());
+            self.add(entry, &terms);
+        }
     }
 
     fn forget_pointers(&mut self) {
@@ -433,6 +461,7 @@ impl State {
         self.order.clear();
         self.slot_by_path.clear();
         self.index.clear();
+        self.dead = 0;
         self.epoch = self.epoch.wrapping_add(1);
     }
 }
@@ -462,6 +491,9 @@ struct Session {
     /// Serialises manifest writes, so an older snapshot never lands after a newer one.
     writing: Mutex<()>,
 }
+
+/// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
+pub const COMPACT_FROM: usize = 1024;
 
 /// Manifest writes are coalesced: at most one a second, or every this many records.
 const MANIFEST_EVERY_MS: i64 = 1000;
@@ -597,6 +629,9 @@ impl<S: Storage> ContextManager<S> {
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
         let _pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
+        if self.options.auto_compact {
+            self.compact();
+        }
         let args: Value = serde_json::from_str(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
         if !args.is_object() {
@@ -890,6 +925,29 @@ impl<S: Storage> ContextManager<S> {
                 Filter::Task(t) => entry.task_id.as_ref() == Some(t),
             }
         })
+    }
+
+    /// Whether [`ContextManager::compact`] would drop evicted slots now.
+    pub fn compaction_due(&self) -> bool {
+        self.state.borrow().compaction_due()
+    }
+
+    /// Frees what evicted pointers still hold once they are as many as the live ones (at
+    /// least [`COMPACT_FROM`]): an evicted pointer keeps its slot, so a pointer list
+    /// handed out earlier stays valid, until this. Slots change (the epoch moves).
+    /// Returns whether it compacted.
+    pub fn compact(&self) -> bool {
+        let mut state = self.state.borrow_mut();
+        if !state.compaction_due() {
+            return false;
+        }
+        state.compact();
+        true
+    }
+
+    /// Slots held by the pointer table, evicted ones included (memory reports, tests).
+    pub fn slots_held(&self) -> usize {
+        self.state.borrow().entries.len()
     }
 
     /// Changes whenever slots are forgotten (`clear_pointers`, resume, rebuild).

@@ -320,3 +320,25 @@ fn reconciled_records_count_for_retention() {
     })
     .unwrap();
 }
+
+#[test]
+fn evicted_slots_are_compacted_so_memory_does_not_grow_with_the_records_saved() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (o, _told) = capped(None, now.clone(), Retention { max_records: Some(10), ..Retention::default() });
+        let m = ContextManager::new(storage.clone(), o)?;
+        let mut saved = Vec::new();
+        for i in 0..5000 {
+            now.set(T0 + i);
+            saved.push(m.save(SaveInput { args_json: &format!(r#"{{"i":{i}}}"#), ..save("grep") }).await?);
+        }
+        assert_eq!(pointer_paths(&m), saved[4990..]);
+        assert!(m.slots_held() <= 2 * toolctx::store::COMPACT_FROM + 10, "{} slots held", m.slots_held());
+        let ranked = m.rank_all("grep", toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+        assert_eq!(ranked.hits.len(), 10, "the index holds the live records only");
+        assert_eq!(storage.paths().len(), 10);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

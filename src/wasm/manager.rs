@@ -225,6 +225,9 @@ impl Parts {
             v => v.as_bool().ok_or_else(|| Error::invalid("readOnly must be a boolean"))?,
         };
         core.retention = retention(&get(options, "retention"))?;
+        // Compaction moves slots: the JS glue runs it (`__compact`) once it has kept its
+        // copies of the pointer lists it handed out.
+        core.auto_compact = false;
         if let Some(f) = opt_function(options, "onEvict")? {
             let debug = core.on_debug.clone();
             core.on_evict = Some(Rc::new(move |pointers: &str| {
@@ -752,6 +755,19 @@ impl JsContextManager {
     }
 
     /// Changes whenever this manager forgets its pointers, so slots taken before are stale.
+    /// Whether `__compact` would drop evicted slots now.
+    #[wasm_bindgen(getter, js_name = "__compactionDue")]
+    pub fn compaction_due(&self) -> bool {
+        self.inner.compaction_due()
+    }
+
+    /// Frees the slots of evicted pointers (their number grows with retention); the
+    /// JS glue keeps its copies of handed-out pointer lists first.
+    #[wasm_bindgen(js_name = "__compact")]
+    pub fn compact(&self) -> bool {
+        self.inner.compact()
+    }
+
     #[wasm_bindgen(getter, js_name = "__epoch")]
     pub fn epoch(&self) -> u32 {
         self.inner.epoch()

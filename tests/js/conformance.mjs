@@ -2267,6 +2267,19 @@ export function runPointerArrayTests({ name, ContextManager, memoryStorage, test
     return { m, paths };
   }
 
+  test("retention: a list handed out keeps its pointers through evictions and the compaction that frees them", async () => {
+    const m = new ContextManager({ contextDir: "/lazy", fileSystem: memoryStorage(), persistThreshold: 0, retention: { maxRecords: 1100 } });
+    const paths = [];
+    for (let i = 0; i < 1100; i++) paths.push(await m.saveContext("grep", { i }, i));
+    const before = m.getAllPointers(); // lazy: no element made yet
+    for (let i = 1100; i < 2300; i++) paths.push(await m.saveContext("grep", { i }, i));
+    assert.equal(m.size, 1100);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), paths.slice(1200), "evicted pointers are gone, the rest in save order");
+    assert.deepEqual(before.map((p) => p.filepath), paths.slice(0, 1100), "the earlier list still holds what it held");
+    assert.equal(before[1099].args.i, 1099);
+    assert.deepEqual(m.selectRelevantContexts("grep", m.getAllPointers()).length, 1100);
+  });
+
   test("they read, iterate, serialise and copy like plain arrays of plain objects", async () => {
     const { m, paths } = await store();
     const all = m.getAllPointers();
