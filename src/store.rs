@@ -428,9 +428,13 @@ impl State {
     fn remove_pointer(&mut self, path: &str) -> bool {
         let Some(slot) = self.slot_of(path) else { return false };
         let entry = &self.entries[slot as usize];
-        let terms = terms_of(&entry.meta());
+        let (terms, seq) = (terms_of(&entry.meta()), entry.seq);
         self.index.remove(slot, &terms);
-        self.order.retain(|&s| s != slot);
+        // `order` is sorted by seq: find the slot without a scan.
+        let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
+        if self.order.get(at) == Some(&slot) {
+            self.order.remove(at);
+        }
         self.slot_by_path.remove(path, &self.entries);
         self.dead += 1;
         true
