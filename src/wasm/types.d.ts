@@ -169,8 +169,8 @@ export interface ContextManagerOptions {
    */
   session?: boolean | string;
   /**
-   * Inspection only: nothing is written. `saveContext`, `clearContextDir`, `clear` and
-   * `endSession` reject with `READ_ONLY` (and so do `purge`, `cleanupStaleSessions` and
+   * Inspection only: nothing is written. `saveContext`, `clearContextDir`, `clear`,
+   * `endSession` and `reconcile` reject with `READ_ONLY` (and so do `purge`, `cleanupStaleSessions` and
    * `importRecords` given it); `open` of a session and `rebuildIndex` restore the
    * pointers without writing the manifest or moving its `last_activity`; `flush` and
    * `close` have nothing to write. A new session (`session: true`) cannot be read-only.

@@ -1577,6 +1577,7 @@ export function runSeedApiTests({
       clearContextDir: () => m.clearContextDir(),
       clear: () => m.clear(),
       rebuildIndex: () => m.rebuildIndex(),
+      reconcile: () => m.reconcile(),
       endSession: () => m.endSession(),
     };
     for (const [label, call] of Object.entries(calls)) {
@@ -2039,7 +2040,7 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal((await ro.selectRelevant("auth")).length, 5);
     assert.equal(await ro.rebuildIndex(), 5, "rebuildIndex re-reads the records, in memory only");
     await expectRejection(assert, () => ro.saveContext("t", {}, 1), "READ_ONLY", "saveContext");
-    for (const op of ["clearContextDir", "clear", "endSession"]) await expectRejection(assert, () => ro[op](), "READ_ONLY", op);
+    for (const op of ["clearContextDir", "clear", "endSession", "reconcile"]) await expectRejection(assert, () => ro[op](), "READ_ONLY", op);
     assert.equal(ro.size, 5, "a refused clear() keeps the pointers");
     await ro.flush();
     await ro.close();
