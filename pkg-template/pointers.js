@@ -144,4 +144,18 @@ export function installPointerArrays(proto) {
     };
     Object.defineProperty(proto[name], "name", { value: name });
   }
+  // Retention evicts pointers but keeps their slots, so lists handed out stay valid; once
+  // evicted slots dominate, the table is compacted (slots move) at the start of the next
+  // save or reconcile, right after the lists handed out are filled in.
+  for (const name of ["saveContext", "reconcile"]) {
+    const original = proto[name];
+    proto[name] = function compacting(...args) {
+      if (this.__compactionDue) {
+        keepCopies(this);
+        this.__compact();
+      }
+      return original.apply(this, args);
+    };
+    Object.defineProperty(proto[name], "name", { value: name });
+  }
 }

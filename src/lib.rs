@@ -38,6 +38,7 @@
 //! - [`paths`]: path normalising and confinement;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
+//! - [`retention`]: caps by bytes, records and age over the records a manager owns;
 //! - [`store`]: [`ContextManager`], the workflow;
 //! - `lifecycle` (internal): open, closing, closed, and the operations in flight;
 //! - [`conversation`]: [`ConversationStore`](conversation::ConversationStore): messages, artifacts, stats,
@@ -51,6 +52,7 @@ mod lifecycle;
 pub mod naming;
 pub mod paths;
 pub mod record;
+pub mod retention;
 pub mod select;
 pub mod session;
 pub mod storage;
@@ -63,6 +65,7 @@ mod wasm;
 pub use describe::{describe, tool_words};
 pub use error::{Error, ErrorKind, Result};
 pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
+pub use retention::Retention;
 pub use select::{keywords, tokenize, Fallback, Scored, Strategy, Terms};
 pub use session::{cleanup_stale_sessions, list_sessions, SessionInfo};
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};

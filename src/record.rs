@@ -3,8 +3,8 @@
 //!
 //! A record file is one line of compact UTF-8 JSON, fields in this order:
 //! `{"v":1,"toolName":…,"toolDescription":…,"args":{…},"argsHash":…,"timestamp":…,
-//! "taskId":…,"queryId":…,"result":…}`. `taskId`, `queryId` and `result` are omitted
-//! when absent. `args` and `result` are kept as the JSON text they were given in, so
+//! "taskId":…,"queryId":…,"toolCallId":…,"result":…}`. `taskId`, `queryId`, `toolCallId`
+//! and `result` are omitted when absent. `args` and `result` are kept as the JSON text they were given in, so
 //! what `JSON.stringify` produced is what is stored, byte for byte.
 
 use serde::Deserialize;
@@ -33,6 +33,9 @@ pub struct RecordMeta {
     pub task_id: Option<Number>,
     /// Optional query id.
     pub query_id: Option<String>,
+    /// Optional id of the model's tool call this is the output of (any length: it is
+    /// stored, never part of a file name).
+    pub tool_call_id: Option<String>,
 }
 
 impl RecordMeta {
@@ -57,6 +60,10 @@ impl RecordMeta {
         if let Some(query) = &self.query_id {
             out.push_str(",\"queryId\":");
             push_json_str(&mut out, query);
+        }
+        if let Some(call) = &self.tool_call_id {
+            out.push_str(",\"toolCallId\":");
+            push_json_str(&mut out, call);
         }
         if let Some(result) = result_json {
             out.push_str(",\"result\":");
@@ -105,6 +112,9 @@ pub struct RecordView<'a> {
     /// Query id.
     #[serde(default, borrow)]
     pub query_id: Option<std::borrow::Cow<'a, str>>,
+    /// Tool-call id.
+    #[serde(default, borrow)]
+    pub tool_call_id: Option<std::borrow::Cow<'a, str>>,
     /// Result, unparsed.
     #[serde(default, borrow)]
     pub result: Option<&'a RawValue>,
@@ -145,6 +155,7 @@ impl RecordView<'_> {
             timestamp: self.timestamp.to_string(),
             task_id: self.task_id.clone(),
             query_id: self.query_id.as_ref().map(|q| q.to_string()),
+            tool_call_id: self.tool_call_id.as_ref().map(|c| c.to_string()),
         })
     }
 }
@@ -256,6 +267,7 @@ mod tests {
             timestamp: iso_timestamp(1_735_012_345_678),
             task_id: Some(task_id_from_f64(3.0).unwrap()),
             query_id: None,
+            tool_call_id: None,
         }
     }
 

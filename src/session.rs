@@ -92,6 +92,9 @@ pub struct ManifestEntry {
     /// Query id.
     #[serde(rename = "queryId", default, skip_serializing_if = "Option::is_none")]
     pub query_id: Option<String>,
+    /// Tool-call id.
+    #[serde(rename = "toolCallId", default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
     /// Bytes of the record file.
     #[serde(default)]
     pub size: usize,
@@ -115,6 +118,7 @@ impl ManifestEntry {
             args_hash: meta.args_hash.clone(),
             task_id: meta.task_id.clone(),
             query_id: meta.query_id.clone(),
+            tool_call_id: meta.tool_call_id.clone(),
             size,
         })
     }
@@ -129,6 +133,7 @@ impl ManifestEntry {
             timestamp: self.created.clone(),
             task_id: self.task_id.clone(),
             query_id: self.query_id.clone(),
+            tool_call_id: self.tool_call_id.clone(),
         }
     }
 }
@@ -346,8 +351,10 @@ async fn manifests<S: Storage>(storage: &S, context_dir: &str) -> Result<Vec<(St
     Ok(out)
 }
 
-/// Removes the sessions idle for longer than `older_than_ms` at `now_ms`: only the files
-/// their manifests track, the manifest, then the folders if empty. A session whose
+/// Removes the sessions idle for longer than `older_than_ms` at `now_ms`: the files their
+/// manifests track and the record files of their own folders that the manifests do not
+/// list yet (a crash left them out; one saved within `older_than_ms` keeps the session),
+/// the manifest, then the folders if empty. Other files stay. A session whose
 /// manifest is missing, does not parse, or has a `last_activity` that is not a date or
 /// lies in the future is never touched. Returns the ids removed.
 pub async fn cleanup_stale_sessions<S: Storage>(
@@ -370,10 +377,25 @@ pub async fn cleanup_stale_sessions<S: Storage>(
         let gone = storage
             .locked(&lock_name(&dir), async {
                 let current = storage.read(&paths::join(&dir, MANIFEST)).await?;
-                match current.map(|bytes| Manifest::parse(&bytes, &id)) {
-                    Some(Ok(m)) if is_stale(&m) => remove_session(storage, &dir, &m, &[]).await.map(|()| true),
-                    _ => Ok(false),
+                let manifest = match current.map(|bytes| Manifest::parse(&bytes, &id)) {
+                    Some(Ok(m)) if is_stale(&m) => m,
+                    _ => return Ok(false),
+                };
+                // Reconcile first: the session's own record files that its manifest does
+                // not list (a crash before the manifest caught up) are its records too.
+                // One saved recently means the session is not idle after all.
+                let orphans: Vec<String> = record_files(storage, &dir)
+                    .await?
+                    .into_iter()
+                    .filter(|rel| !manifest.context_files.contains_key(rel))
+                    .collect();
+                let recent =
+                    orphans.iter().filter_map(|rel| record_time_ms(rel)).any(|at| now_ms - at <= older_than_ms);
+                if recent {
+                    return Ok(false);
                 }
+                let orphans: Vec<String> = orphans.iter().map(|rel| paths::join(&dir, rel)).collect();
+                remove_session(storage, &dir, &manifest, &orphans).await.map(|()| true)
             })
             .await??;
         if gone {
@@ -381,6 +403,32 @@ pub async fn cleanup_stale_sessions<S: Storage>(
         }
     }
     Ok(removed)
+}
+
+/// The record files of a session folder (one level of category folders), as paths
+/// relative to it: names in the record grammar only.
+pub async fn record_files<S: Storage>(storage: &S, dir: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for name in storage.list(dir).await? {
+        if let Some(category) = name.strip_suffix('/') {
+            if check_category(category).is_ok() {
+                for inner in storage.list(&paths::join(dir, category)).await? {
+                    if is_record_filename(&inner) {
+                        out.push(format!("{category}/{inner}"));
+                    }
+                }
+            }
+        } else if is_record_filename(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// The save time in a record file name (its 13-digit timestamp part), in epoch ms.
+pub fn record_time_ms(rel: &str) -> Option<i64> {
+    let name = rel.rsplit('/').next()?;
+    name.strip_suffix(".json")?.rsplit('_').nth(2)?.parse().ok()
 }
 
 /// Removes the files a manifest tracks (and `also`, paths inside the session), the
@@ -465,6 +513,7 @@ mod tests {
             timestamp: "2025-01-18T14:30:22.000Z".into(),
             task_id: None,
             query_id: None,
+            tool_call_id: None,
         };
         let entry = ManifestEntry::new(&meta, 2, &[]).unwrap();
         let mut good = Manifest::new(id, "2025-01-18T14:30:22.000Z");

@@ -18,6 +18,7 @@ use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
+use crate::retention::{Ledger, Owned, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Strategy, Terms};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
@@ -46,6 +47,8 @@ pub type Clock = Rc<dyn Fn() -> i64>;
 pub type Random = Rc<dyn Fn() -> f64>;
 /// Receiver of debug messages.
 pub type DebugSink = Rc<dyn Fn(&DebugEvent)>;
+/// Receiver of the pointers retention evicted, as a JSON array (save order).
+pub type EvictSink = Rc<dyn Fn(&str)>;
 
 /// Settings of a [`ContextManager`].
 #[derive(Clone)]
@@ -69,6 +72,14 @@ pub struct Options {
     /// Inspection only: every write is refused with [`ErrorKind::ReadOnly`], and opening
     /// or re-indexing a session never writes its manifest (nor takes its lock).
     pub read_only: bool,
+    /// Caps on the records this manager owns (see [`crate::retention`]).
+    pub retention: Retention,
+    /// Told which pointers retention evicted, once per enforcement.
+    pub on_evict: Option<EvictSink>,
+    /// Whether `save` compacts the pointer table when evicted slots dominate it (see
+    /// [`ContextManager::compact`]). The wasm layer turns it off and compacts at points
+    /// where the JS side has first kept its copies of the pointers it handed out.
+    pub auto_compact: bool,
 }
 
 /// The `session` option.
@@ -93,6 +104,9 @@ impl Options {
             on_debug: None,
             session: None,
             read_only: false,
+            retention: Retention::default(),
+            on_evict: None,
+            auto_compact: true,
         }
     }
 }
@@ -125,6 +139,8 @@ pub struct SaveInput<'a> {
     pub description: Option<String>,
     /// A category folder inside the session (`features`, `code`, `testing`, ...).
     pub category: Option<String>,
+    /// The id of the model's tool call, stored in the record and its pointer.
+    pub tool_call_id: Option<String>,
 }
 
 /// Which pointers to list.
@@ -159,6 +175,7 @@ struct Entry {
     timestamp: Packed<i64>,
     task_id: Option<Number>,
     query_id: Option<Box<str>>,
+    tool_call_id: Option<Box<str>>,
     size: u32,
 }
 
@@ -243,6 +260,7 @@ impl Entry {
             timestamp: Packed::timestamp(&meta.timestamp),
             task_id: meta.task_id,
             query_id: meta.query_id.map(Into::into),
+            tool_call_id: meta.tool_call_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
         }
     }
@@ -259,6 +277,7 @@ impl Entry {
             timestamp,
             task_id: self.task_id.clone(),
             query_id: self.query_id.as_deref().map(str::to_owned),
+            tool_call_id: self.tool_call_id.as_deref().map(str::to_owned),
         }
     }
 
@@ -286,6 +305,10 @@ impl Entry {
         if let Some(query) = &self.query_id {
             out.push_str(",\"queryId\":");
             push_json_str(out, query);
+        }
+        if let Some(call) = &self.tool_call_id {
+            out.push_str(",\"toolCallId\":");
+            push_json_str(out, call);
         }
         out.push_str(",\"argsHash\":\"");
         self.args_hash.push_to(out);
@@ -322,6 +345,10 @@ struct State {
     memory_bytes: usize,
     /// Paths this manager wrote to storage.
     written: HashSet<String>,
+    /// The records retention counts, oldest first.
+    owned: Ledger,
+    /// Slots whose pointer was evicted (their entries stay until [`State::compact`]).
+    dead: usize,
 }
 
 /// Filepath → slot, keyed by a hash of the path so the map does not hold a second
@@ -361,6 +388,15 @@ impl PathSlots {
         }
     }
 
+    fn remove(&mut self, path: &str, entries: &[Entry]) {
+        let key = Self::key(path);
+        if matches!(self.by_hash.get(&key), Some(&slot) if &*entries[slot as usize].filepath == path) {
+            self.by_hash.remove(&key);
+        } else {
+            self.collisions.remove(path);
+        }
+    }
+
     fn clear(&mut self) {
         self.by_hash.clear();
         self.collisions.clear();
@@ -388,11 +424,48 @@ impl State {
         true
     }
 
+    /// Drops the pointer at `path`, and its index entry; `false` when there is none.
+    fn remove_pointer(&mut self, path: &str) -> bool {
+        let Some(slot) = self.slot_of(path) else { return false };
+        let entry = &self.entries[slot as usize];
+        let (terms, seq) = (terms_of(&entry.meta()), entry.seq);
+        self.index.remove(slot, &terms);
+        // `order` is sorted by seq: find the slot without a scan.
+        let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
+        if self.order.get(at) == Some(&slot) {
+            self.order.remove(at);
+        }
+        self.slot_by_path.remove(path, &self.entries);
+        self.dead += 1;
+        true
+    }
+
+    /// Whether evicted slots hold as much as the live ones (and at least [`COMPACT_FROM`]).
+    fn compaction_due(&self) -> bool {
+        self.dead >= COMPACT_FROM && self.dead >= self.order.len()
+    }
+
+    /// Drops the entries of evicted pointers: the live ones get new slots, in save
+    /// order, and the index is rebuilt from their terms. Slots taken earlier are stale
+    /// (the epoch moves).
+    fn compact(&mut self) {
+        let mut old: Vec<Option<Entry>> = std::mem::take(&mut self.entries).into_iter().map(Some).collect();
+        let live: Vec<Entry> = std::mem::take(&mut self.order).iter().filter_map(|&s| old[s as usize].take()).collect();
+        drop(old);
+        self.forget_pointers();
+        self.dead = 0;
+        for entry in live {
+            let terms = terms_of(&entry.meta());
+            self.add(entry, &terms);
+        }
+    }
+
     fn forget_pointers(&mut self) {
         self.entries.clear();
         self.order.clear();
         self.slot_by_path.clear();
         self.index.clear();
+        self.dead = 0;
         self.epoch = self.epoch.wrapping_add(1);
     }
 }
@@ -415,10 +488,16 @@ struct Session {
     manifest: RefCell<Manifest>,
     /// Entries added since the manifest was last written.
     dirty: Cell<usize>,
+    /// Relative paths evicted since the manifest was last written: a merge with the
+    /// manifest on disk must not bring them back.
+    evicted: RefCell<HashSet<String>>,
     last_write_ms: Cell<Option<i64>>,
     /// Serialises manifest writes, so an older snapshot never lands after a newer one.
     writing: Mutex<()>,
 }
+
+/// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
+pub const COMPACT_FROM: usize = 1024;
 
 /// Manifest writes are coalesced: at most one a second, or every this many records.
 const MANIFEST_EVERY_MS: i64 = 1000;
@@ -428,6 +507,7 @@ impl<S: Storage> ContextManager<S> {
     /// A manager over `storage` with `options`. The context dir is normalised; it
     /// must not be empty or hold NUL or backslash characters.
     pub fn new(storage: S, mut options: Options) -> Result<Self> {
+        options.retention.check()?;
         let dir = paths::normalize(&options.context_dir)
             .filter(|d| !d.is_empty() && d != "/")
             .ok_or_else(|| Error::invalid(format!("contextDir {:?} is not a usable folder", options.context_dir)))?;
@@ -460,6 +540,7 @@ impl<S: Storage> ContextManager<S> {
                     id,
                     resume,
                     dirty: Cell::new(0),
+                    evicted: RefCell::new(HashSet::new()),
                     last_write_ms: Cell::new(None),
                     writing: Mutex::new(()),
                 })
@@ -474,6 +555,10 @@ impl<S: Storage> ContextManager<S> {
         if let Some(s) = &manager.session {
             if s.resume {
                 manager.resume().await?;
+                // maxAgeMs (and every cap) over the records the session already holds.
+                if manager.enforce(None).await > 0 {
+                    manager.reindex_manifest().await?;
+                }
             } else {
                 manager.sync_manifest(true).await?;
             }
@@ -508,7 +593,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// Number of pointers.
     pub fn len(&self) -> usize {
-        self.state.borrow().entries.len()
+        self.state.borrow().order.len()
     }
 
     /// Whether there are no pointers.
@@ -548,6 +633,9 @@ impl<S: Storage> ContextManager<S> {
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
         let _pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
+        if self.options.auto_compact {
+            self.compact();
+        }
         let args: Value = serde_json::from_str(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
         if !args.is_object() {
@@ -585,12 +673,20 @@ impl<S: Storage> ContextManager<S> {
             timestamp: iso_timestamp(now),
             task_id: input.task_id,
             query_id: input.query_id,
+            tool_call_id: input.tool_call_id,
         };
         let bytes = meta.encode(input.result_json);
         if bytes.len() > self.options.max_record_bytes {
             return Err(Error::new(
                 ErrorKind::TooLarge,
                 format!("record of {} bytes exceeds maxRecordBytes ({})", bytes.len(), self.options.max_record_bytes),
+            ));
+        }
+        if let Some(cap) = self.options.retention.max_bytes.filter(|&cap| bytes.len() > cap) {
+            // It could only be kept by evicting itself: refuse it, as a record too large.
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!("record of {} bytes exceeds retention.maxBytes ({cap})", bytes.len()),
             ));
         }
         let tool = sanitize_tool_name(input.tool_name);
@@ -612,6 +708,7 @@ impl<S: Storage> ContextManager<S> {
         };
         let added = {
             let mut state = self.state.borrow_mut();
+            state.owned.add(&filepath, now, seq, size);
             let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
             state.add(entry, &terms)
         };
@@ -623,6 +720,7 @@ impl<S: Storage> ContextManager<S> {
             self.track(&filepath, Some(&terms));
         }
         self.spill_over_budget().await;
+        self.enforce(Some(&filepath)).await;
         if let Err(e) = self.sync_manifest(false).await {
             // The record is saved (records are the source of truth); resume will index it.
             self.debug(format!("could not update the session manifest: {e}"), None);
@@ -684,12 +782,19 @@ impl<S: Storage> ContextManager<S> {
         };
         match self.storage.write(path, &bytes, WriteOptions { exclusive: true }).await {
             Ok(()) => {
-                let mut state = self.state.borrow_mut();
-                if state.memory.remove(path).is_some() {
-                    state.memory_bytes -= bytes.len();
+                let kept = {
+                    let mut state = self.state.borrow_mut();
+                    let kept = state.memory.remove(path).is_some();
+                    if kept {
+                        state.memory_bytes -= bytes.len();
+                        state.written.insert(path.to_owned());
+                    }
+                    kept
+                };
+                if !kept {
+                    // Dropped while it was being written (evicted, cleared): not kept.
+                    return self.storage.remove(path).await;
                 }
-                state.written.insert(path.to_owned());
-                drop(state);
                 self.track(path, None);
                 Ok(())
             }
@@ -826,6 +931,29 @@ impl<S: Storage> ContextManager<S> {
         })
     }
 
+    /// Whether [`ContextManager::compact`] would drop evicted slots now.
+    pub fn compaction_due(&self) -> bool {
+        self.state.borrow().compaction_due()
+    }
+
+    /// Frees what evicted pointers still hold once they are as many as the live ones (at
+    /// least [`COMPACT_FROM`]): an evicted pointer keeps its slot, so a pointer list
+    /// handed out earlier stays valid, until this. Slots change (the epoch moves).
+    /// Returns whether it compacted.
+    pub fn compact(&self) -> bool {
+        let mut state = self.state.borrow_mut();
+        if !state.compaction_due() {
+            return false;
+        }
+        state.compact();
+        true
+    }
+
+    /// Slots held by the pointer table, evicted ones included (memory reports, tests).
+    pub fn slots_held(&self) -> usize {
+        self.state.borrow().entries.len()
+    }
+
     /// Changes whenever slots are forgotten (`clear_pointers`, resume, rebuild).
     pub fn epoch(&self) -> u32 {
         self.state.borrow().epoch
@@ -958,6 +1086,8 @@ impl<S: Storage> ContextManager<S> {
                 }
             }
         }
+        let State { owned, written, .. } = &mut *state;
+        owned.retain(|p| written.contains(p));
         first_error.map_or(Ok(()), Err)
     }
 
@@ -1029,11 +1159,15 @@ impl<S: Storage> ContextManager<S> {
     /// `last_activity` moves to, else the later of ours and the one on disk stays.
     async fn write_manifest(&self, s: &Session, activity: Option<i64>) -> Result<()> {
         let path = paths::join(&s.dir, MANIFEST);
+        let gone: Vec<String> = s.evicted.borrow().iter().cloned().collect();
         if let Ok(Some(bytes)) = self.storage.read(&path).await {
             if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
                 let mut ours = s.manifest.borrow_mut();
+                let evicted = s.evicted.borrow();
                 for (rel, entry) in on_disk.context_files {
-                    ours.context_files.entry(rel).or_insert(entry);
+                    if !evicted.contains(&rel) {
+                        ours.context_files.entry(rel).or_insert(entry);
+                    }
                 }
                 if session::parse_iso_ms(&on_disk.created_at) < session::parse_iso_ms(&ours.created_at) {
                     ours.created_at = on_disk.created_at;
@@ -1054,27 +1188,17 @@ impl<S: Storage> ContextManager<S> {
             s.dirty.set(s.dirty.get() + taken);
             return Err(e);
         }
+        let mut evicted = s.evicted.borrow_mut();
+        for rel in gone {
+            evicted.remove(&rel);
+        }
         Ok(())
     }
 
     /// The record files of the session folder (one level of category folders), as
     /// paths relative to it.
     async fn session_files(&self, dir: &str) -> Result<Vec<String>> {
-        let mut out = Vec::new();
-        for name in self.storage.list(dir).await? {
-            if let Some(category) = name.strip_suffix('/') {
-                if session::check_category(category).is_ok() {
-                    for inner in self.storage.list(&paths::join(dir, category)).await? {
-                        if crate::naming::is_record_filename(&inner) {
-                            out.push(format!("{category}/{inner}"));
-                        }
-                    }
-                }
-            } else if crate::naming::is_record_filename(&name) {
-                out.push(name);
-            }
-        }
-        Ok(out)
+        session::record_files(&self.storage, dir).await
     }
 
     /// Reads a record file for the index; a torn or foreign one is reported and, with
@@ -1141,7 +1265,11 @@ impl<S: Storage> ContextManager<S> {
             // The records found are the session's last writes; the resume is not one.
             manifest.date_from_entries(rebuilt);
         }
-        self.restore_pointers(&s.dir, manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)));
+        self.restore_pointers(
+            &s.dir,
+            manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
+            true,
+        );
         *s.manifest.borrow_mut() = manifest;
         if !changed || self.options.read_only {
             // Up to date on disk (or only read): the next save's write moves last_activity.
@@ -1153,8 +1281,9 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order
-    /// (the filenames' timestamp, then counter).
-    fn restore_pointers(&self, dir: &str, records: impl Iterator<Item = (String, RecordMeta, usize)>) {
+    /// (the filenames' timestamp, then counter). `own`: they are the session's records,
+    /// so retention counts them (with the records held in memory), and nothing else.
+    fn restore_pointers(&self, dir: &str, records: impl Iterator<Item = (String, RecordMeta, usize)>, own: bool) {
         let mut records: Vec<(String, RecordMeta, usize)> = records.collect();
         records.sort_by_cached_key(|(rel, _, _)| {
             let name = rel.rsplit('/').next().unwrap_or(rel);
@@ -1165,10 +1294,17 @@ impl<S: Storage> ContextManager<S> {
         });
         let mut state = self.state.borrow_mut();
         state.forget_pointers();
+        if own {
+            let State { owned, memory, .. } = &mut *state;
+            owned.retain(|p| memory.contains_key(p));
+        }
         for (rel, meta, size) in records {
             let filepath = paths::join(dir, &rel);
             let seq = state.next_seq;
             state.next_seq += 1;
+            if own {
+                state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
+            }
             let terms = terms_of(&meta);
             // A pointer, not ownership: `written` keeps only what this manager wrote.
             let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
@@ -1209,7 +1345,7 @@ impl<S: Storage> ContextManager<S> {
             *s.manifest.borrow_mut() = manifest;
             s.dirty.set(count.max(1));
         }
-        self.restore_pointers(&dir, records.into_iter());
+        self.restore_pointers(&dir, records.into_iter(), self.session.is_some());
         self.reindex_manifest().await?;
         Ok(count)
     }
@@ -1244,11 +1380,179 @@ impl<S: Storage> ContextManager<S> {
         s.last_write_ms.set(None);
         let mut state = self.state.borrow_mut();
         state.written.clear();
+        state.owned.clear();
         state.memory.clear();
         state.spill_queue.clear();
         state.memory_bytes = 0;
         state.forget_pointers();
         Ok(())
+    }
+
+    /// Evicts, oldest first, the owned records past the `retention` caps (never `keep`,
+    /// the record a save just made): removes the file (or drops the record held in
+    /// memory), its pointer and index entry, and its manifest entry; then tells
+    /// `on_evict`. A record whose removal fails stays (reported through `onDebug`), to
+    /// go at the next check. Returns the number evicted.
+    async fn enforce(&self, keep: Option<&str>) -> usize {
+        let caps = self.options.retention;
+        if caps.is_unbounded() || self.options.read_only {
+            return 0;
+        }
+        let now = (self.options.clock)();
+        let victims = self.state.borrow_mut().owned.take_over(&caps, now, keep);
+        if victims.is_empty() {
+            return 0;
+        }
+        let mut pointers = String::from("[");
+        let mut evicted = 0;
+        for victim in victims {
+            match self.evict(&victim).await {
+                Ok(pointer) => {
+                    if evicted > 0 {
+                        pointers.push(',');
+                    }
+                    pointers.push_str(&pointer);
+                    evicted += 1;
+                }
+                Err(e) => {
+                    self.debug(format!("retention could not evict a record: {e}"), Some(&victim.path));
+                    self.state.borrow_mut().owned.add(&victim.path, victim.at_ms, victim.seq, victim.size);
+                }
+            }
+        }
+        pointers.push(']');
+        if evicted > 0 {
+            self.debug(format!("retention evicted {evicted} record(s)"), None);
+            if let Some(sink) = &self.options.on_evict {
+                sink(&pointers);
+            }
+        }
+        evicted
+    }
+
+    /// Removes one owned record and everything that points at it; its pointer's JSON.
+    async fn evict(&self, victim: &Owned) -> Result<String> {
+        let path = victim.path.as_str();
+        let pointer = self.pointer_before_eviction(victim).await;
+        let held = {
+            let mut state = self.state.borrow_mut();
+            match state.memory.remove(path) {
+                Some(bytes) => {
+                    state.memory_bytes -= bytes.len();
+                    state.spill_queue.retain(|p| p != path);
+                    true
+                }
+                None => false,
+            }
+        };
+        if !held {
+            self.storage.remove(path).await?;
+        }
+        {
+            let mut state = self.state.borrow_mut();
+            state.written.remove(path);
+            state.remove_pointer(path);
+        }
+        if let Some(s) = &self.session {
+            if let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) {
+                if s.manifest.borrow_mut().context_files.remove(rel).is_some() {
+                    s.evicted.borrow_mut().insert(rel.to_owned());
+                    s.dirty.set(s.dirty.get() + 1);
+                }
+            }
+        }
+        Ok(pointer)
+    }
+
+    /// The pointer of a record about to be evicted, as `getAllPointers` gives it; for a
+    /// record whose pointer was cleared (`clearPointers`), made from its manifest entry,
+    /// its bytes in memory, or the file.
+    async fn pointer_before_eviction(&self, victim: &Owned) -> String {
+        let path = victim.path.as_str();
+        let mut out = String::new();
+        {
+            let state = self.state.borrow();
+            if let Some(entry) = state.entry(path) {
+                entry.pointer_json(&mut out);
+                return out;
+            }
+        }
+        let from_manifest = self.session.as_ref().and_then(|s| {
+            let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
+            s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
+        });
+        let held = self.state.borrow().memory.get(path).cloned();
+        let meta = match (from_manifest, held) {
+            (Some(meta), _) => Some(meta),
+            (None, Some(bytes)) => parse_record(&bytes).and_then(|v| v.meta()).ok(),
+            (None, None) => match self.storage.read(path).await {
+                Ok(Some(bytes)) => parse_record(&bytes).and_then(|v| v.meta()).ok(),
+                _ => None,
+            },
+        };
+        match meta {
+            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
+            None => {
+                out.push_str("{\"filepath\":");
+                push_json_str(&mut out, path);
+                out.push_str(",\"filename\":");
+                push_json_str(&mut out, path.rsplit('/').next().unwrap_or(path));
+                out.push('}');
+            }
+        }
+        out
+    }
+
+    /// Adopts the records a crash left out of the session manifest: the record files of
+    /// the session folder (and its category folders) that neither this manager nor the
+    /// manifest on disk lists get a manifest entry and a pointer, so `endSession`, stale
+    /// cleanup and retention count them. A file that does not parse is skipped (reported
+    /// through `onDebug`). Outside a session there is nothing to reconcile: records in a
+    /// shared folder belong to whoever wrote them (`rebuildIndex` re-reads them as
+    /// pointers). Returns the filepaths adopted.
+    pub async fn reconcile(&self) -> Result<Vec<String>> {
+        let _pass = self.gate.enter("reconcile")?;
+        self.check_writable()?;
+        let Some(s) = &self.session else { return Ok(Vec::new()) };
+        let files = self.session_files(&s.dir).await?;
+        let on_disk = match self.storage.read(&paths::join(&s.dir, MANIFEST)).await? {
+            Some(bytes) => Manifest::parse(&bytes, &s.id).map(|m| m.context_files).unwrap_or_default(),
+            None => Default::default(),
+        };
+        let orphans: Vec<String> = {
+            let ours = s.manifest.borrow();
+            files
+                .into_iter()
+                .filter(|rel| !ours.context_files.contains_key(rel) && !on_disk.contains_key(rel))
+                .collect()
+        };
+        let mut adopted = Vec::new();
+        for rel in orphans {
+            let full = paths::join(&s.dir, &rel);
+            let Some((meta, size)) = self.adopt(&full, false).await else { continue };
+            let terms = terms_of(&meta);
+            let entry = ManifestEntry::new(&meta, size, terms.as_slice())?;
+            {
+                let mut state = self.state.borrow_mut();
+                if state.slot_of(&full).is_some() {
+                    continue;
+                }
+                let seq = state.next_seq;
+                state.next_seq += 1;
+                state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
+                let pointer = Entry::new(seq, &full, meta, size, &mut state.tools);
+                state.add(pointer, &terms);
+            }
+            s.manifest.borrow_mut().context_files.insert(rel, entry);
+            s.dirty.set(s.dirty.get() + 1);
+            self.debug("reconcile adopted a record the manifest did not list", Some(&full));
+            adopted.push(full);
+        }
+        self.enforce(None).await;
+        if s.dirty.get() > 0 {
+            self.reindex_manifest().await?;
+        }
+        Ok(adopted)
     }
 
     /// `clear_context_dir` and `clear_pointers`.
@@ -1404,6 +1708,11 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
         }
     }
     Ok(report)
+}
+
+/// When a record was saved, in epoch ms: its timestamp, else its file name's.
+fn saved_at_ms(rel: &str, meta: &RecordMeta) -> i64 {
+    session::parse_iso_ms(&meta.timestamp).or_else(|| session::record_time_ms(rel)).unwrap_or(0)
 }
 
 /// The indexed terms of a record's metadata.

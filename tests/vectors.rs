@@ -61,6 +61,7 @@ fn sample_record_file_byte_for_byte() {
         query_id: Some(input["queryId"].as_str().unwrap().to_owned()),
         description: None,
         category: None,
+        tool_call_id: None,
     }))
     .unwrap();
     assert_eq!(saved, format!("/ctx/{}", doc["filename"].as_str().unwrap()));

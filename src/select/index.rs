@@ -68,6 +68,8 @@ pub struct Index {
     lengths: Vec<u32>,
     order: Vec<u64>,
     total_len: u64,
+    /// Documents removed (their slots stay, empty).
+    removed: usize,
 }
 
 impl Index {
@@ -102,6 +104,24 @@ impl Index {
         Some(slot)
     }
 
+    /// Removes the document in `slot`, indexed with `terms`: it is ranked no more. The
+    /// slot is not reused.
+    pub fn remove(&mut self, slot: u32, terms: &Terms) {
+        let Some(len) = self.lengths.get_mut(slot as usize) else { return };
+        for term in terms.as_slice() {
+            if let Some(&id) = self.ids.get(term.as_str()) {
+                // Postings are in slot order: documents are added with growing slots.
+                let list = &mut self.postings[id as usize];
+                if let Ok(i) = list.binary_search_by_key(&slot, |p| p >> TF_BITS) {
+                    list.remove(i);
+                }
+            }
+        }
+        self.total_len -= u64::from(*len);
+        *len = 0;
+        self.removed += 1;
+    }
+
     /// Forgets every document.
     pub fn clear(&mut self) {
         *self = Index::default();
@@ -134,9 +154,9 @@ impl Index {
     /// fallback: an empty ranking means nothing matched.
     pub fn rank_all(&self, query: &str, strategy: Strategy, limit: Option<usize>) -> Ranking {
         let keywords = query_keywords(query);
-        let n = self.len();
+        let n = self.len() - self.removed;
         let avg = self.total_len as f64 / n.max(1) as f64;
-        let mut acc = Accumulator::new(n);
+        let mut acc = Accumulator::new(self.len());
         for (k, keyword) in keywords.iter().enumerate() {
             let Some(postings) = self.ids.get(keyword.as_str()).map(|&id| &self.postings[id as usize]) else {
                 continue;

@@ -66,6 +66,39 @@ pub(super) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>>
     v.dyn_into::<Function>().map(Some).map_err(|_| Error::invalid(format!("{key} must be a function")))
 }
 
+/// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
+/// integer; any other key is refused, so a misspelt cap is not silently no cap.
+fn retention(value: &JsValue) -> Result<crate::Retention> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(crate::Retention::default());
+    }
+    if !value.is_object() || Array::is_array(value) {
+        return Err(Error::invalid("retention must be an object {maxBytes?, maxRecords?, maxAgeMs?}"));
+    }
+    const KEYS: [&str; 3] = ["maxBytes", "maxRecords", "maxAgeMs"];
+    for key in Object::keys(value.unchecked_ref::<Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !KEYS.contains(&key.as_str()) {
+            return Err(Error::invalid(format!("retention has no option {key:?} (maxBytes, maxRecords, maxAgeMs)")));
+        }
+    }
+    let cap = |key: &str| -> Result<Option<f64>> {
+        let v = get(value, key);
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        match v.as_f64() {
+            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => Ok(Some(n)),
+            _ => Err(Error::invalid(format!("retention.{key} must be a positive integer"))),
+        }
+    };
+    Ok(crate::Retention {
+        max_bytes: cap("maxBytes")?.map(|n| n as usize),
+        max_records: cap("maxRecords")?.map(|n| n as usize),
+        max_age_ms: cap("maxAgeMs")?.map(|n| n as i64),
+    })
+}
+
 /// A well-formed string, or `NOT_SERIALIZABLE` (a lone surrogate cannot be stored).
 fn well_formed(value: &JsValue, what: &str) -> Result<String> {
     let s: &JsString = value.dyn_ref().ok_or_else(|| Error::invalid(format!("{what} must be a string")))?;
@@ -191,6 +224,23 @@ impl Parts {
             v if v.is_undefined() || v.is_null() => false,
             v => v.as_bool().ok_or_else(|| Error::invalid("readOnly must be a boolean"))?,
         };
+        core.retention = retention(&get(options, "retention"))?;
+        // Compaction moves slots: the JS glue runs it (`__compact`) once it has kept its
+        // copies of the pointer lists it handed out.
+        core.auto_compact = false;
+        if let Some(f) = opt_function(options, "onEvict")? {
+            let debug = core.on_debug.clone();
+            core.on_evict = Some(Rc::new(move |pointers: &str| {
+                // A throwing callback must not fail the save that evicted.
+                if let Err(e) = f.call1(&JsValue::UNDEFINED, &parse_json(pointers)) {
+                    if let Some(sink) = &debug {
+                        let why = e.as_string().or_else(|| Reflect::get(&e, &"message".into()).ok()?.as_string());
+                        let message = format!("onEvict threw: {}", why.unwrap_or_default());
+                        sink(&DebugEvent { message, path: None });
+                    }
+                }
+            }));
+        }
         core.session = match get(options, "session") {
             v if v.is_undefined() || v.is_null() || v.as_bool() == Some(false) => None,
             v if v.as_bool() == Some(true) => Some(SessionChoice::New),
@@ -269,6 +319,10 @@ impl JsContextManager {
             let o = task_or_options;
             let mut fields = SaveFields::parse(&get(o, "taskId"), &get(o, "queryId"), &get(o, "description"))?;
             fields.category = opt_string(o, "category")?;
+            fields.tool_call_id = match get(o, "toolCallId") {
+                v if v.is_undefined() || v.is_null() => None,
+                v => Some(well_formed(&v, "toolCallId")?),
+            };
             fields
         } else {
             SaveFields::parse(task_or_options, query_id, &JsValue::UNDEFINED)?
@@ -316,6 +370,9 @@ fn redacted(
     if let Some(query) = &fields.query_id {
         put("queryId", &query.as_str().into());
     }
+    if let Some(call) = &fields.tool_call_id {
+        put("toolCallId", &call.as_str().into());
+    }
     let returned = redact
         .call1(&JsValue::UNDEFINED, &record)
         .map_err(|e| with_cause(ErrorKind::InvalidArgument, "the redact option threw", e))?;
@@ -337,6 +394,7 @@ struct SaveFields {
     query_id: Option<String>,
     description: Option<String>,
     category: Option<String>,
+    tool_call_id: Option<String>,
 }
 
 impl SaveFields {
@@ -357,6 +415,7 @@ impl SaveFields {
             query_id: optional(query_id, "queryId")?,
             description: optional(description, "description")?,
             category: None,
+            tool_call_id: None,
         })
     }
 }
@@ -382,6 +441,16 @@ impl JsContextManager {
     pub fn end_session(&self) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move { inner.end_session().await.map(|()| JsValue::UNDEFINED).js() })
+    }
+
+    /// Adopts the records of the session folder its manifest does not list (left by a
+    /// crash); resolves to their filepaths. Outside a session, nothing: `[]`.
+    pub fn reconcile(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let adopted = inner.reconcile().await;
+            adopted.map(|paths| paths.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()).js()
+        })
     }
 
     /// Rebuilds the index (the session manifest, or the pointers of the context dir)
@@ -510,6 +579,7 @@ impl JsContextManager {
                 query_id: fields.query_id,
                 description: fields.description,
                 category: fields.category,
+                tool_call_id: fields.tool_call_id,
             };
             inner.save(input).await.map(JsValue::from).js()
         })
@@ -685,6 +755,19 @@ impl JsContextManager {
     }
 
     /// Changes whenever this manager forgets its pointers, so slots taken before are stale.
+    /// Whether `__compact` would drop evicted slots now.
+    #[wasm_bindgen(getter, js_name = "__compactionDue")]
+    pub fn compaction_due(&self) -> bool {
+        self.inner.compaction_due()
+    }
+
+    /// Frees the slots of evicted pointers (their number grows with retention); the
+    /// JS glue keeps its copies of handed-out pointer lists first.
+    #[wasm_bindgen(js_name = "__compact")]
+    pub fn compact(&self) -> bool {
+        self.inner.compact()
+    }
+
     #[wasm_bindgen(getter, js_name = "__epoch")]
     pub fn epoch(&self) -> u32 {
         self.inner.epoch()

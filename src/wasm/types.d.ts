@@ -68,6 +68,8 @@ export interface StoredContext {
   timestamp: string;
   taskId?: number;
   queryId?: string;
+  /** The model's tool-call id, when the save gave one (any length: never part of the file name). */
+  toolCallId?: string;
   /** Absent when the tool returned `undefined`. */
   result?: unknown;
 }
@@ -81,6 +83,7 @@ export interface ContextPointer {
   args: Record<string, unknown>;
   taskId?: number;
   queryId?: string;
+  toolCallId?: string;
   argsHash?: string;
   timestamp?: string;
   /** Bytes of the record's JSON. */
@@ -95,6 +98,26 @@ export interface SaveOptions {
   description?: string;
   /** A category folder inside the session (`features`, `code`, `testing`...): 1-64 of [A-Za-z0-9_-]. */
   category?: string;
+  /** The model's tool-call id, stored in the record and its pointer (never in the file name, so any length saves). */
+  toolCallId?: string;
+}
+
+/**
+ * Caps on the records a manager owns; past any of them the oldest (by save time, then
+ * save order) are evicted: file (or in-memory record), pointer, index and manifest entry.
+ * Each cap is a positive integer. Owned: in a session, the session's records (resumed,
+ * reconciled, saved, held in memory); outside one, the records this manager saved.
+ * Another manager's records and records only adopted (`rebuildIndex`) are never counted
+ * nor evicted. Checked after every save, and at `open` of a session (so `maxAgeMs`
+ * applies to what a resumed session holds) and after `reconcile`.
+ */
+export interface RetentionOptions {
+  /** Most bytes of records kept (their JSON). A single record larger than this rejects `TOO_LARGE`. */
+  maxBytes?: number;
+  /** Most records kept. */
+  maxRecords?: number;
+  /** Records saved longer ago than this many milliseconds (by `clock`) go. */
+  maxAgeMs?: number;
 }
 
 /** What `ContextManager.exportRecords` resolves to. */
@@ -150,13 +173,20 @@ export interface ContextManagerOptions {
    */
   session?: boolean | string;
   /**
-   * Inspection only: nothing is written. `saveContext`, `clearContextDir`, `clear` and
-   * `endSession` reject with `READ_ONLY` (and so do `purge`, `cleanupStaleSessions` and
+   * Inspection only: nothing is written. `saveContext`, `clearContextDir`, `clear`,
+   * `endSession` and `reconcile` reject with `READ_ONLY` (and so do `purge`, `cleanupStaleSessions` and
    * `importRecords` given it); `open` of a session and `rebuildIndex` restore the
    * pointers without writing the manifest or moving its `last_activity`; `flush` and
    * `close` have nothing to write. A new session (`session: true`) cannot be read-only.
    */
   readOnly?: boolean;
+  /** Caps by bytes, record count and age over the records this manager owns. */
+  retention?: RetentionOptions;
+  /**
+   * Called once per check that evicted, with the evicted pointers, oldest first (a save
+   * never evicts the record it just made). A throwing callback is reported to `onDebug`.
+   */
+  onEvict?: (pointers: ContextPointer[]) => void;
 }
 
 /** The store a static method works on (`listSessions`, `cleanupStaleSessions`, `purge`, ...). */
@@ -210,9 +240,21 @@ export class ContextManager {
   endSession(): Promise<void>;
   /** Rebuilds the session manifest (or, without a session, the pointers of the context dir) from the record files. */
   rebuildIndex(): Promise<number>;
+  /**
+   * Adopts the records a crash left out of the session manifest: record files of the
+   * session folder (and its category folders) that no manifest lists get an entry and a
+   * pointer, so `endSession`, stale cleanup and retention count them. Resolves to their
+   * filepaths. Outside a session there is nothing to reconcile: `[]`.
+   */
+  reconcile(): Promise<string[]>;
   /** The sessions of `contextDir`. */
   static listSessions(options?: StoreOptions): Promise<SessionInfo[]>;
-  /** Removes sessions idle longer than `olderThanMs` (default 24 h), only the files their manifests track; resolves to the ids. */
+  /**
+   * Removes sessions idle longer than `olderThanMs` (default 24 h): the files their
+   * manifests track and the record files of their own folders that the manifests never
+   * listed (a crash); a session with such a record saved within `olderThanMs` is not
+   * idle. Other files stay. Resolves to the ids.
+   */
   static cleanupStaleSessions(options?: StoreOptions & { olderThanMs?: number }): Promise<string[]>;
   /** Removes every toolctx record of `contextDir` (whoever wrote it) and nothing else; resolves to the count. */
   static purge(options: Pick<ContextManagerOptions, "contextDir" | "fileSystem" | "storage" | "readOnly">): Promise<number>;

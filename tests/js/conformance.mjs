@@ -1612,6 +1612,7 @@ export function runSeedApiTests({
       clearContextDir: () => m.clearContextDir(),
       clear: () => m.clear(),
       rebuildIndex: () => m.rebuildIndex(),
+      reconcile: () => m.reconcile(),
       endSession: () => m.endSession(),
     };
     for (const [label, call] of Object.entries(calls)) {
@@ -1696,6 +1697,90 @@ export function runSeedApiTests({
     await m.close();
     assert.equal((await readRecord(base0, fp))?.result, "must survive");
     await expectRejection(assert, () => m.saveContext("t", {}, "x"), "CLOSED", "save after the retried close");
+  });
+
+  t("retention maxRecords: the oldest go first, file, pointer and ranking, and onEvict hears them", async () => {
+    const evicted = [];
+    let now = 1_700_000_000_000;
+    const { m, storage } = setup({ retention: { maxRecords: 2 }, onEvict: (pointers) => evicted.push(pointers), clock: () => now++ });
+    const saved = [];
+    for (const tool of ["alpha", "bravo", "charlie", "delta"]) saved.push(await m.saveContext(tool, { q: tool }, `${tool} body`));
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), saved.slice(2));
+    assert.equal(m.size, 2);
+    assert.deepEqual(evicted.map((batch) => batch.map((p) => p.filepath)), [[saved[0]], [saved[1]]], "one call per save that evicted");
+    assert.equal(evicted[0][0].toolName, "alpha");
+    for (const p of saved.slice(0, 2)) assert.equal(await storage.read(p), undefined, `${p} removed`);
+    assert.equal((await readRecord(storage, saved[3])).result, "delta body");
+    assert.deepEqual(await m.selectRelevant("alpha", { fallback: "none" }), [], "an evicted record is not ranked");
+    assert.deepEqual(await m.loadContexts(saved.slice(0, 2)), []);
+  });
+
+  t("retention maxBytes counts records held in memory; one larger than the cap rejects TOO_LARGE and evicts nothing", async () => {
+    const evicted = [];
+    const { m, storage } = setup({ persistThreshold: 1 << 20, retention: { maxBytes: 900 }, onEvict: (p) => evicted.push(...p) });
+    const body = "x".repeat(200);
+    const a = await m.saveContext("alpha", {}, body);
+    const b = await m.saveContext("bravo", {}, body);
+    assert.deepEqual(evicted, [], "two records of ~400 bytes fit in 900");
+    const c = await m.saveContext("charlie", {}, body);
+    assert.deepEqual(evicted.map((p) => p.filepath), [a]);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), [b, c]);
+    assert.deepEqual(await m.loadContexts([a]), []);
+    await expectRejection(assert, () => m.saveContext("huge", {}, "x".repeat(1000)), "TOO_LARGE", "over maxBytes alone");
+    assert.equal(m.size, 2);
+    await m.flush();
+    assert.deepEqual(await listFiles(storage, m.getContextDir()), [b, c].sort());
+  });
+
+  t("retention counts only this manager's records: another manager's and adopted ones are never evicted", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const other = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    const theirs = await other.saveContext("theirs", {}, 1);
+    const evicted = [];
+    const { m } = setup({ fileSystem: storage, contextDir: dir, retention: { maxRecords: 1 }, onEvict: (p) => evicted.push(...p) });
+    assert.equal(await m.rebuildIndex(), 1);
+    const a = await m.saveContext("alpha", {}, 1);
+    const b = await m.saveContext("bravo", {}, 2);
+    assert.deepEqual(evicted.map((p) => p.filepath), [a]);
+    assert.equal((await readRecord(storage, theirs)).result, 1);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), [theirs, b]);
+  });
+
+  t("retention and onEvict are checked: bad caps reject INVALID_ARGUMENT", () => {
+    const codeOf = (options) => {
+      try {
+        new ContextManager({ contextDir: contextDir(), fileSystem: makeStorage(), ...options });
+      } catch (err) {
+        return err.code;
+      }
+      return "constructed";
+    };
+    for (const retention of [{ maxRecords: 0 }, { maxBytes: -1 }, { maxAgeMs: "1h" }, { maxRecords: 1.5 }, 7, { maxRecrods: 3 }]) {
+      assert.equal(codeOf({ retention }), "INVALID_ARGUMENT", JSON.stringify(retention));
+    }
+    assert.equal(codeOf({ onEvict: "log" }), "INVALID_ARGUMENT", "onEvict");
+    assert.equal(codeOf({ retention: { maxBytes: 1, maxRecords: 1, maxAgeMs: 1 } }), "constructed");
+  });
+
+  t("toolCallId is stored in the record and the pointer, never in the name: 1,000-character ids and tool names save", async () => {
+    const { m, storage, base } = setup();
+    const id = `call_${"a".repeat(995)}`;
+    const tool = "t".repeat(1000);
+    const fp = await m.saveContext(tool, { q: 1 }, "out", { toolCallId: id, taskId: 1 });
+    assertInside(base, fp);
+    assert.ok(encoder.encode(basename(fp)).length <= 255, `${basename(fp).length} bytes`);
+    const [pointer] = m.getAllPointers();
+    assert.equal(pointer.toolCallId, id);
+    assert.equal(pointer.toolName, tool);
+    const record = await readRecord(storage, fp);
+    assert.equal(record.toolCallId, id);
+    assert.equal(record.toolName, tool);
+    const [loaded] = await m.loadContexts([fp]);
+    assert.equal(loaded.toolCallId, id);
+    const plain = await m.saveContext("t", {}, 1);
+    assert.ok(!("toolCallId" in (await readRecord(storage, plain))), "omitted when not given");
+    await expectRejection(assert, () => m.saveContext("t", {}, 1, { toolCallId: 42 }), "INVALID_ARGUMENT", "toolCallId must be a string");
   });
 }
 
@@ -1990,7 +2075,7 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal((await ro.selectRelevant("auth")).length, 5);
     assert.equal(await ro.rebuildIndex(), 5, "rebuildIndex re-reads the records, in memory only");
     await expectRejection(assert, () => ro.saveContext("t", {}, 1), "READ_ONLY", "saveContext");
-    for (const op of ["clearContextDir", "clear", "endSession"]) await expectRejection(assert, () => ro[op](), "READ_ONLY", op);
+    for (const op of ["clearContextDir", "clear", "endSession", "reconcile"]) await expectRejection(assert, () => ro[op](), "READ_ONLY", op);
     assert.equal(ro.size, 5, "a refused clear() keeps the pointers");
     await ro.flush();
     await ro.close();
@@ -2039,6 +2124,75 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     const reader = new ContextManager({ contextDir: dir, fileSystem: storage });
     assert.equal(await reader.rebuildIndex(), 5);
     assert.deepEqual(reader.getAllPointers(), writer.getAllPointers());
+  });
+
+  test("cleanupStaleSessions also removes the records a crash left out of the manifest; a user's file stays", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const { id, paths } = await crashedSession(storage, dir, T0);
+    const notes = `${paths[0].slice(0, paths[0].lastIndexOf("/"))}/notes.txt`;
+    await storage.write(notes, "mine");
+    const clock = () => T0 + 2 * DAY;
+    assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock, olderThanMs: DAY }), [id]);
+    for (const p of paths) assert.equal(await storage.read(p), undefined, `${p} collected`);
+    assert.equal(toText(await storage.read(notes)), "mine");
+  });
+
+  test("reconcile() adopts the records a crashed writer of the session left unlisted; endSession then removes them", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const clock = () => T0;
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    const mine = await a.saveContext("grep", { pattern: "mine" }, 1);
+    await a.flush();
+    // A second writer of the session saves three records and dies before its manifest write.
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: a.sessionId, persistThreshold: 0, clock });
+    const lost = [];
+    for (let i = 0; i < 3; i++) lost.push(await b.saveContext("readFile", { path: `f${i}.ts` }, i, { category: i ? "code" : undefined, toolCallId: `call_${i}` }));
+    const manifestPath = `${a.getContextDir()}/sessions/${a.sessionId}/.manifest.json`;
+    assert.equal(Object.keys(JSON.parse(toText(await storage.read(manifestPath))).context_files).length, 1, "the manifest lags");
+    const adopted = await a.reconcile();
+    assert.deepEqual([...adopted].sort(), [...lost].sort());
+    assert.deepEqual(await a.reconcile(), [], "nothing is adopted twice");
+    assert.equal(a.size, 4);
+    const pointer = a.getAllPointers().find((p) => p.filepath === lost[1]);
+    assert.equal(pointer.toolCallId, "call_1", "the adopted pointer is the one its writer had");
+    assert.equal(Object.keys(JSON.parse(toText(await storage.read(manifestPath))).context_files).length, 4);
+    await a.endSession();
+    for (const p of [mine, ...lost]) assert.equal(await storage.read(p), undefined, `${p} removed`);
+    const outside = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    await outside.saveContext("t", {}, 1);
+    assert.deepEqual(await outside.reconcile(), [], "outside a session there is nothing to reconcile");
+  });
+
+  test("retention in a session: maxAgeMs is enforced at open over the resumed records, and on save", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    let now = T0;
+    const clock = () => now;
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    const old = await m.saveContext("grep", { pattern: "old" }, 1);
+    now += 10 * 60_000;
+    const young = await m.saveContext("grep", { pattern: "young" }, 2);
+    await m.close();
+    now = T0 + 60 * 60_000;
+    const evicted = [];
+    const r = await ContextManager.open({
+      contextDir: dir, fileSystem: storage, session: m.sessionId, persistThreshold: 0, clock,
+      retention: { maxAgeMs: 55 * 60_000 }, onEvict: (pointers) => evicted.push(...pointers),
+    });
+    assert.deepEqual(evicted.map((p) => p.filepath), [old], "the hour-old record goes at open");
+    assert.equal(evicted[0].args.pattern, "old", "onEvict gets the whole pointer");
+    assert.deepEqual(r.getAllPointers().map((p) => p.filepath), [young]);
+    assert.equal(await storage.read(old), undefined);
+    const manifestPath = `${r.getContextDir()}/sessions/${r.sessionId}/.manifest.json`;
+    assert.equal(Object.keys(JSON.parse(toText(await storage.read(manifestPath))).context_files).length, 1);
+    now += 10 * 60_000;
+    const fresh = await r.saveContext("grep", { pattern: "fresh" }, 3);
+    assert.deepEqual(evicted.map((p) => p.filepath), [old, young]);
+    await r.close();
+    const manifest = JSON.parse(toText(await storage.read(manifestPath)));
+    assert.deepEqual(Object.keys(manifest.context_files).map((rel) => `${r.getContextDir()}/sessions/${r.sessionId}/${rel}`), [fresh]);
   });
 }
 
@@ -2247,6 +2401,19 @@ export function runPointerArrayTests({ name, ContextManager, memoryStorage, test
     }
     return { m, paths };
   }
+
+  test("retention: a list handed out keeps its pointers through evictions and the compaction that frees them", async () => {
+    const m = new ContextManager({ contextDir: "/lazy", fileSystem: memoryStorage(), persistThreshold: 0, retention: { maxRecords: 1100 } });
+    const paths = [];
+    for (let i = 0; i < 1100; i++) paths.push(await m.saveContext("grep", { i }, i));
+    const before = m.getAllPointers(); // lazy: no element made yet
+    for (let i = 1100; i < 2300; i++) paths.push(await m.saveContext("grep", { i }, i));
+    assert.equal(m.size, 1100);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), paths.slice(1200), "evicted pointers are gone, the rest in save order");
+    assert.deepEqual(before.map((p) => p.filepath), paths.slice(0, 1100), "the earlier list still holds what it held");
+    assert.equal(before[1099].args.i, 1099);
+    assert.deepEqual(m.selectRelevantContexts("grep", m.getAllPointers()).length, 1100);
+  });
 
   test("they read, iterate, serialise and copy like plain arrays of plain objects", async () => {
     const { m, paths } = await store();

@@ -30,3 +30,18 @@ test("the README usage example runs and prints what it says", () => {
   const squash = (s) => s.replace(/\s+/g, "");
   assert.equal(squash(out), squash(promised[0]));
 });
+
+test("the README retention example runs and prints what it says", () => {
+  const readme = readFileSync(`${root}README.md`, "utf8");
+  const section = readme.slice(readme.indexOf("**Retention and repair.**"));
+  const code = section.match(/```js\n([\s\S]*?)```/)?.[1];
+  assert.ok(code, "the README has a js example under 'Retention and repair'");
+  const promised = code.split("\n").filter((line) => line.startsWith("// → ")).map((line) => line.slice(5));
+  assert.equal(promised.length, 2, "two documented output lines");
+  const dir = `${root}tests/js/.tmp`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}/readme-retention.mjs`, code);
+  const out = execFileSync(process.execPath, [`${dir}/readme-retention.mjs`], { encoding: "utf8" });
+  const squash = (s) => s.replace(/\s+/g, "");
+  assert.equal(squash(out), squash(promised.join("")));
+});

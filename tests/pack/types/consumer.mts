@@ -9,7 +9,7 @@ import {
 } from "toolctx";
 import type {
   ArtifactMeta, ContentBlock, ContextManagerOptions, ContextPointer, ConversationMetadata, ConversationStats,
-  DuplicateFileRead, IFileSystem, Message, RecordExport, ScoredContext, SelectOptions, SessionInfo, StorageData, StorageHost,
+  DuplicateFileRead, IFileSystem, Message, RecordExport, RetentionOptions, ScoredContext, SelectOptions, SessionInfo, StorageData, StorageHost,
   StoredContext, SyncResult, ToolctxError, ToolctxErrorCode, WindowEdit, WindowResult,
 } from "toolctx";
 import { nodeStorage, type NodeStorageOptions } from "toolctx/node";
@@ -101,6 +101,15 @@ await m.close();
 const disposable: () => Promise<void> = m[Symbol.asyncDispose];
 const fromSession = await ContextManager.open({ contextDir: dir, storage: userStorage(), session: true });
 await fromSession.saveContext("listDirectory", { path: "docs" }, ["a.md"], 1);
+const retention: RetentionOptions = { maxBytes: 1 << 20, maxRecords: 100, maxAgeMs: 3_600_000 };
+const capped = await ContextManager.open({
+  contextDir: dir, storage: userStorage(), session: true, retention,
+  onEvict: (pointers) => expectType<ContextPointer[]>()(pointers).forEach((p) => notAny(p.toolCallId)),
+});
+await capped.saveContext("read_file", { path: "a.ts" }, "body", { toolCallId: "call_1", category: "code" });
+expectType<string[]>()(await capped.reconcile());
+expectType<string | undefined>()(capped.getAllPointers()[0]?.toolCallId);
+await capped.endSession();
 expectType<number>()(await ContextManager.purge({ contextDir: dir, storage: userStorage() }));
 
 // Errors carry a typed code.
