@@ -110,14 +110,19 @@ export function nodeStorage(options = {}) {
     await handle.close();
   }
 
-  async function read(path, { root } = {}) {
-    let handle;
+  /** The file at `path` opened for reading, never through a final symbolic link; undefined when missing. */
+  async function openExisting(path) {
     try {
-      handle = await open(path, constants.O_RDONLY | NOFOLLOW);
+      return await open(path, constants.O_RDONLY | NOFOLLOW);
     } catch (err) {
       if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return undefined;
       throw err;
     }
+  }
+
+  async function read(path, { root } = {}) {
+    const handle = await openExisting(path);
+    if (handle === undefined) return undefined;
     try {
       if (root !== undefined) await assertInside(path, root);
       return new Uint8Array(await handle.readFile());
@@ -180,13 +185,8 @@ export function nodeStorage(options = {}) {
       {
         create: (path, text) => write(path, text, { exclusive: true }),
         async inspect(path) {
-          let handle;
-          try {
-            handle = await open(path, constants.O_RDONLY | NOFOLLOW);
-          } catch (err) {
-            if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return undefined;
-            throw err;
-          }
+          const handle = await openExisting(path);
+          if (handle === undefined) return undefined;
           try {
             const { mtimeMs } = await handle.stat();
             return { text: await handle.readFile("utf8"), mtimeMs };
