@@ -18,7 +18,7 @@ use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
-use crate::select::{Doc, Fallback, Index, Ranking, Strategy, Terms};
+use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
 
@@ -69,6 +69,9 @@ pub struct Options {
     /// Inspection only: every write is refused with [`ErrorKind::ReadOnly`], and opening
     /// or re-indexing a session never writes its manifest (nor takes its lock).
     pub read_only: bool,
+    /// Bytes of each result's JSON text whose string values are indexed for selection
+    /// (SPEC §6); 0 indexes no content.
+    pub content_bytes: usize,
 }
 
 /// The `session` option.
@@ -93,6 +96,7 @@ impl Options {
             on_debug: None,
             session: None,
             read_only: false,
+            content_bytes: crate::select::DEFAULT_CONTENT_BYTES,
         }
     }
 }
@@ -160,9 +164,13 @@ struct Entry {
     task_id: Option<Number>,
     query_id: Option<Box<str>>,
     size: u32,
+    /// A 64-bit hash of the result's JSON text, when this manager saved the record:
+    /// with the tool and args hash, what makes two records duplicates.
+    result_hash: Option<u64>,
 }
 
 /// A value kept in its compact form when the text can be produced from it exactly.
+#[derive(PartialEq, Eq)]
 enum Packed<T> {
     Compact(T),
     Text(Box<str>),
@@ -244,7 +252,25 @@ impl Entry {
             task_id: meta.task_id,
             query_id: meta.query_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
+            result_hash: None,
         }
+    }
+
+    /// The key duplicates share (`None` when the result is not known).
+    fn duplicate_key(&self) -> Option<u64> {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let mut args_hash = String::new();
+        self.args_hash.push_to(&mut args_hash);
+        let key = (&*self.tool_name, args_hash, self.result_hash?);
+        Some(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key))
+    }
+
+    /// Whether `other` holds the same tool, args and result (both saved by this manager).
+    fn duplicates(&self, other: &Entry) -> bool {
+        self.result_hash.is_some()
+            && self.result_hash == other.result_hash
+            && self.tool_name == other.tool_name
+            && self.args_hash == other.args_hash
     }
 
     fn meta(&self) -> RecordMeta {
@@ -315,6 +341,8 @@ struct State {
     /// Bumped whenever slots are forgotten, so a list of slots taken earlier is
     /// known to be stale.
     epoch: u32,
+    /// The latest slot saved with each duplicate key (tool, args hash, result hash).
+    latest_copy: HashMap<u64, u32>,
     /// Records held in memory, by filepath.
     memory: HashMap<String, Rc<[u8]>>,
     /// In-memory records not yet being written out, oldest first.
@@ -393,6 +421,7 @@ impl State {
         self.order.clear();
         self.slot_by_path.clear();
         self.index.clear();
+        self.latest_copy.clear();
         self.epoch = self.epoch.wrapping_add(1);
     }
 }
@@ -561,7 +590,14 @@ impl<S: Storage> ContextManager<S> {
             Some(d) => d,
             None => crate::describe::describe(input.tool_name, &args),
         };
-        let terms = Terms::of_record(&description, input.tool_name, &args);
+        let terms = Terms::of_record_with_content(
+            &description,
+            input.tool_name,
+            &args,
+            input.result_json,
+            self.options.content_bytes,
+        );
+        let result_hash = result_hash(input.result_json);
         let dir = match &input.category {
             None => self.record_root().to_owned(),
             Some(c) if self.session.is_some() => {
@@ -612,8 +648,15 @@ impl<S: Storage> ContextManager<S> {
         };
         let added = {
             let mut state = self.state.borrow_mut();
-            let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
-            state.add(entry, &terms)
+            let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
+            entry.result_hash = Some(result_hash);
+            let key = entry.duplicate_key();
+            let added = state.add(entry, &terms);
+            if let (true, Some(key)) = (added, key) {
+                let slot = (state.entries.len() - 1) as u32;
+                state.latest_copy.insert(key, slot);
+            }
+            added
         };
         if !added {
             self.debug("the index is full: this record has no pointer", Some(&filepath));
@@ -898,6 +941,47 @@ impl<S: Storage> ContextManager<S> {
         let mut ranking = state.index.rank_docs(query, &docs, strategy, limit);
         ranking.apply_fallback(fallback, 0..candidates.len().min(limit.unwrap_or(usize::MAX)));
         ranking
+    }
+
+    /// Collapses duplicates among `hits` (the same tool, args hash and result, saved by
+    /// this manager): each counts once, at the place of its best-ranked copy, and the
+    /// copy kept is the latest saved. `slot_of` gives a hit's slot (`None`: a pointer
+    /// of no manager, never collapsed). Returns how many hits were dropped.
+    pub fn collapse_duplicates(&self, hits: &mut Vec<Scored>, slot_of: impl Fn(usize) -> Option<u32>) -> usize {
+        let state = self.state.borrow();
+        let entry = |i: usize| slot_of(i).and_then(|s| state.entries.get(s as usize));
+        // Kept hits by result hash (the cheap part of the key), as places in `out`.
+        let mut kept: HashMap<u64, Vec<usize>> = HashMap::new();
+        let before = hits.len();
+        let mut out: Vec<Scored> = Vec::with_capacity(before);
+        for hit in hits.drain(..) {
+            let Some((e, hash)) = entry(hit.index).and_then(|e| e.result_hash.map(|h| (e, h))) else {
+                out.push(hit);
+                continue;
+            };
+            let places = kept.entry(hash).or_default();
+            match places.iter().copied().find(|&p| entry(out[p].index).is_some_and(|k| k.duplicates(e))) {
+                Some(p) => {
+                    if entry(out[p].index).is_some_and(|k| k.seq < e.seq) {
+                        out[p].index = hit.index;
+                    }
+                }
+                None => {
+                    places.push(out.len());
+                    out.push(hit);
+                }
+            }
+        }
+        *hits = out;
+        before - hits.len()
+    }
+
+    /// Whether a later copy of the pointer at `slot` (same tool, args and result) was
+    /// saved: a hint for selection, which then ranks every candidate to keep the latest.
+    pub fn has_later_copy(&self, slot: u32) -> bool {
+        let state = self.state.borrow();
+        let key = state.entries.get(slot as usize).and_then(Entry::duplicate_key);
+        key.and_then(|k| state.latest_copy.get(&k)).is_some_and(|&latest| latest != slot)
     }
 
     /// Ranks every pointer for `query` through the index: no text is rescanned.
@@ -1404,6 +1488,13 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
         }
     }
     Ok(report)
+}
+
+/// The hash that tells duplicate results apart (64-bit SipHash of the JSON text; a
+/// result left `undefined` hashes apart from every JSON text).
+fn result_hash(result_json: Option<&str>) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(result_json)
 }
 
 /// The indexed terms of a record's metadata.

@@ -147,6 +147,20 @@ pub fn keywords(query: &str) -> Vec<String> {
     out
 }
 
+/// The form a term is indexed and looked up by: an English Snowball stem
+/// (`refunds` → `refund`, `expired` → `expir`). Applied to index terms and query
+/// keywords alike, after case folding, so words meet whatever their inflection.
+///
+/// ```
+/// assert_eq!(toolctx::select::stem("refunds"), toolctx::select::stem("refund"));
+/// ```
+pub fn stem(term: &str) -> String {
+    thread_local! {
+        static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    }
+    STEMMER.with(|s| s.stem(term).into_owned())
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Case {
     Upper,

@@ -126,6 +126,12 @@ export interface ContextManagerOptions {
   memoryBudget?: number;
   /** Largest record accepted (`TOO_LARGE` beyond). Default 64 MiB. */
   maxRecordBytes?: number;
+  /**
+   * Selection indexes the string values found in the first this many bytes of each
+   * result's JSON text (keys and punctuation are not indexed). Default 16384; 0 indexes
+   * no content.
+   */
+  indexContentBytes?: number;
   /** The storage (the seed's name). */
   fileSystem?: StorageHost | IFileSystem;
   /** Alias of `fileSystem`. */
@@ -177,6 +183,12 @@ export interface SelectOptions {
   rerank?: (query: string, candidates: ScoredContext[], signal: AbortSignal) => Promise<string[]>;
   /** Abort `rerank` after this many milliseconds. */
   rerankTimeoutMs?: number;
+  /**
+   * Records with the same tool, args hash and result count once (the latest copy is
+   * kept), in the ranking and the budgets. Default `true` for `selectRelevant`, `false`
+   * for `selectRelevantContexts` (the seed's contract).
+   */
+  dedupe?: boolean;
 }
 
 /** One result of `selectRelevant`. */

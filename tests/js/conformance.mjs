@@ -2180,6 +2180,67 @@ export function runRankingTests({ name, ContextManager, memoryStorage, test: t0,
     assert.ok(scored[0].score > scored[1].score && scored[1].score > scored[2].score, JSON.stringify(scored.map((s) => s.score)));
     assert.throws(() => m.selectRelevantContexts("x", pointers, { strategy: "magic" }), (e) => e.code === "INVALID_ARGUMENT");
   });
+  test("a record is found by its result's content (string values, first indexContentBytes bytes)", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    const body = "export function rotateRefreshToken(token) {\n  if (isExpired(token)) throw new TokenExpiredError();\n}";
+    const refresh = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, { path: "src/auth/refresh.ts", content: body });
+    const grep = await m.saveContext("grep", { pattern: "TODO" }, ["src/db/pool.ts: // TODO reconnect"]);
+    const all = m.getAllPointers();
+    assert.deepEqual(m.selectRelevantContexts("rotate", all, { fallback: "none" }), [refresh]);
+    assert.deepEqual(m.selectRelevantContexts("why does it reconnect", all, { fallback: "none" }), [grep]);
+    const scored = await m.selectRelevant("rotate the refresh token");
+    assert.equal(scored[0].filepath, refresh);
+    assert.deepEqual(scored[0].matched, ["rotate", "refresh", "token"]);
+    // Keys name the schema, not the record: they are not indexed.
+    assert.deepEqual(m.selectRelevantContexts("content", all, { fallback: "none" }), []);
+    // The bound: only the first indexContentBytes bytes of the result's JSON are read; 0 reads none.
+    for (const [bytes, found] of [[0, false], [24, false], [4096, true]]) {
+      const b = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage(), indexContentBytes: bytes });
+      const p = await b.saveContext("fetchPage", { url: "https://example.com" }, `${"padding ".repeat(8)}kubernetes`);
+      assert.deepEqual(b.selectRelevantContexts("kubernetes", b.getAllPointers(), { fallback: "none" }), found ? [p] : [], `${bytes}`);
+    }
+  });
+  test("words meet whatever their inflection (English stemming), identifiers still whole", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    const refunds = await m.saveContext("readFile", { path: "src/billing/refunds.ts" }, null);
+    const expiry = await m.saveContext("searchCode", { query: "expired tokens" }, null);
+    const ident = await m.saveContext("grep", { pattern: "issueCredit" }, null);
+    const all = m.getAllPointers();
+    const find = (q) => m.selectRelevantContexts(q, all, { fallback: "none" });
+    assert.deepEqual(find("refund"), [refunds]);
+    assert.deepEqual(find("Refunds"), [refunds]);
+    assert.deepEqual(find("token expiring"), [expiry]);
+    assert.deepEqual(find("issueCredit"), [ident], "the identifier whole");
+    assert.deepEqual(find("ISSUECREDITS"), [ident], "in any case, inflected");
+    assert.deepEqual(find("credits"), [ident], "and by its parts");
+    const scored = await m.selectRelevant("refunds");
+    assert.deepEqual(scored.map((s) => s.filepath), [refunds]);
+    assert.deepEqual(scored[0].matched, ["refunds"], "matched holds the query's words as written");
+  });
+  test("the same tool, args and result count once in selectRelevant and budgets (latest kept); dedupe option", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    const first = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, "refresh token rotation");
+    const login = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "login then refresh");
+    const again = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, "refresh token rotation");
+    const edited = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, "refresh token rotation, edited");
+    const other = await m.saveContext("grep", { path: "src/auth/refresh.ts" }, "refresh token rotation");
+    const paths = async (options) => (await m.selectRelevant("refresh token", options)).map((s) => s.filepath);
+    const deduped = await paths();
+    assert.equal(deduped.length, 4, JSON.stringify(deduped));
+    assert.ok(!deduped.includes(first) && deduped.includes(again), "the latest copy is kept");
+    assert.deepEqual([...deduped].sort(), [again, edited, login, other].sort());
+    assert.equal((await paths({ dedupe: false })).length, 5);
+    assert.deepEqual(await paths({ limit: 2 }), deduped.slice(0, 2));
+    const all = m.getAllPointers();
+    assert.equal(m.selectRelevantContexts("refresh token", all).length, 5, "selectRelevantContexts keeps the seed contract");
+    assert.deepEqual(m.selectRelevantContexts("refresh token", all, { dedupe: true }), deduped);
+    // A budget that fits the four distinct records holds all four: the duplicate takes none of it.
+    const size = Object.fromEntries(all.map((p) => [p.filepath, p.size]));
+    const budget = [again, edited, login, other].reduce((n, p) => n + size[p], 0);
+    assert.deepEqual([...(await paths({ maxBytes: budget }))].sort(), [...deduped].sort());
+    assert.deepEqual([...(await paths({ maxTokens: Math.ceil(budget / 4) + 4 }))].sort(), [...deduped].sort());
+    await expectRejection(assert, () => m.selectRelevant("x", { dedupe: "yes" }), "INVALID_ARGUMENT", "selectRelevant");
+  });
 }
 
 export function runBudgetAndRerankTests({ name, ContextManager, memoryStorage, test: t0, assert }) {
