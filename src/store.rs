@@ -663,7 +663,7 @@ impl<S: Storage> ContextManager<S> {
         }
         self.debug("saved context", Some(&filepath));
         if size >= self.options.persist_threshold {
-            self.track(&filepath, Some(&terms));
+            self.track(&filepath);
         }
         self.spill_over_budget().await;
         if let Err(e) = self.sync_manifest(false).await {
@@ -733,7 +733,7 @@ impl<S: Storage> ContextManager<S> {
                 }
                 state.written.insert(path.to_owned());
                 drop(state);
-                self.track(path, None);
+                self.track(path);
                 Ok(())
             }
             Err(e) => {
@@ -1046,21 +1046,13 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// Adds a persisted record of this manager to the session manifest.
-    fn track(&self, path: &str, terms: Option<&Terms>) {
+    fn track(&self, path: &str) {
         let Some(s) = &self.session else { return };
         let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
         let state = self.state.borrow();
         let Some(entry) = state.entry(path) else { return };
         let meta = entry.meta();
-        let computed;
-        let terms = match terms {
-            Some(t) => t,
-            None => {
-                computed = terms_of(&meta);
-                &computed
-            }
-        };
-        match ManifestEntry::new(&meta, entry.size(), terms.as_slice()) {
+        match ManifestEntry::new(&meta, entry.size(), &manifest_words(&meta)) {
             Ok(m) => {
                 s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
                 s.dirty.set(s.dirty.get() + 1);
@@ -1215,8 +1207,7 @@ impl<S: Storage> ContextManager<S> {
         for rel in unlisted {
             let full = paths::join(&s.dir, rel);
             if let Some((meta, size)) = self.adopt(&full, false).await {
-                let terms = terms_of(&meta);
-                manifest.context_files.insert(rel.clone(), ManifestEntry::new(&meta, size, terms.as_slice())?);
+                manifest.context_files.insert(rel.clone(), ManifestEntry::new(&meta, size, &manifest_words(&meta))?);
                 self.debug("indexed a record the manifest did not list yet", Some(&full));
                 changed = true;
             }
@@ -1287,7 +1278,7 @@ impl<S: Storage> ContextManager<S> {
             let mut manifest = Manifest::new(&s.id, &s.manifest.borrow().created_at);
             manifest.last_activity = s.manifest.borrow().last_activity.clone();
             for (rel, meta, size) in &records {
-                manifest.context_files.insert(rel.clone(), ManifestEntry::new(meta, *size, terms_of(meta).as_slice())?);
+                manifest.context_files.insert(rel.clone(), ManifestEntry::new(meta, *size, &manifest_words(meta))?);
             }
             manifest.date_from_entries(false);
             *s.manifest.borrow_mut() = manifest;
@@ -1495,6 +1486,13 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
 fn result_hash(result_json: Option<&str>) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault};
     BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(result_json)
+}
+
+/// The words a manifest lists for a record (the seed's `keywords`): its metadata's
+/// index tokens, distinct and sorted, as written (not stemmed).
+fn manifest_words(meta: &RecordMeta) -> Vec<String> {
+    let args: Value = serde_json::from_str(&meta.args_json).unwrap_or(Value::Null);
+    crate::select::metadata_words(&meta.tool_description, &meta.tool_name, &args)
 }
 
 /// The indexed terms of a record's metadata.

@@ -394,3 +394,27 @@ fn a_read_only_open_of_a_crashed_session_reads_it_whole_and_writes_nothing() {
     })
     .unwrap();
 }
+
+#[test]
+fn manifest_keywords_are_the_metadata_words_as_written() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        let input = SaveInput {
+            tool_name: "readFile",
+            args_json: r#"{"path":"src/billing/refunds.ts"}"#,
+            result_json: Some(r#""kubernetes deployment""#),
+            ..SaveInput::default()
+        };
+        m.save(input).await?;
+        m.flush().await?;
+        let manifest = manifest_of(&storage, &id).await;
+        let entry = manifest.context_files.values().next().unwrap();
+        assert!(entry.keywords.contains(&"refunds".to_owned()), "{:?}", entry.keywords);
+        assert!(!entry.keywords.iter().any(|k| k == "refund" || k == "kubernetes"), "{:?}", entry.keywords);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

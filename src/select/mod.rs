@@ -138,6 +138,18 @@ impl Terms {
     }
 }
 
+/// The distinct index tokens of a record's metadata, sorted, not stemmed: the words a
+/// session manifest lists for it.
+pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<String> {
+    let mut tokens = Vec::new();
+    index_tokens(description, &mut tokens);
+    index_tokens(tool_name, &mut tokens);
+    collect_values(args, &mut tokens);
+    tokens.sort_unstable();
+    tokens.dedup();
+    tokens
+}
+
 /// The distinct stems of `tokens`, sorted, with how often each occurs.
 fn stemmed_counts(mut tokens: Vec<String>) -> Vec<(String, u32)> {
     tokens.sort_unstable();
