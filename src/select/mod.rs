@@ -11,7 +11,9 @@ mod tokenize;
 pub use index::{Doc, Index, Ranking, Scored, MAX_TF};
 
 pub use content::for_each_string_value;
-pub use tokenize::{for_each_token, index_tokens, is_keyword, is_unspaced_script, keywords, stem, tokenize};
+pub use tokenize::{
+    for_each_index_token, for_each_token, index_tokens, is_keyword, is_unspaced_script, keywords, stem, tokenize,
+};
 
 use serde_json::Value;
 
@@ -55,12 +57,20 @@ impl Terms {
         len += index_tokens(tool_name, &mut tokens);
         len += collect_values(args, &mut tokens);
         let meta = stemmed_counts(tokens);
-        let mut tokens = Vec::new();
+        // Content: counted as read (a map of distinct tokens), one allocation per new term.
+        let mut counts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         let mut content_len = 0;
         if let Some(json) = result_json {
-            content::for_each_string_value(json, content_bytes, |s| content_len += index_tokens(s, &mut tokens));
+            content::for_each_string_value(json, content_bytes, |s| {
+                content_len += for_each_index_token(s, |t| match counts.get_mut(t) {
+                    Some(n) => *n += 1,
+                    None => {
+                        counts.insert(t.to_owned(), 1);
+                    }
+                });
+            });
         }
-        let content = stemmed_counts(tokens);
+        let content = stems_of(counts.into_iter().collect());
         let mut out = Terms {
             len: u32::try_from(len).unwrap_or(u32::MAX),
             content_len: u32::try_from(content_len).unwrap_or(u32::MAX),
@@ -160,6 +170,11 @@ fn stemmed_counts(mut tokens: Vec<String>) -> Vec<(String, u32)> {
             _ => distinct.push((token, 1)),
         }
     }
+    stems_of(distinct)
+}
+
+/// The stems of distinct tokens with their counts, sorted, counts of one stem summed.
+fn stems_of(distinct: Vec<(String, u32)>) -> Vec<(String, u32)> {
     let mut stems: Vec<(String, u32)> = distinct.into_iter().map(|(t, n)| (stem(&t), n)).collect();
     stems.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut out: Vec<(String, u32)> = Vec::with_capacity(stems.len());
