@@ -418,3 +418,28 @@ fn manifest_keywords_are_the_metadata_words_as_written() {
     })
     .unwrap();
 }
+
+#[test]
+fn search_ranks_the_records_of_every_session_from_their_manifests() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let a = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let refunds = a.save(save("readFile", r#"{"path":"src/billing/refunds.ts"}"#, None)).await?;
+        a.save(save("grep", r#"{"pattern":"TODO"}"#, None)).await?;
+        a.flush().await?;
+        now.set(T0 + 60_000);
+        let b = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let refund = b.save(save("searchCode", r#"{"query":"refund webhook"}"#, None)).await?;
+        b.flush().await?;
+        let hits = toolctx::search_sessions(&*storage, "/ctx", "refund webhooks", 10).await?;
+        let found: Vec<(&str, &str)> = hits.iter().map(|h| (h.session_id.as_str(), h.filepath.as_str())).collect();
+        assert_eq!(found, [(b.session_id().unwrap(), refund.as_str()), (a.session_id().unwrap(), refunds.as_str())]);
+        assert_eq!(hits[0].matched, ["refund", "webhooks"]);
+        assert_eq!(hits[1].entry.tool_name, "readFile");
+        assert_eq!(toolctx::search_sessions(&*storage, "/ctx", "refund", 1).await?.len(), 1);
+        assert!(toolctx::search_sessions(&*storage, "/ctx", "kubernetes", 10).await?.is_empty());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

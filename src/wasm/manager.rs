@@ -416,6 +416,65 @@ impl JsContextManager {
         })
     }
 
+    /// `[{sessionId, filepath, score, matched, pointer}]`: the best `limit` (default 10)
+    /// records of every session of `contextDir` for `query`, ranked from the sessions'
+    /// manifests alone.
+    #[wasm_bindgen(js_name = search)]
+    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> Promise {
+        let Some(query) = query.as_string() else {
+            return rejected(Error::invalid("query must be a string"));
+        };
+        let limit = match opt_size(&search_options, "limit") {
+            Ok(limit) => limit.unwrap_or(10),
+            Err(e) => return rejected(e),
+        };
+        Self::store_op(options, move |m| async move {
+            let hits = crate::session::search_sessions(m.storage(), m.context_dir(), &query, limit).await?;
+            let mut json = String::from("[");
+            for hit in &hits {
+                if json.len() > 1 {
+                    json.push(',');
+                }
+                let e = &hit.entry;
+                json.push_str("{\"sessionId\":");
+                crate::record::push_json_str(&mut json, &hit.session_id);
+                json.push_str(",\"filepath\":");
+                crate::record::push_json_str(&mut json, &hit.filepath);
+                json.push_str(",\"score\":");
+                json.push_str(&score_json(hit.score));
+                json.push_str(",\"matched\":");
+                json.push_str(&serde_json::to_string(&hit.matched).unwrap_or_else(|_| "[]".into()));
+                json.push_str(",\"pointer\":{\"filepath\":");
+                crate::record::push_json_str(&mut json, &hit.filepath);
+                json.push_str(",\"filename\":");
+                crate::record::push_json_str(&mut json, hit.filepath.rsplit('/').next().unwrap_or(&hit.filepath));
+                json.push_str(",\"toolName\":");
+                crate::record::push_json_str(&mut json, &e.tool_name);
+                json.push_str(",\"toolDescription\":");
+                crate::record::push_json_str(&mut json, &e.tool_description);
+                json.push_str(",\"args\":");
+                json.push_str(e.args.get());
+                if let Some(task) = &e.task_id {
+                    json.push_str(",\"taskId\":");
+                    json.push_str(&task.to_string());
+                }
+                if let Some(q) = &e.query_id {
+                    json.push_str(",\"queryId\":");
+                    crate::record::push_json_str(&mut json, q);
+                }
+                json.push_str(",\"argsHash\":");
+                crate::record::push_json_str(&mut json, &e.args_hash);
+                json.push_str(",\"timestamp\":");
+                crate::record::push_json_str(&mut json, &e.created);
+                json.push_str(",\"size\":");
+                json.push_str(&e.size.to_string());
+                json.push_str("}}");
+            }
+            json.push(']');
+            Ok(parse_json(&json))
+        })
+    }
+
     /// Removes the sessions idle longer than `olderThanMs` (default 24 h): only the files
     /// their manifests track. Resolves to the ids removed.
     #[wasm_bindgen(js_name = cleanupStaleSessions)]

@@ -107,6 +107,16 @@ export interface RecordExport {
   skipped: { filename: string; reason: string }[];
 }
 
+/** One record found by `ContextManager.search`. */
+export interface SessionSearchHit {
+  sessionId: string;
+  filepath: string;
+  score: number;
+  /** The query's words the record matched, as written. */
+  matched: string[];
+  pointer: ContextPointer;
+}
+
 /** One session, as `ContextManager.listSessions` reports it. */
 export interface SessionInfo {
   id: string;
@@ -224,6 +234,12 @@ export class ContextManager {
   rebuildIndex(): Promise<number>;
   /** The sessions of `contextDir`. */
   static listSessions(options?: StoreOptions): Promise<SessionInfo[]>;
+  /**
+   * The best `limit` (default 10) records of every session of the store for `query`,
+   * ranked (BM25 over description, tool name and argument values) from the sessions'
+   * manifests alone: no record is read.
+   */
+  static search(options: StoreOptions, query: string, searchOptions?: { limit?: number }): Promise<SessionSearchHit[]>;
   /** Removes sessions idle longer than `olderThanMs` (default 24 h), only the files their manifests track; resolves to the ids. */
   static cleanupStaleSessions(options?: StoreOptions & { olderThanMs?: number }): Promise<string[]>;
   /** Removes every toolctx record of `contextDir` (whoever wrote it) and nothing else; resolves to the count. */

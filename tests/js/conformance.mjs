@@ -1829,6 +1829,32 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await expectRejection(assert, () => m.saveContext("t", {}, 1, { category: "../up" }), "INVALID_ARGUMENT", "category");
   });
 
+  test("ContextManager.search ranks the records of every session from their manifests", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    let now = Date.UTC(2025, 0, 18, 14, 30, 22);
+    const clock = () => now;
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    const refunds = await a.saveContext("readFile", { path: "src/billing/refunds.ts" }, "x", 4);
+    await a.saveContext("grep", { pattern: "TODO" }, "y");
+    await a.close();
+    now += 60_000;
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    const webhook = await b.saveContext("searchCode", { query: "refund webhook" }, "z");
+    await b.close();
+    const hits = await ContextManager.search({ contextDir: dir, fileSystem: storage }, "refund webhooks");
+    assert.deepEqual(hits.map((h) => [h.sessionId, h.filepath]), [[b.sessionId, webhook], [a.sessionId, refunds]]);
+    assert.deepEqual(hits[0].matched, ["refund", "webhooks"]);
+    assert.ok(hits[0].score > hits[1].score && hits[1].score > 0);
+    assert.equal(hits[1].pointer.filepath, refunds);
+    assert.equal(hits[1].pointer.toolName, "readFile");
+    assert.deepEqual(hits[1].pointer.args, { path: "src/billing/refunds.ts" });
+    assert.equal(hits[1].pointer.taskId, 4);
+    assert.equal((await ContextManager.search({ contextDir: dir, fileSystem: storage }, "refund", { limit: 1 })).length, 1);
+    assert.deepEqual(await ContextManager.search({ contextDir: dir, fileSystem: storage }, "kubernetes"), []);
+    await expectRejection(assert, () => ContextManager.search({ contextDir: dir, fileSystem: storage }, 42), "INVALID_ARGUMENT", "search");
+  });
+
   test("open({session}) restores identical pointers in save order, small records excepted", async () => {
     const storage = makeStorage();
     const dir = contextDir();
