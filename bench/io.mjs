@@ -85,6 +85,12 @@ const SAVERS = {
     const m = new ContextManager({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 });
     return (i) => m.saveContext(toolFor(shape), argsFor(shape, i), result);
   },
+  // Not a target: the same saves without content indexing (indexContentBytes 0), to
+  // show what indexing the first 16 KiB of each result costs.
+  "toolctx no content index"(dir, shape, result) {
+    const m = new ContextManager({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0, indexContentBytes: 0 });
+    return (i) => m.saveContext(toolFor(shape), argsFor(shape, i), result);
+  },
   // Not a target: the same saves with the adapter's synchronous exclusive create
   // (openSync "wx" + writeSync + closeSync, the documented syncCreateMaxBytes option that
   // bunStorage sets to 1 MiB), to show what the asynchronous fs path costs in Node.
@@ -141,6 +147,7 @@ async function benchSave(top, rounds) {
         "toolctx ÷ floor": +ratio("toolctx").toFixed(2),
         "seed ÷ floor": +ratio("seed").toFixed(2),
         "toolctx sync create ÷ floor": +ratio("toolctx sync create").toFixed(2),
+        "no content index ÷ floor": +ratio("toolctx no content index").toFixed(2),
       };
     }
   }

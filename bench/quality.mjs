@@ -6,18 +6,22 @@
 //   P@5  how many of the first five are labelled relevant, ÷ 5 (mean over queries; the
 //        ceiling is below 1 because some queries have fewer than five relevant records);
 //   MRR  the mean of 1 / rank of the first relevant record (0 when none is returned).
-// The library ranks each pointer's indexed text (description, tool name, argument
-// values), never the results, and the labels were written before any ranking was run.
-// The plain-JS seed's selectRelevantContexts (bench/seed.mjs) runs on the same pointers.
+// Strategies: the plain-JS seed's selectRelevantContexts (bench/seed.mjs) on the same
+// pointers; overlap; BM25 over the metadata only (description, tool name, argument
+// values: indexContentBytes 0); BM25F over the metadata and the first 16 KiB of each
+// result (the default). The peer is MiniSearch (npm, BM25+) indexing the same records:
+// tool name, description, args and the full result text, with its default settings.
+// Parameters are the textbook ones (k1 = 1.2, b = 0.75; metadata weight 1, content 0.5),
+// never fitted to this set, and the labels were written before any ranking was run.
 //   node bench/quality.mjs [--verbose]          (after `make pkg`)
 
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import MiniSearch from "minisearch";
 import { ContextManager, memoryStorage } from "toolctx";
 import { SeedContextManager } from "./seed.mjs";
 
 const load = (name) => JSON.parse(readFileSync(new URL(`./relevance/${name}`, import.meta.url), "utf8"));
-const STRATEGIES = ["overlap", "bm25"];
 const K = 5;
 
 function score(ranked, relevant) {
@@ -34,17 +38,34 @@ export async function benchQuality({ verbose = false } = {}) {
     const unknown = relevant.filter((id) => !ids.has(id));
     if (relevant.length === 0 || unknown.length) throw new Error(`bad labels for "${query}": ${unknown.join(", ") || "none"}`);
   }
-  const m = new ContextManager({ contextDir: "/bench/relevance", fileSystem: memoryStorage(), persistThreshold: 0 });
   const idOf = new Map();
-  for (const record of corpus) idOf.set(await m.saveContext(record.toolName, record.args, record.result), record.id);
+  const store = async (options) => {
+    const m = new ContextManager({ contextDir: "/bench/relevance", fileSystem: memoryStorage(), persistThreshold: 0, ...options });
+    for (const record of corpus) idOf.set(await m.saveContext(record.toolName, record.args, record.result), record.id);
+    return m;
+  };
+  const m = await store({});
+  const meta = await store({ indexContentBytes: 0 });
   const pointers = m.getAllPointers();
   const seed = new SeedContextManager({ contextDir: "/unused" });
+  const mini = new MiniSearch({ fields: ["toolName", "description", "args", "content"], idField: "id" });
+  mini.addAll(
+    pointers.map((p, i) => ({
+      id: p.filepath,
+      toolName: p.toolName,
+      description: p.toolDescription,
+      args: Object.values(p.args).map(String).join(" "),
+      content: typeof corpus[i].result === "string" ? corpus[i].result : JSON.stringify(corpus[i].result ?? ""),
+    })),
+  );
+  const paths = async (manager, q, options) => (await manager.selectRelevant(q, options)).map((c) => c.filepath);
 
   const rankers = {
     "seed (plain JS)": async (q) => seed.selectRelevantContexts(q, pointers),
-    ...Object.fromEntries(
-      STRATEGIES.map((strategy) => [strategy, async (q) => (await m.selectRelevant(q, { strategy })).map((c) => c.filepath)]),
-    ),
+    overlap: (q) => paths(m, q, { strategy: "overlap" }),
+    "bm25, metadata only": (q) => paths(meta, q),
+    "bm25f + content (default)": (q) => paths(m, q),
+    "MiniSearch (peer)": async (q) => mini.search(q).map((r) => r.id),
   };
   const perQuery = [];
   const totals = Object.fromEntries(Object.keys(rankers).map((name) => [name, { p5: 0, rr: 0 }]));
@@ -58,7 +79,7 @@ export async function benchQuality({ verbose = false } = {}) {
       totals[name].rr += s.rr;
       row[`${name} P@5`] = s.p5;
       row[`${name} RR`] = +s.rr.toFixed(2);
-      if (verbose && name === "bm25") row["bm25 top 3"] = ranked.slice(0, 3).map((id) => (rel.has(id) ? `*${id}` : id)).join(" ");
+      if (verbose && name.startsWith("bm25f")) row["bm25f top 3"] = ranked.slice(0, 3).map((id) => (rel.has(id) ? `*${id}` : id)).join(" ");
     }
     perQuery.push(row);
   }

@@ -115,14 +115,35 @@ async function memoryChild(which, n) {
   };
   const before = measure();
   let keep;
+  let topTen;
   if (which === "ours") {
     keep = await build(calls);
     // The manager's own bookkeeping only: no record bodies (save with a null result).
+  } else if (which === "content") {
+    // Content indexing on: every record has 4 KB of text (words of the corpus), written
+    // to a storage that keeps nothing, so only the pointers and the index are measured.
+    const discard = { read: () => undefined, write: () => {}, remove: () => {}, list: () => [] };
+    keep = new ContextManager({ contextDir: "/bench", fileSystem: discard, persistThreshold: 0 });
+    const r = rng(11);
+    const words = [...PARTS, ...AREAS, ...VERBS.flatMap((v) => PARTS.map((p) => `${v}${p[0].toUpperCase()}${p.slice(1)}`))];
+    for (let i = 0; i < calls.length; i++) {
+      let text = "";
+      while (text.length < 4096) text += `${words[Math.floor(r() * words.length)]} `;
+      await keep.saveContext(calls[i][0], calls[i][1], { content: text.slice(0, 4096) }, i % 10);
+    }
+    const { queries } = corpus(n);
+    const times = [];
+    for (const q of queries) {
+      const t0 = performance.now();
+      await keep.selectRelevant(q, { limit: 10 });
+      times.push(performance.now() - t0);
+    }
+    topTen = median(times);
   } else {
     keep = seedPointers(calls);
   }
   const after = measure();
-  process.stdout.write(JSON.stringify({ perPointer: (after - before) / n, kept: keep ? 1 : 0 }));
+  process.stdout.write(JSON.stringify({ perPointer: (after - before) / n, kept: keep ? 1 : 0, topTen }));
 }
 
 const main = import.meta.url === new URL(process.argv[1], "file:").href || process.argv[1]?.endsWith("bench/select.mjs");
@@ -160,10 +181,12 @@ for (const n of main ? SIZES : []) {
 }
 
 const mem = {};
-for (const which of main ? ["ours", "seed"] : []) {
+for (const which of main ? ["ours", "content", "seed"] : []) {
   const child = spawnSync(process.execPath, ["--expose-gc", new URL(import.meta.url).pathname, "--memory", which, "100000"], { encoding: "utf8" });
   if (child.status !== 0) throw new Error(child.stderr);
-  mem[which] = JSON.parse(child.stdout).perPointer;
+  const out = JSON.parse(child.stdout);
+  mem[which] = out.perPointer;
+  if (out.topTen !== undefined) mem.contentTopTen = out.topTen;
 }
 
 if (!main) {
@@ -175,4 +198,5 @@ if (!main) {
   console.log("through the index, `plain array` a copy of it ([...all]), `seed JS` the seed's algorithm.");
   console.table(rows);
   console.log(`Memory at 100,000 pointers (JS heap + wasm memory, per pointer): toolctx ${mem.ours.toFixed(0)} B, seed-style JS objects ${mem.seed.toFixed(0)} B`);
+  console.log(`... with 4 KB of text per record, content indexed (the default): toolctx ${mem.content.toFixed(0)} B; selectRelevant top 10 over them: ${mem.contentTopTen.toFixed(2)} ms (median of 24 queries)`);
 }

@@ -57,7 +57,7 @@ function onTrap(message) {
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
   "open", "saveContext", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
-  "endSession", "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions",
+  "endSession", "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
   "__panicForTestsAsync",
   // ConversationStore
   "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",

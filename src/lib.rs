@@ -67,7 +67,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
 pub use retention::Retention;
 pub use select::{keywords, tokenize, Fallback, Scored, Strategy, Terms};
-pub use session::{cleanup_stale_sessions, list_sessions, SessionInfo};
+pub use session::{cleanup_stale_sessions, list_sessions, search_sessions, SessionHit, SessionInfo};
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
 pub use store::{
     export_jsonl, import_jsonl, purge, Candidate, ContextManager, DebugEvent, Export, Filter, ImportReport, Options,

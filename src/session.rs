@@ -530,3 +530,62 @@ mod tests {
         }
     }
 }
+
+/// One record found by [`search_sessions`].
+#[derive(Debug, Clone)]
+pub struct SessionHit {
+    /// The session the record belongs to.
+    pub session_id: String,
+    /// The record's path.
+    pub filepath: String,
+    /// BM25 score (higher is better).
+    pub score: f64,
+    /// The query's keywords the record matched, as written.
+    pub matched: Vec<String>,
+    /// The record's manifest entry (what a pointer needs).
+    pub entry: ManifestEntry,
+}
+
+/// Ranks the records of every session of `context_dir` for `query`, from the sessions'
+/// manifests alone (no record is read): BM25 over each entry's description, tool name
+/// and argument values, with statistics over all of them. The best `limit`, best first;
+/// nothing when nothing matches.
+pub async fn search_sessions<S: Storage>(
+    storage: &S,
+    context_dir: &str,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<SessionHit>> {
+    use crate::select::{rank, Fallback, Strategy, Terms};
+    let mut entries: Vec<(String, String, ManifestEntry)> = Vec::new();
+    for (id, manifest) in manifests(storage, context_dir).await? {
+        let dir = session_dir(context_dir, &id);
+        for (rel, entry) in manifest.context_files {
+            entries.push((id.clone(), paths::join(&dir, &rel), entry));
+        }
+    }
+    let terms: Vec<Terms> = entries
+        .iter()
+        .map(|(_, _, e)| {
+            let args: serde_json::Value = serde_json::from_str(e.args.get()).unwrap_or(serde_json::Value::Null);
+            Terms::of_record(&e.tool_description, &e.tool_name, &args)
+        })
+        .collect();
+    let refs: Vec<&Terms> = terms.iter().collect();
+    let ranking = rank(query, &refs, Fallback::None, Strategy::Bm25);
+    Ok(ranking
+        .hits
+        .iter()
+        .take(limit)
+        .map(|hit| {
+            let (id, filepath, entry) = &entries[hit.index];
+            SessionHit {
+                session_id: id.clone(),
+                filepath: filepath.clone(),
+                score: hit.score,
+                matched: ranking.matched(hit).map(str::to_owned).collect(),
+                entry: entry.clone(),
+            }
+        })
+        .collect())
+}

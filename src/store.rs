@@ -19,7 +19,7 @@ use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, s
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Owned, Retention};
-use crate::select::{Doc, Fallback, Index, Ranking, Strategy, Terms};
+use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
 
@@ -80,6 +80,9 @@ pub struct Options {
     /// [`ContextManager::compact`]). The wasm layer turns it off and compacts at points
     /// where the JS side has first kept its copies of the pointers it handed out.
     pub auto_compact: bool,
+    /// Bytes of each result's JSON text whose string values are indexed for selection
+    /// (SPEC §6); 0 indexes no content.
+    pub content_bytes: usize,
 }
 
 /// The `session` option.
@@ -107,6 +110,7 @@ impl Options {
             retention: Retention::default(),
             on_evict: None,
             auto_compact: true,
+            content_bytes: crate::select::DEFAULT_CONTENT_BYTES,
         }
     }
 }
@@ -177,9 +181,13 @@ struct Entry {
     query_id: Option<Box<str>>,
     tool_call_id: Option<Box<str>>,
     size: u32,
+    /// A 64-bit hash of the result's JSON text, when this manager saved the record:
+    /// with the tool and args hash, what makes two records duplicates.
+    result_hash: Option<u64>,
 }
 
 /// A value kept in its compact form when the text can be produced from it exactly.
+#[derive(PartialEq, Eq)]
 enum Packed<T> {
     Compact(T),
     Text(Box<str>),
@@ -262,7 +270,25 @@ impl Entry {
             query_id: meta.query_id.map(Into::into),
             tool_call_id: meta.tool_call_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
+            result_hash: None,
         }
+    }
+
+    /// The key duplicates share (`None` when the result is not known).
+    fn duplicate_key(&self) -> Option<u64> {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let mut args_hash = String::new();
+        self.args_hash.push_to(&mut args_hash);
+        let key = (&*self.tool_name, args_hash, self.result_hash?);
+        Some(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key))
+    }
+
+    /// Whether `other` holds the same tool, args and result (both saved by this manager).
+    fn duplicates(&self, other: &Entry) -> bool {
+        self.result_hash.is_some()
+            && self.result_hash == other.result_hash
+            && self.tool_name == other.tool_name
+            && self.args_hash == other.args_hash
     }
 
     fn meta(&self) -> RecordMeta {
@@ -338,6 +364,8 @@ struct State {
     /// Bumped whenever slots are forgotten, so a list of slots taken earlier is
     /// known to be stale.
     epoch: u32,
+    /// The latest slot saved with each duplicate key (tool, args hash, result hash).
+    latest_copy: HashMap<u64, u32>,
     /// Records held in memory, by filepath.
     memory: HashMap<String, Rc<[u8]>>,
     /// In-memory records not yet being written out, oldest first.
@@ -427,9 +455,8 @@ impl State {
     /// Drops the pointer at `path`, and its index entry; `false` when there is none.
     fn remove_pointer(&mut self, path: &str) -> bool {
         let Some(slot) = self.slot_of(path) else { return false };
-        let entry = &self.entries[slot as usize];
-        let (terms, seq) = (terms_of(&entry.meta()), entry.seq);
-        self.index.remove(slot, &terms);
+        let seq = self.entries[slot as usize].seq;
+        self.index.remove(slot);
         // `order` is sorted by seq: find the slot without a scan.
         let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
         if self.order.get(at) == Some(&slot) {
@@ -446,18 +473,34 @@ impl State {
     }
 
     /// Drops the entries of evicted pointers: the live ones get new slots, in save
-    /// order, and the index is rebuilt from their terms. Slots taken earlier are stale
+    /// order, and the index moves its postings to them (the content indexed at save time
+    /// is kept: it cannot be recomputed from the pointer). Slots taken earlier are stale
     /// (the epoch moves).
     fn compact(&mut self) {
-        let mut old: Vec<Option<Entry>> = std::mem::take(&mut self.entries).into_iter().map(Some).collect();
-        let live: Vec<Entry> = std::mem::take(&mut self.order).iter().filter_map(|&s| old[s as usize].take()).collect();
-        drop(old);
-        self.forget_pointers();
-        self.dead = 0;
-        for entry in live {
-            let terms = terms_of(&entry.meta());
-            self.add(entry, &terms);
+        let order = std::mem::take(&mut self.order);
+        let mut new_slot: Vec<Option<u32>> = vec![None; self.entries.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_slot[old as usize] = Some(new as u32);
         }
+        self.index.remap(&new_slot);
+        let mut old: Vec<Option<Entry>> = std::mem::take(&mut self.entries).into_iter().map(Some).collect();
+        self.entries = order.iter().filter_map(|&s| old[s as usize].take()).collect();
+        drop(old);
+        self.order = (0..self.entries.len() as u32).collect();
+        self.slot_by_path.clear();
+        for slot in 0..self.entries.len() as u32 {
+            let entries = &self.entries;
+            self.slot_by_path.insert(&entries[slot as usize].filepath, slot, entries);
+        }
+        self.latest_copy.retain(|_, slot| match new_slot[*slot as usize] {
+            Some(new) => {
+                *slot = new;
+                true
+            }
+            None => false,
+        });
+        self.dead = 0;
+        self.epoch = self.epoch.wrapping_add(1);
     }
 
     fn forget_pointers(&mut self) {
@@ -466,6 +509,7 @@ impl State {
         self.slot_by_path.clear();
         self.index.clear();
         self.dead = 0;
+        self.latest_copy.clear();
         self.epoch = self.epoch.wrapping_add(1);
     }
 }
@@ -649,7 +693,14 @@ impl<S: Storage> ContextManager<S> {
             Some(d) => d,
             None => crate::describe::describe(input.tool_name, &args),
         };
-        let terms = Terms::of_record(&description, input.tool_name, &args);
+        let terms = Terms::of_record_with_content(
+            &description,
+            input.tool_name,
+            &args,
+            input.result_json,
+            self.options.content_bytes,
+        );
+        let result_hash = result_hash(input.result_json);
         let dir = match &input.category {
             None => self.record_root().to_owned(),
             Some(c) if self.session.is_some() => {
@@ -709,15 +760,22 @@ impl<S: Storage> ContextManager<S> {
         let added = {
             let mut state = self.state.borrow_mut();
             state.owned.add(&filepath, now, seq, size);
-            let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
-            state.add(entry, &terms)
+            let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
+            entry.result_hash = Some(result_hash);
+            let key = entry.duplicate_key();
+            let added = state.add(entry, &terms);
+            if let (true, Some(key)) = (added, key) {
+                let slot = (state.entries.len() - 1) as u32;
+                state.latest_copy.insert(key, slot);
+            }
+            added
         };
         if !added {
             self.debug("the index is full: this record has no pointer", Some(&filepath));
         }
         self.debug("saved context", Some(&filepath));
         if size >= self.options.persist_threshold {
-            self.track(&filepath, Some(&terms));
+            self.track(&filepath);
         }
         self.spill_over_budget().await;
         self.enforce(Some(&filepath)).await;
@@ -795,7 +853,7 @@ impl<S: Storage> ContextManager<S> {
                     // Dropped while it was being written (evicted, cleared): not kept.
                     return self.storage.remove(path).await;
                 }
-                self.track(path, None);
+                self.track(path);
                 Ok(())
             }
             Err(e) => {
@@ -1028,6 +1086,47 @@ impl<S: Storage> ContextManager<S> {
         ranking
     }
 
+    /// Collapses duplicates among `hits` (the same tool, args hash and result, saved by
+    /// this manager): each counts once, at the place of its best-ranked copy, and the
+    /// copy kept is the latest saved. `slot_of` gives a hit's slot (`None`: a pointer
+    /// of no manager, never collapsed). Returns how many hits were dropped.
+    pub fn collapse_duplicates(&self, hits: &mut Vec<Scored>, slot_of: impl Fn(usize) -> Option<u32>) -> usize {
+        let state = self.state.borrow();
+        let entry = |i: usize| slot_of(i).and_then(|s| state.entries.get(s as usize));
+        // Kept hits by result hash (the cheap part of the key), as places in `out`.
+        let mut kept: HashMap<u64, Vec<usize>> = HashMap::new();
+        let before = hits.len();
+        let mut out: Vec<Scored> = Vec::with_capacity(before);
+        for hit in hits.drain(..) {
+            let Some((e, hash)) = entry(hit.index).and_then(|e| e.result_hash.map(|h| (e, h))) else {
+                out.push(hit);
+                continue;
+            };
+            let places = kept.entry(hash).or_default();
+            match places.iter().copied().find(|&p| entry(out[p].index).is_some_and(|k| k.duplicates(e))) {
+                Some(p) => {
+                    if entry(out[p].index).is_some_and(|k| k.seq < e.seq) {
+                        out[p].index = hit.index;
+                    }
+                }
+                None => {
+                    places.push(out.len());
+                    out.push(hit);
+                }
+            }
+        }
+        *hits = out;
+        before - hits.len()
+    }
+
+    /// Whether a later copy of the pointer at `slot` (same tool, args and result) was
+    /// saved: a hint for selection, which then ranks every candidate to keep the latest.
+    pub fn has_later_copy(&self, slot: u32) -> bool {
+        let state = self.state.borrow();
+        let key = state.entries.get(slot as usize).and_then(Entry::duplicate_key);
+        key.and_then(|k| state.latest_copy.get(&k)).is_some_and(|&latest| latest != slot)
+    }
+
     /// Ranks every pointer for `query` through the index: no text is rescanned.
     /// `Scored::index` is a slot; the fallback lists every slot in save order.
     pub fn rank_all(&self, query: &str, fallback: Fallback, strategy: Strategy, limit: Option<usize>) -> Ranking {
@@ -1092,21 +1191,13 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// Adds a persisted record of this manager to the session manifest.
-    fn track(&self, path: &str, terms: Option<&Terms>) {
+    fn track(&self, path: &str) {
         let Some(s) = &self.session else { return };
         let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
         let state = self.state.borrow();
         let Some(entry) = state.entry(path) else { return };
         let meta = entry.meta();
-        let computed;
-        let terms = match terms {
-            Some(t) => t,
-            None => {
-                computed = terms_of(&meta);
-                &computed
-            }
-        };
-        match ManifestEntry::new(&meta, entry.size(), terms.as_slice()) {
+        match ManifestEntry::new(&meta, entry.size(), &manifest_words(&meta)) {
             Ok(m) => {
                 s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
                 s.dirty.set(s.dirty.get() + 1);
@@ -1255,8 +1346,7 @@ impl<S: Storage> ContextManager<S> {
         for rel in unlisted {
             let full = paths::join(&s.dir, rel);
             if let Some((meta, size)) = self.adopt(&full, false).await {
-                let terms = terms_of(&meta);
-                manifest.context_files.insert(rel.clone(), ManifestEntry::new(&meta, size, terms.as_slice())?);
+                manifest.context_files.insert(rel.clone(), ManifestEntry::new(&meta, size, &manifest_words(&meta))?);
                 self.debug("indexed a record the manifest did not list yet", Some(&full));
                 changed = true;
             }
@@ -1339,7 +1429,7 @@ impl<S: Storage> ContextManager<S> {
             let mut manifest = Manifest::new(&s.id, &s.manifest.borrow().created_at);
             manifest.last_activity = s.manifest.borrow().last_activity.clone();
             for (rel, meta, size) in &records {
-                manifest.context_files.insert(rel.clone(), ManifestEntry::new(meta, *size, terms_of(meta).as_slice())?);
+                manifest.context_files.insert(rel.clone(), ManifestEntry::new(meta, *size, &manifest_words(meta))?);
             }
             manifest.date_from_entries(false);
             *s.manifest.borrow_mut() = manifest;
@@ -1713,6 +1803,20 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
 /// When a record was saved, in epoch ms: its timestamp, else its file name's.
 fn saved_at_ms(rel: &str, meta: &RecordMeta) -> i64 {
     session::parse_iso_ms(&meta.timestamp).or_else(|| session::record_time_ms(rel)).unwrap_or(0)
+}
+
+/// The hash that tells duplicate results apart (64-bit SipHash of the JSON text; a
+/// result left `undefined` hashes apart from every JSON text).
+fn result_hash(result_json: Option<&str>) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(result_json)
+}
+
+/// The words a manifest lists for a record (the seed's `keywords`): its metadata's
+/// index tokens, distinct and sorted, as written (not stemmed).
+fn manifest_words(meta: &RecordMeta) -> Vec<String> {
+    let args: Value = serde_json::from_str(&meta.args_json).unwrap_or(Value::Null);
+    crate::select::metadata_words(&meta.tool_description, &meta.tool_name, &args)
 }
 
 /// The indexed terms of a record's metadata.

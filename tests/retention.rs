@@ -342,3 +342,35 @@ fn evicted_slots_are_compacted_so_memory_does_not_grow_with_the_records_saved() 
     })
     .unwrap();
 }
+
+#[test]
+fn content_indexed_at_save_time_outlives_compaction_and_leaves_with_its_record() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (o, _told) = capped(None, now.clone(), Retention { max_records: Some(10), ..Retention::default() });
+        let m = ContextManager::new(storage.clone(), o)?;
+        let total = 2 * toolctx::store::COMPACT_FROM + 40;
+        let mut saved = Vec::new();
+        for i in 0..total {
+            now.set(T0 + i as i64);
+            // Each result names its own word, found only in the content.
+            let result = format!(r#""payload word{i}""#);
+            saved.push(
+                m.save(SaveInput { args_json: &format!(r#"{{"i":{i}}}"#), result_json: Some(&result), ..save("grep") })
+                    .await?,
+            );
+        }
+        assert!(m.slots_held() < total, "compaction ran ({} slots held)", m.slots_held());
+        let find = |q: &str| {
+            let ranked = m.rank_all(q, toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+            ranked.hits.iter().map(|h| m.filepath_of(h.index as u32).unwrap_or_default()).collect::<Vec<_>>()
+        };
+        let last = total - 1;
+        assert_eq!(find(&format!("word{last}")), [saved[last].clone()], "a live record is found by its content");
+        assert!(find("word0").is_empty(), "an evicted record's content is not ranked");
+        assert_eq!(find("payload").len(), 10, "only the live records, by content");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

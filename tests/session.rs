@@ -394,3 +394,52 @@ fn a_read_only_open_of_a_crashed_session_reads_it_whole_and_writes_nothing() {
     })
     .unwrap();
 }
+
+#[test]
+fn manifest_keywords_are_the_metadata_words_as_written() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        let input = SaveInput {
+            tool_name: "readFile",
+            args_json: r#"{"path":"src/billing/refunds.ts"}"#,
+            result_json: Some(r#""kubernetes deployment""#),
+            ..SaveInput::default()
+        };
+        m.save(input).await?;
+        m.flush().await?;
+        let manifest = manifest_of(&storage, &id).await;
+        let entry = manifest.context_files.values().next().unwrap();
+        assert!(entry.keywords.contains(&"refunds".to_owned()), "{:?}", entry.keywords);
+        assert!(!entry.keywords.iter().any(|k| k == "refund" || k == "kubernetes"), "{:?}", entry.keywords);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn search_ranks_the_records_of_every_session_from_their_manifests() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let a = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let refunds = a.save(save("readFile", r#"{"path":"src/billing/refunds.ts"}"#, None)).await?;
+        a.save(save("grep", r#"{"pattern":"TODO"}"#, None)).await?;
+        a.flush().await?;
+        now.set(T0 + 60_000);
+        let b = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let refund = b.save(save("searchCode", r#"{"query":"refund webhook"}"#, None)).await?;
+        b.flush().await?;
+        let hits = toolctx::search_sessions(&*storage, "/ctx", "refund webhooks", 10).await?;
+        let found: Vec<(&str, &str)> = hits.iter().map(|h| (h.session_id.as_str(), h.filepath.as_str())).collect();
+        assert_eq!(found, [(b.session_id().unwrap(), refund.as_str()), (a.session_id().unwrap(), refunds.as_str())]);
+        assert_eq!(hits[0].matched, ["refund", "webhooks"]);
+        assert_eq!(hits[1].entry.tool_name, "readFile");
+        assert_eq!(toolctx::search_sessions(&*storage, "/ctx", "refund", 1).await?.len(), 1);
+        assert!(toolctx::search_sessions(&*storage, "/ctx", "kubernetes", 10).await?.is_empty());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

@@ -402,6 +402,35 @@ fn ranking_uses_indexed_terms_of_known_pointers() {
 }
 
 #[test]
+fn results_are_indexed_up_to_content_bytes_and_duplicates_collapse_to_the_latest() {
+    block_on(async {
+        let mut o = options("/ctx");
+        o.content_bytes = 64;
+        let m = ContextManager::new(MemoryStorage::new(), o)?;
+        let body =
+            r#"{"content":"fn rotate_refresh_tokens() {}","tail":"                                   kubernetes"}"#;
+        let a = m.save(save("readFile", r#"{"path":"src/auth/refresh.ts"}"#, body)).await?;
+        let other = m.save(save("readFile", r#"{"path":"src/auth/login.ts"}"#, r#""refresh""#)).await?;
+        let b = m.save(save("readFile", r#"{"path":"src/auth/refresh.ts"}"#, body)).await?;
+        let found = |q: &str| {
+            let r = m.rank_all(q, Fallback::None, toolctx::Strategy::Bm25, None);
+            r.hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect::<Vec<_>>()
+        };
+        // Content words, stemmed ("token" finds "tokens"); past 64 bytes nothing is read.
+        assert_eq!(found("rotate token"), [a.clone(), b.clone()]);
+        assert!(found("kubernetes").is_empty());
+        // The same tool, args and result: one hit, the latest copy, at the best place.
+        let mut hits = m.rank_all("refresh token", Fallback::None, toolctx::Strategy::Bm25, None).hits;
+        assert_eq!(hits.len(), 3);
+        assert_eq!(m.collapse_duplicates(&mut hits, |i| Some(i as u32)), 1);
+        let paths: Vec<String> = hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect();
+        assert_eq!(paths, [b, other]);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn fs_storage_writes_private_files_and_keeps_others() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = dir.path().join("ctx").to_string_lossy().into_owned();

@@ -330,6 +330,7 @@ async function showCommand(file, opts) {
 
 async function selectCommand(query, opts) {
   const dir = existingStore(opts);
+  if (opts.allSessions) return searchSessions(dir, query, opts);
   const { root, pointers } = await readStore(dir, { session: opts.session });
   const options = { pointers, fallback: opts.fallback ? "all" : "none", strategy: opts.strategy };
   for (const key of ["limit", "maxBytes", "maxTokens"]) if (opts[key] !== undefined) options[key] = opts[key];
@@ -360,6 +361,37 @@ async function selectCommand(query, opts) {
     { title: "FILE" },
   ];
   print(table(columns, rows), out.dim(`${count(results.length)} of ${plural(pointers.length, "record")}, ${humanBytes(sum(results))}`));
+}
+
+// select --all-sessions: ContextManager.search, from the sessions' manifests alone.
+async function searchSessions(dir, query, opts) {
+  const hits = await ContextManager.search({ contextDir: dir, fileSystem: nodeStorage() }, query, { limit: opts.limit ?? 10 });
+  const results = hits.map((h) => ({
+    ...pointerJson({ ...h.pointer, session: h.sessionId, path: toSlashes(relative(dir, h.filepath)) }),
+    score: h.score,
+    matched: h.matched,
+  }));
+  if (opts.json) return printJson({ dir, query, strategy: "bm25", results });
+  if (results.length === 0) return print(out.dim(`no record of any session matches "${query}"`));
+  const rows = results.map((r, i) => [
+    String(i + 1),
+    r.score.toFixed(2),
+    out.cyan(r.toolName),
+    shorten(r.toolDescription, 48),
+    r.matched.join(" "),
+    humanBytes(r.size),
+    `${r.session}/…/${r.filename}`,
+  ]);
+  const columns = [
+    { title: "#", align: "right" },
+    { title: "SCORE", align: "right" },
+    { title: "TOOL" },
+    { title: "DESCRIPTION" },
+    { title: "MATCHED" },
+    { title: "SIZE", align: "right" },
+    { title: "FILE" },
+  ];
+  print(table(columns, rows), out.dim(`${count(results.length)}, ${humanBytes(sum(results))}`));
 }
 
 async function statsCommand(opts) {
@@ -684,6 +716,7 @@ Run 'toolctx <command> --help' for a command's options.`,
     .addOption(new Option("--strategy <name>", "ranking").choices(["bm25", "overlap"]).default("bm25"))
     .option("--fallback", "when nothing matches, list every record (the library's default) instead of none")
     .addOption(sessionOption())
+    .option("--all-sessions", "rank the records of every session from their manifests alone (ContextManager.search; no record is read)")
     .action(withGlobals(selectCommand));
 
   command("stats", "sizes and estimated tokens by tool, task and session; the largest records")

@@ -3,24 +3,40 @@
 //! never rescans any text.
 //!
 //! Documents are numbered by slot, in the order they were added. A posting packs the
-//! slot and the term's frequency in the document (capped at [`MAX_TF`]; BM25 saturates
-//! long before) into one `u32`, so a pointer costs four bytes per distinct term.
+//! slot and the term's frequency in each of the document's two fields, metadata and
+//! content (each capped at [`MAX_TF`]; BM25 saturates long before), into one `u32`, so
+//! a pointer costs four bytes per distinct term.
+//!
+//! Scores are BM25F (Robertson, Zaragoza and Taylor, "Simple BM25 extension to
+//! multiple weighted fields", 2004; Zaragoza et al., TREC 2004): each field's term
+//! frequency is normalised by that field's length against its average, the fields are
+//! summed with their weights, and the sum is saturated once with k1 = 1.2 (b = 0.75
+//! for both fields). The metadata field (description, tool name, argument values: the
+//! record's title, written to name it) weighs 1, so a store without content ranks as
+//! plain BM25 does; the content field (the body) weighs 0.5. These are the usual
+//! title-over-body proportions, not values fitted to any labelled set.
 
 use std::collections::HashMap;
 
-use super::{keywords, Strategy, Terms};
+use super::{keywords, stem, Strategy, Terms};
 
-/// Bits of a posting that hold the term frequency.
+/// Bits of a posting that hold the term frequency of one field.
 const TF_BITS: u32 = 4;
+/// Bits of a posting below the slot (the two fields' frequencies).
+const SLOT_SHIFT: u32 = 2 * TF_BITS;
 /// Term frequencies above this count as this.
 pub const MAX_TF: u32 = (1 << TF_BITS) - 1;
-/// Slots above this cannot be indexed (2^28, far beyond any store held in memory).
-pub const MAX_SLOTS: usize = 1 << (32 - TF_BITS);
+/// Slots above this cannot be indexed (2^24, far beyond any store held in memory).
+pub const MAX_SLOTS: usize = 1 << (32 - SLOT_SHIFT);
 /// Keywords past this many in one query are ignored.
 pub const MAX_KEYWORDS: usize = 64;
 
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
+/// BM25F weight of the metadata field.
+const WEIGHT_METADATA: f64 = 1.0;
+/// BM25F weight of the content field.
+const WEIGHT_CONTENT: f64 = 0.5;
 
 /// One ranked document.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,11 +81,57 @@ pub enum Doc<'a> {
 pub struct Index {
     ids: HashMap<Box<str>, u32>,
     postings: Vec<Vec<u32>>,
-    lengths: Vec<u32>,
+    lengths: Vec<Lengths>,
     order: Vec<u64>,
-    total_len: u64,
-    /// Documents removed (their slots stay, empty).
-    removed: usize,
+    total: Lengths64,
+    /// Removed documents: their slots stay and their postings are skipped, until
+    /// [`Index::remap`] drops them.
+    gone: Vec<bool>,
+    gone_count: usize,
+}
+
+/// A document's two field lengths.
+#[derive(Debug, Default, Clone, Copy)]
+struct Lengths {
+    metadata: u32,
+    content: u32,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Lengths64 {
+    metadata: u64,
+    content: u64,
+}
+
+impl Lengths64 {
+    fn add(&mut self, l: Lengths) {
+        self.metadata += u64::from(l.metadata);
+        self.content += u64::from(l.content);
+    }
+
+    fn sub(&mut self, l: Lengths) {
+        self.metadata -= u64::from(l.metadata);
+        self.content -= u64::from(l.content);
+    }
+
+    /// The average field lengths over `n` documents.
+    fn average(&self, n: usize) -> (f64, f64) {
+        let n = n.max(1) as f64;
+        (self.metadata as f64 / n, self.content as f64 / n)
+    }
+}
+
+/// A term's frequency in each field of one document.
+#[derive(Debug, Clone, Copy)]
+struct Tf {
+    metadata: u32,
+    content: u32,
+}
+
+impl Tf {
+    fn of_posting(p: u32) -> Tf {
+        Tf { metadata: (p >> TF_BITS) & MAX_TF, content: p & MAX_TF }
+    }
 }
 
 impl Index {
@@ -86,7 +148,7 @@ impl Index {
             return None;
         }
         let slot = slot as u32;
-        for (term, &count) in terms.as_slice().iter().zip(terms.counts()) {
+        for ((term, &count), &content) in terms.as_slice().iter().zip(terms.counts()).zip(terms.content_counts()) {
             let id = match self.ids.get(term.as_str()) {
                 Some(&id) => id,
                 None => {
@@ -96,30 +158,60 @@ impl Index {
                     id
                 }
             };
-            self.postings[id as usize].push(slot << TF_BITS | count.min(MAX_TF));
+            self.postings[id as usize].push(slot << SLOT_SHIFT | count.min(MAX_TF) << TF_BITS | content.min(MAX_TF));
         }
-        self.lengths.push(terms.len());
+        let lengths = Lengths { metadata: terms.len(), content: terms.content_len() };
+        self.lengths.push(lengths);
         self.order.push(order);
-        self.total_len += u64::from(terms.len());
+        self.gone.push(false);
+        self.total.add(lengths);
         Some(slot)
     }
 
-    /// Removes the document in `slot`, indexed with `terms`: it is ranked no more. The
-    /// slot is not reused.
-    pub fn remove(&mut self, slot: u32, terms: &Terms) {
-        let Some(len) = self.lengths.get_mut(slot as usize) else { return };
-        for term in terms.as_slice() {
-            if let Some(&id) = self.ids.get(term.as_str()) {
-                // Postings are in slot order: documents are added with growing slots.
-                let list = &mut self.postings[id as usize];
-                if let Ok(i) = list.binary_search_by_key(&slot, |p| p >> TF_BITS) {
-                    list.remove(i);
-                }
+    /// Removes the document in `slot`: it is ranked no more. Its slot stays (taken) until
+    /// [`Index::remap`]. The content terms a document was indexed with are not kept, so
+    /// its postings are skipped rather than searched for.
+    pub fn remove(&mut self, slot: u32) {
+        let slot = slot as usize;
+        if slot >= self.gone.len() || self.gone[slot] {
+            return;
+        }
+        self.gone[slot] = true;
+        self.gone_count += 1;
+        self.total.sub(self.lengths[slot]);
+    }
+
+    /// Gives the documents new slots: `new_slot[old]` is a document's new slot, `None`
+    /// to drop it. The new slots must be `0..n` without gaps. Postings keep every field's
+    /// term counts, so nothing is re-tokenised and the content indexed at save time stays.
+    pub fn remap(&mut self, new_slot: &[Option<u32>]) {
+        let n = new_slot.iter().flatten().count();
+        let mut lengths = vec![Lengths::default(); n];
+        let mut order = vec![0; n];
+        let mut total = Lengths64::default();
+        for (old, new) in new_slot.iter().enumerate() {
+            if let (Some(new), Some(&len)) = (new, self.lengths.get(old)) {
+                lengths[*new as usize] = len;
+                order[*new as usize] = self.order[old];
+                total.add(len);
             }
         }
-        self.total_len -= u64::from(*len);
-        *len = 0;
-        self.removed += 1;
+        let keep = (1u32 << SLOT_SHIFT) - 1;
+        for list in &mut self.postings {
+            list.retain_mut(|p| match new_slot.get((*p >> SLOT_SHIFT) as usize).copied().flatten() {
+                Some(new) => {
+                    *p = new << SLOT_SHIFT | (*p & keep);
+                    true
+                }
+                None => false,
+            });
+            list.sort_unstable_by_key(|p| p >> SLOT_SHIFT);
+        }
+        self.lengths = lengths;
+        self.order = order;
+        self.total = total;
+        self.gone = vec![false; n];
+        self.gone_count = 0;
     }
 
     /// Forgets every document.
@@ -146,25 +238,27 @@ impl Index {
     pub fn heap_bytes(&self) -> usize {
         let postings: usize = self.postings.iter().map(|p| p.capacity() * 4 + 24).sum();
         let ids: usize = self.ids.keys().map(|k| k.len() + 16 + 4 + 8).sum();
-        postings + ids + self.lengths.capacity() * 4 + self.order.capacity() * 8
+        postings + ids + self.lengths.capacity() * 8 + self.order.capacity() * 8
     }
 
     /// Ranks every document for `query`: documents holding one of its keywords, best
     /// first, ties in save order. Only the best `limit` are sorted and returned. No
     /// fallback: an empty ranking means nothing matched.
     pub fn rank_all(&self, query: &str, strategy: Strategy, limit: Option<usize>) -> Ranking {
-        let keywords = query_keywords(query);
-        let n = self.len() - self.removed;
-        let avg = self.total_len as f64 / n.max(1) as f64;
+        let (keywords, stems) = query_keywords(query);
+        let n = self.len() - self.gone_count;
+        let avg = self.total.average(n);
         let mut acc = Accumulator::new(self.len());
-        for (k, keyword) in keywords.iter().enumerate() {
+        let live = |p: &&u32| !self.gone[(**p >> SLOT_SHIFT) as usize];
+        for (k, keyword) in stems.iter().enumerate() {
             let Some(postings) = self.ids.get(keyword.as_str()).map(|&id| &self.postings[id as usize]) else {
                 continue;
             };
-            let idf = idf(n, postings.len());
-            for &p in postings {
-                let slot = (p >> TF_BITS) as usize;
-                let weight = term_weight(strategy, idf, p & MAX_TF, self.lengths[slot], avg);
+            let df = if self.gone_count == 0 { postings.len() } else { postings.iter().filter(live).count() };
+            let idf = idf(n, df);
+            for &p in postings.iter().filter(live) {
+                let slot = (p >> SLOT_SHIFT) as usize;
+                let weight = term_weight(strategy, idf, Tf::of_posting(p), self.lengths[slot], avg);
                 acc.add(slot, k, weight);
             }
         }
@@ -176,13 +270,13 @@ impl Index {
     /// ties in the order given). Statistics (document count, lengths, document
     /// frequencies) are those of `docs`. `Scored::index` is a position in `docs`.
     pub fn rank_docs(&self, query: &str, docs: &[Doc<'_>], strategy: Strategy, limit: Option<usize>) -> Ranking {
-        let keywords = query_keywords(query);
+        let (keywords, stems) = query_keywords(query);
         let n = docs.len();
         // Position of each indexed slot among the candidates; a slot given twice is
         // ranked at its first position only.
         let mut position = vec![u32::MAX; self.len()];
         let mut foreign: Vec<(usize, &Terms)> = Vec::new();
-        let mut total_len = 0u64;
+        let mut total = Lengths64::default();
         for (i, doc) in docs.iter().enumerate() {
             match doc {
                 Doc::Slot(s) => {
@@ -190,21 +284,21 @@ impl Index {
                         if *p == u32::MAX {
                             *p = i as u32;
                         }
-                        total_len += u64::from(self.lengths[*s as usize]);
+                        total.add(self.lengths[*s as usize]);
                     }
                 }
                 Doc::Terms(t) => {
                     foreign.push((i, t));
-                    total_len += u64::from(t.len());
+                    total.add(Lengths { metadata: t.len(), content: t.content_len() });
                 }
             }
         }
-        let avg = total_len as f64 / n.max(1) as f64;
+        let avg = total.average(n);
         let mut acc = Accumulator::new(n);
-        for (k, keyword) in keywords.iter().enumerate() {
+        for (k, keyword) in stems.iter().enumerate() {
             let postings: &[u32] =
                 self.ids.get(keyword.as_str()).map_or(&[], |&id| self.postings[id as usize].as_slice());
-            let in_docs = |p: &&u32| position[(**p >> TF_BITS) as usize] != u32::MAX;
+            let in_docs = |p: &&u32| position[(**p >> SLOT_SHIFT) as usize] != u32::MAX;
             let df =
                 postings.iter().filter(in_docs).count() + foreign.iter().filter(|(_, t)| t.contains(keyword)).count();
             if df == 0 {
@@ -212,14 +306,16 @@ impl Index {
             }
             let idf = idf(n, df);
             for &p in postings.iter().filter(in_docs) {
-                let slot = (p >> TF_BITS) as usize;
-                let weight = term_weight(strategy, idf, p & MAX_TF, self.lengths[slot], avg);
+                let slot = (p >> SLOT_SHIFT) as usize;
+                let weight = term_weight(strategy, idf, Tf::of_posting(p), self.lengths[slot], avg);
                 acc.add(position[slot] as usize, k, weight);
             }
             for &(i, terms) in &foreign {
-                let tf = terms.count(keyword).min(MAX_TF);
-                if tf > 0 {
-                    acc.add(i, k, term_weight(strategy, idf, tf, terms.len(), avg));
+                let (metadata, content) = terms.field_counts(keyword);
+                if metadata + content > 0 {
+                    let tf = Tf { metadata: metadata.min(MAX_TF), content: content.min(MAX_TF) };
+                    let lengths = Lengths { metadata: terms.len(), content: terms.content_len() };
+                    acc.add(i, k, term_weight(strategy, idf, tf, lengths, avg));
                 }
             }
         }
@@ -228,10 +324,21 @@ impl Index {
     }
 }
 
-fn query_keywords(query: &str) -> Vec<String> {
-    let mut keywords = keywords(query);
-    keywords.truncate(MAX_KEYWORDS);
-    keywords
+/// The query's keywords as written (for `matched`) and the stems they are looked up
+/// by; keywords with the same stem count once (the first one is kept).
+fn query_keywords(query: &str) -> (Vec<String>, Vec<String>) {
+    let (mut words, mut stems) = (Vec::new(), Vec::new());
+    for word in keywords(query) {
+        let s = stem(&word);
+        if !stems.contains(&s) {
+            words.push(word);
+            stems.push(s);
+        }
+        if stems.len() == MAX_KEYWORDS {
+            break;
+        }
+    }
+    (words, stems)
 }
 
 fn idf(n: usize, df: usize) -> f64 {
@@ -239,13 +346,20 @@ fn idf(n: usize, df: usize) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-fn term_weight(strategy: Strategy, idf: f64, tf: u32, len: u32, avg: f64) -> f64 {
+/// BM25F: the fields' length-normalised, weighted frequencies summed, then saturated.
+fn term_weight(strategy: Strategy, idf: f64, tf: Tf, len: Lengths, avg: (f64, f64)) -> f64 {
     match strategy {
         Strategy::Overlap => 1.0,
         Strategy::Bm25 => {
-            let tf = f64::from(tf);
-            let norm = 1.0 - BM25_B + BM25_B * f64::from(len) / avg.max(1.0);
-            idf * tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * norm)
+            let field = |tf: u32, len: u32, avg: f64| {
+                if tf == 0 {
+                    return 0.0;
+                }
+                f64::from(tf) / (1.0 - BM25_B + BM25_B * f64::from(len) / avg.max(1.0))
+            };
+            let tf = WEIGHT_METADATA * field(tf.metadata, len.metadata, avg.0)
+                + WEIGHT_CONTENT * field(tf.content, len.content, avg.1);
+            idf * tf * (BM25_K1 + 1.0) / (tf + BM25_K1)
         }
     }
 }

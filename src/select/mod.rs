@@ -4,64 +4,127 @@
 //! query's keywords is among its terms; relevant pointers come first, best first, and
 //! when nothing matches every candidate is returned in the order given.
 
+mod content;
 mod index;
 mod tokenize;
 
 pub use index::{Doc, Index, Ranking, Scored, MAX_TF};
 
-pub use tokenize::{for_each_token, index_tokens, is_keyword, is_unspaced_script, keywords, tokenize};
+pub use content::for_each_string_value;
+pub use tokenize::{
+    for_each_index_token, for_each_token, index_tokens, is_keyword, is_unspaced_script, keywords, stem, tokenize,
+};
 
 use serde_json::Value;
 
 /// Longest part of one argument value that is indexed, in bytes.
 pub const MAX_INDEXED_VALUE_BYTES: usize = 4096;
 
-/// The distinct, sorted terms a pointer is found by (the tokens of its description, its
-/// tool name and its argument values), with how often each occurs.
+/// Bytes of a result's JSON text that are read for its index entry, by default
+/// (SPEC §6: a bounded part of the content is indexed).
+pub const DEFAULT_CONTENT_BYTES: usize = 16 * 1024;
+
+/// The distinct, sorted terms a pointer is found by, stemmed ([`stem`]), with how
+/// often each occurs in its two fields: the metadata (description, tool name and
+/// argument values) and the content (the string values of a bounded part of its
+/// result).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Terms {
     terms: Vec<String>,
     counts: Vec<u32>,
+    content: Vec<u32>,
     len: u32,
+    content_len: u32,
 }
 
 impl Terms {
-    /// The terms of a record's indexed text (see [`index_tokens`]).
+    /// The terms of a record's metadata (see [`index_tokens`]), without content.
     pub fn of_record(description: &str, tool_name: &str, args: &Value) -> Terms {
+        Terms::of_record_with_content(description, tool_name, args, None, 0)
+    }
+
+    /// The terms of a record: its metadata and the string values found in the first
+    /// `content_bytes` bytes of its result's JSON text (`result_json`).
+    pub fn of_record_with_content(
+        description: &str,
+        tool_name: &str,
+        args: &Value,
+        result_json: Option<&str>,
+        content_bytes: usize,
+    ) -> Terms {
         let mut tokens = Vec::new();
         let mut len = index_tokens(description, &mut tokens);
         len += index_tokens(tool_name, &mut tokens);
         len += collect_values(args, &mut tokens);
-        let len = u32::try_from(len).unwrap_or(u32::MAX);
-        tokens.sort_unstable();
-        let mut terms: Vec<String> = Vec::new();
-        let mut counts: Vec<u32> = Vec::new();
-        for token in tokens {
-            if terms.last() == Some(&token) {
-                if let Some(c) = counts.last_mut() {
-                    *c += 1;
-                }
-            } else {
-                terms.push(token);
-                counts.push(1);
-            }
+        let meta = stemmed_counts(tokens);
+        // Content: counted as read (a map of distinct tokens), one allocation per new term.
+        let mut counts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        let mut content_len = 0;
+        if let Some(json) = result_json {
+            content::for_each_string_value(json, content_bytes, |s| {
+                content_len += for_each_index_token(s, |t| match counts.get_mut(t) {
+                    Some(n) => *n += 1,
+                    None => {
+                        counts.insert(t.to_owned(), 1);
+                    }
+                });
+            });
         }
-        Terms { terms, counts, len }
+        let content = stems_of(counts.into_iter().collect());
+        let mut out = Terms {
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+            content_len: u32::try_from(content_len).unwrap_or(u32::MAX),
+            ..Terms::default()
+        };
+        // Merge the two sorted lists.
+        let (mut m, mut c) = (meta.into_iter().peekable(), content.into_iter().peekable());
+        loop {
+            let order = match (m.peek(), c.peek()) {
+                (None, None) => break,
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some(a), Some(b)) => a.0.cmp(&b.0),
+            };
+            let (term, in_meta, in_content) = match order {
+                std::cmp::Ordering::Less => m.next().map(|(t, n)| (t, n, 0)),
+                std::cmp::Ordering::Greater => c.next().map(|(t, n)| (t, 0, n)),
+                std::cmp::Ordering::Equal => m.next().zip(c.next()).map(|((t, a), (_, b))| (t, a, b)),
+            }
+            .unwrap_or_default();
+            out.terms.push(term);
+            out.counts.push(in_meta);
+            out.content.push(in_content);
+        }
+        out
     }
 
-    /// How often `term` occurs (0 when it does not).
-    pub fn count(&self, term: &str) -> u32 {
-        self.terms.binary_search_by(|t| t.as_str().cmp(term)).map_or(0, |i| self.counts[i])
+    /// How often `word` occurs (by its stem), in both fields (0 when it does not).
+    pub fn count(&self, word: &str) -> u32 {
+        self.position(&stem(&word.to_lowercase())).map_or(0, |i| self.counts[i] + self.content[i])
     }
 
-    /// How often each term of [`Terms::as_slice`] occurs, in the same order.
+    /// How often `term` (a stem) occurs in the metadata and in the content.
+    pub fn field_counts(&self, term: &str) -> (u32, u32) {
+        self.position(term).map_or((0, 0), |i| (self.counts[i], self.content[i]))
+    }
+
+    fn position(&self, term: &str) -> Option<usize> {
+        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
+    }
+
+    /// How often each term of [`Terms::as_slice`] occurs in the metadata, in the same order.
     pub fn counts(&self) -> &[u32] {
         &self.counts
     }
 
-    /// Whether `term` is one of them.
-    pub fn contains(&self, term: &str) -> bool {
-        self.count(term) > 0
+    /// How often each term of [`Terms::as_slice`] occurs in the content, in the same order.
+    pub fn content_counts(&self) -> &[u32] {
+        &self.content
+    }
+
+    /// Whether `word` (by its stem) is one of them.
+    pub fn contains(&self, word: &str) -> bool {
+        self.count(word) > 0
     }
 
     /// The distinct terms, sorted.
@@ -69,15 +132,59 @@ impl Terms {
         &self.terms
     }
 
-    /// Number of tokens (the document length for BM25).
+    /// Number of metadata tokens (the metadata field's length for BM25F).
     pub fn len(&self) -> u32 {
         self.len
     }
 
+    /// Number of content tokens (the content field's length for BM25F).
+    pub fn content_len(&self) -> u32 {
+        self.content_len
+    }
+
     /// Whether there are no tokens.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len == 0 && self.content_len == 0
     }
+}
+
+/// The distinct index tokens of a record's metadata, sorted, not stemmed: the words a
+/// session manifest lists for it.
+pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<String> {
+    let mut tokens = Vec::new();
+    index_tokens(description, &mut tokens);
+    index_tokens(tool_name, &mut tokens);
+    collect_values(args, &mut tokens);
+    tokens.sort_unstable();
+    tokens.dedup();
+    tokens
+}
+
+/// The distinct stems of `tokens`, sorted, with how often each occurs.
+fn stemmed_counts(mut tokens: Vec<String>) -> Vec<(String, u32)> {
+    tokens.sort_unstable();
+    let mut distinct: Vec<(String, u32)> = Vec::new();
+    for token in tokens {
+        match distinct.last_mut() {
+            Some((t, n)) if *t == token => *n += 1,
+            _ => distinct.push((token, 1)),
+        }
+    }
+    stems_of(distinct)
+}
+
+/// The stems of distinct tokens with their counts, sorted, counts of one stem summed.
+fn stems_of(distinct: Vec<(String, u32)>) -> Vec<(String, u32)> {
+    let mut stems: Vec<(String, u32)> = distinct.into_iter().map(|(t, n)| (stem(&t), n)).collect();
+    stems.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Vec<(String, u32)> = Vec::with_capacity(stems.len());
+    for (term, n) in stems {
+        match out.last_mut() {
+            Some((t, m)) if *t == term => *m += n,
+            _ => out.push((term, n)),
+        }
+    }
+    out
 }
 
 /// Appends the indexed terms of every value in `value`; returns their length.
@@ -308,6 +415,52 @@ mod tests {
             }
             assert_eq!(ids("authError"), [3], "{strategy:?}");
         }
+    }
+
+    #[test]
+    fn content_is_a_second_field_weighted_below_the_metadata() {
+        let with = |json: &str| {
+            Terms::of_record_with_content(
+                "read file: path=a.ts",
+                "readFile",
+                &json!({"path": "a.ts"}),
+                Some(json),
+                4096,
+            )
+        };
+        let named = Terms::of_record("grep: pattern=refresh", "grep", &json!({"pattern": "refresh"}));
+        let body = with(r#"{"path":"a.ts","content":"export function refresh() { return tokens; }"}"#);
+        assert_eq!(body.field_counts(&stem("refresh")), (0, 1));
+        assert_eq!(body.field_counts(&stem("tokens")), (0, 1));
+        assert!(body.contains("token") && !body.contains("content"), "string values, not keys");
+        let meta = Terms::of_record("read file: path=a.ts", "readFile", &json!({"path": "a.ts"}));
+        assert_eq!((body.len(), body.content_len()), (meta.len(), 7), "the fields have their own lengths");
+        // The same term once in the metadata outweighs it once in a content as long.
+        let ranked = rank("refresh", &[&body, &named], Fallback::None, Strategy::Bm25);
+        assert_eq!(ranked.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [1, 0]);
+        // Without content the ranking is plain BM25 (metadata weight 1).
+        let none = with("null");
+        assert_eq!(none.content_len(), 0);
+    }
+
+    #[test]
+    fn terms_and_queries_are_stemmed_alike() {
+        let t = Terms::of_record(
+            "read file: path=src/billing/refunds.ts",
+            "readFile",
+            &json!({"path": "src/billing/refunds.ts"}),
+        );
+        let e = Terms::of_record("search: query=expired tokens", "search", &json!({"query": "expired tokens"}));
+        for q in ["refund", "Refunds", "REFUNDED"] {
+            assert_eq!(rank(q, &[&t, &e], Fallback::None, Strategy::Bm25).hits.len(), 1, "{q}");
+        }
+        let r = rank("expiring token", &[&t, &e], Fallback::None, Strategy::Overlap);
+        assert_eq!(r.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [1]);
+        assert_eq!(r.matched(&r.hits[0]).collect::<Vec<_>>(), ["expiring", "token"], "words as written");
+        // One stem, one keyword: "refund refunds" is not counted twice.
+        let once = rank("refund", &[&t], Fallback::None, Strategy::Bm25).hits[0].score;
+        let twice = rank("refund refunds", &[&t], Fallback::None, Strategy::Bm25).hits[0].score;
+        assert_eq!(once, twice);
     }
 
     #[test]

@@ -51,18 +51,18 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
 /// assert_eq!(terms, ["read", "file", "readfile", "auth", "error", "autherror"]);
 /// ```
 pub fn index_tokens(text: &str, out: &mut Vec<String>) -> usize {
+    for_each_index_token(text, |t| out.push(t.to_owned()))
+}
+
+/// Calls `f` with every term [`index_tokens`] gives, in the same order, lowercased, from
+/// a reused buffer (no allocation per token); returns the same length.
+pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
     let mut len = 0;
     // The identifier being read: its words joined, how many words, where it ends.
     let mut joined = String::new();
     let mut joined_words = 0;
     let mut joined_end = 0;
-    let flush = |joined: &mut String, joined_words: &mut usize, out: &mut Vec<String>| {
-        if *joined_words > 1 {
-            out.push(std::mem::take(joined));
-        }
-        joined.clear();
-        *joined_words = 0;
-    };
+    let (mut lower, mut part_lower) = (String::new(), String::new());
     for_each_word_at(text, |start, word| {
         let unspaced = word.chars().next().is_some_and(is_unspaced_script);
         let continues = joined_words > 0
@@ -70,17 +70,24 @@ pub fn index_tokens(text: &str, out: &mut Vec<String>) -> usize {
             && start == joined_end + 1
             && matches!(text.as_bytes()[joined_end], b'_' | b'-');
         if !continues {
-            flush(&mut joined, &mut joined_words, out);
+            if joined_words > 1 {
+                f(&joined);
+            }
+            joined.clear();
+            joined_words = 0;
         }
         let mut parts = 0;
         split_camel(word, &mut |part: &str| {
-            out.push(part.to_lowercase());
+            lowercase_into(part, &mut part_lower);
+            f(&part_lower);
             parts += 1;
         });
         len += parts;
-        let lower = word.to_lowercase();
+        if parts > 1 || !unspaced {
+            lowercase_into(word, &mut lower);
+        }
         if parts > 1 {
-            out.push(lower.clone());
+            f(&lower);
         }
         if !unspaced {
             joined.push_str(&lower);
@@ -88,8 +95,21 @@ pub fn index_tokens(text: &str, out: &mut Vec<String>) -> usize {
             joined_end = start + word.len();
         }
     });
-    flush(&mut joined, &mut joined_words, out);
+    if joined_words > 1 {
+        f(&joined);
+    }
     len
+}
+
+/// `buf` = `s` lowercased (full case mapping, as `str::to_lowercase`).
+fn lowercase_into(s: &str, buf: &mut String) {
+    buf.clear();
+    if s.is_ascii() {
+        buf.push_str(s);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.push_str(&s.to_lowercase());
+    }
 }
 
 /// Calls `f` with every word of `text`, in order, before case folding.
@@ -145,6 +165,20 @@ pub fn keywords(query: &str) -> Vec<String> {
         }
     });
     out
+}
+
+/// The form a term is indexed and looked up by: an English Snowball stem
+/// (`refunds` → `refund`, `expired` → `expir`). Applied to index terms and query
+/// keywords alike, after case folding, so words meet whatever their inflection.
+///
+/// ```
+/// assert_eq!(toolctx::select::stem("refunds"), toolctx::select::stem("refund"));
+/// ```
+pub fn stem(term: &str) -> String {
+    thread_local! {
+        static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    }
+    STEMMER.with(|s| s.stem(term).into_owned())
 }
 
 #[derive(Clone, Copy, PartialEq)]

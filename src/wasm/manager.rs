@@ -209,6 +209,9 @@ impl Parts {
         if let Some(n) = opt_size(options, "maxRecordBytes")? {
             core.max_record_bytes = n;
         }
+        if let Some(n) = opt_size(options, "indexContentBytes")? {
+            core.content_bytes = n;
+        }
         core.clock = match opt_function(options, "clock")? {
             Some(f) => {
                 Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64)
@@ -482,6 +485,65 @@ impl JsContextManager {
         })
     }
 
+    /// `[{sessionId, filepath, score, matched, pointer}]`: the best `limit` (default 10)
+    /// records of every session of `contextDir` for `query`, ranked from the sessions'
+    /// manifests alone.
+    #[wasm_bindgen(js_name = search)]
+    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> Promise {
+        let Some(query) = query.as_string() else {
+            return rejected(Error::invalid("query must be a string"));
+        };
+        let limit = match opt_size(&search_options, "limit") {
+            Ok(limit) => limit.unwrap_or(10),
+            Err(e) => return rejected(e),
+        };
+        Self::store_op(options, move |m| async move {
+            let hits = crate::session::search_sessions(m.storage(), m.context_dir(), &query, limit).await?;
+            let mut json = String::from("[");
+            for hit in &hits {
+                if json.len() > 1 {
+                    json.push(',');
+                }
+                let e = &hit.entry;
+                json.push_str("{\"sessionId\":");
+                crate::record::push_json_str(&mut json, &hit.session_id);
+                json.push_str(",\"filepath\":");
+                crate::record::push_json_str(&mut json, &hit.filepath);
+                json.push_str(",\"score\":");
+                json.push_str(&score_json(hit.score));
+                json.push_str(",\"matched\":");
+                json.push_str(&serde_json::to_string(&hit.matched).unwrap_or_else(|_| "[]".into()));
+                json.push_str(",\"pointer\":{\"filepath\":");
+                crate::record::push_json_str(&mut json, &hit.filepath);
+                json.push_str(",\"filename\":");
+                crate::record::push_json_str(&mut json, hit.filepath.rsplit('/').next().unwrap_or(&hit.filepath));
+                json.push_str(",\"toolName\":");
+                crate::record::push_json_str(&mut json, &e.tool_name);
+                json.push_str(",\"toolDescription\":");
+                crate::record::push_json_str(&mut json, &e.tool_description);
+                json.push_str(",\"args\":");
+                json.push_str(e.args.get());
+                if let Some(task) = &e.task_id {
+                    json.push_str(",\"taskId\":");
+                    json.push_str(&task.to_string());
+                }
+                if let Some(q) = &e.query_id {
+                    json.push_str(",\"queryId\":");
+                    crate::record::push_json_str(&mut json, q);
+                }
+                json.push_str(",\"argsHash\":");
+                crate::record::push_json_str(&mut json, &e.args_hash);
+                json.push_str(",\"timestamp\":");
+                crate::record::push_json_str(&mut json, &e.created);
+                json.push_str(",\"size\":");
+                json.push_str(&e.size.to_string());
+                json.push_str("}}");
+            }
+            json.push(']');
+            Ok(parse_json(&json))
+        })
+    }
+
     /// Removes the sessions idle longer than `olderThanMs` (default 24 h): only the files
     /// their manifests track. Resolves to the ids removed.
     #[wasm_bindgen(js_name = cleanupStaleSessions)]
@@ -635,7 +697,7 @@ impl JsContextManager {
     ) -> Result<String, JsValue> {
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
         let source = self.list_source(list, Some(joined));
-        let ranking = self.rank(&query, &source, &options).js()?;
+        let ranking = self.rank(&query, &source, &options, false).js()?;
         Ok(source.joined_paths(&self.inner, &ranking))
     }
 
@@ -651,7 +713,7 @@ impl JsContextManager {
         options: JsValue,
     ) -> Result<String, JsValue> {
         let source = Source::Slots((!all).then_some(slots));
-        let ranking = self.rank(&query, &source, &options).js()?;
+        let ranking = self.rank(&query, &source, &options, false).js()?;
         Ok(source.joined_paths(&self.inner, &ranking))
     }
 
@@ -675,7 +737,7 @@ impl JsContextManager {
                 None => return rejected(Error::invalid("pointers must be an array")),
             }
         };
-        let ranking = match self.rank(&query, &source, &options) {
+        let ranking = match self.rank(&query, &source, &options, true) {
             Ok(r) => r,
             Err(e) => return rejected(e),
         };
@@ -943,8 +1005,15 @@ impl JsContextManager {
     }
 
     /// Ranks `source` for `query` with the selection options (strategy, fallback,
-    /// limit, budgets). Hits index slots (`Source::Slots`) or `paths` (`Source::List`).
-    fn rank(&self, query: &JsValue, source: &Source, options: &JsValue) -> Result<crate::select::Ranking> {
+    /// limit, budgets, dedupe: `dedupe_default` when not given). Hits index slots
+    /// (`Source::Slots`) or `paths` (`Source::List`).
+    fn rank(
+        &self,
+        query: &JsValue,
+        source: &Source,
+        options: &JsValue,
+        dedupe_default: bool,
+    ) -> Result<crate::select::Ranking> {
         let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
         let fallback = match get(options, "fallback").as_string().as_deref() {
             None | Some("all") => Fallback::All,
@@ -959,29 +1028,31 @@ impl JsContextManager {
         let limit = opt_size(options, "limit")?;
         let max_bytes = opt_size(options, "maxBytes")?;
         let max_tokens = opt_size(options, "maxTokens")?;
+        let dedupe = match get(options, "dedupe") {
+            v if v.is_undefined() || v.is_null() => dedupe_default,
+            v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
+        };
         // Without a budget only the best `limit` need sorting.
         let early = if max_bytes.is_none() && max_tokens.is_none() { limit } else { None };
+        let mut ranking = self.ranked(&query, source, fallback, strategy, early);
+        if dedupe {
+            let inner = &self.inner;
+            let slot_of = |i: usize| match source {
+                Source::Slots(_) => Some(i as u32),
+                Source::List { paths, .. } => inner.slot_of(&paths[i]),
+            };
+            let full = ranking.hits.len();
+            let superseded = early.is_some()
+                && ranking.hits.iter().any(|h| slot_of(h.index).is_some_and(|s| inner.has_later_copy(s)));
+            let dropped = inner.collapse_duplicates(&mut ranking.hits, slot_of);
+            if superseded || (dropped > 0 && early.is_some_and(|k| full >= k)) {
+                // Duplicates took places in the best `limit`, or a later copy may lie
+                // beyond it: rank every candidate.
+                ranking = self.ranked(&query, source, fallback, strategy, None);
+                inner.collapse_duplicates(&mut ranking.hits, slot_of);
+            }
+        }
         let inner = &self.inner;
-        let mut ranking = match source {
-            Source::Slots(None) => inner.rank_all(&query, fallback, strategy, early),
-            Source::Slots(Some(slots)) => {
-                let candidates: Vec<Candidate> = slots.iter().map(|&s| Candidate::Known(s)).collect();
-                let mut r = inner.rank(&query, &candidates, fallback, strategy, early);
-                r.hits.iter_mut().for_each(|h| h.index = slots[h.index] as usize);
-                r
-            }
-            Source::List { list, paths, positions } => {
-                let candidates: Vec<Candidate> = paths
-                    .iter()
-                    .zip(positions)
-                    .map(|(path, &i)| match inner.slot_of(path) {
-                        Some(slot) => Candidate::Known(slot),
-                        None => foreign_terms(&list.get(i)),
-                    })
-                    .collect();
-                inner.rank(&query, &candidates, fallback, strategy, early)
-            }
-        };
         let size_of = |i: usize| match source {
             Source::Slots(_) => inner.size_of_slot(i as u32).unwrap_or(0),
             Source::List { list, paths, positions } => {
@@ -1006,6 +1077,38 @@ impl JsContextManager {
             ranking.hits.truncate(limit);
         }
         Ok(ranking)
+    }
+
+    /// The ranking of `source` for `query`, the best `early` of it when given.
+    fn ranked(
+        &self,
+        query: &str,
+        source: &Source,
+        fallback: Fallback,
+        strategy: Strategy,
+        early: Option<usize>,
+    ) -> crate::select::Ranking {
+        let inner = &self.inner;
+        match source {
+            Source::Slots(None) => inner.rank_all(query, fallback, strategy, early),
+            Source::Slots(Some(slots)) => {
+                let candidates: Vec<Candidate> = slots.iter().map(|&s| Candidate::Known(s)).collect();
+                let mut r = inner.rank(query, &candidates, fallback, strategy, early);
+                r.hits.iter_mut().for_each(|h| h.index = slots[h.index] as usize);
+                r
+            }
+            Source::List { list, paths, positions } => {
+                let candidates: Vec<Candidate> = paths
+                    .iter()
+                    .zip(positions)
+                    .map(|(path, &i)| match inner.slot_of(path) {
+                        Some(slot) => Candidate::Known(slot),
+                        None => foreign_terms(&list.get(i)),
+                    })
+                    .collect();
+                inner.rank(query, &candidates, fallback, strategy, early)
+            }
+        }
     }
 }
 

@@ -130,6 +130,16 @@ export interface RecordExport {
   skipped: { filename: string; reason: string }[];
 }
 
+/** One record found by `ContextManager.search`. */
+export interface SessionSearchHit {
+  sessionId: string;
+  filepath: string;
+  score: number;
+  /** The query's words the record matched, as written. */
+  matched: string[];
+  pointer: ContextPointer;
+}
+
 /** One session, as `ContextManager.listSessions` reports it. */
 export interface SessionInfo {
   id: string;
@@ -149,6 +159,12 @@ export interface ContextManagerOptions {
   memoryBudget?: number;
   /** Largest record accepted (`TOO_LARGE` beyond). Default 64 MiB. */
   maxRecordBytes?: number;
+  /**
+   * Selection indexes the string values found in the first this many bytes of each
+   * result's JSON text (keys and punctuation are not indexed). Default 16384; 0 indexes
+   * no content.
+   */
+  indexContentBytes?: number;
   /** The storage (the seed's name). */
   fileSystem?: StorageHost | IFileSystem;
   /** Alias of `fileSystem`. */
@@ -207,6 +223,12 @@ export interface SelectOptions {
   rerank?: (query: string, candidates: ScoredContext[], signal: AbortSignal) => Promise<string[]>;
   /** Abort `rerank` after this many milliseconds. */
   rerankTimeoutMs?: number;
+  /**
+   * Records with the same tool, args hash and result count once (the latest copy is
+   * kept), in the ranking and the budgets. Default `true` for `selectRelevant`, `false`
+   * for `selectRelevantContexts` (the seed's contract).
+   */
+  dedupe?: boolean;
 }
 
 /** One result of `selectRelevant`. */
@@ -249,6 +271,12 @@ export class ContextManager {
   reconcile(): Promise<string[]>;
   /** The sessions of `contextDir`. */
   static listSessions(options?: StoreOptions): Promise<SessionInfo[]>;
+  /**
+   * The best `limit` (default 10) records of every session of the store for `query`,
+   * ranked (BM25 over description, tool name and argument values) from the sessions'
+   * manifests alone: no record is read.
+   */
+  static search(options: StoreOptions, query: string, searchOptions?: { limit?: number }): Promise<SessionSearchHit[]>;
   /**
    * Removes sessions idle longer than `olderThanMs` (default 24 h): the files their
    * manifests track and the record files of their own folders that the manifests never

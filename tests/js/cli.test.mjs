@@ -221,6 +221,14 @@ test("select ranks the relevant records, with --limit, and finds none for an unr
   assert.match(text.stdout, /no record matches "zebra"/);
 });
 
+test("select --all-sessions ranks every session's records from the manifests", () => {
+  const token = json(["--dir", store, "select", "token refresh", "--all-sessions"]);
+  assert.deepEqual(token.results.map((r) => [r.toolName, r.session]), [["searchCode", ids.active]]);
+  assert.ok(token.results[0].score > 0 && token.results[0].path.startsWith("sessions/"), JSON.stringify(token.results[0]));
+  assert.deepEqual(json(["--dir", store, "select", "zebra", "--all-sessions"]).results, []);
+  assert.match(cli(["--dir", store, "select", "zebra", "--all-sessions"]).stdout, /no record of any session matches "zebra"/);
+});
+
 test("stats --json adds up by tool, task and session", () => {
   const s = json(["--dir", store, "stats"]);
   assert.equal(s.records, 5);

@@ -1914,6 +1914,32 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await expectRejection(assert, () => m.saveContext("t", {}, 1, { category: "../up" }), "INVALID_ARGUMENT", "category");
   });
 
+  test("ContextManager.search ranks the records of every session from their manifests", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    let now = Date.UTC(2025, 0, 18, 14, 30, 22);
+    const clock = () => now;
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    const refunds = await a.saveContext("readFile", { path: "src/billing/refunds.ts" }, "x", 4);
+    await a.saveContext("grep", { pattern: "TODO" }, "y");
+    await a.close();
+    now += 60_000;
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    const webhook = await b.saveContext("searchCode", { query: "refund webhook" }, "z");
+    await b.close();
+    const hits = await ContextManager.search({ contextDir: dir, fileSystem: storage }, "refund webhooks");
+    assert.deepEqual(hits.map((h) => [h.sessionId, h.filepath]), [[b.sessionId, webhook], [a.sessionId, refunds]]);
+    assert.deepEqual(hits[0].matched, ["refund", "webhooks"]);
+    assert.ok(hits[0].score > hits[1].score && hits[1].score > 0);
+    assert.equal(hits[1].pointer.filepath, refunds);
+    assert.equal(hits[1].pointer.toolName, "readFile");
+    assert.deepEqual(hits[1].pointer.args, { path: "src/billing/refunds.ts" });
+    assert.equal(hits[1].pointer.taskId, 4);
+    assert.equal((await ContextManager.search({ contextDir: dir, fileSystem: storage }, "refund", { limit: 1 })).length, 1);
+    assert.deepEqual(await ContextManager.search({ contextDir: dir, fileSystem: storage }, "kubernetes"), []);
+    await expectRejection(assert, () => ContextManager.search({ contextDir: dir, fileSystem: storage }, 42), "INVALID_ARGUMENT", "search");
+  });
+
   test("open({session}) restores identical pointers in save order, small records excepted", async () => {
     const storage = makeStorage();
     const dir = contextDir();
@@ -2333,6 +2359,67 @@ export function runRankingTests({ name, ContextManager, memoryStorage, test: t0,
     const scored = await m.selectRelevant("src readme");
     assert.ok(scored[0].score > scored[1].score && scored[1].score > scored[2].score, JSON.stringify(scored.map((s) => s.score)));
     assert.throws(() => m.selectRelevantContexts("x", pointers, { strategy: "magic" }), (e) => e.code === "INVALID_ARGUMENT");
+  });
+  test("a record is found by its result's content (string values, first indexContentBytes bytes)", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    const body = "export function rotateRefreshToken(token) {\n  if (isExpired(token)) throw new TokenExpiredError();\n}";
+    const refresh = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, { path: "src/auth/refresh.ts", content: body });
+    const grep = await m.saveContext("grep", { pattern: "TODO" }, ["src/db/pool.ts: // TODO reconnect"]);
+    const all = m.getAllPointers();
+    assert.deepEqual(m.selectRelevantContexts("rotate", all, { fallback: "none" }), [refresh]);
+    assert.deepEqual(m.selectRelevantContexts("why does it reconnect", all, { fallback: "none" }), [grep]);
+    const scored = await m.selectRelevant("rotate the refresh token");
+    assert.equal(scored[0].filepath, refresh);
+    assert.deepEqual(scored[0].matched, ["rotate", "refresh", "token"]);
+    // Keys name the schema, not the record: they are not indexed.
+    assert.deepEqual(m.selectRelevantContexts("content", all, { fallback: "none" }), []);
+    // The bound: only the first indexContentBytes bytes of the result's JSON are read; 0 reads none.
+    for (const [bytes, found] of [[0, false], [24, false], [4096, true]]) {
+      const b = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage(), indexContentBytes: bytes });
+      const p = await b.saveContext("fetchPage", { url: "https://example.com" }, `${"padding ".repeat(8)}kubernetes`);
+      assert.deepEqual(b.selectRelevantContexts("kubernetes", b.getAllPointers(), { fallback: "none" }), found ? [p] : [], `${bytes}`);
+    }
+  });
+  test("words meet whatever their inflection (English stemming), identifiers still whole", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    const refunds = await m.saveContext("readFile", { path: "src/billing/refunds.ts" }, null);
+    const expiry = await m.saveContext("searchCode", { query: "expired tokens" }, null);
+    const ident = await m.saveContext("grep", { pattern: "issueCredit" }, null);
+    const all = m.getAllPointers();
+    const find = (q) => m.selectRelevantContexts(q, all, { fallback: "none" });
+    assert.deepEqual(find("refund"), [refunds]);
+    assert.deepEqual(find("Refunds"), [refunds]);
+    assert.deepEqual(find("token expiring"), [expiry]);
+    assert.deepEqual(find("issueCredit"), [ident], "the identifier whole");
+    assert.deepEqual(find("ISSUECREDITS"), [ident], "in any case, inflected");
+    assert.deepEqual(find("credits"), [ident], "and by its parts");
+    const scored = await m.selectRelevant("refunds");
+    assert.deepEqual(scored.map((s) => s.filepath), [refunds]);
+    assert.deepEqual(scored[0].matched, ["refunds"], "matched holds the query's words as written");
+  });
+  test("the same tool, args and result count once in selectRelevant and budgets (latest kept); dedupe option", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    const first = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, "refresh token rotation");
+    const login = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "login then refresh");
+    const again = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, "refresh token rotation");
+    const edited = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, "refresh token rotation, edited");
+    const other = await m.saveContext("grep", { path: "src/auth/refresh.ts" }, "refresh token rotation");
+    const paths = async (options) => (await m.selectRelevant("refresh token", options)).map((s) => s.filepath);
+    const deduped = await paths();
+    assert.equal(deduped.length, 4, JSON.stringify(deduped));
+    assert.ok(!deduped.includes(first) && deduped.includes(again), "the latest copy is kept");
+    assert.deepEqual([...deduped].sort(), [again, edited, login, other].sort());
+    assert.equal((await paths({ dedupe: false })).length, 5);
+    assert.deepEqual(await paths({ limit: 2 }), deduped.slice(0, 2));
+    const all = m.getAllPointers();
+    assert.equal(m.selectRelevantContexts("refresh token", all).length, 5, "selectRelevantContexts keeps the seed contract");
+    assert.deepEqual(m.selectRelevantContexts("refresh token", all, { dedupe: true }), deduped);
+    // A budget that fits the four distinct records holds all four: the duplicate takes none of it.
+    const size = Object.fromEntries(all.map((p) => [p.filepath, p.size]));
+    const budget = [again, edited, login, other].reduce((n, p) => n + size[p], 0);
+    assert.deepEqual([...(await paths({ maxBytes: budget }))].sort(), [...deduped].sort());
+    assert.deepEqual([...(await paths({ maxTokens: Math.ceil(budget / 4) + 4 }))].sort(), [...deduped].sort());
+    await expectRejection(assert, () => m.selectRelevant("x", { dedupe: "yes" }), "INVALID_ARGUMENT", "selectRelevant");
   });
 }
 
