@@ -24,7 +24,8 @@ import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSession
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
 const top = mkdtempSync(`${tmpdir()}/toolctx-bun-`);
-afterAll(() => rmSync(top, { recursive: true, force: true }));
+// A generous timeout: removing every store the suite made can take seconds on a busy machine.
+afterAll(() => rmSync(top, { recursive: true, force: true }), 120_000);
 let n = 0;
 const fresh = (tag) => `${top}/${tag}-${n++}`;
 
