@@ -171,3 +171,15 @@ test("kept from the original: onDebug hears the folder and storage at constructi
   manager(dir, { onDebug: (msg) => messages.push(msg) });
   assert.ok(messages.some((msg) => msg.startsWith(`ContextManager initialized in ${dir} with `)), messages.join("\n"));
 });
+
+test("ranking reads the result's content, stems words, and counts a repeated output once in selectRelevant", async () => {
+  const m = manager(fresh());
+  const refresh = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, "export function rotateToken() { /* rotate the expired refresh token */ }");
+  const refunds = await m.saveContext("listDirectory", { path: "src/billing" }, ["refunds.ts", "invoices.ts"]);
+  const pointers = m.getAllPointers();
+  assert.deepEqual(m.selectRelevantContexts("expired", pointers, { fallback: "none" }), [refresh], "found by its content");
+  assert.ok(m.selectRelevantContexts("refund", pointers, { fallback: "none" }).includes(refunds), "refund finds refunds.ts");
+  const again = await m.saveContext("readFile", { path: "src/auth/refresh.ts" }, "export function rotateToken() { /* rotate the expired refresh token */ }");
+  const scored = await m.selectRelevant("expired refresh token");
+  assert.deepEqual(scored.map((s) => s.filepath), [again], "the latest copy, once");
+});
