@@ -760,6 +760,9 @@ impl<S: Storage> ContextManager<S> {
         let added = {
             let mut state = self.state.borrow_mut();
             state.owned.add(&filepath, now, seq, size);
+            // A reconcile may have adopted the file while its write was answering: this
+            // save's pointer (with the content it indexed) replaces that one.
+            state.remove_pointer(&filepath);
             let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
             entry.result_hash = Some(result_hash);
             let key = entry.duplicate_key();

@@ -374,3 +374,64 @@ fn content_indexed_at_save_time_outlives_compaction_and_leaves_with_its_record()
     })
     .unwrap();
 }
+
+/// A storage whose writes land at once but answer a few turns later: a reconcile can
+/// list and adopt a record whose save has not returned yet.
+struct SlowAnswers {
+    inner: MemoryStorage,
+}
+
+async fn turns(n: usize) {
+    for _ in 0..n {
+        let mut yielded = false;
+        std::future::poll_fn(|cx| {
+            if yielded {
+                return std::task::Poll::Ready(());
+            }
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        })
+        .await;
+    }
+}
+
+impl Storage for SlowAnswers {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.inner.write(path, data, options).await?;
+        turns(20).await;
+        Ok(())
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.inner.remove(path).await
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.inner.list(dir).await
+    }
+}
+
+#[test]
+fn a_reconcile_racing_a_save_leaves_one_pointer_for_the_record() {
+    block_on(async {
+        let now = Rc::new(Cell::new(T0));
+        let m =
+            ContextManager::open(SlowAnswers { inner: MemoryStorage::new() }, options(Some(SessionChoice::New), now))
+                .await?;
+        let save = m.save(SaveInput { result_json: Some("\"payload zebra\""), ..save("grep") });
+        let reconcile = async {
+            turns(5).await; // the record's file is there; its save has not answered
+            m.reconcile().await
+        };
+        let (path, adopted) = futures_util::future::join(save, reconcile).await;
+        let path = path?;
+        assert_eq!(adopted?, std::slice::from_ref(&path), "the reconcile saw the file before the save answered");
+        assert_eq!(pointer_paths(&m), std::slice::from_ref(&path), "one pointer for one record");
+        let ranked = m.rank_all("zebra", toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+        assert_eq!(ranked.hits.len(), 1, "ranked once, by the content its save indexed");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

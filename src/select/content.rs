@@ -81,7 +81,8 @@ fn unescape(text: &str, at: usize) -> (char, usize) {
         Some(b'"') => ('"', at + 1),
         Some(b'\\') => ('\\', at + 1),
         Some(b'/') => ('/', at + 1),
-        Some(_) => (' ', at + 1),
+        // Not a JSON escape (the text is not valid JSON): skip the whole character.
+        Some(_) => (' ', at + text[at..].chars().next().map_or(1, char::len_utf8)),
         None => (' ', bytes.len()),
     }
 }
@@ -110,5 +111,11 @@ mod tests {
         assert_eq!(values(json, 0), Vec::<String>::new());
         // A cut inside a multi-byte character moves back to its start.
         assert_eq!(values("\"é\"", 2), [""]);
+    }
+
+    #[test]
+    fn a_backslash_before_a_multi_byte_character_does_not_panic() {
+        // Not valid JSON, but the core never panics on input.
+        assert_eq!(values("\"a\\é b\"", usize::MAX), ["a  b"]);
     }
 }

@@ -207,6 +207,26 @@ impl Index {
             });
             list.sort_unstable_by_key(|p| p >> SLOT_SHIFT);
         }
+        // Terms no document holds any more are forgotten, so the vocabulary shrinks with
+        // the documents (retention keeps memory bounded only if this does).
+        let mut new_id: Vec<Option<u32>> = Vec::with_capacity(self.postings.len());
+        let mut kept = Vec::new();
+        for list in std::mem::take(&mut self.postings) {
+            if list.is_empty() {
+                new_id.push(None);
+            } else {
+                new_id.push(Some(kept.len() as u32));
+                kept.push(list);
+            }
+        }
+        self.postings = kept;
+        self.ids.retain(|_, id| match new_id[*id as usize] {
+            Some(new) => {
+                *id = new;
+                true
+            }
+            None => false,
+        });
         self.lengths = lengths;
         self.order = order;
         self.total = total;
@@ -418,6 +438,26 @@ mod tests {
 
     fn terms(desc: &str) -> Terms {
         Terms::of_record(desc, "", &json!({}))
+    }
+
+    #[test]
+    fn remap_forgets_the_terms_of_removed_documents_and_keeps_ranking_the_rest() {
+        let mut index = Index::new();
+        for i in 0..100 {
+            index.add(i, &terms(&format!("grep: pattern=word{i} common"))).unwrap();
+        }
+        let before = index.terms();
+        for slot in 0..90 {
+            index.remove(slot);
+        }
+        let new_slot: Vec<Option<u32>> = (0..100).map(|s| (s >= 90).then(|| s - 90)).collect();
+        index.remap(&new_slot);
+        assert_eq!(index.len(), 10);
+        assert_eq!(before - index.terms(), 90, "the 90 words only removed documents held are gone");
+        let hits = index.rank_all("word95", Strategy::Bm25, None).hits;
+        assert_eq!(hits.iter().map(|h| h.index).collect::<Vec<_>>(), [5]);
+        assert_eq!(index.rank_all("common", Strategy::Bm25, None).hits.len(), 10);
+        assert!(index.rank_all("word3", Strategy::Bm25, None).hits.is_empty());
     }
 
     const TEXTS: [&str; 5] = [
