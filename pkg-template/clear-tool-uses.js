@@ -54,6 +54,8 @@ function threshold(value, fallback, types, name) {
 }
 
 const CLEARED_PREFIX = "[toolctx: tool result cleared";
+// How toolctx/ai-sdk's compact text starts: only such a result is already saved.
+const SAVED_PREFIX = "[toolctx] The output of";
 const POINTER = /toolctx:\/\/[^\s\]"'<>)]+/;
 const savedByManager = new WeakMap(); // manager → Map<tool_use_id, filepath>
 
@@ -139,7 +141,9 @@ export async function clearToolUses(messages, options = {}) {
   const pointers = new Map();
   for (const u of candidates) {
     const result = blockAt(u.result);
-    let pointer = POINTER.exec(resultText(result.content))?.[0];
+    // A pointer merely quoted by a result (a README, code using toolctx) is no sign it was saved.
+    const text = resultText(result.content);
+    let pointer = text.startsWith(SAVED_PREFIX) ? POINTER.exec(text)?.[0] : undefined;
     if (!pointer && manager) {
       let filepath = saved.get(u.id);
       if (filepath === undefined) {

@@ -365,9 +365,9 @@ test("clearToolUses: keep, excludeTools, clearToolInputs, clearAtLeast, a tool_u
 test("clearToolUses with a manager: cleared results are saved once and stay readable through the pointer in the placeholder", async () => {
   const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
   const messages = deepFreeze(conversation(5));
-  // A result that already names its pointer (saved by a wrapper) is not saved again.
+  // A result that already names its pointer (saved by toolctx/ai-sdk) is not saved again.
   const presaved = structuredClone(messages);
-  presaved[2].content[0].content = "large file: toolctx:///ctx/read_file_0123456789ab_1_0_abcd.json (4 KB). Use read_context.";
+  presaved[2].content[0].content = "[toolctx] The output of read_file (tool call tu_0) is 4,000 characters in 1 lines; it was saved as toolctx:///ctx/read_file_0123456789ab_1_0_abcd.json instead of being shown in full.";
   deepFreeze(presaved);
 
   const first = await clearToolUses(presaved, { trigger: 0, keep: 2, manager, taskId: 7 });
@@ -389,4 +389,17 @@ test("clearToolUses with a manager: cleared results are saved once and stay read
   // A failed save clears nothing.
   const failing = new ContextManager({ storage: { ...memoryStorage(), write: () => Promise.reject(Object.assign(new Error("disk"), { code: "EIO" })) }, contextDir: "/x", persistThreshold: 0 });
   await assert.rejects(clearToolUses(messages, { trigger: 0, keep: 2, manager: failing }), { code: "STORAGE" });
+});
+
+test("clearToolUses with a manager: a result that merely mentions a toolctx:// pointer (a README, code) is saved, not taken as saved", async () => {
+  const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
+  const messages = structuredClone(conversation(3));
+  const readme = "# toolctx\nRecords are named like toolctx:///ctx/read_file_x.json; read them with read_context.\n".padEnd(4000, "x");
+  messages[2].content[0].content = readme;
+  const { messages: next, clearedToolUses } = await clearToolUses(deepFreeze(messages), { trigger: 0, keep: 1, manager });
+  assert.equal(clearedToolUses, 2);
+  assert.equal(manager.size, 2, "both cleared results are saved, the README too");
+  const pointer = /kept at toolctx:\/\/(\S+?)\]$/.exec(resultOf(next, 0))[1];
+  const [record] = await manager.loadContexts([pointer]);
+  assert.equal(record.result, readme, "the README's content is retrievable through its placeholder");
 });
