@@ -133,7 +133,7 @@ export function memoryToolHandlers(options = {}) {
       throw err;
     }
     if (data === undefined) {
-      throw new Error(`The file ${memoryPath} no longer exists (may have been deleted or renamed concurrently).`);
+      throw Object.assign(new Error(`The file ${memoryPath} no longer exists (may have been deleted or renamed concurrently).`), { code: "NOT_FOUND" });
     }
     return typeof data === "string" ? data : decoder.decode(data);
   }
@@ -152,8 +152,9 @@ export function memoryToolHandlers(options = {}) {
       } else {
         try {
           out.push({ segments: child, depth, dir: false, bytes: encoder.encode(await readText(child, "")).length });
-        } catch {
-          // a link, or a file removed meanwhile: not listed
+        } catch (err) {
+          // a link, or a file removed meanwhile: not listed; any other failure (a timeout, EACCES) is the caller's
+          if (err?.code !== "OUTSIDE_STORE" && err?.code !== "NOT_FOUND") throw err;
         }
       }
     }

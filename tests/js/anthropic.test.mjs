@@ -275,6 +275,23 @@ test("edits are whole-file writes through the host (atomic where it is), one at 
   assert.throws(() => memoryToolHandlers({ storage: {} }), { code: "INVALID_ARGUMENT" });
 });
 
+test("rename of a folder: a file that fails to read (a timeout) fails the rename and nothing is removed", async () => {
+  const inner = memoryStorage();
+  const flaky = new Set();
+  const storage = {
+    ...inner,
+    read: (path, options) => (flaky.has(path) ? Promise.reject(Object.assign(new Error("timed out"), { code: "TIMEOUT" })) : inner.read(path, options)),
+  };
+  const h = memoryToolHandlers({ storage, dir: "d" });
+  await h.create({ command: "create", path: "/memories/notes/a.md", file_text: "alpha" });
+  await h.create({ command: "create", path: "/memories/notes/b.md", file_text: "beta" });
+  flaky.add("d/memories/notes/b.md");
+  await assert.rejects(h.rename({ command: "rename", old_path: "/memories/notes", new_path: "/memories/moved" }), { code: "TIMEOUT" });
+  flaky.clear();
+  assert.equal(new TextDecoder().decode(await inner.read("d/memories/notes/b.md")), "beta", "the unread file is still where it was");
+  assert.equal(new TextDecoder().decode(await inner.read("d/memories/notes/a.md")), "alpha");
+});
+
 test("types: the handlers fit the SDK's betaMemoryTool under tsc --strict", () => {
   const dir = join(root, "tests/js/.tmp/anthropic-types");
   mkdirSync(dir, { recursive: true });
