@@ -85,14 +85,22 @@ export function redisStorage(options = {}) {
       } catch (err) {
         throw typedError("INVALID_ARGUMENT", "toolctx/redis needs the npm package `redis` (npm install redis), or a `client`", err);
       }
-      client = createClient({
-        url: options.url ?? "redis://127.0.0.1:6379",
-        socket: {
-          connectTimeout: timeout || undefined,
-          // wrong credentials stay wrong: give up at once; a server away may come back
-          reconnectStrategy: (n, cause) => (AUTH_ERROR.test(String(cause?.message)) ? cause : Math.min(50 * 2 ** n, 2000)),
-        },
-      });
+      try {
+        client = createClient({
+          url: options.url ?? "redis://127.0.0.1:6379",
+          socket: {
+            connectTimeout: timeout || undefined,
+            // wrong credentials stay wrong: give up at once; a server away may come back
+            reconnectStrategy: (n, cause) => (AUTH_ERROR.test(String(cause?.message)) ? cause : Math.min(50 * 2 ** n, 2000)),
+          },
+        });
+      } catch {
+        // No cause: Node's URL error carries the whole URL, password and all, as `input`.
+        throw typedError(
+          "INVALID_ARGUMENT",
+          "toolctx/redis: options.url is not a valid redis:// or rediss:// URL (percent-encode any of : / ? # [ ] @ % in the user name or password)",
+        );
+      }
       // Connection errors surface as rejected commands; without a listener they would crash the process.
       client.on("error", () => {});
     }
