@@ -292,6 +292,21 @@ test("rename of a folder: a file that fails to read (a timeout) fails the rename
   assert.equal(new TextDecoder().decode(await inner.read("d/memories/notes/a.md")), "alpha");
 });
 
+test("memory tool over a host whose lock is unsupported (toolctx/unstorage): edits run, one at a time in-process", async () => {
+  const inner = memoryStorage();
+  const unsupported = () => Promise.reject(Object.assign(new Error("no locks"), { code: "UNSUPPORTED" }));
+  for (const storage of [
+    { ...inner, lock: unsupported },
+    { ...inner, lock: unsupported, guarantees: { ...(inner.guarantees ?? {}), locks: false } },
+  ]) {
+    const h = memoryToolHandlers({ storage, dir: `u${Math.random().toString(36).slice(2)}` });
+    assert.match(await h.create({ command: "create", path: "/memories/n.md", file_text: "0" }), /created successfully/);
+    await Promise.all(Array.from({ length: 5 }, (_, i) => h.insert({ command: "insert", path: "/memories/n.md", insert_line: 1, insert_text: String(i + 1) })));
+    const text = await h.view({ command: "view", path: "/memories/n.md" });
+    assert.equal(text.trim().split("\n").length, 7, text); // the header line and six lines
+  }
+});
+
 test("types: the handlers fit the SDK's betaMemoryTool under tsc --strict", () => {
   const dir = join(root, "tests/js/.tmp/anthropic-types");
   mkdirSync(dir, { recursive: true });
