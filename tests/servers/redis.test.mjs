@@ -181,6 +181,24 @@ test("[redis] a URL whose password has an unescaped # or /: INVALID_ARGUMENT, an
   }
 });
 
+test("[redis] lock: a holder whose event loop was blocked past the TTL gets LOCK_LOST when it releases", async () => {
+  const a = makeStorage({ lockTtlMs: 100 });
+  const name = `${fresh("blocked")}/l.lock`;
+  await a.lock(name, async () => "warm"); // connected and the scripts loaded
+  const err = await expectRejection(
+    assert,
+    () =>
+      a.lock(name, () => {
+        const until = Date.now() + 400; // a blocked event loop: no refresh can run
+        while (Date.now() < until);
+        return "done";
+      }),
+    "LOCK_LOST",
+    "blocked holder",
+  );
+  assert.match(err.message, /lease/);
+});
+
 test("[redis] a record over the value limit: TOO_LARGE, and nothing of it is visible", async () => {
   const s = makeStorage({ maxValueBytes: 4096 });
   const dir = fresh("large");
