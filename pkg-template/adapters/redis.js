@@ -190,14 +190,20 @@ export function redisStorage(options = {}) {
         // a missed refresh is retried at the next tick; the lease covers two of them
       }
     }, Math.max(10, Math.floor(lockTtl / 3)));
+    let value;
+    let released;
     try {
-      const value = await fn({ fencingToken: fence, signal: lost.signal });
+      value = await fn({ fencingToken: fence, signal: lost.signal });
       if (lost.signal.aborted) throw lost.signal.reason;
-      return value;
     } finally {
       clearInterval(refresh);
-      await script("unlock", name, RELEASE, [key], [token]).catch(() => {}); // the lease ends it anyway
+      released = await script("unlock", name, RELEASE, [key], [token]).catch(() => undefined); // the lease ends it anyway
     }
+    // Not ours any more at release (an event loop blocked past the TTL): fn ran unprotected.
+    if (released !== undefined && Number(released) === 0) {
+      throw typedError("LOCK_LOST", `redis lock ${name}: the lease expired before the holder finished; another holder may have taken it`);
+    }
+    return value;
   }
 
   return {
