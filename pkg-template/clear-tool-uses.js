@@ -138,6 +138,7 @@ export async function clearToolUses(messages, options = {}) {
   // Saving first: a result is cleared only once it is retrievable.
   const saved = manager ? (savedByManager.get(manager) ?? new Map()) : undefined;
   if (manager) savedByManager.set(manager, saved);
+  const present = manager ? new Set(manager.getAllPointers().map((p) => p.filepath)) : undefined;
   const pointers = new Map();
   for (const u of candidates) {
     const result = blockAt(u.result);
@@ -146,6 +147,8 @@ export async function clearToolUses(messages, options = {}) {
     let pointer = text.startsWith(SAVED_PREFIX) ? POINTER.exec(text)?.[0] : undefined;
     if (!pointer && manager) {
       let filepath = saved.get(u.id);
+      // Evicted since (retention, clear()): saved again, so the placeholder never names a record that is gone.
+      if (filepath !== undefined && !present.has(filepath)) filepath = undefined;
       if (filepath === undefined) {
         const args = u.input && typeof u.input === "object" && !Array.isArray(u.input) ? u.input : { input: u.input };
         filepath = await manager.saveContext(u.name, args, result.content, { taskId: options.taskId, queryId: options.queryId });

@@ -242,6 +242,8 @@ function wrapTool(toolName, tool, manager, options, s, describe, saved) {
       entry = saved.get(toolCallId);
     }
     if (!entry) return own; // its save failed and onSaveError chose to go on: the model gets it all
+    // Evicted since (retention, clear()): a pointer to it would answer NOT_FOUND, so the model gets it all.
+    if (!manager.getAllPointers().some((p) => p.filepath === entry.filepath)) return own;
     const text = recordText(output);
     return { type: "text", value: compactText({ ...entry, toolName, toolCallId, text }, s) };
   };

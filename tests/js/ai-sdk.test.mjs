@@ -216,6 +216,20 @@ test("ai-sdk: toModelOutput of an output the manager never saw saves it once, th
   assert.deepEqual((await manager.loadContexts([p.filepath]))[0].result, output);
 });
 
+test("ai-sdk: a record evicted (retention) before toModelOutput runs: the model gets the output in full, never a dead pointer", async () => {
+  const manager = await open({ retention: { maxRecords: 1 } });
+  const tools = withToolContext({ readFile: fileTool((input) => lines(50, input.path)) }, manager, { maxInlineChars: 100 });
+  // Two calls of one step run before the SDK builds the next prompt: the second save evicts the first record.
+  const a = await tools.readFile.execute({ path: "a" }, { toolCallId: "call-a", messages: [] });
+  const b = await tools.readFile.execute({ path: "b" }, { toolCallId: "call-b", messages: [] });
+  assert.equal(manager.size, 1);
+  const outA = await tools.readFile.toModelOutput({ toolCallId: "call-a", input: { path: "a" }, output: a });
+  assert.deepEqual(outA, { type: "text", value: a }, "no pointer to a record that is gone");
+  const outB = await tools.readFile.toModelOutput({ toolCallId: "call-b", input: { path: "b" }, output: b });
+  const [p] = manager.getAllPointers();
+  assert.equal(pointerIn(outB.value), `toolctx://${p.filename}`, "a record still there is pointed at");
+});
+
 test("ai-sdk: bad arguments are typed errors", async () => {
   const manager = await open();
   assert.throws(() => withToolContext({ read_context: fileTool("x") }, manager), { code: "INVALID_ARGUMENT", message: /already has a tool named read_context/ });

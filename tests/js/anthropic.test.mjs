@@ -423,6 +423,21 @@ test("clearToolUses with a manager: cleared results are saved once and stay read
   await assert.rejects(clearToolUses(messages, { trigger: 0, keep: 2, manager: failing }), { code: "STORAGE" });
 });
 
+test("clearToolUses with a manager: a result saved before but evicted since (retention, clear()) is saved again, never pointed at while gone", async () => {
+  const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
+  const messages = deepFreeze(conversation(3));
+  await clearToolUses(messages, { trigger: 0, keep: 1, manager });
+  assert.equal(manager.size, 2);
+  await manager.clear(); // the records are gone
+  const { messages: next } = await clearToolUses(messages, { trigger: 0, keep: 1, manager });
+  assert.equal(manager.size, 2, "saved again");
+  for (const i of [0, 1]) {
+    const pointer = /kept at toolctx:\/\/(\S+?)\]$/.exec(resultOf(next, i))[1];
+    const [record] = await manager.loadContexts([pointer]);
+    assert.equal(record.result, resultOf(messages, i));
+  }
+});
+
 test("clearToolUses with a manager: a result that merely mentions a toolctx:// pointer (a README, code) is saved, not taken as saved", async () => {
   const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
   const messages = structuredClone(conversation(3));
