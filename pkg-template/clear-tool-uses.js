@@ -151,7 +151,7 @@ export async function clearToolUses(messages, options = {}) {
       if (filepath !== undefined && !present.has(filepath)) filepath = undefined;
       if (filepath === undefined) {
         const args = u.input && typeof u.input === "object" && !Array.isArray(u.input) ? u.input : { input: u.input };
-        filepath = await manager.saveContext(u.name, args, result.content, { taskId: options.taskId, queryId: options.queryId });
+        filepath = await manager.saveContext(u.name, args, result.content, { taskId: options.taskId, queryId: options.queryId, toolCallId: typeof u.id === "string" ? u.id : undefined });
         saved.set(u.id, filepath);
       }
       pointer = `toolctx://${filepath}`;

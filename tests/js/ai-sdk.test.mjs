@@ -203,6 +203,22 @@ test("ai-sdk: the step number is the taskId; a resumed session finds a call's re
   assert.equal(resumed.size, 2, "nothing saved twice");
 });
 
+test("ai-sdk: the tool-call id is stored as the record's toolCallId; a resumed session finds the record by it, whatever the description", async () => {
+  const storage = memoryStorage();
+  const describe = ({ input }) => `the file ${input.path}`; // no tool-call id in it
+  const first = await ContextManager.open({ storage, contextDir: "/ctx", session: true, persistThreshold: 0 });
+  const model = scriptedModel([callTools([["readFile", { path: "a" }, "call-one"]]), say("ok")]);
+  const result = await run(model, withToolContext({ readFile: fileTool((input) => lines(800, input.path)) }, first, { describe }));
+  assert.deepEqual(first.getAllPointers().map((p) => p.toolCallId), ["call-one"]);
+  await first.close();
+
+  const resumed = await ContextManager.open({ storage, contextDir: "/ctx", session: first.sessionId });
+  const tools = withToolContext({ readFile: fileTool("unused") }, resumed, { describe });
+  const output = await tools.readFile.toModelOutput({ toolCallId: "call-one", input: { path: "a" }, output: result.steps[0].toolResults[0].output });
+  assert.equal(resumed.size, 1, "found by its toolCallId, not saved twice");
+  assert.equal(pointerIn(output.value), `toolctx://${resumed.getAllPointers()[0].filename}`);
+});
+
 test("ai-sdk: toModelOutput of an output the manager never saw saves it once, then points at it", async () => {
   const manager = await open();
   const tools = withToolContext({ readFile: fileTool("unused") }, manager, { maxInlineChars: 100 });

@@ -412,6 +412,7 @@ test("clearToolUses with a manager: cleared results are saved once and stay read
     assert.equal(record.result, resultOf(messages, i));
     assert.deepEqual(record.args, { path: `src/f${i}.ts` });
     assert.equal(record.taskId, 7);
+    assert.equal(record.toolCallId, `tu_${i}`, "the tool_use id is the record's toolCallId");
   }
   // The client keeps its full history and clears before every request: saved once.
   const again = await clearToolUses(presaved, { trigger: 0, keep: 2, manager });
