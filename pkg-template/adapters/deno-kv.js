@@ -110,7 +110,18 @@ function checkOptions(options) {
 export function denoKvStorage(options = {}) {
   const { kv: given, path, prefix, lockTtlMs, lockTimeoutMs, bounds } = checkOptions(options);
   let opened;
-  const kvReady = () => (given ? Promise.resolve(given) : bounded("deno kv open", () => (opened ??= Deno.openKv(path)), bounds));
+  const kvReady = () =>
+    given
+      ? Promise.resolve(given)
+      : bounded(
+          "deno kv open",
+          () =>
+            (opened ??= Deno.openKv(path).catch((err) => {
+              opened = undefined; // the next call tries again
+              throw err;
+            })),
+          bounds,
+        );
   /** One KV request: again while the file is busy, within `timeoutMs` and `signal`. */
   const unlessBusy = (call) => bounded("deno kv request", () => retryBusy(call), bounds);
 

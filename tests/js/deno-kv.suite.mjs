@@ -287,6 +287,16 @@ t("a path opens its own KV, and close() closes it", async () => {
   await again.close();
 });
 
+t("a path whose KV fails to open: the next call opens it again (the failure is not kept)", async () => {
+  const folder = `${top}/not-yet`;
+  const s = denoKvStorage({ path: `${folder}/late.sqlite` });
+  await assert.rejects(s.read("/o.json")); // its folder does not exist yet
+  await Deno.mkdir(folder);
+  await s.write("/o.json", "late");
+  assert.equal(toText(await s.read("/o.json")), "late");
+  await s.close();
+});
+
 t("a ContextManager session over Deno KV resumes in a second connection", async () => {
   const other = await Deno.openKv(`${top}/shared.sqlite`);
   const dir = fresh("resume");
