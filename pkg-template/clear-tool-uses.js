@@ -54,6 +54,8 @@ function threshold(value, fallback, types, name) {
 }
 
 const CLEARED_PREFIX = "[toolctx: tool result cleared";
+// How toolctx/ai-sdk's compact text starts: only such a result is already saved.
+const SAVED_PREFIX = "[toolctx] The output of";
 const POINTER = /toolctx:\/\/[^\s\]"'<>)]+/;
 const savedByManager = new WeakMap(); // manager → Map<tool_use_id, filepath>
 
@@ -136,15 +138,20 @@ export async function clearToolUses(messages, options = {}) {
   // Saving first: a result is cleared only once it is retrievable.
   const saved = manager ? (savedByManager.get(manager) ?? new Map()) : undefined;
   if (manager) savedByManager.set(manager, saved);
+  const present = manager ? new Set(manager.getAllPointers().map((p) => p.filepath)) : undefined;
   const pointers = new Map();
   for (const u of candidates) {
     const result = blockAt(u.result);
-    let pointer = POINTER.exec(resultText(result.content))?.[0];
+    // A pointer merely quoted by a result (a README, code using toolctx) is no sign it was saved.
+    const text = resultText(result.content);
+    let pointer = text.startsWith(SAVED_PREFIX) ? POINTER.exec(text)?.[0] : undefined;
     if (!pointer && manager) {
       let filepath = saved.get(u.id);
+      // Evicted since (retention, clear()): saved again, so the placeholder never names a record that is gone.
+      if (filepath !== undefined && !present.has(filepath)) filepath = undefined;
       if (filepath === undefined) {
         const args = u.input && typeof u.input === "object" && !Array.isArray(u.input) ? u.input : { input: u.input };
-        filepath = await manager.saveContext(u.name, args, result.content, { taskId: options.taskId, queryId: options.queryId });
+        filepath = await manager.saveContext(u.name, args, result.content, { taskId: options.taskId, queryId: options.queryId, toolCallId: typeof u.id === "string" ? u.id : undefined });
         saved.set(u.id, filepath);
       }
       pointer = `toolctx://${filepath}`;

@@ -157,14 +157,20 @@ export function r2Storage(bucket, { prefix = "", appendAttempts = 50, leaseMs = 
           if (renewed !== null) etag = renewed.etag;
         });
       }, leaseMs / 3);
+      let value;
+      let ours;
       try {
-        return await fn();
+        value = await fn();
       } finally {
         clearInterval(refresh);
         await refreshing;
         const holder = await r2("head", key, () => bucket.head(key));
-        if (holder?.etag === etag) await r2("delete", key, () => bucket.delete(key));
+        ours = holder?.etag === etag;
+        if (ours) await r2("delete", key, () => bucket.delete(key));
       }
+      // Not ours at release: the lease ran out (no refresh in time) and fn ran unprotected.
+      if (!ours) throw fail("LOCK_LOST", `LOCK_LOST: the R2 lock ${JSON.stringify(key)} expired before its holder finished; another holder may have taken it`);
+      return value;
     },
     async list(dir) {
       const within = keyOf(folderPrefix(dir));

@@ -110,7 +110,18 @@ function checkOptions(options) {
 export function denoKvStorage(options = {}) {
   const { kv: given, path, prefix, lockTtlMs, lockTimeoutMs, bounds } = checkOptions(options);
   let opened;
-  const kvReady = () => (given ? Promise.resolve(given) : bounded("deno kv open", () => (opened ??= Deno.openKv(path)), bounds));
+  const kvReady = () =>
+    given
+      ? Promise.resolve(given)
+      : bounded(
+          "deno kv open",
+          () =>
+            (opened ??= Deno.openKv(path).catch((err) => {
+              opened = undefined; // the next call tries again
+              throw err;
+            })),
+          bounds,
+        );
   /** One KV request: again while the file is busy, within `timeoutMs` and `signal`. */
   const unlessBusy = (call) => bounded("deno kv request", () => retryBusy(call), bounds);
 
@@ -282,25 +293,31 @@ export function denoKvStorage(options = {}) {
     let refreshing = Promise.resolve();
     let timer;
     const refresh = async () => {
+      // a failed request is tried again at the next tick; only a failed check (the lock is no longer ours) stops it
       const next = await unlessBusy(() =>
         kv
           .atomic()
           .check({ key, versionstamp })
           .set(key, { owner, expiresAt: Date.now() + lockTtlMs }, { expireIn: lockTtlMs })
           .commit(),
-      ).catch(() => ({ ok: false }));
-      if (next.ok) versionstamp = next.versionstamp;
-      timer = next.ok ? setTimeout(() => (refreshing = refresh()), lockTtlMs / 3) : undefined;
+      ).catch(() => undefined);
+      if (next?.ok) versionstamp = next.versionstamp;
+      timer = next?.ok === false ? undefined : setTimeout(() => (refreshing = refresh()), lockTtlMs / 3);
     };
     timer = setTimeout(() => (refreshing = refresh()), lockTtlMs / 3);
+    let value;
+    let released;
     try {
-      return await fn();
+      value = await fn();
     } finally {
       clearTimeout(timer);
       await refreshing;
       clearTimeout(timer);
-      await unlessBusy(() => kv.atomic().check({ key, versionstamp }).delete(key).commit());
+      released = await unlessBusy(() => kv.atomic().check({ key, versionstamp }).delete(key).commit());
     }
+    // The check failed: the lease ran out (no refresh in time) and fn ran unprotected.
+    if (!released.ok) throw typed("LOCK_LOST", `lock ${name}: the lease expired before the holder finished; another holder may have taken it`);
+    return value;
   }
 
   const guard =

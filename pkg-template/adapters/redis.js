@@ -85,14 +85,22 @@ export function redisStorage(options = {}) {
       } catch (err) {
         throw typedError("INVALID_ARGUMENT", "toolctx/redis needs the npm package `redis` (npm install redis), or a `client`", err);
       }
-      client = createClient({
-        url: options.url ?? "redis://127.0.0.1:6379",
-        socket: {
-          connectTimeout: timeout || undefined,
-          // wrong credentials stay wrong: give up at once; a server away may come back
-          reconnectStrategy: (n, cause) => (AUTH_ERROR.test(String(cause?.message)) ? cause : Math.min(50 * 2 ** n, 2000)),
-        },
-      });
+      try {
+        client = createClient({
+          url: options.url ?? "redis://127.0.0.1:6379",
+          socket: {
+            connectTimeout: timeout || undefined,
+            // wrong credentials stay wrong: give up at once; a server away may come back
+            reconnectStrategy: (n, cause) => (AUTH_ERROR.test(String(cause?.message)) ? cause : Math.min(50 * 2 ** n, 2000)),
+          },
+        });
+      } catch {
+        // No cause: Node's URL error carries the whole URL, password and all, as `input`.
+        throw typedError(
+          "INVALID_ARGUMENT",
+          "toolctx/redis: options.url is not a valid redis:// or rediss:// URL (percent-encode any of : / ? # [ ] @ % in the user name or password)",
+        );
+      }
       // Connection errors surface as rejected commands; without a listener they would crash the process.
       client.on("error", () => {});
     }
@@ -182,14 +190,20 @@ export function redisStorage(options = {}) {
         // a missed refresh is retried at the next tick; the lease covers two of them
       }
     }, Math.max(10, Math.floor(lockTtl / 3)));
+    let value;
+    let released;
     try {
-      const value = await fn({ fencingToken: fence, signal: lost.signal });
+      value = await fn({ fencingToken: fence, signal: lost.signal });
       if (lost.signal.aborted) throw lost.signal.reason;
-      return value;
     } finally {
       clearInterval(refresh);
-      await script("unlock", name, RELEASE, [key], [token]).catch(() => {}); // the lease ends it anyway
+      released = await script("unlock", name, RELEASE, [key], [token]).catch(() => undefined); // the lease ends it anyway
     }
+    // Not ours any more at release (an event loop blocked past the TTL): fn ran unprotected.
+    if (released !== undefined && Number(released) === 0) {
+      throw typedError("LOCK_LOST", `redis lock ${name}: the lease expired before the holder finished; another holder may have taken it`);
+    }
+    return value;
   }
 
   return {

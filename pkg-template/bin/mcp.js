@@ -170,13 +170,14 @@ async function serve(dir, opts, { readStore, version }) {
           taskId: z.number().int().optional(),
           queryId: z.string().optional(),
           description: z.string().optional().describe("a description (default: made from the tool name and arguments)"),
+          toolCallId: z.string().optional().describe("the model's tool-call id, stored in the record"),
         },
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
-      async ({ toolName, args = {}, result, taskId, queryId, description }) => {
+      async ({ toolName, args = {}, result, taskId, queryId, description, toolCallId }) => {
         // Written at once (persistThreshold 0): this process's memory ends with the session.
         writer ??= await ContextManager.open({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 });
-        const filepath = await writer.saveContext(toolName, args, result, { taskId, queryId, description });
+        const filepath = await writer.saveContext(toolName, args, result, { taskId, queryId, description, toolCallId });
         return { ...text(`Saved as ${pointerOf(filepath)}`), structuredContent: { pointer: pointerOf(filepath) } };
       },
     );

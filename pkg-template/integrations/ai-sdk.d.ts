@@ -53,8 +53,7 @@ export interface ToolContextOptions extends ToolContextLimits {
   taskId?: number | ((call: ToolCallInfo) => number | undefined);
   /**
    * The record's description. Default: `"{toolName}: {key=value, ...} [tool call {toolCallId}]"`.
-   * End yours with `[tool call {toolCallId}]` too if conversations are rebuilt in another
-   * process (`convertToModelMessages`): that is how the record of a call is found there.
+   * The record of a call is found by its `toolCallId` (stored in the record), whatever the description.
    */
   describe?: (call: ToolCallInfo) => string;
   /** Add read_context, search_context and grep_context. Default true. */

@@ -209,7 +209,7 @@ function wrapTool(toolName, tool, manager, options, s, describe, saved) {
     const description = describe(call);
     const args = input !== null && typeof input === "object" && !Array.isArray(input) ? input : { input };
     try {
-      const filepath = await manager.saveContext(toolName, args, output, { queryId, taskId, description });
+      const filepath = await manager.saveContext(toolName, args, output, { queryId, taskId, description, toolCallId: execution.toolCallId });
       const filename = filepath.slice(filepath.lastIndexOf("/") + 1);
       remember(saved, execution.toolCallId, { filepath, pointer: POINTER_SCHEME + filename, description });
     } catch (error) {
@@ -242,6 +242,8 @@ function wrapTool(toolName, tool, manager, options, s, describe, saved) {
       entry = saved.get(toolCallId);
     }
     if (!entry) return own; // its save failed and onSaveError chose to go on: the model gets it all
+    // Evicted since (retention, clear()): a pointer to it would answer NOT_FOUND, so the model gets it all.
+    if (!manager.getAllPointers().some((p) => p.filepath === entry.filepath)) return own;
     const text = recordText(output);
     return { type: "text", value: compactText({ ...entry, toolName, toolCallId, text }, s) };
   };
@@ -269,6 +271,7 @@ async function* saveLast(iterable, input, execution, save) {
 
 /**
  * A call saved by another wrapper or process (a resumed session, say): the pointer whose
+ * toolCallId is the call's, or (a record saved before toolCallId was stored) whose
  * description carries the tool-call id.
  */
 function findSaved(manager, toolCallId) {
@@ -276,7 +279,9 @@ function findSaved(manager, toolCallId) {
   const pointers = manager.getAllPointers();
   for (let i = pointers.length - 1; i >= 0; i--) { // the newest, should an id come back
     const p = pointers[i];
-    if (p.toolDescription.endsWith(mark)) return { filepath: p.filepath, pointer: POINTER_SCHEME + p.filename, description: p.toolDescription };
+    if (p.toolCallId === toolCallId || (p.toolCallId === undefined && p.toolDescription.endsWith(mark))) {
+      return { filepath: p.filepath, pointer: POINTER_SCHEME + p.filename, description: p.toolDescription };
+    }
   }
   return undefined;
 }

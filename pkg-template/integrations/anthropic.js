@@ -85,10 +85,22 @@ export function memoryToolHandlers(options = {}) {
   const storagePath = (segments) => (segments.length ? `${root}/${segments.join("/")}` : root);
   const memoryPathOf = (segments) => (segments.length ? `${MEMORIES}/${segments.join("/")}` : MEMORIES);
 
-  /** One edit at a time (read-modify-write): the host's lock where it has one. */
+  /**
+   * One edit at a time (read-modify-write): the host's lock where it has one, else (no
+   * lock, `guarantees.locks === false`, or a lock that rejects UNSUPPORTED, as
+   * toolctx/unstorage's does) only the in-process queue.
+   */
   let queue = Promise.resolve();
   function exclusive(fn) {
-    const run = () => (typeof storage.lock === "function" ? storage.lock(lockName, fn) : fn());
+    const run = () => {
+      if (typeof storage.lock !== "function" || storage.guarantees?.locks === false) return fn();
+      let started = false;
+      const body = (...args) => ((started = true), fn(...args));
+      return storage.lock(lockName, body).catch((err) => {
+        if (!started && err?.code === "UNSUPPORTED") return fn();
+        throw err;
+      });
+    };
     const result = queue.then(run, run);
     queue = result.catch(() => {});
     return result;
@@ -133,7 +145,7 @@ export function memoryToolHandlers(options = {}) {
       throw err;
     }
     if (data === undefined) {
-      throw new Error(`The file ${memoryPath} no longer exists (may have been deleted or renamed concurrently).`);
+      throw Object.assign(new Error(`The file ${memoryPath} no longer exists (may have been deleted or renamed concurrently).`), { code: "NOT_FOUND" });
     }
     return typeof data === "string" ? data : decoder.decode(data);
   }
@@ -152,8 +164,9 @@ export function memoryToolHandlers(options = {}) {
       } else {
         try {
           out.push({ segments: child, depth, dir: false, bytes: encoder.encode(await readText(child, "")).length });
-        } catch {
-          // a link, or a file removed meanwhile: not listed
+        } catch (err) {
+          // a link, or a file removed meanwhile: not listed; any other failure (a timeout, EACCES) is the caller's
+          if (err?.code !== "OUTSIDE_STORE" && err?.code !== "NOT_FOUND") throw err;
         }
       }
     }

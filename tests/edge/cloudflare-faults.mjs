@@ -41,8 +41,16 @@ async function r2Faults(makeStorage, { env }) {
   await env.BUCKET.put(`${dir}/live.lock`, "a live holder", expires(60_000));
   const waited = await outcome(() => r2Storage(env.BUCKET, { lockWaitMs: 300 }).lock(`${dir}/live.lock`, async () => "never"));
   const liveLeaseKept = (await (await env.BUCKET.get(`${dir}/live.lock`))?.text()) === "a live holder";
+  // A holder whose lease was taken over while it ran (it stalled past the lease): LOCK_LOST,
+  // and the new holder's lock object stays.
+  const lost = await outcome(() =>
+    storage.lock(`${dir}/lost.lock`, async () => {
+      await env.BUCKET.put(`${dir}/lost.lock`, "the next holder", expires(60_000));
+    }),
+  );
+  const nextLeaseKept = (await (await env.BUCKET.get(`${dir}/lost.lock`))?.text()) === "the next holder";
   return {
-    lock: { tookOver, crashedLeaseGone, waited, liveLeaseKept },
+    lock: { tookOver, crashedLeaseGone, waited, liveLeaseKept, lost, nextLeaseKept },
     invalidKey,
     race: { won: contenders.filter((c) => c.ok).length, lost: contenders.filter((c) => c.code === "EEXIST").length, storedIsWinner: stored === `writer ${winner}` },
   };

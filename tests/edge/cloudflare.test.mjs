@@ -91,6 +91,8 @@ test("workerd R2: the lease lock takes over from a crashed holder and times out,
   assert.ok(lock.crashedLeaseGone, "released after the holder ran");
   assert.equal(lock.waited.code, "TIMEOUT", lock.waited.message);
   assert.ok(lock.liveLeaseKept, "the live holder's lease is untouched");
+  assert.equal(lock.lost.code, "LOCK_LOST", `a holder whose lease was taken over: ${JSON.stringify(lock.lost)}`);
+  assert.ok(lock.nextLeaseKept, "the next holder's lease is untouched");
 });
 
 test("workerd KV: a value over 25 MiB or a key over 512 bytes is TOO_LARGE and nothing is written", async () => {

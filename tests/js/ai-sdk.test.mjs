@@ -203,6 +203,22 @@ test("ai-sdk: the step number is the taskId; a resumed session finds a call's re
   assert.equal(resumed.size, 2, "nothing saved twice");
 });
 
+test("ai-sdk: the tool-call id is stored as the record's toolCallId; a resumed session finds the record by it, whatever the description", async () => {
+  const storage = memoryStorage();
+  const describe = ({ input }) => `the file ${input.path}`; // no tool-call id in it
+  const first = await ContextManager.open({ storage, contextDir: "/ctx", session: true, persistThreshold: 0 });
+  const model = scriptedModel([callTools([["readFile", { path: "a" }, "call-one"]]), say("ok")]);
+  const result = await run(model, withToolContext({ readFile: fileTool((input) => lines(800, input.path)) }, first, { describe }));
+  assert.deepEqual(first.getAllPointers().map((p) => p.toolCallId), ["call-one"]);
+  await first.close();
+
+  const resumed = await ContextManager.open({ storage, contextDir: "/ctx", session: first.sessionId });
+  const tools = withToolContext({ readFile: fileTool("unused") }, resumed, { describe });
+  const output = await tools.readFile.toModelOutput({ toolCallId: "call-one", input: { path: "a" }, output: result.steps[0].toolResults[0].output });
+  assert.equal(resumed.size, 1, "found by its toolCallId, not saved twice");
+  assert.equal(pointerIn(output.value), `toolctx://${resumed.getAllPointers()[0].filename}`);
+});
+
 test("ai-sdk: toModelOutput of an output the manager never saw saves it once, then points at it", async () => {
   const manager = await open();
   const tools = withToolContext({ readFile: fileTool("unused") }, manager, { maxInlineChars: 100 });
@@ -214,6 +230,20 @@ test("ai-sdk: toModelOutput of an output the manager never saw saves it once, th
   assert.equal(pointerIn(first.value), `toolctx://${p.filename}`);
   assert.equal(again.value, first.value);
   assert.deepEqual((await manager.loadContexts([p.filepath]))[0].result, output);
+});
+
+test("ai-sdk: a record evicted (retention) before toModelOutput runs: the model gets the output in full, never a dead pointer", async () => {
+  const manager = await open({ retention: { maxRecords: 1 } });
+  const tools = withToolContext({ readFile: fileTool((input) => lines(50, input.path)) }, manager, { maxInlineChars: 100 });
+  // Two calls of one step run before the SDK builds the next prompt: the second save evicts the first record.
+  const a = await tools.readFile.execute({ path: "a" }, { toolCallId: "call-a", messages: [] });
+  const b = await tools.readFile.execute({ path: "b" }, { toolCallId: "call-b", messages: [] });
+  assert.equal(manager.size, 1);
+  const outA = await tools.readFile.toModelOutput({ toolCallId: "call-a", input: { path: "a" }, output: a });
+  assert.deepEqual(outA, { type: "text", value: a }, "no pointer to a record that is gone");
+  const outB = await tools.readFile.toModelOutput({ toolCallId: "call-b", input: { path: "b" }, output: b });
+  const [p] = manager.getAllPointers();
+  assert.equal(pointerIn(outB.value), `toolctx://${p.filename}`, "a record still there is pointed at");
 });
 
 test("ai-sdk: bad arguments are typed errors", async () => {

@@ -275,6 +275,38 @@ test("edits are whole-file writes through the host (atomic where it is), one at 
   assert.throws(() => memoryToolHandlers({ storage: {} }), { code: "INVALID_ARGUMENT" });
 });
 
+test("rename of a folder: a file that fails to read (a timeout) fails the rename and nothing is removed", async () => {
+  const inner = memoryStorage();
+  const flaky = new Set();
+  const storage = {
+    ...inner,
+    read: (path, options) => (flaky.has(path) ? Promise.reject(Object.assign(new Error("timed out"), { code: "TIMEOUT" })) : inner.read(path, options)),
+  };
+  const h = memoryToolHandlers({ storage, dir: "d" });
+  await h.create({ command: "create", path: "/memories/notes/a.md", file_text: "alpha" });
+  await h.create({ command: "create", path: "/memories/notes/b.md", file_text: "beta" });
+  flaky.add("d/memories/notes/b.md");
+  await assert.rejects(h.rename({ command: "rename", old_path: "/memories/notes", new_path: "/memories/moved" }), { code: "TIMEOUT" });
+  flaky.clear();
+  assert.equal(new TextDecoder().decode(await inner.read("d/memories/notes/b.md")), "beta", "the unread file is still where it was");
+  assert.equal(new TextDecoder().decode(await inner.read("d/memories/notes/a.md")), "alpha");
+});
+
+test("memory tool over a host whose lock is unsupported (toolctx/unstorage): edits run, one at a time in-process", async () => {
+  const inner = memoryStorage();
+  const unsupported = () => Promise.reject(Object.assign(new Error("no locks"), { code: "UNSUPPORTED" }));
+  for (const storage of [
+    { ...inner, lock: unsupported },
+    { ...inner, lock: unsupported, guarantees: { ...(inner.guarantees ?? {}), locks: false } },
+  ]) {
+    const h = memoryToolHandlers({ storage, dir: `u${Math.random().toString(36).slice(2)}` });
+    assert.match(await h.create({ command: "create", path: "/memories/n.md", file_text: "0" }), /created successfully/);
+    await Promise.all(Array.from({ length: 5 }, (_, i) => h.insert({ command: "insert", path: "/memories/n.md", insert_line: 1, insert_text: String(i + 1) })));
+    const text = await h.view({ command: "view", path: "/memories/n.md" });
+    assert.equal(text.trim().split("\n").length, 7, text); // the header line and six lines
+  }
+});
+
 test("types: the handlers fit the SDK's betaMemoryTool under tsc --strict", () => {
   const dir = join(root, "tests/js/.tmp/anthropic-types");
   mkdirSync(dir, { recursive: true });
@@ -365,9 +397,9 @@ test("clearToolUses: keep, excludeTools, clearToolInputs, clearAtLeast, a tool_u
 test("clearToolUses with a manager: cleared results are saved once and stay readable through the pointer in the placeholder", async () => {
   const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
   const messages = deepFreeze(conversation(5));
-  // A result that already names its pointer (saved by a wrapper) is not saved again.
+  // A result that already names its pointer (saved by toolctx/ai-sdk) is not saved again.
   const presaved = structuredClone(messages);
-  presaved[2].content[0].content = "large file: toolctx:///ctx/read_file_0123456789ab_1_0_abcd.json (4 KB). Use read_context.";
+  presaved[2].content[0].content = "[toolctx] The output of read_file (tool call tu_0) is 4,000 characters in 1 lines; it was saved as toolctx:///ctx/read_file_0123456789ab_1_0_abcd.json instead of being shown in full.";
   deepFreeze(presaved);
 
   const first = await clearToolUses(presaved, { trigger: 0, keep: 2, manager, taskId: 7 });
@@ -380,6 +412,7 @@ test("clearToolUses with a manager: cleared results are saved once and stay read
     assert.equal(record.result, resultOf(messages, i));
     assert.deepEqual(record.args, { path: `src/f${i}.ts` });
     assert.equal(record.taskId, 7);
+    assert.equal(record.toolCallId, `tu_${i}`, "the tool_use id is the record's toolCallId");
   }
   // The client keeps its full history and clears before every request: saved once.
   const again = await clearToolUses(presaved, { trigger: 0, keep: 2, manager });
@@ -389,4 +422,32 @@ test("clearToolUses with a manager: cleared results are saved once and stay read
   // A failed save clears nothing.
   const failing = new ContextManager({ storage: { ...memoryStorage(), write: () => Promise.reject(Object.assign(new Error("disk"), { code: "EIO" })) }, contextDir: "/x", persistThreshold: 0 });
   await assert.rejects(clearToolUses(messages, { trigger: 0, keep: 2, manager: failing }), { code: "STORAGE" });
+});
+
+test("clearToolUses with a manager: a result saved before but evicted since (retention, clear()) is saved again, never pointed at while gone", async () => {
+  const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
+  const messages = deepFreeze(conversation(3));
+  await clearToolUses(messages, { trigger: 0, keep: 1, manager });
+  assert.equal(manager.size, 2);
+  await manager.clear(); // the records are gone
+  const { messages: next } = await clearToolUses(messages, { trigger: 0, keep: 1, manager });
+  assert.equal(manager.size, 2, "saved again");
+  for (const i of [0, 1]) {
+    const pointer = /kept at toolctx:\/\/(\S+?)\]$/.exec(resultOf(next, i))[1];
+    const [record] = await manager.loadContexts([pointer]);
+    assert.equal(record.result, resultOf(messages, i));
+  }
+});
+
+test("clearToolUses with a manager: a result that merely mentions a toolctx:// pointer (a README, code) is saved, not taken as saved", async () => {
+  const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
+  const messages = structuredClone(conversation(3));
+  const readme = "# toolctx\nRecords are named like toolctx:///ctx/read_file_x.json; read them with read_context.\n".padEnd(4000, "x");
+  messages[2].content[0].content = readme;
+  const { messages: next, clearedToolUses } = await clearToolUses(deepFreeze(messages), { trigger: 0, keep: 1, manager });
+  assert.equal(clearedToolUses, 2);
+  assert.equal(manager.size, 2, "both cleared results are saved, the README too");
+  const pointer = /kept at toolctx:\/\/(\S+?)\]$/.exec(resultOf(next, 0))[1];
+  const [record] = await manager.loadContexts([pointer]);
+  assert.equal(record.result, readme, "the README's content is retrievable through its placeholder");
 });

@@ -131,19 +131,49 @@ t("a lock is held across connections; a dead holder's lock expires; a late relea
   await kv.set(key, { owner: "dead process", expiresAt: Date.now() - 1 });
   assert.equal(await b.lock("/ctx/sessions/dead.lock", async () => "taken over"), "taken over");
   assert.equal((await kv.get(key)).value, null, "released");
-  // a holder that stalled past its expiry (no refresh) must not release the next holder's lock
+  // a holder that stalled past its expiry (no refresh) must not release the next holder's
+  // lock, and learns it lost the lease: LOCK_LOST
   const stalled = denoKvStorage({ kv, prefix: "locks", lockTtlMs: 60_000 });
   let nextHolds;
-  await stalled.lock("/ctx/sessions/late.lock", async () => {
-    const entry = await kv.get(["locks", "lock", "ctx", "sessions", "late.lock"]);
-    await kv.set(entry.key, { ...entry.value, expiresAt: Date.now() - 1 }); // as if its time ran out unrefreshed
-    nextHolds = b.lock("/ctx/sessions/late.lock", () => new Promise((r) => setTimeout(() => r("next"), 200)));
-    await new Promise((r) => setTimeout(r, 50));
-  });
+  await expectRejection(
+    assert,
+    () =>
+      stalled.lock("/ctx/sessions/late.lock", async () => {
+        const entry = await kv.get(["locks", "lock", "ctx", "sessions", "late.lock"]);
+        await kv.set(entry.key, { ...entry.value, expiresAt: Date.now() - 1 }); // as if its time ran out unrefreshed
+        nextHolds = b.lock("/ctx/sessions/late.lock", () => new Promise((r) => setTimeout(() => r("next"), 200)));
+        await new Promise((r) => setTimeout(r, 50));
+      }),
+    "LOCK_LOST",
+    "stalled holder",
+  );
   const during = await kv.get(["locks", "lock", "ctx", "sessions", "late.lock"]);
   assert.ok(during.value && during.value.owner !== undefined, "the next holder still holds it");
   assert.equal(await nextHolds, "next");
   other.close();
+});
+
+t("a lock whose refresh fails once (a transient error) keeps being refreshed: no second holder", async () => {
+  let failing = false;
+  const broken = { check() { return this; }, set() { return this; }, delete() { return this; }, commit: () => Promise.reject(new Error("transient network error")) };
+  const flaky = {
+    get: (...a) => kv.get(...a),
+    getMany: (...a) => kv.getMany(...a),
+    list: (...a) => kv.list(...a),
+    atomic: () => (failing ? broken : kv.atomic()),
+  };
+  const a = denoKvStorage({ kv: flaky, prefix: "locks3", lockTtlMs: 300 });
+  const b = denoKvStorage({ kv, prefix: "locks3", lockTimeoutMs: 400 });
+  const held = a.lock("/l.lock", async () => {
+    failing = true; // the first refresh (at 100 ms) fails
+    await new Promise((r) => setTimeout(r, 150));
+    failing = false;
+    await new Promise((r) => setTimeout(r, 1000));
+    return "a";
+  });
+  await new Promise((r) => setTimeout(r, 500)); // past the ttl: only refreshes keep it
+  await expectRejection(assert, () => b.lock("/l.lock", async () => "b"), "ELOCKED", "second holder");
+  assert.equal(await held, "a");
 });
 
 t("a lock held by a live holder times out with ELOCKED", async () => {
@@ -255,6 +285,16 @@ t("a path opens its own KV, and close() closes it", async () => {
   const again = denoKvStorage({ path });
   assert.equal(toText(await again.read("/o.json")), "own");
   await again.close();
+});
+
+t("a path whose KV fails to open: the next call opens it again (the failure is not kept)", async () => {
+  const folder = `${top}/not-yet`;
+  const s = denoKvStorage({ path: `${folder}/late.sqlite` });
+  await assert.rejects(s.read("/o.json")); // its folder does not exist yet
+  await Deno.mkdir(folder);
+  await s.write("/o.json", "late");
+  assert.equal(toText(await s.read("/o.json")), "late");
+  await s.close();
 });
 
 t("a ContextManager session over Deno KV resumes in a second connection", async () => {

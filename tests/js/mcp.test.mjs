@@ -150,13 +150,16 @@ test("toolctx mcp --allow-save: save_context writes a record that search_context
 
   const saved = await client.callTool({
     name: "save_context",
-    arguments: { toolName: "runTests", args: { suite: "payments" }, result: { failed: ["refund rounding"], passed: 41 }, taskId: 4 },
+    arguments: { toolName: "runTests", args: { suite: "payments" }, result: { failed: ["refund rounding"], passed: 41 }, taskId: 4, toolCallId: "toolu_01Pay" },
   });
   assert.ok(!saved.isError, textOf(saved));
   const pointer = saved.structuredContent.pointer;
   assert.match(pointer, new RegExp(`^toolctx://${dir}/runTests_[0-9a-f]{12}_\\d{13}_\\d+_[a-z0-9]{4}\\.json$`));
   const onDisk = JSON.parse(readFileSync(pointer.slice("toolctx://".length), "utf8"));
-  assert.deepEqual([onDisk.toolName, onDisk.args, onDisk.result, onDisk.taskId], ["runTests", { suite: "payments" }, { failed: ["refund rounding"], passed: 41 }, 4]);
+  assert.deepEqual(
+    [onDisk.toolName, onDisk.args, onDisk.result, onDisk.taskId, onDisk.toolCallId],
+    ["runTests", { suite: "payments" }, { failed: ["refund rounding"], passed: 41 }, 4, "toolu_01Pay"],
+  );
 
   const found = await client.callTool({ name: "search_context", arguments: { query: "payments tests" } });
   assert.equal(found.structuredContent.results[0].pointer, pointer);

@@ -6,6 +6,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { createClient } from "redis";
+import { inspect } from "node:util";
 import { ContextManager, ConversationStore } from "toolctx";
 import { redisStorage } from "toolctx/redis";
 
@@ -169,6 +170,33 @@ test("[redis] wrong credentials: UNAUTHORIZED, and the password is in no message
   } finally {
     await secured.stop();
   }
+});
+
+test("[redis] a URL whose password has an unescaped # or /: INVALID_ARGUMENT, and the password is nowhere in the error", async () => {
+  for (const password of ["s3cr3t#pw", "s3cr3t/pw"]) {
+    const s = redisStorage({ url: `redis://:${password}@127.0.0.1:${new URL(server.url).port}`, timeout: 3000 });
+    const err = await expectRejection(assert, () => s.read("/url/x.json"), "INVALID_ARGUMENT", password);
+    assert.ok(!inspect(err, { depth: 20 }).includes("s3cr3t"), `no secret in: ${inspect(err, { depth: 20 })}`);
+    await s.close();
+  }
+});
+
+test("[redis] lock: a holder whose event loop was blocked past the TTL gets LOCK_LOST when it releases", async () => {
+  const a = makeStorage({ lockTtlMs: 100 });
+  const name = `${fresh("blocked")}/l.lock`;
+  await a.lock(name, async () => "warm"); // connected and the scripts loaded
+  const err = await expectRejection(
+    assert,
+    () =>
+      a.lock(name, () => {
+        const until = Date.now() + 400; // a blocked event loop: no refresh can run
+        while (Date.now() < until);
+        return "done";
+      }),
+    "LOCK_LOST",
+    "blocked holder",
+  );
+  assert.match(err.message, /lease/);
 });
 
 test("[redis] a record over the value limit: TOO_LARGE, and nothing of it is visible", async () => {
