@@ -6,7 +6,7 @@
 //! an `.await`, so any number of saves and loads may be in flight at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use futures_util::future::join_all;
@@ -775,7 +775,7 @@ impl<S: Storage> ContextManager<S> {
         }
         self.debug("saved context", Some(&filepath));
         if size >= self.options.persist_threshold {
-            self.track(&filepath);
+            self.track(&filepath, &terms);
         }
         self.spill_over_budget().await;
         self.enforce(Some(&filepath)).await;
@@ -853,7 +853,7 @@ impl<S: Storage> ContextManager<S> {
                     // Dropped while it was being written (evicted, cleared): not kept.
                     return self.storage.remove(path).await;
                 }
-                self.track(path);
+                self.track(path, &content_terms(&bytes, self.options.content_bytes));
                 Ok(())
             }
             Err(e) => {
@@ -1190,8 +1190,9 @@ impl<S: Storage> ContextManager<S> {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// Adds a persisted record of this manager to the session manifest.
-    fn track(&self, path: &str) {
+    /// Adds a persisted record of this manager to the session manifest, with the top
+    /// content terms of `terms` (its indexed terms).
+    fn track(&self, path: &str, terms: &Terms) {
         let Some(s) = &self.session else { return };
         let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
         let state = self.state.borrow();
@@ -1199,6 +1200,7 @@ impl<S: Storage> ContextManager<S> {
         let meta = entry.meta();
         match ManifestEntry::new(&meta, entry.size(), &manifest_words(&meta)) {
             Ok(m) => {
+                let m = m.with_content(terms);
                 s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
                 s.dirty.set(s.dirty.get() + 1);
             }
@@ -1292,12 +1294,15 @@ impl<S: Storage> ContextManager<S> {
         session::record_files(&self.storage, dir).await
     }
 
-    /// Reads a record file for the index; a torn or foreign one is reported and, with
-    /// `remove_torn`, removed.
-    async fn adopt(&self, path: &str, remove_torn: bool) -> Option<(RecordMeta, usize)> {
+    /// Reads a record file for the index: its metadata, size and the terms of its
+    /// content; a torn or foreign one is reported and, with `remove_torn`, removed.
+    async fn adopt(&self, path: &str, remove_torn: bool) -> Option<(RecordMeta, usize, Terms)> {
         match self.storage.read(path).await {
             Ok(Some(bytes)) => match parse_record(&bytes).and_then(|v| v.meta()) {
-                Ok(meta) => Some((meta, bytes.len())),
+                Ok(meta) => {
+                    let content = content_terms(&bytes, self.options.content_bytes);
+                    Some((meta, bytes.len(), content))
+                }
                 Err(e) => {
                     self.debug(format!("skipped a record that does not parse: {e}"), Some(path));
                     if remove_torn {
@@ -1345,8 +1350,9 @@ impl<S: Storage> ContextManager<S> {
         let unlisted: Vec<&String> = files.iter().filter(|rel| !manifest.context_files.contains_key(*rel)).collect();
         for rel in unlisted {
             let full = paths::join(&s.dir, rel);
-            if let Some((meta, size)) = self.adopt(&full, false).await {
-                manifest.context_files.insert(rel.clone(), ManifestEntry::new(&meta, size, &manifest_words(&meta))?);
+            if let Some((meta, size, content)) = self.adopt(&full, false).await {
+                let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
+                manifest.context_files.insert(rel.clone(), entry);
                 self.debug("indexed a record the manifest did not list yet", Some(&full));
                 changed = true;
             }
@@ -1358,6 +1364,7 @@ impl<S: Storage> ContextManager<S> {
         self.restore_pointers(
             &s.dir,
             manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
+            |rel| manifest.context_files.get(rel).map(|e| (&e.content_terms, e.content_length)),
             true,
         );
         *s.manifest.borrow_mut() = manifest;
@@ -1373,7 +1380,15 @@ impl<S: Storage> ContextManager<S> {
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order
     /// (the filenames' timestamp, then counter). `own`: they are the session's records,
     /// so retention counts them (with the records held in memory), and nothing else.
-    fn restore_pointers(&self, dir: &str, records: impl Iterator<Item = (String, RecordMeta, usize)>, own: bool) {
+    /// `content_of(rel)`: the record's top content terms and content length, as its
+    /// manifest entry keeps them: a restored pointer ranks on them and its metadata.
+    fn restore_pointers<'a>(
+        &self,
+        dir: &str,
+        records: impl Iterator<Item = (String, RecordMeta, usize)>,
+        content_of: impl Fn(&str) -> Option<(&'a BTreeMap<String, u32>, u32)>,
+        own: bool,
+    ) {
         let mut records: Vec<(String, RecordMeta, usize)> = records.collect();
         records.sort_by_cached_key(|(rel, _, _)| {
             let name = rel.rsplit('/').next().unwrap_or(rel);
@@ -1395,7 +1410,10 @@ impl<S: Storage> ContextManager<S> {
             if own {
                 state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
             }
-            let terms = terms_of(&meta);
+            let terms = match content_of(&rel) {
+                Some((content, len)) => terms_of(&meta).with_content(content, len),
+                None => terms_of(&meta),
+            };
             // A pointer, not ownership: `written` keeps only what this manager wrote.
             let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
             state.add(entry, &terms);
@@ -1422,20 +1440,34 @@ impl<S: Storage> ContextManager<S> {
             async move { (rel.clone(), self.adopt(&full, self.session.is_some() && !self.options.read_only).await) }
         }))
         .await;
-        let records: Vec<(String, RecordMeta, usize)> =
-            reads.into_iter().filter_map(|(rel, r)| r.map(|(meta, size)| (rel, meta, size))).collect();
+        let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(reads.len());
+        let mut contents: HashMap<String, (BTreeMap<String, u32>, u32)> = HashMap::with_capacity(reads.len());
+        for (rel, read) in reads {
+            let Some((meta, size, content)) = read else { continue };
+            contents.insert(rel.clone(), (content.top_content(session::MAX_CONTENT_TERMS), content.content_len()));
+            records.push((rel, meta, size));
+        }
         let count = records.len();
         if let Some(s) = &self.session {
             let mut manifest = Manifest::new(&s.id, &s.manifest.borrow().created_at);
             manifest.last_activity = s.manifest.borrow().last_activity.clone();
             for (rel, meta, size) in &records {
-                manifest.context_files.insert(rel.clone(), ManifestEntry::new(meta, *size, &manifest_words(meta))?);
+                let mut entry = ManifestEntry::new(meta, *size, &manifest_words(meta))?;
+                if let Some((terms, len)) = contents.get(rel) {
+                    (entry.content_terms, entry.content_length) = (terms.clone(), *len);
+                }
+                manifest.context_files.insert(rel.clone(), entry);
             }
             manifest.date_from_entries(false);
             *s.manifest.borrow_mut() = manifest;
             s.dirty.set(count.max(1));
         }
-        self.restore_pointers(&dir, records.into_iter(), self.session.is_some());
+        self.restore_pointers(
+            &dir,
+            records.into_iter(),
+            |rel| contents.get(rel).map(|(terms, len)| (terms, *len)),
+            self.session.is_some(),
+        );
         self.reindex_manifest().await?;
         Ok(count)
     }
@@ -1619,9 +1651,9 @@ impl<S: Storage> ContextManager<S> {
         let mut adopted = Vec::new();
         for rel in orphans {
             let full = paths::join(&s.dir, &rel);
-            let Some((meta, size)) = self.adopt(&full, false).await else { continue };
-            let terms = terms_of(&meta);
-            let entry = ManifestEntry::new(&meta, size, terms.as_slice())?;
+            let Some((meta, size, content)) = self.adopt(&full, false).await else { continue };
+            let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
+            let terms = entry.terms();
             {
                 let mut state = self.state.borrow_mut();
                 if state.slot_of(&full).is_some() {
@@ -1817,6 +1849,14 @@ fn result_hash(result_json: Option<&str>) -> u64 {
 fn manifest_words(meta: &RecordMeta) -> Vec<String> {
     let args: Value = serde_json::from_str(&meta.args_json).unwrap_or(Value::Null);
     crate::select::metadata_words(&meta.tool_description, &meta.tool_name, &args)
+}
+
+/// The terms of the content of a record file (its bytes): the string values of the
+/// first `content_bytes` bytes of its result (none when it does not parse).
+fn content_terms(bytes: &[u8], content_bytes: usize) -> Terms {
+    let view = parse_record(bytes).ok();
+    let result = view.as_ref().and_then(|v| v.result).map(|r| r.get());
+    Terms::of_record_with_content("", "", &Value::Null, result, content_bytes)
 }
 
 /// The indexed terms of a record's metadata.

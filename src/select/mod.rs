@@ -15,6 +15,8 @@ pub use tokenize::{
     for_each_index_token, for_each_token, index_tokens, is_keyword, is_unspaced_script, keywords, stem, tokenize,
 };
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 /// Longest part of one argument value that is indexed, in bytes.
@@ -71,13 +73,43 @@ impl Terms {
             });
         }
         let content = stems_of(counts.into_iter().collect());
+        Terms::merge(len, content_len, meta.into_iter(), content.into_iter())
+    }
+
+    /// The `n` terms that occur most often in the content, with their counts (ties
+    /// broken by the term): what a session manifest keeps of a record's content.
+    pub fn top_content(&self, n: usize) -> BTreeMap<String, u32> {
+        let mut found: Vec<(u32, &String)> =
+            self.content.iter().zip(&self.terms).filter(|(&c, _)| c > 0).map(|(&c, t)| (c, t)).collect();
+        if found.len() > n {
+            found.select_nth_unstable_by(n, |a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+            found.truncate(n);
+        }
+        found.into_iter().map(|(c, t)| (t.clone(), c)).collect()
+    }
+
+    /// These terms with `content` (terms already stemmed, with their counts) as their
+    /// content field, of `content_len` tokens: a record's terms restored from what its
+    /// manifest entry keeps. Content held before is replaced.
+    pub fn with_content(self, content: &BTreeMap<String, u32>, content_len: u32) -> Terms {
+        let meta = self.terms.into_iter().zip(self.counts).filter(|(_, n)| *n > 0);
+        let content = content.iter().filter(|(_, &n)| n > 0).map(|(t, &n)| (t.clone(), n));
+        Terms::merge(self.len as usize, content_len as usize, meta, content)
+    }
+
+    /// The terms of two fields, each a sorted list of distinct terms with their counts.
+    fn merge(
+        len: usize,
+        content_len: usize,
+        meta: impl Iterator<Item = (String, u32)>,
+        content: impl Iterator<Item = (String, u32)>,
+    ) -> Terms {
         let mut out = Terms {
             len: u32::try_from(len).unwrap_or(u32::MAX),
             content_len: u32::try_from(content_len).unwrap_or(u32::MAX),
             ..Terms::default()
         };
-        // Merge the two sorted lists.
-        let (mut m, mut c) = (meta.into_iter().peekable(), content.into_iter().peekable());
+        let (mut m, mut c) = (meta.peekable(), content.peekable());
         loop {
             let order = match (m.peek(), c.peek()) {
                 (None, None) => break,

@@ -1940,6 +1940,25 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await expectRejection(assert, () => ContextManager.search({ contextDir: dir, fileSystem: storage }, 42), "INVALID_ARGUMENT", "search");
   });
 
+  test("resume and ContextManager.search find a record by a word of its content, from the manifest", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    // persistThreshold 64: the short result waits in memory and is written out at close.
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 64 });
+    const big = await m.saveContext("readFile", { path: "src/a.ts" }, { text: `kubernetes deployment rollout ${"x".repeat(80)}` });
+    const small = await m.saveContext("readFile", { path: "src/b.ts" }, "billing refunds");
+    await m.close();
+    const entries = Object.values((await readManifest(storage, m)).context_files);
+    assert.ok(entries.every((e) => !e.keywords.some((k) => k.startsWith("kubernet") || k.startsWith("refund"))), "keywords: the metadata's");
+    assert.ok(entries.some((e) => e.contentTerms?.kubernet === 1), JSON.stringify(entries));
+    const resumed = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: m.sessionId });
+    assert.deepEqual((await resumed.selectRelevant("kubernetes", { fallback: "none" })).map((p) => p.filepath), [big]);
+    assert.deepEqual(resumed.selectRelevantContexts("refund", resumed.getAllPointers(), { fallback: "none" }), [small]);
+    const hits = await ContextManager.search({ contextDir: dir, fileSystem: storage }, "deployments");
+    assert.deepEqual(hits.map((h) => h.filepath), [big]);
+    assert.deepEqual(hits[0].matched, ["deployments"]);
+  });
+
   test("open({session}) restores identical pointers in save order, small records excepted", async () => {
     const storage = makeStorage();
     const dir = contextDir();
