@@ -19,7 +19,7 @@ use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, s
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Owned, Retention};
-use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms};
+use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
 
@@ -361,6 +361,8 @@ struct State {
     slot_by_path: PathSlots,
     /// The pointers' terms, by slot.
     index: Index,
+    /// The pointers' embedding vectors (the `embed` hook's), by slot.
+    vectors: Vectors,
     /// Bumped whenever slots are forgotten, so a list of slots taken earlier is
     /// known to be stale.
     epoch: u32,
@@ -457,6 +459,7 @@ impl State {
         let Some(slot) = self.slot_of(path) else { return false };
         let seq = self.entries[slot as usize].seq;
         self.index.remove(slot);
+        self.vectors.remove(slot);
         // `order` is sorted by seq: find the slot without a scan.
         let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
         if self.order.get(at) == Some(&slot) {
@@ -483,6 +486,7 @@ impl State {
             new_slot[old as usize] = Some(new as u32);
         }
         self.index.remap(&new_slot);
+        self.vectors.remap(&new_slot);
         let mut old: Vec<Option<Entry>> = std::mem::take(&mut self.entries).into_iter().map(Some).collect();
         self.entries = order.iter().filter_map(|&s| old[s as usize].take()).collect();
         drop(old);
@@ -508,6 +512,7 @@ impl State {
         self.order.clear();
         self.slot_by_path.clear();
         self.index.clear();
+        self.vectors.clear();
         self.dead = 0;
         self.latest_copy.clear();
         self.epoch = self.epoch.wrapping_add(1);
@@ -1135,6 +1140,26 @@ impl<S: Storage> ContextManager<S> {
         let order = state.order.iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
         ranking.apply_fallback(fallback, order);
         ranking
+    }
+
+    /// Gives the pointer at `path` its embedding vector (the host's `embed` hook's),
+    /// for hybrid ranking; `false` (nothing kept) when there is no such pointer or the
+    /// vector is refused (empty, zero, not finite, or of another dimension than those held).
+    pub fn set_vector(&self, path: &str, vector: &[f32]) -> bool {
+        let mut state = self.state.borrow_mut();
+        let Some(slot) = state.slot_of(path) else { return false };
+        state.vectors.set(slot, vector)
+    }
+
+    /// The best `k` of `candidates` (`(index, slot)` pairs) by the cosine of their
+    /// vector with `query`, nearest first, those with a positive cosine only: their indices.
+    pub fn nearest(&self, query: &[f32], candidates: impl Iterator<Item = (usize, u32)>, k: usize) -> Vec<usize> {
+        self.state.borrow().vectors.top_k(query, candidates, k)
+    }
+
+    /// The description of this manager's pointer at `path`.
+    pub fn description_of(&self, path: &str) -> Option<String> {
+        self.state.borrow().entry(path).map(|e| e.meta().tool_description)
     }
 
     /// The record size of this manager's pointer at `path`.

@@ -7,8 +7,10 @@
 mod content;
 mod index;
 mod tokenize;
+mod vectors;
 
 pub use index::{Doc, Index, Ranking, Scored, MAX_TF};
+pub use vectors::{fuse, Vectors, RRF_K, VECTOR_DEPTH};
 
 pub use content::for_each_string_value;
 pub use tokenize::{
@@ -178,6 +180,20 @@ impl Terms {
     pub fn is_empty(&self) -> bool {
         self.len == 0 && self.content_len == 0
     }
+}
+
+/// The text a record is indexed by, for an embedding model: its description, then the
+/// string values found in the first `content_bytes` bytes of its result's JSON text,
+/// each on its own line.
+pub fn indexed_text(description: &str, result_json: Option<&str>, content_bytes: usize) -> String {
+    let mut text = description.to_owned();
+    if let Some(json) = result_json {
+        for_each_string_value(json, content_bytes, |s| {
+            text.push('\n');
+            text.push_str(s);
+        });
+    }
+    text
 }
 
 /// The distinct index tokens of a record's metadata, sorted, not stemmed: the words a
