@@ -14,7 +14,8 @@ pub use vectors::{fuse, Vectors, RRF_K, VECTOR_DEPTH};
 
 pub use content::for_each_string_value;
 pub use tokenize::{
-    for_each_index_token, for_each_token, index_tokens, is_keyword, is_unspaced_script, keywords, stem, tokenize,
+    for_each_index_token, for_each_token, index_tokens, is_keyword, is_stop_stem, is_unspaced_script, keywords, stem,
+    tokenize,
 };
 
 use std::collections::BTreeMap;
@@ -23,6 +24,12 @@ use serde_json::Value;
 
 /// Longest part of one argument value that is indexed, in bytes.
 pub const MAX_INDEXED_VALUE_BYTES: usize = 4096;
+
+/// Most distinct content terms indexed per record: those that occur most often (stop
+/// words last), as in document-centric static index pruning (Büttcher and Clarke,
+/// 2006). The content field keeps its full length, so BM25F normalises as before; a
+/// record's postings, hence its memory, are bounded whatever its text.
+pub const MAX_INDEXED_CONTENT_TERMS: usize = 64;
 
 /// Bytes of a result's JSON text that are read for its index entry, by default
 /// (SPEC §6: a bounded part of the content is indexed).
@@ -74,20 +81,26 @@ impl Terms {
                 });
             });
         }
-        let content = stems_of(counts.into_iter().collect());
+        let mut content = stems_of(counts.into_iter().collect());
+        if content.len() > MAX_INDEXED_CONTENT_TERMS {
+            content.select_nth_unstable_by(MAX_INDEXED_CONTENT_TERMS, |a, b| telling_first((&a.0, a.1), (&b.0, b.1)));
+            content.truncate(MAX_INDEXED_CONTENT_TERMS);
+            content.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        }
         Terms::merge(len, content_len, meta.into_iter(), content.into_iter())
     }
 
-    /// The `n` terms that occur most often in the content, with their counts (ties
-    /// broken by the term): what a session manifest keeps of a record's content.
+    /// The `n` terms that occur most often in the content, with their counts (stop
+    /// words last, ties broken by the term): what a session manifest keeps of a
+    /// record's content.
     pub fn top_content(&self, n: usize) -> BTreeMap<String, u32> {
-        let mut found: Vec<(u32, &String)> =
-            self.content.iter().zip(&self.terms).filter(|(&c, _)| c > 0).map(|(&c, t)| (c, t)).collect();
+        let mut found: Vec<(&String, u32)> =
+            self.terms.iter().zip(&self.content).filter(|(_, &c)| c > 0).map(|(t, &c)| (t, c)).collect();
         if found.len() > n {
-            found.select_nth_unstable_by(n, |a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+            found.select_nth_unstable_by(n, |a, b| telling_first(*a, *b));
             found.truncate(n);
         }
-        found.into_iter().map(|(c, t)| (t.clone(), c)).collect()
+        found.into_iter().map(|(t, c)| (t.clone(), c)).collect()
     }
 
     /// These terms with `content` (terms already stemmed, with their counts) as their
@@ -206,6 +219,12 @@ pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<S
     tokens.sort_unstable();
     tokens.dedup();
     tokens
+}
+
+/// The order of content terms by how telling they are: stop words last, then the most
+/// frequent first, then by the term.
+fn telling_first(a: (&String, u32), b: (&String, u32)) -> std::cmp::Ordering {
+    is_stop_stem(a.0).cmp(&is_stop_stem(b.0)).then(b.1.cmp(&a.1)).then_with(|| a.0.cmp(b.0))
 }
 
 /// The distinct stems of `tokens`, sorted, with how often each occurs.
@@ -509,6 +528,25 @@ mod tests {
         let once = rank("refund", &[&t], Fallback::None, Strategy::Bm25).hits[0].score;
         let twice = rank("refund refunds", &[&t], Fallback::None, Strategy::Bm25).hits[0].score;
         assert_eq!(once, twice);
+    }
+
+    #[test]
+    fn a_record_indexes_its_most_telling_content_terms_only() {
+        let mut text: Vec<String> = (0..200).map(|i| format!("word{i}")).collect();
+        text.extend(["the"; 9].map(str::to_owned));
+        text.extend(["kubernetes"; 3].map(str::to_owned));
+        let json = serde_json::to_string(&text.join(" ")).unwrap();
+        let t = Terms::of_record_with_content("d", "t", &Value::Null, Some(&json), usize::MAX);
+        let indexed = t.content_counts().iter().filter(|&&c| c > 0).count();
+        assert_eq!(indexed, 64, "bounded");
+        assert_eq!(t.content_len(), 212, "the field keeps its length");
+        assert_eq!(t.field_counts("kubernet"), (0, 3), "the most frequent is kept");
+        assert_eq!(t.field_counts("the"), (0, 0), "a stop word goes first");
+        let top = t.top_content(16);
+        assert_eq!(top.len(), 16);
+        assert_eq!(top.get("kubernet"), Some(&3));
+        let short = Terms::of_record_with_content("d", "t", &Value::Null, Some("\"the the cat\""), usize::MAX);
+        assert_eq!(short.top_content(16).len(), 2, "stop words are kept while there is room");
     }
 
     #[test]
