@@ -11,6 +11,9 @@
 // values: indexContentBytes 0); BM25F over the metadata and the first 16 KiB of each
 // result (the default). The peer is MiniSearch (npm, BM25+) indexing the same records:
 // tool name, description, args and the full result text, with its default settings.
+// "hybrid (test embedder)": the default with the embed option set to a stand-in for a
+// model, a hashed bag of words in 64 dimensions (testEmbed below): it shows the cost and
+// the plumbing of reciprocal rank fusion, not what a real embedding model would add.
 // Parameters are the textbook ones (k1 = 1.2, b = 0.75; metadata weight 1, content 0.5),
 // never fitted to this set, and the labels were written before any ranking was run.
 //   node bench/quality.mjs [--verbose]          (after `make pkg`)
@@ -23,6 +26,18 @@ import { SeedContextManager } from "./seed.mjs";
 
 const load = (name) => JSON.parse(readFileSync(new URL(`./relevance/${name}`, import.meta.url), "utf8"));
 const K = 5;
+
+/** A deterministic stand-in for an embedding model: lower-cased words hashed (FNV-1a) into 64 counts. */
+export const testEmbed = (texts) =>
+  texts.map((text) => {
+    const v = new Float32Array(64);
+    for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)) {
+      let h = 2166136261;
+      for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619);
+      v[(h >>> 0) % 64] += 1;
+    }
+    return v;
+  });
 
 function score(ranked, relevant) {
   const hits = ranked.slice(0, K).filter((id) => relevant.has(id)).length;
@@ -46,6 +61,7 @@ export async function benchQuality({ verbose = false } = {}) {
   };
   const m = await store({});
   const meta = await store({ indexContentBytes: 0 });
+  const hybrid = await store({ embed: testEmbed });
   const pointers = m.getAllPointers();
   const seed = new SeedContextManager({ contextDir: "/unused" });
   const mini = new MiniSearch({ fields: ["toolName", "description", "args", "content"], idField: "id" });
@@ -65,6 +81,7 @@ export async function benchQuality({ verbose = false } = {}) {
     overlap: (q) => paths(m, q, { strategy: "overlap" }),
     "bm25, metadata only": (q) => paths(meta, q),
     "bm25f + content (default)": (q) => paths(m, q),
+    "hybrid (test embedder)": (q) => paths(hybrid, q),
     "MiniSearch (peer)": async (q) => mini.search(q).map((r) => r.id),
   };
   const perQuery = [];

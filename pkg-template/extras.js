@@ -95,7 +95,10 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
     delete rest.pointers;
     if (!own.all) rest.__slots = own.slots;
   }
-  const ranked = await heuristicSelect.call(this, query, options == null ? options : rest);
+  // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
+  const vector = typeof query === "string" ? await this.__embedQuery(query) : undefined;
+  if (vector) rest.__queryVector = vector;
+  const ranked = await heuristicSelect.call(this, query, options == null && !vector ? options : rest);
   if (typeof rerank !== "function" || ranked.length === 0) return ranked;
   const controller = new AbortController();
   let timer;

@@ -31,6 +31,8 @@ pub fn lock_name(dir: &str) -> String {
 pub const DEFAULT_STALE_MS: i64 = 24 * 60 * 60 * 1000;
 /// Most keywords kept per record in the manifest.
 pub const MAX_KEYWORDS: usize = 32;
+/// Most content terms kept per record in the manifest (the most frequent).
+pub const MAX_CONTENT_TERMS: usize = 16;
 
 /// A new session id `YYYYMMDD-HHMMSS-xxxx` (UTC) from a clock reading and 4 random chars.
 pub fn session_id(now_ms: i64, random4: &str) -> String {
@@ -98,6 +100,18 @@ pub struct ManifestEntry {
     /// Bytes of the record file.
     #[serde(default)]
     pub size: usize,
+    /// The most frequent terms of the record's indexed content (stems, as the index
+    /// holds them), at most [`MAX_CONTENT_TERMS`], with how often each occurs: resume
+    /// and [`search_sessions`] rank on content from them without reading the record.
+    #[serde(rename = "contentTerms", default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub content_terms: BTreeMap<String, u32>,
+    /// Tokens in the record's indexed content (the content field's length for BM25F).
+    #[serde(rename = "contentLength", default, skip_serializing_if = "is_zero")]
+    pub content_length: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl ManifestEntry {
@@ -120,7 +134,24 @@ impl ManifestEntry {
             query_id: meta.query_id.clone(),
             tool_call_id: meta.tool_call_id.clone(),
             size,
+            content_terms: BTreeMap::new(),
+            content_length: 0,
         })
+    }
+
+    /// The entry with the top content terms of `terms` (a record's indexed terms).
+    pub fn with_content(mut self, terms: &crate::select::Terms) -> Self {
+        self.content_terms = terms.top_content(MAX_CONTENT_TERMS);
+        self.content_length = terms.content_len();
+        self
+    }
+
+    /// The record's indexed terms as far as the entry knows them: its metadata and its
+    /// top content terms.
+    pub fn terms(&self) -> crate::select::Terms {
+        let args: serde_json::Value = serde_json::from_str(self.args.get()).unwrap_or(serde_json::Value::Null);
+        crate::select::Terms::of_record(&self.tool_description, &self.tool_name, &args)
+            .with_content(&self.content_terms, self.content_length)
     }
 
     /// The record metadata the entry stands for.
@@ -547,8 +578,8 @@ pub struct SessionHit {
 }
 
 /// Ranks the records of every session of `context_dir` for `query`, from the sessions'
-/// manifests alone (no record is read): BM25 over each entry's description, tool name
-/// and argument values, with statistics over all of them. The best `limit`, best first;
+/// manifests alone (no record is read): BM25F over each entry's description, tool name
+/// and argument values, and its top content terms, with statistics over all of them. The best `limit`, best first;
 /// nothing when nothing matches.
 pub async fn search_sessions<S: Storage>(
     storage: &S,
@@ -564,13 +595,7 @@ pub async fn search_sessions<S: Storage>(
             entries.push((id.clone(), paths::join(&dir, &rel), entry));
         }
     }
-    let terms: Vec<Terms> = entries
-        .iter()
-        .map(|(_, _, e)| {
-            let args: serde_json::Value = serde_json::from_str(e.args.get()).unwrap_or(serde_json::Value::Null);
-            Terms::of_record(&e.tool_description, &e.tool_name, &args)
-        })
-        .collect();
+    let terms: Vec<Terms> = entries.iter().map(|(_, _, e)| e.terms()).collect();
     let refs: Vec<&Terms> = terms.iter().collect();
     let ranking = rank(query, &refs, Fallback::None, Strategy::Bm25);
     Ok(ranking

@@ -6,7 +6,7 @@
 //! an `.await`, so any number of saves and loads may be in flight at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use futures_util::future::join_all;
@@ -19,7 +19,7 @@ use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, s
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Owned, Retention};
-use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms};
+use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
 
@@ -361,6 +361,8 @@ struct State {
     slot_by_path: PathSlots,
     /// The pointers' terms, by slot.
     index: Index,
+    /// The pointers' embedding vectors (the `embed` hook's), by slot.
+    vectors: Vectors,
     /// Bumped whenever slots are forgotten, so a list of slots taken earlier is
     /// known to be stale.
     epoch: u32,
@@ -457,6 +459,7 @@ impl State {
         let Some(slot) = self.slot_of(path) else { return false };
         let seq = self.entries[slot as usize].seq;
         self.index.remove(slot);
+        self.vectors.remove(slot);
         // `order` is sorted by seq: find the slot without a scan.
         let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
         if self.order.get(at) == Some(&slot) {
@@ -483,6 +486,7 @@ impl State {
             new_slot[old as usize] = Some(new as u32);
         }
         self.index.remap(&new_slot);
+        self.vectors.remap(&new_slot);
         let mut old: Vec<Option<Entry>> = std::mem::take(&mut self.entries).into_iter().map(Some).collect();
         self.entries = order.iter().filter_map(|&s| old[s as usize].take()).collect();
         drop(old);
@@ -508,6 +512,7 @@ impl State {
         self.order.clear();
         self.slot_by_path.clear();
         self.index.clear();
+        self.vectors.clear();
         self.dead = 0;
         self.latest_copy.clear();
         self.epoch = self.epoch.wrapping_add(1);
@@ -778,7 +783,7 @@ impl<S: Storage> ContextManager<S> {
         }
         self.debug("saved context", Some(&filepath));
         if size >= self.options.persist_threshold {
-            self.track(&filepath);
+            self.track(&filepath, &terms);
         }
         self.spill_over_budget().await;
         self.enforce(Some(&filepath)).await;
@@ -856,7 +861,7 @@ impl<S: Storage> ContextManager<S> {
                     // Dropped while it was being written (evicted, cleared): not kept.
                     return self.storage.remove(path).await;
                 }
-                self.track(path);
+                self.track(path, &content_terms(&bytes, self.options.content_bytes));
                 Ok(())
             }
             Err(e) => {
@@ -1140,6 +1145,26 @@ impl<S: Storage> ContextManager<S> {
         ranking
     }
 
+    /// Gives the pointer at `path` its embedding vector (the host's `embed` hook's),
+    /// for hybrid ranking; `false` (nothing kept) when there is no such pointer or the
+    /// vector is refused (empty, zero, not finite, or of another dimension than those held).
+    pub fn set_vector(&self, path: &str, vector: &[f32]) -> bool {
+        let mut state = self.state.borrow_mut();
+        let Some(slot) = state.slot_of(path) else { return false };
+        state.vectors.set(slot, vector)
+    }
+
+    /// The best `k` of `candidates` (`(index, slot)` pairs) by the cosine of their
+    /// vector with `query`, nearest first, those with a positive cosine only: their indices.
+    pub fn nearest(&self, query: &[f32], candidates: impl Iterator<Item = (usize, u32)>, k: usize) -> Vec<usize> {
+        self.state.borrow().vectors.top_k(query, candidates, k)
+    }
+
+    /// The description of this manager's pointer at `path`.
+    pub fn description_of(&self, path: &str) -> Option<String> {
+        self.state.borrow().entry(path).map(|e| e.meta().tool_description)
+    }
+
     /// The record size of this manager's pointer at `path`.
     pub fn size_of(&self, path: &str) -> Option<usize> {
         self.state.borrow().entry(path).map(Entry::size)
@@ -1193,8 +1218,9 @@ impl<S: Storage> ContextManager<S> {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// Adds a persisted record of this manager to the session manifest.
-    fn track(&self, path: &str) {
+    /// Adds a persisted record of this manager to the session manifest, with the top
+    /// content terms of `terms` (its indexed terms).
+    fn track(&self, path: &str, terms: &Terms) {
         let Some(s) = &self.session else { return };
         let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
         let state = self.state.borrow();
@@ -1202,6 +1228,7 @@ impl<S: Storage> ContextManager<S> {
         let meta = entry.meta();
         match ManifestEntry::new(&meta, entry.size(), &manifest_words(&meta)) {
             Ok(m) => {
+                let m = m.with_content(terms);
                 s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
                 s.dirty.set(s.dirty.get() + 1);
             }
@@ -1295,12 +1322,15 @@ impl<S: Storage> ContextManager<S> {
         session::record_files(&self.storage, dir).await
     }
 
-    /// Reads a record file for the index; a torn or foreign one is reported and, with
-    /// `remove_torn`, removed.
-    async fn adopt(&self, path: &str, remove_torn: bool) -> Option<(RecordMeta, usize)> {
+    /// Reads a record file for the index: its metadata, size and the terms of its
+    /// content; a torn or foreign one is reported and, with `remove_torn`, removed.
+    async fn adopt(&self, path: &str, remove_torn: bool) -> Option<(RecordMeta, usize, Terms)> {
         match self.storage.read(path).await {
             Ok(Some(bytes)) => match parse_record(&bytes).and_then(|v| v.meta()) {
-                Ok(meta) => Some((meta, bytes.len())),
+                Ok(meta) => {
+                    let content = content_terms(&bytes, self.options.content_bytes);
+                    Some((meta, bytes.len(), content))
+                }
                 Err(e) => {
                     self.debug(format!("skipped a record that does not parse: {e}"), Some(path));
                     if remove_torn {
@@ -1348,8 +1378,9 @@ impl<S: Storage> ContextManager<S> {
         let unlisted: Vec<&String> = files.iter().filter(|rel| !manifest.context_files.contains_key(*rel)).collect();
         for rel in unlisted {
             let full = paths::join(&s.dir, rel);
-            if let Some((meta, size)) = self.adopt(&full, false).await {
-                manifest.context_files.insert(rel.clone(), ManifestEntry::new(&meta, size, &manifest_words(&meta))?);
+            if let Some((meta, size, content)) = self.adopt(&full, false).await {
+                let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
+                manifest.context_files.insert(rel.clone(), entry);
                 self.debug("indexed a record the manifest did not list yet", Some(&full));
                 changed = true;
             }
@@ -1361,6 +1392,7 @@ impl<S: Storage> ContextManager<S> {
         self.restore_pointers(
             &s.dir,
             manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
+            |rel| manifest.context_files.get(rel).map(|e| (&e.content_terms, e.content_length)),
             true,
         );
         *s.manifest.borrow_mut() = manifest;
@@ -1376,7 +1408,15 @@ impl<S: Storage> ContextManager<S> {
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order
     /// (the filenames' timestamp, then counter). `own`: they are the session's records,
     /// so retention counts them (with the records held in memory), and nothing else.
-    fn restore_pointers(&self, dir: &str, records: impl Iterator<Item = (String, RecordMeta, usize)>, own: bool) {
+    /// `content_of(rel)`: the record's top content terms and content length, as its
+    /// manifest entry keeps them: a restored pointer ranks on them and its metadata.
+    fn restore_pointers<'a>(
+        &self,
+        dir: &str,
+        records: impl Iterator<Item = (String, RecordMeta, usize)>,
+        content_of: impl Fn(&str) -> Option<(&'a BTreeMap<String, u32>, u32)>,
+        own: bool,
+    ) {
         let mut records: Vec<(String, RecordMeta, usize)> = records.collect();
         records.sort_by_cached_key(|(rel, _, _)| {
             let name = rel.rsplit('/').next().unwrap_or(rel);
@@ -1398,7 +1438,10 @@ impl<S: Storage> ContextManager<S> {
             if own {
                 state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
             }
-            let terms = terms_of(&meta);
+            let terms = match content_of(&rel) {
+                Some((content, len)) => terms_of(&meta).with_content(content, len),
+                None => terms_of(&meta),
+            };
             // A pointer, not ownership: `written` keeps only what this manager wrote.
             let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
             state.add(entry, &terms);
@@ -1425,20 +1468,34 @@ impl<S: Storage> ContextManager<S> {
             async move { (rel.clone(), self.adopt(&full, self.session.is_some() && !self.options.read_only).await) }
         }))
         .await;
-        let records: Vec<(String, RecordMeta, usize)> =
-            reads.into_iter().filter_map(|(rel, r)| r.map(|(meta, size)| (rel, meta, size))).collect();
+        let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(reads.len());
+        let mut contents: HashMap<String, (BTreeMap<String, u32>, u32)> = HashMap::with_capacity(reads.len());
+        for (rel, read) in reads {
+            let Some((meta, size, content)) = read else { continue };
+            contents.insert(rel.clone(), (content.top_content(session::MAX_CONTENT_TERMS), content.content_len()));
+            records.push((rel, meta, size));
+        }
         let count = records.len();
         if let Some(s) = &self.session {
             let mut manifest = Manifest::new(&s.id, &s.manifest.borrow().created_at);
             manifest.last_activity = s.manifest.borrow().last_activity.clone();
             for (rel, meta, size) in &records {
-                manifest.context_files.insert(rel.clone(), ManifestEntry::new(meta, *size, &manifest_words(meta))?);
+                let mut entry = ManifestEntry::new(meta, *size, &manifest_words(meta))?;
+                if let Some((terms, len)) = contents.get(rel) {
+                    (entry.content_terms, entry.content_length) = (terms.clone(), *len);
+                }
+                manifest.context_files.insert(rel.clone(), entry);
             }
             manifest.date_from_entries(false);
             *s.manifest.borrow_mut() = manifest;
             s.dirty.set(count.max(1));
         }
-        self.restore_pointers(&dir, records.into_iter(), self.session.is_some());
+        self.restore_pointers(
+            &dir,
+            records.into_iter(),
+            |rel| contents.get(rel).map(|(terms, len)| (terms, *len)),
+            self.session.is_some(),
+        );
         self.reindex_manifest().await?;
         Ok(count)
     }
@@ -1622,9 +1679,9 @@ impl<S: Storage> ContextManager<S> {
         let mut adopted = Vec::new();
         for rel in orphans {
             let full = paths::join(&s.dir, &rel);
-            let Some((meta, size)) = self.adopt(&full, false).await else { continue };
-            let terms = terms_of(&meta);
-            let entry = ManifestEntry::new(&meta, size, terms.as_slice())?;
+            let Some((meta, size, content)) = self.adopt(&full, false).await else { continue };
+            let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
+            let terms = entry.terms();
             {
                 let mut state = self.state.borrow_mut();
                 if state.slot_of(&full).is_some() {
@@ -1820,6 +1877,14 @@ fn result_hash(result_json: Option<&str>) -> u64 {
 fn manifest_words(meta: &RecordMeta) -> Vec<String> {
     let args: Value = serde_json::from_str(&meta.args_json).unwrap_or(Value::Null);
     crate::select::metadata_words(&meta.tool_description, &meta.tool_name, &args)
+}
+
+/// The terms of the content of a record file (its bytes): the string values of the
+/// first `content_bytes` bytes of its result (none when it does not parse).
+fn content_terms(bytes: &[u8], content_bytes: usize) -> Terms {
+    let view = parse_record(bytes).ok();
+    let result = view.as_ref().and_then(|v| v.result).map(|r| r.get());
+    Terms::of_record_with_content("", "", &Value::Null, result, content_bytes)
 }
 
 /// The indexed terms of a record's metadata.

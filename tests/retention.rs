@@ -435,3 +435,33 @@ fn a_reconcile_racing_a_save_leaves_one_pointer_for_the_record() {
     })
     .unwrap();
 }
+
+#[test]
+fn an_evicted_record_takes_its_embedding_vector_with_it() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let (o, _told) = capped(None, now.clone(), Retention { max_records: Some(2), ..Retention::default() });
+        let m = ContextManager::new(storage.clone(), o)?;
+        let mut saved = Vec::new();
+        for (i, tool) in ["alpha", "bravo", "charlie"].into_iter().enumerate() {
+            let path = m.save(save(tool)).await?;
+            let mut v = [0.0f32; 4];
+            v[i] = 1.0;
+            assert_eq!(m.set_vector(&path, &v), m.knows(&path));
+            saved.push(path);
+            now.set(now.get() + 1);
+        }
+        assert!(!m.knows(&saved[0]), "alpha was evicted");
+        // Every slot taken, the evicted one's too (it stays taken until compaction).
+        let all: Vec<(usize, u32)> = (0..3).map(|s| (s as usize, s)).collect();
+        let nearest = |q: [f32; 4]| m.nearest(&q, all.clone().into_iter(), 10);
+        assert_eq!(nearest([1.0, 0.0, 0.0, 0.0]), Vec::<usize>::new(), "alpha's vector left with it");
+        let bravo = nearest([0.2, 1.0, 0.0, 0.0]);
+        assert_eq!(bravo.len(), 1);
+        assert_eq!(m.filepath_of(bravo[0] as u32).as_deref(), Some(saved[1].as_str()));
+        assert!(!m.set_vector(&saved[0], &[0.0, 0.0, 0.0, 1.0]), "no pointer, no vector");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

@@ -443,3 +443,53 @@ fn search_ranks_the_records_of_every_session_from_their_manifests() {
     })
     .unwrap();
 }
+
+/// A record whose metadata says nothing of what its result holds.
+fn read_with_content<'a>(path: &'a str, content: &'a str) -> SaveInput<'a> {
+    SaveInput { tool_name: "readFile", args_json: path, result_json: Some(content), ..SaveInput::default() }
+}
+
+#[test]
+fn the_manifest_keeps_the_top_content_terms_apart_and_bounded() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        let many: Vec<String> = (0..200).map(|i| format!("word{i}")).collect();
+        let text = format!("\"kubernetes kubernetes kubernetes deployments {}\"", many.join(" "));
+        m.save(read_with_content(r#"{"path":"src/deploy.ts"}"#, &text)).await?;
+        m.flush().await?;
+        let manifest = manifest_of(&storage, &id).await;
+        let entry = manifest.context_files.values().next().unwrap();
+        assert!(!entry.keywords.iter().any(|k| k.starts_with("kubernetes")), "keywords stay the metadata's");
+        assert_eq!(entry.content_terms.len(), toolctx::session::MAX_CONTENT_TERMS, "bounded");
+        assert_eq!(entry.content_terms.get("kubernet"), Some(&3), "stems, with their counts, most frequent kept");
+        assert_eq!(entry.content_length, 204);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_resumed_session_finds_a_record_by_a_word_of_its_content() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        let deploy = m.save(read_with_content(r#"{"path":"src/a.ts"}"#, r#""kubernetes deployment rollout""#)).await?;
+        m.save(read_with_content(r#"{"path":"src/b.ts"}"#, r#""billing refunds""#)).await?;
+        m.flush().await?;
+        drop(m);
+        let resumed = ContextManager::open(storage.clone(), options(SessionChoice::Resume(id), now.clone())).await?;
+        let ranked = resumed.rank_all("kubernetes", toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+        let found: Vec<String> = ranked.hits.iter().filter_map(|h| resumed.filepath_of(h.index as u32)).collect();
+        assert_eq!(found, std::slice::from_ref(&deploy), "ranked on its content, restored from the manifest");
+        let hits = toolctx::search_sessions(&*storage, "/ctx", "deployments", 10).await?;
+        let found: Vec<&str> = hits.iter().map(|h| h.filepath.as_str()).collect();
+        assert_eq!(found, [deploy.as_str()], "search reads the content terms of the manifests");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}

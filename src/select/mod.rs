@@ -7,18 +7,29 @@
 mod content;
 mod index;
 mod tokenize;
+mod vectors;
 
 pub use index::{Doc, Index, Ranking, Scored, MAX_TF};
+pub use vectors::{fuse, Vectors, RRF_K, VECTOR_DEPTH};
 
 pub use content::for_each_string_value;
 pub use tokenize::{
-    for_each_index_token, for_each_token, index_tokens, is_keyword, is_unspaced_script, keywords, stem, tokenize,
+    for_each_index_token, for_each_token, index_tokens, is_keyword, is_stop_stem, is_unspaced_script, keywords, stem,
+    tokenize,
 };
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 /// Longest part of one argument value that is indexed, in bytes.
 pub const MAX_INDEXED_VALUE_BYTES: usize = 4096;
+
+/// Most distinct content terms indexed per record: those that occur most often (stop
+/// words last), as in document-centric static index pruning (Büttcher and Clarke,
+/// 2006). The content field keeps its full length, so BM25F normalises as before; a
+/// record's postings, hence its memory, are bounded whatever its text.
+pub const MAX_INDEXED_CONTENT_TERMS: usize = 64;
 
 /// Bytes of a result's JSON text that are read for its index entry, by default
 /// (SPEC §6: a bounded part of the content is indexed).
@@ -70,14 +81,50 @@ impl Terms {
                 });
             });
         }
-        let content = stems_of(counts.into_iter().collect());
+        let mut content = stems_of(counts.into_iter().collect());
+        if content.len() > MAX_INDEXED_CONTENT_TERMS {
+            content.select_nth_unstable_by(MAX_INDEXED_CONTENT_TERMS, |a, b| telling_first((&a.0, a.1), (&b.0, b.1)));
+            content.truncate(MAX_INDEXED_CONTENT_TERMS);
+            content.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        }
+        Terms::merge(len, content_len, meta.into_iter(), content.into_iter())
+    }
+
+    /// The `n` terms that occur most often in the content, with their counts (stop
+    /// words last, ties broken by the term): what a session manifest keeps of a
+    /// record's content.
+    pub fn top_content(&self, n: usize) -> BTreeMap<String, u32> {
+        let mut found: Vec<(&String, u32)> =
+            self.terms.iter().zip(&self.content).filter(|(_, &c)| c > 0).map(|(t, &c)| (t, c)).collect();
+        if found.len() > n {
+            found.select_nth_unstable_by(n, |a, b| telling_first(*a, *b));
+            found.truncate(n);
+        }
+        found.into_iter().map(|(t, c)| (t.clone(), c)).collect()
+    }
+
+    /// These terms with `content` (terms already stemmed, with their counts) as their
+    /// content field, of `content_len` tokens: a record's terms restored from what its
+    /// manifest entry keeps. Content held before is replaced.
+    pub fn with_content(self, content: &BTreeMap<String, u32>, content_len: u32) -> Terms {
+        let meta = self.terms.into_iter().zip(self.counts).filter(|(_, n)| *n > 0);
+        let content = content.iter().filter(|(_, &n)| n > 0).map(|(t, &n)| (t.clone(), n));
+        Terms::merge(self.len as usize, content_len as usize, meta, content)
+    }
+
+    /// The terms of two fields, each a sorted list of distinct terms with their counts.
+    fn merge(
+        len: usize,
+        content_len: usize,
+        meta: impl Iterator<Item = (String, u32)>,
+        content: impl Iterator<Item = (String, u32)>,
+    ) -> Terms {
         let mut out = Terms {
             len: u32::try_from(len).unwrap_or(u32::MAX),
             content_len: u32::try_from(content_len).unwrap_or(u32::MAX),
             ..Terms::default()
         };
-        // Merge the two sorted lists.
-        let (mut m, mut c) = (meta.into_iter().peekable(), content.into_iter().peekable());
+        let (mut m, mut c) = (meta.peekable(), content.peekable());
         loop {
             let order = match (m.peek(), c.peek()) {
                 (None, None) => break,
@@ -148,6 +195,20 @@ impl Terms {
     }
 }
 
+/// The text a record is indexed by, for an embedding model: its description, then the
+/// string values found in the first `content_bytes` bytes of its result's JSON text,
+/// each on its own line.
+pub fn indexed_text(description: &str, result_json: Option<&str>, content_bytes: usize) -> String {
+    let mut text = description.to_owned();
+    if let Some(json) = result_json {
+        for_each_string_value(json, content_bytes, |s| {
+            text.push('\n');
+            text.push_str(s);
+        });
+    }
+    text
+}
+
 /// The distinct index tokens of a record's metadata, sorted, not stemmed: the words a
 /// session manifest lists for it.
 pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<String> {
@@ -158,6 +219,12 @@ pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<S
     tokens.sort_unstable();
     tokens.dedup();
     tokens
+}
+
+/// The order of content terms by how telling they are: stop words last, then the most
+/// frequent first, then by the term.
+fn telling_first(a: (&String, u32), b: (&String, u32)) -> std::cmp::Ordering {
+    is_stop_stem(a.0).cmp(&is_stop_stem(b.0)).then(b.1.cmp(&a.1)).then_with(|| a.0.cmp(b.0))
 }
 
 /// The distinct stems of `tokens`, sorted, with how often each occurs.
@@ -461,6 +528,25 @@ mod tests {
         let once = rank("refund", &[&t], Fallback::None, Strategy::Bm25).hits[0].score;
         let twice = rank("refund refunds", &[&t], Fallback::None, Strategy::Bm25).hits[0].score;
         assert_eq!(once, twice);
+    }
+
+    #[test]
+    fn a_record_indexes_its_most_telling_content_terms_only() {
+        let mut text: Vec<String> = (0..200).map(|i| format!("word{i}")).collect();
+        text.extend(["the"; 9].map(str::to_owned));
+        text.extend(["kubernetes"; 3].map(str::to_owned));
+        let json = serde_json::to_string(&text.join(" ")).unwrap();
+        let t = Terms::of_record_with_content("d", "t", &Value::Null, Some(&json), usize::MAX);
+        let indexed = t.content_counts().iter().filter(|&&c| c > 0).count();
+        assert_eq!(indexed, 64, "bounded");
+        assert_eq!(t.content_len(), 212, "the field keeps its length");
+        assert_eq!(t.field_counts("kubernet"), (0, 3), "the most frequent is kept");
+        assert_eq!(t.field_counts("the"), (0, 0), "a stop word goes first");
+        let top = t.top_content(16);
+        assert_eq!(top.len(), 16);
+        assert_eq!(top.get("kubernet"), Some(&3));
+        let short = Terms::of_record_with_content("d", "t", &Value::Null, Some("\"the the cat\""), usize::MAX);
+        assert_eq!(short.top_content(16).len(), 2, "stop words are kept while there is room");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! rejections. `saveContext` serialises `args` and `result` before it returns, so a
 //! caller mutating them afterwards changes nothing stored.
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, JSON};
@@ -26,6 +27,8 @@ pub struct JsContextManager {
     inner: Rc<ContextManager<JsStorage>>,
     describe: Option<Function>,
     redact: Option<Function>,
+    /// The `embed` option: texts to vectors, for hybrid ranking.
+    embed: Option<Function>,
     /// The storage is the runtime's default, made for this manager: `close()` closes it.
     owns_storage: bool,
 }
@@ -176,6 +179,7 @@ struct Parts {
     core: Options,
     describe: Option<Function>,
     redact: Option<Function>,
+    embed: Option<Function>,
     on_debug: Option<Function>,
     owns_storage: bool,
 }
@@ -257,6 +261,7 @@ impl Parts {
             core,
             describe: opt_function(options, "describe")?,
             redact: opt_function(options, "redact")?,
+            embed: opt_function(options, "embed")?,
             on_debug,
             owns_storage,
         })
@@ -265,16 +270,16 @@ impl Parts {
 
 impl JsContextManager {
     fn build(options: JsValue) -> Result<(Self, Option<Function>)> {
-        let Parts { storage, core, describe, redact, on_debug, owns_storage } = Parts::read(&options)?;
+        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
         let inner = Rc::new(ContextManager::new(storage, core)?);
-        Ok((JsContextManager { inner, describe, redact, owns_storage }, on_debug))
+        Ok((JsContextManager { inner, describe, redact, embed, owns_storage }, on_debug))
     }
 
     /// `open()`: the manager once a new session's manifest is written or a named one resumed.
     async fn build_open(options: JsValue) -> Result<Self> {
-        let Parts { storage, core, describe, redact, on_debug, owns_storage } = Parts::read(&options)?;
+        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
         let inner = Rc::new(ContextManager::open(storage, core).await?);
-        let manager = JsContextManager { inner, describe, redact, owns_storage };
+        let manager = JsContextManager { inner, describe, redact, embed, owns_storage };
         manager.announce(&on_debug);
         Ok(manager)
     }
@@ -632,6 +637,7 @@ impl JsContextManager {
                 Err(e) => return rejected(e),
             };
         let inner = self.inner.clone();
+        let embed = self.embed.clone();
         future_to_promise(async move {
             let input = SaveInput {
                 tool_name: &tool,
@@ -643,7 +649,23 @@ impl JsContextManager {
                 category: fields.category,
                 tool_call_id: fields.tool_call_id,
             };
-            inner.save(input).await.map(JsValue::from).js()
+            let filepath = inner.save(input).await.js()?;
+            if let (Some(embed), Some(description)) = (embed, inner.description_of(&filepath)) {
+                // The record is saved: a failing embed leaves it ranked by BM25 alone.
+                let text =
+                    crate::select::indexed_text(&description, result_json.as_deref(), inner.options().content_bytes);
+                match embedded(&embed, &text).await {
+                    Ok(v) if inner.set_vector(&filepath, &v) => {}
+                    Ok(_) => inner.debug(
+                        "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
+                        Some(&filepath),
+                    ),
+                    Err(e) => {
+                        inner.debug(format!("embed failed, the record is ranked by BM25 alone: {e}"), Some(&filepath))
+                    }
+                }
+            }
+            Ok(JsValue::from(filepath))
         })
     }
 
@@ -784,6 +806,29 @@ impl JsContextManager {
                 .into(),
         };
         Promise::resolve(&out)
+    }
+
+    /// The `embed` option's vector for `query` (a `Float32Array`), for `selectRelevant`'s
+    /// hybrid ranking; `undefined` without the option or when it fails (`onDebug` says why).
+    #[wasm_bindgen(js_name = "__embedQuery")]
+    pub fn embed_query(&self, query: JsValue) -> Promise {
+        let (Some(embed), Some(query)) = (self.embed.clone(), query.as_string()) else {
+            return Promise::resolve(&JsValue::UNDEFINED);
+        };
+        if self.inner.check_open("selectRelevant").is_err() {
+            // selectRelevant rejects CLOSED: the model is not called.
+            return Promise::resolve(&JsValue::UNDEFINED);
+        }
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            match embedded(&embed, &query).await {
+                Ok(v) => Ok(js_sys::Float32Array::from(v.as_slice()).into()),
+                Err(e) => {
+                    inner.debug(format!("embed failed for the query, ranking by BM25 alone: {e}"), None);
+                    Ok(JsValue::UNDEFINED)
+                }
+            }
+        })
     }
 
     /// The slots of the pointers `getAllPointers` (`kind` 0), `getPointersForQuery` (1)
@@ -1032,9 +1077,15 @@ impl JsContextManager {
             v if v.is_undefined() || v.is_null() => dedupe_default,
             v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
         };
+        // `selectRelevant` with the `embed` option: the query's vector (from `__embedQuery`).
+        let vector = match get(options, "__queryVector") {
+            v if v.is_undefined() => None,
+            v => Some(js_sys::Float32Array::new(&v).to_vec()),
+        };
+        let vector = vector.as_deref();
         // Without a budget only the best `limit` need sorting.
         let early = if max_bytes.is_none() && max_tokens.is_none() { limit } else { None };
-        let mut ranking = self.ranked(&query, source, fallback, strategy, early);
+        let mut ranking = self.ranked(&query, source, fallback, strategy, early, vector);
         if dedupe {
             let inner = &self.inner;
             let slot_of = |i: usize| match source {
@@ -1048,7 +1099,7 @@ impl JsContextManager {
             if superseded || (dropped > 0 && early.is_some_and(|k| full >= k)) {
                 // Duplicates took places in the best `limit`, or a later copy may lie
                 // beyond it: rank every candidate.
-                ranking = self.ranked(&query, source, fallback, strategy, None);
+                ranking = self.ranked(&query, source, fallback, strategy, None, vector);
                 inner.collapse_duplicates(&mut ranking.hits, slot_of);
             }
         }
@@ -1079,7 +1130,13 @@ impl JsContextManager {
         Ok(ranking)
     }
 
-    /// The ranking of `source` for `query`, the best `early` of it when given.
+    /// The ranking of `source` for `query`, the best `early` of it when given. With the
+    /// query's `vector`: hybrid, the keyword ranking and the [`VECTOR_DEPTH`] nearest
+    /// pointers by cosine fused by reciprocal rank (the score is the fused one; a pointer
+    /// found by its vector alone matched no keyword); the fallback applies when neither
+    /// finds anything.
+    ///
+    /// [`VECTOR_DEPTH`]: crate::select::VECTOR_DEPTH
     fn ranked(
         &self,
         query: &str,
@@ -1087,8 +1144,37 @@ impl JsContextManager {
         fallback: Fallback,
         strategy: Strategy,
         early: Option<usize>,
+        vector: Option<&[f32]>,
     ) -> crate::select::Ranking {
         let inner = &self.inner;
+        if let Some(vector) = vector {
+            let candidates: Vec<(usize, u32)> = match source {
+                Source::Slots(None) => inner.slots(Filter::All).into_iter().map(|s| (s as usize, s)).collect(),
+                Source::Slots(Some(slots)) => slots.iter().map(|&s| (s as usize, s)).collect(),
+                Source::List { paths, .. } => {
+                    paths.iter().enumerate().filter_map(|(i, p)| inner.slot_of(p).map(|s| (i, s))).collect()
+                }
+            };
+            let depth = crate::select::VECTOR_DEPTH.max(early.unwrap_or(0));
+            let near = inner.nearest(vector, candidates.into_iter(), depth);
+            if !near.is_empty() {
+                let lexical = self.ranked(query, source, Fallback::None, strategy, None, None);
+                let keyword_hits: Vec<usize> = lexical.hits.iter().map(|h| h.index).collect();
+                let matched: HashMap<usize, u64> = lexical.hits.iter().map(|h| (h.index, h.matched)).collect();
+                let mut hits: Vec<crate::select::Scored> = crate::select::fuse(&[&keyword_hits, &near])
+                    .into_iter()
+                    .map(|(index, score)| crate::select::Scored {
+                        index,
+                        score,
+                        matched: matched.get(&index).copied().unwrap_or(0),
+                    })
+                    .collect();
+                if let Some(k) = early {
+                    hits.truncate(k);
+                }
+                return crate::select::Ranking { keywords: lexical.keywords, hits };
+            }
+        }
         match source {
             Source::Slots(None) => inner.rank_all(query, fallback, strategy, early),
             Source::Slots(Some(slots)) => {
@@ -1110,6 +1196,23 @@ impl JsContextManager {
             }
         }
     }
+}
+
+/// The vector `embed` gives `text`: it is called with `[text]` and must return (or
+/// resolve to) an array holding one array of numbers or `Float32Array`.
+async fn embedded(embed: &Function, text: &str) -> std::result::Result<Vec<f32>, String> {
+    let texts = Array::of1(&text.into());
+    let shown = |e: JsValue| {
+        js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}"))
+    };
+    let mut out = embed.call1(&JsValue::UNDEFINED, &texts).map_err(shown)?;
+    if let Some(p) = out.dyn_ref::<Promise>() {
+        out = wasm_bindgen_futures::JsFuture::from(p.clone()).await.map_err(shown)?;
+    }
+    let first = out.dyn_ref::<Array>().filter(|a| a.length() == 1).map(|a| a.get(0));
+    let vector = first.filter(|v| Array::is_array(v) || v.is_instance_of::<js_sys::Float32Array>());
+    let vector = vector.ok_or("embed must return one array of numbers (or Float32Array) per text")?;
+    Ok(js_sys::Float32Array::new(&vector).to_vec())
 }
 
 /// The indexed terms of a pointer object this manager did not make.

@@ -179,6 +179,15 @@ export interface ContextManagerOptions {
     { args: Record<string, unknown>; result?: unknown } | void;
   /** Overrides the generated description. */
   describe?: (toolName: string, args: Record<string, unknown>) => string | undefined;
+  /**
+   * Your embedding model, for hybrid ranking: called once per save with the text the
+   * record is indexed by (its description and the string values of the first
+   * `indexContentBytes` of its result), and once per `selectRelevant` with the query.
+   * One vector per text (all of one dimension). `selectRelevant` then fuses BM25F with
+   * the nearest vectors by reciprocal rank (k = 60); `selectRelevantContexts` (synchronous)
+   * stays BM25F. A failure loses no save: the record ranks by BM25F alone (onDebug).
+   */
+  embed?: (texts: string[]) => Promise<number[][] | Float32Array[]> | number[][] | Float32Array[];
   /** Milliseconds since the epoch (tests). Default `Date.now`. */
   clock?: () => number;
   /** Uniform numbers in [0, 1) for the random part of names (tests). Default: the CSPRNG. */
@@ -309,7 +318,7 @@ export class ContextManager {
   loadContexts(filepaths: string[]): Promise<StoredContext[]>;
   /** Relevant filepaths, best first; all of them (in order) when none matches. */
   selectRelevantContexts(query: string, pointers: ContextPointer[], options?: SelectOptions): string[];
-  /** Scored selection, best first. */
+  /** Scored selection, best first (hybrid with the `embed` option: scores are fused ranks). */
   selectRelevant(query: string, options?: SelectOptions): Promise<ScoredContext[]>;
   /** `q_` and 16 hex digits of SHA-256 over the normalised query. */
   static hashQuery(query: string): string;

@@ -1070,6 +1070,69 @@ export function runSeedApiTests({
     assert.equal((await listFiles(storage, m.getContextDir())).length, 2);
   });
 
+  // -- hybrid ranking: the embed option
+
+  // A small deterministic embedding: a hashed bag of words in 64 dimensions, where a few
+  // words stand for the same concept (so a vector can find what no keyword does).
+  const CONCEPTS = { automobile: "car", vehicle: "car", cars: "car", refund: "money", billing: "money" };
+  const testEmbed = (texts) =>
+    texts.map((text) => {
+      const v = new Array(64).fill(0);
+      for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)) {
+        const w = CONCEPTS[word] ?? word;
+        let h = 2166136261;
+        for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 16777619);
+        v[(h >>> 0) % 64] += 1;
+      }
+      return v;
+    });
+
+  t("embed: selectRelevant fuses BM25 with the vectors of the indexed text; selectRelevantContexts stays BM25", async () => {
+    const seen = [];
+    const embed = async (texts) => {
+      seen.push(...texts);
+      return testEmbed(texts);
+    };
+    const { m } = setup({ embed });
+    const car = await m.saveContext("readFile", { path: "src/a.ts" }, { text: "the car engine roared" });
+    const money = await m.saveContext("readFile", { path: "src/b.ts" }, { text: "a refund was issued" });
+    assert.ok(seen[0].includes("src/a.ts") && seen[0].includes("the car engine roared"), JSON.stringify(seen));
+    assert.equal(seen.length, 2, "one call per save");
+    const hits = await m.selectRelevant("automobile", { fallback: "none" });
+    assert.deepEqual(hits.map((h) => h.filepath), [car], "found by its vector alone");
+    assert.deepEqual(hits[0].matched, []);
+    assert.ok(Math.abs(hits[0].score - 1 / 61) < 1e-9, `RRF score, k = 60: ${hits[0].score}`);
+    assert.equal(seen.at(-1), "automobile", "the query is embedded");
+    const both = await m.selectRelevant("engine billing", { fallback: "none" });
+    assert.deepEqual(both.map((h) => h.filepath), [car, money], "keyword and vector lists fused");
+    assert.deepEqual(m.selectRelevantContexts("automobile", m.getAllPointers(), { fallback: "none" }), [], "synchronous: BM25 only");
+    const plain = setup().m;
+    await plain.saveContext("readFile", { path: "src/a.ts" }, { text: "the car engine roared" });
+    assert.deepEqual(await plain.selectRelevant("automobile", { fallback: "none" }), [], "without embed: BM25");
+  });
+
+  t("embed: a failing embed loses no save and ranking falls back to BM25 (onDebug says why)", async () => {
+    let calls = 0;
+    const { m, debug } = setup({
+      embed: (texts) => {
+        calls++;
+        if (calls === 1) throw new Error("model offline");
+        if (calls === 2) return Promise.reject(new Error("timeout"));
+        return [[0, 0]]; // a zero vector: refused
+      },
+    });
+    const a = await m.saveContext("readFile", { path: "src/auth/login.ts" }, { text: "session token" });
+    const b = await m.saveContext("readFile", { path: "src/b.ts" }, { text: "token refresh" });
+    const c = await m.saveContext("grep", { pattern: "x" }, "y");
+    assert.equal(m.size, 3);
+    const said = debug.map((d) => d.msg).join("\n");
+    assert.match(said, /embed failed.*model offline/);
+    assert.match(said, /embed failed.*timeout/);
+    assert.match(said, /refused/);
+    assert.deepEqual((await m.selectRelevant("session", { fallback: "none" })).map((h) => h.filepath), [a]);
+    assert.ok(![b, c].includes(a));
+  });
+
   // -- selectRelevantContexts
 
   async function relevanceFixture() {
@@ -1938,6 +2001,25 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal((await ContextManager.search({ contextDir: dir, fileSystem: storage }, "refund", { limit: 1 })).length, 1);
     assert.deepEqual(await ContextManager.search({ contextDir: dir, fileSystem: storage }, "kubernetes"), []);
     await expectRejection(assert, () => ContextManager.search({ contextDir: dir, fileSystem: storage }, 42), "INVALID_ARGUMENT", "search");
+  });
+
+  test("resume and ContextManager.search find a record by a word of its content, from the manifest", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    // persistThreshold 64: the short result waits in memory and is written out at close.
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 64 });
+    const big = await m.saveContext("readFile", { path: "src/a.ts" }, { text: `kubernetes deployment rollout ${"x".repeat(80)}` });
+    const small = await m.saveContext("readFile", { path: "src/b.ts" }, "billing refunds");
+    await m.close();
+    const entries = Object.values((await readManifest(storage, m)).context_files);
+    assert.ok(entries.every((e) => !e.keywords.some((k) => k.startsWith("kubernet") || k.startsWith("refund"))), "keywords: the metadata's");
+    assert.ok(entries.some((e) => e.contentTerms?.kubernet === 1), JSON.stringify(entries));
+    const resumed = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: m.sessionId });
+    assert.deepEqual((await resumed.selectRelevant("kubernetes", { fallback: "none" })).map((p) => p.filepath), [big]);
+    assert.deepEqual(resumed.selectRelevantContexts("refund", resumed.getAllPointers(), { fallback: "none" }), [small]);
+    const hits = await ContextManager.search({ contextDir: dir, fileSystem: storage }, "deployments");
+    assert.deepEqual(hits.map((h) => h.filepath), [big]);
+    assert.deepEqual(hits[0].matched, ["deployments"]);
   });
 
   test("open({session}) restores identical pointers in save order, small records excepted", async () => {
