@@ -342,6 +342,11 @@ async function selectCommand(query, opts) {
   });
   if (opts.json) return printJson({ dir, query, strategy: opts.strategy, results });
   if (results.length === 0) return print(out.dim(`no record matches "${query}"`));
+  print(rankedTable(results), out.dim(`${count(results.length)} of ${plural(pointers.length, "record")}, ${humanBytes(sum(results))}`));
+}
+
+/** The table `select` prints: rank, score, tool, description, matched words, size, file. */
+function rankedTable(results) {
   const rows = results.map((r, i) => [
     String(i + 1),
     r.score.toFixed(2),
@@ -360,7 +365,7 @@ async function selectCommand(query, opts) {
     { title: "SIZE", align: "right" },
     { title: "FILE" },
   ];
-  print(table(columns, rows), out.dim(`${count(results.length)} of ${plural(pointers.length, "record")}, ${humanBytes(sum(results))}`));
+  return table(columns, rows);
 }
 
 // select --all-sessions: ContextManager.search, from the sessions' manifests alone.
@@ -373,25 +378,7 @@ async function searchSessions(dir, query, opts) {
   }));
   if (opts.json) return printJson({ dir, query, strategy: "bm25", results });
   if (results.length === 0) return print(out.dim(`no record of any session matches "${query}"`));
-  const rows = results.map((r, i) => [
-    String(i + 1),
-    r.score.toFixed(2),
-    out.cyan(r.toolName),
-    shorten(r.toolDescription, 48),
-    r.matched.join(" "),
-    humanBytes(r.size),
-    `${r.session}/…/${r.filename}`,
-  ]);
-  const columns = [
-    { title: "#", align: "right" },
-    { title: "SCORE", align: "right" },
-    { title: "TOOL" },
-    { title: "DESCRIPTION" },
-    { title: "MATCHED" },
-    { title: "SIZE", align: "right" },
-    { title: "FILE" },
-  ];
-  print(table(columns, rows), out.dim(`${count(results.length)}, ${humanBytes(sum(results))}`));
+  print(rankedTable(results), out.dim(`${count(results.length)}, ${humanBytes(sum(results))}`));
 }
 
 async function statsCommand(opts) {
