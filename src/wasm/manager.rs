@@ -8,10 +8,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, JSON};
+
+use super::tasks::spawn;
+use super::tasks::{done, failed, HostCall};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::errors::{invalid, to_js, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
@@ -169,8 +171,9 @@ pub(super) fn parse_json(text: &str) -> JsValue {
     JSON::parse(text).unwrap_or(JsValue::UNDEFINED)
 }
 
-pub(super) fn rejected(err: Error) -> Promise {
-    Promise::reject(&to_js(err))
+/// A task that has already failed with `err` (the driver rejects the caller's Promise).
+pub(super) fn rejected(err: Error) -> u32 {
+    failed(to_js(err))
 }
 
 /// What an options object holds, checked.
@@ -440,22 +443,22 @@ impl JsContextManager {
 
     /// A manager, ready: a new session's manifest written, a named session resumed
     /// (a pointer for every persisted record).
-    pub fn open(options: JsValue) -> Promise {
-        future_to_promise(async move { Self::build_open(options).await.map(JsValue::from).js() })
+    pub fn open(options: JsValue) -> u32 {
+        spawn(async move { Self::build_open(options).await.map(JsValue::from).js() })
     }
 
     /// Ends the session: removes its records, manifest and (if empty) folder.
     #[wasm_bindgen(js_name = endSession)]
-    pub fn end_session(&self) -> Promise {
+    pub fn end_session(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.end_session().await.map(|()| JsValue::UNDEFINED).js() })
+        spawn(async move { inner.end_session().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// Adopts the records of the session folder its manifest does not list (left by a
     /// crash); resolves to their filepaths. Outside a session, nothing: `[]`.
-    pub fn reconcile(&self) -> Promise {
+    pub fn reconcile(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        spawn(async move {
             let adopted = inner.reconcile().await;
             adopted.map(|paths| paths.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()).js()
         })
@@ -464,14 +467,14 @@ impl JsContextManager {
     /// Rebuilds the index (the session manifest, or the pointers of the context dir)
     /// from the record files; resolves to the number of records indexed.
     #[wasm_bindgen(js_name = rebuildIndex)]
-    pub fn rebuild_index(&self) -> Promise {
+    pub fn rebuild_index(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.rebuild_index().await.map(|n| JsValue::from(n as f64)).js() })
+        spawn(async move { inner.rebuild_index().await.map(|n| JsValue::from(n as f64)).js() })
     }
 
     /// `[{id, createdAt, lastActivity, records, bytes}]` for the sessions of `contextDir`.
     #[wasm_bindgen(js_name = listSessions)]
-    pub fn list_sessions(options: JsValue) -> Promise {
+    pub fn list_sessions(options: JsValue) -> u32 {
         Self::store_op(options, |m| async move {
             let out = Array::new();
             for info in crate::session::list_sessions(m.storage(), m.context_dir()).await? {
@@ -494,7 +497,7 @@ impl JsContextManager {
     /// records of every session of `contextDir` for `query`, ranked from the sessions'
     /// manifests alone.
     #[wasm_bindgen(js_name = search)]
-    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> Promise {
+    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> u32 {
         let Some(query) = query.as_string() else {
             return rejected(Error::invalid("query must be a string"));
         };
@@ -552,7 +555,7 @@ impl JsContextManager {
     /// Removes the sessions idle longer than `olderThanMs` (default 24 h): only the files
     /// their manifests track. Resolves to the ids removed.
     #[wasm_bindgen(js_name = cleanupStaleSessions)]
-    pub fn cleanup_stale_sessions(options: JsValue) -> Promise {
+    pub fn cleanup_stale_sessions(options: JsValue) -> u32 {
         let older_than = match opt_size(&options, "olderThanMs") {
             Ok(v) => v.map_or(crate::session::DEFAULT_STALE_MS, |n| n.min(i64::MAX as usize) as i64),
             Err(e) => return rejected(e),
@@ -567,7 +570,7 @@ impl JsContextManager {
 
     /// Removes every toolctx record of `contextDir` (files named as records), whoever
     /// wrote them, and nothing else; resolves to the number removed.
-    pub fn purge(options: JsValue) -> Promise {
+    pub fn purge(options: JsValue) -> u32 {
         Self::store_op(options, |m| async move {
             m.check_writable()?;
             let removed = crate::store::purge(m.storage(), m.context_dir()).await?;
@@ -579,7 +582,7 @@ impl JsContextManager {
     /// every record's bytes recoverable); resolves to `{jsonl, exported, skipped}`, the
     /// files named as records that are not records listed with the reason.
     #[wasm_bindgen(js_name = exportRecords)]
-    pub fn export_records(options: JsValue) -> Promise {
+    pub fn export_records(options: JsValue) -> u32 {
         Self::store_op(options, |m| async move {
             let export = crate::store::export_jsonl(m.storage(), m.context_dir()).await?;
             let skipped = Array::new();
@@ -600,7 +603,7 @@ impl JsContextManager {
     /// Writes the records of an `exportRecords` result (or its `jsonl` text) into
     /// `contextDir`, byte for byte; resolves to `{imported, unchanged}`.
     #[wasm_bindgen(js_name = importRecords)]
-    pub fn import_records(options: JsValue, jsonl: JsValue) -> Promise {
+    pub fn import_records(options: JsValue, jsonl: JsValue) -> u32 {
         let text = if jsonl.is_object() { get(&jsonl, "jsonl") } else { jsonl };
         let Some(text) = text.as_string() else {
             return rejected(Error::invalid(
@@ -626,7 +629,7 @@ impl JsContextManager {
         result: JsValue,
         task_or_options: JsValue,
         query_id: JsValue,
-    ) -> Promise {
+    ) -> u32 {
         // Closed first: no argument is read and no describe/redact callback runs.
         if let Err(e) = self.inner.check_open("saveContext") {
             return rejected(e);
@@ -638,7 +641,7 @@ impl JsContextManager {
             };
         let inner = self.inner.clone();
         let embed = self.embed.clone();
-        future_to_promise(async move {
+        spawn(async move {
             let input = SaveInput {
                 tool_name: &tool,
                 args_json: &args_json,
@@ -672,7 +675,7 @@ impl JsContextManager {
     /// The records at `filepaths`, in order; missing, corrupt and outside paths are
     /// skipped with an `onDebug` warning.
     #[wasm_bindgen(js_name = loadContexts)]
-    pub fn load_contexts(&self, filepaths: JsValue) -> Promise {
+    pub fn load_contexts(&self, filepaths: JsValue) -> u32 {
         if let Err(e) = self.inner.check_open("loadContexts") {
             return rejected(e);
         }
@@ -692,7 +695,7 @@ impl JsContextManager {
             })
             .collect();
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        spawn(async move {
             let records = inner.load(&paths).await.js()?;
             let out = Array::new_with_length(0);
             for bytes in records {
@@ -743,7 +746,7 @@ impl JsContextManager {
     /// `pointers`, every pointer of this manager through the index (`__slots` says
     /// which when the JS glue passes a lazy array).
     #[wasm_bindgen(js_name = selectRelevant)]
-    pub fn select_relevant(&self, query: JsValue, options: JsValue) -> Promise {
+    pub fn select_relevant(&self, query: JsValue, options: JsValue) -> u32 {
         if let Err(e) = self.inner.check_open("selectRelevant") {
             return rejected(e);
         }
@@ -805,22 +808,22 @@ impl JsContextManager {
                 .collect::<Array>()
                 .into(),
         };
-        Promise::resolve(&out)
+        done(out)
     }
 
     /// The `embed` option's vector for `query` (a `Float32Array`), for `selectRelevant`'s
     /// hybrid ranking; `undefined` without the option or when it fails (`onDebug` says why).
     #[wasm_bindgen(js_name = "__embedQuery")]
-    pub fn embed_query(&self, query: JsValue) -> Promise {
+    pub fn embed_query(&self, query: JsValue) -> u32 {
         let (Some(embed), Some(query)) = (self.embed.clone(), query.as_string()) else {
-            return Promise::resolve(&JsValue::UNDEFINED);
+            return done(JsValue::UNDEFINED);
         };
         if self.inner.check_open("selectRelevant").is_err() {
             // selectRelevant rejects CLOSED: the model is not called.
-            return Promise::resolve(&JsValue::UNDEFINED);
+            return done(JsValue::UNDEFINED);
         }
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        spawn(async move {
             match embedded(&embed, &query).await {
                 Ok(v) => Ok(js_sys::Float32Array::from(v.as_slice()).into()),
                 Err(e) => {
@@ -895,9 +898,9 @@ impl JsContextManager {
 
     /// Like `__panicForTests`, inside an async operation (after one await).
     #[wasm_bindgen(js_name = "__panicForTestsAsync")]
-    pub fn panic_for_tests_async(message: String) -> Promise {
-        future_to_promise(async move {
-            let _ = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&JsValue::UNDEFINED)).await;
+    pub fn panic_for_tests_async(message: String) -> u32 {
+        spawn(async move {
+            let _ = HostCall::new(&JsValue::UNDEFINED, &Function::new_no_args(""), &[]).await;
             panic!("{message}");
         })
     }
@@ -917,31 +920,31 @@ impl JsContextManager {
 
     /// Removes the records this manager wrote and drops those held in memory.
     #[wasm_bindgen(js_name = clearContextDir)]
-    pub fn clear_context_dir(&self) -> Promise {
+    pub fn clear_context_dir(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.clear_context_dir().await.map(|()| JsValue::UNDEFINED).js() })
+        spawn(async move { inner.clear_context_dir().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// `clearContextDir()` and `clearPointers()`.
-    pub fn clear(&self) -> Promise {
+    pub fn clear(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.clear().await.map(|()| JsValue::UNDEFINED).js() })
+        spawn(async move { inner.clear().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// Writes out the records held in memory.
-    pub fn flush(&self) -> Promise {
+    pub fn flush(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.flush().await.map(|()| JsValue::UNDEFINED).js() })
+        spawn(async move { inner.flush().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// Closes the manager: waits for the operations in flight, writes out the records
     /// held in memory and the session manifest, and closes the storage if it is the
     /// runtime's default (made for this manager). Afterwards every method that returns
     /// a Promise rejects with `CLOSED`; pointers stay readable. A second call resolves.
-    pub fn close(&self) -> Promise {
+    pub fn close(&self) -> u32 {
         let inner = self.inner.clone();
         let owns_storage = self.owns_storage;
-        future_to_promise(async move {
+        spawn(async move {
             inner.close().await.js()?;
             if owns_storage {
                 if let Err(e) = inner.storage().close_host().await {
@@ -1014,7 +1017,7 @@ fn score_json(score: f64) -> String {
 impl JsContextManager {
     /// Runs a store-level operation (purge, export, import) over the storage and
     /// context dir that `options` name, as a Promise.
-    fn store_op<F, Fut>(options: JsValue, op: F) -> Promise
+    fn store_op<F, Fut>(options: JsValue, op: F) -> u32
     where
         F: FnOnce(Rc<ContextManager<JsStorage>>) -> Fut,
         Fut: std::future::Future<Output = Result<JsValue>> + 'static,
@@ -1022,7 +1025,7 @@ impl JsContextManager {
         match Self::build(options) {
             Ok((manager, _)) => {
                 let work = op(manager.inner.clone());
-                future_to_promise(async move { work.await.js() })
+                spawn(async move { work.await.js() })
             }
             Err(e) => rejected(e),
         }
@@ -1205,10 +1208,7 @@ async fn embedded(embed: &Function, text: &str) -> std::result::Result<Vec<f32>,
     let shown = |e: JsValue| {
         js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}"))
     };
-    let mut out = embed.call1(&JsValue::UNDEFINED, &texts).map_err(shown)?;
-    if let Some(p) = out.dyn_ref::<Promise>() {
-        out = wasm_bindgen_futures::JsFuture::from(p.clone()).await.map_err(shown)?;
-    }
+    let out = HostCall::new(&JsValue::UNDEFINED, embed, &[texts.into()]).await.map_err(shown)?;
     let first = out.dyn_ref::<Array>().filter(|a| a.length() == 1).map(|a| a.get(0));
     let vector = first.filter(|v| Array::is_array(v) || v.is_instance_of::<js_sys::Float32Array>());
     let vector = vector.ok_or("embed must return one array of numbers (or Float32Array) per text")?;

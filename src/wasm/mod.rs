@@ -6,6 +6,7 @@ mod errors;
 mod host;
 mod manager;
 mod storage;
+mod tasks;
 mod types;
 mod window;
 
