@@ -13,6 +13,22 @@
 //   [1, call, this, fn, args]     await fn.apply(this, args)
 //   [2, call, this, lockFn, name] this.lockFn(name, callback): complete once held
 //   [3, call, lockCall]           release that lock; complete when the host's lock settles
+//   [4, call, this, writeFn, path, parts, options]
+//                                 await writeFn.call(this, path, parts joined, options): a
+//                                 record's header, the result's bytes (never in wasm), `}`
+
+/** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
+function join(parts) {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
 
 /**
  * A driver for one wasm module's tasks.
@@ -76,6 +92,8 @@ export function createDriver(core, onTrap) {
         return lock(entry[1], entry[2], entry[3], entry[4]);
       case 3:
         return unlock(entry[1], entry[2]);
+      case 4:
+        return run(entry[1], entry[2], entry[3], [entry[4], join(entry[5]), entry[6]]);
     }
   }
 

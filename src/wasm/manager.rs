@@ -21,7 +21,8 @@ use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
-use crate::store::{Candidate, ContextManager, DebugEvent, Filter, Options, SaveInput, SessionChoice};
+use super::body::Body;
+use crate::store::{Candidate, ContextManager, DebugEvent, Filter, HostBody, Options, SaveInput, SessionChoice};
 
 /// The tool-context store.
 #[wasm_bindgen(js_name = ContextManager, skip_typescript)]
@@ -136,18 +137,40 @@ const ENCODER_FROM: u32 = 4096;
 /// character loop over ASCII text dominated the cost of saving a large result.
 /// `JSON.stringify` escapes lone surrogates, so its text is always well formed.
 fn stringify(value: &JsValue, what: &str) -> Result<Option<String>> {
+    stringify_js(value, what)?.map(text_of).transpose()
+}
+
+/// `JSON.stringify(value)` as a JavaScript string (not copied into wasm).
+fn stringify_js(value: &JsValue, what: &str) -> Result<Option<JsString>> {
     let json = JSON::stringify(value)
         .map_err(|e| with_cause(ErrorKind::NotSerializable, format!("{what} cannot be serialised as JSON"), e))?;
-    if !json.is_string() {
-        return Ok(None);
-    }
+    Ok(json.is_string().then_some(json))
+}
+
+/// A JavaScript string in wasm (see [`stringify`]).
+fn text_of(json: JsString) -> Result<String> {
     if json.length() < ENCODER_FROM {
-        return Ok(Some(String::from(json)));
+        return Ok(String::from(json));
     }
     let bytes = ENCODER.with(|e| e.encode(&json));
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
+}
+
+/// A result as `saveContext` hands it to the core: its text, or (a large one) its
+/// bytes held in JavaScript.
+enum ResultIn {
+    Text(Option<String>),
+    Held(Body),
+}
+
+impl ResultIn {
+    /// The result's JSON text, or its first `contentBytes` bytes when it is held.
+    fn indexed(&self) -> Option<&str> {
+        match self {
+            ResultIn::Text(text) => text.as_deref(),
+            ResultIn::Held(body) => Some(&body.prefix),
+        }
+    }
 }
 
 pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
@@ -318,14 +341,14 @@ impl JsContextManager {
         result: &JsValue,
         task_or_options: &JsValue,
         query_id: &JsValue,
-    ) -> Result<(String, String, Option<String>, SaveFields)> {
+    ) -> Result<(String, String, ResultIn, SaveFields)> {
         let tool = well_formed(tool_name, "toolName")?;
         if !args.is_object() || Array::is_array(args) {
             return Err(Error::invalid("args must be a plain object"));
         }
         let args_json = stringify(args, "args")?.filter(|j| j.starts_with('{'));
         let args_json = args_json.ok_or_else(|| Error::invalid("args must serialise to a JSON object"))?;
-        let result_json = stringify(result, "result")?;
+        let result_json = stringify_js(result, "result")?;
         let fields = if task_or_options.is_object() {
             let o = task_or_options;
             let mut fields = SaveFields::parse(&get(o, "taskId"), &get(o, "queryId"), &get(o, "description"))?;
@@ -339,9 +362,21 @@ impl JsContextManager {
             SaveFields::parse(task_or_options, query_id, &JsValue::UNDEFINED)?
         };
         let mut fields = fields;
-        let (args_json, result_json) = match &self.redact {
-            Some(redact) => redacted(redact, &tool, &args_json, result_json, &fields)?,
-            None => (args_json, result_json),
+        let (args_json, result_in) = match (&self.redact, result_json) {
+            (Some(redact), json) => {
+                let json = json.map(text_of).transpose()?;
+                let (args_json, json) = redacted(redact, &tool, &args_json, json, &fields)?;
+                (args_json, ResultIn::Text(json))
+            }
+            (None, Some(json)) if json.length() >= ENCODER_FROM => {
+                // JSON.stringify escapes a lone surrogate (ES2019), so only an escaped
+                // one can be there: the exact check runs only when the text has `\ud`.
+                if json.includes("\\ud", 0) {
+                    crate::record::check_no_lone_surrogates(&text_of(json.clone())?)?;
+                }
+                (args_json, ResultIn::Held(Body::new(&json, self.inner.options().content_bytes)?))
+            }
+            (None, json) => (args_json, ResultIn::Text(json.map(text_of).transpose()?)),
         };
         if fields.description.is_none() {
             if let Some(describe) = &self.describe {
@@ -353,7 +388,7 @@ impl JsContextManager {
                 }
             }
         }
-        Ok((tool, args_json, result_json, fields))
+        Ok((tool, args_json, result_in, fields))
     }
 }
 
@@ -634,7 +669,7 @@ impl JsContextManager {
         if let Err(e) = self.inner.check_open("saveContext") {
             return rejected(e);
         }
-        let (tool, args_json, result_json, fields) =
+        let (tool, args_json, result_in, fields) =
             match self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id) {
                 Ok(prepared) => prepared,
                 Err(e) => return rejected(e),
@@ -642,21 +677,28 @@ impl JsContextManager {
         let inner = self.inner.clone();
         let embed = self.embed.clone();
         spawn(async move {
+            let (result_json, result_body) = match &result_in {
+                ResultIn::Text(text) => (text.as_deref(), None),
+                ResultIn::Held(body) => (
+                    None,
+                    Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: body.hash }),
+                ),
+            };
             let input = SaveInput {
                 tool_name: &tool,
                 args_json: &args_json,
-                result_json: result_json.as_deref(),
+                result_json,
                 task_id: fields.task_id,
                 query_id: fields.query_id,
                 description: fields.description,
                 category: fields.category,
                 tool_call_id: fields.tool_call_id,
+                result_body,
             };
             let filepath = inner.save(input).await.js()?;
             if let (Some(embed), Some(description)) = (embed, inner.description_of(&filepath)) {
                 // The record is saved: a failing embed leaves it ranked by BM25 alone.
-                let text =
-                    crate::select::indexed_text(&description, result_json.as_deref(), inner.options().content_bytes);
+                let text = crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
                 match embedded(&embed, &text).await {
                     Ok(v) if inner.set_vector(&filepath, &v) => {}
                     Ok(_) => inner.debug(

@@ -1,6 +1,7 @@
 //! Everything wasm-bindgen: the exported `ContextManager`, host storage (`JsStorage`),
 //! typed JavaScript errors, host defaults, and the TypeScript types of the boundary.
 
+mod body;
 mod conversation;
 mod errors;
 mod host;

@@ -10,6 +10,7 @@ use js_sys::{Array, ArrayBuffer, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::body;
 use super::tasks::HostCall;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -114,6 +115,12 @@ impl JsStorage {
     }
 }
 
+fn write_options(options: WriteOptions) -> JsValue {
+    let opts = Object::new();
+    let _ = Reflect::set(&opts, &"exclusive".into(), &options.exclusive.into());
+    opts.into()
+}
+
 /// Maps a host error onto a kind by its `code` or `name`.
 fn classify(op: &str, err: &JsValue) -> Error {
     let field = |k: &str| Reflect::get(err, &k.into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
@@ -162,10 +169,23 @@ impl Storage for JsStorage {
     }
 
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
-        let opts = Object::new();
-        let _ = Reflect::set(&opts, &"exclusive".into(), &options.exclusive.into());
         let bytes = Uint8Array::from(data);
-        self.call("write", path, &self.write, &[path.into(), bytes.into(), opts.into()]).await?;
+        self.call("write", path, &self.write, &[path.into(), bytes.into(), write_options(options)]).await?;
+        Ok(())
+    }
+
+    fn body(&self, handle: u32) -> Option<Vec<u8>> {
+        body::held(handle).map(|b| b.to_vec())
+    }
+
+    /// The driver joins the parts and calls the host's `write` once: the body's bytes
+    /// go from JavaScript to the host without a copy into wasm.
+    async fn write_parts(&self, path: &str, head: &[u8], handle: u32, tail: &[u8], options: WriteOptions) -> Result<()> {
+        let held = body::held(handle).ok_or_else(|| Error::new(ErrorKind::Internal, "the result's bytes are gone"))?;
+        let parts = Array::of3(&Uint8Array::from(head), &held, &Uint8Array::from(tail));
+        HostCall::write_parts(&self.host, &self.write, path, &parts, &write_options(options))
+            .await
+            .map_err(|e| classify("write", &e).with_path(path).with_source(HostError(e)))?;
         Ok(())
     }
 

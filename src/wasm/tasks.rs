@@ -16,7 +16,10 @@
 //! - `[2, call, this, lockFn, name]`: `this.lockFn(name, callback)`; complete the call
 //!   when the callback runs (the lock is held) or when the lock fails before;
 //! - `[3, call, lockCall]`: release the lock of `lockCall`, then complete the call with
-//!   how the host's `lock` settled.
+//!   how the host's `lock` settled;
+//! - `[4, call, this, writeFn, path, parts, options]`: `this.writeFn(path, bytes,
+//!   options)` where `bytes` are the `parts` (`Uint8Array`s) joined: a record's header,
+//!   the result's bytes that JavaScript holds, and `}`.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -157,6 +160,16 @@ impl HostCall {
     /// `lock` ended.
     pub fn unlock(lock_call: u32) -> HostCall {
         HostCall::queue(|id| Array::of3(&3.into(), &id.into(), &lock_call.into()))
+    }
+
+    /// `write.call(this, path, parts joined, options)`, awaited by the driver.
+    pub fn write_parts(this: &JsValue, write: &Function, path: &str, parts: &Array, options: &JsValue) -> HostCall {
+        HostCall::queue(|id| {
+            let entry = Array::of5(&4.into(), &id.into(), this, write, &path.into());
+            entry.push(parts);
+            entry.push(options);
+            entry
+        })
     }
 
     /// The call's id (for [`HostCall::unlock`]).

@@ -3,7 +3,6 @@
 //   bun test ./tests/js/bun.suite.mjs
 
 import { afterAll, test as bunTest } from "bun:test";
-import * as toolctx from "toolctx";
 import { runTrapTests } from "./trap.mjs";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
