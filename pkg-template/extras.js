@@ -15,6 +15,7 @@ import {
   __optimizeWindow as optimizeCore, shouldCompact as shouldCompactCore, truncationRange as truncationRangeCore,
 } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
+import { parseRecord } from "./records.js";
 import { installPointerArrays, slotsOf } from "./pointers.js";
 
 let traps = 0;
@@ -64,7 +65,7 @@ const driver = createDriver(core, convert);
 const ASYNC = new Set([
   "open", "saveContext", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
   "endSession", "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
-  "__panicForTestsAsync", "__embedQuery",
+  "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
   "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",
   "storeArtifact", "appendWithArtifact", "getArtifact", "listArtifacts", "resolveArtifacts", "stats", "prune", "export",
@@ -97,6 +98,19 @@ for (const target of [Core.prototype, Core, Conversations.prototype, Conversatio
     else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guard(name, d.get) });
   }
 }
+
+// loadContexts: the core confines the paths and reads; the records are parsed here.
+const loadValues = Core.prototype.__loadContexts;
+Core.prototype.loadContexts = async function loadContexts(filepaths) {
+  const found = await loadValues.call(this, filepaths);
+  const records = [];
+  for (let i = 0; i < found.length; i += 2) {
+    const record = parseRecord(found[i + 1]);
+    if (typeof record === "string") this.__debug(`Failed to load ${found[i]}: ${record}`, found[i]);
+    else records.push(record);
+  }
+  return records;
+};
 
 // selectRelevant's rerank hook: a host callback (a model call, typically) may reorder or
 // cut the heuristic candidates; on error or timeout the heuristic order stands and

@@ -981,39 +981,65 @@ impl<S: Storage> ContextManager<S> {
     /// The records at `filepaths`, in the order asked. A path outside the store, a
     /// missing file or one that is not a whole record is skipped with a debug warning.
     pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
-        let _pass = self.gate.enter("loadContexts")?;
-        let reads = filepaths.iter().map(|path| self.load_one(path));
-        Ok(join_all(reads).await.into_iter().flatten().collect())
+        let records = self
+            .load_with(filepaths, Some, |path| async move {
+                match self.storage.read(&path).await {
+                    Ok(Some(bytes)) => match parse_record(&bytes) {
+                        Ok(_) => Loaded::Record(Rc::from(bytes)),
+                        Err(e) => Loaded::Failed(format!("not a whole record ({e})")),
+                    },
+                    Ok(None) => Loaded::Failed("the record is missing".to_owned()),
+                    Err(e) => Loaded::Failed(format!("the storage could not read it ({e})")),
+                }
+            })
+            .await?;
+        Ok(records.into_iter().map(|(_, record)| record).collect())
     }
 
-    /// One record, or `None` after an `onDebug` report in the original's words:
-    /// `Failed to load <path as asked>: <why>`.
-    async fn load_one(&self, asked: &str) -> Option<Rc<[u8]>> {
-        let failed = |why: &str| self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
-        let Some(path) = paths::confine(&self.dir, asked) else {
-            failed("outside the context dir");
-            return None;
-        };
-        if let Some(bytes) = self.state.borrow().memory.get(&path) {
-            return Some(bytes.clone());
-        }
-        match self.storage.read(&path).await {
-            Ok(Some(bytes)) => match parse_record(&bytes) {
-                Ok(_) => Some(Rc::from(bytes)),
-                Err(e) => {
-                    failed(&format!("not a whole record ({e})"));
-                    None
+    /// `load`, where `read` fetches a record from the storage (and says why it could
+    /// not) and `held` turns the bytes of one held in memory into a record: the wasm
+    /// layer reads the host's value and leaves the parsing to JavaScript. Every read is
+    /// started at once; the records come back with the path as asked, in order.
+    pub async fn load_with<T, F, Fut>(
+        &self,
+        filepaths: &[String],
+        held: impl Fn(Rc<[u8]>) -> Option<T>,
+        read: F,
+    ) -> Result<Vec<(String, T)>>
+    where
+        F: Fn(String) -> Fut,
+        Fut: std::future::Future<Output = Loaded<T>>,
+    {
+        let _pass = self.gate.enter("loadContexts")?;
+        let reads = filepaths.iter().map(|asked| {
+            let source = match paths::confine(&self.dir, asked) {
+                None => Err("outside the context dir".to_owned()),
+                Some(path) => match self.state.borrow().memory.get(&path) {
+                    Some(bytes) => Ok(Err(bytes.clone())),
+                    None => Ok(Ok(path)),
+                },
+            };
+            let read = &read;
+            let held = &held;
+            async move {
+                let loaded = match source {
+                    Err(why) => Loaded::Failed(why),
+                    Ok(Err(bytes)) => {
+                        held(bytes).map_or(Loaded::Failed("not a whole record".to_owned()), Loaded::Record)
+                    }
+                    Ok(Ok(path)) => read(path).await,
+                };
+                match loaded {
+                    Loaded::Record(record) => Some((asked.clone(), record)),
+                    Loaded::Failed(why) => {
+                        // The original's words: `Failed to load <path as asked>: <why>`.
+                        self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
+                        None
+                    }
                 }
-            },
-            Ok(None) => {
-                failed("the record is missing");
-                None
             }
-            Err(e) => {
-                failed(&format!("the storage could not read it ({e})"));
-                None
-            }
-        }
+        });
+        Ok(join_all(reads).await.into_iter().flatten().collect())
     }
 
     /// The pointers matching `filter`, as a JSON array, in save order.
@@ -1983,6 +2009,14 @@ impl ResultHasher {
         self.word(len);
         self.hash
     }
+}
+
+/// One record of a load, or why it could not be loaded.
+pub enum Loaded<T> {
+    /// The record.
+    Record(T),
+    /// Why not (for `onDebug`).
+    Failed(String),
 }
 
 /// A new record to write: whole, or a header and a body the storage holds.

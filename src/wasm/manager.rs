@@ -15,14 +15,16 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::body::Body;
 use super::errors::{invalid, to_js, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
-use super::body::Body;
-use crate::store::{Candidate, ContextManager, DebugEvent, Filter, HostBody, Options, SaveInput, SessionChoice};
+use crate::store::{
+    Candidate, ContextManager, DebugEvent, Filter, HostBody, Loaded, Options, SaveInput, SessionChoice,
+};
 
 /// The tool-context store.
 #[wasm_bindgen(js_name = ContextManager, skip_typescript)]
@@ -698,7 +700,8 @@ impl JsContextManager {
             let filepath = inner.save(input).await.js()?;
             if let (Some(embed), Some(description)) = (embed, inner.description_of(&filepath)) {
                 // The record is saved: a failing embed leaves it ranked by BM25 alone.
-                let text = crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
+                let text =
+                    crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
                 match embedded(&embed, &text).await {
                     Ok(v) if inner.set_vector(&filepath, &v) => {}
                     Ok(_) => inner.debug(
@@ -714,9 +717,11 @@ impl JsContextManager {
         })
     }
 
-    /// The records at `filepaths`, in order; missing, corrupt and outside paths are
-    /// skipped with an `onDebug` warning.
-    #[wasm_bindgen(js_name = loadContexts)]
+    /// `loadContexts` (records.js parses): the records at `filepaths` as a flat array
+    /// `[path as asked, text or the host's bytes, …]`, in order. The bytes a host read
+    /// stay in JavaScript; missing and outside paths are skipped with an `onDebug`
+    /// warning, and so is a record that does not parse (by records.js).
+    #[wasm_bindgen(js_name = "__loadContexts")]
     pub fn load_contexts(&self, filepaths: JsValue) -> u32 {
         if let Err(e) = self.inner.check_open("loadContexts") {
             return rejected(e);
@@ -738,13 +743,20 @@ impl JsContextManager {
             .collect();
         let inner = self.inner.clone();
         spawn(async move {
-            let records = inner.load(&paths).await.js()?;
-            let out = Array::new_with_length(0);
-            for bytes in records {
-                // Loaded records were validated as JSON, hence UTF-8.
-                if let Ok(text) = std::str::from_utf8(&bytes) {
-                    out.push(&parse_json(text));
+            let held = |bytes: Rc<[u8]>| std::str::from_utf8(&bytes).ok().map(JsValue::from_str);
+            let storage = inner.storage();
+            let read = |path: String| async move {
+                match storage.read_value(&path).await {
+                    Ok(Some(value)) => Loaded::Record(value),
+                    Ok(None) => Loaded::Failed("the record is missing".to_owned()),
+                    Err(e) => Loaded::Failed(format!("the storage could not read it ({e})")),
                 }
+            };
+            let records = inner.load_with(&paths, held, read).await.js()?;
+            let out = Array::new_with_length(0);
+            for (asked, value) in records {
+                out.push(&asked.into());
+                out.push(&value);
             }
             Ok(out.into())
         })
@@ -927,8 +939,8 @@ impl JsContextManager {
 
     /// Sends a message to this manager's `onDebug` (for the JS glue).
     #[wasm_bindgen(js_name = "__debug")]
-    pub fn debug_js(&self, message: String) {
-        self.inner.debug(message, None);
+    pub fn debug_js(&self, message: String, path: Option<String>) {
+        self.inner.debug(message, path.as_deref());
     }
 
     /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and

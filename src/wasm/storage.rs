@@ -156,12 +156,20 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
     None
 }
 
+impl JsStorage {
+    /// What the host's `read` gives (bytes or a string), not copied into wasm; `None`
+    /// when the file does not exist.
+    pub async fn read_value(&self, path: &str) -> Result<Option<JsValue>> {
+        let value = self.call("read", path, &self.read, &[path.into(), self.read_options.clone().into()]).await?;
+        Ok((!value.is_undefined() && !value.is_null()).then_some(value))
+    }
+}
+
 impl Storage for JsStorage {
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        let value = self.call("read", path, &self.read, &[path.into(), self.read_options.clone().into()]).await?;
-        if value.is_undefined() || value.is_null() {
+        let Some(value) = self.read_value(path).await? else {
             return Ok(None);
-        }
+        };
         bytes_of(&value).map(Some).ok_or_else(|| {
             Error::new(ErrorKind::Storage, "storage read returned neither bytes, a string nor undefined")
                 .with_path(path)
@@ -180,7 +188,14 @@ impl Storage for JsStorage {
 
     /// The driver joins the parts and calls the host's `write` once: the body's bytes
     /// go from JavaScript to the host without a copy into wasm.
-    async fn write_parts(&self, path: &str, head: &[u8], handle: u32, tail: &[u8], options: WriteOptions) -> Result<()> {
+    async fn write_parts(
+        &self,
+        path: &str,
+        head: &[u8],
+        handle: u32,
+        tail: &[u8],
+        options: WriteOptions,
+    ) -> Result<()> {
         let held = body::held(handle).ok_or_else(|| Error::new(ErrorKind::Internal, "the result's bytes are gone"))?;
         let parts = Array::of3(&Uint8Array::from(head), &held, &Uint8Array::from(tail));
         HostCall::write_parts(&self.host, &self.write, path, &parts, &write_options(options))
