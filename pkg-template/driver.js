@@ -16,6 +16,7 @@
 //   [4, call, this, writeFn, path, parts, options]
 //                                 await writeFn.call(this, path, parts joined, options): a
 //                                 record's header, the result's bytes (never in wasm), `}`
+//   [5]                           tasks yielded after queuing calls: start them, poll again
 
 /** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
 function join(parts) {
@@ -94,6 +95,8 @@ export function createDriver(core, onTrap) {
         return unlock(entry[1], entry[2]);
       case 4:
         return run(entry[1], entry[2], entry[3], [entry[4], join(entry[5]), entry[6]]);
+      case 5:
+        again = true;
     }
   }
 

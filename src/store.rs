@@ -721,13 +721,6 @@ impl<S: Storage> ContextManager<S> {
             Some(d) => d,
             None => crate::describe::describe(input.tool_name, &args),
         };
-        let terms = Terms::of_record_with_content(
-            &description,
-            input.tool_name,
-            &args,
-            result_text,
-            self.options.content_bytes,
-        );
         let dir = match &input.category {
             None => self.record_root().to_owned(),
             Some(c) if self.session.is_some() => {
@@ -782,7 +775,11 @@ impl<S: Storage> ContextManager<S> {
         let tool = sanitize_tool_name(input.tool_name);
         let ts = now.max(0) as u64;
         let name = |random: &str| paths::join(&dir, &record_filename(&tool, &meta.args_hash, ts, counter, random));
-        let filepath = if size < self.options.persist_threshold {
+        let index_terms = || {
+            let content_bytes = self.options.content_bytes;
+            Terms::of_record_with_content(&meta.tool_description, input.tool_name, &args, result_text, content_bytes)
+        };
+        let (filepath, terms) = if size < self.options.persist_threshold {
             let whole = match &input.result_body {
                 // A small record: its body is copied in, to be held in memory.
                 Some(body) => {
@@ -800,13 +797,20 @@ impl<S: Storage> ContextManager<S> {
             state.memory.insert(path.clone(), Rc::from(whole));
             state.spill_queue.push_back(path.clone());
             state.memory_bytes += size;
-            path
+            (path, index_terms())
         } else {
             let record = match &input.result_body {
                 Some(body) => NewRecord::Parts { head: &bytes, body: body.handle },
                 None => NewRecord::Whole(&bytes),
             };
-            self.write_new(name, record).await?
+            // The result is indexed while the host writes it: the write is started
+            // first (the task yields once it is queued), then the index work runs.
+            let indexed = async {
+                yield_now().await;
+                index_terms()
+            };
+            let (written, terms) = futures_util::future::join(self.write_new(name, record), indexed).await;
+            (written?, terms)
         };
         let added = {
             let mut state = self.state.borrow_mut();
@@ -2009,6 +2013,21 @@ impl ResultHasher {
         self.word(len);
         self.hash
     }
+}
+
+/// Yields once: the task gives way (in wasm, the host calls it queued are started)
+/// and is polled again.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 /// One record of a load, or why it could not be loaded.

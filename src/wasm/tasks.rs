@@ -19,7 +19,9 @@
 //!   how the host's `lock` settled;
 //! - `[4, call, this, writeFn, path, parts, options]`: `this.writeFn(path, bytes,
 //!   options)` where `bytes` are the `parts` (`Uint8Array`s) joined: a record's header,
-//!   the result's bytes that JavaScript holds, and `}`.
+//!   the result's bytes that JavaScript holds, and `}`;
+//! - `[5]`: tasks are ready again (they yielded once their host calls were queued):
+//!   start the calls, then poll again.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -46,6 +48,8 @@ struct Runtime {
     calls: RefCell<HashMap<u32, Call>>,
     /// What the next `poll` hands to the driver.
     out: RefCell<Vec<JsValue>>,
+    /// Host calls queued so far.
+    calls_queued: Cell<u64>,
 }
 
 thread_local! {
@@ -94,23 +98,34 @@ pub fn done(value: JsValue) -> u32 {
 #[wasm_bindgen(js_name = "__poll")]
 pub fn poll() -> Array {
     RUNTIME.with(|rt| {
+        // In rounds: the tasks ready now; those woken meanwhile run in the next round,
+        // unless this one queued host calls, which the driver starts first.
         loop {
-            let next = rt.ready.borrow_mut().pop_front();
-            let Some(id) = next else { break };
-            // Out of the map while it runs: polling may spawn or wake other tasks.
-            let Some(mut task) = rt.tasks.borrow_mut().remove(&id) else { continue };
-            let waker = Waker::from(Arc::new(TaskWaker(id)));
-            match task.as_mut().poll(&mut Context::from_waker(&waker)) {
-                Poll::Pending => {
-                    rt.tasks.borrow_mut().insert(id, task);
+            let round: Vec<u32> = rt.ready.borrow_mut().drain(..).collect();
+            if round.is_empty() {
+                break;
+            }
+            let queued = rt.calls_queued.get();
+            for id in round {
+                // Out of the map while it runs: polling may spawn or wake other tasks.
+                let Some(mut task) = rt.tasks.borrow_mut().remove(&id) else { continue };
+                let waker = Waker::from(Arc::new(TaskWaker(id)));
+                match task.as_mut().poll(&mut Context::from_waker(&waker)) {
+                    Poll::Pending => {
+                        rt.tasks.borrow_mut().insert(id, task);
+                    }
+                    Poll::Ready(result) => {
+                        let (ok, value) = match result {
+                            Ok(v) => (true, v),
+                            Err(e) => (false, e),
+                        };
+                        rt.out.borrow_mut().push(Array::of4(&0.into(), &id.into(), &ok.into(), &value).into());
+                    }
                 }
-                Poll::Ready(result) => {
-                    let (ok, value) = match result {
-                        Ok(v) => (true, v),
-                        Err(e) => (false, e),
-                    };
-                    rt.out.borrow_mut().push(Array::of4(&0.into(), &id.into(), &ok.into(), &value).into());
-                }
+            }
+            if rt.calls_queued.get() > queued && !rt.ready.borrow().is_empty() {
+                rt.out.borrow_mut().push(Array::of1(&5.into()).into());
+                break;
             }
         }
         rt.out.take().into_iter().collect()
@@ -139,6 +154,7 @@ impl HostCall {
     fn queue(entry: impl FnOnce(u32) -> Array) -> HostCall {
         RUNTIME.with(|rt| {
             let id = rt.id();
+            rt.calls_queued.set(rt.calls_queued.get() + 1);
             rt.calls.borrow_mut().insert(id, Call::Waiting(None));
             rt.out.borrow_mut().push(entry(id).into());
             HostCall(id)
