@@ -38,17 +38,19 @@ playground: pkg
 	vite build --logLevel warn www
 	vite preview www
 
-## Benchmarks (not part of `make test`): storage adapters in every runtime, toolctx/cloudflare in workerd, resume, selection;
-## then save/load against the raw-I/O floor, the wasm module and ranking quality (bench/run.mjs); the window optimiser;
+## Benchmarks (not part of `make test`): first every target of the sans-IO core (bench/run.mjs: save/load against the
+## raw-I/O floor and the plain-JS seed, the seed's flow and getAllPointers in Node, Deno and Bun; memory per pointer,
+## import time, the wasm modules and ranking quality in Node; `node bench/run.mjs --quick` for a short check);
+## then storage adapters in every runtime, toolctx/cloudflare in workerd, resume, selection; the window optimiser;
 ## the installed size of the packed tarball; the shared stores (redis, s3) against their local servers, node fs as the baseline.
 bench: pkg
+	node bench/run.mjs
 	node bench/run-adapters.mjs
 	node bench/cloudflare.mjs
 	deno run -A --unstable-kv --no-check bench/deno-kv.mjs
 	node bench/unstorage.mjs
 	node bench/resume.mjs
 	node bench/select.mjs
-	node bench/run.mjs
 	node bench/window.mjs
 	node bench/install-size.mjs
 	node bench/scaling.mjs

@@ -6,11 +6,27 @@
 //     seed recreates pretty-prints its records; the seed documents say only "serialize
 //     to JSON"), written with one fs.promises.writeFile;
 //   - argsHash is md5 over JSON.stringify(args) (key order matters, as in the seed);
-//   - loadContexts reads the files one after another and skips what fails.
+//   - loadContexts reads the files one after another and skips what fails;
+//   - the file system is injectable, as the seed's IFileSystem is (node:fs/promises by
+//     default; memoryFileSystem() below keeps the files in a Map).
 
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import * as fs from "node:fs/promises";
 import { join } from "node:path";
+
+/** The part of the seed's IFileSystem this class uses, over a Map of path → text. */
+export function memoryFileSystem() {
+  const files = new Map();
+  return {
+    mkdir: async () => {},
+    writeFile: async (path, text) => void files.set(path, text),
+    readFile: async (path) => {
+      const text = files.get(path);
+      if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: "ENOENT" });
+      return text;
+    },
+  };
+}
 
 const words = (name) =>
   name
@@ -24,9 +40,11 @@ export class SeedContextManager {
   #pointers = [];
   #counter = 0;
   #dirReady;
+  #fs;
 
-  constructor({ contextDir }) {
+  constructor({ contextDir, fileSystem = fs }) {
     this.#dir = contextDir;
+    this.#fs = fileSystem;
   }
 
   #describe(toolName, args) {
@@ -38,7 +56,7 @@ export class SeedContextManager {
   }
 
   async saveContext(toolName, args, result, taskId, queryId) {
-    this.#dirReady ??= mkdir(this.#dir, { recursive: true });
+    this.#dirReady ??= this.#fs.mkdir(this.#dir, { recursive: true });
     await this.#dirReady;
     const argsHash = createHash("md5").update(JSON.stringify(args)).digest("hex").slice(0, 12);
     const random = randomBytes(4).toString("hex").slice(0, 4);
@@ -46,7 +64,7 @@ export class SeedContextManager {
     const filepath = join(this.#dir, filename);
     const toolDescription = this.#describe(toolName, args);
     const record = { toolName, toolDescription, args, timestamp: new Date().toISOString(), taskId, queryId, result };
-    await writeFile(filepath, JSON.stringify(record, null, 2));
+    await this.#fs.writeFile(filepath, JSON.stringify(record, null, 2));
     this.#pointers.push({ filepath, filename, toolName, toolDescription, args, taskId, queryId });
     return filepath;
   }
@@ -55,11 +73,15 @@ export class SeedContextManager {
     return this.#pointers.map((p) => ({ ...p }));
   }
 
+  getPointersForQuery(queryId) {
+    return this.#pointers.filter((p) => p.queryId === queryId).map((p) => ({ ...p }));
+  }
+
   async loadContexts(filepaths) {
     const out = [];
     for (const path of filepaths) {
       try {
-        out.push(JSON.parse(await readFile(path, "utf8")));
+        out.push(JSON.parse(await this.#fs.readFile(path, "utf8")));
       } catch {
         // The seed logs a warning and skips the file.
       }

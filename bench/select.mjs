@@ -4,11 +4,11 @@
 // plain-JS implementation of the seed's algorithm run in the same process (keywords
 // split from every description on every query, one JS object per pointer).
 // Each figure is the median over 24 three-word queries (7 runs each for the small
-// stores). Then memory per pointer at 100k: JS heap + wasm memory, against the seed's
-// one-object-per-pointer array, each measured in a fresh child process.
+// stores). Then memory per pointer at 100k: JS heap + external memory (which holds the
+// wasm memory in Node), against the seed's one-object-per-pointer array, each measured in
+// a fresh child process (`memoryPerPointer`, which bench/run.mjs uses too).
 //   node --expose-gc bench/select.mjs [--json]
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { ContextManager, memoryStorage } from "toolctx";
 
 const SIZES = [1_000, 10_000, 100_000];
@@ -46,6 +46,18 @@ export function corpus(n, seed = 7) {
   const queries = Array.from({ length: 24 }, () => `${pick(PARTS)} ${pick(AREAS)} ${ident()}`);
   return { calls, queries };
 }
+
+/** The i-th call's query: the store's calls fall into ten agent queries. */
+export const queryIdOf = (i) => `query-${i % 10}`;
+
+/** A small result (about 300 B of JSON) for the i-th call: three matching lines. */
+export function smallResult(i, args) {
+  const where = Object.values(args)[0];
+  return { total: 3, lines: [1, 2, 3].map((k) => `${where}:${(i * 7 + k * 13) % 500}: const ${PARTS[(i + k) % PARTS.length]} = await load(${k});`) };
+}
+
+/** A storage that keeps nothing, as if every record went to a disk or a remote store. */
+const discard = { read: () => undefined, write: () => {}, remove: () => {}, list: () => [] };
 
 // ---- the baseline: the seed's algorithm in plain JS -------------------------------------
 function describe(tool, args) {
@@ -100,18 +112,15 @@ async function build(calls) {
   return m;
 }
 
-// ---- memory, in a child: `node --expose-gc bench/select.mjs --memory ours|seed N` ----------
+// ---- memory, in a child: `node --expose-gc bench/select.mjs --memory ours|default|content|seed N` ----
 async function memoryChild(which, n) {
   const { calls } = corpus(n);
-  const wasmMemory = () => {
-    const core = new URL("../node_modules/toolctx/toolctx_core.js", import.meta.url);
-    return import(core.href).then((mod) => mod.initSync({ module: readFileSync(new URL("toolctx_core_bg.wasm", core)) }).memory);
-  };
-  const memory = await wasmMemory();
+  // The JS heap and the memory outside it: Buffers and, in Node, the wasm memory.
   const measure = () => {
     globalThis.gc();
     globalThis.gc();
-    return process.memoryUsage().heapUsed + memory.buffer.byteLength;
+    const { heapUsed, external } = process.memoryUsage();
+    return { heapUsed, external };
   };
   const before = measure();
   let keep;
@@ -119,10 +128,14 @@ async function memoryChild(which, n) {
   if (which === "ours") {
     keep = await build(calls);
     // The manager's own bookkeeping only: no record bodies (save with a null result).
+  } else if (which === "default") {
+    // Small records (about 300 B of result) with the default persistThreshold and
+    // memoryBudget: the records held in memory up to the budget count, the storage keeps nothing.
+    keep = new ContextManager({ contextDir: "/bench", fileSystem: discard });
+    for (let i = 0; i < calls.length; i++) await keep.saveContext(calls[i][0], calls[i][1], smallResult(i, calls[i][1]), i % 10, queryIdOf(i));
   } else if (which === "content") {
     // Content indexing on: every record has 4 KB of text (words of the corpus), written
     // to a storage that keeps nothing, so only the pointers and the index are measured.
-    const discard = { read: () => undefined, write: () => {}, remove: () => {}, list: () => [] };
     keep = new ContextManager({ contextDir: "/bench", fileSystem: discard, persistThreshold: 0 });
     const r = rng(11);
     const words = [...PARTS, ...AREAS, ...VERBS.flatMap((v) => PARTS.map((p) => `${v}${p[0].toUpperCase()}${p.slice(1)}`))];
@@ -143,7 +156,17 @@ async function memoryChild(which, n) {
     keep = seedPointers(calls);
   }
   const after = measure();
-  process.stdout.write(JSON.stringify({ perPointer: (after - before) / n, kept: keep ? 1 : 0, topTen }));
+  const heap = (after.heapUsed - before.heapUsed) / n;
+  const external = (after.external - before.external) / n;
+  // `calls` and `keep` are read after the measure, so neither is collected before it.
+  process.stdout.write(JSON.stringify({ perPointer: heap + external, heap, external, kept: keep ? calls.length : 0, topTen }));
+}
+
+/** Runs memoryChild in a fresh `node --expose-gc`: `{perPointer, heap, external, topTen?}` in bytes (ms). */
+export function memoryPerPointer(which, n) {
+  const child = spawnSync(process.execPath, ["--expose-gc", new URL(import.meta.url).pathname, "--memory", which, String(n)], { encoding: "utf8" });
+  if (child.status !== 0) throw new Error(child.stderr);
+  return JSON.parse(child.stdout);
 }
 
 const main = import.meta.url === new URL(process.argv[1], "file:").href || process.argv[1]?.endsWith("bench/select.mjs");
@@ -182,9 +205,7 @@ for (const n of main ? SIZES : []) {
 
 const mem = {};
 for (const which of main ? ["ours", "content", "seed"] : []) {
-  const child = spawnSync(process.execPath, ["--expose-gc", new URL(import.meta.url).pathname, "--memory", which, "100000"], { encoding: "utf8" });
-  if (child.status !== 0) throw new Error(child.stderr);
-  const out = JSON.parse(child.stdout);
+  const out = memoryPerPointer(which, 100_000);
   mem[which] = out.perPointer;
   if (out.topTen !== undefined) mem.contentTopTen = out.topTen;
 }
@@ -197,6 +218,6 @@ if (!main) {
   console.log("Selection: median over 24 three-word queries; `select` ranks an untouched getAllPointers() array");
   console.log("through the index, `plain array` a copy of it ([...all]), `seed JS` the seed's algorithm.");
   console.table(rows);
-  console.log(`Memory at 100,000 pointers (JS heap + wasm memory, per pointer): toolctx ${mem.ours.toFixed(0)} B, seed-style JS objects ${mem.seed.toFixed(0)} B`);
+  console.log(`Memory at 100,000 pointers (JS heap + external memory, which holds the wasm memory; per pointer): toolctx ${mem.ours.toFixed(0)} B, seed-style JS objects ${mem.seed.toFixed(0)} B`);
   console.log(`... with 4 KB of text per record, content indexed (the default): toolctx ${mem.content.toFixed(0)} B; selectRelevant top 10 over them: ${mem.contentTopTen.toFixed(2)} ms (median of 24 queries)`);
 }

@@ -1,20 +1,25 @@
 // What wasm-bindgen cannot declare or does not do on its own:
 // - `Symbol.asyncDispose` on ContextManager;
-// - traps (SPEC §9): if the core ever panics, the module traps. The panic hook asks
-//   wasm-bindgen for a fresh instance on the next call and tells us (onTrap), and here
-//   every call in flight fails with an `INTERNAL` error instead of a WebAssembly
-//   RuntimeError or a Promise that never settles. Managers made before the trap lost
-//   their in-memory state with the old instance: their calls fail as INTERNAL too
-//   (their persisted records remain; open the session or store again).
+// - the driver (driver.js): methods that do I/O return a task number, and the driver
+//   runs the task's host calls and settles the caller's Promise;
+// - traps (SPEC §9): every entry into the module is a synchronous call from here or
+//   from the driver, so if the core ever panics the trap is caught where it happens:
+//   that call fails with an `INTERNAL` error, so does every call in flight, and the
+//   panic hook has asked wasm-bindgen for a fresh instance for the next call. Managers
+//   made before the trap lost their in-memory state with the old instance: their calls
+//   fail as INTERNAL too (their persisted records remain; open the session or store again).
+import * as core from "./toolctx_core.js";
 import { ContextManager as Core, ConversationStore as Conversations, __setHostDefaults } from "./toolctx_core.js";
 import {
   ContextHistory as HistoryCore, estimateTokens as estimateCore, findDuplicateFileReads as findDuplicatesCore,
   __optimizeWindow as optimizeCore, shouldCompact as shouldCompactCore, truncationRange as truncationRangeCore,
 } from "./toolctx_core.js";
+import { createDriver } from "./driver.js";
+import { parseRecord } from "./records.js";
 import { installPointerArrays, slotsOf } from "./pointers.js";
 
-const pending = new Set();
 let traps = 0;
+let lastPanic;
 let defaults;
 let defaultsLost = false;
 
@@ -38,7 +43,9 @@ function internal(cause, message) {
 
 function convert(err) {
   if (err?.code !== undefined) return err;
-  if (err instanceof WebAssembly.RuntimeError) return internal(err, `${err.message}; the module was re-instantiated`);
+  if (err instanceof WebAssembly.RuntimeError) {
+    return internal(err, `${lastPanic ?? err.message}; the module was re-instantiated`);
+  }
   if (traps > 0 && err instanceof Error) {
     return internal(err, `this manager's state was lost when the module was re-instantiated (${err.message})`);
   }
@@ -48,17 +55,17 @@ function convert(err) {
 /** Called by the core's panic hook, just before the trap. */
 function onTrap(message) {
   traps++;
+  lastPanic = message;
   defaultsLost = true;
-  const err = internal(undefined, message);
-  for (const reject of pending) reject(err);
-  pending.clear();
 }
+
+const driver = createDriver(core, convert);
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
   "open", "saveContext", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
   "endSession", "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
-  "__panicForTestsAsync",
+  "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
   "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",
   "storeArtifact", "appendWithArtifact", "getArtifact", "listArtifacts", "resolveArtifacts", "stats", "prune", "export",
@@ -72,16 +79,38 @@ function guard(name, fn) {
       ensureDefaults();
       out = fn.apply(this, args);
     } catch (err) {
-      if (ASYNC.has(name)) return Promise.reject(convert(err));
-      throw convert(err);
+      const error = err instanceof WebAssembly.RuntimeError ? driver.fail(err) : convert(err);
+      if (ASYNC.has(name)) return Promise.reject(error);
+      throw error;
     }
-    if (!(out instanceof Promise)) return out;
-    return new Promise((resolve, reject) => {
-      pending.add(reject);
-      out.then(resolve, (err) => reject(convert(err))).finally(() => pending.delete(reject));
-    });
+    return ASYNC.has(name) ? driver.settle(out) : out;
   };
 }
+
+// The wasm methods (and the pointer lists over them), guarded; the overrides below build
+// on the guarded ones.
+installPointerArrays(Core.prototype);
+for (const target of [Core.prototype, Core, Conversations.prototype, Conversations]) {
+  for (const name of Object.getOwnPropertyNames(target)) {
+    const d = Object.getOwnPropertyDescriptor(target, name);
+    if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests") && !ASYNC.has(name))) continue;
+    if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: guard(name, d.value) });
+    else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guard(name, d.get) });
+  }
+}
+
+// loadContexts: the core confines the paths and reads; the records are parsed here.
+const loadValues = Core.prototype.__loadContexts;
+Core.prototype.loadContexts = async function loadContexts(filepaths) {
+  const found = await loadValues.call(this, filepaths);
+  const records = [];
+  for (let i = 0; i < found.length; i += 2) {
+    const record = parseRecord(found[i + 1]);
+    if (typeof record === "string") this.__debug(`Failed to load ${found[i]}: ${record}`, found[i]);
+    else records.push(record);
+  }
+  return records;
+};
 
 // selectRelevant's rerank hook: a host callback (a model call, typically) may reorder or
 // cut the heuristic candidates; on error or timeout the heuristic order stands and
@@ -136,7 +165,7 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
 const selectPaths = Core.prototype.__selectPaths;
 const selectSlots = Core.prototype.__selectSlots;
 const NO_SLOTS = new Uint32Array(0);
-Core.prototype.selectRelevantContexts = function selectRelevantContexts(query, pointers, options) {
+Core.prototype.selectRelevantContexts = guard("selectRelevantContexts", function selectRelevantContexts(query, pointers, options) {
   const own = slotsOf(this, pointers);
   if (own) {
     const out = selectSlots.call(this, query, own.all ? NO_SLOTS : own.slots, own.all, options);
@@ -146,18 +175,9 @@ Core.prototype.selectRelevantContexts = function selectRelevantContexts(query, p
   const joined = pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
   const out = selectPaths.call(this, query, pointers, options, joined);
   return out === "" ? [] : out.split("\0");
-};
+});
 
-installPointerArrays(Core.prototype);
 
-for (const target of [Core.prototype, Core, Conversations.prototype, Conversations]) {
-  for (const name of Object.getOwnPropertyNames(target)) {
-    const d = Object.getOwnPropertyDescriptor(target, name);
-    if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests"))) continue;
-    if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: guard(name, d.value) });
-    else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guard(name, d.get) });
-  }
-}
 
 if (typeof Symbol.asyncDispose === "symbol" && !Core.prototype[Symbol.asyncDispose]) {
   Object.defineProperty(Core.prototype, Symbol.asyncDispose, {

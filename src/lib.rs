@@ -70,6 +70,6 @@ pub use select::{keywords, tokenize, Fallback, Scored, Strategy, Terms};
 pub use session::{cleanup_stale_sessions, list_sessions, search_sessions, SessionHit, SessionInfo};
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
 pub use store::{
-    export_jsonl, import_jsonl, purge, Candidate, ContextManager, DebugEvent, Export, Filter, ImportReport, Options,
-    SaveInput, SessionChoice, Skipped,
+    export_jsonl, import_jsonl, purge, result_hash, Candidate, ContextManager, DebugEvent, Export, Filter, HostBody,
+    ImportReport, Loaded, Options, ResultHasher, SaveInput, SessionChoice, Skipped,
 };

@@ -41,7 +41,25 @@ pub struct RecordMeta {
 impl RecordMeta {
     /// The record file's bytes: this header with `result_json` (omitted when `None`).
     pub fn encode(&self, result_json: Option<&str>) -> Vec<u8> {
-        let mut out = String::with_capacity(256 + self.args_json.len() + result_json.map_or(0, str::len));
+        let mut out = self.encode_fields(result_json.map_or(0, str::len));
+        if let Some(result) = result_json {
+            out.push_str(",\"result\":");
+            out.push_str(result);
+        }
+        out.push('}');
+        out.into_bytes()
+    }
+
+    /// The bytes of a record with a result, up to the result's JSON text: the record is
+    /// these, the result's text, then `}`.
+    pub fn encode_head(&self) -> Vec<u8> {
+        let mut out = self.encode_fields(0);
+        out.push_str(",\"result\":");
+        out.into_bytes()
+    }
+
+    fn encode_fields(&self, reserve: usize) -> String {
+        let mut out = String::with_capacity(256 + self.args_json.len() + reserve);
         out.push_str("{\"v\":1,\"toolName\":");
         push_json_str(&mut out, &self.tool_name);
         out.push_str(",\"toolDescription\":");
@@ -65,12 +83,7 @@ impl RecordMeta {
             out.push_str(",\"toolCallId\":");
             push_json_str(&mut out, call);
         }
-        if let Some(result) = result_json {
-            out.push_str(",\"result\":");
-            out.push_str(result);
-        }
-        out.push('}');
-        out.into_bytes()
+        out
     }
 }
 

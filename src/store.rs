@@ -145,6 +145,24 @@ pub struct SaveInput<'a> {
     pub category: Option<String>,
     /// The id of the model's tool call, stored in the record and its pointer.
     pub tool_call_id: Option<String>,
+    /// The result held by the host instead of `result_json` (wasm): its bytes never
+    /// cross into the core unless the record stays in memory.
+    pub result_body: Option<HostBody<'a>>,
+}
+
+/// A result whose JSON text the host holds as UTF-8 bytes. The core gets what it needs
+/// to index, name and size the record; the storage writes the record as the header
+/// the core encodes, the body, then `}` ([`Storage::write_parts`]).
+#[derive(Debug, Clone, Copy)]
+pub struct HostBody<'a> {
+    /// The storage's handle of the bytes (see [`Storage::body`]).
+    pub handle: u32,
+    /// Their length.
+    pub len: usize,
+    /// Their first `content_bytes` bytes (cut at a character boundary), for the index.
+    pub prefix: &'a str,
+    /// [`result_hash`] of the whole text.
+    pub hash: u64,
 }
 
 /// Which pointers to list.
@@ -691,21 +709,18 @@ impl<S: Storage> ContextManager<S> {
             return Err(Error::invalid("args must be a plain object"));
         }
         let hash = args_hash(&args)?;
-        if let Some(result) = input.result_json {
-            check_no_lone_surrogates(result)?;
-        }
+        let (result_text, result_hash) = match (&input.result_body, input.result_json) {
+            (Some(body), _) => (Some(body.prefix), body.hash),
+            (None, Some(result)) => {
+                check_no_lone_surrogates(result)?;
+                (Some(result), result_hash(Some(result.as_bytes())))
+            }
+            (None, None) => (None, result_hash(None)),
+        };
         let description = match input.description {
             Some(d) => d,
             None => crate::describe::describe(input.tool_name, &args),
         };
-        let terms = Terms::of_record_with_content(
-            &description,
-            input.tool_name,
-            &args,
-            input.result_json,
-            self.options.content_bytes,
-        );
-        let result_hash = result_hash(input.result_json);
         let dir = match &input.category {
             None => self.record_root().to_owned(),
             Some(c) if self.session.is_some() => {
@@ -731,36 +746,71 @@ impl<S: Storage> ContextManager<S> {
             query_id: input.query_id,
             tool_call_id: input.tool_call_id,
         };
-        let bytes = meta.encode(input.result_json);
-        if bytes.len() > self.options.max_record_bytes {
+        // The record: whole, or the header before a body the host holds (and `}`).
+        let (bytes, size) = match &input.result_body {
+            Some(body) => {
+                let head = meta.encode_head();
+                let size = head.len() + body.len + 1;
+                (head, size)
+            }
+            None => {
+                let bytes = meta.encode(input.result_json);
+                let size = bytes.len();
+                (bytes, size)
+            }
+        };
+        if size > self.options.max_record_bytes {
             return Err(Error::new(
                 ErrorKind::TooLarge,
-                format!("record of {} bytes exceeds maxRecordBytes ({})", bytes.len(), self.options.max_record_bytes),
+                format!("record of {size} bytes exceeds maxRecordBytes ({})", self.options.max_record_bytes),
             ));
         }
-        if let Some(cap) = self.options.retention.max_bytes.filter(|&cap| bytes.len() > cap) {
+        if let Some(cap) = self.options.retention.max_bytes.filter(|&cap| size > cap) {
             // It could only be kept by evicting itself: refuse it, as a record too large.
             return Err(Error::new(
                 ErrorKind::TooLarge,
-                format!("record of {} bytes exceeds retention.maxBytes ({cap})", bytes.len()),
+                format!("record of {size} bytes exceeds retention.maxBytes ({cap})"),
             ));
         }
         let tool = sanitize_tool_name(input.tool_name);
         let ts = now.max(0) as u64;
-        let size = bytes.len();
-        let filepath = if size < self.options.persist_threshold {
-            let path = paths::join(&dir, &record_filename(&tool, &meta.args_hash, ts, counter, &self.random_part()?));
+        let name = |random: &str| paths::join(&dir, &record_filename(&tool, &meta.args_hash, ts, counter, random));
+        let index_terms = || {
+            let content_bytes = self.options.content_bytes;
+            Terms::of_record_with_content(&meta.tool_description, input.tool_name, &args, result_text, content_bytes)
+        };
+        let (filepath, terms) = if size < self.options.persist_threshold {
+            let whole = match &input.result_body {
+                // A small record: its body is copied in, to be held in memory.
+                Some(body) => {
+                    let mut whole = bytes;
+                    whole.extend_from_slice(&self.storage.body(body.handle).ok_or_else(|| {
+                        Error::new(ErrorKind::Internal, "the storage no longer holds the result's bytes")
+                    })?);
+                    whole.push(b'}');
+                    whole
+                }
+                None => bytes,
+            };
+            let path = name(&self.random_part()?);
             let mut state = self.state.borrow_mut();
-            state.memory.insert(path.clone(), Rc::from(bytes));
+            state.memory.insert(path.clone(), Rc::from(whole));
             state.spill_queue.push_back(path.clone());
             state.memory_bytes += size;
-            path
+            (path, index_terms())
         } else {
-            self.write_new(
-                |random| paths::join(&dir, &record_filename(&tool, &meta.args_hash, ts, counter, random)),
-                &bytes,
-            )
-            .await?
+            let record = match &input.result_body {
+                Some(body) => NewRecord::Parts { head: &bytes, body: body.handle },
+                None => NewRecord::Whole(&bytes),
+            };
+            // The result is indexed while the host writes it: the write is started
+            // first (the task yields once it is queued), then the index work runs.
+            let indexed = async {
+                yield_now().await;
+                index_terms()
+            };
+            let (written, terms) = futures_util::future::join(self.write_new(name, record), indexed).await;
+            (written?, terms)
         };
         let added = {
             let mut state = self.state.borrow_mut();
@@ -796,11 +846,16 @@ impl<S: Storage> ContextManager<S> {
 
     /// Creates a new file exclusively, drawing a new random part while the name is
     /// taken. On failure nothing is left behind.
-    async fn write_new(&self, name: impl Fn(&str) -> String, bytes: &[u8]) -> Result<String> {
+    async fn write_new(&self, name: impl Fn(&str) -> String, record: NewRecord<'_>) -> Result<String> {
         let mut last = None;
         for _ in 0..NAME_ATTEMPTS {
             let path = name(&self.random_part()?);
-            match self.storage.write(&path, bytes, WriteOptions { exclusive: true }).await {
+            let exclusive = WriteOptions { exclusive: true };
+            let written = match record {
+                NewRecord::Whole(bytes) => self.storage.write(&path, bytes, exclusive).await,
+                NewRecord::Parts { head, body } => self.storage.write_parts(&path, head, body, b"}", exclusive).await,
+            };
+            match written {
                 Ok(()) => {
                     self.state.borrow_mut().written.insert(path.clone());
                     return Ok(path);
@@ -930,39 +985,65 @@ impl<S: Storage> ContextManager<S> {
     /// The records at `filepaths`, in the order asked. A path outside the store, a
     /// missing file or one that is not a whole record is skipped with a debug warning.
     pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
-        let _pass = self.gate.enter("loadContexts")?;
-        let reads = filepaths.iter().map(|path| self.load_one(path));
-        Ok(join_all(reads).await.into_iter().flatten().collect())
+        let records = self
+            .load_with(filepaths, Some, |path| async move {
+                match self.storage.read(&path).await {
+                    Ok(Some(bytes)) => match parse_record(&bytes) {
+                        Ok(_) => Loaded::Record(Rc::from(bytes)),
+                        Err(e) => Loaded::Failed(format!("not a whole record ({e})")),
+                    },
+                    Ok(None) => Loaded::Failed("the record is missing".to_owned()),
+                    Err(e) => Loaded::Failed(format!("the storage could not read it ({e})")),
+                }
+            })
+            .await?;
+        Ok(records.into_iter().map(|(_, record)| record).collect())
     }
 
-    /// One record, or `None` after an `onDebug` report in the original's words:
-    /// `Failed to load <path as asked>: <why>`.
-    async fn load_one(&self, asked: &str) -> Option<Rc<[u8]>> {
-        let failed = |why: &str| self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
-        let Some(path) = paths::confine(&self.dir, asked) else {
-            failed("outside the context dir");
-            return None;
-        };
-        if let Some(bytes) = self.state.borrow().memory.get(&path) {
-            return Some(bytes.clone());
-        }
-        match self.storage.read(&path).await {
-            Ok(Some(bytes)) => match parse_record(&bytes) {
-                Ok(_) => Some(Rc::from(bytes)),
-                Err(e) => {
-                    failed(&format!("not a whole record ({e})"));
-                    None
+    /// `load`, where `read` fetches a record from the storage (and says why it could
+    /// not) and `held` turns the bytes of one held in memory into a record: the wasm
+    /// layer reads the host's value and leaves the parsing to JavaScript. Every read is
+    /// started at once; the records come back with the path as asked, in order.
+    pub async fn load_with<T, F, Fut>(
+        &self,
+        filepaths: &[String],
+        held: impl Fn(Rc<[u8]>) -> Option<T>,
+        read: F,
+    ) -> Result<Vec<(String, T)>>
+    where
+        F: Fn(String) -> Fut,
+        Fut: std::future::Future<Output = Loaded<T>>,
+    {
+        let _pass = self.gate.enter("loadContexts")?;
+        let reads = filepaths.iter().map(|asked| {
+            let source = match paths::confine(&self.dir, asked) {
+                None => Err("outside the context dir".to_owned()),
+                Some(path) => match self.state.borrow().memory.get(&path) {
+                    Some(bytes) => Ok(Err(bytes.clone())),
+                    None => Ok(Ok(path)),
+                },
+            };
+            let read = &read;
+            let held = &held;
+            async move {
+                let loaded = match source {
+                    Err(why) => Loaded::Failed(why),
+                    Ok(Err(bytes)) => {
+                        held(bytes).map_or(Loaded::Failed("not a whole record".to_owned()), Loaded::Record)
+                    }
+                    Ok(Ok(path)) => read(path).await,
+                };
+                match loaded {
+                    Loaded::Record(record) => Some((asked.clone(), record)),
+                    Loaded::Failed(why) => {
+                        // The original's words: `Failed to load <path as asked>: <why>`.
+                        self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
+                        None
+                    }
                 }
-            },
-            Ok(None) => {
-                failed("the record is missing");
-                None
             }
-            Err(e) => {
-                failed(&format!("the storage could not read it ({e})"));
-                None
-            }
-        }
+        });
+        Ok(join_all(reads).await.into_iter().flatten().collect())
     }
 
     /// The pointers matching `filter`, as a JSON array, in save order.
@@ -1865,11 +1946,103 @@ fn saved_at_ms(rel: &str, meta: &RecordMeta) -> i64 {
     session::parse_iso_ms(&meta.timestamp).or_else(|| session::record_time_ms(rel)).unwrap_or(0)
 }
 
-/// The hash that tells duplicate results apart (64-bit SipHash of the JSON text; a
-/// result left `undefined` hashes apart from every JSON text).
-fn result_hash(result_json: Option<&str>) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(result_json)
+/// The hash that tells duplicate results apart: [`ResultHasher`] over the JSON text's
+/// bytes; a result left `undefined` hashes apart from every JSON text.
+pub fn result_hash(result_json: Option<&[u8]>) -> u64 {
+    match result_json {
+        Some(bytes) => {
+            let mut hasher = ResultHasher::default();
+            hasher.update(bytes);
+            hasher.finish()
+        }
+        None => u64::MAX,
+    }
+}
+
+/// A fast 64-bit hash of a byte stream (FxHash's word step, 8 bytes at a time, and the
+/// length mixed in at the end), fed in chunks: chunks of any size give the same hash
+/// as the whole. Not cryptographic: it only tells apart results saved with the same
+/// tool and args.
+#[derive(Default)]
+pub struct ResultHasher {
+    hash: u64,
+    len: u64,
+    /// Bytes of an unfinished word.
+    tail: [u8; 8],
+    tail_len: usize,
+}
+
+impl ResultHasher {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    fn word(&mut self, w: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ w).wrapping_mul(Self::K);
+    }
+
+    /// Feeds the next bytes.
+    pub fn update(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.tail_len > 0 {
+            let take = (8 - self.tail_len).min(bytes.len());
+            self.tail[self.tail_len..self.tail_len + take].copy_from_slice(&bytes[..take]);
+            self.tail_len += take;
+            bytes = &bytes[take..];
+            if self.tail_len < 8 {
+                return;
+            }
+            self.word(u64::from_le_bytes(self.tail));
+            self.tail_len = 0;
+        }
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().unwrap_or_default()));
+        }
+        let rest = words.remainder();
+        self.tail[..rest.len()].copy_from_slice(rest);
+        self.tail_len = rest.len();
+    }
+
+    /// The hash of everything fed.
+    pub fn finish(mut self) -> u64 {
+        if self.tail_len > 0 {
+            let mut last = [0u8; 8];
+            last[..self.tail_len].copy_from_slice(&self.tail[..self.tail_len]);
+            self.word(u64::from_le_bytes(last));
+        }
+        let len = self.len;
+        self.word(len);
+        self.hash
+    }
+}
+
+/// Yields once: the task gives way (in wasm, the host calls it queued are started)
+/// and is polled again.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// One record of a load, or why it could not be loaded.
+pub enum Loaded<T> {
+    /// The record.
+    Record(T),
+    /// Why not (for `onDebug`).
+    Failed(String),
+}
+
+/// A new record to write: whole, or a header and a body the storage holds.
+#[derive(Clone, Copy)]
+enum NewRecord<'a> {
+    Whole(&'a [u8]),
+    Parts { head: &'a [u8], body: u32 },
 }
 
 /// The words a manifest lists for a record (the seed's `keywords`): its metadata's

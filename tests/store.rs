@@ -480,3 +480,108 @@ fn rebuild_then_clear_keeps_the_records_another_manager_wrote() {
     })
     .unwrap();
 }
+
+/// A storage that holds result bodies, as the wasm host does: the core never sees them
+/// unless a record stays in memory.
+struct Holding {
+    inner: MemoryStorage,
+    bodies: RefCell<std::collections::HashMap<u32, Vec<u8>>>,
+    copied_in: Cell<usize>,
+}
+
+impl Storage for Holding {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.inner.write(path, data, options).await
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.inner.remove(path).await
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.inner.list(dir).await
+    }
+    fn body(&self, handle: u32) -> Option<Vec<u8>> {
+        self.copied_in.set(self.copied_in.get() + 1);
+        self.bodies.borrow().get(&handle).cloned()
+    }
+    async fn write_parts(
+        &self,
+        path: &str,
+        head: &[u8],
+        body: u32,
+        tail: &[u8],
+        options: WriteOptions,
+    ) -> toolctx::Result<()> {
+        let whole = [head, &self.bodies.borrow()[&body], tail].concat();
+        self.inner.write(path, &whole, options).await
+    }
+}
+
+#[test]
+fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
+    block_on(async {
+        let result = format!(r#"{{"lines":["login","AuthError"],"text":"{}"}}"#, "é login ".repeat(3000));
+        for threshold in [0, 1 << 20] {
+            let mut o = options("/ctx");
+            o.persist_threshold = threshold;
+            o.clock = Rc::new(|| 1_700_000_000_000);
+            let fixed = || -> Rc<dyn Fn() -> f64> { Rc::new(|| 0.5) };
+            o.random = Some(fixed());
+            let text = ContextManager::new(MemoryStorage::new(), o.clone())?;
+            o.random = Some(fixed());
+            let holding = Holding {
+                inner: MemoryStorage::new(),
+                bodies: RefCell::new([(7, result.clone().into_bytes())].into()),
+                copied_in: Cell::new(0),
+            };
+            let held = ContextManager::new(holding, o)?;
+            let args = r#"{"path":"src/auth/login.ts"}"#;
+            let a = text.save(save("readFile", args, &result)).await?;
+            let mut prefix_end = 16 * 1024;
+            while !result.is_char_boundary(prefix_end) {
+                prefix_end -= 1;
+            }
+            let body = toolctx::HostBody {
+                handle: 7,
+                len: result.len(),
+                prefix: &result[..prefix_end],
+                hash: toolctx::result_hash(Some(result.as_bytes())),
+            };
+            let b = held
+                .save(SaveInput {
+                    tool_name: "readFile",
+                    args_json: args,
+                    result_body: Some(body),
+                    ..SaveInput::default()
+                })
+                .await?;
+            assert_eq!(a, b, "same name");
+            assert_eq!(text.load(std::slice::from_ref(&a)).await?, held.load(std::slice::from_ref(&b)).await?);
+            assert_eq!(text.pointers_json(Filter::All), held.pointers_json(Filter::All), "same pointer");
+            let copied = held.storage().copied_in.get();
+            assert_eq!(copied, usize::from(threshold > 0), "the body is copied in only to be held in memory");
+            let (fallback, strategy) = (Fallback::None, toolctx::Strategy::Bm25);
+            assert_eq!(text.rank_all("AuthError", fallback, strategy, None).hits.len(), 1);
+            assert_eq!(held.rank_all("AuthError", fallback, strategy, None).hits.len(), 1, "its content is indexed");
+        }
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn the_result_hash_is_the_same_whatever_the_chunks() {
+    let text: Vec<u8> = (0..1000u32).flat_map(|i| i.to_le_bytes()).collect();
+    let whole = toolctx::result_hash(Some(&text));
+    for chunk in [1, 3, 7, 8, 9, 64, 999] {
+        let mut h = toolctx::ResultHasher::default();
+        for part in text.chunks(chunk) {
+            h.update(part);
+        }
+        assert_eq!(h.finish(), whole, "chunks of {chunk}");
+    }
+    assert_ne!(toolctx::result_hash(Some(b"[1]")), toolctx::result_hash(Some(b"[2]")));
+    assert_ne!(toolctx::result_hash(Some(b"")), toolctx::result_hash(None));
+}

@@ -62,6 +62,7 @@ fn sample_record_file_byte_for_byte() {
         description: None,
         category: None,
         tool_call_id: None,
+        result_body: None,
     }))
     .unwrap();
     assert_eq!(saved, format!("/ctx/{}", doc["filename"].as_str().unwrap()));

@@ -24,7 +24,7 @@ mod memory;
 pub use fs::FsStorage;
 pub use memory::MemoryStorage;
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 
 /// Options of [`Storage::write`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -65,6 +65,17 @@ pub trait Storage {
     async fn locked<T>(&self, _name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
         Ok(work.await)
     }
+    /// A copy of the bytes the host holds under `handle` (a result passed as a
+    /// [`HostBody`](crate::store::HostBody)); storages that hold none have none.
+    fn body(&self, _handle: u32) -> Option<Vec<u8>> {
+        None
+    }
+    /// Writes `head`, the bytes held under `body`, then `tail`, as one file. The default
+    /// copies the body in; a host that holds it writes the parts without the copy.
+    async fn write_parts(&self, path: &str, head: &[u8], body: u32, tail: &[u8], options: WriteOptions) -> Result<()> {
+        let held = self.body(body).ok_or_else(|| Error::new(ErrorKind::Internal, "no bytes held under this handle"))?;
+        self.write(path, &[head, &held, tail].concat(), options).await
+    }
 }
 
 impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
@@ -88,5 +99,11 @@ impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
     }
     async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
         (**self).locked(name, work).await
+    }
+    fn body(&self, handle: u32) -> Option<Vec<u8>> {
+        (**self).body(handle)
+    }
+    async fn write_parts(&self, path: &str, head: &[u8], body: u32, tail: &[u8], options: WriteOptions) -> Result<()> {
+        (**self).write_parts(path, head, body, tail, options).await
     }
 }

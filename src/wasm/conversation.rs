@@ -8,11 +8,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use js_sys::{Function, Promise, JSON};
+use super::tasks::spawn;
+use js_sys::{Function, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
@@ -140,17 +140,17 @@ fn artifact_with_content(meta: &ArtifactMeta, content: Vec<u8>) -> Result<JsValu
 }
 
 impl JsConversationStore {
-    /// Runs `op` on the store as a Promise.
-    fn run<F, Fut>(&self, op: F) -> Promise
+    /// Runs `op` on the store as a task (the driver settles the caller's Promise).
+    fn run<F, Fut>(&self, op: F) -> u32
     where
         F: FnOnce(Rc<Store>) -> Fut,
         Fut: Future<Output = Result<JsValue>> + 'static,
     {
         let work = op(self.inner.clone());
-        // One `future_to_promise` for every method (a boxed future) instead of one copy
-        // of the promise machinery per method: smaller wasm.
+        // One `spawn` for every method (a boxed future) instead of one copy per method:
+        // smaller wasm.
         let boxed: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(async move { work.await.js() });
-        future_to_promise(boxed)
+        spawn(boxed)
     }
 }
 
@@ -166,15 +166,13 @@ macro_rules! arg {
 #[wasm_bindgen(js_class = ConversationStore)]
 impl JsConversationStore {
     /// A store over the given (or the runtime's default) storage, syncing to `remote`.
-    pub fn open(options: JsValue) -> Promise {
-        future_to_promise(async move {
-            build(&options).map(|s| JsValue::from(JsConversationStore { inner: Rc::new(s) })).js()
-        })
+    pub fn open(options: JsValue) -> u32 {
+        spawn(async move { build(&options).map(|s| JsValue::from(JsConversationStore { inner: Rc::new(s) })).js() })
     }
 
     /// A new, empty conversation.
     #[wasm_bindgen(js_name = createConversation)]
-    pub fn create_conversation(&self, init: JsValue) -> Promise {
+    pub fn create_conversation(&self, init: JsValue) -> u32 {
         let title = arg!(opt_string(&init, "title"));
         let id = arg!(opt_string(&init, "id"));
         self.run(|s| async move { to_js(&s.create_conversation(title, id).await?) })
@@ -182,27 +180,27 @@ impl JsConversationStore {
 
     /// Every conversation, newest first.
     #[wasm_bindgen(js_name = listConversations)]
-    pub fn list_conversations(&self) -> Promise {
+    pub fn list_conversations(&self) -> u32 {
         self.run(|s| async move { to_js(&s.list_conversations().await?) })
     }
 
     /// One conversation's metadata (`NOT_FOUND` when missing).
     #[wasm_bindgen(js_name = getConversation)]
-    pub fn get_conversation(&self, id: JsValue) -> Promise {
+    pub fn get_conversation(&self, id: JsValue) -> u32 {
         let id = arg!(string_arg(&id, "conversation id"));
         self.run(|s| async move { to_js(&s.conversation(&id).await?) })
     }
 
     /// Removes a conversation and all it holds.
     #[wasm_bindgen(js_name = deleteConversation)]
-    pub fn delete_conversation(&self, id: JsValue) -> Promise {
+    pub fn delete_conversation(&self, id: JsValue) -> u32 {
         let id = arg!(string_arg(&id, "conversation id"));
         self.run(|s| async move { s.delete_conversation(&id).await.map(|()| JsValue::UNDEFINED) })
     }
 
     /// Appends a message.
     #[wasm_bindgen(js_name = appendMessage)]
-    pub fn append_message(&self, conversation_id: JsValue, message: JsValue) -> Promise {
+    pub fn append_message(&self, conversation_id: JsValue, message: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let input: MessageInput = arg!(from_js(&message, "message"));
         self.run(|s| async move { to_js(&s.append_message(&id, input).await?) })
@@ -210,7 +208,7 @@ impl JsConversationStore {
 
     /// The messages, optionally of one role.
     #[wasm_bindgen(js_name = getMessages)]
-    pub fn get_messages(&self, conversation_id: JsValue, filter: JsValue) -> Promise {
+    pub fn get_messages(&self, conversation_id: JsValue, filter: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let role = arg!(opt_string(&filter, "role"));
         self.run(|s| async move { to_js(&s.messages(&id, role.as_deref()).await?) })
@@ -218,7 +216,7 @@ impl JsConversationStore {
 
     /// Stores an artifact.
     #[wasm_bindgen(js_name = storeArtifact)]
-    pub fn store_artifact(&self, conversation_id: JsValue, artifact: JsValue) -> Promise {
+    pub fn store_artifact(&self, conversation_id: JsValue, artifact: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let input: ArtifactInput = arg!(from_js(&artifact, "artifact"));
         self.run(|s| async move { to_js(&s.store_artifact(&id, input).await?) })
@@ -226,7 +224,7 @@ impl JsConversationStore {
 
     /// Stores an artifact and appends a message that references it.
     #[wasm_bindgen(js_name = appendWithArtifact)]
-    pub fn append_with_artifact(&self, conversation_id: JsValue, message: JsValue, artifact: JsValue) -> Promise {
+    pub fn append_with_artifact(&self, conversation_id: JsValue, message: JsValue, artifact: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let message: MessageInput = arg!(from_js(&message, "message"));
         let artifact: ArtifactInput = arg!(from_js(&artifact, "artifact"));
@@ -238,7 +236,7 @@ impl JsConversationStore {
 
     /// An artifact with its content (`NOT_FOUND` when missing).
     #[wasm_bindgen(js_name = getArtifact)]
-    pub fn get_artifact(&self, conversation_id: JsValue, artifact_id: JsValue) -> Promise {
+    pub fn get_artifact(&self, conversation_id: JsValue, artifact_id: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let art = arg!(string_arg(&artifact_id, "artifact id"));
         self.run(|s| async move {
@@ -249,14 +247,14 @@ impl JsConversationStore {
 
     /// The artifacts' metas, oldest first.
     #[wasm_bindgen(js_name = listArtifacts)]
-    pub fn list_artifacts(&self, conversation_id: JsValue) -> Promise {
+    pub fn list_artifacts(&self, conversation_id: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         self.run(|s| async move { to_js(&s.list_artifacts(&id).await?) })
     }
 
     /// The artifacts `text` references, with their content.
     #[wasm_bindgen(js_name = resolveArtifacts)]
-    pub fn resolve_artifacts(&self, conversation_id: JsValue, text: JsValue) -> Promise {
+    pub fn resolve_artifacts(&self, conversation_id: JsValue, text: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let text = arg!(string_arg(&text, "text"));
         self.run(|s| async move {
@@ -269,7 +267,7 @@ impl JsConversationStore {
     }
 
     /// Messages by role, artifacts by type, bytes, tokens, cost.
-    pub fn stats(&self, conversation_id: JsValue, options: JsValue) -> Promise {
+    pub fn stats(&self, conversation_id: JsValue, options: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let cost = match get(&options, "costPerToken") {
             v if v.is_undefined() => None,
@@ -282,7 +280,7 @@ impl JsConversationStore {
     }
 
     /// Relevance pruning; with `apply`, rewrites the conversation.
-    pub fn prune(&self, conversation_id: JsValue, options: JsValue) -> Promise {
+    pub fn prune(&self, conversation_id: JsValue, options: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let task = arg!(opt_string(&options, "task")).unwrap_or_default();
         let max_tokens = match arg!(opt_size(&options, "maxTokens")) {
@@ -305,32 +303,32 @@ impl JsConversationStore {
     }
 
     /// The conversation as `json`, `jsonl` or `markdown`.
-    pub fn export(&self, conversation_id: JsValue, format: JsValue) -> Promise {
+    pub fn export(&self, conversation_id: JsValue, format: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let format = arg!(string_arg(&format, "format").and_then(|f| Format::parse(&f)));
         self.run(move |s| async move { Ok(JsValue::from(s.export(&id, format).await?)) })
     }
 
     /// Imports a `json` or `jsonl` export.
-    pub fn import(&self, text: JsValue, options: JsValue) -> Promise {
+    pub fn import(&self, text: JsValue, options: JsValue) -> u32 {
         let text = arg!(string_arg(&text, "the text to import"));
         let format = arg!(arg!(opt_string(&options, "format")).map(|f| Format::parse(&f)).transpose());
         self.run(move |s| async move { to_js(&s.import(&text, format).await?) })
     }
 
     /// Pushes the queued changes to the remote and pulls what it has.
-    pub fn sync(&self) -> Promise {
+    pub fn sync(&self) -> u32 {
         self.run(|s| async move { to_js(&s.sync().await?) })
     }
 
     /// `{pending, failed}` of the sync queue.
     #[wasm_bindgen(js_name = syncStatus)]
-    pub fn sync_status(&self) -> Promise {
+    pub fn sync_status(&self) -> u32 {
         self.run(|s| async move { to_js(&s.sync_status().await?) })
     }
 
     /// Nothing is held open between calls; resolves once earlier calls are done.
-    pub fn close(&self) -> Promise {
+    pub fn close(&self) -> u32 {
         self.run(|s| async move {
             s.close().await;
             Ok(JsValue::UNDEFINED)

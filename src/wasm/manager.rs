@@ -8,18 +8,23 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, JSON};
+
+use super::tasks::spawn;
+use super::tasks::{done, failed, HostCall};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
+use super::body::Body;
 use super::errors::{invalid, to_js, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
-use crate::store::{Candidate, ContextManager, DebugEvent, Filter, Options, SaveInput, SessionChoice};
+use crate::store::{
+    Candidate, ContextManager, DebugEvent, Filter, HostBody, Loaded, Options, SaveInput, SessionChoice,
+};
 
 /// The tool-context store.
 #[wasm_bindgen(js_name = ContextManager, skip_typescript)]
@@ -134,18 +139,40 @@ const ENCODER_FROM: u32 = 4096;
 /// character loop over ASCII text dominated the cost of saving a large result.
 /// `JSON.stringify` escapes lone surrogates, so its text is always well formed.
 fn stringify(value: &JsValue, what: &str) -> Result<Option<String>> {
+    stringify_js(value, what)?.map(text_of).transpose()
+}
+
+/// `JSON.stringify(value)` as a JavaScript string (not copied into wasm).
+fn stringify_js(value: &JsValue, what: &str) -> Result<Option<JsString>> {
     let json = JSON::stringify(value)
         .map_err(|e| with_cause(ErrorKind::NotSerializable, format!("{what} cannot be serialised as JSON"), e))?;
-    if !json.is_string() {
-        return Ok(None);
-    }
+    Ok(json.is_string().then_some(json))
+}
+
+/// A JavaScript string in wasm (see [`stringify`]).
+fn text_of(json: JsString) -> Result<String> {
     if json.length() < ENCODER_FROM {
-        return Ok(Some(String::from(json)));
+        return Ok(String::from(json));
     }
     let bytes = ENCODER.with(|e| e.encode(&json));
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
+}
+
+/// A result as `saveContext` hands it to the core: its text, or (a large one) its
+/// bytes held in JavaScript.
+enum ResultIn {
+    Text(Option<String>),
+    Held(Body),
+}
+
+impl ResultIn {
+    /// The result's JSON text, or its first `contentBytes` bytes when it is held.
+    fn indexed(&self) -> Option<&str> {
+        match self {
+            ResultIn::Text(text) => text.as_deref(),
+            ResultIn::Held(body) => Some(&body.prefix),
+        }
+    }
 }
 
 pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
@@ -169,8 +196,9 @@ pub(super) fn parse_json(text: &str) -> JsValue {
     JSON::parse(text).unwrap_or(JsValue::UNDEFINED)
 }
 
-pub(super) fn rejected(err: Error) -> Promise {
-    Promise::reject(&to_js(err))
+/// A task that has already failed with `err` (the driver rejects the caller's Promise).
+pub(super) fn rejected(err: Error) -> u32 {
+    failed(to_js(err))
 }
 
 /// What an options object holds, checked.
@@ -315,14 +343,14 @@ impl JsContextManager {
         result: &JsValue,
         task_or_options: &JsValue,
         query_id: &JsValue,
-    ) -> Result<(String, String, Option<String>, SaveFields)> {
+    ) -> Result<(String, String, ResultIn, SaveFields)> {
         let tool = well_formed(tool_name, "toolName")?;
         if !args.is_object() || Array::is_array(args) {
             return Err(Error::invalid("args must be a plain object"));
         }
         let args_json = stringify(args, "args")?.filter(|j| j.starts_with('{'));
         let args_json = args_json.ok_or_else(|| Error::invalid("args must serialise to a JSON object"))?;
-        let result_json = stringify(result, "result")?;
+        let result_json = stringify_js(result, "result")?;
         let fields = if task_or_options.is_object() {
             let o = task_or_options;
             let mut fields = SaveFields::parse(&get(o, "taskId"), &get(o, "queryId"), &get(o, "description"))?;
@@ -336,9 +364,21 @@ impl JsContextManager {
             SaveFields::parse(task_or_options, query_id, &JsValue::UNDEFINED)?
         };
         let mut fields = fields;
-        let (args_json, result_json) = match &self.redact {
-            Some(redact) => redacted(redact, &tool, &args_json, result_json, &fields)?,
-            None => (args_json, result_json),
+        let (args_json, result_in) = match (&self.redact, result_json) {
+            (Some(redact), json) => {
+                let json = json.map(text_of).transpose()?;
+                let (args_json, json) = redacted(redact, &tool, &args_json, json, &fields)?;
+                (args_json, ResultIn::Text(json))
+            }
+            (None, Some(json)) if json.length() >= ENCODER_FROM => {
+                // JSON.stringify escapes a lone surrogate (ES2019), so only an escaped
+                // one can be there: the exact check runs only when the text has `\ud`.
+                if json.includes("\\ud", 0) {
+                    crate::record::check_no_lone_surrogates(&text_of(json.clone())?)?;
+                }
+                (args_json, ResultIn::Held(Body::new(&json, self.inner.options().content_bytes)?))
+            }
+            (None, json) => (args_json, ResultIn::Text(json.map(text_of).transpose()?)),
         };
         if fields.description.is_none() {
             if let Some(describe) = &self.describe {
@@ -350,7 +390,7 @@ impl JsContextManager {
                 }
             }
         }
-        Ok((tool, args_json, result_json, fields))
+        Ok((tool, args_json, result_in, fields))
     }
 }
 
@@ -440,22 +480,22 @@ impl JsContextManager {
 
     /// A manager, ready: a new session's manifest written, a named session resumed
     /// (a pointer for every persisted record).
-    pub fn open(options: JsValue) -> Promise {
-        future_to_promise(async move { Self::build_open(options).await.map(JsValue::from).js() })
+    pub fn open(options: JsValue) -> u32 {
+        spawn(async move { Self::build_open(options).await.map(JsValue::from).js() })
     }
 
     /// Ends the session: removes its records, manifest and (if empty) folder.
     #[wasm_bindgen(js_name = endSession)]
-    pub fn end_session(&self) -> Promise {
+    pub fn end_session(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.end_session().await.map(|()| JsValue::UNDEFINED).js() })
+        spawn(async move { inner.end_session().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// Adopts the records of the session folder its manifest does not list (left by a
     /// crash); resolves to their filepaths. Outside a session, nothing: `[]`.
-    pub fn reconcile(&self) -> Promise {
+    pub fn reconcile(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        spawn(async move {
             let adopted = inner.reconcile().await;
             adopted.map(|paths| paths.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()).js()
         })
@@ -464,14 +504,14 @@ impl JsContextManager {
     /// Rebuilds the index (the session manifest, or the pointers of the context dir)
     /// from the record files; resolves to the number of records indexed.
     #[wasm_bindgen(js_name = rebuildIndex)]
-    pub fn rebuild_index(&self) -> Promise {
+    pub fn rebuild_index(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.rebuild_index().await.map(|n| JsValue::from(n as f64)).js() })
+        spawn(async move { inner.rebuild_index().await.map(|n| JsValue::from(n as f64)).js() })
     }
 
     /// `[{id, createdAt, lastActivity, records, bytes}]` for the sessions of `contextDir`.
     #[wasm_bindgen(js_name = listSessions)]
-    pub fn list_sessions(options: JsValue) -> Promise {
+    pub fn list_sessions(options: JsValue) -> u32 {
         Self::store_op(options, |m| async move {
             let out = Array::new();
             for info in crate::session::list_sessions(m.storage(), m.context_dir()).await? {
@@ -494,7 +534,7 @@ impl JsContextManager {
     /// records of every session of `contextDir` for `query`, ranked from the sessions'
     /// manifests alone.
     #[wasm_bindgen(js_name = search)]
-    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> Promise {
+    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> u32 {
         let Some(query) = query.as_string() else {
             return rejected(Error::invalid("query must be a string"));
         };
@@ -552,7 +592,7 @@ impl JsContextManager {
     /// Removes the sessions idle longer than `olderThanMs` (default 24 h): only the files
     /// their manifests track. Resolves to the ids removed.
     #[wasm_bindgen(js_name = cleanupStaleSessions)]
-    pub fn cleanup_stale_sessions(options: JsValue) -> Promise {
+    pub fn cleanup_stale_sessions(options: JsValue) -> u32 {
         let older_than = match opt_size(&options, "olderThanMs") {
             Ok(v) => v.map_or(crate::session::DEFAULT_STALE_MS, |n| n.min(i64::MAX as usize) as i64),
             Err(e) => return rejected(e),
@@ -567,7 +607,7 @@ impl JsContextManager {
 
     /// Removes every toolctx record of `contextDir` (files named as records), whoever
     /// wrote them, and nothing else; resolves to the number removed.
-    pub fn purge(options: JsValue) -> Promise {
+    pub fn purge(options: JsValue) -> u32 {
         Self::store_op(options, |m| async move {
             m.check_writable()?;
             let removed = crate::store::purge(m.storage(), m.context_dir()).await?;
@@ -579,7 +619,7 @@ impl JsContextManager {
     /// every record's bytes recoverable); resolves to `{jsonl, exported, skipped}`, the
     /// files named as records that are not records listed with the reason.
     #[wasm_bindgen(js_name = exportRecords)]
-    pub fn export_records(options: JsValue) -> Promise {
+    pub fn export_records(options: JsValue) -> u32 {
         Self::store_op(options, |m| async move {
             let export = crate::store::export_jsonl(m.storage(), m.context_dir()).await?;
             let skipped = Array::new();
@@ -600,7 +640,7 @@ impl JsContextManager {
     /// Writes the records of an `exportRecords` result (or its `jsonl` text) into
     /// `contextDir`, byte for byte; resolves to `{imported, unchanged}`.
     #[wasm_bindgen(js_name = importRecords)]
-    pub fn import_records(options: JsValue, jsonl: JsValue) -> Promise {
+    pub fn import_records(options: JsValue, jsonl: JsValue) -> u32 {
         let text = if jsonl.is_object() { get(&jsonl, "jsonl") } else { jsonl };
         let Some(text) = text.as_string() else {
             return rejected(Error::invalid(
@@ -626,34 +666,42 @@ impl JsContextManager {
         result: JsValue,
         task_or_options: JsValue,
         query_id: JsValue,
-    ) -> Promise {
+    ) -> u32 {
         // Closed first: no argument is read and no describe/redact callback runs.
         if let Err(e) = self.inner.check_open("saveContext") {
             return rejected(e);
         }
-        let (tool, args_json, result_json, fields) =
+        let (tool, args_json, result_in, fields) =
             match self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id) {
                 Ok(prepared) => prepared,
                 Err(e) => return rejected(e),
             };
         let inner = self.inner.clone();
         let embed = self.embed.clone();
-        future_to_promise(async move {
+        spawn(async move {
+            let (result_json, result_body) = match &result_in {
+                ResultIn::Text(text) => (text.as_deref(), None),
+                ResultIn::Held(body) => (
+                    None,
+                    Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: body.hash }),
+                ),
+            };
             let input = SaveInput {
                 tool_name: &tool,
                 args_json: &args_json,
-                result_json: result_json.as_deref(),
+                result_json,
                 task_id: fields.task_id,
                 query_id: fields.query_id,
                 description: fields.description,
                 category: fields.category,
                 tool_call_id: fields.tool_call_id,
+                result_body,
             };
             let filepath = inner.save(input).await.js()?;
             if let (Some(embed), Some(description)) = (embed, inner.description_of(&filepath)) {
                 // The record is saved: a failing embed leaves it ranked by BM25 alone.
                 let text =
-                    crate::select::indexed_text(&description, result_json.as_deref(), inner.options().content_bytes);
+                    crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
                 match embedded(&embed, &text).await {
                     Ok(v) if inner.set_vector(&filepath, &v) => {}
                     Ok(_) => inner.debug(
@@ -669,10 +717,12 @@ impl JsContextManager {
         })
     }
 
-    /// The records at `filepaths`, in order; missing, corrupt and outside paths are
-    /// skipped with an `onDebug` warning.
-    #[wasm_bindgen(js_name = loadContexts)]
-    pub fn load_contexts(&self, filepaths: JsValue) -> Promise {
+    /// `loadContexts` (records.js parses): the records at `filepaths` as a flat array
+    /// `[path as asked, text or the host's bytes, …]`, in order. The bytes a host read
+    /// stay in JavaScript; missing and outside paths are skipped with an `onDebug`
+    /// warning, and so is a record that does not parse (by records.js).
+    #[wasm_bindgen(js_name = "__loadContexts")]
+    pub fn load_contexts(&self, filepaths: JsValue) -> u32 {
         if let Err(e) = self.inner.check_open("loadContexts") {
             return rejected(e);
         }
@@ -692,14 +742,21 @@ impl JsContextManager {
             })
             .collect();
         let inner = self.inner.clone();
-        future_to_promise(async move {
-            let records = inner.load(&paths).await.js()?;
-            let out = Array::new_with_length(0);
-            for bytes in records {
-                // Loaded records were validated as JSON, hence UTF-8.
-                if let Ok(text) = std::str::from_utf8(&bytes) {
-                    out.push(&parse_json(text));
+        spawn(async move {
+            let held = |bytes: Rc<[u8]>| std::str::from_utf8(&bytes).ok().map(JsValue::from_str);
+            let storage = inner.storage();
+            let read = |path: String| async move {
+                match storage.read_value(&path).await {
+                    Ok(Some(value)) => Loaded::Record(value),
+                    Ok(None) => Loaded::Failed("the record is missing".to_owned()),
+                    Err(e) => Loaded::Failed(format!("the storage could not read it ({e})")),
                 }
+            };
+            let records = inner.load_with(&paths, held, read).await.js()?;
+            let out = Array::new_with_length(0);
+            for (asked, value) in records {
+                out.push(&asked.into());
+                out.push(&value);
             }
             Ok(out.into())
         })
@@ -743,7 +800,7 @@ impl JsContextManager {
     /// `pointers`, every pointer of this manager through the index (`__slots` says
     /// which when the JS glue passes a lazy array).
     #[wasm_bindgen(js_name = selectRelevant)]
-    pub fn select_relevant(&self, query: JsValue, options: JsValue) -> Promise {
+    pub fn select_relevant(&self, query: JsValue, options: JsValue) -> u32 {
         if let Err(e) = self.inner.check_open("selectRelevant") {
             return rejected(e);
         }
@@ -805,22 +862,22 @@ impl JsContextManager {
                 .collect::<Array>()
                 .into(),
         };
-        Promise::resolve(&out)
+        done(out)
     }
 
     /// The `embed` option's vector for `query` (a `Float32Array`), for `selectRelevant`'s
     /// hybrid ranking; `undefined` without the option or when it fails (`onDebug` says why).
     #[wasm_bindgen(js_name = "__embedQuery")]
-    pub fn embed_query(&self, query: JsValue) -> Promise {
+    pub fn embed_query(&self, query: JsValue) -> u32 {
         let (Some(embed), Some(query)) = (self.embed.clone(), query.as_string()) else {
-            return Promise::resolve(&JsValue::UNDEFINED);
+            return done(JsValue::UNDEFINED);
         };
         if self.inner.check_open("selectRelevant").is_err() {
             // selectRelevant rejects CLOSED: the model is not called.
-            return Promise::resolve(&JsValue::UNDEFINED);
+            return done(JsValue::UNDEFINED);
         }
         let inner = self.inner.clone();
-        future_to_promise(async move {
+        spawn(async move {
             match embedded(&embed, &query).await {
                 Ok(v) => Ok(js_sys::Float32Array::from(v.as_slice()).into()),
                 Err(e) => {
@@ -882,8 +939,8 @@ impl JsContextManager {
 
     /// Sends a message to this manager's `onDebug` (for the JS glue).
     #[wasm_bindgen(js_name = "__debug")]
-    pub fn debug_js(&self, message: String) {
-        self.inner.debug(message, None);
+    pub fn debug_js(&self, message: String, path: Option<String>) {
+        self.inner.debug(message, path.as_deref());
     }
 
     /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and
@@ -895,9 +952,9 @@ impl JsContextManager {
 
     /// Like `__panicForTests`, inside an async operation (after one await).
     #[wasm_bindgen(js_name = "__panicForTestsAsync")]
-    pub fn panic_for_tests_async(message: String) -> Promise {
-        future_to_promise(async move {
-            let _ = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&JsValue::UNDEFINED)).await;
+    pub fn panic_for_tests_async(message: String) -> u32 {
+        spawn(async move {
+            let _ = HostCall::new(&JsValue::UNDEFINED, &Function::new_no_args(""), &[]).await;
             panic!("{message}");
         })
     }
@@ -917,31 +974,31 @@ impl JsContextManager {
 
     /// Removes the records this manager wrote and drops those held in memory.
     #[wasm_bindgen(js_name = clearContextDir)]
-    pub fn clear_context_dir(&self) -> Promise {
+    pub fn clear_context_dir(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.clear_context_dir().await.map(|()| JsValue::UNDEFINED).js() })
+        spawn(async move { inner.clear_context_dir().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// `clearContextDir()` and `clearPointers()`.
-    pub fn clear(&self) -> Promise {
+    pub fn clear(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.clear().await.map(|()| JsValue::UNDEFINED).js() })
+        spawn(async move { inner.clear().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// Writes out the records held in memory.
-    pub fn flush(&self) -> Promise {
+    pub fn flush(&self) -> u32 {
         let inner = self.inner.clone();
-        future_to_promise(async move { inner.flush().await.map(|()| JsValue::UNDEFINED).js() })
+        spawn(async move { inner.flush().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// Closes the manager: waits for the operations in flight, writes out the records
     /// held in memory and the session manifest, and closes the storage if it is the
     /// runtime's default (made for this manager). Afterwards every method that returns
     /// a Promise rejects with `CLOSED`; pointers stay readable. A second call resolves.
-    pub fn close(&self) -> Promise {
+    pub fn close(&self) -> u32 {
         let inner = self.inner.clone();
         let owns_storage = self.owns_storage;
-        future_to_promise(async move {
+        spawn(async move {
             inner.close().await.js()?;
             if owns_storage {
                 if let Err(e) = inner.storage().close_host().await {
@@ -1014,7 +1071,7 @@ fn score_json(score: f64) -> String {
 impl JsContextManager {
     /// Runs a store-level operation (purge, export, import) over the storage and
     /// context dir that `options` name, as a Promise.
-    fn store_op<F, Fut>(options: JsValue, op: F) -> Promise
+    fn store_op<F, Fut>(options: JsValue, op: F) -> u32
     where
         F: FnOnce(Rc<ContextManager<JsStorage>>) -> Fut,
         Fut: std::future::Future<Output = Result<JsValue>> + 'static,
@@ -1022,7 +1079,7 @@ impl JsContextManager {
         match Self::build(options) {
             Ok((manager, _)) => {
                 let work = op(manager.inner.clone());
-                future_to_promise(async move { work.await.js() })
+                spawn(async move { work.await.js() })
             }
             Err(e) => rejected(e),
         }
@@ -1205,10 +1262,7 @@ async fn embedded(embed: &Function, text: &str) -> std::result::Result<Vec<f32>,
     let shown = |e: JsValue| {
         js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}"))
     };
-    let mut out = embed.call1(&JsValue::UNDEFINED, &texts).map_err(shown)?;
-    if let Some(p) = out.dyn_ref::<Promise>() {
-        out = wasm_bindgen_futures::JsFuture::from(p.clone()).await.map_err(shown)?;
-    }
+    let out = HostCall::new(&JsValue::UNDEFINED, embed, &[texts.into()]).await.map_err(shown)?;
     let first = out.dyn_ref::<Array>().filter(|a| a.length() == 1).map(|a| a.get(0));
     let vector = first.filter(|v| Array::is_array(v) || v.is_instance_of::<js_sys::Float32Array>());
     let vector = vector.ok_or("embed must return one array of numbers (or Float32Array) per text")?;

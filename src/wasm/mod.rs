@@ -1,11 +1,13 @@
 //! Everything wasm-bindgen: the exported `ContextManager`, host storage (`JsStorage`),
 //! typed JavaScript errors, host defaults, and the TypeScript types of the boundary.
 
+mod body;
 mod conversation;
 mod errors;
 mod host;
 mod manager;
 mod storage;
+mod tasks;
 mod types;
 mod window;
 

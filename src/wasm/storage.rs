@@ -6,12 +6,12 @@
 
 use std::fmt;
 
-use futures_util::future::{select, Either};
-use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint8Array};
-use wasm_bindgen::closure::Closure;
+use js_sys::{Array, ArrayBuffer, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
+
+use super::body;
+use super::tasks::HostCall;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::{Storage, WriteOptions};
@@ -109,20 +109,16 @@ impl JsStorage {
         }
     }
 
+    /// `f` called on the host by the driver (see `tasks`), its failure typed.
     async fn call(&self, op: &str, path: &str, f: &Function, args: &[JsValue]) -> Result<JsValue> {
-        let this = &self.host;
-        let returned = match args {
-            [a] => f.call1(this, a),
-            [a, b] => f.call2(this, a, b),
-            [a, b, c] => f.call3(this, a, b, c),
-            _ => f.call0(this),
-        };
-        let settled = match returned {
-            Ok(value) => JsFuture::from(Promise::resolve(&value)).await,
-            Err(thrown) => Err(thrown),
-        };
-        settled.map_err(|e| classify(op, &e).with_path(path).with_source(HostError(e)))
+        HostCall::new(&self.host, f, args).await.map_err(|e| classify(op, &e).with_path(path).with_source(HostError(e)))
     }
+}
+
+fn write_options(options: WriteOptions) -> JsValue {
+    let opts = Object::new();
+    let _ = Reflect::set(&opts, &"exclusive".into(), &options.exclusive.into());
+    opts.into()
 }
 
 /// Maps a host error onto a kind by its `code` or `name`.
@@ -160,12 +156,20 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
     None
 }
 
+impl JsStorage {
+    /// What the host's `read` gives (bytes or a string), not copied into wasm; `None`
+    /// when the file does not exist.
+    pub async fn read_value(&self, path: &str) -> Result<Option<JsValue>> {
+        let value = self.call("read", path, &self.read, &[path.into(), self.read_options.clone().into()]).await?;
+        Ok((!value.is_undefined() && !value.is_null()).then_some(value))
+    }
+}
+
 impl Storage for JsStorage {
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        let value = self.call("read", path, &self.read, &[path.into(), self.read_options.clone().into()]).await?;
-        if value.is_undefined() || value.is_null() {
+        let Some(value) = self.read_value(path).await? else {
             return Ok(None);
-        }
+        };
         bytes_of(&value).map(Some).ok_or_else(|| {
             Error::new(ErrorKind::Storage, "storage read returned neither bytes, a string nor undefined")
                 .with_path(path)
@@ -173,10 +177,30 @@ impl Storage for JsStorage {
     }
 
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
-        let opts = Object::new();
-        let _ = Reflect::set(&opts, &"exclusive".into(), &options.exclusive.into());
         let bytes = Uint8Array::from(data);
-        self.call("write", path, &self.write, &[path.into(), bytes.into(), opts.into()]).await?;
+        self.call("write", path, &self.write, &[path.into(), bytes.into(), write_options(options)]).await?;
+        Ok(())
+    }
+
+    fn body(&self, handle: u32) -> Option<Vec<u8>> {
+        body::held(handle).map(|b| b.to_vec())
+    }
+
+    /// The driver joins the parts and calls the host's `write` once: the body's bytes
+    /// go from JavaScript to the host without a copy into wasm.
+    async fn write_parts(
+        &self,
+        path: &str,
+        head: &[u8],
+        handle: u32,
+        tail: &[u8],
+        options: WriteOptions,
+    ) -> Result<()> {
+        let held = body::held(handle).ok_or_else(|| Error::new(ErrorKind::Internal, "the result's bytes are gone"))?;
+        let parts = Array::of3(&Uint8Array::from(head), &held, &Uint8Array::from(tail));
+        HostCall::write_parts(&self.host, &self.write, path, &parts, &write_options(options))
+            .await
+            .map_err(|e| classify("write", &e).with_path(path).with_source(HostError(e)))?;
         Ok(())
     }
 
@@ -214,39 +238,16 @@ impl Storage for JsStorage {
         Ok(())
     }
 
-    /// `host.lock(name, fn)`: the callback resolves our "acquired" signal and returns a
-    /// Promise that we resolve once `work` is done, which releases the lock.
+    /// `host.lock(name, fn)`, run by the driver: the lock is held from the callback's
+    /// call until the driver releases it (after `work`), and the host's `lock` settles.
     async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
         let Some(lock) = &self.lock else { return Ok(work.await) };
-        let mut signal_acquired = None;
-        let acquired = Promise::new(&mut |resolve, _| signal_acquired = Some(resolve));
-        let mut signal_release = None;
-        let release = Promise::new(&mut |resolve, _| signal_release = Some(resolve));
-        let (Some(signal_acquired), Some(signal_release)) = (signal_acquired, signal_release) else {
-            return Err(Error::new(ErrorKind::Internal, "Promise executor did not run"));
-        };
-        let callback = Closure::once_into_js(move || -> JsValue {
-            let _ = signal_acquired.call0(&JsValue::UNDEFINED);
-            release.into()
-        });
-        let held = match lock.call2(&self.host, &name.into(), &callback) {
-            Ok(value) => Promise::resolve(&value),
-            Err(thrown) => return Err(classify("lock", &thrown).with_path(name).with_source(HostError(thrown))),
-        };
-        // A host that fails (or returns) before running the callback must not leave us waiting.
         let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
-        match select(JsFuture::from(acquired), JsFuture::from(held)).await {
-            Either::Left((Ok(_), held)) => {
-                let out = work.await;
-                let _ = signal_release.call0(&JsValue::UNDEFINED);
-                held.await.map_err(failed)?;
-                Ok(out)
-            }
-            Either::Left((Err(e), _)) | Either::Right((Err(e), _)) => Err(failed(e)),
-            Either::Right((Ok(_), _)) => {
-                Err(Error::new(ErrorKind::Storage, "storage lock() returned without running its callback")
-                    .with_path(name))
-            }
-        }
+        let held = HostCall::lock(&self.host, lock, name);
+        let lock_call = held.id();
+        held.await.map_err(failed)?;
+        let out = work.await;
+        HostCall::unlock(lock_call).await.map_err(failed)?;
+        Ok(out)
     }
 }

@@ -1,7 +1,11 @@
 //! wasm-bindgen tests of the JavaScript boundary (`wasm-pack test --node`): host
 //! storage calls, error mapping, and the vectors computed inside wasm.
 
-use js_sys::{Array, Promise, Reflect};
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -9,6 +13,7 @@ use wasm_bindgen_test::*;
 
 use super::manager::JsContextManager;
 use super::storage::JsStorage;
+use super::tasks::{complete, poll, spawn};
 use crate::error::ErrorKind;
 use crate::storage::{Storage, WriteOptions};
 
@@ -62,18 +67,59 @@ extern "C" {
     fn closable_defaults() -> JsValue;
 }
 
+// The package's own driver runs the host calls of the tasks, as in the package.
+#[wasm_bindgen(module = "/pkg-template/driver.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = createDriver)]
+    fn create_driver(core: &JsValue, on_trap: &Function) -> JsValue;
+}
+
+thread_local! {
+    static DRIVER: JsValue = {
+        let core = Object::new();
+        let poll = Closure::<dyn Fn() -> Array>::new(poll).into_js_value();
+        let complete = Closure::<dyn Fn(u32, bool, JsValue)>::new(complete).into_js_value();
+        Reflect::set(&core, &"__poll".into(), &poll).unwrap();
+        Reflect::set(&core, &"__complete".into(), &complete).unwrap();
+        create_driver(&core, &Function::new_with_args("err", "return err"))
+    };
+}
+
 fn get(v: &JsValue, k: &str) -> JsValue {
     Reflect::get(v, &k.into()).unwrap()
 }
 
-async fn settle(p: Promise) -> Result<JsValue, JsValue> {
-    JsFuture::from(p).await
+/// The outcome of a task that a method started.
+async fn settle(task: u32) -> Result<JsValue, JsValue> {
+    let driver = DRIVER.with(Clone::clone);
+    let settle: Function = get(&driver, "settle").dyn_into().unwrap();
+    let promise: Promise = settle.call1(&driver, &task.into()).unwrap().dyn_into().unwrap();
+    JsFuture::from(promise).await
+}
+
+/// Runs `work` (which calls the host) as a task under the driver.
+async fn drive<T: 'static>(work: impl Future<Output = T> + 'static) -> T {
+    let out = Rc::new(RefCell::new(None));
+    let slot = out.clone();
+    settle(spawn(async move {
+        *slot.borrow_mut() = Some(work.await);
+        Ok(JsValue::UNDEFINED)
+    }))
+    .await
+    .unwrap();
+    out.take().unwrap()
 }
 
 #[wasm_bindgen_test]
 async fn sync_and_async_hosts_behave_alike() {
     for as_promises in [false, true] {
         let storage = JsStorage::new(make_host(as_promises), "/").unwrap();
+        drive(async move { host_round_trip(&storage).await }).await;
+    }
+}
+
+async fn host_round_trip(storage: &JsStorage) {
+    {
         assert_eq!(storage.read("/a").await.unwrap(), None);
         storage.write("/d/a", b"one", WriteOptions { exclusive: true }).await.unwrap();
         assert_eq!(storage.read("/d/a").await.unwrap().as_deref(), Some(&b"one"[..]));

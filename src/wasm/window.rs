@@ -10,11 +10,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array, JSON};
+use super::tasks::spawn;
+use js_sys::{Array, Function, Object, Reflect, Uint8Array, JSON};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
@@ -318,10 +318,10 @@ impl JsContextHistory {
         Ok(JsContextHistory { storage: Rc::new(storage), path, id, history: Rc::new(RefCell::new(loaded)) })
     }
 
-    fn save_promise(&self, value: JsValue) -> Promise {
+    fn save_promise(&self, value: JsValue) -> u32 {
         let (storage, path) = (self.storage.clone(), self.path.clone());
         let bytes = self.history.borrow().to_json();
-        future_to_promise(async move {
+        spawn(async move {
             use crate::storage::{Storage, WriteOptions};
             storage.write(&path, &bytes, WriteOptions::default()).await.map(|()| value).js()
         })
@@ -332,8 +332,8 @@ impl JsContextHistory {
 impl JsContextHistory {
     /// The history `{contextDir}/window/{id}.json` of the given (or default) storage,
     /// loaded; empty when the file does not exist.
-    pub fn open(options: JsValue) -> Promise {
-        future_to_promise(async move { Self::build_open(options).await.map(JsValue::from).js() })
+    pub fn open(options: JsValue) -> u32 {
+        spawn(async move { Self::build_open(options).await.map(JsValue::from).js() })
     }
 
     /// The id.
@@ -389,16 +389,16 @@ impl JsContextHistory {
     /// Drops the edits and truncations made after `ts` and saves; resolves to how many
     /// were dropped.
     #[wasm_bindgen(js_name = restoreCheckpoint)]
-    pub fn restore_checkpoint(&self, ts: JsValue) -> Promise {
+    pub fn restore_checkpoint(&self, ts: JsValue) -> u32 {
         let Some(ts) = ts.as_f64().filter(|n| !n.is_nan()) else {
-            return Promise::reject(&super::errors::invalid("ts must be a number"));
+            return super::tasks::failed(super::errors::invalid("ts must be a number"));
         };
         let dropped = self.history.borrow_mut().restore_checkpoint(ts.floor() as i64);
         self.save_promise(JsValue::from(dropped as f64))
     }
 
     /// Writes the history file (replaced whole, atomically where the storage allows).
-    pub fn save(&self) -> Promise {
+    pub fn save(&self) -> u32 {
         self.save_promise(JsValue::UNDEFINED)
     }
 }

@@ -3,6 +3,7 @@
 //   bun test ./tests/js/bun.suite.mjs
 
 import { afterAll, test as bunTest } from "bun:test";
+import { runTrapTests } from "./trap.mjs";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -88,3 +89,4 @@ test("[bun] files are created 0600 in folders 0700, also by the synchronous crea
 });
 
 runAiSdkTests(test, assert); // toolctx/ai-sdk with the real `ai` (ai-sdk.mjs)
+runTrapTests({ name: "bun", test, assert, toolctx }); // last: a trap costs earlier managers their state

@@ -626,6 +626,7 @@ export function runSeedApiTests({
     ],
     ["lone surrogate in args", () => [{ s: "\ud800" }, "r"]],
     ["lone surrogate in result", () => [{ a: 1 }, { text: "abc\udc00def" }]],
+    ["lone surrogate in a large result", () => [{ a: 1 }, { text: `${"x".repeat(70000)}\udc00` }]],
     ["lone surrogate in an args key", () => [{ ["k\ud800"]: 1 }, "r"]],
   ];
   for (const [label, make] of notSerializable) {
@@ -644,6 +645,21 @@ export function runSeedApiTests({
       assert.equal(m.size, sizeBefore + 1);
     });
   }
+
+  t("a large result that merely holds the text \\ud800 (a backslash, not a surrogate) saves and loads byte for byte", async () => {
+    const { m } = setup();
+    const result = { text: `${"y".repeat(70000)} \\ud800 \\\\udc00`, pair: "\ud83d\ude00" };
+    const fp = await m.saveContext("t", { a: 1 }, result);
+    assert.deepEqual((await m.loadContexts([fp]))[0].result, result);
+  });
+
+  t("JSON.stringify never emits a lone surrogate (ES2019): it escapes it, so a result's text is well-formed UTF-8", () => {
+    assert.equal(JSON.stringify("a\ud800b"), '"a\\ud800b"');
+    assert.equal(JSON.stringify({ k: "\udc00" }), '{"k":"\\udc00"}');
+    assert.equal(JSON.stringify("\ud83d\ude00"), '"\ud83d\ude00"', "a pair stays the character");
+    const text = JSON.stringify({ s: "x\ud800".repeat(3000), pair: "\ud83d\ude00" });
+    assert.equal(new TextDecoder("utf-8", { fatal: true }).decode(new TextEncoder().encode(text)), text);
+  });
 
   t("NOT_SERIALIZABLE also with records kept in memory (default threshold): no pointer", async () => {
     const { m } = setup({ persistThreshold: 32768 });

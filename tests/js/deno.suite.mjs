@@ -2,6 +2,7 @@
 // unstorage (memory driver) adapters, over the built package resolved by name ("deno" export condition).
 //   deno test -A --no-check tests/js/deno.suite.mjs
 
+import { runTrapTests } from "./trap.mjs";
 import assert from "node:assert/strict";
 import { ContextManager, ConversationStore } from "toolctx";
 import { denoStorage } from "toolctx/deno";
@@ -81,3 +82,4 @@ test("[deno] files are created 0600 in folders 0700", async () => {
 });
 
 runAiSdkTests(test, assert); // toolctx/ai-sdk with the real `ai` (ai-sdk.mjs)
+runTrapTests({ name: "deno", test, assert, toolctx }); // last: a trap costs earlier managers their state

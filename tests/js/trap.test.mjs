@@ -1,13 +1,16 @@
 // SPEC §9: should the core ever panic, the caller gets an Error with code INTERNAL (not a
 // WebAssembly RuntimeError), the module is re-instantiated so later calls work, and
 // managers from before the trap fail cleanly (rejecting, never throwing, from I/O
-// methods) while their persisted records stay loadable. (A panic inside an async
-// operation is checked in Chromium: in Node the trap's uncaught exception ends the process.)
+// methods) while their persisted records stay loadable. The shared trap tests
+// (tests/js/trap.mjs: every kind of export) run here, in Deno, Bun and Chromium.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { ContextManager, memoryStorage } from "toolctx";
+import * as toolctx from "toolctx";
+import { runTrapTests } from "./trap.mjs";
+
+const { ContextManager, memoryStorage } = toolctx;
 
 test("a trap becomes INTERNAL, the module comes back, old managers fail cleanly", async () => {
   const storage = memoryStorage();
@@ -35,3 +38,5 @@ test("a trap becomes INTERNAL, the module comes back, old managers fail cleanly"
   assert.equal(await reader.rebuildIndex(), 2, "persisted records survive");
   assert.ok(reader.getAllPointers().some((q) => q.filepath === kept));
 });
+
+runTrapTests({ name: "node", test, assert, toolctx });

@@ -56,12 +56,28 @@ const assert = {
     try {
       await (typeof fn === "function" ? fn() : fn);
     } catch (err) {
-      if (typeof expected === "function" && !(err instanceof expected)) fail(message ?? `wrong rejection: ${err}`);
+      check(err, expected, message);
       return;
     }
     fail(message ?? "expected a rejection");
   },
+  throws(fn, expected, message) {
+    try {
+      fn();
+    } catch (err) {
+      check(err, expected, message);
+      return;
+    }
+    fail(message ?? "expected a throw");
+  },
 };
+
+/** As node:assert: a class is checked with instanceof, another function validates (and must return true). */
+function check(err, expected, message) {
+  if (typeof expected !== "function") return;
+  const ok = expected.prototype !== undefined ? err instanceof expected : expected(err) === true;
+  if (!ok) fail(message ?? `wrong error: ${err}`);
+}
 assert.strictEqual = assert.equal;
 assert.deepStrictEqual = assert.deepEqual;
 

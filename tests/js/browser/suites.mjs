@@ -10,6 +10,7 @@ import { runConversationTests } from "/tests/js/conversation.mjs";
 import * as toolctx from "/pkg/index.js";
 import { runWindowTests } from "/tests/js/window.mjs";
 import { runAnthropicTests } from "/tests/js/anthropic.mjs";
+import { runTrapTests } from "/tests/js/trap.mjs";
 import { memoryToolHandlers } from "/pkg/integrations/anthropic.js";
 import assert from "./assert.mjs";
 import { run, test } from "./harness.mjs";
@@ -54,6 +55,7 @@ export async function runSuites(context) {
   const vectors = await loadVectors(async (file) => (await fetch(`/tests/vectors/${file}`)).text());
   runVectorTests({ name: `${context} vectors`, test, assert, ContextManager, memoryStorage, vectors });
   runPointerArrayTests({ name: context, ContextManager, memoryStorage, test, assert });
+  runTrapTests({ name: context, test, assert, toolctx }); // last: a trap costs earlier managers their state
   if (context === "worker") {
     test("[worker/opfs] new records are written through sync access handles", () => {
       assert.equal(opfsStorage().description, "opfs storage (sync access handles)");

@@ -1,0 +1,170 @@
+// The JavaScript half of the sans-IO core: the only code that awaits.
+//
+// A wasm method that does I/O returns at once with a task number. The task runs in
+// the core only when the driver polls it (`__poll`); where it needs the host (a
+// storage call, a lock, the embed callback) the core hands the driver a call to make,
+// and the driver gives each result back (`__complete`) and polls again. So every
+// entry into the module is a synchronous call from here, and a panic (a trap) is
+// caught where it happens: the calls in flight fail with INTERNAL and the next call
+// gets a fresh instance (see extras.js).
+//
+// What `__poll` returns is one flat array of entries (src/wasm/tasks.rs):
+//   [0, task, ok, value]          a task finished
+//   [1, call, this, fn, args]     await fn.apply(this, args)
+//   [2, call, this, lockFn, name] this.lockFn(name, callback): complete once held
+//   [3, call, lockCall]           release that lock; complete when the host's lock settles
+//   [4, call, this, writeFn, path, parts, options]
+//                                 await writeFn.call(this, path, parts joined, options): a
+//                                 record's header, the result's bytes (never in wasm), `}`
+//   [5]                           tasks yielded after queuing calls: start them, poll again
+
+/** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
+function join(parts) {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/**
+ * A driver for one wasm module's tasks.
+ * @param {{ __poll(): unknown[], __complete(call: number, ok: boolean, value: unknown): void }} core
+ * @param {(err: unknown) => unknown} onTrap turns a trap into the error that every task in flight rejects with
+ */
+export function createDriver(core, onTrap) {
+  /** task number → {resolve, reject} of the caller's Promise */
+  const waiting = new Map();
+  /** lock call number → {release, held}: the locks this module holds */
+  const locks = new Map();
+  let polling = false;
+  let again = false;
+
+  function fail(err) {
+    const error = onTrap(err);
+    for (const { reject } of waiting.values()) reject(error);
+    waiting.clear();
+    for (const { release } of locks.values()) release();
+    locks.clear();
+    return error;
+  }
+
+  /** Runs the core until no task can make progress, then starts the host calls it asked for. */
+  function poll() {
+    if (polling) {
+      again = true; // a host call settled synchronously while we were polling
+      return;
+    }
+    polling = true;
+    try {
+      do {
+        again = false;
+        let out;
+        try {
+          out = core.__poll();
+        } catch (err) {
+          fail(err);
+          return;
+        }
+        for (const entry of out) dispatch(entry);
+      } while (again);
+    } finally {
+      polling = false;
+    }
+  }
+
+  function dispatch(entry) {
+    switch (entry[0]) {
+      case 0: {
+        const settle = waiting.get(entry[1]);
+        if (!settle) return;
+        waiting.delete(entry[1]);
+        if (entry[2]) settle.resolve(entry[3]);
+        else settle.reject(entry[3]);
+        return;
+      }
+      case 1:
+        return run(entry[1], entry[2], entry[3], entry[4]);
+      case 2:
+        return lock(entry[1], entry[2], entry[3], entry[4]);
+      case 3:
+        return unlock(entry[1], entry[2]);
+      case 4:
+        return run(entry[1], entry[2], entry[3], [entry[4], join(entry[5]), entry[6]]);
+      case 5:
+        again = true;
+    }
+  }
+
+  function complete(call, ok, value) {
+    try {
+      core.__complete(call, ok, value);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    poll();
+  }
+
+  async function run(call, self, fn, args) {
+    let ok = true;
+    let value;
+    try {
+      value = await fn.apply(self, args);
+    } catch (err) {
+      ok = false;
+      value = err;
+    }
+    complete(call, ok, value);
+  }
+
+  function lock(call, self, fn, name) {
+    let release;
+    const gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    let acquired = false;
+    let held;
+    try {
+      held = Promise.resolve(fn.call(self, name, () => {
+        acquired = true;
+        complete(call, true, undefined);
+        return gate;
+      }));
+    } catch (err) {
+      held = Promise.reject(err);
+    }
+    const settled = held.then(() => [true, undefined], (err) => [false, err]);
+    locks.set(call, { release, settled });
+    // A host that fails (or returns) before running the callback must not leave the task waiting.
+    settled.then(([ok, err]) => {
+      if (acquired) return;
+      locks.delete(call);
+      complete(call, false, ok ? new Error("storage lock() returned without running its callback") : err);
+    });
+  }
+
+  function unlock(call, lockCall) {
+    const held = locks.get(lockCall);
+    locks.delete(lockCall);
+    if (!held) return complete(call, true, undefined);
+    held.release();
+    held.settled.then(([ok, err]) => complete(call, ok, err));
+  }
+
+  return {
+    /** The Promise of task `task` (a number a wasm method returned). */
+    settle(task) {
+      return new Promise((resolve, reject) => {
+        waiting.set(task, { resolve, reject });
+        poll();
+      });
+    },
+    /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
+    fail,
+  };
+}

@@ -1,0 +1,45 @@
+// A record as loadContexts returns it: the bytes a host read are parsed here, in
+// JavaScript (they never cross into wasm), and the header fields are checked as the
+// core checks them (src/record.rs: RecordView), so a torn or foreign file is skipped.
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+function textOf(value) {
+  if (typeof value === "string") return value;
+  if (value instanceof ArrayBuffer) return decoder.decode(value);
+  if (ArrayBuffer.isView(value)) return decoder.decode(value);
+  throw new Error("storage read returned neither bytes, a string nor undefined");
+}
+
+const optional = (v, type) => v === undefined || v === null || typeof v === type;
+
+/**
+ * The record in `value` (a string or bytes from the host), or a string saying why it is
+ * not one: the reason of the "Failed to load <path>: <why>" report.
+ */
+export function parseRecord(value) {
+  let record;
+  try {
+    record = JSON.parse(textOf(value));
+  } catch (err) {
+    return `not a whole record (not a toolctx record: ${err?.message ?? err})`;
+  }
+  if (record === null || typeof record !== "object" || Array.isArray(record)) {
+    return "not a whole record (not a toolctx record: not an object)";
+  }
+  const { v, toolName, toolDescription, args, argsHash, timestamp, taskId, queryId, toolCallId } = record;
+  if (!optional(v, "number") || (typeof v === "number" && !(Number.isInteger(v) && v >= 0))) {
+    return "not a whole record (not a toolctx record: v is not a version number)";
+  }
+  if (typeof v === "number" && v > 1) return `not a whole record (record format v${v} is newer than this toolctx reads)`;
+  if (typeof toolName !== "string" || typeof timestamp !== "string") {
+    return "not a whole record (not a toolctx record: toolName and timestamp must be strings)";
+  }
+  if (args === null || typeof args !== "object" || Array.isArray(args)) {
+    return "not a whole record (record args is not an object)";
+  }
+  const fields = [optional(toolDescription, "string"), optional(argsHash, "string"), optional(taskId, "number"),
+    optional(queryId, "string"), optional(toolCallId, "string")];
+  if (fields.includes(false)) return "not a whole record (not a toolctx record: a field has the wrong type)";
+  return record;
+}

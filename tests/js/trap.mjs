@@ -1,0 +1,80 @@
+// SPEC §9 in every runtime (Node, Deno, Bun, Chromium): a panic in the core, in every
+// kind of export, is a typed INTERNAL error for the call it happened in and for every
+// call in flight; the module is instantiated again, the next call works, and the
+// process (or page, or worker) lives. Run these last in a suite: a trap costs the
+// managers made before it their in-memory state.
+
+/** A storage whose writes wait until `release()` is called: a save stays in flight. */
+function heldStorage(memoryStorage) {
+  const inner = memoryStorage();
+  let open;
+  const gate = new Promise((resolve) => {
+    open = resolve;
+  });
+  return {
+    storage: {
+      read: (p, o) => inner.read(p, o),
+      list: (d) => inner.list(d),
+      remove: (p) => inner.remove(p),
+      write: async (p, b, o) => {
+        await gate;
+        return inner.write(p, b, o);
+      },
+    },
+    release: open,
+  };
+}
+
+export function runTrapTests({ name, test, assert, toolctx }) {
+  const { ContextManager, ConversationStore, memoryStorage, optimizeWindow, estimateTokens } = toolctx;
+  const internal = (message) => (err) => {
+    assert.equal(err?.code, "INTERNAL", `${err?.code}: ${err?.message}`);
+    assert.ok(err instanceof Error);
+    if (message) assert.match(err.message, message);
+    return true;
+  };
+
+  test(`[${name}] trap: a panic in a synchronous export throws INTERNAL, and the next call works`, async () => {
+    assert.throws(() => ContextManager.__panicForTests("deliberate, synchronous"), internal(/deliberate, synchronous/));
+    const m = new ContextManager({ contextDir: "/trap-sync", fileSystem: memoryStorage(), persistThreshold: 0 });
+    const fp = await m.saveContext("readFile", { path: "a.ts" }, "after the trap");
+    assert.equal((await m.loadContexts([fp]))[0].result, "after the trap");
+  });
+
+  test(`[${name}] trap: a panic inside an async operation rejects it and every call in flight with INTERNAL; the process lives`, async () => {
+    const storage = memoryStorage();
+    const before = new ContextManager({ contextDir: "/trap-async", fileSystem: storage, persistThreshold: 0 });
+    const kept = await before.saveContext("readFile", { path: "kept.ts" }, "kept");
+    const held = heldStorage(memoryStorage);
+    const waiting = new ContextManager({ contextDir: "/trap-held", fileSystem: held.storage, persistThreshold: 0 });
+    const inFlight = waiting.saveContext("grep", { q: "x" }, "in flight");
+
+    await assert.rejects(ContextManager.__panicForTestsAsync("deliberate, async"), internal(/deliberate, async/));
+    await assert.rejects(inFlight, internal());
+    held.release();
+
+    // The next calls work: a new manager saves, loads and ranks; the old one fails cleanly.
+    const after = new ContextManager({ contextDir: "/trap-async", fileSystem: storage, persistThreshold: 0 });
+    const fp = await after.saveContext("grep", { pattern: "login" }, ["src/login.ts:1"]);
+    assert.deepEqual((await after.loadContexts([fp])).map((r) => r.result), [["src/login.ts:1"]]);
+    assert.deepEqual(after.selectRelevantContexts("login", after.getAllPointers()), [fp]);
+    const old = before.saveContext("t", {}, 1);
+    assert.ok(old instanceof Promise, "an I/O method of an old manager still returns a Promise");
+    await assert.rejects(old, internal());
+
+    // What was persisted before the trap is all there.
+    const reader = new ContextManager({ contextDir: "/trap-async", fileSystem: storage });
+    assert.equal(await reader.rebuildIndex(), 2);
+    assert.ok(reader.getAllPointers().some((p) => p.filepath === kept));
+  });
+
+  test(`[${name}] trap: after a trap the conversation store and the window optimiser work`, async () => {
+    await assert.rejects(ContextManager.__panicForTestsAsync("deliberate, again"), internal());
+    const store = await ConversationStore.open({ storage: memoryStorage(), contextDir: "/trap-conversations" });
+    const { id } = await store.createConversation({ title: "after" });
+    await store.appendMessage(id, { role: "user", content: "hello" });
+    assert.equal((await store.getMessages(id)).length, 1);
+    assert.ok(estimateTokens("some words to count") > 0);
+    assert.equal(optimizeWindow([{ role: "user", content: "hi" }]).messages.length, 1);
+  });
+}
