@@ -1,15 +1,30 @@
 //! Everything wasm-bindgen: the exported `ContextManager`, host storage (`JsStorage`),
 //! typed JavaScript errors, host defaults, and the TypeScript types of the boundary.
+//!
+//! The package ships three wasm modules built from this crate, one per cargo feature
+//! (scripts/build-wasm.sh): `core` (ContextManager: hashing, selection, sessions),
+//! `conversation` (ConversationStore) and `window` (the context-window optimiser). Each
+//! feature compiles only its own exported boundary; what every module needs (host
+//! storage, host defaults, errors, the panic hook) is shared.
 
+#[cfg(any(feature = "core", feature = "conversation"))]
+mod args;
+#[cfg(feature = "conversation")]
 mod conversation;
+// The ContextManager uses all of the shared modules; the other modules use parts of them.
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod errors;
 mod host;
+#[cfg(feature = "core")]
 mod manager;
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod storage;
+#[cfg(feature = "core")]
 mod types;
+#[cfg(feature = "window")]
 mod window;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "core"))]
 mod tests;
 
 use wasm_bindgen::prelude::*;
