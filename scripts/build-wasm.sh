@@ -4,14 +4,17 @@
 # (the context-window optimiser). Each: cargo build, wasm-bindgen's JS glue (--target web),
 # then binaryen's wasm-opt from npm (node_modules/.bin, never the system's).
 #   scripts/build-wasm.sh [--keep-names] [module...]
-# --keep-names skips wasm-opt and keeps the name section, for twiggy.
+# --keep-names builds into target/wasm-names/ instead, with the function names kept
+# through wasm-opt (-g), for `twiggy top` and `twiggy dominators`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
-optimise=1
+out=pkg
+names=()
 if [ "${1:-}" = "--keep-names" ]; then
-  optimise=0
+  out=target/wasm-names
+  names=(-g)
   shift
 fi
 modules=("$@")
@@ -25,8 +28,6 @@ built=target/wasm32-unknown-unknown/wasm/toolctx.wasm
 for module in "${modules[@]}"; do
   # The features change which exports are compiled, so cargo relinks on every switch.
   cargo build --profile wasm --target wasm32-unknown-unknown --no-default-features --features "$module"
-  wasm-bindgen --target web --out-dir pkg --out-name "toolctx_$module" "$built"
-  if [ "$optimise" = 1 ]; then
-    wasm-opt "${WASM_OPT_FLAGS[@]}" "pkg/toolctx_${module}_bg.wasm" -o "pkg/toolctx_${module}_bg.wasm"
-  fi
+  wasm-bindgen --target web --out-dir "$out" --out-name "toolctx_$module" "$built"
+  wasm-opt "${WASM_OPT_FLAGS[@]}" "${names[@]}" "$out/toolctx_${module}_bg.wasm" -o "$out/toolctx_${module}_bg.wasm"
 done
