@@ -4,7 +4,6 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-WASM_PACK_FLAGS := --target web --out-dir pkg --out-name toolctx_core --no-pack
 CORE_SOURCES := $(shell find src -type f) Cargo.toml Cargo.lock
 TEMPLATE := $(shell find pkg-template -type f)
 WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
@@ -15,15 +14,14 @@ WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRI
 setup:
 	@scripts/setup.sh
 
-## pkg/: the directory `npm pack` publishes (wasm-pack output + pkg-template/).
+## pkg/: the directory `npm pack` publishes (the three wasm modules and their glue + pkg-template/).
 pkg: setup pkg/.built
 	@mkdir -p node_modules && ln -sfn ../pkg node_modules/toolctx
 
-pkg/.built: $(CORE_SOURCES) $(TEMPLATE) scripts/bundle-cli.mjs README.md CHANGELOG.md
-	wasm-pack build --release $(WASM_PACK_FLAGS)
-	rm -f pkg/.gitignore pkg/package.json pkg/README.md
+pkg/.built: $(CORE_SOURCES) $(TEMPLATE) scripts/build-wasm.sh scripts/bundle-cli.mjs README.md CHANGELOG.md
+	scripts/build-wasm.sh # pkg/toolctx_{core,conversation,window}_bg.wasm and their .js glue
 	cp -R pkg-template/. pkg/
-	cat src/wasm/*.d.ts > pkg/types.d.ts # the public types (index.d.ts); toolctx_core.d.ts stays internal
+	cat src/wasm/*.d.ts > pkg/types.d.ts # the public types (index.d.ts); toolctx_*.d.ts stay internal
 	node scripts/bundle-cli.mjs # bin/: the CLI and its npm packages in one file (no runtime dependencies)
 	cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE pkg/
 	@touch $@
@@ -61,7 +59,9 @@ test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser tes
 lint:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
-	cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
+	for module in core conversation window; do \
+	  cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$module -- -D warnings || exit 1; done
 
 test-rust:
 	cargo test

@@ -1,14 +1,16 @@
 // toolctx on edge runtimes (Cloudflare Workers' workerd, Vercel Edge): the set-up that
 // index.workerd.js and index.edge-light.js share. They differ only in how their
-// platform's build spells a wasm module import; each hands the compiled module to
-// start(), which instantiates it synchronously: no fetch of the wasm, no compile of bytes
-// at run time, no eval. There is no file system on the edge: the default storage is
+// platform's build spells a wasm module import; each hands the compiled modules to
+// start(), which instantiates the core synchronously (the conversation and window modules
+// at their first use): no fetch of the wasm, no compile of bytes at run time, no eval. There is no file system on the edge: the default storage is
 // memory (onDebug says so), under the browser's default folder "agent/context".
 
 import { initSync } from "./toolctx_core.js";
 import { memoryStorage } from "./adapters/memory.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
 import { setHostDefaults } from "./extras.js";
+import { conversationModule } from "./conversation.js";
+import { windowModule } from "./window.js";
 
 function defaultStorage() {
   const storage = memoryStorage();
@@ -17,8 +19,10 @@ function defaultStorage() {
 }
 
 /** Instantiates the core from its compiled WebAssembly.Module and registers the edge defaults. */
-export function start(module) {
-  initSync({ module });
+export function start({ core, conversation, window: optimiser }) {
+  initSync({ module: core });
+  conversationModule.provide(() => conversation);
+  windowModule.provide(() => optimiser);
   setHostDefaults({
     defaultContextDir: () => "agent/context",
     resolveDir: (dir) => dir.replace(/^\/+/, ""),
@@ -27,7 +31,8 @@ export function start(module) {
   });
 }
 
-export { ContextManager, ConversationStore } from "./extras.js";
+export { ContextManager } from "./extras.js";
+export { ConversationStore } from "./conversation.js";
 export { memoryStorage };
-export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./extras.js";
+export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./window.js";
 export { clearToolUses } from "./clear-tool-uses.js";

@@ -2,18 +2,18 @@
 // - `Symbol.asyncDispose` on ContextManager;
 // - the driver (driver.js): methods that do I/O return a task number, and the driver
 //   runs the task's host calls and settles the caller's Promise;
-// - traps (SPEC §9): every entry into the module is a synchronous call from here or
-//   from the driver, so if the core ever panics the trap is caught where it happens:
+// - traps (SPEC §9): every entry into a module is a synchronous call from here or
+//   from its driver, so if the core ever panics the trap is caught where it happens:
 //   that call fails with an `INTERNAL` error, so does every call in flight, and the
 //   panic hook has asked wasm-bindgen for a fresh instance for the next call. Managers
 //   made before the trap lost their in-memory state with the old instance: their calls
 //   fail as INTERNAL too (their persisted records remain; open the session or store again).
+//
+// The conversation store (conversation.js) and the window optimiser (window.js) are wasm
+// modules of their own, instantiated on first use (lazy.js), each with its own driver;
+// their exports go through the same guard.
 import * as core from "./toolctx_core.js";
-import { ContextManager as Core, ConversationStore as Conversations, __setHostDefaults } from "./toolctx_core.js";
-import {
-  ContextHistory as HistoryCore, estimateTokens as estimateCore, findDuplicateFileReads as findDuplicatesCore,
-  __optimizeWindow as optimizeCore, shouldCompact as shouldCompactCore, truncationRange as truncationRangeCore,
-} from "./toolctx_core.js";
+import { ContextManager as Core, __setHostDefaults } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
 import { parseRecord } from "./records.js";
 import { installPointerArrays, slotsOf } from "./pointers.js";
@@ -28,6 +28,9 @@ export function setHostDefaults(value) {
   defaults = { ...value, onTrap };
   __setHostDefaults(defaults);
 }
+
+/** The registered defaults, for the modules instantiated later (lazy.js). */
+export const hostDefaults = () => defaults;
 
 /** After a trap the fresh instance has none of the old one's state: register again. */
 function ensureDefaults() {
@@ -52,14 +55,16 @@ function convert(err) {
   return err;
 }
 
-/** Called by the core's panic hook, just before the trap. */
-function onTrap(message) {
+/** Called by a module's panic hook, just before the trap. */
+export function onTrap(message) {
   traps++;
   lastPanic = message;
   defaultsLost = true;
 }
 
-const driver = createDriver(core, convert);
+/** A driver for a module's tasks (driver.js), its traps turned into INTERNAL errors. */
+export const driverFor = (glue) => createDriver(glue, convert);
+const coreDriver = driverFor(core);
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
@@ -72,7 +77,8 @@ const ASYNC = new Set([
   "import", "sync", "syncStatus",
 ]);
 
-function guard(name, fn) {
+/** `fn` (a wasm export of the module that `driver` drives) with traps caught and tasks settled. */
+export function guard(name, fn, driver = coreDriver) {
   return function guarded(...args) {
     let out;
     try {
@@ -90,7 +96,7 @@ function guard(name, fn) {
 // The wasm methods (and the pointer lists over them), guarded; the overrides below build
 // on the guarded ones.
 installPointerArrays(Core.prototype);
-for (const target of [Core.prototype, Core, Conversations.prototype, Conversations]) {
+for (const target of [Core.prototype, Core]) {
   for (const name of Object.getOwnPropertyNames(target)) {
     const d = Object.getOwnPropertyDescriptor(target, name);
     if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests") && !ASYNC.has(name))) continue;
@@ -201,88 +207,4 @@ export const ContextManager = new Proxy(Core, {
   },
 });
 
-/** The conversation store (made by `ConversationStore.open`), its methods guarded like ContextManager's. */
-if (typeof Symbol.asyncDispose === "symbol" && !Conversations.prototype[Symbol.asyncDispose]) {
-  Object.defineProperty(Conversations.prototype, Symbol.asyncDispose, {
-    value() {
-      return this.close();
-    },
-    writable: true,
-    configurable: true,
-  });
-}
-export const ConversationStore = Conversations;
-// The context-window optimiser (SPEC §7): the same trap guard as ContextManager for its
-// functions and the ContextHistory class; optimizeWindow({history}) runs in the history.
-// The core returns a plan (the new content of the messages it changed, the range to
-// remove); the result is a copy of the messages (plain objects and arrays copied; strings,
-// dates and other non-plain objects shared) with the new contents swapped in.
-ASYNC.add("save").add("restoreCheckpoint");
-// Messages cross as UTF-8 JSON bytes: JSON.stringify and TextEncoder are native and the
-// bytes are copied once, where megabytes of strings would be converted char by char.
-const encoder = new TextEncoder();
-function wire(messages) {
-  if (!Array.isArray(messages)) return messages; // the core rejects it
-  try {
-    return encoder.encode(JSON.stringify(messages));
-  } catch (cause) {
-    throw Object.assign(new Error(`toolctx: messages cannot be serialised as JSON: ${cause?.message}`), {
-      name: "ToolctxError", code: "NOT_SERIALIZABLE", cause,
-    });
-  }
-}
-const plain = (v) => v !== null && typeof v === "object" && [Object.prototype, null].includes(Object.getPrototypeOf(v));
-const copy = (v) => (Array.isArray(v) ? v.map(copy) : plain(v) ? copyObject(v) : v);
-function copyObject(o) {
-  const out = {};
-  for (const k of Object.keys(o)) out[k] = copy(o[k]);
-  return out;
-}
-function assemble(messages, { changed, truncated }) {
-  const out = new Array(messages.length);
-  let next = 0;
-  for (let i = 0; i < messages.length; i++) {
-    if (truncated !== null && i >= truncated[0] && i <= truncated[1]) continue;
-    out[i] = copyObject(messages[i]);
-    if (next < changed.length && changed[next][0] === i) out[i].content = changed[next++][1];
-  }
-  if (truncated !== null) out.splice(truncated[0], truncated[1] - truncated[0] + 1);
-  return out;
-}
-function finish(messages, plan) {
-  const { edits, truncated, metrics } = plan;
-  return { messages: assemble(messages, plan), edits, truncated, metrics };
-}
-const planIn = HistoryCore.prototype.__optimize;
-HistoryCore.prototype.optimize = function optimize(messages, options) {
-  return finish(messages, planIn.call(this, wire(messages), options));
-};
-const applyIn = HistoryCore.prototype.__apply;
-HistoryCore.prototype.apply = function apply(messages) {
-  return assemble(messages, applyIn.call(this, wire(messages)));
-};
-for (const target of [HistoryCore.prototype, HistoryCore]) {
-  for (const name of Object.getOwnPropertyNames(target)) {
-    const d = Object.getOwnPropertyDescriptor(target, name);
-    if (name === "constructor" || name === "prototype" || name.startsWith("__")) continue;
-    if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: guard(name, d.value) });
-    else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guard(name, d.get) });
-  }
-}
-
-export const ContextHistory = HistoryCore;
-export const optimizeWindow = guard("optimizeWindow", (messages, options) => {
-  const history = options?.history;
-  if (history === undefined || history === null) return finish(messages, optimizeCore(wire(messages), options));
-  if (!(history instanceof HistoryCore)) {
-    throw Object.assign(new TypeError("options.history must be a ContextHistory"), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
-  }
-  const { history: _, ...rest } = options;
-  return history.optimize(messages, rest);
-});
-export const findDuplicateFileReads = guard("findDuplicateFileReads", (messages, options) =>
-  findDuplicatesCore(wire(messages), options));
-export const truncationRange = guard("truncationRange", (messages, strategy, options) =>
-  truncationRangeCore(wire(messages), strategy, options));
-export const shouldCompact = guard("shouldCompact", shouldCompactCore);
-export const estimateTokens = guard("estimateTokens", (value) => estimateCore(typeof value === "string" ? value : wire(value)));
+ASYNC.add("save").add("restoreCheckpoint"); // ContextHistory (window.js)

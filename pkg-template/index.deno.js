@@ -1,12 +1,18 @@
 // toolctx for Deno: the wasm core is read from the package and ready when this module's
-// import resolves; the default storage is the file system under ~/.agent/context.
+// import resolves; the default storage is the file system under ~/.agent/context. The
+// conversation and window modules are read and instantiated by their first use.
 
 import { initSync } from "./toolctx_core.js";
 import { denoStorage } from "./adapters/deno.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager, ConversationStore, setHostDefaults } from "./extras.js";
+import { ContextManager, setHostDefaults } from "./extras.js";
+import { ConversationStore, conversationModule } from "./conversation.js";
+import { windowModule } from "./window.js";
 
-initSync({ module: await Deno.readFile(new URL("./toolctx_core_bg.wasm", import.meta.url)) });
+const file = (name) => new URL(`./toolctx_${name}_bg.wasm`, import.meta.url);
+initSync({ module: await Deno.readFile(file("core")) });
+conversationModule.provide(() => Deno.readFileSync(file("conversation")));
+windowModule.provide(() => Deno.readFileSync(file("window")));
 
 function home() {
   try {
@@ -28,5 +34,5 @@ setHostDefaults({
 
 export { ContextManager, ConversationStore };
 export { memoryStorage } from "./adapters/memory.js";
-export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./extras.js";
+export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./window.js";
 export { clearToolUses } from "./clear-tool-uses.js";

@@ -1,10 +1,12 @@
 // toolctx for Vercel Edge Functions and Next.js middleware (the `edge-light` condition):
 // their build turns a `.wasm?module` import into a compiled module.
 
-import module from "./toolctx_core_bg.wasm?module";
+import core from "./toolctx_core_bg.wasm?module";
+import conversation from "./toolctx_conversation_bg.wasm?module";
+import windowWasm from "./toolctx_window_bg.wasm?module";
 import { start } from "./edge.js";
 
-start(module);
+start({ core, conversation, window: windowWasm });
 
 export {
   ContextHistory, ContextManager, ConversationStore, estimateTokens, findDuplicateFileReads, memoryStorage, optimizeWindow,

@@ -1,6 +1,7 @@
 // toolctx for Node and Bun: the wasm core loads synchronously, so the package works
 // from `import` and from `require` (Node's require(esm)), and the default storage is
 // the file system under ~/.agent/context (toolctx/node, or toolctx/bun under Bun).
+// The conversation and window modules are read and instantiated by their first use.
 
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -9,9 +10,14 @@ import { initSync } from "./toolctx_core.js";
 import { nodeStorage } from "./adapters/node.js";
 import { bunStorage } from "./adapters/bun.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager, ConversationStore, setHostDefaults } from "./extras.js";
+import { ContextManager, setHostDefaults } from "./extras.js";
+import { ConversationStore, conversationModule } from "./conversation.js";
+import { windowModule } from "./window.js";
 
-initSync({ module: readFileSync(new URL("./toolctx_core_bg.wasm", import.meta.url)) });
+const wasm = (name) => () => readFileSync(new URL(`./toolctx_${name}_bg.wasm`, import.meta.url));
+initSync({ module: wasm("core")() });
+conversationModule.provide(wasm("conversation"));
+windowModule.provide(wasm("window"));
 
 const toSlashes = (p) => (sep === "/" ? p : p.split(sep).join("/"));
 
@@ -24,5 +30,5 @@ setHostDefaults({
 
 export { ContextManager, ConversationStore };
 export { memoryStorage } from "./adapters/memory.js";
-export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./extras.js";
+export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./window.js";
 export { clearToolUses } from "./clear-tool-uses.js";

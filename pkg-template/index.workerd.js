@@ -1,10 +1,12 @@
 // toolctx for Cloudflare Workers (the `workerd` condition): wrangler, and any bundler that
 // follows its module rules, ships the imported .wasm as a compiled module.
 
-import module from "./toolctx_core_bg.wasm";
+import core from "./toolctx_core_bg.wasm";
+import conversation from "./toolctx_conversation_bg.wasm";
+import windowWasm from "./toolctx_window_bg.wasm";
 import { start } from "./edge.js";
 
-start(module);
+start({ core, conversation, window: windowWasm });
 
 export {
   ContextHistory, ContextManager, ConversationStore, estimateTokens, findDuplicateFileReads, memoryStorage, optimizeWindow,

@@ -14,9 +14,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string, parse_json, rejected};
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
-use super::manager::{debug_sink, get, opt_function, opt_size, opt_string, parse_json, rejected};
 use super::storage::JsStorage;
 use crate::conversation::{
     ArtifactInput, ArtifactMeta, Backoff, ConversationStore, ExportedArtifact, Format, IdRandom, Message, MessageInput,
@@ -165,6 +165,14 @@ macro_rules! arg {
 
 #[wasm_bindgen(js_class = ConversationStore)]
 impl JsConversationStore {
+    /// Panics on purpose, so tests can check that a trap in this module (a wasm module of
+    /// its own, src/wasm/mod.rs) becomes an `INTERNAL` error and that the module works
+    /// again afterwards. Not part of the API.
+    #[wasm_bindgen(js_name = "__panicForTests")]
+    pub fn panic_for_tests(message: String) {
+        panic!("{message}");
+    }
+
     /// A store over the given (or the runtime's default) storage, syncing to `remote`.
     pub fn open(options: JsValue) -> u32 {
         spawn(async move { build(&options).map(|s| JsValue::from(JsConversationStore { inner: Rc::new(s) })).js() })

@@ -1,25 +1,43 @@
 //! Everything wasm-bindgen: the exported `ContextManager`, host storage (`JsStorage`),
 //! typed JavaScript errors, host defaults, and the TypeScript types of the boundary.
+//!
+//! The package ships three wasm modules built from this crate, one per cargo feature
+//! (scripts/build-wasm.sh): `core` (ContextManager: hashing, selection, sessions),
+//! `conversation` (ConversationStore) and `window` (the context-window optimiser). Each
+//! feature compiles only its own exported boundary; what every module needs (host
+//! storage, host defaults, errors, the panic hook) is shared.
 
+#[cfg(any(feature = "core", feature = "conversation"))]
+mod args;
+// Held result bytes: made by the core's saveContext, written by the storage of any module.
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod body;
+#[cfg(feature = "conversation")]
 mod conversation;
+// The ContextManager uses all of the shared modules; the other modules use parts of them.
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod errors;
 mod host;
+#[cfg(feature = "core")]
 mod manager;
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod storage;
 mod tasks;
+#[cfg(feature = "core")]
 mod types;
+#[cfg(feature = "window")]
 mod window;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "core"))]
 mod tests;
 
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(start)]
 fn start() {
+    // The panic's message and location reach the caller in the INTERNAL error (extras.js),
+    // with no console output of its own (console_error_panic_hook's cost 1.5 KB).
     std::panic::set_hook(Box::new(|info| {
-        console_error_panic_hook::hook(info);
         // The trap that follows leaves the instance unusable: the next call into the
         // module gets a fresh one, and the JS glue fails the calls in flight as INTERNAL.
         wasm_bindgen::handler::schedule_reinit();

@@ -89,6 +89,7 @@ pub fn failed(err: JsValue) -> u32 {
 }
 
 /// A task that has already finished with `value`.
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 pub fn done(value: JsValue) -> u32 {
     spawn(async move { Ok(value) })
 }

@@ -330,6 +330,14 @@ impl JsContextHistory {
 
 #[wasm_bindgen(js_class = ContextHistory)]
 impl JsContextHistory {
+    /// Panics on purpose, so tests can check that a trap in this module (a wasm module of
+    /// its own, src/wasm/mod.rs) becomes an `INTERNAL` error and that the module works
+    /// again afterwards. Not part of the API.
+    #[wasm_bindgen(js_name = "__panicForTests")]
+    pub fn panic_for_tests(message: String) {
+        panic!("{message}");
+    }
+
     /// The history `{contextDir}/window/{id}.json` of the given (or default) storage,
     /// loaded; empty when the file does not exist.
     pub fn open(options: JsValue) -> u32 {

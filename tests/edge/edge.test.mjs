@@ -19,13 +19,14 @@ const entry = (contents) => ({ stdin: { contents, resolveDir: here, sourcefile: 
 
 test("workerd: the worker imports toolctx by name and saves, selects, loads, converses, optimises, survives a trap", async () => {
   const bundle = await bundleForWorkerd(entry(workerdHandler));
-  assert.deepEqual(bundle.modules.map((m) => m.name.replace(/^[0-9a-f]{40}-/, "")), ["toolctx_core_bg.wasm"], "the wasm is a module of its own");
+  assert.deepEqual(bundle.modules.map((m) => m.name.replace(/^[0-9a-f]{40}-/, "")), 
+    ["toolctx_core_bg.wasm", "toolctx_conversation_bg.wasm", "toolctx_window_bg.wasm"], "each wasm is a module of its own");
   checkScenario((await fetchFromWorkerd(bundle)).body);
 });
 
 test("edge-light: edge-runtime runs the same scenario with the wasm as a binding, no eval", async () => {
   const bundle = await bundleForEdgeLight(entry(edgeLightHandler));
-  assert.equal(bundle.wasm.length, 1, "the wasm is imported as a module (?module)");
+  assert.equal(bundle.wasm.length, 3, "the three wasm modules are imported as modules (?module)");
   const { body } = await fetchFromEdgeLight(bundle);
   checkScenario(body);
 });

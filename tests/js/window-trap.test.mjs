@@ -1,7 +1,8 @@
-// SPEC §9 for the window optimiser: after a trap the functions work again (the module
-// is re-instantiated), a ContextHistory from before fails cleanly with INTERNAL
+// SPEC §9 for the window optimiser: after a trap in its module the functions work again
+// (the module is re-instantiated), a ContextHistory from before fails cleanly with INTERNAL
 // (rejecting from save/restoreCheckpoint, throwing elsewhere), and what it saved is
-// there when the history is opened again.
+// there when the history is opened again. The window optimiser is a wasm module of its
+// own: a trap in the core leaves its histories alone.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -24,6 +25,9 @@ test("a trap leaves the window functions working and old histories failing as IN
   await before.save();
 
   assert.throws(() => ContextManager.__panicForTests("deliberate"), (err) => err.code === "INTERNAL");
+  assert.equal(before.edits().length, 1, "a trap in the core module leaves the window module's state");
+
+  assert.throws(() => ContextHistory.__panicForTests("deliberate"), (err) => err.code === "INTERNAL");
 
   assert.equal(optimizeWindow(messages).edits.length, 1, "the functions work again");
   assert.throws(() => before.edits(), (err) => err.code === "INTERNAL");

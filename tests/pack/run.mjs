@@ -99,7 +99,7 @@ try {
 
   await check("npm pack: the tarball holds the package files and no build leftovers", () => {
     const listing = run("tar", ["-tzf", tarball], scratch).split("\n");
-    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/index.workerd.js", "package/index.edge-light.js", "package/edge.js", "package/toolctx_core_bg.wasm", "package/adapters/opfs.js", "package/integrations/ai-sdk.js", "package/adapters/cloudflare.js", "package/integrations/ai-sdk.d.ts", "package/README.md", "package/LICENSE-MIT"]) {
+    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/index.workerd.js", "package/index.edge-light.js", "package/edge.js", "package/toolctx_core_bg.wasm", "package/toolctx_conversation_bg.wasm", "package/toolctx_window_bg.wasm", "package/conversation.d.ts", "package/window.d.ts", "package/adapters/opfs.js", "package/integrations/ai-sdk.js", "package/adapters/cloudflare.js", "package/integrations/ai-sdk.d.ts", "package/README.md", "package/LICENSE-MIT"]) {
       if (!listing.includes(f)) throw new Error(`${f} missing from the tarball`);
     }
     const stray = listing.filter((f) => /\.built$|\.gitignore$|\.tmp$/.test(f));
@@ -170,6 +170,7 @@ try {
       fp: true, records: 2, result: ["src/auth/login.ts"], scored: 2, size: 2, code: "NOT_SERIALIZABLE", disposable: "function",
       role: "tool", resolved: 1, messages: 2, duplicatesReplaced: 1, memory: 0,
       created: "File created successfully at: /memories/a.md", clearedToolUses: 1,
+      subpaths: { same: true, window: 7, tokens: 2 },
     };
     for (const [k, v] of Object.entries(want)) {
       if (JSON.stringify(line[k]) !== JSON.stringify(v)) throw new Error(`consumer.mts printed ${k} = ${JSON.stringify(line[k])}, expected ${JSON.stringify(v)}: ${JSON.stringify(line)}`);
@@ -194,7 +195,7 @@ try {
     for (const want of ["index.d.ts", "types.d.ts", "adapters/node.d.ts", "adapters/opfs.d.ts"]) {
       if (!reached.includes(want)) throw new Error(`${want} not reached: ${reached}`);
     }
-    const core = reached.filter((f) => f.startsWith("toolctx_core"));
+    const core = reached.filter((f) => f.startsWith("toolctx_"));
     if (core.length) throw new Error(`the public types reach ${core}`);
     for (const file of reached) {
       const code = readFileSync(join(pkgDir, file), "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");

@@ -20,6 +20,11 @@ import { indexedDbStorage, type IndexedDbStorageOptions } from "toolctx/indexedd
 import { memoryStorage as memoryFromSubpath, type MemoryStorage } from "toolctx/memory";
 import { clearToolUses, type ClearToolUsesResult } from "toolctx";
 import { memoryToolHandlers, type MemoryToolHandlers } from "toolctx/anthropic";
+import { ConversationStore as ConversationsFromSubpath, type ConversationMessage } from "toolctx/conversation";
+import {
+  ContextHistory as HistoryFromSubpath, estimateTokens as estimateFromSubpath, optimizeWindow as optimizeFromSubpath,
+  type WindowResult as SubpathWindowResult,
+} from "toolctx/window";
 
 type IsAny<T> = 0 extends 1 & T ? true : false;
 /** Compiles only when `value`'s type is not `any`. */
@@ -166,6 +171,16 @@ expectType<boolean>()(shouldCompact({ inputTokens: 170_000, outputTokens: 2_000 
 expectType<number>()(estimateTokens("some text"));
 const memory = expectType<MemoryStorage>()(memoryStorage());
 
+// toolctx/conversation and toolctx/window: the same classes and functions, typed alike.
+const subpathStore = await ConversationsFromSubpath.open({ storage: memoryStorage(), contextDir: "/sub" });
+const subpathConv = await subpathStore.createConversation();
+expectType<ConversationMessage>()(await subpathStore.appendMessage(subpathConv.id, { role: "user", content: "hi" }));
+const subpaths = {
+  same: ConversationsFromSubpath === ConversationStore && HistoryFromSubpath === ContextHistory,
+  window: expectType<SubpathWindowResult>()(optimizeFromSubpath(messages)).messages.length,
+  tokens: expectType<number>()(estimateFromSubpath("abcdefgh")),
+};
+
 // toolctx/anthropic (no @anthropic-ai/sdk installed: its types are not needed).
 const handlers = expectType<MemoryToolHandlers>()(memoryToolHandlers({ storage: memoryStorage(), dir: "m" }));
 const created = expectType<string>()(await handlers.create({ command: "create", path: "/memories/a.md", file_text: "a" }));
@@ -177,5 +192,5 @@ console.log(JSON.stringify({
   fp: fp.startsWith(dir), records: records.length, result, scored: scored.length, hash, size, sessions: sessions.length,
   code, disposable: typeof disposable, role, resolved: resolved.length, messages: stats.messages, kept: pruned.kept.length,
   duplicatesReplaced: optimised.metrics.duplicatesReplaced, block: typeof block, memory: memory.paths().length,
-  created, clearedToolUses: cleared.clearedToolUses,
+  created, clearedToolUses: cleared.clearedToolUses, subpaths,
 }));

@@ -1,0 +1,32 @@
+// The conversation store (SPEC §7) from its own wasm module (toolctx_conversation_bg.wasm),
+// instantiated by the first `ConversationStore.open` (lazy.js). Its methods are guarded
+// like ContextManager's (extras.js).
+import * as glue from "./toolctx_conversation.js";
+import { LazyModule } from "./lazy.js";
+
+export const conversationModule = new LazyModule("conversation", glue);
+const Conversations = glue.ConversationStore;
+conversationModule.guardClass(Conversations);
+
+// The only way to a store: where the module is fetched (browsers), open waits for it.
+const guardedOpen = Conversations.open;
+Object.defineProperty(Conversations, "open", {
+  value: async function open(options) {
+    await conversationModule.load();
+    return guardedOpen.call(this, options);
+  },
+  writable: true,
+  configurable: true,
+});
+
+if (typeof Symbol.asyncDispose === "symbol" && !Conversations.prototype[Symbol.asyncDispose]) {
+  Object.defineProperty(Conversations.prototype, Symbol.asyncDispose, {
+    value() {
+      return this.close();
+    },
+    writable: true,
+    configurable: true,
+  });
+}
+
+export const ConversationStore = Conversations;

@@ -1,0 +1,73 @@
+//! Reading JavaScript arguments and options, shared by the exported classes.
+
+use std::rc::Rc;
+
+use js_sys::{Function, Object, Reflect, JSON};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::errors::to_js;
+use crate::error::{Error, Result};
+use crate::store::DebugEvent;
+
+pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
+    if obj.is_object() || obj.is_function() {
+        Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+pub(super) fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
+    let v = get(obj, key);
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    v.as_string().map(Some).ok_or_else(|| Error::invalid(format!("{key} must be a string")))
+}
+
+pub(super) fn opt_size(obj: &JsValue, key: &str) -> Result<Option<usize>> {
+    let v = get(obj, key);
+    if v.is_undefined() {
+        return Ok(None);
+    }
+    match v.as_f64() {
+        Some(n) if n >= 0.0 && n.is_finite() => Ok(Some(n as usize)),
+        Some(n) if n == f64::INFINITY => Ok(Some(usize::MAX)),
+        _ => Err(Error::invalid(format!("{key} must be a non-negative number"))),
+    }
+}
+
+pub(super) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>> {
+    let v = get(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.dyn_into::<Function>().map(Some).map_err(|_| Error::invalid(format!("{key} must be a function")))
+}
+
+pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
+    let f = on_debug.clone()?;
+    Some(Rc::new(move |event: &DebugEvent| {
+        let data = match &event.path {
+            Some(path) => {
+                let o = Object::new();
+                let _ = Reflect::set(&o, &"path".into(), &path.into());
+                o.into()
+            }
+            None => JsValue::UNDEFINED,
+        };
+        // A throwing debug callback must not break the operation it reports on.
+        let _ = f.call2(&JsValue::UNDEFINED, &event.message.as_str().into(), &data);
+    }))
+}
+
+pub(super) fn parse_json(text: &str) -> JsValue {
+    // The core only hands out JSON it produced or validated.
+    JSON::parse(text).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A task that has already failed with `err` (the driver rejects the caller's Promise).
+pub(super) fn rejected(err: Error) -> u32 {
+    super::tasks::failed(to_js(err))
+}
