@@ -26,7 +26,7 @@ function heldStorage(memoryStorage) {
 }
 
 export function runTrapTests({ name, test, assert, toolctx }) {
-  const { ContextManager, ConversationStore, memoryStorage, optimizeWindow, estimateTokens } = toolctx;
+  const { ContextManager, ConversationStore, ContextHistory, memoryStorage, optimizeWindow, estimateTokens } = toolctx;
   const internal = (message) => (err) => {
     assert.equal(err?.code, "INTERNAL", `${err?.code}: ${err?.message}`);
     assert.ok(err instanceof Error);
@@ -76,5 +76,21 @@ export function runTrapTests({ name, test, assert, toolctx }) {
     assert.equal((await store.getMessages(id)).length, 1);
     assert.ok(estimateTokens("some words to count") > 0);
     assert.equal(optimizeWindow([{ role: "user", content: "hi" }]).messages.length, 1);
+  });
+
+  test(`[${name}] trap: a panic in the conversation module or the window module is INTERNAL, and each works again`, async () => {
+    const store = await ConversationStore.open({ storage: memoryStorage(), contextDir: "/trap-modules" });
+    assert.throws(() => ConversationStore.__panicForTests("deliberate, conversation"), internal(/deliberate, conversation/));
+    const again = await ConversationStore.open({ storage: memoryStorage(), contextDir: "/trap-modules" });
+    const { id } = await again.createConversation({ title: "after" });
+    assert.equal((await again.listConversations()).length, 1);
+    await assert.rejects(store.createConversation({ title: "old" }), internal());
+    assert.equal(again.constructor, store.constructor);
+    assert.ok(id);
+
+    assert.throws(() => ContextHistory.__panicForTests("deliberate, window"), internal(/deliberate, window/));
+    assert.equal(optimizeWindow([{ role: "user", content: "hi" }]).messages.length, 1);
+    const m = new ContextManager({ contextDir: "/trap-modules", fileSystem: memoryStorage(), persistThreshold: 0 });
+    assert.equal(typeof (await m.saveContext("t", {}, 1)), "string", "the core is untouched");
   });
 }
