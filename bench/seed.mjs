@@ -55,6 +55,10 @@ export class SeedContextManager {
     return this.#pointers.map((p) => ({ ...p }));
   }
 
+  getPointersForQuery(queryId) {
+    return this.#pointers.filter((p) => p.queryId === queryId).map((p) => ({ ...p }));
+  }
+
   async loadContexts(filepaths) {
     const out = [];
     for (const path of filepaths) {

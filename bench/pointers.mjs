@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// Pointer lists at scale (issue 12): not a test, figures only.
+//   1. getAllPointers at 100,000 pointers, every element touched (filepath, args, taskId):
+//      the first call, a repeated call, and a call after one more save.
+//   2. Memory per pointer at 100,000 small records (JS heap + external + wasm memory,
+//      after GC), each scenario in a fresh child process:
+//      - "pointers": persistThreshold 0 into a storage that keeps nothing, so only the
+//        pointer table, the index and the bookkeeping are counted;
+//      - "default": the bench/select.mjs scenario (memoryStorage, records held in memory).
+//   3. The seed flow, getPointersForQuery -> selectRelevantContexts -> loadContexts of the
+//      top 10, at 1k / 10k / 100k records on disk (node fs, persistThreshold 0; 20 query
+//      ids, so a query lists 5% of the pointers), against the plain-JS seed of
+//      bench/seed.mjs on the same corpus in the same run; median over 24 queries.
+//   node --expose-gc bench/pointers.mjs [--json] [--sizes 1000,10000]
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { ContextManager, memoryStorage } from "toolctx";
+import { nodeStorage } from "toolctx/node";
+import { SeedContextManager } from "./seed.mjs";
+import { corpus } from "./select.mjs";
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const arg = (name) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+};
+
+function touch(pointers) {
+  let n = 0;
+  for (const p of pointers) n += p.filepath.length + Object.keys(p.args).length + (p.taskId ?? 0);
+  return n;
+}
+
+async function fill(m, calls, queryIds = 20) {
+  const BATCH = 64;
+  for (let i = 0; i < calls.length; i += BATCH) {
+    const batch = [];
+    for (let j = i; j < Math.min(calls.length, i + BATCH); j++) {
+      const [tool, args] = calls[j];
+      batch.push(m.saveContext(tool, args, { ok: true, n: j }, j % 10, `q${j % queryIds}`));
+    }
+    await Promise.all(batch);
+  }
+}
+
+// ---- 1. getAllPointers ------------------------------------------------------------------
+async function getAll(n) {
+  const { calls } = corpus(n);
+  const m = new ContextManager({ contextDir: "/bench", fileSystem: memoryStorage(), persistThreshold: Infinity, memoryBudget: Infinity });
+  await fill(m, calls);
+  const time = (fn) => {
+    const t0 = performance.now();
+    fn();
+    return performance.now() - t0;
+  };
+  const first = time(() => touch(m.getAllPointers()));
+  const repeated = median(Array.from({ length: 7 }, () => time(() => touch(m.getAllPointers()))));
+  const appended = [];
+  for (let i = 0; i < 5; i++) {
+    await m.saveContext("readFile", { path: `extra${i}.ts` }, null);
+    appended.push(time(() => touch(m.getAllPointers())));
+  }
+  const forTask = median(Array.from({ length: 5 }, () => time(() => touch(m.getPointersForTask(3)))));
+  return { "first call (ms)": +first.toFixed(1), "repeated (ms)": +repeated.toFixed(1), "after a save (ms)": +median(appended).toFixed(1), "getPointersForTask, 10% (ms)": +forTask.toFixed(1) };
+}
+
+// ---- 2. memory, in a child: node --expose-gc bench/pointers.mjs --child <scenario> N ------
+async function memoryChild(which, n) {
+  const { calls } = corpus(n);
+  const core = new URL("../node_modules/toolctx/toolctx_core.js", import.meta.url);
+  const { memory } = await import(core.href).then((mod) => mod.initSync({ module: readFileSync(new URL("toolctx_core_bg.wasm", core)) }));
+  const measure = () => {
+    globalThis.gc();
+    globalThis.gc();
+    const u = process.memoryUsage();
+    return { heap: u.heapUsed, external: u.external, wasm: memory.buffer.byteLength };
+  };
+  const discard = { read: () => undefined, write: () => {}, remove: () => {}, list: () => [] };
+  const m = which === "pointers"
+    ? new ContextManager({ contextDir: "/bench", fileSystem: discard, persistThreshold: 0 })
+    : new ContextManager({ contextDir: "/bench", fileSystem: memoryStorage(), persistThreshold: Infinity, memoryBudget: Infinity });
+  const before = measure();
+  for (let i = 0; i < calls.length; i++) await m.saveContext(calls[i][0], calls[i][1], null, i % 10, `q${i % 20}`);
+  const after = measure();
+  const per = (k) => (after[k] - before[k]) / n;
+  process.stdout.write(JSON.stringify({ heap: per("heap"), external: per("external"), wasm: per("wasm"), total: per("heap") + per("external") + per("wasm"), size: m.size }));
+}
+
+// ---- 3. the seed flow -------------------------------------------------------------------
+async function seedFlow(n) {
+  const { calls, queries } = corpus(n);
+  const top = mkdtempSync(`${tmpdir()}/toolctx-pointers-`);
+  try {
+    const ours = new ContextManager({ contextDir: `${top}/ours`, fileSystem: nodeStorage(), persistThreshold: 0 });
+    const seed = new SeedContextManager({ contextDir: `${top}/seed` });
+    await fill(ours, calls);
+    await fill(seed, calls);
+    const flow = async (m, q, i) => {
+      const pointers = m.getPointersForQuery(`q${i % 20}`);
+      const paths = m.selectRelevantContexts(q, pointers).slice(0, 10);
+      return m.loadContexts(paths);
+    };
+    const times = { ours: [], seed: [] };
+    for (let round = 0; round < 3; round++) {
+      for (const [name, m] of round % 2 ? [["seed", seed], ["ours", ours]] : [["ours", ours], ["seed", seed]]) {
+        for (let i = 0; i < queries.length; i++) {
+          const t0 = performance.now();
+          await flow(m, queries[i], i);
+          times[name].push(performance.now() - t0);
+        }
+      }
+    }
+    await ours.close();
+    const o = median(times.ours);
+    const s = median(times.seed);
+    return { "toolctx (ms)": +o.toFixed(2), "seed JS (ms)": +s.toFixed(2), "toolctx ÷ seed": +(o / s).toFixed(2) };
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === "--child") {
+  await memoryChild(process.argv[3], Number(process.argv[4]));
+  process.exit(0);
+}
+
+const out = { getAllPointers: {}, memory: {}, seedFlow: {} };
+out.getAllPointers["100,000 pointers"] = await getAll(100_000);
+for (const which of ["pointers", "default"]) {
+  const child = spawnSync(process.execPath, ["--expose-gc", new URL(import.meta.url).pathname, "--child", which, "100000"], { encoding: "utf8" });
+  if (child.status !== 0) throw new Error(child.stderr);
+  const r = JSON.parse(child.stdout);
+  out.memory[which] = { "heap B": +r.heap.toFixed(0), "external B": +r.external.toFixed(0), "wasm B": +r.wasm.toFixed(0), "total B per pointer": +r.total.toFixed(0) };
+}
+const sizes = (arg("--sizes") ?? "1000,10000,100000").split(",").map(Number);
+for (const n of sizes) out.seedFlow[`${n.toLocaleString("en")} records`] = await seedFlow(n);
+
+if (process.argv.includes("--json")) console.log(JSON.stringify(out));
+else {
+  console.log("getAllPointers, every element touched:");
+  console.table(out.getAllPointers);
+  console.log("Memory per pointer at 100,000 small records (after GC):");
+  console.table(out.memory);
+  console.log("Seed flow: getPointersForQuery -> selectRelevantContexts -> loadContexts(top 10), median of 24 queries x 3 rounds:");
+  console.table(out.seedFlow);
+}
