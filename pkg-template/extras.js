@@ -11,7 +11,7 @@ import {
   ContextHistory as HistoryCore, estimateTokens as estimateCore, findDuplicateFileReads as findDuplicatesCore,
   __optimizeWindow as optimizeCore, shouldCompact as shouldCompactCore, truncationRange as truncationRangeCore,
 } from "./toolctx_core.js";
-import { installPointerArrays, slotsOf } from "./pointers.js";
+import { installPointerLists } from "./pointers.js";
 
 const pending = new Set();
 let traps = 0;
@@ -89,12 +89,8 @@ function guard(name, fn) {
 const heuristicSelect = Core.prototype.selectRelevant;
 Core.prototype.selectRelevant = async function selectRelevant(query, options) {
   const { rerank, rerankTimeoutMs, ...rest } = options ?? {};
-  // An untouched pointer array of this manager is ranked by slot, through the index.
-  const own = slotsOf(this, rest.pointers);
-  if (own) {
-    delete rest.pointers;
-    if (!own.all) rest.__slots = own.slots;
-  }
+  // The filepaths cross in one string (see selectRelevantContexts below).
+  if (Array.isArray(rest.pointers)) rest.__paths = joinedPaths(rest.pointers);
   // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
   const vector = typeof query === "string" ? await this.__embedQuery(query) : undefined;
   if (vector) rest.__queryVector = vector;
@@ -132,23 +128,20 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
 };
 
 // selectRelevantContexts through one crossing each way: the filepaths go in NUL-joined
-// (paths never hold NUL) and the result comes back the same way.
+// (paths never hold NUL; "" for a pointer without one) and the result comes back the
+// same way. The core finds this manager's pointers by filepath and ranks them through
+// the index.
+function joinedPaths(pointers) {
+  return pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
+}
 const selectPaths = Core.prototype.__selectPaths;
-const selectSlots = Core.prototype.__selectSlots;
-const NO_SLOTS = new Uint32Array(0);
 Core.prototype.selectRelevantContexts = function selectRelevantContexts(query, pointers, options) {
-  const own = slotsOf(this, pointers);
-  if (own) {
-    const out = selectSlots.call(this, query, own.all ? NO_SLOTS : own.slots, own.all, options);
-    return out === "" ? [] : out.split("\0");
-  }
   if (!Array.isArray(pointers)) return selectPaths.call(this, query, pointers, options, "");
-  const joined = pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
-  const out = selectPaths.call(this, query, pointers, options, joined);
+  const out = selectPaths.call(this, query, pointers, options, joinedPaths(pointers));
   return out === "" ? [] : out.split("\0");
 };
 
-installPointerArrays(Core.prototype);
+installPointerLists(Core.prototype);
 
 for (const target of [Core.prototype, Core, Conversations.prototype, Conversations]) {
   for (const name of Object.getOwnPropertyNames(target)) {

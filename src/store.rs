@@ -76,10 +76,6 @@ pub struct Options {
     pub retention: Retention,
     /// Told which pointers retention evicted, once per enforcement.
     pub on_evict: Option<EvictSink>,
-    /// Whether `save` compacts the pointer table when evicted slots dominate it (see
-    /// [`ContextManager::compact`]). The wasm layer turns it off and compacts at points
-    /// where the JS side has first kept its copies of the pointers it handed out.
-    pub auto_compact: bool,
     /// Bytes of each result's JSON text whose string values are indexed for selection
     /// (SPEC §6); 0 indexes no content.
     pub content_bytes: usize,
@@ -109,7 +105,6 @@ impl Options {
             read_only: false,
             retention: Retention::default(),
             on_evict: None,
-            auto_compact: true,
             content_bytes: crate::select::DEFAULT_CONTENT_BYTES,
         }
     }
@@ -147,15 +142,39 @@ pub struct SaveInput<'a> {
     pub tool_call_id: Option<String>,
 }
 
-/// Which pointers to list.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Filter<'a> {
+/// Which pointers to list or rank: those saved with this query id and/or task id
+/// (every pointer when neither is given).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Filter<'a> {
+    /// Only pointers saved with this query id.
+    pub query_id: Option<&'a str>,
+    /// Only pointers saved with this task id.
+    pub task_id: Option<&'a Number>,
+}
+
+impl<'a> Filter<'a> {
     /// Every pointer.
-    All,
-    /// Pointers saved with this query id.
-    Query(&'a str),
-    /// Pointers saved with this task id.
-    Task(&'a Number),
+    pub const ALL: Filter<'static> = Filter { query_id: None, task_id: None };
+
+    /// The pointers saved with query id `q`.
+    pub fn query(q: &'a str) -> Self {
+        Filter { query_id: Some(q), task_id: None }
+    }
+
+    /// The pointers saved with task id `t`.
+    pub fn task(t: &'a Number) -> Self {
+        Filter { query_id: None, task_id: Some(t) }
+    }
+
+    /// Whether it lets every pointer through.
+    pub fn is_all(&self) -> bool {
+        self.query_id.is_none() && self.task_id.is_none()
+    }
+
+    /// Whether a pointer saved with `query_id` and `task_id` passes.
+    pub fn passes(&self, query_id: Option<&str>, task_id: Option<&Number>) -> bool {
+        self.query_id.map_or(true, |q| query_id == Some(q)) && self.task_id.map_or(true, |t| task_id == Some(t))
+    }
 }
 
 /// A candidate for selection: a pointer of this manager by path, or one described in full.
@@ -682,9 +701,7 @@ impl<S: Storage> ContextManager<S> {
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
         let _pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
-        if self.options.auto_compact {
-            self.compact();
-        }
+        self.compact();
         let args: Value = serde_json::from_str(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
         if !args.is_object() {
@@ -989,17 +1006,8 @@ impl<S: Storage> ContextManager<S> {
     fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
         state.order.iter().copied().filter(move |&slot| {
             let entry = &state.entries[slot as usize];
-            match filter {
-                Filter::All => true,
-                Filter::Query(q) => entry.query_id.as_deref() == Some(q),
-                Filter::Task(t) => entry.task_id.as_ref() == Some(t),
-            }
+            filter.is_all() || filter.passes(entry.query_id.as_deref(), entry.task_id.as_ref())
         })
-    }
-
-    /// Whether [`ContextManager::compact`] would drop evicted slots now.
-    pub fn compaction_due(&self) -> bool {
-        self.state.borrow().compaction_due()
     }
 
     /// Frees what evicted pointers still hold once they are as many as the live ones (at
@@ -1142,6 +1150,39 @@ impl<S: Storage> ContextManager<S> {
         let mut ranking = state.index.rank_all(query, strategy, limit);
         let order = state.order.iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
         ranking.apply_fallback(fallback, order);
+        ranking
+    }
+
+    /// Ranks the pointers `filter` lets through for `query`, through the index: no text
+    /// is rescanned. `Scored::index` is a slot; statistics are those of the pointers
+    /// ranked; the fallback lists them in save order.
+    pub fn rank_matching(
+        &self,
+        query: &str,
+        filter: Filter<'_>,
+        fallback: Fallback,
+        strategy: Strategy,
+        limit: Option<usize>,
+    ) -> Ranking {
+        if filter.is_all() {
+            return self.rank_all(query, fallback, strategy, limit);
+        }
+        self.rank_slots(query, &self.slots(filter), fallback, strategy, limit)
+    }
+
+    /// Ranks the pointers in `slots` (as [`ContextManager::rank`] does); `Scored::index`
+    /// is a slot.
+    pub fn rank_slots(
+        &self,
+        query: &str,
+        slots: &[u32],
+        fallback: Fallback,
+        strategy: Strategy,
+        limit: Option<usize>,
+    ) -> Ranking {
+        let candidates: Vec<Candidate> = slots.iter().map(|&s| Candidate::Known(s)).collect();
+        let mut ranking = self.rank(query, &candidates, fallback, strategy, limit);
+        ranking.hits.iter_mut().for_each(|h| h.index = slots[h.index] as usize);
         ranking
     }
 
