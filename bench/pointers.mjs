@@ -2,8 +2,9 @@
 // Pointer lists at scale (issue 12): not a test, figures only.
 //   1. getAllPointers at 100,000 pointers, every element touched (filepath, args, taskId):
 //      the first call, a repeated call, and a call after one more save.
-//   2. Memory per pointer at 100,000 small records (JS heap + external + wasm memory,
-//      after GC), each scenario in a fresh child process:
+//   2. Memory per pointer at 100,000 small records (JS heap + external, which holds the
+//      wasm memory; after GC), each scenario in a fresh child process, and what a first
+//      getAllPointers adds (the JS mirror of the pointers):
 //      - "pointers": persistThreshold 0 into a storage that keeps nothing, so only the
 //        pointer table, the index and the bookkeeping are counted;
 //      - "default": the bench/select.mjs scenario (memoryStorage, records held in memory).
@@ -70,6 +71,7 @@ async function memoryChild(which, n) {
   const { calls } = corpus(n);
   const core = new URL("../node_modules/toolctx/toolctx_core.js", import.meta.url);
   const { memory } = await import(core.href).then((mod) => mod.initSync({ module: readFileSync(new URL("toolctx_core_bg.wasm", core)) }));
+  // Node counts the wasm memory's ArrayBuffer in `external`: heap + external is the total.
   const measure = () => {
     globalThis.gc();
     globalThis.gc();
@@ -77,14 +79,29 @@ async function memoryChild(which, n) {
     return { heap: u.heapUsed, external: u.external, wasm: memory.buffer.byteLength };
   };
   const discard = { read: () => undefined, write: () => {}, remove: () => {}, list: () => [] };
-  const m = which === "pointers"
+  const make = () => which === "pointers"
     ? new ContextManager({ contextDir: "/bench", fileSystem: discard, persistThreshold: 0 })
     : new ContextManager({ contextDir: "/bench", fileSystem: memoryStorage(), persistThreshold: Infinity, memoryBudget: Infinity });
+  // Warm up (code paths compiled, one-time allocations made) on a throwaway manager.
+  const warm = make();
+  for (let i = 0; i < 200; i++) await warm.saveContext(calls[i][0], calls[i][1], null, i % 10, `q${i % 20}`);
+  warm.getAllPointers();
+  const m = make();
   const before = measure();
   for (let i = 0; i < calls.length; i++) await m.saveContext(calls[i][0], calls[i][1], null, i % 10, `q${i % 20}`);
   const after = measure();
-  const per = (k) => (after[k] - before[k]) / n;
-  process.stdout.write(JSON.stringify({ heap: per("heap"), external: per("external"), wasm: per("wasm"), total: per("heap") + per("external") + per("wasm"), size: m.size }));
+  m.getAllPointers();
+  const listed = measure();
+  const per = (a, b, k) => (b[k] - a[k]) / n;
+  process.stdout.write(JSON.stringify({
+    heap: per(before, after, "heap"),
+    external: per(before, after, "external"),
+    wasm: per(before, after, "wasm"),
+    total: per(before, after, "heap") + per(before, after, "external"),
+    mirror: per(after, listed, "heap") + per(after, listed, "external"),
+    size: m.size,
+    calls: calls.length, // kept alive to the end: the corpus is not part of the figure
+  }));
 }
 
 // ---- 3. the seed flow -------------------------------------------------------------------
@@ -131,7 +148,10 @@ for (const which of ["pointers", "default"]) {
   const child = spawnSync(process.execPath, ["--expose-gc", new URL(import.meta.url).pathname, "--child", which, "100000"], { encoding: "utf8" });
   if (child.status !== 0) throw new Error(child.stderr);
   const r = JSON.parse(child.stdout);
-  out.memory[which] = { "heap B": +r.heap.toFixed(0), "external B": +r.external.toFixed(0), "wasm B": +r.wasm.toFixed(0), "total B per pointer": +r.total.toFixed(0) };
+  out.memory[which] = {
+    "heap B": +r.heap.toFixed(0), "external B (wasm included)": +r.external.toFixed(0), "wasm B": +r.wasm.toFixed(0),
+    "total B per pointer": +r.total.toFixed(0), "+ after getAllPointers (B)": +r.mirror.toFixed(0),
+  };
 }
 const sizes = (arg("--sizes") ?? "1000,10000,100000").split(",").map(Number);
 for (const n of sizes) out.seedFlow[`${n.toLocaleString("en")} records`] = await seedFlow(n);

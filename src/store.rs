@@ -190,7 +190,8 @@ pub enum Candidate {
 /// the tool, the args hash and the timestamp as numbers when they round-trip.
 struct Entry {
     seq: u64,
-    filepath: Box<str>,
+    /// Shared with `State::written` (a record this manager wrote): one copy of the path.
+    filepath: Rc<str>,
     tool_name: Rc<str>,
     tool_description: Box<str>,
     args_json: Box<str>,
@@ -268,7 +269,7 @@ impl Packed<i64> {
 }
 
 impl Entry {
-    fn new(seq: u64, filepath: &str, meta: RecordMeta, size: usize, tools: &mut HashSet<Rc<str>>) -> Self {
+    fn new(seq: u64, filepath: Rc<str>, meta: RecordMeta, size: usize, tools: &mut HashSet<Rc<str>>) -> Self {
         let tool_name = match tools.get(meta.tool_name.as_str()) {
             Some(t) => t.clone(),
             None => {
@@ -279,7 +280,7 @@ impl Entry {
         };
         Entry {
             seq,
-            filepath: filepath.into(),
+            filepath,
             tool_name,
             tool_description: meta.tool_description.into(),
             args_json: meta.args_json.into(),
@@ -331,6 +332,7 @@ impl Entry {
     }
 
     /// The pointer's JSON (SPEC §2 fields, plus `argsHash`, `timestamp`, `size`).
+    /// The JS glue copies these fields by name (pkg-template/pointers.js): a new field goes there too.
     fn pointer_json(&self, out: &mut String) {
         let filename = self.filepath.rsplit('/').next().unwrap_or(&self.filepath);
         out.push_str("{\"filepath\":");
@@ -392,9 +394,10 @@ struct State {
     /// In-memory records not yet being written out, oldest first.
     spill_queue: VecDeque<String>,
     memory_bytes: usize,
-    /// Paths this manager wrote to storage.
-    written: HashSet<String>,
-    /// The records retention counts, oldest first.
+    /// Paths this manager wrote to storage (the pointers' own copies while they have one).
+    written: HashSet<Rc<str>>,
+    /// The records retention counts, oldest first; none without a cap (see
+    /// [`ContextManager::own`]).
     owned: Ledger,
     /// Slots whose pointer was evicted (their entries stay until [`State::compact`]).
     dead: usize,
@@ -669,6 +672,12 @@ impl<S: Storage> ContextManager<S> {
         self.len() == 0
     }
 
+    /// Whether retention has a cap, so the records owned are counted in a ledger (without
+    /// one, nothing is ever evicted and no ledger is kept).
+    fn keeps_ledger(&self) -> bool {
+        !self.options.retention.is_unbounded()
+    }
+
     /// Sends a message (and the path it concerns) to the `on_debug` sink, if any.
     pub fn debug(&self, message: impl Into<String>, path: Option<&str>) {
         if let Some(sink) = &self.options.on_debug {
@@ -781,11 +790,18 @@ impl<S: Storage> ContextManager<S> {
         };
         let added = {
             let mut state = self.state.borrow_mut();
-            state.owned.add(&filepath, now, seq, size);
+            if self.keeps_ledger() {
+                state.owned.add(&filepath, now, seq, size);
+            }
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
+            let shared: Rc<str> = filepath.as_str().into();
+            if size >= self.options.persist_threshold {
+                // Written by `write_new` just now (no await since).
+                state.written.insert(shared.clone());
+            }
+            let mut entry = Entry::new(seq, shared, meta, size, &mut state.tools);
             entry.result_hash = Some(result_hash);
             let key = entry.duplicate_key();
             let added = state.add(entry, &terms);
@@ -818,10 +834,7 @@ impl<S: Storage> ContextManager<S> {
         for _ in 0..NAME_ATTEMPTS {
             let path = name(&self.random_part()?);
             match self.storage.write(&path, bytes, WriteOptions { exclusive: true }).await {
-                Ok(()) => {
-                    self.state.borrow_mut().written.insert(path.clone());
-                    return Ok(path);
-                }
+                Ok(()) => return Ok(path),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                     self.debug("record name taken, drawing another", Some(&path));
                     last = Some(e);
@@ -870,7 +883,8 @@ impl<S: Storage> ContextManager<S> {
                     let kept = state.memory.remove(path).is_some();
                     if kept {
                         state.memory_bytes -= bytes.len();
-                        state.written.insert(path.to_owned());
+                        let shared = state.entry(path).map_or_else(|| path.into(), |e| e.filepath.clone());
+                        state.written.insert(shared);
                     }
                     kept
                 };
@@ -1234,7 +1248,7 @@ impl<S: Storage> ContextManager<S> {
         if self.session.is_some() {
             return self.remove_session().await;
         }
-        let written: Vec<String> = {
+        let written: Vec<Rc<str>> = {
             let mut state = self.state.borrow_mut();
             state.memory.clear();
             state.spill_queue.clear();
@@ -1476,7 +1490,7 @@ impl<S: Storage> ContextManager<S> {
             let filepath = paths::join(dir, &rel);
             let seq = state.next_seq;
             state.next_seq += 1;
-            if own {
+            if own && self.keeps_ledger() {
                 state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
             }
             let terms = match content_of(&rel) {
@@ -1484,7 +1498,7 @@ impl<S: Storage> ContextManager<S> {
                 None => terms_of(&meta),
             };
             // A pointer, not ownership: `written` keeps only what this manager wrote.
-            let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
+            let entry = Entry::new(seq, filepath.as_str().into(), meta, size, &mut state.tools);
             state.add(entry, &terms);
         }
     }
@@ -1562,7 +1576,7 @@ impl<S: Storage> ContextManager<S> {
                         manifest.context_files.extend(on_disk.context_files);
                     }
                 }
-                let written: Vec<String> = self.state.borrow().written.iter().cloned().collect();
+                let written: Vec<String> = self.state.borrow().written.iter().map(|p| p.to_string()).collect();
                 session::remove_session(&self.storage, &s.dir, &manifest, &written).await
             })
             .await??;
@@ -1682,7 +1696,9 @@ impl<S: Storage> ContextManager<S> {
             },
         };
         match meta {
-            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
+            Some(meta) => {
+                Entry::new(victim.seq, path.into(), meta, victim.size, &mut HashSet::new()).pointer_json(&mut out)
+            }
             None => {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);
@@ -1730,8 +1746,10 @@ impl<S: Storage> ContextManager<S> {
                 }
                 let seq = state.next_seq;
                 state.next_seq += 1;
-                state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
-                let pointer = Entry::new(seq, &full, meta, size, &mut state.tools);
+                if self.keeps_ledger() {
+                    state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
+                }
+                let pointer = Entry::new(seq, full.as_str().into(), meta, size, &mut state.tools);
                 state.add(pointer, &terms);
             }
             s.manifest.borrow_mut().context_files.insert(rel, entry);

@@ -2649,6 +2649,21 @@ export function runPointerArrayTests({ name, ContextManager, memoryStorage, test
     assert.deepEqual(m.selectRelevantContexts("auth", all).length > 0, true, "foreign pointers still rank");
   });
 
+  test("a listed pointer has the fields of the core's pointer, in its order", async () => {
+    const m = new ContextManager({ contextDir: "/lazy", fileSystem: memoryStorage() });
+    await m.saveContext("grep", { pattern: "x", deep: { list: [1, { y: 2 }] } }, 1, { taskId: 3, queryId: "q", toolCallId: "call_1" });
+    await m.saveContext("grep", { pattern: "y" }, 2);
+    const listed = m.getAllPointers();
+    const scored = await m.selectRelevant("grep", { fallback: "none" });
+    for (const [i, p] of listed.entries()) {
+      const core = scored.find((s) => s.filepath === p.filepath).pointer;
+      assert.deepEqual(Object.keys(p), Object.keys(core), `pointer ${i}`);
+      assert.deepEqual(p, core);
+    }
+    listed[0].args.deep.list[1].y = 99;
+    assert.equal(m.getAllPointers()[0].args.deep.list[1].y, 2, "args are copied deep");
+  });
+
   test("structuredClone copies them whole, past 1,024 pointers (they are plain data)", async () => {
     const m = new ContextManager({ contextDir: "/lazy", fileSystem: memoryStorage(), persistThreshold: Infinity, memoryBudget: Infinity });
     for (let i = 0; i < 1100; i++) await m.saveContext("grep", { pattern: `p${i}`, nested: { i } }, i, i % 3, `q${i % 4}`);
