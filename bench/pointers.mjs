@@ -11,7 +11,8 @@
 //   3. The seed flow, getPointersForQuery -> selectRelevantContexts -> loadContexts of the
 //      top 10, at 1k / 10k / 100k records on disk (node fs, persistThreshold 0; 20 query
 //      ids, so a query lists 5% of the pointers), against the plain-JS seed of
-//      bench/seed.mjs on the same corpus in the same run; median over 24 queries.
+//      bench/seed.mjs on the same corpus in the same run; median over 24 queries x 3
+//      rounds after a warm-up pass, per stage (list, select, load) and for the whole flow.
 //   node --expose-gc bench/pointers.mjs [--json] [--sizes 1000,10000]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -113,25 +114,41 @@ async function seedFlow(n) {
     const seed = new SeedContextManager({ contextDir: `${top}/seed` });
     await fill(ours, calls);
     await fill(seed, calls);
-    const flow = async (m, q, i) => {
+    const times = {};
+    for (const name of ["ours", "seed"]) for (const stage of ["flow", "list", "select", "load"]) times[`${name} ${stage}`] = [];
+    const flow = async (name, m, q, i) => {
+      const t0 = performance.now();
       const pointers = m.getPointersForQuery(`q${i % 20}`);
+      const t1 = performance.now();
       const paths = m.selectRelevantContexts(q, pointers).slice(0, 10);
-      return m.loadContexts(paths);
+      const t2 = performance.now();
+      await m.loadContexts(paths);
+      const t3 = performance.now();
+      times[`${name} flow`].push(t3 - t0);
+      times[`${name} list`].push(t1 - t0);
+      times[`${name} select`].push(t2 - t1);
+      times[`${name} load`].push(t3 - t2);
     };
-    const times = { ours: [], seed: [] };
+    // A first pass (not timed): both sides warm, toolctx's pointer mirror filled.
+    for (let i = 0; i < queries.length; i++) {
+      await flow("ours", ours, queries[i], i);
+      await flow("seed", seed, queries[i], i);
+    }
+    for (const k of Object.keys(times)) times[k] = [];
     for (let round = 0; round < 3; round++) {
       for (const [name, m] of round % 2 ? [["seed", seed], ["ours", ours]] : [["ours", ours], ["seed", seed]]) {
-        for (let i = 0; i < queries.length; i++) {
-          const t0 = performance.now();
-          await flow(m, queries[i], i);
-          times[name].push(performance.now() - t0);
-        }
+        for (let i = 0; i < queries.length; i++) await flow(name, m, queries[i], i);
       }
     }
     await ours.close();
-    const o = median(times.ours);
-    const s = median(times.seed);
-    return { "toolctx (ms)": +o.toFixed(2), "seed JS (ms)": +s.toFixed(2), "toolctx ÷ seed": +(o / s).toFixed(2) };
+    const row = {};
+    for (const stage of ["flow", "list", "select", "load"]) {
+      const o = median(times[`ours ${stage}`]);
+      const sd = median(times[`seed ${stage}`]);
+      row[`${stage}: toolctx / seed (ms)`] = `${o.toFixed(2)} / ${sd.toFixed(2)}`;
+      if (stage === "flow") row["toolctx ÷ seed"] = +(o / sd).toFixed(2);
+    }
+    return row;
   } finally {
     rmSync(top, { recursive: true, force: true });
   }

@@ -14,7 +14,7 @@
  * tens of megabytes for good (wasm memory never shrinks); 4,096 take about 2 MB.
  */
 const FETCH = 4096;
-const mirrors = new WeakMap(); // manager → { epoch, bySlot: Map<slot, pointer> }
+const mirrors = new WeakMap(); // manager → { epoch, bySlot: Array<pointer | undefined> }
 
 /** A deep copy of a JSON value (what a pointer holds). */
 function copy(value) {
@@ -48,18 +48,26 @@ function listed(manager, slots) {
   let mirror = mirrors.get(manager);
   const epoch = manager.__epoch;
   if (mirror === undefined || mirror.epoch !== epoch) {
-    mirror = { epoch, bySlot: new Map() };
+    mirror = { epoch, bySlot: [] };
     mirrors.set(manager, mirror);
   }
   const { bySlot } = mirror;
-  const missing = slots.filter((slot) => !bySlot.has(slot));
+  const missing = [];
+  for (let i = 0; i < slots.length; i++) {
+    const slot = slots[i];
+    if (bySlot[slot] === undefined) missing.push(slot);
+  }
   for (let start = 0; start < missing.length; start += FETCH) {
-    const some = missing.subarray(start, start + FETCH);
-    const made = manager.__pointers(some);
-    for (let i = 0; i < some.length; i++) bySlot.set(some[i], made[i]);
+    const some = missing.slice(start, start + FETCH);
+    const made = manager.__pointers(Uint32Array.from(some));
+    for (let i = 0; i < some.length; i++) {
+      // Slots are dense from 0: grow the array in place (packed, never a dictionary).
+      while (bySlot.length <= some[i]) bySlot.push(undefined);
+      bySlot[some[i]] = made[i];
+    }
   }
   const out = new Array(slots.length);
-  for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot.get(slots[i]));
+  for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot[slots[i]]);
   return out;
 }
 

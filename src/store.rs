@@ -7,6 +7,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::num::NonZeroU64;
 use std::rc::Rc;
 
 use futures_util::future::join_all;
@@ -16,6 +17,7 @@ use serde_json::{Number, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
+use crate::paged::Paged;
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Owned, Retention};
@@ -186,8 +188,8 @@ pub enum Candidate {
     Foreign(Terms),
 }
 
-/// A pointer as it is kept: boxed strings, the tool name shared by every pointer of
-/// the tool, the args hash and the timestamp as numbers when they round-trip.
+/// A pointer as it is kept: boxed strings, the tool name and query id shared by every
+/// pointer that has them, the args hash and the timestamp as numbers when they round-trip.
 struct Entry {
     seq: u64,
     /// Shared with `State::written` (a record this manager wrote): one copy of the path.
@@ -198,12 +200,12 @@ struct Entry {
     args_hash: Packed<[u8; 32]>,
     timestamp: Packed<i64>,
     task_id: Option<Number>,
-    query_id: Option<Box<str>>,
+    query_id: Option<Rc<str>>,
     tool_call_id: Option<Box<str>>,
     size: u32,
     /// A 64-bit hash of the result's JSON text, when this manager saved the record:
     /// with the tool and args hash, what makes two records duplicates.
-    result_hash: Option<u64>,
+    result_hash: Option<NonZeroU64>,
 }
 
 /// A value kept in its compact form when the text can be produced from it exactly.
@@ -269,15 +271,17 @@ impl Packed<i64> {
 }
 
 impl Entry {
-    fn new(seq: u64, filepath: Rc<str>, meta: RecordMeta, size: usize, tools: &mut HashSet<Rc<str>>) -> Self {
-        let tool_name = match tools.get(meta.tool_name.as_str()) {
+    fn new(seq: u64, filepath: Rc<str>, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
+        let mut intern = |text: &str| match interned.get(text) {
             Some(t) => t.clone(),
             None => {
-                let t: Rc<str> = meta.tool_name.as_str().into();
-                tools.insert(t.clone());
+                let t: Rc<str> = text.into();
+                interned.insert(t.clone());
                 t
             }
         };
+        let tool_name = intern(&meta.tool_name);
+        let query_id = meta.query_id.as_deref().map(&mut intern);
         Entry {
             seq,
             filepath,
@@ -287,7 +291,7 @@ impl Entry {
             args_hash: Packed::hash(&meta.args_hash),
             timestamp: Packed::timestamp(&meta.timestamp),
             task_id: meta.task_id,
-            query_id: meta.query_id.map(Into::into),
+            query_id,
             tool_call_id: meta.tool_call_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
             result_hash: None,
@@ -299,7 +303,7 @@ impl Entry {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let mut args_hash = String::new();
         self.args_hash.push_to(&mut args_hash);
-        let key = (&*self.tool_name, args_hash, self.result_hash?);
+        let key = (&*self.tool_name, args_hash, self.result_hash?.get());
         Some(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key))
     }
 
@@ -374,9 +378,9 @@ struct State {
     /// Save order of pointers (resumed ones first).
     next_seq: u64,
     /// Pointers by slot (the order they were added; a slot never changes).
-    entries: Vec<Entry>,
-    /// Tool names, shared by the pointers.
-    tools: HashSet<Rc<str>>,
+    entries: Paged<Entry>,
+    /// Tool names and query ids, shared by the pointers (many pointers have each).
+    interned: HashSet<Rc<str>>,
     /// Slots in save order (ascending `seq`).
     order: Vec<u32>,
     slot_by_path: PathSlots,
@@ -418,14 +422,14 @@ impl PathSlots {
         BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(path)
     }
 
-    fn get(&self, path: &str, entries: &[Entry]) -> Option<u32> {
+    fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
         match self.by_hash.get(&Self::key(path)) {
             Some(&slot) if &*entries[slot as usize].filepath == path => Some(slot),
             _ => self.collisions.get(path).copied(),
         }
     }
 
-    fn insert(&mut self, path: &str, slot: u32, entries: &[Entry]) {
+    fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
         match self.by_hash.entry(Self::key(path)) {
             std::collections::hash_map::Entry::Occupied(mut o) => {
                 if &*entries[*o.get() as usize].filepath == path {
@@ -440,7 +444,7 @@ impl PathSlots {
         }
     }
 
-    fn remove(&mut self, path: &str, entries: &[Entry]) {
+    fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
         let key = Self::key(path);
         if matches!(self.by_hash.get(&key), Some(&slot) if &*entries[slot as usize].filepath == path) {
             self.by_hash.remove(&key);
@@ -531,6 +535,7 @@ impl State {
 
     fn forget_pointers(&mut self) {
         self.entries.clear();
+        self.interned.clear();
         self.order.clear();
         self.slot_by_path.clear();
         self.index.clear();
@@ -801,7 +806,7 @@ impl<S: Storage> ContextManager<S> {
                 // Written by `write_new` just now (no await since).
                 state.written.insert(shared.clone());
             }
-            let mut entry = Entry::new(seq, shared, meta, size, &mut state.tools);
+            let mut entry = Entry::new(seq, shared, meta, size, &mut state.interned);
             entry.result_hash = Some(result_hash);
             let key = entry.duplicate_key();
             let added = state.add(entry, &terms);
@@ -1128,7 +1133,7 @@ impl<S: Storage> ContextManager<S> {
         let before = hits.len();
         let mut out: Vec<Scored> = Vec::with_capacity(before);
         for hit in hits.drain(..) {
-            let Some((e, hash)) = entry(hit.index).and_then(|e| e.result_hash.map(|h| (e, h))) else {
+            let Some((e, hash)) = entry(hit.index).and_then(|e| e.result_hash.map(|h| (e, h.get()))) else {
                 out.push(hit);
                 continue;
             };
@@ -1498,7 +1503,7 @@ impl<S: Storage> ContextManager<S> {
                 None => terms_of(&meta),
             };
             // A pointer, not ownership: `written` keeps only what this manager wrote.
-            let entry = Entry::new(seq, filepath.as_str().into(), meta, size, &mut state.tools);
+            let entry = Entry::new(seq, filepath.as_str().into(), meta, size, &mut state.interned);
             state.add(entry, &terms);
         }
     }
@@ -1749,7 +1754,7 @@ impl<S: Storage> ContextManager<S> {
                 if self.keeps_ledger() {
                     state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
                 }
-                let pointer = Entry::new(seq, full.as_str().into(), meta, size, &mut state.tools);
+                let pointer = Entry::new(seq, full.as_str().into(), meta, size, &mut state.interned);
                 state.add(pointer, &terms);
             }
             s.manifest.borrow_mut().context_files.insert(rel, entry);
@@ -1925,10 +1930,12 @@ fn saved_at_ms(rel: &str, meta: &RecordMeta) -> i64 {
 }
 
 /// The hash that tells duplicate results apart (64-bit SipHash of the JSON text; a
-/// result left `undefined` hashes apart from every JSON text).
-fn result_hash(result_json: Option<&str>) -> u64 {
+/// result left `undefined` hashes apart from every JSON text). Never 0, so an entry keeps
+/// it in 8 bytes.
+fn result_hash(result_json: Option<&str>) -> NonZeroU64 {
     use std::hash::{BuildHasher, BuildHasherDefault};
-    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(result_json)
+    let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(result_json);
+    NonZeroU64::new(h).unwrap_or(NonZeroU64::MIN)
 }
 
 /// The words a manifest lists for a record (the seed's `keywords`): its metadata's
