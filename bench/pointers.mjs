@@ -12,7 +12,8 @@
 //      top 10, at 1k / 10k / 100k records on disk (node fs, persistThreshold 0; 20 query
 //      ids, so a query lists 5% of the pointers), against the plain-JS seed of
 //      bench/seed.mjs on the same corpus in the same run; median over 24 queries x 3
-//      rounds after a warm-up pass, per stage (list, select, load) and for the whole flow.
+//      rounds after a warm-up pass, per stage (list, select, load) and for the whole flow;
+//      and toolctx's fast path for it: selectRelevant(query, {queryId, limit: 10}) -> loadContexts.
 //   node --expose-gc bench/pointers.mjs [--json] [--sizes 1000,10000]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -116,6 +117,14 @@ async function seedFlow(n) {
     await fill(seed, calls);
     const times = {};
     for (const name of ["ours", "seed"]) for (const stage of ["flow", "list", "select", "load"]) times[`${name} ${stage}`] = [];
+    times.fast = [];
+    // toolctx's fast path for the same question: no pointer object made to rank.
+    const fast = async (q, i) => {
+      const t0 = performance.now();
+      const top = await ours.selectRelevant(q, { queryId: `q${i % 20}`, limit: 10 });
+      await ours.loadContexts(top.map((s) => s.filepath));
+      times.fast.push(performance.now() - t0);
+    };
     const flow = async (name, m, q, i) => {
       const t0 = performance.now();
       const pointers = m.getPointersForQuery(`q${i % 20}`);
@@ -139,6 +148,7 @@ async function seedFlow(n) {
       for (const [name, m] of round % 2 ? [["seed", seed], ["ours", ours]] : [["ours", ours], ["seed", seed]]) {
         for (let i = 0; i < queries.length; i++) await flow(name, m, queries[i], i);
       }
+      for (let i = 0; i < queries.length; i++) await fast(queries[i], i);
     }
     await ours.close();
     const row = {};
@@ -147,6 +157,7 @@ async function seedFlow(n) {
       const sd = median(times[`seed ${stage}`]);
       row[`${stage}: toolctx / seed (ms)`] = `${o.toFixed(2)} / ${sd.toFixed(2)}`;
       if (stage === "flow") row["toolctx ÷ seed"] = +(o / sd).toFixed(2);
+      if (stage === "flow") row["fast path ÷ seed"] = +(median(times.fast) / sd).toFixed(2);
     }
     return row;
   } finally {
