@@ -409,17 +409,54 @@ struct State {
 
 /// Filepath → slot, keyed by a hash of the path so the map does not hold a second
 /// copy of every filepath (the entries have them); paths whose hash is taken go to
-/// `collisions`.
+/// `collisions`, so a weak hash costs time, never correctness. Selecting over a list of
+/// pointers looks up every filepath given: the hash is a fast one (FxHash's word-at-a-time
+/// step, then MurmurHash3's finaliser so every bit mixes), and the map does not hash the
+/// hash again.
 #[derive(Default)]
 struct PathSlots {
-    by_hash: HashMap<u64, u32>,
+    by_hash: HashMap<u64, u32, std::hash::BuildHasherDefault<Prehashed>>,
     collisions: HashMap<Box<str>, u32>,
+}
+
+/// A `Hasher` for keys that are hashes already: it keeps the `u64` it is given.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 impl PathSlots {
     fn key(path: &str) -> u64 {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(path)
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let bytes = path.as_bytes();
+        let mut h = bytes.len() as u64;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for &b in words.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 
     fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
@@ -1098,11 +1135,15 @@ impl<S: Storage> ContextManager<S> {
         let state = self.state.borrow();
         // The index ranks a slot once; a pointer given again is ranked from its terms,
         // so every candidate given is ranked, as the seed does.
-        let mut seen = HashSet::with_capacity(candidates.len());
+        let mut seen = vec![false; state.entries.len()];
+        let mut first = |slot: u32| match seen.get_mut(slot as usize) {
+            Some(s) => !std::mem::replace(s, true),
+            None => true,
+        };
         let again: Vec<Option<Terms>> = candidates
             .iter()
             .map(|c| match c {
-                Candidate::Known(slot) if !seen.insert(*slot) => {
+                Candidate::Known(slot) if !first(*slot) => {
                     Some(state.entries.get(*slot as usize).map(|e| terms_of(&e.meta())).unwrap_or_default())
                 }
                 _ => None,
