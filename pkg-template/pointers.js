@@ -5,7 +5,8 @@
 // costs, so each manager keeps a mirror here: its pointers as objects, by slot (a slot
 // names one pointer until the manager's epoch changes: clearPointers, rebuild, resume,
 // compaction). A list asks the core for the slots it holds (one Uint32Array), fetches
-// the pointers the mirror lacks (JSON, one crossing per 4,096) and hands out copies.
+// the pointers the mirror lacks (JSON text, one crossing per 4,096, parsed here once the
+// call has returned) and hands out copies.
 // The mirror holds what was listed at least once, so a second call over 100,000
 // pointers costs the copies, and a call after a save fetches one pointer.
 
@@ -14,12 +15,16 @@
  * tens of megabytes for good (wasm memory never shrinks); 4,096 take about 2 MB.
  */
 const FETCH = 4096;
-const mirrors = new WeakMap(); // manager → { epoch, bySlot: Array<pointer | undefined> }
+const mirrors = new WeakMap(); // manager → { epoch, bySlot: Map<slot, pointer> }
 
 /** A deep copy of a JSON value (what a pointer holds). */
 function copy(value) {
   if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) return value.map(copy);
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = copy(value[i]);
+    return out;
+  }
   const out = { ...value }; // own data properties, "__proto__" included
   for (const key in out) {
     if (typeof out[key] === "object" && out[key] !== null) out[key] = copy(out[key]);
@@ -48,26 +53,21 @@ function listed(manager, slots) {
   let mirror = mirrors.get(manager);
   const epoch = manager.__epoch;
   if (mirror === undefined || mirror.epoch !== epoch) {
-    mirror = { epoch, bySlot: [] };
+    mirror = { epoch, bySlot: new Map() };
     mirrors.set(manager, mirror);
   }
   const { bySlot } = mirror;
   const missing = [];
   for (let i = 0; i < slots.length; i++) {
-    const slot = slots[i];
-    if (bySlot[slot] === undefined) missing.push(slot);
+    if (!bySlot.has(slots[i])) missing.push(slots[i]);
   }
   for (let start = 0; start < missing.length; start += FETCH) {
-    const some = missing.slice(start, start + FETCH);
-    const made = manager.__pointers(Uint32Array.from(some));
-    for (let i = 0; i < some.length; i++) {
-      // Slots are dense from 0: grow the array in place (packed, never a dictionary).
-      while (bySlot.length <= some[i]) bySlot.push(undefined);
-      bySlot[some[i]] = made[i];
-    }
+    const some = new Uint32Array(missing.slice(start, start + FETCH));
+    const made = JSON.parse(manager.__pointers(some));
+    for (let i = 0; i < some.length; i++) bySlot.set(some[i], made[i]);
   }
   const out = new Array(slots.length);
-  for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot[slots[i]]);
+  for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot.get(slots[i]));
   return out;
 }
 

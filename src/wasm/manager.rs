@@ -832,9 +832,12 @@ impl JsContextManager {
         }
     }
 
-    /// The pointers in `slots`, as an array of plain objects, in one crossing (JSON).
+    /// The pointers in `slots`, as the JSON text of an array, in one crossing. The JS
+    /// glue parses it once the call has returned: objects made (and field representations
+    /// changed) while a wasm call is on the stack can crash Node 20's V8 when it
+    /// deoptimises the caller, which inlined the call.
     #[wasm_bindgen(js_name = "__pointers")]
-    pub fn pointers(&self, slots: &[u32]) -> JsValue {
+    pub fn pointers(&self, slots: &[u32]) -> String {
         let mut json = String::from("[");
         for &slot in slots {
             if json.len() > 1 {
@@ -845,7 +848,7 @@ impl JsContextManager {
             }
         }
         json.push(']');
-        parse_json(&json)
+        json
     }
 
     /// Changes whenever slots are forgotten or moved (clearPointers, rebuild, compaction),
