@@ -215,8 +215,8 @@ if (!main) {
 } else if (process.argv.includes("--json")) {
   console.log(JSON.stringify({ rows, memory: mem }));
 } else {
-  console.log("Selection: median over 24 three-word queries; `select` ranks an untouched getAllPointers() array");
-  console.log("through the index, `plain array` a copy of it ([...all]), `seed JS` the seed's algorithm.");
+  console.log("Selection: median over 24 three-word queries; `select` ranks a getAllPointers() array through the");
+  console.log("index (found by filepath), `plain array` a copy of it ([...all]), `seed JS` the seed's algorithm.");
   console.table(rows);
   console.log(`Memory at 100,000 pointers (JS heap + external memory, which holds the wasm memory; per pointer): toolctx ${mem.ours.toFixed(0)} B, seed-style JS objects ${mem.seed.toFixed(0)} B`);
   console.log(`... with 4 KB of text per record, content indexed (the default): toolctx ${mem.content.toFixed(0)} B; selectRelevant top 10 over them: ${mem.contentTopTen.toFixed(2)} ms (median of 24 queries)`);

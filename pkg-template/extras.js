@@ -16,7 +16,7 @@ import * as core from "./toolctx_core.js";
 import { ContextManager as Core, __setHostDefaults } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
 import { parseRecord } from "./records.js";
-import { installPointerArrays, slotsOf } from "./pointers.js";
+import { installPointerLists } from "./pointers.js";
 
 let traps = 0;
 let lastPanic;
@@ -95,7 +95,7 @@ export function guard(name, fn, driver = coreDriver) {
 
 // The wasm methods (and the pointer lists over them), guarded; the overrides below build
 // on the guarded ones.
-installPointerArrays(Core.prototype);
+installPointerLists(Core.prototype);
 for (const target of [Core.prototype, Core]) {
   for (const name of Object.getOwnPropertyNames(target)) {
     const d = Object.getOwnPropertyDescriptor(target, name);
@@ -124,12 +124,8 @@ Core.prototype.loadContexts = async function loadContexts(filepaths) {
 const heuristicSelect = Core.prototype.selectRelevant;
 Core.prototype.selectRelevant = async function selectRelevant(query, options) {
   const { rerank, rerankTimeoutMs, ...rest } = options ?? {};
-  // An untouched pointer array of this manager is ranked by slot, through the index.
-  const own = slotsOf(this, rest.pointers);
-  if (own) {
-    delete rest.pointers;
-    if (!own.all) rest.__slots = own.slots;
-  }
+  // The filepaths cross in one string (see selectRelevantContexts below).
+  if (Array.isArray(rest.pointers)) rest.__paths = joinedPaths(rest.pointers);
   // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
   const vector = typeof query === "string" ? await this.__embedQuery(query) : undefined;
   if (vector) rest.__queryVector = vector;
@@ -167,19 +163,16 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
 };
 
 // selectRelevantContexts through one crossing each way: the filepaths go in NUL-joined
-// (paths never hold NUL) and the result comes back the same way.
+// (paths never hold NUL; "" for a pointer without one) and the result comes back the
+// same way. The core finds this manager's pointers by filepath and ranks them through
+// the index.
+function joinedPaths(pointers) {
+  return pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
+}
 const selectPaths = Core.prototype.__selectPaths;
-const selectSlots = Core.prototype.__selectSlots;
-const NO_SLOTS = new Uint32Array(0);
 Core.prototype.selectRelevantContexts = guard("selectRelevantContexts", function selectRelevantContexts(query, pointers, options) {
-  const own = slotsOf(this, pointers);
-  if (own) {
-    const out = selectSlots.call(this, query, own.all ? NO_SLOTS : own.slots, own.all, options);
-    return out === "" ? [] : out.split("\0");
-  }
   if (!Array.isArray(pointers)) return selectPaths.call(this, query, pointers, options, "");
-  const joined = pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
-  const out = selectPaths.call(this, query, pointers, options, joined);
+  const out = selectPaths.call(this, query, pointers, options, joinedPaths(pointers));
   return out === "" ? [] : out.split("\0");
 });
 

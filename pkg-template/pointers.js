@@ -1,161 +1,86 @@
-// Pointer arrays made on demand. Pointers live in wasm memory in a compact form;
-// getAllPointers / getPointersForQuery / getPointersForTask return a real Array (a
-// Proxy over one) whose elements are plain pointer objects, made the first time an
-// element is read, a chunk at a time. Listing 100,000 pointers costs a list of slots.
+// Pointer lists: plain Arrays of plain objects, fresh copies on every call (SPEC §2), so a
+// caller may mutate, sort, structuredClone, postMessage or print them.
 //
-// Passed back untouched to the same manager's selectRelevantContexts or
-// selectRelevant, the array is ranked by slot through the index: no pointer object is
-// made or read. Any write (sort, push, splice, assignment) first makes every element,
-// then the array is an ordinary one.
-//
-// Elements are copies: before the manager forgets its pointers (clearPointers, clear,
-// endSession, rebuildIndex), every array it handed out and that is still alive is
-// filled in, so it keeps its contents.
+// The pointers live in wasm memory in a compact form. Crossing the boundary is what
+// costs, so each manager keeps a mirror here: its pointers as objects, by slot (a slot
+// names one pointer until the manager's epoch changes: clearPointers, rebuild, resume,
+// compaction). A list asks the core for the slots it holds (one Uint32Array), fetches
+// the pointers the mirror lacks (JSON text, one crossing per 4,096, parsed here once the
+// call has returned) and hands out copies.
+// The mirror holds what was listed at least once, so a second call over 100,000
+// pointers costs the copies, and a call after a save fetches one pointer.
 
-/** Below this many pointers the array is made at once (cheap, and plain for debuggers). */
-const LAZY_FROM = 1024;
-const CHUNK = 256;
+/**
+ * Pointers fetched per crossing: the JSON of 100,000 at once would grow wasm memory by
+ * tens of megabytes for good (wasm memory never shrinks); 4,096 take about 2 MB.
+ */
+const FETCH = 4096;
+const mirrors = new WeakMap(); // manager → { epoch, bySlot: Map<slot, pointer> }
 
-const states = new WeakMap(); // proxy → state
-const byTarget = new WeakMap(); // the proxy's target → state
-const handedOut = new WeakMap(); // manager → Set<WeakRef<state>>
-
-function indexOf(key, length) {
-  if (typeof key !== "string") return -1;
-  const c = key.charCodeAt(0);
-  if (c < 48 || c > 57) return -1;
-  const i = Number(key);
-  return Number.isInteger(i) && i < length && String(i) === key ? i : -1;
-}
-
-function fillChunk(state, chunk) {
-  if (state.filled[chunk]) return;
-  const { manager, slots, target } = state;
-  if (manager.__epoch !== state.epoch) {
-    throw Object.assign(new Error("toolctx: this pointer array outlived its manager's pointers"), {
-      name: "ToolctxError",
-      code: "INTERNAL",
-    });
+/** A deep copy of a JSON value (what a pointer holds). */
+function copy(value) {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = copy(value[i]);
+    return out;
   }
-  const start = chunk * CHUNK;
-  const part = manager.__pointers(slots.subarray(start, Math.min(slots.length, start + CHUNK)));
-  for (let j = 0; j < part.length; j++) target[start + j] = part[j];
-  state.filled[chunk] = 1;
-  state.left--;
-}
-
-function fillAll(state) {
-  for (let c = 0; state.left > 0 && c < state.filled.length; c++) fillChunk(state, c);
-}
-
-function fillAt(state, key) {
-  const i = indexOf(key, state.slots.length);
-  if (i >= 0) fillChunk(state, (i / CHUNK) | 0);
-}
-
-function written(state) {
-  fillAll(state);
-  state.dirty = true;
-}
-
-const handler = {
-  get(target, key, receiver) {
-    fillAt(byTarget.get(target), key);
-    return Reflect.get(target, key, receiver);
-  },
-  has(target, key) {
-    fillAt(byTarget.get(target), key);
-    return Reflect.has(target, key);
-  },
-  getOwnPropertyDescriptor(target, key) {
-    fillAt(byTarget.get(target), key);
-    return Reflect.getOwnPropertyDescriptor(target, key);
-  },
-  ownKeys(target) {
-    fillAll(byTarget.get(target));
-    return Reflect.ownKeys(target);
-  },
-  set(target, key, value) {
-    written(byTarget.get(target));
-    return Reflect.set(target, key, value);
-  },
-  defineProperty(target, key, descriptor) {
-    written(byTarget.get(target));
-    return Reflect.defineProperty(target, key, descriptor);
-  },
-  deleteProperty(target, key) {
-    written(byTarget.get(target));
-    return Reflect.deleteProperty(target, key);
-  },
-};
-
-function pointerArray(manager, slots, all) {
-  if (slots.length < LAZY_FROM) return manager.__pointers(slots);
-  const target = new Array(slots.length).fill(undefined); // packed, not a dictionary of holes
-  const chunks = Math.ceil(slots.length / CHUNK);
-  const state = { manager, slots, all, epoch: manager.__epoch, target, filled: new Uint8Array(chunks), left: chunks, dirty: false };
-  byTarget.set(target, state);
-  const proxy = new Proxy(target, handler);
-  states.set(proxy, state);
-  let live = handedOut.get(manager);
-  if (!live) handedOut.set(manager, (live = new Set()));
-  live.add(new WeakRef(state));
-  return proxy;
-}
-
-/** Fills in every array `manager` handed out that is still alive, before it forgets its pointers. */
-function keepCopies(manager) {
-  const live = handedOut.get(manager);
-  if (!live) return;
-  for (const ref of live) {
-    const state = ref.deref();
-    if (state && manager.__epoch === state.epoch) fillAll(state);
+  const out = { ...value }; // own data properties, "__proto__" included
+  for (const key in out) {
+    if (typeof out[key] === "object" && out[key] !== null) out[key] = copy(out[key]);
   }
-  live.clear();
+  return out;
 }
 
 /**
- * The slots `pointers` stands for when it is an untouched array of `manager`'s
- * (`{all: true}` when it is every pointer the manager has), else undefined.
+ * A copy of a pointer: the fields of the core's pointer JSON (store.rs, `pointer_json`),
+ * in its order, `args` deep. Written out field by field: V8 makes such a literal several
+ * times faster than a spread or a generic copy.
  */
-export function slotsOf(manager, pointers) {
-  const state = pointers != null && typeof pointers === "object" ? states.get(pointers) : undefined;
-  if (!state || state.dirty || state.manager !== manager || state.epoch !== manager.__epoch) return undefined;
-  return { slots: state.slots, all: state.all && state.slots.length === manager.size };
+function copyPointer(p) {
+  const out = { filepath: p.filepath, filename: p.filename, toolName: p.toolName, toolDescription: p.toolDescription, args: copy(p.args) };
+  if (p.taskId !== undefined) out.taskId = p.taskId;
+  if (p.queryId !== undefined) out.queryId = p.queryId;
+  if (p.toolCallId !== undefined) out.toolCallId = p.toolCallId;
+  out.argsHash = p.argsHash;
+  out.timestamp = p.timestamp;
+  out.size = p.size;
+  return out;
 }
 
-/** Installs the on-demand pointer lists on the core class's prototype. */
-export function installPointerArrays(proto) {
+/** The pointers in `slots` (a Uint32Array, in list order), copied. */
+function listed(manager, slots) {
+  let mirror = mirrors.get(manager);
+  const epoch = manager.__epoch;
+  if (mirror === undefined || mirror.epoch !== epoch) {
+    mirror = { epoch, bySlot: new Map() };
+    mirrors.set(manager, mirror);
+  }
+  const { bySlot } = mirror;
+  const missing = [];
+  for (let i = 0; i < slots.length; i++) {
+    if (!bySlot.has(slots[i])) missing.push(slots[i]);
+  }
+  for (let start = 0; start < missing.length; start += FETCH) {
+    const some = new Uint32Array(missing.slice(start, start + FETCH));
+    const made = JSON.parse(manager.__pointers(some));
+    for (let i = 0; i < some.length; i++) bySlot.set(some[i], made[i]);
+  }
+  const out = new Array(slots.length);
+  for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot.get(slots[i]));
+  return out;
+}
+
+/** Installs getAllPointers, getPointersForQuery and getPointersForTask on the core class's prototype. */
+export function installPointerLists(proto) {
   const slots = proto.__slots;
   proto.getAllPointers = function getAllPointers() {
-    return pointerArray(this, slots.call(this, 0, undefined), true);
+    return listed(this, slots.call(this, 0, undefined));
   };
   proto.getPointersForQuery = function getPointersForQuery(queryId) {
-    return pointerArray(this, slots.call(this, 1, queryId), false);
+    return listed(this, slots.call(this, 1, queryId));
   };
   proto.getPointersForTask = function getPointersForTask(taskId) {
-    return pointerArray(this, slots.call(this, 2, taskId), false);
+    return listed(this, slots.call(this, 2, taskId));
   };
-  for (const name of ["clearPointers", "clear", "clearContextDir", "endSession", "rebuildIndex"]) {
-    const original = proto[name];
-    proto[name] = function forgetting(...args) {
-      keepCopies(this);
-      return original.apply(this, args);
-    };
-    Object.defineProperty(proto[name], "name", { value: name });
-  }
-  // Retention evicts pointers but keeps their slots, so lists handed out stay valid; once
-  // evicted slots dominate, the table is compacted (slots move) at the start of the next
-  // save or reconcile, right after the lists handed out are filled in.
-  for (const name of ["saveContext", "reconcile"]) {
-    const original = proto[name];
-    proto[name] = function compacting(...args) {
-      if (this.__compactionDue) {
-        keepCopies(this);
-        this.__compact();
-      }
-      return original.apply(this, args);
-    };
-    Object.defineProperty(proto[name], "name", { value: name });
-  }
 }

@@ -50,6 +50,7 @@ pub mod describe;
 pub mod error;
 mod lifecycle;
 pub mod naming;
+mod paged;
 pub mod paths;
 pub mod record;
 pub mod retention;

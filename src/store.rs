@@ -7,6 +7,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::num::NonZeroU64;
 use std::rc::Rc;
 
 use futures_util::future::join_all;
@@ -16,6 +17,7 @@ use serde_json::{Number, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
+use crate::paged::Paged;
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Owned, Retention};
@@ -76,10 +78,6 @@ pub struct Options {
     pub retention: Retention,
     /// Told which pointers retention evicted, once per enforcement.
     pub on_evict: Option<EvictSink>,
-    /// Whether `save` compacts the pointer table when evicted slots dominate it (see
-    /// [`ContextManager::compact`]). The wasm layer turns it off and compacts at points
-    /// where the JS side has first kept its copies of the pointers it handed out.
-    pub auto_compact: bool,
     /// Bytes of each result's JSON text whose string values are indexed for selection
     /// (SPEC §6); 0 indexes no content.
     pub content_bytes: usize,
@@ -109,7 +107,6 @@ impl Options {
             read_only: false,
             retention: Retention::default(),
             on_evict: None,
-            auto_compact: true,
             content_bytes: crate::select::DEFAULT_CONTENT_BYTES,
         }
     }
@@ -165,15 +162,39 @@ pub struct HostBody<'a> {
     pub hash: u64,
 }
 
-/// Which pointers to list.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Filter<'a> {
+/// Which pointers to list or rank: those saved with this query id and/or task id
+/// (every pointer when neither is given).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Filter<'a> {
+    /// Only pointers saved with this query id.
+    pub query_id: Option<&'a str>,
+    /// Only pointers saved with this task id.
+    pub task_id: Option<&'a Number>,
+}
+
+impl<'a> Filter<'a> {
     /// Every pointer.
-    All,
-    /// Pointers saved with this query id.
-    Query(&'a str),
-    /// Pointers saved with this task id.
-    Task(&'a Number),
+    pub const ALL: Filter<'static> = Filter { query_id: None, task_id: None };
+
+    /// The pointers saved with query id `q`.
+    pub fn query(q: &'a str) -> Self {
+        Filter { query_id: Some(q), task_id: None }
+    }
+
+    /// The pointers saved with task id `t`.
+    pub fn task(t: &'a Number) -> Self {
+        Filter { query_id: None, task_id: Some(t) }
+    }
+
+    /// Whether it lets every pointer through.
+    pub fn is_all(&self) -> bool {
+        self.query_id.is_none() && self.task_id.is_none()
+    }
+
+    /// Whether a pointer saved with `query_id` and `task_id` passes.
+    pub fn passes(&self, query_id: Option<&str>, task_id: Option<&Number>) -> bool {
+        self.query_id.map_or(true, |q| query_id == Some(q)) && self.task_id.map_or(true, |t| task_id == Some(t))
+    }
 }
 
 /// A candidate for selection: a pointer of this manager by path, or one described in full.
@@ -185,23 +206,24 @@ pub enum Candidate {
     Foreign(Terms),
 }
 
-/// A pointer as it is kept: boxed strings, the tool name shared by every pointer of
-/// the tool, the args hash and the timestamp as numbers when they round-trip.
+/// A pointer as it is kept: boxed strings, the tool name and query id shared by every
+/// pointer that has them, the args hash and the timestamp as numbers when they round-trip.
 struct Entry {
     seq: u64,
-    filepath: Box<str>,
+    /// Shared with `State::written` (a record this manager wrote): one copy of the path.
+    filepath: Rc<str>,
     tool_name: Rc<str>,
     tool_description: Box<str>,
     args_json: Box<str>,
     args_hash: Packed<[u8; 32]>,
     timestamp: Packed<i64>,
     task_id: Option<Number>,
-    query_id: Option<Box<str>>,
+    query_id: Option<Rc<str>>,
     tool_call_id: Option<Box<str>>,
     size: u32,
     /// A 64-bit hash of the result's JSON text, when this manager saved the record:
     /// with the tool and args hash, what makes two records duplicates.
-    result_hash: Option<u64>,
+    result_hash: Option<NonZeroU64>,
 }
 
 /// A value kept in its compact form when the text can be produced from it exactly.
@@ -267,25 +289,27 @@ impl Packed<i64> {
 }
 
 impl Entry {
-    fn new(seq: u64, filepath: &str, meta: RecordMeta, size: usize, tools: &mut HashSet<Rc<str>>) -> Self {
-        let tool_name = match tools.get(meta.tool_name.as_str()) {
+    fn new(seq: u64, filepath: Rc<str>, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
+        let mut intern = |text: &str| match interned.get(text) {
             Some(t) => t.clone(),
             None => {
-                let t: Rc<str> = meta.tool_name.as_str().into();
-                tools.insert(t.clone());
+                let t: Rc<str> = text.into();
+                interned.insert(t.clone());
                 t
             }
         };
+        let tool_name = intern(&meta.tool_name);
+        let query_id = meta.query_id.as_deref().map(&mut intern);
         Entry {
             seq,
-            filepath: filepath.into(),
+            filepath,
             tool_name,
             tool_description: meta.tool_description.into(),
             args_json: meta.args_json.into(),
             args_hash: Packed::hash(&meta.args_hash),
             timestamp: Packed::timestamp(&meta.timestamp),
             task_id: meta.task_id,
-            query_id: meta.query_id.map(Into::into),
+            query_id,
             tool_call_id: meta.tool_call_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
             result_hash: None,
@@ -297,7 +321,7 @@ impl Entry {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let mut args_hash = String::new();
         self.args_hash.push_to(&mut args_hash);
-        let key = (&*self.tool_name, args_hash, self.result_hash?);
+        let key = (&*self.tool_name, args_hash, self.result_hash?.get());
         Some(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key))
     }
 
@@ -330,6 +354,7 @@ impl Entry {
     }
 
     /// The pointer's JSON (SPEC §2 fields, plus `argsHash`, `timestamp`, `size`).
+    /// The JS glue copies these fields by name (pkg-template/pointers.js): a new field goes there too.
     fn pointer_json(&self, out: &mut String) {
         let filename = self.filepath.rsplit('/').next().unwrap_or(&self.filepath);
         out.push_str("{\"filepath\":");
@@ -371,9 +396,9 @@ struct State {
     /// Save order of pointers (resumed ones first).
     next_seq: u64,
     /// Pointers by slot (the order they were added; a slot never changes).
-    entries: Vec<Entry>,
-    /// Tool names, shared by the pointers.
-    tools: HashSet<Rc<str>>,
+    entries: Paged<Entry>,
+    /// Tool names and query ids, shared by the pointers (many pointers have each).
+    interned: HashSet<Rc<str>>,
     /// Slots in save order (ascending `seq`).
     order: Vec<u32>,
     slot_by_path: PathSlots,
@@ -391,9 +416,10 @@ struct State {
     /// In-memory records not yet being written out, oldest first.
     spill_queue: VecDeque<String>,
     memory_bytes: usize,
-    /// Paths this manager wrote to storage.
-    written: HashSet<String>,
-    /// The records retention counts, oldest first.
+    /// Paths this manager wrote to storage (the pointers' own copies while they have one).
+    written: HashSet<Rc<str>>,
+    /// The records retention counts, oldest first; none without a cap (see
+    /// [`ContextManager::own`]).
     owned: Ledger,
     /// Slots whose pointer was evicted (their entries stay until [`State::compact`]).
     dead: usize,
@@ -401,27 +427,64 @@ struct State {
 
 /// Filepath → slot, keyed by a hash of the path so the map does not hold a second
 /// copy of every filepath (the entries have them); paths whose hash is taken go to
-/// `collisions`.
+/// `collisions`, so a weak hash costs time, never correctness. Selecting over a list of
+/// pointers looks up every filepath given: the hash is a fast one (FxHash's word-at-a-time
+/// step, then MurmurHash3's finaliser so every bit mixes), and the map does not hash the
+/// hash again.
 #[derive(Default)]
 struct PathSlots {
-    by_hash: HashMap<u64, u32>,
+    by_hash: HashMap<u64, u32, std::hash::BuildHasherDefault<Prehashed>>,
     collisions: HashMap<Box<str>, u32>,
+}
+
+/// A `Hasher` for keys that are hashes already: it keeps the `u64` it is given.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 impl PathSlots {
     fn key(path: &str) -> u64 {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(path)
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let bytes = path.as_bytes();
+        let mut h = bytes.len() as u64;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for &b in words.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 
-    fn get(&self, path: &str, entries: &[Entry]) -> Option<u32> {
+    fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
         match self.by_hash.get(&Self::key(path)) {
             Some(&slot) if &*entries[slot as usize].filepath == path => Some(slot),
             _ => self.collisions.get(path).copied(),
         }
     }
 
-    fn insert(&mut self, path: &str, slot: u32, entries: &[Entry]) {
+    fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
         match self.by_hash.entry(Self::key(path)) {
             std::collections::hash_map::Entry::Occupied(mut o) => {
                 if &*entries[*o.get() as usize].filepath == path {
@@ -436,7 +499,7 @@ impl PathSlots {
         }
     }
 
-    fn remove(&mut self, path: &str, entries: &[Entry]) {
+    fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
         let key = Self::key(path);
         if matches!(self.by_hash.get(&key), Some(&slot) if &*entries[slot as usize].filepath == path) {
             self.by_hash.remove(&key);
@@ -527,6 +590,7 @@ impl State {
 
     fn forget_pointers(&mut self) {
         self.entries.clear();
+        self.interned.clear();
         self.order.clear();
         self.slot_by_path.clear();
         self.index.clear();
@@ -668,6 +732,12 @@ impl<S: Storage> ContextManager<S> {
         self.len() == 0
     }
 
+    /// Whether retention has a cap, so the records owned are counted in a ledger (without
+    /// one, nothing is ever evicted and no ledger is kept).
+    fn keeps_ledger(&self) -> bool {
+        !self.options.retention.is_unbounded()
+    }
+
     /// Sends a message (and the path it concerns) to the `on_debug` sink, if any.
     pub fn debug(&self, message: impl Into<String>, path: Option<&str>) {
         if let Some(sink) = &self.options.on_debug {
@@ -700,9 +770,7 @@ impl<S: Storage> ContextManager<S> {
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
         let _pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
-        if self.options.auto_compact {
-            self.compact();
-        }
+        self.compact();
         let args: Value = serde_json::from_str(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
         if !args.is_object() {
@@ -814,12 +882,19 @@ impl<S: Storage> ContextManager<S> {
         };
         let added = {
             let mut state = self.state.borrow_mut();
-            state.owned.add(&filepath, now, seq, size);
+            if self.keeps_ledger() {
+                state.owned.add(&filepath, now, seq, size);
+            }
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
-            entry.result_hash = Some(result_hash);
+            let shared: Rc<str> = filepath.as_str().into();
+            if size >= self.options.persist_threshold {
+                // Written by `write_new` just now (no await since).
+                state.written.insert(shared.clone());
+            }
+            let mut entry = Entry::new(seq, shared, meta, size, &mut state.interned);
+            entry.result_hash = Some(NonZeroU64::new(result_hash).unwrap_or(NonZeroU64::MIN));
             let key = entry.duplicate_key();
             let added = state.add(entry, &terms);
             if let (true, Some(key)) = (added, key) {
@@ -856,10 +931,7 @@ impl<S: Storage> ContextManager<S> {
                 NewRecord::Parts { head, body } => self.storage.write_parts(&path, head, body, b"}", exclusive).await,
             };
             match written {
-                Ok(()) => {
-                    self.state.borrow_mut().written.insert(path.clone());
-                    return Ok(path);
-                }
+                Ok(()) => return Ok(path),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                     self.debug("record name taken, drawing another", Some(&path));
                     last = Some(e);
@@ -908,7 +980,8 @@ impl<S: Storage> ContextManager<S> {
                     let kept = state.memory.remove(path).is_some();
                     if kept {
                         state.memory_bytes -= bytes.len();
-                        state.written.insert(path.to_owned());
+                        let shared = state.entry(path).map_or_else(|| path.into(), |e| e.filepath.clone());
+                        state.written.insert(shared);
                     }
                     kept
                 };
@@ -1070,17 +1143,8 @@ impl<S: Storage> ContextManager<S> {
     fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
         state.order.iter().copied().filter(move |&slot| {
             let entry = &state.entries[slot as usize];
-            match filter {
-                Filter::All => true,
-                Filter::Query(q) => entry.query_id.as_deref() == Some(q),
-                Filter::Task(t) => entry.task_id.as_ref() == Some(t),
-            }
+            filter.is_all() || filter.passes(entry.query_id.as_deref(), entry.task_id.as_ref())
         })
-    }
-
-    /// Whether [`ContextManager::compact`] would drop evicted slots now.
-    pub fn compaction_due(&self) -> bool {
-        self.state.borrow().compaction_due()
     }
 
     /// Frees what evicted pointers still hold once they are as many as the live ones (at
@@ -1152,11 +1216,15 @@ impl<S: Storage> ContextManager<S> {
         let state = self.state.borrow();
         // The index ranks a slot once; a pointer given again is ranked from its terms,
         // so every candidate given is ranked, as the seed does.
-        let mut seen = HashSet::with_capacity(candidates.len());
+        let mut seen = vec![false; state.entries.len()];
+        let mut first = |slot: u32| match seen.get_mut(slot as usize) {
+            Some(s) => !std::mem::replace(s, true),
+            None => true,
+        };
         let again: Vec<Option<Terms>> = candidates
             .iter()
             .map(|c| match c {
-                Candidate::Known(slot) if !seen.insert(*slot) => {
+                Candidate::Known(slot) if !first(*slot) => {
                     Some(state.entries.get(*slot as usize).map(|e| terms_of(&e.meta())).unwrap_or_default())
                 }
                 _ => None,
@@ -1187,7 +1255,7 @@ impl<S: Storage> ContextManager<S> {
         let before = hits.len();
         let mut out: Vec<Scored> = Vec::with_capacity(before);
         for hit in hits.drain(..) {
-            let Some((e, hash)) = entry(hit.index).and_then(|e| e.result_hash.map(|h| (e, h))) else {
+            let Some((e, hash)) = entry(hit.index).and_then(|e| e.result_hash.map(|h| (e, h.get()))) else {
                 out.push(hit);
                 continue;
             };
@@ -1223,6 +1291,39 @@ impl<S: Storage> ContextManager<S> {
         let mut ranking = state.index.rank_all(query, strategy, limit);
         let order = state.order.iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
         ranking.apply_fallback(fallback, order);
+        ranking
+    }
+
+    /// Ranks the pointers `filter` lets through for `query`, through the index: no text
+    /// is rescanned. `Scored::index` is a slot; statistics are those of the pointers
+    /// ranked; the fallback lists them in save order.
+    pub fn rank_matching(
+        &self,
+        query: &str,
+        filter: Filter<'_>,
+        fallback: Fallback,
+        strategy: Strategy,
+        limit: Option<usize>,
+    ) -> Ranking {
+        if filter.is_all() {
+            return self.rank_all(query, fallback, strategy, limit);
+        }
+        self.rank_slots(query, &self.slots(filter), fallback, strategy, limit)
+    }
+
+    /// Ranks the pointers in `slots` (as [`ContextManager::rank`] does); `Scored::index`
+    /// is a slot.
+    pub fn rank_slots(
+        &self,
+        query: &str,
+        slots: &[u32],
+        fallback: Fallback,
+        strategy: Strategy,
+        limit: Option<usize>,
+    ) -> Ranking {
+        let candidates: Vec<Candidate> = slots.iter().map(|&s| Candidate::Known(s)).collect();
+        let mut ranking = self.rank(query, &candidates, fallback, strategy, limit);
+        ranking.hits.iter_mut().for_each(|h| h.index = slots[h.index] as usize);
         ranking
     }
 
@@ -1274,7 +1375,7 @@ impl<S: Storage> ContextManager<S> {
         if self.session.is_some() {
             return self.remove_session().await;
         }
-        let written: Vec<String> = {
+        let written: Vec<Rc<str>> = {
             let mut state = self.state.borrow_mut();
             state.memory.clear();
             state.spill_queue.clear();
@@ -1516,7 +1617,7 @@ impl<S: Storage> ContextManager<S> {
             let filepath = paths::join(dir, &rel);
             let seq = state.next_seq;
             state.next_seq += 1;
-            if own {
+            if own && self.keeps_ledger() {
                 state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
             }
             let terms = match content_of(&rel) {
@@ -1524,7 +1625,7 @@ impl<S: Storage> ContextManager<S> {
                 None => terms_of(&meta),
             };
             // A pointer, not ownership: `written` keeps only what this manager wrote.
-            let entry = Entry::new(seq, &filepath, meta, size, &mut state.tools);
+            let entry = Entry::new(seq, filepath.as_str().into(), meta, size, &mut state.interned);
             state.add(entry, &terms);
         }
     }
@@ -1602,7 +1703,7 @@ impl<S: Storage> ContextManager<S> {
                         manifest.context_files.extend(on_disk.context_files);
                     }
                 }
-                let written: Vec<String> = self.state.borrow().written.iter().cloned().collect();
+                let written: Vec<String> = self.state.borrow().written.iter().map(|p| p.to_string()).collect();
                 session::remove_session(&self.storage, &s.dir, &manifest, &written).await
             })
             .await??;
@@ -1722,7 +1823,9 @@ impl<S: Storage> ContextManager<S> {
             },
         };
         match meta {
-            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
+            Some(meta) => {
+                Entry::new(victim.seq, path.into(), meta, victim.size, &mut HashSet::new()).pointer_json(&mut out)
+            }
             None => {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);
@@ -1770,8 +1873,10 @@ impl<S: Storage> ContextManager<S> {
                 }
                 let seq = state.next_seq;
                 state.next_seq += 1;
-                state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
-                let pointer = Entry::new(seq, &full, meta, size, &mut state.tools);
+                if self.keeps_ledger() {
+                    state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
+                }
+                let pointer = Entry::new(seq, full.as_str().into(), meta, size, &mut state.interned);
                 state.add(pointer, &terms);
             }
             s.manifest.borrow_mut().context_files.insert(rel, entry);

@@ -106,7 +106,7 @@ fn after_close_io_fails_closed_pointers_stay_and_close_again_is_a_no_op() {
         assert_eq!(ErrorKind::Closed.code(), "CLOSED");
         assert_eq!(m.storage().paths(), std::slice::from_ref(&path), "nothing written or removed after close");
         assert_eq!(m.len(), 1, "the pointers stay readable");
-        assert!(m.pointers_json(Filter::All).contains(&path));
+        assert!(m.pointers_json(Filter::ALL).contains(&path));
         m.close().await?;
         Ok::<(), Error>(())
     })

@@ -110,7 +110,7 @@ fn filepaths(told: &RefCell<Vec<Value>>) -> Vec<String> {
 }
 
 fn pointer_paths<S: Storage>(m: &ContextManager<S>) -> Vec<String> {
-    let all: Vec<Value> = serde_json::from_str(&m.pointers_json(Filter::All)).unwrap();
+    let all: Vec<Value> = serde_json::from_str(&m.pointers_json(Filter::ALL)).unwrap();
     all.iter().map(|p| p["filepath"].as_str().unwrap().to_owned()).collect()
 }
 

@@ -107,12 +107,12 @@ fn resume_restores_every_pointer_reading_only_unlisted_records() {
             m.save(save("grep", &format!("{{\"i\":{i}}}"), None)).await?;
         }
         assert_eq!(manifest_of(&storage, &id).await.context_files.len(), 10);
-        let before = m.pointers_json(Filter::All);
+        let before = m.pointers_json(Filter::ALL);
         drop(m); // a crash: no flush
 
         let counting = CountingReads { inner: storage.clone(), reads: Cell::new(0) };
         let resumed = ContextManager::open(counting, options(SessionChoice::Resume(id.clone()), now.clone())).await?;
-        assert_eq!(resumed.pointers_json(Filter::All), before, "same pointers, same order");
+        assert_eq!(resumed.pointers_json(Filter::ALL), before, "same pointers, same order");
         assert_eq!(resumed.storage().reads.get(), 3, "only the records the manifest did not list were read");
         assert_eq!(manifest_of(&storage, &id).await.context_files.len(), 13, "resume brings the manifest up to date");
         Ok::<(), Error>(())

@@ -180,7 +180,7 @@ fn concurrent_saves_keep_call_order() {
         assert_eq!(completed.len(), 50);
         assert_ne!(completed, paths, "the storage must make the saves interleave");
         // ...and the pointers are still in call order.
-        let listed: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::All)).unwrap();
+        let listed: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::ALL)).unwrap();
         let order: Vec<i64> = listed.as_array().unwrap().iter().map(|p| p["args"]["i"].as_i64().unwrap()).collect();
         assert_eq!(order, (0..50).collect::<Vec<_>>());
         let unique: std::collections::HashSet<_> = paths.iter().collect();
@@ -374,6 +374,53 @@ fn export_keeps_pretty_printed_seed_records_byte_for_byte() {
 }
 
 #[test]
+fn filters_list_and_rank_the_pointers_of_a_query_and_a_task() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
+        let mut paths = Vec::new();
+        for i in 0..12u64 {
+            let args = format!(r#"{{"path":"src/auth/file{i}.ts"}}"#);
+            let query_id = (i % 3 == 0).then(|| "q_auth".to_owned());
+            let input = SaveInput { task_id: Some((i % 2).into()), query_id, ..save("readFile", &args, "1") };
+            paths.push(m.save(input).await?);
+        }
+        let one = serde_json::Number::from(1);
+        let slots_of =
+            |f: Filter<'_>| -> Vec<String> { m.slots(f).into_iter().map(|s| m.filepath_of(s).unwrap()).collect() };
+        let pick = |keep: &dyn Fn(usize) -> bool| -> Vec<String> {
+            paths.iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, p)| p.clone()).collect()
+        };
+        assert_eq!(slots_of(Filter::ALL), paths);
+        assert_eq!(slots_of(Filter::query("q_auth")), pick(&|i| i % 3 == 0));
+        assert_eq!(slots_of(Filter::task(&one)), pick(&|i| i % 2 == 1));
+        let both = Filter { query_id: Some("q_auth"), task_id: Some(&one) };
+        assert_eq!(slots_of(both), pick(&|i| i % 6 == 3));
+        assert!(slots_of(Filter::query("q_other")).is_empty());
+
+        // Ranked through the index: the same as ranking those pointers as candidates.
+        for (filter, keep) in [(Filter::query("q_auth"), 0usize), (both, 1)] {
+            let ranked = m.rank_matching("file3 auth", filter, Fallback::All, toolctx::Strategy::Bm25, None);
+            let expected = if keep == 0 { pick(&|i| i % 3 == 0) } else { pick(&|i| i % 6 == 3) };
+            let candidates: Vec<Candidate> = expected.iter().map(|p| Candidate::Known(m.slot_of(p).unwrap())).collect();
+            let direct = m.rank("file3 auth", &candidates, Fallback::All, toolctx::Strategy::Bm25, None);
+            let got: Vec<(String, f64)> =
+                ranked.hits.iter().map(|h| (m.filepath_of(h.index as u32).unwrap(), h.score)).collect();
+            let want: Vec<(String, f64)> = direct.hits.iter().map(|h| (expected[h.index].clone(), h.score)).collect();
+            assert_eq!(got, want);
+            assert_eq!(got.len(), expected.len(), "every one matches \"auth\"");
+            assert_eq!(got[0].0, paths[3], "file3 first");
+        }
+        let nothing = m.rank_matching("zebra", Filter::task(&one), Fallback::All, toolctx::Strategy::Bm25, Some(2));
+        let fallback: Vec<String> = nothing.hits.iter().map(|h| m.filepath_of(h.index as u32).unwrap()).collect();
+        assert_eq!(fallback, pick(&|i| i % 2 == 1)[..2], "the fallback lists them in save order");
+        let none = m.rank_matching("auth", Filter::query("q_other"), Fallback::All, toolctx::Strategy::Bm25, None);
+        assert!(none.hits.is_empty());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn ranking_uses_indexed_terms_of_known_pointers() {
     block_on(async {
         let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
@@ -559,7 +606,7 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
                 .await?;
             assert_eq!(a, b, "same name");
             assert_eq!(text.load(std::slice::from_ref(&a)).await?, held.load(std::slice::from_ref(&b)).await?);
-            assert_eq!(text.pointers_json(Filter::All), held.pointers_json(Filter::All), "same pointer");
+            assert_eq!(text.pointers_json(Filter::ALL), held.pointers_json(Filter::ALL), "same pointer");
             let copied = held.storage().copied_in.get();
             assert_eq!(copied, usize::from(threshold > 0), "the body is copied in only to be held in memory");
             let (fallback, strategy) = (Fallback::None, toolctx::Strategy::Bm25);

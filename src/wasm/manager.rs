@@ -199,9 +199,6 @@ impl Parts {
             v => v.as_bool().ok_or_else(|| Error::invalid("readOnly must be a boolean"))?,
         };
         core.retention = retention(&get(options, "retention"))?;
-        // Compaction moves slots: the JS glue runs it (`__compact`) once it has kept its
-        // copies of the pointer lists it handed out.
-        core.auto_compact = false;
         if let Some(f) = opt_function(options, "onEvict")? {
             let debug = core.on_debug.clone();
             core.on_evict = Some(Rc::new(move |pointers: &str| {
@@ -714,44 +711,34 @@ impl JsContextManager {
         joined: String,
     ) -> Result<String, JsValue> {
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
-        let source = self.list_source(list, Some(joined));
-        let ranking = self.rank(&query, &source, &options, false).js()?;
-        Ok(source.joined_paths(&self.inner, &ranking))
-    }
-
-    /// `selectRelevantContexts` over this manager's own pointers, by slot (a lazy array
-    /// from `getAllPointers` and friends, untouched): no pointer object is read. `slots`
-    /// empty with `all` = every pointer, through the index alone.
-    #[wasm_bindgen(js_name = "__selectSlots")]
-    pub fn select_slots(
-        &self,
-        query: JsValue,
-        slots: Vec<u32>,
-        all: bool,
-        options: JsValue,
-    ) -> Result<String, JsValue> {
-        let source = Source::Slots((!all).then_some(slots));
+        let (query_id, task_id) = filter_options(&options).js()?;
+        let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
+        let source = self.list_source(list, Some(joined), filter);
         let ranking = self.rank(&query, &source, &options, false).js()?;
         Ok(source.joined_paths(&self.inner, &ranking))
     }
 
     /// Scored selection: `{filepath, score, pointer, matched}`, best first. Without
-    /// `pointers`, every pointer of this manager through the index (`__slots` says
-    /// which when the JS glue passes a lazy array).
+    /// `pointers`, the pointers of this manager through the index: every one, or those
+    /// saved with the `queryId` / `taskId` given (no pointer object is made to rank
+    /// them). With `pointers` (their filepaths NUL-joined in `__paths` when the JS glue
+    /// made them), `queryId` / `taskId` narrow that list.
     #[wasm_bindgen(js_name = selectRelevant)]
     pub fn select_relevant(&self, query: JsValue, options: JsValue) -> u32 {
         if let Err(e) = self.inner.check_open("selectRelevant") {
             return rejected(e);
         }
+        let (query_id, task_id) = match filter_options(&options) {
+            Ok(f) => f,
+            Err(e) => return rejected(e),
+        };
+        let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
         let given = get(&options, "pointers");
-        let slots = get(&options, "__slots");
-        let source = if !slots.is_undefined() {
-            Source::Slots(Some(js_sys::Uint32Array::new(&slots).to_vec()))
-        } else if given.is_undefined() {
-            Source::Slots(None)
+        let source = if given.is_undefined() {
+            Source::Slots((!filter.is_all()).then(|| self.inner.slots(filter)))
         } else {
             match given.dyn_ref::<Array>() {
-                Some(list) => self.list_source(list, None),
+                Some(list) => self.list_source(list, get(&options, "__paths").as_string(), filter),
                 None => return rejected(Error::invalid("pointers must be an array")),
             }
         };
@@ -828,22 +815,25 @@ impl JsContextManager {
     }
 
     /// The slots of the pointers `getAllPointers` (`kind` 0), `getPointersForQuery` (1)
-    /// or `getPointersForTask` (2) would list, in order, for the JS glue's lazy arrays.
+    /// or `getPointersForTask` (2) list, in order (the JS glue makes the lists).
     #[wasm_bindgen(js_name = "__slots")]
     pub fn slots(&self, kind: u32, value: JsValue) -> Vec<u32> {
         match kind {
-            0 => self.inner.slots(Filter::All),
-            1 => value.as_string().map_or_else(Vec::new, |q| self.inner.slots(Filter::Query(&q))),
+            0 => self.inner.slots(Filter::ALL),
+            1 => value.as_string().map_or_else(Vec::new, |q| self.inner.slots(Filter::query(&q))),
             _ => match value.as_f64().map(task_id_from_f64) {
-                Some(Ok(t)) => self.inner.slots(Filter::Task(&t)),
+                Some(Ok(t)) => self.inner.slots(Filter::task(&t)),
                 _ => Vec::new(),
             },
         }
     }
 
-    /// Copies of the pointers in `slots`, as an array (a lazy array filling in).
+    /// The pointers in `slots`, as the JSON text of an array, in one crossing. The JS
+    /// glue parses it once the call has returned: objects made (and field representations
+    /// changed) while a wasm call is on the stack can crash Node 20's V8 when it
+    /// deoptimises the caller, which inlined the call.
     #[wasm_bindgen(js_name = "__pointers")]
-    pub fn pointers(&self, slots: &[u32]) -> JsValue {
+    pub fn pointers(&self, slots: &[u32]) -> String {
         let mut json = String::from("[");
         for &slot in slots {
             if json.len() > 1 {
@@ -854,23 +844,11 @@ impl JsContextManager {
             }
         }
         json.push(']');
-        parse_json(&json)
+        json
     }
 
-    /// Changes whenever this manager forgets its pointers, so slots taken before are stale.
-    /// Whether `__compact` would drop evicted slots now.
-    #[wasm_bindgen(getter, js_name = "__compactionDue")]
-    pub fn compaction_due(&self) -> bool {
-        self.inner.compaction_due()
-    }
-
-    /// Frees the slots of evicted pointers (their number grows with retention); the
-    /// JS glue keeps its copies of handed-out pointer lists first.
-    #[wasm_bindgen(js_name = "__compact")]
-    pub fn compact(&self) -> bool {
-        self.inner.compact()
-    }
-
+    /// Changes whenever slots are forgotten or moved (clearPointers, rebuild, compaction),
+    /// so pointers the JS glue keeps by slot are stale.
     #[wasm_bindgen(getter, js_name = "__epoch")]
     pub fn epoch(&self) -> u32 {
         self.inner.epoch()
@@ -998,6 +976,19 @@ impl Source<'_> {
     }
 }
 
+/// The `queryId` and `taskId` selection options, checked.
+fn filter_options(options: &JsValue) -> Result<(Option<String>, Option<serde_json::Number>)> {
+    let query_id = match get(options, "queryId") {
+        v if v.is_undefined() || v.is_null() => None,
+        v => Some(v.as_string().ok_or_else(|| Error::invalid("queryId must be a string"))?),
+    };
+    let task_id = match get(options, "taskId") {
+        v if v.is_undefined() || v.is_null() => None,
+        v => Some(task_id_from_f64(v.as_f64().ok_or_else(|| Error::invalid("taskId must be a number"))?)?),
+    };
+    Ok((query_id, task_id))
+}
+
 /// A score as JSON (scores are finite; JSON has no NaN).
 fn score_json(score: f64) -> String {
     if score.is_finite() {
@@ -1024,10 +1015,10 @@ impl JsContextManager {
         }
     }
 
-    /// The usable pointers of `list` (those with a string filepath): their filepaths
-    /// from `joined` when the JS glue made one (one crossing for all), else read from
-    /// each object.
-    fn list_source<'a>(&self, list: &'a Array, joined: Option<String>) -> Source<'a> {
+    /// The usable pointers of `list` (those with a string filepath that `filter` lets
+    /// through, by their own `queryId` and `taskId`): their filepaths from `joined` when
+    /// the JS glue made one (one crossing for all), else read from each object.
+    fn list_source<'a>(&self, list: &'a Array, joined: Option<String>, filter: Filter<'_>) -> Source<'a> {
         let from_joined = joined.map(|j| j.split('\0').map(str::to_owned).collect::<Vec<_>>());
         let filepaths: Vec<Option<String>> = match from_joined {
             Some(v) if v.len() == list.length() as usize => {
@@ -1037,10 +1028,16 @@ impl JsContextManager {
         };
         let (mut paths, mut positions) = (Vec::new(), Vec::new());
         for (i, path) in filepaths.into_iter().enumerate() {
-            if let Some(path) = path {
-                paths.push(path);
-                positions.push(i as u32);
+            let Some(path) = path else { continue };
+            if !filter.is_all() {
+                let pointer = list.get(i as u32);
+                let task = get(&pointer, "taskId").as_f64().and_then(|t| task_id_from_f64(t).ok());
+                if !filter.passes(get(&pointer, "queryId").as_string().as_deref(), task.as_ref()) {
+                    continue;
+                }
             }
+            paths.push(path);
+            positions.push(i as u32);
         }
         Source::List { list, paths, positions }
     }
@@ -1145,7 +1142,7 @@ impl JsContextManager {
         let inner = &self.inner;
         if let Some(vector) = vector {
             let candidates: Vec<(usize, u32)> = match source {
-                Source::Slots(None) => inner.slots(Filter::All).into_iter().map(|s| (s as usize, s)).collect(),
+                Source::Slots(None) => inner.slots(Filter::ALL).into_iter().map(|s| (s as usize, s)).collect(),
                 Source::Slots(Some(slots)) => slots.iter().map(|&s| (s as usize, s)).collect(),
                 Source::List { paths, .. } => {
                     paths.iter().enumerate().filter_map(|(i, p)| inner.slot_of(p).map(|s| (i, s))).collect()
@@ -1173,12 +1170,7 @@ impl JsContextManager {
         }
         match source {
             Source::Slots(None) => inner.rank_all(query, fallback, strategy, early),
-            Source::Slots(Some(slots)) => {
-                let candidates: Vec<Candidate> = slots.iter().map(|&s| Candidate::Known(s)).collect();
-                let mut r = inner.rank(query, &candidates, fallback, strategy, early);
-                r.hits.iter_mut().for_each(|h| h.index = slots[h.index] as usize);
-                r
-            }
+            Source::Slots(Some(slots)) => inner.rank_slots(query, slots, fallback, strategy, early),
             Source::List { list, paths, positions } => {
                 let candidates: Vec<Candidate> = paths
                     .iter()

@@ -156,7 +156,7 @@ async fn save_and_load_through_a_js_host() {
 
     // Ranking over three pointers, so a wrong answer is possible: only the relevant
     // ones, best first; every pointer in the given order only when none matches.
-    let pointers = m.pointers(&m.slots(0, JsValue::UNDEFINED));
+    let pointers = js_sys::JSON::parse(&m.pointers(&m.slots(0, JsValue::UNDEFINED))).unwrap();
     let joined = paths.join("\0");
     let select = |query: &str, fallback: Option<&str>| {
         let options = js_sys::Object::new();

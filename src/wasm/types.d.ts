@@ -224,6 +224,14 @@ export interface SelectOptions {
   fallback?: "all" | "none";
   /** `selectRelevant` only: the pointers to consider (default: all of this manager's). */
   pointers?: ContextPointer[];
+  /**
+   * Only the pointers saved with this query id. Without `pointers`, `selectRelevant` ranks
+   * this manager's through the index, making no pointer object (the fast path for
+   * `getPointersForQuery` then a selection); with them, the list is narrowed.
+   */
+  queryId?: string;
+  /** Only the pointers saved with this task id (as `queryId`; both: both must match). */
+  taskId?: number;
   /** The best set whose records fit in this many bytes (pointer `size`), in rank order. */
   maxBytes?: number;
   /** The same in estimated tokens (4 bytes a token). */

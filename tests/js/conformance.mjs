@@ -2664,4 +2664,74 @@ export function runPointerArrayTests({ name, ContextManager, memoryStorage, test
     assert.equal(task[task.length - 1].taskId, 2);
     assert.deepEqual(m.selectRelevantContexts("auth", all).length > 0, true, "foreign pointers still rank");
   });
+
+  test("a listed pointer has the fields of the core's pointer, in its order", async () => {
+    const m = new ContextManager({ contextDir: "/lazy", fileSystem: memoryStorage() });
+    await m.saveContext("grep", { pattern: "x", deep: { list: [1, { y: 2 }] } }, 1, { taskId: 3, queryId: "q", toolCallId: "call_1" });
+    await m.saveContext("grep", { pattern: "y" }, 2);
+    const listed = m.getAllPointers();
+    const scored = await m.selectRelevant("grep", { fallback: "none" });
+    for (const [i, p] of listed.entries()) {
+      const core = scored.find((s) => s.filepath === p.filepath).pointer;
+      assert.deepEqual(Object.keys(p), Object.keys(core), `pointer ${i}`);
+      assert.deepEqual(p, core);
+    }
+    listed[0].args.deep.list[1].y = 99;
+    assert.equal(m.getAllPointers()[0].args.deep.list[1].y, 2, "args are copied deep");
+  });
+
+  test("structuredClone copies them whole, past 1,024 pointers (they are plain data)", async () => {
+    const m = new ContextManager({ contextDir: "/lazy", fileSystem: memoryStorage(), persistThreshold: Infinity, memoryBudget: Infinity });
+    for (let i = 0; i < 1100; i++) await m.saveContext("grep", { pattern: `p${i}`, nested: { i } }, i, i % 3, `q${i % 4}`);
+    const all = m.getAllPointers();
+    // Compared as JSON text: some edge runtimes clone into another realm's Object.
+    const cloned = structuredClone(all);
+    assert.equal(cloned.length, 1100);
+    assert.equal(JSON.stringify(cloned), JSON.stringify(all));
+    assert.equal(cloned[1099].args.pattern, "p1099");
+    assert.equal(cloned[1099].args.nested.i, 1099);
+    for (const list of [m.getPointersForQuery("q1"), m.getPointersForTask(2)]) {
+      assert.ok(list.length > 250);
+      assert.equal(JSON.stringify(structuredClone(list)), JSON.stringify(list));
+    }
+  });
+
+  test("a list taken while rebuildIndex runs stays whole after it", async () => {
+    const m = new ContextManager({ contextDir: "/lazy-rebuild", fileSystem: memoryStorage(), persistThreshold: 0 });
+    const paths = [];
+    for (let i = 0; i < 1100; i++) paths.push(await m.saveContext("grep", { i }, i));
+    const before = m.getAllPointers();
+    const rebuilding = m.rebuildIndex();
+    const during = m.getAllPointers();
+    assert.equal(await rebuilding, 1100);
+    assert.deepEqual(during.map((p) => p.filepath), paths);
+    assert.deepEqual(before.map((p) => p.args.i), paths.map((_, i) => i));
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath).sort(), [...paths].sort());
+  });
+
+  test("selectRelevant({queryId, taskId}) ranks the pointers saved with them, through the index", async () => {
+    const { m } = await store();
+    const both = (p) => p.queryId === "q5" && p.taskId === 2;
+    for (const query of ["auth token error", "billing", "zebra", "search_code index"]) {
+      for (const options of [undefined, { limit: 7 }, { fallback: "none" }, { maxBytes: 3000 }, { strategy: "overlap", limit: 3 }]) {
+        const label = `${query} ${JSON.stringify(options)}`;
+        const byQuery = await m.selectRelevant(query, { ...options, queryId: "q5" });
+        assert.deepEqual(byQuery, await m.selectRelevant(query, { ...options, pointers: m.getPointersForQuery("q5") }), label);
+        assert.ok(byQuery.length > 0 || options?.fallback === "none", label);
+        assert.ok(byQuery.every((s) => s.pointer.queryId === "q5"), label);
+        const byTask = await m.selectRelevant(query, { ...options, taskId: 1 });
+        assert.deepEqual(byTask, await m.selectRelevant(query, { ...options, pointers: m.getPointersForTask(1) }), label);
+        assert.ok(byTask.every((s) => s.pointer.taskId === 1), label);
+        const byBoth = await m.selectRelevant(query, { ...options, queryId: "q5", taskId: 2 });
+        assert.deepEqual(byBoth, await m.selectRelevant(query, { ...options, pointers: m.getAllPointers().filter(both) }), label);
+        // With pointers: the filters narrow the list given.
+        const narrowed = await m.selectRelevant(query, { ...options, pointers: m.getPointersForQuery("q5"), taskId: 2 });
+        assert.deepEqual(narrowed, byBoth, label);
+      }
+    }
+    assert.deepEqual(await m.selectRelevant("auth", { queryId: "q_unknown" }), []);
+    assert.deepEqual(await m.selectRelevant("auth", { taskId: 77 }), []);
+    await expectRejection(assert, () => m.selectRelevant("auth", { queryId: 5 }), "INVALID_ARGUMENT", "queryId: 5");
+    await expectRejection(assert, () => m.selectRelevant("auth", { taskId: "1" }), "INVALID_ARGUMENT", 'taskId: "1"');
+  });
 }
