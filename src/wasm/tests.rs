@@ -148,11 +148,16 @@ async fn save_and_load_through_a_js_host() {
     }
     let loaded =
         settle(m.load_contexts(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into())).await.unwrap();
-    let loaded = Array::from(&loaded);
-    assert_eq!(get(&loaded.get(0), "result").as_string().as_deref(), Some("body"));
-    assert_eq!(get(&loaded.get(0), "taskId").as_f64(), Some(7.0));
-    assert!(get(&loaded.get(0), "queryId").is_undefined());
-    assert_eq!(get(&loaded.get(1), "result").as_string().as_deref(), Some("intro.md"));
+    // `[path as asked, the host's text, …]`: the records are parsed by records.js.
+    let found = Array::from(&loaded);
+    assert_eq!(found.length(), 4);
+    assert_eq!(found.get(0).as_string().as_deref(), Some(paths[2].as_str()));
+    assert_eq!(found.get(2).as_string().as_deref(), Some(paths[0].as_str()));
+    let record = |i: u32| js_sys::JSON::parse(&found.get(i).as_string().unwrap()).unwrap();
+    assert_eq!(get(&record(1), "result").as_string().as_deref(), Some("body"));
+    assert_eq!(get(&record(1), "taskId").as_f64(), Some(7.0));
+    assert!(get(&record(1), "queryId").is_undefined());
+    assert_eq!(get(&record(3), "result").as_string().as_deref(), Some("intro.md"));
 
     // Ranking over three pointers, so a wrong answer is possible: only the relevant
     // ones, best first; every pointer in the given order only when none matches.
