@@ -5,7 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use toolctx::select::{for_each_index_token, is_unspaced_script};
+use toolctx::select::{for_each_index_token, is_unspaced_script, stem};
 
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(1000);
@@ -164,6 +164,14 @@ proptest! {
     #[test]
     fn index_tokens_match_the_reference(s in text()) {
         prop_assert_eq!(terms(&s), reference::index_tokens(&s));
+    }
+
+    /// `stem` gives what the Snowball stemmer gives, terms ending in a digit included
+    /// (which it passes through unstemmed: no English suffix ends in a digit).
+    #[test]
+    fn stems_match_the_snowball_stemmer(t in "[a-zy']{0,10}[a-z0-9]{0,3}[0-9]?|[aeiouysl]{0,6}(ies|ied|sses|ing|ly|e|s|y|ll)?[0-9]{1,2}|\\PC{0,6}[0-9]") {
+        let snowball = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        prop_assert_eq!(stem(&t), snowball.stem(&t).into_owned());
     }
 
     #[test]

@@ -209,6 +209,12 @@ pub fn keywords(query: &str) -> Vec<String> {
 /// assert_eq!(toolctx::select::stem("refunds"), toolctx::select::stem("refund"));
 /// ```
 pub fn stem(term: &str) -> String {
+    // Every suffix the English algorithm removes or replaces ends in a letter, so a term
+    // ending in a digit (`v2`, `handler12`, `2024`) is its own stem, unless it starts
+    // with an apostrophe (removed first; never in an index token).
+    if term.as_bytes().last().is_some_and(u8::is_ascii_digit) && !term.starts_with('\'') {
+        return term.to_owned();
+    }
     thread_local! {
         static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     }
