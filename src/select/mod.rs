@@ -18,7 +18,8 @@ pub use tokenize::{
     tokenize,
 };
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::Value;
 
@@ -69,7 +70,7 @@ impl Terms {
         len += collect_values(args, &mut tokens);
         let meta = stemmed_counts(tokens);
         // Content: counted as read (a map of distinct tokens), one allocation per new term.
-        let mut counts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        let mut counts: HashMap<String, u32, BuildHasherDefault<TermHasher>> = HashMap::default();
         let mut content_len = 0;
         if let Some(json) = result_json {
             content::for_each_string_value(json, content_bytes, |s| {
@@ -83,8 +84,13 @@ impl Terms {
         }
         let mut content = stems_of(counts.into_iter().collect());
         if content.len() > MAX_INDEXED_CONTENT_TERMS {
-            content.select_nth_unstable_by(MAX_INDEXED_CONTENT_TERMS, |a, b| telling_first((&a.0, a.1), (&b.0, b.1)));
-            content.truncate(MAX_INDEXED_CONTENT_TERMS);
+            // Whether each is a stop word, looked up once per term rather than per comparison.
+            let mut keyed: Vec<(bool, (String, u32))> = content.into_iter().map(|t| (is_stop_stem(&t.0), t)).collect();
+            keyed.select_nth_unstable_by(MAX_INDEXED_CONTENT_TERMS, |(a_stop, a), (b_stop, b)| {
+                telling_first((*a_stop, &a.0, a.1), (*b_stop, &b.0, b.1))
+            });
+            keyed.truncate(MAX_INDEXED_CONTENT_TERMS);
+            content = keyed.into_iter().map(|(_, t)| t).collect();
             content.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         }
         Terms::merge(len, content_len, meta.into_iter(), content.into_iter())
@@ -97,7 +103,9 @@ impl Terms {
         let mut found: Vec<(&String, u32)> =
             self.terms.iter().zip(&self.content).filter(|(_, &c)| c > 0).map(|(t, &c)| (t, c)).collect();
         if found.len() > n {
-            found.select_nth_unstable_by(n, |a, b| telling_first(*a, *b));
+            found.select_nth_unstable_by(n, |a, b| {
+                telling_first((is_stop_stem(a.0), a.0, a.1), (is_stop_stem(b.0), b.0, b.1))
+            });
             found.truncate(n);
         }
         found.into_iter().map(|(t, c)| (t.clone(), c)).collect()
@@ -221,10 +229,46 @@ pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<S
     tokens
 }
 
+/// The hasher of the map that counts a content's tokens: FxHash (as in rustc), a
+/// multiply-rotate over 8-byte words. Tokens are short and hashed once each; SipHash's
+/// resistance to chosen collisions costs more than a record's own text could make it
+/// worth (at most [`DEFAULT_CONTENT_BYTES`]-ish of tokens per map).
+#[derive(Default)]
+struct TermHasher(u64);
+
+impl TermHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for TermHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+        }
+        let mut last = 0u64;
+        for (i, &b) in chunks.remainder().iter().enumerate() {
+            last |= u64::from(b) << (8 * i);
+        }
+        self.add(last);
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.add(u64::from(b));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// The order of content terms by how telling they are: stop words last, then the most
 /// frequent first, then by the term.
-fn telling_first(a: (&String, u32), b: (&String, u32)) -> std::cmp::Ordering {
-    is_stop_stem(a.0).cmp(&is_stop_stem(b.0)).then(b.1.cmp(&a.1)).then_with(|| a.0.cmp(b.0))
+/// Each is `(is_stop_stem(term), term, count)`.
+fn telling_first(a: (bool, &str, u32), b: (bool, &str, u32)) -> std::cmp::Ordering {
+    a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then_with(|| a.1.cmp(b.1))
 }
 
 /// The distinct stems of `tokens`, sorted, with how often each occurs.

@@ -56,6 +56,10 @@ pub fn index_tokens(text: &str, out: &mut Vec<String>) -> usize {
 
 /// Calls `f` with every term [`index_tokens`] gives, in the same order, lowercased, from
 /// a reused buffer (no allocation per token); returns the same length.
+///
+/// An ASCII word (most of code and prose) is classified byte by byte, lowercased once,
+/// and its camelCase parts are slices of that lowercase copy; a word with any other
+/// character takes the Unicode path (full case mapping per part, as `str::to_lowercase`).
 pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
     let mut len = 0;
     // The identifier being read: its words joined, how many words, where it ends.
@@ -63,8 +67,8 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
     let mut joined_words = 0;
     let mut joined_end = 0;
     let (mut lower, mut part_lower) = (String::new(), String::new());
-    for_each_word_at(text, |start, word| {
-        let unspaced = word.chars().next().is_some_and(is_unspaced_script);
+    for_each_word_at(text, |start, word, ascii| {
+        let unspaced = !ascii && word.chars().next().is_some_and(is_unspaced_script);
         let continues = joined_words > 0
             && !unspaced
             && start == joined_end + 1
@@ -77,15 +81,29 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
             joined_words = 0;
         }
         let mut parts = 0;
-        split_camel(word, &mut |part: &str| {
-            lowercase_into(part, &mut part_lower);
-            f(&part_lower);
-            parts += 1;
-        });
-        len += parts;
-        if parts > 1 || !unspaced {
-            lowercase_into(word, &mut lower);
+        if ascii {
+            lower.clear();
+            lower.push_str(word);
+            lower.make_ascii_lowercase();
+            split_camel_ascii(word.as_bytes(), |from, to| {
+                f(&lower[from..to]);
+                parts += 1;
+            });
+        } else {
+            // Lowercasing maps each character on its own but for `Σ`, whose form depends
+            // on its neighbours: without it, the word lowercased is its parts lowercased.
+            lower.clear();
+            split_camel(word, &mut |part: &str| {
+                lowercase_into(part, &mut part_lower);
+                f(&part_lower);
+                lower.push_str(&part_lower);
+                parts += 1;
+            });
+            if word.contains('Σ') {
+                lowercase_into(word, &mut lower);
+            }
         }
+        len += parts;
         if parts > 1 {
             f(&lower);
         }
@@ -114,27 +132,43 @@ fn lowercase_into(s: &str, buf: &mut String) {
 
 /// Calls `f` with every word of `text`, in order, before case folding.
 fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
-    for_each_word_at(text, |_, word| f(word));
+    for_each_word_at(text, |_, word, _| f(word));
 }
 
-/// Calls `f` with the byte offset and the text of every word of `text`, in order.
-fn for_each_word_at(text: &str, mut f: impl FnMut(usize, &str)) {
+/// Calls `f` with the byte offset and the text of every word of `text`, in order, and
+/// whether the word is ASCII. ASCII bytes are classified as bytes (a word byte is a
+/// letter or digit); other characters are decoded and classified by Unicode.
+fn for_each_word_at(text: &str, mut f: impl FnMut(usize, &str, bool)) {
+    let bytes = text.as_bytes();
     let mut run_start: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        let word = is_word_char(c);
-        if !word || is_unspaced_script(c) {
+    let mut ascii = true;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (word, unspaced, width) = if b.is_ascii() {
+            (b.is_ascii_alphanumeric(), false, 1)
+        } else {
+            let Some(c) = text[i..].chars().next() else { break };
+            (is_word_char(c), is_unspaced_script(c), c.len_utf8())
+        };
+        if !word || unspaced {
             if let Some(s) = run_start.take() {
-                f(s, &text[s..i]);
+                f(s, &text[s..i], ascii);
             }
             if word {
-                f(i, &text[i..i + c.len_utf8()]);
+                f(i, &text[i..i + width], false);
             }
-        } else if run_start.is_none() {
-            run_start = Some(i);
+        } else {
+            if run_start.is_none() {
+                run_start = Some(i);
+                ascii = true;
+            }
+            ascii &= b.is_ascii();
         }
+        i += width;
     }
     if let Some(s) = run_start {
-        f(s, &text[s..]);
+        f(s, &text[s..], ascii);
     }
 }
 
@@ -175,6 +209,12 @@ pub fn keywords(query: &str) -> Vec<String> {
 /// assert_eq!(toolctx::select::stem("refunds"), toolctx::select::stem("refund"));
 /// ```
 pub fn stem(term: &str) -> String {
+    // Every suffix the English algorithm removes or replaces ends in a letter, so a term
+    // ending in a digit (`v2`, `handler12`, `2024`) is its own stem, unless it starts
+    // with an apostrophe (removed first; never in an index token).
+    if term.as_bytes().last().is_some_and(u8::is_ascii_digit) && !term.starts_with('\'') {
+        return term.to_owned();
+    }
     thread_local! {
         static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     }
@@ -332,6 +372,37 @@ fn split_camel(word: &str, f: &mut impl FnMut(&str)) {
     }
     if start < word.len() {
         f(&word[start..]);
+    }
+}
+
+/// [`split_camel`] for an ASCII word (letters and digits), by byte ranges.
+fn split_camel_ascii(word: &[u8], mut f: impl FnMut(usize, usize)) {
+    let case = |b: u8| {
+        if b.is_ascii_uppercase() {
+            Case::Upper
+        } else if b.is_ascii_lowercase() || b.is_ascii_digit() {
+            Case::Lower
+        } else {
+            Case::Other
+        }
+    };
+    let mut start = 0;
+    let mut prev = Case::Other;
+    for (i, &b) in word.iter().enumerate() {
+        let cur = case(b);
+        let boundary = i > start
+            && ((prev == Case::Lower && cur == Case::Upper)
+                || (prev == Case::Upper
+                    && cur == Case::Upper
+                    && word.get(i + 1).map(|&n| case(n)) == Some(Case::Lower)));
+        if boundary {
+            f(start, i);
+            start = i;
+        }
+        prev = cur;
+    }
+    if start < word.len() {
+        f(start, word.len());
     }
 }
 
