@@ -2,6 +2,7 @@
 // instantiated by the first `ConversationStore.open` (lazy.js). Its methods are guarded
 // like ContextManager's (extras.js).
 import * as glue from "./toolctx_conversation.js";
+import { disposeWithClose } from "./extras.js";
 import { LazyModule } from "./lazy.js";
 
 export const conversationModule = new LazyModule("conversation", glue);
@@ -19,14 +20,6 @@ Object.defineProperty(Conversations, "open", {
   configurable: true,
 });
 
-if (typeof Symbol.asyncDispose === "symbol" && !Conversations.prototype[Symbol.asyncDispose]) {
-  Object.defineProperty(Conversations.prototype, Symbol.asyncDispose, {
-    value() {
-      return this.close();
-    },
-    writable: true,
-    configurable: true,
-  });
-}
+disposeWithClose(Conversations);
 
 export const ConversationStore = Conversations;

@@ -95,15 +95,36 @@ export function guard(name, fn, driver = coreDriver) {
 
 // The wasm methods (and the pointer lists over them), guarded; the overrides below build
 // on the guarded ones.
-installPointerLists(Core.prototype);
-for (const target of [Core.prototype, Core]) {
-  for (const name of Object.getOwnPropertyNames(target)) {
-    const d = Object.getOwnPropertyDescriptor(target, name);
-    if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests") && !ASYNC.has(name))) continue;
-    if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: guard(name, d.value) });
-    else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guard(name, d.get) });
+/**
+ * Guards the methods and getters of a class and of its prototype with `guardOne` (`guard`
+ * by default): not the `__` internals, except those that do I/O and `__panicForTests*`.
+ */
+export function guardClass(cls, guardOne = guard) {
+  for (const target of [cls.prototype, cls]) {
+    for (const name of Object.getOwnPropertyNames(target)) {
+      const d = Object.getOwnPropertyDescriptor(target, name);
+      if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests") && !ASYNC.has(name))) continue;
+      if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: guardOne(name, d.value) });
+      else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guardOne(name, d.get) });
+    }
   }
 }
+
+/** `await using`: `Symbol.asyncDispose` closes (where the runtime has the symbol). */
+export function disposeWithClose(cls) {
+  if (typeof Symbol.asyncDispose === "symbol" && !cls.prototype[Symbol.asyncDispose]) {
+    Object.defineProperty(cls.prototype, Symbol.asyncDispose, {
+      value() {
+        return this.close();
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+}
+
+installPointerLists(Core.prototype);
+guardClass(Core);
 
 // loadContexts: the core confines the paths and reads; the records are parsed here.
 const loadValues = Core.prototype.__loadContexts;
@@ -178,15 +199,7 @@ Core.prototype.selectRelevantContexts = guard("selectRelevantContexts", function
 
 
 
-if (typeof Symbol.asyncDispose === "symbol" && !Core.prototype[Symbol.asyncDispose]) {
-  Object.defineProperty(Core.prototype, Symbol.asyncDispose, {
-    value() {
-      return this.close();
-    },
-    writable: true,
-    configurable: true,
-  });
-}
+disposeWithClose(Core);
 
 /** The exported class: the core's, with the defaults restored before construction after a trap. */
 export const ContextManager = new Proxy(Core, {

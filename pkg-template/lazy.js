@@ -7,7 +7,7 @@
 // (Node, Deno, Bun, edge runtimes); or its URL, fetched by the first async call such as
 // `ConversationStore.open` (browsers). A module gets the host defaults that the entry
 // registered with the core, and its exports go through the core's trap guard (extras.js).
-import { driverFor, guard, hostDefaults, onTrap } from "./extras.js";
+import { driverFor, guard, guardClass, hostDefaults, onTrap } from "./extras.js";
 
 export class LazyModule {
   #glue;
@@ -63,16 +63,9 @@ export class LazyModule {
     }, this.#driver);
   }
 
-  /** Guards the methods and getters of a class and of its prototype (not `__` internals but `__panicForTests`). */
+  /** Guards the methods and getters of a class and of its prototype (see extras.js). */
   guardClass(cls) {
-    for (const target of [cls.prototype, cls]) {
-      for (const name of Object.getOwnPropertyNames(target)) {
-        const d = Object.getOwnPropertyDescriptor(target, name);
-        if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests"))) continue;
-        if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: this.guard(name, d.value) });
-        else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: this.guard(name, d.get) });
-      }
-    }
+    guardClass(cls, (name, fn) => this.guard(name, fn));
   }
 
   #instantiated() {

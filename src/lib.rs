@@ -48,6 +48,7 @@
 pub mod conversation;
 pub mod describe;
 pub mod error;
+mod fxhash;
 mod lifecycle;
 pub mod naming;
 mod paged;

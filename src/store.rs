@@ -15,6 +15,7 @@ use futures_util::lock::Mutex;
 use serde_json::{Number, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+pub use crate::fxhash::ResultHasher;
 use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paged::Paged;
@@ -459,17 +460,8 @@ impl std::hash::Hasher for Prehashed {
 
 impl PathSlots {
     fn key(path: &str) -> u64 {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let bytes = path.as_bytes();
-        let mut h = bytes.len() as u64;
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
-        }
-        for &b in words.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
+        // MurmurHash3's finaliser over the FxHash of the path.
+        let mut h = result_hash(Some(path.as_bytes()));
         h ^= h >> 33;
         h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
         h ^= h >> 33;
@@ -2052,7 +2044,8 @@ fn saved_at_ms(rel: &str, meta: &RecordMeta) -> i64 {
 }
 
 /// The hash that tells duplicate results apart: [`ResultHasher`] over the JSON text's
-/// bytes; a result left `undefined` hashes apart from every JSON text.
+/// bytes (not cryptographic: it only tells apart results saved with the same tool and
+/// args); a result left `undefined` hashes apart from every JSON text.
 pub fn result_hash(result_json: Option<&[u8]>) -> u64 {
     match result_json {
         Some(bytes) => {
@@ -2061,62 +2054,6 @@ pub fn result_hash(result_json: Option<&[u8]>) -> u64 {
             hasher.finish()
         }
         None => u64::MAX,
-    }
-}
-
-/// A fast 64-bit hash of a byte stream (FxHash's word step, 8 bytes at a time, and the
-/// length mixed in at the end), fed in chunks: chunks of any size give the same hash
-/// as the whole. Not cryptographic: it only tells apart results saved with the same
-/// tool and args.
-#[derive(Default)]
-pub struct ResultHasher {
-    hash: u64,
-    len: u64,
-    /// Bytes of an unfinished word.
-    tail: [u8; 8],
-    tail_len: usize,
-}
-
-impl ResultHasher {
-    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    fn word(&mut self, w: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ w).wrapping_mul(Self::K);
-    }
-
-    /// Feeds the next bytes.
-    pub fn update(&mut self, mut bytes: &[u8]) {
-        self.len += bytes.len() as u64;
-        if self.tail_len > 0 {
-            let take = (8 - self.tail_len).min(bytes.len());
-            self.tail[self.tail_len..self.tail_len + take].copy_from_slice(&bytes[..take]);
-            self.tail_len += take;
-            bytes = &bytes[take..];
-            if self.tail_len < 8 {
-                return;
-            }
-            self.word(u64::from_le_bytes(self.tail));
-            self.tail_len = 0;
-        }
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            self.word(u64::from_le_bytes(w.try_into().unwrap_or_default()));
-        }
-        let rest = words.remainder();
-        self.tail[..rest.len()].copy_from_slice(rest);
-        self.tail_len = rest.len();
-    }
-
-    /// The hash of everything fed.
-    pub fn finish(mut self) -> u64 {
-        if self.tail_len > 0 {
-            let mut last = [0u8; 8];
-            last[..self.tail_len].copy_from_slice(&self.tail[..self.tail_len]);
-            self.word(u64::from_le_bytes(last));
-        }
-        let len = self.len;
-        self.word(len);
-        self.hash
     }
 }
 

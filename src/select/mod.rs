@@ -238,7 +238,7 @@ struct TermHasher(u64);
 
 impl TermHasher {
     fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.0 = crate::fxhash::step(self.0, word);
     }
 }
 

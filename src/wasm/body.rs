@@ -20,6 +20,14 @@ extern "C" {
     fn new() -> TextEncoder;
     #[wasm_bindgen(method, js_name = encode)]
     fn encode_bytes(this: &TextEncoder, text: &JsString) -> Uint8Array;
+    #[wasm_bindgen(method, js_name = encode)]
+    fn encode_into_wasm(this: &TextEncoder, text: &JsString) -> Vec<u8>;
+}
+
+/// `text` in wasm as UTF-8: `TextEncoder` (native) and one copy, where wasm-bindgen's own
+/// string passing converts a long text character by character.
+pub fn utf8(text: &JsString) -> Vec<u8> {
+    ENCODER.with(|e| e.encode_into_wasm(text))
 }
 
 thread_local! {

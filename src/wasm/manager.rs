@@ -81,19 +81,6 @@ fn well_formed(value: &JsValue, what: &str) -> Result<String> {
     Ok(String::from(s))
 }
 
-#[wasm_bindgen]
-extern "C" {
-    type TextEncoder;
-    #[wasm_bindgen(constructor)]
-    fn new() -> TextEncoder;
-    #[wasm_bindgen(method)]
-    fn encode(this: &TextEncoder, text: &JsString) -> Vec<u8>;
-}
-
-thread_local! {
-    static ENCODER: TextEncoder = TextEncoder::new();
-}
-
 /// Below this many UTF-16 units a call into `TextEncoder` costs more than it saves.
 const ENCODER_FROM: u32 = 4096;
 
@@ -119,8 +106,8 @@ fn text_of(json: JsString) -> Result<String> {
     if json.length() < ENCODER_FROM {
         return Ok(String::from(json));
     }
-    let bytes = ENCODER.with(|e| e.encode(&json));
-    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
+    String::from_utf8(super::body::utf8(&json))
+        .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
 }
 
 /// A result as `saveContext` hands it to the core: its text, or (a large one) its
@@ -867,11 +854,11 @@ impl JsContextManager {
         panic!("{message}");
     }
 
-    /// Like `__panicForTests`, inside an async operation (after one await).
+    /// Like `__panicForTests`, inside a task (so in the driver's poll, after the call returned).
     #[wasm_bindgen(js_name = "__panicForTestsAsync")]
     pub fn panic_for_tests_async(message: String) -> u32 {
         spawn(async move {
-            let _ = HostCall::new(&JsValue::UNDEFINED, &Function::new_no_args(""), &[]).await;
+            // A task runs only when the driver polls it: the panic happens there.
             panic!("{message}");
         })
     }

@@ -201,15 +201,12 @@ impl Future for HostCall {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         RUNTIME.with(|rt| {
             let mut calls = rt.calls.borrow_mut();
-            match calls.get_mut(&self.0) {
-                Some(Call::Waiting(waker)) => {
-                    *waker = Some(cx.waker().clone());
+            match calls.remove(&self.0) {
+                Some(Call::Settled(result)) => Poll::Ready(result),
+                Some(Call::Waiting(_)) => {
+                    calls.insert(self.0, Call::Waiting(Some(cx.waker().clone())));
                     Poll::Pending
                 }
-                Some(Call::Settled(_)) => match calls.remove(&self.0) {
-                    Some(Call::Settled(result)) => Poll::Ready(result),
-                    _ => Poll::Pending,
-                },
                 None => Poll::Ready(Err(JsValue::from_str("toolctx: host call polled after it settled"))),
             }
         })

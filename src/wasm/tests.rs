@@ -97,6 +97,12 @@ async fn settle(task: u32) -> Result<JsValue, JsValue> {
     JsFuture::from(promise).await
 }
 
+/// The error of `saveContext("t", {}, result)`, which must fail.
+async fn save_failing(m: &JsContextManager, result: JsValue) -> JsValue {
+    let task = m.save_context("t".into(), Object::new().into(), result, JsValue::UNDEFINED, JsValue::UNDEFINED);
+    settle(task).await.unwrap_err()
+}
+
 /// Runs `work` (which calls the host) as a task under the driver.
 async fn drive<T: 'static>(work: impl Future<Output = T> + 'static) -> T {
     let out = Rc::new(RefCell::new(None));
@@ -181,30 +187,14 @@ async fn save_and_load_through_a_js_host() {
 async fn errors_carry_a_code_and_the_host_cause() {
     let quota = quota_error();
     let m = JsContextManager::new(options(&failing_host(quota.clone()))).unwrap();
-    let err = settle(m.save_context(
-        "t".into(),
-        js_sys::Object::new().into(),
-        1.into(),
-        JsValue::UNDEFINED,
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap_err();
+    let err = save_failing(&m, 1.into()).await;
     assert!(err.is_instance_of::<js_sys::Error>());
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("QUOTA_EXCEEDED"));
     assert_eq!(get(&err, "cause"), quota);
     assert_eq!(m.size(), 0);
 
     let m = JsContextManager::new(options(&make_host(false))).unwrap();
-    let err = settle(m.save_context(
-        "t".into(),
-        js_sys::Object::new().into(),
-        cyclic(),
-        JsValue::UNDEFINED,
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap_err();
+    let err = save_failing(&m, cyclic()).await;
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("NOT_SERIALIZABLE"));
     assert!(get(&err, "cause").is_instance_of::<js_sys::TypeError>());
     let bad = JsContextManager::new(JsValue::from("nope")).err().unwrap();
@@ -238,14 +228,6 @@ async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
     settle(own.close()).await.unwrap();
     settle(own.close()).await.unwrap();
     assert_eq!(get(&host, "closed").as_f64(), Some(1.0), "the default storage is closed once");
-    let err = settle(own.save_context(
-        "t".into(),
-        js_sys::Object::new().into(),
-        1.into(),
-        JsValue::UNDEFINED,
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap_err();
+    let err = save_failing(&own, 1.into()).await;
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
 }
