@@ -18,7 +18,7 @@ function defaultStorage() {
   return storage;
 }
 
-/** Instantiates the core from its compiled WebAssembly.Module and registers the edge defaults. */
+/** Instantiates the core from its compiled WebAssembly.Module and states the edge defaults (host.js). */
 export function start({ core, conversation, window: optimiser }) {
   initSync({ module: core });
   conversationModule.provide(() => conversation);

@@ -13,13 +13,11 @@
 // modules of their own, instantiated on first use (lazy.js), each with its own driver;
 // their exports go through the same guard.
 import * as core from "./toolctx_core.js";
-import { ContextManager } from "./toolctx_core.js";
+import { ContextManager as Core } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
 import { trapped } from "./host.js";
 import { parseRecord } from "./records.js";
 import { installPointerLists } from "./pointers.js";
-
-const Core = ContextManager;
 
 function internal(cause, message) {
   return Object.assign(new Error(`toolctx: internal error: ${message}`), { name: "ToolctxError", code: "INTERNAL", cause });
@@ -203,6 +201,6 @@ disposeWithClose(Core);
 
 // The exported class is the core's own (a plain class: subclasses, instanceof and its
 // static methods work as for any class); its host defaults come from host.js.
-export { ContextManager };
+export { Core as ContextManager };
 
 ASYNC.add("save").add("restoreCheckpoint"); // ContextHistory (window.js)
