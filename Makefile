@@ -18,9 +18,10 @@ setup:
 pkg: setup pkg/.built
 	@mkdir -p node_modules && ln -sfn ../pkg node_modules/toolctx
 
-pkg/.built: $(CORE_SOURCES) $(TEMPLATE) scripts/build-wasm.sh scripts/bundle-cli.mjs README.md CHANGELOG.md
+pkg/.built: $(CORE_SOURCES) $(TEMPLATE) scripts/build-wasm.sh scripts/bundle-cli.mjs scripts/bundle-node.mjs README.md CHANGELOG.md
 	scripts/build-wasm.sh # pkg/toolctx_{core,conversation,window}_bg.wasm and their .js glue
 	cp -R pkg-template/. pkg/
+	node scripts/bundle-node.mjs # index.node.js: one file for Node and Bun (fewer modules to load at import)
 	cat src/wasm/*.d.ts > pkg/types.d.ts # the public types (index.d.ts); toolctx_*.d.ts stay internal
 	node scripts/bundle-cli.mjs # bin/: the CLI and its npm packages in one file (no runtime dependencies)
 	cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE pkg/

@@ -8,7 +8,7 @@
 import { initSync } from "./toolctx_core.js";
 import { memoryStorage } from "./adapters/memory.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { setHostDefaults } from "./extras.js";
+import { useRuntime } from "./host.js";
 import { conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
 
@@ -18,12 +18,12 @@ function defaultStorage() {
   return storage;
 }
 
-/** Instantiates the core from its compiled WebAssembly.Module and registers the edge defaults. */
+/** Instantiates the core from its compiled WebAssembly.Module and states the edge defaults (host.js). */
 export function start({ core, conversation, window: optimiser }) {
   initSync({ module: core });
   conversationModule.provide(() => conversation);
   windowModule.provide(() => optimiser);
-  setHostDefaults({
+  useRuntime({
     defaultContextDir: () => "agent/context",
     resolveDir: (dir) => dir.replace(/^\/+/, ""),
     defaultStorage,

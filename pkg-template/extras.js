@@ -13,58 +13,55 @@
 // modules of their own, instantiated on first use (lazy.js), each with its own driver;
 // their exports go through the same guard.
 import * as core from "./toolctx_core.js";
-import { ContextManager as Core, __setHostDefaults } from "./toolctx_core.js";
+import { ContextManager as Core } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
+import { trapped } from "./host.js";
 import { parseRecord } from "./records.js";
 import { installPointerLists } from "./pointers.js";
-
-let traps = 0;
-let lastPanic;
-let defaults;
-let defaultsLost = false;
-
-/** Registers the runtime's defaults (storage, context dir...) with the core. */
-export function setHostDefaults(value) {
-  defaults = { ...value, onTrap };
-  __setHostDefaults(defaults);
-}
-
-/** The registered defaults, for the modules instantiated later (lazy.js). */
-export const hostDefaults = () => defaults;
-
-/** After a trap the fresh instance has none of the old one's state: register again. */
-function ensureDefaults() {
-  if (defaultsLost && defaults) {
-    defaultsLost = false;
-    __setHostDefaults(defaults);
-  }
-}
 
 function internal(cause, message) {
   return Object.assign(new Error(`toolctx: internal error: ${message}`), { name: "ToolctxError", code: "INTERNAL", cause });
 }
 
+// The one error that wasm-bindgen's glue throws itself (for a method called on an object
+// from an instance that trapped since); every error from the core carries its `code`.
+const STALE = "Invalid stale object from previous Wasm instance";
+
+/** The error a caller sees: the core's as it is; a trap, or state lost to one, as INTERNAL. */
 function convert(err) {
   if (err?.code !== undefined) return err;
   if (err instanceof WebAssembly.RuntimeError) {
-    return internal(err, `${lastPanic ?? err.message}; the module was re-instantiated`);
+    return internal(err, `${trapped().lastPanic ?? err.message}; the module was re-instantiated`);
   }
-  if (traps > 0 && err instanceof Error) {
+  if (err instanceof Error && err.message === STALE) {
     return internal(err, `this manager's state was lost when the module was re-instantiated (${err.message})`);
   }
   return err;
 }
 
-/** Called by a module's panic hook, just before the trap. */
-export function onTrap(message) {
-  traps++;
-  lastPanic = message;
-  defaultsLost = true;
-}
+/**
+ * A wasm module: its glue, `ready()` (instantiates it where it is not yet: lazy.js), the
+ * driver of its tasks (driver.js) with traps turned into INTERNAL errors, and `traps`, the
+ * count of traps (host.js) when it last made sure of its instance.
+ */
+export const wasmModule = (glue, ready = () => {}) => ({ glue, ready, driver: createDriver(glue, convert), traps: 0 });
+const coreModule = wasmModule(core);
 
-/** A driver for a module's tasks (driver.js), its traps turned into INTERNAL errors. */
-export const driverFor = (glue) => createDriver(glue, convert);
-const coreDriver = driverFor(core);
+/**
+ * After a trap (in any module), the module gets its fresh instance before the next call
+ * into it: wasm-bindgen's glue checks that an object is of the current instance before it
+ * re-instantiates a trapped one, so an object from before the trap would otherwise reach
+ * the fresh instance. `start` re-instantiates a trapped module (and sets the panic hook
+ * again, which is all it does otherwise).
+ */
+function live(module) {
+  module.ready();
+  const { traps } = trapped();
+  if (module.traps !== traps) {
+    module.traps = traps;
+    module.glue.start();
+  }
+}
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
@@ -77,12 +74,13 @@ const ASYNC = new Set([
   "import", "sync", "syncStatus",
 ]);
 
-/** `fn` (a wasm export of the module that `driver` drives) with traps caught and tasks settled. */
-export function guard(name, fn, driver = coreDriver) {
+/** `fn` (a wasm export of `module`) with traps caught and tasks settled. */
+export function guard(name, fn, module = coreModule) {
+  const { driver } = module;
   return function guarded(...args) {
     let out;
     try {
-      ensureDefaults();
+      live(module);
       out = fn.apply(this, args);
     } catch (err) {
       const error = err instanceof WebAssembly.RuntimeError ? driver.fail(err) : convert(err);
@@ -201,16 +199,8 @@ Core.prototype.selectRelevantContexts = guard("selectRelevantContexts", function
 
 disposeWithClose(Core);
 
-/** The exported class: the core's, with the defaults restored before construction after a trap. */
-export const ContextManager = new Proxy(Core, {
-  construct(target, args, newTarget) {
-    try {
-      ensureDefaults();
-      return Reflect.construct(target, args, newTarget);
-    } catch (err) {
-      throw convert(err);
-    }
-  },
-});
+// The exported class is the core's own (a plain class: subclasses, instanceof and its
+// static methods work as for any class); its host defaults come from host.js.
+export { Core as ContextManager };
 
 ASYNC.add("save").add("restoreCheckpoint"); // ContextHistory (window.js)

@@ -5,7 +5,8 @@
 import { initSync } from "./toolctx_core.js";
 import { denoStorage } from "./adapters/deno.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager, setHostDefaults } from "./extras.js";
+import { ContextManager } from "./extras.js";
+import { useRuntime } from "./host.js";
 import { ConversationStore, conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
 
@@ -22,7 +23,7 @@ function home() {
   }
 }
 
-setHostDefaults({
+useRuntime({
   defaultContextDir: () => `${home()}/.agent/context`,
   resolveDir: (dir) => {
     const slashed = dir.replaceAll("\\", "/");

@@ -9,7 +9,8 @@ import { memoryStorage } from "./adapters/memory.js";
 import { opfsStorage } from "./adapters/opfs.js";
 import { indexedDbStorage } from "./adapters/indexeddb.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager, setHostDefaults } from "./extras.js";
+import { ContextManager } from "./extras.js";
+import { useRuntime } from "./host.js";
 import { ConversationStore, conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
 
@@ -27,7 +28,7 @@ function defaultStorage() {
   return storage;
 }
 
-setHostDefaults({
+useRuntime({
   defaultContextDir: () => "agent/context",
   resolveDir: (dir) => dir.replace(/^\/+/, ""),
   defaultStorage,

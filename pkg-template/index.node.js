@@ -10,7 +10,8 @@ import { initSync } from "./toolctx_core.js";
 import { nodeStorage } from "./adapters/node.js";
 import { bunStorage } from "./adapters/bun.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager, setHostDefaults } from "./extras.js";
+import { ContextManager } from "./extras.js";
+import { useRuntime } from "./host.js";
 import { ConversationStore, conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
 
@@ -21,7 +22,7 @@ windowModule.provide(wasm("window"));
 
 const toSlashes = (p) => (sep === "/" ? p : p.split(sep).join("/"));
 
-setHostDefaults({
+useRuntime({
   defaultContextDir: () => resolve(homedir(), ".agent", "context"),
   resolveDir: (dir) => toSlashes(resolve(dir)),
   defaultStorage: () => (typeof Bun === "undefined" ? nodeStorage() : bunStorage()),

@@ -5,23 +5,21 @@
 // Each entry point says where a module comes from (`provide`): a function returning its
 // bytes or its compiled WebAssembly.Module, instantiated synchronously by the first call
 // (Node, Deno, Bun, edge runtimes); or its URL, fetched by the first async call such as
-// `ConversationStore.open` (browsers). A module gets the host defaults that the entry
-// registered with the core, and its exports go through the core's trap guard (extras.js).
-import { driverFor, guard, guardClass, hostDefaults, onTrap } from "./extras.js";
+// `ConversationStore.open` (browsers). A module's host defaults come from host.js, as the
+// core's do, and its exports go through the core's trap guard (extras.js).
+import { guard, guardClass, wasmModule } from "./extras.js";
 
 export class LazyModule {
   #glue;
-  #driver;
+  #module;
   #source;
   #loaded = false;
-  /** A trap re-instantiated the module: its host defaults are registered again before the next call. */
-  #lost = false;
 
-  /** `glue`: the module's wasm-bindgen JS (its default export, initSync, __setHostDefaults). */
+  /** `glue`: the module's wasm-bindgen JS (its default export and initSync). */
   constructor(name, glue) {
     this.name = name;
     this.#glue = glue;
-    this.#driver = driverFor(glue);
+    this.#module = wasmModule(glue, () => this.ready());
   }
 
   /** Where the module comes from: `() => bytes | WebAssembly.Module`, or a URL. */
@@ -38,10 +36,7 @@ export class LazyModule {
         });
       }
       this.#glue.initSync({ module: this.#source() });
-      this.#instantiated();
-    } else if (this.#lost) {
-      this.#lost = false;
-      this.#register();
+      this.#loaded = true;
     }
   }
 
@@ -49,37 +44,18 @@ export class LazyModule {
   async load() {
     if (!this.#loaded && typeof this.#source !== "function" && this.#source !== undefined) {
       await this.#glue.default({ module_or_path: this.#source });
-      if (!this.#loaded) this.#instantiated();
+      this.#loaded = true;
     }
     this.ready();
   }
 
   /** `fn` through the trap guard, the module instantiated first. */
   guard(name, fn) {
-    const module = this;
-    return guard(name, function guarded(...args) {
-      module.ready();
-      return fn.apply(this, args);
-    }, this.#driver);
+    return guard(name, fn, this.#module);
   }
 
   /** Guards the methods and getters of a class and of its prototype (see extras.js). */
   guardClass(cls) {
     guardClass(cls, (name, fn) => this.guard(name, fn));
-  }
-
-  #instantiated() {
-    this.#loaded = true;
-    this.#register();
-  }
-
-  #register() {
-    this.#glue.__setHostDefaults({
-      ...hostDefaults(),
-      onTrap: (message) => {
-        this.#lost = true;
-        onTrap(message);
-      },
-    });
   }
 }

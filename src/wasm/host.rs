@@ -1,8 +1,9 @@
-//! Host defaults, registered once by each package entry point (`index.node.js`,
-//! `index.js`): the default storage and context dir of the runtime, how to make a
-//! context dir absolute, and how to wrap a seed `IFileSystem`.
-
-use std::cell::RefCell;
+//! Host defaults: what the wasm modules import from JavaScript, the module `host.js`
+//! (pkg-template/host.js, next to the glue in the package). It answers with the
+//! runtime's default storage and context dir, how to make a context dir absolute and how
+//! to wrap a seed `IFileSystem`, as each package entry point (`index.node.js`,
+//! `index.js`...) stated them; and it hears of traps. The defaults live in JavaScript,
+//! so an instance made again after a trap has them at once.
 
 use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
@@ -12,27 +13,30 @@ use super::errors::with_cause;
 use super::storage::{is_storage_host, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
 
-thread_local! {
-    static DEFAULTS: RefCell<JsValue> = const { RefCell::new(JsValue::UNDEFINED) };
+// The package's glue imports `./host.js` (the file beside it); the wasm-bindgen tests,
+// whose glue lives elsewhere, get the same file as a snippet.
+#[cfg_attr(not(test), wasm_bindgen(raw_module = "./host.js"))]
+#[cfg_attr(test, wasm_bindgen(module = "/pkg-template/host.js"))]
+extern "C" {
+    #[wasm_bindgen(js_name = defaultContextDir, catch)]
+    fn default_context_dir() -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = resolveDir, catch)]
+    fn host_resolve_dir(dir: &str) -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = defaultStorage, catch)]
+    fn default_storage() -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = adaptFileSystem, catch)]
+    fn adapt_file_system(fs: &JsValue) -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = onTrap)]
+    fn on_trap(message: &str);
 }
 
-/// Called by the package entry points; not part of the public API.
-#[wasm_bindgen(js_name = "__setHostDefaults", skip_typescript)]
-pub fn set_host_defaults(defaults: JsValue) {
-    DEFAULTS.with(|d| *d.borrow_mut() = defaults);
-}
-
-fn default_fn(name: &str) -> Option<Function> {
-    DEFAULTS.with(|d| Reflect::get(&d.borrow(), &name.into()).ok()?.dyn_into::<Function>().ok())
-}
-
-fn call_default(name: &str, arg: &JsValue) -> Result<Option<JsValue>> {
-    let Some(f) = default_fn(name) else {
-        return Ok(None);
-    };
-    f.call1(&JsValue::UNDEFINED, arg)
-        .map(Some)
-        .map_err(|e| with_cause(ErrorKind::InvalidArgument, format!("{name} failed"), e))
+/// A host default's answer; `undefined` where the runtime has none.
+fn answer(name: &str, out: std::result::Result<JsValue, JsValue>) -> Result<Option<JsValue>> {
+    match out {
+        Ok(v) if v.is_undefined() => Ok(None),
+        Ok(v) => Ok(Some(v)),
+        Err(e) => Err(with_cause(ErrorKind::InvalidArgument, format!("{name} failed"), e)),
+    }
 }
 
 /// The context dir from the `contextDir` option (or the runtime's default), made
@@ -47,7 +51,7 @@ pub fn resolve_context_dir(given: Option<String>, storage: &JsValue) -> Result<S
     }
     let dir = match given {
         Some(dir) => dir,
-        None => call_default("defaultContextDir", &JsValue::UNDEFINED)?
+        None => answer("defaultContextDir", default_context_dir())?
             .and_then(|v| v.as_string())
             .unwrap_or_else(|| "agent/context".to_owned()),
     };
@@ -55,7 +59,7 @@ pub fn resolve_context_dir(given: Option<String>, storage: &JsValue) -> Result<S
 }
 
 fn resolve_dir(dir: String) -> Result<String> {
-    match call_default("resolveDir", &dir.as_str().into())? {
+    match answer("resolveDir", host_resolve_dir(&dir))? {
         Some(v) => v.as_string().ok_or_else(|| Error::invalid("resolveDir returned no string")),
         None => Ok(dir),
     }
@@ -105,7 +109,7 @@ fn seed_context_dir(
 /// The storage from the `fileSystem`/`storage` option, or the runtime's default.
 pub fn storage_from(given: JsValue, root: &str, debug: &dyn Fn(&str)) -> Result<JsStorage> {
     if given.is_undefined() || given.is_null() {
-        let host = call_default("defaultStorage", &JsValue::UNDEFINED)?
+        let host = answer("defaultStorage", default_storage())?
             .ok_or_else(|| Error::invalid("no storage given and this runtime registered no default"))?;
         if let Some(note) = Reflect::get(&host, &"description".into()).ok().and_then(|d| d.as_string()) {
             debug(&note);
@@ -117,7 +121,7 @@ pub fn storage_from(given: JsValue, root: &str, debug: &dyn Fn(&str)) -> Result<
     }
     let has = |m: &str| Reflect::get(&given, &m.into()).is_ok_and(|f| f.is_function());
     if has("readFile") && has("writeFile") {
-        let wrapped = call_default("adaptFileSystem", &given)?
+        let wrapped = answer("adaptFileSystem", adapt_file_system(&given))?
             .ok_or_else(|| Error::invalid("this runtime cannot wrap an IFileSystem"))?;
         return JsStorage::new(wrapped, root);
     }
@@ -126,7 +130,5 @@ pub fn storage_from(given: JsValue, root: &str, debug: &dyn Fn(&str)) -> Result<
 
 /// Tells the JS glue that the module is about to trap (`onTrap(message)`).
 pub fn notify_trap(message: &str) {
-    if let Some(f) = default_fn("onTrap") {
-        let _ = f.call1(&JsValue::UNDEFINED, &message.into());
-    }
+    on_trap(message);
 }

@@ -67,6 +67,13 @@ extern "C" {
     fn closable_defaults() -> JsValue;
 }
 
+// The package's host defaults (src/wasm/host.rs imports the same file).
+#[wasm_bindgen(module = "/pkg-template/host.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = useRuntime)]
+    fn use_runtime(defaults: &JsValue);
+}
+
 // The package's own driver runs the host calls of the tasks, as in the package.
 #[wasm_bindgen(module = "/pkg-template/driver.js")]
 extern "C" {
@@ -219,10 +226,10 @@ fn vectors_hash_alike_in_wasm() {
 async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
     let made = closable_defaults();
     let host = get(&made, "host");
-    super::host::set_host_defaults(get(&made, "defaults"));
+    use_runtime(&get(&made, "defaults"));
     let own = JsContextManager::new(JsValue::UNDEFINED).unwrap();
     let given = JsContextManager::new(options(&host)).unwrap();
-    super::host::set_host_defaults(JsValue::UNDEFINED);
+    use_runtime(&Object::new());
     settle(given.close()).await.unwrap();
     assert_eq!(get(&host, "closed").as_f64(), Some(0.0), "a storage passed in stays the caller's");
     settle(own.close()).await.unwrap();

@@ -41,6 +41,43 @@ export function runTrapTests({ name, test, assert, toolctx }) {
     assert.equal((await m.loadContexts([fp]))[0].result, "after the trap");
   });
 
+  test(`[${name}] trap: ContextManager is a plain class: subclasses, instanceof and the runtime's defaults hold after a trap`, async () => {
+    class Counting extends ContextManager {
+      saves = 0;
+      saveContext(...args) {
+        this.saves++;
+        return super.saveContext(...args);
+      }
+      static at(contextDir) {
+        return new this({ contextDir, fileSystem: memoryStorage(), persistThreshold: 0 });
+      }
+    }
+    const plain = new ContextManager({ fileSystem: memoryStorage() });
+    assert.equal(plain.constructor, ContextManager, "an instance's constructor is the exported class");
+    assert.equal(ContextManager.prototype.constructor, ContextManager);
+    const defaultDir = plain.getContextDir();
+    assert.equal(Counting.at("/trap-class").constructor, Counting);
+
+    assert.throws(() => ContextManager.__panicForTests("deliberate, class"), internal(/deliberate, class/));
+    const after = Counting.at("/trap-class");
+    assert.ok(after instanceof Counting && after instanceof ContextManager);
+    assert.equal(typeof (await after.saveContext("t", {}, 1)), "string");
+    assert.equal(after.saves, 1, "the subclass's override ran");
+    assert.equal(Counting.hashQuery("x"), ContextManager.hashQuery("x"), "static methods are inherited");
+    const fresh = new ContextManager({ fileSystem: memoryStorage() });
+    assert.equal(fresh.getContextDir(), defaultDir, "the runtime's default context dir, after the trap");
+    assert.ok(fresh instanceof ContextManager);
+  });
+
+  test(`[${name}] trap: after a trap, only an object from before it reports lost state`, () => {
+    assert.throws(() => ContextManager.__panicForTests("deliberate, classification"), internal());
+    // Not a manager at all: the glue's own error, not "state lost".
+    assert.throws(() => ContextManager.prototype.getContextDir.call({}), (err) => {
+      assert.notEqual(err?.code, "INTERNAL", err?.message);
+      return err instanceof Error;
+    });
+  });
+
   test(`[${name}] trap: a panic inside an async operation rejects it and every call in flight with INTERNAL; the process lives`, async () => {
     const storage = memoryStorage();
     const before = new ContextManager({ contextDir: "/trap-async", fileSystem: storage, persistThreshold: 0 });
