@@ -1,8 +1,10 @@
 //! The exported `ConversationStore` class (SPEC §7) over host storage, with an
 //! optional remote host storage to sync to.
 //!
-//! Arguments cross as `JSON.stringify` text into serde types and results come back
-//! through `JSON.parse`, so the shapes are the core's, checked in one place.
+//! Arguments cross as `JSON.stringify` text into serde types and results go back as JSON
+//! text, which `conversation.js` parses once the wasm call has returned (a `JSON.parse`
+//! inside a wasm call crashed Node 20's V8; see `pointers.js`). The shapes are the core's,
+//! checked in one place.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -14,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::args::{debug_sink, get, opt_function, opt_size, opt_string, parse_json, rejected};
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string, rejected};
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
@@ -39,6 +41,13 @@ pub struct JsConversationStore {
 /// `JSON.stringify(value)` parsed as `T`: `INVALID_ARGUMENT` for a wrong shape,
 /// `NOT_SERIALIZABLE` for what JSON cannot hold.
 fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T> {
+    let json = json_of(value, what)?;
+    serde_json::from_slice(json.as_bytes()).map_err(|e| Error::invalid(format!("{what}: {e}")))
+}
+
+/// `JSON.stringify(value)` of an object (the part of [`from_js`] that is the same for
+/// every type, compiled once).
+fn json_of(value: &JsValue, what: &str) -> Result<String> {
     if !value.is_object() {
         return Err(Error::invalid(format!("{what} must be an object")));
     }
@@ -47,12 +56,13 @@ fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T> {
         .as_string()
         .ok_or_else(|| Error::invalid(format!("{what} must be an object")))?;
     crate::record::check_no_lone_surrogates(&json)?;
-    serde_json::from_slice(json.as_bytes()).map_err(|e| Error::invalid(format!("{what}: {e}")))
+    Ok(json)
 }
 
+/// The JSON text of a result (`conversation.js` parses it).
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue> {
     let json = serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-    Ok(parse_json(&json))
+    Ok(JsValue::from(json))
 }
 
 fn string_arg(value: &JsValue, what: &str) -> Result<String> {
@@ -133,10 +143,6 @@ struct PruneResult {
     dropped: Vec<Message>,
     tokens_before: usize,
     tokens_after: usize,
-}
-
-fn artifact_with_content(meta: &ArtifactMeta, content: Vec<u8>) -> Result<JsValue> {
-    to_js(&ExportedArtifact::new(meta, content)?)
 }
 
 impl JsConversationStore {
@@ -249,7 +255,7 @@ impl JsConversationStore {
         let art = arg!(string_arg(&artifact_id, "artifact id"));
         self.run(|s| async move {
             let (meta, content) = s.artifact(&id, &art).await?;
-            artifact_with_content(&meta, content)
+            to_js(&ExportedArtifact::new(&meta, content)?)
         })
     }
 
@@ -266,11 +272,10 @@ impl JsConversationStore {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let text = arg!(string_arg(&text, "text"));
         self.run(|s| async move {
-            let out = js_sys::Array::new();
-            for (meta, content) in s.resolve_artifacts(&id, &text).await? {
-                out.push(&artifact_with_content(&meta, content)?);
-            }
-            Ok(out.into())
+            let found = s.resolve_artifacts(&id, &text).await?;
+            let out: Result<Vec<ExportedArtifact>> =
+                found.into_iter().map(|(meta, content)| ExportedArtifact::new(&meta, content)).collect();
+            to_js(&out?)
         })
     }
 
