@@ -152,12 +152,14 @@ impl JsConversationStore {
         F: FnOnce(Rc<Store>) -> Fut,
         Fut: Future<Output = Result<JsValue>> + 'static,
     {
-        let work = op(self.inner.clone());
-        // One `spawn` for every method (a boxed future) instead of one copy per method:
-        // smaller wasm.
-        let boxed: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(async move { work.await.js() });
-        spawn(boxed)
+        // Boxed: one `spawn`, and one conversion of the outcome, for every method instead
+        // of one copy per method (smaller wasm).
+        spawn_op(Box::pin(op(self.inner.clone())))
     }
+}
+
+fn spawn_op(work: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> u32 {
+    spawn(Box::pin(async move { work.await.js() }))
 }
 
 macro_rules! arg {
