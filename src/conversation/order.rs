@@ -43,7 +43,7 @@ mod tests {
             })
             .collect();
         let mut expected = list.clone();
-        expected.sort_by(|a, b| b.0.cmp(&a.0));
+        expected.sort_by_key(|p| std::cmp::Reverse(p.0));
         sort_by(&mut list, |a, b| b.0.cmp(&a.0));
         assert_eq!(list, expected);
     }
