@@ -10,7 +10,7 @@ const Conversations = glue.ConversationStore;
 conversationModule.guardClass(Conversations);
 
 // These results cross as JSON text, parsed here once the wasm call has returned (a
-// JSON.parse inside a wasm call crashed Node 20's V8; see pointers.js).
+// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
 for (const name of [
   "createConversation", "listConversations", "getConversation", "appendMessage", "getMessages", "storeArtifact",
   "appendWithArtifact", "getArtifact", "listArtifacts", "resolveArtifacts", "stats", "prune", "import", "sync",

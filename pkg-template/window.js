@@ -5,7 +5,7 @@
 // remove); the result is a copy of the messages (plain objects and arrays copied; strings,
 // dates and other non-plain objects shared) with the new contents swapped in. Plans and
 // other values cross as JSON text, parsed here once the wasm call has returned (a
-// JSON.parse inside a wasm call crashed Node 20's V8; see pointers.js).
+// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
 import * as glue from "./toolctx_window.js";
 import { LazyModule } from "./lazy.js";
 
@@ -89,7 +89,9 @@ Object.defineProperty(HistoryCore, "open", {
 export const ContextHistory = HistoryCore;
 export const optimizeWindow = windowModule.guard("optimizeWindow", (messages, options) => {
   const history = options?.history;
-  if (history === undefined || history === null) return finish(messages, JSON.parse(optimizeCore(wire(messages), options)));
+  if (history === undefined || history === null) {
+    return finish(messages, JSON.parse(optimizeCore(wire(messages), options)));
+  }
   if (!(history instanceof HistoryCore)) {
     throw Object.assign(new TypeError("options.history must be a ContextHistory"), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
   }

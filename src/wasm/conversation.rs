@@ -3,8 +3,8 @@
 //!
 //! Arguments cross as `JSON.stringify` text into serde types and results go back as JSON
 //! text, which `conversation.js` parses once the wasm call has returned (a `JSON.parse`
-//! inside a wasm call crashed Node 20's V8; see `pointers.js`). The shapes are the core's,
-//! checked in one place.
+//! inside a wasm call can crash Node 20's V8; see `__pointers` in `manager.rs`). The
+//! shapes are the core's, checked in one place.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -158,6 +158,7 @@ impl JsConversationStore {
     }
 }
 
+/// Spawns a method's work as a task whose outcome is the caller's value or error.
 fn spawn_op(work: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> u32 {
     spawn(Box::pin(async move { work.await.js() }))
 }

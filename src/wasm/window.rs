@@ -6,7 +6,8 @@
 //! the JS glue (`window.js`) builds the result: a copy of the messages with the changed
 //! ones swapped in (a 2,000-message conversation sends back a few small messages rather
 //! than megabytes of unchanged text). The glue parses the text once the wasm call has
-//! returned (a `JSON.parse` inside a wasm call crashed Node 20's V8; see `pointers.js`).
+//! returned (a `JSON.parse` inside a wasm call can crash Node 20's V8; see `__pointers` in
+//! `manager.rs`).
 
 use std::cell::RefCell;
 use std::rc::Rc;

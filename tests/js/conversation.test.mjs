@@ -52,8 +52,8 @@ test("[node] conversations: the README example runs and prints what it says", ()
   assert.equal(squash(out), squash(promised));
 });
 
-// A JSON.parse inside a wasm call crashed Node 20's V8 (pointers.js): results cross as
-// JSON text and are parsed once the call has returned.
+// A JSON.parse inside a wasm call can crash Node 20's V8 (see __pointers in
+// src/wasm/manager.rs): results cross as JSON text and are parsed once the call has returned.
 test("[node] conversations: no result is parsed inside a wasm call", async () => {
   const inWasm = [];
   const parse = JSON.parse;

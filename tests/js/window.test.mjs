@@ -22,8 +22,8 @@ runWindowTests(test, assert, () => nodeStorage(), {
   contextDir: () => path.join(root, `ctx-${++n}`).split(path.sep).join("/"),
 });
 
-// A JSON.parse inside a wasm call crashed Node 20's V8 (pointers.js): plans cross as JSON
-// text and are parsed once the call has returned.
+// A JSON.parse inside a wasm call can crash Node 20's V8 (see __pointers in
+// src/wasm/manager.rs): plans cross as JSON text and are parsed once the call has returned.
 test("[node] window: no plan is parsed inside a wasm call", async () => {
   const inWasm = [];
   const parse = JSON.parse;
@@ -32,8 +32,12 @@ test("[node] window: no plan is parsed inside a wasm call", async () => {
     return parse.call(this, text, reviver);
   };
   try {
-    const read = (id) => ({ role: "assistant", content: [{ type: "tool_use", id, name: "read_file", input: { path: "a.ts" } }] });
-    const result = (id) => ({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "x\n".repeat(200) }] });
+    const read = (id) => ({
+      role: "assistant", content: [{ type: "tool_use", id, name: "read_file", input: { path: "a.ts" } }],
+    });
+    const result = (id) => ({
+      role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "x\n".repeat(200) }],
+    });
     const messages = [{ role: "user", content: "go" }, read("a"), result("a"), read("b"), result("b")];
     const history = await toolctx.ContextHistory.open({ id: "parse", storage: memoryStorage(), contextDir: "/mem/w" });
     const out = toolctx.optimizeWindow(messages, { history });
