@@ -9,6 +9,21 @@ export const conversationModule = new LazyModule("conversation", glue);
 const Conversations = glue.ConversationStore;
 conversationModule.guardClass(Conversations);
 
+// These results cross as JSON text, parsed here once the wasm call has returned (a
+// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
+for (const name of [
+  "createConversation", "listConversations", "getConversation", "appendMessage", "getMessages", "storeArtifact",
+  "appendWithArtifact", "getArtifact", "listArtifacts", "resolveArtifacts", "stats", "prune", "import", "sync",
+  "syncStatus",
+]) {
+  const method = Conversations.prototype[name];
+  Object.defineProperty(Conversations.prototype, name, {
+    value: { async [name](...args) { return JSON.parse(await method.apply(this, args)); } }[name],
+    writable: true,
+    configurable: true,
+  });
+}
+
 // The only way to a store: where the module is fetched (browsers), open waits for it.
 const guardedOpen = Conversations.open;
 Object.defineProperty(Conversations, "open", {

@@ -3,7 +3,9 @@
 // functions and the ContextHistory class; optimizeWindow({history}) runs in the history.
 // The module returns a plan (the new content of the messages it changed, the range to
 // remove); the result is a copy of the messages (plain objects and arrays copied; strings,
-// dates and other non-plain objects shared) with the new contents swapped in.
+// dates and other non-plain objects shared) with the new contents swapped in. Plans and
+// other values cross as JSON text, parsed here once the wasm call has returned (a
+// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
 import * as glue from "./toolctx_window.js";
 import { LazyModule } from "./lazy.js";
 
@@ -50,12 +52,27 @@ function finish(messages, plan) {
 }
 const planIn = HistoryCore.prototype.__optimize;
 HistoryCore.prototype.optimize = function optimize(messages, options) {
-  return finish(messages, planIn.call(this, wire(messages), options));
+  return finish(messages, JSON.parse(planIn.call(this, wire(messages), options)));
 };
 const applyIn = HistoryCore.prototype.__apply;
 HistoryCore.prototype.apply = function apply(messages) {
-  return assemble(messages, applyIn.call(this, wire(messages)));
+  return assemble(messages, JSON.parse(applyIn.call(this, wire(messages))));
 };
+for (const name of ["edits", "toJSON"]) {
+  const method = HistoryCore.prototype[name];
+  Object.defineProperty(HistoryCore.prototype, name, {
+    value: { [name]() { return JSON.parse(method.call(this)); } }[name],
+    writable: true,
+    configurable: true,
+  });
+}
+const deletedRangeIn = Object.getOwnPropertyDescriptor(HistoryCore.prototype, "deletedRange").get;
+Object.defineProperty(HistoryCore.prototype, "deletedRange", {
+  get() {
+    return JSON.parse(deletedRangeIn.call(this));
+  },
+  configurable: true,
+});
 windowModule.guardClass(HistoryCore);
 
 // Where the module is fetched (browsers), open waits for it.
@@ -72,7 +89,9 @@ Object.defineProperty(HistoryCore, "open", {
 export const ContextHistory = HistoryCore;
 export const optimizeWindow = windowModule.guard("optimizeWindow", (messages, options) => {
   const history = options?.history;
-  if (history === undefined || history === null) return finish(messages, optimizeCore(wire(messages), options));
+  if (history === undefined || history === null) {
+    return finish(messages, JSON.parse(optimizeCore(wire(messages), options)));
+  }
   if (!(history instanceof HistoryCore)) {
     throw Object.assign(new TypeError("options.history must be a ContextHistory"), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
   }
@@ -80,8 +99,8 @@ export const optimizeWindow = windowModule.guard("optimizeWindow", (messages, op
   return history.optimize(messages, rest);
 });
 export const findDuplicateFileReads = windowModule.guard("findDuplicateFileReads", (messages, options) =>
-  findDuplicatesCore(wire(messages), options));
+  JSON.parse(findDuplicatesCore(wire(messages), options)));
 export const truncationRange = windowModule.guard("truncationRange", (messages, strategy, options) =>
-  truncationRangeCore(wire(messages), strategy, options));
+  JSON.parse(truncationRangeCore(wire(messages), strategy, options)));
 export const shouldCompact = windowModule.guard("shouldCompact", shouldCompactCore);
 export const estimateTokens = windowModule.guard("estimateTokens", (value) => estimateCore(typeof value === "string" ? value : wire(value)));

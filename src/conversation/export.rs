@@ -131,8 +131,9 @@ pub fn export(snapshot: &Snapshot, format: Format) -> Result<String> {
                 artifacts: snapshot.artifacts.clone(),
             };
             // Pretty-printed through a Value: one pretty serializer (Value's) in the wasm
-            // binary instead of one per type; key order and numbers are kept.
-            let value: serde_json::Value = serde_json::from_str(&to_json(&doc)?).map_err(internal)?;
+            // binary instead of one per type; key order and numbers are kept. (`from_slice`,
+            // the parser the module has anyway: `from_str` would be a second one.)
+            let value: serde_json::Value = serde_json::from_slice(to_json(&doc)?.as_bytes()).map_err(internal)?;
             let mut out = serde_json::to_string_pretty(&value).map_err(internal)?;
             out.push('\n');
             Ok(out)
@@ -223,7 +224,9 @@ fn markdown(s: &Snapshot) -> String {
         let _ = writeln!(out, "## {}. {} · {} · `{}`\n", i + 1, m.role.as_str(), m.timestamp, m.id);
         let _ = writeln!(out, "{}\n", m.content);
         for call in m.tool_calls.iter().flatten() {
-            let args = call.args.as_ref().map(|a| a.to_string()).unwrap_or_default();
+            // `to_string`, the compact writer the module has anyway (`Value`'s `Display`
+            // would be a second one); it cannot fail on a `Value`.
+            let args = call.args.as_ref().and_then(|a| serde_json::to_string(a).ok()).unwrap_or_default();
             let _ = writeln!(out, "- Tool call: `{}` {}", call.name, args);
         }
         if let Some(ok) = m.success {

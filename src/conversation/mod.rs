@@ -30,6 +30,7 @@ mod artifacts;
 mod export;
 mod ids;
 mod messages;
+mod order;
 mod prune;
 mod replica;
 mod stats;

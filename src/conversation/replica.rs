@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::{ArtifactMeta, META_SUFFIX};
 use super::messages::{encode_jsonl, parse_jsonl, Message, Parsed};
+use super::order::{set_of, sort_by};
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
 use crate::storage::{Storage, WriteOptions};
@@ -134,7 +135,7 @@ impl<S: Storage> Replica<'_, S> {
         let mut parsed = parse_jsonl(&bytes);
         // Conversation order: timestamp, then id (what a merge gives). Generated ids sort
         // in append order within a millisecond, so appends keep their order.
-        parsed.messages.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+        sort_by(&mut parsed.messages, |a, b| a.order_key().cmp(&b.order_key()));
         for note in &parsed.skipped {
             self.report(format!("messages.jsonl: {note}"), Some(&path));
         }
@@ -179,7 +180,7 @@ impl<S: Storage> Replica<'_, S> {
                 }
             }
         }
-        out.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+        sort_by(&mut out, |a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
         Ok(out)
     }
 
@@ -205,7 +206,7 @@ impl<S: Storage> Replica<'_, S> {
     /// The ids of the artifacts whose content file is there (one listing, no reads).
     pub async fn artifact_contents(&self, id: &str) -> Result<BTreeSet<String>> {
         let names = self.storage.list(&self.artifacts_dir(id)).await?;
-        Ok(names.into_iter().filter(|n| !n.ends_with('/') && !n.ends_with(META_SUFFIX)).collect())
+        Ok(set_of(names.into_iter().filter(|n| !n.ends_with('/') && !n.ends_with(META_SUFFIX))))
     }
 
     /// Writes an artifact: the content first, then its meta (whose presence means the
@@ -310,6 +311,6 @@ impl<S: Storage> Replica<'_, S> {
     }
 }
 
-fn sort_newest_first(list: &mut [ConversationMetadata]) {
-    list.sort_by(|a, b| (&b.updated_at, &b.id).cmp(&(&a.updated_at, &a.id)));
+fn sort_newest_first(list: &mut Vec<ConversationMetadata>) {
+    sort_by(list, |a, b| (&b.updated_at, &b.id).cmp(&(&a.updated_at, &a.id)));
 }

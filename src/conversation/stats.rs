@@ -50,7 +50,9 @@ pub fn stats(
     artifacts: &[ArtifactMeta],
     cost_per_token: Option<f64>,
 ) -> Stats {
-    let mut by_role: BTreeMap<&'static str, u64> = Role::ALL.iter().map(|r| (r.as_str(), 0)).collect();
+    // Built by insertion: a `collect` would sort (see `order`).
+    let mut by_role: BTreeMap<&'static str, u64> = BTreeMap::new();
+    by_role.extend(Role::ALL.iter().map(|r| (r.as_str(), 0)));
     let (mut bytes, mut tokens) = (0u64, 0u64);
     for m in messages {
         *by_role.entry(m.role.as_str()).or_default() += 1;

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::ArtifactMeta;
 use super::messages::{merge, Message};
+use super::order::set_of;
 use super::replica::{corrupt, to_json, ConversationMetadata, Replica};
 use super::ConversationStore;
 use crate::error::{Error, ErrorKind, Result};
@@ -233,7 +234,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// every change whose item is taken is in the state.
     async fn take(&self, conv: &str, known: &mut Known, now: i64) -> Result<Taken> {
         let dir = self.local().queue_dir();
-        let names: BTreeSet<String> = self.local.list(&dir).await?.into_iter().collect();
+        let names = set_of(self.local.list(&dir).await?);
         known.retain(|name, _| names.contains(name));
         for name in names {
             if known.contains_key(&name) {
@@ -288,9 +289,9 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         let dir = self.local().queue_dir();
         let mut report = SyncReport::default();
         // Which conversations have items; `take` reads them again under the lock.
-        let mut known: Known = self.queue().await?.into_iter().collect();
-        let convs: BTreeSet<String> =
-            known.values().filter_map(|i| i.as_ref().ok()).map(|i| i.conversation_id.clone()).collect();
+        let mut known = Known::new();
+        known.extend(self.queue().await?);
+        let convs = set_of(known.values().filter_map(|i| i.as_ref().ok()).map(|i| i.conversation_id.clone()));
         let mut waiting: BTreeSet<String> = BTreeSet::new();
         for conv in &convs {
             let (items, state) = match self.exclusive(self.take(conv, &mut known, now)).await? {
@@ -380,9 +381,9 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 let rmsgs = remote.messages(conv).await?.messages;
                 let rarts = remote.artifacts(conv).await?;
                 let rpruned = remote.pruned(conv).await?;
-                let pruned: BTreeSet<String> = lpruned.union(&rpruned).cloned().collect();
+                let pruned = set_of(lpruned.union(&rpruned).cloned());
                 let merged = merge(&lmsgs, &rmsgs, &pruned);
-                let have: BTreeSet<&str> = rarts.iter().map(|a| a.id.as_str()).collect();
+                let have = set_of(rarts.iter().map(|a| a.id.as_str()));
                 let missing: Vec<&ArtifactMeta> = larts.iter().filter(|a| !have.contains(a.id.as_str())).collect();
                 // Every content is there before anything is written: a missing one fails
                 // the push rather than reach the remote as an empty artifact.
@@ -424,8 +425,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// those with changes still queued; returns how many changed locally.
     async fn pull_newer(&self, remote: &Replica<'_, R>, skip: &BTreeSet<String>) -> Result<usize> {
         let mut pulled = 0;
-        let queued: BTreeSet<String> =
-            self.queue().await?.into_iter().filter_map(|(_, i)| i.ok().map(|i| i.conversation_id)).collect();
+        let queued = set_of(self.queue().await?.into_iter().filter_map(|(_, i)| i.ok().map(|i| i.conversation_id)));
         for rmeta in remote.index().await? {
             if skip.contains(&rmeta.id) || queued.contains(&rmeta.id) {
                 continue;
@@ -467,7 +467,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         let conv = rmeta.id.as_str();
         let local = self.local();
         let mut changed = false;
-        let have: BTreeSet<String> = local.artifacts(conv).await?.into_iter().map(|a| a.id).collect();
+        let have = set_of(local.artifacts(conv).await?.into_iter().map(|a| a.id));
         for a in rarts.iter().filter(|a| !have.contains(&a.id)) {
             let Some(content) = remote.artifact_content(conv, &a.id).await? else { continue };
             local.write_artifact(conv, a, &content, false).await?;
@@ -477,7 +477,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             let current = local.metadata(conv).await?;
             let cur = local.messages(conv).await?.messages;
             let cur_pruned = local.pruned(conv).await?;
-            let pruned: BTreeSet<String> = cur_pruned.union(rpruned).cloned().collect();
+            let pruned = set_of(cur_pruned.union(rpruned).cloned());
             let merged = merge(&cur, rmsgs, &pruned);
             if merged != cur {
                 local.write_messages(conv, &merged).await?;

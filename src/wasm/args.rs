@@ -62,6 +62,8 @@ pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::De
     }))
 }
 
+// The conversation module returns JSON text, parsed in JavaScript after the call.
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 pub(super) fn parse_json(text: &str) -> JsValue {
     // The core only hands out JSON it produced or validated.
     JSON::parse(text).unwrap_or(JsValue::UNDEFINED)

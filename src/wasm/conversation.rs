@@ -1,8 +1,10 @@
 //! The exported `ConversationStore` class (SPEC §7) over host storage, with an
 //! optional remote host storage to sync to.
 //!
-//! Arguments cross as `JSON.stringify` text into serde types and results come back
-//! through `JSON.parse`, so the shapes are the core's, checked in one place.
+//! Arguments cross as `JSON.stringify` text into serde types and results go back as JSON
+//! text, which `conversation.js` parses once the wasm call has returned (a `JSON.parse`
+//! inside a wasm call can crash Node 20's V8; see `__pointers` in `manager.rs`). The
+//! shapes are the core's, checked in one place.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -14,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::args::{debug_sink, get, opt_function, opt_size, opt_string, parse_json, rejected};
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string, rejected};
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
@@ -39,6 +41,13 @@ pub struct JsConversationStore {
 /// `JSON.stringify(value)` parsed as `T`: `INVALID_ARGUMENT` for a wrong shape,
 /// `NOT_SERIALIZABLE` for what JSON cannot hold.
 fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T> {
+    let json = json_of(value, what)?;
+    serde_json::from_slice(json.as_bytes()).map_err(|e| Error::invalid(format!("{what}: {e}")))
+}
+
+/// `JSON.stringify(value)` of an object (the part of [`from_js`] that is the same for
+/// every type, compiled once).
+fn json_of(value: &JsValue, what: &str) -> Result<String> {
     if !value.is_object() {
         return Err(Error::invalid(format!("{what} must be an object")));
     }
@@ -47,12 +56,13 @@ fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T> {
         .as_string()
         .ok_or_else(|| Error::invalid(format!("{what} must be an object")))?;
     crate::record::check_no_lone_surrogates(&json)?;
-    serde_json::from_slice(json.as_bytes()).map_err(|e| Error::invalid(format!("{what}: {e}")))
+    Ok(json)
 }
 
+/// The JSON text of a result (`conversation.js` parses it).
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue> {
     let json = serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-    Ok(parse_json(&json))
+    Ok(JsValue::from(json))
 }
 
 fn string_arg(value: &JsValue, what: &str) -> Result<String> {
@@ -135,10 +145,6 @@ struct PruneResult {
     tokens_after: usize,
 }
 
-fn artifact_with_content(meta: &ArtifactMeta, content: Vec<u8>) -> Result<JsValue> {
-    to_js(&ExportedArtifact::new(meta, content)?)
-}
-
 impl JsConversationStore {
     /// Runs `op` on the store as a task (the driver settles the caller's Promise).
     fn run<F, Fut>(&self, op: F) -> u32
@@ -146,12 +152,15 @@ impl JsConversationStore {
         F: FnOnce(Rc<Store>) -> Fut,
         Fut: Future<Output = Result<JsValue>> + 'static,
     {
-        let work = op(self.inner.clone());
-        // One `spawn` for every method (a boxed future) instead of one copy per method:
-        // smaller wasm.
-        let boxed: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(async move { work.await.js() });
-        spawn(boxed)
+        // Boxed: one `spawn`, and one conversion of the outcome, for every method instead
+        // of one copy per method (smaller wasm).
+        spawn_op(Box::pin(op(self.inner.clone())))
     }
+}
+
+/// Spawns a method's work as a task whose outcome is the caller's value or error.
+fn spawn_op(work: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> u32 {
+    spawn(Box::pin(async move { work.await.js() }))
 }
 
 macro_rules! arg {
@@ -249,7 +258,7 @@ impl JsConversationStore {
         let art = arg!(string_arg(&artifact_id, "artifact id"));
         self.run(|s| async move {
             let (meta, content) = s.artifact(&id, &art).await?;
-            artifact_with_content(&meta, content)
+            to_js(&ExportedArtifact::new(&meta, content)?)
         })
     }
 
@@ -266,11 +275,10 @@ impl JsConversationStore {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let text = arg!(string_arg(&text, "text"));
         self.run(|s| async move {
-            let out = js_sys::Array::new();
-            for (meta, content) in s.resolve_artifacts(&id, &text).await? {
-                out.push(&artifact_with_content(&meta, content)?);
-            }
-            Ok(out.into())
+            let found = s.resolve_artifacts(&id, &text).await?;
+            let out: Result<Vec<ExportedArtifact>> =
+                found.into_iter().map(|(meta, content)| ExportedArtifact::new(&meta, content)).collect();
+            to_js(&out?)
         })
     }
 

@@ -2,21 +2,23 @@
 //! `findDuplicateFileReads`, `truncationRange`, `shouldCompact`, `estimateTokens` and the
 //! `ContextHistory` class. Messages come in as one JSON text (`JSON.stringify`), so the
 //! caller's objects are never touched; what goes back is the plan — the messages an
-//! edit changed, the range to remove, the edits, the metrics — from which the JS glue
-//! (`extras.js`) builds the result: a copy of the messages with the changed ones
-//! swapped in (a 2,000-message conversation sends back a few small messages rather
-//! than megabytes of unchanged text).
+//! edit changed, the range to remove, the edits, the metrics — as JSON text, from which
+//! the JS glue (`window.js`) builds the result: a copy of the messages with the changed
+//! ones swapped in (a 2,000-message conversation sends back a few small messages rather
+//! than megabytes of unchanged text). The glue parses the text once the wasm call has
+//! returned (a `JSON.parse` inside a wasm call can crash Node 20's V8; see `__pointers` in
+//! `manager.rs`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::tasks::spawn;
-use js_sys::{Array, Function, Object, Reflect, Uint8Array, JSON};
+use js_sys::{Array, Function, Reflect, Uint8Array};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::errors::{with_cause, IntoJs};
+use super::errors::IntoJs;
 use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
@@ -24,8 +26,7 @@ use crate::select::estimated_tokens;
 use crate::window::{self, history, Edit, History, OptimizeOptions, Plan, Strategy, Tools, Usage};
 
 // The core's values cross as JSON text built from `serde_json::Value`s (no serde
-// derives, no float formatting in wasm: the two ratios are set as numbers afterwards),
-// which keeps the module small.
+// derives), which keeps the module small.
 
 #[wasm_bindgen(typescript_custom_section)]
 const WINDOW_TYPES: &'static str = include_str!("window.d.ts");
@@ -94,9 +95,9 @@ fn messages_of(value: &JsValue) -> Result<Vec<Value>> {
     Ok(messages)
 }
 
-/// A JavaScript value from a JSON value.
-fn to_js(value: &Value) -> Result<JsValue> {
-    JSON::parse(&window::message::json_text(value)).map_err(|e| with_cause(ErrorKind::Internal, "JSON.parse failed", e))
+/// The JSON text of a value (`window.js` parses it).
+fn to_js(value: &Value) -> JsValue {
+    JsValue::from(window::message::json_text(value))
 }
 
 fn range_value(range: Option<(usize, usize)>) -> Value {
@@ -174,13 +175,12 @@ fn plan_js(plan: Plan) -> Result<JsValue> {
             "tokensSaved": m.tokens_before.saturating_sub(m.tokens_after),
             "duplicatesReplaced": m.duplicates_replaced,
             "messagesRemoved": m.messages_removed,
+            // Shortest round-trip text: JSON.parse gives back the same numbers.
+            "savedRatio": saved_ratio,
+            "duplicateSavings": m.duplicate_savings,
         },
     });
-    let js = to_js(&value)?;
-    let metrics = get(&js, "metrics");
-    let _ = Reflect::set(&metrics, &"savedRatio".into(), &saved_ratio.into());
-    let _ = Reflect::set(&metrics, &"duplicateSavings".into(), &m.duplicate_savings.into());
-    Ok(js)
+    Ok(to_js(&value))
 }
 
 /// The plan of `optimizeWindow(messages, options)` without a history (the JS glue sends
@@ -216,7 +216,7 @@ pub fn find_duplicate_file_reads(messages: JsValue, options: JsValue) -> Result<
                 json!({"path": f.path, "occurrences": occurrences})
             })
             .collect();
-        to_js(&Value::Array(out))
+        Ok(to_js(&Value::Array(out)))
     };
     run().js()
 }
@@ -229,7 +229,7 @@ pub fn truncation_range(messages: JsValue, strategy_name: JsValue, options: JsVa
         let messages = messages_of(&messages)?;
         let range =
             window::truncation_range(&messages, strategy(&strategy_name)?, opt_range(&options, "deletedRange")?);
-        to_js(&range_value(range))
+        Ok(to_js(&range_value(range)))
     };
     run().js()
 }
@@ -358,8 +358,8 @@ impl JsContextHistory {
 
     /// The range the latest truncation removed, or `null`.
     #[wasm_bindgen(getter, js_name = deletedRange)]
-    pub fn deleted_range(&self) -> Result<JsValue, JsValue> {
-        to_js(&range_value(self.history.borrow().deleted_range())).js()
+    pub fn deleted_range(&self) -> JsValue {
+        to_js(&range_value(self.history.borrow().deleted_range()))
     }
 
     /// The plan of `optimizeWindow` recording its edits here (call `save()` to persist them).
@@ -384,14 +384,14 @@ impl JsContextHistory {
         let run = || {
             let applied = window::apply_history_in_place(messages_of(&messages)?, &self.history.borrow())?;
             let changed = changed_value(applied.messages, &applied.changed);
-            to_js(&json!({"changed": changed, "truncated": range_value(applied.truncated)}))
+            Ok(to_js(&json!({"changed": changed, "truncated": range_value(applied.truncated)})))
         };
         run().js()
     }
 
     /// Copies of the recorded edits, oldest first.
-    pub fn edits(&self) -> Result<JsValue, JsValue> {
-        to_js(&Value::Array(self.history.borrow().edits.iter().map(Edit::to_value).collect())).js()
+    pub fn edits(&self) -> JsValue {
+        to_js(&Value::Array(self.history.borrow().edits.iter().map(Edit::to_value).collect()))
     }
 
     /// Drops the edits and truncations made after `ts` and saves; resolves to how many
@@ -415,14 +415,12 @@ impl JsContextHistory {
 #[wasm_bindgen(js_class = ContextHistory)]
 impl JsContextHistory {
     #[wasm_bindgen(js_name = toJSON)]
-    pub fn to_json(&self) -> Result<JsValue, JsValue> {
-        let run = || {
-            let value = to_js(&self.history.borrow().to_value())?;
-            let o: Object = value.unchecked_into();
-            let _ = Reflect::set(&o, &"id".into(), &self.id.as_str().into());
-            let _ = Reflect::set(&o, &"path".into(), &self.path.as_str().into());
-            Ok(o.into())
-        };
-        run().js()
+    pub fn to_json(&self) -> JsValue {
+        let mut value = self.history.borrow().to_value();
+        if let Some(o) = value.as_object_mut() {
+            o.insert("id".to_owned(), Value::from(self.id.as_str()));
+            o.insert("path".to_owned(), Value::from(self.path.as_str()));
+        }
+        to_js(&value)
     }
 }

@@ -51,3 +51,28 @@ test("[node] conversations: the README example runs and prints what it says", ()
   const squash = (s) => s.replace(/\s+/g, "");
   assert.equal(squash(out), squash(promised));
 });
+
+// A JSON.parse inside a wasm call can crash Node 20's V8 (see __pointers in
+// src/wasm/manager.rs): results cross as JSON text and are parsed once the call has returned.
+test("[node] conversations: no result is parsed inside a wasm call", async () => {
+  const inWasm = [];
+  const parse = JSON.parse;
+  JSON.parse = function spy(text, reviver) {
+    if (new Error().stack.includes("wasm://")) inWasm.push(String(text).slice(0, 60));
+    return parse.call(this, text, reviver);
+  };
+  try {
+    const store = await ConversationStore.open({ storage: memoryStorage(), contextDir: "/mem/parse" });
+    const conv = await store.createConversation({ title: "parse" });
+    await store.appendMessage(conv.id, { role: "user", content: "hello" });
+    const { artifact } = await store.appendWithArtifact(conv.id, { role: "tool", content: "read" },
+      { type: "file", name: "a.ts", content: "export {}" });
+    assert.equal((await store.getMessages(conv.id)).length, 2);
+    assert.equal((await store.resolveArtifacts(conv.id, `artifact://${artifact.id}`))[0].content, "export {}");
+    assert.equal((await store.stats(conv.id)).messages, 2);
+    assert.equal((await store.listConversations())[0].id, conv.id);
+  } finally {
+    JSON.parse = parse;
+  }
+  assert.deepEqual(inWasm, []);
+});

@@ -21,3 +21,35 @@ runWindowTests(test, assert, () => nodeStorage(), {
   name: "node",
   contextDir: () => path.join(root, `ctx-${++n}`).split(path.sep).join("/"),
 });
+
+// A JSON.parse inside a wasm call can crash Node 20's V8 (see __pointers in
+// src/wasm/manager.rs): plans cross as JSON text and are parsed once the call has returned.
+test("[node] window: no plan is parsed inside a wasm call", async () => {
+  const inWasm = [];
+  const parse = JSON.parse;
+  JSON.parse = function spy(text, reviver) {
+    if (new Error().stack.includes("wasm://")) inWasm.push(String(text).slice(0, 60));
+    return parse.call(this, text, reviver);
+  };
+  try {
+    const read = (id) => ({
+      role: "assistant", content: [{ type: "tool_use", id, name: "read_file", input: { path: "a.ts" } }],
+    });
+    const result = (id) => ({
+      role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "x\n".repeat(200) }],
+    });
+    const messages = [{ role: "user", content: "go" }, read("a"), result("a"), read("b"), result("b")];
+    const history = await toolctx.ContextHistory.open({ id: "parse", storage: memoryStorage(), contextDir: "/mem/w" });
+    const out = toolctx.optimizeWindow(messages, { history });
+    assert.equal(out.metrics.duplicatesReplaced, 1);
+    assert.equal(history.edits().length, 1);
+    assert.equal(history.apply(messages).length, 5);
+    assert.equal(history.deletedRange, null);
+    assert.equal(JSON.parse(JSON.stringify(history)).id, "parse");
+    assert.equal(toolctx.findDuplicateFileReads(messages)[0].path, "a.ts");
+    assert.equal(toolctx.truncationRange(messages, "half"), null);
+  } finally {
+    JSON.parse = parse;
+  }
+  assert.deepEqual(inWasm, []);
+});
