@@ -1,20 +1,21 @@
 //! The exported `ConversationStore` class (SPEC §7) over host storage, with an
 //! optional remote host storage to sync to.
 //!
-//! Arguments cross as `JSON.stringify` text into serde types and results come back
-//! through `JSON.parse`, so the shapes are the core's, checked in one place.
+//! Arguments cross as `JSON.stringify` text into serde types and results come back as
+//! JSON text that the driver parses once the wasm call has returned (`tasks::Done`),
+//! so the shapes are the core's, checked in one place.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use super::tasks::spawn;
+use super::tasks::{spawn, spawn_done, Done};
 use js_sys::{Function, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::args::{debug_sink, get, opt_function, opt_size, opt_string, parse_json, rejected};
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string, rejected};
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
@@ -50,9 +51,9 @@ fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T> {
     serde_json::from_slice(json.as_bytes()).map_err(|e| Error::invalid(format!("{what}: {e}")))
 }
 
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue> {
+fn to_js<T: Serialize>(value: &T) -> Result<Done> {
     let json = serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-    Ok(parse_json(&json))
+    Ok(Done::Json(json))
 }
 
 fn string_arg(value: &JsValue, what: &str) -> Result<String> {
@@ -135,22 +136,18 @@ struct PruneResult {
     tokens_after: usize,
 }
 
-fn artifact_with_content(meta: &ArtifactMeta, content: Vec<u8>) -> Result<JsValue> {
-    to_js(&ExportedArtifact::new(meta, content)?)
-}
-
 impl JsConversationStore {
     /// Runs `op` on the store as a task (the driver settles the caller's Promise).
     fn run<F, Fut>(&self, op: F) -> u32
     where
         F: FnOnce(Rc<Store>) -> Fut,
-        Fut: Future<Output = Result<JsValue>> + 'static,
+        Fut: Future<Output = Result<Done>> + 'static,
     {
         let work = op(self.inner.clone());
         // One `spawn` for every method (a boxed future) instead of one copy per method:
         // smaller wasm.
-        let boxed: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(async move { work.await.js() });
-        spawn(boxed)
+        let boxed: Pin<Box<dyn Future<Output = Result<Done, JsValue>>>> = Box::pin(async move { work.await.js() });
+        spawn_done(boxed)
     }
 }
 
@@ -203,7 +200,7 @@ impl JsConversationStore {
     #[wasm_bindgen(js_name = deleteConversation)]
     pub fn delete_conversation(&self, id: JsValue) -> u32 {
         let id = arg!(string_arg(&id, "conversation id"));
-        self.run(|s| async move { s.delete_conversation(&id).await.map(|()| JsValue::UNDEFINED) })
+        self.run(|s| async move { s.delete_conversation(&id).await.map(|()| JsValue::UNDEFINED.into()) })
     }
 
     /// Appends a message.
@@ -249,7 +246,7 @@ impl JsConversationStore {
         let art = arg!(string_arg(&artifact_id, "artifact id"));
         self.run(|s| async move {
             let (meta, content) = s.artifact(&id, &art).await?;
-            artifact_with_content(&meta, content)
+            to_js(&ExportedArtifact::new(&meta, content)?)
         })
     }
 
@@ -266,11 +263,9 @@ impl JsConversationStore {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let text = arg!(string_arg(&text, "text"));
         self.run(|s| async move {
-            let out = js_sys::Array::new();
-            for (meta, content) in s.resolve_artifacts(&id, &text).await? {
-                out.push(&artifact_with_content(&meta, content)?);
-            }
-            Ok(out.into())
+            let found = s.resolve_artifacts(&id, &text).await?;
+            let out = found.into_iter().map(|(meta, content)| ExportedArtifact::new(&meta, content));
+            to_js(&out.collect::<Result<Vec<_>>>()?)
         })
     }
 
@@ -314,7 +309,7 @@ impl JsConversationStore {
     pub fn export(&self, conversation_id: JsValue, format: JsValue) -> u32 {
         let id = arg!(string_arg(&conversation_id, "conversation id"));
         let format = arg!(string_arg(&format, "format").and_then(|f| Format::parse(&f)));
-        self.run(move |s| async move { Ok(JsValue::from(s.export(&id, format).await?)) })
+        self.run(move |s| async move { Ok(JsValue::from(s.export(&id, format).await?).into()) })
     }
 
     /// Imports a `json` or `jsonl` export.
@@ -339,7 +334,7 @@ impl JsConversationStore {
     pub fn close(&self) -> u32 {
         self.run(|s| async move {
             s.close().await;
-            Ok(JsValue::UNDEFINED)
+            Ok(JsValue::UNDEFINED.into())
         })
     }
 }
