@@ -74,8 +74,9 @@ pub(super) fn json_value(text: &str) -> JsValue {
     }
 }
 
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-fn js_of(value: &serde_json::Value) -> JsValue {
+/// The JavaScript value of a JSON value, built value by value (see [`json_value`]).
+#[cfg_attr(not(any(feature = "core", feature = "window")), allow(dead_code))]
+pub(super) fn js_of(value: &serde_json::Value) -> JsValue {
     use serde_json::Value;
     match value {
         Value::Null => JsValue::NULL,

@@ -11,12 +11,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::tasks::spawn;
-use js_sys::{Array, Function, Object, Reflect, Uint8Array, JSON};
+use js_sys::{Array, Function, Object, Reflect, Uint8Array};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::errors::{with_cause, IntoJs};
+use super::errors::IntoJs;
 use super::host::{resolve_context_dir, storage_from};
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
@@ -94,9 +94,10 @@ fn messages_of(value: &JsValue) -> Result<Vec<Value>> {
     Ok(messages)
 }
 
-/// A JavaScript value from a JSON value.
+/// A JavaScript value from a JSON value, built without `JSON.parse` (which has crashed
+/// Node 20's V8 inside a wasm call: args::json_value).
 fn to_js(value: &Value) -> Result<JsValue> {
-    JSON::parse(&window::message::json_text(value)).map_err(|e| with_cause(ErrorKind::Internal, "JSON.parse failed", e))
+    Ok(super::args::js_of(value))
 }
 
 fn range_value(range: Option<(usize, usize)>) -> Value {
