@@ -16,6 +16,7 @@ import { closeSync, constants, openSync, unlinkSync, writeSync, fsyncSync } from
 import { mkdir, open, readdir, realpath, rename, rm, rmdir, unlink, utimes, appendFile } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import { randomBytes } from "node:crypto";
+import { outsideStore } from "./errors.js";
 import { fileLock } from "./file-lock.js";
 
 const DIR_MODE = 0o700;
@@ -43,12 +44,6 @@ function limiter(max) {
       else active--;
     }
   };
-}
-
-function outsideStore(path) {
-  return Object.assign(new Error(`${path} resolves outside the store through a symbolic link`), {
-    code: "OUTSIDE_STORE",
-  });
 }
 
 /**
