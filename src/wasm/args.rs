@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Reflect};
+use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -60,50 +60,6 @@ pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::De
         // A throwing debug callback must not break the operation it reports on.
         let _ = f.call2(&JsValue::UNDEFINED, &event.message.as_str().into(), &data);
     }))
-}
-
-/// The JavaScript value of JSON text the core produced or validated, for a callback
-/// (`describe`, `redact`, `onEvict`) the core calls. Built value by value, not with
-/// `JSON.parse`: this runs inside a wasm call, and `JSON.parse` there has crashed Node
-/// 20's V8 while deoptimising. (Results go back as text instead: `tasks::Done`.)
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-pub(super) fn json_value(text: &str) -> JsValue {
-    match serde_json::from_str(text) {
-        Ok(value) => js_of(&value),
-        Err(_) => JsValue::UNDEFINED,
-    }
-}
-
-/// The JavaScript value of a JSON value, built value by value (see [`json_value`]).
-#[cfg_attr(not(any(feature = "core", feature = "window")), allow(dead_code))]
-pub(super) fn js_of(value: &serde_json::Value) -> JsValue {
-    use serde_json::Value;
-    match value {
-        Value::Null => JsValue::NULL,
-        Value::Bool(b) => JsValue::from(*b),
-        Value::Number(n) => JsValue::from(n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => JsValue::from(s.as_str()),
-        Value::Array(list) => list.iter().map(js_of).collect::<Array>().into(),
-        Value::Object(map) => {
-            let out = Object::new();
-            for (key, v) in map {
-                let v = js_of(v);
-                if key == "__proto__" {
-                    // An own property, as JSON.parse makes it (`set` would change the prototype).
-                    let field = Object::new();
-                    let flags = [("writable", true), ("enumerable", true), ("configurable", true)];
-                    let _ = Reflect::set(&field, &"value".into(), &v);
-                    for (k, x) in flags {
-                        let _ = Reflect::set(&field, &k.into(), &x.into());
-                    }
-                    let _ = Reflect::define_property(&out, &key.into(), &field);
-                } else {
-                    let _ = Reflect::set(&out, &key.into(), &v);
-                }
-            }
-            out.into()
-        }
-    }
 }
 
 /// A task that has already failed with `err` (the driver rejects the caller's Promise).

@@ -15,10 +15,11 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::args::{debug_sink, get, json_value, opt_function, opt_size, opt_string, rejected};
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string, rejected};
 use super::body::Body;
 use super::errors::{invalid, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
+use super::json::json_value;
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;

@@ -42,6 +42,7 @@ type Task = Pin<Box<dyn Future<Output = Result<Done, JsValue>>>>;
 /// stack) has crashed Node 20's V8 while deoptimising, so results are parsed outside.
 pub enum Done {
     Value(JsValue),
+    #[cfg_attr(not(any(feature = "core", feature = "conversation")), allow(dead_code))]
     Json(String),
 }
 

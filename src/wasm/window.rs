@@ -97,7 +97,7 @@ fn messages_of(value: &JsValue) -> Result<Vec<Value>> {
 /// A JavaScript value from a JSON value, built without `JSON.parse` (which has crashed
 /// Node 20's V8 inside a wasm call: args::json_value).
 fn to_js(value: &Value) -> Result<JsValue> {
-    Ok(super::args::js_of(value))
+    Ok(super::json::js_of(value))
 }
 
 fn range_value(range: Option<(usize, usize)>) -> Value {
