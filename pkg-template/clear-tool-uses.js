@@ -139,6 +139,9 @@ export async function clearToolUses(messages, options = {}) {
   const saved = manager ? (savedByManager.get(manager) ?? new Map()) : undefined;
   if (manager) savedByManager.set(manager, saved);
   const present = manager ? new Set(manager.getAllPointers().map((p) => p.filepath)) : undefined;
+  // Only saves whose record still exists are remembered (evicted since: retention, clear()),
+  // so over a long run this never outgrows the manager's records plus one call's saves.
+  for (const [id, filepath] of saved ?? []) if (!present.has(filepath)) saved.delete(id);
   const pointers = new Map();
   for (const u of candidates) {
     const result = blockAt(u.result);
@@ -146,9 +149,8 @@ export async function clearToolUses(messages, options = {}) {
     const text = resultText(result.content);
     let pointer = text.startsWith(SAVED_PREFIX) ? POINTER.exec(text)?.[0] : undefined;
     if (!pointer && manager) {
+      // Evicted since: saved again, so the placeholder never names a record that is gone.
       let filepath = saved.get(u.id);
-      // Evicted since (retention, clear()): saved again, so the placeholder never names a record that is gone.
-      if (filepath !== undefined && !present.has(filepath)) filepath = undefined;
       if (filepath === undefined) {
         const args = u.input && typeof u.input === "object" && !Array.isArray(u.input) ? u.input : { input: u.input };
         filepath = await manager.saveContext(u.name, args, result.content, { taskId: options.taskId, queryId: options.queryId, toolCallId: typeof u.id === "string" ? u.id : undefined });
@@ -162,4 +164,9 @@ export async function clearToolUses(messages, options = {}) {
   const cleared = before - messageTokens(next);
   if (cleared < Math.max(1, clearAtLeast)) return unchanged;
   return { messages: next, clearedInputTokens: cleared, clearedToolUses: candidates.length };
+}
+
+/** How many saves `clearToolUses` remembers for `manager` (for tests; not part of the API). */
+export function savedCountForTests(manager) {
+  return savedByManager.get(manager)?.size ?? 0;
 }

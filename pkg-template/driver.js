@@ -10,6 +10,8 @@
 //
 // What `__poll` returns is one flat array of entries (src/wasm/tasks.rs):
 //   [0, task, ok, value]          a task finished
+//   [0, task, true, text, true]   a task finished with JSON text: resolve with JSON.parse(text),
+//                                 here, after the wasm call (V8 20 crashed parsing inside one)
 //   [1, call, this, fn, args]     await fn.apply(this, args)
 //   [2, call, this, lockFn, name] this.lockFn(name, callback): complete once held
 //   [3, call, lockCall]           release that lock; complete when the host's lock settles
@@ -83,7 +85,7 @@ export function createDriver(core, onTrap) {
         const settle = waiting.get(entry[1]);
         if (!settle) return;
         waiting.delete(entry[1]);
-        if (entry[2]) settle.resolve(entry[3]);
+        if (entry[2]) settle.resolve(entry[4] ? JSON.parse(entry[3]) : entry[3]);
         else settle.reject(entry[3]);
         return;
       }

@@ -3,12 +3,12 @@
 // with code "TIMEOUT" or "ABORTED" at once; the backend may still complete it later (a
 // write may land), which the caller treats as a failed operation.
 
-const typed = (code, message, cause) => Object.assign(new Error(message, cause ? { cause } : undefined), { code });
+import { invalidArgument, typedError as typed } from "./errors.js";
 
 /** Checks the `timeoutMs` and `signal` options of an adapter; returns them. */
 export function boundsOf(options, adapter) {
   const { timeoutMs, signal } = options;
-  const invalid = (message) => Object.assign(new TypeError(`${adapter}: ${message}`), { code: "INVALID_ARGUMENT" });
+  const invalid = (message) => invalidArgument(`${adapter}: ${message}`);
   if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) throw invalid("timeoutMs must be a positive number of ms");
   if (signal !== undefined && !(signal && typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
     throw invalid("signal must be an AbortSignal");

@@ -17,6 +17,11 @@
 //   which is a real mutual exclusion: a Durable Object is one instance in the world and
 //   runs one thing at a time, and everyone who uses its storage runs inside it.
 
+import { sleep as pause } from "./backoff.js";
+import { bytesOf as toBytes } from "./bytes.js";
+import { alreadyExists, typedError } from "./errors.js";
+import { children, folderPrefix } from "./listing.js";
+
 const encoder = new TextEncoder();
 
 /** Workers KV's limit on a value (25 MiB). */
@@ -26,10 +31,6 @@ export const KV_MAX_KEY_BYTES = 512;
 /** The largest cell written to Durable Object SQLite (its limit is 2 MB per row). */
 export const DO_CHUNK_BYTES = 1024 * 1024;
 
-function toBytes(data) {
-  return typeof data === "string" ? encoder.encode(data) : data;
-}
-
 function concat(head, tail) {
   const joined = new Uint8Array(head.length + tail.length);
   joined.set(head);
@@ -37,34 +38,14 @@ function concat(head, tail) {
   return joined;
 }
 
+/** A typed error with the backend's details as fields (`r2Code`, `status`, ...). */
 function fail(code, message, extra = {}) {
   const { cause, ...fields } = extra;
-  return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code, ...fields });
+  return Object.assign(typedError(code, message, cause), fields);
 }
 
 function exists(backend, path) {
-  return fail("EEXIST", `EEXIST: ${backend} already has ${path}`);
-}
-
-/** The key prefix of a folder: "" for the root, else the folder with one trailing "/". */
-function folderPrefix(dir) {
-  return dir === "" || dir.endsWith("/") ? dir : `${dir}/`;
-}
-
-/** The direct children of `prefix` among `keys` (sub-folders end in "/"), sorted. */
-function children(prefix, keys) {
-  const names = new Set();
-  for (const key of keys) {
-    const rest = key.slice(prefix.length);
-    const slash = rest.indexOf("/");
-    names.add(slash === -1 ? rest : rest.slice(0, slash + 1));
-  }
-  names.delete("");
-  return [...names].sort();
-}
-
-function pause(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return alreadyExists(`EEXIST: ${backend} already has ${path}`);
 }
 
 // ---------------------------------------------------------------------------

@@ -21,7 +21,10 @@
 // Requests: a save of a new record up to 768 KiB is one commit; a replace is a get and a
 // commit; a load is a get and one getMany per 10 chunks (640 KiB), in parallel.
 
+import { sleep } from "./backoff.js";
 import { bounded, boundsOf } from "./bounded.js";
+import { invalidArgument as invalid, typedError as typed } from "./errors.js";
+import { randomHex } from "./random.js";
 
 const PART = 65536; // Deno KV's largest value
 const ATOMIC_BYTES = 768 * 1024; // under KV's 800 KiB of keys + values per commit
@@ -31,9 +34,6 @@ const GET_MANY = 10;
 const FOLDED_DELETES = 100; // old chunks deleted in the commit that replaces their head, up to this many
 const encoder = new TextEncoder();
 
-const typed = (code, message, cause) => Object.assign(new Error(message, cause ? { cause } : undefined), { code });
-const invalid = (message) => Object.assign(new TypeError(message), { code: "INVALID_ARGUMENT" });
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs a KV call again while SQLite reports the file busy: a local KV file opened by several
@@ -50,10 +50,6 @@ async function retryBusy(call) {
       await sleep(Math.min(1 + Math.random() * 2 ** Math.min(attempt, 6), 50));
     }
   }
-}
-
-function randomId() {
-  return Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** "/a//b/c.json" → ["a", "b", "c.json"]: a KV key has no notion of a root or of empty names. */
@@ -172,7 +168,7 @@ export function denoKvStorage(options = {}) {
    * if there is none). Resolves to false when another writer got there first.
    */
   async function commit(kv, key, bytes, versionstamp, old) {
-    const gen = randomId();
+    const gen = randomHex(12);
     const chunks = Math.max(1, Math.ceil(bytes.length / PART));
     const head = { size: bytes.length, gen, chunks };
     const part = (i) => bytes.subarray(i * PART, (i + 1) * PART);
@@ -271,7 +267,7 @@ export function denoKvStorage(options = {}) {
     const key = [...prefix, "lock", ...segments(name)];
     if (keyBytes(key) > KEY_BYTES) throw typed("ENAMETOOLONG", `lock name too long for a Deno KV key: ${String(name).slice(0, 80)}…`);
     const kv = await kvReady();
-    const owner = randomId();
+    const owner = randomHex(12);
     const started = Date.now();
     let versionstamp;
     for (let attempt = 0; versionstamp === undefined; attempt++) {

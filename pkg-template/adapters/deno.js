@@ -6,7 +6,9 @@
 // store (`read(path, {root})`) is refused; `lock(name, fn)` holds a lock file at `name`
 // (file-lock.js: refreshed while held, taken over once stale, `lockStaleMs`, default 30 s).
 
+import { outsideStore } from "./errors.js";
 import { fileLock } from "./file-lock.js";
+import { randomHex } from "./random.js";
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -27,16 +29,6 @@ function withCode(err) {
 
 function isMissing(err) {
   return err instanceof Deno.errors.NotFound || err?.code === "ENOENT" || err?.code === "ENOTDIR";
-}
-
-function outsideStore(path) {
-  return Object.assign(new Error(`${path} resolves outside the store through a symbolic link`), {
-    code: "OUTSIDE_STORE",
-  });
-}
-
-function randomHex(bytes) {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**

@@ -23,24 +23,17 @@
 // The heartbeat timer is unref'd: it never keeps a process alive. Waiting for a lock
 // keeps it alive, as any pending file operation does.
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from "./backoff.js";
+import { typedError } from "./errors.js";
+import { randomHex } from "./random.js";
 
 function unref(timer) {
   if (typeof timer?.unref === "function") timer.unref();
   else if (typeof globalThis.Deno?.unrefTimer === "function") globalThis.Deno.unrefTimer(timer);
 }
 
-function randomToken() {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** The part of a lock file's text that names its claim file. */
 const claimId = (text) => text.replace(/[^0-9A-Za-z]/g, "").slice(0, 32) || "0";
-
-function lockError(code, message, cause) {
-  return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
-}
 
 /**
  * @param {{
@@ -54,7 +47,7 @@ function lockError(code, message, cause) {
  */
 export function fileLock(files, { staleMs = 30_000, waitMs = 60_000 } = {}) {
   if (!(Number.isFinite(staleMs) && staleMs > 0)) {
-    throw lockError("INVALID_ARGUMENT", `lockStaleMs must be a positive number of milliseconds (got ${staleMs})`);
+    throw typedError("INVALID_ARGUMENT", `lockStaleMs must be a positive number of milliseconds (got ${staleMs})`);
   }
   const isStale = (seen) => Date.now() - seen.mtimeMs > staleMs;
 
@@ -130,10 +123,10 @@ export function fileLock(files, { staleMs = 30_000, waitMs = 60_000 } = {}) {
   }
 
   return async function lock(name, fn) {
-    const token = randomToken();
+    const token = randomHex(12);
     const started = Date.now();
     for (let attempt = 0; !(await take(name, token)); attempt++) {
-      if (Date.now() - started > waitMs) throw lockError("ELOCKED", `lock ${name} is held (waited ${waitMs} ms)`);
+      if (Date.now() - started > waitMs) throw typedError("ELOCKED", `lock ${name} is held (waited ${waitMs} ms)`);
       await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
     }
     const beat = heartbeat(name, token);
@@ -148,7 +141,7 @@ export function fileLock(files, { staleMs = 30_000, waitMs = 60_000 } = {}) {
     }
     const lost = await beat.stop();
     if (lost !== undefined) {
-      throw lockError(
+      throw typedError(
         "ELOCKCOMPROMISED",
         `lock ${name} ${lost} while its holder ran: another process may have held it at the same time (stale time ${staleMs} ms)`,
         failure,

@@ -5,6 +5,9 @@
 // `add`, which fails inside the same transaction when the key exists. Folders are
 // implied by paths; `list` walks a key range.
 
+import { copyOf } from "./bytes.js";
+import { alreadyExists } from "./errors.js";
+import { children, folderPrefix } from "./listing.js";
 import { webLock } from "./web-lock.js";
 
 const STORE = "files";
@@ -25,10 +28,8 @@ function done(tx) {
 }
 
 function exists(path) {
-  return Object.assign(new Error(`EEXIST: file already exists: ${path}`), { code: "EEXIST" });
+  return alreadyExists(`EEXIST: file already exists: ${path}`);
 }
-
-const encoder = new TextEncoder();
 
 /**
  * @param {import("./indexeddb.d.ts").IndexedDbStorageOptions} [options]
@@ -62,7 +63,7 @@ export function indexedDbStorage(options = {}) {
       return value === undefined ? undefined : value;
     },
     async write(path, data, { exclusive = false } = {}) {
-      const value = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
+      const value = copyOf(data);
       const t = await tx("readwrite");
       const store = t.objectStore(STORE);
       const req = exclusive ? store.add(value, path) : store.put(value, path);
@@ -82,7 +83,7 @@ export function indexedDbStorage(options = {}) {
       await finished;
     },
     async append(path, data) {
-      const tail = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
+      const tail = copyOf(data);
       const t = await tx("readwrite");
       const store = t.objectStore(STORE);
       const head = (await request(store.get(path))) ?? new Uint8Array(0);
@@ -98,17 +99,10 @@ export function indexedDbStorage(options = {}) {
       await done(t);
     },
     async list(dir) {
-      const prefix = dir === "" || dir.endsWith("/") ? dir : `${dir}/`;
+      const prefix = folderPrefix(dir);
       const t = await tx("readonly");
       const range = IDBKeyRange.bound(prefix, `${prefix}\uffff`, false, false);
-      const keys = await request(t.objectStore(STORE).getAllKeys(range));
-      const children = new Set();
-      for (const key of keys) {
-        const rest = key.slice(prefix.length);
-        const slash = rest.indexOf("/");
-        children.add(slash === -1 ? rest : rest.slice(0, slash + 1));
-      }
-      return [...children].sort();
+      return children(prefix, await request(t.objectStore(STORE).getAllKeys(range)));
     },
     removeDir() {},
     lock: webLock,

@@ -1,15 +1,9 @@
 // toolctx/memory: an in-process StorageHost for tests and ephemeral agents.
 // Data is copied in and out, so neither side can mutate the other's bytes.
 
-const encoder = new TextEncoder();
-
-function toBytes(data) {
-  return typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
-}
-
-function exists(message) {
-  return Object.assign(new Error(message), { code: "EEXIST" });
-}
+import { copyOf as toBytes } from "./bytes.js";
+import { alreadyExists as exists } from "./errors.js";
+import { children, folderPrefix } from "./listing.js";
 
 /** @returns {import("./memory.d.ts").MemoryStorage} */
 export function memoryStorage() {
@@ -37,15 +31,7 @@ export function memoryStorage() {
       files.delete(path);
     },
     list(dir) {
-      const prefix = dir === "" || dir.endsWith("/") ? dir : `${dir}/`;
-      const children = new Set();
-      for (const path of files.keys()) {
-        if (!path.startsWith(prefix)) continue;
-        const rest = path.slice(prefix.length);
-        const slash = rest.indexOf("/");
-        children.add(slash === -1 ? rest : rest.slice(0, slash + 1));
-      }
-      return [...children].sort();
+      return children(folderPrefix(dir), files.keys());
     },
     removeDir() {},
     /** Mutual exclusion within this process, by name. */

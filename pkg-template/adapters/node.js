@@ -15,6 +15,7 @@
 import { closeSync, constants, openSync, unlinkSync, writeSync, fsyncSync } from "node:fs";
 import { mkdir, open, readdir, realpath, rename, rm, rmdir, unlink, utimes, appendFile } from "node:fs/promises";
 import { dirname, sep } from "node:path";
+import { outsideStore } from "./errors.js";
 import { fileLock } from "./file-lock.js";
 
 const DIR_MODE = 0o700;
@@ -47,12 +48,6 @@ function limiter(max) {
       else active--;
     }
   };
-}
-
-function outsideStore(path) {
-  return Object.assign(new Error(`${path} resolves outside the store through a symbolic link`), {
-    code: "OUTSIDE_STORE",
-  });
 }
 
 /**

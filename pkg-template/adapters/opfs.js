@@ -7,20 +7,16 @@
 // dedicated worker they are written through a `FileSystemSyncAccessHandle`, the
 // fastest OPFS path. A torn record left by a crash does not parse and is skipped.
 
+import { bytesOf } from "./bytes.js";
+import { alreadyExists } from "./errors.js";
 import { webLock } from "./web-lock.js";
-
-const textEncoder = new TextEncoder();
-
-function bytesOf(data) {
-  return typeof data === "string" ? textEncoder.encode(data) : data;
-}
 
 function isMissing(err) {
   return err?.name === "NotFoundError" || err?.name === "TypeMismatchError";
 }
 
 function exists(path) {
-  return Object.assign(new Error(`EEXIST: file already exists: ${path}`), { code: "EEXIST" });
+  return alreadyExists(`EEXIST: file already exists: ${path}`);
 }
 
 function parts(path) {

@@ -13,7 +13,11 @@
 // the prefix ("{toolctx}:").
 
 import { Buffer } from "node:buffer";
-import { folder, randomToken, sleep, splitPath, toBytes, typedError, withDeadline } from "./remote.js";
+import { sleep } from "./backoff.js";
+import { copyOf } from "./bytes.js";
+import { typedError } from "./errors.js";
+import { randomHex } from "./random.js";
+import { folder, splitPath, withDeadline } from "./remote.js";
 
 const WRITE = `
 if ARGV[1] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -161,7 +165,7 @@ export function redisStorage(options = {}) {
   }
 
   async function put(op, path, data, mode) {
-    const bytes = toBytes(data);
+    const bytes = copyOf(data);
     if (bytes.length > maxValue) {
       throw typedError("TOO_LARGE", `redis ${op} ${path}: ${bytes.length} bytes is over the ${maxValue}-byte value limit; nothing was written`);
     }
@@ -172,7 +176,7 @@ export function redisStorage(options = {}) {
 
   async function lock(name, fn) {
     const key = `${prefix}l:${name}`;
-    const token = randomToken();
+    const token = randomHex(16);
     const giveUp = Date.now() + lockWait;
     let fence = 0;
     for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {

@@ -1,21 +1,9 @@
-// What the network adapters (toolctx/s3, toolctx/redis) share: typed errors, a deadline
-// per operation (the `timeout` option and the caller's AbortSignal), retry with backoff,
-// and random tokens. Web APIs only, so it loads in Node, Deno, Bun, workers and browsers.
+// What the network adapters (toolctx/s3, toolctx/redis) share: a deadline per operation
+// (the `timeout` option and the caller's AbortSignal), retry with backoff, and path
+// splitting. Web APIs only, so it loads in Node, Deno, Bun, workers and browsers.
 
-/** An `Error` with a stable `code` (and the original error as `cause`). */
-export function typedError(code, message, cause) {
-  const err = new Error(message, cause === undefined ? undefined : { cause });
-  err.code = code;
-  return err;
-}
-
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** 16 random bytes as hex: unique per process and per call. */
-export function randomToken() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
+import { sleep } from "./backoff.js";
+import { typedError } from "./errors.js";
 
 /**
  * Runs `work(signal)` under a deadline: it rejects with code "TIMEOUT" after `timeout` ms
@@ -63,15 +51,6 @@ export async function withRetry(attempt, { retries, base, retryable }) {
       await sleep(Math.min(2000, base * 2 ** n) * (0.5 + Math.random() / 2));
     }
   }
-}
-
-const encoder = new TextEncoder();
-
-/** Bytes of a write's `data` (a string is UTF-8 encoded; bytes are copied). */
-export function toBytes(data) {
-  if (typeof data === "string") return encoder.encode(data);
-  if (data instanceof ArrayBuffer) return new Uint8Array(data.slice(0));
-  return new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
 }
 
 /** `path` split into its folder and its name: "a/b/c.json" → ["a/b", "c.json"]. */

@@ -17,7 +17,9 @@
 // - S3 has no locks. `lock` is mutual exclusion within this process (the default), a
 //   function you pass (for instance a Redis storage's `lock`), or none; see s3.d.ts.
 
-import { toBytes, typedError, withDeadline, withRetry } from "./remote.js";
+import { copyOf } from "./bytes.js";
+import { typedError } from "./errors.js";
+import { withDeadline, withRetry } from "./remote.js";
 
 const MiB = 1024 * 1024;
 const MIN_PART = 5 * MiB; // S3's smallest part (all but the last)
@@ -247,7 +249,7 @@ export function s3Storage(options = {}) {
 
   async function write(path, data, writeOptions = {}) {
     const key = keyOf(path);
-    const bytes = toBytes(data);
+    const bytes = copyOf(data);
     if (bytes.length > maxObject || bytes.length > partSize * MAX_PARTS) {
       throw typedError("TOO_LARGE", `s3 write ${key}: ${bytes.length} bytes is over the object limit; nothing was written`);
     }

@@ -18,12 +18,11 @@
 //     cleanupStaleSessions) are refused, unless the caller passes a `lock` of their own.
 
 import { bounded, boundsOf } from "./bounded.js";
+import { invalidArgument as invalid, typedError as typed } from "./errors.js";
 
 const encoder = new TextEncoder();
 const UNSAFE = /[%:/\\?#$]|\.$/g;
 
-const typed = (code, message, cause) => Object.assign(new Error(message, cause ? { cause } : undefined), { code });
-const invalid = (message) => Object.assign(new TypeError(message), { code: "INVALID_ARGUMENT" });
 
 function encodeSegment(segment) {
   return segment.replace(UNSAFE, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);

@@ -156,7 +156,14 @@ async function serve(dir, opts, { readStore, version }) {
     },
   );
 
-  let writer;
+  // One writer, opened by the first save: concurrent first calls share its in-flight open
+  // (each opening its own would number their records from the same counter, and leak).
+  let writing;
+  const openWriter = () =>
+    (writing ??= ContextManager.open({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 }).catch((err) => {
+      writing = undefined; // a failed open is tried again by the next call
+      throw err;
+    }));
   if (opts.allowSave) {
     server.registerTool(
       "save_context",
@@ -176,15 +183,14 @@ async function serve(dir, opts, { readStore, version }) {
       },
       async ({ toolName, args = {}, result, taskId, queryId, description, toolCallId }) => {
         // Written at once (persistThreshold 0): this process's memory ends with the session.
-        writer ??= await ContextManager.open({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 });
-        const filepath = await writer.saveContext(toolName, args, result, { taskId, queryId, description, toolCallId });
+        const filepath = await (await openWriter()).saveContext(toolName, args, result, { taskId, queryId, description, toolCallId });
         return { ...text(`Saved as ${pointerOf(filepath)}`), structuredContent: { pointer: pointerOf(filepath) } };
       },
     );
   }
 
   const transport = new StdioServerTransport();
-  transport.onclose = () => writer?.close();
+  transport.onclose = () => writing?.then((w) => w.close(), () => {});
   await server.connect(transport);
   process.stderr.write(`toolctx mcp: serving ${dir} over stdio${opts.allowSave ? " (save_context on)" : ""}\n`);
 }

@@ -264,8 +264,10 @@ impl<S: Storage> Replica<'_, S> {
         Ok(list)
     }
 
-    /// The index from the metadata files (written back when there is any).
-    pub async fn rebuild_index(&self) -> Result<Vec<ConversationMetadata>> {
+    /// The index from the metadata files. Not written back: a listing is a read (on a
+    /// read-only store a write would fail, and it could race a writer); the next change
+    /// to the index writes it whole.
+    async fn rebuild_index(&self) -> Result<Vec<ConversationMetadata>> {
         let mut list = Vec::new();
         for name in self.storage.list(&self.base).await? {
             let Some(id) = name.strip_suffix('/') else { continue };
@@ -277,9 +279,6 @@ impl<S: Storage> Replica<'_, S> {
                 Ok(None) => {}
                 Err(e) => self.report(format!("skipped a conversation: {e}"), Some(&self.dir(id))),
             }
-        }
-        if !list.is_empty() {
-            self.write_index(&list).await?;
         }
         Ok(list)
     }

@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Reflect, JSON};
+use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -60,13 +60,6 @@ pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::De
         // A throwing debug callback must not break the operation it reports on.
         let _ = f.call2(&JsValue::UNDEFINED, &event.message.as_str().into(), &data);
     }))
-}
-
-// The conversation module returns JSON text, parsed in JavaScript after the call.
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-pub(super) fn parse_json(text: &str) -> JsValue {
-    // The core only hands out JSON it produced or validated.
-    JSON::parse(text).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// A task that has already failed with `err` (the driver rejects the caller's Promise).

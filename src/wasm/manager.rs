@@ -10,15 +10,16 @@ use std::rc::Rc;
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, JSON};
 
 use super::tasks::spawn;
-use super::tasks::{done, HostCall};
+use super::tasks::{done, spawn_done, Done, HostCall};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::args::{debug_sink, get, opt_function, opt_size, opt_string, parse_json, rejected};
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string, rejected};
 use super::body::Body;
 use super::errors::{invalid, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
+use super::json::json_value;
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
@@ -190,7 +191,7 @@ impl Parts {
             let debug = core.on_debug.clone();
             core.on_evict = Some(Rc::new(move |pointers: &str| {
                 // A throwing callback must not fail the save that evicted.
-                if let Err(e) = f.call1(&JsValue::UNDEFINED, &parse_json(pointers)) {
+                if let Err(e) = f.call1(&JsValue::UNDEFINED, &json_value(pointers)) {
                     if let Some(sink) = &debug {
                         let why = e.as_string().or_else(|| Reflect::get(&e, &"message".into()).ok()?.as_string());
                         let message = format!("onEvict threw: {}", why.unwrap_or_default());
@@ -306,7 +307,7 @@ impl JsContextManager {
         if fields.description.is_none() {
             if let Some(describe) = &self.describe {
                 let d = describe
-                    .call2(&JsValue::UNDEFINED, &tool.as_str().into(), &parse_json(&args_json))
+                    .call2(&JsValue::UNDEFINED, &tool.as_str().into(), &json_value(&args_json))
                     .map_err(|e| with_cause(ErrorKind::InvalidArgument, "the describe option threw", e))?;
                 if !d.is_undefined() {
                     fields.description = Some(well_formed(&d, "describe()'s result")?);
@@ -331,9 +332,9 @@ fn redacted(
         let _ = Reflect::set(&record, &k.into(), v);
     };
     put("toolName", &tool.into());
-    put("args", &parse_json(args_json));
+    put("args", &json_value(args_json));
     if let Some(result) = &result_json {
-        put("result", &parse_json(result));
+        put("result", &json_value(result));
     }
     if let Some(task) = &fields.task_id {
         put("taskId", &task.as_f64().unwrap_or(f64::NAN).into());
@@ -465,8 +466,13 @@ impl JsContextManager {
             Ok(limit) => limit.unwrap_or(10),
             Err(e) => return rejected(e),
         };
-        Self::store_op(options, move |m| async move {
-            let hits = crate::session::search_sessions(m.storage(), m.context_dir(), &query, limit).await?;
+        // Not store_op: the hits go back as JSON text, parsed by the driver (tasks::Done).
+        let m = match Self::build(options) {
+            Ok((manager, _)) => manager.inner.clone(),
+            Err(e) => return rejected(e),
+        };
+        spawn_done(async move {
+            let hits = crate::session::search_sessions(m.storage(), m.context_dir(), &query, limit).await.js()?;
             let mut json = String::from("[");
             for hit in &hits {
                 if json.len() > 1 {
@@ -508,7 +514,7 @@ impl JsContextManager {
                 json.push_str("}}");
             }
             json.push(']');
-            Ok(parse_json(&json))
+            Ok(Done::Json(json))
         })
     }
 
@@ -758,22 +764,24 @@ impl JsContextManager {
                     json.push_str("]}");
                 }
                 json.push(']');
-                parse_json(&json)
+                Done::Json(json)
             }
-            Source::List { list, paths, positions } => ranking
-                .hits
-                .iter()
-                .map(|s| {
-                    let o = Object::new();
-                    let _ = Reflect::set(&o, &"filepath".into(), &paths[s.index].as_str().into());
-                    let _ = Reflect::set(&o, &"score".into(), &s.score.into());
-                    let _ = Reflect::set(&o, &"pointer".into(), &list.get(positions[s.index]));
-                    let matched: Array = ranking.matched(s).map(JsValue::from).collect();
-                    let _ = Reflect::set(&o, &"matched".into(), &matched);
-                    JsValue::from(o)
-                })
-                .collect::<Array>()
-                .into(),
+            Source::List { list, paths, positions } => Done::Value(
+                ranking
+                    .hits
+                    .iter()
+                    .map(|s| {
+                        let o = Object::new();
+                        let _ = Reflect::set(&o, &"filepath".into(), &paths[s.index].as_str().into());
+                        let _ = Reflect::set(&o, &"score".into(), &s.score.into());
+                        let _ = Reflect::set(&o, &"pointer".into(), &list.get(positions[s.index]));
+                        let matched: Array = ranking.matched(s).map(JsValue::from).collect();
+                        let _ = Reflect::set(&o, &"matched".into(), &matched);
+                        JsValue::from(o)
+                    })
+                    .collect::<Array>()
+                    .into(),
+            ),
         };
         done(out)
     }

@@ -18,6 +18,7 @@ mod conversation;
 #[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod errors;
 mod host;
+mod json;
 #[cfg(feature = "core")]
 mod manager;
 #[cfg_attr(not(feature = "core"), allow(dead_code))]

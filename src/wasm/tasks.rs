@@ -11,6 +11,8 @@
 //!
 //! What `poll` returns, one flat array of entries:
 //! - `[0, task, ok, value]`: a task finished (resolved with `value`, or rejected);
+//! - `[0, task, true, text, true]`: a task finished with JSON text ([`Done::Json`]),
+//!   resolved with `JSON.parse(text)` once `poll` has returned;
 //! - `[1, call, this, fn, args]`: call `fn` on `this` with `args`, await it, and
 //!   `complete(call, ok, value)`;
 //! - `[2, call, this, lockFn, name]`: `this.lockFn(name, callback)`; complete the call
@@ -33,7 +35,22 @@ use std::task::{Context, Poll, Wake, Waker};
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
-type Task = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
+type Task = Pin<Box<dyn Future<Output = Result<Done, JsValue>>>>;
+
+/// What a task resolves with: a value, or JSON text that the driver parses after the
+/// wasm call has returned. `JSON.parse` run inside a wasm call (wasm frames on the
+/// stack) has crashed Node 20's V8 while deoptimising, so results are parsed outside.
+pub enum Done {
+    Value(JsValue),
+    #[cfg_attr(not(feature = "core"), allow(dead_code))]
+    Json(String),
+}
+
+impl From<JsValue> for Done {
+    fn from(value: JsValue) -> Done {
+        Done::Value(value)
+    }
+}
 
 enum Call {
     Waiting(Option<Waker>),
@@ -75,6 +92,11 @@ impl Wake for TaskWaker {
 /// Starts `work` as a task and returns its id; the driver settles the caller's Promise
 /// when `poll` reports it finished.
 pub fn spawn(work: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> u32 {
+    spawn_done(async move { work.await.map(Done::Value) })
+}
+
+/// [`spawn`] for a task that may finish with JSON text ([`Done::Json`]).
+pub fn spawn_done(work: impl Future<Output = Result<Done, JsValue>> + 'static) -> u32 {
     RUNTIME.with(|rt| {
         let id = rt.id();
         rt.tasks.borrow_mut().insert(id, Box::pin(work));
@@ -90,8 +112,9 @@ pub fn failed(err: JsValue) -> u32 {
 
 /// A task that has already finished with `value`.
 #[cfg_attr(not(feature = "core"), allow(dead_code))]
-pub fn done(value: JsValue) -> u32 {
-    spawn(async move { Ok(value) })
+pub fn done(value: impl Into<Done> + 'static) -> u32 {
+    let value = value.into();
+    spawn_done(async move { Ok(value) })
 }
 
 /// Runs every task that can make progress; returns what finished and the host calls
@@ -116,11 +139,14 @@ pub fn poll() -> Array {
                         rt.tasks.borrow_mut().insert(id, task);
                     }
                     Poll::Ready(result) => {
-                        let (ok, value) = match result {
-                            Ok(v) => (true, v),
-                            Err(e) => (false, e),
+                        let entry = match result {
+                            Ok(Done::Value(v)) => Array::of4(&0.into(), &id.into(), &true.into(), &v),
+                            Ok(Done::Json(text)) => {
+                                Array::of5(&0.into(), &id.into(), &true.into(), &text.into(), &true.into())
+                            }
+                            Err(e) => Array::of4(&0.into(), &id.into(), &false.into(), &e),
                         };
-                        rt.out.borrow_mut().push(Array::of4(&0.into(), &id.into(), &ok.into(), &value).into());
+                        rt.out.borrow_mut().push(entry.into());
                     }
                 }
             }

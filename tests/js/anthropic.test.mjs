@@ -451,3 +451,19 @@ test("clearToolUses with a manager: a result that merely mentions a toolctx:// p
   const [record] = await manager.loadContexts([pointer]);
   assert.equal(record.result, readme, "the README's content is retrievable through its placeholder");
 });
+
+test("clearToolUses with a manager: over a long run its memory of saved results never outgrows the manager's live records", async () => {
+  const { savedCountForTests } = await import("../../pkg/clear-tool-uses.js");
+  const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0, retention: { maxRecords: 6 } });
+  for (let round = 0; round < 20; round++) {
+    // A new conversation every round (its tool-use ids are new): 3 results cleared and saved.
+    const messages = conversation(4).map((m) => ({
+      ...m,
+      content: Array.isArray(m.content) ? m.content.map((b) => ({ ...b, ...(b.id && { id: `r${round}_${b.id}` }), ...(b.tool_use_id && { tool_use_id: `r${round}_${b.tool_use_id}` }) })) : m.content,
+    }));
+    assert.equal((await clearToolUses(messages, { trigger: 0, keep: 1, manager })).clearedToolUses, 3);
+  }
+  assert.equal(manager.size, 6);
+  // At most the records alive when the last call started, plus that call's 3 saves.
+  assert.ok(savedCountForTests(manager) <= manager.size + 3, `remembers ${savedCountForTests(manager)} saves for ${manager.size} records`);
+});

@@ -1568,6 +1568,38 @@ export function runSeedApiTests({
     assert.equal(rec.result.headers.auth, "Bearer [REDACTED]");
   });
 
+  t("describe, redact and onEvict get the JSON values of the args, result and pointers (nested, unicode, big numbers, a __proto__ key)", async () => {
+    const args = JSON.parse('{"path":"src/ü/😀.ts","n":12345678901234567890,"f":0.1,"deep":{"list":[1,null,true,"x",{"a":[]}]},"__proto__":{"polluted":1},"7":"seven"}');
+    const result = { rows: [{ id: 1, name: "Zoë" }, { id: 2, name: null }], ok: false, big: -1.5e300 };
+    const seen = {};
+    const evicted = [];
+    const { m } = setup({
+      describe: (toolName, a) => {
+        seen.describe ??= a;
+        return undefined;
+      },
+      redact: (record) => {
+        seen.redact ??= record;
+        return record;
+      },
+      retention: { maxRecords: 1 },
+      onEvict: (pointers) => evicted.push(...pointers),
+    });
+    await m.saveContext("readFile", args, result, { taskId: 3, queryId: "q1" });
+    await m.saveContext("other", {}, "later");
+    const asJson = (v) => JSON.parse(JSON.stringify(v));
+    for (const [what, value] of [["describe", seen.describe], ["redact args", seen.redact.args], ["onEvict args", evicted[0].args]]) {
+      assert.deepEqual(value, asJson(args), what);
+      assert.deepEqual(Object.keys(value), Object.keys(asJson(args)), `${what}: key order`);
+      assert.equal(Object.getPrototypeOf(value), Object.prototype, `${what}: __proto__ is an own key`);
+      assert.ok(Object.hasOwn(value, "__proto__") && value.__proto__.polluted === 1, what);
+    }
+    assert.deepEqual(seen.redact.result, result);
+    assert.deepEqual([seen.redact.toolName, seen.redact.taskId, seen.redact.queryId], ["readFile", 3, "q1"]);
+    assert.equal(evicted.length, 1);
+    assert.deepEqual([evicted[0].toolName, evicted[0].taskId, evicted[0].queryId], ["readFile", 3, "q1"]);
+  });
+
   t("memoryBudget: past it the oldest in-memory records are written out; all stay loadable", async () => {
     const { m, storage, base } = setup({ persistThreshold: 32768, memoryBudget: 1000 });
     const fps = [];

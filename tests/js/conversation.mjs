@@ -132,6 +132,32 @@ export function runConversationTests(test, assert, makeStorage, options) {
     await store.close();
   });
 
+  t("listing is a read: with the index missing or corrupt it is rebuilt in memory, and nothing is written", async () => {
+    const { store, storage, dir } = await open();
+    const a = await store.createConversation({ title: "a" });
+    const b = await store.createConversation({ title: "b" });
+    await store.close();
+    const expected = [a.id, b.id].sort();
+    const index = `${dir}/conversations/index.json`;
+    for (const damage of [() => storage.remove(index), () => storage.write(index, "{not json")]) {
+      await damage();
+      const writes = [];
+      const counting = { description: "counting" };
+      for (const name of ["read", "write", "remove", "list", "append", "removeDir", "lock"]) {
+        if (typeof storage[name] !== "function") continue;
+        counting[name] = (...args) => {
+          if (["write", "remove", "append", "removeDir"].includes(name)) writes.push(`${name} ${args[0]}`);
+          return storage[name](...args);
+        };
+      }
+      const reader = await ConversationStore.open({ storage: counting, contextDir: dir, onDebug: () => {} });
+      assert.deepEqual((await reader.listConversations()).map((c) => c.id).sort(), expected);
+      assert.deepEqual((await reader.listConversations()).map((c) => c.id).sort(), expected);
+      await reader.close();
+      assert.deepEqual(writes, [], "a listing writes nothing");
+    }
+  });
+
   t("ids are validated: path escapes, separators and NUL are INVALID_ARGUMENT and write nothing", async () => {
     const { store, storage, dir } = await open();
     const conv = await store.createConversation();

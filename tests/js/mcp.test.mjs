@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -165,4 +166,38 @@ test("toolctx mcp --allow-save: save_context writes a record that search_context
   assert.equal(found.structuredContent.results[0].pointer, pointer);
   const read = await client.callTool({ name: "read_context", arguments: { pointer } });
   assert.match(textOf(read), /"refund rounding"/);
+});
+
+test("toolctx mcp --allow-save: concurrent first save_context calls share one writer (its counter numbers them 0, 1, 2, ...)", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "toolctx-mcp-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // Raw JSON-RPC over the pipe, so that the 8 calls arrive in one chunk: all are first calls.
+  const child = spawn(process.execPath, [bin, "mcp", "--dir", dir, "--allow-save"], { stdio: ["pipe", "pipe", "ignore"] });
+  t.after(() => child.kill());
+  const answers = new Map();
+  let waiting;
+  let buffered = "";
+  child.stdout.on("data", (chunk) => {
+    const lines = (buffered + chunk).split("\n");
+    buffered = lines.pop();
+    for (const line of lines.filter(Boolean)) answers.set(JSON.parse(line).id, JSON.parse(line));
+    waiting?.();
+  });
+  const answered = async (ids) => {
+    while (!ids.every((id) => answers.has(id))) await new Promise((resolve) => (waiting = resolve));
+    return ids.map((id) => answers.get(id));
+  };
+  const line = (message) => `${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`;
+  child.stdin.write(line({ id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }));
+  await answered([0]);
+  const ids = [1, 2, 3, 4, 5, 6, 7, 8];
+  const calls = ids.map((id) => line({ id, method: "tools/call", params: { name: "save_context", arguments: { toolName: "probe", args: { id }, result: `output ${id}` } } }));
+  child.stdin.write(line({ method: "notifications/initialized" }) + calls.join(""));
+  const pointers = (await answered(ids)).map((a) => {
+    assert.ok(a.result && !a.result.isError, JSON.stringify(a));
+    return a.result.structuredContent.pointer;
+  });
+  // The filename's counter is per manager (SPEC §3): one writer gives every save its own.
+  const counters = pointers.map((p) => Number(/_\d{13}_(\d+)_[a-z0-9]{4}\.json$/.exec(p)[1])).sort();
+  assert.deepEqual(counters, [0, 1, 2, 3, 4, 5, 6, 7], pointers.join("\n"));
 });
