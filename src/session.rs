@@ -467,7 +467,7 @@ pub fn record_time_ms(rel: &str) -> Option<i64> {
 pub async fn remove_session<S: Storage>(storage: &S, dir: &str, manifest: &Manifest, also: &[String]) -> Result<()> {
     let mut files: Vec<String> = manifest.context_files.keys().map(|rel| paths::join(dir, rel)).collect();
     files.extend(also.iter().filter(|p| paths::is_inside(dir, p)).cloned());
-    files.sort();
+    crate::sort::sort(&mut files);
     files.dedup();
     for file in &files {
         storage.remove(file).await?;
@@ -475,7 +475,7 @@ pub async fn remove_session<S: Storage>(storage: &S, dir: &str, manifest: &Manif
     storage.remove(&paths::join(dir, MANIFEST)).await?;
     let mut folders: Vec<String> =
         files.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned())).filter(|d| d != dir).collect();
-    folders.sort();
+    crate::sort::sort(&mut folders);
     folders.dedup();
     for folder in folders {
         if storage.list(&folder).await?.is_empty() {

@@ -1591,21 +1591,25 @@ impl<S: Storage> ContextManager<S> {
         content_of: impl Fn(&str) -> Option<(&'a BTreeMap<String, u32>, u32)>,
         own: bool,
     ) {
-        let mut records: Vec<(String, RecordMeta, usize)> = records.collect();
-        records.sort_by_cached_key(|(rel, _, _)| {
-            let name = rel.rsplit('/').next().unwrap_or(rel);
-            let mut parts = name.rsplitn(5, '_');
-            let (_, counter, ts) = (parts.next(), parts.next(), parts.next());
-            let num = |p: Option<&str>| p.and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
-            (num(ts), num(counter), name.to_owned())
-        });
+        // Each keyed once: by timestamp, counter and name.
+        let mut records: Vec<((u64, u64, String), (String, RecordMeta, usize))> = records
+            .map(|record| {
+                let rel = &record.0;
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                let mut parts = name.rsplitn(5, '_');
+                let (_, counter, ts) = (parts.next(), parts.next(), parts.next());
+                let num = |p: Option<&str>| p.and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+                ((num(ts), num(counter), name.to_owned()), record)
+            })
+            .collect();
+        crate::sort::sort_by(&mut records, |a, b| a.0.cmp(&b.0));
         let mut state = self.state.borrow_mut();
         state.forget_pointers();
         if own {
             let State { owned, memory, .. } = &mut *state;
             owned.retain(|p| memory.contains_key(p));
         }
-        for (rel, meta, size) in records {
+        for (_, (rel, meta, size)) in records {
             let filepath = paths::join(dir, &rel);
             let seq = state.next_seq;
             state.next_seq += 1;
@@ -1942,7 +1946,7 @@ pub struct Export {
 pub async fn export_jsonl<S: Storage>(storage: &S, dir: &str) -> Result<Export> {
     let mut names: Vec<String> =
         storage.list(dir).await?.into_iter().filter(|n| crate::naming::is_record_filename(n)).collect();
-    names.sort();
+    crate::sort::sort(&mut names);
     let files: Vec<String> = names.iter().map(|n| paths::join(dir, n)).collect();
     let reads = join_all(files.iter().map(|p| storage.read(p))).await;
     let mut export = Export::default();
