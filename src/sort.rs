@@ -31,14 +31,8 @@ pub(crate) fn sort<T: Ord>(v: &mut [T]) {
 /// Keeps the first `k` elements of `v` in `cmp`'s order (ties by position), sorted: a
 /// selection in linear time, then a sort of those `k` only.
 pub(crate) fn top_by<T>(v: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Ordering) {
-    let mut order = order(v.len(), Some(k), &mut |a, b| cmp(&v[a], &v[b]));
+    let order = order(v.len(), Some(k), &mut |a, b| cmp(&v[a], &v[b]));
     let kept = order.len();
-    // The elements not kept go to the end, in any order.
-    let mut taken = vec![false; v.len()];
-    for &i in &order {
-        taken[i as usize] = true;
-    }
-    order.extend((0..v.len() as u32).filter(|&i| !taken[i as usize]));
     permute(v, order);
     v.truncate(kept);
 }
@@ -46,8 +40,8 @@ pub(crate) fn top_by<T>(v: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) ->
 /// The positions `0..n` in the order of `cmp` (ties by position); with `Some(k)`, the
 /// first `k` only. The one instantiation of the standard sort and selection.
 fn order(n: usize, k: Option<usize>, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<u32> {
-    let n = u32::try_from(n).expect("fewer than 2^32 elements");
-    let mut idx: Vec<u32> = (0..n).collect();
+    assert!(u32::try_from(n).is_ok(), "sorting 2^32 elements or more");
+    let mut idx: Vec<u32> = (0..n as u32).collect();
     let mut by = |a: &u32, b: &u32| cmp(*a as usize, *b as usize).then(a.cmp(b));
     if let Some(k) = k.filter(|&k| k < idx.len()) {
         if k > 0 {
@@ -59,20 +53,18 @@ fn order(n: usize, k: Option<usize>, cmp: &mut dyn FnMut(usize, usize) -> Orderi
     idx
 }
 
-/// Moves `v[order[i]]` to position `i` for every `i`, following the permutation's
-/// cycles: each element is moved once. `order` is a permutation of `0..v.len()`.
+/// Moves `v[order[i]]` to position `i` for every `i` in `order` (distinct positions,
+/// all of them or the first `k` of an order); the elements not named end up after them.
+/// Each step swaps the wanted element in; the one it displaces is found later by
+/// following where each step sent its own (`order[i]` is overwritten with it).
 fn permute<T>(v: &mut [T], mut order: Vec<u32>) {
-    for start in 0..v.len() {
-        let mut at = start;
-        loop {
-            let from = order[at] as usize;
-            order[at] = at as u32; // placed
-            if from == start {
-                break;
-            }
-            v.swap(at, from);
-            at = from;
+    for i in 0..order.len() {
+        let mut at = order[i] as usize;
+        while at < i {
+            at = order[at] as usize;
         }
+        v.swap(i, at);
+        order[i] = at as u32;
     }
 }
 
