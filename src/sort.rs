@@ -91,7 +91,7 @@ mod tests {
             let mut ours = items.clone();
             sort_by(&mut ours, |a, b| a.0.cmp(&b.0));
             let mut std = items.clone();
-            std.sort_by(|a, b| a.0.cmp(&b.0));
+            std.sort_by_key(|a| a.0);
             assert_eq!(ours, std, "n = {n}");
             let mut ours = items.clone();
             sort_by_key(&mut ours, |a| std::cmp::Reverse(a.0));
@@ -114,7 +114,7 @@ mod tests {
                 let mut ours = items.clone();
                 top_by(&mut ours, k, |a, b| b.0.cmp(&a.0));
                 let mut std = items.clone();
-                std.sort_by(|a, b| b.0.cmp(&a.0));
+                std.sort_by_key(|a| std::cmp::Reverse(a.0));
                 std.truncate(k);
                 assert_eq!(ours, std, "n = {n}, k = {k}");
             }

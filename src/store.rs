@@ -1592,7 +1592,8 @@ impl<S: Storage> ContextManager<S> {
         own: bool,
     ) {
         // Each keyed once: by timestamp, counter and name.
-        let mut records: Vec<((u64, u64, String), (String, RecordMeta, usize))> = records
+        type Keyed = ((u64, u64, String), (String, RecordMeta, usize));
+        let mut records: Vec<Keyed> = records
             .map(|record| {
                 let rel = &record.0;
                 let name = rel.rsplit('/').next().unwrap_or(rel);
