@@ -22,7 +22,7 @@ modules=("$@")
 
 # The features the module is built for, exactly those of package.json's engines (Node 20+,
 # current browsers, Deno, Bun, workerd).
-WASM_OPT_FLAGS=(-Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals)
+WASM_OPT_FLAGS=(-Oz --converge --strip-producers --strip-target-features --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals)
 built=target/wasm32-unknown-unknown/wasm/toolctx.wasm
 
 for module in "${modules[@]}"; do

@@ -57,6 +57,7 @@ pub mod record;
 pub mod retention;
 pub mod select;
 pub mod session;
+mod sort;
 pub mod storage;
 pub mod store;
 pub mod window;

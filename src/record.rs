@@ -97,6 +97,20 @@ pub fn task_id_from_f64(n: f64) -> Result<Number> {
     }
 }
 
+/// Parses JSON text. Every parse in the core goes through one reader (the slice one,
+/// as [`parse_record`] reads bytes): serde_json compiles its whole parser once per
+/// reader, and `from_str` would add a second copy (about 8 KB of wasm) for the same
+/// result on text that is already UTF-8.
+pub fn from_json<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
+    serde_json::from_slice(text.as_bytes())
+}
+
+/// JSON text as an owned [`RawValue`], checked: `RawValue::from_string` without its
+/// `from_str` (see [`from_json`]).
+pub fn raw_json(text: &str) -> serde_json::Result<Box<RawValue>> {
+    from_json::<&RawValue>(text).map(|raw| raw.to_owned())
+}
+
 /// The fields of a record file that are checked on read; `result` is left unparsed.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -155,8 +169,8 @@ impl RecordView<'_> {
         let args_hash = match &self.args_hash {
             Some(h) => h.to_string(),
             None => {
-                let args: Value = serde_json::from_str(self.args.get())
-                    .map_err(|e| Error::new(ErrorKind::CorruptRecord, e.to_string()))?;
+                let args: Value =
+                    from_json(self.args.get()).map_err(|e| Error::new(ErrorKind::CorruptRecord, e.to_string()))?;
                 crate::naming::args_hash(&args)?
             }
         };
@@ -270,6 +284,18 @@ pub fn check_no_lone_surrogates(json: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_one_reader_parses_as_from_str_and_from_string_do() {
+        for text in ["{\"a\":[1,2.5e-3,\"\\u00e9\"]}", "  {\"b\": null}\n", "{\"a\":1", "{} x", "\"\\ud800\"", "1e400"]
+        {
+            let ours = raw_json(text).map(|r| r.get().to_owned()).map_err(|e| e.to_string());
+            let theirs = RawValue::from_string(text.to_owned()).map(|r| r.get().to_owned()).map_err(|e| e.to_string());
+            assert_eq!(ours, theirs, "{text}");
+            let ours = from_json::<Value>(text).map_err(|e| e.to_string());
+            assert_eq!(ours, serde_json::from_str::<Value>(text).map_err(|e| e.to_string()), "{text}");
+        }
+    }
 
     fn meta() -> RecordMeta {
         RecordMeta {

@@ -117,7 +117,7 @@ fn is_zero(n: &u32) -> bool {
 impl ManifestEntry {
     /// The entry for a record.
     pub fn new(meta: &RecordMeta, size: usize, terms: &[String]) -> Result<Self> {
-        let args = RawValue::from_string(meta.args_json.clone())
+        let args = crate::record::raw_json(&meta.args_json)
             .map_err(|e| Error::new(ErrorKind::Internal, format!("args are not JSON: {e}")))?;
         let mut keywords: Vec<String> =
             terms.iter().filter(|t| crate::select::is_keyword(t)).take(MAX_KEYWORDS).cloned().collect();
@@ -149,7 +149,7 @@ impl ManifestEntry {
     /// The record's indexed terms as far as the entry knows them: its metadata and its
     /// top content terms.
     pub fn terms(&self) -> crate::select::Terms {
-        let args: serde_json::Value = serde_json::from_str(self.args.get()).unwrap_or(serde_json::Value::Null);
+        let args: serde_json::Value = crate::record::from_json(self.args.get()).unwrap_or(serde_json::Value::Null);
         crate::select::Terms::of_record(&self.tool_description, &self.tool_name, &args)
             .with_content(&self.content_terms, self.content_length)
     }
@@ -467,7 +467,7 @@ pub fn record_time_ms(rel: &str) -> Option<i64> {
 pub async fn remove_session<S: Storage>(storage: &S, dir: &str, manifest: &Manifest, also: &[String]) -> Result<()> {
     let mut files: Vec<String> = manifest.context_files.keys().map(|rel| paths::join(dir, rel)).collect();
     files.extend(also.iter().filter(|p| paths::is_inside(dir, p)).cloned());
-    files.sort();
+    crate::sort::sort(&mut files);
     files.dedup();
     for file in &files {
         storage.remove(file).await?;
@@ -475,7 +475,7 @@ pub async fn remove_session<S: Storage>(storage: &S, dir: &str, manifest: &Manif
     storage.remove(&paths::join(dir, MANIFEST)).await?;
     let mut folders: Vec<String> =
         files.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned())).filter(|d| d != dir).collect();
-    folders.sort();
+    crate::sort::sort(&mut folders);
     folders.dedup();
     for folder in folders {
         if storage.list(&folder).await?.is_empty() {

@@ -20,7 +20,7 @@ use crate::lifecycle::{Gate, Phase};
 use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paged::Paged;
 use crate::paths;
-use crate::record::{check_no_lone_surrogates, iso_timestamp, parse_record, push_json_str, RecordMeta};
+use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Owned, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
@@ -763,7 +763,7 @@ impl<S: Storage> ContextManager<S> {
         let _pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
         self.compact();
-        let args: Value = serde_json::from_str(input.args_json)
+        let args: Value = from_json(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
         if !args.is_object() {
             return Err(Error::invalid("args must be a plain object"));
@@ -1591,21 +1591,26 @@ impl<S: Storage> ContextManager<S> {
         content_of: impl Fn(&str) -> Option<(&'a BTreeMap<String, u32>, u32)>,
         own: bool,
     ) {
-        let mut records: Vec<(String, RecordMeta, usize)> = records.collect();
-        records.sort_by_cached_key(|(rel, _, _)| {
-            let name = rel.rsplit('/').next().unwrap_or(rel);
-            let mut parts = name.rsplitn(5, '_');
-            let (_, counter, ts) = (parts.next(), parts.next(), parts.next());
-            let num = |p: Option<&str>| p.and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
-            (num(ts), num(counter), name.to_owned())
-        });
+        // Each keyed once: by timestamp, counter and name.
+        type Keyed = ((u64, u64, String), (String, RecordMeta, usize));
+        let mut records: Vec<Keyed> = records
+            .map(|record| {
+                let rel = &record.0;
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                let mut parts = name.rsplitn(5, '_');
+                let (_, counter, ts) = (parts.next(), parts.next(), parts.next());
+                let num = |p: Option<&str>| p.and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+                ((num(ts), num(counter), name.to_owned()), record)
+            })
+            .collect();
+        crate::sort::sort_by(&mut records, |a, b| a.0.cmp(&b.0));
         let mut state = self.state.borrow_mut();
         state.forget_pointers();
         if own {
             let State { owned, memory, .. } = &mut *state;
             owned.retain(|p| memory.contains_key(p));
         }
-        for (rel, meta, size) in records {
+        for (_, (rel, meta, size)) in records {
             let filepath = paths::join(dir, &rel);
             let seq = state.next_seq;
             state.next_seq += 1;
@@ -1942,7 +1947,7 @@ pub struct Export {
 pub async fn export_jsonl<S: Storage>(storage: &S, dir: &str) -> Result<Export> {
     let mut names: Vec<String> =
         storage.list(dir).await?.into_iter().filter(|n| crate::naming::is_record_filename(n)).collect();
-    names.sort();
+    crate::sort::sort(&mut names);
     let files: Vec<String> = names.iter().map(|n| paths::join(dir, n)).collect();
     let reads = join_all(files.iter().map(|p| storage.read(p))).await;
     let mut export = Export::default();
@@ -2010,7 +2015,7 @@ pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Re
     let mut report = ImportReport::default();
     for (number, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let at = |message: String| Error::new(ErrorKind::CorruptRecord, format!("line {}: {message}", number + 1));
-        let parsed: Line<'_> = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        let parsed: Line<'_> = from_json(line).map_err(|e| at(e.to_string()))?;
         if !crate::naming::is_record_filename(&parsed.filename) {
             return Err(
                 at(format!("{:?} is not a record file name", parsed.filename)).with_path(parsed.filename.to_string())
@@ -2090,7 +2095,7 @@ enum NewRecord<'a> {
 /// The words a manifest lists for a record (the seed's `keywords`): its metadata's
 /// index tokens, distinct and sorted, as written (not stemmed).
 fn manifest_words(meta: &RecordMeta) -> Vec<String> {
-    let args: Value = serde_json::from_str(&meta.args_json).unwrap_or(Value::Null);
+    let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
     crate::select::metadata_words(&meta.tool_description, &meta.tool_name, &args)
 }
 
@@ -2104,6 +2109,6 @@ fn content_terms(bytes: &[u8], content_bytes: usize) -> Terms {
 
 /// The indexed terms of a record's metadata.
 fn terms_of(meta: &RecordMeta) -> Terms {
-    let args: Value = serde_json::from_str(&meta.args_json).unwrap_or(Value::Null);
+    let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
     Terms::of_record(&meta.tool_description, &meta.tool_name, &args)
 }

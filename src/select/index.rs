@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 
 use super::{keywords, stem, Strategy, Terms};
+use crate::sort;
 
 /// Bits of a posting that hold the term frequency of one field.
 const TF_BITS: u32 = 4;
@@ -205,7 +206,7 @@ impl Index {
                 }
                 None => false,
             });
-            list.sort_unstable_by_key(|p| p >> SLOT_SHIFT);
+            sort::sort_by_key(list, |p| p >> SLOT_SHIFT);
         }
         // Terms no document holds any more are forgotten, so the vocabulary shrinks with
         // the documents (retention keeps memory bounded only if this does).
@@ -417,15 +418,9 @@ impl Accumulator {
             .collect();
         let cmp = |a: &(Scored, u64), b: &(Scored, u64)| b.0.score.total_cmp(&a.0.score).then(a.1.cmp(&b.1));
         match limit {
-            Some(k) if k < hits.len() => {
-                if k > 0 {
-                    hits.select_nth_unstable_by(k - 1, cmp);
-                }
-                hits.truncate(k);
-            }
-            _ => {}
+            Some(k) => sort::top_by(&mut hits, k, cmp),
+            None => sort::sort_by(&mut hits, cmp),
         }
-        hits.sort_unstable_by(cmp);
         hits.into_iter().map(|(s, _)| s).collect()
     }
 }

@@ -23,6 +23,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::Value;
 
+use crate::sort;
+
 /// Longest part of one argument value that is indexed, in bytes.
 pub const MAX_INDEXED_VALUE_BYTES: usize = 4096;
 
@@ -86,12 +88,11 @@ impl Terms {
         if content.len() > MAX_INDEXED_CONTENT_TERMS {
             // Whether each is a stop word, looked up once per term rather than per comparison.
             let mut keyed: Vec<(bool, (String, u32))> = content.into_iter().map(|t| (is_stop_stem(&t.0), t)).collect();
-            keyed.select_nth_unstable_by(MAX_INDEXED_CONTENT_TERMS, |(a_stop, a), (b_stop, b)| {
+            sort::top_by(&mut keyed, MAX_INDEXED_CONTENT_TERMS, |(a_stop, a), (b_stop, b)| {
                 telling_first((*a_stop, &a.0, a.1), (*b_stop, &b.0, b.1))
             });
-            keyed.truncate(MAX_INDEXED_CONTENT_TERMS);
             content = keyed.into_iter().map(|(_, t)| t).collect();
-            content.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            sort::sort_by(&mut content, |a, b| a.0.cmp(&b.0));
         }
         Terms::merge(len, content_len, meta.into_iter(), content.into_iter())
     }
@@ -103,12 +104,16 @@ impl Terms {
         let mut found: Vec<(&String, u32)> =
             self.terms.iter().zip(&self.content).filter(|(_, &c)| c > 0).map(|(t, &c)| (t, c)).collect();
         if found.len() > n {
-            found.select_nth_unstable_by(n, |a, b| {
+            sort::top_by(&mut found, n, |a, b| {
                 telling_first((is_stop_stem(a.0), a.0, a.1), (is_stop_stem(b.0), b.0, b.1))
             });
-            found.truncate(n);
         }
-        found.into_iter().map(|(t, c)| (t.clone(), c)).collect()
+        // Inserted one by one: collecting into a map would compile another sort in.
+        let mut top = BTreeMap::new();
+        for (t, c) in found {
+            top.insert(t.clone(), c);
+        }
+        top
     }
 
     /// These terms with `content` (terms already stemmed, with their counts) as their
@@ -224,7 +229,7 @@ pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<S
     index_tokens(description, &mut tokens);
     index_tokens(tool_name, &mut tokens);
     collect_values(args, &mut tokens);
-    tokens.sort_unstable();
+    sort::sort(&mut tokens);
     tokens.dedup();
     tokens
 }
@@ -273,7 +278,7 @@ fn telling_first(a: (bool, &str, u32), b: (bool, &str, u32)) -> std::cmp::Orderi
 
 /// The distinct stems of `tokens`, sorted, with how often each occurs.
 fn stemmed_counts(mut tokens: Vec<String>) -> Vec<(String, u32)> {
-    tokens.sort_unstable();
+    sort::sort(&mut tokens);
     let mut distinct: Vec<(String, u32)> = Vec::new();
     for token in tokens {
         match distinct.last_mut() {
@@ -287,7 +292,7 @@ fn stemmed_counts(mut tokens: Vec<String>) -> Vec<(String, u32)> {
 /// The stems of distinct tokens with their counts, sorted, counts of one stem summed.
 fn stems_of(distinct: Vec<(String, u32)>) -> Vec<(String, u32)> {
     let mut stems: Vec<(String, u32)> = distinct.into_iter().map(|(t, n)| (stem(&t), n)).collect();
-    stems.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    sort::sort_by(&mut stems, |a, b| a.0.cmp(&b.0));
     let mut out: Vec<(String, u32)> = Vec::with_capacity(stems.len());
     for (term, n) in stems {
         match out.last_mut() {

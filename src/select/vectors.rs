@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use crate::sort;
+
 /// The constant of reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009): a
 /// document's fused score is the sum of `1 / (RRF_K + rank)` over the rankings (rank
 /// from 1).
@@ -117,7 +119,7 @@ impl Vectors {
             .enumerate()
             .filter_map(|(at, (index, slot))| self.dot(query, slot).filter(|d| *d > 0.0).map(|d| (d, at, index)))
             .collect();
-        found.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        sort::sort_by(&mut found, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         found.truncate(k);
         found.into_iter().map(|f| f.2).collect()
     }
@@ -139,7 +141,7 @@ pub fn fuse(rankings: &[&[usize]]) -> Vec<(usize, f64)> {
         }
     }
     let mut out: Vec<(usize, f64, usize)> = score.into_iter().map(|(d, (s, first))| (d, s, first)).collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+    sort::sort_by(&mut out, |a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
     out.into_iter().map(|(d, s, _)| (d, s)).collect()
 }
 

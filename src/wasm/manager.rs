@@ -1201,7 +1201,7 @@ fn foreign_terms(pointer: &JsValue) -> Candidate {
     let args = JSON::stringify(&get(pointer, "args"))
         .ok()
         .and_then(|s| s.as_string())
-        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+        .and_then(|s| crate::record::from_json::<Value>(&s).ok())
         .unwrap_or(Value::Null);
     Candidate::Foreign(Terms::of_record(&text("toolDescription"), &text("toolName"), &args))
 }
