@@ -11,6 +11,7 @@
 //! interchangeable, as they are at every call site.
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 
 /// Sorts `v` by `cmp`, stably.
 pub(crate) fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
@@ -35,6 +36,14 @@ pub(crate) fn top_by<T>(v: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) ->
     let kept = order.len();
     permute(v, order);
     v.truncate(kept);
+}
+
+/// The set of `items`, built by insertion: `collect` into a `BTreeSet` sorts its input
+/// first, with a sort of its own.
+pub(crate) fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut set = BTreeSet::new();
+    set.extend(items);
+    set
 }
 
 /// The positions `0..n` in the order of `cmp` (ties by position); with `Some(k)`, the
@@ -119,5 +128,10 @@ mod tests {
                 assert_eq!(ours, std, "n = {n}, k = {k}");
             }
         }
+    }
+
+    #[test]
+    fn sets_hold_each_item_once_in_order() {
+        assert_eq!(set_of(["b", "a", "b"]).into_iter().collect::<Vec<_>>(), ["a", "b"]);
     }
 }

@@ -207,7 +207,7 @@ pub fn merge(a: &[Message], b: &[Message], dropped: &std::collections::BTreeSet<
         }
     }
     let mut out: Vec<Message> = by_id.into_values().cloned().collect();
-    super::order::sort_by(&mut out, |x, y| x.order_key().cmp(&y.order_key()));
+    crate::sort::sort_by(&mut out, |x, y| x.order_key().cmp(&y.order_key()));
     out
 }
 

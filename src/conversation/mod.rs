@@ -30,7 +30,6 @@ mod artifacts;
 mod export;
 mod ids;
 mod messages;
-mod order;
 mod prune;
 mod replica;
 mod stats;

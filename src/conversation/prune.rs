@@ -76,7 +76,7 @@ pub fn prune(messages: &[Message], options: &PruneOptions) -> Pruned {
     let task = keywords(&options.task);
     let mut older: Vec<(f64, usize)> = (0..split).map(|i| (score(&messages[i], &task, options.now_ms), i)).collect();
     // Best first; on a tie the newer message.
-    super::order::sort_by(&mut older, |a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+    crate::sort::sort_by(&mut older, |a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
     for (_, i) in older {
         if used + tokens[i] <= options.max_tokens {
             keep[i] = true;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::{ArtifactMeta, META_SUFFIX};
 use super::messages::{encode_jsonl, parse_jsonl, Message, Parsed};
-use super::order::{set_of, sort_by};
+use crate::sort::{set_of, sort_by};
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
 use crate::storage::{Storage, WriteOptions};

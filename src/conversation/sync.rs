@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::ArtifactMeta;
 use super::messages::{merge, Message};
-use super::order::set_of;
+use crate::sort::set_of;
 use super::replica::{corrupt, to_json, ConversationMetadata, Replica};
 use super::ConversationStore;
 use crate::error::{Error, ErrorKind, Result};
