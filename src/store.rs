@@ -1009,8 +1009,7 @@ impl<S: Storage> ContextManager<S> {
                         state.memory_bytes -= bytes.len();
                         state.written.insert(shared.clone());
                     }
-                    let kept = kept.is_some();
-                    kept
+                    kept.is_some()
                 };
                 if !kept {
                     // Dropped while it was being written (evicted, cleared): not kept.
