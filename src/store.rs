@@ -460,9 +460,8 @@ struct PathSlots {
     collisions: HashMap<Box<str>, u32>,
 }
 
-/// A `Hasher` for keys that are hashes already: it keeps the `u64` it is given, and
-/// spreads a `u32` over 64 bits (the map takes its buckets from the low bits and its
-/// tags from the top ones).
+/// A `Hasher` for keys that are hashes already: it spreads the `u32` it is given over 64
+/// bits (the map takes its buckets from the low bits and its tags from the top ones).
 #[derive(Default)]
 struct Prehashed(u64);
 
@@ -475,10 +474,6 @@ impl std::hash::Hasher for Prehashed {
         for &b in bytes {
             self.0 = (self.0 << 8) | u64::from(b);
         }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
     }
 
     fn write_u32(&mut self, n: u32) {

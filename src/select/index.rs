@@ -446,19 +446,19 @@ impl Accumulator {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::select::{rank, Fallback};
+    use serde_json::json;
+
     #[test]
     fn postings_lists_grow_by_an_eighth() {
         let mut list = Vec::new();
         for p in 0..100_000u32 {
-            super::push_posting(&mut list, p);
+            push_posting(&mut list, p);
             assert!(list.capacity() <= list.len() + list.len() / 8 + 4, "{} of {}", list.len(), list.capacity());
         }
         assert!(list.iter().copied().eq(0..100_000));
     }
-
-    use super::*;
-    use crate::select::{rank, Fallback};
-    use serde_json::json;
 
     fn terms(desc: &str) -> Terms {
         Terms::of_record(desc, "", &json!({}))
