@@ -133,6 +133,19 @@ async function memoryChild(which, n) {
     // memoryBudget: the records held in memory up to the budget count, the storage keeps nothing.
     keep = new ContextManager({ contextDir: "/bench", fileSystem: discard });
     for (let i = 0; i < calls.length; i++) await keep.saveContext(calls[i][0], calls[i][1], smallResult(i, calls[i][1]), i % 10, queryIdOf(i));
+  } else if (which === "listed") {
+    // "default", then listed and selected as an agent does: getAllPointers once, and per
+    // query getPointersForQuery → selectRelevantContexts (the lists themselves are dropped,
+    // so what counts is what the manager keeps for having served them).
+    keep = new ContextManager({ contextDir: "/bench", fileSystem: discard });
+    for (let i = 0; i < calls.length; i++) await keep.saveContext(calls[i][0], calls[i][1], smallResult(i, calls[i][1]), i % 10, queryIdOf(i));
+    const { queries } = corpus(n);
+    let seen = keep.getAllPointers().length;
+    for (let q = 0; q < 10; q++) {
+      const mine = keep.getPointersForQuery(queryIdOf(q));
+      seen += keep.selectRelevantContexts(queries[q], mine, { limit: 10 }).length;
+    }
+    if (seen < n) throw new Error("listing lost pointers");
   } else if (which === "content") {
     // Content indexing on: every record has 4 KB of text (words of the corpus), written
     // to a storage that keeps nothing, so only the pointers and the index are measured.

@@ -8,14 +8,17 @@
 // the pointers the mirror lacks (JSON text, one crossing per 4,096, parsed here once the
 // call has returned) and hands out copies.
 // The mirror holds what was listed at least once, so a second call over 100,000
-// pointers costs the copies, and a call after a save fetches one pointer.
+// pointers costs the copies, and a call after a save fetches one pointer. It is what a
+// listing leaves behind (about 500 B per pointer listed in Node), so it is kept lean: an
+// Array by slot (slots are dense), and each `filename` a slice of its `filepath` (V8
+// shares the characters) rather than a string of its own.
 
 /**
  * Pointers fetched per crossing: the JSON of 100,000 at once would grow wasm memory by
  * tens of megabytes for good (wasm memory never shrinks); 4,096 take about 2 MB.
  */
 const FETCH = 4096;
-const mirrors = new WeakMap(); // manager → { epoch, bySlot: Map<slot, pointer> }
+const mirrors = new WeakMap(); // manager → { epoch, bySlot: Array<pointer | undefined> by slot }
 
 /** A deep copy of a JSON value (what a pointer holds). */
 function copy(value) {
@@ -53,21 +56,28 @@ function listed(manager, slots) {
   let mirror = mirrors.get(manager);
   const epoch = manager.__epoch;
   if (mirror === undefined || mirror.epoch !== epoch) {
-    mirror = { epoch, bySlot: new Map() };
+    mirror = { epoch, bySlot: [] };
     mirrors.set(manager, mirror);
   }
   const { bySlot } = mirror;
   const missing = [];
   for (let i = 0; i < slots.length; i++) {
-    if (!bySlot.has(slots[i])) missing.push(slots[i]);
+    const slot = slots[i];
+    // Grown by push, never by a store past the end, so V8 keeps the elements a flat array.
+    while (bySlot.length <= slot) bySlot.push(undefined);
+    if (bySlot[slot] === undefined) missing.push(slot);
   }
   for (let start = 0; start < missing.length; start += FETCH) {
     const some = new Uint32Array(missing.slice(start, start + FETCH));
     const made = JSON.parse(manager.__pointers(some));
-    for (let i = 0; i < some.length; i++) bySlot.set(some[i], made[i]);
+    for (let i = 0; i < some.length; i++) {
+      const p = made[i];
+      if (p !== null) p.filename = p.filepath.slice(p.filepath.lastIndexOf("/") + 1);
+      bySlot[some[i]] = p;
+    }
   }
   const out = new Array(slots.length);
-  for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot.get(slots[i]));
+  for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot[slots[i]]);
   return out;
 }
 

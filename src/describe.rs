@@ -30,7 +30,7 @@ pub fn tool_words(tool_name: &str) -> String {
 /// assert_eq!(d, "read file: path=src/auth/login.ts, limit=10");
 /// ```
 pub fn describe(tool_name: &str, args: &Value) -> String {
-    let mut out = tool_words(tool_name);
+    let mut out = cached_tool_words(tool_name);
     if out.is_empty() {
         out.push_str("tool");
     }
@@ -49,6 +49,32 @@ pub fn describe(tool_name: &str, args: &Value) -> String {
         out.push_str(&format!(", … {} more", map.len() - MAX_ARGS));
     }
     out
+}
+
+/// Tool names split at most this many at a time by [`cached_tool_words`].
+const CACHED_TOOLS: usize = 256;
+
+thread_local! {
+    /// Tool names' words: an agent has a few tools, and the pointer table rebuilds the
+    /// generated descriptions when it lists pointers (it does not keep them), so each
+    /// tool name is split once. Cleared when full.
+    static TOOL_WORDS: std::cell::RefCell<std::collections::HashMap<Box<str>, Box<str>>> = Default::default();
+}
+
+/// [`tool_words`], memoised for the last [`CACHED_TOOLS`] tool names.
+fn cached_tool_words(tool_name: &str) -> String {
+    TOOL_WORDS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(words) = cache.get(tool_name) {
+            return words.to_string();
+        }
+        let words = tool_words(tool_name);
+        if cache.len() >= CACHED_TOOLS {
+            cache.clear();
+        }
+        cache.insert(tool_name.into(), words.as_str().into());
+        words
+    })
 }
 
 fn value_text(value: &Value) -> String {
@@ -82,6 +108,17 @@ mod tests {
         assert!(d.ends_with('…'));
         let many: serde_json::Map<_, _> = (0..20).map(|i| (format!("k{i}"), json!(i))).collect();
         assert!(describe("t", &Value::Object(many)).ends_with("… 8 more"));
+    }
+
+    #[test]
+    fn tool_words_are_the_same_from_the_cache_past_its_bound() {
+        for round in 0..2 {
+            for i in 0..CACHED_TOOLS + 3 {
+                let tool = format!("readFile{i}_v{round}");
+                assert_eq!(describe(&tool, &json!({})), tool_words(&tool), "{tool}");
+            }
+        }
+        assert_eq!(describe("", &json!({})), "tool");
     }
 
     #[test]

@@ -208,13 +208,16 @@ pub enum Candidate {
 }
 
 /// A pointer as it is kept: boxed strings, the tool name and query id shared by every
-/// pointer that has them, the args hash and the timestamp as numbers when they round-trip.
+/// pointer that has them, the args hash and the timestamp as numbers when they round-trip,
+/// and no description when it is the generated one (rebuilt from the tool name and args).
 struct Entry {
     seq: u64,
-    /// Shared with `State::written` (a record this manager wrote): one copy of the path.
+    /// Shared with `State::written` (a record this manager wrote) and with the records
+    /// held in memory: one copy of the path.
     filepath: Rc<str>,
     tool_name: Rc<str>,
-    tool_description: Box<str>,
+    /// `None`: `describe(tool_name, args)`, as the save generated it.
+    tool_description: Option<Box<str>>,
     args_json: Box<str>,
     args_hash: Packed<[u8; 32]>,
     timestamp: Packed<i64>,
@@ -305,7 +308,7 @@ impl Entry {
             seq,
             filepath,
             tool_name,
-            tool_description: meta.tool_description.into(),
+            tool_description: Some(meta.tool_description.into()),
             args_json: meta.args_json.into(),
             args_hash: Packed::hash(&meta.args_hash),
             timestamp: Packed::timestamp(&meta.timestamp),
@@ -334,13 +337,32 @@ impl Entry {
             && self.args_hash == other.args_hash
     }
 
+    /// Drops the description when the save generated it: [`Entry::description`] makes it
+    /// again, byte for byte (`describe` is a pure function of the tool name and the args).
+    fn generated_description(mut self) -> Self {
+        self.tool_description = None;
+        self
+    }
+
+    /// The pointer's description: the one given, or the generated one.
+    fn description(&self) -> std::borrow::Cow<'_, str> {
+        match &self.tool_description {
+            Some(text) => std::borrow::Cow::Borrowed(text),
+            None => {
+                // The args were parsed from this very text when the pointer was saved.
+                let args: Value = serde_json::from_str(&self.args_json).unwrap_or(Value::Null);
+                std::borrow::Cow::Owned(crate::describe::describe(&self.tool_name, &args))
+            }
+        }
+    }
+
     fn meta(&self) -> RecordMeta {
         let (mut args_hash, mut timestamp) = (String::new(), String::new());
         self.args_hash.push_to(&mut args_hash);
         self.timestamp.push_to(&mut timestamp);
         RecordMeta {
             tool_name: self.tool_name.to_string(),
-            tool_description: self.tool_description.to_string(),
+            tool_description: self.description().into_owned(),
             args_json: self.args_json.to_string(),
             args_hash,
             timestamp,
@@ -365,7 +387,7 @@ impl Entry {
         out.push_str(",\"toolName\":");
         push_json_str(out, &self.tool_name);
         out.push_str(",\"toolDescription\":");
-        push_json_str(out, &self.tool_description);
+        push_json_str(out, &self.description());
         out.push_str(",\"args\":");
         out.push_str(&self.args_json);
         if let Some(task) = &self.task_id {
@@ -412,10 +434,10 @@ struct State {
     epoch: u32,
     /// The latest slot saved with each duplicate key (tool, args hash, result hash).
     latest_copy: HashMap<u64, u32>,
-    /// Records held in memory, by filepath.
-    memory: HashMap<String, Rc<[u8]>>,
+    /// Records held in memory, by filepath (the path shared with the pointer's entry).
+    memory: HashMap<Rc<str>, Rc<[u8]>>,
     /// In-memory records not yet being written out, oldest first.
-    spill_queue: VecDeque<String>,
+    spill_queue: VecDeque<Rc<str>>,
     memory_bytes: usize,
     /// Paths this manager wrote to storage (the pointers' own copies while they have one).
     written: HashSet<Rc<str>>,
@@ -426,19 +448,20 @@ struct State {
     dead: usize,
 }
 
-/// Filepath → slot, keyed by a hash of the path so the map does not hold a second
-/// copy of every filepath (the entries have them); paths whose hash is taken go to
-/// `collisions`, so a weak hash costs time, never correctness. Selecting over a list of
-/// pointers looks up every filepath given: the hash is a fast one (FxHash's word-at-a-time
-/// step, then MurmurHash3's finaliser so every bit mixes), and the map does not hash the
-/// hash again.
+/// Filepath → slot, keyed by a 32-bit hash of the path so the map does not hold a second
+/// copy of every filepath (the entries have them) and takes 8 bytes a pointer; paths
+/// whose hash is taken go to `collisions` (at 100,000 paths, a few), so a weak hash costs
+/// time, never correctness. Selecting over a list of pointers looks up every filepath
+/// given: the hash is a fast one (FxHash's word-at-a-time step, then MurmurHash3's
+/// finaliser so every bit mixes), and the map only spreads it to 64 bits.
 #[derive(Default)]
 struct PathSlots {
-    by_hash: HashMap<u64, u32, std::hash::BuildHasherDefault<Prehashed>>,
+    by_hash: HashMap<u32, u32, std::hash::BuildHasherDefault<Prehashed>>,
     collisions: HashMap<Box<str>, u32>,
 }
 
-/// A `Hasher` for keys that are hashes already: it keeps the `u64` it is given.
+/// A `Hasher` for keys that are hashes already: it spreads the `u32` it is given over 64
+/// bits (the map takes its buckets from the low bits and its tags from the top ones).
 #[derive(Default)]
 struct Prehashed(u64);
 
@@ -453,20 +476,20 @@ impl std::hash::Hasher for Prehashed {
         }
     }
 
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (u64::from(n) << 32) | u64::from(n);
     }
 }
 
 impl PathSlots {
-    fn key(path: &str) -> u64 {
+    fn key(path: &str) -> u32 {
         // MurmurHash3's finaliser over the FxHash of the path.
         let mut h = result_hash(Some(path.as_bytes()));
         h ^= h >> 33;
         h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
         h ^= h >> 33;
         h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
+        (h ^ (h >> 33)) as u32
     }
 
     fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
@@ -777,6 +800,7 @@ impl<S: Storage> ContextManager<S> {
             }
             (None, None) => (None, result_hash(None)),
         };
+        let generated = input.description.is_none();
         let description = match input.description {
             Some(d) => d,
             None => crate::describe::describe(input.tool_name, &args),
@@ -839,7 +863,9 @@ impl<S: Storage> ContextManager<S> {
             let content_bytes = self.options.content_bytes;
             Terms::of_record_with_content(&meta.tool_description, input.tool_name, &args, result_text, content_bytes)
         };
-        let (filepath, terms) = if size < self.options.persist_threshold {
+        // `held`: the path of a record held in memory, shared by the memory map, the spill
+        // queue and the pointer.
+        let (filepath, terms, held) = if size < self.options.persist_threshold {
             let whole = match &input.result_body {
                 // A small record: its body is copied in, to be held in memory.
                 Some(body) => {
@@ -853,11 +879,12 @@ impl<S: Storage> ContextManager<S> {
                 None => bytes,
             };
             let path = name(&self.random_part()?);
+            let shared: Rc<str> = path.as_str().into();
             let mut state = self.state.borrow_mut();
-            state.memory.insert(path.clone(), Rc::from(whole));
-            state.spill_queue.push_back(path.clone());
+            state.memory.insert(shared.clone(), Rc::from(whole));
+            state.spill_queue.push_back(shared.clone());
             state.memory_bytes += size;
-            (path, index_terms())
+            (path, index_terms(), Some(shared))
         } else {
             let record = match &input.result_body {
                 Some(body) => NewRecord::Parts { head: &bytes, body: body.handle },
@@ -870,7 +897,7 @@ impl<S: Storage> ContextManager<S> {
                 index_terms()
             };
             let (written, terms) = futures_util::future::join(self.write_new(name, record), indexed).await;
-            (written?, terms)
+            (written?, terms, None)
         };
         let added = {
             let mut state = self.state.borrow_mut();
@@ -880,12 +907,15 @@ impl<S: Storage> ContextManager<S> {
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let shared: Rc<str> = filepath.as_str().into();
+            let shared: Rc<str> = held.unwrap_or_else(|| filepath.as_str().into());
             if size >= self.options.persist_threshold {
                 // Written by `write_new` just now (no await since).
                 state.written.insert(shared.clone());
             }
             let mut entry = Entry::new(seq, shared, meta, size, &mut state.interned);
+            if generated {
+                entry = entry.generated_description();
+            }
             entry.result_hash = Some(NonZeroU64::new(result_hash).unwrap_or(NonZeroU64::MIN));
             let key = entry.duplicate_key();
             let added = state.add(entry, &terms);
@@ -969,13 +999,12 @@ impl<S: Storage> ContextManager<S> {
             Ok(()) => {
                 let kept = {
                     let mut state = self.state.borrow_mut();
-                    let kept = state.memory.remove(path).is_some();
-                    if kept {
+                    let kept = state.memory.remove_entry(path);
+                    if let Some((shared, _)) = &kept {
                         state.memory_bytes -= bytes.len();
-                        let shared = state.entry(path).map_or_else(|| path.into(), |e| e.filepath.clone());
-                        state.written.insert(shared);
+                        state.written.insert(shared.clone());
                     }
-                    kept
+                    kept.is_some()
                 };
                 if !kept {
                     // Dropped while it was being written (evicted, cleared): not kept.
@@ -986,8 +1015,9 @@ impl<S: Storage> ContextManager<S> {
             }
             Err(e) => {
                 let mut state = self.state.borrow_mut();
-                if state.memory.contains_key(path) {
-                    state.spill_queue.push_front(path.to_owned());
+                if let Some((shared, _)) = state.memory.get_key_value(path) {
+                    let shared = shared.clone();
+                    state.spill_queue.push_front(shared);
                 }
                 Err(e)
             }
@@ -1034,7 +1064,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// `flush` without the gate.
     async fn write_out(&self) -> Result<()> {
-        let pending: Vec<String> = self.state.borrow_mut().spill_queue.drain(..).collect();
+        let pending: Vec<Rc<str>> = self.state.borrow_mut().spill_queue.drain(..).collect();
         let mut first_error = None;
         for path in pending {
             if let Err(e) = self.spill(&path).await {
@@ -1083,7 +1113,7 @@ impl<S: Storage> ContextManager<S> {
         let reads = filepaths.iter().map(|asked| {
             let source = match paths::confine(&self.dir, asked) {
                 None => Err("outside the context dir".to_owned()),
-                Some(path) => match self.state.borrow().memory.get(&path) {
+                Some(path) => match self.state.borrow().memory.get(path.as_str()) {
                     Some(bytes) => Ok(Err(bytes.clone())),
                     None => Ok(Ok(path)),
                 },
@@ -1336,7 +1366,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// The description of this manager's pointer at `path`.
     pub fn description_of(&self, path: &str) -> Option<String> {
-        self.state.borrow().entry(path).map(|e| e.meta().tool_description)
+        self.state.borrow().entry(path).map(|e| e.description().into_owned())
     }
 
     /// The record size of this manager's pointer at `path`.
@@ -1768,7 +1798,7 @@ impl<S: Storage> ContextManager<S> {
             match state.memory.remove(path) {
                 Some(bytes) => {
                     state.memory_bytes -= bytes.len();
-                    state.spill_queue.retain(|p| p != path);
+                    state.spill_queue.retain(|p| &**p != path);
                     true
                 }
                 None => false,
@@ -2111,4 +2141,58 @@ fn content_terms(bytes: &[u8], content_bytes: usize) -> Terms {
 fn terms_of(meta: &RecordMeta) -> Terms {
     let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
     Terms::of_record(&meta.tool_description, &meta.tool_name, &args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str) -> Entry {
+        let meta = RecordMeta {
+            tool_name: "t".into(),
+            tool_description: "t".into(),
+            args_json: "{}".into(),
+            args_hash: "0".repeat(64),
+            timestamp: iso_timestamp(0),
+            task_id: None,
+            query_id: None,
+            tool_call_id: None,
+        };
+        Entry::new(0, path.into(), meta, 0, &mut HashSet::new())
+    }
+
+    #[test]
+    fn path_slots_find_every_path_when_32_bit_keys_collide() {
+        // 200,000 paths under 32-bit keys: a few collide (about 5 expected).
+        let n = 200_000u32;
+        let paths: Vec<String> =
+            (0..n).map(|i| format!("/ctx/readFile_{i:012x}_1732341234567_{i}_abcd.json")).collect();
+        let mut entries: Paged<Entry> = Paged::default();
+        let mut slots = PathSlots::default();
+        for (slot, path) in paths.iter().enumerate() {
+            entries.push(entry(path));
+            slots.insert(path, slot as u32, &entries);
+        }
+        assert!(!slots.collisions.is_empty(), "the test needs colliding keys");
+        for (slot, path) in paths.iter().enumerate() {
+            assert_eq!(slots.get(path, &entries), Some(slot as u32), "{path}");
+        }
+        assert_eq!(slots.get("/ctx/unknown.json", &entries), None);
+        // Removing either side of a collision keeps the other findable.
+        let collided: Vec<(Box<str>, u32)> = slots.collisions.iter().map(|(p, &s)| (p.clone(), s)).collect();
+        for (path, slot) in &collided {
+            let Some(&owner) = slots.by_hash.get(&PathSlots::key(path)) else { continue };
+            slots.remove(&entries[owner as usize].filepath.clone(), &entries);
+            assert_eq!(slots.get(path, &entries), Some(*slot));
+            assert_eq!(slots.get(&entries[owner as usize].filepath, &entries), None);
+        }
+    }
+
+    #[test]
+    fn a_generated_description_is_not_kept() {
+        let e = entry("/ctx/a.json").generated_description();
+        assert!(e.tool_description.is_none());
+        assert_eq!(e.description(), crate::describe::describe("t", &serde_json::json!({})));
+        assert_eq!(entry("/ctx/a.json").description(), "t");
+    }
 }

@@ -135,6 +135,17 @@ impl Tf {
     }
 }
 
+/// Appends `posting` to a term's list, growing the list by an eighth (at least 4) when
+/// it is full rather than doubling it: a list grows one document at a time for as long
+/// as the store lives, and doubling leaves a quarter of the posting bytes unused on
+/// average (a few percent this way). The copies it costs are amortised all the same.
+fn push_posting(list: &mut Vec<u32>, posting: u32) {
+    if list.len() == list.capacity() {
+        list.reserve_exact((list.len() / 8).max(4));
+    }
+    list.push(posting);
+}
+
 impl Index {
     /// An empty index.
     pub fn new() -> Self {
@@ -159,7 +170,10 @@ impl Index {
                     id
                 }
             };
-            self.postings[id as usize].push(slot << SLOT_SHIFT | count.min(MAX_TF) << TF_BITS | content.min(MAX_TF));
+            push_posting(
+                &mut self.postings[id as usize],
+                slot << SLOT_SHIFT | count.min(MAX_TF) << TF_BITS | content.min(MAX_TF),
+            );
         }
         let lengths = Lengths { metadata: terms.len(), content: terms.content_len() };
         self.lengths.push(lengths);
@@ -430,6 +444,16 @@ mod tests {
     use super::*;
     use crate::select::{rank, Fallback};
     use serde_json::json;
+
+    #[test]
+    fn postings_lists_grow_by_an_eighth() {
+        let mut list = Vec::new();
+        for p in 0..100_000u32 {
+            push_posting(&mut list, p);
+            assert!(list.capacity() <= list.len() + list.len() / 8 + 4, "{} of {}", list.len(), list.capacity());
+        }
+        assert!(list.iter().copied().eq(0..100_000));
+    }
 
     fn terms(desc: &str) -> Terms {
         Terms::of_record(desc, "", &json!({}))
