@@ -43,6 +43,8 @@ export function createDriver(core, onTrap) {
   const locks = new Map();
   let polling = false;
   let again = false;
+  /** A poll is queued as a microtask (host calls settled since the last one). */
+  let queued = false;
 
   function fail(err) {
     const error = onTrap(err);
@@ -55,6 +57,7 @@ export function createDriver(core, onTrap) {
 
   /** Runs the core until no task can make progress, then starts the host calls it asked for. */
   function poll() {
+    queued = false;
     if (polling) {
       again = true; // a host call settled synchronously while we were polling
       return;
@@ -70,7 +73,9 @@ export function createDriver(core, onTrap) {
           fail(err);
           return;
         }
-        for (const entry of out) dispatch(entry);
+        // An index loop, not for-of: with host calls completing inside dispatch, Node 20's
+        // V8 crashed (SIGTRAP) deoptimising the array iterator's builtin continuation.
+        for (let i = 0; i < out.length; i++) dispatch(out[i]);
       } while (again);
     } finally {
       polling = false;
@@ -100,6 +105,11 @@ export function createDriver(core, onTrap) {
     }
   }
 
+  /**
+   * Hands a host call's result to the core. Inside a poll, the poll runs again; else one
+   * poll is queued as a microtask, so the calls that settle in the same turn (a
+   * loadContexts of many records) are all handed over before the tasks run.
+   */
   function complete(call, ok, value) {
     try {
       core.__complete(call, ok, value);
@@ -107,19 +117,26 @@ export function createDriver(core, onTrap) {
       fail(err);
       return;
     }
-    poll();
+    if (polling) again = true;
+    else if (!queued) {
+      queued = true;
+      queueMicrotask(poll);
+    }
   }
 
-  async function run(call, self, fn, args) {
-    let ok = true;
+  /** Calls the host; a result that is not a thenable completes at once, within this poll. */
+  function run(call, self, fn, args) {
     let value;
     try {
-      value = await fn.apply(self, args);
+      value = fn.apply(self, args);
     } catch (err) {
-      ok = false;
-      value = err;
+      return complete(call, false, err);
     }
-    complete(call, ok, value);
+    if (typeof value?.then !== "function") return complete(call, true, value);
+    value.then(
+      (result) => complete(call, true, result),
+      (err) => complete(call, false, err),
+    );
   }
 
   function lock(call, self, fn, name) {
