@@ -38,8 +38,8 @@ export function parseRecord(value) {
   if (args === null || typeof args !== "object" || Array.isArray(args)) {
     return "not a whole record (record args is not an object)";
   }
-  const fields = [optional(toolDescription, "string"), optional(argsHash, "string"), optional(taskId, "number"),
-    optional(queryId, "string"), optional(toolCallId, "string")];
-  if (fields.includes(false)) return "not a whole record (not a toolctx record: a field has the wrong type)";
+  const typed = optional(toolDescription, "string") && optional(argsHash, "string") && optional(taskId, "number") &&
+    optional(queryId, "string") && optional(toolCallId, "string");
+  if (!typed) return "not a whole record (not a toolctx record: a field has the wrong type)";
   return record;
 }
