@@ -13,7 +13,7 @@
 //   taken over once stale, `lockStaleMs`, default 30 s).
 
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, unlinkSync, writeSync, fsyncSync } from "node:fs";
-import { mkdir, open, readdir, rename, rm, rmdir, unlink, utimes, appendFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, utimes, appendFile } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import { randomBytes } from "node:crypto";
 import { fileLock } from "./file-lock.js";
@@ -159,14 +159,18 @@ export function nodeStorage(options = {}) {
       const small = readSmallSync(path, root);
       if (small !== TOO_BIG) return small;
     }
-    const handle = await openExisting(path);
-    if (handle === undefined) return undefined;
+    // One readFile (open O_NOFOLLOW, read, close: one call, where a file handle's open,
+    // read and close are three round trips); the folder check runs before the bytes
+    // are handed out.
+    let bytes;
     try {
-      if (root !== undefined) assertInside(path, root);
-      return new Uint8Array(await handle.readFile());
-    } finally {
-      await handle.close();
+      bytes = await readFile(path, { flag: constants.O_RDONLY | NOFOLLOW });
+    } catch (err) {
+      if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return undefined;
+      throw err;
     }
+    if (root !== undefined) assertInside(path, root);
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
   }
 
   async function write(path, data, { exclusive = false } = {}) {

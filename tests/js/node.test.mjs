@@ -287,6 +287,7 @@ test("[node] nodeStorage reads small files with blocking calls and larger ones a
     const data = new TextEncoder().encode("x".repeat(bytes));
     fs.writeFileSync(`${dir}/${label}.json`, data);
     fs.writeFileSync(`${outside}/${label}.json`, data);
+    fs.symlinkSync(`${outside}/${label}.json`, `${dir}/${label}-link.json`);
     for (const syncReadMaxBytes of [0, 100, 1 << 20]) {
       const s = nodeStorage({ syncReadMaxBytes });
       const at = `${label} with syncReadMaxBytes ${syncReadMaxBytes}`;
@@ -295,6 +296,9 @@ test("[node] nodeStorage reads small files with blocking calls and larger ones a
       const refused = s.read(`${dir}/linked/${label}.json`, { root: dir });
       assert.ok(refused instanceof Promise, `${at}: a refusal rejects, never throws`);
       await assert.rejects(refused, { code: "OUTSIDE_STORE" }, at);
+      // A link to a file is not followed (O_NOFOLLOW): refused, never its target's bytes.
+      const viaLink = await s.read(`${dir}/${label}-link.json`, { root: dir }).then((v) => v, (e) => e);
+      assert.ok(viaLink instanceof Error, `${at}: a linked file is refused, got ${viaLink}`);
     }
   }
 });
