@@ -2,12 +2,20 @@
 // JavaScript (they never cross into wasm), and the header fields are checked as the
 // core checks them (src/record.rs: RecordView), so a torn or foreign file is skipped.
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+// A fatal decoder is many times slower than a replacing one in Bun and Deno (about 9x
+// and 6x on 64 KB), so bytes are decoded replacing, and decoded again fatally (to
+// refuse them) only when the text holds a U+FFFD, which valid records almost never do.
+const replacing = new TextDecoder("utf-8");
+const fatal = new TextDecoder("utf-8", { fatal: true });
+
+function decode(bytes) {
+  const text = replacing.decode(bytes);
+  return text.includes("\uFFFD") ? fatal.decode(bytes) : text;
+}
 
 function textOf(value) {
   if (typeof value === "string") return value;
-  if (value instanceof ArrayBuffer) return decoder.decode(value);
-  if (ArrayBuffer.isView(value)) return decoder.decode(value);
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return decode(value);
   throw new Error("storage read returned neither bytes, a string nor undefined");
 }
 
@@ -38,8 +46,8 @@ export function parseRecord(value) {
   if (args === null || typeof args !== "object" || Array.isArray(args)) {
     return "not a whole record (record args is not an object)";
   }
-  const fields = [optional(toolDescription, "string"), optional(argsHash, "string"), optional(taskId, "number"),
-    optional(queryId, "string"), optional(toolCallId, "string")];
-  if (fields.includes(false)) return "not a whole record (not a toolctx record: a field has the wrong type)";
+  const typed = optional(toolDescription, "string") && optional(argsHash, "string") && optional(taskId, "number") &&
+    optional(queryId, "string") && optional(toolCallId, "string");
+  if (!typed) return "not a whole record (not a toolctx record: a field has the wrong type)";
   return record;
 }

@@ -3,9 +3,11 @@
 // Measured under Bun 1.4 (bench/bun-io.mjs): creating a file with blocking
 // openSync(O_EXCL) + writeSync + closeSync runs as fast as Bun.write (about 31,000
 // 1 KB files/s) and three times faster than fs.promises, while Bun.write cannot create
-// exclusively. Reading with Bun.file().bytes() is no faster than fs.readFile, which
-// keeps O_NOFOLLOW. So: new records up to 1 MiB are created synchronously; the rest
-// is the Node adapter as it is.
+// exclusively. Reading with Bun.file().bytes() is no faster than fs.readFile (one
+// native call, as the Node adapter reads past syncReadMaxBytes), which keeps
+// O_NOFOLLOW; blocking reads of 64 KB records made a loadContexts of 100 of them
+// slower, not faster, so reads keep Node's default (64 KiB). So: new records up to
+// 1 MiB are created synchronously; the rest is the Node adapter as it is.
 
 import { nodeStorage } from "./node.js";
 
@@ -14,5 +16,5 @@ import { nodeStorage } from "./node.js";
  * @returns {import("../index.js").StorageHost}
  */
 export function bunStorage(options = {}) {
-  return nodeStorage({ syncCreateMaxBytes: 1 << 20, description: "bun fs storage", ...options });
+  return nodeStorage({ syncCreateMaxBytes: 1 << 20, syncReadMaxBytes: 64 * 1024, description: "bun fs storage", ...options });
 }

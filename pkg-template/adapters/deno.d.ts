@@ -4,6 +4,14 @@ export interface DenoStorageOptions {
   /** `"strict"`: fsync new files so they survive power loss. Default: survive process crashes. */
   durability?: "default" | "strict";
   /**
+   * New files up to this many bytes are created with one blocking call
+   * (`Deno.writeFileSync`, `createNew`), which skips the op round trip. Default 64 KiB;
+   * 0 keeps every write asynchronous. `durability: "strict"` writes asynchronously.
+   */
+  syncCreateMaxBytes?: number;
+  /** Files up to this many bytes are read with blocking calls. Default: `syncCreateMaxBytes`; 0 keeps reads asynchronous. */
+  syncReadMaxBytes?: number;
+  /**
    * Milliseconds after which a lock file that was not refreshed is taken over (default
    * 30000). A holder refreshes its lock every `lockStaleMs / 2`; a holder found to have
    * lost its lock fails its locked operation with `ELOCKCOMPROMISED`. Keep it at 2000 or

@@ -14,6 +14,12 @@ export interface NodeStorageOptions {
    */
   syncCreateMaxBytes?: number;
   /**
+   * Files up to this many bytes are read with blocking calls (open O_NOFOLLOW, fstat,
+   * read, close), one event-loop turn instead of several thread-pool round trips.
+   * Default: `syncCreateMaxBytes` (`bunStorage`: 64 KiB); 0 keeps every read asynchronous.
+   */
+  syncReadMaxBytes?: number;
+  /**
    * Milliseconds after which a lock file that was not refreshed is taken over (default
    * 30000). A holder refreshes its lock every `lockStaleMs / 2`; a holder found to have
    * lost its lock fails its locked operation with `ELOCKCOMPROMISED`. Keep it at 2000 or

@@ -12,8 +12,8 @@
 // - `lock(name, fn)` holds a lock file at `name` (file-lock.js: refreshed while held,
 //   taken over once stale, `lockStaleMs`, default 30 s).
 
-import { closeSync, constants, openSync, unlinkSync, writeSync, fsyncSync } from "node:fs";
-import { mkdir, open, readdir, realpath, rename, rm, rmdir, unlink, utimes, appendFile } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, unlinkSync, writeSync, fsyncSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, utimes, appendFile } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import { outsideStore } from "./errors.js";
 import { fileLock } from "./file-lock.js";
@@ -21,6 +21,9 @@ import { fileLock } from "./file-lock.js";
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+/** What readSmallSync returns for a file past syncReadMaxBytes. */
+const TOO_BIG = Symbol("too big");
+const PROBE = new Uint8Array(1);
 
 /** `bytes` random bytes in hex (the global Web Crypto: node:crypto costs ~3 ms to import). */
 function randomHex(bytes) {
@@ -58,16 +61,19 @@ export function nodeStorage(options = {}) {
   const strict = options.durability === "strict";
   const limit = limiter(options.maxOpenFiles ?? 64);
   const syncCreateMax = options.syncCreateMaxBytes ?? 64 * 1024;
+  const syncReadMax = options.syncReadMaxBytes ?? syncCreateMax;
   const madeDirs = new Set();
   const realRoots = new Map();
 
-  async function assertInside(path, root) {
+  // Synchronous: a realpath(3) call over cached folder entries costs microseconds, less
+  // than an asynchronous round trip through the thread pool.
+  function assertInside(path, root) {
     let realRoot = realRoots.get(root);
     if (realRoot === undefined) {
-      realRoot = await realpath(root);
+      realRoot = realpathSync.native(root);
       realRoots.set(root, realRoot);
     }
-    const realDir = await realpath(dirname(path));
+    const realDir = realpathSync.native(dirname(path));
     if (realDir !== realRoot && !realDir.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
       throw outsideStore(path);
     }
@@ -119,15 +125,51 @@ export function nodeStorage(options = {}) {
     }
   }
 
-  async function read(path, { root } = {}) {
-    const handle = await openExisting(path);
-    if (handle === undefined) return undefined;
+  /**
+   * The file at `path` read with blocking calls when it holds at most `syncReadMax` bytes
+   * (the same checks as `read`); `TOO_BIG` when it holds more.
+   */
+  function readSmallSync(path, root) {
+    let fd;
     try {
-      if (root !== undefined) await assertInside(path, root);
-      return new Uint8Array(await handle.readFile());
-    } finally {
-      await handle.close();
+      fd = openSync(path, constants.O_RDONLY | NOFOLLOW);
+    } catch (err) {
+      if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return undefined;
+      throw err;
     }
+    try {
+      if (root !== undefined) assertInside(path, root);
+      const size = fstatSync(fd).size;
+      if (size > syncReadMax) return TOO_BIG;
+      const out = new Uint8Array(size);
+      for (let at = 0, n; at < size; at += n) {
+        n = readSync(fd, out, at, size - at, null);
+        if (n === 0) return out.subarray(0, at); // it shrank
+      }
+      // Grown since fstat: read whole the asynchronous way.
+      return readSync(fd, PROBE, 0, 1, null) === 0 ? out : TOO_BIG;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  async function read(path, { root } = {}) {
+    if (syncReadMax > 0) {
+      const small = readSmallSync(path, root);
+      if (small !== TOO_BIG) return small;
+    }
+    // One readFile (open O_NOFOLLOW, read, close: one call, where a file handle's open,
+    // read and close are three round trips); the folder check runs before the bytes
+    // are handed out.
+    let bytes;
+    try {
+      bytes = await readFile(path, { flag: constants.O_RDONLY | NOFOLLOW });
+    } catch (err) {
+      if (err?.code === "ENOENT" || err?.code === "ENOTDIR") return undefined;
+      throw err;
+    }
+    if (root !== undefined) assertInside(path, root);
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
   }
 
   async function write(path, data, { exclusive = false } = {}) {

@@ -969,6 +969,21 @@ export function runSeedApiTests({
     assert.equal(await readText(storage, corrupt), toText(bytesA.slice(0, Math.floor(bytesA.length / 2))));
   });
 
+  t("loadContexts skips a record whose bytes are not UTF-8, and loads one holding U+FFFD", async () => {
+    const { m, storage, base, debug } = setup();
+    const fp = await m.saveContext("readFile", { path: "a.ts" }, "AB \uFFFD replacement");
+    const bytes = toBytes(await storage.read(fp));
+    // The same record with the "A" replaced by a byte that is never UTF-8.
+    const broken = bytes.slice();
+    broken[new TextDecoder().decode(bytes).indexOf("AB")] = 0xff;
+    const bad = joinPath(base, "readFile_0123456789ab_1700000000000_1_utf8.json");
+    await storage.write(bad, broken);
+    debug.length = 0;
+    const recs = await m.loadContexts([bad, fp]);
+    assert.deepEqual(recs.map((r) => r.result), ["AB \uFFFD replacement"]);
+    assert.ok(debug.some(({ data }) => data?.path === bad), `onDebug names ${bad}: ${JSON.stringify(debug)}`);
+  });
+
   t("loadContexts reports a host read failure and a non-string filepath as 'Failed to load <path>'", async () => {
     const base0 = makeStorage();
     let broken;

@@ -81,5 +81,31 @@ test("[deno] files are created 0600 in folders 0700", async () => {
   assert.equal((await Deno.stat(dir)).mode & 0o777, 0o700);
 });
 
+test("[deno] denoStorage creates and reads small files with blocking calls and larger ones asynchronously, with the same checks", async () => {
+  const dir = fresh("syncio");
+  const outside = fresh("outside");
+  Deno.mkdirSync(dir, { recursive: true });
+  Deno.mkdirSync(outside);
+  Deno.symlinkSync(outside, `${dir}/linked`);
+  for (const [label, bytes] of [["small", 50], ["large", 5000]]) {
+    const data = new TextEncoder().encode("x".repeat(bytes));
+    Deno.writeFileSync(`${outside}/${label}.json`, data);
+    Deno.symlinkSync(`${outside}/${label}.json`, `${dir}/${label}-link.json`);
+    for (const max of [0, 100, 1 << 20]) {
+      const s = denoStorage({ syncCreateMaxBytes: max, syncReadMaxBytes: max });
+      const at = `${label} with sync max ${max}`;
+      const path = `${dir}/${label}-${max}.json`;
+      await s.write(path, data, { exclusive: true });
+      assert.equal(Deno.statSync(path).mode & 0o777, 0o600, at);
+      await expectRejection(assert, () => s.write(path, new TextEncoder().encode("other"), { exclusive: true }), "EEXIST", at);
+      assert.deepEqual(new Uint8Array(await s.read(path, { root: dir })), data, `${at}: the first write stands`);
+      assert.equal(await s.read(`${dir}/missing.json`, { root: dir }), undefined, at);
+      for (const outsider of [`${dir}/linked/${label}.json`, `${dir}/${label}-link.json`]) {
+        await expectRejection(assert, () => s.read(outsider, { root: dir }), "OUTSIDE_STORE", `${at}: ${outsider}`);
+      }
+    }
+  }
+});
+
 runAiSdkTests(test, assert); // toolctx/ai-sdk with the real `ai` (ai-sdk.mjs)
 runTrapTests({ name: "deno", test, assert, toolctx }); // last: a trap costs earlier managers their state

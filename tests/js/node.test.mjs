@@ -276,6 +276,33 @@ test("[node] a symbolic link to a folder outside the store is not followed on re
   );
 });
 
+test("[node] nodeStorage reads small files with blocking calls and larger ones asynchronously, with the same checks", async () => {
+  const top = fresh("syncread");
+  const dir = `${top}/context`;
+  const outside = `${top}/outside`;
+  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(outside);
+  fs.symlinkSync(outside, `${dir}/linked`);
+  for (const [label, bytes] of [["small", 50], ["large", 5000]]) {
+    const data = new TextEncoder().encode("x".repeat(bytes));
+    fs.writeFileSync(`${dir}/${label}.json`, data);
+    fs.writeFileSync(`${outside}/${label}.json`, data);
+    fs.symlinkSync(`${outside}/${label}.json`, `${dir}/${label}-link.json`);
+    for (const syncReadMaxBytes of [0, 100, 1 << 20]) {
+      const s = nodeStorage({ syncReadMaxBytes });
+      const at = `${label} with syncReadMaxBytes ${syncReadMaxBytes}`;
+      assert.deepEqual(new Uint8Array(await s.read(`${dir}/${label}.json`, { root: dir })), data, at);
+      assert.equal(await s.read(`${dir}/missing.json`, { root: dir }), undefined, at);
+      const refused = s.read(`${dir}/linked/${label}.json`, { root: dir });
+      assert.ok(refused instanceof Promise, `${at}: a refusal rejects, never throws`);
+      await assert.rejects(refused, { code: "OUTSIDE_STORE" }, at);
+      // A link to a file is not followed (O_NOFOLLOW): refused, never its target's bytes.
+      const viaLink = await s.read(`${dir}/${label}-link.json`, { root: dir }).then((v) => v, (e) => e);
+      assert.ok(viaLink instanceof Error, `${at}: a linked file is refused, got ${viaLink}`);
+    }
+  }
+});
+
 test("[node] two managers with independent storages share one real directory without losing records", async () => {
   const dir = `${fresh("shared")}/context`;
   const seq = () => {
