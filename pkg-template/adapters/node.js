@@ -17,6 +17,7 @@ import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, utimes, appe
 import { dirname, sep } from "node:path";
 import { outsideStore } from "./errors.js";
 import { fileLock } from "./file-lock.js";
+import { randomHex } from "./random.js";
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -24,11 +25,6 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 /** What readSmallSync returns for a file past syncReadMaxBytes. */
 const TOO_BIG = Symbol("too big");
 const PROBE = new Uint8Array(1);
-
-/** `bytes` random bytes in hex (the global Web Crypto: node:crypto costs ~3 ms to import). */
-function randomHex(bytes) {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 function ignore(codes) {
   return (err) => {
