@@ -310,6 +310,6 @@ impl<S: Storage> Replica<'_, S> {
     }
 }
 
-fn sort_newest_first(list: &mut Vec<ConversationMetadata>) {
+fn sort_newest_first(list: &mut [ConversationMetadata]) {
     sort_by(list, |a, b| (&b.updated_at, &b.id).cmp(&(&a.updated_at, &a.id)));
 }
