@@ -2,10 +2,10 @@
 // - `Symbol.asyncDispose` on ContextManager;
 // - the driver (driver.js): methods that do I/O return a task number, and the driver
 //   runs the task's host calls and settles the caller's Promise;
-// - traps (SPEC §9): every entry into a module is a synchronous call from here or
-//   from its driver, so if the core ever panics the trap is caught where it happens:
-//   that call fails with an `INTERNAL` error, so does every call in flight, and the
-//   panic hook has asked wasm-bindgen for a fresh instance for the next call. Managers
+// - traps (SPEC §9): if a module ever panics, its panic hook asks wasm-bindgen for a
+//   fresh instance for the next call, and `onTrap` (host.js) fails the module's calls in
+//   flight and throws the `INTERNAL` error through the call that panicked, whatever it is
+//   (a constructor too: it is wasm-bindgen's own, not guarded here). Managers
 //   made before the trap lost their in-memory state with the old instance: their calls
 //   fail as INTERNAL too (their persisted records remain; open the session or store again).
 //
@@ -15,13 +15,9 @@
 import * as core from "./toolctx_core.js";
 import { ContextManager as Core } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
-import { trapped } from "./host.js";
+import { internal, onFailInFlight, trapped } from "./host.js";
 import { parseRecord } from "./records.js";
 import { installPointerLists } from "./pointers.js";
-
-function internal(cause, message) {
-  return Object.assign(new Error(`toolctx: internal error: ${message}`), { name: "ToolctxError", code: "INTERNAL", cause });
-}
 
 // The one error that wasm-bindgen's glue throws itself (for a method called on an object
 // from an instance that trapped since); every error from the core carries its `code`.
@@ -30,9 +26,9 @@ const STALE = "Invalid stale object from previous Wasm instance";
 /** The error a caller sees: the core's as it is; a trap, or state lost to one, as INTERNAL. */
 function convert(err) {
   if (err?.code !== undefined) return err;
-  if (err instanceof WebAssembly.RuntimeError) {
-    return internal(err, `${trapped().lastPanic ?? err.message}; the module was re-instantiated`);
-  }
+  // A panic arrives as INTERNAL already (host.js); a trap of another kind (a stack
+  // overflow, say) arrives as the engine's RuntimeError.
+  if (err instanceof WebAssembly.RuntimeError) return internal(err, err.message);
   if (err instanceof Error && err.message === STALE) {
     return internal(err, `this manager's state was lost when the module was re-instantiated (${err.message})`);
   }
@@ -41,11 +37,16 @@ function convert(err) {
 
 /**
  * A wasm module: its glue, `ready()` (instantiates it where it is not yet: lazy.js), the
- * driver of its tasks (driver.js) with traps turned into INTERNAL errors, and `traps`, the
- * count of traps (host.js) when it last made sure of its instance.
+ * driver of its tasks (driver.js) with traps turned into INTERNAL errors (its calls in
+ * flight fail when `name` panics: host.js), and `traps`, the count of traps (host.js)
+ * when it last made sure of its instance.
  */
-export const wasmModule = (glue, ready = () => {}) => ({ glue, ready, driver: createDriver(glue, convert), traps: 0 });
-const coreModule = wasmModule(core);
+export function wasmModule(name, glue, ready = () => {}) {
+  const driver = createDriver(glue, convert);
+  onFailInFlight(name, driver.fail);
+  return { glue, ready, driver, traps: 0 };
+}
+const coreModule = wasmModule("core", core);
 
 /**
  * After a trap (in any module), the module gets its fresh instance before the next call

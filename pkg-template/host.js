@@ -33,12 +33,34 @@ export const adaptFileSystem = (fs) => runtime.adaptFileSystem?.(fs);
 
 let traps = 0;
 let lastPanic;
+/** module name → fails that module's calls in flight (its driver, extras.js) */
+const inFlight = new Map();
 
-/** Called by a module's panic hook, just before its trap (src/wasm/mod.rs). */
-export function onTrap(message) {
-  traps++;
-  lastPanic = message;
+/** An `INTERNAL` error (SPEC §9). */
+export function internal(cause, message) {
+  return Object.assign(new Error(`toolctx: internal error: ${message}`), { name: "ToolctxError", code: "INTERNAL", cause });
 }
 
-/** How many traps there were, and the last panic's message (extras.js makes INTERNAL errors of them). */
+/** `fail(error)` fails the calls in flight of `module` ("core", "conversation", "window") when it panics. */
+export function onFailInFlight(module, fail) {
+  inFlight.set(module, fail);
+}
+
+/**
+ * Called by a module's panic hook (src/wasm/mod.rs), which has abandoned the instance:
+ * fails the module's calls in flight and throws the INTERNAL error. The throw unwinds the
+ * wasm frames of the call that panicked, so whatever the entry (a method, a getter, a
+ * constructor, the driver's poll), its caller gets this error. Its cause is the trap
+ * the panic ends in, as a WebAssembly.RuntimeError made here (the stack holds the panic's
+ * wasm frames); the throw ends the call before the engine's own `unreachable` trap.
+ */
+export function onTrap(module, message) {
+  traps++;
+  lastPanic = message;
+  const error = internal(new WebAssembly.RuntimeError(message), `${message}; the module was re-instantiated`);
+  inFlight.get(module)?.(error);
+  throw error;
+}
+
+/** How many traps there were, and the last panic's message. */
 export const trapped = () => ({ traps, lastPanic });

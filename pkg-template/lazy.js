@@ -19,7 +19,7 @@ export class LazyModule {
   constructor(name, glue) {
     this.name = name;
     this.#glue = glue;
-    this.#module = wasmModule(glue, () => this.ready());
+    this.#module = wasmModule(name, glue, () => this.ready());
   }
 
   /** Where the module comes from: `() => bytes | WebAssembly.Module`, or a URL. */

@@ -27,7 +27,7 @@ extern "C" {
     #[wasm_bindgen(js_name = adaptFileSystem, catch)]
     fn adapt_file_system(fs: &JsValue) -> std::result::Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = onTrap)]
-    fn on_trap(message: &str);
+    fn on_trap(module: &str, message: &str);
 }
 
 /// A host default's answer; `undefined` where the runtime has none.
@@ -128,7 +128,7 @@ pub fn storage_from(given: JsValue, root: &str, debug: &dyn Fn(&str)) -> Result<
     Err(Error::invalid("fileSystem/storage must have read, write, remove and list methods (or be a seed IFileSystem)"))
 }
 
-/// Tells the JS glue that the module is about to trap (`onTrap(message)`).
-pub fn notify_trap(message: &str) {
-    on_trap(message);
+/// Tells the JS glue that `module` panicked (`onTrap(module, message)`, which throws).
+pub fn notify_trap(module: &str, message: &str) {
+    on_trap(module, message);
 }

@@ -397,6 +397,10 @@ impl JsContextManager {
     /// A manager over the given (or the runtime's default) storage.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsContextManager, JsValue> {
+        // For the tests: a panic inside a constructor (`{__panicForTests: message}`).
+        if let Some(message) = Reflect::get(&options, &"__panicForTests".into()).ok().and_then(|m| m.as_string()) {
+            panic!("{message}");
+        }
         let (manager, on_debug) = Self::build(options).js()?;
         manager.announce(&on_debug);
         Ok(manager)

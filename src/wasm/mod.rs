@@ -34,14 +34,27 @@ mod tests;
 
 use wasm_bindgen::prelude::*;
 
+/// This module's name, for `onTrap` (host.js): the calls in flight that a trap fails are its own.
+#[cfg(feature = "core")]
+const MODULE: &str = "core";
+#[cfg(all(feature = "conversation", not(feature = "core")))]
+const MODULE: &str = "conversation";
+#[cfg(all(feature = "window", not(any(feature = "core", feature = "conversation"))))]
+const MODULE: &str = "window";
+#[cfg(not(any(feature = "core", feature = "conversation", feature = "window")))]
+const MODULE: &str = "none";
+
 #[wasm_bindgen(start)]
 fn start() {
     // The panic's message and location reach the caller in the INTERNAL error (extras.js),
     // with no console output of its own (console_error_panic_hook's cost 1.5 KB).
     std::panic::set_hook(Box::new(|info| {
-        // The trap that follows leaves the instance unusable: the next call into the
-        // module gets a fresh one, and the JS glue fails the calls in flight as INTERNAL.
+        // The instance is abandoned: the next call into the module gets a fresh one. `onTrap`
+        // (host.js) fails this module's calls in flight and throws the INTERNAL error, which
+        // unwinds this call's frames (as `wasm_bindgen::throw_val` does: no destructors run,
+        // nothing of this instance is used again), so every entry, constructors included,
+        // ends in it.
         wasm_bindgen::handler::schedule_reinit();
-        host::notify_trap(&info.to_string());
+        host::notify_trap(MODULE, &info.to_string());
     }));
 }

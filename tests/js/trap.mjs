@@ -69,6 +69,31 @@ export function runTrapTests({ name, test, assert, toolctx }) {
     assert.ok(fresh instanceof ContextManager);
   });
 
+  test(`[${name}] trap: a panic inside the constructor throws INTERNAL, fails the calls in flight, and the next new works`, async () => {
+    const held = heldStorage(memoryStorage);
+    const waiting = new ContextManager({ contextDir: "/trap-ctor-held", fileSystem: held.storage, persistThreshold: 0 });
+    const inFlight = waiting.saveContext("grep", { q: "x" }, "in flight");
+    const caught = [];
+    try {
+      new ContextManager({ fileSystem: memoryStorage(), __panicForTests: "deliberate, constructor" });
+    } catch (err) {
+      caught.push(err);
+    }
+    assert.equal(caught.length, 1, "new threw");
+    assert.ok(internal(/deliberate, constructor/)(caught[0]));
+    assert.ok(caught[0].cause instanceof WebAssembly.RuntimeError, "the trap is the cause");
+    await assert.rejects(inFlight, internal());
+    held.release();
+
+    const after = new ContextManager({ contextDir: "/trap-ctor", fileSystem: memoryStorage(), persistThreshold: 0 });
+    assert.ok(after instanceof ContextManager && after.constructor === ContextManager);
+    const fp = await after.saveContext("readFile", { path: "a.ts" }, "after the trap");
+    assert.equal((await after.loadContexts([fp]))[0].result, "after the trap");
+    class Sub extends ContextManager {}
+    assert.throws(() => new Sub({ fileSystem: memoryStorage(), __panicForTests: "deliberate, subclass" }), internal(/deliberate, subclass/));
+    assert.ok(new Sub({ fileSystem: memoryStorage() }) instanceof Sub, "a subclass constructs after the trap");
+  });
+
   test(`[${name}] trap: after a trap, only an object from before it reports lost state`, () => {
     assert.throws(() => ContextManager.__panicForTests("deliberate, classification"), internal());
     // Not a manager at all: the glue's own error, not "state lost".
