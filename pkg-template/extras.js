@@ -15,7 +15,7 @@
 import * as core from "./toolctx_core.js";
 import { ContextManager as Core } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
-import { internal, onFailInFlight, trapped } from "./host.js";
+import { internal, onFailInFlight, trapCount } from "./host.js";
 import { parseRecord } from "./records.js";
 import { installPointerLists } from "./pointers.js";
 
@@ -57,7 +57,7 @@ const coreModule = wasmModule("core", core);
  */
 function live(module) {
   module.ready();
-  const { traps } = trapped();
+  const traps = trapCount();
   if (module.traps !== traps) {
     module.traps = traps;
     module.glue.start();

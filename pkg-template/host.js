@@ -32,7 +32,6 @@ export const defaultStorage = () => runtime.defaultStorage?.();
 export const adaptFileSystem = (fs) => runtime.adaptFileSystem?.(fs);
 
 let traps = 0;
-let lastPanic;
 /** module name → fails that module's calls in flight (its driver, extras.js) */
 const inFlight = new Map();
 
@@ -56,11 +55,10 @@ export function onFailInFlight(module, fail) {
  */
 export function onTrap(module, message) {
   traps++;
-  lastPanic = message;
   const error = internal(new WebAssembly.RuntimeError(message), `${message}; the module was re-instantiated`);
   inFlight.get(module)?.(error);
   throw error;
 }
 
-/** How many traps there were, and the last panic's message. */
-export const trapped = () => ({ traps, lastPanic });
+/** How many traps there were. */
+export const trapCount = () => traps;
