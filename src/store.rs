@@ -17,7 +17,9 @@ use serde_json::{Number, Value};
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::fxhash::ResultHasher;
 use crate::lifecycle::{Gate, Phase};
-use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
+use crate::naming::{
+    args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, StoredPath, RANDOM_LEN,
+};
 use crate::paged::Paged;
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
@@ -212,9 +214,8 @@ pub enum Candidate {
 /// and no description when it is the generated one (rebuilt from the tool name and args).
 struct Entry {
     seq: u64,
-    /// Shared with `State::written` (a record this manager wrote) and with the records
-    /// held in memory: one copy of the path.
-    filepath: Rc<str>,
+    /// The path, as its parts when it has the record-name form.
+    filepath: StoredPath,
     tool_name: Rc<str>,
     /// `None`: `describe(tool_name, args)`, as the save generated it.
     tool_description: Option<Box<str>>,
@@ -225,6 +226,8 @@ struct Entry {
     query_id: Option<Rc<str>>,
     tool_call_id: Option<Box<str>>,
     size: u32,
+    /// Whether this manager wrote the record to storage (see [`State::orphans`]).
+    written: bool,
     /// A 64-bit hash of the result's JSON text, when this manager saved the record:
     /// with the tool and args hash, what makes two records duplicates.
     result_hash: Option<NonZeroU64>,
@@ -293,7 +296,7 @@ impl Packed<i64> {
 }
 
 impl Entry {
-    fn new(seq: u64, filepath: Rc<str>, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
+    fn new(seq: u64, filepath: &str, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
         let mut intern = |text: &str| match interned.get(text) {
             Some(t) => t.clone(),
             None => {
@@ -304,6 +307,7 @@ impl Entry {
         };
         let tool_name = intern(&meta.tool_name);
         let query_id = meta.query_id.as_deref().map(&mut intern);
+        let filepath = StoredPath::new(filepath, &mut intern);
         Entry {
             seq,
             filepath,
@@ -316,6 +320,7 @@ impl Entry {
             query_id,
             tool_call_id: meta.tool_call_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
+            written: false,
             result_hash: None,
         }
     }
@@ -379,11 +384,18 @@ impl Entry {
     /// The pointer's JSON (SPEC §2 fields, plus `argsHash`, `timestamp`, `size`).
     /// The JS glue copies these fields by name (pkg-template/pointers.js): a new field goes there too.
     fn pointer_json(&self, out: &mut String) {
-        let filename = self.filepath.rsplit('/').next().unwrap_or(&self.filepath);
+        // The tail (the parts after the prefix) holds no `/` and nothing JSON escapes.
+        let (head, tail) = self.filepath.split();
+        let push_path = |out: &mut String, head: &str| {
+            push_json_str(out, head);
+            out.pop();
+            out.push_str(tail.as_str());
+            out.push('"');
+        };
         out.push_str("{\"filepath\":");
-        push_json_str(out, &self.filepath);
+        push_path(out, head);
         out.push_str(",\"filename\":");
-        push_json_str(out, filename);
+        push_path(out, head.rsplit('/').next().unwrap_or(head));
         out.push_str(",\"toolName\":");
         push_json_str(out, &self.tool_name);
         out.push_str(",\"toolDescription\":");
@@ -439,8 +451,11 @@ struct State {
     /// In-memory records not yet being written out, oldest first.
     spill_queue: VecDeque<Rc<str>>,
     memory_bytes: usize,
-    /// Paths this manager wrote to storage (the pointers' own copies while they have one).
-    written: HashSet<Rc<str>>,
+    /// Paths this manager wrote to storage that no pointer holds (the pointers' entries
+    /// have the `written` flag): those of pointers forgotten (`clearPointers`, a rebuild)
+    /// or never added (the index was full). A pointer added again at such a path takes
+    /// it back as its flag.
+    orphans: HashSet<Rc<str>>,
     /// The records retention counts, oldest first; none without a cap (see
     /// [`ContextManager::own`]).
     owned: Ledger,
@@ -494,7 +509,7 @@ impl PathSlots {
 
     fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
         match self.by_hash.get(&Self::key(path)) {
-            Some(&slot) if &*entries[slot as usize].filepath == path => Some(slot),
+            Some(&slot) if entries[slot as usize].filepath.is(path) => Some(slot),
             _ => self.collisions.get(path).copied(),
         }
     }
@@ -502,7 +517,7 @@ impl PathSlots {
     fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
         match self.by_hash.entry(Self::key(path)) {
             std::collections::hash_map::Entry::Occupied(mut o) => {
-                if &*entries[*o.get() as usize].filepath == path {
+                if entries[*o.get() as usize].filepath.is(path) {
                     o.insert(slot);
                 } else {
                     self.collisions.insert(path.into(), slot);
@@ -516,7 +531,7 @@ impl PathSlots {
 
     fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
         let key = Self::key(path);
-        if matches!(self.by_hash.get(&key), Some(&slot) if &*entries[slot as usize].filepath == path) {
+        if matches!(self.by_hash.get(&key), Some(&slot) if entries[slot as usize].filepath.is(path)) {
             self.by_hash.remove(&key);
         } else {
             self.collisions.remove(path);
@@ -539,21 +554,69 @@ impl State {
     }
 
     /// Adds a pointer; `false` when the index is full.
-    fn add(&mut self, entry: Entry, terms: &Terms) -> bool {
-        let Some(slot) = self.index.add(entry.seq, terms) else { return false };
+    fn add(&mut self, mut entry: Entry, terms: &Terms) -> bool {
+        let path = entry.filepath.text();
+        let Some(slot) = self.index.add(entry.seq, terms) else {
+            if entry.written {
+                self.orphans.insert(path.into());
+            }
+            return false;
+        };
+        entry.written |= self.orphans.remove(path.as_str());
         let seq = entry.seq;
         let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
         self.order.insert(at, slot);
         self.entries.push(entry);
-        let entries = &self.entries;
-        self.slot_by_path.insert(&entries[slot as usize].filepath, slot, entries);
+        self.slot_by_path.insert(&path, slot, &self.entries);
         true
+    }
+
+    /// Notes that this manager wrote the record at `path`.
+    fn mark_written(&mut self, path: &str) {
+        match self.slot_of(path).and_then(|slot| self.entries.get_mut(slot as usize)) {
+            Some(entry) => entry.written = true,
+            None => {
+                self.orphans.insert(path.into());
+            }
+        }
+    }
+
+    /// Forgets that this manager wrote the record at `path` (it is removed).
+    fn unmark_written(&mut self, path: &str) {
+        if let Some(entry) = self.slot_of(path).and_then(|slot| self.entries.get_mut(slot as usize)) {
+            entry.written = false;
+        }
+        self.orphans.remove(path);
+    }
+
+    /// Whether this manager wrote the record at `path`.
+    fn is_written(&self, path: &str) -> bool {
+        self.entry(path).is_some_and(|e| e.written) || self.orphans.contains(path)
+    }
+
+    /// The paths this manager wrote.
+    fn written_paths(&self) -> Vec<String> {
+        let live = self.order.iter().map(|&slot| &self.entries[slot as usize]).filter(|e| e.written);
+        live.map(|e| e.filepath.text()).chain(self.orphans.iter().map(|p| p.to_string())).collect()
+    }
+
+    /// Forgets every path this manager wrote.
+    fn forget_written(&mut self) {
+        for &slot in &self.order {
+            if let Some(entry) = self.entries.get_mut(slot as usize) {
+                entry.written = false;
+            }
+        }
+        self.orphans.clear();
     }
 
     /// Drops the pointer at `path`, and its index entry; `false` when there is none.
     fn remove_pointer(&mut self, path: &str) -> bool {
         let Some(slot) = self.slot_of(path) else { return false };
         let seq = self.entries[slot as usize].seq;
+        if self.entries[slot as usize].written {
+            self.orphans.insert(path.into());
+        }
         self.index.remove(slot);
         self.vectors.remove(slot);
         // `order` is sorted by seq: find the slot without a scan.
@@ -589,8 +652,8 @@ impl State {
         self.order = (0..self.entries.len() as u32).collect();
         self.slot_by_path.clear();
         for slot in 0..self.entries.len() as u32 {
-            let entries = &self.entries;
-            self.slot_by_path.insert(&entries[slot as usize].filepath, slot, entries);
+            let path = self.entries[slot as usize].filepath.text();
+            self.slot_by_path.insert(&path, slot, &self.entries);
         }
         self.latest_copy.retain(|_, slot| match new_slot[*slot as usize] {
             Some(new) => {
@@ -604,6 +667,12 @@ impl State {
     }
 
     fn forget_pointers(&mut self) {
+        for &slot in &self.order {
+            let entry = &self.entries[slot as usize];
+            if entry.written {
+                self.orphans.insert(entry.filepath.text().into());
+            }
+        }
         self.entries.clear();
         self.interned.clear();
         self.order.clear();
@@ -863,9 +932,7 @@ impl<S: Storage> ContextManager<S> {
             let content_bytes = self.options.content_bytes;
             Terms::of_record_with_content(&meta.tool_description, input.tool_name, &args, result_text, content_bytes)
         };
-        // `held`: the path of a record held in memory, shared by the memory map, the spill
-        // queue and the pointer.
-        let (filepath, terms, held) = if size < self.options.persist_threshold {
+        let (filepath, terms) = if size < self.options.persist_threshold {
             let whole = match &input.result_body {
                 // A small record: its body is copied in, to be held in memory.
                 Some(body) => {
@@ -879,12 +946,13 @@ impl<S: Storage> ContextManager<S> {
                 None => bytes,
             };
             let path = name(&self.random_part()?);
+            // Held in memory: the path is shared by the memory map and the spill queue.
             let shared: Rc<str> = path.as_str().into();
             let mut state = self.state.borrow_mut();
             state.memory.insert(shared.clone(), Rc::from(whole));
-            state.spill_queue.push_back(shared.clone());
+            state.spill_queue.push_back(shared);
             state.memory_bytes += size;
-            (path, index_terms(), Some(shared))
+            (path, index_terms())
         } else {
             let record = match &input.result_body {
                 Some(body) => NewRecord::Parts { head: &bytes, body: body.handle },
@@ -897,7 +965,7 @@ impl<S: Storage> ContextManager<S> {
                 index_terms()
             };
             let (written, terms) = futures_util::future::join(self.write_new(name, record), indexed).await;
-            (written?, terms, None)
+            (written?, terms)
         };
         let added = {
             let mut state = self.state.borrow_mut();
@@ -907,12 +975,9 @@ impl<S: Storage> ContextManager<S> {
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let shared: Rc<str> = held.unwrap_or_else(|| filepath.as_str().into());
-            if size >= self.options.persist_threshold {
-                // Written by `write_new` just now (no await since).
-                state.written.insert(shared.clone());
-            }
-            let mut entry = Entry::new(seq, shared, meta, size, &mut state.interned);
+            let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.interned);
+            // Written by `write_new` just now (no await since).
+            entry.written = size >= self.options.persist_threshold;
             if generated {
                 entry = entry.generated_description();
             }
@@ -1000,9 +1065,9 @@ impl<S: Storage> ContextManager<S> {
                 let kept = {
                     let mut state = self.state.borrow_mut();
                     let kept = state.memory.remove_entry(path);
-                    if let Some((shared, _)) = &kept {
+                    if kept.is_some() {
                         state.memory_bytes -= bytes.len();
-                        state.written.insert(shared.clone());
+                        state.mark_written(path);
                     }
                     kept.is_some()
                 };
@@ -1210,7 +1275,7 @@ impl<S: Storage> ContextManager<S> {
     pub fn push_filepath(&self, slot: u32, out: &mut String) -> bool {
         let state = self.state.borrow();
         let Some(entry) = state.entries.get(slot as usize) else { return false };
-        out.push_str(&entry.filepath);
+        entry.filepath.push_to(out);
         true
     }
 
@@ -1397,28 +1462,28 @@ impl<S: Storage> ContextManager<S> {
         if self.session.is_some() {
             return self.remove_session().await;
         }
-        let written: Vec<Rc<str>> = {
+        let written: Vec<String> = {
             let mut state = self.state.borrow_mut();
             state.memory.clear();
             state.spill_queue.clear();
             state.memory_bytes = 0;
-            state.written.iter().cloned().collect()
+            state.written_paths()
         };
         let results = join_all(written.iter().map(|p| self.storage.remove(p))).await;
         let mut first_error = None;
         let mut state = self.state.borrow_mut();
         for (path, result) in written.iter().zip(results) {
             match result {
-                Ok(()) => {
-                    state.written.remove(path);
-                }
+                Ok(()) => state.unmark_written(path),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
             }
         }
-        let State { owned, written, .. } = &mut *state;
-        owned.retain(|p| written.contains(p));
+        let State { owned, .. } = &mut *state;
+        let mut owned = std::mem::take(owned);
+        owned.retain(|p| state.is_written(p));
+        state.owned = owned;
         first_error.map_or(Ok(()), Err)
     }
 
@@ -1651,8 +1716,9 @@ impl<S: Storage> ContextManager<S> {
                 Some((content, len)) => terms_of(&meta).with_content(content, len),
                 None => terms_of(&meta),
             };
-            // A pointer, not ownership: `written` keeps only what this manager wrote.
-            let entry = Entry::new(seq, filepath.as_str().into(), meta, size, &mut state.interned);
+            // A pointer, not ownership: only what this manager wrote is marked written
+            // (`add` takes the mark back from `orphans`).
+            let entry = Entry::new(seq, &filepath, meta, size, &mut state.interned);
             state.add(entry, &terms);
         }
     }
@@ -1730,7 +1796,7 @@ impl<S: Storage> ContextManager<S> {
                         manifest.context_files.extend(on_disk.context_files);
                     }
                 }
-                let written: Vec<String> = self.state.borrow().written.iter().map(|p| p.to_string()).collect();
+                let written = self.state.borrow().written_paths();
                 session::remove_session(&self.storage, &s.dir, &manifest, &written).await
             })
             .await??;
@@ -1738,7 +1804,7 @@ impl<S: Storage> ContextManager<S> {
         s.dirty.set(0);
         s.last_write_ms.set(None);
         let mut state = self.state.borrow_mut();
-        state.written.clear();
+        state.forget_written();
         state.owned.clear();
         state.memory.clear();
         state.spill_queue.clear();
@@ -1809,7 +1875,7 @@ impl<S: Storage> ContextManager<S> {
         }
         {
             let mut state = self.state.borrow_mut();
-            state.written.remove(path);
+            state.unmark_written(path);
             state.remove_pointer(path);
         }
         if let Some(s) = &self.session {
@@ -1850,9 +1916,7 @@ impl<S: Storage> ContextManager<S> {
             },
         };
         match meta {
-            Some(meta) => {
-                Entry::new(victim.seq, path.into(), meta, victim.size, &mut HashSet::new()).pointer_json(&mut out)
-            }
+            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
             None => {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);
@@ -2158,7 +2222,7 @@ mod tests {
             query_id: None,
             tool_call_id: None,
         };
-        Entry::new(0, path.into(), meta, 0, &mut HashSet::new())
+        Entry::new(0, path, meta, 0, &mut HashSet::new())
     }
 
     #[test]
@@ -2182,9 +2246,10 @@ mod tests {
         let collided: Vec<(Box<str>, u32)> = slots.collisions.iter().map(|(p, &s)| (p.clone(), s)).collect();
         for (path, slot) in &collided {
             let Some(&owner) = slots.by_hash.get(&PathSlots::key(path)) else { continue };
-            slots.remove(&entries[owner as usize].filepath.clone(), &entries);
+            let owner_path = entries[owner as usize].filepath.text();
+            slots.remove(&owner_path, &entries);
             assert_eq!(slots.get(path, &entries), Some(*slot));
-            assert_eq!(slots.get(&entries[owner as usize].filepath, &entries), None);
+            assert_eq!(slots.get(&owner_path, &entries), None);
         }
     }
 
