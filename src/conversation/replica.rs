@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::{ArtifactMeta, META_SUFFIX};
 use super::messages::{encode_jsonl, parse_jsonl, Message, Parsed};
+use crate::sort::{set_of, sort_by};
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
-use crate::sort::{set_of, sort_by};
 use crate::storage::{Storage, WriteOptions};
 use crate::store::{DebugEvent, DebugSink};
 

@@ -27,11 +27,11 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::ArtifactMeta;
 use super::messages::{merge, Message};
+use crate::sort::set_of;
 use super::replica::{corrupt, to_json, ConversationMetadata, Replica};
 use super::ConversationStore;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
-use crate::sort::set_of;
 use crate::storage::{Storage, WriteOptions};
 
 /// Backoff between attempts of a failed item: `base_ms × 2^(attempts-1)`, at most `max_ms`.
