@@ -210,89 +210,62 @@ pub enum Candidate {
 }
 
 /// A pointer as it is kept: boxed strings, the tool name and query id shared by every
-/// pointer that has them, the args hash and the timestamp as numbers when they round-trip,
-/// and no description when it is the generated one (rebuilt from the tool name and args).
+/// pointer that has them, the path as its parts, the args hash and the timestamp as
+/// numbers, and the fields most pointers lack (a description given at save, a tool call
+/// id, an args hash or timestamp whose text the numbers would not print back) in `rare`.
+/// A description the save generated is not kept (rebuilt from the tool name and args).
 struct Entry {
     seq: u64,
     /// The path, as its parts when it has the record-name form.
     filepath: StoredPath,
     tool_name: Rc<str>,
-    /// `None`: `describe(tool_name, args)`, as the save generated it.
-    tool_description: Option<Box<str>>,
     args_json: Box<str>,
-    args_hash: Packed<[u8; 32]>,
-    timestamp: Packed<i64>,
-    task_id: Option<Number>,
+    /// The args hash as bytes (ignored when `rare` holds its text).
+    args_hash: [u8; 32],
+    /// The timestamp in ms (ignored when `rare` holds its text).
+    timestamp_ms: i64,
+    /// The task id when it is an integer that fits (else in `rare`).
+    task: Option<i32>,
     query_id: Option<Rc<str>>,
-    tool_call_id: Option<Box<str>>,
     size: u32,
     /// Whether this manager wrote the record to storage (see [`State::orphans`]).
     written: bool,
     /// A 64-bit hash of the result's JSON text, when this manager saved the record:
     /// with the tool and args hash, what makes two records duplicates.
     result_hash: Option<NonZeroU64>,
+    /// `None` when the pointer has none of its fields (most pointers).
+    rare: Option<Box<Rare>>,
 }
 
-/// A value kept in its compact form when the text can be produced from it exactly.
-#[derive(PartialEq, Eq)]
-enum Packed<T> {
-    Compact(T),
-    Text(Box<str>),
+/// The fields of an [`Entry`] most pointers do not have.
+#[derive(Default, PartialEq, Eq)]
+struct Rare {
+    /// `None`: `describe(tool_name, args)`, as the save generated it.
+    tool_description: Option<Box<str>>,
+    tool_call_id: Option<Box<str>>,
+    /// The args hash, when it is not 64 lowercase hex digits.
+    args_hash: Option<Box<str>>,
+    /// The timestamp, when it is not the ISO form of a number of ms.
+    timestamp: Option<Box<str>>,
+    /// The task id, when it is not an integer that fits in an `i32`.
+    task_id: Option<Number>,
 }
 
-impl Packed<[u8; 32]> {
-    fn hash(hex: &str) -> Self {
-        let mut out = [0u8; 32];
-        let ok = hex.len() == 64
-            && hex.as_bytes().chunks(2).zip(out.iter_mut()).all(|(pair, byte)| {
-                let digit = |c: u8| match c {
-                    b'0'..=b'9' => Some(c - b'0'),
-                    b'a'..=b'f' => Some(c - b'a' + 10),
-                    _ => None,
-                };
-                match (digit(pair[0]), digit(pair[1])) {
-                    (Some(h), Some(l)) => {
-                        *byte = h << 4 | l;
-                        true
-                    }
-                    _ => false,
-                }
-            });
-        if ok {
-            Packed::Compact(out)
-        } else {
-            Packed::Text(hex.into())
-        }
+/// The bytes of a 64-digit lowercase hex hash.
+fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    if hex.len() != 64 {
+        return None;
     }
-
-    fn push_to(&self, out: &mut String) {
-        match self {
-            Packed::Compact(bytes) => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                for b in bytes {
-                    out.push(HEX[(b >> 4) as usize] as char);
-                    out.push(HEX[(b & 15) as usize] as char);
-                }
-            }
-            Packed::Text(t) => out.push_str(t),
-        }
+    for (byte, pair) in out.iter_mut().zip(hex.as_bytes().chunks(2)) {
+        *byte = digit(pair[0])? << 4 | digit(pair[1])?;
     }
-}
-
-impl Packed<i64> {
-    fn timestamp(iso: &str) -> Self {
-        match session::parse_iso_ms(iso) {
-            Some(ms) if iso_timestamp(ms) == iso => Packed::Compact(ms),
-            _ => Packed::Text(iso.into()),
-        }
-    }
-
-    fn push_to(&self, out: &mut String) {
-        match self {
-            Packed::Compact(ms) => out.push_str(&iso_timestamp(*ms)),
-            Packed::Text(t) => out.push_str(t),
-        }
-    }
+    Some(out)
 }
 
 impl Entry {
@@ -308,20 +281,60 @@ impl Entry {
         let tool_name = intern(&meta.tool_name);
         let query_id = meta.query_id.as_deref().map(&mut intern);
         let filepath = StoredPath::new(filepath, &mut intern);
+        let args_hash = hash_bytes(&meta.args_hash);
+        let timestamp_ms = session::parse_iso_ms(&meta.timestamp).filter(|&ms| iso_timestamp(ms) == meta.timestamp);
+        let task = meta.task_id.as_ref().and_then(|n| n.as_i64()).and_then(|n| i32::try_from(n).ok());
+        let rare = Rare {
+            task_id: meta.task_id.filter(|_| task.is_none()),
+            tool_description: Some(meta.tool_description.into()),
+            tool_call_id: meta.tool_call_id.map(Into::into),
+            args_hash: args_hash.is_none().then(|| meta.args_hash.into()),
+            timestamp: timestamp_ms.is_none().then(|| meta.timestamp.into()),
+        };
         Entry {
             seq,
             filepath,
             tool_name,
-            tool_description: Some(meta.tool_description.into()),
             args_json: meta.args_json.into(),
-            args_hash: Packed::hash(&meta.args_hash),
-            timestamp: Packed::timestamp(&meta.timestamp),
-            task_id: meta.task_id,
+            args_hash: args_hash.unwrap_or_default(),
+            timestamp_ms: timestamp_ms.unwrap_or_default(),
+            task,
             query_id,
-            tool_call_id: meta.tool_call_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
             written: false,
             result_hash: None,
+            rare: Some(Box::new(rare)),
+        }
+    }
+
+    fn rare(&self) -> Option<&Rare> {
+        self.rare.as_deref()
+    }
+
+    fn task_id(&self) -> Option<Number> {
+        match self.task {
+            Some(n) => Some(Number::from(n)),
+            None => self.rare().and_then(|r| r.task_id.clone()),
+        }
+    }
+
+    fn push_args_hash(&self, out: &mut String) {
+        match self.rare().and_then(|r| r.args_hash.as_deref()) {
+            Some(text) => out.push_str(text),
+            None => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                for b in &self.args_hash {
+                    out.push(HEX[(b >> 4) as usize] as char);
+                    out.push(HEX[(b & 15) as usize] as char);
+                }
+            }
+        }
+    }
+
+    fn push_timestamp(&self, out: &mut String) {
+        match self.rare().and_then(|r| r.timestamp.as_deref()) {
+            Some(text) => out.push_str(text),
+            None => out.push_str(&iso_timestamp(self.timestamp_ms)),
         }
     }
 
@@ -329,7 +342,7 @@ impl Entry {
     fn duplicate_key(&self) -> Option<u64> {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let mut args_hash = String::new();
-        self.args_hash.push_to(&mut args_hash);
+        self.push_args_hash(&mut args_hash);
         let key = (&*self.tool_name, args_hash, self.result_hash?.get());
         Some(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key))
     }
@@ -340,18 +353,24 @@ impl Entry {
             && self.result_hash == other.result_hash
             && self.tool_name == other.tool_name
             && self.args_hash == other.args_hash
+            && self.rare().and_then(|r| r.args_hash.as_ref()) == other.rare().and_then(|r| r.args_hash.as_ref())
     }
 
     /// Drops the description when the save generated it: [`Entry::description`] makes it
     /// again, byte for byte (`describe` is a pure function of the tool name and the args).
     fn generated_description(mut self) -> Self {
-        self.tool_description = None;
+        if let Some(rare) = &mut self.rare {
+            rare.tool_description = None;
+            if **rare == Rare::default() {
+                self.rare = None;
+            }
+        }
         self
     }
 
     /// The pointer's description: the one given, or the generated one.
     fn description(&self) -> std::borrow::Cow<'_, str> {
-        match &self.tool_description {
+        match self.rare().and_then(|r| r.tool_description.as_deref()) {
             Some(text) => std::borrow::Cow::Borrowed(text),
             None => {
                 // The args were parsed from this very text when the pointer was saved.
@@ -363,17 +382,17 @@ impl Entry {
 
     fn meta(&self) -> RecordMeta {
         let (mut args_hash, mut timestamp) = (String::new(), String::new());
-        self.args_hash.push_to(&mut args_hash);
-        self.timestamp.push_to(&mut timestamp);
+        self.push_args_hash(&mut args_hash);
+        self.push_timestamp(&mut timestamp);
         RecordMeta {
             tool_name: self.tool_name.to_string(),
             tool_description: self.description().into_owned(),
             args_json: self.args_json.to_string(),
             args_hash,
             timestamp,
-            task_id: self.task_id.clone(),
+            task_id: self.task_id(),
             query_id: self.query_id.as_deref().map(str::to_owned),
-            tool_call_id: self.tool_call_id.as_deref().map(str::to_owned),
+            tool_call_id: self.rare().and_then(|r| r.tool_call_id.as_deref()).map(str::to_owned),
         }
     }
 
@@ -402,7 +421,7 @@ impl Entry {
         push_json_str(out, &self.description());
         out.push_str(",\"args\":");
         out.push_str(&self.args_json);
-        if let Some(task) = &self.task_id {
+        if let Some(task) = self.task_id() {
             out.push_str(",\"taskId\":");
             out.push_str(&task.to_string());
         }
@@ -410,14 +429,14 @@ impl Entry {
             out.push_str(",\"queryId\":");
             push_json_str(out, query);
         }
-        if let Some(call) = &self.tool_call_id {
+        if let Some(call) = self.rare().and_then(|r| r.tool_call_id.as_deref()) {
             out.push_str(",\"toolCallId\":");
             push_json_str(out, call);
         }
         out.push_str(",\"argsHash\":\"");
-        self.args_hash.push_to(out);
+        self.push_args_hash(out);
         out.push_str("\",\"timestamp\":\"");
-        self.timestamp.push_to(out);
+        self.push_timestamp(out);
         out.push_str("\",\"size\":");
         out.push_str(&self.size.to_string());
         out.push('}');
@@ -1230,7 +1249,7 @@ impl<S: Storage> ContextManager<S> {
     fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
         state.order.iter().copied().filter(move |&slot| {
             let entry = &state.entries[slot as usize];
-            filter.is_all() || filter.passes(entry.query_id.as_deref(), entry.task_id.as_ref())
+            filter.is_all() || filter.passes(entry.query_id.as_deref(), entry.task_id().as_ref())
         })
     }
 
@@ -2254,9 +2273,53 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_gives_back_the_meta_and_path_it_was_made_from() {
+        let metas = [
+            ("/ctx/t_000000000000_1700000000000_0_aaaa.json", "0".repeat(64), iso_timestamp(1_700_000_000_000), None),
+            ("/ctx/notes.json", "ABC".into(), "2024-01-01T00:00:00Z".into(), Some("call_1")),
+            ("/ctx/x_y_0123456789ab_1700000000000_7_zz00.json", "01".repeat(32), "yesterday".into(), None),
+            ("/ctx/seed_3f2a9c1b_1735012345678_0_k3j9x2.json", "3f2a9c1b".into(), iso_timestamp(-1), Some("")),
+        ];
+        let mut interned = HashSet::new();
+        let tasks = [Some(Number::from(3)), None, Number::from_f64(2.0), Some(Number::from(1u64 << 40))];
+        for ((path, args_hash, timestamp, call), task_id) in metas.into_iter().zip(tasks) {
+            let meta = RecordMeta {
+                tool_name: "x_y".into(),
+                tool_description: "given".into(),
+                args_json: r#"{"a":1}"#.into(),
+                args_hash,
+                timestamp,
+                task_id: task_id.clone(),
+                query_id: Some("q".into()),
+                tool_call_id: call.map(str::to_owned),
+            };
+            let e = Entry::new(1, path, meta.clone(), 5, &mut interned);
+            assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
+            assert_eq!(e.filepath.text(), path);
+            let mut json = String::new();
+            e.pointer_json(&mut json);
+            let v: Value = serde_json::from_str(&json).unwrap();
+            assert_eq!((v["filepath"].as_str(), v["argsHash"].as_str()), (Some(path), Some(&*meta.args_hash)));
+            assert_eq!((v["timestamp"].as_str(), v["toolCallId"].as_str()), (Some(&*meta.timestamp), call));
+            let generated = e.generated_description();
+            assert_eq!(
+                (v["taskId"].to_string(), v.get("taskId").is_some()),
+                (task_id.as_ref().map_or("null".into(), Number::to_string), task_id.is_some())
+            );
+            let compact = call.is_none() && meta.args_hash.len() == 64 && meta.timestamp.starts_with("20");
+            assert_eq!(generated.rare.is_none(), compact && task_id.is_none_or(|t| t.is_i64()));
+            assert!(generated.meta() == RecordMeta { tool_description: describe_of(&meta), ..meta });
+        }
+    }
+
+    fn describe_of(meta: &RecordMeta) -> String {
+        crate::describe::describe(&meta.tool_name, &serde_json::from_str(&meta.args_json).unwrap())
+    }
+
+    #[test]
     fn a_generated_description_is_not_kept() {
         let e = entry("/ctx/a.json").generated_description();
-        assert!(e.tool_description.is_none());
+        assert!(e.rare.is_none(), "nothing rare is kept");
         assert_eq!(e.description(), crate::describe::describe("t", &serde_json::json!({})));
         assert_eq!(entry("/ctx/a.json").description(), "t");
     }
