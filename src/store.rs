@@ -1986,7 +1986,7 @@ impl<S: Storage> ContextManager<S> {
                 if self.keeps_ledger() {
                     state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
                 }
-                let pointer = Entry::new(seq, full.as_str().into(), meta, size, &mut state.interned);
+                let pointer = Entry::new(seq, full.as_str(), meta, size, &mut state.interned);
                 state.add(pointer, &terms);
             }
             s.manifest.borrow_mut().context_files.insert(rel, entry);
