@@ -211,14 +211,17 @@ pub enum Candidate {
 
 /// A pointer as it is kept: boxed strings, the tool name and query id shared by every
 /// pointer that has them, the path as its parts, the args hash and the timestamp as
-/// numbers, and the fields most pointers lack (a description given at save, a tool call
-/// id, an args hash or timestamp whose text the numbers would not print back) in `rare`.
-/// A description the save generated is not kept (rebuilt from the tool name and args).
+/// numbers, and the fields most pointers lack (a tool call id, an args hash or timestamp
+/// whose text the numbers would not print back, a task id that is not an `i32`) in
+/// `rare`. A description the save generated is not kept (rebuilt from the tool name and
+/// args); a record read back keeps its own (it may come from a `describe` callback).
 struct Entry {
     seq: u64,
     /// The path, as its parts when it has the record-name form.
     filepath: StoredPath,
     tool_name: Rc<str>,
+    /// `None`: `describe(tool_name, args)`, as the save generated it.
+    tool_description: Option<Box<str>>,
     args_json: Box<str>,
     /// The args hash as bytes (ignored when `rare` holds its text).
     args_hash: [u8; 32],
@@ -240,8 +243,6 @@ struct Entry {
 /// The fields of an [`Entry`] most pointers do not have.
 #[derive(Default, PartialEq, Eq)]
 struct Rare {
-    /// `None`: `describe(tool_name, args)`, as the save generated it.
-    tool_description: Option<Box<str>>,
     tool_call_id: Option<Box<str>>,
     /// The args hash, when it is not 64 lowercase hex digits.
     args_hash: Option<Box<str>>,
@@ -286,7 +287,6 @@ impl Entry {
         let task = meta.task_id.as_ref().and_then(|n| n.as_i64()).and_then(|n| i32::try_from(n).ok());
         let rare = Rare {
             task_id: meta.task_id.filter(|_| task.is_none()),
-            tool_description: Some(meta.tool_description.into()),
             tool_call_id: meta.tool_call_id.map(Into::into),
             args_hash: args_hash.is_none().then(|| meta.args_hash.into()),
             timestamp: timestamp_ms.is_none().then(|| meta.timestamp.into()),
@@ -303,7 +303,8 @@ impl Entry {
             size: u32::try_from(size).unwrap_or(u32::MAX),
             written: false,
             result_hash: None,
-            rare: Some(Box::new(rare)),
+            tool_description: Some(meta.tool_description.into()),
+            rare: (rare != Rare::default()).then(|| Box::new(rare)),
         }
     }
 
@@ -359,18 +360,13 @@ impl Entry {
     /// Drops the description when the save generated it: [`Entry::description`] makes it
     /// again, byte for byte (`describe` is a pure function of the tool name and the args).
     fn generated_description(mut self) -> Self {
-        if let Some(rare) = &mut self.rare {
-            rare.tool_description = None;
-            if **rare == Rare::default() {
-                self.rare = None;
-            }
-        }
+        self.tool_description = None;
         self
     }
 
     /// The pointer's description: the one given, or the generated one.
     fn description(&self) -> std::borrow::Cow<'_, str> {
-        match self.rare().and_then(|r| r.tool_description.as_deref()) {
+        match self.tool_description.as_deref() {
             Some(text) => std::borrow::Cow::Borrowed(text),
             None => {
                 // The args were parsed from this very text when the pointer was saved.
@@ -2319,7 +2315,7 @@ mod tests {
     #[test]
     fn a_generated_description_is_not_kept() {
         let e = entry("/ctx/a.json").generated_description();
-        assert!(e.rare.is_none(), "nothing rare is kept");
+        assert!(e.tool_description.is_none() && e.rare.is_none());
         assert_eq!(e.description(), crate::describe::describe("t", &serde_json::json!({})));
         assert_eq!(entry("/ctx/a.json").description(), "t");
     }
