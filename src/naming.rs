@@ -1,6 +1,8 @@
 //! Names and hashes (SPEC §3): the record filename grammar, tool-name sanitising,
 //! the RFC 8785 canonical-JSON args hash, and `hashQuery`.
 
+use std::rc::Rc;
+
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -110,6 +112,134 @@ pub fn is_record_filename(name: &str) -> bool {
     tool_ok && hash_ok && ts_ok && counter_ok && random_ok
 }
 
+/// A record's path as the pointer table keeps it. A path of the record-name form,
+/// `{prefix}_{hash12}_{timestamp}_{counter}_{random}.json` (the prefix is the folder and
+/// the tool name, shared by many records), is kept as its parts: 32 bytes in wasm and no
+/// text of its own. Any other path (a record adopted with another name, or one whose
+/// parts would not print back to it byte for byte) is kept as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoredPath {
+    Named { prefix: Rc<str>, hash: [u8; FILENAME_HASH_LEN / 2], random: [u8; RANDOM_LEN], counter: u32, ms: u64 },
+    Text(Rc<str>),
+}
+
+/// The part of a [`StoredPath`] after its prefix, printed: at most
+/// `_` 12 `_` 13 `_` 10 `_` 4 `.json` = 48 bytes.
+pub(crate) struct Tail {
+    bytes: [u8; 48],
+    len: usize,
+}
+
+impl Tail {
+    pub(crate) fn as_str(&self) -> &str {
+        // Only ASCII digits, letters, `_` and `.` are written.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.bytes[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    fn push_number(&mut self, mut n: u64, width: usize) {
+        let mut digits = [b'0'; 20];
+        let mut at = digits.len();
+        while n > 0 || at == digits.len() {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        at = at.min(digits.len() - width.min(digits.len()));
+        self.push(&digits[at..]);
+    }
+}
+
+impl StoredPath {
+    /// `path` in its compact form when it has one; `intern` gives the shared copy of
+    /// the prefix.
+    pub(crate) fn new(path: &str, mut intern: impl FnMut(&str) -> Rc<str>) -> Self {
+        match Self::parts(path) {
+            Some((prefix, hash, random, counter, ms)) => {
+                let named = StoredPath::Named { prefix: intern(prefix), hash, random, counter, ms };
+                // The parts must print back to the very text (no leading zeros lost, ...).
+                if named.is(path) {
+                    return named;
+                }
+                StoredPath::Text(path.into())
+            }
+            None => StoredPath::Text(path.into()),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn parts(path: &str) -> Option<(&str, [u8; 6], [u8; RANDOM_LEN], u32, u64)> {
+        let stem = path.strip_suffix(".json")?;
+        let mut parts = stem.rsplitn(5, '_');
+        let (random, counter, ts, hex_hash, prefix) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        let random: [u8; RANDOM_LEN] = random.as_bytes().try_into().ok()?;
+        if !random.iter().all(|b| ALPHABET.contains(b)) || ts.len() != 13 || hex_hash.len() != FILENAME_HASH_LEN {
+            return None;
+        }
+        let counter: u32 = counter.parse().ok()?;
+        let ms: u64 = ts.parse().ok()?;
+        let mut hash = [0u8; 6];
+        for (byte, pair) in hash.iter_mut().zip(hex_hash.as_bytes().chunks(2)) {
+            let digit = |c: u8| match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                _ => None,
+            };
+            *byte = digit(pair[0])? << 4 | digit(pair[1])?;
+        }
+        Some((prefix, hash, random, counter, ms))
+    }
+
+    /// The path as a head and a tail: the prefix and the printed parts, or the text and
+    /// an empty tail. The tail holds no `/` and nothing JSON escapes.
+    pub(crate) fn split(&self) -> (&str, Tail) {
+        let mut tail = Tail { bytes: [0; 48], len: 0 };
+        match self {
+            StoredPath::Named { prefix, hash, random, counter, ms } => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                tail.push(b"_");
+                for b in hash {
+                    tail.push(&[HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+                }
+                tail.push(b"_");
+                tail.push_number(*ms, 13);
+                tail.push(b"_");
+                tail.push_number(u64::from(*counter), 1);
+                tail.push(b"_");
+                tail.push(random);
+                tail.push(b".json");
+                (prefix, tail)
+            }
+            StoredPath::Text(text) => (text, tail),
+        }
+    }
+
+    /// Whether this is `path`, byte for byte.
+    pub(crate) fn is(&self, path: &str) -> bool {
+        let (head, tail) = self.split();
+        path.strip_prefix(head).is_some_and(|rest| rest == tail.as_str())
+    }
+
+    /// Appends the path to `out`.
+    pub(crate) fn push_to(&self, out: &mut String) {
+        let (head, tail) = self.split();
+        out.push_str(head);
+        out.push_str(tail.as_str());
+    }
+
+    /// The path as text.
+    pub(crate) fn text(&self) -> String {
+        let mut out = String::new();
+        self.push_to(&mut out);
+        out
+    }
+}
+
 /// `n` characters of `[a-z0-9]` drawn without bias from `next_byte`.
 pub fn random_chars(n: usize, mut next_byte: impl FnMut() -> u8) -> String {
     let mut out = String::with_capacity(n);
@@ -194,6 +324,62 @@ mod tests {
         ] {
             assert!(!is_record_filename(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_stored_path_prints_back_byte_for_byte() {
+        let mut interned: Vec<Rc<str>> = Vec::new();
+        let mut intern = |s: &str| match interned.iter().find(|t| &***t == s) {
+            Some(t) => t.clone(),
+            None => {
+                interned.push(s.into());
+                interned[interned.len() - 1].clone()
+            }
+        };
+        let long_tool = "x_".repeat(32);
+        let named = [
+            "/ctx/read_file_abababababab_1735012345678_7_x9k2.json".to_owned(),
+            "/ctx/sess_1/cat egory/é\"q\n/read_file_0123456789ab_0000000000000_0_0000.json".to_owned(),
+            "/ctx/-_ffffffffffff_9999999999999_4294967295_zzzz.json".to_owned(),
+            format!("/ctx/{long_tool}_00000000000a_1700000000000_12_a1b2.json"),
+            "t_000000000000_1700000000000_0_aaaa.json".to_owned(),
+            "__000000000000_1700000000000_0_aaaa.json".to_owned(),
+            "_abababababab_1735012345678_7_x9k2.json".to_owned(),
+        ];
+        let text = [
+            // Seed-style and adopted names, and names whose parts would not print back.
+            "/ctx/read_file_3f2a9c1b_1735012345678_0_k3j9x2.json",
+            "/ctx/notes.json",
+            "/ctx/t_abababababab_1735012345678_007_x9k2.json",
+            "/ctx/t_abababababab_1735012345678_4294967296_x9k2.json",
+            "/ctx/t_abababababab_1735012345678_+7_x9k2.json",
+            "/ctx/t_ABABABABABAB_1735012345678_7_x9k2.json",
+            "/ctx/t_abababababab_173501234567_7_x9k2.json",
+            "/ctx/t_abababababab_+735012345678_7_x9k2.json",
+            "/ctx/t_abababababab_1735012345678_7_X9k2.json",
+            "/ctx/t_abababababab_1735012345678_7_x9k2.JSON",
+            "/ctx/t_abababababab_1735012345678_7_x9k2.json.json",
+            "",
+        ];
+        for path in named.iter().map(String::as_str).chain(text) {
+            let stored = StoredPath::new(path, &mut intern);
+            assert_eq!(stored.text(), path);
+            assert!(stored.is(path), "{path}");
+            assert!(!stored.is(&format!("{path}x")) && !stored.is(&format!("/{path}")), "{path}");
+            let compact = matches!(stored, StoredPath::Named { .. });
+            assert_eq!(compact, named.iter().any(|n| n == path), "compact form of {path:?}");
+        }
+        // One prefix for every record of a folder and tool.
+        let a = StoredPath::new("/ctx/t_abababababab_1735012345678_1_aaaa.json", &mut intern);
+        let b = StoredPath::new("/ctx/t_cdcdcdcdcdcd_1735012345679_2_bbbb.json", &mut intern);
+        match (&a, &b) {
+            (StoredPath::Named { prefix: p, .. }, StoredPath::Named { prefix: q, .. }) => assert!(Rc::ptr_eq(p, q)),
+            _ => panic!("not compact: {a:?} {b:?}"),
+        }
+        assert_ne!(a, b);
+        assert!(!a.is("/ctx/t_abababababab_1735012345678_1_aaab.json"));
+        #[cfg(target_pointer_width = "32")]
+        assert_eq!(std::mem::size_of::<StoredPath>(), 32);
     }
 
     #[test]

@@ -44,6 +44,11 @@ impl<T> Paged<T> {
         self.pages.get(i / PAGE).and_then(|page| page.get(i % PAGE))
     }
 
+    /// The entry at `i`, mutably, if any.
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.pages.get_mut(i / PAGE).and_then(|page| page.get_mut(i % PAGE))
+    }
+
     /// Drops every entry and page.
     pub(crate) fn clear(&mut self) {
         *self = Paged::default();

@@ -17,7 +17,9 @@ use serde_json::{Number, Value};
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::fxhash::ResultHasher;
 use crate::lifecycle::{Gate, Phase};
-use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
+use crate::naming::{
+    args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, StoredPath, RANDOM_LEN,
+};
 use crate::paged::Paged;
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
@@ -208,92 +210,67 @@ pub enum Candidate {
 }
 
 /// A pointer as it is kept: boxed strings, the tool name and query id shared by every
-/// pointer that has them, the args hash and the timestamp as numbers when they round-trip,
-/// and no description when it is the generated one (rebuilt from the tool name and args).
+/// pointer that has them, the path as its parts, the args hash and the timestamp as
+/// numbers, and the fields most pointers lack (a tool call id, an args hash or timestamp
+/// whose text the numbers would not print back, a task id that is not an `i32`) in
+/// `rare`. A description the save generated is not kept (rebuilt from the tool name and
+/// args); a record read back keeps its own (it may come from a `describe` callback).
 struct Entry {
     seq: u64,
-    /// Shared with `State::written` (a record this manager wrote) and with the records
-    /// held in memory: one copy of the path.
-    filepath: Rc<str>,
+    /// The path, as its parts when it has the record-name form.
+    filepath: StoredPath,
     tool_name: Rc<str>,
     /// `None`: `describe(tool_name, args)`, as the save generated it.
     tool_description: Option<Box<str>>,
     args_json: Box<str>,
-    args_hash: Packed<[u8; 32]>,
-    timestamp: Packed<i64>,
-    task_id: Option<Number>,
+    /// The args hash as bytes (ignored when `rare` holds its text).
+    args_hash: [u8; 32],
+    /// The timestamp in ms (ignored when `rare` holds its text).
+    timestamp_ms: i64,
+    /// The task id when it is an integer that fits (else in `rare`).
+    task: Option<i32>,
     query_id: Option<Rc<str>>,
-    tool_call_id: Option<Box<str>>,
     size: u32,
+    /// Whether this manager wrote the record to storage (see [`State::orphans`]).
+    written: bool,
     /// A 64-bit hash of the result's JSON text, when this manager saved the record:
     /// with the tool and args hash, what makes two records duplicates.
     result_hash: Option<NonZeroU64>,
+    /// `None` when the pointer has none of its fields (most pointers).
+    rare: Option<Box<Rare>>,
 }
 
-/// A value kept in its compact form when the text can be produced from it exactly.
-#[derive(PartialEq, Eq)]
-enum Packed<T> {
-    Compact(T),
-    Text(Box<str>),
+/// The fields of an [`Entry`] most pointers do not have.
+#[derive(Default, PartialEq, Eq)]
+struct Rare {
+    tool_call_id: Option<Box<str>>,
+    /// The args hash, when it is not 64 lowercase hex digits.
+    args_hash: Option<Box<str>>,
+    /// The timestamp, when it is not the ISO form of a number of ms.
+    timestamp: Option<Box<str>>,
+    /// The task id, when it is not an integer that fits in an `i32`.
+    task_id: Option<Number>,
 }
 
-impl Packed<[u8; 32]> {
-    fn hash(hex: &str) -> Self {
-        let mut out = [0u8; 32];
-        let ok = hex.len() == 64
-            && hex.as_bytes().chunks(2).zip(out.iter_mut()).all(|(pair, byte)| {
-                let digit = |c: u8| match c {
-                    b'0'..=b'9' => Some(c - b'0'),
-                    b'a'..=b'f' => Some(c - b'a' + 10),
-                    _ => None,
-                };
-                match (digit(pair[0]), digit(pair[1])) {
-                    (Some(h), Some(l)) => {
-                        *byte = h << 4 | l;
-                        true
-                    }
-                    _ => false,
-                }
-            });
-        if ok {
-            Packed::Compact(out)
-        } else {
-            Packed::Text(hex.into())
-        }
+/// The bytes of a 64-digit lowercase hex hash.
+fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    if hex.len() != 64 {
+        return None;
     }
-
-    fn push_to(&self, out: &mut String) {
-        match self {
-            Packed::Compact(bytes) => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                for b in bytes {
-                    out.push(HEX[(b >> 4) as usize] as char);
-                    out.push(HEX[(b & 15) as usize] as char);
-                }
-            }
-            Packed::Text(t) => out.push_str(t),
-        }
+    for (byte, pair) in out.iter_mut().zip(hex.as_bytes().chunks(2)) {
+        *byte = digit(pair[0])? << 4 | digit(pair[1])?;
     }
-}
-
-impl Packed<i64> {
-    fn timestamp(iso: &str) -> Self {
-        match session::parse_iso_ms(iso) {
-            Some(ms) if iso_timestamp(ms) == iso => Packed::Compact(ms),
-            _ => Packed::Text(iso.into()),
-        }
-    }
-
-    fn push_to(&self, out: &mut String) {
-        match self {
-            Packed::Compact(ms) => out.push_str(&iso_timestamp(*ms)),
-            Packed::Text(t) => out.push_str(t),
-        }
-    }
+    Some(out)
 }
 
 impl Entry {
-    fn new(seq: u64, filepath: Rc<str>, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
+    fn new(seq: u64, filepath: &str, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
         let mut intern = |text: &str| match interned.get(text) {
             Some(t) => t.clone(),
             None => {
@@ -304,19 +281,61 @@ impl Entry {
         };
         let tool_name = intern(&meta.tool_name);
         let query_id = meta.query_id.as_deref().map(&mut intern);
+        let filepath = StoredPath::new(filepath, &mut intern);
+        let args_hash = hash_bytes(&meta.args_hash);
+        let timestamp_ms = session::parse_iso_ms(&meta.timestamp).filter(|&ms| iso_timestamp(ms) == meta.timestamp);
+        let task = meta.task_id.as_ref().and_then(|n| n.as_i64()).and_then(|n| i32::try_from(n).ok());
+        let rare = Rare {
+            task_id: meta.task_id.filter(|_| task.is_none()),
+            tool_call_id: meta.tool_call_id.map(Into::into),
+            args_hash: args_hash.is_none().then(|| meta.args_hash.into()),
+            timestamp: timestamp_ms.is_none().then(|| meta.timestamp.into()),
+        };
         Entry {
             seq,
             filepath,
             tool_name,
-            tool_description: Some(meta.tool_description.into()),
             args_json: meta.args_json.into(),
-            args_hash: Packed::hash(&meta.args_hash),
-            timestamp: Packed::timestamp(&meta.timestamp),
-            task_id: meta.task_id,
+            args_hash: args_hash.unwrap_or_default(),
+            timestamp_ms: timestamp_ms.unwrap_or_default(),
+            task,
             query_id,
-            tool_call_id: meta.tool_call_id.map(Into::into),
             size: u32::try_from(size).unwrap_or(u32::MAX),
+            written: false,
             result_hash: None,
+            tool_description: Some(meta.tool_description.into()),
+            rare: (rare != Rare::default()).then(|| Box::new(rare)),
+        }
+    }
+
+    fn rare(&self) -> Option<&Rare> {
+        self.rare.as_deref()
+    }
+
+    fn task_id(&self) -> Option<Number> {
+        match self.task {
+            Some(n) => Some(Number::from(n)),
+            None => self.rare().and_then(|r| r.task_id.clone()),
+        }
+    }
+
+    fn push_args_hash(&self, out: &mut String) {
+        match self.rare().and_then(|r| r.args_hash.as_deref()) {
+            Some(text) => out.push_str(text),
+            None => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                for b in &self.args_hash {
+                    out.push(HEX[(b >> 4) as usize] as char);
+                    out.push(HEX[(b & 15) as usize] as char);
+                }
+            }
+        }
+    }
+
+    fn push_timestamp(&self, out: &mut String) {
+        match self.rare().and_then(|r| r.timestamp.as_deref()) {
+            Some(text) => out.push_str(text),
+            None => out.push_str(&iso_timestamp(self.timestamp_ms)),
         }
     }
 
@@ -324,7 +343,7 @@ impl Entry {
     fn duplicate_key(&self) -> Option<u64> {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let mut args_hash = String::new();
-        self.args_hash.push_to(&mut args_hash);
+        self.push_args_hash(&mut args_hash);
         let key = (&*self.tool_name, args_hash, self.result_hash?.get());
         Some(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key))
     }
@@ -335,6 +354,7 @@ impl Entry {
             && self.result_hash == other.result_hash
             && self.tool_name == other.tool_name
             && self.args_hash == other.args_hash
+            && self.rare().and_then(|r| r.args_hash.as_ref()) == other.rare().and_then(|r| r.args_hash.as_ref())
     }
 
     /// Drops the description when the save generated it: [`Entry::description`] makes it
@@ -346,7 +366,7 @@ impl Entry {
 
     /// The pointer's description: the one given, or the generated one.
     fn description(&self) -> std::borrow::Cow<'_, str> {
-        match &self.tool_description {
+        match self.tool_description.as_deref() {
             Some(text) => std::borrow::Cow::Borrowed(text),
             None => {
                 // The args were parsed from this very text when the pointer was saved.
@@ -358,17 +378,17 @@ impl Entry {
 
     fn meta(&self) -> RecordMeta {
         let (mut args_hash, mut timestamp) = (String::new(), String::new());
-        self.args_hash.push_to(&mut args_hash);
-        self.timestamp.push_to(&mut timestamp);
+        self.push_args_hash(&mut args_hash);
+        self.push_timestamp(&mut timestamp);
         RecordMeta {
             tool_name: self.tool_name.to_string(),
             tool_description: self.description().into_owned(),
             args_json: self.args_json.to_string(),
             args_hash,
             timestamp,
-            task_id: self.task_id.clone(),
+            task_id: self.task_id(),
             query_id: self.query_id.as_deref().map(str::to_owned),
-            tool_call_id: self.tool_call_id.as_deref().map(str::to_owned),
+            tool_call_id: self.rare().and_then(|r| r.tool_call_id.as_deref()).map(str::to_owned),
         }
     }
 
@@ -379,18 +399,25 @@ impl Entry {
     /// The pointer's JSON (SPEC §2 fields, plus `argsHash`, `timestamp`, `size`).
     /// The JS glue copies these fields by name (pkg-template/pointers.js): a new field goes there too.
     fn pointer_json(&self, out: &mut String) {
-        let filename = self.filepath.rsplit('/').next().unwrap_or(&self.filepath);
+        // The tail (the parts after the prefix) holds no `/` and nothing JSON escapes.
+        let (head, tail) = self.filepath.split();
+        let push_path = |out: &mut String, head: &str| {
+            push_json_str(out, head);
+            out.pop();
+            out.push_str(tail.as_str());
+            out.push('"');
+        };
         out.push_str("{\"filepath\":");
-        push_json_str(out, &self.filepath);
+        push_path(out, head);
         out.push_str(",\"filename\":");
-        push_json_str(out, filename);
+        push_path(out, head.rsplit('/').next().unwrap_or(head));
         out.push_str(",\"toolName\":");
         push_json_str(out, &self.tool_name);
         out.push_str(",\"toolDescription\":");
         push_json_str(out, &self.description());
         out.push_str(",\"args\":");
         out.push_str(&self.args_json);
-        if let Some(task) = &self.task_id {
+        if let Some(task) = self.task_id() {
             out.push_str(",\"taskId\":");
             out.push_str(&task.to_string());
         }
@@ -398,14 +425,14 @@ impl Entry {
             out.push_str(",\"queryId\":");
             push_json_str(out, query);
         }
-        if let Some(call) = &self.tool_call_id {
+        if let Some(call) = self.rare().and_then(|r| r.tool_call_id.as_deref()) {
             out.push_str(",\"toolCallId\":");
             push_json_str(out, call);
         }
         out.push_str(",\"argsHash\":\"");
-        self.args_hash.push_to(out);
+        self.push_args_hash(out);
         out.push_str("\",\"timestamp\":\"");
-        self.timestamp.push_to(out);
+        self.push_timestamp(out);
         out.push_str("\",\"size\":");
         out.push_str(&self.size.to_string());
         out.push('}');
@@ -439,8 +466,11 @@ struct State {
     /// In-memory records not yet being written out, oldest first.
     spill_queue: VecDeque<Rc<str>>,
     memory_bytes: usize,
-    /// Paths this manager wrote to storage (the pointers' own copies while they have one).
-    written: HashSet<Rc<str>>,
+    /// Paths this manager wrote to storage that no pointer holds (the pointers' entries
+    /// have the `written` flag): those of pointers forgotten (`clearPointers`, a rebuild)
+    /// or never added (the index was full). A pointer added again at such a path takes
+    /// it back as its flag.
+    orphans: HashSet<Rc<str>>,
     /// The records retention counts, oldest first; none without a cap (see
     /// [`ContextManager::own`]).
     owned: Ledger,
@@ -494,7 +524,7 @@ impl PathSlots {
 
     fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
         match self.by_hash.get(&Self::key(path)) {
-            Some(&slot) if &*entries[slot as usize].filepath == path => Some(slot),
+            Some(&slot) if entries[slot as usize].filepath.is(path) => Some(slot),
             _ => self.collisions.get(path).copied(),
         }
     }
@@ -502,7 +532,7 @@ impl PathSlots {
     fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
         match self.by_hash.entry(Self::key(path)) {
             std::collections::hash_map::Entry::Occupied(mut o) => {
-                if &*entries[*o.get() as usize].filepath == path {
+                if entries[*o.get() as usize].filepath.is(path) {
                     o.insert(slot);
                 } else {
                     self.collisions.insert(path.into(), slot);
@@ -516,7 +546,7 @@ impl PathSlots {
 
     fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
         let key = Self::key(path);
-        if matches!(self.by_hash.get(&key), Some(&slot) if &*entries[slot as usize].filepath == path) {
+        if matches!(self.by_hash.get(&key), Some(&slot) if entries[slot as usize].filepath.is(path)) {
             self.by_hash.remove(&key);
         } else {
             self.collisions.remove(path);
@@ -539,21 +569,69 @@ impl State {
     }
 
     /// Adds a pointer; `false` when the index is full.
-    fn add(&mut self, entry: Entry, terms: &Terms) -> bool {
-        let Some(slot) = self.index.add(entry.seq, terms) else { return false };
+    fn add(&mut self, mut entry: Entry, terms: &Terms) -> bool {
+        let path = entry.filepath.text();
+        let Some(slot) = self.index.add(entry.seq, terms) else {
+            if entry.written {
+                self.orphans.insert(path.into());
+            }
+            return false;
+        };
+        entry.written |= self.orphans.remove(path.as_str());
         let seq = entry.seq;
         let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
         self.order.insert(at, slot);
         self.entries.push(entry);
-        let entries = &self.entries;
-        self.slot_by_path.insert(&entries[slot as usize].filepath, slot, entries);
+        self.slot_by_path.insert(&path, slot, &self.entries);
         true
+    }
+
+    /// Notes that this manager wrote the record at `path`.
+    fn mark_written(&mut self, path: &str) {
+        match self.slot_of(path).and_then(|slot| self.entries.get_mut(slot as usize)) {
+            Some(entry) => entry.written = true,
+            None => {
+                self.orphans.insert(path.into());
+            }
+        }
+    }
+
+    /// Forgets that this manager wrote the record at `path` (it is removed).
+    fn unmark_written(&mut self, path: &str) {
+        if let Some(entry) = self.slot_of(path).and_then(|slot| self.entries.get_mut(slot as usize)) {
+            entry.written = false;
+        }
+        self.orphans.remove(path);
+    }
+
+    /// Whether this manager wrote the record at `path`.
+    fn is_written(&self, path: &str) -> bool {
+        self.entry(path).is_some_and(|e| e.written) || self.orphans.contains(path)
+    }
+
+    /// The paths this manager wrote.
+    fn written_paths(&self) -> Vec<String> {
+        let live = self.order.iter().map(|&slot| &self.entries[slot as usize]).filter(|e| e.written);
+        live.map(|e| e.filepath.text()).chain(self.orphans.iter().map(|p| p.to_string())).collect()
+    }
+
+    /// Forgets every path this manager wrote.
+    fn forget_written(&mut self) {
+        for &slot in &self.order {
+            if let Some(entry) = self.entries.get_mut(slot as usize) {
+                entry.written = false;
+            }
+        }
+        self.orphans.clear();
     }
 
     /// Drops the pointer at `path`, and its index entry; `false` when there is none.
     fn remove_pointer(&mut self, path: &str) -> bool {
         let Some(slot) = self.slot_of(path) else { return false };
         let seq = self.entries[slot as usize].seq;
+        if self.entries[slot as usize].written {
+            self.orphans.insert(path.into());
+        }
         self.index.remove(slot);
         self.vectors.remove(slot);
         // `order` is sorted by seq: find the slot without a scan.
@@ -589,8 +667,8 @@ impl State {
         self.order = (0..self.entries.len() as u32).collect();
         self.slot_by_path.clear();
         for slot in 0..self.entries.len() as u32 {
-            let entries = &self.entries;
-            self.slot_by_path.insert(&entries[slot as usize].filepath, slot, entries);
+            let path = self.entries[slot as usize].filepath.text();
+            self.slot_by_path.insert(&path, slot, &self.entries);
         }
         self.latest_copy.retain(|_, slot| match new_slot[*slot as usize] {
             Some(new) => {
@@ -604,6 +682,12 @@ impl State {
     }
 
     fn forget_pointers(&mut self) {
+        for &slot in &self.order {
+            let entry = &self.entries[slot as usize];
+            if entry.written {
+                self.orphans.insert(entry.filepath.text().into());
+            }
+        }
         self.entries.clear();
         self.interned.clear();
         self.order.clear();
@@ -863,9 +947,7 @@ impl<S: Storage> ContextManager<S> {
             let content_bytes = self.options.content_bytes;
             Terms::of_record_with_content(&meta.tool_description, input.tool_name, &args, result_text, content_bytes)
         };
-        // `held`: the path of a record held in memory, shared by the memory map, the spill
-        // queue and the pointer.
-        let (filepath, terms, held) = if size < self.options.persist_threshold {
+        let (filepath, terms) = if size < self.options.persist_threshold {
             let whole = match &input.result_body {
                 // A small record: its body is copied in, to be held in memory.
                 Some(body) => {
@@ -879,12 +961,13 @@ impl<S: Storage> ContextManager<S> {
                 None => bytes,
             };
             let path = name(&self.random_part()?);
+            // Held in memory: the path is shared by the memory map and the spill queue.
             let shared: Rc<str> = path.as_str().into();
             let mut state = self.state.borrow_mut();
             state.memory.insert(shared.clone(), Rc::from(whole));
-            state.spill_queue.push_back(shared.clone());
+            state.spill_queue.push_back(shared);
             state.memory_bytes += size;
-            (path, index_terms(), Some(shared))
+            (path, index_terms())
         } else {
             let record = match &input.result_body {
                 Some(body) => NewRecord::Parts { head: &bytes, body: body.handle },
@@ -897,7 +980,7 @@ impl<S: Storage> ContextManager<S> {
                 index_terms()
             };
             let (written, terms) = futures_util::future::join(self.write_new(name, record), indexed).await;
-            (written?, terms, None)
+            (written?, terms)
         };
         let added = {
             let mut state = self.state.borrow_mut();
@@ -907,12 +990,9 @@ impl<S: Storage> ContextManager<S> {
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let shared: Rc<str> = held.unwrap_or_else(|| filepath.as_str().into());
-            if size >= self.options.persist_threshold {
-                // Written by `write_new` just now (no await since).
-                state.written.insert(shared.clone());
-            }
-            let mut entry = Entry::new(seq, shared, meta, size, &mut state.interned);
+            let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.interned);
+            // Written by `write_new` just now (no await since).
+            entry.written = size >= self.options.persist_threshold;
             if generated {
                 entry = entry.generated_description();
             }
@@ -1000,9 +1080,9 @@ impl<S: Storage> ContextManager<S> {
                 let kept = {
                     let mut state = self.state.borrow_mut();
                     let kept = state.memory.remove_entry(path);
-                    if let Some((shared, _)) = &kept {
+                    if kept.is_some() {
                         state.memory_bytes -= bytes.len();
-                        state.written.insert(shared.clone());
+                        state.mark_written(path);
                     }
                     kept.is_some()
                 };
@@ -1165,7 +1245,7 @@ impl<S: Storage> ContextManager<S> {
     fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
         state.order.iter().copied().filter(move |&slot| {
             let entry = &state.entries[slot as usize];
-            filter.is_all() || filter.passes(entry.query_id.as_deref(), entry.task_id.as_ref())
+            filter.is_all() || filter.passes(entry.query_id.as_deref(), entry.task_id().as_ref())
         })
     }
 
@@ -1210,7 +1290,7 @@ impl<S: Storage> ContextManager<S> {
     pub fn push_filepath(&self, slot: u32, out: &mut String) -> bool {
         let state = self.state.borrow();
         let Some(entry) = state.entries.get(slot as usize) else { return false };
-        out.push_str(&entry.filepath);
+        entry.filepath.push_to(out);
         true
     }
 
@@ -1397,28 +1477,28 @@ impl<S: Storage> ContextManager<S> {
         if self.session.is_some() {
             return self.remove_session().await;
         }
-        let written: Vec<Rc<str>> = {
+        let written: Vec<String> = {
             let mut state = self.state.borrow_mut();
             state.memory.clear();
             state.spill_queue.clear();
             state.memory_bytes = 0;
-            state.written.iter().cloned().collect()
+            state.written_paths()
         };
         let results = join_all(written.iter().map(|p| self.storage.remove(p))).await;
         let mut first_error = None;
         let mut state = self.state.borrow_mut();
         for (path, result) in written.iter().zip(results) {
             match result {
-                Ok(()) => {
-                    state.written.remove(path);
-                }
+                Ok(()) => state.unmark_written(path),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
             }
         }
-        let State { owned, written, .. } = &mut *state;
-        owned.retain(|p| written.contains(p));
+        let State { owned, .. } = &mut *state;
+        let mut owned = std::mem::take(owned);
+        owned.retain(|p| state.is_written(p));
+        state.owned = owned;
         first_error.map_or(Ok(()), Err)
     }
 
@@ -1651,8 +1731,9 @@ impl<S: Storage> ContextManager<S> {
                 Some((content, len)) => terms_of(&meta).with_content(content, len),
                 None => terms_of(&meta),
             };
-            // A pointer, not ownership: `written` keeps only what this manager wrote.
-            let entry = Entry::new(seq, filepath.as_str().into(), meta, size, &mut state.interned);
+            // A pointer, not ownership: only what this manager wrote is marked written
+            // (`add` takes the mark back from `orphans`).
+            let entry = Entry::new(seq, &filepath, meta, size, &mut state.interned);
             state.add(entry, &terms);
         }
     }
@@ -1730,7 +1811,7 @@ impl<S: Storage> ContextManager<S> {
                         manifest.context_files.extend(on_disk.context_files);
                     }
                 }
-                let written: Vec<String> = self.state.borrow().written.iter().map(|p| p.to_string()).collect();
+                let written = self.state.borrow().written_paths();
                 session::remove_session(&self.storage, &s.dir, &manifest, &written).await
             })
             .await??;
@@ -1738,7 +1819,7 @@ impl<S: Storage> ContextManager<S> {
         s.dirty.set(0);
         s.last_write_ms.set(None);
         let mut state = self.state.borrow_mut();
-        state.written.clear();
+        state.forget_written();
         state.owned.clear();
         state.memory.clear();
         state.spill_queue.clear();
@@ -1809,7 +1890,7 @@ impl<S: Storage> ContextManager<S> {
         }
         {
             let mut state = self.state.borrow_mut();
-            state.written.remove(path);
+            state.unmark_written(path);
             state.remove_pointer(path);
         }
         if let Some(s) = &self.session {
@@ -1850,9 +1931,7 @@ impl<S: Storage> ContextManager<S> {
             },
         };
         match meta {
-            Some(meta) => {
-                Entry::new(victim.seq, path.into(), meta, victim.size, &mut HashSet::new()).pointer_json(&mut out)
-            }
+            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
             None => {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);
@@ -1903,7 +1982,7 @@ impl<S: Storage> ContextManager<S> {
                 if self.keeps_ledger() {
                     state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
                 }
-                let pointer = Entry::new(seq, full.as_str().into(), meta, size, &mut state.interned);
+                let pointer = Entry::new(seq, full.as_str(), meta, size, &mut state.interned);
                 state.add(pointer, &terms);
             }
             s.manifest.borrow_mut().context_files.insert(rel, entry);
@@ -2158,7 +2237,7 @@ mod tests {
             query_id: None,
             tool_call_id: None,
         };
-        Entry::new(0, path.into(), meta, 0, &mut HashSet::new())
+        Entry::new(0, path, meta, 0, &mut HashSet::new())
     }
 
     #[test]
@@ -2182,16 +2261,61 @@ mod tests {
         let collided: Vec<(Box<str>, u32)> = slots.collisions.iter().map(|(p, &s)| (p.clone(), s)).collect();
         for (path, slot) in &collided {
             let Some(&owner) = slots.by_hash.get(&PathSlots::key(path)) else { continue };
-            slots.remove(&entries[owner as usize].filepath.clone(), &entries);
+            let owner_path = entries[owner as usize].filepath.text();
+            slots.remove(&owner_path, &entries);
             assert_eq!(slots.get(path, &entries), Some(*slot));
-            assert_eq!(slots.get(&entries[owner as usize].filepath, &entries), None);
+            assert_eq!(slots.get(&owner_path, &entries), None);
         }
+    }
+
+    #[test]
+    fn an_entry_gives_back_the_meta_and_path_it_was_made_from() {
+        let metas = [
+            ("/ctx/t_000000000000_1700000000000_0_aaaa.json", "0".repeat(64), iso_timestamp(1_700_000_000_000), None),
+            ("/ctx/notes.json", "ABC".into(), "2024-01-01T00:00:00Z".into(), Some("call_1")),
+            ("/ctx/x_y_0123456789ab_1700000000000_7_zz00.json", "01".repeat(32), "yesterday".into(), None),
+            ("/ctx/seed_3f2a9c1b_1735012345678_0_k3j9x2.json", "3f2a9c1b".into(), iso_timestamp(-1), Some("")),
+        ];
+        let mut interned = HashSet::new();
+        let tasks = [Some(Number::from(3)), None, Number::from_f64(2.0), Some(Number::from(1u64 << 40))];
+        for ((path, args_hash, timestamp, call), task_id) in metas.into_iter().zip(tasks) {
+            let meta = RecordMeta {
+                tool_name: "x_y".into(),
+                tool_description: "given".into(),
+                args_json: r#"{"a":1}"#.into(),
+                args_hash,
+                timestamp,
+                task_id: task_id.clone(),
+                query_id: Some("q".into()),
+                tool_call_id: call.map(str::to_owned),
+            };
+            let e = Entry::new(1, path, meta.clone(), 5, &mut interned);
+            assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
+            assert_eq!(e.filepath.text(), path);
+            let mut json = String::new();
+            e.pointer_json(&mut json);
+            let v: Value = serde_json::from_str(&json).unwrap();
+            assert_eq!((v["filepath"].as_str(), v["argsHash"].as_str()), (Some(path), Some(&*meta.args_hash)));
+            assert_eq!((v["timestamp"].as_str(), v["toolCallId"].as_str()), (Some(&*meta.timestamp), call));
+            let generated = e.generated_description();
+            assert_eq!(
+                (v["taskId"].to_string(), v.get("taskId").is_some()),
+                (task_id.as_ref().map_or("null".into(), Number::to_string), task_id.is_some())
+            );
+            let compact = call.is_none() && meta.args_hash.len() == 64 && meta.timestamp.starts_with("20");
+            assert_eq!(generated.rare.is_none(), compact && task_id.is_none_or(|t| t.is_i64()));
+            assert!(generated.meta() == RecordMeta { tool_description: describe_of(&meta), ..meta });
+        }
+    }
+
+    fn describe_of(meta: &RecordMeta) -> String {
+        crate::describe::describe(&meta.tool_name, &serde_json::from_str(&meta.args_json).unwrap())
     }
 
     #[test]
     fn a_generated_description_is_not_kept() {
         let e = entry("/ctx/a.json").generated_description();
-        assert!(e.tool_description.is_none());
+        assert!(e.tool_description.is_none() && e.rare.is_none());
         assert_eq!(e.description(), crate::describe::describe("t", &serde_json::json!({})));
         assert_eq!(entry("/ctx/a.json").description(), "t");
     }

@@ -288,6 +288,54 @@ fn clear_removes_only_this_managers_records() {
 }
 
 #[test]
+fn pointer_paths_print_back_and_what_this_manager_wrote_survives_forgetting_its_pointers() {
+    block_on(async {
+        let storage = Rc::new(MemoryStorage::new());
+        // An adopted record under a name of another form, and another manager's record.
+        let odd = "/ctx/d_ir/read_file_3f2a9c1b_1735012345678_007_k3j9x2.json";
+        let seedlike = toolctx::ContextManager::new(storage.clone(), options("/ctx/d_ir"))?;
+        let seeded = seedlike.save(save("seed", "{}", "0")).await?;
+        storage.write(odd, &storage.read(&seeded).await?.unwrap(), WriteOptions::default()).await?;
+        storage.remove(&seeded).await?;
+        let other = ContextManager::new(storage.clone(), options("/ctx/d_ir"))?;
+        let theirs = other.save(save("t", "{}", "1")).await?;
+        let mine = ContextManager::new(storage.clone(), options("/ctx/d_ir"))?;
+        let mut saved = Vec::new();
+        for tool in ["read_file", "a b/c\"é", "_", "x".repeat(80).as_str(), ""] {
+            saved.push(mine.save(save(tool, r#"{"k":"v"}"#, "2")).await?);
+        }
+        let listed = |m: &ContextManager<Rc<MemoryStorage>>| -> Vec<String> {
+            let all: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::default())).unwrap();
+            let all = all.as_array().unwrap().clone();
+            for p in &all {
+                let path = p["filepath"].as_str().unwrap();
+                assert_eq!(p["filename"].as_str(), path.rsplit('/').next(), "{p}");
+                assert_eq!(m.slot_of(path).and_then(|s| m.filepath_of(s)).as_deref(), Some(path));
+            }
+            all.iter().map(|p| p["filepath"].as_str().unwrap().to_owned()).collect()
+        };
+        assert_eq!(listed(&mine), saved);
+        // Forgotten, then found again by a rebuild (with the adopted and foreign records):
+        // the records this manager wrote are still the ones it removes.
+        mine.clear_pointers();
+        assert_eq!(mine.rebuild_index().await?, saved.len() + 2);
+        let mut all = listed(&mine);
+        all.sort();
+        let mut expected = [saved.clone(), vec![odd.to_owned(), theirs.clone()]].concat();
+        expected.sort();
+        assert_eq!(all, expected);
+        mine.clear_context_dir().await?;
+        let mut left = storage.paths();
+        left.sort();
+        let mut kept = vec![odd.to_owned(), theirs];
+        kept.sort();
+        assert_eq!(left, kept);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn purge_removes_every_record_and_nothing_else() {
     block_on(async {
         let storage = Rc::new(MemoryStorage::new());
