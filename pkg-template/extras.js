@@ -188,14 +188,10 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
 function joinedPaths(pointers) {
   return pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
 }
-// The joined filepaths go in as UTF-8 bytes: the native encoder is many times faster than
-// wasm-bindgen's copy of a string, one character at a time.
 const selectPaths = Core.prototype.__selectPaths;
-const encoder = new TextEncoder();
-const none = new Uint8Array(0);
 Core.prototype.selectRelevantContexts = guard("selectRelevantContexts", function selectRelevantContexts(query, pointers, options) {
-  if (!Array.isArray(pointers)) return selectPaths.call(this, query, pointers, options, none);
-  const out = selectPaths.call(this, query, pointers, options, encoder.encode(joinedPaths(pointers)));
+  if (!Array.isArray(pointers)) return selectPaths.call(this, query, pointers, options, "");
+  const out = selectPaths.call(this, query, pointers, options, joinedPaths(pointers));
   return out === "" ? [] : out.split("\0");
 });
 

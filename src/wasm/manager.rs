@@ -701,11 +701,8 @@ impl JsContextManager {
         query: JsValue,
         pointers: JsValue,
         options: JsValue,
-        joined: &[u8],
+        joined: String,
     ) -> Result<String, JsValue> {
-        // UTF-8 encoded by the JS glue (TextEncoder, native): wasm-bindgen would copy a
-        // string in one character at a time.
-        let joined = String::from_utf8_lossy(joined).into_owned();
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
         let (query_id, task_id) = filter_options(&options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
