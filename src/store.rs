@@ -1243,9 +1243,17 @@ impl<S: Storage> ContextManager<S> {
     }
 
     fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
+        // Every pointer's query id is the interned one: a query id never interned has no
+        // pointer, and one that was is compared by address, not by its text.
+        let query_id = filter.query_id.map(|q| state.interned.get(q));
         state.order.iter().copied().filter(move |&slot| {
             let entry = &state.entries[slot as usize];
-            filter.is_all() || filter.passes(entry.query_id.as_deref(), entry.task_id().as_ref())
+            let query_passes = match query_id {
+                None => true,
+                Some(None) => false,
+                Some(Some(q)) => entry.query_id.as_ref().is_some_and(|e| Rc::ptr_eq(e, q)),
+            };
+            query_passes && filter.task_id.map_or(true, |t| entry.task_id().as_ref() == Some(t))
         })
     }
 
