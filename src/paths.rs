@@ -17,6 +17,11 @@ pub fn normalize(path: &str) -> Option<String> {
     if is_normal(path) {
         return Some(path.to_owned());
     }
+    lexical(path)
+}
+
+/// `normalize`'s work, part by part, for any path.
+fn lexical(path: &str) -> Option<String> {
     let absolute = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
@@ -71,23 +76,6 @@ mod tests {
 
     #[test]
     fn normal_paths_are_returned_as_they_are_and_others_normalised() {
-        let slow = |path: &str| {
-            let absolute = path.starts_with('/');
-            let mut parts: Vec<&str> = Vec::new();
-            for part in path.split('/') {
-                match part {
-                    "" | "." => {}
-                    ".." => {
-                        if parts.pop().is_none() && !absolute {
-                            return None;
-                        }
-                    }
-                    other => parts.push(other),
-                }
-            }
-            let joined = parts.join("/");
-            Some(if absolute { format!("/{joined}") } else { joined })
-        };
         for p in [
             "",
             "/",
@@ -109,7 +97,7 @@ mod tests {
             "/x/.hidden/..x/x..",
             "rel/x.json",
         ] {
-            assert_eq!(normalize(p), slow(p), "{p:?}");
+            assert_eq!(normalize(p), lexical(p), "{p:?}");
         }
     }
 

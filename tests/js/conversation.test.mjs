@@ -11,6 +11,7 @@ import path from "node:path";
 import { ConversationStore, memoryStorage } from "toolctx";
 import { nodeStorage } from "toolctx/node";
 import { runConversationTests } from "./conversation.mjs";
+import { parsedInsideWasm } from "./parse-spy.mjs";
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolctx-conv-")));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -52,16 +53,9 @@ test("[node] conversations: the README example runs and prints what it says", ()
   assert.equal(squash(out), squash(promised));
 });
 
-// A JSON.parse inside a wasm call can crash Node 20's V8 (see __pointers in
-// src/wasm/manager.rs): results cross as JSON text and are parsed once the call has returned.
+// No results are parsed inside a wasm call (tests/js/parse-spy.mjs says why).
 test("[node] conversations: no result is parsed inside a wasm call", async () => {
-  const inWasm = [];
-  const parse = JSON.parse;
-  JSON.parse = function spy(text, reviver) {
-    if (new Error().stack.includes("wasm://")) inWasm.push(String(text).slice(0, 60));
-    return parse.call(this, text, reviver);
-  };
-  try {
+  const inWasm = await parsedInsideWasm(async () => {
     const store = await ConversationStore.open({ storage: memoryStorage(), contextDir: "/mem/parse" });
     const conv = await store.createConversation({ title: "parse" });
     await store.appendMessage(conv.id, { role: "user", content: "hello" });
@@ -71,8 +65,6 @@ test("[node] conversations: no result is parsed inside a wasm call", async () =>
     assert.equal((await store.resolveArtifacts(conv.id, `artifact://${artifact.id}`))[0].content, "export {}");
     assert.equal((await store.stats(conv.id)).messages, 2);
     assert.equal((await store.listConversations())[0].id, conv.id);
-  } finally {
-    JSON.parse = parse;
-  }
+  });
   assert.deepEqual(inWasm, []);
 });

@@ -10,6 +10,7 @@ import * as toolctx from "toolctx";
 import { memoryStorage } from "toolctx";
 import { nodeStorage } from "toolctx/node";
 import { runWindowTests } from "./window.mjs";
+import { parsedInsideWasm } from "./parse-spy.mjs";
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolctx-window-")));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -22,16 +23,9 @@ runWindowTests(test, assert, () => nodeStorage(), {
   contextDir: () => path.join(root, `ctx-${++n}`).split(path.sep).join("/"),
 });
 
-// A JSON.parse inside a wasm call can crash Node 20's V8 (see __pointers in
-// src/wasm/manager.rs): plans cross as JSON text and are parsed once the call has returned.
+// No plans are parsed inside a wasm call (tests/js/parse-spy.mjs says why).
 test("[node] window: no plan is parsed inside a wasm call", async () => {
-  const inWasm = [];
-  const parse = JSON.parse;
-  JSON.parse = function spy(text, reviver) {
-    if (new Error().stack.includes("wasm://")) inWasm.push(String(text).slice(0, 60));
-    return parse.call(this, text, reviver);
-  };
-  try {
+  const inWasm = await parsedInsideWasm(async () => {
     const read = (id) => ({
       role: "assistant", content: [{ type: "tool_use", id, name: "read_file", input: { path: "a.ts" } }],
     });
@@ -48,8 +42,6 @@ test("[node] window: no plan is parsed inside a wasm call", async () => {
     assert.equal(JSON.parse(JSON.stringify(history)).id, "parse");
     assert.equal(toolctx.findDuplicateFileReads(messages)[0].path, "a.ts");
     assert.equal(toolctx.truncationRange(messages, "half"), null);
-  } finally {
-    JSON.parse = parse;
-  }
+  });
   assert.deepEqual(inWasm, []);
 });
