@@ -25,15 +25,7 @@ for (const name of [
 }
 
 // The only way to a store: where the module is fetched (browsers), open waits for it.
-const guardedOpen = Conversations.open;
-Object.defineProperty(Conversations, "open", {
-  value: async function open(options) {
-    await conversationModule.load();
-    return guardedOpen.call(this, options);
-  },
-  writable: true,
-  configurable: true,
-});
+conversationModule.loadBeforeOpen(Conversations);
 
 disposeWithClose(Conversations);
 

@@ -58,4 +58,21 @@ export class LazyModule {
   guardClass(cls) {
     guardClass(cls, (name, fn) => this.guard(name, fn));
   }
+
+  /**
+   * Makes `cls.open` (already guarded) wait for the module first: where it is fetched
+   * (browsers), `open` is the async call that loads it.
+   */
+  loadBeforeOpen(cls) {
+    const guardedOpen = cls.open;
+    const module = this;
+    Object.defineProperty(cls, "open", {
+      value: async function open(options) {
+        await module.load();
+        return guardedOpen.call(this, options);
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
 }

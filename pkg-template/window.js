@@ -76,15 +76,7 @@ Object.defineProperty(HistoryCore.prototype, "deletedRange", {
 windowModule.guardClass(HistoryCore);
 
 // Where the module is fetched (browsers), open waits for it.
-const guardedOpen = HistoryCore.open;
-Object.defineProperty(HistoryCore, "open", {
-  value: async function open(options) {
-    await windowModule.load();
-    return guardedOpen.call(this, options);
-  },
-  writable: true,
-  configurable: true,
-});
+windowModule.loadBeforeOpen(HistoryCore);
 
 export const ContextHistory = HistoryCore;
 export const optimizeWindow = windowModule.guard("optimizeWindow", (messages, options) => {
