@@ -50,6 +50,7 @@ pub mod describe;
 pub mod error;
 mod fxhash;
 mod lifecycle;
+mod lowercase;
 pub mod naming;
 mod paged;
 pub mod paths;

@@ -160,7 +160,7 @@ impl Terms {
 
     /// How often `word` occurs (by its stem), in both fields (0 when it does not).
     pub fn count(&self, word: &str) -> u32 {
-        self.position(&stem(&word.to_lowercase())).map_or(0, |i| self.counts[i] + self.content[i])
+        self.position(&stem(&crate::lowercase::to_lowercase(word))).map_or(0, |i| self.counts[i] + self.content[i])
     }
 
     /// How often `term` (a stem) occurs in the metadata and in the content.

@@ -19,6 +19,8 @@
 //! [`tokenize`] gives the parts (`readFile` → `read file`, `AUTH_ERROR` → `auth
 //! error`): the words a description is made of.
 
+use crate::lowercase::to_lowercase;
+
 /// The tokens of `text`, in order, lowercased: words, split again at camelCase
 /// boundaries.
 ///
@@ -28,7 +30,7 @@
 /// ```
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for_each_token(text, |t| out.push(t.to_lowercase()));
+    for_each_token(text, |t| out.push(to_lowercase(t)));
     out
 }
 
@@ -126,7 +128,7 @@ fn lowercase_into(s: &str, buf: &mut String) {
         buf.push_str(s);
         buf.make_ascii_lowercase();
     } else {
-        buf.push_str(&s.to_lowercase());
+        buf.push_str(&to_lowercase(s));
     }
 }
 
@@ -193,7 +195,7 @@ pub fn is_keyword(token: &str) -> bool {
 pub fn keywords(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for_each_word(query, |word| {
-        let word = word.to_lowercase();
+        let word = to_lowercase(word);
         if is_keyword(&word) && !out.contains(&word) {
             out.push(word);
         }
