@@ -387,8 +387,9 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 let rpruned = remote.pruned(conv).await?;
                 let pruned = set_of(lpruned.union(&rpruned).cloned());
                 let merged = merge(&lmsgs, &rmsgs, &pruned);
-                let have = set_of(rarts.iter().map(|a| a.id.as_str()));
-                let missing: Vec<&ArtifactMeta> = larts.iter().filter(|a| !have.contains(a.id.as_str())).collect();
+                // Owned ids: the module's one kind of set (a set of `&str` is code of its own).
+                let have = set_of(rarts.iter().map(|a| a.id.clone()));
+                let missing: Vec<&ArtifactMeta> = larts.iter().filter(|a| !have.contains(&a.id)).collect();
                 // Every content is there before anything is written: a missing one fails
                 // the push rather than reach the remote as an empty artifact.
                 let contents = local.artifact_contents(conv).await?;
