@@ -116,6 +116,7 @@ impl JsStorage {
 
     /// The host object and the options its `read` takes (`{root}`), for the JavaScript
     /// that runs the calls itself (window.js: the window module runs no tasks).
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
     pub fn host(&self) -> (&JsValue, &Object) {
         (&self.host, &self.read_options)
     }
