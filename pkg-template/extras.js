@@ -203,5 +203,3 @@ disposeWithClose(Core);
 // The exported class is the core's own (a plain class: subclasses, instanceof and its
 // static methods work as for any class); its host defaults come from host.js.
 export { Core as ContextManager };
-
-ASYNC.add("save").add("restoreCheckpoint"); // ContextHistory (window.js)

@@ -75,6 +75,48 @@ Object.defineProperty(HistoryCore.prototype, "deletedRange", {
 });
 windowModule.guardClass(HistoryCore);
 
+// The history file's read and write run here: the module computes (what to write, what
+// the file holds, how a host failure is typed) and runs no tasks. The internals are
+// guarded like the methods: a trap is INTERNAL, and the async methods reject with it.
+const [openIn, ioIn, loadIn, failedIn, bytesIn, restoreIn] = ["__open", "__io", "__load", "__failed", "__bytes", "__restoreCheckpoint"]
+  .map((name) => windowModule.guard(name, name === "__open" ? HistoryCore.__open : HistoryCore.prototype[name]));
+async function hostCall(history, op, call) {
+  try {
+    return await call();
+  } catch (err) {
+    throw failedIn.call(history, op, err);
+  }
+}
+async function write(history) {
+  const bytes = bytesIn.call(history); // what the history holds now, when the call is made
+  const [host, path] = ioIn.call(history);
+  await hostCall(history, "write", () => host.write(path, bytes, { exclusive: false }));
+}
+Object.defineProperty(HistoryCore, "open", {
+  value: async function open(options) {
+    const history = openIn(options);
+    const [host, path, readOptions] = ioIn.call(history);
+    loadIn.call(history, await hostCall(history, "read", () => host.read(path, readOptions)), options);
+    return history;
+  },
+  writable: true,
+  configurable: true,
+});
+for (const [name, method] of Object.entries({
+  /** Writes the history file (replaced whole, atomically where the storage allows). */
+  async save() {
+    await write(this);
+  },
+  /** Drops the edits and truncations made after `ts` and saves; resolves to how many were dropped. */
+  async restoreCheckpoint(ts) {
+    const dropped = restoreIn.call(this, ts);
+    await write(this);
+    return dropped;
+  },
+})) {
+  Object.defineProperty(HistoryCore.prototype, name, { value: method, writable: true, configurable: true });
+}
+
 // Where the module is fetched (browsers), open waits for it.
 windowModule.loadBeforeOpen(HistoryCore);
 

@@ -4,8 +4,6 @@
 //! reader skips it (and any line that does not parse) and reports it; the writer starts
 //! its next line on a fresh line, so a good message is never glued onto a torn one.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -194,19 +192,22 @@ pub fn encode_jsonl(messages: &[Message]) -> Result<String> {
 /// then id. Where both sides hold an id with different contents, the later timestamp
 /// wins, and on a tie the larger JSON (so both sides pick the same one).
 pub fn merge(a: &[Message], b: &[Message], dropped: &std::collections::BTreeSet<String>) -> Vec<Message> {
-    let mut by_id: BTreeMap<&str, &Message> = BTreeMap::new();
-    for m in a.iter().chain(b) {
-        if dropped.contains(&m.id) {
-            continue;
-        }
-        match by_id.get(m.id.as_str()) {
-            Some(old) if !wins(m, old) => {}
-            _ => {
-                by_id.insert(&m.id, m);
+    // By id (the sort is stable: a side's order, `a` first, holds within an id), then the
+    // winner of each id's run, taken in that order. No map: the crate's one sort.
+    let mut all: Vec<&Message> = a.iter().chain(b).filter(|m| !dropped.contains(&m.id)).collect();
+    crate::sort::sort_by(&mut all, |x, y| x.id.cmp(&y.id));
+    let mut out: Vec<Message> = Vec::new();
+    let mut run = all.iter().peekable();
+    while let Some(&first) = run.next() {
+        let mut best = first;
+        while let Some(&&m) = run.peek().filter(|m| m.id == first.id) {
+            run.next();
+            if wins(m, best) {
+                best = m;
             }
         }
+        out.push(best.clone());
     }
-    let mut out: Vec<Message> = by_id.into_values().cloned().collect();
     crate::sort::sort_by(&mut out, |x, y| x.order_key().cmp(&y.order_key()));
     out
 }
@@ -269,5 +270,51 @@ mod tests {
         assert_eq!(merge(&y, &x, &dropped), merged, "both sides agree");
         let dropped = ["b".to_owned()].into_iter().collect();
         assert_eq!(merge(&x, &y, &dropped).len(), 2);
+    }
+
+    /// The merge as it was written first, over a map by id: the reference.
+    fn merge_by_map(a: &[Message], b: &[Message], dropped: &std::collections::BTreeSet<String>) -> Vec<Message> {
+        let mut by_id: std::collections::BTreeMap<&str, &Message> = std::collections::BTreeMap::new();
+        for m in a.iter().chain(b) {
+            if dropped.contains(&m.id) {
+                continue;
+            }
+            match by_id.get(m.id.as_str()) {
+                Some(old) if !wins(m, old) => {}
+                _ => {
+                    by_id.insert(&m.id, m);
+                }
+            }
+        }
+        let mut out: Vec<Message> = by_id.into_values().cloned().collect();
+        out.sort_by(|x, y| x.order_key().cmp(&y.order_key()));
+        out
+    }
+
+    #[test]
+    fn merge_picks_the_same_winners_as_a_map_by_id() {
+        // Few ids, timestamps and contents, so ids repeat within and across the sides with
+        // equal and different timestamps and contents.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..2000 {
+            let mut side = |len: u64| -> Vec<Message> {
+                (0..next(len))
+                    .map(|_| {
+                        let mut m = msg(&format!("m{}", next(5)), &format!("2025-01-01T00:00:0{}.000Z", next(3)));
+                        m.content = "x".repeat(next(3) as usize);
+                        m
+                    })
+                    .collect()
+            };
+            let (a, b) = (side(7), side(7));
+            let dropped = (0..next(2)).map(|_| format!("m{}", next(5))).collect();
+            assert_eq!(merge(&a, &b, &dropped), merge_by_map(&a, &b, &dropped), "{a:?} {b:?} {dropped:?}");
+        }
     }
 }

@@ -36,7 +36,7 @@ mod stats;
 mod sync;
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::future::Future;
 
 use futures_util::lock::Mutex;
@@ -146,7 +146,9 @@ pub struct ConversationStore<L, R = L> {
     sync_lock: Mutex<()>,
     /// Per conversation whose `messages.jsonl` is known to end with a newline, the latest
     /// message timestamp in it (ms): default timestamps of new messages go after it.
-    tails: RefCell<HashMap<String, i64>>,
+    /// `None`: not known (the file is read again); a set entry, not a removed one, keeps
+    /// map removal out of the wasm module.
+    tails: RefCell<BTreeMap<String, Option<i64>>>,
     counter: Cell<u64>,
 }
 
@@ -172,7 +174,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             remote_base,
             writes: Mutex::new(()),
             sync_lock: Mutex::new(()),
-            tails: RefCell::new(HashMap::new()),
+            tails: RefCell::new(BTreeMap::new()),
             counter: Cell::new(0),
         })
     }
@@ -201,6 +203,16 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     pub(crate) fn remote_replica(&self) -> Option<Replica<'_, R>> {
         let storage = self.remote.as_ref()?;
         Some(Replica { storage, base: self.remote_base.clone(), sink: self.options.on_debug.as_ref() })
+    }
+
+    /// `messages.jsonl` of `conv` ends with a newline, and its latest timestamp is `last`.
+    pub(crate) fn set_tail(&self, conv: &str, last: i64) {
+        self.tails.borrow_mut().insert(conv.to_owned(), Some(last));
+    }
+
+    /// What `messages.jsonl` of `conv` ends with is not known.
+    fn forget_tail(&self, conv: &str) {
+        self.tails.borrow_mut().insert(conv.to_owned(), None);
     }
 
     /// The store's clock.
@@ -308,7 +320,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             local.existing(id).await?;
             self.enqueue(id, Op::Delete).await?;
             local.remove_conversation(id).await?;
-            self.tails.borrow_mut().remove(id);
+            self.forget_tail(id);
             local.index_remove(id).await
         })
         .await
@@ -378,7 +390,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         let mut meta = local.existing(conv).await?;
         let path = local.messages_path(conv);
         let mut torn = false;
-        let known = self.tails.borrow().get(conv).copied();
+        let known = self.tails.borrow().get(conv).copied().flatten();
         let last = match known {
             Some(last) => last,
             None => {
@@ -399,11 +411,11 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             line.insert(0, '\n');
         }
         if let Err(e) = self.local.append(&path, line.as_bytes()).await {
-            self.tails.borrow_mut().remove(conv);
+            self.forget_tail(conv);
             return Err(e);
         }
         let own = parse_timestamp(&message.timestamp).unwrap_or(last);
-        self.tails.borrow_mut().insert(conv.to_owned(), last.max(own));
+        self.set_tail(conv, last.max(own));
         meta.message_count += 1;
         meta.artifact_count += new_artifacts;
         meta.updated_at = self.now_iso().max(meta.updated_at);
@@ -419,7 +431,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         self.conversation(conversation_id).await?;
         let parsed = self.local().messages(conversation_id).await?;
         if parsed.clean_tail {
-            self.tails.borrow_mut().insert(conversation_id.to_owned(), latest(&parsed.messages));
+            self.set_tail(conversation_id, latest(&parsed.messages));
         }
         Ok(parsed.messages.into_iter().filter(|m| role.is_none() || role == Some(m.role)).collect())
     }
@@ -542,7 +554,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 dropped.extend(pruned.dropped.iter().map(|m| m.id.clone()));
                 local.write_pruned(conversation_id, &dropped).await?;
                 local.write_messages(conversation_id, &pruned.kept).await?;
-                self.tails.borrow_mut().insert(conversation_id.to_owned(), latest(&pruned.kept));
+                self.set_tail(conversation_id, latest(&pruned.kept));
                 meta.message_count = pruned.kept.len() as u64;
                 meta.updated_at = self.now_iso().max(meta.updated_at);
                 local.write_metadata(&meta).await?;
@@ -589,7 +601,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         self.exclusive(async {
             self.enqueue(&id, Op::Update).await?;
             let current = local.metadata(&id).await?;
-            let have: HashSet<String> = local.artifacts(&id).await?.into_iter().map(|a| a.id).collect();
+            let have = crate::sort::set_of(local.artifacts(&id).await?.into_iter().map(|a| a.id));
             for a in snapshot.artifacts.iter().filter(|a| !have.contains(&a.id)) {
                 local.write_artifact(&id, &a.meta(), a.content.as_bytes(), false).await?;
             }
@@ -598,7 +610,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             let merged =
                 if current.is_some() { merge(&cur, &snapshot.messages, &dropped) } else { snapshot.messages.clone() };
             local.write_messages(&id, &merged).await?;
-            self.tails.borrow_mut().insert(id.clone(), latest(&merged));
+            self.set_tail(&id, latest(&merged));
             let mut meta = match &current {
                 Some(c) if c.updated_at >= snapshot.conversation.updated_at => c.clone(),
                 _ => snapshot.conversation.clone(),

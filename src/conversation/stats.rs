@@ -24,7 +24,7 @@ pub struct Stats {
     /// Messages in all.
     pub messages: u64,
     /// Messages per role (every role present, zero when absent).
-    pub messages_by_role: BTreeMap<&'static str, u64>,
+    pub messages_by_role: BTreeMap<String, u64>,
     /// Artifacts in all.
     pub artifacts: u64,
     /// Artifacts per type.
@@ -51,11 +51,14 @@ pub fn stats(
     cost_per_token: Option<f64>,
 ) -> Stats {
     // Built by insertion: a `collect` would sort (see `order`).
-    let mut by_role: BTreeMap<&'static str, u64> = BTreeMap::new();
-    by_role.extend(Role::ALL.iter().map(|r| (r.as_str(), 0)));
+    // Keyed by `String` as `by_type` is: one map type in the wasm module, not two.
+    let mut by_role: BTreeMap<String, u64> = BTreeMap::new();
+    by_role.extend(Role::ALL.iter().map(|r| (r.as_str().to_owned(), 0)));
     let (mut bytes, mut tokens) = (0u64, 0u64);
     for m in messages {
-        *by_role.entry(m.role.as_str()).or_default() += 1;
+        if let Some(n) = by_role.get_mut(m.role.as_str()) {
+            *n += 1; // every role is there
+        }
         bytes += m.content.len() as u64;
         tokens += message_tokens(m) as u64;
     }

@@ -235,12 +235,16 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     async fn take(&self, conv: &str, known: &mut Known, now: i64) -> Result<Taken> {
         let dir = self.local().queue_dir();
         let names = set_of(self.local.list(&dir).await?);
-        known.retain(|name, _| names.contains(name));
+        // Rebuilt in one walk of both (each in name order) rather than `retain`ed: no
+        // removal from a map (less code in the wasm module).
+        let mut before = std::mem::take(known).into_iter().peekable();
         for name in names {
-            if known.contains_key(&name) {
-                continue;
-            }
-            if let Some(item) = self.read_item(&dir, &name).await? {
+            while before.next_if(|(old, _)| *old < name).is_some() {}
+            let item = match before.next_if(|(old, _)| *old == name) {
+                Some((_, item)) => Some(item),
+                None => self.read_item(&dir, &name).await?,
+            };
+            if let Some(item) = item {
                 known.insert(name, item);
             }
         }
@@ -383,8 +387,9 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 let rpruned = remote.pruned(conv).await?;
                 let pruned = set_of(lpruned.union(&rpruned).cloned());
                 let merged = merge(&lmsgs, &rmsgs, &pruned);
-                let have = set_of(rarts.iter().map(|a| a.id.as_str()));
-                let missing: Vec<&ArtifactMeta> = larts.iter().filter(|a| !have.contains(a.id.as_str())).collect();
+                // Owned ids: the module's one kind of set (a set of `&str` is code of its own).
+                let have = set_of(rarts.iter().map(|a| a.id.clone()));
+                let missing: Vec<&ArtifactMeta> = larts.iter().filter(|a| !have.contains(&a.id)).collect();
                 // Every content is there before anything is written: a missing one fails
                 // the push rather than reach the remote as an empty artifact.
                 let contents = local.artifact_contents(conv).await?;
@@ -481,7 +486,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             let merged = merge(&cur, rmsgs, &pruned);
             if merged != cur {
                 local.write_messages(conv, &merged).await?;
-                self.tails.borrow_mut().insert(conv.to_owned(), super::latest(&merged));
+                self.set_tail(conv, super::latest(&merged));
                 changed = true;
             }
             if pruned != cur_pruned {

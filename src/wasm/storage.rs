@@ -111,8 +111,32 @@ impl JsStorage {
 
     /// `f` called on the host by the driver (see `tasks`), its failure typed.
     async fn call(&self, op: &str, path: &str, f: &Function, args: &[JsValue]) -> Result<JsValue> {
-        HostCall::new(&self.host, f, args).await.map_err(|e| classify(op, &e).with_path(path).with_source(HostError(e)))
+        HostCall::new(&self.host, f, args).await.map_err(|e| failed(op, path, e))
     }
+
+    /// The host object and the options its `read` takes (`{root}`), for the JavaScript
+    /// that runs the calls itself (window.js: the window module runs no tasks).
+    #[cfg_attr(not(feature = "window"), allow(dead_code))]
+    pub fn host(&self) -> (&JsValue, &Object) {
+        (&self.host, &self.read_options)
+    }
+}
+
+/// The host's failure of `op` on `path` (a throw or a rejection), typed; the host's error
+/// is the cause.
+pub fn failed(op: &str, path: &str, err: JsValue) -> Error {
+    classify(op, &err).with_path(path).with_source(HostError(err))
+}
+
+/// The bytes of what the host's `read` gave for `path` (bytes or a string); `None` for
+/// `undefined` or `null` (no such file).
+pub fn read_bytes(value: JsValue, path: &str) -> Result<Option<Vec<u8>>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    bytes_of(&value).map(Some).ok_or_else(|| {
+        Error::new(ErrorKind::Storage, "storage read returned neither bytes, a string nor undefined").with_path(path)
+    })
 }
 
 fn write_options(options: WriteOptions) -> JsValue {
@@ -167,13 +191,10 @@ impl JsStorage {
 
 impl Storage for JsStorage {
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        let Some(value) = self.read_value(path).await? else {
-            return Ok(None);
-        };
-        bytes_of(&value).map(Some).ok_or_else(|| {
-            Error::new(ErrorKind::Storage, "storage read returned neither bytes, a string nor undefined")
-                .with_path(path)
-        })
+        match self.read_value(path).await? {
+            Some(value) => read_bytes(value, path),
+            None => Ok(None),
+        }
     }
 
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
@@ -200,7 +221,7 @@ impl Storage for JsStorage {
         let parts = Array::of3(&Uint8Array::from(head), &held, &Uint8Array::from(tail));
         HostCall::write_parts(&self.host, &self.write, path, &parts, &write_options(options))
             .await
-            .map_err(|e| classify("write", &e).with_path(path).with_source(HostError(e)))?;
+            .map_err(|e| failed("write", path, e))?;
         Ok(())
     }
 

@@ -119,7 +119,9 @@ pub fn done(value: impl Into<Done> + 'static) -> u32 {
 
 /// Runs every task that can make progress; returns what finished and the host calls
 /// to run (see the module docs).
-#[wasm_bindgen(js_name = "__poll")]
+// Exported by the modules that run tasks: the window module runs none (window.js does
+// its history's I/O), so its JsStorage's futures, and this executor, are not in it.
+#[cfg_attr(any(feature = "core", feature = "conversation"), wasm_bindgen(js_name = "__poll"))]
 pub fn poll() -> Array {
     RUNTIME.with(|rt| {
         // In rounds: the tasks ready now; those woken meanwhile run in the next round,
@@ -160,7 +162,7 @@ pub fn poll() -> Array {
 }
 
 /// The result of a host call that `poll` handed out.
-#[wasm_bindgen(js_name = "__complete")]
+#[cfg_attr(any(feature = "core", feature = "conversation"), wasm_bindgen(js_name = "__complete"))]
 pub fn complete(call: u32, ok: bool, value: JsValue) {
     RUNTIME.with(|rt| {
         let mut calls = rt.calls.borrow_mut();

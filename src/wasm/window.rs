@@ -10,9 +10,7 @@
 //! `manager.rs`).
 
 use std::cell::RefCell;
-use std::rc::Rc;
 
-use super::tasks::spawn;
 use js_sys::{Array, Function, Reflect, Uint8Array};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
@@ -20,8 +18,8 @@ use wasm_bindgen::JsCast;
 
 use super::errors::IntoJs;
 use super::host::{resolve_context_dir, storage_from};
-use super::storage::JsStorage;
-use crate::error::{Error, ErrorKind, Result};
+use super::storage::{failed, read_bytes, JsStorage};
+use crate::error::{Error, Result};
 use crate::select::estimated_tokens;
 use crate::window::{self, history, Edit, History, OptimizeOptions, Plan, Strategy, Tools, Usage};
 
@@ -274,13 +272,15 @@ pub fn estimate_tokens(value: JsValue) -> Result<f64, JsValue> {
     run().js()
 }
 
-/// The persisted edit history of one conversation.
+/// The persisted edit history of one conversation. Its file's read and write run in
+/// `window.js` (`open`, `save`, `restoreCheckpoint`): this module computes, and runs no
+/// tasks (no executor, no futures in it).
 #[wasm_bindgen(js_name = ContextHistory, skip_typescript)]
 pub struct JsContextHistory {
-    storage: Rc<JsStorage>,
+    storage: JsStorage,
     path: String,
     id: String,
-    history: Rc<RefCell<History>>,
+    history: RefCell<History>,
 }
 
 fn debug_to(on_debug: &Option<Function>, message: &str) {
@@ -289,42 +289,94 @@ fn debug_to(on_debug: &Option<Function>, message: &str) {
     }
 }
 
+fn on_debug(options: &JsValue) -> Option<Function> {
+    get(options, "onDebug").dyn_into::<Function>().ok()
+}
+
 impl JsContextHistory {
-    async fn build_open(options: JsValue) -> Result<JsContextHistory> {
+    fn build(options: &JsValue) -> Result<JsContextHistory> {
         if !options.is_object() {
             return Err(Error::invalid("ContextHistory.open needs an options object with an id"));
         }
-        let id = get(&options, "id").as_string().ok_or_else(|| Error::invalid("id must be a string"))?;
-        let on_debug = get(&options, "onDebug").dyn_into::<Function>().ok();
-        let dir = match get(&options, "contextDir") {
+        let id = get(options, "id").as_string().ok_or_else(|| Error::invalid("id must be a string"))?;
+        let on_debug = on_debug(options);
+        let dir = match get(options, "contextDir") {
             v if v.is_undefined() => None,
             v => Some(v.as_string().ok_or_else(|| Error::invalid("contextDir must be a string"))?),
         };
-        let mut given = get(&options, "storage");
+        let mut given = get(options, "storage");
         if given.is_undefined() {
-            given = get(&options, "fileSystem");
+            given = get(options, "fileSystem");
         }
         let dir = resolve_context_dir(dir, &given)?;
         let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
         let path = history::history_path(&root, &id)?;
         let storage = storage_from(given, &root, &|note| debug_to(&on_debug, note))?;
-        let loaded = match history::load(&storage, &path).await {
-            Err(e) if e.kind() == ErrorKind::CorruptRecord && get(&options, "discardCorrupt").is_truthy() => {
-                debug_to(&on_debug, &format!("discarded a corrupt window history: {e}"));
-                History::default()
-            }
-            other => other?,
-        };
-        Ok(JsContextHistory { storage: Rc::new(storage), path, id, history: Rc::new(RefCell::new(loaded)) })
+        Ok(JsContextHistory { storage, path, id, history: RefCell::new(History::default()) })
     }
 
-    fn save_promise(&self, value: JsValue) -> u32 {
-        let (storage, path) = (self.storage.clone(), self.path.clone());
-        let bytes = self.history.borrow().to_json();
-        spawn(async move {
-            use crate::storage::{Storage, WriteOptions};
-            storage.write(&path, &bytes, WriteOptions::default()).await.map(|()| value).js()
-        })
+    /// The history in what the host's `read` gave: empty for no file; `CORRUPT_RECORD`
+    /// when it does not parse, unless `discardCorrupt`.
+    fn load(&self, value: JsValue, options: &JsValue) -> Result<()> {
+        let loaded = match read_bytes(value, &self.path)? {
+            None => History::default(),
+            Some(bytes) => match History::from_json(&bytes).map_err(|e| e.with_path(&self.path)) {
+                Err(e) if get(options, "discardCorrupt").is_truthy() => {
+                    debug_to(&on_debug(options), &format!("discarded a corrupt window history: {e}"));
+                    History::default()
+                }
+                other => other?,
+            },
+        };
+        *self.history.borrow_mut() = loaded;
+        Ok(())
+    }
+}
+
+/// What `window.js` runs the file's read and write with.
+#[wasm_bindgen(js_class = ContextHistory)]
+impl JsContextHistory {
+    /// A history with nothing loaded yet: `open` reads the file (`__io`) and loads it
+    /// (`__load`).
+    #[wasm_bindgen(js_name = "__open")]
+    pub fn open_empty(options: JsValue) -> Result<JsContextHistory, JsValue> {
+        Self::build(&options).js()
+    }
+
+    /// `[host, path, readOptions]`: the storage, the history file, the options of its `read`.
+    #[wasm_bindgen(js_name = "__io")]
+    pub fn io(&self) -> Array {
+        let (host, read_options) = self.storage.host();
+        Array::of3(host, &self.path.as_str().into(), read_options)
+    }
+
+    /// Loads what the host's `read` of the file gave (`open`'s `options` say whether a
+    /// corrupt file is discarded).
+    #[wasm_bindgen(js_name = "__load")]
+    pub fn load_read(&self, value: JsValue, options: JsValue) -> Result<(), JsValue> {
+        self.load(value, &options).js()
+    }
+
+    /// The host's failure of `op` (`read`, `write`) on the file, typed.
+    #[wasm_bindgen(js_name = "__failed")]
+    pub fn host_failed(&self, op: &str, err: JsValue) -> JsValue {
+        super::errors::to_js(failed(op, &self.path, err))
+    }
+
+    /// The file's bytes, for `save`.
+    #[wasm_bindgen(js_name = "__bytes")]
+    pub fn bytes(&self) -> Vec<u8> {
+        self.history.borrow().to_json()
+    }
+
+    /// Drops the edits and truncations made after `ts`; how many (`restoreCheckpoint`
+    /// then saves).
+    #[wasm_bindgen(js_name = "__restoreCheckpoint")]
+    pub fn restore(&self, ts: JsValue) -> Result<f64, JsValue> {
+        let Some(ts) = ts.as_f64().filter(|n| !n.is_nan()) else {
+            return Err(super::errors::invalid("ts must be a number"));
+        };
+        Ok(self.history.borrow_mut().restore_checkpoint(ts.floor() as i64) as f64)
     }
 }
 
@@ -336,12 +388,6 @@ impl JsContextHistory {
     #[wasm_bindgen(js_name = "__panicForTests")]
     pub fn panic_for_tests(message: String) {
         panic!("{message}");
-    }
-
-    /// The history `{contextDir}/window/{id}.json` of the given (or default) storage,
-    /// loaded; empty when the file does not exist.
-    pub fn open(options: JsValue) -> u32 {
-        spawn(async move { Self::build_open(options).await.map(JsValue::from).js() })
     }
 
     /// The id.
@@ -392,22 +438,6 @@ impl JsContextHistory {
     /// Copies of the recorded edits, oldest first.
     pub fn edits(&self) -> JsValue {
         to_js(&Value::Array(self.history.borrow().edits.iter().map(Edit::to_value).collect()))
-    }
-
-    /// Drops the edits and truncations made after `ts` and saves; resolves to how many
-    /// were dropped.
-    #[wasm_bindgen(js_name = restoreCheckpoint)]
-    pub fn restore_checkpoint(&self, ts: JsValue) -> u32 {
-        let Some(ts) = ts.as_f64().filter(|n| !n.is_nan()) else {
-            return super::tasks::failed(super::errors::invalid("ts must be a number"));
-        };
-        let dropped = self.history.borrow_mut().restore_checkpoint(ts.floor() as i64);
-        self.save_promise(JsValue::from(dropped as f64))
-    }
-
-    /// Writes the history file (replaced whole, atomically where the storage allows).
-    pub fn save(&self) -> u32 {
-        self.save_promise(JsValue::UNDEFINED)
     }
 }
 

@@ -356,4 +356,58 @@ export function runWindowTests(test, assert, makeStorage, { api, name = "window"
     }
     await rejectsCode(ContextHistory.open(), "INVALID_ARGUMENT");
   });
+
+  // The history's file I/O: a host failure, thrown or rejected, is typed as every storage
+  // failure is (its path, the host's error as cause), and loses nothing.
+  t("a host failure to read or write the history is a typed error with its path and cause", async () => {
+    const storage = makeStorage();
+    const dir = fresh();
+    const saved = await ContextHistory.open({ id: "io", contextDir: dir, storage });
+    saved.optimize(agentLoop(["a.ts"], 3), { now: 1 });
+    assert.ok(saved.edits().length > 0);
+    await saved.save();
+    const fail = { read: null, write: null };
+    const flaky = {
+      read: (...a) => (fail.read ? Promise.reject(fail.read) : storage.read(...a)),
+      write: (...a) => {
+        if (fail.write) throw fail.write; // a synchronous throw, not a rejection
+        return storage.write(...a);
+      },
+      remove: (...a) => storage.remove(...a),
+      list: (...a) => storage.list(...a),
+    };
+    fail.read = Object.assign(new Error("disk gone"), { code: "EIO" });
+    const readErr = await ContextHistory.open({ id: "io", contextDir: dir, storage: flaky }).then(() => null, (e) => e);
+    assert.equal(readErr?.code, "STORAGE");
+    assert.equal(readErr.path, saved.path);
+    assert.equal(readErr.cause, fail.read);
+    assert.match(readErr.message, /storage read failed: disk gone/);
+    fail.read = null;
+
+    const history = await ContextHistory.open({ id: "io", contextDir: dir, storage: flaky });
+    assert.deepEqual(history.edits(), saved.edits());
+    fail.write = Object.assign(new Error("no space"), { code: "ENOSPC" });
+    const writeErr = await history.save().then(() => null, (e) => e);
+    assert.equal(writeErr?.code, "QUOTA_EXCEEDED");
+    assert.equal(writeErr.path, saved.path);
+    assert.equal(writeErr.cause, fail.write);
+    fail.write = { name: "EEXIST" };
+    const restoreErr = await history.restoreCheckpoint(0).then(() => null, (e) => e);
+    assert.equal(restoreErr?.code, "EEXIST");
+    assert.deepEqual(history.edits(), [], "the checkpoint is restored in memory");
+    fail.write = null;
+    const reopened = await ContextHistory.open({ id: "io", contextDir: dir, storage });
+    assert.deepEqual(reopened.edits(), saved.edits(), "the file is as the last save left it");
+    assert.equal(await history.restoreCheckpoint(0), 0);
+    assert.deepEqual((await ContextHistory.open({ id: "io", contextDir: dir, storage })).edits(), []);
+    await rejectsCode(history.restoreCheckpoint("soon"), "INVALID_ARGUMENT");
+  });
+
+  t("a history read that gives neither bytes nor a string is a STORAGE error", async () => {
+    const storage = makeStorage();
+    const odd = { ...Object.fromEntries(["write", "remove", "list"].map((m) => [m, (...a) => storage[m](...a)])), read: async () => 42 };
+    await rejectsCode(ContextHistory.open({ id: "odd", contextDir: fresh(), storage: odd }), "STORAGE");
+    const absent = { ...odd, read: () => null }; // a synchronous answer: no such file
+    assert.deepEqual((await ContextHistory.open({ id: "odd", contextDir: fresh(), storage: absent })).edits(), []);
+  });
 }

@@ -45,3 +45,12 @@ test("[node] window: no plan is parsed inside a wasm call", async () => {
   });
   assert.deepEqual(inWasm, []);
 });
+
+// The window module computes and runs no tasks (window.js does its history's I/O), so it
+// carries no executor and no futures: a smaller module.
+test("[node] window: the window module has no task driver", () => {
+  const wasm = new URL("toolctx_window_bg.wasm", import.meta.resolve("toolctx"));
+  const exports = WebAssembly.Module.exports(new WebAssembly.Module(fs.readFileSync(wasm))).map((e) => e.name);
+  assert.ok(exports.some((n) => n.startsWith("contexthistory_")), "the window module");
+  assert.deepEqual(exports.filter((n) => n === "__poll" || n === "__complete"), []);
+});
