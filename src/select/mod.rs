@@ -69,8 +69,8 @@ impl Terms {
         // Each field's distinct tokens counted as read (one allocation per new token),
         // then stemmed once per distinct token.
         let mut tokens = TermCounts::default();
-        let mut len = for_each_index_token(description, |t| count(&mut tokens, t));
-        len += for_each_index_token(tool_name, |t| count(&mut tokens, t));
+        let mut len = count_tokens(description, &mut tokens);
+        len += count_tokens(tool_name, &mut tokens);
         len += collect_values(args, &mut |t| count(&mut tokens, t));
         let mut meta = stem_counts(tokens);
         sort::sort_by(&mut meta, |a, b| a.0.cmp(&b.0));
@@ -78,7 +78,7 @@ impl Terms {
         let mut content_len = 0;
         if let Some(json) = result_json {
             content::for_each_string_value(json, content_bytes, |s| {
-                content_len += for_each_index_token(s, |t| count(&mut counts, t));
+                content_len += count_tokens(s, &mut counts);
             });
         }
         let mut content = stem_counts(counts);
@@ -277,6 +277,13 @@ fn telling_first(a: (bool, &str, u32), b: (bool, &str, u32)) -> std::cmp::Orderi
 
 /// Distinct tokens (or stems) and how often each occurs.
 type TermCounts = HashMap<String, u32, BuildHasherDefault<TermHasher>>;
+
+/// Counts the index tokens of `text` (see [`for_each_index_token`]); returns their length.
+fn count_tokens(text: &str, counts: &mut TermCounts) -> usize {
+    // Through `dyn`, as `collect_values` calls it: one copy of the tokeniser in the module.
+    let f: &mut dyn FnMut(&str) = &mut |t| count(counts, t);
+    for_each_index_token(text, f)
+}
 
 /// Counts one more `token`.
 fn count(counts: &mut TermCounts, token: &str) {
