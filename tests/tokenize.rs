@@ -1,11 +1,17 @@
 //! The tokeniser's fast paths give exactly the terms of its plain reference (the
 //! implementation before the ASCII fast path, kept here): indexed terms are stored in
 //! manifests and matched by queries, so a change in them is a change of behaviour.
+//! `Terms::of_record_with_content` gives exactly the terms and counts of its reference
+//! (the implementation before its tokens were counted in maps and stems remembered).
 //! Runs `PROPTEST_CASES` cases (default 1,000).
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use toolctx::select::{for_each_index_token, is_unspaced_script, stem};
+use serde_json::Value;
+use toolctx::select::{
+    for_each_index_token, index_tokens, is_stop_stem, is_unspaced_script, stem, Terms, MAX_INDEXED_CONTENT_TERMS,
+    MAX_INDEXED_VALUE_BYTES,
+};
 
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(1000);
@@ -131,6 +137,181 @@ mod reference {
     }
 }
 
+/// A record's terms as `Terms::of_record_with_content` computed them before its tokens
+/// were counted in maps: every token collected, sorted, deduplicated, stemmed with the
+/// Snowball stemmer itself, sorted again; every string value unescaped into a buffer.
+mod reference_terms {
+    use super::*;
+
+    /// `(term, metadata count, content count)` sorted by term, the metadata length and
+    /// the content length.
+    pub type Fields = (Vec<(String, u32, u32)>, u32, u32);
+
+    pub fn of_record_with_content(desc: &str, tool: &str, args: &Value, json: Option<&str>, bytes: usize) -> Fields {
+        let mut tokens = Vec::new();
+        let mut len = index_tokens(desc, &mut tokens);
+        len += index_tokens(tool, &mut tokens);
+        len += collect_values(args, &mut tokens);
+        let meta = stems_of(tokens);
+        let mut content_tokens = Vec::new();
+        let mut content_len = 0;
+        if let Some(json) = json {
+            for_each_string_value(json, bytes, |s| content_len += index_tokens(s, &mut content_tokens));
+        }
+        let mut content = stems_of(content_tokens);
+        if content.len() > MAX_INDEXED_CONTENT_TERMS {
+            content.sort_by(|a, b| {
+                is_stop_stem(&a.0).cmp(&is_stop_stem(&b.0)).then(b.1.cmp(&a.1)).then_with(|| a.0.cmp(&b.0))
+            });
+            content.truncate(MAX_INDEXED_CONTENT_TERMS);
+            content.sort();
+        }
+        let mut all: Vec<(String, u32, u32)> = meta.into_iter().map(|(t, n)| (t, n, 0)).collect();
+        for (t, n) in content {
+            match all.iter_mut().find(|e| e.0 == t) {
+                Some(e) => e.2 = n,
+                None => all.push((t, 0, n)),
+            }
+        }
+        all.sort();
+        (all, len as u32, content_len as u32)
+    }
+
+    fn stems_of(mut tokens: Vec<String>) -> Vec<(String, u32)> {
+        let snowball = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        tokens.sort();
+        let mut out: Vec<(String, u32)> = Vec::new();
+        let mut stems: Vec<String> = tokens.iter().map(|t| snowball.stem(t).into_owned()).collect();
+        stems.sort();
+        for s in stems {
+            match out.last_mut() {
+                Some((t, n)) if *t == s => *n += 1,
+                _ => out.push((s, 1)),
+            }
+        }
+        out
+    }
+
+    fn collect_values(value: &Value, out: &mut Vec<String>) -> usize {
+        match value {
+            Value::String(s) => {
+                let mut end = s.len().min(MAX_INDEXED_VALUE_BYTES);
+                while !s.is_char_boundary(end) {
+                    end -= 1;
+                }
+                index_tokens(&s[..end], out)
+            }
+            Value::Array(items) => items.iter().map(|v| collect_values(v, out)).sum(),
+            Value::Object(map) => map.values().map(|v| collect_values(v, out)).sum(),
+            Value::Number(n) => {
+                out.push(n.to_string());
+                1
+            }
+            Value::Bool(_) | Value::Null => 0,
+        }
+    }
+
+    /// Every string value (not key) of the first `max_bytes` bytes of `json`, unescaped.
+    fn for_each_string_value(json: &str, max_bytes: usize, mut f: impl FnMut(&str)) {
+        let mut end = json.len().min(max_bytes);
+        while !json.is_char_boundary(end) {
+            end -= 1;
+        }
+        let text = &json[..end];
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] != b'"' {
+                i += 1;
+                continue;
+            }
+            let mut buf = String::new();
+            i = read_string(text, i + 1, &mut buf);
+            let mut j = i;
+            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if bytes.get(j) != Some(&b':') {
+                f(&buf);
+            }
+        }
+    }
+
+    fn read_string(text: &str, start: usize, out: &mut String) -> usize {
+        let bytes = text.as_bytes();
+        let mut i = start;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'"' => return i + 1,
+                b'\\' => {
+                    let (c, next) = unescape(text, i + 1);
+                    out.push(c);
+                    i = next;
+                }
+                _ => {
+                    let c = text[i..].chars().next().unwrap_or(' ');
+                    out.push(c);
+                    i += c.len_utf8();
+                }
+            }
+        }
+        bytes.len()
+    }
+
+    fn unescape(text: &str, at: usize) -> (char, usize) {
+        let bytes = text.as_bytes();
+        let hex = |p: usize| text.get(p..p + 4).and_then(|h| u32::from_str_radix(h, 16).ok());
+        match bytes.get(at) {
+            Some(b'u') => match hex(at + 1) {
+                Some(hi @ 0xD800..=0xDBFF) if text.get(at + 5..at + 7) == Some("\\u") => match hex(at + 7) {
+                    Some(lo @ 0xDC00..=0xDFFF) => {
+                        (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)).unwrap_or(' '), at + 11)
+                    }
+                    _ => (' ', at + 5),
+                },
+                Some(c) => (char::from_u32(c).unwrap_or(' '), at + 5),
+                None => (' ', (at + 1).min(bytes.len())),
+            },
+            Some(b'"') => ('"', at + 1),
+            Some(b'\\') => ('\\', at + 1),
+            Some(b'/') => ('/', at + 1),
+            Some(_) => (' ', at + text[at..].chars().next().map_or(1, char::len_utf8)),
+            None => (' ', bytes.len()),
+        }
+    }
+}
+
+fn fields(t: &Terms) -> reference_terms::Fields {
+    let all = t.as_slice().iter().zip(t.counts()).zip(t.content_counts()).map(|((s, &m), &c)| (s.clone(), m, c));
+    (all.collect(), t.len(), t.content_len())
+}
+
+/// A record: a description, a tool name, arguments and a result, their strings made of
+/// [`text`] (so of every kind of word, repeated words and stems shared by several
+/// words), the result's JSON with escapes of every kind.
+fn record() -> impl Strategy<Value = (String, String, Value, String)> {
+    let word = prop_oneof![
+        3 => prop::sample::select(vec![
+            "refund", "refunds", "refunded", "token", "tokens", "expired", "expiring", "the", "and", "session",
+            "verify", "connection", "connections", "connected", "is", "a", "ok", "handler12", "sky", "news",
+        ])
+        .prop_map(str::to_owned),
+        2 => text(),
+        1 => prop::sample::select(vec!["\\n", "\\\"", "\\u00e9", "\\ud83d\\ude00", "\\u0041BC", "\\t", "\\/", "\\ud800x", "\\"])
+            .prop_map(str::to_owned),
+    ];
+    let value = prop::collection::vec(word, 0..24).prop_map(|w| w.join(" "));
+    (value.clone(), "[a-zA-Z_]{0,12}", prop::collection::vec(value.clone(), 0..3), prop::collection::vec(value, 0..5))
+        .prop_map(|(desc, tool, args, values)| {
+            let args = Value::Array(args.into_iter().map(Value::String).chain([Value::from(42.5)]).collect());
+            // Escapes written into the JSON text as they are, keys among the values.
+            let body: Vec<String> =
+                values.iter().enumerate().map(|(i, v)| format!("\"k{i}\": \"{}\"", v.replace('"', "'"))).collect();
+            let list: Vec<String> = values.iter().map(|v| v.replace('"', "'")).collect();
+            (desc, tool, args, format!("{{{}, \"list\": [\"{}\"]}}", body.join(", "), list.join("\", \"")))
+        })
+}
+
 fn terms(text: &str) -> (Vec<String>, usize) {
     let mut out = Vec::new();
     let len = for_each_index_token(text, |t| out.push(t.to_owned()));
@@ -169,9 +350,15 @@ proptest! {
     /// `stem` gives what the Snowball stemmer gives, terms ending in a digit included
     /// (which it passes through unstemmed: no English suffix ends in a digit).
     #[test]
-    fn stems_match_the_snowball_stemmer(t in "[a-zy']{0,10}[a-z0-9]{0,3}[0-9]?|[aeiouysl]{0,6}(ies|ied|sses|ing|ly|e|s|y|ll)?[0-9]{1,2}|\\PC{0,6}[0-9]") {
+    fn stems_match_the_snowball_stemmer(t in "[a-zy']{0,10}[a-z0-9]{0,3}[0-9]?|[aeiouysl]{0,6}(ies|ied|sses|ing|ly|e|s|y|ll)?[0-9]{1,2}|\\PC{0,6}[0-9]|\\PC{1,3}|[a-zA-Z]{1,2}") {
         let snowball = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
         prop_assert_eq!(stem(&t), snowball.stem(&t).into_owned());
+    }
+
+    #[test]
+    fn record_terms_match_the_reference((desc, tool, args, json) in record(), bytes in prop_oneof![Just(usize::MAX), 0..400usize]) {
+        let got = Terms::of_record_with_content(&desc, &tool, &args, Some(&json), bytes);
+        prop_assert_eq!(fields(&got), reference_terms::of_record_with_content(&desc, &tool, &args, Some(&json), bytes));
     }
 
     #[test]
@@ -191,5 +378,42 @@ fn examples_match_the_reference() {
         "",
     ] {
         assert_eq!(terms(s), reference::index_tokens(s), "{s}");
+    }
+}
+
+/// More terms than the stem memo keeps, stemmed twice: the memo, full and emptied, never
+/// changes a stem.
+#[test]
+fn stems_are_the_stemmers_whatever_the_memo_holds() {
+    let snowball = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let suffixes = ["", "s", "ing", "ed", "ies", "ly", "ness", "ation", "er"];
+    let words: Vec<String> = (0..6000)
+        .map(|i| format!("{}{}{}", ["run", "connect", "happy", "argu", "sky"][i % 5], i / 45, suffixes[i % 9]))
+        .collect();
+    for _ in 0..2 {
+        for w in &words {
+            let w = w.trim_end_matches(char::is_numeric).replace(char::is_numeric, "x");
+            assert_eq!(stem(&w), snowball.stem(&w), "{w}");
+        }
+    }
+}
+
+#[test]
+fn record_examples_match_the_reference() {
+    let args: Value = serde_json::json!({"path": "src/auth/refunds.ts", "n": 3, "deep": [{"q": "expired tokens"}]});
+    for json in [
+        r#"{"hits":[{"path":"src/a.ts","text":"const token = await session.verify(req)"}],"total":1}"#,
+        r#""the the the cat \u00e9t\u00e9 \ud83d\ude00 refunds REFUNDED""#,
+        "\"unterminated refunds",
+        "null",
+    ] {
+        for bytes in [usize::MAX, 16, 0] {
+            let got = Terms::of_record_with_content("read file: refunds", "readFile", &args, Some(json), bytes);
+            assert_eq!(
+                fields(&got),
+                reference_terms::of_record_with_content("read file: refunds", "readFile", &args, Some(json), bytes),
+                "{json} {bytes}"
+            );
+        }
     }
 }

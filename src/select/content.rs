@@ -20,15 +20,24 @@ pub fn for_each_string_value(json: &str, max_bytes: usize, mut f: impl FnMut(&st
             i += 1;
             continue;
         }
-        buf.clear();
-        i = read_string(text, i + 1, &mut buf);
+        // A string without escapes is passed as it is; one with escapes, unescaped into `buf`.
+        let start = i + 1;
+        let plain = start + bytes[start..].iter().position(|&b| b == b'"' || b == b'\\').unwrap_or(bytes.len() - start);
+        let value = if bytes.get(plain) == Some(&b'\\') {
+            buf.clear();
+            i = read_string(text, start, &mut buf);
+            buf.as_str()
+        } else {
+            i = (plain + 1).min(bytes.len());
+            &text[start..plain]
+        };
         // A key is followed by a colon.
         let mut j = i;
         while j < bytes.len() && bytes[j].is_ascii_whitespace() {
             j += 1;
         }
         if bytes.get(j) != Some(&b':') {
-            f(&buf);
+            f(value);
         }
     }
 }

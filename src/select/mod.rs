@@ -66,25 +66,22 @@ impl Terms {
         result_json: Option<&str>,
         content_bytes: usize,
     ) -> Terms {
-        let mut tokens = Vec::new();
-        let mut len = index_tokens(description, &mut tokens);
-        len += index_tokens(tool_name, &mut tokens);
-        len += collect_values(args, &mut tokens);
-        let meta = stemmed_counts(tokens);
-        // Content: counted as read (a map of distinct tokens), one allocation per new term.
-        let mut counts: HashMap<String, u32, BuildHasherDefault<TermHasher>> = HashMap::default();
+        // Each field's distinct tokens counted as read (one allocation per new token),
+        // then stemmed once per distinct token.
+        let mut tokens = TermCounts::default();
+        let mut len = count_tokens(description, &mut tokens);
+        len += count_tokens(tool_name, &mut tokens);
+        len += collect_values(args, &mut |t| count(&mut tokens, t));
+        let mut meta = stem_counts(tokens);
+        sort::sort_by(&mut meta, |a, b| a.0.cmp(&b.0));
+        let mut counts = TermCounts::default();
         let mut content_len = 0;
         if let Some(json) = result_json {
             content::for_each_string_value(json, content_bytes, |s| {
-                content_len += for_each_index_token(s, |t| match counts.get_mut(t) {
-                    Some(n) => *n += 1,
-                    None => {
-                        counts.insert(t.to_owned(), 1);
-                    }
-                });
+                content_len += count_tokens(s, &mut counts);
             });
         }
-        let mut content = stems_of(counts.into_iter().collect());
+        let mut content = stem_counts(counts);
         if content.len() > MAX_INDEXED_CONTENT_TERMS {
             // Whether each is a stop word, looked up once per term rather than per comparison.
             let mut keyed: Vec<(bool, (String, u32))> = content.into_iter().map(|t| (is_stop_stem(&t.0), t)).collect();
@@ -92,8 +89,9 @@ impl Terms {
                 telling_first((*a_stop, &a.0, a.1), (*b_stop, &b.0, b.1))
             });
             content = keyed.into_iter().map(|(_, t)| t).collect();
-            sort::sort_by(&mut content, |a, b| a.0.cmp(&b.0));
         }
+        // Sorted once kept: at most MAX_INDEXED_CONTENT_TERMS of them.
+        sort::sort_by(&mut content, |a, b| a.0.cmp(&b.0));
         Terms::merge(len, content_len, meta.into_iter(), content.into_iter())
     }
 
@@ -228,18 +226,19 @@ pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<S
     let mut tokens = Vec::new();
     index_tokens(description, &mut tokens);
     index_tokens(tool_name, &mut tokens);
-    collect_values(args, &mut tokens);
+    collect_values(args, &mut |t| tokens.push(t.to_owned()));
     sort::sort(&mut tokens);
     tokens.dedup();
     tokens
 }
 
-/// The hasher of the map that counts a content's tokens: FxHash (as in rustc), a
-/// multiply-rotate over 8-byte words. Tokens are short and hashed once each; SipHash's
-/// resistance to chosen collisions costs more than a record's own text could make it
-/// worth (at most [`DEFAULT_CONTENT_BYTES`]-ish of tokens per map).
+/// The hasher of the maps of terms (a record's tokens and stems, the stem memo):
+/// FxHash (as in rustc), a multiply-rotate over 8-byte words. Tokens are short and
+/// hashed once each; SipHash's resistance to chosen collisions costs more than a
+/// record's own text could make it worth (at most [`DEFAULT_CONTENT_BYTES`]-ish of
+/// tokens per map).
 #[derive(Default)]
-struct TermHasher(u64);
+pub(crate) struct TermHasher(u64);
 
 impl TermHasher {
     fn add(&mut self, word: u64) {
@@ -276,47 +275,50 @@ fn telling_first(a: (bool, &str, u32), b: (bool, &str, u32)) -> std::cmp::Orderi
     a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then_with(|| a.1.cmp(b.1))
 }
 
-/// The distinct stems of `tokens`, sorted, with how often each occurs.
-fn stemmed_counts(mut tokens: Vec<String>) -> Vec<(String, u32)> {
-    sort::sort(&mut tokens);
-    let mut distinct: Vec<(String, u32)> = Vec::new();
-    for token in tokens {
-        match distinct.last_mut() {
-            Some((t, n)) if *t == token => *n += 1,
-            _ => distinct.push((token, 1)),
-        }
-    }
-    stems_of(distinct)
+/// Distinct tokens (or stems) and how often each occurs.
+type TermCounts = HashMap<String, u32, BuildHasherDefault<TermHasher>>;
+
+/// Counts the index tokens of `text` (see [`for_each_index_token`]); returns their length.
+fn count_tokens(text: &str, counts: &mut TermCounts) -> usize {
+    // Through `dyn`, as `collect_values` calls it: one copy of the tokeniser in the module.
+    let f: &mut dyn FnMut(&str) = &mut |t| count(counts, t);
+    for_each_index_token(text, f)
 }
 
-/// The stems of distinct tokens with their counts, sorted, counts of one stem summed.
-fn stems_of(distinct: Vec<(String, u32)>) -> Vec<(String, u32)> {
-    let mut stems: Vec<(String, u32)> = distinct.into_iter().map(|(t, n)| (stem(&t), n)).collect();
-    sort::sort_by(&mut stems, |a, b| a.0.cmp(&b.0));
-    let mut out: Vec<(String, u32)> = Vec::with_capacity(stems.len());
-    for (term, n) in stems {
-        match out.last_mut() {
-            Some((t, m)) if *t == term => *m += n,
-            _ => out.push((term, n)),
+/// Counts one more `token`.
+fn count(counts: &mut TermCounts, token: &str) {
+    match counts.get_mut(token) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(token.to_owned(), 1);
         }
     }
-    out
 }
 
-/// Appends the indexed terms of every value in `value`; returns their length.
-fn collect_values(value: &Value, out: &mut Vec<String>) -> usize {
+/// The stems of distinct tokens with their counts, counts of one stem summed, in no
+/// particular order. A token its own stem keeps its allocation.
+fn stem_counts(tokens: TermCounts) -> Vec<(String, u32)> {
+    let mut stems = TermCounts::with_capacity_and_hasher(tokens.len(), BuildHasherDefault::default());
+    for (token, n) in tokens {
+        *stems.entry(tokenize::stem_owned(token)).or_insert(0) += n;
+    }
+    stems.into_iter().collect()
+}
+
+/// Calls `f` with the indexed terms of every value in `value`; returns their length.
+fn collect_values(value: &Value, f: &mut dyn FnMut(&str)) -> usize {
     match value {
         Value::String(s) => {
             let mut end = s.len().min(MAX_INDEXED_VALUE_BYTES);
             while !s.is_char_boundary(end) {
                 end -= 1;
             }
-            index_tokens(&s[..end], out)
+            for_each_index_token(&s[..end], &mut *f)
         }
-        Value::Array(items) => items.iter().map(|v| collect_values(v, out)).sum(),
-        Value::Object(map) => map.values().map(|v| collect_values(v, out)).sum(),
+        Value::Array(items) => items.iter().map(|v| collect_values(v, f)).sum(),
+        Value::Object(map) => map.values().map(|v| collect_values(v, f)).sum(),
         Value::Number(n) => {
-            out.push(n.to_string());
+            f(&n.to_string());
             1
         }
         Value::Bool(_) | Value::Null => 0,

@@ -19,6 +19,10 @@
 //! [`tokenize`] gives the parts (`readFile` → `read file`, `AUTH_ERROR` → `auth
 //! error`): the words a description is made of.
 
+use std::cell::RefCell;
+use std::hash::BuildHasherDefault;
+
+use super::TermHasher;
 use crate::lowercase::to_lowercase;
 
 /// The tokens of `text`, in order, lowercased: words, split again at camelCase
@@ -83,7 +87,13 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
             joined_words = 0;
         }
         let mut parts = 0;
-        if ascii {
+        // An ASCII word without a capital is lowercase already and one part (camelCase
+        // needs a capital): the word itself, with no copy.
+        let lowercase = ascii && !word.bytes().any(|b| b.is_ascii_uppercase());
+        if lowercase {
+            f(word);
+            parts = 1;
+        } else if ascii {
             lower.clear();
             lower.push_str(word);
             lower.make_ascii_lowercase();
@@ -110,7 +120,7 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
             f(&lower);
         }
         if !unspaced {
-            joined.push_str(&lower);
+            joined.push_str(if lowercase { word } else { &lower });
             joined_words += 1;
             joined_end = start + word.len();
         }
@@ -211,16 +221,64 @@ pub fn keywords(query: &str) -> Vec<String> {
 /// assert_eq!(toolctx::select::stem("refunds"), toolctx::select::stem("refund"));
 /// ```
 pub fn stem(term: &str) -> String {
-    // Every suffix the English algorithm removes or replaces ends in a letter, so a term
-    // ending in a digit (`v2`, `handler12`, `2024`) is its own stem, unless it starts
-    // with an apostrophe (removed first; never in an index token).
-    if term.as_bytes().last().is_some_and(u8::is_ascii_digit) && !term.starts_with('\'') {
-        return term.to_owned();
+    stem_owned(term.to_owned())
+}
+
+/// [`stem`] of an owned term: a term that is its own stem is returned as it is, with no
+/// allocation.
+pub(crate) fn stem_owned(term: String) -> String {
+    if is_own_stem(&term) {
+        return term;
     }
     thread_local! {
         static STEMMER: rust_stemmers::Stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+        static MEMO: RefCell<StemMemo> = RefCell::default();
     }
-    STEMMER.with(|s| s.stem(term).into_owned())
+    let known = MEMO.with(|m| m.borrow().get(&term).map(|s| s.map(str::to_owned)));
+    let stemmed = known.unwrap_or_else(|| {
+        // The stemmer borrows its input back when it changed nothing.
+        let stemmed = STEMMER.with(|s| match s.stem(&term) {
+            std::borrow::Cow::Owned(stemmed) => Some(stemmed),
+            std::borrow::Cow::Borrowed(_) => None,
+        });
+        MEMO.with(|m| m.borrow_mut().insert(&term, stemmed.as_deref()));
+        stemmed
+    });
+    stemmed.unwrap_or(term)
+}
+
+/// The stems of the terms stemmed last (`None`: the term is its own stem). Tool outputs
+/// share most of their words, record after record, and the English algorithm costs a
+/// few hundred nanoseconds a term; a lookup, a few dozen. Bounded: emptied when full.
+#[derive(Default)]
+struct StemMemo(std::collections::HashMap<Box<str>, Option<Box<str>>, BuildHasherDefault<TermHasher>>);
+
+impl StemMemo {
+    /// Terms remembered at most (about 150 KB).
+    const CAPACITY: usize = 2048;
+
+    fn get(&self, term: &str) -> Option<Option<&str>> {
+        self.0.get(term).map(Option::as_deref)
+    }
+
+    fn insert(&mut self, term: &str, stem: Option<&str>) {
+        if self.0.len() >= Self::CAPACITY {
+            self.0.clear();
+        }
+        self.0.insert(term.into(), stem.map(Into::into));
+    }
+}
+
+/// Whether the English algorithm leaves `term` as it is, known without running it:
+/// - a term of one or two characters (the algorithm's `not hop 3`: shorter words are
+///   left alone, before anything else is done to them);
+/// - a term ending in a digit: every suffix the algorithm removes or replaces ends in a
+///   letter, unless the term starts with an apostrophe (removed first; never in an
+///   index token).
+fn is_own_stem(term: &str) -> bool {
+    let mut chars = term.chars();
+    let short = chars.next().is_none() || chars.next().is_none() || chars.next().is_none();
+    short || (term.as_bytes().last().is_some_and(u8::is_ascii_digit) && !term.starts_with('\''))
 }
 
 /// The Snowball English stop words (snowballstem.org), those of three letters or more
