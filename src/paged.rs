@@ -1,13 +1,14 @@
-//! A growable table in fixed-size pages: what a `Vec` does for the pointer table, without
+//! A growable table in fixed-size pages: what a `Vec` does for the pointer table (and the
+//! index's per-document columns), without
 //! its slack. A `Vec` grows by doubling, so at 100,000 entries it may hold room for
 //! 131,072, and each growth copies the whole table into a buffer twice its size; in wasm
 //! the memory that takes is never given back. Pages are allocated one at a time at their
 //! exact size and never move: the slack is under one page, and growing copies nothing.
 
-use std::ops::Index;
+use std::ops::{Index, IndexMut};
 
 /// Entries per page.
-const PAGE: usize = 1024;
+pub(crate) const PAGE: usize = 1024;
 
 /// A table of `T` by position, in pages of [`PAGE`].
 #[derive(Debug)]
@@ -26,6 +27,11 @@ impl<T> Paged<T> {
     /// Entries held.
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Whether it holds no entry.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Appends `value` at position `len()`.
@@ -49,6 +55,12 @@ impl<T> Paged<T> {
         self.pages.get_mut(i / PAGE).and_then(|page| page.get_mut(i % PAGE))
     }
 
+    /// The pages (for memory reports).
+    #[cfg(test)]
+    pub(crate) fn pages(&self) -> &Vec<Vec<T>> {
+        &self.pages
+    }
+
     /// Drops every entry and page.
     pub(crate) fn clear(&mut self) {
         *self = Paged::default();
@@ -60,6 +72,12 @@ impl<T> Index<usize> for Paged<T> {
 
     fn index(&self, i: usize) -> &T {
         &self.pages[i / PAGE][i % PAGE]
+    }
+}
+
+impl<T> IndexMut<usize> for Paged<T> {
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.pages[i / PAGE][i % PAGE]
     }
 }
 

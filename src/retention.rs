@@ -61,6 +61,17 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// Counts the ledger's allocations (see [`crate::store::footprint`]); the B-tree's
+    /// nodes are estimated as one allocation per record.
+    #[cfg(test)]
+    pub(crate) fn footprint(&self, m: &mut crate::store::footprint::Meter) {
+        m.map("ledger: keys", &self.keys);
+        for (k, owned) in self.keys.keys().zip(self.records.values()) {
+            m.alloc("ledger: paths", k.len() + owned.path.len());
+            m.alloc("ledger: records", std::mem::size_of::<((i64, u64), Owned)>());
+        }
+    }
+
     /// Records `path`, saved at `at_ms` as the `seq`-th record; a path held already stays.
     pub fn add(&mut self, path: &str, at_ms: i64, seq: u64, size: usize) {
         if self.keys.contains_key(path) {

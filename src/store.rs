@@ -339,13 +339,16 @@ impl Entry {
         }
     }
 
-    /// The key duplicates share (`None` when the result is not known).
-    fn duplicate_key(&self) -> Option<u64> {
+    /// The key duplicates share (`None` when the result is not known): a 64-bit hash,
+    /// as two `u32` so a table of them takes 12-byte slots, not 16 (a `u64` aligns them
+    /// to 8 in wasm).
+    fn duplicate_key(&self) -> Option<[u32; 2]> {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let mut args_hash = String::new();
         self.push_args_hash(&mut args_hash);
         let key = (&*self.tool_name, args_hash, self.result_hash?.get());
-        Some(BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key))
+        let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key);
+        Some([(h >> 32) as u32, h as u32])
     }
 
     /// Whether `other` holds the same tool, args and result (both saved by this manager).
@@ -460,7 +463,7 @@ struct State {
     /// known to be stale.
     epoch: u32,
     /// The latest slot saved with each duplicate key (tool, args hash, result hash).
-    latest_copy: HashMap<u64, u32>,
+    latest_copy: HashMap<[u32; 2], u32>,
     /// Records held in memory, by filepath (the path shared with the pointer's entry).
     memory: HashMap<Rc<str>, Rc<[u8]>>,
     /// In-memory records not yet being written out, oldest first.
@@ -2229,6 +2232,10 @@ fn terms_of(meta: &RecordMeta) -> Terms {
     let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
     Terms::of_record(&meta.tool_description, &meta.tool_name, &args)
 }
+
+#[cfg(test)]
+#[path = "footprint.rs"]
+pub(crate) mod footprint;
 
 #[cfg(test)]
 mod tests {

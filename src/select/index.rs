@@ -4,8 +4,9 @@
 //!
 //! Documents are numbered by slot, in the order they were added. A posting packs the
 //! slot and the term's frequency in each of the document's two fields, metadata and
-//! content (each capped at [`MAX_TF`]; BM25 saturates long before), into one `u32`, so
-//! a pointer costs four bytes per distinct term.
+//! content (each capped at [`MAX_TF`]; BM25 saturates long before), into one `u32`;
+//! lists are held compact ([`Postings`]: the gap from the previous slot and one byte of
+//! frequencies), so a pointer costs two to four bytes per distinct term.
 //!
 //! Scores are BM25F (Robertson, Zaragoza and Taylor, "Simple BM25 extension to
 //! multiple weighted fields", 2004; Zaragoza et al., TREC 2004): each field's term
@@ -18,13 +19,15 @@
 
 use std::collections::HashMap;
 
+use super::postings::Postings;
 use super::{keywords, stem, Strategy, Terms};
+use crate::paged::Paged;
 use crate::sort;
 
 /// Bits of a posting that hold the term frequency of one field.
 const TF_BITS: u32 = 4;
 /// Bits of a posting below the slot (the two fields' frequencies).
-const SLOT_SHIFT: u32 = 2 * TF_BITS;
+pub(super) const SLOT_SHIFT: u32 = 2 * TF_BITS;
 /// Term frequencies above this count as this.
 pub const MAX_TF: u32 = (1 << TF_BITS) - 1;
 /// Slots above this cannot be indexed (2^24, far beyond any store held in memory).
@@ -81,13 +84,13 @@ pub enum Doc<'a> {
 #[derive(Debug, Default)]
 pub struct Index {
     ids: HashMap<Box<str>, u32>,
-    postings: Vec<Vec<u32>>,
-    lengths: Vec<Lengths>,
-    order: Vec<u64>,
+    postings: Vec<Postings>,
+    lengths: Paged<Lengths>,
+    order: Paged<u64>,
     total: Lengths64,
     /// Removed documents: their slots stay and their postings are skipped, until
     /// [`Index::remap`] drops them.
-    gone: Vec<bool>,
+    gone: Paged<bool>,
     gone_count: usize,
 }
 
@@ -135,17 +138,6 @@ impl Tf {
     }
 }
 
-/// Appends `posting` to a term's list, growing the list by an eighth (at least 4) when
-/// it is full rather than doubling it: a list grows one document at a time for as long
-/// as the store lives, and doubling leaves a quarter of the posting bytes unused on
-/// average (a few percent this way). The copies it costs are amortised all the same.
-fn push_posting(list: &mut Vec<u32>, posting: u32) {
-    if list.len() == list.capacity() {
-        list.reserve_exact((list.len() / 8).max(4));
-    }
-    list.push(posting);
-}
-
 impl Index {
     /// An empty index.
     pub fn new() -> Self {
@@ -166,14 +158,11 @@ impl Index {
                 None => {
                     let id = self.postings.len() as u32;
                     self.ids.insert(term.as_str().into(), id);
-                    self.postings.push(Vec::new());
+                    self.postings.push(Postings::default());
                     id
                 }
             };
-            push_posting(
-                &mut self.postings[id as usize],
-                slot << SLOT_SHIFT | count.min(MAX_TF) << TF_BITS | content.min(MAX_TF),
-            );
+            self.postings[id as usize].push(slot, (count.min(MAX_TF) << TF_BITS | content.min(MAX_TF)) as u8);
         }
         let lengths = Lengths { metadata: terms.len(), content: terms.content_len() };
         self.lengths.push(lengths);
@@ -213,14 +202,18 @@ impl Index {
         }
         let keep = (1u32 << SLOT_SHIFT) - 1;
         for list in &mut self.postings {
-            list.retain_mut(|p| match new_slot.get((*p >> SLOT_SHIFT) as usize).copied().flatten() {
-                Some(new) => {
-                    *p = new << SLOT_SHIFT | (*p & keep);
-                    true
-                }
-                None => false,
-            });
-            sort::sort_by_key(list, |p| p >> SLOT_SHIFT);
+            let mut moved: Vec<u32> = list
+                .iter()
+                .filter_map(|p| {
+                    new_slot
+                        .get((p >> SLOT_SHIFT) as usize)
+                        .copied()
+                        .flatten()
+                        .map(|new| new << SLOT_SHIFT | (p & keep))
+                })
+                .collect();
+            sort::sort_by_key(&mut moved, |p| p >> SLOT_SHIFT);
+            *list = Postings::from_packed(moved);
         }
         // Terms no document holds any more are forgotten, so the vocabulary shrinks with
         // the documents (retention keeps memory bounded only if this does).
@@ -242,10 +235,10 @@ impl Index {
             }
             None => false,
         });
-        self.lengths = lengths;
-        self.order = order;
+        self.lengths = lengths.into_iter().collect();
+        self.order = order.into_iter().collect();
         self.total = total;
-        self.gone = vec![false; n];
+        self.gone = std::iter::repeat(false).take(n).collect();
         self.gone_count = 0;
     }
 
@@ -269,11 +262,35 @@ impl Index {
         self.postings.len()
     }
 
+    /// Counts the index's allocations (see [`crate::store::footprint`]).
+    #[cfg(test)]
+    pub(crate) fn footprint(&self, m: &mut crate::store::footprint::Meter) {
+        m.map("index: ids table", &self.ids);
+        for k in self.ids.keys() {
+            m.alloc("index: ids texts", k.len());
+        }
+        m.vec("index: postings list (Vec headers)", &self.postings);
+        for list in &self.postings {
+            m.part("index: postings used", list.used());
+            m.part("index: postings slack", list.capacity() - list.used());
+            m.overhead("index: postings allocator overhead", list.capacity());
+        }
+        for (name, pages, size) in [
+            ("index: lengths", self.lengths.pages().len(), std::mem::size_of::<Lengths>()),
+            ("index: order", self.order.pages().len(), 8),
+            ("index: gone", self.gone.pages().len(), 1),
+        ] {
+            for _ in 0..pages {
+                m.alloc(name, crate::paged::PAGE * size);
+            }
+        }
+    }
+
     /// Bytes held by the index (capacity, not just length), for memory reports.
     pub fn heap_bytes(&self) -> usize {
-        let postings: usize = self.postings.iter().map(|p| p.capacity() * 4 + 24).sum();
+        let postings: usize = self.postings.iter().map(|p| p.capacity() + 32).sum();
         let ids: usize = self.ids.keys().map(|k| k.len() + 16 + 4 + 8).sum();
-        postings + ids + self.lengths.capacity() * 8 + self.order.capacity() * 8
+        postings + ids + self.lengths.len().next_multiple_of(crate::paged::PAGE) * 17
     }
 
     /// Ranks every document for `query`: documents holding one of its keywords, best
@@ -284,14 +301,14 @@ impl Index {
         let n = self.len() - self.gone_count;
         let avg = self.total.average(n);
         let mut acc = Accumulator::new(self.len());
-        let live = |p: &&u32| !self.gone[(**p >> SLOT_SHIFT) as usize];
+        let live = |p: &u32| !self.gone[(*p >> SLOT_SHIFT) as usize];
         for (k, keyword) in stems.iter().enumerate() {
             let Some(postings) = self.ids.get(keyword.as_str()).map(|&id| &self.postings[id as usize]) else {
                 continue;
             };
             let df = if self.gone_count == 0 { postings.len() } else { postings.iter().filter(live).count() };
             let idf = idf(n, df);
-            for &p in postings.iter().filter(live) {
+            for p in postings.iter().filter(live) {
                 let slot = (p >> SLOT_SHIFT) as usize;
                 let weight = term_weight(strategy, idf, Tf::of_posting(p), self.lengths[slot], avg);
                 acc.add(slot, k, weight);
@@ -331,16 +348,16 @@ impl Index {
         let avg = total.average(n);
         let mut acc = Accumulator::new(n);
         for (k, keyword) in stems.iter().enumerate() {
-            let postings: &[u32] =
-                self.ids.get(keyword.as_str()).map_or(&[], |&id| self.postings[id as usize].as_slice());
-            let in_docs = |p: &&u32| position[(**p >> SLOT_SHIFT) as usize] != u32::MAX;
+            let none = Postings::default();
+            let postings = self.ids.get(keyword.as_str()).map_or(&none, |&id| &self.postings[id as usize]);
+            let in_docs = |p: &u32| position[(*p >> SLOT_SHIFT) as usize] != u32::MAX;
             let df =
                 postings.iter().filter(in_docs).count() + foreign.iter().filter(|(_, t)| t.contains(keyword)).count();
             if df == 0 {
                 continue;
             }
             let idf = idf(n, df);
-            for &p in postings.iter().filter(in_docs) {
+            for p in postings.iter().filter(in_docs) {
                 let slot = (p >> SLOT_SHIFT) as usize;
                 let weight = term_weight(strategy, idf, Tf::of_posting(p), self.lengths[slot], avg);
                 acc.add(position[slot] as usize, k, weight);
@@ -444,16 +461,6 @@ mod tests {
     use super::*;
     use crate::select::{rank, Fallback};
     use serde_json::json;
-
-    #[test]
-    fn postings_lists_grow_by_an_eighth() {
-        let mut list = Vec::new();
-        for p in 0..100_000u32 {
-            push_posting(&mut list, p);
-            assert!(list.capacity() <= list.len() + list.len() / 8 + 4, "{} of {}", list.len(), list.capacity());
-        }
-        assert!(list.iter().copied().eq(0..100_000));
-    }
 
     fn terms(desc: &str) -> Terms {
         Terms::of_record(desc, "", &json!({}))

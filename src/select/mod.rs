@@ -6,6 +6,7 @@
 
 mod content;
 mod index;
+mod postings;
 mod tokenize;
 mod vectors;
 

@@ -45,6 +45,15 @@ pub struct Vectors {
 }
 
 impl Vectors {
+    /// Counts the vectors' allocations (see [`crate::store::footprint`]).
+    #[cfg(test)]
+    pub(crate) fn footprint(&self, m: &mut crate::store::footprint::Meter) {
+        m.map("vectors", &self.by_slot);
+        for q in self.by_slot.values() {
+            m.alloc("vectors", q.values.len());
+        }
+    }
+
     /// Sets the vector of `slot`; `false` (nothing kept) when it is empty, zero, not
     /// finite, or of another dimension than those held.
     pub fn set(&mut self, slot: u32, vector: &[f32]) -> bool {

@@ -1,0 +1,339 @@
+//! Where the pointer table's memory goes, structure by structure (tests only).
+//!
+//! A [`Meter`] walks the manager's state and counts, per structure, the bytes each heap
+//! allocation asks for and the bytes the allocator gives it. The allocator is modelled
+//! as wasm32's (Rust's dlmalloc port): a chunk is the request plus a 4-byte header,
+//! rounded up to 8, and at least 16 bytes. Hash tables are modelled as hashbrown lays
+//! them out: a power of two of buckets, each slot plus one control byte, in one
+//! allocation. Run it for the real wasm32 sizes with
+//! `wasm-pack test --node -- --include-ignored footprint` (it also reports the memory's
+//! growth), or natively (64-bit sizes) with
+//! `cargo test --lib footprint -- --ignored --nocapture`.
+
+use std::collections::{HashMap, HashSet};
+use std::mem::size_of;
+use std::rc::Rc;
+
+use super::{ContextManager, Entry, State};
+use crate::naming::StoredPath;
+use crate::storage::{Storage, WriteOptions};
+
+/// Bytes the allocator takes for a request of `n` bytes (wasm32 dlmalloc).
+fn chunk(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        ((n + 4 + 7) & !7).max(16)
+    }
+}
+
+/// One structure's bytes.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Row {
+    pub(crate) name: &'static str,
+    /// Bytes asked for (or, for `inline` rows, held inside another structure's allocation).
+    pub(crate) requested: usize,
+    /// Bytes the allocator holds for them.
+    pub(crate) held: usize,
+    /// Allocations.
+    pub(crate) allocs: usize,
+}
+
+/// Bytes by structure.
+#[derive(Debug, Default)]
+pub(crate) struct Meter {
+    pub(crate) rows: Vec<Row>,
+}
+
+impl Meter {
+    fn row(&mut self, name: &'static str) -> &mut Row {
+        if let Some(at) = self.rows.iter().position(|r| r.name == name) {
+            return &mut self.rows[at];
+        }
+        self.rows.push(Row { name, ..Row::default() });
+        self.rows.last_mut().unwrap()
+    }
+
+    /// One heap allocation of `bytes`, counted under `name`.
+    pub(crate) fn alloc(&mut self, name: &'static str, bytes: usize) {
+        if bytes > 0 {
+            let row = self.row(name);
+            row.requested += bytes;
+            row.held += chunk(bytes);
+            row.allocs += 1;
+        }
+    }
+
+    /// Bytes inside an allocation counted elsewhere, shown apart (e.g. a page's slack).
+    pub(crate) fn part(&mut self, name: &'static str, bytes: usize) {
+        let row = self.row(name);
+        row.requested += bytes;
+        row.held += bytes;
+    }
+
+    /// What the allocator adds to an allocation of `bytes` whose bytes other rows show.
+    pub(crate) fn overhead(&mut self, name: &'static str, bytes: usize) {
+        if bytes > 0 {
+            let row = self.row(name);
+            row.held += chunk(bytes) - bytes;
+            row.allocs += 1;
+        }
+    }
+
+    /// A `Vec`'s buffer.
+    pub(crate) fn vec<T>(&mut self, name: &'static str, v: &Vec<T>) {
+        self.alloc(name, v.capacity() * size_of::<T>());
+    }
+
+    /// A hash table of `capacity` slots of `T`.
+    pub(crate) fn table<T>(&mut self, name: &'static str, capacity: usize) {
+        if capacity == 0 {
+            return;
+        }
+        let buckets = if capacity < 8 { capacity + 1 } else { (capacity * 8 / 7).next_power_of_two() };
+        let group = if cfg!(target_arch = "x86_64") { 16 } else { size_of::<usize>() };
+        let data = (buckets * size_of::<T>()).next_multiple_of(group.max(std::mem::align_of::<T>()));
+        self.alloc(name, data + buckets + group);
+    }
+
+    pub(crate) fn map<K, V, H>(&mut self, name: &'static str, m: &HashMap<K, V, H>) {
+        self.table::<(K, V)>(name, m.capacity());
+    }
+
+    fn set<K, H>(&mut self, name: &'static str, s: &HashSet<K, H>) {
+        self.table::<K>(name, s.capacity());
+    }
+
+    /// An `Rc<str>`'s allocation.
+    fn rc_str(&mut self, name: &'static str, s: &str) {
+        self.alloc(name, 2 * size_of::<usize>() + s.len());
+    }
+
+    pub(crate) fn total(&self) -> Row {
+        let mut t = Row { name: "total", ..Row::default() };
+        for r in &self.rows {
+            t.requested += r.requested;
+            t.held += r.held;
+            t.allocs += r.allocs;
+        }
+        t
+    }
+
+    /// The table, per pointer.
+    pub(crate) fn report(&self, pointers: usize) -> String {
+        let n = pointers.max(1) as f64;
+        let mut out = format!("{:<44} {:>9} {:>9} {:>9}\n", "structure (B per pointer)", "asked", "held", "allocs");
+        for r in self.rows.iter().chain(std::iter::once(&self.total())) {
+            out += &format!(
+                "{:<44} {:>9.1} {:>9.1} {:>9.2}\n",
+                r.name,
+                r.requested as f64 / n,
+                r.held as f64 / n,
+                r.allocs as f64 / n
+            );
+        }
+        out
+    }
+}
+
+impl Entry {
+    fn footprint(&self, m: &mut Meter) {
+        if let StoredPath::Text(text) = &self.filepath {
+            m.rc_str("entry: path text (not record-name form)", text);
+        }
+        m.alloc("entry: args_json", self.args_json.len());
+        if let Some(d) = &self.tool_description {
+            m.alloc("entry: tool_description", d.len());
+        }
+        if let Some(rare) = &self.rare {
+            m.alloc("entry: rare", size_of::<super::Rare>());
+            for text in [&rare.tool_call_id, &rare.args_hash, &rare.timestamp].into_iter().flatten() {
+                m.alloc("entry: rare", text.len());
+            }
+        }
+    }
+}
+
+impl State {
+    pub(crate) fn footprint(&self, m: &mut Meter) {
+        let per_entry = size_of::<Entry>();
+        m.part("entries: Entry inline (size_of)", self.entries.len() * per_entry);
+        let pages = self.entries.pages();
+        let held: usize = pages.iter().map(|p| p.capacity()).sum();
+        m.part("entries: page slack", (held - self.entries.len()) * per_entry);
+        m.vec("entries: page list", pages);
+        for page in pages {
+            m.overhead("entries: page headers", page.capacity() * per_entry);
+        }
+        for i in 0..self.entries.len() {
+            self.entries[i].footprint(m);
+        }
+        m.set("interned: table", &self.interned);
+        for s in &self.interned {
+            m.rc_str("interned: texts", s);
+        }
+        m.vec("order", &self.order);
+        m.map("slot_by_path: by_hash", &self.slot_by_path.by_hash);
+        m.map("slot_by_path: collisions", &self.slot_by_path.collisions);
+        for k in self.slot_by_path.collisions.keys() {
+            m.alloc("slot_by_path: collisions", k.len());
+        }
+        self.index.footprint(m);
+        self.vectors.footprint(m);
+        m.map("latest_copy", &self.latest_copy);
+        m.map("memory: table", &self.memory);
+        for (path, bytes) in &self.memory {
+            m.rc_str("memory: paths", path);
+            m.alloc("memory: held records (the budget)", 2 * size_of::<usize>() + bytes.len());
+        }
+        m.alloc("memory: spill_queue", self.spill_queue.capacity() * size_of::<Rc<str>>());
+        m.set("orphans", &self.orphans);
+        for s in &self.orphans {
+            m.rc_str("orphans", s);
+        }
+        self.owned.footprint(m);
+    }
+}
+
+/// A storage that keeps nothing, as the bench's (every record goes to a disk elsewhere).
+struct Discard;
+
+impl Storage for Discard {
+    async fn read(&self, _path: &str) -> crate::Result<Option<Vec<u8>>> {
+        Ok(None)
+    }
+    async fn write(&self, _path: &str, _data: &[u8], _options: WriteOptions) -> crate::Result<()> {
+        Ok(())
+    }
+    async fn remove(&self, _path: &str) -> crate::Result<()> {
+        Ok(())
+    }
+    async fn list(&self, _dir: &str) -> crate::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+}
+
+/// The bench's corpus (bench/select.mjs `corpus`, `smallResult`, `queryIdOf`): the same
+/// generator, so the same tools, args and results.
+struct Corpus {
+    s: u32,
+}
+
+const AREAS: &[&str] =
+    &["auth", "billing", "search", "db", "api", "ui", "jobs", "notify", "admin", "reports", "cache", "storage"];
+const PARTS: &str = "session token login logout password reset invoice payment refund subscription plan index query \
+ranking crawler schema migration route handler middleware controller component modal form table chart \
+worker queue retry email webhook sms user role permission audit export import upload bucket config";
+const EXT: &[&str] = &["ts", "tsx", "test.ts", "md", "json", "sql"];
+const VERBS: &[&str] =
+    &["get", "create", "update", "delete", "validate", "parse", "render", "fetch", "handle", "build"];
+
+impl Corpus {
+    fn r(&mut self) -> f64 {
+        self.s = self.s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        f64::from(self.s) / 4_294_967_296.0
+    }
+
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.r() * xs.len() as f64) as usize]
+    }
+
+    fn capital(s: &str) -> String {
+        s[..1].to_uppercase() + &s[1..]
+    }
+
+    /// `n` calls: (tool, args JSON, result JSON).
+    fn calls(n: usize) -> Vec<(&'static str, String, String)> {
+        let parts: Vec<&str> = PARTS.split(' ').collect();
+        let mut c = Corpus { s: 7 };
+        let files: Vec<String> = (0..3000)
+            .map(|i| {
+                let area = c.pick(AREAS);
+                let (a, b, d) = (c.pick(&parts), c.pick(&parts), c.pick(&parts));
+                let num = if i % 7 != 0 { String::new() } else { i.to_string() };
+                format!("src/{area}/{a}/{b}{}{num}.{}", Self::capital(d), c.pick(EXT))
+            })
+            .collect();
+        let json = |v: serde_json::Value| v.to_string();
+        (0..n)
+            .map(|i| {
+                let kind = c.r();
+                let (tool, args) = if kind < 0.45 {
+                    let f = &files[(c.r() * files.len() as f64) as usize];
+                    ("readFile", serde_json::json!({ "path": f }))
+                } else if kind < 0.65 {
+                    let ident = format!("{}{}", c.pick(VERBS), Self::capital(c.pick(&parts)));
+                    ("grep", serde_json::json!({ "pattern": ident, "path": format!("src/{}", c.pick(AREAS)) }))
+                } else if kind < 0.8 {
+                    let q = format!("{} {} {}", c.pick(&parts), c.pick(&parts), c.pick(AREAS));
+                    ("searchCode", serde_json::json!({ "query": q }))
+                } else if kind < 0.88 {
+                    (
+                        "listDirectory",
+                        serde_json::json!({ "path": format!("src/{}/{}", c.pick(AREAS), c.pick(&parts)) }),
+                    )
+                } else if kind < 0.95 {
+                    let url =
+                        format!("https://docs.example.com/{}/{}-{}", c.pick(AREAS), c.pick(&parts), c.pick(&parts));
+                    ("fetchPage", serde_json::json!({ "url": url }))
+                } else {
+                    (
+                        "runCommand",
+                        serde_json::json!({ "command": format!("npm test -- {}/{}", c.pick(AREAS), c.pick(&parts)) }),
+                    )
+                };
+                let first = args.as_object().and_then(|o| o.values().next()).and_then(|v| v.as_str()).unwrap_or("");
+                let lines: Vec<String> = (1..=3)
+                    .map(|k| {
+                        let at = (i * 7 + k * 13) % 500;
+                        format!("{first}:{at}: const {} = await load({k});", parts[(i + k) % parts.len()])
+                    })
+                    .collect();
+                (tool, json(args), json(serde_json::json!({ "total": 3, "lines": lines })))
+            })
+            .collect()
+    }
+}
+
+/// The bench's "default" store: `n` saves of small results with the default options.
+async fn build(n: usize) -> ContextManager<Discard> {
+    let m = ContextManager::new(Discard, crate::Options::new("/bench")).unwrap();
+    for (i, (tool, args, result)) in Corpus::calls(n).iter().enumerate() {
+        let input = crate::SaveInput {
+            tool_name: tool,
+            args_json: args,
+            result_json: Some(result),
+            task_id: Some((i % 10).into()),
+            query_id: Some(format!("query-{}", i % 10)),
+            ..crate::SaveInput::default()
+        };
+        m.save(input).await.unwrap();
+    }
+    m
+}
+
+fn report(m: &ContextManager<Discard>) -> String {
+    let mut meter = Meter::default();
+    m.state.borrow().footprint(&mut meter);
+    let index = &m.state.borrow().index;
+    format!("{} pointers, {} terms\n{}", m.len(), index.terms(), meter.report(m.len()))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+#[ignore = "a report: cargo test --lib footprint -- --ignored --nocapture"]
+fn footprint_of_the_bench_store() {
+    let m = futures_executor::block_on(build(100_000));
+    println!("{}", report(&m));
+}
+
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen_test::wasm_bindgen_test]
+#[ignore = "a report: wasm-pack test --node -- --include-ignored footprint"]
+async fn footprint_of_the_bench_store() {
+    let pages = || core::arch::wasm32::memory_size::<0>() * 65536;
+    let before = pages();
+    let m = build(100_000).await;
+    let grown = pages() - before;
+    wasm_bindgen_test::console_log!("{}memory grown: {:.1} B per pointer", report(&m), grown as f64 / m.len() as f64);
+}
