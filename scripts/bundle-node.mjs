@@ -9,13 +9,16 @@
 // re-exports it); pkg/adapters/memory.js is made one file itself (its helpers inlined).
 //
 //   node scripts/bundle-node.mjs        (run by `make pkg` after pkg-template/ is copied)
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const pkg = join(resolve(dirname(fileURLToPath(import.meta.url)), ".."), "pkg");
-const inPlace = (file, options) =>
-  build({ entryPoints: [file], outfile: file, allowOverwrite: true, bundle: true, format: "esm", legalComments: "none", logLevel: "warning", ...options });
+const inPlace = (file, options) => build({
+  entryPoints: [file], outfile: file, allowOverwrite: true, bundle: true, format: "esm", legalComments: "none", logLevel: "warning",
+  banner: { js: `// Built by scripts/bundle-node.mjs from pkg-template/${relative(pkg, file)} and the package's modules it imports.` },
+  ...options,
+});
 
 await inPlace(join(pkg, "index.node.js"), {
   platform: "node",
