@@ -3,9 +3,7 @@
 // the file system under ~/.agent/context (toolctx/node, or toolctx/bun under Bun).
 // The conversation and window modules are read and instantiated by their first use.
 
-import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { resolve, sep } from "node:path";
+import { builtin } from "./adapters/builtin.js";
 import { initSync } from "./toolctx_core.js";
 import { nodeStorage } from "./adapters/node.js";
 import { bunStorage } from "./adapters/bun.js";
@@ -14,6 +12,10 @@ import { ContextManager } from "./extras.js";
 import { useRuntime } from "./host.js";
 import { ConversationStore, conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
+
+const { readFileSync } = builtin("node:fs");
+const { homedir } = builtin("node:os");
+const { resolve, sep } = builtin("node:path");
 
 const wasm = (name) => () => readFileSync(new URL(`./toolctx_${name}_bg.wasm`, import.meta.url));
 initSync({ module: wasm("core")() });

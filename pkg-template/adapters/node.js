@@ -12,12 +12,14 @@
 // - `lock(name, fn)` holds a lock file at `name` (file-lock.js: refreshed while held,
 //   taken over once stale, `lockStaleMs`, default 30 s).
 
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, unlinkSync, writeSync, fsyncSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, utimes, appendFile } from "node:fs/promises";
-import { dirname, sep } from "node:path";
+import { builtin } from "./builtin.js";
 import { outsideStore } from "./errors.js";
 import { fileLock } from "./file-lock.js";
 import { randomHex } from "./random.js";
+
+const { closeSync, constants, fstatSync, openSync, readSync, realpathSync, unlinkSync, writeSync, fsyncSync } = builtin("node:fs");
+const { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, utimes, appendFile } = builtin("node:fs/promises");
+const { dirname, sep } = builtin("node:path");
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;

@@ -141,6 +141,43 @@ test("[node] package: require('toolctx') works (require(esm)) and is the same mo
   assert.match(cjs.ContextManager.hashQuery("x"), /^q_[0-9a-f]{16}$/);
 });
 
+// What a fresh `import("toolctx")` asks Node's ES module loader for, recorded by a resolve
+// hook (module.register): package files, each a file to resolve, read and compile, and
+// built-ins imported as ES modules, whose facades read every export (node:fs's then loads
+// Node's streams). The cost itself is a benchmark (bench/startup.mjs), never a test.
+const RESOLVED_BY_IMPORT = `
+import { register } from "node:module";
+import { MessageChannel } from "node:worker_threads";
+const { port1, port2 } = new MessageChannel();
+const resolved = [];
+port1.on("message", (url) => resolved.push(url));
+register("data:text/javascript," + encodeURIComponent(\`
+  let port;
+  export function initialize(data) { port = data.port; }
+  export async function resolve(specifier, context, next) {
+    const result = await next(specifier, context);
+    port.postMessage(result.url);
+    return result;
+  }\`), { data: { port: port2 }, transferList: [port2] });
+await import("toolctx");
+await new Promise((resolve) => setTimeout(resolve, 50));
+port1.close();
+process.stdout.write(JSON.stringify(resolved));
+`;
+
+test("[node] package: import('toolctx') loads 3 package files, and no built-in through an ES module facade but node:module", async () => {
+  const child = spawn(process.execPath, ["--input-type=module", "-e", RESOLVED_BY_IMPORT], { cwd: process.cwd() });
+  let out = "";
+  child.stdout.on("data", (chunk) => (out += chunk));
+  const [code] = await new Promise((resolve) => child.on("exit", (...args) => resolve(args)));
+  assert.equal(code, 0);
+  const resolved = JSON.parse(out);
+  const pkgUrl = new URL(".", import.meta.resolve("toolctx")).href;
+  const files = resolved.filter((u) => u.startsWith(pkgUrl)).map((u) => u.slice(pkgUrl.length));
+  assert.deepEqual([...new Set(files)].sort(), ["adapters/memory.js", "clear-tool-uses.js", "index.node.js"]);
+  assert.deepEqual([...new Set(resolved.filter((u) => u.startsWith("node:")))], ["node:module"]);
+});
+
 test("[node] default contextDir is ~/.agent/context, absolute", () => {
   // memory storage: nothing is written under the home directory
   const mgr = new ContextManager({ fileSystem: memoryStorage() });
