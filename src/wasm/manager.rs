@@ -866,6 +866,12 @@ impl JsContextManager {
         panic!("{message}");
     }
 
+    /// How many tasks the module has started (for the tests: a common save starts none).
+    #[wasm_bindgen(js_name = "__tasksSpawnedForTests")]
+    pub fn tasks_spawned_for_tests() -> f64 {
+        super::tasks::spawned() as f64
+    }
+
     /// Like `__panicForTests`, inside a task (so in the driver's poll, after the call returned).
     #[wasm_bindgen(js_name = "__panicForTestsAsync")]
     pub fn panic_for_tests_async(message: String) -> u32 {

@@ -67,6 +67,8 @@ struct Runtime {
     out: RefCell<Vec<JsValue>>,
     /// Host calls queued so far.
     calls_queued: Cell<u64>,
+    /// Tasks started so far (for the tests: the common save starts none).
+    spawned: Cell<u64>,
 }
 
 thread_local! {
@@ -99,10 +101,16 @@ pub fn spawn(work: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> 
 pub fn spawn_done(work: impl Future<Output = Result<Done, JsValue>> + 'static) -> u32 {
     RUNTIME.with(|rt| {
         let id = rt.id();
+        rt.spawned.set(rt.spawned.get() + 1);
         rt.tasks.borrow_mut().insert(id, Box::pin(work));
         rt.ready.borrow_mut().push_back(id);
         id
     })
+}
+
+/// How many tasks were started so far.
+pub fn spawned() -> u64 {
+    RUNTIME.with(|rt| rt.spawned.get())
 }
 
 /// A task that has already failed with `err` (an argument error of an async method).
