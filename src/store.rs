@@ -1023,7 +1023,7 @@ impl<S: Storage> ContextManager<S> {
         };
         pending.path = pending.name(&self.random_part()?);
         if size >= self.options.persist_threshold {
-            return Ok(Begun::Write(pending));
+            return Ok(Begun::Write(Box::new(pending)));
         }
         // A small record: held in memory (its body, if the host holds it, copied in).
         pending.index(self.options.content_bytes);
@@ -1050,11 +1050,11 @@ impl<S: Storage> ContextManager<S> {
     /// The step after the write of a pending save: on success the pointer is added
     /// ([`Written::Saved`]); a taken name draws another ([`Written::Retry`]); any other
     /// failure leaves a file to remove before the error is reported ([`Written::Remove`]).
-    pub fn record_written(&self, mut pending: PendingSave, written: Result<()>) -> Written {
+    pub fn record_written(&self, mut pending: Box<PendingSave>, written: Result<()>) -> Written {
         match written {
             Ok(()) => {
                 pending.index(self.options.content_bytes);
-                let (filepath, after) = self.commit_save(pending, true);
+                let (filepath, after) = self.commit_save(*pending, true);
                 Written::Saved(filepath, after)
             }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
@@ -1064,9 +1064,8 @@ impl<S: Storage> ContextManager<S> {
                 if pending.attempts >= NAME_ATTEMPTS {
                     let last = pending.last_taken.take();
                     return Written::Failed(
-                        Error::new(ErrorKind::Storage, "no free record name after repeated attempts").with_source(
-                            last.unwrap_or_else(|| Error::new(ErrorKind::AlreadyExists, "name taken")),
-                        ),
+                        Error::new(ErrorKind::Storage, "no free record name after repeated attempts")
+                            .with_source(last.unwrap_or_else(|| Error::new(ErrorKind::AlreadyExists, "name taken"))),
                     );
                 }
                 match self.random_part() {
@@ -1077,7 +1076,9 @@ impl<S: Storage> ContextManager<S> {
                     Err(e) => Written::Failed(e),
                 }
             }
-            Err(error) => Written::Remove(FailedSave { path: std::mem::take(&mut pending.path), error, _pass: pending.pass }),
+            Err(error) => {
+                Written::Remove(FailedSave { path: std::mem::take(&mut pending.path), error, _pass: pending.pass })
+            }
         }
     }
 
@@ -2293,7 +2294,7 @@ pub enum Begun {
     /// Saved already (held in memory): its filepath, and the follow-up, if any.
     Saved(String, Option<AfterSave>),
     /// The record is to be written.
-    Write(PendingSave),
+    Write(Box<PendingSave>),
 }
 
 /// What the step after a save's write did ([`ContextManager::record_written`]).
@@ -2301,7 +2302,7 @@ pub enum Written {
     /// Saved: its filepath, and the follow-up, if any.
     Saved(String, Option<AfterSave>),
     /// The name was taken: write the record again, at its new [`PendingSave::path`].
-    Retry(PendingSave),
+    Retry(Box<PendingSave>),
     /// The write failed: remove [`FailedSave::path`], then report the error.
     Remove(FailedSave),
     /// The save failed (no free name): nothing to remove.
