@@ -215,14 +215,19 @@ export function createDriver(core, onTrap) {
    * a plain value completes the save without an await. `reject` leaves `saves` when the
    * module traps: then nothing of the save runs on.
    */
-  async function writeRecord(manager, [, id, host, write, remove, path, bytes], reject) {
-    const record = Array.isArray(bytes) ? join(bytes) : bytes;
+  async function writeRecord(manager, plan, reject) {
+    // Indexed, not destructured (no array iterator: see `poll`).
+    const id = plan[1], host = plan[2], write = plan[3], remove = plan[4];
+    let path = plan[5];
+    const record = Array.isArray(plan[6]) ? join(plan[6]) : plan[6];
     let indexed = false;
     for (;;) {
       let outcome;
       try {
         const value = write.call(host, path, record, { exclusive: true });
-        outcome = typeof value?.then === "function" ? value.then((v) => [true, v], (err) => [false, err]) : [true, value];
+        outcome = typeof value?.then !== "function"
+          ? [true, value]
+          : new Promise((resolve) => value.then((v) => resolve([true, v]), (err) => resolve([false, err])));
       } catch (err) {
         outcome = [false, err];
       }
