@@ -15,15 +15,14 @@
 //   [1, call, this, fn, args]     await fn.apply(this, args)
 //   [2, call, this, lockFn, name] this.lockFn(name, callback): complete once held
 //   [3, call, lockCall]           release that lock; complete when the host's lock settles
-//   [4, call, this, writeFn, path, parts, options]
-//                                 await writeFn.call(this, path, parts joined, options): a
-//                                 record's header, the result's bytes (never in wasm), `}`
 //   [5]                           tasks yielded after queuing calls: start them, poll again
 //
 // A host function that returns a plain value (not a thenable) completes its call at
 // once, and the same poll runs on. Calls that settle later are handed to the core as
 // they settle, and one poll, queued as a microtask, runs the tasks they woke: a
 // loadContexts of 100 records polls once after its reads, not 100 times.
+//
+// saveContext is no task: the core's synchronous steps and the host's write (`save`).
 
 /** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
 function join(parts) {
@@ -52,11 +51,15 @@ export function createDriver(core, onTrap) {
   let again = false;
   /** A poll is queued as a microtask (host calls settled since the last one). */
   let queued = false;
+  /** The `reject` of each save whose record is being written (`save`). */
+  const saves = new Set();
 
   function fail(err) {
     const error = onTrap(err);
     for (const { reject } of waiting.values()) reject(error);
     waiting.clear();
+    for (const reject of saves) reject(error);
+    saves.clear();
     for (const { release } of locks.values()) release();
     locks.clear();
     return error;
@@ -105,8 +108,6 @@ export function createDriver(core, onTrap) {
         return lock(entry[1], entry[2], entry[3], entry[4]);
       case 3:
         return unlock(entry[1], entry[2]);
-      case 4:
-        return run(entry[1], entry[2], entry[3], [entry[4], join(entry[5]), entry[6]]);
       case 5:
         again = true;
     }
@@ -180,14 +181,84 @@ export function createDriver(core, onTrap) {
     held.settled.then(([ok, err]) => complete(call, ok, err));
   }
 
+  /** The Promise of task `task` (a number a wasm method returned). */
+  function settle(task) {
+    return new Promise((resolve, reject) => {
+      waiting.set(task, { resolve, reject });
+      poll();
+    });
+  }
+
+  /**
+   * The Promise of a save, from the core's first step (`__saveBegin`, src/wasm/manager.rs):
+   * `[0, filepath]` saved (a record held in memory); `[1, task]` a task finishes it (the
+   * follow-up I/O: a spill, retention, the session manifest, embed); else the record to
+   * write (`writeRecord`).
+   */
+  function save(manager, step) {
+    if (step[0] === 0) return Promise.resolve(step[1]);
+    if (step[0] === 1) return settle(step[1]);
+    return new Promise((resolve, reject) => {
+      saves.add(reject);
+      writeRecord(manager, step, reject).then(
+        (filepath) => saves.delete(reject) && resolve(filepath),
+        (err) => saves.delete(reject) && reject(err),
+      );
+    });
+  }
+
+  /**
+   * Writes a new record exclusively, while the core indexes the result (`__saveIndex`),
+   * and hands the outcome to the core (`__saveWritten`), which adds the pointer, or
+   * answers `[2, path]` (the name was taken: write again there) or `[3, path]` (the write
+   * failed: remove what it left; `__saveEnd` then throws why). A host write that returns
+   * a plain value completes the save without an await. `reject` leaves `saves` when the
+   * module traps: then nothing of the save runs on.
+   */
+  async function writeRecord(manager, plan, reject) {
+    // Indexed, not destructured (no array iterator: see `poll`).
+    const id = plan[1], host = plan[2], write = plan[3], remove = plan[4];
+    let path = plan[5];
+    const record = Array.isArray(plan[6]) ? join(plan[6]) : plan[6];
+    let indexed = false;
+    for (;;) {
+      let outcome;
+      try {
+        const value = write.call(host, path, record, { exclusive: true });
+        outcome = typeof value?.then !== "function"
+          ? [true, value]
+          : new Promise((resolve) => value.then((v) => resolve([true, v]), (err) => resolve([false, err])));
+      } catch (err) {
+        outcome = [false, err];
+      }
+      if (!indexed) {
+        indexed = true;
+        manager.__saveIndex(id);
+      }
+      if (!Array.isArray(outcome)) {
+        outcome = await outcome;
+        if (!saves.has(reject)) return undefined;
+      }
+      const step = manager.__saveWritten(id, outcome[0], outcome[1]);
+      if (step[0] === 0) return step[1];
+      if (step[0] === 1) return settle(step[1]);
+      path = step[1];
+      if (step[0] === 3) {
+        try {
+          const removed = remove.call(host, path);
+          if (typeof removed?.then === "function") await removed;
+        } catch {
+          // Best effort: the save fails with the write's error.
+        }
+        if (!saves.has(reject)) return undefined;
+        return settle(manager.__saveEnd(id)[1]);
+      }
+    }
+  }
+
   return {
-    /** The Promise of task `task` (a number a wasm method returned). */
-    settle(task) {
-      return new Promise((resolve, reject) => {
-        waiting.set(task, { resolve, reject });
-        poll();
-      });
-    },
+    settle,
+    save,
     /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
     fail,
   };

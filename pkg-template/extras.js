@@ -66,7 +66,7 @@ function live(module) {
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
-  "open", "saveContext", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
+  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
   "endSession", "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
   "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
@@ -124,6 +124,23 @@ export function disposeWithClose(cls) {
 
 installPointerLists(Core.prototype);
 guardClass(Core);
+
+// saveContext in steps (src/wasm/manager.rs): the core checks, encodes and names the
+// record, and saves one held in memory at once; the driver writes one to persist while
+// the core indexes it, and the core then adds its pointer (driver.js, `save`). Only a
+// save with I/O left to do (a spill, retention, the session manifest, embed) is a task.
+for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd"]) {
+  Core.prototype[name] = guard(name, Core.prototype[name]);
+}
+Core.prototype.saveContext = function saveContext(toolName, args, result, taskOrOptions, queryId) {
+  let step;
+  try {
+    step = this.__saveBegin(toolName, args, result, taskOrOptions, queryId);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return coreModule.driver.save(this, step);
+};
 
 // loadContexts: the core confines the paths and reads; the records are parsed here.
 const loadValues = Core.prototype.__loadContexts;

@@ -8,6 +8,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
+use std::rc::Rc;
 use std::task::{Poll, Waker};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -36,10 +37,12 @@ impl Default for Gate {
     }
 }
 
-/// An operation in flight; dropping it ends the operation.
-pub struct Pass<'a>(&'a Gate);
+/// An operation in flight; dropping it ends the operation. It owns a handle on the
+/// gate, so an operation run in steps (a save whose write the host does) holds it
+/// between them.
+pub struct Pass(Rc<Gate>);
 
-impl Drop for Pass<'_> {
+impl Drop for Pass {
     fn drop(&mut self) {
         let left = self.0.in_flight.get() - 1;
         self.0.in_flight.set(left);
@@ -51,12 +54,12 @@ impl Drop for Pass<'_> {
 
 impl Gate {
     /// A pass for one operation, or `CLOSED` once `close()` has begun.
-    pub fn enter(&self, what: &str) -> Result<Pass<'_>> {
+    pub fn enter(self: &Rc<Self>, what: &str) -> Result<Pass> {
         if self.phase.get() != Phase::Open {
             return Err(Error::new(ErrorKind::Closed, format!("{what}: this ContextManager is closed")));
         }
         self.in_flight.set(self.in_flight.get() + 1);
-        Ok(Pass(self))
+        Ok(Pass(self.clone()))
     }
 
     /// The current phase.

@@ -16,7 +16,7 @@ use serde_json::{Number, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::fxhash::ResultHasher;
-use crate::lifecycle::{Gate, Phase};
+use crate::lifecycle::{Gate, Pass, Phase};
 use crate::naming::{
     args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, StoredPath, RANDOM_LEN,
 };
@@ -710,7 +710,7 @@ pub struct ContextManager<S> {
     dir: String,
     state: RefCell<State>,
     session: Option<Session>,
-    gate: Gate,
+    gate: Rc<Gate>,
 }
 
 /// A manager's session: its folder and the manifest it keeps up to date.
@@ -751,7 +751,7 @@ impl<S: Storage> ContextManager<S> {
             dir,
             state: RefCell::new(State::default()),
             session: None,
-            gate: Gate::default(),
+            gate: Rc::default(),
         };
         manager.session = match manager.options.session.clone() {
             None => None,
@@ -869,8 +869,68 @@ impl<S: Storage> ContextManager<S> {
 
     /// Saves one tool output and returns its filepath. Nothing is written and no
     /// pointer is added when it fails.
+    ///
+    /// The save runs the same synchronous steps that the JavaScript driver runs (see
+    /// [`ContextManager::begin_save`]); only the I/O is awaited here.
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
-        let _pass = self.gate.enter("saveContext")?;
+        let mut pending = match self.begin_save(input)? {
+            Begun::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
+            Begun::Write(pending) => pending,
+        };
+        loop {
+            let written = if pending.terms.is_none() {
+                // The result is indexed while the host writes it: the write is started
+                // first (the task yields once it is queued), then the index work runs.
+                let indexed = async {
+                    yield_now().await;
+                    pending.terms_of(self.options.content_bytes)
+                };
+                let (written, terms) = futures_util::future::join(self.write_record(&pending), indexed).await;
+                pending.terms = Some(terms);
+                written
+            } else {
+                self.write_record(&pending).await
+            };
+            match self.record_written(pending, written) {
+                Written::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
+                Written::Retry(next) => pending = next,
+                Written::Remove(failed) => {
+                    // The file did not exist before (the write was exclusive), so
+                    // whatever a failed write left there is ours to remove.
+                    let _ = self.storage.remove(&failed.path).await;
+                    return Err(failed.into_error());
+                }
+                Written::Failed(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The record of `pending` written to its path exclusively.
+    async fn write_record(&self, pending: &PendingSave) -> Result<()> {
+        let exclusive = WriteOptions { exclusive: true };
+        match pending.body {
+            Some(body) => self.storage.write_parts(&pending.path, &pending.bytes, body, b"}", exclusive).await,
+            None => self.storage.write(&pending.path, &pending.bytes, exclusive).await,
+        }
+    }
+
+    /// The follow-up of a save, if it has one; the filepath.
+    async fn finish_save(&self, filepath: String, after: Option<AfterSave>) -> String {
+        if let Some(after) = after {
+            self.after_save(after).await;
+        }
+        filepath
+    }
+
+    /// The first step of a save, synchronous: checks, the args' hash, the description,
+    /// the record's bytes, its size checks and its name. A record held in memory (smaller
+    /// than `persistThreshold`) is saved by this step; else the caller writes
+    /// [`PendingSave::record`] exclusively to [`PendingSave::path`], has the result
+    /// indexed meanwhile ([`PendingSave::index`]), and hands the outcome to
+    /// [`ContextManager::record_written`]. The pending save holds the manager's gate:
+    /// `close()` waits for it.
+    pub fn begin_save(&self, input: SaveInput<'_>) -> Result<Begun> {
+        let pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
         self.compact();
         let args: Value = from_json(input.args_json)
@@ -879,13 +939,13 @@ impl<S: Storage> ContextManager<S> {
             return Err(Error::invalid("args must be a plain object"));
         }
         let hash = args_hash(&args)?;
-        let (result_text, result_hash) = match (&input.result_body, input.result_json) {
-            (Some(body), _) => (Some(body.prefix), body.hash),
+        let result_hash = match (&input.result_body, input.result_json) {
+            (Some(body), _) => body.hash,
             (None, Some(result)) => {
                 check_no_lone_surrogates(result)?;
-                (Some(result), result_hash(Some(result.as_bytes())))
+                result_hash(Some(result.as_bytes()))
             }
-            (None, None) => (None, result_hash(None)),
+            (None, None) => result_hash(None),
         };
         let generated = input.description.is_none();
         let description = match input.description {
@@ -918,16 +978,17 @@ impl<S: Storage> ContextManager<S> {
             tool_call_id: input.tool_call_id,
         };
         // The record: whole, or the header before a body the host holds (and `}`).
-        let (bytes, size) = match &input.result_body {
+        let (bytes, size, indexed) = match &input.result_body {
             Some(body) => {
                 let head = meta.encode_head();
                 let size = head.len() + body.len + 1;
-                (head, size)
+                (head, size, Indexed::Prefix(body.prefix.to_owned()))
             }
             None => {
                 let bytes = meta.encode(input.result_json);
                 let size = bytes.len();
-                (bytes, size)
+                // The result's text ends the record, before its `}`.
+                (bytes, size, input.result_json.map_or(Indexed::None, |r| Indexed::Tail(r.len())))
             }
         };
         if size > self.options.max_record_bytes {
@@ -943,48 +1004,92 @@ impl<S: Storage> ContextManager<S> {
                 format!("record of {size} bytes exceeds retention.maxBytes ({cap})"),
             ));
         }
-        let tool = sanitize_tool_name(input.tool_name);
-        let ts = now.max(0) as u64;
-        let name = |random: &str| paths::join(&dir, &record_filename(&tool, &meta.args_hash, ts, counter, random));
-        let index_terms = || {
-            let content_bytes = self.options.content_bytes;
-            Terms::of_record_with_content(&meta.tool_description, input.tool_name, &args, result_text, content_bytes)
+        let mut pending = PendingSave {
+            pass,
+            seq,
+            now,
+            size,
+            tool: sanitize_tool_name(input.tool_name),
+            dir,
+            counter,
+            meta,
+            generated,
+            result_hash,
+            args,
+            bytes,
+            body: input.result_body.map(|b| b.handle),
+            indexed,
+            path: String::new(),
+            attempts: 0,
+            last_taken: None,
+            terms: None,
         };
-        let (filepath, terms) = if size < self.options.persist_threshold {
-            let whole = match &input.result_body {
-                // A small record: its body is copied in, to be held in memory.
-                Some(body) => {
-                    let mut whole = bytes;
-                    whole.extend_from_slice(&self.storage.body(body.handle).ok_or_else(|| {
-                        Error::new(ErrorKind::Internal, "the storage no longer holds the result's bytes")
-                    })?);
-                    whole.push(b'}');
-                    whole
-                }
-                None => bytes,
-            };
-            let path = name(&self.random_part()?);
+        pending.path = pending.name(&self.random_part()?);
+        if size >= self.options.persist_threshold {
+            return Ok(Begun::Write(Box::new(pending)));
+        }
+        // A small record: held in memory (its body, if the host holds it, copied in).
+        pending.index(self.options.content_bytes);
+        if let Some(handle) = pending.body.take() {
+            let body = self
+                .storage
+                .body(handle)
+                .ok_or_else(|| Error::new(ErrorKind::Internal, "the storage no longer holds the result's bytes"))?;
+            pending.bytes.extend_from_slice(&body);
+            pending.bytes.push(b'}');
+        }
+        {
             // Held in memory: the path is shared by the memory map and the spill queue.
-            let shared: Rc<str> = path.as_str().into();
+            let shared: Rc<str> = pending.path.as_str().into();
             let mut state = self.state.borrow_mut();
-            state.memory.insert(shared.clone(), Rc::from(whole));
+            state.memory.insert(shared.clone(), Rc::from(std::mem::take(&mut pending.bytes)));
             state.spill_queue.push_back(shared);
             state.memory_bytes += size;
-            (path, index_terms())
-        } else {
-            let record = match &input.result_body {
-                Some(body) => NewRecord::Parts { head: &bytes, body: body.handle },
-                None => NewRecord::Whole(&bytes),
-            };
-            // The result is indexed while the host writes it: the write is started
-            // first (the task yields once it is queued), then the index work runs.
-            let indexed = async {
-                yield_now().await;
-                index_terms()
-            };
-            let (written, terms) = futures_util::future::join(self.write_new(name, record), indexed).await;
-            (written?, terms)
-        };
+        }
+        let (filepath, after) = self.commit_save(pending, false);
+        Ok(Begun::Saved(filepath, after))
+    }
+
+    /// The step after the write of a pending save: on success the pointer is added
+    /// ([`Written::Saved`]); a taken name draws another ([`Written::Retry`]); any other
+    /// failure leaves a file to remove before the error is reported ([`Written::Remove`]).
+    pub fn record_written(&self, mut pending: Box<PendingSave>, written: Result<()>) -> Written {
+        match written {
+            Ok(()) => {
+                pending.index(self.options.content_bytes);
+                let (filepath, after) = self.commit_save(*pending, true);
+                Written::Saved(filepath, after)
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                self.debug("record name taken, drawing another", Some(&pending.path));
+                pending.attempts += 1;
+                pending.last_taken = Some(e);
+                if pending.attempts >= NAME_ATTEMPTS {
+                    let last = pending.last_taken.take();
+                    return Written::Failed(
+                        Error::new(ErrorKind::Storage, "no free record name after repeated attempts")
+                            .with_source(last.unwrap_or_else(|| Error::new(ErrorKind::AlreadyExists, "name taken"))),
+                    );
+                }
+                match self.random_part() {
+                    Ok(random) => {
+                        pending.path = pending.name(&random);
+                        Written::Retry(pending)
+                    }
+                    Err(e) => Written::Failed(e),
+                }
+            }
+            Err(error) => {
+                Written::Remove(FailedSave { path: std::mem::take(&mut pending.path), error, _pass: pending.pass })
+            }
+        }
+    }
+
+    /// Adds the pointer of a saved record (`written`: persisted just now, no await
+    /// since); the follow-up the save needs, if any.
+    fn commit_save(&self, pending: PendingSave, written: bool) -> (String, Option<AfterSave>) {
+        let PendingSave { pass, seq, now, size, meta, generated, result_hash, path: filepath, terms, .. } = pending;
+        let terms = terms.unwrap_or_default();
         let added = {
             let mut state = self.state.borrow_mut();
             if self.keeps_ledger() {
@@ -994,8 +1099,7 @@ impl<S: Storage> ContextManager<S> {
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
             let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.interned);
-            // Written by `write_new` just now (no await since).
-            entry.written = size >= self.options.persist_threshold;
+            entry.written = written;
             if generated {
                 entry = entry.generated_description();
             }
@@ -1012,45 +1116,28 @@ impl<S: Storage> ContextManager<S> {
             self.debug("the index is full: this record has no pointer", Some(&filepath));
         }
         self.debug("saved context", Some(&filepath));
-        if size >= self.options.persist_threshold {
+        if written {
             self.track(&filepath, &terms);
         }
+        // Follow-up I/O: spilling over the memory budget, retention, the session manifest.
+        let spill = {
+            let state = self.state.borrow();
+            state.memory_bytes > self.options.memory_budget && !state.spill_queue.is_empty()
+        };
+        let after = (spill || self.keeps_ledger() || self.session.is_some())
+            .then(|| AfterSave { _pass: pass, filepath: filepath.clone() });
+        (filepath, after)
+    }
+
+    /// What a save does after its pointer is added, when [`AfterSave`] says so: spills
+    /// over the memory budget, enforces retention, syncs the session manifest.
+    pub async fn after_save(&self, after: AfterSave) {
         self.spill_over_budget().await;
-        self.enforce(Some(&filepath)).await;
+        self.enforce(Some(&after.filepath)).await;
         if let Err(e) = self.sync_manifest(false).await {
             // The record is saved (records are the source of truth); resume will index it.
             self.debug(format!("could not update the session manifest: {e}"), None);
         }
-        Ok(filepath)
-    }
-
-    /// Creates a new file exclusively, drawing a new random part while the name is
-    /// taken. On failure nothing is left behind.
-    async fn write_new(&self, name: impl Fn(&str) -> String, record: NewRecord<'_>) -> Result<String> {
-        let mut last = None;
-        for _ in 0..NAME_ATTEMPTS {
-            let path = name(&self.random_part()?);
-            let exclusive = WriteOptions { exclusive: true };
-            let written = match record {
-                NewRecord::Whole(bytes) => self.storage.write(&path, bytes, exclusive).await,
-                NewRecord::Parts { head, body } => self.storage.write_parts(&path, head, body, b"}", exclusive).await,
-            };
-            match written {
-                Ok(()) => return Ok(path),
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                    self.debug("record name taken, drawing another", Some(&path));
-                    last = Some(e);
-                }
-                Err(e) => {
-                    // The file did not exist before (the write was exclusive), so
-                    // whatever a failed write left there is ours to remove.
-                    let _ = self.storage.remove(&path).await;
-                    return Err(e);
-                }
-            }
-        }
-        Err(Error::new(ErrorKind::Storage, "no free record name after repeated attempts")
-            .with_source(last.unwrap_or_else(|| Error::new(ErrorKind::AlreadyExists, "name taken"))))
     }
 
     /// Writes out the oldest in-memory records while they exceed `memoryBudget`.
@@ -2205,11 +2292,119 @@ pub enum Loaded<T> {
     Failed(String),
 }
 
-/// A new record to write: whole, or a header and a body the storage holds.
-#[derive(Clone, Copy)]
-enum NewRecord<'a> {
-    Whole(&'a [u8]),
-    Parts { head: &'a [u8], body: u32 },
+/// What the first step of a save did ([`ContextManager::begin_save`]).
+pub enum Begun {
+    /// Saved already (held in memory): its filepath, and the follow-up, if any.
+    Saved(String, Option<AfterSave>),
+    /// The record is to be written.
+    Write(Box<PendingSave>),
+}
+
+/// What the step after a save's write did ([`ContextManager::record_written`]).
+pub enum Written {
+    /// Saved: its filepath, and the follow-up, if any.
+    Saved(String, Option<AfterSave>),
+    /// The name was taken: write the record again, at its new [`PendingSave::path`].
+    Retry(Box<PendingSave>),
+    /// The write failed: remove [`FailedSave::path`], then report the error.
+    Remove(FailedSave),
+    /// The save failed (no free name): nothing to remove.
+    Failed(Error),
+}
+
+/// A save whose record is to be written by the caller (the JavaScript driver, or
+/// [`ContextManager::save`]). It holds the manager's gate until it is finished.
+pub struct PendingSave {
+    pass: Pass,
+    seq: u64,
+    now: i64,
+    size: usize,
+    tool: String,
+    dir: String,
+    counter: u64,
+    meta: RecordMeta,
+    generated: bool,
+    result_hash: u64,
+    args: Value,
+    /// The whole record, or its header when the host holds the body.
+    bytes: Vec<u8>,
+    /// The host's handle of the result's bytes, written between the header and `}`.
+    body: Option<u32>,
+    indexed: Indexed,
+    path: String,
+    attempts: usize,
+    last_taken: Option<Error>,
+    terms: Option<Terms>,
+}
+
+/// The result's text that the index reads.
+enum Indexed {
+    /// No result (`undefined`).
+    None,
+    /// The last this many bytes of the record before its `}`: the whole result.
+    Tail(usize),
+    /// The first `content_bytes` bytes of a body the host holds.
+    Prefix(String),
+}
+
+impl PendingSave {
+    /// The path to write the record to (exclusively).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The record: its whole bytes, or (with a handle) the header to write before the
+    /// bytes the host holds under the handle, then `}`.
+    pub fn record(&self) -> (&[u8], Option<u32>) {
+        (&self.bytes, self.body)
+    }
+
+    /// Indexes the record (once): run while the host writes it.
+    pub fn index(&mut self, content_bytes: usize) {
+        if self.terms.is_none() {
+            self.terms = Some(self.terms_of(content_bytes));
+        }
+    }
+
+    fn terms_of(&self, content_bytes: usize) -> Terms {
+        let result = match &self.indexed {
+            Indexed::None => None,
+            Indexed::Tail(len) => {
+                let end = self.bytes.len() - 1;
+                std::str::from_utf8(&self.bytes[end - len..end]).ok()
+            }
+            Indexed::Prefix(prefix) => Some(prefix.as_str()),
+        };
+        let meta = &self.meta;
+        Terms::of_record_with_content(&meta.tool_description, &meta.tool_name, &self.args, result, content_bytes)
+    }
+
+    fn name(&self, random: &str) -> String {
+        let ts = self.now.max(0) as u64;
+        paths::join(&self.dir, &record_filename(&self.tool, &self.meta.args_hash, ts, self.counter, random))
+    }
+}
+
+/// A save whose write failed: the file at `path` is removed, then the error reported.
+pub struct FailedSave {
+    /// What the failed write may have left.
+    pub path: String,
+    error: Error,
+    _pass: Pass,
+}
+
+impl FailedSave {
+    /// The error, once the file is removed (the save ends).
+    pub fn into_error(self) -> Error {
+        self.error
+    }
+}
+
+/// The I/O a save still has to do once its pointer is added ([`ContextManager::after_save`]):
+/// a spill over the memory budget, retention, the session manifest. It holds the gate.
+pub struct AfterSave {
+    _pass: Pass,
+    filepath: String,
 }
 
 /// The words a manifest lists for a record (the seed's `keywords`): its metadata's

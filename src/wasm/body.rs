@@ -85,6 +85,11 @@ impl Body {
         self.handle
     }
 
+    /// The bytes (held in JavaScript).
+    pub fn bytes(&self) -> &Uint8Array {
+        &self.bytes
+    }
+
     /// Its length in bytes.
     pub fn len(&self) -> usize {
         self.bytes.length() as usize

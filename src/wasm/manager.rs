@@ -4,10 +4,11 @@
 //! rejections. `saveContext` serialises `args` and `result` before it returns, so a
 //! caller mutating them afterwards changes nothing stored.
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, JsString, Object, Promise, Reflect, JSON};
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array, JSON};
 
 use super::tasks::spawn;
 use super::tasks::{done, spawn_done, Done, HostCall};
@@ -17,15 +18,16 @@ use wasm_bindgen::JsCast;
 
 use super::args::{debug_sink, get, opt_function, opt_size, opt_string, rejected};
 use super::body::Body;
-use super::errors::{invalid, with_cause, IntoJs};
+use super::errors::{invalid, to_js, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::json::json_value;
-use super::storage::JsStorage;
+use super::storage::{host_failure, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    Candidate, ContextManager, DebugEvent, Filter, HostBody, Loaded, Options, SaveInput, SessionChoice,
+    AfterSave, Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Loaded, Options,
+    PendingSave, SaveInput, SessionChoice, Written,
 };
 
 /// The tool-context store.
@@ -38,6 +40,9 @@ pub struct JsContextManager {
     embed: Option<Function>,
     /// The storage is the runtime's default, made for this manager: `close()` closes it.
     owns_storage: bool,
+    /// The saves whose record the driver is writing, by id.
+    saves: RefCell<HashMap<u32, Saving>>,
+    next_save: Cell<u32>,
 }
 
 /// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
@@ -224,14 +229,33 @@ impl JsContextManager {
     fn build(options: JsValue) -> Result<(Self, Option<Function>)> {
         let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
         let inner = Rc::new(ContextManager::new(storage, core)?);
-        Ok((JsContextManager { inner, describe, redact, embed, owns_storage }, on_debug))
+        Ok((
+            JsContextManager {
+                inner,
+                describe,
+                redact,
+                embed,
+                owns_storage,
+                saves: RefCell::default(),
+                next_save: Cell::new(0),
+            },
+            on_debug,
+        ))
     }
 
     /// `open()`: the manager once a new session's manifest is written or a named one resumed.
     async fn build_open(options: JsValue) -> Result<Self> {
         let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
         let inner = Rc::new(ContextManager::open(storage, core).await?);
-        let manager = JsContextManager { inner, describe, redact, embed, owns_storage };
+        let manager = JsContextManager {
+            inner,
+            describe,
+            redact,
+            embed,
+            owns_storage,
+            saves: RefCell::default(),
+            next_save: Cell::new(0),
+        };
         manager.announce(&on_debug);
         Ok(manager)
     }
@@ -316,6 +340,111 @@ impl JsContextManager {
         }
         Ok((tool, args_json, result_in, fields))
     }
+
+    /// A saved record: `[0, filepath]`, or `[1, task]` when I/O is left (the save's
+    /// follow-up: a spill, retention, the session manifest) or the `embed` option is set.
+    fn saved(&self, filepath: String, after: Option<AfterSave>, result_in: ResultIn) -> Result<Array, JsValue> {
+        let embed = self.embed.clone();
+        if after.is_none() && embed.is_none() {
+            return ended(Ok(filepath));
+        }
+        let inner = self.inner.clone();
+        let task = spawn(async move {
+            if let Some(after) = after {
+                inner.after_save(after).await;
+            }
+            if let (Some(embed), Some(description)) = (embed, inner.description_of(&filepath)) {
+                // The record is saved: a failing embed leaves it ranked by BM25 alone.
+                let text =
+                    crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
+                match embedded(&embed, &text).await {
+                    Ok(v) if inner.set_vector(&filepath, &v) => {}
+                    Ok(_) => inner.debug(
+                        "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
+                        Some(&filepath),
+                    ),
+                    Err(e) => {
+                        inner.debug(format!("embed failed, the record is ranked by BM25 alone: {e}"), Some(&filepath))
+                    }
+                }
+            }
+            Ok(JsValue::from(filepath))
+        });
+        Ok(Array::of2(&1.into(), &task.into()))
+    }
+}
+
+/// The last step of a save: `[0, filepath]`, or its error thrown. When ending the save
+/// woke tasks (a `close()` waiting for it), it is `[1, task]`, a finished task, so the
+/// driver polls them.
+fn ended(result: Result<String>) -> Result<Array, JsValue> {
+    if super::tasks::woken() {
+        let task = match result {
+            Ok(filepath) => done(JsValue::from(filepath)),
+            Err(e) => super::tasks::failed(to_js(e)),
+        };
+        return Ok(Array::of2(&1.into(), &task.into()));
+    }
+    let filepath = result.js()?;
+    Ok(Array::of2(&0.into(), &filepath.into()))
+}
+
+/// The core's input of a save, from what `prepare_save` made.
+fn save_input<'a>(tool: &'a str, args_json: &'a str, result_in: &'a ResultIn, fields: SaveFields) -> SaveInput<'a> {
+    let (result_json, result_body) = match result_in {
+        ResultIn::Text(text) => (text.as_deref(), None),
+        ResultIn::Held(body) => {
+            (None, Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: body.hash }))
+        }
+    };
+    SaveInput {
+        tool_name: tool,
+        args_json,
+        result_json,
+        task_id: fields.task_id,
+        query_id: fields.query_id,
+        description: fields.description,
+        category: fields.category,
+        tool_call_id: fields.tool_call_id,
+        result_body,
+    }
+}
+
+#[cfg(test)]
+impl JsContextManager {
+    /// `saveContext` as one task running the core's native `save` (the same steps, with
+    /// the I/O awaited in Rust), for the wasm-bindgen tests, which drive tasks rather
+    /// than the package's JavaScript.
+    pub fn save_context(
+        &self,
+        tool_name: JsValue,
+        args: JsValue,
+        result: JsValue,
+        task_or_options: JsValue,
+        query_id: JsValue,
+    ) -> u32 {
+        if let Err(e) = self.inner.check_open("saveContext") {
+            return rejected(e);
+        }
+        let (tool, args_json, result_in, fields) =
+            match self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id) {
+                Ok(prepared) => prepared,
+                Err(e) => return rejected(e),
+            };
+        let inner = self.inner.clone();
+        spawn(async move {
+            let filepath = inner.save(save_input(&tool, &args_json, &result_in, fields)).await.js()?;
+            Ok(JsValue::from(filepath))
+        })
+    }
+}
+
+/// A save between its steps (see `__saveBegin`).
+enum Saving {
+    /// Its record is being written; the result, held until the save ends.
+    Writing(Box<PendingSave>, ResultIn),
+    /// Its write failed: what it left is being removed.
+    Removing(FailedSave),
 }
 
 /// Runs the `redact` option over a copy of the record and returns the JSON of the args
@@ -590,64 +719,88 @@ impl JsContextManager {
         })
     }
 
-    /// Saves a tool output; resolves to its filepath.
-    #[wasm_bindgen(js_name = saveContext)]
-    pub fn save_context(
+    /// `saveContext`, its first step; the driver runs the rest (driver.js, `save`).
+    /// Returns `[0, filepath]` (saved: a record held in memory), `[1, task]` (a task
+    /// finishes the save: its follow-up I/O), or `[2, id, host, write, remove, path,
+    /// bytes]`: write `bytes` (the record, or its parts to join: the header, the
+    /// result's bytes that JavaScript holds, and `}`) to `path` exclusively with
+    /// `write.call(host, …)`, call `__saveIndex(id)` meanwhile, then `__saveWritten`.
+    #[wasm_bindgen(js_name = "__saveBegin")]
+    pub fn save_begin(
         &self,
         tool_name: JsValue,
         args: JsValue,
         result: JsValue,
         task_or_options: JsValue,
         query_id: JsValue,
-    ) -> u32 {
+    ) -> Result<Array, JsValue> {
         // Closed first: no argument is read and no describe/redact callback runs.
-        if let Err(e) = self.inner.check_open("saveContext") {
-            return rejected(e);
-        }
+        self.inner.check_open("saveContext").js()?;
         let (tool, args_json, result_in, fields) =
-            match self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id) {
-                Ok(prepared) => prepared,
-                Err(e) => return rejected(e),
-            };
-        let inner = self.inner.clone();
-        let embed = self.embed.clone();
-        spawn(async move {
-            let (result_json, result_body) = match &result_in {
-                ResultIn::Text(text) => (text.as_deref(), None),
-                ResultIn::Held(body) => (
-                    None,
-                    Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: body.hash }),
-                ),
-            };
-            let input = SaveInput {
-                tool_name: &tool,
-                args_json: &args_json,
-                result_json,
-                task_id: fields.task_id,
-                query_id: fields.query_id,
-                description: fields.description,
-                category: fields.category,
-                tool_call_id: fields.tool_call_id,
-                result_body,
-            };
-            let filepath = inner.save(input).await.js()?;
-            if let (Some(embed), Some(description)) = (embed, inner.description_of(&filepath)) {
-                // The record is saved: a failing embed leaves it ranked by BM25 alone.
-                let text =
-                    crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
-                match embedded(&embed, &text).await {
-                    Ok(v) if inner.set_vector(&filepath, &v) => {}
-                    Ok(_) => inner.debug(
-                        "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
-                        Some(&filepath),
-                    ),
-                    Err(e) => {
-                        inner.debug(format!("embed failed, the record is ranked by BM25 alone: {e}"), Some(&filepath))
-                    }
-                }
+            self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
+        let pending = match self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields)) {
+            Ok(Begun::Saved(filepath, after)) => return self.saved(filepath, after, result_in),
+            Ok(Begun::Write(pending)) => pending,
+            Err(e) => return ended(Err(e)),
+        };
+        let bytes: JsValue = match (pending.record(), &result_in) {
+            ((head, Some(_)), ResultIn::Held(body)) => {
+                Array::of3(&Uint8Array::from(head), body.bytes(), &Uint8Array::from(&b"}"[..])).into()
             }
-            Ok(JsValue::from(filepath))
-        })
+            ((whole, _), _) => Uint8Array::from(whole).into(),
+        };
+        let id = self.next_save.get().wrapping_add(1);
+        self.next_save.set(id);
+        let (host, write, remove) = self.inner.storage().record_writer();
+        let plan = Array::of5(&2.into(), &id.into(), host, write, remove);
+        plan.push(&pending.path().into());
+        plan.push(&bytes);
+        self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
+        Ok(plan)
+    }
+
+    /// Indexes the result of save `id` (while the host writes its record).
+    #[wasm_bindgen(js_name = "__saveIndex")]
+    pub fn save_index(&self, id: u32) {
+        if let Some(Saving::Writing(pending, _)) = self.saves.borrow_mut().get_mut(&id) {
+            pending.index(self.inner.options().content_bytes);
+        }
+    }
+
+    /// How the write of save `id` ended (`ok`, and the host's value or error): `[0,
+    /// filepath]` or `[1, task]` as `__saveBegin`; `[2, path]`: the name was taken, write
+    /// the same bytes there; `[3, path]`: the write failed, remove `path` (whatever it
+    /// left), then `__saveEnd`.
+    #[wasm_bindgen(js_name = "__saveWritten")]
+    pub fn save_written(&self, id: u32, ok: bool, value: JsValue) -> Result<Array, JsValue> {
+        let Some(Saving::Writing(pending, result_in)) = self.saves.borrow_mut().remove(&id) else {
+            return ended(Err(Error::new(ErrorKind::Internal, "no save is writing under this id")));
+        };
+        let written = if ok { Ok(()) } else { Err(host_failure("write", pending.path(), value)) };
+        match self.inner.record_written(pending, written) {
+            Written::Saved(filepath, after) => self.saved(filepath, after, result_in),
+            Written::Retry(pending) => {
+                let step = Array::of2(&2.into(), &pending.path().into());
+                self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
+                Ok(step)
+            }
+            Written::Remove(failed) => {
+                let step = Array::of2(&3.into(), &failed.path.as_str().into());
+                self.saves.borrow_mut().insert(id, Saving::Removing(failed));
+                Ok(step)
+            }
+            Written::Failed(e) => ended(Err(e)),
+        }
+    }
+
+    /// The end of save `id` whose write failed, once what it left is removed: throws
+    /// why (or `[1, task]`, a task failed with it).
+    #[wasm_bindgen(js_name = "__saveEnd")]
+    pub fn save_end(&self, id: u32) -> Result<Array, JsValue> {
+        match self.saves.borrow_mut().remove(&id) {
+            Some(Saving::Removing(failed)) => ended(Err(failed.into_error())),
+            _ => ended(Err(Error::new(ErrorKind::Internal, "no failed save under this id"))),
+        }
     }
 
     /// `loadContexts` (records.js parses): the records at `filepaths` as a flat array
@@ -864,6 +1017,12 @@ impl JsContextManager {
     #[wasm_bindgen(js_name = "__panicForTests")]
     pub fn panic_for_tests(message: String) {
         panic!("{message}");
+    }
+
+    /// How many tasks the module has started (for the tests: a common save starts none).
+    #[wasm_bindgen(js_name = "__tasksSpawnedForTests")]
+    pub fn tasks_spawned_for_tests() -> f64 {
+        super::tasks::spawned() as f64
     }
 
     /// Like `__panicForTests`, inside a task (so in the driver's poll, after the call returned).

@@ -111,7 +111,12 @@ impl JsStorage {
 
     /// `f` called on the host by the driver (see `tasks`), its failure typed.
     async fn call(&self, op: &str, path: &str, f: &Function, args: &[JsValue]) -> Result<JsValue> {
-        HostCall::new(&self.host, f, args).await.map_err(|e| failed(op, path, e))
+        HostCall::new(&self.host, f, args).await.map_err(|e| host_failure(op, path, e))
+    }
+
+    /// What the driver writes a new record with: the host, its `write` and its `remove`.
+    pub fn record_writer(&self) -> (&JsValue, &Function, &Function) {
+        (&self.host, &self.write, &self.remove)
     }
 
     /// The host object and the options its `read` takes (`{root}`), for the JavaScript
@@ -120,12 +125,6 @@ impl JsStorage {
     pub fn host(&self) -> (&JsValue, &Object) {
         (&self.host, &self.read_options)
     }
-}
-
-/// The host's failure of `op` on `path` (a throw or a rejection), typed; the host's error
-/// is the cause.
-pub fn failed(op: &str, path: &str, err: JsValue) -> Error {
-    classify(op, &err).with_path(path).with_source(HostError(err))
 }
 
 /// The bytes of what the host's `read` gave for `path` (bytes or a string); `None` for
@@ -143,6 +142,11 @@ fn write_options(options: WriteOptions) -> JsValue {
     let opts = Object::new();
     let _ = Reflect::set(&opts, &"exclusive".into(), &options.exclusive.into());
     opts.into()
+}
+
+/// The host's failed `op` on `path`, typed (see [`classify`]), its error kept as `cause`.
+pub fn host_failure(op: &str, path: &str, err: JsValue) -> Error {
+    classify(op, &err).with_path(path).with_source(HostError(err))
 }
 
 /// Maps a host error onto a kind by its `code` or `name`.
@@ -205,24 +209,6 @@ impl Storage for JsStorage {
 
     fn body(&self, handle: u32) -> Option<Vec<u8>> {
         body::held(handle).map(|b| b.to_vec())
-    }
-
-    /// The driver joins the parts and calls the host's `write` once: the body's bytes
-    /// go from JavaScript to the host without a copy into wasm.
-    async fn write_parts(
-        &self,
-        path: &str,
-        head: &[u8],
-        handle: u32,
-        tail: &[u8],
-        options: WriteOptions,
-    ) -> Result<()> {
-        let held = body::held(handle).ok_or_else(|| Error::new(ErrorKind::Internal, "the result's bytes are gone"))?;
-        let parts = Array::of3(&Uint8Array::from(head), &held, &Uint8Array::from(tail));
-        HostCall::write_parts(&self.host, &self.write, path, &parts, &write_options(options))
-            .await
-            .map_err(|e| failed("write", path, e))?;
-        Ok(())
     }
 
     async fn remove(&self, path: &str) -> Result<()> {

@@ -19,9 +19,6 @@
 //!   when the callback runs (the lock is held) or when the lock fails before;
 //! - `[3, call, lockCall]`: release the lock of `lockCall`, then complete the call with
 //!   how the host's `lock` settled;
-//! - `[4, call, this, writeFn, path, parts, options]`: `this.writeFn(path, bytes,
-//!   options)` where `bytes` are the `parts` (`Uint8Array`s) joined: a record's header,
-//!   the result's bytes that JavaScript holds, and `}`;
 //! - `[5]`: tasks are ready again (they yielded once their host calls were queued):
 //!   start the calls, then poll again.
 
@@ -67,6 +64,8 @@ struct Runtime {
     out: RefCell<Vec<JsValue>>,
     /// Host calls queued so far.
     calls_queued: Cell<u64>,
+    /// Tasks started so far (for the tests: the common save starts none).
+    spawned: Cell<u64>,
 }
 
 thread_local! {
@@ -99,10 +98,24 @@ pub fn spawn(work: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> 
 pub fn spawn_done(work: impl Future<Output = Result<Done, JsValue>> + 'static) -> u32 {
     RUNTIME.with(|rt| {
         let id = rt.id();
+        rt.spawned.set(rt.spawned.get() + 1);
         rt.tasks.borrow_mut().insert(id, Box::pin(work));
         rt.ready.borrow_mut().push_back(id);
         id
     })
+}
+
+/// Whether tasks were woken and wait for the driver's next poll (a synchronous call
+/// that ended an operation `close()` waits for wakes it).
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
+pub fn woken() -> bool {
+    RUNTIME.with(|rt| !rt.ready.borrow().is_empty())
+}
+
+/// How many tasks were started so far.
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
+pub fn spawned() -> u64 {
+    RUNTIME.with(|rt| rt.spawned.get())
 }
 
 /// A task that has already failed with `err` (an argument error of an async method).
@@ -205,16 +218,6 @@ impl HostCall {
     /// `lock` ended.
     pub fn unlock(lock_call: u32) -> HostCall {
         HostCall::queue(|id| Array::of3(&3.into(), &id.into(), &lock_call.into()))
-    }
-
-    /// `write.call(this, path, parts joined, options)`, awaited by the driver.
-    pub fn write_parts(this: &JsValue, write: &Function, path: &str, parts: &Array, options: &JsValue) -> HostCall {
-        HostCall::queue(|id| {
-            let entry = Array::of5(&4.into(), &id.into(), this, write, &path.into());
-            entry.push(parts);
-            entry.push(options);
-            entry
-        })
     }
 
     /// The call's id (for [`HostCall::unlock`]).

@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 
 use super::errors::IntoJs;
 use super::host::{resolve_context_dir, storage_from};
-use super::storage::{failed, read_bytes, JsStorage};
+use super::storage::{host_failure, read_bytes, JsStorage};
 use crate::error::{Error, Result};
 use crate::select::estimated_tokens;
 use crate::window::{self, history, Edit, History, OptimizeOptions, Plan, Strategy, Tools, Usage};
@@ -360,7 +360,7 @@ impl JsContextHistory {
     /// The host's failure of `op` (`read`, `write`) on the file, typed.
     #[wasm_bindgen(js_name = "__failed")]
     pub fn host_failed(&self, op: &str, err: JsValue) -> JsValue {
-        super::errors::to_js(failed(op, &self.path, err))
+        super::errors::to_js(host_failure(op, &self.path, err))
     }
 
     /// The file's bytes, for `save`.

@@ -402,6 +402,22 @@ export function runSeedApiTests({
 
   // -- saveContext: names, records, pointers
 
+  t("a save with no session, no retention and nothing over the memory budget runs no task (held, written whole, written in parts)", async () => {
+    const held = setup({ persistThreshold: 1 << 20 });
+    const written = setup();
+    const large = { content: "x".repeat(70_000) };
+    const before = ContextManager.__tasksSpawnedForTests();
+    const paths = [
+      await held.m.saveContext("readFile", { path: "a.ts" }, "held in memory"),
+      await written.m.saveContext("readFile", { path: "b.ts" }, "written whole"),
+      await written.m.saveContext("readFile", { path: "c.ts" }, large),
+    ];
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by three saves");
+    assert.deepEqual((await held.m.loadContexts(paths.slice(0, 1))).map((r) => r.result), ["held in memory"]);
+    assert.deepEqual((await written.m.loadContexts(paths.slice(1))).map((r) => r.result), ["written whole", large]);
+    assert.equal((await readRecord(written.storage, paths[2])).result.content.length, 70_000, "the large record is on storage");
+  });
+
   t("saveContext returns a filepath in contextDir named by the pattern; the record is stored", async () => {
     const { m, storage, base } = setup();
     const args = { path: "src/auth/login.ts", limit: 10 };
