@@ -200,6 +200,15 @@ impl<'a> Filter<'a> {
     }
 }
 
+/// A pointer of a list, as [`ContextManager::resolve_slot`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// This manager's pointer in that slot.
+    Slot(u32),
+    /// No pointer of this manager any more; its filepath.
+    Gone(String),
+}
+
 /// A candidate for selection: a pointer of this manager by path, or one described in full.
 #[derive(Debug, Clone)]
 pub enum Candidate {
@@ -1310,6 +1319,24 @@ impl<S: Storage> ContextManager<S> {
     /// The slot of this manager's pointer at `path`.
     pub fn slot_of(&self, path: &str) -> Option<u32> {
         self.state.borrow().slot_of(path)
+    }
+
+    /// Where the pointer a list taken at `epoch` had in `slot` is now: [`Listed::Slot`]
+    /// while it is this manager's, else [`Listed::Gone`] with its filepath (evicted, or
+    /// removed by a reconcile; a save that put a pointer back at that path gave it
+    /// another slot, which is the one returned). `None` when the epoch moved or there
+    /// never was such a slot: the slot may name another pointer, so it says nothing.
+    pub fn resolve_slot(&self, epoch: u32, slot: u32) -> Option<Listed> {
+        let state = self.state.borrow();
+        if epoch != state.epoch {
+            return None;
+        }
+        let entry = state.entries.get(slot as usize)?;
+        if state.index.holds(slot) {
+            return Some(Listed::Slot(slot));
+        }
+        let path = entry.filepath.text();
+        Some(state.slot_of(&path).map_or(Listed::Gone(path), Listed::Slot))
     }
 
     /// Ranks `candidates` for `query` (seed contract: relevant first, fallback to all).
