@@ -126,9 +126,13 @@ installPointerLists(Core.prototype);
 guardClass(Core);
 
 // loadContexts: the core confines the paths and reads; the records are parsed here.
+// Records all held in memory come in one synchronous call (__loadHeld), their texts
+// NUL-joined; any other load goes through the storage (__loadContexts).
 const loadValues = Core.prototype.__loadContexts;
+const loadHeld = guard("__loadHeld", Core.prototype.__loadHeld);
 Core.prototype.loadContexts = async function loadContexts(filepaths) {
-  const found = await loadValues.call(this, filepaths);
+  const held = heldTexts(this, filepaths);
+  const found = held ?? (await loadValues.call(this, filepaths));
   const records = [];
   for (let i = 0; i < found.length; i += 2) {
     const record = parseRecord(found[i + 1]);
@@ -137,6 +141,23 @@ Core.prototype.loadContexts = async function loadContexts(filepaths) {
   }
   return records;
 };
+
+/** `[path, text, …]` of `filepaths` when they are all held in memory, else undefined. */
+function heldTexts(manager, filepaths) {
+  if (!Array.isArray(filepaths) || filepaths.length === 0) return undefined;
+  for (let i = 0; i < filepaths.length; i++) {
+    if (typeof filepaths[i] !== "string" || filepaths[i].includes("\0")) return undefined;
+  }
+  const joined = loadHeld.call(manager, filepaths.join("\0"));
+  if (joined === undefined) return undefined;
+  const texts = joined.split("\0");
+  const out = new Array(2 * texts.length);
+  for (let i = 0; i < texts.length; i++) {
+    out[2 * i] = filepaths[i];
+    out[2 * i + 1] = texts[i];
+  }
+  return out;
+}
 
 // selectRelevant's rerank hook: a host callback (a model call, typically) may reorder or
 // cut the heuristic candidates; on error or timeout the heuristic order stands and

@@ -1184,6 +1184,18 @@ impl<S: Storage> ContextManager<S> {
         Ok(records.into_iter().map(|(_, record)| record).collect())
     }
 
+    /// The records at `filepaths` (confined to the context dir as [`ContextManager::load_with`]
+    /// confines them), when every one is held in memory: what a load would read, without
+    /// the storage. `None` when one is not, or the manager is closed: a load reads them
+    /// (and says why one fails, or rejects).
+    pub fn held_records<'p>(&self, filepaths: impl Iterator<Item = &'p str>) -> Option<Vec<Rc<[u8]>>> {
+        if self.is_closed() {
+            return None;
+        }
+        let state = self.state.borrow();
+        filepaths.map(|asked| state.memory.get(paths::confine(&self.dir, asked)?.as_str()).cloned()).collect()
+    }
+
     /// `load`, where `read` fetches a record from the storage (and says why it could
     /// not) and `held` turns the bytes of one held in memory into a record: the wasm
     /// layer reads the host's value and leaves the parsing to JavaScript. Every read is

@@ -695,6 +695,25 @@ impl JsContextManager {
         })
     }
 
+    /// `loadContexts` of records all held in memory (most of a store's recent ones), in
+    /// one synchronous crossing: their texts, in order, NUL-joined (JSON text never holds
+    /// NUL), from `joined`, the filepaths NUL-joined. `None` when one is not held (or is
+    /// not UTF-8 text free of NUL), or the manager is closed: `__loadContexts` then loads
+    /// them and says why one fails.
+    #[wasm_bindgen(js_name = "__loadHeld")]
+    pub fn load_held(&self, joined: &str) -> Option<String> {
+        let records = self.inner.held_records(joined.split('\0'))?;
+        let mut out = String::with_capacity(records.iter().map(|r| r.len() + 1).sum());
+        for (i, record) in records.iter().enumerate() {
+            let text = std::str::from_utf8(record).ok().filter(|t| !t.contains('\0'))?;
+            if i > 0 {
+                out.push('\0');
+            }
+            out.push_str(text);
+        }
+        Some(out)
+    }
+
     /// `selectRelevantContexts` (the JS glue's `extras.js` exports it under that name):
     /// the places in `pointers` of the relevant ones, best first, all of them when none
     /// match (the glue maps them to the filepaths it read). How the pointers are given
