@@ -17,7 +17,7 @@ import { ContextManager as Core } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
 import { internal, onFailInFlight, trapCount } from "./host.js";
 import { parseRecord } from "./records.js";
-import { installPointerLists } from "./pointers.js";
+import { installPointerLists, listedSlots } from "./pointers.js";
 
 // The one error that wasm-bindgen's glue throws itself (for a method called on an object
 // from an instance that trapped since); every error from the core carries its `code`.
@@ -143,9 +143,13 @@ Core.prototype.saveContext = function saveContext(toolName, args, result, taskOr
 };
 
 // loadContexts: the core confines the paths and reads; the records are parsed here.
+// Records all held in memory come in one synchronous call (__loadHeld), their texts
+// NUL-joined; any other load goes through the storage (__loadContexts).
 const loadValues = Core.prototype.__loadContexts;
+const loadHeld = guard("__loadHeld", Core.prototype.__loadHeld);
 Core.prototype.loadContexts = async function loadContexts(filepaths) {
-  const found = await loadValues.call(this, filepaths);
+  const held = heldTexts(this, filepaths);
+  const found = held ?? (await loadValues.call(this, filepaths));
   const records = [];
   for (let i = 0; i < found.length; i += 2) {
     const record = parseRecord(found[i + 1]);
@@ -155,14 +159,34 @@ Core.prototype.loadContexts = async function loadContexts(filepaths) {
   return records;
 };
 
+/** `[path, text, …]` of `filepaths` when they are all held in memory, else undefined. */
+function heldTexts(manager, filepaths) {
+  if (!Array.isArray(filepaths) || filepaths.length === 0) return undefined;
+  for (let i = 0; i < filepaths.length; i++) {
+    if (typeof filepaths[i] !== "string" || filepaths[i].includes("\0")) return undefined;
+  }
+  const joined = loadHeld.call(manager, filepaths.join("\0"));
+  if (joined === undefined) return undefined;
+  const texts = joined.split("\0");
+  const out = new Array(2 * texts.length);
+  for (let i = 0; i < texts.length; i++) {
+    out[2 * i] = filepaths[i];
+    out[2 * i + 1] = texts[i];
+  }
+  return out;
+}
+
 // selectRelevant's rerank hook: a host callback (a model call, typically) may reorder or
 // cut the heuristic candidates; on error or timeout the heuristic order stands and
 // onDebug says why. The timer and AbortSignal belong to the host, so this lives here.
 const heuristicSelect = Core.prototype.selectRelevant;
 Core.prototype.selectRelevant = async function selectRelevant(query, options) {
   const { rerank, rerankTimeoutMs, ...rest } = options ?? {};
-  // The filepaths cross in one string (see selectRelevantContexts below).
-  if (Array.isArray(rest.pointers)) rest.__paths = joinedPaths(rest.pointers);
+  // The pointers cross by slot or in one string (see selectRelevantContexts below).
+  if (Array.isArray(rest.pointers)) {
+    const { epoch, slots, unknown } = listedSlots(this, rest.pointers);
+    Object.assign(rest, { __epoch: epoch, __slots: slots, __paths: unknown });
+  }
   // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
   const vector = typeof query === "string" ? await this.__embedQuery(query) : undefined;
   if (vector) rest.__queryVector = vector;
@@ -199,21 +223,19 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
   }
 };
 
-// selectRelevantContexts through one crossing each way: the filepaths go in NUL-joined
-// (paths never hold NUL; "" for a pointer without one) and the result comes back the
-// same way. The core finds this manager's pointers by filepath and ranks them through
-// the index.
-function joinedPaths(pointers) {
-  return pointers.map((p) => (typeof p?.filepath === "string" ? p.filepath : "")).join("\0");
-}
-const selectPaths = Core.prototype.__selectPaths;
+// selectRelevantContexts through one crossing each way: the pointers go in by slot
+// where this manager listed them, else by filepath (pointers.js: listedSlots), and the
+// core returns the places of the relevant ones, which become the filepaths read here.
+const selectListed = Core.prototype.__selectListed;
+const NO_POINTERS = new Uint32Array(0);
 Core.prototype.selectRelevantContexts = guard("selectRelevantContexts", function selectRelevantContexts(query, pointers, options) {
-  if (!Array.isArray(pointers)) return selectPaths.call(this, query, pointers, options, "");
-  const out = selectPaths.call(this, query, pointers, options, joinedPaths(pointers));
-  return out === "" ? [] : out.split("\0");
+  if (!Array.isArray(pointers)) return selectListed.call(this, query, pointers, options, NO_POINTERS, 0, "");
+  const { epoch, slots, paths, unknown } = listedSlots(this, pointers);
+  const places = selectListed.call(this, query, pointers, options, slots, epoch, unknown);
+  const out = new Array(places.length);
+  for (let i = 0; i < places.length; i++) out[i] = paths[places[i]];
+  return out;
 });
-
-
 
 disposeWithClose(Core);
 

@@ -19,6 +19,12 @@
  */
 const FETCH = 4096;
 const mirrors = new WeakMap(); // manager → { epoch, bySlot: Array<pointer | undefined> by slot }
+// A list handed out → { manager, epoch, slots }: the slots of its pointers, so a
+// selection over it (the seed's flow: getPointersForQuery, then selectRelevantContexts)
+// gives the core slots rather than filepaths it would look up one by one.
+const lists = new WeakMap();
+/** No slot: the pointer goes to the core by its filepath. */
+const NO_SLOT = 0xffffffff;
 
 /** A deep copy of a JSON value (what a pointer holds). */
 function copy(value) {
@@ -78,7 +84,45 @@ function listed(manager, slots) {
   }
   const out = new Array(slots.length);
   for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot[slots[i]]);
+  lists.set(out, { manager, epoch, slots });
   return out;
+}
+
+/**
+ * How a selection gives the core `pointers` (src/wasm/manager.rs, `Given`): the
+ * filepaths read (the selection returns them), and a slot for each pointer whose
+ * filepath is the one this mirror listed at that place of the list, in this epoch.
+ * The caller may have changed the list or its objects since: only the filepath of a
+ * manager's pointer counts for its ranking, so an element with the filepath listed at
+ * its place names that slot's pointer, whatever object it is. The others go by their
+ * filepath, NUL-joined in `unknown`. The core checks the slots are still current
+ * (the epoch, and that the pointer was not evicted since).
+ * @returns {{ epoch: number, slots: Uint32Array, paths: string[], unknown: string }}
+ */
+export function listedSlots(manager, pointers) {
+  const epoch = manager.__epoch;
+  const list = lists.get(pointers);
+  const mirror = mirrors.get(manager);
+  const current = list !== undefined && list.manager === manager && list.epoch === epoch && mirror?.epoch === epoch;
+  const known = current ? list.slots : undefined;
+  const bySlot = current ? mirror.bySlot : undefined;
+  const n = pointers.length;
+  const slots = new Uint32Array(n);
+  const paths = new Array(n);
+  const unknown = [];
+  for (let i = 0; i < n; i++) {
+    const p = pointers[i];
+    const path = typeof p?.filepath === "string" ? p.filepath : "";
+    paths[i] = path;
+    const slot = known !== undefined && i < known.length ? known[i] : NO_SLOT;
+    if (slot !== NO_SLOT && path !== "" && bySlot[slot]?.filepath === path) {
+      slots[i] = slot;
+    } else {
+      slots[i] = NO_SLOT;
+      unknown.push(path);
+    }
+  }
+  return { epoch, slots, paths, unknown: unknown.join("\0") };
 }
 
 /** Installs getAllPointers, getPointersForQuery and getPointersForTask on the core class's prototype. */

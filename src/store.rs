@@ -200,6 +200,15 @@ impl<'a> Filter<'a> {
     }
 }
 
+/// A pointer of a list, as [`ContextManager::resolve_slot`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// This manager's pointer in that slot.
+    Slot(u32),
+    /// No pointer of this manager any more; its filepath.
+    Gone(String),
+}
+
 /// A candidate for selection: a pointer of this manager by path, or one described in full.
 #[derive(Debug, Clone)]
 pub enum Candidate {
@@ -1265,6 +1274,18 @@ impl<S: Storage> ContextManager<S> {
         Ok(records.into_iter().map(|(_, record)| record).collect())
     }
 
+    /// The records at `filepaths` (confined to the context dir as [`ContextManager::load_with`]
+    /// confines them), when every one is held in memory: what a load would read, without
+    /// the storage. `None` when one is not, or the manager is closed: a load reads them
+    /// (and says why one fails, or rejects).
+    pub fn held_records<'p>(&self, filepaths: impl Iterator<Item = &'p str>) -> Option<Vec<Rc<[u8]>>> {
+        if self.is_closed() {
+            return None;
+        }
+        let state = self.state.borrow();
+        filepaths.map(|asked| state.memory.get(paths::confine(&self.dir, asked)?.as_str()).cloned()).collect()
+    }
+
     /// `load`, where `read` fetches a record from the storage (and says why it could
     /// not) and `held` turns the bytes of one held in memory into a record: the wasm
     /// layer reads the host's value and leaves the parsing to JavaScript. Every read is
@@ -1400,6 +1421,24 @@ impl<S: Storage> ContextManager<S> {
     /// The slot of this manager's pointer at `path`.
     pub fn slot_of(&self, path: &str) -> Option<u32> {
         self.state.borrow().slot_of(path)
+    }
+
+    /// Where the pointer a list taken at `epoch` had in `slot` is now: [`Listed::Slot`]
+    /// while it is this manager's, else [`Listed::Gone`] with its filepath (evicted, or
+    /// removed by a reconcile; a save that put a pointer back at that path gave it
+    /// another slot, which is the one returned). `None` when the epoch moved or there
+    /// never was such a slot: the slot may name another pointer, so it says nothing.
+    pub fn resolve_slot(&self, epoch: u32, slot: u32) -> Option<Listed> {
+        let state = self.state.borrow();
+        if epoch != state.epoch {
+            return None;
+        }
+        let entry = state.entries.get(slot as usize)?;
+        if state.index.holds(slot) {
+            return Some(Listed::Slot(slot));
+        }
+        let path = entry.filepath.text();
+        Some(state.slot_of(&path).map_or(Listed::Gone(path), Listed::Slot))
     }
 
     /// Ranks `candidates` for `query` (seed contract: relevant first, fallback to all).

@@ -5,8 +5,8 @@ use std::rc::Rc;
 
 use futures_executor::block_on;
 use toolctx::{
-    Candidate, ContextManager, DebugEvent, Error, ErrorKind, Fallback, Filter, FsStorage, MemoryStorage, Options,
-    SaveInput, Storage, WriteOptions,
+    Candidate, ContextManager, DebugEvent, Error, ErrorKind, Fallback, Filter, FsStorage, Listed, MemoryStorage,
+    Options, SaveInput, Storage, WriteOptions,
 };
 
 fn options(dir: &str) -> Options {
@@ -55,6 +55,55 @@ fn small_records_stay_in_memory_until_flushed() {
         assert_eq!(m.load(std::slice::from_ref(&path)).await?.len(), 1);
         m.flush().await?;
         assert_eq!(m.storage().paths(), [path]);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn held_records_are_those_a_load_reads_when_every_one_is_in_memory() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
+        let a = m.save(save("grep", r#"{"q":"a"}"#, "1")).await?;
+        let b = m.save(save("grep", r#"{"q":"b"}"#, "2")).await?;
+        let asked = [b.as_str(), a.as_str(), b.as_str()];
+        let held = m.held_records(asked.into_iter()).expect("all held");
+        let loaded: Vec<Vec<u8>> = m.load(&asked.map(str::to_owned)).await?.iter().map(|r| r.to_vec()).collect();
+        assert_eq!(held.iter().map(|r| r.to_vec()).collect::<Vec<_>>(), loaded);
+        let unnormal = a.replace("/ctx/", "/ctx/sub/../");
+        assert_eq!(m.held_records([unnormal.as_str()].into_iter()).map(|r| r.len()), Some(1), "confined as a load is");
+        assert!(m.held_records(["/elsewhere/x.json", a.as_str()].into_iter()).is_none(), "outside the context dir");
+        m.flush().await?;
+        m.save(save("grep", r#"{"q":"c"}"#, "3")).await?;
+        assert!(m.held_records([a.as_str()].into_iter()).is_none(), "written out: a load reads the storage");
+        m.close().await?;
+        assert!(m.held_records(std::iter::empty()).is_none(), "closed: a load rejects");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_listed_slot_resolves_while_its_pointer_is_current_and_never_to_another() {
+    block_on(async {
+        let mut o = Options::new("/ctx");
+        o.retention.max_records = Some(2);
+        let m = ContextManager::new(MemoryStorage::new(), o)?;
+        let a = m.save(save("grep", r#"{"q":"a"}"#, "1")).await?;
+        let b = m.save(save("grep", r#"{"q":"b"}"#, "2")).await?;
+        let (epoch, slots) = (m.epoch(), m.slots(Filter::ALL));
+        assert_eq!(
+            slots.iter().map(|&s| m.resolve_slot(epoch, s)).collect::<Vec<_>>(),
+            [Some(Listed::Slot(slots[0])), Some(Listed::Slot(slots[1]))]
+        );
+        m.save(save("grep", r#"{"q":"c"}"#, "3")).await?; // evicts a
+        assert_eq!(m.resolve_slot(epoch, slots[0]), Some(Listed::Gone(a)));
+        assert_eq!(m.resolve_slot(epoch, slots[1]), Some(Listed::Slot(slots[1])));
+        assert_eq!(m.resolve_slot(epoch, 99), None, "no such slot");
+        m.clear_pointers();
+        m.save(save("grep", r#"{"q":"d"}"#, "4")).await?;
+        assert_eq!(m.resolve_slot(epoch, slots[0]), None, "the epoch moved: slot 0 is d's now");
+        assert!(m.slot_of(&b).is_none());
         Ok::<(), Error>(())
     })
     .unwrap();

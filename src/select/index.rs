@@ -185,6 +185,11 @@ impl Index {
         self.total.sub(self.lengths[slot]);
     }
 
+    /// Whether the document in `slot` is indexed (added and not removed).
+    pub fn holds(&self, slot: u32) -> bool {
+        self.gone.get(slot as usize).is_some_and(|gone| !gone)
+    }
+
     /// Gives the documents new slots: `new_slot[old]` is a document's new slot, `None`
     /// to drop it. The new slots must be `0..n` without gaps. Postings keep every field's
     /// term counts, so nothing is re-tokenised and the content indexed at save time stays.

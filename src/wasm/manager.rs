@@ -26,7 +26,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    AfterSave, Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Loaded, Options,
+    AfterSave, Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, Loaded, Options,
     PendingSave, SaveInput, SessionChoice, Written,
 };
 
@@ -848,31 +848,54 @@ impl JsContextManager {
         })
     }
 
+    /// `loadContexts` of records all held in memory (most of a store's recent ones), in
+    /// one synchronous crossing: their texts, in order, NUL-joined (JSON text never holds
+    /// NUL), from `joined`, the filepaths NUL-joined. `None` when one is not held (or is
+    /// not UTF-8 text free of NUL), or the manager is closed: `__loadContexts` then loads
+    /// them and says why one fails.
+    #[wasm_bindgen(js_name = "__loadHeld")]
+    pub fn load_held(&self, joined: &str) -> Option<String> {
+        let records = self.inner.held_records(joined.split('\0'))?;
+        let mut out = String::with_capacity(records.iter().map(|r| r.len() + 1).sum());
+        for (i, record) in records.iter().enumerate() {
+            let text = std::str::from_utf8(record).ok().filter(|t| !t.contains('\0'))?;
+            if i > 0 {
+                out.push('\0');
+            }
+            out.push_str(text);
+        }
+        Some(out)
+    }
+
     /// `selectRelevantContexts` (the JS glue's `extras.js` exports it under that name):
-    /// the filepaths of the relevant pointers, best first, all of them when none match.
-    /// The pointers' filepaths come NUL-joined in one string and the result goes back
-    /// the same way, two boundary crossings in all instead of one per pointer.
-    #[wasm_bindgen(js_name = "__selectPaths")]
-    pub fn select_paths(
+    /// the places in `pointers` of the relevant ones, best first, all of them when none
+    /// match (the glue maps them to the filepaths it read). How the pointers are given
+    /// (see [`Given`]): by `slots` taken at `epoch` where the glue knows them, else by
+    /// their filepaths NUL-joined in `joined`, one crossing for all.
+    #[wasm_bindgen(js_name = "__selectListed")]
+    pub fn select_listed(
         &self,
         query: JsValue,
         pointers: JsValue,
         options: JsValue,
+        slots: Vec<u32>,
+        epoch: u32,
         joined: String,
-    ) -> Result<String, JsValue> {
+    ) -> Result<Vec<u32>, JsValue> {
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
         let (query_id, task_id) = filter_options(&options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
-        let source = self.list_source(list, Some(joined), filter);
+        let source = self.list_source(list, Given { slots, epoch, joined: Some(joined) }, filter);
         let ranking = self.rank(&query, &source, &options, false).js()?;
-        Ok(source.joined_paths(&self.inner, &ranking))
+        let Source::List { listed, .. } = &source else { unreachable!("a list source") };
+        Ok(ranking.hits.iter().map(|hit| listed[hit.index].position).collect())
     }
 
     /// Scored selection: `{filepath, score, pointer, matched}`, best first. Without
     /// `pointers`, the pointers of this manager through the index: every one, or those
     /// saved with the `queryId` / `taskId` given (no pointer object is made to rank
-    /// them). With `pointers` (their filepaths NUL-joined in `__paths` when the JS glue
-    /// made them), `queryId` / `taskId` narrow that list.
+    /// them). With `pointers` (given as [`Given`] says, in `__slots`, `__epoch` and
+    /// `__paths` when the JS glue made them), `queryId` / `taskId` narrow that list.
     #[wasm_bindgen(js_name = selectRelevant)]
     pub fn select_relevant(&self, query: JsValue, options: JsValue) -> u32 {
         if let Err(e) = self.inner.check_open("selectRelevant") {
@@ -888,7 +911,19 @@ impl JsContextManager {
             Source::Slots((!filter.is_all()).then(|| self.inner.slots(filter)))
         } else {
             match given.dyn_ref::<Array>() {
-                Some(list) => self.list_source(list, get(&options, "__paths").as_string(), filter),
+                Some(list) => {
+                    let slots = get(&options, "__slots");
+                    let given = Given {
+                        slots: if slots.is_undefined() {
+                            Vec::new()
+                        } else {
+                            js_sys::Uint32Array::new(&slots).to_vec()
+                        },
+                        epoch: get(&options, "__epoch").as_f64().map_or(0, |e| e as u32),
+                        joined: get(&options, "__paths").as_string(),
+                    };
+                    self.list_source(list, given, filter)
+                }
                 None => return rejected(Error::invalid("pointers must be an array")),
             }
         };
@@ -923,15 +958,20 @@ impl JsContextManager {
                 json.push(']');
                 Done::Json(json)
             }
-            Source::List { list, paths, positions } => Done::Value(
+            Source::List { list, listed } => Done::Value(
                 ranking
                     .hits
                     .iter()
                     .map(|s| {
                         let o = Object::new();
-                        let _ = Reflect::set(&o, &"filepath".into(), &paths[s.index].as_str().into());
+                        let it = &listed[s.index];
+                        let path = match &it.path {
+                            Some(path) => path.clone(),
+                            None => it.slot.and_then(|slot| self.inner.filepath_of(slot)).unwrap_or_default(),
+                        };
+                        let _ = Reflect::set(&o, &"filepath".into(), &path.into());
                         let _ = Reflect::set(&o, &"score".into(), &s.score.into());
-                        let _ = Reflect::set(&o, &"pointer".into(), &list.get(positions[s.index]));
+                        let _ = Reflect::set(&o, &"pointer".into(), &list.get(it.position));
                         let matched: Array = ranking.matched(s).map(JsValue::from).collect();
                         let _ = Reflect::set(&o, &"matched".into(), &matched);
                         JsValue::from(o)
@@ -1107,32 +1147,38 @@ impl JsContextManager {
 /// or an array of pointer objects from anywhere.
 enum Source<'a> {
     Slots(Option<Vec<u32>>),
-    /// The array, the filepaths of its usable pointers and their places in it.
+    /// The array and its usable pointers, in order.
     List {
         list: &'a Array,
-        paths: Vec<String>,
-        positions: Vec<u32>,
+        listed: Vec<ListedPointer>,
     },
 }
 
-impl Source<'_> {
-    /// The ranked filepaths, NUL-joined (filepaths never hold NUL).
-    fn joined_paths(&self, inner: &ContextManager<JsStorage>, ranking: &crate::select::Ranking) -> String {
-        let mut out = String::new();
-        for (i, hit) in ranking.hits.iter().enumerate() {
-            if i > 0 {
-                out.push('\0');
-            }
-            match self {
-                Source::Slots(_) => {
-                    inner.push_filepath(hit.index as u32, &mut out);
-                }
-                Source::List { paths, .. } => out.push_str(&paths[hit.index]),
-            }
-        }
-        out
-    }
+/// A usable pointer of a list given to a selection.
+struct ListedPointer {
+    /// Its place in the array.
+    position: u32,
+    /// Its slot, when it is this manager's pointer (its terms are indexed).
+    slot: Option<u32>,
+    /// Its filepath, when it was given by filepath or is no pointer of this manager
+    /// (else the slot's).
+    path: Option<String>,
 }
+
+/// How the JS glue gives the pointers of a list (pointers.js: `listedSlots`): a slot
+/// for each pointer it listed itself at `epoch` and whose filepath is still the one it
+/// listed (`u32::MAX` for the others, and past the end), and the filepaths of the others
+/// NUL-joined in `joined` ("" for a pointer without one; filepaths never hold NUL),
+/// `None` to read them from the objects. A slot names a pointer only within its epoch,
+/// and the pointer may be gone since: the core checks both ([`ContextManager::resolve_slot`]).
+struct Given {
+    slots: Vec<u32>,
+    epoch: u32,
+    joined: Option<String>,
+}
+
+/// No slot: the pointer is given by its filepath.
+const NO_SLOT: u32 = u32::MAX;
 
 /// The `queryId` and `taskId` selection options, checked.
 fn filter_options(options: &JsValue) -> Result<(Option<String>, Option<serde_json::Number>)> {
@@ -1174,30 +1220,36 @@ impl JsContextManager {
     }
 
     /// The usable pointers of `list` (those with a string filepath that `filter` lets
-    /// through, by their own `queryId` and `taskId`): their filepaths from `joined` when
-    /// the JS glue made one (one crossing for all), else read from each object.
-    fn list_source<'a>(&self, list: &'a Array, joined: Option<String>, filter: Filter<'_>) -> Source<'a> {
-        let from_joined = joined.map(|j| j.split('\0').map(str::to_owned).collect::<Vec<_>>());
-        let filepaths: Vec<Option<String>> = match from_joined {
-            Some(v) if v.len() == list.length() as usize => {
-                v.into_iter().map(|p| (!p.is_empty()).then_some(p)).collect()
-            }
-            _ => list.iter().map(|p| get(&p, "filepath").as_string()).collect(),
-        };
-        let (mut paths, mut positions) = (Vec::new(), Vec::new());
-        for (i, path) in filepaths.into_iter().enumerate() {
-            let Some(path) = path else { continue };
+    /// through, by their own `queryId` and `taskId`), by slot where `given` has a
+    /// current one, else by filepath (from `given`, else read from each object).
+    fn list_source<'a>(&self, list: &'a Array, given: Given, filter: Filter<'_>) -> Source<'a> {
+        let mut joined = given.joined.as_deref().map(|j| j.split('\0'));
+        let mut listed = Vec::new();
+        for i in 0..list.length() {
+            let slot = given.slots.get(i as usize).copied().unwrap_or(NO_SLOT);
+            let resolved = if slot == NO_SLOT { None } else { self.inner.resolve_slot(given.epoch, slot) };
+            let (slot, path) = match resolved {
+                Some(Listed::Slot(slot)) => (Some(slot), None),
+                Some(Listed::Gone(path)) => (None, Some(path)),
+                None => {
+                    let path = match joined.as_mut() {
+                        Some(paths) if slot == NO_SLOT => paths.next().map(str::to_owned),
+                        _ => get(&list.get(i), "filepath").as_string(),
+                    };
+                    let Some(path) = path.filter(|p| !p.is_empty()) else { continue };
+                    (self.inner.slot_of(&path), Some(path))
+                }
+            };
             if !filter.is_all() {
-                let pointer = list.get(i as u32);
+                let pointer = list.get(i);
                 let task = get(&pointer, "taskId").as_f64().and_then(|t| task_id_from_f64(t).ok());
                 if !filter.passes(get(&pointer, "queryId").as_string().as_deref(), task.as_ref()) {
                     continue;
                 }
             }
-            paths.push(path);
-            positions.push(i as u32);
+            listed.push(ListedPointer { position: i, slot, path });
         }
-        Source::List { list, paths, positions }
+        Source::List { list, listed }
     }
 
     /// Ranks `source` for `query` with the selection options (strategy, fallback,
@@ -1241,7 +1293,7 @@ impl JsContextManager {
             let inner = &self.inner;
             let slot_of = |i: usize| match source {
                 Source::Slots(_) => Some(i as u32),
-                Source::List { paths, .. } => inner.slot_of(&paths[i]),
+                Source::List { listed, .. } => listed[i].slot,
             };
             let full = ranking.hits.len();
             let superseded = early.is_some()
@@ -1257,11 +1309,11 @@ impl JsContextManager {
         let inner = &self.inner;
         let size_of = |i: usize| match source {
             Source::Slots(_) => inner.size_of_slot(i as u32).unwrap_or(0),
-            Source::List { list, paths, positions } => {
-                if let Some(size) = inner.size_of(&paths[i]) {
+            Source::List { list, listed } => {
+                if let Some(size) = listed[i].slot.and_then(|slot| inner.size_of_slot(slot)) {
                     return size;
                 }
-                let pointer = list.get(positions[i]);
+                let pointer = list.get(listed[i].position);
                 match get(&pointer, "size").as_f64() {
                     Some(n) if n >= 0.0 => n as usize,
                     _ => JSON::stringify(&pointer).ok().and_then(|s| s.as_string()).map_or(0, |s| s.len()),
@@ -1302,8 +1354,8 @@ impl JsContextManager {
             let candidates: Vec<(usize, u32)> = match source {
                 Source::Slots(None) => inner.slots(Filter::ALL).into_iter().map(|s| (s as usize, s)).collect(),
                 Source::Slots(Some(slots)) => slots.iter().map(|&s| (s as usize, s)).collect(),
-                Source::List { paths, .. } => {
-                    paths.iter().enumerate().filter_map(|(i, p)| inner.slot_of(p).map(|s| (i, s))).collect()
+                Source::List { listed, .. } => {
+                    listed.iter().enumerate().filter_map(|(i, it)| it.slot.map(|s| (i, s))).collect()
                 }
             };
             let depth = crate::select::VECTOR_DEPTH.max(early.unwrap_or(0));
@@ -1329,13 +1381,12 @@ impl JsContextManager {
         match source {
             Source::Slots(None) => inner.rank_all(query, fallback, strategy, early),
             Source::Slots(Some(slots)) => inner.rank_slots(query, slots, fallback, strategy, early),
-            Source::List { list, paths, positions } => {
-                let candidates: Vec<Candidate> = paths
+            Source::List { list, listed } => {
+                let candidates: Vec<Candidate> = listed
                     .iter()
-                    .zip(positions)
-                    .map(|(path, &i)| match inner.slot_of(path) {
+                    .map(|it| match it.slot {
                         Some(slot) => Candidate::Known(slot),
-                        None => foreign_terms(&list.get(i)),
+                        None => foreign_terms(&list.get(it.position)),
                     })
                     .collect();
                 inner.rank(query, &candidates, fallback, strategy, early)

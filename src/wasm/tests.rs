@@ -181,8 +181,8 @@ async fn save_and_load_through_a_js_host() {
         if let Some(f) = fallback {
             Reflect::set(&options, &"fallback".into(), &f.into()).unwrap();
         }
-        let out = m.select_paths(query.into(), pointers.clone(), options.into(), joined.clone()).unwrap();
-        out.split('\0').filter(|p| !p.is_empty()).map(str::to_owned).collect::<Vec<_>>()
+        let out = m.select_listed(query.into(), pointers.clone(), options.into(), vec![], 0, joined.clone()).unwrap();
+        out.iter().map(|&i| paths[i as usize].clone()).collect::<Vec<_>>()
     };
     assert_eq!(select("login", None), [paths[2].clone()]);
     assert_eq!(select("auth login", None), [paths[2].clone(), paths[1].clone()]);

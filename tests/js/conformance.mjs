@@ -1274,6 +1274,59 @@ export function runSeedApiTests({
     assert.deepEqual(m.selectRelevantContexts("todo", [ptrs[2], ptrs[1]]), [grep]);
   });
 
+  // A list this manager handed out goes to the core by slot (pointers.js: listedSlots):
+  // whatever happened since, the list is ranked by what it holds, as a copy of it is.
+  const selectsAsACopy = (m, query, list, options) => {
+    const out = m.selectRelevantContexts(query, list, options);
+    assert.deepEqual(out, m.selectRelevantContexts(query, structuredClone(list), options), `${query}: as over a copy`);
+    return out;
+  };
+
+  t("selectRelevantContexts over a list taken before clearPointers ranks its own pointers, not those saved since", async () => {
+    const { m } = setup();
+    const alpha = await m.saveContext("readFile", { path: "alpha.ts" }, "a");
+    const list = m.getAllPointers();
+    m.clearPointers();
+    const beta = await m.saveContext("readFile", { path: "beta.ts" }, "b");
+    assert.deepEqual(selectsAsACopy(m, "beta", list, { fallback: "none" }), [], "beta.ts took alpha.ts's slot");
+    assert.deepEqual(selectsAsACopy(m, "alpha", list, { fallback: "none" }), [alpha]);
+    assert.deepEqual((await m.selectRelevant("beta", { pointers: list, fallback: "none" })).map((h) => h.filepath), []);
+    assert.deepEqual(selectsAsACopy(m, "beta", m.getAllPointers(), { fallback: "none" }), [beta]);
+  });
+
+  t("selectRelevantContexts: a pointer evicted after it was listed is ranked from the list, as one of no manager", async () => {
+    const { m } = setup({ retention: { maxRecords: 2 } });
+    const alpha = await m.saveContext("readFile", { path: "alpha.ts" }, "zulu yankee");
+    const bravo = await m.saveContext("readFile", { path: "bravo.ts" }, "b");
+    const list = m.getAllPointers();
+    assert.deepEqual(m.selectRelevantContexts("zulu", list, { fallback: "none" }), [alpha], "found by its content");
+    const charlie = await m.saveContext("readFile", { path: "alpha/charlie.ts" }, "c"); // evicts alpha.ts
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), [bravo, charlie]);
+    assert.deepEqual(selectsAsACopy(m, "alpha", list, { fallback: "none" }), [alpha]);
+    assert.deepEqual(selectsAsACopy(m, "bravo alpha", list, { fallback: "none" }).sort(), [alpha, bravo].sort());
+    assert.deepEqual(selectsAsACopy(m, "charlie", list), [alpha, bravo], "charlie is not in the list: all, in order");
+    assert.deepEqual(selectsAsACopy(m, "zulu", list, { fallback: "none" }), [], "its content went with its record");
+    const hits = await m.selectRelevant("alpha", { pointers: list, fallback: "none" });
+    assert.deepEqual(hits.map((h) => [h.filepath, h.pointer.filepath]), [[alpha, alpha]]);
+  });
+
+  t("selectRelevantContexts over a listed array the caller changed ranks what the array holds now", async () => {
+    const { m } = setup();
+    const saved = [];
+    for (const word of ["alpha", "bravo", "charlie"]) saved.push(await m.saveContext("readFile", { path: `${word}.ts` }, word));
+    const list = m.getAllPointers();
+    list.reverse();
+    assert.deepEqual(selectsAsACopy(m, "alpha", list, { fallback: "none" }), [saved[0]]);
+    assert.deepEqual(selectsAsACopy(m, "zebra", list), [saved[2], saved[1], saved[0]]);
+    list[0].filepath = saved[0]; // charlie's place now names alpha's pointer
+    assert.deepEqual(selectsAsACopy(m, "alpha", list, { fallback: "none" }), [saved[0], saved[0]]);
+    assert.deepEqual(selectsAsACopy(m, "charlie", list, { fallback: "none" }), []);
+    list[1] = { ...list[1], filepath: "/elsewhere/bravo.json" }; // no pointer of this manager
+    assert.deepEqual(selectsAsACopy(m, "bravo", list, { fallback: "none" }), ["/elsewhere/bravo.json"]);
+    list.splice(0, 1);
+    assert.deepEqual(selectsAsACopy(m, "alpha", list, { fallback: "none" }), [saved[0]]);
+  });
+
   t("selectRelevantContexts: {fallback:'none'} and {limit}", async () => {
     const { m, login, db, ptrs } = await relevanceFixture();
     assert.deepEqual(m.selectRelevantContexts("kubernetes", ptrs, { fallback: "none" }), []);
