@@ -228,26 +228,20 @@ impl Parts {
 impl JsContextManager {
     fn build(options: JsValue) -> Result<(Self, Option<Function>)> {
         let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
-        let inner = Rc::new(ContextManager::new(storage, core)?);
-        Ok((
-            JsContextManager {
-                inner,
-                describe,
-                redact,
-                embed,
-                owns_storage,
-                saves: RefCell::default(),
-                next_save: Cell::new(0),
-            },
-            on_debug,
-        ))
+        let inner = ContextManager::new(storage, core)?;
+        Ok((JsContextManager::around(inner, describe, redact, embed, owns_storage), on_debug))
     }
 
-    /// `open()`: the manager once a new session's manifest is written or a named one resumed.
-    async fn build_open(options: JsValue) -> Result<Self> {
-        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
-        let inner = Rc::new(ContextManager::open(storage, core).await?);
-        let manager = JsContextManager {
+    /// The wasm object around a core manager and the hooks it was given.
+    fn around(
+        inner: ContextManager<JsStorage>,
+        describe: Option<Function>,
+        redact: Option<Function>,
+        embed: Option<Function>,
+        owns_storage: bool,
+    ) -> Self {
+        let inner = Rc::new(inner);
+        JsContextManager {
             inner,
             describe,
             redact,
@@ -255,7 +249,14 @@ impl JsContextManager {
             owns_storage,
             saves: RefCell::default(),
             next_save: Cell::new(0),
-        };
+        }
+    }
+
+    /// `open()`: the manager once a new session's manifest is written or a named one resumed.
+    async fn build_open(options: JsValue) -> Result<Self> {
+        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
+        let inner = ContextManager::open(storage, core).await?;
+        let manager = JsContextManager::around(inner, describe, redact, embed, owns_storage);
         manager.announce(&on_debug);
         Ok(manager)
     }
