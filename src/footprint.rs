@@ -5,10 +5,10 @@
 //! as wasm32's (Rust's dlmalloc port): a chunk is the request plus a 4-byte header,
 //! rounded up to 8, and at least 16 bytes. Hash tables are modelled as hashbrown lays
 //! them out: a power of two of buckets, each slot plus one control byte, in one
-//! allocation. Run it for the real wasm32 sizes with
-//! `wasm-pack test --node -- --include-ignored footprint` (it also reports the memory's
-//! growth), or natively (64-bit sizes) with
-//! `cargo test --lib footprint -- --ignored --nocapture`.
+//! allocation. Run it for the real wasm32 sizes on the test module wasm-pack builds
+//! (`wasm-pack test --node` first, then
+//! `WASM_BINDGEN_TEST_ONLY_NODE=1 wasm-bindgen-test-runner target/wasm32-unknown-unknown/debug/deps/toolctx-*.wasm --include-ignored --nocapture footprint`),
+//! or natively (64-bit sizes) with `cargo test --lib footprint -- --ignored --nocapture`.
 
 use std::collections::{HashMap, HashSet};
 use std::mem::size_of;
@@ -329,7 +329,7 @@ fn footprint_of_the_bench_store() {
 
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen_test::wasm_bindgen_test]
-#[ignore = "a report: wasm-pack test --node -- --include-ignored footprint"]
+#[ignore = "a report: cargo test --lib footprint -- --ignored --nocapture (see the module doc for wasm32)"]
 async fn footprint_of_the_bench_store() {
     let pages = || core::arch::wasm32::memory_size::<0>() * 65536;
     let before = pages();
