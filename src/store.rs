@@ -1030,7 +1030,6 @@ impl<S: Storage> ContextManager<S> {
             indexed,
             path: String::new(),
             attempts: 0,
-            last_taken: None,
             terms: None,
         };
         pending.path = pending.name(&self.random_part()?);
@@ -1072,12 +1071,10 @@ impl<S: Storage> ContextManager<S> {
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                 self.debug("record name taken, drawing another", Some(&pending.path));
                 pending.attempts += 1;
-                pending.last_taken = Some(e);
                 if pending.attempts >= NAME_ATTEMPTS {
-                    let last = pending.last_taken.take();
+                    // The last name taken is the cause.
                     return Written::Failed(
-                        Error::new(ErrorKind::Storage, "no free record name after repeated attempts")
-                            .with_source(last.unwrap_or_else(|| Error::new(ErrorKind::AlreadyExists, "name taken"))),
+                        Error::new(ErrorKind::Storage, "no free record name after repeated attempts").with_source(e),
                     );
                 }
                 match self.random_part() {
@@ -2372,7 +2369,6 @@ pub struct PendingSave {
     indexed: Indexed,
     path: String,
     attempts: usize,
-    last_taken: Option<Error>,
     terms: Option<Terms>,
 }
 

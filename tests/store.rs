@@ -318,6 +318,22 @@ fn a_failed_save_writes_nothing_and_adds_no_pointer() {
 }
 
 #[test]
+fn a_save_whose_every_name_is_taken_fails_with_the_last_taken_as_cause() {
+    block_on(async {
+        let storage = FailingWrites { inner: MemoryStorage::new(), kind: ErrorKind::AlreadyExists };
+        let m = ContextManager::new(storage, options("/ctx"))?;
+        let err = m.save(save("t", "{}", "1")).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Storage);
+        let cause = std::error::Error::source(&err).and_then(|c| c.downcast_ref::<Error>()).expect("a cause");
+        assert_eq!(cause.kind(), ErrorKind::AlreadyExists);
+        assert_eq!(m.storage().inner.paths().len(), toolctx::store::NAME_ATTEMPTS, "one name tried per attempt");
+        assert!(m.is_empty());
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn clear_removes_only_this_managers_records() {
     block_on(async {
         let storage = Rc::new(MemoryStorage::new());
