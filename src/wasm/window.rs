@@ -318,15 +318,13 @@ impl JsContextHistory {
     /// The history in what the host's `read` gave: empty for no file; `CORRUPT_RECORD`
     /// when it does not parse, unless `discardCorrupt`.
     fn load(&self, value: JsValue, options: &JsValue) -> Result<()> {
-        let loaded = match read_bytes(value, &self.path)? {
-            None => History::default(),
-            Some(bytes) => match History::from_json(&bytes).map_err(|e| e.with_path(&self.path)) {
-                Err(e) if get(options, "discardCorrupt").is_truthy() => {
-                    debug_to(&on_debug(options), &format!("discarded a corrupt window history: {e}"));
-                    History::default()
-                }
-                other => other?,
-            },
+        let bytes = read_bytes(value, &self.path)?;
+        let loaded = match history::of_file(bytes.as_deref(), &self.path) {
+            Err(e) if get(options, "discardCorrupt").is_truthy() => {
+                debug_to(&on_debug(options), &format!("discarded a corrupt window history: {e}"));
+                History::default()
+            }
+            other => other?,
         };
         *self.history.borrow_mut() = loaded;
         Ok(())

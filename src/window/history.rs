@@ -122,9 +122,15 @@ pub fn history_path(context_dir: &str, id: &str) -> Result<String> {
 /// Reads the history at `path`: empty when the file does not exist, `CORRUPT_RECORD` when
 /// it does not parse.
 pub async fn load<S: Storage>(storage: &S, path: &str) -> Result<History> {
-    match storage.read(path).await? {
+    of_file(storage.read(path).await?.as_deref(), path)
+}
+
+/// The history in the bytes of the file at `path` (`None`: there is no file), as
+/// [`load`] reads it: empty for no file, `CORRUPT_RECORD` when it does not parse.
+pub fn of_file(bytes: Option<&[u8]>, path: &str) -> Result<History> {
+    match bytes {
         None => Ok(History::default()),
-        Some(bytes) => History::from_json(&bytes).map_err(|e| e.with_path(path)),
+        Some(bytes) => History::from_json(bytes).map_err(|e| e.with_path(path)),
     }
 }
 
