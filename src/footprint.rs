@@ -295,10 +295,10 @@ impl Corpus {
     }
 }
 
-/// The bench's "default" store: `n` saves of small results with the default options.
-async fn build(n: usize) -> ContextManager<Discard> {
+/// The bench's "default" store: the saves of `calls` (small results) with the default options.
+async fn build(calls: &[(&'static str, String, String)]) -> ContextManager<Discard> {
     let m = ContextManager::new(Discard, crate::Options::new("/bench")).unwrap();
-    for (i, (tool, args, result)) in Corpus::calls(n).iter().enumerate() {
+    for (i, (tool, args, result)) in calls.iter().enumerate() {
         let input = crate::SaveInput {
             tool_name: tool,
             args_json: args,
@@ -323,17 +323,19 @@ fn report(m: &ContextManager<Discard>) -> String {
 #[test]
 #[ignore = "a report: cargo test --lib footprint -- --ignored --nocapture"]
 fn footprint_of_the_bench_store() {
-    let m = futures_executor::block_on(build(100_000));
+    let m = futures_executor::block_on(build(&Corpus::calls(100_000)));
     println!("{}", report(&m));
 }
 
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen_test::wasm_bindgen_test]
-#[ignore = "a report: cargo test --lib footprint -- --ignored --nocapture (see the module doc for wasm32)"]
+#[ignore = "a report: wasm-bindgen-test-runner … --include-ignored footprint (see the module doc)"]
 async fn footprint_of_the_bench_store() {
     let pages = || core::arch::wasm32::memory_size::<0>() * 65536;
+    // The corpus is made first: only what the store keeps counts as grown.
+    let calls = Corpus::calls(100_000);
     let before = pages();
-    let m = build(100_000).await;
+    let m = build(&calls).await;
     let grown = pages() - before;
     wasm_bindgen_test::console_log!("{}memory grown: {:.1} B per pointer", report(&m), grown as f64 / m.len() as f64);
 }
