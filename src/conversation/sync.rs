@@ -26,8 +26,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::ArtifactMeta;
+use super::files::{Action, Want};
 use super::messages::{merge, Message};
-use super::replica::{corrupt, to_json, ConversationMetadata, Replica};
+use super::replica::{corrupt, to_json, ConversationMetadata, Replica, View};
 use super::ConversationStore;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
@@ -127,7 +128,7 @@ pub struct SyncStatus {
     pub failed: usize,
 }
 
-type Listed = Vec<(String, Result<QueueItem>)>;
+pub(crate) type Listed = Vec<(String, Result<QueueItem>)>;
 
 /// Queue items by file name, as far as this sync has read them.
 type Known = BTreeMap<String, Result<QueueItem>>;
@@ -154,7 +155,7 @@ enum Taken {
 /// `NOT_FOUND` for an artifact whose meta is there but not its content.
 fn missing_content<S: Storage>(local: &Replica<'_, S>, conv: &str, art: &str) -> Error {
     Error::new(ErrorKind::NotFound, format!("the content of artifact {art} is missing; it was not pushed"))
-        .with_path(local.artifact_path(conv, art))
+        .with_path(local.layout().artifact_path(conv, art))
 }
 
 /// Last write wins: the later `updatedAt`; on a tie the larger title, so both sides pick
@@ -175,14 +176,47 @@ fn lww(local: &ConversationMetadata, remote: Option<&ConversationMetadata>) -> C
     }
 }
 
+/// A queue item's file, parsed and checked.
+fn parse_item(path: &str, bytes: &[u8]) -> Result<QueueItem> {
+    let item = serde_json::from_slice::<QueueItem>(bytes).map_err(|e| corrupt(path, e))?;
+    super::ids::validate_id(&item.conversation_id, "conversation id")?;
+    Ok(item)
+}
+
+/// The items of the queue (read with [`Want::queue`]), by file name.
+pub(crate) fn queue_items(view: &View<'_>) -> Result<Listed> {
+    let dir = view.queue_dir();
+    let mut out = Vec::new();
+    for name in view.files.listed(&dir)?.iter().filter(|n| n.ends_with(".json")) {
+        let path = join(&dir, name);
+        if let Some(bytes) = view.files.read(&path)? {
+            out.push((name.clone(), parse_item(&path, bytes)));
+        }
+    }
+    Ok(out)
+}
+
+/// How many items are queued, and how many of them have failed.
+pub(crate) fn sync_status(items: &Listed) -> SyncStatus {
+    let failed = items.iter().filter(|(_, i)| i.as_ref().map_or(true, |i| i.attempts > 0)).count();
+    SyncStatus { pending: items.len(), failed }
+}
+
 impl<L: Storage, R: Storage> ConversationStore<L, R> {
-    /// Writes a queue item for a change of `conversation_id` (before the change itself,
-    /// so a change that lands always has its item). Does nothing without a remote.
-    pub(crate) async fn enqueue(&self, conversation_id: &str, op: Op) -> Result<()> {
+    /// Queues a change of `conversation_id` (before the change itself, so a change that
+    /// lands always has its item) in the file `name` of the queue, created exclusively
+    /// (a taken name is drawn again). Does nothing without a remote.
+    pub(crate) fn enqueue(
+        &self,
+        plan: &mut Vec<Action>,
+        conversation_id: &str,
+        op: Op,
+        now: i64,
+        name: &str,
+    ) -> Result<()> {
         if self.remote.is_none() {
             return Ok(());
         }
-        let now = self.now_ms();
         let item = QueueItem {
             conversation_id: conversation_id.to_owned(),
             op,
@@ -191,26 +225,20 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             next_attempt_ms: None,
             last_error: None,
         };
-        let json = to_json(&item)?;
-        let dir = self.local().queue_dir();
-        loop {
-            let name = format!("{:013}-{}.json", now.max(0), self.random_chars(12)?);
-            match self.local.write(&join(&dir, &name), json.as_bytes(), WriteOptions { exclusive: true }).await {
-                Err(e) if e.kind() == crate::ErrorKind::AlreadyExists => continue,
-                other => return other,
-            }
-        }
+        let path = join(&self.local().layout().queue_dir(), name);
+        plan.push(Action::Write { path, bytes: to_json(&item)?.into_bytes(), exclusive: true });
+        Ok(())
+    }
+
+    /// A fresh name of a queue item made at `now`.
+    pub(crate) fn queue_name(&self, now: i64) -> Result<String> {
+        Ok(format!("{:013}-{}.json", now.max(0), self.random_chars(12)?))
     }
 
     async fn queue(&self) -> Result<Listed> {
-        let dir = self.local().queue_dir();
-        let mut out = Vec::new();
-        for name in self.local.list(&dir).await? {
-            if let Some(item) = self.read_item(&dir, &name).await? {
-                out.push((name, item));
-            }
-        }
-        Ok(out)
+        let local = self.local();
+        let files = local.load(&Want { queue: true, ..Want::default() }).await?;
+        queue_items(&local.view(&files))
     }
 
     /// The item in `dir/name`: `None` for what is not an item file (or is gone), an
@@ -220,12 +248,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             return Ok(None);
         }
         let path = join(dir, name);
-        let Some(bytes) = self.local.read(&path).await? else { return Ok(None) };
-        let item = serde_json::from_slice::<QueueItem>(&bytes).map_err(|e| corrupt(&path, e)).and_then(|i| {
-            super::ids::validate_id(&i.conversation_id, "conversation id")?;
-            Ok(i)
-        });
-        Ok(Some(item))
+        Ok(self.local.read(&path).await?.map(|bytes| parse_item(&path, &bytes)))
     }
 
     /// Run under [`ConversationStore::exclusive`]: the queue items of `conv` (reading
@@ -233,7 +256,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// all wait for their backoff, the local state of `conv`. One exclusive section, so
     /// every change whose item is taken is in the state.
     async fn take(&self, conv: &str, known: &mut Known, now: i64) -> Result<Taken> {
-        let dir = self.local().queue_dir();
+        let dir = self.local().layout().queue_dir();
         let names = set_of(self.local.list(&dir).await?);
         // Rebuilt in one walk of both (each in name order) rather than `retain`ed: no
         // removal from a map (less code in the wasm module).
@@ -274,13 +297,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         Ok(Taken::Push(items, state))
     }
 
-    /// How many items are queued, and how many of them have failed.
-    pub async fn sync_status(&self) -> Result<SyncStatus> {
-        let items = self.queue().await?;
-        let failed = items.iter().filter(|(_, i)| i.as_ref().map_or(true, |i| i.attempts > 0)).count();
-        Ok(SyncStatus { pending: items.len(), failed })
-    }
-
     /// Pushes the queued changes to the remote and pulls what the remote has that is
     /// newer; see the module docs. Fails only when there is no remote or the local
     /// queue cannot be read: remote failures are reported in the result.
@@ -290,7 +306,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         };
         let _one_at_a_time = self.sync_lock.lock().await;
         let now = self.now_ms();
-        let dir = self.local().queue_dir();
+        let dir = self.local().layout().queue_dir();
         let mut report = SyncReport::default();
         // Which conversations have items; `take` reads them again under the lock.
         let mut known = Known::new();
