@@ -119,6 +119,7 @@ pub fn spawned() -> u64 {
 }
 
 /// A task that has already failed with `err` (an argument error of an async method).
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 pub fn failed(err: JsValue) -> u32 {
     spawn(async move { Err(err) })
 }
