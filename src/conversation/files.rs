@@ -107,6 +107,24 @@ impl Files {
         self.read.insert(path, bytes);
     }
 
+    /// Forgets what was read at `path` and under it (to read it again).
+    pub fn forget(&mut self, path: &str) {
+        let under = |p: &String| p == path || p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'));
+        self.read.retain(|p, _| !under(p));
+        self.listed.retain(|p, _| !under(p));
+    }
+
+    /// Forgets the listing of `dir` (what was read in it stays).
+    pub fn forget_listing(&mut self, dir: &str) {
+        self.listed.remove(dir);
+    }
+
+    /// Forgets the index of the store in `base` (`index.json` and the listing of `base`).
+    pub fn forget_index(&mut self, base: &str) {
+        self.read.remove(&crate::paths::join(base, "index.json"));
+        self.listed.remove(base);
+    }
+
     /// The names in `dir`, as listed.
     pub fn put_listed(&mut self, dir: String, names: Vec<String>) {
         self.listed.insert(dir, names);

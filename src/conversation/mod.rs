@@ -44,8 +44,8 @@ use std::future::Future;
 use futures_util::lock::Mutex;
 use serde::Deserialize;
 
-pub use artifacts::{artifact_refs, reference_text, ArtifactMeta, SCHEME};
-pub use export::{ExportedArtifact, Format, Snapshot};
+pub use artifacts::{artifact_refs, reference_text, validate_type, ArtifactMeta, SCHEME};
+pub use export::{parse as parse_export, ExportedArtifact, Format, Snapshot};
 pub use files::{Action, Files, Need, Want};
 pub use ids::{new_id, validate_id, IdRandom};
 pub use messages::{merge, parse_jsonl, parse_timestamp, Message, Role, ToolCall};
@@ -203,11 +203,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// The local replica.
     pub fn local(&self) -> Replica<'_, L> {
         Replica { storage: &self.local, base: self.base.clone(), sink: self.options.on_debug.as_ref() }
-    }
-
-    pub(crate) fn remote_replica(&self) -> Option<Replica<'_, R>> {
-        let storage = self.remote.as_ref()?;
-        Some(Replica { storage, base: self.remote_base.clone(), sink: self.options.on_debug.as_ref() })
     }
 
     /// `messages.jsonl` of `conv` ends with a newline, and its latest timestamp is `last`.

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::{ArtifactMeta, META_SUFFIX};
-use super::files::{execute, fetch, Action, Files, Need, Want};
+use super::files::{Action, Files, Need, Want};
 use super::messages::{encode_jsonl, parse_jsonl, Message, Parsed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
@@ -66,9 +66,7 @@ pub struct View<'a> {
     pub sink: Option<&'a DebugSink>,
 }
 
-/// A storage and the root of a conversation store in it: each method reads what it
-/// needs (through a [`View`]'s [`View::needs`]), then decides with the view and runs
-/// its actions.
+/// A storage and the root of a conversation store in it.
 pub struct Replica<'a, S> {
     /// Where the files are.
     pub storage: &'a S,
@@ -424,120 +422,6 @@ impl<'a, S: Storage> Replica<'a, S> {
     /// The paths, which need no reads.
     pub fn layout(&self) -> View<'_> {
         self.view(&NOTHING)
-    }
-
-    /// The files of `want`, read.
-    pub async fn load(&self, want: &Want) -> Result<Files> {
-        let mut files = Files::default();
-        loop {
-            let needs = self.view(&files).needs(want);
-            if needs.is_empty() {
-                return Ok(files);
-            }
-            fetch(self.storage, needs, &mut files).await?;
-        }
-    }
-
-    /// Runs `plan` on the storage.
-    pub async fn run(&self, plan: &[Action]) -> Result<()> {
-        execute(self.storage, plan).await.map_err(|(_, e)| e)
-    }
-
-    fn conv(id: &str) -> Want {
-        Want { conv: Some(id.to_owned()), ..Want::default() }
-    }
-
-    /// See [`View::metadata`].
-    pub async fn metadata(&self, id: &str) -> Result<Option<ConversationMetadata>> {
-        let files = self.load(&Want { meta: true, ..Self::conv(id) }).await?;
-        self.view(&files).metadata(id)
-    }
-
-    /// See [`View::messages`].
-    pub async fn messages(&self, id: &str) -> Result<Parsed> {
-        let files = self.load(&Want { messages: true, ..Self::conv(id) }).await?;
-        self.view(&files).messages(id)
-    }
-
-    /// See [`View::pruned`].
-    pub async fn pruned(&self, id: &str) -> Result<BTreeSet<String>> {
-        let files = self.load(&Want { pruned: true, ..Self::conv(id) }).await?;
-        self.view(&files).pruned(id)
-    }
-
-    /// See [`View::artifacts`].
-    pub async fn artifacts(&self, id: &str) -> Result<Vec<ArtifactMeta>> {
-        let files = self.load(&Want { artifacts: true, ..Self::conv(id) }).await?;
-        self.view(&files).artifacts(id)
-    }
-
-    /// See [`View::artifact_contents`].
-    pub async fn artifact_contents(&self, id: &str) -> Result<BTreeSet<String>> {
-        let files = self.load(&Want { artifacts: true, ..Self::conv(id) }).await?;
-        self.view(&files).artifact_contents(id)
-    }
-
-    /// One artifact's content, or `None`.
-    pub async fn artifact_content(&self, id: &str, art: &str) -> Result<Option<Vec<u8>>> {
-        self.storage.read(&self.layout().artifact_path(id, art)).await
-    }
-
-    /// The index; see [`View::index`].
-    pub async fn index(&self) -> Result<Vec<ConversationMetadata>> {
-        let files = self.load(&Want { index: true, ..Want::default() }).await?;
-        self.view(&files).index()
-    }
-
-    /// See [`View::write_metadata`].
-    pub async fn write_metadata(&self, meta: &ConversationMetadata) -> Result<()> {
-        let mut plan = Vec::new();
-        self.layout().write_metadata(&mut plan, meta)?;
-        self.run(&plan).await
-    }
-
-    /// See [`View::write_messages`].
-    pub async fn write_messages(&self, id: &str, messages: &[Message]) -> Result<()> {
-        let mut plan = Vec::new();
-        self.layout().write_messages(&mut plan, id, messages)?;
-        self.run(&plan).await
-    }
-
-    /// See [`View::write_pruned`].
-    pub async fn write_pruned(&self, id: &str, ids: &BTreeSet<String>) -> Result<()> {
-        let mut plan = Vec::new();
-        self.layout().write_pruned(&mut plan, id, ids)?;
-        self.run(&plan).await
-    }
-
-    /// See [`View::write_artifact`].
-    pub async fn write_artifact(&self, id: &str, meta: &ArtifactMeta, content: &[u8], exclusive: bool) -> Result<()> {
-        let mut plan = Vec::new();
-        self.layout().write_artifact(&mut plan, id, meta, content, exclusive)?;
-        self.run(&plan).await
-    }
-
-    /// See [`View::remove_conversation`].
-    pub async fn remove_conversation(&self, id: &str) -> Result<()> {
-        let files = self.load(&Want { artifacts: true, ..Self::conv(id) }).await?;
-        let mut plan = Vec::new();
-        self.view(&files).remove_conversation(&mut plan, id)?;
-        self.run(&plan).await
-    }
-
-    /// See [`View::index_upsert`].
-    pub async fn index_upsert(&self, meta: &ConversationMetadata) -> Result<()> {
-        let files = self.load(&Want { index: true, ..Want::default() }).await?;
-        let mut plan = Vec::new();
-        self.view(&files).index_upsert(&mut plan, meta)?;
-        self.run(&plan).await
-    }
-
-    /// See [`View::index_remove`].
-    pub async fn index_remove(&self, id: &str) -> Result<()> {
-        let files = self.load(&Want { index: true, ..Want::default() }).await?;
-        let mut plan = Vec::new();
-        self.view(&files).index_remove(&mut plan, id)?;
-        self.run(&plan).await
     }
 }
 
