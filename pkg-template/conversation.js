@@ -5,9 +5,11 @@
 // an operation that says what it needs to read (`needs`: reads and listings, answered
 // with `fed`), then what to change in order (`plan`: writes, appends, removals; a failure
 // told to `failed`, which throws the typed error or, for a taken name, plans again), then
-// its answer (`finish`). Every call into the module is synchronous and goes through the
-// trap guard (extras.js). A store's writing operations run one at a time, under the
-// storage's lock on `conversations/.lock` (other processes and tabs).
+// its answer (`finish`). A sync is a run of steps (`next`): reads, changes, a lock taken or
+// released, on the local storage or the remote, each outcome told before the next step.
+// Every call into the module is synchronous and goes through the trap guard (extras.js).
+// A store's writing operations run one at a time, under the storage's lock on
+// `conversations/.lock` (other processes and tabs); its syncs run one at a time.
 //
 // Answers cross as JSON text, parsed here once the wasm call has returned (a JSON.parse
 // inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
@@ -18,11 +20,10 @@ import { LazyModule } from "./lazy.js";
 export const conversationModule = new LazyModule("conversation", glue);
 // The module's class (its state: storage, options, what it knows of each conversation)
 // is wrapped by the exported one below, whose methods drive its operations.
-const { ConversationStore: Core, ConversationOp: Op } = glue;
-conversationModule.guardClass(Core);
-conversationModule.guardClass(Op);
-const [openCore, local, begin, lockFailed] = ["__open", "__local", "__begin", "__lockFailed"].map((name) =>
-  conversationModule.guard(name, name === "__open" ? Core.__open : Core.prototype[name]));
+const { ConversationStore: Core, ConversationOp: Op, ConversationSync: Sync } = glue;
+for (const cls of [Core, Op, Sync]) conversationModule.guardClass(cls);
+const [openCore, hostsOf, begin, beginSync, lockFailed] = ["__open", "__hosts", "__begin", "__sync", "__lockFailed"]
+  .map((name) => conversationModule.guard(name, name === "__open" ? Core.__open : Core.prototype[name]));
 
 const OPEN = Symbol("ConversationStore.open");
 
@@ -62,22 +63,32 @@ async function change(host, readOptions, kind, path, bytes, exclusive) {
   }
 }
 
+/** `[ok, value, …]` of the reads (0) and listings (1) of `needs` (`[kind, path, …]`), made together. */
+async function readAll(host, readOptions, needs) {
+  const outcomes = [];
+  for (let i = 0; i < needs.length; i += 2) {
+    const path = needs[i + 1];
+    outcomes.push(settled(() => (needs[i] === 0 ? host.read(path, readOptions) : host.list(path))));
+  }
+  return (await Promise.all(outcomes)).flat();
+}
+
+/** Makes the changes of `plan` in order; the index of the one that failed and why, or undefined. */
+async function changeAll(host, readOptions, plan) {
+  for (let i = 0; i < plan.length; i += 4) {
+    const [ok, err] = await settled(() => change(host, readOptions, plan[i], plan[i + 1], plan[i + 2], plan[i + 3]));
+    if (!ok) return [i / 4, err];
+  }
+  return undefined;
+}
+
 /** Runs one operation: its reads, its changes, its answer. */
 async function drive(host, readOptions, op) {
   for (let needs = op.needs(); needs.length > 0; needs = op.needs()) {
-    const outcomes = await Promise.all(
-      needs.map((value, i) => (i % 2 === 0 ? undefined
-        : settled(() => (needs[i - 1] === 0 ? host.read(value, readOptions) : host.list(value))))),
-    );
-    op.fed(outcomes.flatMap((outcome) => outcome ?? []));
+    op.fed(await readAll(host, readOptions, needs));
   }
   for (;;) {
-    const plan = op.plan();
-    let failed;
-    for (let i = 0; i < plan.length && failed === undefined; i += 4) {
-      const [ok, err] = await settled(() => change(host, readOptions, plan[i], plan[i + 1], plan[i + 2], plan[i + 3]));
-      if (!ok) failed = [i / 4, err];
-    }
+    const failed = await changeAll(host, readOptions, op.plan());
     if (failed === undefined) {
       const answer = op.finish();
       return answer === undefined ? undefined : JSON.parse(answer);
@@ -86,10 +97,40 @@ async function drive(host, readOptions, op) {
   }
 }
 
+/**
+ * Takes `host.lock(name)` (where the host has one) and holds it: resolves to the release,
+ * which resolves once the host's lock has settled. Rejects with the host's error when it
+ * cannot be taken.
+ */
+function hold(host, name) {
+  if (typeof host.lock !== "function") return Promise.resolve(async () => {});
+  return new Promise((resolve, reject) => {
+    let open;
+    const gate = new Promise((r) => {
+      open = r;
+    });
+    let taken = false;
+    const settledLock = Promise.resolve().then(() => host.lock(name, () => {
+      taken = true;
+      resolve(() => {
+        open();
+        return settledLock;
+      });
+      return gate;
+    }));
+    settledLock.then(
+      () => taken || reject(new Error("storage lock() returned without running its callback")),
+      (err) => taken || reject(err),
+    );
+  });
+}
+
 export class ConversationStore {
   #core;
-  /** The store's writing operations, one after another. */
+  /** The store's writing operations (and a sync's locked steps), one after another. */
   #writes = Promise.resolve();
+  /** The store's syncs, one after another. */
+  #syncs = Promise.resolve();
 
   /** Not a way to a store: `await ConversationStore.open(options)` is. */
   constructor(token, core) {
@@ -110,15 +151,95 @@ export class ConversationStore {
     return Core.__panicForTests(message);
   }
 
+  /** Waits for the store's earlier writers, then takes the storage's lock `name`: resolves to the release. */
+  async #writer(host, name) {
+    const before = this.#writes;
+    let done;
+    this.#writes = new Promise((resolve) => {
+      done = resolve;
+    });
+    await before;
+    try {
+      const release = await hold(host, name);
+      return () => release().finally(done);
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+
   /** Runs `method` of the store as an operation. */
   async #perform(method, a, b, c) {
     const core = this.#core;
     const op = begin.call(core, method, a, b, c);
-    const [host, readOptions, lockName] = local.call(core);
+    const [host, readOptions, lockName] = hostsOf.call(core);
     if (!op.exclusive()) return drive(host, readOptions, op);
-    const turn = this.#writes.then(() => locked(core, host, lockName, () => drive(host, readOptions, op)));
-    this.#writes = turn.catch(() => {});
+    let release;
+    try {
+      release = await this.#writer(host, lockName);
+    } catch (err) {
+      throw lockFailed.call(core, lockName, err);
+    }
+    let answer;
+    try {
+      answer = await drive(host, readOptions, op);
+    } catch (err) {
+      await release().catch(() => {});
+      throw err;
+    }
+    try {
+      await release();
+    } catch (err) {
+      throw lockFailed.call(core, lockName, err);
+    }
+    return answer;
+  }
+
+  /** Pushes the queued changes to the remote and pulls what it has (one sync at a time). */
+  async sync() {
+    const run = beginSync.call(this.#core);
+    const turn = this.#syncs.then(() => this.#sync(run));
+    this.#syncs = turn.catch(() => {});
     return turn;
+  }
+
+  async #sync(run) {
+    const hosts = hostsOf.call(this.#core);
+    const releases = [undefined, undefined];
+    try {
+      for (;;) {
+        const step = run.next();
+        const side = step[1];
+        const host = hosts[3 * side], readOptions = hosts[3 * side + 1], lockName = hosts[3 * side + 2];
+        switch (step[0]) {
+          case 0:
+            run.fed(await readAll(host, readOptions, step[2]));
+            break;
+          case 1: {
+            const failed = await changeAll(host, readOptions, step[2]);
+            run.changed(failed === undefined ? -1 : failed[0], failed?.[1]);
+            break;
+          }
+          case 2: {
+            const [ok, value] = await settled(() => (side === 0 ? this.#writer(host, lockName) : hold(host, lockName)));
+            if (ok) releases[side] = value;
+            run.locked(ok, lockName, ok ? undefined : value);
+            break;
+          }
+          case 3: {
+            const release = releases[side];
+            releases[side] = undefined;
+            const [ok, err] = await settled(() => release?.());
+            run.locked(ok, lockName, err);
+            break;
+          }
+          default:
+            return JSON.parse(step[1]);
+        }
+      }
+    } finally {
+      for (const release of releases) release?.().catch(() => {});
+    }
   }
 
   createConversation(init) { return this.#perform("createConversation", init); }
@@ -138,34 +259,11 @@ export class ConversationStore {
   import(text, options) { return this.#perform("import", text, options); }
   syncStatus() { return this.#perform("syncStatus"); }
 
-  /** Pushes the queued changes to the remote and pulls what it has. */
-  async sync() {
-    return JSON.parse(await this.#core.sync());
-  }
-
-  /** Nothing is held open between calls; resolves once earlier calls are done. */
+  /** Nothing is held open between calls; resolves once earlier writes and syncs are done. */
   async close() {
+    await this.#syncs;
     await this.#writes;
-    await this.#core.close();
   }
-}
-
-/** `work()` holding the storage's lock `name` (a host without `lock()` runs it as it is). */
-async function locked(core, host, name, work) {
-  if (typeof host.lock !== "function") return work();
-  let outcome;
-  try {
-    await host.lock(name, async () => {
-      outcome = await settled(work);
-    });
-  } catch (err) {
-    throw lockFailed.call(core, name, err);
-  }
-  if (outcome === undefined) {
-    throw lockFailed.call(core, name, new Error("storage lock() returned without running its callback"));
-  }
-  if (!outcome[0]) throw outcome[1];
-  return outcome[1];
 }
 
 disposeWithClose(ConversationStore);

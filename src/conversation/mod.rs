@@ -53,7 +53,7 @@ pub use ops::{Answer, Decision, Operation, Request};
 pub use prune::{PruneOptions, Pruned, DEFAULT_KEEP_RECENT};
 pub use replica::{ConversationMetadata, Replica, View};
 pub use stats::{message_tokens, Stats};
-pub use sync::{Backoff, Op, QueueItem, SyncFailure, SyncReport, SyncStatus};
+pub use sync::{Backoff, Op, QueueItem, Side, Step, SyncFailure, SyncReport, SyncRun, SyncStatus};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::{join, normalize};
@@ -186,6 +186,16 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// The local storage.
     pub fn storage(&self) -> &L {
         &self.local
+    }
+
+    /// The remote storage, if any.
+    pub fn remote(&self) -> Option<&R> {
+        self.remote.as_ref()
+    }
+
+    /// The names of the writers' locks, locally and on the remote.
+    pub fn lock_names(&self) -> [String; 2] {
+        [join(&self.base, ".lock"), join(&self.remote_base, ".lock")]
     }
 
     /// `{contextDir}/conversations`.

@@ -8,7 +8,6 @@
 
 use std::rc::Rc;
 
-use super::tasks::spawn;
 use js_sys::{Array, Function, Uint8Array, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -21,8 +20,8 @@ use super::storage::{host_failure, read_bytes, JsStorage};
 use crate::conversation::{parse_export, validate_type};
 use crate::conversation::{
     validate_id, Action, Answer, ArtifactInput, ArtifactMeta, Backoff, ConversationStore, Decision, ExportedArtifact,
-    Format, IdRandom, Message, MessageInput, Need, Operation, PruneOptions, Request, Role, StoreOptions,
-    DEFAULT_KEEP_RECENT,
+    Files, Format, IdRandom, Message, MessageInput, Need, Operation, PruneOptions, Request, Role, Side, Step,
+    StoreOptions, SyncRun, DEFAULT_KEEP_RECENT,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::DebugEvent;
@@ -274,58 +273,20 @@ impl JsOperation {
     /// `[kind, path, …]` of the reads (0) and listings (1) still needed; empty when none.
     pub fn needs(&mut self) -> Array {
         self.asked = self.store.needs(&mut self.op);
-        let out = Array::new();
-        for need in &self.asked {
-            let (kind, path) = match need {
-                Need::Read(path) => (0, path),
-                Need::List(dir) => (1, dir),
-            };
-            out.push(&kind.into());
-            out.push(&path.into());
-        }
-        out
+        needs_js(&self.asked)
     }
 
     /// The outcomes of the reads and listings `needs` asked for: `[ok, value, …]` in
     /// order. The first failure is the operation's error.
     pub fn fed(&mut self, outcomes: Array) -> Result<(), JsValue> {
-        let asked = std::mem::take(&mut self.asked);
-        for (i, need) in asked.into_iter().enumerate() {
-            let ok = outcomes.get(2 * i as u32).as_bool().unwrap_or(false);
-            let value = outcomes.get(2 * i as u32 + 1);
-            match need {
-                Need::Read(path) if ok => {
-                    let bytes = read_bytes(value, &path).js()?;
-                    self.op.files.put_read(path, bytes);
-                }
-                Need::List(dir) if ok => {
-                    let names = listed_names(value, &dir).js()?;
-                    self.op.files.put_listed(dir, names);
-                }
-                Need::Read(path) => return Err(host_failure("read", &path, value)).js(),
-                Need::List(dir) => return Err(host_failure("list", &dir, value)).js(),
-            }
-        }
-        Ok(())
+        feed(&mut self.op.files, std::mem::take(&mut self.asked), &outcomes).js()
     }
 
     /// `[kind, path, bytes, exclusive, …]` of the changes to make in order (0 write,
     /// 1 append, 2 remove, 3 removeDir), from where the last plan stopped.
     pub fn plan(&mut self) -> Result<Array, JsValue> {
         let decision = self.store.decide(&mut self.op).js()?;
-        let out = Array::new();
-        for action in &decision.actions[self.op.done..] {
-            let (kind, bytes, exclusive) = match action {
-                Action::Write { bytes, exclusive, .. } => (0, Some(bytes), *exclusive),
-                Action::Append { bytes, .. } => (1, Some(bytes), false),
-                Action::Remove { .. } => (2, None, false),
-                Action::RemoveDir { .. } => (3, None, false),
-            };
-            out.push(&kind.into());
-            out.push(&action.path().into());
-            out.push(&bytes.map_or(JsValue::UNDEFINED, |b| Uint8Array::from(b.as_slice()).into()));
-            out.push(&exclusive.into());
-        }
+        let out = plan_js(&decision.actions[self.op.done..]);
         self.decision = Some(decision);
         Ok(out)
     }
@@ -334,14 +295,7 @@ impl JsOperation {
     /// operation plans again (a taken name drawn again); else its error.
     pub fn failed(&mut self, at: usize, err: JsValue) -> Result<(), JsValue> {
         let decision = self.decision.take().ok_or_else(|| Error::new(ErrorKind::Internal, "no plan")).js()?;
-        let action = &decision.actions[self.op.done + at];
-        let op = match action {
-            Action::Write { .. } => "write",
-            Action::Append { .. } => "append",
-            Action::Remove { .. } => "remove",
-            Action::RemoveDir { .. } => "removeDir",
-        };
-        let error = host_failure(op, action.path(), err);
+        let error = action_failure(&decision.actions[self.op.done + at], err);
         self.store.failed(&mut self.op, &decision, at, error).js()
     }
 
@@ -363,6 +317,144 @@ fn listed_names(value: JsValue, dir: &str) -> Result<Vec<String>> {
     Ok(array.iter().filter_map(|v| v.as_string()).collect())
 }
 
+/// `[kind, path, …]` of `needs`: 0 a read, 1 a listing.
+fn needs_js(needs: &[Need]) -> Array {
+    let out = Array::new();
+    for need in needs {
+        let (kind, path) = match need {
+            Need::Read(path) => (0, path),
+            Need::List(dir) => (1, dir),
+        };
+        out.push(&kind.into());
+        out.push(&path.into());
+    }
+    out
+}
+
+/// Puts the outcomes `[ok, value, …]` of the host calls of `asked` into `files`; the
+/// first failure, typed, is the error.
+fn feed(files: &mut Files, asked: Vec<Need>, outcomes: &Array) -> Result<()> {
+    for (i, need) in asked.into_iter().enumerate() {
+        let ok = outcomes.get(2 * i as u32).as_bool().unwrap_or(false);
+        let value = outcomes.get(2 * i as u32 + 1);
+        match need {
+            Need::Read(path) if ok => {
+                let bytes = read_bytes(value, &path)?;
+                files.put_read(path, bytes);
+            }
+            Need::List(dir) if ok => {
+                let names = listed_names(value, &dir)?;
+                files.put_listed(dir, names);
+            }
+            Need::Read(path) => return Err(host_failure("read", &path, value)),
+            Need::List(dir) => return Err(host_failure("list", &dir, value)),
+        }
+    }
+    Ok(())
+}
+
+/// `[kind, path, bytes, exclusive, …]` of `actions`: 0 write, 1 append, 2 remove, 3 removeDir.
+fn plan_js(actions: &[Action]) -> Array {
+    let out = Array::new();
+    for action in actions {
+        let (kind, bytes, exclusive) = match action {
+            Action::Write { bytes, exclusive, .. } => (0, Some(bytes), *exclusive),
+            Action::Append { bytes, .. } => (1, Some(bytes), false),
+            Action::Remove { .. } => (2, None, false),
+            Action::RemoveDir { .. } => (3, None, false),
+        };
+        out.push(&kind.into());
+        out.push(&action.path().into());
+        out.push(&bytes.map_or(JsValue::UNDEFINED, |b| Uint8Array::from(b.as_slice()).into()));
+        out.push(&exclusive.into());
+    }
+    out
+}
+
+/// The error of the host's failed `action`.
+fn action_failure(action: &Action, err: JsValue) -> Error {
+    let op = match action {
+        Action::Write { .. } => "write",
+        Action::Append { .. } => "append",
+        Action::Remove { .. } => "remove",
+        Action::RemoveDir { .. } => "removeDir",
+    };
+    host_failure(op, action.path(), err)
+}
+
+/// A sync of a store, run by `conversation.js`: each `next()` is the step to take
+/// (`[0, side, reads…]`, `[1, side, changes…]`, `[2, side]` lock, `[3, side]` unlock,
+/// `[4, report]` done; side 0 local, 1 remote), and how it went is told before the next
+/// (`fed`, `changed`, `locked`).
+#[wasm_bindgen(js_name = ConversationSync, skip_typescript)]
+pub struct JsSync {
+    store: Rc<Store>,
+    run: SyncRun,
+    last: Result<()>,
+    asked: (Side, Vec<Need>),
+    plan: Vec<Action>,
+}
+
+fn side_js(side: Side) -> JsValue {
+    JsValue::from(u8::from(side == Side::Remote))
+}
+
+#[wasm_bindgen(js_class = ConversationSync)]
+impl JsSync {
+    /// The next step (see the type).
+    pub fn next(&mut self) -> Result<Array, JsValue> {
+        let last = std::mem::replace(&mut self.last, Ok(()));
+        let out = Array::new();
+        match self.store.sync_step(&mut self.run, last).js()? {
+            Step::Read(side, needs) => {
+                out.push(&0.into());
+                out.push(&side_js(side));
+                out.push(&needs_js(&needs));
+                self.asked = (side, needs);
+            }
+            Step::Change(side, plan) => {
+                out.push(&1.into());
+                out.push(&side_js(side));
+                out.push(&plan_js(&plan));
+                self.plan = plan;
+            }
+            Step::Lock(side) => {
+                out.push(&2.into());
+                out.push(&side_js(side));
+            }
+            Step::Unlock(side) => {
+                out.push(&3.into());
+                out.push(&side_js(side));
+            }
+            Step::Done(report) => {
+                out.push(&4.into());
+                out.push(&to_js(&report).js()?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The outcomes `[ok, value, …]` of the reads asked for.
+    pub fn fed(&mut self, outcomes: Array) {
+        let (side, asked) = std::mem::replace(&mut self.asked, (Side::Local, Vec::new()));
+        self.last = feed(self.run.files(side), asked, &outcomes);
+    }
+
+    /// The changes were made (`at` < 0), or change `at` failed with `err`.
+    pub fn changed(&mut self, at: i32, err: JsValue) {
+        let plan = std::mem::take(&mut self.plan);
+        self.last = match usize::try_from(at).ok().and_then(|at| plan.get(at)) {
+            Some(action) => Err(action_failure(action, err)),
+            None => Ok(()),
+        };
+    }
+
+    /// The lock named `name` was taken or released (`ok`), or failed with `err`.
+    pub fn locked(&mut self, ok: bool, name: &str, err: JsValue) {
+        self.last = if ok { Ok(()) } else { Err(host_failure("lock", name, err)) };
+    }
+}
+
 #[wasm_bindgen(js_class = ConversationStore)]
 impl JsConversationStore {
     /// Panics on purpose, so tests can check that a trap in this module (a wasm module of
@@ -379,13 +471,28 @@ impl JsConversationStore {
         build(&options).map(|s| JsConversationStore { inner: Rc::new(s) }).js()
     }
 
-    /// `[host, readOptions, lockName]` of the local storage, for `conversation.js`, which
-    /// makes the host calls.
-    #[wasm_bindgen(js_name = "__local")]
-    pub fn local(&self) -> Array {
-        let (host, read_options) = self.inner.storage().host();
-        let lock = self.inner.local().layout().lock_name();
-        [host.clone(), read_options.into(), lock.into()].into_iter().collect()
+    /// `[host, readOptions, lockName]` of the local storage, then of the remote one (if
+    /// any), for `conversation.js`, which makes the host calls.
+    #[wasm_bindgen(js_name = "__hosts")]
+    pub fn hosts(&self) -> Array {
+        let out = Array::new();
+        let storages = [Some(self.inner.storage()), self.inner.remote()];
+        for (storage, lock) in storages.into_iter().zip(self.inner.lock_names()) {
+            if let Some(storage) = storage {
+                let (host, read_options) = storage.host();
+                for value in [host.clone(), read_options.into(), lock.into()] {
+                    out.push(&value);
+                }
+            }
+        }
+        out
+    }
+
+    /// A sync of the store (`INVALID_ARGUMENT` without a remote).
+    #[wasm_bindgen(js_name = "__sync")]
+    pub fn begin_sync(&self) -> Result<JsSync, JsValue> {
+        let run = self.inner.begin_sync().js()?;
+        Ok(JsSync { store: self.inner.clone(), run, last: Ok(()), asked: (Side::Local, Vec::new()), plan: Vec::new() })
     }
 
     /// The error of the storage's `lock(name)` failing with `err`.
@@ -406,20 +513,5 @@ impl JsConversationStore {
         };
         let op = self.inner.begin(request);
         Ok(JsOperation { store: self.inner.clone(), op, asked: Vec::new(), decision: None })
-    }
-
-    /// Pushes the queued changes to the remote and pulls what it has.
-    pub fn sync(&self) -> u32 {
-        let store = self.inner.clone();
-        spawn(Box::pin(async move { store.sync().await.and_then(|report| to_js(&report)).js() }))
-    }
-
-    /// Nothing is held open between calls; resolves once earlier syncs are done.
-    pub fn close(&self) -> u32 {
-        let store = self.inner.clone();
-        spawn(Box::pin(async move {
-            store.close().await;
-            Ok(JsValue::UNDEFINED)
-        }))
     }
 }
