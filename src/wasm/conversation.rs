@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 use super::args::{debug_sink, get, opt_function, opt_size, opt_string};
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
-use super::storage::{host_failure, read_bytes, JsStorage};
+use super::storage::{host_failure, list_names, read_bytes, JsStorage};
 use crate::conversation::{parse_export, validate_type};
 use crate::conversation::{
     validate_id, Action, Answer, ArtifactInput, ArtifactMeta, Backoff, ConversationStore, Decision, ExportedArtifact,
@@ -306,17 +306,6 @@ impl JsOperation {
     }
 }
 
-/// The names a host's `list` gave.
-fn listed_names(value: JsValue, dir: &str) -> Result<Vec<String>> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(Vec::new());
-    }
-    let array = value
-        .dyn_into::<Array>()
-        .map_err(|_| Error::new(ErrorKind::Storage, "storage list returned no array").with_path(dir))?;
-    Ok(array.iter().filter_map(|v| v.as_string()).collect())
-}
-
 /// `[kind, path, …]` of `needs`: 0 a read, 1 a listing.
 fn needs_js(needs: &[Need]) -> Array {
     let out = Array::new();
@@ -343,7 +332,7 @@ fn feed(files: &mut Files, asked: Vec<Need>, outcomes: &Array) -> Result<()> {
                 files.put_read(path, bytes);
             }
             Need::List(dir) if ok => {
-                let names = listed_names(value, &dir)?;
+                let names = list_names(value, &dir)?;
                 files.put_listed(dir, names);
             }
             Need::Read(path) => return Err(host_failure("read", &path, value)),
