@@ -9,6 +9,15 @@ use std::collections::BTreeMap;
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::{Storage, WriteOptions};
 
+/// Which storage an operation reads or changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The store's own.
+    Local,
+    /// The remote it syncs to.
+    Remote,
+}
+
 /// A read or a listing an operation needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Need {

@@ -22,9 +22,12 @@
 //! # }).unwrap();
 //! ```
 //!
-//! Writes of one store are serialised (an async mutex) and run under the storage's
-//! lock on `conversations/.lock`, so processes and tabs sharing a store do not
-//! interleave their read-modify-writes of `metadata.json` and `index.json`.
+//! Every operation is synchronous steps over the files it read (`ops.rs`, `sync.rs`: what
+//! to read, then what to change and answer); a driver does the I/O in between: natively
+//! the methods below, awaiting the storage; in JavaScript `conversation.js`. Writes of one
+//! store are serialised and run under the storage's lock on `conversations/.lock`, so
+//! processes and tabs sharing a store do not interleave their read-modify-writes of
+//! `metadata.json` and `index.json`.
 
 mod artifacts;
 mod export;
@@ -46,14 +49,14 @@ use serde::Deserialize;
 
 pub use artifacts::{artifact_refs, reference_text, validate_type, ArtifactMeta, SCHEME};
 pub use export::{parse as parse_export, ExportedArtifact, Format, Snapshot};
-pub use files::{Action, Files, Need, Want};
+pub use files::{Action, Files, Need, Side, Want};
 pub use ids::{new_id, validate_id, IdRandom};
 pub use messages::{merge, parse_jsonl, parse_timestamp, Message, Role, ToolCall};
 pub use ops::{Answer, Decision, Operation, Request};
 pub use prune::{PruneOptions, Pruned, DEFAULT_KEEP_RECENT};
-pub use replica::{ConversationMetadata, Replica, View};
+pub use replica::{ConversationMetadata, View};
 pub use stats::{message_tokens, Stats};
-pub use sync::{Backoff, Op, QueueItem, Side, Step, SyncFailure, SyncReport, SyncRun, SyncStatus};
+pub use sync::{Backoff, Op, QueueItem, Step, SyncFailure, SyncReport, SyncRun, SyncStatus};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::{join, normalize};
@@ -195,7 +198,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
 
     /// The names of the writers' locks, locally and on the remote.
     pub fn lock_names(&self) -> [String; 2] {
-        [join(&self.base, ".lock"), join(&self.remote_base, ".lock")]
+        [self.layout(Side::Local).lock_name(), self.layout(Side::Remote).lock_name()]
     }
 
     /// `{contextDir}/conversations`.
@@ -210,9 +213,18 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         }
     }
 
-    /// The local replica.
-    pub fn local(&self) -> Replica<'_, L> {
-        Replica { storage: &self.local, base: self.base.clone(), sink: self.options.on_debug.as_ref() }
+    /// What `files` holds of the store's files on `side`.
+    pub fn view<'a>(&'a self, files: &'a Files, side: Side) -> View<'a> {
+        let base = match side {
+            Side::Local => &self.base,
+            Side::Remote => &self.remote_base,
+        };
+        View { files, base, sink: self.options.on_debug.as_ref() }
+    }
+
+    /// The store's paths on `side` (which need no reads).
+    pub fn layout(&self, side: Side) -> View<'_> {
+        self.view(&replica::NOTHING, side)
     }
 
     /// `messages.jsonl` of `conv` ends with a newline, and its latest timestamp is `last`.

@@ -8,7 +8,7 @@
 
 use super::artifacts::{self, reference_text, ArtifactMeta};
 use super::export::{self, ExportedArtifact, Format, Snapshot};
-use super::files::{execute, fetch, Action, Files, Need, Want};
+use super::files::{execute, fetch, Action, Files, Need, Side, Want};
 use super::ids::new_id;
 use super::messages::{merge, Message, Role};
 use super::prune::{self, PruneOptions, Pruned};
@@ -216,7 +216,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// The reads and listings `op` still needs (none: it can decide).
     pub fn needs(&self, op: &mut Operation) -> Vec<Need> {
         let want = self.want(op);
-        self.local().view(&op.files).needs(&want)
+        self.view(&op.files, Side::Local).needs(&want)
     }
 
     /// What `op` changes and answers, from what it read.
@@ -227,8 +227,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             op.queue_name = Some(self.queue_name(now)?);
         }
         let queue_name = op.queue_name.clone().unwrap_or_default();
-        let local = self.local();
-        let view = local.view(&op.files);
+        let view = self.view(&op.files, Side::Local);
         let mut tail = None;
         let answer = match &op.request {
             Request::Create { title, id } => {
@@ -471,7 +470,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         let index = op.done + at;
         if error.kind() == ErrorKind::AlreadyExists {
             if let Some(Action::Write { path, exclusive: true, .. }) = decision.actions.get(index) {
-                let queue_dir = self.local().layout().queue_dir();
+                let queue_dir = self.layout(Side::Local).queue_dir();
                 if path.starts_with(&queue_dir) {
                     op.queue_name = None;
                 } else {

@@ -21,7 +21,6 @@ use super::messages::{encode_jsonl, parse_jsonl, Message, Parsed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
 use crate::sort::{set_of, sort_by};
-use crate::storage::Storage;
 use crate::store::{DebugEvent, DebugSink};
 
 /// A conversation's `metadata.json`.
@@ -62,16 +61,6 @@ pub struct View<'a> {
     pub files: &'a Files,
     /// `{root}/conversations`.
     pub base: &'a str,
-    /// Receives reports of skipped lines and rebuilt indexes.
-    pub sink: Option<&'a DebugSink>,
-}
-
-/// A storage and the root of a conversation store in it.
-pub struct Replica<'a, S> {
-    /// Where the files are.
-    pub storage: &'a S,
-    /// `{root}/conversations`.
-    pub base: String,
     /// Receives reports of skipped lines and rebuilt indexes.
     pub sink: Option<&'a DebugSink>,
 }
@@ -411,19 +400,7 @@ impl View<'_> {
 }
 
 /// Read nothing yet: for the paths, which need no files.
-static NOTHING: Files = Files::new();
-
-impl<'a, S: Storage> Replica<'a, S> {
-    /// The view of what `files` holds of this replica.
-    pub fn view<'v>(&'v self, files: &'v Files) -> View<'v> {
-        View { files, base: &self.base, sink: self.sink }
-    }
-
-    /// The paths, which need no reads.
-    pub fn layout(&self) -> View<'_> {
-        self.view(&NOTHING)
-    }
-}
+pub(crate) static NOTHING: Files = Files::new();
 
 fn sort_newest_first(list: &mut [ConversationMetadata]) {
     sort_by(list, |a, b| (&b.updated_at, &b.id).cmp(&(&a.updated_at, &a.id)));

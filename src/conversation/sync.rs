@@ -29,7 +29,7 @@ use super::artifacts::ArtifactMeta;
 use std::future::Future;
 use std::pin::Pin;
 
-use super::files::{execute, fetch, Action, Files, Need, Want};
+use super::files::{execute, fetch, Action, Files, Need, Side, Want};
 use super::messages::{merge, Message};
 use super::replica::{corrupt, to_json, ConversationMetadata, View};
 use super::ConversationStore;
@@ -191,15 +191,6 @@ pub(crate) fn sync_status(items: &Listed) -> SyncStatus {
     SyncStatus { pending: items.len(), failed }
 }
 
-/// Which storage a step of a sync is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// The store's own.
-    Local,
-    /// The remote it syncs to.
-    Remote,
-}
-
 /// What a sync asks its driver to do next ([`ConversationStore::sync_step`]).
 #[derive(Debug)]
 pub enum Step {
@@ -339,7 +330,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             next_attempt_ms: None,
             last_error: None,
         };
-        let path = join(&self.local().layout().queue_dir(), name);
+        let path = join(&self.layout(Side::Local).queue_dir(), name);
         plan.push(Action::Write { path, bytes: to_json(&item)?.into_bytes(), exclusive: true });
         Ok(())
     }
@@ -347,14 +338,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// A fresh name of a queue item made at `now`.
     pub(crate) fn queue_name(&self, now: i64) -> Result<String> {
         Ok(format!("{:013}-{}.json", now.max(0), self.random_chars(12)?))
-    }
-
-    fn view_of<'a>(&'a self, files: &'a Files, side: Side) -> View<'a> {
-        let base = match side {
-            Side::Local => &self.base,
-            Side::Remote => &self.remote_base,
-        };
-        View { files, base, sink: self.options.on_debug.as_ref() }
     }
 
     /// A sync, started now; `INVALID_ARGUMENT` without a remote.
@@ -435,20 +418,20 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             Side::Local => &run.local,
             Side::Remote => &run.remote,
         };
-        let needs = self.view_of(files, side).needs(want);
+        let needs = self.view(files, side).needs(want);
         (!needs.is_empty()).then_some(Step::Read(side, needs))
     }
 
     fn advance(&self, run: &mut SyncRun) -> Result<Step> {
         let queue = Want { queue: true, ..Want::default() };
-        let queue_dir = self.local().layout().queue_dir();
+        let queue_dir = self.layout(Side::Local).queue_dir();
         loop {
             match run.at {
                 At::Start => {
                     if let Some(step) = self.load(run, Side::Local, &queue) {
                         return Ok(step);
                     }
-                    let items = queue_items(&self.view_of(&run.local, Side::Local))?;
+                    let items = queue_items(&self.view(&run.local, Side::Local))?;
                     run.convs = set_of(items.into_iter().filter_map(|(_, i)| i.ok()).map(|i| i.conversation_id))
                         .into_iter()
                         .collect();
@@ -472,7 +455,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                         return Ok(step);
                     }
                     let conv = run.conv.clone();
-                    run.items = queue_items(&self.view_of(&run.local, Side::Local))?
+                    run.items = queue_items(&self.view(&run.local, Side::Local))?
                         .into_iter()
                         .filter_map(|(name, item)| match item {
                             Ok(item) if item.conversation_id == conv => Some((name, item)),
@@ -487,14 +470,14 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                         run.at = At::NextConv;
                         return Ok(Step::Unlock(Side::Local));
                     }
-                    run.local.forget(&self.local().layout().dir(&conv));
+                    run.local.forget(&self.layout(Side::Local).dir(&conv));
                     run.at = At::TakeState;
                 }
                 At::TakeState => {
                     if let Some(step) = self.load(run, Side::Local, &conv_want(&run.conv)) {
                         return Ok(step);
                     }
-                    let view = self.view_of(&run.local, Side::Local);
+                    let view = self.view(&run.local, Side::Local);
                     let conv = run.conv.as_str();
                     run.state = match view.metadata(conv)? {
                         None => None,
@@ -511,7 +494,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 At::PushLock => {
                     run.phase = Phase::Push;
                     run.merged = None;
-                    run.remote.forget(&self.view_of(&run.remote, Side::Remote).dir(&run.conv));
+                    run.remote.forget(&self.view(&run.remote, Side::Remote).dir(&run.conv));
                     run.remote.forget_index(&self.remote_base);
                     run.at = At::PushRead;
                     return Ok(Step::Lock(Side::Remote));
@@ -521,7 +504,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     if let Some(step) = self.load(run, Side::Remote, &want) {
                         return Ok(step);
                     }
-                    let remote = self.view_of(&run.remote, Side::Remote);
+                    let remote = self.view(&run.remote, Side::Remote);
                     let conv = run.conv.as_str();
                     let Some(state) = &run.state else {
                         let mut plan = Vec::new();
@@ -533,7 +516,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     // Every content is there before anything is written: a missing one fails
                     // the push rather than reach the remote as an empty artifact.
                     let have = set_of(remote.artifacts(conv)?.into_iter().map(|a| a.id));
-                    let local = self.view_of(&run.local, Side::Local);
+                    let local = self.view(&run.local, Side::Local);
                     let contents = local.artifact_contents(conv)?;
                     let missing: Vec<String> =
                         state.artifacts.iter().filter(|a| !have.contains(&a.id)).map(|a| a.id.clone()).collect();
@@ -547,8 +530,8 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     }
                 }
                 At::PushContents => {
-                    let remote = self.view_of(&run.remote, Side::Remote);
-                    let local = self.view_of(&run.local, Side::Local);
+                    let remote = self.view(&run.remote, Side::Remote);
+                    let local = self.view(&run.local, Side::Local);
                     let conv = run.conv.as_str();
                     let Some(state) = &run.state else { return Err(Error::new(ErrorKind::Internal, "no state")) };
                     let rmeta = remote.metadata(conv)?;
@@ -586,7 +569,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 At::Pushed => {
                     run.at = if run.merged.is_some() { At::Absorb } else { At::AbsorbEnd };
                     run.changed = false;
-                    run.local.forget(&self.local().layout().dir(&run.conv));
+                    run.local.forget(&self.layout(Side::Local).dir(&run.conv));
                     return Ok(Step::Unlock(Side::Remote));
                 }
                 At::Absorb => {
@@ -596,8 +579,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     if let Some(step) = self.load(run, Side::Local, &want) {
                         return Ok(step);
                     }
-                    let have =
-                        set_of(self.view_of(&run.local, Side::Local).artifacts(&conv)?.into_iter().map(|a| a.id));
+                    let have = set_of(self.view(&run.local, Side::Local).artifacts(&conv)?.into_iter().map(|a| a.id));
                     let missing = merged.artifacts.iter().filter(|a| !have.contains(&a.id)).map(|a| a.id.clone());
                     let want = Want { conv: Some(conv), artifact_ids: missing.collect(), ..Want::default() };
                     run.at = At::AbsorbContents;
@@ -608,8 +590,8 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 At::AbsorbContents => {
                     let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
                     let conv = merged.meta.id.as_str();
-                    let local = self.view_of(&run.local, Side::Local);
-                    let remote = self.view_of(&run.remote, Side::Remote);
+                    let local = self.view(&run.local, Side::Local);
+                    let remote = self.view(&run.remote, Side::Remote);
                     let have = set_of(local.artifacts(conv)?.into_iter().map(|a| a.id));
                     let mut plan = Vec::new();
                     for a in merged.artifacts.iter().filter(|a| !have.contains(&a.id)) {
@@ -617,7 +599,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                         local.write_artifact(&mut plan, conv, a, &content, false)?;
                     }
                     run.changed = !plan.is_empty();
-                    run.local.forget(&self.local().layout().dir(conv));
+                    run.local.forget(&self.layout(Side::Local).dir(conv));
                     run.local.forget_index(&self.base);
                     run.at = At::AbsorbRead;
                     return Ok(Step::Change(Side::Local, plan));
@@ -632,7 +614,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     if let Some(step) = self.load(run, Side::Local, &want) {
                         return Ok(step);
                     }
-                    let local = self.view_of(&run.local, Side::Local);
+                    let local = self.view(&run.local, Side::Local);
                     let current = local.metadata(&conv)?;
                     let cur = local.messages(&conv)?.messages;
                     let cur_pruned = local.pruned(&conv)?;
@@ -711,7 +693,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     if let Some(step) = self.load(run, Side::Local, &queue) {
                         return Ok(step);
                     }
-                    for (name, item) in queue_items(&self.view_of(&run.local, Side::Local))? {
+                    for (name, item) in queue_items(&self.view(&run.local, Side::Local))? {
                         if let Err(e) = item {
                             run.report.failed.push(SyncFailure {
                                 item: name,
@@ -731,11 +713,11 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                         return Ok(step);
                     }
                     // Not those with changes still queued, nor those that failed or wait.
-                    let queued = queue_items(&self.view_of(&run.local, Side::Local))?
+                    let queued = queue_items(&self.view(&run.local, Side::Local))?
                         .into_iter()
                         .filter_map(|(_, i)| i.ok().map(|i| i.conversation_id));
                     let skip = set_of(queued.chain(run.waiting.iter().cloned()));
-                    let mut list = self.view_of(&run.remote, Side::Remote).index()?;
+                    let mut list = self.view(&run.remote, Side::Remote).index()?;
                     list.retain(|m| !skip.contains(&m.id));
                     list.reverse();
                     run.pull = list;
@@ -749,8 +731,8 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                         continue;
                     };
                     run.conv = rmeta.id.clone();
-                    run.local.forget(&self.local().layout().dir(&run.conv));
-                    run.remote.forget(&self.view_of(&run.remote, Side::Remote).dir(&run.conv));
+                    run.local.forget(&self.layout(Side::Local).dir(&run.conv));
+                    run.remote.forget(&self.view(&run.remote, Side::Remote).dir(&run.conv));
                     run.at = At::PullLocal;
                 }
                 At::PullLocal => {
@@ -761,7 +743,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     // Any difference, not only a later updatedAt: two sides can change within
                     // one clock tick, or with skewed clocks.
                     let rmeta = run.pull.pop();
-                    if self.view_of(&run.local, Side::Local).metadata(&run.conv)? == rmeta {
+                    if self.view(&run.local, Side::Local).metadata(&run.conv)? == rmeta {
                         run.at = At::PullNext;
                         continue;
                     }
@@ -771,7 +753,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     if let Some(step) = self.load(run, Side::Remote, &conv_want(&run.conv)) {
                         return Ok(step);
                     }
-                    let remote = self.view_of(&run.remote, Side::Remote);
+                    let remote = self.view(&run.remote, Side::Remote);
                     let conv = run.conv.as_str();
                     let meta = match remote.metadata(conv) {
                         Ok(Some(meta)) => meta,
@@ -797,7 +779,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     if let Some(step) = self.load(run, Side::Local, &queue) {
                         return Ok(step);
                     }
-                    run.report.pending = queue_items(&self.view_of(&run.local, Side::Local))?.len();
+                    run.report.pending = queue_items(&self.view(&run.local, Side::Local))?.len();
                     return Ok(Step::Done(std::mem::take(&mut run.report)));
                 }
             }
@@ -839,23 +821,20 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                         Side::Remote => execute(remote, &plan).await,
                     }
                     .map_err(|(_, e)| e),
-                    Step::Lock(Side::Local) => {
-                        let _writes = self.writes.lock().await;
-                        let lock = self.local().layout().lock_name();
+                    Step::Lock(side) => {
+                        let [local_lock, remote_lock] = self.lock_names();
                         let covered = self.drive_sync(remote, run, Ok(()));
-                        match self.local.locked(&lock, covered).await {
-                            Ok(inner) => {
-                                inner?.map_or(Ok(()), |_| Err(Error::new(ErrorKind::Internal, "done while locked")))
+                        let held = match side {
+                            Side::Local => {
+                                let _writes = self.writes.lock().await;
+                                self.local.locked(&local_lock, covered).await
                             }
-                            Err(e) => Err(e),
-                        }
-                    }
-                    Step::Lock(Side::Remote) => {
-                        let lock = join(&self.remote_base, ".lock");
-                        let covered = self.drive_sync(remote, run, Ok(()));
-                        match remote.locked(&lock, covered).await {
-                            Ok(inner) => {
-                                inner?.map_or(Ok(()), |_| Err(Error::new(ErrorKind::Internal, "done while locked")))
+                            Side::Remote => remote.locked(&remote_lock, covered).await,
+                        };
+                        // Released by the covered steps (`None`): the run goes on.
+                        match held {
+                            Ok(covered) => {
+                                covered?.map_or(Ok(()), |_| Err(Error::new(ErrorKind::Internal, "done while locked")))
                             }
                             Err(e) => Err(e),
                         }
