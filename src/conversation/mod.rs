@@ -22,14 +22,19 @@
 //! # }).unwrap();
 //! ```
 //!
-//! Writes of one store are serialised (an async mutex) and run under the storage's
-//! lock on `conversations/.lock`, so processes and tabs sharing a store do not
-//! interleave their read-modify-writes of `metadata.json` and `index.json`.
+//! Every operation is synchronous steps over the files it read (`ops.rs`, `sync.rs`: what
+//! to read, then what to change and answer); a driver does the I/O in between: natively
+//! the methods below, awaiting the storage; in JavaScript `conversation.js`. Writes of one
+//! store are serialised and run under the storage's lock on `conversations/.lock`, so
+//! processes and tabs sharing a store do not interleave their read-modify-writes of
+//! `metadata.json` and `index.json`.
 
 mod artifacts;
 mod export;
+mod files;
 mod ids;
 mod messages;
+mod ops;
 mod prune;
 mod replica;
 mod stats;
@@ -42,14 +47,16 @@ use std::future::Future;
 use futures_util::lock::Mutex;
 use serde::Deserialize;
 
-pub use artifacts::{artifact_refs, reference_text, ArtifactMeta, SCHEME};
-pub use export::{ExportedArtifact, Format, Snapshot};
+pub use artifacts::{artifact_refs, reference_text, validate_type, ArtifactMeta, SCHEME};
+pub use export::{parse as parse_export, ExportedArtifact, Format, Snapshot};
+pub use files::{Action, Files, Need, Side, Want};
 pub use ids::{new_id, validate_id, IdRandom};
 pub use messages::{merge, parse_jsonl, parse_timestamp, Message, Role, ToolCall};
+pub use ops::{Answer, Decision, Operation, Request};
 pub use prune::{PruneOptions, Pruned, DEFAULT_KEEP_RECENT};
-pub use replica::{ConversationMetadata, Replica};
+pub use replica::{ConversationMetadata, View};
 pub use stats::{message_tokens, Stats};
-pub use sync::{Backoff, Op, QueueItem, SyncFailure, SyncReport, SyncStatus};
+pub use sync::{Backoff, Op, QueueItem, Step, SyncFailure, SyncReport, SyncRun, SyncStatus};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::{join, normalize};
@@ -157,7 +164,7 @@ fn base_of(dir: &str) -> Result<String> {
     Ok(join(&dir, "conversations"))
 }
 
-fn not_found(what: &str, id: &str) -> Error {
+pub(crate) fn not_found(what: &str, id: &str) -> Error {
     Error::new(ErrorKind::NotFound, format!("no {what} {id:?}"))
 }
 
@@ -184,6 +191,16 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         &self.local
     }
 
+    /// The remote storage, if any.
+    pub fn remote(&self) -> Option<&R> {
+        self.remote.as_ref()
+    }
+
+    /// The names of the writers' locks, locally and on the remote.
+    pub fn lock_names(&self) -> [String; 2] {
+        [self.layout(Side::Local).lock_name(), self.layout(Side::Remote).lock_name()]
+    }
+
     /// `{contextDir}/conversations`.
     pub fn base(&self) -> &str {
         &self.base
@@ -196,13 +213,18 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         }
     }
 
-    pub(crate) fn local(&self) -> Replica<'_, L> {
-        Replica { storage: &self.local, base: self.base.clone(), sink: self.options.on_debug.as_ref() }
+    /// What `files` holds of the store's files on `side`.
+    pub fn view<'a>(&'a self, files: &'a Files, side: Side) -> View<'a> {
+        let base = match side {
+            Side::Local => &self.base,
+            Side::Remote => &self.remote_base,
+        };
+        View { files, base, sink: self.options.on_debug.as_ref() }
     }
 
-    pub(crate) fn remote_replica(&self) -> Option<Replica<'_, R>> {
-        let storage = self.remote.as_ref()?;
-        Some(Replica { storage, base: self.remote_base.clone(), sink: self.options.on_debug.as_ref() })
+    /// The store's paths on `side` (which need no reads).
+    pub fn layout(&self, side: Side) -> View<'_> {
+        self.view(&replica::NOTHING, side)
     }
 
     /// `messages.jsonl` of `conv` ends with a newline, and its latest timestamp is `last`.
@@ -211,7 +233,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     }
 
     /// What `messages.jsonl` of `conv` ends with is not known.
-    fn forget_tail(&self, conv: &str) {
+    pub(crate) fn forget_tail(&self, conv: &str) {
         self.tails.borrow_mut().insert(conv.to_owned(), None);
     }
 
@@ -272,75 +294,60 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         if let Some(id) = &id {
             validate_id(id, "conversation id")?;
         }
-        let local = self.local();
-        self.exclusive(async {
-            let id = match id {
-                Some(id) => {
-                    if local.metadata(&id).await?.is_some() {
-                        return Err(Error::invalid(format!("conversation {id:?} exists already")));
-                    }
-                    id
-                }
-                None => new_id("conv", self.options.random.as_ref())?,
-            };
-            let now = self.now_iso();
-            let meta = ConversationMetadata {
-                id: id.clone(),
-                title,
-                created_at: now.clone(),
-                updated_at: now,
-                message_count: 0,
-                artifact_count: 0,
-            };
-            self.enqueue(&id, Op::Update).await?;
-            local.write_metadata(&meta).await?;
-            local.index_upsert(&meta).await?;
-            Ok(meta)
-        })
-        .await
+        match self.perform(Request::Create { title, id }).await? {
+            Answer::Conversation(meta) => Ok(meta),
+            other => Err(unexpected(other)),
+        }
     }
 
     /// Every conversation, newest `updatedAt` first (from the index, rebuilt when
     /// missing or corrupt).
     pub async fn list_conversations(&self) -> Result<Vec<ConversationMetadata>> {
-        self.local().index().await
+        match self.perform(Request::List).await? {
+            Answer::Conversations(list) => Ok(list),
+            other => Err(unexpected(other)),
+        }
     }
 
     /// A conversation's metadata; `NOT_FOUND` when it does not exist.
     pub async fn conversation(&self, id: &str) -> Result<ConversationMetadata> {
         validate_id(id, "conversation id")?;
-        self.local().existing(id).await
+        match self.perform(Request::Get(id.to_owned())).await? {
+            Answer::Conversation(meta) => Ok(meta),
+            other => Err(unexpected(other)),
+        }
     }
 
     /// Removes a conversation and everything in it (and, at the next sync, on the remote).
     pub async fn delete_conversation(&self, id: &str) -> Result<()> {
         validate_id(id, "conversation id")?;
-        let local = self.local();
-        self.exclusive(async {
-            local.existing(id).await?;
-            self.enqueue(id, Op::Delete).await?;
-            local.remove_conversation(id).await?;
-            self.forget_tail(id);
-            local.index_remove(id).await
-        })
-        .await
+        self.perform(Request::Delete(id.to_owned())).await.map(drop)
     }
 
     /// Appends a message to `messages.jsonl` and updates the metadata and index. A
     /// caller's id that the conversation already has is `INVALID_ARGUMENT`.
     pub async fn append_message(&self, conversation_id: &str, input: MessageInput) -> Result<Message> {
+        match self.perform(self.append_request(conversation_id, input, None)?).await? {
+            Answer::Message(message, _) => Ok(message),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The request of an append (of a message that references `artifact`, when given).
+    pub fn append_request(
+        &self,
+        conversation_id: &str,
+        input: MessageInput,
+        artifact: Option<ArtifactInput>,
+    ) -> Result<Request> {
         validate_id(conversation_id, "conversation id")?;
-        let given_id = input.id.is_some();
+        if let Some(artifact) = &artifact {
+            artifacts::validate_type(&artifact.kind)?;
+        }
+        // An append with an artifact does not check the caller's message id (as before).
+        let given_id = input.id.is_some() && artifact.is_none();
         let (message, defaulted) = self.new_message(input)?;
-        self.exclusive(async {
-            self.local().existing(conversation_id).await?;
-            if given_id && self.local().messages(conversation_id).await?.messages.iter().any(|m| m.id == message.id) {
-                return Err(Error::invalid(format!("message {:?} exists already", message.id)));
-            }
-            self.enqueue(conversation_id, Op::Update).await?;
-            self.append_locked(conversation_id, message, defaulted, 0).await
-        })
-        .await
+        Ok(Request::Append { conv: conversation_id.to_owned(), message, defaulted, given_id, artifact })
     }
 
     /// The message, and whether its timestamp is a default one.
@@ -377,99 +384,24 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         Ok((message, defaulted))
     }
 
-    /// Appends under [`Self::exclusive`], after the caller checked the conversation and
-    /// queued the change.
-    async fn append_locked(
-        &self,
-        conv: &str,
-        mut message: Message,
-        defaulted: bool,
-        new_artifacts: u64,
-    ) -> Result<Message> {
-        let local = self.local();
-        let mut meta = local.existing(conv).await?;
-        let path = local.messages_path(conv);
-        let mut torn = false;
-        let known = self.tails.borrow().get(conv).copied().flatten();
-        let last = match known {
-            Some(last) => last,
-            None => {
-                let bytes = self.local.read(&path).await?.unwrap_or_default();
-                let parsed = parse_jsonl(&bytes);
-                torn = !parsed.clean_tail;
-                latest(&parsed.messages)
-            }
-        };
-        if defaulted {
-            // After every message already there, so that conversation order (timestamp,
-            // then id) is append order even within one millisecond.
-            message.timestamp = iso_timestamp(self.now_ms().max(last.saturating_add(1)));
-        }
-        let mut line = message.to_line()?;
-        if torn {
-            self.debug("messages.jsonl ends in a torn line (a crash mid-append?); the next message starts a new line and the torn one is skipped on read", Some(&path));
-            line.insert(0, '\n');
-        }
-        if let Err(e) = self.local.append(&path, line.as_bytes()).await {
-            self.forget_tail(conv);
-            return Err(e);
-        }
-        let own = parse_timestamp(&message.timestamp).unwrap_or(last);
-        self.set_tail(conv, last.max(own));
-        meta.message_count += 1;
-        meta.artifact_count += new_artifacts;
-        meta.updated_at = self.now_iso().max(meta.updated_at);
-        local.write_metadata(&meta).await?;
-        local.index_upsert(&meta).await?;
-        Ok(message)
-    }
-
     /// The messages in conversation order (timestamp, then id), optionally of one role; torn and corrupt lines are
     /// skipped and reported through `on_debug`.
     pub async fn messages(&self, conversation_id: &str, role: Option<&str>) -> Result<Vec<Message>> {
         let role = role.map(Role::parse).transpose()?;
-        self.conversation(conversation_id).await?;
-        let parsed = self.local().messages(conversation_id).await?;
-        if parsed.clean_tail {
-            self.set_tail(conversation_id, latest(&parsed.messages));
+        validate_id(conversation_id, "conversation id")?;
+        match self.perform(Request::Messages { conv: conversation_id.to_owned(), role }).await? {
+            Answer::Messages(list) => Ok(list),
+            other => Err(unexpected(other)),
         }
-        Ok(parsed.messages.into_iter().filter(|m| role.is_none() || role == Some(m.role)).collect())
     }
 
     /// Stores `content` as an artifact of the conversation.
     pub async fn store_artifact(&self, conversation_id: &str, input: ArtifactInput) -> Result<ArtifactMeta> {
         validate_id(conversation_id, "conversation id")?;
         artifacts::validate_type(&input.kind)?;
-        self.exclusive(async {
-            let local = self.local();
-            let mut conv = local.existing(conversation_id).await?;
-            self.enqueue(conversation_id, Op::Update).await?;
-            let meta = self.store_artifact_locked(conversation_id, &input).await?;
-            conv.artifact_count += 1;
-            conv.updated_at = self.now_iso().max(conv.updated_at);
-            local.write_metadata(&conv).await?;
-            local.index_upsert(&conv).await?;
-            Ok(meta)
-        })
-        .await
-    }
-
-    /// Writes an artifact under [`Self::exclusive`] (the caller queued the change).
-    async fn store_artifact_locked(&self, conv: &str, input: &ArtifactInput) -> Result<ArtifactMeta> {
-        let mut meta = ArtifactMeta {
-            id: String::new(),
-            kind: input.kind.clone(),
-            name: input.name.clone(),
-            mime_type: input.mime_type.clone().unwrap_or_else(|| "text/plain".to_owned()),
-            size: input.content.len() as u64,
-            created_at: self.now_iso(),
-        };
-        loop {
-            meta.id = new_id("art", self.options.random.as_ref())?;
-            match self.local().write_artifact(conv, &meta, input.content.as_bytes(), true).await {
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-                other => return other.map(|()| meta),
-            }
+        match self.perform(Request::StoreArtifact { conv: conversation_id.to_owned(), input }).await? {
+            Answer::Artifact(meta) => Ok(meta),
+            other => Err(unexpected(other)),
         }
     }
 
@@ -481,61 +413,49 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         message: MessageInput,
         artifact: ArtifactInput,
     ) -> Result<(Message, ArtifactMeta)> {
-        validate_id(conversation_id, "conversation id")?;
-        artifacts::validate_type(&artifact.kind)?;
-        let (mut message, defaulted) = self.new_message(message)?;
-        self.exclusive(async {
-            self.local().existing(conversation_id).await?;
-            self.enqueue(conversation_id, Op::Update).await?;
-            let meta = self.store_artifact_locked(conversation_id, &artifact).await?;
-            message.content = reference_text(&message.content, &meta.id);
-            let message = self.append_locked(conversation_id, message, defaulted, 1).await?;
-            Ok((message, meta))
-        })
-        .await
+        match self.perform(self.append_request(conversation_id, message, Some(artifact))?).await? {
+            Answer::Message(message, Some(meta)) => Ok((message, meta)),
+            other => Err(unexpected(other)),
+        }
     }
 
     /// An artifact's meta and content; `NOT_FOUND` when missing.
     pub async fn artifact(&self, conversation_id: &str, artifact_id: &str) -> Result<(ArtifactMeta, Vec<u8>)> {
         validate_id(artifact_id, "artifact id")?;
-        self.conversation(conversation_id).await?;
-        let local = self.local();
-        let meta = local.artifact_meta(conversation_id, artifact_id).await?;
-        let content = local.artifact_content(conversation_id, artifact_id).await?;
-        match (meta, content) {
-            (Some(meta), Some(content)) => Ok((meta, content)),
-            _ => Err(not_found("artifact", artifact_id)),
+        validate_id(conversation_id, "conversation id")?;
+        let request = Request::Artifact { conv: conversation_id.to_owned(), art: artifact_id.to_owned() };
+        match self.perform(request).await? {
+            Answer::Found(meta, content) => Ok((meta, content)),
+            other => Err(unexpected(other)),
         }
     }
 
     /// The artifacts' metas, oldest first.
     pub async fn list_artifacts(&self, conversation_id: &str) -> Result<Vec<ArtifactMeta>> {
-        self.conversation(conversation_id).await?;
-        self.local().artifacts(conversation_id).await
+        validate_id(conversation_id, "conversation id")?;
+        match self.perform(Request::ListArtifacts(conversation_id.to_owned())).await? {
+            Answer::Artifacts(list) => Ok(list),
+            other => Err(unexpected(other)),
+        }
     }
 
     /// The artifacts `text` references (`artifact://{id}`), in order of first mention;
     /// a reference to a missing artifact is skipped and reported.
     pub async fn resolve_artifacts(&self, conversation_id: &str, text: &str) -> Result<Vec<(ArtifactMeta, Vec<u8>)>> {
-        self.conversation(conversation_id).await?;
-        let mut out = Vec::new();
-        for id in artifact_refs(text) {
-            match self.artifact(conversation_id, &id).await {
-                Ok(found) => out.push(found),
-                Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidArgument) => {
-                    self.debug(format!("artifact://{id} does not resolve; skipped"), None)
-                }
-                Err(e) => return Err(e),
-            }
+        validate_id(conversation_id, "conversation id")?;
+        match self.perform(Request::Resolve { conv: conversation_id.to_owned(), text: text.to_owned() }).await? {
+            Answer::Contents(list) => Ok(list),
+            other => Err(unexpected(other)),
         }
-        Ok(out)
     }
 
     /// Messages by role, artifacts by type, bytes, estimated tokens and cost.
     pub async fn stats(&self, conversation_id: &str, cost_per_token: Option<f64>) -> Result<Stats> {
-        let messages = self.messages(conversation_id, None).await?;
-        let artifacts = self.local().artifacts(conversation_id).await?;
-        Ok(stats::stats(conversation_id, &messages, &artifacts, cost_per_token))
+        validate_id(conversation_id, "conversation id")?;
+        match self.perform(Request::Stats { conv: conversation_id.to_owned(), cost: cost_per_token }).await? {
+            Answer::Stats(stats) => Ok(stats),
+            other => Err(unexpected(other)),
+        }
     }
 
     /// What pruning would keep and drop; with `apply`, rewrites `messages.jsonl` with the
@@ -543,51 +463,19 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// remembers the dropped ids so a sync does not bring them back.
     pub async fn prune(&self, conversation_id: &str, options: PruneOptions, apply: bool) -> Result<Pruned> {
         validate_id(conversation_id, "conversation id")?;
-        let local = self.local();
-        let work = async {
-            let mut meta = local.existing(conversation_id).await?;
-            let messages = local.messages(conversation_id).await?.messages;
-            let pruned = prune::prune(&messages, &options);
-            if apply && !pruned.dropped.is_empty() {
-                self.enqueue(conversation_id, Op::Update).await?;
-                let mut dropped = local.pruned(conversation_id).await?;
-                dropped.extend(pruned.dropped.iter().map(|m| m.id.clone()));
-                local.write_pruned(conversation_id, &dropped).await?;
-                local.write_messages(conversation_id, &pruned.kept).await?;
-                self.set_tail(conversation_id, latest(&pruned.kept));
-                meta.message_count = pruned.kept.len() as u64;
-                meta.updated_at = self.now_iso().max(meta.updated_at);
-                local.write_metadata(&meta).await?;
-                local.index_upsert(&meta).await?;
-            }
-            Ok(pruned)
-        };
-        if apply {
-            self.exclusive(work).await
-        } else {
-            work.await
+        match self.perform(Request::Prune { conv: conversation_id.to_owned(), options, apply }).await? {
+            Answer::Pruned(pruned) => Ok(pruned),
+            other => Err(unexpected(other)),
         }
-    }
-
-    /// The whole conversation.
-    pub async fn snapshot(&self, conversation_id: &str) -> Result<Snapshot> {
-        let conversation = self.conversation(conversation_id).await?;
-        let messages = self.local().messages(conversation_id).await?.messages;
-        let mut artifacts = Vec::new();
-        for meta in self.local().artifacts(conversation_id).await? {
-            let content = self
-                .local()
-                .artifact_content(conversation_id, &meta.id)
-                .await?
-                .ok_or_else(|| not_found("artifact content", &meta.id))?;
-            artifacts.push(ExportedArtifact::new(&meta, content)?);
-        }
-        Ok(Snapshot { conversation, messages, artifacts })
     }
 
     /// The conversation as JSON, JSON Lines or Markdown.
     pub async fn export(&self, conversation_id: &str, format: Format) -> Result<String> {
-        export::export(&self.snapshot(conversation_id).await?, format)
+        validate_id(conversation_id, "conversation id")?;
+        match self.perform(Request::Export { conv: conversation_id.to_owned(), format }).await? {
+            Answer::Text(text) => Ok(text),
+            other => Err(unexpected(other)),
+        }
     }
 
     /// Imports a JSON or JSON Lines export (`None` guesses). Into a store without the
@@ -596,33 +484,24 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// last-write-wins, missing artifacts added.
     pub async fn import(&self, text: &str, format: Option<Format>) -> Result<ConversationMetadata> {
         let snapshot = export::parse(text, format)?;
-        let local = self.local();
-        let id = snapshot.conversation.id.clone();
-        self.exclusive(async {
-            self.enqueue(&id, Op::Update).await?;
-            let current = local.metadata(&id).await?;
-            let have = crate::sort::set_of(local.artifacts(&id).await?.into_iter().map(|a| a.id));
-            for a in snapshot.artifacts.iter().filter(|a| !have.contains(&a.id)) {
-                local.write_artifact(&id, &a.meta(), a.content.as_bytes(), false).await?;
-            }
-            let cur = local.messages(&id).await?.messages;
-            let dropped = local.pruned(&id).await?;
-            let merged =
-                if current.is_some() { merge(&cur, &snapshot.messages, &dropped) } else { snapshot.messages.clone() };
-            local.write_messages(&id, &merged).await?;
-            self.set_tail(&id, latest(&merged));
-            let mut meta = match &current {
-                Some(c) if c.updated_at >= snapshot.conversation.updated_at => c.clone(),
-                _ => snapshot.conversation.clone(),
-            };
-            meta.message_count = merged.len() as u64;
-            meta.artifact_count = local.artifacts(&id).await?.len() as u64;
-            local.write_metadata(&meta).await?;
-            local.index_upsert(&meta).await?;
-            Ok(meta)
-        })
-        .await
+        match self.perform(Request::Import(Box::new(snapshot))).await? {
+            Answer::Conversation(meta) => Ok(meta),
+            other => Err(unexpected(other)),
+        }
     }
+
+    /// How many items are queued, and how many of them have failed.
+    pub async fn sync_status(&self) -> Result<SyncStatus> {
+        match self.perform(Request::SyncStatus).await? {
+            Answer::SyncStatus(status) => Ok(status),
+            other => Err(unexpected(other)),
+        }
+    }
+}
+
+/// An answer of another kind than the request's (a bug).
+fn unexpected(answer: Answer) -> Error {
+    Error::new(ErrorKind::Internal, format!("the conversation store answered {answer:?}"))
 }
 
 /// The latest timestamp of `messages` in ms (`i64::MIN` for none).

@@ -16,11 +16,11 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::{ArtifactMeta, META_SUFFIX};
+use super::files::{Action, Files, Need, Want};
 use super::messages::{encode_jsonl, parse_jsonl, Message, Parsed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
 use crate::sort::{set_of, sort_by};
-use crate::storage::{Storage, WriteOptions};
 use crate::store::{DebugEvent, DebugSink};
 
 /// A conversation's `metadata.json`.
@@ -54,12 +54,13 @@ struct PrunedFile {
     ids: BTreeSet<String>,
 }
 
-/// A storage and the root of a conversation store in it.
-pub struct Replica<'a, S> {
-    /// Where the files are.
-    pub storage: &'a S,
+/// The files of a conversation store (local, or a remote) as an operation has read
+/// them: what its reads found and the actions its writes take, decided synchronously.
+pub struct View<'a> {
+    /// What was read.
+    pub files: &'a Files,
     /// `{root}/conversations`.
-    pub base: String,
+    pub base: &'a str,
     /// Receives reports of skipped lines and rebuilt indexes.
     pub sink: Option<&'a DebugSink>,
 }
@@ -72,7 +73,24 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<String> {
     serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
 }
 
-impl<S: Storage> Replica<'_, S> {
+fn write(path: String, json: String) -> Action {
+    Action::Write { path, bytes: json.into_bytes(), exclusive: false }
+}
+
+/// The artifact id of a meta file's name in `artifacts/`.
+fn meta_of(name: &str) -> Option<&str> {
+    name.strip_suffix(META_SUFFIX).filter(|art| super::ids::validate_id(art, "artifact id").is_ok())
+}
+
+/// The conversation ids of the folders in `{base}`.
+fn conversation_dirs(names: &[String]) -> impl Iterator<Item = &str> {
+    names
+        .iter()
+        .filter_map(|name| name.strip_suffix('/'))
+        .filter(|id| super::ids::validate_id(id, "conversation id").is_ok() && *id != "sync-queue")
+}
+
+impl View<'_> {
     fn report(&self, message: String, path: Option<&str>) {
         if let Some(sink) = self.sink {
             sink(&DebugEvent { message, path: path.map(str::to_owned) });
@@ -81,7 +99,7 @@ impl<S: Storage> Replica<'_, S> {
 
     /// `{base}/{id}`.
     pub fn dir(&self, id: &str) -> String {
-        join(&self.base, id)
+        join(self.base, id)
     }
     /// `{base}/{id}/messages.jsonl`.
     pub fn messages_path(&self, id: &str) -> String {
@@ -96,19 +114,98 @@ impl<S: Storage> Replica<'_, S> {
     fn artifacts_dir(&self, id: &str) -> String {
         join(&self.dir(id), "artifacts")
     }
+    fn artifact_meta_path(&self, id: &str, art: &str) -> String {
+        join(&self.artifacts_dir(id), &format!("{art}{META_SUFFIX}"))
+    }
+    /// Where an artifact's content is.
+    pub fn artifact_path(&self, id: &str, art: &str) -> String {
+        join(&self.artifacts_dir(id), art)
+    }
     fn index_path(&self) -> String {
-        join(&self.base, "index.json")
+        join(self.base, "index.json")
     }
     /// `{base}/sync-queue`.
     pub fn queue_dir(&self) -> String {
-        join(&self.base, "sync-queue")
+        join(self.base, "sync-queue")
+    }
+    /// `{base}/.lock`: the name of the lock of the store's writers.
+    pub fn lock_name(&self) -> String {
+        join(self.base, ".lock")
+    }
+
+    /// The reads and listings of `want` not done yet (none: everything is there). A
+    /// listing comes before the reads of what it lists, so an operation asks until none
+    /// are left (three rounds at most).
+    pub fn needs(&self, want: &Want) -> Vec<Need> {
+        let mut out = Vec::new();
+        let mut need = |n: Need| {
+            if !self.files.has(&n) {
+                out.push(n);
+            }
+        };
+        if let Some(id) = want.conv.as_deref() {
+            for (wanted, path) in [
+                (want.meta, self.metadata_path(id)),
+                (want.messages, self.messages_path(id)),
+                (want.pruned, self.pruned_path(id)),
+            ] {
+                if wanted {
+                    need(Need::Read(path));
+                }
+            }
+            if want.artifacts || want.contents {
+                let dir = self.artifacts_dir(id);
+                match self.files.listed(&dir) {
+                    Err(_) => need(Need::List(dir)),
+                    Ok(names) => {
+                        for art in names.iter().filter_map(|n| meta_of(n)) {
+                            need(Need::Read(self.artifact_meta_path(id, art)));
+                            if want.contents {
+                                need(Need::Read(self.artifact_path(id, art)));
+                            }
+                        }
+                    }
+                }
+            }
+            for art in &want.artifact_ids {
+                need(Need::Read(self.artifact_meta_path(id, art)));
+                need(Need::Read(self.artifact_path(id, art)));
+            }
+        }
+        if want.index {
+            let path = self.index_path();
+            match self.files.read(&path) {
+                Err(_) => need(Need::Read(path)),
+                Ok(Some(bytes)) if serde_json::from_slice::<IndexFile>(bytes).is_ok() => {}
+                Ok(_) => match self.files.listed(self.base) {
+                    Err(_) => need(Need::List(self.base.to_owned())),
+                    Ok(names) => {
+                        for id in conversation_dirs(names) {
+                            need(Need::Read(self.metadata_path(id)));
+                        }
+                    }
+                },
+            }
+        }
+        if want.queue {
+            let dir = self.queue_dir();
+            match self.files.listed(&dir) {
+                Err(_) => need(Need::List(dir)),
+                Ok(names) => {
+                    for name in names.iter().filter(|n| n.ends_with(".json")) {
+                        need(Need::Read(join(&dir, name)));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The metadata, or `None` when the conversation does not exist.
-    pub async fn metadata(&self, id: &str) -> Result<Option<ConversationMetadata>> {
+    pub fn metadata(&self, id: &str) -> Result<Option<ConversationMetadata>> {
         let path = self.metadata_path(id);
-        let Some(bytes) = self.storage.read(&path).await? else { return Ok(None) };
-        let meta: ConversationMetadata = serde_json::from_slice(&bytes).map_err(|e| corrupt(&path, e))?;
+        let Some(bytes) = self.files.read(&path)? else { return Ok(None) };
+        let meta: ConversationMetadata = serde_json::from_slice(bytes).map_err(|e| corrupt(&path, e))?;
         // The id inside names files later (a remote's copy, say): it must be the folder's.
         if meta.id != id {
             return Err(corrupt(&path, format!("it names conversation {:?}", meta.id)));
@@ -117,22 +214,21 @@ impl<S: Storage> Replica<'_, S> {
     }
 
     /// The metadata, or `NOT_FOUND`.
-    pub async fn existing(&self, id: &str) -> Result<ConversationMetadata> {
-        self.metadata(id)
-            .await?
+    pub fn existing(&self, id: &str) -> Result<ConversationMetadata> {
+        self.metadata(id)?
             .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no conversation {id:?}")).with_path(self.dir(id)))
     }
 
     /// Replaces `metadata.json` (atomically, as the storage writes whole files).
-    pub async fn write_metadata(&self, meta: &ConversationMetadata) -> Result<()> {
-        self.storage.write(&self.metadata_path(&meta.id), to_json(meta)?.as_bytes(), WriteOptions::default()).await
+    pub fn write_metadata(&self, plan: &mut Vec<Action>, meta: &ConversationMetadata) -> Result<()> {
+        plan.push(write(self.metadata_path(&meta.id), to_json(meta)?));
+        Ok(())
     }
 
-    /// Reads `messages.jsonl` in conversation order, reporting what it skipped.
-    pub async fn messages(&self, id: &str) -> Result<Parsed> {
+    /// `messages.jsonl` in conversation order, reporting what it skipped.
+    pub fn messages(&self, id: &str) -> Result<Parsed> {
         let path = self.messages_path(id);
-        let bytes = self.storage.read(&path).await?.unwrap_or_default();
-        let mut parsed = parse_jsonl(&bytes);
+        let mut parsed = parse_jsonl(self.files.read(&path)?.unwrap_or_default());
         // Conversation order: timestamp, then id (what a merge gives). Generated ids sort
         // in append order within a millisecond, so appends keep their order.
         sort_by(&mut parsed.messages, |a, b| a.order_key().cmp(&b.order_key()));
@@ -143,38 +239,34 @@ impl<S: Storage> Replica<'_, S> {
     }
 
     /// Replaces `messages.jsonl` whole (atomic where the storage's writes are).
-    pub async fn write_messages(&self, id: &str, messages: &[Message]) -> Result<()> {
-        self.storage.write(&self.messages_path(id), encode_jsonl(messages)?.as_bytes(), WriteOptions::default()).await
+    pub fn write_messages(&self, plan: &mut Vec<Action>, id: &str, messages: &[Message]) -> Result<()> {
+        plan.push(write(self.messages_path(id), encode_jsonl(messages)?));
+        Ok(())
     }
 
     /// The ids prune dropped.
-    pub async fn pruned(&self, id: &str) -> Result<BTreeSet<String>> {
+    pub fn pruned(&self, id: &str) -> Result<BTreeSet<String>> {
         let path = self.pruned_path(id);
-        match self.storage.read(&path).await? {
+        match self.files.read(&path)? {
             None => Ok(BTreeSet::new()),
-            Some(bytes) => serde_json::from_slice::<PrunedFile>(&bytes).map(|f| f.ids).map_err(|e| corrupt(&path, e)),
+            Some(bytes) => serde_json::from_slice::<PrunedFile>(bytes).map(|f| f.ids).map_err(|e| corrupt(&path, e)),
         }
     }
 
     /// Replaces the ids prune dropped.
-    pub async fn write_pruned(&self, id: &str, ids: &BTreeSet<String>) -> Result<()> {
-        let json = to_json(&PrunedFile { v: 1, ids: ids.clone() })?;
-        self.storage.write(&self.pruned_path(id), json.as_bytes(), WriteOptions::default()).await
+    pub fn write_pruned(&self, plan: &mut Vec<Action>, id: &str, ids: &BTreeSet<String>) -> Result<()> {
+        plan.push(write(self.pruned_path(id), to_json(&PrunedFile { v: 1, ids: ids.clone() })?));
+        Ok(())
     }
 
-    /// The metas of the artifacts, by id; a meta file that does not parse is skipped
-    /// and reported.
-    pub async fn artifacts(&self, id: &str) -> Result<Vec<ArtifactMeta>> {
-        let dir = self.artifacts_dir(id);
+    /// The metas of the artifacts, by creation; a meta file that does not parse is
+    /// skipped and reported.
+    pub fn artifacts(&self, id: &str) -> Result<Vec<ArtifactMeta>> {
         let mut out = Vec::new();
-        for name in self.storage.list(&dir).await? {
-            let Some(art) = name.strip_suffix(META_SUFFIX) else { continue };
-            if super::ids::validate_id(art, "artifact id").is_err() {
-                continue;
-            }
-            let path = join(&dir, &name);
-            if let Some(bytes) = self.storage.read(&path).await? {
-                match serde_json::from_slice::<ArtifactMeta>(&bytes) {
+        for art in self.files.listed(&self.artifacts_dir(id))?.iter().filter_map(|n| meta_of(n)) {
+            let path = self.artifact_meta_path(id, art);
+            if let Some(bytes) = self.files.read(&path)? {
+                match serde_json::from_slice::<ArtifactMeta>(bytes) {
                     Ok(meta) if meta.id == art => out.push(meta),
                     _ => self.report("artifact meta does not parse; skipped".into(), Some(&path)),
                 }
@@ -185,61 +277,63 @@ impl<S: Storage> Replica<'_, S> {
     }
 
     /// One artifact's meta, or `None`.
-    pub async fn artifact_meta(&self, id: &str, art: &str) -> Result<Option<ArtifactMeta>> {
-        let path = join(&self.artifacts_dir(id), &format!("{art}{META_SUFFIX}"));
-        match self.storage.read(&path).await? {
+    pub fn artifact_meta(&self, id: &str, art: &str) -> Result<Option<ArtifactMeta>> {
+        let path = self.artifact_meta_path(id, art);
+        match self.files.read(&path)? {
             None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| corrupt(&path, e)),
+            Some(bytes) => serde_json::from_slice(bytes).map(Some).map_err(|e| corrupt(&path, e)),
         }
     }
 
     /// One artifact's content, or `None`.
-    pub async fn artifact_content(&self, id: &str, art: &str) -> Result<Option<Vec<u8>>> {
-        self.storage.read(&self.artifact_path(id, art)).await
+    pub fn artifact_content(&self, id: &str, art: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.files.read(&self.artifact_path(id, art))?.map(<[u8]>::to_vec))
     }
 
-    /// Where an artifact's content is.
-    pub fn artifact_path(&self, id: &str, art: &str) -> String {
-        join(&self.artifacts_dir(id), art)
-    }
-
-    /// The ids of the artifacts whose content file is there (one listing, no reads).
-    pub async fn artifact_contents(&self, id: &str) -> Result<BTreeSet<String>> {
-        let names = self.storage.list(&self.artifacts_dir(id)).await?;
-        Ok(set_of(names.into_iter().filter(|n| !n.ends_with('/') && !n.ends_with(META_SUFFIX))))
+    /// The ids of the artifacts whose content file is there (the listing, no reads).
+    pub fn artifact_contents(&self, id: &str) -> Result<BTreeSet<String>> {
+        let names = self.files.listed(&self.artifacts_dir(id))?;
+        Ok(set_of(names.iter().filter(|n| !n.ends_with('/') && !n.ends_with(META_SUFFIX)).cloned()))
     }
 
     /// Writes an artifact: the content first, then its meta (whose presence means the
     /// artifact is whole). `exclusive` refuses to replace an existing content file.
-    pub async fn write_artifact(&self, id: &str, meta: &ArtifactMeta, content: &[u8], exclusive: bool) -> Result<()> {
-        let dir = self.artifacts_dir(id);
-        self.storage.write(&join(&dir, &meta.id), content, WriteOptions { exclusive }).await?;
-        let meta_path = join(&dir, &format!("{}{META_SUFFIX}", meta.id));
-        self.storage.write(&meta_path, to_json(meta)?.as_bytes(), WriteOptions::default()).await
+    pub fn write_artifact(
+        &self,
+        plan: &mut Vec<Action>,
+        id: &str,
+        meta: &ArtifactMeta,
+        content: &[u8],
+        exclusive: bool,
+    ) -> Result<()> {
+        plan.push(Action::Write { path: self.artifact_path(id, &meta.id), bytes: content.to_vec(), exclusive });
+        plan.push(write(self.artifact_meta_path(id, &meta.id), to_json(meta)?));
+        Ok(())
     }
 
-    /// Removes every file of a conversation and its folders.
-    pub async fn remove_conversation(&self, id: &str) -> Result<()> {
+    /// Removes every file of a conversation and its folders (the artifacts listed).
+    pub fn remove_conversation(&self, plan: &mut Vec<Action>, id: &str) -> Result<()> {
         let dir = self.artifacts_dir(id);
-        for name in self.storage.list(&dir).await? {
+        for name in self.files.listed(&dir)? {
             if !name.ends_with('/') {
-                self.storage.remove(&join(&dir, &name)).await?;
+                plan.push(Action::Remove { path: join(&dir, name) });
             }
         }
-        self.storage.remove_dir(&dir).await?;
+        plan.push(Action::RemoveDir { path: dir });
         // metadata.json last: while it exists the conversation does.
         for path in [self.messages_path(id), self.pruned_path(id), self.metadata_path(id)] {
-            self.storage.remove(&path).await?;
+            plan.push(Action::Remove { path });
         }
-        self.storage.remove_dir(&self.dir(id)).await
+        plan.push(Action::RemoveDir { path: self.dir(id) });
+        Ok(())
     }
 
     /// The index, newest `updatedAt` first; rebuilt from the metadata files when it is
     /// missing or does not parse.
-    pub async fn index(&self) -> Result<Vec<ConversationMetadata>> {
+    pub fn index(&self) -> Result<Vec<ConversationMetadata>> {
         let path = self.index_path();
-        let parsed = match self.storage.read(&path).await? {
-            Some(bytes) => match serde_json::from_slice::<IndexFile>(&bytes) {
+        let parsed = match self.files.read(&path)? {
+            Some(bytes) => match serde_json::from_slice::<IndexFile>(bytes) {
                 Ok(f) => Some(f.conversations),
                 Err(e) => {
                     self.report(format!("the conversation index does not parse ({e}); rebuilt"), Some(&path));
@@ -250,7 +344,7 @@ impl<S: Storage> Replica<'_, S> {
         };
         let mut list = match parsed {
             Some(list) => list,
-            None => self.rebuild_index().await?,
+            None => self.rebuild_index()?,
         };
         // Ids name folders: an index entry (a remote's, say) that could not be one is dropped.
         list.retain(|m| {
@@ -267,14 +361,10 @@ impl<S: Storage> Replica<'_, S> {
     /// The index from the metadata files. Not written back: a listing is a read (on a
     /// read-only store a write would fail, and it could race a writer); the next change
     /// to the index writes it whole.
-    async fn rebuild_index(&self) -> Result<Vec<ConversationMetadata>> {
+    fn rebuild_index(&self) -> Result<Vec<ConversationMetadata>> {
         let mut list = Vec::new();
-        for name in self.storage.list(&self.base).await? {
-            let Some(id) = name.strip_suffix('/') else { continue };
-            if super::ids::validate_id(id, "conversation id").is_err() || id == "sync-queue" {
-                continue;
-            }
-            match self.metadata(id).await {
+        for id in conversation_dirs(self.files.listed(self.base)?) {
+            match self.metadata(id) {
                 Ok(Some(meta)) => list.push(meta),
                 Ok(None) => {}
                 Err(e) => self.report(format!("skipped a conversation: {e}"), Some(&self.dir(id))),
@@ -283,32 +373,34 @@ impl<S: Storage> Replica<'_, S> {
         Ok(list)
     }
 
-    async fn write_index(&self, list: &[ConversationMetadata]) -> Result<()> {
-        let mut list = list.to_vec();
+    fn write_index(&self, plan: &mut Vec<Action>, mut list: Vec<ConversationMetadata>) -> Result<()> {
         sort_newest_first(&mut list);
-        let json = to_json(&IndexFile { v: 1, conversations: list })?;
-        self.storage.write(&self.index_path(), json.as_bytes(), WriteOptions::default()).await
+        plan.push(write(self.index_path(), to_json(&IndexFile { v: 1, conversations: list })?));
+        Ok(())
     }
 
     /// Puts `meta` into the index (replacing its id's entry).
-    pub async fn index_upsert(&self, meta: &ConversationMetadata) -> Result<()> {
-        let mut list = self.index().await?;
+    pub fn index_upsert(&self, plan: &mut Vec<Action>, meta: &ConversationMetadata) -> Result<()> {
+        let mut list = self.index()?;
         list.retain(|m| m.id != meta.id);
         list.push(meta.clone());
-        self.write_index(&list).await
+        self.write_index(plan, list)
     }
 
     /// Takes `id` out of the index.
-    pub async fn index_remove(&self, id: &str) -> Result<()> {
-        let mut list = self.index().await?;
+    pub fn index_remove(&self, plan: &mut Vec<Action>, id: &str) -> Result<()> {
+        let mut list = self.index()?;
         let before = list.len();
         list.retain(|m| m.id != id);
         if list.len() != before {
-            self.write_index(&list).await?;
+            self.write_index(plan, list)?;
         }
         Ok(())
     }
 }
+
+/// Read nothing yet: for the paths, which need no files.
+pub(crate) static NOTHING: Files = Files::new();
 
 fn sort_newest_first(list: &mut [ConversationMetadata]) {
     sort_by(list, |a, b| (&b.updated_at, &b.id).cmp(&(&a.updated_at, &a.id)));

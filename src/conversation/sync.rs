@@ -21,18 +21,22 @@
 //! store's clock), and is reported. Nothing is dropped silently: an artifact whose local
 //! content is missing fails the push (`NOT_FOUND`) before anything is written.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::ArtifactMeta;
+use std::future::Future;
+use std::pin::Pin;
+
+use super::files::{execute, fetch, Action, Files, Need, Side, Want};
 use super::messages::{merge, Message};
-use super::replica::{corrupt, to_json, ConversationMetadata, Replica};
+use super::replica::{corrupt, to_json, ConversationMetadata, View};
 use super::ConversationStore;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
 use crate::sort::set_of;
-use crate::storage::{Storage, WriteOptions};
+use crate::storage::Storage;
 
 /// Backoff between attempts of a failed item: `base_ms × 2^(attempts-1)`, at most `max_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,10 +131,7 @@ pub struct SyncStatus {
     pub failed: usize,
 }
 
-type Listed = Vec<(String, Result<QueueItem>)>;
-
-/// Queue items by file name, as far as this sync has read them.
-type Known = BTreeMap<String, Result<QueueItem>>;
+pub(crate) type Listed = Vec<(String, Result<QueueItem>)>;
 
 /// A conversation's local state, as one push sends it.
 struct LocalState {
@@ -140,19 +141,8 @@ struct LocalState {
     pruned: BTreeSet<String>,
 }
 
-/// What a sync takes of one conversation.
-enum Taken {
-    /// No item is left (another sync took them).
-    Nothing,
-    /// Every item waits for its backoff.
-    Waiting,
-    /// The items to remove once pushed, and the state they describe (`None`: the
-    /// conversation was deleted).
-    Push(Vec<(String, QueueItem)>, Option<Box<LocalState>>),
-}
-
 /// `NOT_FOUND` for an artifact whose meta is there but not its content.
-fn missing_content<S: Storage>(local: &Replica<'_, S>, conv: &str, art: &str) -> Error {
+fn missing_content(local: &View<'_>, conv: &str, art: &str) -> Error {
     Error::new(ErrorKind::NotFound, format!("the content of artifact {art} is missing; it was not pushed"))
         .with_path(local.artifact_path(conv, art))
 }
@@ -175,14 +165,163 @@ fn lww(local: &ConversationMetadata, remote: Option<&ConversationMetadata>) -> C
     }
 }
 
+/// A queue item's file, parsed and checked.
+fn parse_item(path: &str, bytes: &[u8]) -> Result<QueueItem> {
+    let item = serde_json::from_slice::<QueueItem>(bytes).map_err(|e| corrupt(path, e))?;
+    super::ids::validate_id(&item.conversation_id, "conversation id")?;
+    Ok(item)
+}
+
+/// The items of the queue (read with [`Want::queue`]), by file name.
+pub(crate) fn queue_items(view: &View<'_>) -> Result<Listed> {
+    let dir = view.queue_dir();
+    let mut out = Vec::new();
+    for name in view.files.listed(&dir)?.iter().filter(|n| n.ends_with(".json")) {
+        let path = join(&dir, name);
+        if let Some(bytes) = view.files.read(&path)? {
+            out.push((name.clone(), parse_item(&path, bytes)));
+        }
+    }
+    Ok(out)
+}
+
+/// How many items are queued, and how many of them have failed.
+pub(crate) fn sync_status(items: &Listed) -> SyncStatus {
+    let failed = items.iter().filter(|(_, i)| i.as_ref().map_or(true, |i| i.attempts > 0)).count();
+    SyncStatus { pending: items.len(), failed }
+}
+
+/// What a sync asks its driver to do next ([`ConversationStore::sync_step`]).
+#[derive(Debug)]
+pub enum Step {
+    /// Read these on a side, into [`SyncRun::files`].
+    Read(Side, Vec<Need>),
+    /// Make these changes on a side, in order.
+    Change(Side, Vec<Action>),
+    /// Take the writers' lock of a side (locally, also as the store's only writer).
+    Lock(Side),
+    /// Release it.
+    Unlock(Side),
+    /// The sync is over.
+    Done(SyncReport),
+}
+
+/// Where a sync is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    /// Reading the queue: which conversations have items.
+    Start,
+    /// The next conversation to push.
+    NextConv,
+    /// Locally locked: its items.
+    Take,
+    /// Locally locked: its local state.
+    TakeState,
+    /// Unlocked: lock the remote.
+    PushLock,
+    /// Remotely locked: the remote's copy.
+    PushRead,
+    /// The contents of the artifacts the remote lacks.
+    PushContents,
+    /// The remote changed: unlock it.
+    Pushed,
+    /// The local copy takes in the merged state: the artifacts it lacks.
+    Absorb,
+    /// Their contents read on the remote: write them.
+    AbsorbContents,
+    /// Locally locked: the local copy.
+    AbsorbRead,
+    /// The local copy changed: unlock.
+    Absorbed,
+    /// Unlocked: done with the conversation.
+    AbsorbEnd,
+    /// A push failed: record it in its items.
+    PushFailed,
+    /// The queue's unreadable items.
+    Unreadable,
+    /// The remote's index.
+    Pull,
+    /// The next conversation the remote may have newer.
+    PullNext,
+    /// Its local metadata.
+    PullLocal,
+    /// Its remote copy.
+    PullRemote,
+    /// The queue that is left.
+    Final,
+}
+
+/// Why errors end where they do: before and between pushes a failure is the sync's;
+/// within a push it is the conversation's (kept in its items); within the pull it is
+/// reported and ends the pull.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Queue,
+    Push,
+    Pull,
+}
+
+/// A remote state of a conversation, to merge into the local copy.
+struct Merged {
+    meta: ConversationMetadata,
+    messages: Vec<Message>,
+    pruned: BTreeSet<String>,
+    artifacts: Vec<ArtifactMeta>,
+}
+
+/// A sync under way: see the module docs. Driven by [`ConversationStore::sync_step`].
+pub struct SyncRun {
+    at: At,
+    phase: Phase,
+    now: i64,
+    /// What was read locally, and on the remote (a queue item is read once a sync).
+    local: Files,
+    remote: Files,
+    report: SyncReport,
+    convs: Vec<String>,
+    next: usize,
+    waiting: BTreeSet<String>,
+    conv: String,
+    items: Vec<(String, QueueItem)>,
+    state: Option<Box<LocalState>>,
+    merged: Option<Box<Merged>>,
+    changed: bool,
+    failure: Option<Error>,
+    /// The lock asked for by the last step, and the lock held.
+    asked: Option<Side>,
+    held: Option<Side>,
+    pull: Vec<ConversationMetadata>,
+}
+
+impl SyncRun {
+    /// Where the answers of a [`Step::Read`] on `side` go.
+    pub fn files(&mut self, side: Side) -> &mut Files {
+        match side {
+            Side::Local => &mut self.local,
+            Side::Remote => &mut self.remote,
+        }
+    }
+}
+
+fn conv_want(conv: &str) -> Want {
+    Want { conv: Some(conv.to_owned()), meta: true, messages: true, pruned: true, artifacts: true, ..Want::default() }
+}
+
 impl<L: Storage, R: Storage> ConversationStore<L, R> {
-    /// Writes a queue item for a change of `conversation_id` (before the change itself,
-    /// so a change that lands always has its item). Does nothing without a remote.
-    pub(crate) async fn enqueue(&self, conversation_id: &str, op: Op) -> Result<()> {
+    /// Queues a change of `conversation_id` (before the change itself, so a change that
+    /// lands always has its item) in the file `name` of the queue, created exclusively
+    /// (a taken name is drawn again). Does nothing without a remote.
+    pub(crate) fn enqueue(
+        &self,
+        plan: &mut Vec<Action>,
+        conversation_id: &str,
+        op: Op,
+        now: i64,
+        name: &str,
+    ) -> Result<()> {
         if self.remote.is_none() {
             return Ok(());
         }
-        let now = self.now_ms();
         let item = QueueItem {
             conversation_id: conversation_id.to_owned(),
             op,
@@ -191,141 +330,355 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             next_attempt_ms: None,
             last_error: None,
         };
-        let json = to_json(&item)?;
-        let dir = self.local().queue_dir();
-        loop {
-            let name = format!("{:013}-{}.json", now.max(0), self.random_chars(12)?);
-            match self.local.write(&join(&dir, &name), json.as_bytes(), WriteOptions { exclusive: true }).await {
-                Err(e) if e.kind() == crate::ErrorKind::AlreadyExists => continue,
-                other => return other,
-            }
-        }
+        let path = join(&self.layout(Side::Local).queue_dir(), name);
+        plan.push(Action::Write { path, bytes: to_json(&item)?.into_bytes(), exclusive: true });
+        Ok(())
     }
 
-    async fn queue(&self) -> Result<Listed> {
-        let dir = self.local().queue_dir();
-        let mut out = Vec::new();
-        for name in self.local.list(&dir).await? {
-            if let Some(item) = self.read_item(&dir, &name).await? {
-                out.push((name, item));
-            }
-        }
-        Ok(out)
+    /// A fresh name of a queue item made at `now`.
+    pub(crate) fn queue_name(&self, now: i64) -> Result<String> {
+        Ok(format!("{:013}-{}.json", now.max(0), self.random_chars(12)?))
     }
 
-    /// The item in `dir/name`: `None` for what is not an item file (or is gone), an
-    /// error inside for one that does not parse.
-    async fn read_item(&self, dir: &str, name: &str) -> Result<Option<Result<QueueItem>>> {
-        if !name.ends_with(".json") {
-            return Ok(None);
-        }
-        let path = join(dir, name);
-        let Some(bytes) = self.local.read(&path).await? else { return Ok(None) };
-        let item = serde_json::from_slice::<QueueItem>(&bytes).map_err(|e| corrupt(&path, e)).and_then(|i| {
-            super::ids::validate_id(&i.conversation_id, "conversation id")?;
-            Ok(i)
-        });
-        Ok(Some(item))
-    }
-
-    /// Run under [`ConversationStore::exclusive`]: the queue items of `conv` (reading
-    /// those written since `known` was filled, forgetting those gone) and, unless they
-    /// all wait for their backoff, the local state of `conv`. One exclusive section, so
-    /// every change whose item is taken is in the state.
-    async fn take(&self, conv: &str, known: &mut Known, now: i64) -> Result<Taken> {
-        let dir = self.local().queue_dir();
-        let names = set_of(self.local.list(&dir).await?);
-        // Rebuilt in one walk of both (each in name order) rather than `retain`ed: no
-        // removal from a map (less code in the wasm module).
-        let mut before = std::mem::take(known).into_iter().peekable();
-        for name in names {
-            while before.next_if(|(old, _)| *old < name).is_some() {}
-            let item = match before.next_if(|(old, _)| *old == name) {
-                Some((_, item)) => Some(item),
-                None => self.read_item(&dir, &name).await?,
-            };
-            if let Some(item) = item {
-                known.insert(name, item);
-            }
-        }
-        let items: Vec<(String, QueueItem)> = known
-            .iter()
-            .filter_map(|(name, item)| match item {
-                Ok(item) if item.conversation_id == conv => Some((name.clone(), item.clone())),
-                _ => None,
-            })
-            .collect();
-        if items.is_empty() {
-            return Ok(Taken::Nothing);
-        }
-        if items.iter().all(|(_, i)| i.next_attempt_ms.is_some_and(|t| t > now)) {
-            return Ok(Taken::Waiting);
-        }
-        let local = self.local();
-        let state = match local.metadata(conv).await? {
-            None => None,
-            Some(meta) => Some(Box::new(LocalState {
-                meta,
-                messages: local.messages(conv).await?.messages,
-                artifacts: local.artifacts(conv).await?,
-                pruned: local.pruned(conv).await?,
-            })),
-        };
-        Ok(Taken::Push(items, state))
-    }
-
-    /// How many items are queued, and how many of them have failed.
-    pub async fn sync_status(&self) -> Result<SyncStatus> {
-        let items = self.queue().await?;
-        let failed = items.iter().filter(|(_, i)| i.as_ref().map_or(true, |i| i.attempts > 0)).count();
-        Ok(SyncStatus { pending: items.len(), failed })
-    }
-
-    /// Pushes the queued changes to the remote and pulls what the remote has that is
-    /// newer; see the module docs. Fails only when there is no remote or the local
-    /// queue cannot be read: remote failures are reported in the result.
-    pub async fn sync(&self) -> Result<SyncReport> {
-        let Some(remote) = self.remote_replica() else {
+    /// A sync, started now; `INVALID_ARGUMENT` without a remote.
+    pub fn begin_sync(&self) -> Result<SyncRun> {
+        if self.remote.is_none() {
             return Err(Error::invalid("this store has no remote to sync with"));
+        }
+        Ok(SyncRun {
+            at: At::Start,
+            phase: Phase::Queue,
+            now: self.now_ms(),
+            local: Files::new(),
+            remote: Files::new(),
+            report: SyncReport::default(),
+            convs: Vec::new(),
+            next: 0,
+            waiting: BTreeSet::new(),
+            conv: String::new(),
+            items: Vec::new(),
+            state: None,
+            merged: None,
+            changed: false,
+            failure: None,
+            asked: None,
+            held: None,
+            pull: Vec::new(),
+        })
+    }
+
+    /// The next step of `run`, given how the last one went (its error typed by the driver).
+    pub fn sync_step(&self, run: &mut SyncRun, last: Result<()>) -> Result<Step> {
+        // A lock asked for is held once taken.
+        if let Some(side) = run.asked.take() {
+            if last.is_ok() {
+                run.held = Some(side);
+            }
+        }
+        match last.and_then(|()| self.advance(run)) {
+            Ok(step) => {
+                match step {
+                    Step::Lock(side) => run.asked = Some(side),
+                    Step::Unlock(_) => run.held = None,
+                    _ => {}
+                }
+                Ok(step)
+            }
+            Err(e) => {
+                if run.phase == Phase::Queue {
+                    return Err(e);
+                }
+                let side = run.held.take();
+                if run.phase == Phase::Push {
+                    run.failure = Some(e);
+                    run.at = At::PushFailed;
+                } else {
+                    run.report.failed.push(SyncFailure {
+                        item: "remote index".into(),
+                        conversation_id: None,
+                        code: e.code(),
+                        error: e.to_string(),
+                        attempts: 1,
+                    });
+                    run.at = At::Final;
+                }
+                run.phase = Phase::Queue;
+                match side {
+                    // The next step runs once the lock is released (how that went does not matter).
+                    Some(side) => Ok(Step::Unlock(side)),
+                    None => self.sync_step(run, Ok(())),
+                }
+            }
+        }
+    }
+
+    /// The reads `want` still needs on `side`, as a step (none: `None`).
+    fn load(&self, run: &SyncRun, side: Side, want: &Want) -> Option<Step> {
+        let files = match side {
+            Side::Local => &run.local,
+            Side::Remote => &run.remote,
         };
-        let _one_at_a_time = self.sync_lock.lock().await;
-        let now = self.now_ms();
-        let dir = self.local().queue_dir();
-        let mut report = SyncReport::default();
-        // Which conversations have items; `take` reads them again under the lock.
-        let mut known = Known::new();
-        known.extend(self.queue().await?);
-        let convs = set_of(known.values().filter_map(|i| i.as_ref().ok()).map(|i| i.conversation_id.clone()));
-        let mut waiting: BTreeSet<String> = BTreeSet::new();
-        for conv in &convs {
-            let (items, state) = match self.exclusive(self.take(conv, &mut known, now)).await? {
-                Taken::Nothing => continue,
-                Taken::Waiting => {
-                    waiting.insert(conv.clone());
-                    continue;
-                }
-                Taken::Push(items, state) => (items, state),
-            };
-            match self.push(&remote, conv, state).await {
-                Ok(pulled) => {
-                    for (name, _) in &items {
-                        self.local.remove(&join(&dir, name)).await?;
+        let needs = self.view(files, side).needs(want);
+        (!needs.is_empty()).then_some(Step::Read(side, needs))
+    }
+
+    fn advance(&self, run: &mut SyncRun) -> Result<Step> {
+        let queue = Want { queue: true, ..Want::default() };
+        let queue_dir = self.layout(Side::Local).queue_dir();
+        loop {
+            match run.at {
+                At::Start => {
+                    if let Some(step) = self.load(run, Side::Local, &queue) {
+                        return Ok(step);
                     }
-                    report.pushed += items.len();
-                    report.pulled += usize::from(pulled);
+                    let items = queue_items(&self.view(&run.local, Side::Local))?;
+                    run.convs = set_of(items.into_iter().filter_map(|(_, i)| i.ok()).map(|i| i.conversation_id))
+                        .into_iter()
+                        .collect();
+                    run.at = At::NextConv;
                 }
-                Err(e) => {
-                    waiting.insert(conv.clone());
+                At::NextConv => {
+                    let Some(conv) = run.convs.get(run.next).cloned() else {
+                        run.at = At::Unreadable;
+                        run.local.forget_listing(&queue_dir);
+                        continue;
+                    };
+                    run.next += 1;
+                    run.conv = conv;
+                    // Read again under the lock: the items written since.
+                    run.local.forget_listing(&queue_dir);
+                    run.at = At::Take;
+                    return Ok(Step::Lock(Side::Local));
+                }
+                At::Take => {
+                    if let Some(step) = self.load(run, Side::Local, &queue) {
+                        return Ok(step);
+                    }
+                    let conv = run.conv.clone();
+                    run.items = queue_items(&self.view(&run.local, Side::Local))?
+                        .into_iter()
+                        .filter_map(|(name, item)| match item {
+                            Ok(item) if item.conversation_id == conv => Some((name, item)),
+                            _ => None,
+                        })
+                        .collect();
+                    let now = run.now;
+                    if run.items.iter().all(|(_, i)| i.next_attempt_ms.is_some_and(|t| t > now)) {
+                        if !run.items.is_empty() {
+                            run.waiting.insert(conv);
+                        }
+                        run.at = At::NextConv;
+                        return Ok(Step::Unlock(Side::Local));
+                    }
+                    run.local.forget(&self.layout(Side::Local).dir(&conv));
+                    run.at = At::TakeState;
+                }
+                At::TakeState => {
+                    if let Some(step) = self.load(run, Side::Local, &conv_want(&run.conv)) {
+                        return Ok(step);
+                    }
+                    let view = self.view(&run.local, Side::Local);
+                    let conv = run.conv.as_str();
+                    run.state = match view.metadata(conv)? {
+                        None => None,
+                        Some(meta) => Some(Box::new(LocalState {
+                            meta,
+                            messages: view.messages(conv)?.messages,
+                            artifacts: view.artifacts(conv)?,
+                            pruned: view.pruned(conv)?,
+                        })),
+                    };
+                    run.at = At::PushLock;
+                    return Ok(Step::Unlock(Side::Local));
+                }
+                At::PushLock => {
+                    run.phase = Phase::Push;
+                    run.merged = None;
+                    run.remote.forget(&self.view(&run.remote, Side::Remote).dir(&run.conv));
+                    run.remote.forget_index(&self.remote_base);
+                    run.at = At::PushRead;
+                    return Ok(Step::Lock(Side::Remote));
+                }
+                At::PushRead => {
+                    let want = Want { index: true, ..conv_want(&run.conv) };
+                    if let Some(step) = self.load(run, Side::Remote, &want) {
+                        return Ok(step);
+                    }
+                    let remote = self.view(&run.remote, Side::Remote);
+                    let conv = run.conv.as_str();
+                    let Some(state) = &run.state else {
+                        let mut plan = Vec::new();
+                        remote.remove_conversation(&mut plan, conv)?;
+                        remote.index_remove(&mut plan, conv)?;
+                        run.at = At::Pushed;
+                        return Ok(Step::Change(Side::Remote, plan));
+                    };
+                    // Every content is there before anything is written: a missing one fails
+                    // the push rather than reach the remote as an empty artifact.
+                    let have = set_of(remote.artifacts(conv)?.into_iter().map(|a| a.id));
+                    let local = self.view(&run.local, Side::Local);
+                    let contents = local.artifact_contents(conv)?;
+                    let missing: Vec<String> =
+                        state.artifacts.iter().filter(|a| !have.contains(&a.id)).map(|a| a.id.clone()).collect();
+                    if let Some(art) = missing.iter().find(|a| !contents.contains(*a)) {
+                        return Err(missing_content(&local, conv, art));
+                    }
+                    run.at = At::PushContents;
+                    let want = Want { conv: Some(conv.to_owned()), artifact_ids: missing, ..Want::default() };
+                    if let Some(step) = self.load(run, Side::Local, &want) {
+                        return Ok(step);
+                    }
+                }
+                At::PushContents => {
+                    let remote = self.view(&run.remote, Side::Remote);
+                    let local = self.view(&run.local, Side::Local);
+                    let conv = run.conv.as_str();
+                    let Some(state) = &run.state else { return Err(Error::new(ErrorKind::Internal, "no state")) };
+                    let rmeta = remote.metadata(conv)?;
+                    let rmsgs = remote.messages(conv)?.messages;
+                    let rarts = remote.artifacts(conv)?;
+                    let rpruned = remote.pruned(conv)?;
+                    let pruned = set_of(state.pruned.union(&rpruned).cloned());
+                    let merged = merge(&state.messages, &rmsgs, &pruned);
+                    let have = set_of(rarts.iter().map(|a| a.id.clone()));
+                    let mut plan = Vec::new();
+                    let mut art_count = rarts.len();
+                    for a in state.artifacts.iter().filter(|a| !have.contains(&a.id)) {
+                        let content =
+                            local.artifact_content(conv, &a.id)?.ok_or_else(|| missing_content(&local, conv, &a.id))?;
+                        remote.write_artifact(&mut plan, conv, a, &content, false)?;
+                        art_count += 1;
+                    }
+                    if pruned != rpruned {
+                        remote.write_pruned(&mut plan, conv, &pruned)?;
+                    }
+                    if merged != rmsgs {
+                        remote.write_messages(&mut plan, conv, &merged)?;
+                    }
+                    let mut meta = lww(&state.meta, rmeta.as_ref());
+                    meta.message_count = merged.len() as u64;
+                    meta.artifact_count = art_count as u64;
+                    if rmeta.as_ref() != Some(&meta) {
+                        remote.write_metadata(&mut plan, &meta)?;
+                        remote.index_upsert(&mut plan, &meta)?;
+                    }
+                    run.merged = Some(Box::new(Merged { meta, messages: merged, pruned, artifacts: rarts }));
+                    run.at = At::Pushed;
+                    return Ok(Step::Change(Side::Remote, plan));
+                }
+                At::Pushed => {
+                    run.at = if run.merged.is_some() { At::Absorb } else { At::AbsorbEnd };
+                    run.changed = false;
+                    run.local.forget(&self.layout(Side::Local).dir(&run.conv));
+                    return Ok(Step::Unlock(Side::Remote));
+                }
+                At::Absorb => {
+                    let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
+                    let conv = merged.meta.id.clone();
+                    let want = Want { conv: Some(conv.clone()), artifacts: true, ..Want::default() };
+                    if let Some(step) = self.load(run, Side::Local, &want) {
+                        return Ok(step);
+                    }
+                    let have = set_of(self.view(&run.local, Side::Local).artifacts(&conv)?.into_iter().map(|a| a.id));
+                    let missing = merged.artifacts.iter().filter(|a| !have.contains(&a.id)).map(|a| a.id.clone());
+                    let want = Want { conv: Some(conv), artifact_ids: missing.collect(), ..Want::default() };
+                    run.at = At::AbsorbContents;
+                    if let Some(step) = self.load(run, Side::Remote, &want) {
+                        return Ok(step);
+                    }
+                }
+                At::AbsorbContents => {
+                    let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
+                    let conv = merged.meta.id.as_str();
+                    let local = self.view(&run.local, Side::Local);
+                    let remote = self.view(&run.remote, Side::Remote);
+                    let have = set_of(local.artifacts(conv)?.into_iter().map(|a| a.id));
+                    let mut plan = Vec::new();
+                    for a in merged.artifacts.iter().filter(|a| !have.contains(&a.id)) {
+                        let Some(content) = remote.artifact_content(conv, &a.id)? else { continue };
+                        local.write_artifact(&mut plan, conv, a, &content, false)?;
+                    }
+                    run.changed = !plan.is_empty();
+                    run.local.forget(&self.layout(Side::Local).dir(conv));
+                    run.local.forget_index(&self.base);
+                    run.at = At::AbsorbRead;
+                    return Ok(Step::Change(Side::Local, plan));
+                }
+                At::AbsorbRead => {
+                    if run.held != Some(Side::Local) {
+                        return Ok(Step::Lock(Side::Local));
+                    }
+                    let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
+                    let conv = merged.meta.id.clone();
+                    let want = Want { index: true, ..conv_want(&conv) };
+                    if let Some(step) = self.load(run, Side::Local, &want) {
+                        return Ok(step);
+                    }
+                    let local = self.view(&run.local, Side::Local);
+                    let current = local.metadata(&conv)?;
+                    let cur = local.messages(&conv)?.messages;
+                    let cur_pruned = local.pruned(&conv)?;
+                    let pruned = set_of(cur_pruned.union(&merged.pruned).cloned());
+                    let messages = merge(&cur, &merged.messages, &pruned);
+                    let mut plan = Vec::new();
+                    if messages != cur {
+                        local.write_messages(&mut plan, &conv, &messages)?;
+                        self.set_tail(&conv, super::latest(&messages));
+                        run.changed = true;
+                    }
+                    if pruned != cur_pruned {
+                        local.write_pruned(&mut plan, &conv, &pruned)?;
+                    }
+                    let mut meta = match &current {
+                        Some(l) => lww(l, Some(&merged.meta)),
+                        None => merged.meta.clone(),
+                    };
+                    meta.message_count = messages.len() as u64;
+                    meta.artifact_count = local.artifacts(&conv)?.len() as u64;
+                    if current.as_ref() != Some(&meta) {
+                        local.write_metadata(&mut plan, &meta)?;
+                        local.index_upsert(&mut plan, &meta)?;
+                        run.changed = true;
+                    }
+                    run.at = At::Absorbed;
+                    return Ok(Step::Change(Side::Local, plan));
+                }
+                At::Absorbed => {
+                    run.at = At::AbsorbEnd;
+                    return Ok(Step::Unlock(Side::Local));
+                }
+                At::AbsorbEnd => {
+                    run.report.pulled += usize::from(run.changed);
+                    if run.phase == Phase::Pull {
+                        run.at = At::PullNext;
+                        continue;
+                    }
+                    // Pushed: its items go (an item written meanwhile stays for the next sync).
+                    run.phase = Phase::Queue;
+                    run.report.pushed += run.items.len();
+                    let plan =
+                        run.items.iter().map(|(name, _)| Action::Remove { path: join(&queue_dir, name) }).collect();
+                    run.at = At::NextConv;
+                    return Ok(Step::Change(Side::Local, plan));
+                }
+                At::PushFailed => {
+                    let e = run.failure.take().unwrap_or_else(|| Error::new(ErrorKind::Internal, "no failure"));
+                    let conv = run.conv.clone();
+                    run.waiting.insert(conv.clone());
                     self.debug(format!("sync of conversation {conv} failed: {e}"), None);
-                    for (name, item) in items {
+                    let mut plan = Vec::new();
+                    for (name, item) in std::mem::take(&mut run.items) {
                         let mut item = item.clone();
                         item.attempts += 1;
                         item.last_error = Some(e.to_string());
-                        item.next_attempt_ms = Some(now.saturating_add(self.options.retry.delay(item.attempts) as i64));
-                        self.local
-                            .write(&join(&dir, &name), to_json(&item)?.as_bytes(), WriteOptions::default())
-                            .await?;
-                        report.failed.push(SyncFailure {
+                        item.next_attempt_ms =
+                            Some(run.now.saturating_add(self.options.retry.delay(item.attempts) as i64));
+                        plan.push(Action::Write {
+                            path: join(&queue_dir, &name),
+                            bytes: to_json(&item)?.into_bytes(),
+                            exclusive: false,
+                        });
+                        run.report.failed.push(SyncFailure {
                             item: name,
                             conversation_id: Some(conv.clone()),
                             code: e.code(),
@@ -333,178 +686,161 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                             attempts: item.attempts,
                         });
                     }
+                    run.at = At::NextConv;
+                    return Ok(Step::Change(Side::Local, plan));
+                }
+                At::Unreadable => {
+                    if let Some(step) = self.load(run, Side::Local, &queue) {
+                        return Ok(step);
+                    }
+                    for (name, item) in queue_items(&self.view(&run.local, Side::Local))? {
+                        if let Err(e) = item {
+                            run.report.failed.push(SyncFailure {
+                                item: name,
+                                conversation_id: None,
+                                code: e.code(),
+                                error: format!("unreadable queue item, kept: {e}"),
+                                attempts: 0,
+                            });
+                        }
+                    }
+                    run.phase = Phase::Pull;
+                    run.remote.forget_index(&self.remote_base);
+                    run.at = At::Pull;
+                }
+                At::Pull => {
+                    if let Some(step) = self.load(run, Side::Remote, &Want { index: true, ..Want::default() }) {
+                        return Ok(step);
+                    }
+                    // Not those with changes still queued, nor those that failed or wait.
+                    let queued = queue_items(&self.view(&run.local, Side::Local))?
+                        .into_iter()
+                        .filter_map(|(_, i)| i.ok().map(|i| i.conversation_id));
+                    let skip = set_of(queued.chain(run.waiting.iter().cloned()));
+                    let mut list = self.view(&run.remote, Side::Remote).index()?;
+                    list.retain(|m| !skip.contains(&m.id));
+                    list.reverse();
+                    run.pull = list;
+                    run.at = At::PullNext;
+                }
+                At::PullNext => {
+                    let Some(rmeta) = run.pull.last() else {
+                        run.phase = Phase::Queue;
+                        run.local.forget_listing(&queue_dir);
+                        run.at = At::Final;
+                        continue;
+                    };
+                    run.conv = rmeta.id.clone();
+                    run.local.forget(&self.layout(Side::Local).dir(&run.conv));
+                    run.remote.forget(&self.view(&run.remote, Side::Remote).dir(&run.conv));
+                    run.at = At::PullLocal;
+                }
+                At::PullLocal => {
+                    let want = Want { conv: Some(run.conv.clone()), meta: true, ..Want::default() };
+                    if let Some(step) = self.load(run, Side::Local, &want) {
+                        return Ok(step);
+                    }
+                    // Any difference, not only a later updatedAt: two sides can change within
+                    // one clock tick, or with skewed clocks.
+                    let rmeta = run.pull.pop();
+                    if self.view(&run.local, Side::Local).metadata(&run.conv)? == rmeta {
+                        run.at = At::PullNext;
+                        continue;
+                    }
+                    run.at = At::PullRemote;
+                }
+                At::PullRemote => {
+                    if let Some(step) = self.load(run, Side::Remote, &conv_want(&run.conv)) {
+                        return Ok(step);
+                    }
+                    let remote = self.view(&run.remote, Side::Remote);
+                    let conv = run.conv.as_str();
+                    let meta = match remote.metadata(conv) {
+                        Ok(Some(meta)) => meta,
+                        Ok(None) => {
+                            run.at = At::PullNext;
+                            continue;
+                        }
+                        Err(e) if e.kind() == ErrorKind::CorruptRecord => {
+                            self.debug(format!("skipped the remote's conversation {conv}: {e}"), e.path());
+                            run.at = At::PullNext;
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    let messages = remote.messages(conv)?.messages;
+                    let pruned = remote.pruned(conv)?;
+                    let artifacts = remote.artifacts(conv)?;
+                    run.merged = Some(Box::new(Merged { meta, messages, pruned, artifacts }));
+                    run.changed = false;
+                    run.at = At::Absorb;
+                }
+                At::Final => {
+                    if let Some(step) = self.load(run, Side::Local, &queue) {
+                        return Ok(step);
+                    }
+                    run.report.pending = queue_items(&self.view(&run.local, Side::Local))?.len();
+                    return Ok(Step::Done(std::mem::take(&mut run.report)));
                 }
             }
         }
-        for (name, item) in known {
-            if let Err(e) = item {
-                report.failed.push(SyncFailure {
-                    item: name,
-                    conversation_id: None,
-                    code: e.code(),
-                    error: format!("unreadable queue item, kept: {e}"),
-                    attempts: 0,
-                });
-            }
-        }
-        match self.pull_newer(&remote, &waiting).await {
-            Ok(n) => report.pulled += n,
-            Err(e) => report.failed.push(SyncFailure {
-                item: "remote index".into(),
-                conversation_id: None,
-                code: e.code(),
-                error: e.to_string(),
-                attempts: 1,
-            }),
-        }
-        report.pending = self.queue().await?.len();
-        Ok(report)
     }
 
-    /// Pushes one conversation's local state (or, for `None`, its deletion) and takes in
-    /// what the remote had; true when that changed the local copy.
-    async fn push(&self, remote: &Replica<'_, R>, conv: &str, state: Option<Box<LocalState>>) -> Result<bool> {
-        let local = self.local();
-        let Some(state) = state else {
-            let lock = join(&remote.base, ".lock");
-            return remote
-                .storage
-                .locked(&lock, async {
-                    remote.remove_conversation(conv).await?;
-                    remote.index_remove(conv).await
-                })
-                .await?
-                .map(|()| false);
-        };
-        let LocalState { meta: lmeta, messages: lmsgs, artifacts: larts, pruned: lpruned } = *state;
-        let lock = join(&remote.base, ".lock");
-        let pushed = remote
-            .storage
-            .locked(&lock, async {
-                let rmeta = remote.metadata(conv).await?;
-                let rmsgs = remote.messages(conv).await?.messages;
-                let rarts = remote.artifacts(conv).await?;
-                let rpruned = remote.pruned(conv).await?;
-                let pruned = set_of(lpruned.union(&rpruned).cloned());
-                let merged = merge(&lmsgs, &rmsgs, &pruned);
-                // Owned ids: the module's one kind of set (a set of `&str` is code of its own).
-                let have = set_of(rarts.iter().map(|a| a.id.clone()));
-                let missing: Vec<&ArtifactMeta> = larts.iter().filter(|a| !have.contains(&a.id)).collect();
-                // Every content is there before anything is written: a missing one fails
-                // the push rather than reach the remote as an empty artifact.
-                let contents = local.artifact_contents(conv).await?;
-                if let Some(a) = missing.iter().find(|a| !contents.contains(&a.id)) {
-                    return Err(missing_content(&local, conv, &a.id));
-                }
-                let mut art_count = rarts.len();
-                for a in missing {
-                    let content = local
-                        .artifact_content(conv, &a.id)
-                        .await?
-                        .ok_or_else(|| missing_content(&local, conv, &a.id))?;
-                    remote.write_artifact(conv, a, &content, false).await?;
-                    art_count += 1;
-                }
-                if pruned != rpruned {
-                    remote.write_pruned(conv, &pruned).await?;
-                }
-                if merged != rmsgs {
-                    remote.write_messages(conv, &merged).await?;
-                }
-                let mut meta = lww(&lmeta, rmeta.as_ref());
-                meta.message_count = merged.len() as u64;
-                meta.artifact_count = art_count as u64;
-                if rmeta.as_ref() != Some(&meta) {
-                    remote.write_metadata(&meta).await?;
-                    remote.index_upsert(&meta).await?;
-                }
-                Ok::<_, Error>((meta, merged, pruned, rarts))
-            })
-            .await??;
-        let (meta, merged, pruned, rarts) = pushed;
-        self.absorb(remote, &meta, &merged, &pruned, &rarts).await
+    /// Pushes the queued changes to the remote and pulls what the remote has that is
+    /// newer; see the module docs. Fails only when there is no remote or the local
+    /// queue cannot be read: remote failures are reported in the result.
+    pub async fn sync(&self) -> Result<SyncReport> {
+        let mut run = self.begin_sync()?;
+        let Some(remote) = self.remote.as_ref() else { return Err(Error::invalid("no remote")) };
+        let _one_at_a_time = self.sync_lock.lock().await;
+        match self.drive_sync(remote, &mut run, Ok(())).await? {
+            Some(report) => Ok(report),
+            None => Err(Error::new(ErrorKind::Internal, "a sync released a lock it did not hold")),
+        }
     }
 
-    /// Pulls the conversations whose remote metadata differs from here (or that only the
-    /// remote has), except
-    /// those with changes still queued; returns how many changed locally.
-    async fn pull_newer(&self, remote: &Replica<'_, R>, skip: &BTreeSet<String>) -> Result<usize> {
-        let mut pulled = 0;
-        let queued = set_of(self.queue().await?.into_iter().filter_map(|(_, i)| i.ok().map(|i| i.conversation_id)));
-        for rmeta in remote.index().await? {
-            if skip.contains(&rmeta.id) || queued.contains(&rmeta.id) {
-                continue;
+    /// Runs `run`'s steps until it is done (`Some`) or releases the lock it runs under
+    /// (`None`); a lock runs the steps it covers inside the storage's `locked`.
+    fn drive_sync<'a>(
+        &'a self,
+        remote: &'a R,
+        run: &'a mut SyncRun,
+        mut last: Result<()>,
+    ) -> Pin<Box<dyn Future<Output = Result<Option<SyncReport>>> + 'a>> {
+        Box::pin(async move {
+            loop {
+                last = match self.sync_step(run, last)? {
+                    Step::Done(report) => return Ok(Some(report)),
+                    Step::Unlock(_) => return Ok(None),
+                    Step::Read(side, needs) => match side {
+                        Side::Local => fetch(&self.local, needs, &mut run.local).await,
+                        Side::Remote => fetch(remote, needs, &mut run.remote).await,
+                    },
+                    Step::Change(side, plan) => match side {
+                        Side::Local => execute(&self.local, &plan).await,
+                        Side::Remote => execute(remote, &plan).await,
+                    }
+                    .map_err(|(_, e)| e),
+                    Step::Lock(side) => {
+                        let [local_lock, remote_lock] = self.lock_names();
+                        let covered = self.drive_sync(remote, run, Ok(()));
+                        let held = match side {
+                            Side::Local => {
+                                let _writes = self.writes.lock().await;
+                                self.local.locked(&local_lock, covered).await
+                            }
+                            Side::Remote => remote.locked(&remote_lock, covered).await,
+                        };
+                        // Released by the covered steps (`None`): the run goes on.
+                        match held {
+                            Ok(covered) => {
+                                covered?.map_or(Ok(()), |_| Err(Error::new(ErrorKind::Internal, "done while locked")))
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                };
             }
-            // Any difference, not only a later updatedAt: two sides can change within
-            // one clock tick, or with skewed clocks.
-            if self.local().metadata(&rmeta.id).await?.as_ref() == Some(&rmeta) {
-                continue;
-            }
-            let meta = match remote.metadata(&rmeta.id).await {
-                Ok(Some(meta)) => meta,
-                Ok(None) => continue,
-                Err(e) if e.kind() == crate::ErrorKind::CorruptRecord => {
-                    self.debug(format!("skipped the remote's conversation {}: {e}", rmeta.id), e.path());
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            let msgs = remote.messages(&meta.id).await?.messages;
-            let pruned = remote.pruned(&meta.id).await?;
-            let arts = remote.artifacts(&meta.id).await?;
-            if self.absorb(remote, &meta, &msgs, &pruned, &arts).await? {
-                pulled += 1;
-            }
-        }
-        Ok(pulled)
-    }
-
-    /// Merges a remote state of a conversation into the local copy (creating it when
-    /// missing); true when the local copy changed.
-    async fn absorb(
-        &self,
-        remote: &Replica<'_, R>,
-        rmeta: &ConversationMetadata,
-        rmsgs: &[Message],
-        rpruned: &BTreeSet<String>,
-        rarts: &[ArtifactMeta],
-    ) -> Result<bool> {
-        let conv = rmeta.id.as_str();
-        let local = self.local();
-        let mut changed = false;
-        let have = set_of(local.artifacts(conv).await?.into_iter().map(|a| a.id));
-        for a in rarts.iter().filter(|a| !have.contains(&a.id)) {
-            let Some(content) = remote.artifact_content(conv, &a.id).await? else { continue };
-            local.write_artifact(conv, a, &content, false).await?;
-            changed = true;
-        }
-        self.exclusive(async {
-            let current = local.metadata(conv).await?;
-            let cur = local.messages(conv).await?.messages;
-            let cur_pruned = local.pruned(conv).await?;
-            let pruned = set_of(cur_pruned.union(rpruned).cloned());
-            let merged = merge(&cur, rmsgs, &pruned);
-            if merged != cur {
-                local.write_messages(conv, &merged).await?;
-                self.set_tail(conv, super::latest(&merged));
-                changed = true;
-            }
-            if pruned != cur_pruned {
-                local.write_pruned(conv, &pruned).await?;
-            }
-            let mut meta = match &current {
-                Some(l) => lww(l, Some(rmeta)),
-                None => rmeta.clone(),
-            };
-            meta.message_count = merged.len() as u64;
-            meta.artifact_count = local.artifacts(conv).await?.len() as u64;
-            if current.as_ref() != Some(&meta) {
-                local.write_metadata(&meta).await?;
-                local.index_upsert(&meta).await?;
-                changed = true;
-            }
-            Ok(changed)
         })
-        .await
     }
 }

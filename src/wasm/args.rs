@@ -63,6 +63,7 @@ pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::De
 }
 
 /// A task that has already failed with `err` (the driver rejects the caller's Promise).
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 pub(super) fn rejected(err: Error) -> u32 {
     super::tasks::failed(to_js(err))
 }

@@ -6,23 +6,22 @@
 //! inside a wasm call can crash Node 20's V8; see `__pointers` in `manager.rs`). The
 //! shapes are the core's, checked in one place.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 
-use super::tasks::spawn;
-use js_sys::{Function, JSON};
+use js_sys::{Array, Function, Uint8Array, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::args::{debug_sink, get, opt_function, opt_size, opt_string, rejected};
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string};
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
-use super::storage::JsStorage;
+use super::storage::{host_failure, list_names, read_bytes, JsStorage};
+use crate::conversation::{parse_export, validate_type};
 use crate::conversation::{
-    ArtifactInput, ArtifactMeta, Backoff, ConversationStore, ExportedArtifact, Format, IdRandom, Message, MessageInput,
-    PruneOptions, StoreOptions, DEFAULT_KEEP_RECENT,
+    validate_id, Action, Answer, ArtifactInput, ArtifactMeta, Backoff, ConversationStore, Decision, ExportedArtifact,
+    Files, Format, IdRandom, Message, MessageInput, Need, Operation, PruneOptions, Request, Role, Side, Step,
+    StoreOptions, SyncRun, DEFAULT_KEEP_RECENT,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::DebugEvent;
@@ -145,31 +144,304 @@ struct PruneResult {
     tokens_after: usize,
 }
 
-impl JsConversationStore {
-    /// Runs `op` on the store as a task (the driver settles the caller's Promise).
-    fn run<F, Fut>(&self, op: F) -> u32
-    where
-        F: FnOnce(Rc<Store>) -> Fut,
-        Fut: Future<Output = Result<JsValue>> + 'static,
-    {
-        // Boxed: one `spawn`, and one conversion of the outcome, for every method instead
-        // of one copy per method (smaller wasm).
-        spawn_op(Box::pin(op(self.inner.clone())))
+/// The JSON text of what `answer` is for JavaScript.
+fn answer_js(answer: Answer) -> Result<JsValue> {
+    match answer {
+        Answer::Nothing => Ok(JsValue::UNDEFINED),
+        Answer::Conversation(meta) => to_js(&meta),
+        Answer::Conversations(list) => to_js(&list),
+        Answer::Message(message, None) => to_js(&message),
+        Answer::Message(message, Some(artifact)) => to_js(&WithArtifact { message, artifact }),
+        Answer::Messages(list) => to_js(&list),
+        Answer::Artifact(meta) => to_js(&meta),
+        Answer::Artifacts(list) => to_js(&list),
+        Answer::Found(meta, content) => to_js(&ExportedArtifact::new(&meta, content)?),
+        Answer::Contents(found) => {
+            let out: Result<Vec<ExportedArtifact>> =
+                found.into_iter().map(|(meta, content)| ExportedArtifact::new(&meta, content)).collect();
+            to_js(&out?)
+        }
+        Answer::Stats(stats) => to_js(&stats),
+        Answer::Pruned(p) => to_js(&PruneResult {
+            kept: p.kept,
+            dropped: p.dropped,
+            tokens_before: p.tokens_before,
+            tokens_after: p.tokens_after,
+        }),
+        // The export's text itself, as JSON text (conversation.js parses every answer).
+        Answer::Text(text) => to_js(&text),
+        Answer::SyncStatus(status) => to_js(&status),
     }
 }
 
-/// Spawns a method's work as a task whose outcome is the caller's value or error.
-fn spawn_op(work: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> u32 {
-    spawn(Box::pin(async move { work.await.js() }))
+/// The request of `method` called with `a`, `b`, checked.
+fn request(store: &Store, method: &str, a: &JsValue, b: &JsValue) -> Result<Request> {
+    let conv = || -> Result<String> {
+        let id = string_arg(a, "conversation id")?;
+        validate_id(&id, "conversation id")?;
+        Ok(id)
+    };
+    Ok(match method {
+        "createConversation" => {
+            let title = opt_string(a, "title")?;
+            let id = opt_string(a, "id")?;
+            if let Some(id) = &id {
+                validate_id(id, "conversation id")?;
+            }
+            Request::Create { title, id }
+        }
+        "listConversations" => Request::List,
+        "getConversation" => Request::Get(conv()?),
+        "deleteConversation" => Request::Delete(conv()?),
+        "appendMessage" => {
+            let input: MessageInput = from_js(b, "message")?;
+            store.append_request(&string_arg(a, "conversation id")?, input, None)?
+        }
+        "getMessages" => {
+            let role = opt_string(b, "role")?.map(|r| Role::parse(&r)).transpose()?;
+            Request::Messages { conv: conv()?, role }
+        }
+        "storeArtifact" => {
+            let conv = conv()?;
+            let input: ArtifactInput = from_js(b, "artifact")?;
+            validate_type(&input.kind)?;
+            Request::StoreArtifact { conv, input }
+        }
+        "getArtifact" => {
+            let art = string_arg(b, "artifact id")?;
+            validate_id(&art, "artifact id")?;
+            Request::Artifact { conv: conv()?, art }
+        }
+        "listArtifacts" => Request::ListArtifacts(conv()?),
+        "resolveArtifacts" => {
+            let conv = conv()?;
+            Request::Resolve { conv, text: string_arg(b, "text")? }
+        }
+        "stats" => {
+            let conv = conv()?;
+            let cost = match get(b, "costPerToken") {
+                v if v.is_undefined() => None,
+                v => match v.as_f64() {
+                    Some(c) if c.is_finite() && c >= 0.0 => Some(c),
+                    _ => return Err(Error::invalid("costPerToken must be a non-negative number")),
+                },
+            };
+            Request::Stats { conv, cost }
+        }
+        "prune" => {
+            let conv = conv()?;
+            let task = opt_string(b, "task")?.unwrap_or_default();
+            let max_tokens = opt_size(b, "maxTokens")?.ok_or_else(|| Error::invalid("prune needs maxTokens"))?;
+            let keep_recent = opt_size(b, "keepRecent")?.unwrap_or(DEFAULT_KEEP_RECENT);
+            let now_ms = get(b, "now").as_f64().map_or_else(|| store.now_ms(), |n| n as i64);
+            let apply = get(b, "apply").as_bool().unwrap_or(false);
+            Request::Prune { conv, options: PruneOptions { task, max_tokens, keep_recent, now_ms }, apply }
+        }
+        "export" => {
+            let conv = conv()?;
+            Request::Export { conv, format: string_arg(b, "format").and_then(|f| Format::parse(&f))? }
+        }
+        "import" => {
+            let text = string_arg(a, "the text to import")?;
+            let format = opt_string(b, "format")?.map(|f| Format::parse(&f)).transpose()?;
+            Request::Import(Box::new(parse_export(&text, format)?))
+        }
+        "syncStatus" => Request::SyncStatus,
+        other => return Err(Error::invalid(format!("ConversationStore has no method {other}"))),
+    })
 }
 
-macro_rules! arg {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return rejected(e),
+/// One operation of a store, run by `conversation.js`: what to read (`needs`, answered by
+/// `fed`), then what to change (`plan`, its failures told to `failed`), then the answer
+/// (`finish`). Every method is synchronous.
+#[wasm_bindgen(js_name = ConversationOp, skip_typescript)]
+pub struct JsOperation {
+    store: Rc<Store>,
+    op: Operation,
+    /// The reads of the last `needs`, answered in order by `fed`.
+    asked: Vec<Need>,
+    decision: Option<Decision>,
+}
+
+#[wasm_bindgen(js_class = ConversationOp)]
+impl JsOperation {
+    /// Whether the operation runs as the store's only writer (under its lock).
+    pub fn exclusive(&self) -> bool {
+        self.op.exclusive()
+    }
+
+    /// `[kind, path, …]` of the reads (0) and listings (1) still needed; empty when none.
+    pub fn needs(&mut self) -> Array {
+        self.asked = self.store.needs(&mut self.op);
+        needs_js(&self.asked)
+    }
+
+    /// The outcomes of the reads and listings `needs` asked for: `[ok, value, …]` in
+    /// order. The first failure is the operation's error.
+    pub fn fed(&mut self, outcomes: Array) -> Result<(), JsValue> {
+        feed(&mut self.op.files, std::mem::take(&mut self.asked), &outcomes).js()
+    }
+
+    /// `[kind, path, bytes, exclusive, …]` of the changes to make in order (0 write,
+    /// 1 append, 2 remove, 3 removeDir), from where the last plan stopped.
+    pub fn plan(&mut self) -> Result<Array, JsValue> {
+        let decision = self.store.decide(&mut self.op).js()?;
+        let out = plan_js(&decision.actions[self.op.done..]);
+        self.decision = Some(decision);
+        Ok(out)
+    }
+
+    /// Change `at` of the last plan failed with `err`: nothing to throw when the
+    /// operation plans again (a taken name drawn again); else its error.
+    pub fn failed(&mut self, at: usize, err: JsValue) -> Result<(), JsValue> {
+        let decision = self.decision.take().ok_or_else(|| Error::new(ErrorKind::Internal, "no plan")).js()?;
+        let error = action_failure(&decision.actions[self.op.done + at], err);
+        self.store.failed(&mut self.op, &decision, at, error).js()
+    }
+
+    /// Every change of the plan was made: the answer, as JSON text.
+    pub fn finish(&mut self) -> Result<JsValue, JsValue> {
+        let decision = self.decision.take().ok_or_else(|| Error::new(ErrorKind::Internal, "no plan")).js()?;
+        answer_js(self.store.finish(decision)).js()
+    }
+}
+
+/// `[kind, path, …]` of `needs`: 0 a read, 1 a listing.
+fn needs_js(needs: &[Need]) -> Array {
+    let out = Array::new();
+    for need in needs {
+        let (kind, path) = match need {
+            Need::Read(path) => (0, path),
+            Need::List(dir) => (1, dir),
+        };
+        out.push(&kind.into());
+        out.push(&path.into());
+    }
+    out
+}
+
+/// Puts the outcomes `[ok, value, …]` of the host calls of `asked` into `files`; the
+/// first failure, typed, is the error.
+fn feed(files: &mut Files, asked: Vec<Need>, outcomes: &Array) -> Result<()> {
+    for (i, need) in asked.into_iter().enumerate() {
+        let ok = outcomes.get(2 * i as u32).as_bool().unwrap_or(false);
+        let value = outcomes.get(2 * i as u32 + 1);
+        match need {
+            Need::Read(path) if ok => {
+                let bytes = read_bytes(value, &path)?;
+                files.put_read(path, bytes);
+            }
+            Need::List(dir) if ok => {
+                let names = list_names(value, &dir)?;
+                files.put_listed(dir, names);
+            }
+            Need::Read(path) => return Err(host_failure("read", &path, value)),
+            Need::List(dir) => return Err(host_failure("list", &dir, value)),
         }
+    }
+    Ok(())
+}
+
+/// `[kind, path, bytes, exclusive, …]` of `actions`: 0 write, 1 append, 2 remove, 3 removeDir.
+fn plan_js(actions: &[Action]) -> Array {
+    let out = Array::new();
+    for action in actions {
+        let (kind, bytes, exclusive) = match action {
+            Action::Write { bytes, exclusive, .. } => (0, Some(bytes), *exclusive),
+            Action::Append { bytes, .. } => (1, Some(bytes), false),
+            Action::Remove { .. } => (2, None, false),
+            Action::RemoveDir { .. } => (3, None, false),
+        };
+        out.push(&kind.into());
+        out.push(&action.path().into());
+        out.push(&bytes.map_or(JsValue::UNDEFINED, |b| Uint8Array::from(b.as_slice()).into()));
+        out.push(&exclusive.into());
+    }
+    out
+}
+
+/// The error of the host's failed `action`.
+fn action_failure(action: &Action, err: JsValue) -> Error {
+    let op = match action {
+        Action::Write { .. } => "write",
+        Action::Append { .. } => "append",
+        Action::Remove { .. } => "remove",
+        Action::RemoveDir { .. } => "removeDir",
     };
+    host_failure(op, action.path(), err)
+}
+
+/// A sync of a store, run by `conversation.js`: each `next()` is the step to take
+/// (`[0, side, reads…]`, `[1, side, changes…]`, `[2, side]` lock, `[3, side]` unlock,
+/// `[4, report]` done; side 0 local, 1 remote), and how it went is told before the next
+/// (`fed`, `changed`, `locked`).
+#[wasm_bindgen(js_name = ConversationSync, skip_typescript)]
+pub struct JsSync {
+    store: Rc<Store>,
+    run: SyncRun,
+    last: Result<()>,
+    asked: (Side, Vec<Need>),
+    plan: Vec<Action>,
+}
+
+fn side_js(side: Side) -> JsValue {
+    JsValue::from(u8::from(side == Side::Remote))
+}
+
+#[wasm_bindgen(js_class = ConversationSync)]
+impl JsSync {
+    /// The next step (see the type).
+    pub fn next(&mut self) -> Result<Array, JsValue> {
+        let last = std::mem::replace(&mut self.last, Ok(()));
+        let out = Array::new();
+        match self.store.sync_step(&mut self.run, last).js()? {
+            Step::Read(side, needs) => {
+                out.push(&0.into());
+                out.push(&side_js(side));
+                out.push(&needs_js(&needs));
+                self.asked = (side, needs);
+            }
+            Step::Change(side, plan) => {
+                out.push(&1.into());
+                out.push(&side_js(side));
+                out.push(&plan_js(&plan));
+                self.plan = plan;
+            }
+            Step::Lock(side) => {
+                out.push(&2.into());
+                out.push(&side_js(side));
+            }
+            Step::Unlock(side) => {
+                out.push(&3.into());
+                out.push(&side_js(side));
+            }
+            Step::Done(report) => {
+                out.push(&4.into());
+                out.push(&to_js(&report).js()?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The outcomes `[ok, value, …]` of the reads asked for.
+    pub fn fed(&mut self, outcomes: Array) {
+        let (side, asked) = std::mem::replace(&mut self.asked, (Side::Local, Vec::new()));
+        self.last = feed(self.run.files(side), asked, &outcomes);
+    }
+
+    /// The changes were made (`at` < 0), or change `at` failed with `err`.
+    pub fn changed(&mut self, at: i32, err: JsValue) {
+        let plan = std::mem::take(&mut self.plan);
+        self.last = match usize::try_from(at).ok().and_then(|at| plan.get(at)) {
+            Some(action) => Err(action_failure(action, err)),
+            None => Ok(()),
+        };
+    }
+
+    /// The lock named `name` was taken or released (`ok`), or failed with `err`.
+    pub fn locked(&mut self, ok: bool, name: &str, err: JsValue) {
+        self.last = if ok { Ok(()) } else { Err(host_failure("lock", name, err)) };
+    }
 }
 
 #[wasm_bindgen(js_class = ConversationStore)]
@@ -183,171 +455,52 @@ impl JsConversationStore {
     }
 
     /// A store over the given (or the runtime's default) storage, syncing to `remote`.
-    pub fn open(options: JsValue) -> u32 {
-        spawn(async move { build(&options).map(|s| JsValue::from(JsConversationStore { inner: Rc::new(s) })).js() })
+    #[wasm_bindgen(js_name = "__open")]
+    pub fn open(options: JsValue) -> Result<JsConversationStore, JsValue> {
+        build(&options).map(|s| JsConversationStore { inner: Rc::new(s) }).js()
     }
 
-    /// A new, empty conversation.
-    #[wasm_bindgen(js_name = createConversation)]
-    pub fn create_conversation(&self, init: JsValue) -> u32 {
-        let title = arg!(opt_string(&init, "title"));
-        let id = arg!(opt_string(&init, "id"));
-        self.run(|s| async move { to_js(&s.create_conversation(title, id).await?) })
+    /// `[host, readOptions, lockName]` of the local storage, then of the remote one (if
+    /// any), for `conversation.js`, which makes the host calls.
+    #[wasm_bindgen(js_name = "__hosts")]
+    pub fn hosts(&self) -> Array {
+        let out = Array::new();
+        let storages = [Some(self.inner.storage()), self.inner.remote()];
+        for (storage, lock) in storages.into_iter().zip(self.inner.lock_names()) {
+            if let Some(storage) = storage {
+                let (host, read_options) = storage.host();
+                for value in [host.clone(), read_options.into(), lock.into()] {
+                    out.push(&value);
+                }
+            }
+        }
+        out
     }
 
-    /// Every conversation, newest first.
-    #[wasm_bindgen(js_name = listConversations)]
-    pub fn list_conversations(&self) -> u32 {
-        self.run(|s| async move { to_js(&s.list_conversations().await?) })
+    /// A sync of the store (`INVALID_ARGUMENT` without a remote).
+    #[wasm_bindgen(js_name = "__sync")]
+    pub fn begin_sync(&self) -> Result<JsSync, JsValue> {
+        let run = self.inner.begin_sync().js()?;
+        Ok(JsSync { store: self.inner.clone(), run, last: Ok(()), asked: (Side::Local, Vec::new()), plan: Vec::new() })
     }
 
-    /// One conversation's metadata (`NOT_FOUND` when missing).
-    #[wasm_bindgen(js_name = getConversation)]
-    pub fn get_conversation(&self, id: JsValue) -> u32 {
-        let id = arg!(string_arg(&id, "conversation id"));
-        self.run(|s| async move { to_js(&s.conversation(&id).await?) })
+    /// The error of the storage's `lock(name)` failing with `err`.
+    #[wasm_bindgen(js_name = "__lockFailed")]
+    pub fn lock_failed(&self, name: &str, err: JsValue) -> JsValue {
+        super::errors::to_js(host_failure("lock", name, err))
     }
 
-    /// Removes a conversation and all it holds.
-    #[wasm_bindgen(js_name = deleteConversation)]
-    pub fn delete_conversation(&self, id: JsValue) -> u32 {
-        let id = arg!(string_arg(&id, "conversation id"));
-        self.run(|s| async move { s.delete_conversation(&id).await.map(|()| JsValue::UNDEFINED) })
-    }
-
-    /// Appends a message.
-    #[wasm_bindgen(js_name = appendMessage)]
-    pub fn append_message(&self, conversation_id: JsValue, message: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let input: MessageInput = arg!(from_js(&message, "message"));
-        self.run(|s| async move { to_js(&s.append_message(&id, input).await?) })
-    }
-
-    /// The messages, optionally of one role.
-    #[wasm_bindgen(js_name = getMessages)]
-    pub fn get_messages(&self, conversation_id: JsValue, filter: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let role = arg!(opt_string(&filter, "role"));
-        self.run(|s| async move { to_js(&s.messages(&id, role.as_deref()).await?) })
-    }
-
-    /// Stores an artifact.
-    #[wasm_bindgen(js_name = storeArtifact)]
-    pub fn store_artifact(&self, conversation_id: JsValue, artifact: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let input: ArtifactInput = arg!(from_js(&artifact, "artifact"));
-        self.run(|s| async move { to_js(&s.store_artifact(&id, input).await?) })
-    }
-
-    /// Stores an artifact and appends a message that references it.
-    #[wasm_bindgen(js_name = appendWithArtifact)]
-    pub fn append_with_artifact(&self, conversation_id: JsValue, message: JsValue, artifact: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let message: MessageInput = arg!(from_js(&message, "message"));
-        let artifact: ArtifactInput = arg!(from_js(&artifact, "artifact"));
-        self.run(|s| async move {
-            let (message, artifact) = s.append_with_artifact(&id, message, artifact).await?;
-            to_js(&WithArtifact { message, artifact })
-        })
-    }
-
-    /// An artifact with its content (`NOT_FOUND` when missing).
-    #[wasm_bindgen(js_name = getArtifact)]
-    pub fn get_artifact(&self, conversation_id: JsValue, artifact_id: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let art = arg!(string_arg(&artifact_id, "artifact id"));
-        self.run(|s| async move {
-            let (meta, content) = s.artifact(&id, &art).await?;
-            to_js(&ExportedArtifact::new(&meta, content)?)
-        })
-    }
-
-    /// The artifacts' metas, oldest first.
-    #[wasm_bindgen(js_name = listArtifacts)]
-    pub fn list_artifacts(&self, conversation_id: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        self.run(|s| async move { to_js(&s.list_artifacts(&id).await?) })
-    }
-
-    /// The artifacts `text` references, with their content.
-    #[wasm_bindgen(js_name = resolveArtifacts)]
-    pub fn resolve_artifacts(&self, conversation_id: JsValue, text: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let text = arg!(string_arg(&text, "text"));
-        self.run(|s| async move {
-            let found = s.resolve_artifacts(&id, &text).await?;
-            let out: Result<Vec<ExportedArtifact>> =
-                found.into_iter().map(|(meta, content)| ExportedArtifact::new(&meta, content)).collect();
-            to_js(&out?)
-        })
-    }
-
-    /// Messages by role, artifacts by type, bytes, tokens, cost.
-    pub fn stats(&self, conversation_id: JsValue, options: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let cost = match get(&options, "costPerToken") {
-            v if v.is_undefined() => None,
-            v => match v.as_f64() {
-                Some(c) if c.is_finite() && c >= 0.0 => Some(c),
-                _ => return rejected(Error::invalid("costPerToken must be a non-negative number")),
-            },
+    /// The operation of `method` (a method of the class) called with `a`, `b`, `c`.
+    #[wasm_bindgen(js_name = "__begin")]
+    pub fn begin(&self, method: &str, a: JsValue, b: JsValue, c: JsValue) -> Result<JsOperation, JsValue> {
+        let request = if method == "appendWithArtifact" {
+            let message: MessageInput = from_js(&b, "message").js()?;
+            let artifact: ArtifactInput = from_js(&c, "artifact").js()?;
+            self.inner.append_request(&string_arg(&a, "conversation id").js()?, message, Some(artifact)).js()?
+        } else {
+            request(&self.inner, method, &a, &b).js()?
         };
-        self.run(move |s| async move { to_js(&s.stats(&id, cost).await?) })
-    }
-
-    /// Relevance pruning; with `apply`, rewrites the conversation.
-    pub fn prune(&self, conversation_id: JsValue, options: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let task = arg!(opt_string(&options, "task")).unwrap_or_default();
-        let max_tokens = match arg!(opt_size(&options, "maxTokens")) {
-            Some(n) => n,
-            None => return rejected(Error::invalid("prune needs maxTokens")),
-        };
-        let keep_recent = arg!(opt_size(&options, "keepRecent")).unwrap_or(DEFAULT_KEEP_RECENT);
-        let now = get(&options, "now").as_f64();
-        let apply = get(&options, "apply").as_bool().unwrap_or(false);
-        self.run(move |s| async move {
-            let now_ms = now.map_or_else(|| s.now_ms(), |n| n as i64);
-            let report = s.prune(&id, PruneOptions { task, max_tokens, keep_recent, now_ms }, apply).await?;
-            to_js(&PruneResult {
-                kept: report.kept,
-                dropped: report.dropped,
-                tokens_before: report.tokens_before,
-                tokens_after: report.tokens_after,
-            })
-        })
-    }
-
-    /// The conversation as `json`, `jsonl` or `markdown`.
-    pub fn export(&self, conversation_id: JsValue, format: JsValue) -> u32 {
-        let id = arg!(string_arg(&conversation_id, "conversation id"));
-        let format = arg!(string_arg(&format, "format").and_then(|f| Format::parse(&f)));
-        self.run(move |s| async move { Ok(JsValue::from(s.export(&id, format).await?)) })
-    }
-
-    /// Imports a `json` or `jsonl` export.
-    pub fn import(&self, text: JsValue, options: JsValue) -> u32 {
-        let text = arg!(string_arg(&text, "the text to import"));
-        let format = arg!(arg!(opt_string(&options, "format")).map(|f| Format::parse(&f)).transpose());
-        self.run(move |s| async move { to_js(&s.import(&text, format).await?) })
-    }
-
-    /// Pushes the queued changes to the remote and pulls what it has.
-    pub fn sync(&self) -> u32 {
-        self.run(|s| async move { to_js(&s.sync().await?) })
-    }
-
-    /// `{pending, failed}` of the sync queue.
-    #[wasm_bindgen(js_name = syncStatus)]
-    pub fn sync_status(&self) -> u32 {
-        self.run(|s| async move { to_js(&s.sync_status().await?) })
-    }
-
-    /// Nothing is held open between calls; resolves once earlier calls are done.
-    pub fn close(&self) -> u32 {
-        self.run(|s| async move {
-            s.close().await;
-            Ok(JsValue::UNDEFINED)
-        })
+        let op = self.inner.begin(request);
+        Ok(JsOperation { store: self.inner.clone(), op, asked: Vec::new(), decision: None })
     }
 }

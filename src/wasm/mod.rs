@@ -23,8 +23,8 @@ mod json;
 mod manager;
 #[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod storage;
-// The window module runs no tasks (see `tasks::poll`).
-#[cfg_attr(not(any(feature = "core", feature = "conversation")), allow(dead_code))]
+// The window and conversation modules run no tasks (see `tasks::poll`).
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod tasks;
 #[cfg(feature = "core")]
 mod types;

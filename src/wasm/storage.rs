@@ -120,8 +120,8 @@ impl JsStorage {
     }
 
     /// The host object and the options its `read` takes (`{root}`), for the JavaScript
-    /// that runs the calls itself (window.js: the window module runs no tasks).
-    #[cfg_attr(not(feature = "window"), allow(dead_code))]
+    /// that runs the calls itself (window.js, conversation.js: those modules run no tasks).
+    #[cfg_attr(not(any(feature = "window", feature = "conversation")), allow(dead_code))]
     pub fn host(&self) -> (&JsValue, &Object) {
         (&self.host, &self.read_options)
     }
@@ -136,6 +136,18 @@ pub fn read_bytes(value: JsValue, path: &str) -> Result<Option<Vec<u8>>> {
     bytes_of(&value).map(Some).ok_or_else(|| {
         Error::new(ErrorKind::Storage, "storage read returned neither bytes, a string nor undefined").with_path(path)
     })
+}
+
+/// The names of what the host's `list` gave for `dir` (an array; `undefined` or `null`
+/// for a missing folder).
+pub fn list_names(value: JsValue, dir: &str) -> Result<Vec<String>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    let array = value
+        .dyn_into::<Array>()
+        .map_err(|_| Error::new(ErrorKind::Storage, "storage list returned no array").with_path(dir))?;
+    Ok(array.iter().filter_map(|v| v.as_string()).collect())
 }
 
 fn write_options(options: WriteOptions) -> JsValue {
@@ -228,14 +240,7 @@ impl Storage for JsStorage {
     }
 
     async fn list(&self, dir: &str) -> Result<Vec<String>> {
-        let value = self.call("list", dir, &self.list, &[dir.into()]).await?;
-        if value.is_undefined() || value.is_null() {
-            return Ok(Vec::new());
-        }
-        let array = value
-            .dyn_into::<Array>()
-            .map_err(|_| Error::new(ErrorKind::Storage, "storage list returned no array").with_path(dir))?;
-        Ok(array.iter().filter_map(|v| v.as_string()).collect())
+        list_names(self.call("list", dir, &self.list, &[dir.into()]).await?, dir)
     }
 
     async fn remove_dir(&self, path: &str) -> Result<()> {

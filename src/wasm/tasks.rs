@@ -132,9 +132,10 @@ pub fn done(value: impl Into<Done> + 'static) -> u32 {
 
 /// Runs every task that can make progress; returns what finished and the host calls
 /// to run (see the module docs).
-// Exported by the modules that run tasks: the window module runs none (window.js does
-// its history's I/O), so its JsStorage's futures, and this executor, are not in it.
-#[cfg_attr(any(feature = "core", feature = "conversation"), wasm_bindgen(js_name = "__poll"))]
+// Exported by the module that runs tasks (core): the window and conversation modules run
+// none (window.js and conversation.js do their I/O), so their JsStorage's futures, and
+// this executor, are not in them.
+#[cfg_attr(feature = "core", wasm_bindgen(js_name = "__poll"))]
 pub fn poll() -> Array {
     RUNTIME.with(|rt| {
         // In rounds: the tasks ready now; those woken meanwhile run in the next round,
@@ -175,7 +176,7 @@ pub fn poll() -> Array {
 }
 
 /// The result of a host call that `poll` handed out.
-#[cfg_attr(any(feature = "core", feature = "conversation"), wasm_bindgen(js_name = "__complete"))]
+#[cfg_attr(feature = "core", wasm_bindgen(js_name = "__complete"))]
 pub fn complete(call: u32, ok: bool, value: JsValue) {
     RUNTIME.with(|rt| {
         let mut calls = rt.calls.borrow_mut();

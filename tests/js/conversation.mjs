@@ -103,6 +103,21 @@ export function runConversationTests(test, assert, makeStorage, options) {
     return { store, storage, dir, events };
   }
 
+  t("new ConversationStore() throws INVALID_ARGUMENT that points at ConversationStore.open()", async () => {
+    let err;
+    try {
+      new ConversationStore({ storage: makeStorage(), contextDir: contextDir() });
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err instanceof Error, "the constructor throws");
+    assert.equal(err.code, "INVALID_ARGUMENT", err.message);
+    assert.match(err.message, /ConversationStore\.open\(/);
+    const { store } = await open();
+    assert.ok(store instanceof ConversationStore, "open() gives an instance of the class");
+    await store.close();
+  });
+
   t("create, list (newest first), get, delete; NOT_FOUND for missing ones", async () => {
     const clock = clockAt();
     const { store } = await open({ clock });

@@ -68,3 +68,12 @@ test("[node] conversations: no result is parsed inside a wasm call", async () =>
   });
   assert.deepEqual(inWasm, []);
 });
+
+// The conversation module computes and runs no tasks (conversation.js does the store's
+// I/O between its synchronous steps), so it carries no executor: no __poll, no __complete.
+test("[node] conversations: the conversation module has no task driver", () => {
+  const wasm = new URL("toolctx_conversation_bg.wasm", import.meta.resolve("toolctx"));
+  const exports = WebAssembly.Module.exports(new WebAssembly.Module(fs.readFileSync(wasm))).map((e) => e.name);
+  assert.ok(exports.some((n) => n.startsWith("conversationstore_")), "the conversation module");
+  assert.deepEqual(exports.filter((n) => n === "__poll" || n === "__complete"), []);
+});

@@ -117,8 +117,8 @@ test("[unstorage] a lock of the user's own is used as given (sessions then work)
   await m.close();
   const r = await ContextManager.open({ contextDir: "/own-lock", fileSystem: s, session: m.sessionId });
   assert.deepEqual(r.getAllPointers().map((p) => p.filepath), [fp]);
-  const conv = new ConversationStore({ contextDir: "/own-lock", fileSystem: s });
-  assert.ok(conv);
+  const conv = await ConversationStore.open({ contextDir: "/own-lock", fileSystem: s });
+  assert.equal((await conv.createConversation({ id: "own-lock" })).id, "own-lock");
 });
 
 test("[unstorage] a slow driver: timeoutMs rejects with TIMEOUT, an aborted signal with ABORTED, and a save adds no pointer", async () => {
