@@ -2378,6 +2378,58 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal(toText(await storage.read(notes)), "mine");
   });
 
+  test("the store-wide operations run no task (the driver runs their host calls); cleanup removes under the session's lock", async () => {
+    const base = makeStorage();
+    const dir = contextDir();
+    const log = [];
+    let held = 0;
+    const under = async (fn) => {
+      held++;
+      try {
+        return await fn();
+      } finally {
+        held--;
+      }
+    };
+    const storage = {
+      read: (p, o) => base.read(p, o),
+      write: (p, d, o) => base.write(p, d, o),
+      list: (d) => base.list(d),
+      remove: (p) => {
+        if (p.includes("/sessions/")) log.push(`remove held=${held}`);
+        return base.remove(p);
+      },
+      lock: (name, fn) => {
+        log.push(`lock ${name}`);
+        return typeof base.lock === "function" ? base.lock(name, () => under(fn)) : under(fn);
+      },
+    };
+    if (typeof base.removeDir === "function") storage.removeDir = (p) => base.removeDir(p);
+    const clock = () => T0;
+    const old = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    await old.saveContext("grep", { pattern: "refund" }, { hits: ["refunds.ts"] });
+    await old.close();
+    const flat = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    await flat.saveContext("readFile", { path: "a.ts" }, "flat");
+    const target = contextDir();
+    log.length = 0;
+    const before = ContextManager.__tasksSpawnedForTests();
+    const [info] = await ContextManager.listSessions({ contextDir: dir, fileSystem: storage });
+    assert.equal(info.id, old.sessionId);
+    const hits = await ContextManager.search({ contextDir: dir, fileSystem: storage }, "refund");
+    assert.deepEqual(hits.map((h) => h.sessionId), [old.sessionId]);
+    const out = await ContextManager.exportRecords({ contextDir: dir, fileSystem: storage });
+    assert.equal(out.exported, 1);
+    assert.deepEqual(await ContextManager.importRecords({ contextDir: target, fileSystem: storage }, out), { imported: 1, unchanged: 0 });
+    const later = () => T0 + 2 * DAY;
+    assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock: later, olderThanMs: DAY }), [old.sessionId]);
+    assert.equal(await ContextManager.purge({ contextDir: target, fileSystem: storage }), 1);
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by the store-wide operations");
+    assert.ok(log[0].startsWith("lock "), log.join(", "));
+    assert.ok(log.length >= 3, log.join(", "));
+    assert.deepEqual(log.slice(1).filter((e) => e !== "remove held=1"), [], "every session file removed under the lock");
+  });
+
   test("reconcile() adopts the records a crashed writer of the session left unlisted; endSession then removes them", async () => {
     const storage = makeStorage();
     const dir = contextDir();

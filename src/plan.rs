@@ -1,0 +1,201 @@
+//! Plans: an operation that needs host I/O, written as synchronous steps (the sans-IO
+//! core of issue 12). The core decides; a driver does the I/O.
+//!
+//! A plan never awaits. [`Plan::step`] gets the outcomes of the host operations it asked
+//! for last, in the order it asked (nothing on its first step, and nothing after taking
+//! or releasing a lock), and answers what comes next ([`Step`]):
+//!
+//! - [`Step::Run`]: run these [`Op`]s (all at once, in any order) and step with their
+//!   outcomes; a failed op is an `Err` outcome, typed as the storage types it;
+//! - [`Step::Lock`] / [`Step::Unlock`]: take the storage's named lock (what
+//!   [`Storage::locked`] runs its work under), or release it; a plan holds one lock at a
+//!   time. A plan that finishes holding it has it released first, then finishes;
+//! - [`Step::Done`]: the result.
+//!
+//! Two drivers run the same plans: [`run`] here, for native Rust over any [`Storage`]
+//! (it awaits the storage, nothing else), and in wasm `src/wasm/plans.rs`, which hands
+//! each step to the JavaScript driver (`pkg-template/driver.js`, `plan`): JavaScript
+//! calls the host and hands the outcomes back. So the logic of a store-wide operation
+//! exists once, and no Rust future runs in the wasm module for it.
+//!
+//! Writing a plan: a struct that knows where it is, and a `step` that matches on it. A
+//! plan may run another one inside it: it holds the sub-plan, passes its steps through
+//! (see [`Step::finished`]) and goes on when it is done. [`Plan::map`] turns a plan's
+//! result into another.
+
+use futures_util::future::join_all;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::storage::{Storage, WriteOptions};
+
+/// A host operation a plan asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// [`Storage::read`]: [`Outcome::Read`].
+    Read(String),
+    /// [`Storage::list`]: [`Outcome::List`].
+    List(String),
+    /// [`Storage::write`]: [`Outcome::Done`].
+    Write {
+        /// Where.
+        path: String,
+        /// The whole file.
+        bytes: Vec<u8>,
+        /// Fail with `AlreadyExists` rather than replace.
+        exclusive: bool,
+    },
+    /// [`Storage::remove`]: [`Outcome::Done`].
+    Remove(String),
+    /// [`Storage::remove_dir`]: [`Outcome::Done`].
+    RemoveDir(String),
+}
+
+/// What an [`Op`] gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// A read: the bytes, `None` for a missing file.
+    Read(Option<Vec<u8>>),
+    /// A list: the names of the children, folders ending in `/`.
+    List(Vec<String>),
+    /// A write, remove or folder removal.
+    Done,
+}
+
+/// The outcomes of the ops of one [`Step::Run`], in the order asked.
+pub type Outcomes = Vec<Result<Outcome>>;
+
+/// What a plan does next.
+#[derive(Debug)]
+pub enum Step<T> {
+    /// Run these ops, then step with their outcomes.
+    Run(Vec<Op>),
+    /// Take the named lock, then step (with no outcomes).
+    Lock(String),
+    /// Release the lock, then step (with no outcomes).
+    Unlock,
+    /// Finished.
+    Done(Result<T>),
+}
+
+impl<T> Step<T> {
+    /// For a plan running a sub-plan: the sub-plan's result once it is done, else the
+    /// step to pass through (the I/O it asks for is the caller's too).
+    pub fn finished<U>(self) -> std::result::Result<Result<T>, Step<U>> {
+        match self {
+            Step::Done(result) => Ok(result),
+            Step::Run(ops) => Err(Step::Run(ops)),
+            Step::Lock(name) => Err(Step::Lock(name)),
+            Step::Unlock => Err(Step::Unlock),
+        }
+    }
+}
+
+/// An operation as synchronous steps (see the module docs).
+pub trait Plan {
+    /// What it gives when done.
+    type Output;
+
+    /// The next step, given the outcomes of the last one's ops.
+    fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output>;
+
+    /// This plan, its result passed through `f`.
+    fn map<T, F: FnOnce(Self::Output) -> Result<T>>(self, f: F) -> Map<Self, F>
+    where
+        Self: Sized,
+    {
+        Map { plan: self, f: Some(f) }
+    }
+}
+
+/// A plan whose result goes through a function ([`Plan::map`]).
+pub struct Map<P, F> {
+    plan: P,
+    f: Option<F>,
+}
+
+impl<P: Plan, T, F: FnOnce(P::Output) -> Result<T>> Plan for Map<P, F> {
+    type Output = T;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<T> {
+        match self.plan.step(outcomes).finished() {
+            Err(step) => step,
+            Ok(result) => match self.f.take() {
+                Some(f) => Step::Done(result.and_then(f)),
+                None => Step::Done(Err(stepped_after_done())),
+            },
+        }
+    }
+}
+
+/// The error of a plan stepped again after it finished (a driver's bug).
+pub fn stepped_after_done() -> Error {
+    Error::new(ErrorKind::Internal, "a plan was stepped after it finished")
+}
+
+/// The one outcome of a step that ran one op.
+pub fn only(outcomes: Outcomes) -> Result<Outcome> {
+    outcomes.into_iter().next().unwrap_or_else(|| Err(Error::new(ErrorKind::Internal, "a plan got no outcome")))
+}
+
+/// A read's bytes (`None`: no such file).
+pub fn bytes(outcome: Result<Outcome>) -> Result<Option<Vec<u8>>> {
+    match outcome? {
+        Outcome::Read(bytes) => Ok(bytes),
+        _ => Err(Error::new(ErrorKind::Internal, "a plan got another outcome than a read's")),
+    }
+}
+
+/// A list's names.
+pub fn names(outcome: Result<Outcome>) -> Result<Vec<String>> {
+    match outcome? {
+        Outcome::List(names) => Ok(names),
+        _ => Err(Error::new(ErrorKind::Internal, "a plan got another outcome than a list's")),
+    }
+}
+
+/// Runs `plan` to its end over `storage` (the native driver).
+pub async fn run<S: Storage, P: Plan>(storage: &S, mut plan: P) -> Result<P::Output> {
+    let mut outcomes = Vec::new();
+    loop {
+        match plan.step(std::mem::take(&mut outcomes)) {
+            Step::Run(ops) => outcomes = perform(storage, &ops).await,
+            Step::Lock(name) => {
+                // The plan runs on under the lock until it releases it, or finishes.
+                if let Some(result) = storage.locked(&name, until_unlocked(storage, &mut plan)).await? {
+                    return result;
+                }
+            }
+            Step::Unlock => return Err(Error::new(ErrorKind::Internal, "a plan released a lock it did not hold")),
+            Step::Done(result) => return result,
+        }
+    }
+}
+
+/// Steps `plan` while it holds a lock: `None` once it releases it, else its result.
+async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P) -> Option<Result<P::Output>> {
+    let mut outcomes = Vec::new();
+    loop {
+        match plan.step(std::mem::take(&mut outcomes)) {
+            Step::Run(ops) => outcomes = perform(storage, &ops).await,
+            Step::Unlock => return None,
+            Step::Lock(_) => return Some(Err(Error::new(ErrorKind::Internal, "a plan took a lock it holds"))),
+            Step::Done(result) => return Some(result),
+        }
+    }
+}
+
+/// Runs `ops` at once over `storage`.
+async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
+    join_all(ops.iter().map(|op| async move {
+        match op {
+            Op::Read(path) => storage.read(path).await.map(Outcome::Read),
+            Op::List(dir) => storage.list(dir).await.map(Outcome::List),
+            Op::Write { path, bytes, exclusive } => {
+                storage.write(path, bytes, WriteOptions { exclusive: *exclusive }).await.map(|()| Outcome::Done)
+            }
+            Op::Remove(path) => storage.remove(path).await.map(|()| Outcome::Done),
+            Op::RemoveDir(path) => storage.remove_dir(path).await.map(|()| Outcome::Done),
+        }
+    }))
+    .await
+}
