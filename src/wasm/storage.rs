@@ -14,6 +14,7 @@ use super::body;
 use super::tasks::HostCall;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{Op, Outcome};
 use crate::storage::{Storage, WriteOptions};
 
 /// A JavaScript value thrown or rejected by the host, kept as an error's source.
@@ -138,6 +139,22 @@ pub fn read_bytes(value: JsValue, path: &str) -> Result<Option<Vec<u8>>> {
     })
 }
 
+/// The names a host's `list` gave for `dir` (`undefined`: none).
+fn listed(value: JsValue, dir: &str) -> Result<Vec<String>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    let array = value
+        .dyn_into::<Array>()
+        .map_err(|_| Error::new(ErrorKind::Storage, "storage list returned no array").with_path(dir))?;
+    Ok(array.iter().filter_map(|v| v.as_string()).collect())
+}
+
+/// The host's `lock` of `name` failed with `err`.
+pub fn lock_failure(name: &str, err: JsValue) -> Error {
+    classify("lock", &err).with_path(name).with_source(HostError(err))
+}
+
 fn write_options(options: WriteOptions) -> JsValue {
     let opts = Object::new();
     let _ = Reflect::set(&opts, &"exclusive".into(), &options.exclusive.into());
@@ -193,6 +210,56 @@ impl JsStorage {
     }
 }
 
+/// A plan's ops as host calls (src/wasm/plans.rs): what the driver calls, and how its
+/// outcome is typed, as this storage's own calls below.
+impl JsStorage {
+    /// The host method for `op` (`undefined` when the host has none: `removeDir`) and
+    /// its arguments.
+    pub fn call_of(&self, op: &Op) -> (JsValue, Array) {
+        let method = |f: &Function| JsValue::from(f.clone());
+        match op {
+            Op::Read(path) => (method(&self.read), Array::of2(&path.into(), &self.read_options)),
+            Op::List(dir) => (method(&self.list), Array::of1(&dir.into())),
+            Op::Write { path, bytes, exclusive } => (
+                method(&self.write),
+                Array::of3(
+                    &path.into(),
+                    &Uint8Array::from(&bytes[..]),
+                    &write_options(WriteOptions { exclusive: *exclusive }),
+                ),
+            ),
+            Op::Remove(path) => (method(&self.remove), Array::of1(&path.into())),
+            Op::RemoveDir(path) => {
+                (self.remove_dir.as_ref().map_or(JsValue::UNDEFINED, method), Array::of1(&path.into()))
+            }
+        }
+    }
+
+    /// The outcome of `op` from the host call's `ok` and its value (or error).
+    pub fn outcome(&self, op: &Op, ok: bool, value: JsValue) -> Result<Outcome> {
+        let (name, path) = match op {
+            Op::Read(path) => ("read", path),
+            Op::List(dir) => ("list", dir),
+            Op::Write { path, .. } => ("write", path),
+            Op::Remove(path) => ("remove", path),
+            Op::RemoveDir(path) => ("removeDir", path),
+        };
+        if !ok {
+            return Err(host_failure(name, path, value));
+        }
+        match op {
+            Op::Read(path) => read_bytes(value, path).map(Outcome::Read),
+            Op::List(dir) => listed(value, dir).map(Outcome::List),
+            _ => Ok(Outcome::Done),
+        }
+    }
+
+    /// The host's `lock`, if it has one.
+    pub fn lock_method(&self) -> Option<&Function> {
+        self.lock.as_ref()
+    }
+}
+
 impl Storage for JsStorage {
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
         match self.read_value(path).await? {
@@ -228,14 +295,7 @@ impl Storage for JsStorage {
     }
 
     async fn list(&self, dir: &str) -> Result<Vec<String>> {
-        let value = self.call("list", dir, &self.list, &[dir.into()]).await?;
-        if value.is_undefined() || value.is_null() {
-            return Ok(Vec::new());
-        }
-        let array = value
-            .dyn_into::<Array>()
-            .map_err(|_| Error::new(ErrorKind::Storage, "storage list returned no array").with_path(dir))?;
-        Ok(array.iter().filter_map(|v| v.as_string()).collect())
+        listed(self.call("list", dir, &self.list, &[dir.into()]).await?, dir)
     }
 
     async fn remove_dir(&self, path: &str) -> Result<()> {
@@ -249,7 +309,7 @@ impl Storage for JsStorage {
     /// call until the driver releases it (after `work`), and the host's `lock` settles.
     async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
         let Some(lock) = &self.lock else { return Ok(work.await) };
-        let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
+        let failed = |v: JsValue| lock_failure(name, v);
         let held = HostCall::lock(&self.host, lock, name);
         let lock_call = held.id();
         held.await.map_err(failed)?;
