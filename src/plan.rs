@@ -23,8 +23,6 @@
 //! (see [`Step::finished`]) and goes on when it is done. [`Plan::map`] turns a plan's
 //! result into another.
 
-use futures_util::future::join_all;
-
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::{Storage, WriteOptions};
 
@@ -184,10 +182,13 @@ async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P) -> Optio
     }
 }
 
-/// Runs `ops` at once over `storage`.
+/// Runs `ops` over `storage`, one after the other: native storages complete at once, and
+/// in wasm the JavaScript driver runs a plan's ops (this only serves the workflows that
+/// still await plans inside a Rust task), so nothing is gained by polling them together.
 async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
-    join_all(ops.iter().map(|op| async move {
-        match op {
+    let mut outcomes = Vec::with_capacity(ops.len());
+    for op in ops {
+        outcomes.push(match op {
             Op::Read(path) => storage.read(path).await.map(Outcome::Read),
             Op::List(dir) => storage.list(dir).await.map(Outcome::List),
             Op::Write { path, bytes, exclusive } => {
@@ -195,7 +196,7 @@ async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
             }
             Op::Remove(path) => storage.remove(path).await.map(|()| Outcome::Done),
             Op::RemoveDir(path) => storage.remove_dir(path).await.map(|()| Outcome::Done),
-        }
-    }))
-    .await
+        });
+    }
+    outcomes
 }
