@@ -2430,6 +2430,31 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.deepEqual(log.slice(1).filter((e) => e !== "remove held=1"), [], "every session file removed under the lock");
   });
 
+  test("a store-wide operation whose host call throws, or whose lock fails, rejects typed with the host's error as cause; nothing is removed", async () => {
+    const base = makeStorage();
+    const dir = contextDir();
+    const clock = () => T0;
+    const old = await ContextManager.open({ contextDir: dir, fileSystem: base, session: true, persistThreshold: 0, clock });
+    const record = await old.saveContext("t", {}, 1);
+    await old.close();
+    const boom = Object.assign(new Error("list exploded"), { code: "EIO" });
+    const throwing = { read: (p, o) => base.read(p, o), write: (p, d, o) => base.write(p, d, o), remove: (p) => base.remove(p), list: () => { throw boom; } };
+    for (const op of ["purge", "exportRecords", "listSessions"]) {
+      const err = await expectRejection(assert, () => ContextManager[op]({ contextDir: dir, fileSystem: throwing }), "STORAGE", op);
+      assert.equal(err.cause, boom, `${op}: the host's error is the cause`);
+    }
+    const denied = new Error("lock denied");
+    const locking = { ...throwing, list: (d) => base.list(d), lock: async () => { throw denied; } };
+    const err = await expectRejection(
+      assert,
+      () => ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: locking, clock: () => T0 + 2 * DAY, olderThanMs: DAY }),
+      "STORAGE",
+      "cleanupStaleSessions",
+    );
+    assert.equal(err.cause, denied);
+    assert.ok(await base.read(record), "the session's record stays");
+  });
+
   test("reconcile() adopts the records a crashed writer of the session left unlisted; endSession then removes them", async () => {
     const storage = makeStorage();
     const dir = contextDir();
