@@ -105,8 +105,7 @@ pub fn plan_step(id: u32, outcomes: Array) -> Array {
         lock => {
             running.lock = lock;
             let storage = running.manager.storage();
-            let typed = running
-                .asked
+            let typed = std::mem::take(&mut running.asked)
                 .iter()
                 .enumerate()
                 .map(|(i, op)| storage.outcome(op, ok(2 * i as u32), outcomes.get(2 * i as u32 + 1)))
