@@ -200,3 +200,86 @@ async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
     }
     outcomes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemoryStorage;
+    use futures_executor::block_on;
+    use std::cell::RefCell;
+
+    /// A memory storage whose lock logs when it is taken and released, and what ran under it.
+    #[derive(Default)]
+    struct Logged {
+        files: MemoryStorage,
+        log: RefCell<Vec<String>>,
+    }
+
+    impl Storage for Logged {
+        async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+            self.log.borrow_mut().push(format!("read {path}"));
+            self.files.read(path).await
+        }
+        async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
+            self.files.write(path, data, options).await
+        }
+        async fn remove(&self, path: &str) -> Result<()> {
+            self.files.remove(path).await
+        }
+        async fn list(&self, dir: &str) -> Result<Vec<String>> {
+            self.files.list(dir).await
+        }
+        async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
+            self.log.borrow_mut().push(format!("lock {name}"));
+            let out = work.await;
+            self.log.borrow_mut().push("unlock".into());
+            Ok(out)
+        }
+    }
+
+    /// Reads `a` under the lock `l`, then `b` after it; with `fail_locked`, fails under the lock.
+    struct Sample {
+        at: u8,
+        fail_locked: bool,
+    }
+
+    impl Plan for Sample {
+        type Output = Vec<Option<Vec<u8>>>;
+
+        fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output> {
+            self.at += 1;
+            match self.at {
+                1 => Step::Lock("l".into()),
+                2 => Step::Run(vec![Op::Read("a".into())]),
+                3 if self.fail_locked => Step::Done(Err(Error::invalid("failed under the lock"))),
+                3 => Step::Unlock,
+                4 => Step::Run(vec![Op::Read("b".into()), Op::Read("a".into())]),
+                _ => Step::Done(outcomes.into_iter().map(bytes).collect()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_plan_runs_its_ops_under_the_lock_it_takes_and_hands_back_their_outcomes_in_order() {
+        let storage = Logged::default();
+        block_on(storage.files.write("a", b"A", WriteOptions::default())).unwrap();
+        let out = block_on(run(&storage, Sample { at: 0, fail_locked: false })).unwrap();
+        assert_eq!(out, vec![None, Some(b"A".to_vec())]);
+        assert_eq!(*storage.log.borrow(), ["lock l", "read a", "unlock", "read b", "read a"]);
+    }
+
+    #[test]
+    fn a_plan_that_ends_holding_the_lock_has_it_released_then_fails() {
+        let storage = Logged::default();
+        let err = block_on(run(&storage, Sample { at: 0, fail_locked: true })).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+        assert_eq!(*storage.log.borrow(), ["lock l", "read a", "unlock"]);
+    }
+
+    #[test]
+    fn a_mapped_plan_gives_its_result_through_the_function() {
+        let storage = Logged::default();
+        let plan = Sample { at: 0, fail_locked: false }.map(|reads| Ok(reads.len()));
+        assert_eq!(block_on(run(&storage, plan)).unwrap(), 2);
+    }
+}
