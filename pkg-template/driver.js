@@ -267,8 +267,10 @@ export function createDriver(core, onTrap) {
 
   /**
    * The Promise of a plan (src/plan.rs), from its first step (src/wasm/plans.rs):
-   *   [0, value, json?]        done: resolve with value (JSON.parse(value) when json)
-   *   [4, error]               failed: reject with error
+   *   [0, value, json, woken]  done: resolve with value (JSON.parse(value) when json)
+   *   [4, error, false, woken] failed: reject with error
+   *                            (woken: ending the plan woke tasks, a close() waiting: poll)
+   *   [5, task]                the operation is a task in this case: settle it
    *   [1, id, host, calls]     call the host (calls: fn, args, …, all at once)
    *   [2, id, host, lock, name] take host.lock(name, callback)
    *   [3, id]                  release that lock
@@ -287,8 +289,12 @@ export function createDriver(core, onTrap) {
   async function follow(step, reject) {
     let lock;
     for (;;) {
-      if (step[0] === 0) return step[2] ? JSON.parse(step[1]) : step[1];
-      if (step[0] === 4) throw step[1];
+      if (step[0] === 5) return settle(step[1]);
+      if (step[0] === 0 || step[0] === 4) {
+        if (step[3]) poll();
+        if (step[0] === 4) throw step[1];
+        return step[2] ? JSON.parse(step[1]) : step[1];
+      }
       let outcomes;
       if (step[0] === 1) {
         outcomes = perform(step[2], step[3]);

@@ -66,7 +66,7 @@ function live(module) {
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
-  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
+  "open", "loadContexts", "selectRelevant", "flush", "close",
   "endSession", "rebuildIndex", "reconcile",
   "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
@@ -76,7 +76,9 @@ const ASYNC = new Set([
 ]);
 
 // The methods that return the first step of a plan (src/wasm/plans.rs), which the driver follows.
-const PLANS = new Set(["purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search"]);
+const PLANS = new Set([
+  "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search", "clearContextDir", "clear",
+]);
 
 /** `fn` (a wasm export of `module`) with traps caught and tasks settled. */
 export function guard(name, fn, module = coreModule) {

@@ -125,6 +125,31 @@ impl<P: Plan, T, F: FnOnce(P::Output) -> Result<T>> Plan for Map<P, F> {
     }
 }
 
+/// A plan of one batch: runs `ops`, then gives what `then` makes of their outcomes.
+pub fn batch<T, F: FnOnce(Outcomes) -> Result<T>>(ops: Vec<Op>, then: F) -> Batch<F> {
+    Batch { ops: Some(ops), then: Some(then) }
+}
+
+/// A plan of one batch ([`batch`]).
+pub struct Batch<F> {
+    ops: Option<Vec<Op>>,
+    then: Option<F>,
+}
+
+impl<T, F: FnOnce(Outcomes) -> Result<T>> Plan for Batch<F> {
+    type Output = T;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<T> {
+        if let Some(ops) = self.ops.take() {
+            return Step::Run(ops);
+        }
+        match self.then.take() {
+            Some(then) => Step::Done(then(outcomes)),
+            None => Step::Done(Err(stepped_after_done())),
+        }
+    }
+}
+
 /// The error of a plan stepped again after it finished (a driver's bug).
 pub fn stepped_after_done() -> Error {
     Error::new(ErrorKind::Internal, "a plan was stepped after it finished")

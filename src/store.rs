@@ -22,6 +22,7 @@ use crate::naming::{
 };
 use crate::paged::Paged;
 use crate::paths;
+use crate::plan::{self, Op, Outcomes, Plan};
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Owned, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
@@ -1602,29 +1603,44 @@ impl<S: Storage> ContextManager<S> {
     /// Removes the records this manager wrote and drops those held in memory. Never
     /// touches any other file. Every removal is attempted; the first failure is returned.
     pub async fn clear_context_dir(&self) -> Result<()> {
-        let _pass = self.gate.enter("clearContextDir")?;
-        self.check_writable()?;
-        self.remove_written().await
+        let clearing = self.begin_clear("clearContextDir")?;
+        self.remove_written(clearing).await
     }
 
-    /// `clear_context_dir` without the gate.
-    async fn remove_written(&self) -> Result<()> {
+    /// The first step of `clear_context_dir` and `clear` (`what`): the gate passed and the
+    /// manager writable, what to remove. Without a session, the records held in memory are
+    /// dropped here.
+    pub(crate) fn begin_clear(&self, what: &str) -> Result<Clearing> {
+        let pass = self.gate.enter(what)?;
+        self.check_writable()?;
         if self.session.is_some() {
-            return self.remove_session().await;
+            return Ok(Clearing::Session(pass));
         }
-        let written: Vec<String> = {
-            let mut state = self.state.borrow_mut();
-            state.memory.clear();
-            state.spill_queue.clear();
-            state.memory_bytes = 0;
-            state.written_paths()
-        };
-        let results = join_all(written.iter().map(|p| self.storage.remove(p))).await;
+        let mut state = self.state.borrow_mut();
+        state.memory.clear();
+        state.spill_queue.clear();
+        state.memory_bytes = 0;
+        Ok(Clearing::Files(pass, state.written_paths()))
+    }
+
+    /// The removals of `Clearing::Files`: a plan of one batch.
+    pub(crate) fn remove_written_plan<'a>(&'a self, written: Vec<String>) -> impl Plan<Output = ()> + 'a
+    where
+        S: 'a,
+    {
+        let removes = written.iter().map(|p| Op::Remove(p.clone())).collect();
+        plan::batch(removes, move |outcomes| self.written_removed(&written, outcomes))
+    }
+
+    /// The last step of the removal of the records this manager wrote, given how each
+    /// removal of `written` ended: those removed are no longer its own; the first failure
+    /// is the error.
+    pub(crate) fn written_removed(&self, written: &[String], outcomes: Outcomes) -> Result<()> {
         let mut first_error = None;
         let mut state = self.state.borrow_mut();
-        for (path, result) in written.iter().zip(results) {
+        for (path, result) in written.iter().zip(outcomes) {
             match result {
-                Ok(()) => state.unmark_written(path),
+                Ok(_) => state.unmark_written(path),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -1635,6 +1651,14 @@ impl<S: Storage> ContextManager<S> {
         owned.retain(|p| state.is_written(p));
         state.owned = owned;
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// `clear_context_dir` after its first step.
+    async fn remove_written(&self, clearing: Clearing) -> Result<()> {
+        match clearing {
+            Clearing::Session(_pass) => self.remove_session().await,
+            Clearing::Files(_pass, written) => plan::run(&self.storage, self.remove_written_plan(written)).await,
+        }
     }
 
     /// Adds a persisted record of this manager to the session manifest, with the top
@@ -1934,7 +1958,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// `end_session` without the gate.
-    async fn remove_session(&self) -> Result<()> {
+    pub(crate) async fn remove_session(&self) -> Result<()> {
         let Some(s) = &self.session else { return Ok(()) };
         let _turn = s.writing.lock().await;
         let lock = session::lock_name(&s.dir);
@@ -2134,9 +2158,8 @@ impl<S: Storage> ContextManager<S> {
 
     /// `clear_context_dir` and `clear_pointers`.
     pub async fn clear(&self) -> Result<()> {
-        let _pass = self.gate.enter("clear")?;
-        self.check_writable()?;
-        let result = self.remove_written().await;
+        let clearing = self.begin_clear("clear")?;
+        let result = self.remove_written(clearing).await;
         self.clear_pointers();
         result
     }
@@ -2174,6 +2197,15 @@ async fn yield_now() {
         std::task::Poll::Pending
     })
     .await
+}
+
+/// What `clear_context_dir` removes, decided by its first step; each holds the pass of
+/// the operation (a `close()` waits for it).
+pub(crate) enum Clearing {
+    /// In a session, the session: its files, manifest and folders (`remove_session`).
+    Session(Pass),
+    /// Else the records this manager wrote ([`ContextManager::remove_written_plan`]).
+    Files(Pass, Vec<String>),
 }
 
 /// One record of a load, or why it could not be loaded.

@@ -28,8 +28,8 @@ use crate::plan::Plan;
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    AfterSave, Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, Loaded, Options,
-    PendingSave, SaveInput, SessionChoice, Written,
+    AfterSave, Begun, Candidate, Clearing, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, Loaded,
+    Options, PendingSave, SaveInput, SessionChoice, Written,
 };
 
 /// The tool-context store.
@@ -1065,15 +1065,13 @@ impl JsContextManager {
 
     /// Removes the records this manager wrote and drops those held in memory.
     #[wasm_bindgen(js_name = clearContextDir)]
-    pub fn clear_context_dir(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.clear_context_dir().await.map(|()| JsValue::UNDEFINED).js() })
+    pub fn clear_context_dir(&self) -> Array {
+        self.clearing("clearContextDir", false)
     }
 
     /// `clearContextDir()` and `clearPointers()`.
-    pub fn clear(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.clear().await.map(|()| JsValue::UNDEFINED).js() })
+    pub fn clear(&self) -> Array {
+        self.clearing("clear", true)
     }
 
     /// Writes out the records held in memory.
@@ -1240,6 +1238,36 @@ impl JsContextManager {
         match plan(&manager) {
             Ok(plan) => plans::start(manager, plan, reply),
             Err(e) => plans::failed(e),
+        }
+    }
+
+    /// `clearContextDir` (`what`), and with `pointers` `clear`: a plan that removes the
+    /// records this manager wrote; in a session, a task that removes the session.
+    fn clearing(&self, what: &str, pointers: bool) -> Array {
+        let inner = self.inner.clone();
+        match inner.begin_clear(what) {
+            Err(e) => plans::failed(e),
+            Ok(Clearing::Session(pass)) => plans::task(spawn(async move {
+                let result = inner.remove_session().await;
+                if pointers {
+                    inner.clear_pointers();
+                }
+                drop(pass);
+                result.map(|()| JsValue::UNDEFINED).js()
+            })),
+            Ok(Clearing::Files(pass, written)) => {
+                let manager = inner.clone();
+                let removes = written.iter().map(|p| crate::plan::Op::Remove(p.clone())).collect();
+                let plan = crate::plan::batch(removes, move |outcomes| {
+                    let result = manager.written_removed(&written, outcomes);
+                    if pointers {
+                        manager.clear_pointers();
+                    }
+                    drop(pass);
+                    result
+                });
+                plans::start(inner, plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
+            }
         }
     }
 

@@ -5,8 +5,10 @@
 //! `__planStep(id, outcomes)` for the next one, until the plan is done. A step, as the
 //! driver gets it:
 //!
-//! - `[0, value]`: done, resolve with `value`; `[0, text, true]`: with `JSON.parse(text)`;
-//! - `[4, error]`: failed, reject with `error`;
+//! - `[0, value, json, woken]`: done, resolve with `value` (`JSON.parse(value)` when
+//!   `json`); `[4, error, false, woken]`: failed, reject with `error`. With `woken`,
+//!   ending the plan woke tasks (a `close()` waiting for it): poll them;
+//! - `[5, task]`: settle task `task` instead (the operation is a task in this case);
 //! - `[1, id, host, calls]`: call the host, all at once. `calls` is flat, `fn, args, …`
 //!   (`fn` undefined: the host has no such method, the call gives `undefined`); the
 //!   outcomes go back flat in the same order, `ok, value or error, …`;
@@ -81,9 +83,15 @@ where
     advance(id, running, Vec::new())
 }
 
-/// The step of a plan that failed before it began.
+/// The step that hands the driver a task to settle instead (an operation that is a plan
+/// in some cases, and still a task in others).
+pub fn task(task: u32) -> Array {
+    Array::of2(&5.into(), &task.into())
+}
+
+/// The step of a plan that failed (before it began, or with its state dropped).
 pub fn failed(err: Error) -> Array {
-    Array::of2(&4.into(), &to_js(err))
+    finish(Err(err))
 }
 
 /// The next step of plan `id`, given the outcomes of its last one (see the module docs).
@@ -94,13 +102,22 @@ pub fn plan_step(id: u32, outcomes: Array) -> Array {
     };
     let ok = |i: u32| outcomes.get(i).as_bool() == Some(true);
     match std::mem::replace(&mut running.lock, Lock::Free) {
-        Lock::Taking(name) if outcomes.length() > 0 => failed(super::storage::lock_failure(&name, outcomes.get(1))),
+        Lock::Taking(name) if outcomes.length() > 0 => {
+            drop(running);
+            failed(super::storage::lock_failure(&name, outcomes.get(1)))
+        }
         Lock::Taking(name) => {
             running.lock = Lock::Held(name);
             advance(id, running, Vec::new())
         }
-        Lock::Releasing(name, _) if !ok(0) => failed(super::storage::lock_failure(&name, outcomes.get(1))),
-        Lock::Releasing(_, Some(result)) => finish(result),
+        Lock::Releasing(name, _) if !ok(0) => {
+            drop(running);
+            failed(super::storage::lock_failure(&name, outcomes.get(1)))
+        }
+        Lock::Releasing(_, Some(result)) => {
+            drop(running);
+            finish(result)
+        }
         Lock::Releasing(_, None) => advance(id, running, Vec::new()),
         lock => {
             running.lock = lock;
@@ -155,7 +172,10 @@ fn advance(id: u32, mut running: Running, mut outcomes: Outcomes) -> Array {
                     running.lock = Lock::Releasing(name, Some(result));
                     break Array::of2(&3.into(), &id.into());
                 }
-                _ => return finish(result),
+                _ => {
+                    drop(running);
+                    return finish(result);
+                }
             },
         }
     };
@@ -163,11 +183,14 @@ fn advance(id: u32, mut running: Running, mut outcomes: Outcomes) -> Array {
     step
 }
 
-/// The last step of a plan: its value, or its error.
+/// The last step of a plan: its value, or its error; and whether ending it woke tasks
+/// (a `close()` waiting for the operation), which the driver then polls. The plan's
+/// state is dropped before (a pass it holds ends the operation).
 fn finish(result: Result<Reply>) -> Array {
+    let woken = JsValue::from(super::tasks::woken());
     match result {
-        Ok(Reply::Value(value)) => Array::of2(&0.into(), &value),
-        Ok(Reply::Json(text)) => Array::of3(&0.into(), &text.into(), &true.into()),
-        Err(e) => failed(e),
+        Ok(Reply::Value(value)) => Array::of4(&0.into(), &value, &false.into(), &woken),
+        Ok(Reply::Json(text)) => Array::of4(&0.into(), &text.into(), &true.into(), &woken),
+        Err(e) => Array::of4(&4.into(), &to_js(e), &false.into(), &woken),
     }
 }

@@ -418,6 +418,32 @@ export function runSeedApiTests({
     assert.equal((await readRecord(written.storage, paths[2])).result.content.length, 70_000, "the large record is on storage");
   });
 
+  t("clearContextDir() and clear() of a manager without a session run no task, and a close waiting for them ends", async () => {
+    const { m, storage } = setup();
+    const kept = joinPath(m.getContextDir(), "notes.txt");
+    await storage.write(kept, "mine");
+    const first = await m.saveContext("readFile", { path: "a.ts" }, "a");
+    const before = ContextManager.__tasksSpawnedForTests();
+    await m.clearContextDir();
+    assert.equal(await storage.read(first), undefined, "the record is removed");
+    assert.equal(m.size, 1, "clearContextDir keeps the pointers");
+    const second = await m.saveContext("readFile", { path: "b.ts" }, "b");
+    await m.clear();
+    assert.equal(await storage.read(second), undefined);
+    assert.equal(m.size, 0, "clear forgets the pointers");
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by clearContextDir and clear");
+    assert.equal(toText(await storage.read(kept)), "mine", "a file it did not write stays");
+    // A removal that settles later: close() waits for the clear in flight, then ends.
+    const slow = { ...storage, remove: (p) => new Promise((resolve) => setTimeout(resolve, 5)).then(() => storage.remove(p)) };
+    for (const name of ["read", "write", "list", "removeDir", "lock"]) if (typeof storage[name] === "function") slow[name] = storage[name].bind(storage);
+    const late = new ContextManager({ contextDir: m.getContextDir(), fileSystem: slow, persistThreshold: 0 });
+    const third = await late.saveContext("readFile", { path: "c.ts" }, "c");
+    const clearing = late.clear();
+    await late.close();
+    await clearing;
+    assert.equal(await storage.read(third), undefined, "the clear begun before close ran to its end");
+  });
+
   t("saveContext returns a filepath in contextDir named by the pattern; the record is stored", async () => {
     const { m, storage, base } = setup();
     const args = { path: "src/auth/login.ts", limit: 10 };
