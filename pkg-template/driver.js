@@ -23,6 +23,8 @@
 // loadContexts of 100 records polls once after its reads, not 100 times.
 //
 // saveContext is no task: the core's synchronous steps and the host's write (`save`).
+// Nor are the store-wide operations (purge, export, import, sessions): each is a plan
+// (src/plan.rs), whose steps this driver follows (`plan`).
 
 /** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
 function join(parts) {
@@ -53,6 +55,8 @@ export function createDriver(core, onTrap) {
   let queued = false;
   /** The `reject` of each save whose record is being written (`save`). */
   const saves = new Set();
+  /** The `reject` of each plan in flight (`plan`) → the release of the lock it holds. */
+  const runs = new Map();
 
   function fail(err) {
     const error = onTrap(err);
@@ -60,6 +64,11 @@ export function createDriver(core, onTrap) {
     waiting.clear();
     for (const reject of saves) reject(error);
     saves.clear();
+    for (const [reject, release] of runs) {
+      release?.();
+      reject(error);
+    }
+    runs.clear();
     for (const { release } of locks.values()) release();
     locks.clear();
     return error;
@@ -256,9 +265,114 @@ export function createDriver(core, onTrap) {
     }
   }
 
+  /**
+   * The Promise of a plan (src/plan.rs), from its first step (src/wasm/plans.rs):
+   *   [0, value, json, woken]  done: resolve with value (JSON.parse(value) when json)
+   *   [4, error, false, woken] failed: reject with error
+   *                            (woken: ending the plan woke tasks, a close() waiting: poll)
+   *   [5, task]                the operation is a task in this case: settle it
+   *   [1, id, host, calls]     call the host (calls: fn, args, …, all at once)
+   *   [2, id, host, lock, name] take host.lock(name, callback)
+   *   [3, id]                  release that lock
+   * then hand the outcomes to the core (`__planStep`), which answers the next step.
+   */
+  function plan(step) {
+    return new Promise((resolve, reject) => {
+      runs.set(reject, undefined);
+      follow(step, reject).then(
+        (value) => runs.delete(reject) && resolve(value),
+        (err) => runs.delete(reject) && reject(err),
+      );
+    });
+  }
+
+  async function follow(step, reject) {
+    let lock;
+    for (;;) {
+      if (step[0] === 5) return settle(step[1]);
+      if (step[0] === 0 || step[0] === 4) {
+        if (step[3]) poll();
+        if (step[0] === 4) throw step[1];
+        return step[2] ? JSON.parse(step[1]) : step[1];
+      }
+      let outcomes;
+      if (step[0] === 1) {
+        outcomes = perform(step[2], step[3]);
+        if (!Array.isArray(outcomes)) outcomes = await outcomes;
+      } else if (step[0] === 2) {
+        lock = hold(step[2], step[3], step[4]);
+        runs.set(reject, lock.release);
+        outcomes = await lock.held;
+      } else {
+        lock.release();
+        outcomes = await lock.settled;
+        runs.set(reject, undefined);
+      }
+      if (!runs.has(reject)) return undefined; // the module trapped: the plan failed with it
+      try {
+        step = core.__planStep(step[1], outcomes);
+      } catch (err) {
+        fail(err);
+        return undefined;
+      }
+    }
+  }
+
+  /**
+   * Runs a plan's host calls (`fn, args, …`; no fn: nothing to call) at once; their
+   * outcomes `ok, value or error, …` in the same order, in a Promise if any is a thenable.
+   */
+  function perform(host, calls) {
+    const out = new Array(calls.length);
+    let pending;
+    for (let i = 0; i < calls.length; i += 2) {
+      let value;
+      try {
+        value = calls[i] === undefined ? undefined : calls[i].apply(host, calls[i + 1]);
+      } catch (err) {
+        out[i] = false;
+        out[i + 1] = err;
+        continue;
+      }
+      out[i] = true;
+      out[i + 1] = value;
+      if (typeof value?.then !== "function") continue;
+      (pending ??= []).push(value.then((v) => (out[i + 1] = v), (err) => {
+        out[i] = false;
+        out[i + 1] = err;
+      }));
+    }
+    return pending === undefined ? out : Promise.all(pending).then(() => out);
+  }
+
+  /**
+   * `lock.call(host, name, callback)` for a plan: `held` resolves to `[]` once the
+   * callback runs, or `[false, error]` if the lock fails (or returns) before; `release()`
+   * ends the callback; `settled` resolves to `[ok, value or error]` of the host's lock.
+   */
+  function hold(host, lock, name) {
+    let release;
+    let taken;
+    const gate = new Promise((resolve) => (release = resolve));
+    const held = new Promise((resolve) => (taken = resolve));
+    let result;
+    try {
+      result = Promise.resolve(lock.call(host, name, () => {
+        taken([]);
+        return gate;
+      }));
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    const settled = result.then((value) => [true, value], (err) => [false, err]);
+    settled.then(([ok, err]) => taken([false, ok ? new Error("storage lock() returned without running its callback") : err]));
+    return { held, release, settled };
+  }
+
   return {
     settle,
     save,
+    plan,
     /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
     fail,
   };

@@ -66,13 +66,18 @@ function live(module) {
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
-  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
-  "endSession", "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
+  "open", "loadContexts", "selectRelevant", "flush", "close",
+  "endSession", "rebuildIndex", "reconcile",
   "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
   "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",
   "storeArtifact", "appendWithArtifact", "getArtifact", "listArtifacts", "resolveArtifacts", "stats", "prune", "export",
   "import", "sync", "syncStatus",
+]);
+
+// The methods that return the first step of a plan (src/wasm/plans.rs), which the driver follows.
+const PLANS = new Set([
+  "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search", "clearContextDir", "clear",
 ]);
 
 /** `fn` (a wasm export of `module`) with traps caught and tasks settled. */
@@ -85,9 +90,10 @@ export function guard(name, fn, module = coreModule) {
       out = fn.apply(this, args);
     } catch (err) {
       const error = err instanceof WebAssembly.RuntimeError ? driver.fail(err) : convert(err);
-      if (ASYNC.has(name)) return Promise.reject(error);
+      if (ASYNC.has(name) || PLANS.has(name)) return Promise.reject(error);
       throw error;
     }
+    if (PLANS.has(name)) return driver.plan(out);
     return ASYNC.has(name) ? driver.settle(out) : out;
   };
 }

@@ -54,6 +54,7 @@ mod lowercase;
 pub mod naming;
 mod paged;
 pub mod paths;
+pub mod plan;
 pub mod record;
 pub mod retention;
 pub mod select;
@@ -61,6 +62,7 @@ pub mod session;
 mod sort;
 pub mod storage;
 pub mod store;
+pub mod storewide;
 pub mod window;
 
 #[cfg(target_arch = "wasm32")]

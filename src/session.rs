@@ -15,6 +15,7 @@ use serde_json::Number;
 use crate::error::{Error, ErrorKind, Result};
 use crate::naming::is_record_filename;
 use crate::paths;
+use crate::plan::{self, Op, Outcomes, Plan, Step};
 use crate::record::{civil_from_days, iso_timestamp, RecordMeta};
 use crate::storage::Storage;
 
@@ -354,32 +355,92 @@ pub struct SessionInfo {
 
 /// The sessions of a context dir whose manifest parses, by id.
 pub async fn list_sessions<S: Storage>(storage: &S, context_dir: &str) -> Result<Vec<SessionInfo>> {
-    let mut out = Vec::new();
-    for (id, manifest) in manifests(storage, context_dir).await? {
-        out.push(SessionInfo {
-            records: manifest.context_files.len(),
-            bytes: manifest.context_files.values().map(|e| e.size).sum(),
-            id,
-            created_at: manifest.created_at,
-            last_activity: manifest.last_activity,
-        });
-    }
-    Ok(out)
+    plan::run(storage, ListSessions::new(context_dir)).await
 }
 
-async fn manifests<S: Storage>(storage: &S, context_dir: &str) -> Result<Vec<(String, Manifest)>> {
-    let root = paths::join(context_dir, SESSIONS_DIR);
-    let mut out = Vec::new();
-    for name in storage.list(&root).await? {
-        let Some(id) = name.strip_suffix('/').filter(|id| is_session_id(id)) else { continue };
-        let path = paths::join(&session_dir(context_dir, id), MANIFEST);
-        if let Some(bytes) = storage.read(&path).await? {
-            if let Ok(manifest) = Manifest::parse(&bytes, id) {
-                out.push((id.to_owned(), manifest));
+/// [`list_sessions`] as a plan.
+pub struct ListSessions;
+
+impl ListSessions {
+    /// The plan that lists the sessions of `context_dir`.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(context_dir: &str) -> impl Plan<Output = Vec<SessionInfo>> {
+        Manifests::new(context_dir).map(|manifests| {
+            Ok(manifests
+                .into_iter()
+                .map(|(id, manifest)| SessionInfo {
+                    records: manifest.context_files.len(),
+                    bytes: manifest.context_files.values().map(|e| e.size).sum(),
+                    id,
+                    created_at: manifest.created_at,
+                    last_activity: manifest.last_activity,
+                })
+                .collect())
+        })
+    }
+}
+
+/// A plan: the sessions of a context dir whose manifest parses, by id, with it.
+pub enum Manifests {
+    /// Nothing asked yet.
+    Start(String),
+    /// The sessions folder is being listed.
+    Listing(String),
+    /// The manifests of these sessions are being read.
+    Reading(Vec<String>),
+    /// Finished.
+    Done,
+}
+
+impl Manifests {
+    /// The manifests of the sessions of `context_dir`.
+    pub fn new(context_dir: &str) -> Self {
+        Manifests::Start(context_dir.to_owned())
+    }
+}
+
+impl Plan for Manifests {
+    type Output = Vec<(String, Manifest)>;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output> {
+        match std::mem::replace(self, Manifests::Done) {
+            Manifests::Start(context_dir) => {
+                let root = paths::join(&context_dir, SESSIONS_DIR);
+                *self = Manifests::Listing(context_dir);
+                Step::Run(vec![Op::List(root)])
             }
+            Manifests::Listing(context_dir) => {
+                let names = match plan::names(plan::only(outcomes)) {
+                    Ok(names) => names,
+                    Err(e) => return Step::Done(Err(e)),
+                };
+                let ids: Vec<String> = names
+                    .iter()
+                    .filter_map(|n| n.strip_suffix('/').filter(|id| is_session_id(id)).map(str::to_owned))
+                    .collect();
+                let reads =
+                    ids.iter().map(|id| Op::Read(paths::join(&session_dir(&context_dir, id), MANIFEST))).collect();
+                *self = Manifests::Reading(ids);
+                Step::Run(reads)
+            }
+            Manifests::Reading(ids) => {
+                let mut out = Vec::new();
+                for (id, read) in ids.into_iter().zip(outcomes) {
+                    match plan::bytes(read) {
+                        Ok(Some(bytes)) => {
+                            if let Ok(manifest) = Manifest::parse(&bytes, &id) {
+                                out.push((id, manifest));
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(e) => return Step::Done(Err(e)),
+                    }
+                }
+                Step::Done(Ok(out))
+            }
+            Manifests::Done => Step::Done(Err(plan::stepped_after_done())),
         }
     }
-    Ok(out)
 }
 
 /// Removes the sessions idle for longer than `older_than_ms` at `now_ms`: the files their
@@ -394,66 +455,231 @@ pub async fn cleanup_stale_sessions<S: Storage>(
     now_ms: i64,
     older_than_ms: i64,
 ) -> Result<Vec<String>> {
-    let is_stale = |manifest: &Manifest| {
-        parse_iso_ms(&manifest.last_activity).is_some_and(|last| last <= now_ms && now_ms - last > older_than_ms)
-    };
-    let mut removed = Vec::new();
-    for (id, manifest) in manifests(storage, context_dir).await? {
-        if !is_stale(&manifest) {
-            continue;
-        }
-        // Under the session's lock, read the manifest again: a manager may have written
-        // to the session since it was listed.
-        let dir = session_dir(context_dir, &id);
-        let gone = storage
-            .locked(&lock_name(&dir), async {
-                let current = storage.read(&paths::join(&dir, MANIFEST)).await?;
-                let manifest = match current.map(|bytes| Manifest::parse(&bytes, &id)) {
-                    Some(Ok(m)) if is_stale(&m) => m,
-                    _ => return Ok(false),
-                };
-                // Reconcile first: the session's own record files that its manifest does
-                // not list (a crash before the manifest caught up) are its records too.
-                // One saved recently means the session is not idle after all.
-                let orphans: Vec<String> = record_files(storage, &dir)
-                    .await?
-                    .into_iter()
-                    .filter(|rel| !manifest.context_files.contains_key(rel))
-                    .collect();
-                let recent =
-                    orphans.iter().filter_map(|rel| record_time_ms(rel)).any(|at| now_ms - at <= older_than_ms);
-                if recent {
-                    return Ok(false);
-                }
-                let orphans: Vec<String> = orphans.iter().map(|rel| paths::join(&dir, rel)).collect();
-                remove_session(storage, &dir, &manifest, &orphans).await.map(|()| true)
-            })
-            .await??;
-        if gone {
-            removed.push(id);
+    plan::run(storage, CleanupStale::new(context_dir, now_ms, older_than_ms)).await
+}
+
+/// [`cleanup_stale_sessions`] as a plan.
+pub struct CleanupStale {
+    context_dir: String,
+    now_ms: i64,
+    older_than_ms: i64,
+    /// The stale sessions left to look at, last first.
+    stale: Vec<String>,
+    /// The ids removed.
+    removed: Vec<String>,
+    at: Cleanup,
+}
+
+/// Where a [`CleanupStale`] is.
+enum Cleanup {
+    Listing(Manifests),
+    /// The session's lock is being taken.
+    Locking(String),
+    /// Under the lock, its manifest is being read again.
+    Reading(String),
+    /// Its record files are being listed.
+    Files(String, Manifest, RecordFiles),
+    /// Its files are being removed.
+    Removing(String, RemoveSession),
+    /// The lock is being released; the session was removed or not.
+    Unlocking(String, bool),
+    Done,
+}
+
+impl CleanupStale {
+    /// The plan that removes the sessions of `context_dir` idle longer than `older_than_ms` at `now_ms`.
+    pub fn new(context_dir: &str, now_ms: i64, older_than_ms: i64) -> Self {
+        CleanupStale {
+            context_dir: context_dir.to_owned(),
+            now_ms,
+            older_than_ms,
+            stale: Vec::new(),
+            removed: Vec::new(),
+            at: Cleanup::Listing(Manifests::new(context_dir)),
         }
     }
-    Ok(removed)
+
+    fn is_stale(&self, manifest: &Manifest) -> bool {
+        let now = self.now_ms;
+        parse_iso_ms(&manifest.last_activity).is_some_and(|last| last <= now && now - last > self.older_than_ms)
+    }
+
+    fn dir(&self, id: &str) -> String {
+        session_dir(&self.context_dir, id)
+    }
+
+    /// The next stale session: under its lock, read its manifest again (a manager may
+    /// have written to the session since it was listed).
+    fn next(&mut self) -> Step<Vec<String>> {
+        match self.stale.pop() {
+            Some(id) => {
+                let lock = lock_name(&self.dir(&id));
+                self.at = Cleanup::Locking(id);
+                Step::Lock(lock)
+            }
+            None => Step::Done(Ok(std::mem::take(&mut self.removed))),
+        }
+    }
+
+    fn unlock(&mut self, id: String, gone: bool) -> Step<Vec<String>> {
+        self.at = Cleanup::Unlocking(id, gone);
+        Step::Unlock
+    }
+}
+
+impl Plan for CleanupStale {
+    type Output = Vec<String>;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<Vec<String>> {
+        match std::mem::replace(&mut self.at, Cleanup::Done) {
+            Cleanup::Listing(mut manifests) => match manifests.step(outcomes).finished() {
+                Err(step) => {
+                    self.at = Cleanup::Listing(manifests);
+                    step
+                }
+                Ok(Err(e)) => Step::Done(Err(e)),
+                Ok(Ok(all)) => {
+                    let mut stale: Vec<String> =
+                        all.into_iter().filter(|(_, m)| self.is_stale(m)).map(|(id, _)| id).collect();
+                    stale.reverse();
+                    self.stale = stale;
+                    self.next()
+                }
+            },
+            Cleanup::Locking(id) => {
+                let path = paths::join(&self.dir(&id), MANIFEST);
+                self.at = Cleanup::Reading(id);
+                Step::Run(vec![Op::Read(path)])
+            }
+            Cleanup::Reading(id) => {
+                let current = match plan::bytes(plan::only(outcomes)) {
+                    Ok(current) => current,
+                    Err(e) => return Step::Done(Err(e)),
+                };
+                match current.map(|bytes| Manifest::parse(&bytes, &id)) {
+                    Some(Ok(m)) if self.is_stale(&m) => {
+                        let files = RecordFiles::new(&self.dir(&id));
+                        self.at = Cleanup::Files(id, m, files);
+                        self.step(Vec::new())
+                    }
+                    _ => self.unlock(id, false),
+                }
+            }
+            Cleanup::Files(id, manifest, mut files) => match files.step(outcomes).finished() {
+                Err(step) => {
+                    self.at = Cleanup::Files(id, manifest, files);
+                    step
+                }
+                Ok(Err(e)) => Step::Done(Err(e)),
+                Ok(Ok(files)) => {
+                    // The session's own record files that its manifest does not list (a
+                    // crash before the manifest caught up) are its records too. One saved
+                    // recently means the session is not idle after all.
+                    let orphans: Vec<String> =
+                        files.into_iter().filter(|rel| !manifest.context_files.contains_key(rel)).collect();
+                    let recent = orphans
+                        .iter()
+                        .filter_map(|rel| record_time_ms(rel))
+                        .any(|at| self.now_ms - at <= self.older_than_ms);
+                    if recent {
+                        return self.unlock(id, false);
+                    }
+                    let dir = self.dir(&id);
+                    let orphans: Vec<String> = orphans.iter().map(|rel| paths::join(&dir, rel)).collect();
+                    self.at = Cleanup::Removing(id, RemoveSession::new(&dir, &manifest, &orphans));
+                    self.step(Vec::new())
+                }
+            },
+            Cleanup::Removing(id, mut removing) => match removing.step(outcomes).finished() {
+                Err(step) => {
+                    self.at = Cleanup::Removing(id, removing);
+                    step
+                }
+                Ok(Err(e)) => Step::Done(Err(e)),
+                Ok(Ok(())) => self.unlock(id, true),
+            },
+            Cleanup::Unlocking(id, gone) => {
+                if gone {
+                    self.removed.push(id);
+                }
+                self.next()
+            }
+            Cleanup::Done => Step::Done(Err(plan::stepped_after_done())),
+        }
+    }
 }
 
 /// The record files of a session folder (one level of category folders), as paths
 /// relative to it: names in the record grammar only.
 pub async fn record_files<S: Storage>(storage: &S, dir: &str) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for name in storage.list(dir).await? {
-        if let Some(category) = name.strip_suffix('/') {
-            if check_category(category).is_ok() {
-                for inner in storage.list(&paths::join(dir, category)).await? {
-                    if is_record_filename(&inner) {
-                        out.push(format!("{category}/{inner}"));
+    plan::run(storage, RecordFiles::new(dir)).await
+}
+
+/// [`record_files`] as a plan.
+pub enum RecordFiles {
+    /// Nothing asked yet.
+    Start(String),
+    /// The folder is being listed.
+    Listing(String),
+    /// Its category folders are being listed; the folder's names.
+    Categories(Vec<String>),
+    /// Finished.
+    Done,
+}
+
+impl RecordFiles {
+    /// The record files of session folder `dir`.
+    pub fn new(dir: &str) -> Self {
+        RecordFiles::Start(dir.to_owned())
+    }
+}
+
+/// The category of a folder name (`code/`) that may hold records.
+fn category_of(name: &str) -> Option<&str> {
+    name.strip_suffix('/').filter(|c| check_category(c).is_ok())
+}
+
+impl Plan for RecordFiles {
+    type Output = Vec<String>;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<Vec<String>> {
+        match std::mem::replace(self, RecordFiles::Done) {
+            RecordFiles::Start(dir) => {
+                let list = Op::List(dir.clone());
+                *self = RecordFiles::Listing(dir);
+                Step::Run(vec![list])
+            }
+            RecordFiles::Listing(dir) => match plan::names(plan::only(outcomes)) {
+                Err(e) => Step::Done(Err(e)),
+                Ok(names) => {
+                    let lists = names.iter().filter_map(|n| category_of(n)).map(|c| Op::List(paths::join(&dir, c)));
+                    let lists = lists.collect();
+                    *self = RecordFiles::Categories(names);
+                    Step::Run(lists)
+                }
+            },
+            RecordFiles::Categories(names) => {
+                let mut out = Vec::new();
+                let mut listed = outcomes.into_iter();
+                for name in names {
+                    if let Some(category) = category_of(&name) {
+                        let inner = match listed.next().map(plan::names) {
+                            Some(Ok(inner)) => inner,
+                            Some(Err(e)) => return Step::Done(Err(e)),
+                            None => return Step::Done(Err(Error::new(ErrorKind::Internal, "a list went missing"))),
+                        };
+                        out.extend(
+                            inner.into_iter().filter(|n| is_record_filename(n)).map(|n| format!("{category}/{n}")),
+                        );
+                    } else if !name.ends_with('/') && is_record_filename(&name) {
+                        out.push(name);
                     }
                 }
+                Step::Done(Ok(out))
             }
-        } else if is_record_filename(&name) {
-            out.push(name);
+            RecordFiles::Done => Step::Done(Err(plan::stepped_after_done())),
         }
     }
-    Ok(out)
 }
 
 /// The save time in a record file name (its 13-digit timestamp part), in epoch ms.
@@ -465,27 +691,71 @@ pub fn record_time_ms(rel: &str) -> Option<i64> {
 /// Removes the files a manifest tracks (and `also`, paths inside the session), the
 /// manifest, and then the category folders and the session folder if they are empty.
 pub async fn remove_session<S: Storage>(storage: &S, dir: &str, manifest: &Manifest, also: &[String]) -> Result<()> {
-    let mut files: Vec<String> = manifest.context_files.keys().map(|rel| paths::join(dir, rel)).collect();
-    files.extend(also.iter().filter(|p| paths::is_inside(dir, p)).cloned());
-    crate::sort::sort(&mut files);
-    files.dedup();
-    for file in &files {
-        storage.remove(file).await?;
+    plan::run(storage, RemoveSession::new(dir, manifest, also)).await
+}
+
+/// [`remove_session`] as a plan: one removal at a time, in order, stopping at the first
+/// that fails.
+pub struct RemoveSession {
+    todo: std::collections::VecDeque<Removal>,
+    asked: Option<Removal>,
+}
+
+enum Removal {
+    File(String),
+    /// Listed: removed if empty.
+    Folder(String),
+    /// Listed empty: removed.
+    EmptyFolder(String),
+}
+
+impl RemoveSession {
+    /// The plan that removes session folder `dir`: the files `manifest` tracks, `also`.
+    pub fn new(dir: &str, manifest: &Manifest, also: &[String]) -> Self {
+        let mut files: Vec<String> = manifest.context_files.keys().map(|rel| paths::join(dir, rel)).collect();
+        files.extend(also.iter().filter(|p| paths::is_inside(dir, p)).cloned());
+        crate::sort::sort(&mut files);
+        files.dedup();
+        let mut folders: Vec<String> =
+            files.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned())).filter(|d| d != dir).collect();
+        crate::sort::sort(&mut folders);
+        folders.dedup();
+        let mut todo: std::collections::VecDeque<Removal> = files.into_iter().map(Removal::File).collect();
+        todo.push_back(Removal::File(paths::join(dir, MANIFEST)));
+        todo.extend(folders.into_iter().map(Removal::Folder));
+        todo.push_back(Removal::Folder(dir.to_owned()));
+        RemoveSession { todo, asked: None }
     }
-    storage.remove(&paths::join(dir, MANIFEST)).await?;
-    let mut folders: Vec<String> =
-        files.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned())).filter(|d| d != dir).collect();
-    crate::sort::sort(&mut folders);
-    folders.dedup();
-    for folder in folders {
-        if storage.list(&folder).await?.is_empty() {
-            storage.remove_dir(&folder).await?;
+}
+
+impl Plan for RemoveSession {
+    type Output = ();
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<()> {
+        if let Some(asked) = self.asked.take() {
+            let outcome = plan::only(outcomes);
+            match asked {
+                Removal::File(_) | Removal::EmptyFolder(_) => {
+                    if let Err(e) = outcome {
+                        return Step::Done(Err(e));
+                    }
+                }
+                Removal::Folder(folder) => match plan::names(outcome) {
+                    Ok(names) if names.is_empty() => self.todo.push_front(Removal::EmptyFolder(folder)),
+                    Ok(_) => {}
+                    Err(e) => return Step::Done(Err(e)),
+                },
+            }
         }
+        let Some(next) = self.todo.pop_front() else { return Step::Done(Ok(())) };
+        let op = match &next {
+            Removal::File(path) => Op::Remove(path.clone()),
+            Removal::Folder(folder) => Op::List(folder.clone()),
+            Removal::EmptyFolder(folder) => Op::RemoveDir(folder.clone()),
+        };
+        self.asked = Some(next);
+        Step::Run(vec![op])
     }
-    if storage.list(dir).await?.is_empty() {
-        storage.remove_dir(dir).await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -587,9 +857,26 @@ pub async fn search_sessions<S: Storage>(
     query: &str,
     limit: usize,
 ) -> Result<Vec<SessionHit>> {
+    plan::run(storage, SearchSessions::new(context_dir, query, limit)).await
+}
+
+/// [`search_sessions`] as a plan.
+pub struct SearchSessions;
+
+impl SearchSessions {
+    /// The plan that ranks the records of every session of `context_dir` for `query`.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(context_dir: &str, query: &str, limit: usize) -> impl Plan<Output = Vec<SessionHit>> {
+        let (context_dir, query) = (context_dir.to_owned(), query.to_owned());
+        Manifests::new(&context_dir).map(move |manifests| Ok(ranked(&context_dir, manifests, &query, limit)))
+    }
+}
+
+/// The best `limit` records of `manifests` for `query` ([`search_sessions`]).
+fn ranked(context_dir: &str, manifests: Vec<(String, Manifest)>, query: &str, limit: usize) -> Vec<SessionHit> {
     use crate::select::{rank, Fallback, Strategy, Terms};
     let mut entries: Vec<(String, String, ManifestEntry)> = Vec::new();
-    for (id, manifest) in manifests(storage, context_dir).await? {
+    for (id, manifest) in manifests {
         let dir = session_dir(context_dir, &id);
         for (rel, entry) in manifest.context_files {
             entries.push((id.clone(), paths::join(&dir, &rel), entry));
@@ -598,7 +885,7 @@ pub async fn search_sessions<S: Storage>(
     let terms: Vec<Terms> = entries.iter().map(|(_, _, e)| e.terms()).collect();
     let refs: Vec<&Terms> = terms.iter().collect();
     let ranking = rank(query, &refs, Fallback::None, Strategy::Bm25);
-    Ok(ranking
+    ranking
         .hits
         .iter()
         .take(limit)
@@ -612,5 +899,5 @@ pub async fn search_sessions<S: Storage>(
                 entry: entry.clone(),
             }
         })
-        .collect())
+        .collect()
 }

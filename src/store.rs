@@ -22,11 +22,13 @@ use crate::naming::{
 };
 use crate::paged::Paged;
 use crate::paths;
+use crate::plan::{self, Op, Outcomes, Plan};
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Owned, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
+pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
 
 /// Default `persistThreshold`: records of this many bytes or more are written out.
 pub const DEFAULT_PERSIST_THRESHOLD: usize = 32 * 1024;
@@ -1601,29 +1603,44 @@ impl<S: Storage> ContextManager<S> {
     /// Removes the records this manager wrote and drops those held in memory. Never
     /// touches any other file. Every removal is attempted; the first failure is returned.
     pub async fn clear_context_dir(&self) -> Result<()> {
-        let _pass = self.gate.enter("clearContextDir")?;
-        self.check_writable()?;
-        self.remove_written().await
+        let clearing = self.begin_clear("clearContextDir")?;
+        self.remove_written(clearing).await
     }
 
-    /// `clear_context_dir` without the gate.
-    async fn remove_written(&self) -> Result<()> {
+    /// The first step of `clear_context_dir` and `clear` (`what`): the gate passed and the
+    /// manager writable, what to remove. Without a session, the records held in memory are
+    /// dropped here.
+    pub(crate) fn begin_clear(&self, what: &str) -> Result<Clearing> {
+        let pass = self.gate.enter(what)?;
+        self.check_writable()?;
         if self.session.is_some() {
-            return self.remove_session().await;
+            return Ok(Clearing::Session(pass));
         }
-        let written: Vec<String> = {
-            let mut state = self.state.borrow_mut();
-            state.memory.clear();
-            state.spill_queue.clear();
-            state.memory_bytes = 0;
-            state.written_paths()
-        };
-        let results = join_all(written.iter().map(|p| self.storage.remove(p))).await;
+        let mut state = self.state.borrow_mut();
+        state.memory.clear();
+        state.spill_queue.clear();
+        state.memory_bytes = 0;
+        Ok(Clearing::Files(pass, state.written_paths()))
+    }
+
+    /// The removals of `Clearing::Files`: a plan of one batch.
+    pub(crate) fn remove_written_plan<'a>(&'a self, written: Vec<String>) -> impl Plan<Output = ()> + 'a
+    where
+        S: 'a,
+    {
+        let removes = written.iter().map(|p| Op::Remove(p.clone())).collect();
+        plan::batch(removes, move |outcomes| self.written_removed(&written, outcomes))
+    }
+
+    /// The last step of the removal of the records this manager wrote, given how each
+    /// removal of `written` ended: those removed are no longer its own; the first failure
+    /// is the error.
+    pub(crate) fn written_removed(&self, written: &[String], outcomes: Outcomes) -> Result<()> {
         let mut first_error = None;
         let mut state = self.state.borrow_mut();
-        for (path, result) in written.iter().zip(results) {
+        for (path, result) in written.iter().zip(outcomes) {
             match result {
-                Ok(()) => state.unmark_written(path),
+                Ok(_) => state.unmark_written(path),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -1634,6 +1651,14 @@ impl<S: Storage> ContextManager<S> {
         owned.retain(|p| state.is_written(p));
         state.owned = owned;
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// `clear_context_dir` after its first step.
+    async fn remove_written(&self, clearing: Clearing) -> Result<()> {
+        match clearing {
+            Clearing::Session(_pass) => self.remove_session().await,
+            Clearing::Files(_pass, written) => plan::run(&self.storage, self.remove_written_plan(written)).await,
+        }
     }
 
     /// Adds a persisted record of this manager to the session manifest, with the top
@@ -1933,7 +1958,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// `end_session` without the gate.
-    async fn remove_session(&self) -> Result<()> {
+    pub(crate) async fn remove_session(&self) -> Result<()> {
         let Some(s) = &self.session else { return Ok(()) };
         let _turn = s.writing.lock().await;
         let lock = session::lock_name(&s.dir);
@@ -2133,157 +2158,11 @@ impl<S: Storage> ContextManager<S> {
 
     /// `clear_context_dir` and `clear_pointers`.
     pub async fn clear(&self) -> Result<()> {
-        let _pass = self.gate.enter("clear")?;
-        self.check_writable()?;
-        let result = self.remove_written().await;
+        let clearing = self.begin_clear("clear")?;
+        let result = self.remove_written(clearing).await;
         self.clear_pointers();
         result
     }
-}
-
-/// Removes every file of `dir` whose name is a record filename (SPEC §3), whoever
-/// wrote it; other files and sub-folders stay. Returns the number removed.
-pub async fn purge<S: Storage>(storage: &S, dir: &str) -> Result<usize> {
-    let names = storage.list(dir).await?;
-    let records: Vec<String> =
-        names.iter().filter(|n| crate::naming::is_record_filename(n)).map(|n| paths::join(dir, n)).collect();
-    let results = join_all(records.iter().map(|p| storage.remove(p))).await;
-    let mut removed = 0;
-    for result in results {
-        result?;
-        removed += 1;
-    }
-    Ok(removed)
-}
-
-/// A record file that an export left out, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
-    /// Its file name.
-    pub filename: String,
-    /// Why: it does not parse as a record (torn, corrupt), or it was gone when read.
-    pub reason: String,
-}
-
-/// What [`export_jsonl`] gives: the JSON Lines, and what went into them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Export {
-    /// One line a record.
-    pub jsonl: String,
-    /// Records exported (the lines of `jsonl`).
-    pub exported: usize,
-    /// Files named as records that are not in `jsonl`, with the reason.
-    pub skipped: Vec<Skipped>,
-}
-
-/// The persisted records of `dir` as JSON Lines, one record a line, sorted by file name,
-/// every record's bytes recoverable exactly:
-///
-/// - `{"filename":"…","record":{…}}`, the record's bytes embedded verbatim, when they are
-///   one line that reads back as themselves (no line break, nothing around the object):
-///   every record this library writes;
-/// - `{"filename":"…","recordText":"…"}`, the bytes as a JSON string, otherwise (a
-///   pretty-printed record of the TypeScript original, a trailing newline, CRLF).
-///
-/// A file named as a record that does not parse as one (torn, corrupt) is not a record:
-/// it is left out and listed in [`Export::skipped`] with the reason, never silently.
-pub async fn export_jsonl<S: Storage>(storage: &S, dir: &str) -> Result<Export> {
-    let mut names: Vec<String> =
-        storage.list(dir).await?.into_iter().filter(|n| crate::naming::is_record_filename(n)).collect();
-    crate::sort::sort(&mut names);
-    let files: Vec<String> = names.iter().map(|n| paths::join(dir, n)).collect();
-    let reads = join_all(files.iter().map(|p| storage.read(p))).await;
-    let mut export = Export::default();
-    for (name, read) in names.into_iter().zip(reads) {
-        let Some(bytes) = read? else {
-            export.skipped.push(Skipped { filename: name, reason: "removed before it was read".into() });
-            continue;
-        };
-        let checked = parse_record(&bytes).map(|_| ());
-        let parsed = checked.and_then(|()| {
-            String::from_utf8(bytes).map_err(|e| Error::new(ErrorKind::CorruptRecord, format!("not UTF-8: {e}")))
-        });
-        let text = match parsed {
-            Ok(text) => text,
-            Err(e) => {
-                export.skipped.push(Skipped { filename: name, reason: e.to_string() });
-                continue;
-            }
-        };
-        let out = &mut export.jsonl;
-        out.push_str("{\"filename\":");
-        crate::record::push_json_str(out, &name);
-        if reads_back_verbatim(&text) {
-            out.push_str(",\"record\":");
-            out.push_str(&text);
-        } else {
-            out.push_str(",\"recordText\":");
-            crate::record::push_json_str(out, &text);
-        }
-        out.push_str("}\n");
-        export.exported += 1;
-    }
-    Ok(export)
-}
-
-/// Whether `text` (a record that parses), embedded as a JSON value in one line, is read
-/// back as exactly these bytes: no line break inside, nothing before `{` or after `}`.
-fn reads_back_verbatim(text: &str) -> bool {
-    text.starts_with('{') && text.ends_with('}') && !text.contains(['\n', '\r'])
-}
-
-/// What [`import_jsonl`] did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ImportReport {
-    /// Records written.
-    pub imported: usize,
-    /// Records already present with the same bytes.
-    pub unchanged: usize,
-}
-
-/// Writes the records of a JSON Lines export into `dir`, each under its own file name
-/// and byte for byte (from `record`, verbatim, or `recordText`, the exact text). A record already present with the same bytes is left alone; a
-/// different file under the same name, a malformed line, or a name outside the record
-/// grammar fails the import with the line number (the lines before it are written).
-pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Result<ImportReport> {
-    #[derive(serde::Deserialize)]
-    struct Line<'a> {
-        #[serde(borrow)]
-        filename: std::borrow::Cow<'a, str>,
-        #[serde(borrow, default)]
-        record: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default, rename = "recordText")]
-        record_text: Option<std::borrow::Cow<'a, str>>,
-    }
-    let mut report = ImportReport::default();
-    for (number, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let at = |message: String| Error::new(ErrorKind::CorruptRecord, format!("line {}: {message}", number + 1));
-        let parsed: Line<'_> = from_json(line).map_err(|e| at(e.to_string()))?;
-        if !crate::naming::is_record_filename(&parsed.filename) {
-            return Err(
-                at(format!("{:?} is not a record file name", parsed.filename)).with_path(parsed.filename.to_string())
-            );
-        }
-        let bytes = match (&parsed.record, &parsed.record_text) {
-            (Some(raw), None) => raw.get().as_bytes(),
-            (None, Some(text)) => text.as_bytes(),
-            _ => return Err(at("a line holds either \"record\" or \"recordText\"".into())),
-        };
-        parse_record(bytes).map_err(|e| at(e.to_string()))?;
-        let path = paths::join(dir, &parsed.filename);
-        match storage.write(&path, bytes, WriteOptions { exclusive: true }).await {
-            Ok(()) => report.imported += 1,
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                if storage.read(&path).await?.as_deref() == Some(bytes) {
-                    report.unchanged += 1;
-                } else {
-                    return Err(at("a different record exists under this name".into()).with_path(path));
-                }
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(report)
 }
 
 /// When a record was saved, in epoch ms: its timestamp, else its file name's.
@@ -2318,6 +2197,15 @@ async fn yield_now() {
         std::task::Poll::Pending
     })
     .await
+}
+
+/// What `clear_context_dir` removes, decided by its first step; each holds the pass of
+/// the operation (a `close()` waits for it).
+pub(crate) enum Clearing {
+    /// In a session, the session: its files, manifest and folders (`remove_session`).
+    Session(Pass),
+    /// Else the records this manager wrote ([`ContextManager::remove_written_plan`]).
+    Files(Pass, Vec<String>),
 }
 
 /// One record of a load, or why it could not be loaded.

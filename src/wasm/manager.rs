@@ -11,7 +11,7 @@ use std::rc::Rc;
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array, JSON};
 
 use super::tasks::spawn;
-use super::tasks::{done, spawn_done, Done, HostCall};
+use super::tasks::{done, Done, HostCall};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -21,13 +21,15 @@ use super::body::Body;
 use super::errors::{invalid, to_js, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::json::json_value;
+use super::plans::{self, Reply};
 use super::storage::{host_failure, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::Plan;
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    AfterSave, Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, Loaded, Options,
-    PendingSave, SaveInput, SessionChoice, Written,
+    AfterSave, Begun, Candidate, Clearing, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, Loaded,
+    Options, PendingSave, SaveInput, SessionChoice, Written,
 };
 
 /// The tool-context store.
@@ -569,155 +571,128 @@ impl JsContextManager {
 
     /// `[{id, createdAt, lastActivity, records, bytes}]` for the sessions of `contextDir`.
     #[wasm_bindgen(js_name = listSessions)]
-    pub fn list_sessions(options: JsValue) -> u32 {
-        Self::store_op(options, |m| async move {
-            let out = Array::new();
-            for info in crate::session::list_sessions(m.storage(), m.context_dir()).await? {
-                let o = Object::new();
-                let set = |k: &str, v: JsValue| {
-                    let _ = Reflect::set(&o, &k.into(), &v);
-                };
-                set("id", info.id.as_str().into());
-                set("createdAt", info.created_at.as_str().into());
-                set("lastActivity", info.last_activity.as_str().into());
-                set("records", (info.records as f64).into());
-                set("bytes", (info.bytes as f64).into());
-                out.push(&o);
-            }
-            Ok(out.into())
-        })
+    pub fn list_sessions(options: JsValue) -> Array {
+        Self::store_plan(
+            options,
+            |m| Ok(crate::session::ListSessions::new(m.context_dir())),
+            |sessions| {
+                let out = Array::new();
+                for info in sessions {
+                    let o = Object::new();
+                    let set = |k: &str, v: JsValue| {
+                        let _ = Reflect::set(&o, &k.into(), &v);
+                    };
+                    set("id", info.id.as_str().into());
+                    set("createdAt", info.created_at.as_str().into());
+                    set("lastActivity", info.last_activity.as_str().into());
+                    set("records", (info.records as f64).into());
+                    set("bytes", (info.bytes as f64).into());
+                    out.push(&o);
+                }
+                Ok(Reply::Value(out.into()))
+            },
+        )
     }
 
     /// `[{sessionId, filepath, score, matched, pointer}]`: the best `limit` (default 10)
     /// records of every session of `contextDir` for `query`, ranked from the sessions'
     /// manifests alone.
-    #[wasm_bindgen(js_name = search)]
-    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> u32 {
+    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> Array {
         let Some(query) = query.as_string() else {
-            return rejected(Error::invalid("query must be a string"));
+            return plans::failed(Error::invalid("query must be a string"));
         };
         let limit = match opt_size(&search_options, "limit") {
             Ok(limit) => limit.unwrap_or(10),
-            Err(e) => return rejected(e),
+            Err(e) => return plans::failed(e),
         };
-        // Not store_op: the hits go back as JSON text, parsed by the driver (tasks::Done).
-        let m = match Self::build(options) {
-            Ok((manager, _)) => manager.inner.clone(),
-            Err(e) => return rejected(e),
-        };
-        spawn_done(async move {
-            let hits = crate::session::search_sessions(m.storage(), m.context_dir(), &query, limit).await.js()?;
-            let mut json = String::from("[");
-            for hit in &hits {
-                if json.len() > 1 {
-                    json.push(',');
-                }
-                let e = &hit.entry;
-                json.push_str("{\"sessionId\":");
-                crate::record::push_json_str(&mut json, &hit.session_id);
-                json.push_str(",\"filepath\":");
-                crate::record::push_json_str(&mut json, &hit.filepath);
-                json.push_str(",\"score\":");
-                json.push_str(&score_json(hit.score));
-                json.push_str(",\"matched\":");
-                json.push_str(&serde_json::to_string(&hit.matched).unwrap_or_else(|_| "[]".into()));
-                json.push_str(",\"pointer\":{\"filepath\":");
-                crate::record::push_json_str(&mut json, &hit.filepath);
-                json.push_str(",\"filename\":");
-                crate::record::push_json_str(&mut json, hit.filepath.rsplit('/').next().unwrap_or(&hit.filepath));
-                json.push_str(",\"toolName\":");
-                crate::record::push_json_str(&mut json, &e.tool_name);
-                json.push_str(",\"toolDescription\":");
-                crate::record::push_json_str(&mut json, &e.tool_description);
-                json.push_str(",\"args\":");
-                json.push_str(e.args.get());
-                if let Some(task) = &e.task_id {
-                    json.push_str(",\"taskId\":");
-                    json.push_str(&task.to_string());
-                }
-                if let Some(q) = &e.query_id {
-                    json.push_str(",\"queryId\":");
-                    crate::record::push_json_str(&mut json, q);
-                }
-                json.push_str(",\"argsHash\":");
-                crate::record::push_json_str(&mut json, &e.args_hash);
-                json.push_str(",\"timestamp\":");
-                crate::record::push_json_str(&mut json, &e.created);
-                json.push_str(",\"size\":");
-                json.push_str(&e.size.to_string());
-                json.push_str("}}");
-            }
-            json.push(']');
-            Ok(Done::Json(json))
-        })
+        // The hits go back as JSON text, parsed by the driver.
+        Self::store_plan(
+            options,
+            |m| Ok(crate::session::SearchSessions::new(m.context_dir(), &query, limit)),
+            |hits| Ok(Reply::Json(hits_json(&hits))),
+        )
     }
 
     /// Removes the sessions idle longer than `olderThanMs` (default 24 h): only the files
     /// their manifests track. Resolves to the ids removed.
     #[wasm_bindgen(js_name = cleanupStaleSessions)]
-    pub fn cleanup_stale_sessions(options: JsValue) -> u32 {
+    pub fn cleanup_stale_sessions(options: JsValue) -> Array {
         let older_than = match opt_size(&options, "olderThanMs") {
             Ok(v) => v.map_or(crate::session::DEFAULT_STALE_MS, |n| n.min(i64::MAX as usize) as i64),
-            Err(e) => return rejected(e),
+            Err(e) => return plans::failed(e),
         };
-        Self::store_op(options, move |m| async move {
-            m.check_writable()?;
-            let now = (m.options().clock)();
-            let ids = crate::session::cleanup_stale_sessions(m.storage(), m.context_dir(), now, older_than).await?;
-            Ok(ids.iter().map(|id| JsValue::from(id.as_str())).collect::<Array>().into())
-        })
+        Self::store_plan(
+            options,
+            |m| {
+                m.check_writable()?;
+                let now = (m.options().clock)();
+                Ok(crate::session::CleanupStale::new(m.context_dir(), now, older_than))
+            },
+            |ids| Ok(Reply::Value(ids.iter().map(|id| JsValue::from(id.as_str())).collect::<Array>().into())),
+        )
     }
 
     /// Removes every toolctx record of `contextDir` (files named as records), whoever
     /// wrote them, and nothing else; resolves to the number removed.
-    pub fn purge(options: JsValue) -> u32 {
-        Self::store_op(options, |m| async move {
-            m.check_writable()?;
-            let removed = crate::store::purge(m.storage(), m.context_dir()).await?;
-            Ok(JsValue::from(removed as f64))
-        })
+    pub fn purge(options: JsValue) -> Array {
+        Self::store_plan(
+            options,
+            |m| {
+                m.check_writable()?;
+                Ok(crate::storewide::Purge::new(m.context_dir()))
+            },
+            |removed| Ok(Reply::Value(JsValue::from(removed as f64))),
+        )
     }
 
     /// The persisted records of `contextDir` as lossless JSON Lines (one record a line,
     /// every record's bytes recoverable); resolves to `{jsonl, exported, skipped}`, the
     /// files named as records that are not records listed with the reason.
     #[wasm_bindgen(js_name = exportRecords)]
-    pub fn export_records(options: JsValue) -> u32 {
-        Self::store_op(options, |m| async move {
-            let export = crate::store::export_jsonl(m.storage(), m.context_dir()).await?;
-            let skipped = Array::new();
-            for s in &export.skipped {
-                let o = Object::new();
-                let _ = Reflect::set(&o, &"filename".into(), &s.filename.as_str().into());
-                let _ = Reflect::set(&o, &"reason".into(), &s.reason.as_str().into());
-                skipped.push(&o);
-            }
-            let out = Object::new();
-            let _ = Reflect::set(&out, &"jsonl".into(), &export.jsonl.into());
-            let _ = Reflect::set(&out, &"exported".into(), &(export.exported as f64).into());
-            let _ = Reflect::set(&out, &"skipped".into(), &skipped);
-            Ok(out.into())
-        })
+    pub fn export_records(options: JsValue) -> Array {
+        Self::store_plan(
+            options,
+            |m| Ok(crate::storewide::ExportJsonl::new(m.context_dir())),
+            |export| {
+                let skipped = Array::new();
+                for s in &export.skipped {
+                    let o = Object::new();
+                    let _ = Reflect::set(&o, &"filename".into(), &s.filename.as_str().into());
+                    let _ = Reflect::set(&o, &"reason".into(), &s.reason.as_str().into());
+                    skipped.push(&o);
+                }
+                let out = Object::new();
+                let _ = Reflect::set(&out, &"jsonl".into(), &export.jsonl.into());
+                let _ = Reflect::set(&out, &"exported".into(), &(export.exported as f64).into());
+                let _ = Reflect::set(&out, &"skipped".into(), &skipped);
+                Ok(Reply::Value(out.into()))
+            },
+        )
     }
 
     /// Writes the records of an `exportRecords` result (or its `jsonl` text) into
     /// `contextDir`, byte for byte; resolves to `{imported, unchanged}`.
     #[wasm_bindgen(js_name = importRecords)]
-    pub fn import_records(options: JsValue, jsonl: JsValue) -> u32 {
+    pub fn import_records(options: JsValue, jsonl: JsValue) -> Array {
         let text = if jsonl.is_object() { get(&jsonl, "jsonl") } else { jsonl };
         let Some(text) = text.as_string() else {
-            return rejected(Error::invalid(
+            return plans::failed(Error::invalid(
                 "the records to import must be a string of JSON Lines or an exportRecords result",
             ));
         };
-        Self::store_op(options, |m| async move {
-            m.check_writable()?;
-            let report = crate::store::import_jsonl(m.storage(), m.context_dir(), &text).await?;
-            let out = Object::new();
-            let _ = Reflect::set(&out, &"imported".into(), &(report.imported as f64).into());
-            let _ = Reflect::set(&out, &"unchanged".into(), &(report.unchanged as f64).into());
-            Ok(out.into())
-        })
+        Self::store_plan(
+            options,
+            |m| {
+                m.check_writable()?;
+                Ok(crate::storewide::ImportJsonl::new(m.context_dir(), text))
+            },
+            |report| {
+                let out = Object::new();
+                let _ = Reflect::set(&out, &"imported".into(), &(report.imported as f64).into());
+                let _ = Reflect::set(&out, &"unchanged".into(), &(report.unchanged as f64).into());
+                Ok(Reply::Value(out.into()))
+            },
+        )
     }
 
     /// `saveContext`, its first step; the driver runs the rest (driver.js, `save`).
@@ -1090,15 +1065,13 @@ impl JsContextManager {
 
     /// Removes the records this manager wrote and drops those held in memory.
     #[wasm_bindgen(js_name = clearContextDir)]
-    pub fn clear_context_dir(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.clear_context_dir().await.map(|()| JsValue::UNDEFINED).js() })
+    pub fn clear_context_dir(&self) -> Array {
+        self.clearing("clearContextDir", false)
     }
 
     /// `clearContextDir()` and `clearPointers()`.
-    pub fn clear(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.clear().await.map(|()| JsValue::UNDEFINED).js() })
+    pub fn clear(&self) -> Array {
+        self.clearing("clear", true)
     }
 
     /// Writes out the records held in memory.
@@ -1194,6 +1167,52 @@ fn filter_options(options: &JsValue) -> Result<(Option<String>, Option<serde_jso
     Ok((query_id, task_id))
 }
 
+/// The hits of `search` as JSON text.
+fn hits_json(hits: &[crate::session::SessionHit]) -> String {
+    let mut json = String::from("[");
+    for hit in hits {
+        if json.len() > 1 {
+            json.push(',');
+        }
+        let e = &hit.entry;
+        json.push_str("{\"sessionId\":");
+        crate::record::push_json_str(&mut json, &hit.session_id);
+        json.push_str(",\"filepath\":");
+        crate::record::push_json_str(&mut json, &hit.filepath);
+        json.push_str(",\"score\":");
+        json.push_str(&score_json(hit.score));
+        json.push_str(",\"matched\":");
+        json.push_str(&serde_json::to_string(&hit.matched).unwrap_or_else(|_| "[]".into()));
+        json.push_str(",\"pointer\":{\"filepath\":");
+        crate::record::push_json_str(&mut json, &hit.filepath);
+        json.push_str(",\"filename\":");
+        crate::record::push_json_str(&mut json, hit.filepath.rsplit('/').next().unwrap_or(&hit.filepath));
+        json.push_str(",\"toolName\":");
+        crate::record::push_json_str(&mut json, &e.tool_name);
+        json.push_str(",\"toolDescription\":");
+        crate::record::push_json_str(&mut json, &e.tool_description);
+        json.push_str(",\"args\":");
+        json.push_str(e.args.get());
+        if let Some(task) = &e.task_id {
+            json.push_str(",\"taskId\":");
+            json.push_str(&task.to_string());
+        }
+        if let Some(q) = &e.query_id {
+            json.push_str(",\"queryId\":");
+            crate::record::push_json_str(&mut json, q);
+        }
+        json.push_str(",\"argsHash\":");
+        crate::record::push_json_str(&mut json, &e.args_hash);
+        json.push_str(",\"timestamp\":");
+        crate::record::push_json_str(&mut json, &e.created);
+        json.push_str(",\"size\":");
+        json.push_str(&e.size.to_string());
+        json.push_str("}}");
+    }
+    json.push(']');
+    json
+}
+
 /// A score as JSON (scores are finite; JSON has no NaN).
 fn score_json(score: f64) -> String {
     if score.is_finite() {
@@ -1204,19 +1223,51 @@ fn score_json(score: f64) -> String {
 }
 
 impl JsContextManager {
-    /// Runs a store-level operation (purge, export, import) over the storage and
-    /// context dir that `options` name, as a Promise.
-    fn store_op<F, Fut>(options: JsValue, op: F) -> u32
-    where
-        F: FnOnce(Rc<ContextManager<JsStorage>>) -> Fut,
-        Fut: std::future::Future<Output = Result<JsValue>> + 'static,
-    {
-        match Self::build(options) {
-            Ok((manager, _)) => {
-                let work = op(manager.inner.clone());
-                spawn(async move { work.await.js() })
+    /// Starts a store-wide operation over the storage and context dir that `options`
+    /// name: the plan `plan` makes, its result made a JavaScript value by `reply`. Its
+    /// first step, for the driver (src/wasm/plans.rs).
+    fn store_plan<P: Plan + 'static>(
+        options: JsValue,
+        plan: impl FnOnce(&ContextManager<JsStorage>) -> Result<P>,
+        reply: impl FnOnce(P::Output) -> Result<Reply> + 'static,
+    ) -> Array {
+        let manager = match Self::build(options) {
+            Ok((manager, _)) => manager.inner.clone(),
+            Err(e) => return plans::failed(e),
+        };
+        match plan(&manager) {
+            Ok(plan) => plans::start(manager, plan, reply),
+            Err(e) => plans::failed(e),
+        }
+    }
+
+    /// `clearContextDir` (`what`), and with `pointers` `clear`: a plan that removes the
+    /// records this manager wrote; in a session, a task that removes the session.
+    fn clearing(&self, what: &str, pointers: bool) -> Array {
+        let inner = self.inner.clone();
+        match inner.begin_clear(what) {
+            Err(e) => plans::failed(e),
+            Ok(Clearing::Session(pass)) => plans::task(spawn(async move {
+                let result = inner.remove_session().await;
+                if pointers {
+                    inner.clear_pointers();
+                }
+                drop(pass);
+                result.map(|()| JsValue::UNDEFINED).js()
+            })),
+            Ok(Clearing::Files(pass, written)) => {
+                let manager = inner.clone();
+                let removes = written.iter().map(|p| crate::plan::Op::Remove(p.clone())).collect();
+                let plan = crate::plan::batch(removes, move |outcomes| {
+                    let result = manager.written_removed(&written, outcomes);
+                    if pointers {
+                        manager.clear_pointers();
+                    }
+                    drop(pass);
+                    result
+                });
+                plans::start(inner, plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
             }
-            Err(e) => rejected(e),
         }
     }
 

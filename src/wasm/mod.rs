@@ -21,6 +21,8 @@ mod host;
 mod json;
 #[cfg(feature = "core")]
 mod manager;
+#[cfg(feature = "core")]
+mod plans;
 #[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod storage;
 // The window and conversation modules run no tasks (see `tasks::poll`).

@@ -14,6 +14,7 @@ use super::body;
 use super::tasks::HostCall;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{Op, Outcome};
 use crate::storage::{Storage, WriteOptions};
 
 /// A JavaScript value thrown or rejected by the host, kept as an error's source.
@@ -205,6 +206,56 @@ impl JsStorage {
     }
 }
 
+/// A plan's ops as host calls (src/wasm/plans.rs): what the driver calls, and how its
+/// outcome is typed, as this storage's own calls below.
+impl JsStorage {
+    /// The host method for `op` (`undefined` when the host has none: `removeDir`) and
+    /// its arguments.
+    pub fn call_of(&self, op: &Op) -> (JsValue, Array) {
+        let method = |f: &Function| JsValue::from(f.clone());
+        match op {
+            Op::Read(path) => (method(&self.read), Array::of2(&path.into(), &self.read_options)),
+            Op::List(dir) => (method(&self.list), Array::of1(&dir.into())),
+            Op::Write { path, bytes, exclusive } => (
+                method(&self.write),
+                Array::of3(
+                    &path.into(),
+                    &Uint8Array::from(&bytes[..]),
+                    &write_options(WriteOptions { exclusive: *exclusive }),
+                ),
+            ),
+            Op::Remove(path) => (method(&self.remove), Array::of1(&path.into())),
+            Op::RemoveDir(path) => {
+                (self.remove_dir.as_ref().map_or(JsValue::UNDEFINED, method), Array::of1(&path.into()))
+            }
+        }
+    }
+
+    /// The outcome of `op` from the host call's `ok` and its value (or error).
+    pub fn outcome(&self, op: &Op, ok: bool, value: JsValue) -> Result<Outcome> {
+        let (name, path) = match op {
+            Op::Read(path) => ("read", path),
+            Op::List(dir) => ("list", dir),
+            Op::Write { path, .. } => ("write", path),
+            Op::Remove(path) => ("remove", path),
+            Op::RemoveDir(path) => ("removeDir", path),
+        };
+        if !ok {
+            return Err(host_failure(name, path, value));
+        }
+        match op {
+            Op::Read(path) => read_bytes(value, path).map(Outcome::Read),
+            Op::List(dir) => list_names(value, dir).map(Outcome::List),
+            _ => Ok(Outcome::Done),
+        }
+    }
+
+    /// The host's `lock`, if it has one.
+    pub fn lock_method(&self) -> Option<&Function> {
+        self.lock.as_ref()
+    }
+}
+
 impl Storage for JsStorage {
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
         match self.read_value(path).await? {
@@ -254,7 +305,7 @@ impl Storage for JsStorage {
     /// call until the driver releases it (after `work`), and the host's `lock` settles.
     async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
         let Some(lock) = &self.lock else { return Ok(work.await) };
-        let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
+        let failed = |v: JsValue| host_failure("lock", name, v);
         let held = HostCall::lock(&self.host, lock, name);
         let lock_call = held.id();
         held.await.map_err(failed)?;

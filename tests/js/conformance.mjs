@@ -418,6 +418,32 @@ export function runSeedApiTests({
     assert.equal((await readRecord(written.storage, paths[2])).result.content.length, 70_000, "the large record is on storage");
   });
 
+  t("clearContextDir() and clear() of a manager without a session run no task, and a close waiting for them ends", async () => {
+    const { m, storage } = setup();
+    const kept = joinPath(m.getContextDir(), "notes.txt");
+    await storage.write(kept, "mine");
+    const first = await m.saveContext("readFile", { path: "a.ts" }, "a");
+    const before = ContextManager.__tasksSpawnedForTests();
+    await m.clearContextDir();
+    assert.equal(await storage.read(first), undefined, "the record is removed");
+    assert.equal(m.size, 1, "clearContextDir keeps the pointers");
+    const second = await m.saveContext("readFile", { path: "b.ts" }, "b");
+    await m.clear();
+    assert.equal(await storage.read(second), undefined);
+    assert.equal(m.size, 0, "clear forgets the pointers");
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by clearContextDir and clear");
+    assert.equal(toText(await storage.read(kept)), "mine", "a file it did not write stays");
+    // A removal that settles later: close() waits for the clear in flight, then ends.
+    const slow = { ...storage, remove: (p) => new Promise((resolve) => setTimeout(resolve, 5)).then(() => storage.remove(p)) };
+    for (const name of ["read", "write", "list", "removeDir", "lock"]) if (typeof storage[name] === "function") slow[name] = storage[name].bind(storage);
+    const late = new ContextManager({ contextDir: m.getContextDir(), fileSystem: slow, persistThreshold: 0 });
+    const third = await late.saveContext("readFile", { path: "c.ts" }, "c");
+    const clearing = late.clear();
+    await late.close();
+    await clearing;
+    assert.equal(await storage.read(third), undefined, "the clear begun before close ran to its end");
+  });
+
   t("saveContext returns a filepath in contextDir named by the pattern; the record is stored", async () => {
     const { m, storage, base } = setup();
     const args = { path: "src/auth/login.ts", limit: 10 };
@@ -2376,6 +2402,83 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock, olderThanMs: DAY }), [id]);
     for (const p of paths) assert.equal(await storage.read(p), undefined, `${p} collected`);
     assert.equal(toText(await storage.read(notes)), "mine");
+  });
+
+  test("the store-wide operations run no task (the driver runs their host calls); cleanup removes under the session's lock", async () => {
+    const base = makeStorage();
+    const dir = contextDir();
+    const log = [];
+    let held = 0;
+    const under = async (fn) => {
+      held++;
+      try {
+        return await fn();
+      } finally {
+        held--;
+      }
+    };
+    const storage = {
+      read: (p, o) => base.read(p, o),
+      write: (p, d, o) => base.write(p, d, o),
+      list: (d) => base.list(d),
+      remove: (p) => {
+        if (p.includes("/sessions/")) log.push(`remove held=${held}`);
+        return base.remove(p);
+      },
+      lock: (name, fn) => {
+        log.push(`lock ${name}`);
+        return typeof base.lock === "function" ? base.lock(name, () => under(fn)) : under(fn);
+      },
+    };
+    if (typeof base.removeDir === "function") storage.removeDir = (p) => base.removeDir(p);
+    const clock = () => T0;
+    const old = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0, clock });
+    await old.saveContext("grep", { pattern: "refund" }, { hits: ["refunds.ts"] });
+    await old.close();
+    const flat = new ContextManager({ contextDir: dir, fileSystem: storage, persistThreshold: 0 });
+    await flat.saveContext("readFile", { path: "a.ts" }, "flat");
+    const target = contextDir();
+    log.length = 0;
+    const before = ContextManager.__tasksSpawnedForTests();
+    const [info] = await ContextManager.listSessions({ contextDir: dir, fileSystem: storage });
+    assert.equal(info.id, old.sessionId);
+    const hits = await ContextManager.search({ contextDir: dir, fileSystem: storage }, "refund");
+    assert.deepEqual(hits.map((h) => h.sessionId), [old.sessionId]);
+    const out = await ContextManager.exportRecords({ contextDir: dir, fileSystem: storage });
+    assert.equal(out.exported, 1);
+    assert.deepEqual(await ContextManager.importRecords({ contextDir: target, fileSystem: storage }, out), { imported: 1, unchanged: 0 });
+    const later = () => T0 + 2 * DAY;
+    assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock: later, olderThanMs: DAY }), [old.sessionId]);
+    assert.equal(await ContextManager.purge({ contextDir: target, fileSystem: storage }), 1);
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by the store-wide operations");
+    assert.ok(log[0].startsWith("lock "), log.join(", "));
+    assert.ok(log.length >= 3, log.join(", "));
+    assert.deepEqual(log.slice(1).filter((e) => e !== "remove held=1"), [], "every session file removed under the lock");
+  });
+
+  test("a store-wide operation whose host call throws, or whose lock fails, rejects typed with the host's error as cause; nothing is removed", async () => {
+    const base = makeStorage();
+    const dir = contextDir();
+    const clock = () => T0;
+    const old = await ContextManager.open({ contextDir: dir, fileSystem: base, session: true, persistThreshold: 0, clock });
+    const record = await old.saveContext("t", {}, 1);
+    await old.close();
+    const boom = Object.assign(new Error("list exploded"), { code: "EIO" });
+    const throwing = { read: (p, o) => base.read(p, o), write: (p, d, o) => base.write(p, d, o), remove: (p) => base.remove(p), list: () => { throw boom; } };
+    for (const op of ["purge", "exportRecords", "listSessions"]) {
+      const err = await expectRejection(assert, () => ContextManager[op]({ contextDir: dir, fileSystem: throwing }), "STORAGE", op);
+      assert.equal(err.cause, boom, `${op}: the host's error is the cause`);
+    }
+    const denied = new Error("lock denied");
+    const locking = { ...throwing, list: (d) => base.list(d), lock: async () => { throw denied; } };
+    const err = await expectRejection(
+      assert,
+      () => ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: locking, clock: () => T0 + 2 * DAY, olderThanMs: DAY }),
+      "STORAGE",
+      "cleanupStaleSessions",
+    );
+    assert.equal(err.cause, denied);
+    assert.ok(await base.read(record), "the session's record stays");
   });
 
   test("reconcile() adopts the records a crashed writer of the session left unlisted; endSession then removes them", async () => {

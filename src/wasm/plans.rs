@@ -1,0 +1,196 @@
+//! Plans (src/plan.rs) run by the JavaScript driver: the wasm half.
+//!
+//! No Rust future runs: an export that starts a plan returns its first step, the driver
+//! (`pkg-template/driver.js`, `plan`) does what the step says and calls
+//! `__planStep(id, outcomes)` for the next one, until the plan is done. A step, as the
+//! driver gets it:
+//!
+//! - `[0, value, json, woken]`: done, resolve with `value` (`JSON.parse(value)` when
+//!   `json`); `[4, error, false, woken]`: failed, reject with `error`. With `woken`,
+//!   ending the plan woke tasks (a `close()` waiting for it): poll them;
+//! - `[5, task]`: settle task `task` instead (the operation is a task in this case);
+//! - `[1, id, host, calls]`: call the host, all at once. `calls` is flat, `fn, args, …`
+//!   (`fn` undefined: the host has no such method, the call gives `undefined`); the
+//!   outcomes go back flat in the same order, `ok, value or error, …`;
+//! - `[2, id, host, lock, name]`: `lock.call(host, name, callback)`; once the callback
+//!   runs (the lock is held), `__planStep(id, [])`; if the lock fails before, `[false, error]`;
+//! - `[3, id]`: release that lock; once the host's `lock` settles, `[ok, value or error]`.
+//!
+//! A host without `lock` runs the plan's locked part as it is (as [`Storage::locked`]
+//! does). The host's values are typed here as [`JsStorage`] types its own calls.
+//!
+//! [`Storage::locked`]: crate::storage::Storage::locked
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::Array;
+use wasm_bindgen::prelude::*;
+
+use super::errors::to_js;
+use super::storage::JsStorage;
+use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{Outcomes, Plan, Step};
+use crate::store::ContextManager;
+
+/// What a plan resolves with in JavaScript.
+pub enum Reply {
+    /// This value.
+    Value(JsValue),
+    /// This JSON text, parsed by the driver once the wasm call has returned (`JSON.parse`
+    /// run inside a wasm call has crashed Node 20's V8: see `tasks::Done`).
+    Json(String),
+}
+
+/// A plan in flight.
+struct Running {
+    /// Whose storage it runs over.
+    manager: Rc<ContextManager<JsStorage>>,
+    plan: Box<dyn Plan<Output = Reply>>,
+    /// The ops of its last [`Step::Run`], whose outcomes the driver hands back.
+    asked: Vec<crate::plan::Op>,
+    lock: Lock,
+}
+
+/// The host lock of a plan.
+enum Lock {
+    Free,
+    /// Asked for, by name.
+    Taking(String),
+    Held(String),
+    /// Being released; the plan's result, when it finished holding the lock.
+    Releasing(String, Option<Result<Reply>>),
+}
+
+thread_local! {
+    static PLANS: RefCell<HashMap<u32, Running>> = RefCell::new(HashMap::new());
+    static NEXT: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Starts `plan` over the storage of `manager`, its result made a JavaScript value by `reply`: its
+/// first step, for the driver.
+pub fn start<P, F>(manager: Rc<ContextManager<JsStorage>>, plan: P, reply: F) -> Array
+where
+    P: Plan + 'static,
+    F: FnOnce(P::Output) -> Result<Reply> + 'static,
+{
+    let id = NEXT.with(|n| {
+        n.set(n.get().wrapping_add(1));
+        n.get()
+    });
+    let running = Running { manager, plan: Box::new(plan.map(reply)), asked: Vec::new(), lock: Lock::Free };
+    advance(id, running, Vec::new())
+}
+
+/// The step that hands the driver a task to settle instead (an operation that is a plan
+/// in some cases, and still a task in others).
+pub fn task(task: u32) -> Array {
+    Array::of2(&5.into(), &task.into())
+}
+
+/// The step of a plan that failed (before it began, or with its state dropped).
+pub fn failed(err: Error) -> Array {
+    finish(Err(err))
+}
+
+/// The next step of plan `id`, given the outcomes of its last one (see the module docs).
+#[wasm_bindgen(js_name = "__planStep")]
+pub fn plan_step(id: u32, outcomes: Array) -> Array {
+    let Some(mut running) = PLANS.with(|p| p.borrow_mut().remove(&id)) else {
+        return failed(Error::new(ErrorKind::Internal, "no plan runs under this id"));
+    };
+    let ok = |i: u32| outcomes.get(i).as_bool() == Some(true);
+    match std::mem::replace(&mut running.lock, Lock::Free) {
+        Lock::Taking(name) if outcomes.length() > 0 => {
+            drop(running);
+            failed(super::storage::host_failure("lock", &name, outcomes.get(1)))
+        }
+        Lock::Taking(name) => {
+            running.lock = Lock::Held(name);
+            advance(id, running, Vec::new())
+        }
+        Lock::Releasing(name, _) if !ok(0) => {
+            drop(running);
+            failed(super::storage::host_failure("lock", &name, outcomes.get(1)))
+        }
+        Lock::Releasing(_, Some(result)) => {
+            drop(running);
+            finish(result)
+        }
+        Lock::Releasing(_, None) => advance(id, running, Vec::new()),
+        lock => {
+            running.lock = lock;
+            let storage = running.manager.storage();
+            let typed = std::mem::take(&mut running.asked)
+                .iter()
+                .enumerate()
+                .map(|(i, op)| storage.outcome(op, ok(2 * i as u32), outcomes.get(2 * i as u32 + 1)))
+                .collect();
+            advance(id, running, typed)
+        }
+    }
+}
+
+/// Steps `running` until it needs the driver; keeps it while it runs.
+fn advance(id: u32, mut running: Running, mut outcomes: Outcomes) -> Array {
+    let step = loop {
+        let storage = running.manager.storage();
+        match running.plan.step(outcomes) {
+            Step::Run(ops) => {
+                let calls = Array::new();
+                for op in &ops {
+                    let (f, args) = storage.call_of(op);
+                    calls.push(&f);
+                    calls.push(&args);
+                }
+                running.asked = ops;
+                break Array::of4(&1.into(), &id.into(), storage.host().0, &calls);
+            }
+            Step::Lock(name) => match (&running.lock, storage.lock_method()) {
+                (Lock::Held(held), _) => {
+                    let error = Error::new(ErrorKind::Internal, "a plan took a lock it holds");
+                    running.lock = Lock::Releasing(held.clone(), Some(Err(error)));
+                    break Array::of2(&3.into(), &id.into());
+                }
+                (_, Some(lock)) => {
+                    let step = Array::of5(&2.into(), &id.into(), storage.host().0, lock, &name.as_str().into());
+                    running.lock = Lock::Taking(name);
+                    break step;
+                }
+                (_, None) => outcomes = Vec::new(),
+            },
+            Step::Unlock => match std::mem::replace(&mut running.lock, Lock::Free) {
+                Lock::Held(name) => {
+                    running.lock = Lock::Releasing(name, None);
+                    break Array::of2(&3.into(), &id.into());
+                }
+                _ => outcomes = Vec::new(),
+            },
+            Step::Done(result) => match std::mem::replace(&mut running.lock, Lock::Free) {
+                Lock::Held(name) => {
+                    running.lock = Lock::Releasing(name, Some(result));
+                    break Array::of2(&3.into(), &id.into());
+                }
+                _ => {
+                    drop(running);
+                    return finish(result);
+                }
+            },
+        }
+    };
+    PLANS.with(|p| p.borrow_mut().insert(id, running));
+    step
+}
+
+/// The last step of a plan: its value, or its error; and whether ending it woke tasks
+/// (a `close()` waiting for the operation), which the driver then polls. The plan's
+/// state is dropped before (a pass it holds ends the operation).
+fn finish(result: Result<Reply>) -> Array {
+    let woken = JsValue::from(super::tasks::woken());
+    match result {
+        Ok(Reply::Value(value)) => Array::of4(&0.into(), &value, &false.into(), &woken),
+        Ok(Reply::Json(text)) => Array::of4(&0.into(), &text.into(), &true.into(), &woken),
+        Err(e) => Array::of4(&4.into(), &to_js(e), &false.into(), &woken),
+    }
+}
