@@ -19,10 +19,18 @@
 //
 // A host function that returns a plain value (not a thenable) completes its call at
 // once, and the same poll runs on. Calls that settle later are handed to the core as
-// they settle, and one poll, queued as a microtask, runs the tasks they woke: a
-// loadContexts of 100 records polls once after its reads, not 100 times.
+// they settle, and one poll, queued as a microtask, runs the tasks they woke: a task
+// that starts 100 reads polls once after them, not 100 times.
 //
-// saveContext is no task: the core's synchronous steps and the host's write (`save`).
+// saveContext and loadContexts are no tasks: the core's synchronous steps, and the
+// host's write (`save`) or reads (`load`) between them.
+
+import { parseRecord } from "./records.js";
+
+/** What `__loadBegin` says of a filepath (src/wasm/manager.rs): held in memory, to read, skipped. */
+const HELD = 0, READ = 1;
+/** Why a load skips a path it read (`__loadEnd`): no such file, the read failed, not a whole record. */
+const MISSING = 0, UNREADABLE = 1, NOT_A_RECORD = 2;
 
 /** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
 function join(parts) {
@@ -51,7 +59,8 @@ export function createDriver(core, onTrap) {
   let again = false;
   /** A poll is queued as a microtask (host calls settled since the last one). */
   let queued = false;
-  /** The `reject` of each save whose record is being written (`save`). */
+  /** The `reject` of each save whose record is being written (`save`), and of each load
+   * whose records are being read (`load`): a trap rejects them. */
   const saves = new Set();
 
   function fail(err) {
@@ -256,9 +265,107 @@ export function createDriver(core, onTrap) {
     }
   }
 
+  /**
+   * The records of a load whose reads have ended (`ok[i]`, `values[i]`: how the read of
+   * `asked[i]` ended, or the text of a record held in memory), parsed (records.js), in the
+   * order asked; the core gives the onDebug warning of each path skipped and ends the load
+   * (`__loadEnd`).
+     */
+  function loaded(manager, asked, plan, ok, values) {
+    const records = [];
+    let skipped;
+    for (let i = 0; i < values.length; i++) {
+      const kind = plan[4 + 2 * i];
+      if (kind !== HELD && kind !== READ) continue;
+      let why;
+      let value = values[i];
+      if (!ok[i]) why = UNREADABLE;
+      else if (value === undefined || value === null) why = MISSING;
+      else {
+        const record = parseRecord(value);
+        if (typeof record !== "string") {
+          records.push(record);
+          continue;
+        }
+        why = NOT_A_RECORD;
+        value = record;
+      }
+      (skipped ??= []).push(asked[i], plan[5 + 2 * i], why, value);
+    }
+    // Ending the load may wake a task (a close() waiting for it): poll it.
+    if ((plan[0] !== 0 || skipped) && manager.__loadEnd(plan[0], skipped)) poll();
+    return records;
+  }
+
+  /**
+   * The Promise of a load, from the core's first step (`__loadBegin`, src/wasm/manager.rs):
+   * `[id, host, read, readOptions, kind, value, …]`, per filepath asked a record held in
+   * memory (its text), a path to read, or skipped. Every read starts at once, and a host
+   * read that returns a plain value is not awaited: the load then settles at once.
+   * `filepaths`: the paths asked (copied: the caller may change its array meanwhile).
+   */
+  function load(manager, filepaths, plan) {
+    const asked = filepaths.slice();
+    const host = plan[1], read = plan[2], options = plan[3];
+    const count = (plan.length - 4) >> 1;
+    const ok = new Array(count).fill(true);
+    const values = new Array(count);
+    let pending = 0;
+    let done;
+    for (let i = 0; i < count; i++) {
+      const value = plan[5 + 2 * i];
+      if (plan[4 + 2 * i] !== READ) {
+        values[i] = value;
+        continue;
+      }
+      let got;
+      try {
+        got = read.call(host, value, options);
+      } catch (err) {
+        ok[i] = false;
+        got = err;
+      }
+      if (typeof got?.then !== "function") {
+        values[i] = got;
+        continue;
+      }
+      pending++;
+      got.then(
+        (v) => {
+          values[i] = v;
+          if (--pending === 0) done();
+        },
+        (err) => {
+          ok[i] = false;
+          values[i] = err;
+          if (--pending === 0) done();
+        },
+      );
+    }
+    if (pending === 0) {
+      try {
+        return Promise.resolve(loaded(manager, asked, plan, ok, values));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return new Promise((resolve, reject) => {
+      saves.add(reject);
+      done = () => {
+        if (!saves.delete(reject)) return; // the module trapped: rejected already
+        try {
+          resolve(loaded(manager, asked, plan, ok, values));
+        } catch (err) {
+          reject(err);
+        }
+      };
+    });
+  }
+
   return {
     settle,
     save,
+    load,
     /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
     fail,
   };

@@ -26,8 +26,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    AfterSave, Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, Loaded, Options,
-    PendingSave, SaveInput, SessionChoice, Written,
+    AfterSave, Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, LoadStep, Loading,
+    NotLoaded, Options, PendingSave, SaveInput, SessionChoice, Written,
 };
 
 /// The tool-context store.
@@ -43,7 +43,16 @@ pub struct JsContextManager {
     /// The saves whose record the driver is writing, by id.
     saves: RefCell<HashMap<u32, Saving>>,
     next_save: Cell<u32>,
+    /// The loads whose records the driver is reading, by id.
+    loads: RefCell<HashMap<u32, Loading>>,
+    next_load: Cell<u32>,
 }
+
+/// What `__loadBegin` says of one filepath: a record held in memory (its text), a path
+/// to read, or skipped.
+const HELD: u32 = 0;
+const READ: u32 = 1;
+const SKIPPED: u32 = 2;
 
 /// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
 /// integer; any other key is refused, so a misspelt cap is not silently no cap.
@@ -249,6 +258,8 @@ impl JsContextManager {
             owns_storage,
             saves: RefCell::default(),
             next_save: Cell::new(0),
+            loads: RefCell::default(),
+            next_load: Cell::new(0),
         }
     }
 
@@ -804,68 +815,78 @@ impl JsContextManager {
         }
     }
 
-    /// `loadContexts` (records.js parses): the records at `filepaths` as a flat array
-    /// `[path as asked, text or the host's bytes, …]`, in order. The bytes a host read
-    /// stay in JavaScript; missing and outside paths are skipped with an `onDebug`
-    /// warning, and so is a record that does not parse (by records.js).
-    #[wasm_bindgen(js_name = "__loadContexts")]
-    pub fn load_contexts(&self, filepaths: JsValue) -> u32 {
-        if let Err(e) = self.inner.check_open("loadContexts") {
-            return rejected(e);
-        }
-        let Some(list) = filepaths.dyn_ref::<Array>() else {
-            return rejected(Error::invalid("filepaths must be an array of strings"));
-        };
-        let paths: Vec<String> = list
-            .iter()
-            .filter_map(|p| {
-                let s = p.as_string();
-                if s.is_none() {
-                    let shown =
-                        JSON::stringify(&p).ok().and_then(|t| t.as_string()).unwrap_or_else(|| format!("{p:?}"));
-                    self.inner.debug(format!("Failed to load {shown}: a filepath must be a string"), None);
-                }
-                s
-            })
-            .collect();
-        let inner = self.inner.clone();
-        spawn(async move {
-            let held = |bytes: Rc<[u8]>| std::str::from_utf8(&bytes).ok().map(JsValue::from_str);
-            let storage = inner.storage();
-            let read = |path: String| async move {
-                match storage.read_value(&path).await {
-                    Ok(Some(value)) => Loaded::Record(value),
-                    Ok(None) => Loaded::Failed("the record is missing".to_owned()),
-                    Err(e) => Loaded::Failed(format!("the storage could not read it ({e})")),
-                }
+    /// `loadContexts`, its first step; the driver runs the rest (driver.js, `load`).
+    /// Returns `[id, host, read, readOptions, kind, value, …]`, a kind and a value per
+    /// filepath, in order: [`HELD`] and the text of a record held in memory, [`READ`] and
+    /// the path to read with `read.call(host, path, readOptions)`, or [`SKIPPED`] (the
+    /// `onDebug` warning is given). `id` names the load until `__loadEnd`; 0 when there
+    /// is nothing to read (the load has ended).
+    #[wasm_bindgen(js_name = "__loadBegin")]
+    pub fn load_begin(&self, filepaths: JsValue) -> Result<Array, JsValue> {
+        let loading = self.inner.begin_load().js()?;
+        let list: &Array = filepaths.dyn_ref().ok_or_else(|| invalid("filepaths must be an array of strings"))?;
+        let (host, read, read_options) = self.inner.storage().record_reader();
+        let plan = Array::of4(&0.into(), host, read, read_options);
+        let mut reads = false;
+        for value in list.iter() {
+            let Some(asked) = value.as_string() else {
+                let shown =
+                    JSON::stringify(&value).ok().and_then(|t| t.as_string()).unwrap_or_else(|| format!("{value:?}"));
+                self.inner.debug(format!("Failed to load {shown}: a filepath must be a string"), None);
+                plan.push(&SKIPPED.into());
+                plan.push(&JsValue::UNDEFINED);
+                continue;
             };
-            let records = inner.load_with(&paths, held, read).await.js()?;
-            let out = Array::new_with_length(0);
-            for (asked, value) in records {
-                out.push(&asked.into());
-                out.push(&value);
-            }
-            Ok(out.into())
-        })
+            let (kind, value) = match self.inner.load_step(&asked) {
+                LoadStep::Held(bytes) => match std::str::from_utf8(&bytes) {
+                    Ok(text) => (HELD, JsValue::from_str(text)),
+                    Err(e) => {
+                        self.inner.load_skipped(&asked, &NotLoaded::NotARecord(e.to_string()));
+                        (SKIPPED, JsValue::UNDEFINED)
+                    }
+                },
+                LoadStep::Read(path) => {
+                    reads = true;
+                    (READ, JsValue::from(path))
+                }
+                LoadStep::Skipped => (SKIPPED, JsValue::UNDEFINED),
+            };
+            plan.push(&kind.into());
+            plan.push(&value);
+        }
+        if reads {
+            let id = self.next_load.get().wrapping_add(1).max(1);
+            self.next_load.set(id);
+            self.loads.borrow_mut().insert(id, loading);
+            plan.set(0, id.into());
+        }
+        Ok(plan)
     }
 
-    /// `loadContexts` of records all held in memory (most of a store's recent ones), in
-    /// one synchronous crossing: their texts, in order, NUL-joined (JSON text never holds
-    /// NUL), from `joined`, the filepaths NUL-joined. `None` when one is not held (or is
-    /// not UTF-8 text free of NUL), or the manager is closed: `__loadContexts` then loads
-    /// them and says why one fails.
-    #[wasm_bindgen(js_name = "__loadHeld")]
-    pub fn load_held(&self, joined: &str) -> Option<String> {
-        let records = self.inner.held_records(joined.split('\0'))?;
-        let mut out = String::with_capacity(records.iter().map(|r| r.len() + 1).sum());
-        for (i, record) in records.iter().enumerate() {
-            let text = std::str::from_utf8(record).ok().filter(|t| !t.contains('\0'))?;
-            if i > 0 {
-                out.push('\0');
+    /// The end of load `id` (0: one that read nothing): `skipped` holds `[asked, path,
+    /// kind, value, …]` for each path it skipped after its read, in order: kind 0, the
+    /// storage has no such file; 1, its read failed with `value`; 2, what it read is not
+    /// a whole record, `value` says why. The `onDebug` warnings are given in that order.
+    /// Returns whether ending it woke tasks (a `close()` waiting for it): the driver then
+    /// polls them.
+    #[wasm_bindgen(js_name = "__loadEnd")]
+    pub fn load_end(&self, id: u32, skipped: JsValue) -> bool {
+        let loading = self.loads.borrow_mut().remove(&id);
+        if let Some(list) = skipped.dyn_ref::<Array>() {
+            for at in (0..list.length()).step_by(4) {
+                let asked = list.get(at).as_string().unwrap_or_default();
+                let path = list.get(at + 1).as_string().unwrap_or_default();
+                let value = list.get(at + 3);
+                let why = match list.get(at + 2).as_f64() {
+                    Some(0.0) => NotLoaded::Missing,
+                    Some(1.0) => NotLoaded::Unreadable(host_failure("read", &path, value)),
+                    _ => NotLoaded::NotARecord(value.as_string().unwrap_or_default()),
+                };
+                self.inner.load_skipped(&asked, &why);
             }
-            out.push_str(text);
         }
-        Some(out)
+        drop(loading);
+        super::tasks::woken()
     }
 
     /// `selectRelevantContexts` (the JS glue's `extras.js` exports it under that name):

@@ -159,18 +159,27 @@ async fn save_and_load_through_a_js_host() {
         let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED);
         paths.push(settle(saved).await.unwrap().as_string().unwrap());
     }
-    let loaded =
-        settle(m.load_contexts(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into())).await.unwrap();
-    // `[path as asked, the host's text, …]`: the records are parsed by records.js.
-    let found = Array::from(&loaded);
-    assert_eq!(found.length(), 4);
-    assert_eq!(found.get(0).as_string().as_deref(), Some(paths[2].as_str()));
-    assert_eq!(found.get(2).as_string().as_deref(), Some(paths[0].as_str()));
-    let record = |i: u32| js_sys::JSON::parse(&found.get(i).as_string().unwrap()).unwrap();
-    assert_eq!(get(&record(1), "result").as_string().as_deref(), Some("body"));
-    assert_eq!(get(&record(1), "taskId").as_f64(), Some(7.0));
-    assert!(get(&record(1), "queryId").is_undefined());
-    assert_eq!(get(&record(3), "result").as_string().as_deref(), Some("intro.md"));
+    // `[id, host, read, readOptions, kind, value, …]`: both records were written
+    // (persistThreshold 0), so both are to be read (kind 1), at their paths; the driver
+    // reads them and records.js parses them.
+    let plan = m.load_begin(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into()).unwrap();
+    assert_eq!(plan.length(), 8);
+    let id = plan.get(0).as_f64().unwrap() as u32;
+    assert_ne!(id, 0, "a load with reads has an id");
+    assert_eq!((plan.get(4).as_f64(), plan.get(6).as_f64()), (Some(1.0), Some(1.0)));
+    assert_eq!(plan.get(5).as_string().as_deref(), Some(paths[2].as_str()));
+    assert_eq!(plan.get(7).as_string().as_deref(), Some(paths[0].as_str()));
+    let read: Function = plan.get(2).into();
+    let mut records = Vec::new();
+    for at in [5, 7] {
+        let text = JsFuture::from(Promise::from(read.call2(&plan.get(1), &plan.get(at), &plan.get(3)).unwrap()));
+        records.push(js_sys::JSON::parse(&text.await.unwrap().as_string().unwrap()).unwrap());
+    }
+    m.load_end(id, JsValue::UNDEFINED);
+    assert_eq!(get(&records[0], "result").as_string().as_deref(), Some("body"));
+    assert_eq!(get(&records[0], "taskId").as_f64(), Some(7.0));
+    assert!(get(&records[0], "queryId").is_undefined());
+    assert_eq!(get(&records[1], "result").as_string().as_deref(), Some("intro.md"));
 
     // Ranking over three pointers, so a wrong answer is possible: only the relevant
     // ones, best first; every pointer in the given order only when none matches.
