@@ -266,31 +266,34 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * The records of a load whose reads have ended (`ok[i]`, `values[i]`: how the read of
-   * `asked[i]` ended, or the text of a record held in memory), parsed (records.js), in the
-   * order asked; the core gives the onDebug warning of each path skipped and ends the load
-   * (`__loadEnd`).
-     */
+   * The records of a load whose reads have ended (`ok[r]`, `values[r]`: how its r-th read
+   * ended), parsed (records.js), in the order asked; the core gives the onDebug warning
+   * of each path skipped and ends the load (`__loadEnd`).
+   */
   function loaded(manager, asked, plan, ok, values) {
+    const kinds = plan[4];
+    const held = plan[5] === "" ? [] : plan[5].split("\0");
     const records = [];
     let skipped;
-    for (let i = 0; i < values.length; i++) {
-      const kind = plan[4 + 2 * i];
-      if (kind !== HELD && kind !== READ) continue;
-      let why;
-      let value = values[i];
-      if (!ok[i]) why = UNREADABLE;
-      else if (value === undefined || value === null) why = MISSING;
-      else {
+    for (let i = 0, h = 0, r = 0; i < kinds.length; i++) {
+      let value, path, why;
+      if (kinds[i] === HELD) value = held[h++];
+      else if (kinds[i] === READ) {
+        path = plan[6 + r];
+        value = values[r];
+        if (!ok[r++]) why = UNREADABLE;
+        else if (value === undefined || value === null) why = MISSING;
+      } else continue; // skipped: the core has warned
+      if (why === undefined) {
         const record = parseRecord(value);
         if (typeof record !== "string") {
           records.push(record);
           continue;
         }
-        why = NOT_A_RECORD;
         value = record;
+        why = NOT_A_RECORD;
       }
-      (skipped ??= []).push(asked[i], plan[5 + 2 * i], why, value);
+      (skipped ??= []).push(asked[i], path, why, value);
     }
     // Ending the load may wake a task (a close() waiting for it): poll it.
     if ((plan[0] !== 0 || skipped) && manager.__loadEnd(plan[0], skipped)) poll();
@@ -299,56 +302,51 @@ export function createDriver(core, onTrap) {
 
   /**
    * The Promise of a load, from the core's first step (`__loadBegin`, src/wasm/manager.rs):
-   * `[id, host, read, readOptions, kind, value, …]`, per filepath asked a record held in
-   * memory (its text), a path to read, or skipped. Every read starts at once, and a host
-   * read that returns a plain value is not awaited: the load then settles at once.
-   * `filepaths`: the paths asked (copied: the caller may change its array meanwhile).
+   * `[id, host, read, readOptions, kinds, held, path, …]`, per filepath asked a record
+   * held in memory (its text in `held`), a path to read, or skipped. Every read starts at
+   * once, and a host read that returns a plain value is not awaited: the load then
+   * settles at once. `filepaths`: the paths asked.
    */
   function load(manager, filepaths, plan) {
-    const asked = filepaths.slice();
     const host = plan[1], read = plan[2], options = plan[3];
-    const count = (plan.length - 4) >> 1;
+    const count = plan.length - 6;
     const ok = new Array(count).fill(true);
     const values = new Array(count);
     let pending = 0;
     let done;
-    for (let i = 0; i < count; i++) {
-      const value = plan[5 + 2 * i];
-      if (plan[4 + 2 * i] !== READ) {
-        values[i] = value;
-        continue;
-      }
+    for (let r = 0; r < count; r++) {
       let got;
       try {
-        got = read.call(host, value, options);
+        got = read.call(host, plan[6 + r], options);
       } catch (err) {
-        ok[i] = false;
+        ok[r] = false;
         got = err;
       }
       if (typeof got?.then !== "function") {
-        values[i] = got;
+        values[r] = got;
         continue;
       }
       pending++;
       got.then(
         (v) => {
-          values[i] = v;
+          values[r] = v;
           if (--pending === 0) done();
         },
         (err) => {
-          ok[i] = false;
-          values[i] = err;
+          ok[r] = false;
+          values[r] = err;
           if (--pending === 0) done();
         },
       );
     }
     if (pending === 0) {
       try {
-        return Promise.resolve(loaded(manager, asked, plan, ok, values));
+        return Promise.resolve(loaded(manager, filepaths, plan, ok, values));
       } catch (err) {
         return Promise.reject(err);
       }
     }
+    const asked = filepaths.slice(); // the caller may change its array meanwhile
     return new Promise((resolve, reject) => {
       saves.add(reject);
       done = () => {

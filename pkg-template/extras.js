@@ -150,12 +150,21 @@ for (const name of ["__loadBegin", "__loadEnd"]) {
 Core.prototype.loadContexts = function loadContexts(filepaths) {
   let plan;
   try {
-    plan = this.__loadBegin(filepaths);
+    plan = this.__loadBegin(filepaths, joined(filepaths));
   } catch (err) {
     return Promise.reject(err);
   }
   return coreModule.driver.load(this, filepaths, plan);
 };
+
+/** `filepaths` NUL-joined (one crossing into the core), when they are strings free of NUL. */
+function joined(filepaths) {
+  if (!Array.isArray(filepaths)) return undefined;
+  for (let i = 0; i < filepaths.length; i++) {
+    if (typeof filepaths[i] !== "string" || filepaths[i].includes("\0")) return undefined;
+  }
+  return filepaths.join("\0");
+}
 
 // selectRelevant's rerank hook: a host callback (a model call, typically) may reorder or
 // cut the heuristic candidates; on error or timeout the heuristic order stands and

@@ -50,9 +50,9 @@ pub struct JsContextManager {
 
 /// What `__loadBegin` says of one filepath: a record held in memory (its text), a path
 /// to read, or skipped.
-const HELD: u32 = 0;
-const READ: u32 = 1;
-const SKIPPED: u32 = 2;
+const HELD: u8 = 0;
+const READ: u8 = 1;
+const SKIPPED: u8 = 2;
 
 /// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
 /// integer; any other key is refused, so a misspelt cap is not silently no cap.
@@ -451,6 +451,42 @@ impl JsContextManager {
     }
 }
 
+/// What `__loadBegin` says of a load, gathered ([`JsContextManager::plan_load`]).
+#[derive(Default)]
+struct LoadPlan {
+    kinds: Vec<u8>,
+    /// The texts of the records held in memory, NUL-joined.
+    held: String,
+    reads: Vec<String>,
+}
+
+impl JsContextManager {
+    /// Adds the path `asked` to a load's plan.
+    fn plan_load(&self, plan: &mut LoadPlan, asked: &str) {
+        let kind = match self.inner.load_step(asked) {
+            LoadStep::Held(bytes) => match std::str::from_utf8(&bytes) {
+                Ok(text) if !text.contains('\0') => {
+                    if !plan.held.is_empty() {
+                        plan.held.push('\0'); // a record's text is never empty
+                    }
+                    plan.held.push_str(text);
+                    HELD
+                }
+                _ => {
+                    self.inner.load_skipped(asked, &NotLoaded::NotARecord("not UTF-8 JSON text".to_owned()));
+                    SKIPPED
+                }
+            },
+            LoadStep::Read(path) => {
+                plan.reads.push(path);
+                READ
+            }
+            LoadStep::Skipped => SKIPPED,
+        };
+        plan.kinds.push(kind);
+    }
+}
+
 /// A save between its steps (see `__saveBegin`).
 enum Saving {
     /// Its record is being written; the result, held until the save ends.
@@ -816,51 +852,50 @@ impl JsContextManager {
     }
 
     /// `loadContexts`, its first step; the driver runs the rest (driver.js, `load`).
-    /// Returns `[id, host, read, readOptions, kind, value, …]`, a kind and a value per
-    /// filepath, in order: [`HELD`] and the text of a record held in memory, [`READ`] and
-    /// the path to read with `read.call(host, path, readOptions)`, or [`SKIPPED`] (the
-    /// `onDebug` warning is given). `id` names the load until `__loadEnd`; 0 when there
-    /// is nothing to read (the load has ended).
+    /// `filepaths` as asked, also NUL-joined in `joined` when they are all strings free
+    /// of NUL (one crossing for all). Returns `[id, host, read, readOptions, kinds, held,
+    /// path, …]`: `kinds`, a byte per filepath: [`HELD`] (a record held in memory),
+    /// [`READ`] (read it with `read.call(host, path, readOptions)`), [`SKIPPED`] (the
+    /// `onDebug` warning is given); `held`, the texts of the held ones, NUL-joined (JSON
+    /// text never holds a NUL); then the paths to read, in order. `id` names the load
+    /// until `__loadEnd`; 0 when there is nothing to read (the load has ended).
     #[wasm_bindgen(js_name = "__loadBegin")]
-    pub fn load_begin(&self, filepaths: JsValue) -> Result<Array, JsValue> {
+    pub fn load_begin(&self, filepaths: JsValue, joined: Option<String>) -> Result<Array, JsValue> {
         let loading = self.inner.begin_load().js()?;
         let list: &Array = filepaths.dyn_ref().ok_or_else(|| invalid("filepaths must be an array of strings"))?;
-        let (host, read, read_options) = self.inner.storage().record_reader();
-        let plan = Array::of4(&0.into(), host, read, read_options);
-        let mut reads = false;
-        for value in list.iter() {
-            let Some(asked) = value.as_string() else {
-                let shown =
-                    JSON::stringify(&value).ok().and_then(|t| t.as_string()).unwrap_or_else(|| format!("{value:?}"));
-                self.inner.debug(format!("Failed to load {shown}: a filepath must be a string"), None);
-                plan.push(&SKIPPED.into());
-                plan.push(&JsValue::UNDEFINED);
-                continue;
-            };
-            let (kind, value) = match self.inner.load_step(&asked) {
-                LoadStep::Held(bytes) => match std::str::from_utf8(&bytes) {
-                    Ok(text) => (HELD, JsValue::from_str(text)),
-                    Err(e) => {
-                        self.inner.load_skipped(&asked, &NotLoaded::NotARecord(e.to_string()));
-                        (SKIPPED, JsValue::UNDEFINED)
+        let mut plan = LoadPlan::default();
+        match joined {
+            Some(joined) if list.length() > 0 => joined.split('\0').for_each(|asked| self.plan_load(&mut plan, asked)),
+            _ => {
+                for value in list.iter() {
+                    match value.as_string() {
+                        Some(asked) => self.plan_load(&mut plan, &asked),
+                        None => {
+                            let shown = JSON::stringify(&value)
+                                .ok()
+                                .and_then(|t| t.as_string())
+                                .unwrap_or_else(|| format!("{value:?}"));
+                            self.inner.debug(format!("Failed to load {shown}: a filepath must be a string"), None);
+                            plan.kinds.push(SKIPPED);
+                        }
                     }
-                },
-                LoadStep::Read(path) => {
-                    reads = true;
-                    (READ, JsValue::from(path))
                 }
-                LoadStep::Skipped => (SKIPPED, JsValue::UNDEFINED),
-            };
-            plan.push(&kind.into());
-            plan.push(&value);
+            }
         }
-        if reads {
-            let id = self.next_load.get().wrapping_add(1).max(1);
+        let mut id = 0;
+        if !plan.reads.is_empty() {
+            id = self.next_load.get().wrapping_add(1).max(1);
             self.next_load.set(id);
             self.loads.borrow_mut().insert(id, loading);
-            plan.set(0, id.into());
         }
-        Ok(plan)
+        let (host, read, read_options) = self.inner.storage().record_reader();
+        let out = Array::of4(&id.into(), host, read, read_options);
+        out.push(&Uint8Array::from(&plan.kinds[..]));
+        out.push(&JsValue::from_str(&plan.held));
+        for path in plan.reads {
+            out.push(&path.into());
+        }
+        Ok(out)
     }
 
     /// The end of load `id` (0: one that read nothing): `skipped` holds `[asked, path,

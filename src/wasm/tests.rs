@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -159,19 +159,27 @@ async fn save_and_load_through_a_js_host() {
         let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED);
         paths.push(settle(saved).await.unwrap().as_string().unwrap());
     }
-    // `[id, host, read, readOptions, kind, value, …]`: both records were written
+    // `[id, host, read, readOptions, kinds, held, path, …]`: both records were written
     // (persistThreshold 0), so both are to be read (kind 1), at their paths; the driver
-    // reads them and records.js parses them.
-    let plan = m.load_begin(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into()).unwrap();
+    // reads them and records.js parses them. The paths NUL-joined give the same plan.
+    let asked = Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into());
+    let joined = m.load_begin(asked.clone().into(), Some(format!("{}\0{}", paths[2], paths[0]))).unwrap();
+    m.load_end(joined.get(0).as_f64().unwrap() as u32, JsValue::UNDEFINED);
+    let plan = m.load_begin(asked.into(), None).unwrap();
     assert_eq!(plan.length(), 8);
     let id = plan.get(0).as_f64().unwrap() as u32;
     assert_ne!(id, 0, "a load with reads has an id");
-    assert_eq!((plan.get(4).as_f64(), plan.get(6).as_f64()), (Some(1.0), Some(1.0)));
-    assert_eq!(plan.get(5).as_string().as_deref(), Some(paths[2].as_str()));
+    assert_eq!(Uint8Array::from(plan.get(4)).to_vec(), [1, 1]);
+    assert_eq!(Uint8Array::from(joined.get(4)).to_vec(), [1, 1]);
+    assert_eq!(plan.get(5).as_string().as_deref(), Some(""), "none held");
+    for at in [6, 7] {
+        assert_eq!(plan.get(at).as_string(), joined.get(at).as_string());
+    }
+    assert_eq!(plan.get(6).as_string().as_deref(), Some(paths[2].as_str()));
     assert_eq!(plan.get(7).as_string().as_deref(), Some(paths[0].as_str()));
     let read: Function = plan.get(2).into();
     let mut records = Vec::new();
-    for at in [5, 7] {
+    for at in [6, 7] {
         let text = JsFuture::from(Promise::from(read.call2(&plan.get(1), &plan.get(at), &plan.get(3)).unwrap()));
         records.push(js_sys::JSON::parse(&text.await.unwrap().as_string().unwrap()).unwrap());
     }
