@@ -2,7 +2,9 @@
 // Save and load through ContextManager on the runtime's file storage (nodeStorage,
 // denoStorage or bunStorage), against the raw-I/O floor and a plain-JS implementation of
 // the seed (bench/seed.mjs), in the same process. Runs in Node, Deno and Bun (bench/runtime.mjs).
-//   node bench/io.mjs [--rounds N] [--explain]          (after `make pkg`)
+//   node bench/io.mjs [--rounds N] [--explain] [--load]          (after `make pkg`)
+//   deno run -A --no-check bench/io.mjs [...]; bun bench/io.mjs [...]
+// --load: the load rows only (the two targets of issue 12 for loadContexts).
 //
 // save: one record at a time (each save awaited, as an agent loop does), at about 1 KB,
 //   64 KB and 1 MB of record, in two shapes: an object of search hits and a long text.
@@ -346,12 +348,12 @@ export function met(name, row) {
 
 /**
  * Save and load rows (name → figures), in the runtime running this. `extras` adds the
- * save variants that are not targets (Node).
+ * save variants that are not targets (Node); `saves: false` leaves the save rows out.
  */
-export async function benchIo({ rounds = 7, extras = false } = {}) {
+export async function benchIo({ rounds = 7, extras = false, saves = true } = {}) {
   const top = mkdtempSync(`${tmpdir()}/toolctx-io-`);
   try {
-    const rows = await benchSave(`${top}/save`, rounds, extras ? { ...SAVERS, ...NODE_EXTRAS } : SAVERS);
+    const rows = saves ? await benchSave(`${top}/save`, rounds, extras ? { ...SAVERS, ...NODE_EXTRAS } : SAVERS) : {};
     Object.assign(rows, await benchLoad(top, rounds));
     for (const [name, row] of Object.entries(rows)) row.target = `≤ ${target(name).toFixed(2)}`;
     return rows;
@@ -372,7 +374,9 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     }
     process.exit(0);
   }
-  const rows = await benchIo({ rounds, extras: runtime.name === "node" });
+  const rows = process.argv.includes("--load")
+    ? await benchIo({ rounds, saves: false })
+    : await benchIo({ rounds, extras: runtime.name === "node" });
   console.log(`Save and load on ${runtime.name} ${runtime.version} (${tmpdir()}): median ms per save / per load of all records, ${rounds} rounds, round-robin`);
   console.table(rows);
 }

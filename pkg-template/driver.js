@@ -19,12 +19,20 @@
 //
 // A host function that returns a plain value (not a thenable) completes its call at
 // once, and the same poll runs on. Calls that settle later are handed to the core as
-// they settle, and one poll, queued as a microtask, runs the tasks they woke: a
-// loadContexts of 100 records polls once after its reads, not 100 times.
+// they settle, and one poll, queued as a microtask, runs the tasks they woke: a task
+// that starts 100 reads polls once after them, not 100 times.
 //
-// saveContext is no task: the core's synchronous steps and the host's write (`save`).
-// Nor are the store-wide operations (purge, export, import, sessions): each is a plan
-// (src/plan.rs), whose steps this driver follows (`plan`).
+// saveContext and loadContexts are no tasks: the core's synchronous steps, and the
+// host's write (`save`) or reads (`load`) between them. Nor are the store-wide
+// operations (purge, export, import, sessions): each is a plan (src/plan.rs), whose
+// steps this driver follows (`plan`).
+
+import { parseRecord } from "./records.js";
+
+/** What `__loadBegin` says of a filepath (src/wasm/manager.rs): held in memory, to read, skipped. */
+const HELD = 0, READ = 1;
+/** Why a load skips a path it read (`__loadEnd`): no such file, the read failed, not a whole record. */
+const MISSING = 0, UNREADABLE = 1, NOT_A_RECORD = 2;
 
 /** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
 function join(parts) {
@@ -53,7 +61,8 @@ export function createDriver(core, onTrap) {
   let again = false;
   /** A poll is queued as a microtask (host calls settled since the last one). */
   let queued = false;
-  /** The `reject` of each save whose record is being written (`save`). */
+  /** The `reject` of each save whose record is being written (`save`), and of each load
+   * whose records are being read (`load`): a trap rejects them. */
   const saves = new Set();
   /** The `reject` of each plan in flight (`plan`) → the release of the lock it holds. */
   const runs = new Map();
@@ -369,9 +378,105 @@ export function createDriver(core, onTrap) {
     return { held, release, settled };
   }
 
+  /**
+   * The records of a load whose reads have ended (`ok[r]`, `values[r]`: how its r-th read
+   * ended), parsed (records.js), in the order asked; the core gives the onDebug warning
+   * of each path skipped and ends the load (`__loadEnd`).
+   */
+  function loaded(manager, asked, plan, ok, values) {
+    const kinds = plan[4];
+    const held = plan[5] === "" ? [] : plan[5].split("\0");
+    const records = [];
+    let skipped;
+    for (let i = 0, h = 0, r = 0; i < kinds.length; i++) {
+      let value, path, why;
+      if (kinds[i] === HELD) value = held[h++];
+      else if (kinds[i] === READ) {
+        path = plan[6 + r];
+        value = values[r];
+        if (!ok[r++]) why = UNREADABLE;
+        else if (value === undefined || value === null) why = MISSING;
+      } else continue; // skipped: the core has warned
+      if (why === undefined) {
+        const record = parseRecord(value);
+        if (typeof record !== "string") {
+          records.push(record);
+          continue;
+        }
+        value = record;
+        why = NOT_A_RECORD;
+      }
+      (skipped ??= []).push(asked[i], path, why, value);
+    }
+    // Ending the load may wake a task (a close() waiting for it): poll it.
+    if ((plan[0] !== 0 || skipped) && manager.__loadEnd(plan[0], skipped)) poll();
+    return records;
+  }
+
+  /**
+   * The Promise of a load, from the core's first step (`__loadBegin`, src/wasm/manager.rs):
+   * `[id, host, read, readOptions, kinds, held, path, …]`, per filepath asked a record
+   * held in memory (its text in `held`), a path to read, or skipped. Every read starts at
+   * once, and a host read that returns a plain value is not awaited: the load then
+   * settles at once. `filepaths`: the paths asked.
+   */
+  function load(manager, filepaths, plan) {
+    const host = plan[1], read = plan[2], options = plan[3];
+    const count = plan.length - 6;
+    const ok = new Array(count).fill(true);
+    const values = new Array(count);
+    let pending = 0;
+    let done;
+    for (let r = 0; r < count; r++) {
+      let got;
+      try {
+        got = read.call(host, plan[6 + r], options);
+      } catch (err) {
+        ok[r] = false;
+        got = err;
+      }
+      if (typeof got?.then !== "function") {
+        values[r] = got;
+        continue;
+      }
+      pending++;
+      got.then(
+        (v) => {
+          values[r] = v;
+          if (--pending === 0) done();
+        },
+        (err) => {
+          ok[r] = false;
+          values[r] = err;
+          if (--pending === 0) done();
+        },
+      );
+    }
+    if (pending === 0) {
+      try {
+        return Promise.resolve(loaded(manager, filepaths, plan, ok, values));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    const asked = filepaths.slice(); // the caller may change its array meanwhile
+    return new Promise((resolve, reject) => {
+      saves.add(reject);
+      done = () => {
+        if (!saves.delete(reject)) return; // the module trapped: rejected already
+        try {
+          resolve(loaded(manager, asked, plan, ok, values));
+        } catch (err) {
+          reject(err);
+        }
+      };
+    });
+  }
+
   return {
     settle,
     save,
+    load,
     plan,
     /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
     fail,

@@ -16,7 +16,6 @@ import * as core from "./toolctx_core.js";
 import { ContextManager as Core } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
 import { internal, onFailInFlight, trapCount } from "./host.js";
-import { parseRecord } from "./records.js";
 import { installPointerLists, listedSlots } from "./pointers.js";
 
 // The one error that wasm-bindgen's glue throws itself (for a method called on an object
@@ -68,7 +67,7 @@ function live(module) {
 const ASYNC = new Set([
   "open", "loadContexts", "selectRelevant", "flush", "close",
   "endSession", "rebuildIndex", "reconcile",
-  "__panicForTestsAsync", "__embedQuery", "__loadContexts",
+  "__panicForTestsAsync", "__embedQuery",
   // ConversationStore
   "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",
   "storeArtifact", "appendWithArtifact", "getArtifact", "listArtifacts", "resolveArtifacts", "stats", "prune", "export",
@@ -148,38 +147,29 @@ Core.prototype.saveContext = function saveContext(toolName, args, result, taskOr
   return coreModule.driver.save(this, step);
 };
 
-// loadContexts: the core confines the paths and reads; the records are parsed here.
-// Records all held in memory come in one synchronous call (__loadHeld), their texts
-// NUL-joined; any other load goes through the storage (__loadContexts).
-const loadValues = Core.prototype.__loadContexts;
-const loadHeld = guard("__loadHeld", Core.prototype.__loadHeld);
-Core.prototype.loadContexts = async function loadContexts(filepaths) {
-  const held = heldTexts(this, filepaths);
-  const found = held ?? (await loadValues.call(this, filepaths));
-  const records = [];
-  for (let i = 0; i < found.length; i += 2) {
-    const record = parseRecord(found[i + 1]);
-    if (typeof record === "string") this.__debug(`Failed to load ${found[i]}: ${record}`, found[i]);
-    else records.push(record);
+// loadContexts in steps (src/wasm/manager.rs): the core decides for each path (a record
+// held in memory, a path to read, or skipped with its onDebug warning); the driver reads
+// and parses, and the core words why a path it read is skipped (driver.js, `load`).
+for (const name of ["__loadBegin", "__loadEnd"]) {
+  Core.prototype[name] = guard(name, Core.prototype[name]);
+}
+Core.prototype.loadContexts = function loadContexts(filepaths) {
+  let plan;
+  try {
+    plan = this.__loadBegin(filepaths, joined(filepaths));
+  } catch (err) {
+    return Promise.reject(err);
   }
-  return records;
+  return coreModule.driver.load(this, filepaths, plan);
 };
 
-/** `[path, text, …]` of `filepaths` when they are all held in memory, else undefined. */
-function heldTexts(manager, filepaths) {
-  if (!Array.isArray(filepaths) || filepaths.length === 0) return undefined;
+/** `filepaths` NUL-joined (one crossing into the core), when they are strings free of NUL. */
+function joined(filepaths) {
+  if (!Array.isArray(filepaths)) return undefined;
   for (let i = 0; i < filepaths.length; i++) {
     if (typeof filepaths[i] !== "string" || filepaths[i].includes("\0")) return undefined;
   }
-  const joined = loadHeld.call(manager, filepaths.join("\0"));
-  if (joined === undefined) return undefined;
-  const texts = joined.split("\0");
-  const out = new Array(2 * texts.length);
-  for (let i = 0; i < texts.length; i++) {
-    out[2 * i] = filepaths[i];
-    out[2 * i + 1] = texts[i];
-  }
-  return out;
+  return filepaths.join("\0");
 }
 
 // selectRelevant's rerank hook: a host callback (a model call, typically) may reorder or

@@ -23,31 +23,32 @@ const optional = (v, type) => v === undefined || v === null || typeof v === type
 
 /**
  * The record in `value` (a string or bytes from the host), or a string saying why it is
- * not one: the reason of the "Failed to load <path>: <why>" report.
+ * not one (the core words the onDebug warning: "Failed to load <path>: not a whole
+ * record (<why>)").
  */
 export function parseRecord(value) {
   let record;
   try {
     record = JSON.parse(textOf(value));
   } catch (err) {
-    return `not a whole record (not a toolctx record: ${err?.message ?? err})`;
+    return `not a toolctx record: ${err?.message ?? err}`;
   }
   if (record === null || typeof record !== "object" || Array.isArray(record)) {
-    return "not a whole record (not a toolctx record: not an object)";
+    return "not a toolctx record: not an object";
   }
   const { v, toolName, toolDescription, args, argsHash, timestamp, taskId, queryId, toolCallId } = record;
   if (!optional(v, "number") || (typeof v === "number" && !(Number.isInteger(v) && v >= 0))) {
-    return "not a whole record (not a toolctx record: v is not a version number)";
+    return "not a toolctx record: v is not a version number";
   }
-  if (typeof v === "number" && v > 1) return `not a whole record (record format v${v} is newer than this toolctx reads)`;
+  if (typeof v === "number" && v > 1) return `record format v${v} is newer than this toolctx reads`;
   if (typeof toolName !== "string" || typeof timestamp !== "string") {
-    return "not a whole record (not a toolctx record: toolName and timestamp must be strings)";
+    return "not a toolctx record: toolName and timestamp must be strings";
   }
   if (args === null || typeof args !== "object" || Array.isArray(args)) {
-    return "not a whole record (record args is not an object)";
+    return "record args is not an object";
   }
   const typed = optional(toolDescription, "string") && optional(argsHash, "string") && optional(taskId, "number") &&
     optional(queryId, "string") && optional(toolCallId, "string");
-  if (!typed) return "not a whole record (not a toolctx record: a field has the wrong type)";
+  if (!typed) return "not a toolctx record: a field has the wrong type";
   return record;
 }

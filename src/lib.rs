@@ -77,5 +77,5 @@ pub use session::{cleanup_stale_sessions, list_sessions, search_sessions, Sessio
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
 pub use store::{
     export_jsonl, import_jsonl, purge, result_hash, Candidate, ContextManager, DebugEvent, Export, Filter, HostBody,
-    ImportReport, Listed, Loaded, Options, ResultHasher, SaveInput, SessionChoice, Skipped,
+    ImportReport, Listed, LoadStep, Loading, NotLoaded, Options, ResultHasher, SaveInput, SessionChoice, Skipped,
 };

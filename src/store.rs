@@ -30,6 +30,9 @@ use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
 pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
 
+mod load;
+pub use load::{LoadStep, Loading, NotLoaded};
+
 /// Default `persistThreshold`: records of this many bytes or more are written out.
 pub const DEFAULT_PERSIST_THRESHOLD: usize = 32 * 1024;
 /// Default `memoryBudget` for records held in memory.
@@ -1255,82 +1258,6 @@ impl<S: Storage> ContextManager<S> {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// The records at `filepaths`, in the order asked. A path outside the store, a
-    /// missing file or one that is not a whole record is skipped with a debug warning.
-    pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
-        let records = self
-            .load_with(filepaths, Some, |path| async move {
-                match self.storage.read(&path).await {
-                    Ok(Some(bytes)) => match parse_record(&bytes) {
-                        Ok(_) => Loaded::Record(Rc::from(bytes)),
-                        Err(e) => Loaded::Failed(format!("not a whole record ({e})")),
-                    },
-                    Ok(None) => Loaded::Failed("the record is missing".to_owned()),
-                    Err(e) => Loaded::Failed(format!("the storage could not read it ({e})")),
-                }
-            })
-            .await?;
-        Ok(records.into_iter().map(|(_, record)| record).collect())
-    }
-
-    /// The records at `filepaths` (confined to the context dir as [`ContextManager::load_with`]
-    /// confines them), when every one is held in memory: what a load would read, without
-    /// the storage. `None` when one is not, or the manager is closed: a load reads them
-    /// (and says why one fails, or rejects).
-    pub fn held_records<'p>(&self, filepaths: impl Iterator<Item = &'p str>) -> Option<Vec<Rc<[u8]>>> {
-        if self.is_closed() {
-            return None;
-        }
-        let state = self.state.borrow();
-        filepaths.map(|asked| state.memory.get(paths::confine(&self.dir, asked)?.as_str()).cloned()).collect()
-    }
-
-    /// `load`, where `read` fetches a record from the storage (and says why it could
-    /// not) and `held` turns the bytes of one held in memory into a record: the wasm
-    /// layer reads the host's value and leaves the parsing to JavaScript. Every read is
-    /// started at once; the records come back with the path as asked, in order.
-    pub async fn load_with<T, F, Fut>(
-        &self,
-        filepaths: &[String],
-        held: impl Fn(Rc<[u8]>) -> Option<T>,
-        read: F,
-    ) -> Result<Vec<(String, T)>>
-    where
-        F: Fn(String) -> Fut,
-        Fut: std::future::Future<Output = Loaded<T>>,
-    {
-        let _pass = self.gate.enter("loadContexts")?;
-        let reads = filepaths.iter().map(|asked| {
-            let source = match paths::confine(&self.dir, asked) {
-                None => Err("outside the context dir".to_owned()),
-                Some(path) => match self.state.borrow().memory.get(path.as_str()) {
-                    Some(bytes) => Ok(Err(bytes.clone())),
-                    None => Ok(Ok(path)),
-                },
-            };
-            let read = &read;
-            let held = &held;
-            async move {
-                let loaded = match source {
-                    Err(why) => Loaded::Failed(why),
-                    Ok(Err(bytes)) => {
-                        held(bytes).map_or(Loaded::Failed("not a whole record".to_owned()), Loaded::Record)
-                    }
-                    Ok(Ok(path)) => read(path).await,
-                };
-                match loaded {
-                    Loaded::Record(record) => Some((asked.clone(), record)),
-                    Loaded::Failed(why) => {
-                        // The original's words: `Failed to load <path as asked>: <why>`.
-                        self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
-                        None
-                    }
-                }
-            }
-        });
-        Ok(join_all(reads).await.into_iter().flatten().collect())
-    }
-
     /// The pointers matching `filter`, as a JSON array, in save order.
     pub fn pointers_json(&self, filter: Filter<'_>) -> String {
         let state = self.state.borrow();
@@ -2206,14 +2133,6 @@ pub(crate) enum Clearing {
     Session(Pass),
     /// Else the records this manager wrote ([`ContextManager::remove_written_plan`]).
     Files(Pass, Vec<String>),
-}
-
-/// One record of a load, or why it could not be loaded.
-pub enum Loaded<T> {
-    /// The record.
-    Record(T),
-    /// Why not (for `onDebug`).
-    Failed(String),
 }
 
 /// What the first step of a save did ([`ContextManager::begin_save`]).

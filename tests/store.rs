@@ -5,8 +5,8 @@ use std::rc::Rc;
 
 use futures_executor::block_on;
 use toolctx::{
-    Candidate, ContextManager, DebugEvent, Error, ErrorKind, Fallback, Filter, FsStorage, Listed, MemoryStorage,
-    Options, SaveInput, Storage, WriteOptions,
+    Candidate, ContextManager, DebugEvent, Error, ErrorKind, Fallback, Filter, FsStorage, Listed, LoadStep,
+    MemoryStorage, Options, SaveInput, Storage, WriteOptions,
 };
 
 fn options(dir: &str) -> Options {
@@ -61,23 +61,40 @@ fn small_records_stay_in_memory_until_flushed() {
 }
 
 #[test]
-fn held_records_are_those_a_load_reads_when_every_one_is_in_memory() {
+fn a_load_step_gives_the_bytes_held_in_memory_the_confined_path_to_read_or_skips() {
     block_on(async {
-        let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
+        let mut o = Options::new("/ctx");
+        let log = debug_log(&mut o);
+        let m = ContextManager::new(MemoryStorage::new(), o)?;
         let a = m.save(save("grep", r#"{"q":"a"}"#, "1")).await?;
         let b = m.save(save("grep", r#"{"q":"b"}"#, "2")).await?;
         let asked = [b.as_str(), a.as_str(), b.as_str()];
-        let held = m.held_records(asked.into_iter()).expect("all held");
+        let loading = m.begin_load()?;
+        let held: Vec<Vec<u8>> = asked
+            .iter()
+            .map(|p| match m.load_step(p) {
+                LoadStep::Held(bytes) => bytes.to_vec(),
+                _ => panic!("{p} is held in memory"),
+            })
+            .collect();
+        drop(loading);
         let loaded: Vec<Vec<u8>> = m.load(&asked.map(str::to_owned)).await?.iter().map(|r| r.to_vec()).collect();
-        assert_eq!(held.iter().map(|r| r.to_vec()).collect::<Vec<_>>(), loaded);
+        assert_eq!(held, loaded, "what a load gives");
         let unnormal = a.replace("/ctx/", "/ctx/sub/../");
-        assert_eq!(m.held_records([unnormal.as_str()].into_iter()).map(|r| r.len()), Some(1), "confined as a load is");
-        assert!(m.held_records(["/elsewhere/x.json", a.as_str()].into_iter()).is_none(), "outside the context dir");
+        assert!(matches!(m.load_step(&unnormal), LoadStep::Held(_)), "confined as a load is");
+        assert!(matches!(m.load_step("/elsewhere/x.json"), LoadStep::Skipped), "outside the context dir");
+        assert_eq!(
+            log.borrow().last().map(|e| (e.message.as_str(), e.path.as_deref())),
+            Some(("Failed to load /elsewhere/x.json: outside the context dir", Some("/elsewhere/x.json")))
+        );
         m.flush().await?;
         m.save(save("grep", r#"{"q":"c"}"#, "3")).await?;
-        assert!(m.held_records([a.as_str()].into_iter()).is_none(), "written out: a load reads the storage");
+        assert!(
+            matches!(m.load_step(&unnormal), LoadStep::Read(p) if p == a),
+            "written out: read at the confined path"
+        );
         m.close().await?;
-        assert!(m.held_records(std::iter::empty()).is_none(), "closed: a load rejects");
+        assert_eq!(m.begin_load().err().map(|e| e.kind()), Some(ErrorKind::Closed), "closed: a load rejects");
         Ok::<(), Error>(())
     })
     .unwrap();

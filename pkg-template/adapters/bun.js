@@ -5,9 +5,9 @@
 // 1 KB files/s) and three times faster than fs.promises, while Bun.write cannot create
 // exclusively. Reading with Bun.file().bytes() is no faster than fs.readFile (one
 // native call, as the Node adapter reads past syncReadMaxBytes), which keeps
-// O_NOFOLLOW; blocking reads of 64 KB records made a loadContexts of 100 of them
-// slower, not faster, so reads keep Node's default (64 KiB). So: new records up to
-// 1 MiB are created synchronously; the rest is the Node adapter as it is.
+// O_NOFOLLOW; reads block up to Node's default (256 KiB): a sequential load of 64 KB
+// records is faster so. So: new records up to 1 MiB are created synchronously; the
+// rest is the Node adapter as it is.
 
 import { nodeStorage } from "./node.js";
 
@@ -16,5 +16,5 @@ import { nodeStorage } from "./node.js";
  * @returns {import("../index.js").StorageHost}
  */
 export function bunStorage(options = {}) {
-  return nodeStorage({ syncCreateMaxBytes: 1 << 20, syncReadMaxBytes: 64 * 1024, description: "bun fs storage", ...options });
+  return nodeStorage({ syncCreateMaxBytes: 1 << 20, description: "bun fs storage", ...options });
 }

@@ -9,7 +9,7 @@ export interface DenoStorageOptions {
    * 0 keeps every write asynchronous. `durability: "strict"` writes asynchronously.
    */
   syncCreateMaxBytes?: number;
-  /** Files up to this many bytes are read with blocking calls. Default: `syncCreateMaxBytes`; 0 keeps reads asynchronous. */
+  /** Files up to this many bytes are read with blocking calls. Default 256 KiB; 0 keeps reads asynchronous. */
   syncReadMaxBytes?: number;
   /**
    * Milliseconds after which a lock file that was not refreshed is taken over (default

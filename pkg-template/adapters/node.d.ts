@@ -16,7 +16,7 @@ export interface NodeStorageOptions {
   /**
    * Files up to this many bytes are read with blocking calls (open O_NOFOLLOW, fstat,
    * read, close), one event-loop turn instead of several thread-pool round trips.
-   * Default: `syncCreateMaxBytes` (`bunStorage`: 64 KiB); 0 keeps every read asynchronous.
+   * Default 256 KiB; 0 keeps every read asynchronous.
    */
   syncReadMaxBytes?: number;
   /**

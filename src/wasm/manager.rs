@@ -28,8 +28,8 @@ use crate::plan::Plan;
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    AfterSave, Begun, Candidate, Clearing, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, Loaded,
-    Options, PendingSave, SaveInput, SessionChoice, Written,
+    AfterSave, Begun, Candidate, Clearing, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, LoadStep,
+    Loading, NotLoaded, Options, PendingSave, SaveInput, SessionChoice, Written,
 };
 
 /// The tool-context store.
@@ -45,7 +45,16 @@ pub struct JsContextManager {
     /// The saves whose record the driver is writing, by id.
     saves: RefCell<HashMap<u32, Saving>>,
     next_save: Cell<u32>,
+    /// The loads whose records the driver is reading, by id.
+    loads: RefCell<HashMap<u32, Loading>>,
+    next_load: Cell<u32>,
 }
+
+/// What `__loadBegin` says of one filepath: a record held in memory (its text), a path
+/// to read, or skipped.
+const HELD: u8 = 0;
+const READ: u8 = 1;
+const SKIPPED: u8 = 2;
 
 /// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
 /// integer; any other key is refused, so a misspelt cap is not silently no cap.
@@ -251,6 +260,8 @@ impl JsContextManager {
             owns_storage,
             saves: RefCell::default(),
             next_save: Cell::new(0),
+            loads: RefCell::default(),
+            next_load: Cell::new(0),
         }
     }
 
@@ -439,6 +450,42 @@ impl JsContextManager {
             let filepath = inner.save(save_input(&tool, &args_json, &result_in, fields)).await.js()?;
             Ok(JsValue::from(filepath))
         })
+    }
+}
+
+/// What `__loadBegin` says of a load, gathered ([`JsContextManager::plan_load`]).
+#[derive(Default)]
+struct LoadPlan {
+    kinds: Vec<u8>,
+    /// The texts of the records held in memory, NUL-joined.
+    held: String,
+    reads: Vec<String>,
+}
+
+impl JsContextManager {
+    /// Adds the path `asked` to a load's plan.
+    fn plan_load(&self, plan: &mut LoadPlan, asked: &str) {
+        let kind = match self.inner.load_step(asked) {
+            LoadStep::Held(bytes) => match std::str::from_utf8(&bytes) {
+                Ok(text) if !text.contains('\0') => {
+                    if !plan.held.is_empty() {
+                        plan.held.push('\0'); // a record's text is never empty
+                    }
+                    plan.held.push_str(text);
+                    HELD
+                }
+                _ => {
+                    self.inner.load_skipped(asked, &NotLoaded::NotARecord("not UTF-8 JSON text".to_owned()));
+                    SKIPPED
+                }
+            },
+            LoadStep::Read(path) => {
+                plan.reads.push(path);
+                READ
+            }
+            LoadStep::Skipped => SKIPPED,
+        };
+        plan.kinds.push(kind);
     }
 }
 
@@ -779,68 +826,77 @@ impl JsContextManager {
         }
     }
 
-    /// `loadContexts` (records.js parses): the records at `filepaths` as a flat array
-    /// `[path as asked, text or the host's bytes, …]`, in order. The bytes a host read
-    /// stay in JavaScript; missing and outside paths are skipped with an `onDebug`
-    /// warning, and so is a record that does not parse (by records.js).
-    #[wasm_bindgen(js_name = "__loadContexts")]
-    pub fn load_contexts(&self, filepaths: JsValue) -> u32 {
-        if let Err(e) = self.inner.check_open("loadContexts") {
-            return rejected(e);
-        }
-        let Some(list) = filepaths.dyn_ref::<Array>() else {
-            return rejected(Error::invalid("filepaths must be an array of strings"));
-        };
-        let paths: Vec<String> = list
-            .iter()
-            .filter_map(|p| {
-                let s = p.as_string();
-                if s.is_none() {
-                    let shown =
-                        JSON::stringify(&p).ok().and_then(|t| t.as_string()).unwrap_or_else(|| format!("{p:?}"));
-                    self.inner.debug(format!("Failed to load {shown}: a filepath must be a string"), None);
+    /// `loadContexts`, its first step; the driver runs the rest (driver.js, `load`).
+    /// `filepaths` as asked, also NUL-joined in `joined` when they are all strings free
+    /// of NUL (one crossing for all). Returns `[id, host, read, readOptions, kinds, held,
+    /// path, …]`: `kinds`, a byte per filepath: [`HELD`] (a record held in memory),
+    /// [`READ`] (read it with `read.call(host, path, readOptions)`), [`SKIPPED`] (the
+    /// `onDebug` warning is given); `held`, the texts of the held ones, NUL-joined (JSON
+    /// text never holds a NUL); then the paths to read, in order. `id` names the load
+    /// until `__loadEnd`; 0 when there is nothing to read (the load has ended).
+    #[wasm_bindgen(js_name = "__loadBegin")]
+    pub fn load_begin(&self, filepaths: JsValue, joined: Option<String>) -> Result<Array, JsValue> {
+        let loading = self.inner.begin_load().js()?;
+        let list: &Array = filepaths.dyn_ref().ok_or_else(|| invalid("filepaths must be an array of strings"))?;
+        let mut plan = LoadPlan::default();
+        match joined {
+            Some(joined) if list.length() > 0 => joined.split('\0').for_each(|asked| self.plan_load(&mut plan, asked)),
+            _ => {
+                for value in list.iter() {
+                    match value.as_string() {
+                        Some(asked) => self.plan_load(&mut plan, &asked),
+                        None => {
+                            let shown = JSON::stringify(&value)
+                                .ok()
+                                .and_then(|t| t.as_string())
+                                .unwrap_or_else(|| format!("{value:?}"));
+                            self.inner.debug(format!("Failed to load {shown}: a filepath must be a string"), None);
+                            plan.kinds.push(SKIPPED);
+                        }
+                    }
                 }
-                s
-            })
-            .collect();
-        let inner = self.inner.clone();
-        spawn(async move {
-            let held = |bytes: Rc<[u8]>| std::str::from_utf8(&bytes).ok().map(JsValue::from_str);
-            let storage = inner.storage();
-            let read = |path: String| async move {
-                match storage.read_value(&path).await {
-                    Ok(Some(value)) => Loaded::Record(value),
-                    Ok(None) => Loaded::Failed("the record is missing".to_owned()),
-                    Err(e) => Loaded::Failed(format!("the storage could not read it ({e})")),
-                }
-            };
-            let records = inner.load_with(&paths, held, read).await.js()?;
-            let out = Array::new_with_length(0);
-            for (asked, value) in records {
-                out.push(&asked.into());
-                out.push(&value);
             }
-            Ok(out.into())
-        })
+        }
+        let mut id = 0;
+        if !plan.reads.is_empty() {
+            id = self.next_load.get().wrapping_add(1).max(1);
+            self.next_load.set(id);
+            self.loads.borrow_mut().insert(id, loading);
+        }
+        let (host, read, read_options) = self.inner.storage().record_reader();
+        let out = Array::of4(&id.into(), host, read, read_options);
+        out.push(&Uint8Array::from(&plan.kinds[..]));
+        out.push(&JsValue::from_str(&plan.held));
+        for path in plan.reads {
+            out.push(&path.into());
+        }
+        Ok(out)
     }
 
-    /// `loadContexts` of records all held in memory (most of a store's recent ones), in
-    /// one synchronous crossing: their texts, in order, NUL-joined (JSON text never holds
-    /// NUL), from `joined`, the filepaths NUL-joined. `None` when one is not held (or is
-    /// not UTF-8 text free of NUL), or the manager is closed: `__loadContexts` then loads
-    /// them and says why one fails.
-    #[wasm_bindgen(js_name = "__loadHeld")]
-    pub fn load_held(&self, joined: &str) -> Option<String> {
-        let records = self.inner.held_records(joined.split('\0'))?;
-        let mut out = String::with_capacity(records.iter().map(|r| r.len() + 1).sum());
-        for (i, record) in records.iter().enumerate() {
-            let text = std::str::from_utf8(record).ok().filter(|t| !t.contains('\0'))?;
-            if i > 0 {
-                out.push('\0');
+    /// The end of load `id` (0: one that read nothing): `skipped` holds `[asked, path,
+    /// kind, value, …]` for each path it skipped after its read, in order: kind 0, the
+    /// storage has no such file; 1, its read failed with `value`; 2, what it read is not
+    /// a whole record, `value` says why. The `onDebug` warnings are given in that order.
+    /// Returns whether ending it woke tasks (a `close()` waiting for it): the driver then
+    /// polls them.
+    #[wasm_bindgen(js_name = "__loadEnd")]
+    pub fn load_end(&self, id: u32, skipped: JsValue) -> bool {
+        let loading = self.loads.borrow_mut().remove(&id);
+        if let Some(list) = skipped.dyn_ref::<Array>() {
+            for at in (0..list.length()).step_by(4) {
+                let asked = list.get(at).as_string().unwrap_or_default();
+                let path = list.get(at + 1).as_string().unwrap_or_default();
+                let value = list.get(at + 3);
+                let why = match list.get(at + 2).as_f64() {
+                    Some(0.0) => NotLoaded::Missing,
+                    Some(1.0) => NotLoaded::Unreadable(host_failure("read", &path, value)),
+                    _ => NotLoaded::NotARecord(value.as_string().unwrap_or_default()),
+                };
+                self.inner.load_skipped(&asked, &why);
             }
-            out.push_str(text);
         }
-        Some(out)
+        drop(loading);
+        super::tasks::woken()
     }
 
     /// `selectRelevantContexts` (the JS glue's `extras.js` exports it under that name):

@@ -120,6 +120,12 @@ impl JsStorage {
         (&self.host, &self.write, &self.remove)
     }
 
+    /// What the driver reads a record with: the host, its `read` and the options it
+    /// takes (`{root}`).
+    pub fn record_reader(&self) -> (&JsValue, &Function, &Object) {
+        (&self.host, &self.read, &self.read_options)
+    }
+
     /// The host object and the options its `read` takes (`{root}`), for the JavaScript
     /// that runs the calls itself (window.js, conversation.js: those modules run no tasks).
     #[cfg_attr(not(any(feature = "window", feature = "conversation")), allow(dead_code))]

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -72,6 +72,13 @@ extern "C" {
 extern "C" {
     #[wasm_bindgen(js_name = useRuntime)]
     fn use_runtime(defaults: &JsValue);
+}
+
+// What driver.js parses a load's records with (the snippet it imports, beside it).
+#[wasm_bindgen(module = "/pkg-template/records.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = parseRecord)]
+    fn parse_record(value: &JsValue) -> JsValue;
 }
 
 // The package's own driver runs the host calls of the tasks, as in the package.
@@ -159,18 +166,35 @@ async fn save_and_load_through_a_js_host() {
         let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED);
         paths.push(settle(saved).await.unwrap().as_string().unwrap());
     }
-    let loaded =
-        settle(m.load_contexts(Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into()).into())).await.unwrap();
-    // `[path as asked, the host's text, …]`: the records are parsed by records.js.
-    let found = Array::from(&loaded);
-    assert_eq!(found.length(), 4);
-    assert_eq!(found.get(0).as_string().as_deref(), Some(paths[2].as_str()));
-    assert_eq!(found.get(2).as_string().as_deref(), Some(paths[0].as_str()));
-    let record = |i: u32| js_sys::JSON::parse(&found.get(i).as_string().unwrap()).unwrap();
-    assert_eq!(get(&record(1), "result").as_string().as_deref(), Some("body"));
-    assert_eq!(get(&record(1), "taskId").as_f64(), Some(7.0));
-    assert!(get(&record(1), "queryId").is_undefined());
-    assert_eq!(get(&record(3), "result").as_string().as_deref(), Some("intro.md"));
+    // `[id, host, read, readOptions, kinds, held, path, …]`: both records were written
+    // (persistThreshold 0), so both are to be read (kind 1), at their paths; the driver
+    // reads them and records.js parses them. The paths NUL-joined give the same plan.
+    let asked = Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into());
+    let joined = m.load_begin(asked.clone().into(), Some(format!("{}\0{}", paths[2], paths[0]))).unwrap();
+    m.load_end(joined.get(0).as_f64().unwrap() as u32, JsValue::UNDEFINED);
+    let plan = m.load_begin(asked.into(), None).unwrap();
+    assert_eq!(plan.length(), 8);
+    let id = plan.get(0).as_f64().unwrap() as u32;
+    assert_ne!(id, 0, "a load with reads has an id");
+    assert_eq!(Uint8Array::from(plan.get(4)).to_vec(), [1, 1]);
+    assert_eq!(Uint8Array::from(joined.get(4)).to_vec(), [1, 1]);
+    assert_eq!(plan.get(5).as_string().as_deref(), Some(""), "none held");
+    for at in [6, 7] {
+        assert_eq!(plan.get(at).as_string(), joined.get(at).as_string());
+    }
+    assert_eq!(plan.get(6).as_string().as_deref(), Some(paths[2].as_str()));
+    assert_eq!(plan.get(7).as_string().as_deref(), Some(paths[0].as_str()));
+    let read: Function = plan.get(2).into();
+    let mut records = Vec::new();
+    for at in [6, 7] {
+        let text = JsFuture::from(Promise::from(read.call2(&plan.get(1), &plan.get(at), &plan.get(3)).unwrap()));
+        records.push(parse_record(&text.await.unwrap()));
+    }
+    m.load_end(id, JsValue::UNDEFINED);
+    assert_eq!(get(&records[0], "result").as_string().as_deref(), Some("body"));
+    assert_eq!(get(&records[0], "taskId").as_f64(), Some(7.0));
+    assert!(get(&records[0], "queryId").is_undefined());
+    assert_eq!(get(&records[1], "result").as_string().as_deref(), Some("intro.md"));
 
     // Ranking over three pointers, so a wrong answer is possible: only the relevant
     // ones, best first; every pointer in the given order only when none matches.

@@ -1905,6 +1905,55 @@ export function runSeedApiTests({
     assert.equal(log.length, writes, "nothing is written after close() resolved");
   });
 
+  t("close() waits for a loadContexts whose reads are in flight; the load resolves with its records, a later one is refused", async () => {
+    const base0 = makeStorage();
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    let reads = 0;
+    const host = withWrite(base0, (p, d, o) => base0.write(p, d, o));
+    host.read = async (p, o) => {
+      reads++;
+      await gate;
+      return base0.read(p, o);
+    };
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: host, persistThreshold: 0 });
+    const fps = [await m.saveContext("t", { i: 1 }, "one"), await m.saveContext("t", { i: 2 }, "two")];
+    const loading = m.loadContexts([fps[1], fps[0], fps[1]]);
+    assert.equal(reads, 3, "every read started at once");
+    let closed = false;
+    const closing = m.close().then(() => (closed = true));
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(closed, false, "close() waits for the load in flight");
+    await expectRejection(assert, () => m.loadContexts([fps[0]]), "CLOSED", "a load after close() began");
+    release();
+    assert.deepEqual((await loading).map((r) => r.result), ["two", "one", "two"]);
+    await closing;
+  });
+
+  t("loadContexts over a host whose read returns plain values (no Promise) loads, skips and warns as over an async one", async () => {
+    const files = new Map();
+    const host = {
+      read(p) {
+        if (p.endsWith("_boom.json")) throw Object.assign(new Error("EIO: a synchronous failure"), { code: "EIO" });
+        return files.get(p);
+      },
+      write: (p, d) => void files.set(p, d),
+      remove: (p) => void files.delete(p),
+      list: () => [],
+    };
+    const { m, base, debug } = setup({ fileSystem: host });
+    const fp = await m.saveContext("t", {}, "written");
+    const missing = joinPath(base, "t_0123456789ab_1700000000000_0_miss.json");
+    const boom = joinPath(base, "t_0123456789ab_1700000000000_1_boom.json");
+    debug.length = 0;
+    const recs = await m.loadContexts([fp, missing, boom, fp]);
+    assert.deepEqual(recs.map((r) => r.result), ["written", "written"]);
+    const warning = (p) => debug.find(({ msg, data }) => msg.startsWith(`Failed to load ${p}: `) && data?.path === p)?.msg ?? "";
+    assert.match(warning(missing), /missing/, JSON.stringify(debug));
+    assert.match(warning(boom), /could not read it.*a synchronous failure/, JSON.stringify(debug));
+    assert.equal(debug.length, 2, JSON.stringify(debug));
+  });
+
   t("close() that cannot write out in-memory records rejects, keeps them, and can be retried", async () => {
     const base0 = makeStorage();
     let failing = false;

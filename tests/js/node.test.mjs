@@ -340,6 +340,17 @@ test("[node] nodeStorage reads small files with blocking calls and larger ones a
   }
 });
 
+test("[node] nodeStorage reads a record of up to 256 KiB with blocking calls by default: its bytes are read before read() returns", async () => {
+  const dir = fresh("syncdefault");
+  fs.mkdirSync(dir, { recursive: true });
+  const data = new TextEncoder().encode("x".repeat(100 * 1024));
+  fs.writeFileSync(`${dir}/r.json`, data);
+  const s = nodeStorage();
+  const reading = s.read(`${dir}/r.json`, { root: dir });
+  fs.unlinkSync(`${dir}/r.json`); // an asynchronous read would find the file gone
+  assert.deepEqual(new Uint8Array(await reading), data);
+});
+
 test("[node] two managers with independent storages share one real directory without losing records", async () => {
   const dir = `${fresh("shared")}/context`;
   const seq = () => {

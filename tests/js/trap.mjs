@@ -130,6 +130,31 @@ export function runTrapTests({ name, test, assert, toolctx }) {
     assert.ok(reader.getAllPointers().some((p) => p.filepath === kept));
   });
 
+  test(`[${name}] trap: a panic while a loadContexts reads rejects it with INTERNAL at once; the next load works`, async () => {
+    const inner = memoryStorage();
+    let open;
+    const gate = new Promise((resolve) => {
+      open = resolve;
+    });
+    const storage = {
+      read: async (p, o) => {
+        await gate;
+        return inner.read(p, o);
+      },
+      write: (p, b, o) => inner.write(p, b, o),
+      remove: (p) => inner.remove(p),
+      list: (d) => inner.list(d),
+    };
+    const before = new ContextManager({ contextDir: "/trap-load", fileSystem: storage, persistThreshold: 0 });
+    const fp = await before.saveContext("readFile", { path: "a.ts" }, "read after the trap");
+    const loading = before.loadContexts([fp]);
+    await assert.rejects(ContextManager.__panicForTestsAsync("deliberate, load"), internal(/deliberate, load/));
+    await assert.rejects(loading, internal(), "the load in flight fails before its read ends");
+    open();
+    const after = new ContextManager({ contextDir: "/trap-load", fileSystem: storage, persistThreshold: 0 });
+    assert.deepEqual((await after.loadContexts([fp])).map((r) => r.result), ["read after the trap"]);
+  });
+
   test(`[${name}] trap: after a trap the conversation store and the window optimiser work`, async () => {
     await assert.rejects(ContextManager.__panicForTestsAsync("deliberate, again"), internal());
     const store = await ConversationStore.open({ storage: memoryStorage(), contextDir: "/trap-conversations" });
