@@ -253,10 +253,18 @@ struct Rare {
     tool_call_id: Option<Box<str>>,
     /// The args hash, when it is not 64 lowercase hex digits.
     args_hash: Option<Box<str>>,
-    /// The timestamp, when it is not the ISO form of the path's milliseconds.
-    timestamp: Option<Box<str>>,
+    /// The timestamp, when it is not the ISO form of the path's milliseconds (a record
+    /// adopted with another name).
+    timestamp: Option<Stamp>,
     /// The task id, when it is not an integer that fits in an `i32`.
     task_id: Option<Number>,
+}
+
+/// A timestamp the path does not give: the ISO form of a number of ms, or any text.
+#[derive(PartialEq, Eq)]
+enum Stamp {
+    Ms(i64),
+    Text(Box<str>),
 }
 
 /// [`Entry::task`] when the pointer has no task id, or one kept in [`Rare::task_id`].
@@ -300,7 +308,12 @@ impl Entry {
             task_id: meta.task_id.filter(|_| task.is_none()),
             tool_call_id: meta.tool_call_id.map(Into::into),
             args_hash: args_hash.is_none().then(|| meta.args_hash.into()),
-            timestamp: (!from_path).then(|| meta.timestamp.into()),
+            timestamp: (!from_path).then(|| {
+                match session::parse_iso_ms(&meta.timestamp).filter(|&ms| iso_timestamp(ms) == meta.timestamp) {
+                    Some(ms) => Stamp::Ms(ms),
+                    None => Stamp::Text(meta.timestamp.into()),
+                }
+            }),
         };
         Entry {
             filepath,
@@ -342,9 +355,9 @@ impl Entry {
     }
 
     fn push_timestamp(&self, out: &mut String) {
-        match (self.rare().and_then(|r| r.timestamp.as_deref()), self.filepath.ms()) {
-            (Some(text), _) => out.push_str(text),
-            (None, Some(ms)) => out.push_str(&iso_timestamp(ms)),
+        match (self.rare().and_then(|r| r.timestamp.as_ref()), self.filepath.ms()) {
+            (Some(Stamp::Text(text)), _) => out.push_str(text),
+            (Some(&Stamp::Ms(ms)), _) | (None, Some(ms)) => out.push_str(&iso_timestamp(ms)),
             // `Entry::new` keeps the text of any timestamp the path does not give.
             (None, None) => {}
         }
