@@ -72,10 +72,15 @@ function mirrored(p, byArgsHash) {
     values = p;
   }
   const out = { filepath: p.filepath, toolName: p.toolName, toolDescription: values.toolDescription, args: values.args };
+  return withRest(out, p, values.argsHash);
+}
+
+/** `out` with the fields of `p` after `args`, in the core's order, and `argsHash`. */
+function withRest(out, p, argsHash) {
   if (p.taskId !== undefined) out.taskId = p.taskId;
   if (p.queryId !== undefined) out.queryId = p.queryId;
   if (p.toolCallId !== undefined) out.toolCallId = p.toolCallId;
-  out.argsHash = values.argsHash;
+  out.argsHash = argsHash;
   out.timestamp = p.timestamp;
   out.size = p.size;
   return out;
@@ -89,13 +94,7 @@ function mirrored(p, byArgsHash) {
 function copyPointer(p) {
   const filename = p.filepath.slice(p.filepath.lastIndexOf("/") + 1);
   const out = { filepath: p.filepath, filename, toolName: p.toolName, toolDescription: p.toolDescription, args: copy(p.args) };
-  if (p.taskId !== undefined) out.taskId = p.taskId;
-  if (p.queryId !== undefined) out.queryId = p.queryId;
-  if (p.toolCallId !== undefined) out.toolCallId = p.toolCallId;
-  out.argsHash = p.argsHash;
-  out.timestamp = p.timestamp;
-  out.size = p.size;
-  return out;
+  return withRest(out, p, p.argsHash);
 }
 
 /** The pointers in `slots` (a Uint32Array, in list order), copied. */
