@@ -9,16 +9,20 @@
 // call has returned) and hands out copies.
 // The mirror holds what was listed at least once, so a second call over 100,000
 // pointers costs the copies, and a call after a save fetches one pointer. It is what a
-// listing leaves behind (about 500 B per pointer listed in Node), so it is kept lean: an
-// Array by slot (slots are dense), and each `filename` a slice of its `filepath` (V8
-// shares the characters) rather than a string of its own.
+// listing leaves behind, so it is kept lean: an Array by slot (slots are dense); no
+// `filename` (each copy slices it from `filepath`: V8 shares the characters); and the
+// args, description and args hash of a pointer whose tool, args hash, description and
+// args (key order included) are an earlier one's are that one's values (an agent calls
+// a tool with the same args again and again), so the mirror holds them once. Nothing
+// the mirror holds is handed out: each list gets copies.
 
 /**
  * Pointers fetched per crossing: the JSON of 100,000 at once would grow wasm memory by
  * tens of megabytes for good (wasm memory never shrinks); 4,096 take about 2 MB.
  */
 const FETCH = 4096;
-const mirrors = new WeakMap(); // manager → { epoch, bySlot: Array<pointer | undefined> by slot }
+// manager → { epoch, bySlot: Array<pointer | undefined> by slot, byArgsHash: Map<argsHash, pointer> }
+const mirrors = new WeakMap();
 // A list handed out → { manager, epoch, slots }: the slots of its pointers, so a
 // selection over it (the seed's flow: getPointersForQuery, then selectRelevantContexts)
 // gives the core slots rather than filepaths it would look up one by one.
@@ -41,20 +45,56 @@ function copy(value) {
   return out;
 }
 
+/** Whether two JSON values are the same, key order included (`-0` is not `0`). */
+function sameJson(a, b) {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  const others = Object.keys(b);
+  if (keys.length !== others.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i] !== others[i] || !sameJson(a[keys[i]], b[keys[i]])) return false;
+  }
+  return true;
+}
+
 /**
- * A copy of a pointer: the fields of the core's pointer JSON (store.rs, `pointer_json`),
- * in its order, `args` deep. Written out field by field: V8 makes such a literal several
- * times faster than a spread or a generic copy.
+ * The mirror's form of a pointer the core sent (`p`, parsed from its JSON): its fields
+ * but `filename`, in the core's order, with the args, description and args hash of the
+ * first pointer listed with the same tool, args hash, description and args, if any.
  */
-function copyPointer(p) {
-  const out = { filepath: p.filepath, filename: p.filename, toolName: p.toolName, toolDescription: p.toolDescription, args: copy(p.args) };
+function mirrored(p, byArgsHash) {
+  let values = byArgsHash.get(p.argsHash);
+  if (values === undefined) {
+    byArgsHash.set(p.argsHash, p);
+    values = p;
+  } else if (values.toolName !== p.toolName || values.toolDescription !== p.toolDescription || !sameJson(values.args, p.args)) {
+    values = p;
+  }
+  const out = { filepath: p.filepath, toolName: p.toolName, toolDescription: values.toolDescription, args: values.args };
+  return withRest(out, p, values.argsHash);
+}
+
+/** `out` with the fields of `p` after `args`, in the core's order, and `argsHash`. */
+function withRest(out, p, argsHash) {
   if (p.taskId !== undefined) out.taskId = p.taskId;
   if (p.queryId !== undefined) out.queryId = p.queryId;
   if (p.toolCallId !== undefined) out.toolCallId = p.toolCallId;
-  out.argsHash = p.argsHash;
+  out.argsHash = argsHash;
   out.timestamp = p.timestamp;
   out.size = p.size;
   return out;
+}
+
+/**
+ * A copy of a pointer: the fields of the core's pointer JSON (store.rs, `pointer_json`),
+ * in its order, `args` deep, `filename` sliced from `filepath`. Written out field by
+ * field: V8 makes such a literal several times faster than a spread or a generic copy.
+ */
+function copyPointer(p) {
+  const filename = p.filepath.slice(p.filepath.lastIndexOf("/") + 1);
+  const out = { filepath: p.filepath, filename, toolName: p.toolName, toolDescription: p.toolDescription, args: copy(p.args) };
+  return withRest(out, p, p.argsHash);
 }
 
 /** The pointers in `slots` (a Uint32Array, in list order), copied. */
@@ -62,10 +102,10 @@ function listed(manager, slots) {
   let mirror = mirrors.get(manager);
   const epoch = manager.__epoch;
   if (mirror === undefined || mirror.epoch !== epoch) {
-    mirror = { epoch, bySlot: [] };
+    mirror = { epoch, bySlot: [], byArgsHash: new Map() };
     mirrors.set(manager, mirror);
   }
-  const { bySlot } = mirror;
+  const { bySlot, byArgsHash } = mirror;
   const missing = [];
   for (let i = 0; i < slots.length; i++) {
     const slot = slots[i];
@@ -78,8 +118,7 @@ function listed(manager, slots) {
     const made = JSON.parse(manager.__pointers(some));
     for (let i = 0; i < some.length; i++) {
       const p = made[i];
-      if (p !== null) p.filename = p.filepath.slice(p.filepath.lastIndexOf("/") + 1);
-      bySlot[some[i]] = p;
+      bySlot[some[i]] = p === null ? null : mirrored(p, byArgsHash);
     }
   }
   const out = new Array(slots.length);

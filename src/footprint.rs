@@ -147,7 +147,10 @@ impl Entry {
         }
         if let Some(rare) = &self.rare {
             m.alloc("entry: rare", size_of::<super::Rare>());
-            for text in [&rare.tool_call_id, &rare.args_hash, &rare.timestamp].into_iter().flatten() {
+            for text in [&rare.tool_call_id, &rare.args_hash].into_iter().flatten() {
+                m.alloc("entry: rare", text.len());
+            }
+            if let Some(super::Stamp::Text(text)) = &rare.timestamp {
                 m.alloc("entry: rare", text.len());
             }
         }

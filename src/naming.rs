@@ -219,6 +219,15 @@ impl StoredPath {
         }
     }
 
+    /// The milliseconds of the record-name form (the instant the record was saved).
+    pub(crate) fn ms(&self) -> Option<i64> {
+        match self {
+            // 13 digits: far inside an `i64`.
+            StoredPath::Named { ms, .. } => Some(*ms as i64),
+            StoredPath::Text(_) => None,
+        }
+    }
+
     /// Whether this is `path`, byte for byte.
     pub(crate) fn is(&self, path: &str) -> bool {
         let (head, tail) = self.split();

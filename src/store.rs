@@ -224,13 +224,13 @@ pub enum Candidate {
 }
 
 /// A pointer as it is kept: boxed strings, the tool name and query id shared by every
-/// pointer that has them, the path as its parts, the args hash and the timestamp as
-/// numbers, and the fields most pointers lack (a tool call id, an args hash or timestamp
-/// whose text the numbers would not print back, a task id that is not an `i32`) in
-/// `rare`. A description the save generated is not kept (rebuilt from the tool name and
+/// pointer that has them, the path as its parts, the args hash as bytes, the task id as
+/// an `i32`, the timestamp as the path's milliseconds (a record's name holds the instant
+/// it was saved), and the fields most pointers lack (a tool call id, an args hash or
+/// timestamp the packed form would not print back, a task id that is not an `i32`) in
+/// `rare`. The save order is the index's ([`Index::order`]). A description the save generated is not kept (rebuilt from the tool name and
 /// args); a record read back keeps its own (it may come from a `describe` callback).
 struct Entry {
-    seq: u64,
     /// The path, as its parts when it has the record-name form.
     filepath: StoredPath,
     tool_name: Rc<str>,
@@ -239,10 +239,8 @@ struct Entry {
     args_json: Box<str>,
     /// The args hash as bytes (ignored when `rare` holds its text).
     args_hash: [u8; 32],
-    /// The timestamp in ms (ignored when `rare` holds its text).
-    timestamp_ms: i64,
-    /// The task id when it is an integer that fits (else in `rare`).
-    task: Option<i32>,
+    /// The task id when it is an `i32` other than [`NO_TASK`] (else in `rare`).
+    task: i32,
     query_id: Option<Rc<str>>,
     size: u32,
     /// Whether this manager wrote the record to storage (see [`State::orphans`]).
@@ -260,11 +258,22 @@ struct Rare {
     tool_call_id: Option<Box<str>>,
     /// The args hash, when it is not 64 lowercase hex digits.
     args_hash: Option<Box<str>>,
-    /// The timestamp, when it is not the ISO form of a number of ms.
-    timestamp: Option<Box<str>>,
+    /// The timestamp, when it is not the ISO form of the path's milliseconds (a record
+    /// adopted with another name).
+    timestamp: Option<Stamp>,
     /// The task id, when it is not an integer that fits in an `i32`.
     task_id: Option<Number>,
 }
+
+/// A timestamp the path does not give: the ISO form of a number of ms, or any text.
+#[derive(PartialEq, Eq)]
+enum Stamp {
+    Ms(i64),
+    Text(Box<str>),
+}
+
+/// [`Entry::task`] when the pointer has no task id, or one kept in [`Rare::task_id`].
+const NO_TASK: i32 = i32::MIN;
 
 /// The bytes of a 64-digit lowercase hex hash.
 fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
@@ -284,7 +293,7 @@ fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
 }
 
 impl Entry {
-    fn new(seq: u64, filepath: &str, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
+    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
         let mut intern = |text: &str| match interned.get(text) {
             Some(t) => t.clone(),
             None => {
@@ -297,22 +306,26 @@ impl Entry {
         let query_id = meta.query_id.as_deref().map(&mut intern);
         let filepath = StoredPath::new(filepath, &mut intern);
         let args_hash = hash_bytes(&meta.args_hash);
-        let timestamp_ms = session::parse_iso_ms(&meta.timestamp).filter(|&ms| iso_timestamp(ms) == meta.timestamp);
+        let from_path = filepath.ms().is_some_and(|ms| iso_timestamp(ms) == meta.timestamp);
         let task = meta.task_id.as_ref().and_then(|n| n.as_i64()).and_then(|n| i32::try_from(n).ok());
+        let task = task.filter(|&n| n != NO_TASK);
         let rare = Rare {
             task_id: meta.task_id.filter(|_| task.is_none()),
             tool_call_id: meta.tool_call_id.map(Into::into),
             args_hash: args_hash.is_none().then(|| meta.args_hash.into()),
-            timestamp: timestamp_ms.is_none().then(|| meta.timestamp.into()),
+            timestamp: (!from_path).then(|| {
+                match session::parse_iso_ms(&meta.timestamp).filter(|&ms| iso_timestamp(ms) == meta.timestamp) {
+                    Some(ms) => Stamp::Ms(ms),
+                    None => Stamp::Text(meta.timestamp.into()),
+                }
+            }),
         };
         Entry {
-            seq,
             filepath,
             tool_name,
             args_json: meta.args_json.into(),
             args_hash: args_hash.unwrap_or_default(),
-            timestamp_ms: timestamp_ms.unwrap_or_default(),
-            task,
+            task: task.unwrap_or(NO_TASK),
             query_id,
             size: u32::try_from(size).unwrap_or(u32::MAX),
             written: false,
@@ -328,8 +341,8 @@ impl Entry {
 
     fn task_id(&self) -> Option<Number> {
         match self.task {
-            Some(n) => Some(Number::from(n)),
-            None => self.rare().and_then(|r| r.task_id.clone()),
+            NO_TASK => self.rare().and_then(|r| r.task_id.clone()),
+            n => Some(Number::from(n)),
         }
     }
 
@@ -347,9 +360,11 @@ impl Entry {
     }
 
     fn push_timestamp(&self, out: &mut String) {
-        match self.rare().and_then(|r| r.timestamp.as_deref()) {
-            Some(text) => out.push_str(text),
-            None => out.push_str(&iso_timestamp(self.timestamp_ms)),
+        match (self.rare().and_then(|r| r.timestamp.as_ref()), self.filepath.ms()) {
+            (Some(Stamp::Text(text)), _) => out.push_str(text),
+            (Some(&Stamp::Ms(ms)), _) | (None, Some(ms)) => out.push_str(&iso_timestamp(ms)),
+            // `Entry::new` keeps the text of any timestamp the path does not give.
+            (None, None) => {}
         }
     }
 
@@ -585,18 +600,17 @@ impl State {
         self.slot_of(path).map(|slot| &self.entries[slot as usize])
     }
 
-    /// Adds a pointer; `false` when the index is full.
-    fn add(&mut self, mut entry: Entry, terms: &Terms) -> bool {
+    /// Adds a pointer, `seq` in save order; `false` when the index is full.
+    fn add(&mut self, seq: u64, mut entry: Entry, terms: &Terms) -> bool {
         let path = entry.filepath.text();
-        let Some(slot) = self.index.add(entry.seq, terms) else {
+        let Some(slot) = self.index.add(seq, terms) else {
             if entry.written {
                 self.orphans.insert(path.into());
             }
             return false;
         };
         entry.written |= self.orphans.remove(path.as_str());
-        let seq = entry.seq;
-        let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
+        let at = self.order.partition_point(|&s| self.index.order(s) < seq);
         self.order.insert(at, slot);
         self.entries.push(entry);
         self.slot_by_path.insert(&path, slot, &self.entries);
@@ -645,14 +659,14 @@ impl State {
     /// Drops the pointer at `path`, and its index entry; `false` when there is none.
     fn remove_pointer(&mut self, path: &str) -> bool {
         let Some(slot) = self.slot_of(path) else { return false };
-        let seq = self.entries[slot as usize].seq;
+        let seq = self.index.order(slot);
         if self.entries[slot as usize].written {
             self.orphans.insert(path.into());
         }
         self.index.remove(slot);
         self.vectors.remove(slot);
         // `order` is sorted by seq: find the slot without a scan.
-        let at = self.order.partition_point(|&s| self.entries[s as usize].seq < seq);
+        let at = self.order.partition_point(|&s| self.index.order(s) < seq);
         if self.order.get(at) == Some(&slot) {
             self.order.remove(at);
         }
@@ -1109,14 +1123,14 @@ impl<S: Storage> ContextManager<S> {
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let mut entry = Entry::new(seq, &filepath, meta, size, &mut state.interned);
+            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned);
             entry.written = written;
             if generated {
                 entry = entry.generated_description();
             }
             entry.result_hash = Some(NonZeroU64::new(result_hash).unwrap_or(NonZeroU64::MIN));
             let key = entry.duplicate_key();
-            let added = state.add(entry, &terms);
+            let added = state.add(seq, entry, &terms);
             if let (true, Some(key)) = (added, key) {
                 let slot = (state.entries.len() - 1) as u32;
                 state.latest_copy.insert(key, slot);
@@ -1414,20 +1428,22 @@ impl<S: Storage> ContextManager<S> {
     /// of no manager, never collapsed). Returns how many hits were dropped.
     pub fn collapse_duplicates(&self, hits: &mut Vec<Scored>, slot_of: impl Fn(usize) -> Option<u32>) -> usize {
         let state = self.state.borrow();
-        let entry = |i: usize| slot_of(i).and_then(|s| state.entries.get(s as usize));
+        let entry =
+            |i: usize| slot_of(i).and_then(|s| state.entries.get(s as usize).map(|e| (e, state.index.order(s))));
         // Kept hits by result hash (the cheap part of the key), as places in `out`.
         let mut kept: HashMap<u64, Vec<usize>> = HashMap::new();
         let before = hits.len();
         let mut out: Vec<Scored> = Vec::with_capacity(before);
         for hit in hits.drain(..) {
-            let Some((e, hash)) = entry(hit.index).and_then(|e| e.result_hash.map(|h| (e, h.get()))) else {
+            let Some((e, seq, hash)) = entry(hit.index).and_then(|(e, seq)| e.result_hash.map(|h| (e, seq, h.get())))
+            else {
                 out.push(hit);
                 continue;
             };
             let places = kept.entry(hash).or_default();
-            match places.iter().copied().find(|&p| entry(out[p].index).is_some_and(|k| k.duplicates(e))) {
+            match places.iter().copied().find(|&p| entry(out[p].index).is_some_and(|(k, _)| k.duplicates(e))) {
                 Some(p) => {
-                    if entry(out[p].index).is_some_and(|k| k.seq < e.seq) {
+                    if entry(out[p].index).is_some_and(|(_, k_seq)| k_seq < seq) {
                         out[p].index = hit.index;
                     }
                 }
@@ -1819,8 +1835,8 @@ impl<S: Storage> ContextManager<S> {
             };
             // A pointer, not ownership: only what this manager wrote is marked written
             // (`add` takes the mark back from `orphans`).
-            let entry = Entry::new(seq, &filepath, meta, size, &mut state.interned);
-            state.add(entry, &terms);
+            let entry = Entry::new(&filepath, meta, size, &mut state.interned);
+            state.add(seq, entry, &terms);
         }
     }
 
@@ -2017,7 +2033,7 @@ impl<S: Storage> ContextManager<S> {
             },
         };
         match meta {
-            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
+            Some(meta) => Entry::new(path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
             None => {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);
@@ -2068,8 +2084,8 @@ impl<S: Storage> ContextManager<S> {
                 if self.keeps_ledger() {
                     state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
                 }
-                let pointer = Entry::new(seq, full.as_str(), meta, size, &mut state.interned);
-                state.add(pointer, &terms);
+                let pointer = Entry::new(full.as_str(), meta, size, &mut state.interned);
+                state.add(seq, pointer, &terms);
             }
             s.manifest.borrow_mut().context_files.insert(rel, entry);
             s.dirty.set(s.dirty.get() + 1);
@@ -2289,7 +2305,7 @@ mod tests {
             query_id: None,
             tool_call_id: None,
         };
-        Entry::new(0, path, meta, 0, &mut HashSet::new())
+        Entry::new(path, meta, 0, &mut HashSet::new())
     }
 
     #[test]
@@ -2341,7 +2357,7 @@ mod tests {
                 query_id: Some("q".into()),
                 tool_call_id: call.map(str::to_owned),
             };
-            let e = Entry::new(1, path, meta.clone(), 5, &mut interned);
+            let e = Entry::new(path, meta.clone(), 5, &mut interned);
             assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
             assert_eq!(e.filepath.text(), path);
             let mut json = String::new();
@@ -2365,8 +2381,50 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_is_packed_so_the_pointer_table_stays_small() {
+        // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
+        // parts 32, the args hash 32, the tool name, description, args and query id 32, the
+        // result hash 8, the task, the size and the written flag 9, the rare fields 4,
+        // padded to 8 (144 with the save order, which the index keeps too, a task id of 8
+        // and a timestamp, which the path's milliseconds give).
+        let expected = if cfg!(target_pointer_width = "32") { 120 } else { 168 };
+        assert_eq!(std::mem::size_of::<Entry>(), expected);
+    }
+
+    #[test]
+    fn a_timestamp_or_task_id_the_packed_form_cannot_hold_is_kept_apart() {
+        let path = "/ctx/t_000000000000_1700000000000_0_aaaa.json";
+        let cases = [
+            // The path's milliseconds and an i32 task id: nothing apart.
+            (iso_timestamp(1_700_000_000_000), Some(Number::from(7)), false),
+            // Another instant than the path's, though ISO: kept apart, as text.
+            (iso_timestamp(1_700_000_000_001), Some(Number::from(7)), true),
+            // The one i32 the packed task id keeps for "none".
+            (iso_timestamp(1_700_000_000_000), Some(Number::from(i32::MIN)), true),
+            (iso_timestamp(1_700_000_000_000), Some(Number::from(i32::MIN + 1)), false),
+            (iso_timestamp(1_700_000_000_000), None, false),
+        ];
+        for (timestamp, task_id, apart) in cases {
+            let meta = RecordMeta {
+                tool_name: "t".into(),
+                tool_description: "t".into(),
+                args_json: "{}".into(),
+                args_hash: "0".repeat(64),
+                timestamp,
+                task_id,
+                query_id: None,
+                tool_call_id: None,
+            };
+            let e = Entry::new(path, meta.clone(), 0, &mut HashSet::new());
+            assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
+            assert_eq!(e.rare.is_some(), apart, "{meta:?}");
+        }
+    }
+
+    #[test]
     fn a_generated_description_is_not_kept() {
-        let e = entry("/ctx/a.json").generated_description();
+        // A record name whose milliseconds give the timestamp (0): no rare fields.
+        let e = entry("/ctx/t_000000000000_0000000000000_0_aaaa.json").generated_description();
         assert!(e.tool_description.is_none() && e.rare.is_none());
         assert_eq!(e.description(), crate::describe::describe("t", &serde_json::json!({})));
         assert_eq!(entry("/ctx/a.json").description(), "t");

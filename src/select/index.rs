@@ -172,6 +172,11 @@ impl Index {
         Some(slot)
     }
 
+    /// The `order` the document in `slot` was added with.
+    pub fn order(&self, slot: u32) -> u64 {
+        self.order[slot as usize]
+    }
+
     /// Removes the document in `slot`: it is ranked no more. Its slot stays (taken) until
     /// [`Index::remap`]. The content terms a document was indexed with are not kept, so
     /// its postings are skipped rather than searched for.

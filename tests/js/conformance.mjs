@@ -493,6 +493,35 @@ export function runSeedApiTests({
     assert.equal(m.getContextDir(), base);
   });
 
+  t("pointers saved with the same args are each their own: key order, description, copies", async () => {
+    // The mirror (pointers.js) holds the args of pointers saved with the same tool and
+    // args once: what each list hands out stays each pointer's own.
+    const { m } = setup();
+    const calls = [
+      ["readFile", { path: "a.ts", opts: { n: 1 } }],
+      ["readFile", { opts: { n: 1 }, path: "a.ts" }], // the same args hash, another key order
+      ["readFile", { path: "a.ts", opts: { n: 1 } }],
+      ["readFile", { path: "a.ts", opts: { n: 1 } }, { description: "mine" }],
+      ["grepFile", { path: "a.ts", opts: { n: 1 } }], // another tool, the same args
+      ["readFile", { path: "a.ts", opts: { n: 1 } }],
+    ];
+    for (const [tool, args, options] of calls) await m.saveContext(tool, args, "x", options ?? 1);
+    const first = m.getAllPointers();
+    assert.equal(first[0].argsHash, first[1].argsHash);
+    assert.deepEqual(first.map((p) => JSON.stringify(p.args)), calls.map(([, args]) => JSON.stringify(args)));
+    assert.equal(first[3].toolDescription, "mine");
+    assert.equal(first[4].toolName, "grepFile");
+    assert.notEqual(first[4].toolDescription, first[0].toolDescription);
+    assert.equal(first[5].toolDescription, first[0].toolDescription);
+    assert.notEqual(first[0].args, first[2].args, "two objects, not one");
+    first[0].args.opts.n = 2;
+    first[2].args.path = "b.ts";
+    const again = m.getAllPointers();
+    assert.deepEqual(again.map((p) => JSON.stringify(p.args)), calls.map(([, args]) => JSON.stringify(args)));
+    assert.deepEqual(again.map((p) => p.toolDescription), first.map((p) => p.toolDescription));
+    assert.deepEqual(again.map((p) => p.filename), again.map((p) => basename(p.filepath)));
+  });
+
   t("description is built from the tool name words and the args", async () => {
     const { m, storage } = setup();
     const fp = await m.saveContext("readFile", { path: "src/auth/login.ts" }, "x");
