@@ -190,6 +190,9 @@ async function benchLoad(top, rounds) {
   const result = hitsPayload(64 * KB);
   const paths = [];
   for (let i = 0; i < LOAD_RECORDS; i++) paths.push(await m.saveContext("grep", argsFor("hits", i), result));
+  // For reference (not a target): the same loads with every read asynchronous, so the
+  // figure shows what the adapters' blocking reads of small files (syncReadMaxBytes) give.
+  const asyncReads = new ContextManager({ contextDir: dir, fileSystem: runtime.storage({ syncReadMaxBytes: 0 }), readOnly: true });
   const seed = new SeedContextManager({ contextDir: dir });
   const times = await roundRobin(
     {
@@ -201,6 +204,11 @@ async function benchLoad(top, rounds) {
       "toolctx sequential": async () => {
         const out = [];
         for (const p of paths) out.push(...(await m.loadContexts([p])));
+        return out;
+      },
+      "toolctx sequential, async reads": async () => {
+        const out = [];
+        for (const p of paths) out.push(...(await asyncReads.loadContexts([p])));
         return out;
       },
       "toolctx concurrent": () => m.loadContexts(paths),
@@ -223,6 +231,7 @@ async function benchLoad(top, rounds) {
       "seed (ms)": ms("seed"),
       "toolctx ÷ floor": over("toolctx sequential"),
       "seed ÷ floor": over("seed"),
+      "toolctx, async reads ÷ floor": over("toolctx sequential, async reads"),
     },
     [`${label} concurrent`]: {
       "floor (ms)": ms("floor"),
