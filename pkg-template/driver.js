@@ -22,7 +22,8 @@
 // they settle, and one poll, queued as a microtask, runs the tasks they woke: a
 // loadContexts of 100 records polls once after its reads, not 100 times.
 //
-// saveContext is no task: the core's synchronous steps and the host's write (`save`).
+// saveContext and flush are no tasks: the core's synchronous steps, and between them the
+// host calls they ask for (`drive`).
 
 /** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
 function join(parts) {
@@ -51,8 +52,12 @@ export function createDriver(core, onTrap) {
   let again = false;
   /** A poll is queued as a microtask (host calls settled since the last one). */
   let queued = false;
-  /** The `reject` of each save whose record is being written (`save`). */
+  /** The `reject` of each operation run in steps (`drive`) while it waits for the host. */
   const saves = new Set();
+  /** job → release() of the lock it holds (`runOps`). */
+  const jobLocks = new Map();
+  /** host → name → the tail of the turns at that lock in this module (`hold`). */
+  const turns = new WeakMap();
 
   function fail(err) {
     const error = onTrap(err);
@@ -62,6 +67,8 @@ export function createDriver(core, onTrap) {
     saves.clear();
     for (const { release } of locks.values()) release();
     locks.clear();
+    for (const release of jobLocks.values()) release();
+    jobLocks.clear();
     return error;
   }
 
@@ -147,38 +154,66 @@ export function createDriver(core, onTrap) {
     );
   }
 
-  function lock(call, self, fn, name) {
+  /**
+   * Takes the lock `name` of `host`: first this module's turn at it (its operations, in
+   * order, whatever the host does), then the host's `lockFn` when it has one. `held(ok,
+   * err)` is called once: when the lock is held, or when the host's lock failed first.
+   * Returns `release()`, which ends the turn and resolves to how the host's lock settled
+   * (`[ok, err]`).
+   */
+  function hold(host, lockFn, name, held) {
     let release;
     const gate = new Promise((resolve) => {
       release = resolve;
     });
-    let acquired = false;
-    let held;
-    try {
-      held = Promise.resolve(fn.call(self, name, () => {
-        acquired = true;
-        complete(call, true, undefined);
-        return gate;
-      }));
-    } catch (err) {
-      held = Promise.reject(err);
-    }
-    const settled = held.then(() => [true, undefined], (err) => [false, err]);
-    locks.set(call, { release, settled });
-    // A host that fails (or returns) before running the callback must not leave the task waiting.
-    settled.then(([ok, err]) => {
-      if (acquired) return;
-      locks.delete(call);
-      complete(call, false, ok ? new Error("storage lock() returned without running its callback") : err);
+    let names = turns.get(host);
+    if (!names) turns.set(host, (names = new Map()));
+    const previous = names.get(name) ?? Promise.resolve();
+    const settled = previous.then(() => {
+      if (typeof lockFn !== "function") {
+        held(true, undefined);
+        return gate.then(() => [true, undefined]);
+      }
+      let acquired = false;
+      let result;
+      try {
+        result = Promise.resolve(lockFn.call(host, name, () => {
+          acquired = true;
+          held(true, undefined);
+          return gate;
+        }));
+      } catch (err) {
+        result = Promise.reject(err);
+      }
+      return result.then(() => [true, undefined], (err) => [false, err]).then((outcome) => {
+        // A host that fails (or returns) before running the callback must not leave the caller waiting.
+        if (!acquired) held(false, outcome[0] ? new Error("storage lock() returned without running its callback") : outcome[1]);
+        return outcome;
+      });
     });
+    names.set(name, settled);
+    settled.then(() => {
+      if (names.get(name) === settled) names.delete(name);
+    });
+    return () => {
+      release();
+      return settled;
+    };
+  }
+
+  function lock(call, self, fn, name) {
+    const release = hold(self, fn, name, (ok, err) => {
+      if (!ok) locks.delete(call);
+      complete(call, ok, err);
+    });
+    locks.set(call, { release });
   }
 
   function unlock(call, lockCall) {
     const held = locks.get(lockCall);
     locks.delete(lockCall);
     if (!held) return complete(call, true, undefined);
-    held.release();
-    held.settled.then(([ok, err]) => complete(call, ok, err));
+    held.release().then(([ok, err]) => complete(call, ok, err));
   }
 
   /** The Promise of task `task` (a number a wasm method returned). */
@@ -190,30 +225,95 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * The Promise of a save, from the core's first step (`__saveBegin`, src/wasm/manager.rs):
-   * `[0, filepath]` saved (a record held in memory); `[1, task]` a task finishes it (the
-   * follow-up I/O: a spill, retention, the session manifest, embed); else the record to
-   * write (`writeRecord`).
+   * The Promise of an operation run in steps, from the core's first step (`__saveBegin`,
+   * `__flush`: src/wasm/manager.rs): `[0, value]` done; `[1, task]` a task finishes it;
+   * `[2, …]` a record to write (`writeRecord`); `[4, job, ops]` host calls to run, whose
+   * outcomes the core's next step takes (`runOps`).
    */
-  function save(manager, step) {
+  function drive(manager, step) {
     if (step[0] === 0) return Promise.resolve(step[1]);
     if (step[0] === 1) return settle(step[1]);
     return new Promise((resolve, reject) => {
       saves.add(reject);
-      writeRecord(manager, step, reject).then(
-        (filepath) => saves.delete(reject) && resolve(filepath),
+      steps(manager, step, reject).then(
+        (value) => saves.delete(reject) && resolve(value),
         (err) => saves.delete(reject) && reject(err),
       );
     });
+  }
+
+  /** Runs the steps until the end; `undefined` once the module trapped (`reject` left `saves`). */
+  async function steps(manager, step, reject) {
+    for (;;) {
+      if (step[0] === 0) return step[1];
+      if (step[0] === 1) return settle(step[1]);
+      step = step[0] === 2 ? await writeRecord(manager, step, reject) : await runOps(manager, step, reject);
+      if (step === undefined) return undefined;
+    }
+  }
+
+  /** `fn.apply(self, args)` as `[ok, value]`, or a Promise of it when the host answers later. */
+  function call(self, fn, args) {
+    let value;
+    try {
+      value = fn.apply(self, args);
+    } catch (err) {
+      return [false, err];
+    }
+    if (typeof value?.then !== "function") return [true, value];
+    return new Promise((resolve) => value.then((v) => resolve([true, v]), (err) => resolve([false, err])));
+  }
+
+  /**
+   * Runs the host calls of a job's step (`[4, job, ops]`), all at once, and hands their
+   * outcomes to the core (`__jobStep`): its next step. An op is `[1, this, fn, args]` a
+   * call; `[2, this, lockFn, name]` take the lock (`hold`); `[3]` release it; `[0]` nothing.
+   */
+  async function runOps(manager, step, reject) {
+    const job = step[1], ops = step[2];
+    const outcomes = new Array(2 * ops.length);
+    const pending = [];
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i];
+      let out;
+      if (op[0] === 1) out = call(op[1], op[2], op[3]);
+      else if (op[0] === 2) {
+        out = new Promise((resolve) => {
+          jobLocks.set(job, hold(op[1], op[2], op[3], (ok, err) => {
+            if (!ok) jobLocks.delete(job);
+            resolve([ok, err]);
+          }));
+        });
+      } else if (op[0] === 3) {
+        const release = jobLocks.get(job);
+        jobLocks.delete(job);
+        out = release ? release() : [true, undefined];
+      } else out = [true, undefined];
+      if (Array.isArray(out)) {
+        outcomes[2 * i] = out[0];
+        outcomes[2 * i + 1] = out[1];
+      } else {
+        pending.push(out.then((o) => {
+          outcomes[2 * i] = o[0];
+          outcomes[2 * i + 1] = o[1];
+        }));
+      }
+    }
+    if (pending.length > 0) {
+      await Promise.all(pending);
+      if (!saves.has(reject)) return undefined;
+    }
+    return manager.__jobStep(job, outcomes);
   }
 
   /**
    * Writes a new record exclusively, while the core indexes the result (`__saveIndex`),
    * and hands the outcome to the core (`__saveWritten`), which adds the pointer, or
    * answers `[2, path]` (the name was taken: write again there) or `[3, path]` (the write
-   * failed: remove what it left; `__saveEnd` then throws why). A host write that returns
-   * a plain value completes the save without an await. `reject` leaves `saves` when the
-   * module traps: then nothing of the save runs on.
+   * failed: remove what it left; `__saveEnd` then throws why); any other answer is the
+   * save's next step (`drive`). A host write that returns a plain value completes the save
+   * without an await. `reject` leaves `saves` when the module traps: then nothing of the
+   * save runs on.
    */
   async function writeRecord(manager, plan, reject) {
     // Indexed, not destructured (no array iterator: see `poll`).
@@ -222,15 +322,7 @@ export function createDriver(core, onTrap) {
     const record = Array.isArray(plan[6]) ? join(plan[6]) : plan[6];
     let indexed = false;
     for (;;) {
-      let outcome;
-      try {
-        const value = write.call(host, path, record, { exclusive: true });
-        outcome = typeof value?.then !== "function"
-          ? [true, value]
-          : new Promise((resolve) => value.then((v) => resolve([true, v]), (err) => resolve([false, err])));
-      } catch (err) {
-        outcome = [false, err];
-      }
+      let outcome = call(host, write, [path, record, { exclusive: true }]);
       if (!indexed) {
         indexed = true;
         manager.__saveIndex(id);
@@ -240,8 +332,7 @@ export function createDriver(core, onTrap) {
         if (!saves.has(reject)) return undefined;
       }
       const step = manager.__saveWritten(id, outcome[0], outcome[1]);
-      if (step[0] === 0) return step[1];
-      if (step[0] === 1) return settle(step[1]);
+      if (step[0] !== 2 && step[0] !== 3) return step;
       path = step[1];
       if (step[0] === 3) {
         try {
@@ -251,14 +342,15 @@ export function createDriver(core, onTrap) {
           // Best effort: the save fails with the write's error.
         }
         if (!saves.has(reject)) return undefined;
-        return settle(manager.__saveEnd(id)[1]);
+        return manager.__saveEnd(id);
       }
     }
   }
 
   return {
     settle,
-    save,
+    /** The Promise of an operation run in steps (`drive`). */
+    run: drive,
     /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
     fail,
   };

@@ -66,7 +66,7 @@ function live(module) {
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
-  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear", "flush", "close",
+  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear", "close",
   "endSession", "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
   "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
@@ -125,21 +125,29 @@ export function disposeWithClose(cls) {
 installPointerLists(Core.prototype);
 guardClass(Core);
 
-// saveContext in steps (src/wasm/manager.rs): the core checks, encodes and names the
-// record, and saves one held in memory at once; the driver writes one to persist while
-// the core indexes it, and the core then adds its pointer (driver.js, `save`). Only a
-// save with I/O left to do (a spill, retention, the session manifest, embed) is a task.
-for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd"]) {
+// saveContext and flush in steps (src/wasm/manager.rs): the core checks, encodes and
+// names the record, and saves one held in memory at once; the driver writes one to
+// persist while the core indexes it, and the core then adds its pointer; what is left
+// (a spill, retention, the session manifest) is host calls the core asks for, step by
+// step (driver.js, `run`). Only the `embed` option makes a save a task.
+for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd", "__jobStep", "__flush"]) {
   Core.prototype[name] = guard(name, Core.prototype[name]);
 }
-Core.prototype.saveContext = function saveContext(toolName, args, result, taskOrOptions, queryId) {
+/** The Promise of an operation whose first step is `begin()` (a throw rejects it). */
+function inSteps(manager, begin) {
   let step;
   try {
-    step = this.__saveBegin(toolName, args, result, taskOrOptions, queryId);
+    step = begin();
   } catch (err) {
     return Promise.reject(err);
   }
-  return coreModule.driver.save(this, step);
+  return coreModule.driver.run(manager, step);
+}
+Core.prototype.saveContext = function saveContext(toolName, args, result, taskOrOptions, queryId) {
+  return inSteps(this, () => this.__saveBegin(toolName, args, result, taskOrOptions, queryId));
+};
+Core.prototype.flush = function flush() {
+  return inSteps(this, () => this.__flush());
 };
 
 // loadContexts: the core confines the paths and reads; the records are parsed here.

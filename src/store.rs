@@ -23,7 +23,7 @@ use crate::naming::{
 use crate::paged::Paged;
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
-use crate::retention::{Ledger, Owned, Retention};
+use crate::retention::{Ledger, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
@@ -720,6 +720,9 @@ pub struct ContextManager<S> {
     state: RefCell<State>,
     session: Option<Session>,
     gate: Rc<Gate>,
+    /// This manager's turn at the session lock, natively (in wasm the driver keeps one
+    /// per lock name): so an older manifest never lands after a newer one.
+    turn: Mutex<()>,
 }
 
 /// A manager's session: its folder and the manifest it keeps up to date.
@@ -734,8 +737,8 @@ struct Session {
     /// manifest on disk must not bring them back.
     evicted: RefCell<HashSet<String>>,
     last_write_ms: Cell<Option<i64>>,
-    /// Serialises manifest writes, so an older snapshot never lands after a newer one.
-    writing: Mutex<()>,
+    /// Manifest writes between their lock and their unlock (a flush waits for them).
+    writes_in_flight: Cell<usize>,
 }
 
 /// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
@@ -761,6 +764,7 @@ impl<S: Storage> ContextManager<S> {
             state: RefCell::new(State::default()),
             session: None,
             gate: Rc::default(),
+            turn: Mutex::new(()),
         };
         manager.session = match manager.options.session.clone() {
             None => None,
@@ -784,7 +788,7 @@ impl<S: Storage> ContextManager<S> {
                     dirty: Cell::new(0),
                     evicted: RefCell::new(HashSet::new()),
                     last_write_ms: Cell::new(None),
-                    writing: Mutex::new(()),
+                    writes_in_flight: Cell::new(0),
                 })
             }
         };
@@ -798,11 +802,12 @@ impl<S: Storage> ContextManager<S> {
             if s.resume {
                 manager.resume().await?;
                 // maxAgeMs (and every cap) over the records the session already holds.
-                if manager.enforce(None).await > 0 {
+                manager.drive(Job::enforce()).await?;
+                if s.dirty.get() > 0 {
                     manager.reindex_manifest().await?;
                 }
             } else {
-                manager.sync_manifest(true).await?;
+                manager.drive(Job::write_out(None)).await?;
             }
         }
         Ok(manager)
@@ -924,9 +929,10 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// The follow-up of a save, if it has one; the filepath.
-    async fn finish_save(&self, filepath: String, after: Option<AfterSave>) -> String {
+    async fn finish_save(&self, filepath: String, after: Option<Job>) -> String {
         if let Some(after) = after {
-            self.after_save(after).await;
+            // Its failures went to onDebug: the record is saved.
+            let _ = self.drive(after).await;
         }
         filepath
     }
@@ -1093,7 +1099,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// Adds the pointer of a saved record (`written`: persisted just now, no await
     /// since); the follow-up the save needs, if any.
-    fn commit_save(&self, pending: PendingSave, written: bool) -> (String, Option<AfterSave>) {
+    fn commit_save(&self, pending: PendingSave, written: bool) -> (String, Option<Job>) {
         let PendingSave { pass, seq, now, size, meta, generated, result_hash, path: filepath, terms, .. } = pending;
         let terms = terms.unwrap_or_default();
         let added = {
@@ -1130,80 +1136,20 @@ impl<S: Storage> ContextManager<S> {
             let state = self.state.borrow();
             state.memory_bytes > self.options.memory_budget && !state.spill_queue.is_empty()
         };
-        let after = (spill || self.keeps_ledger() || self.session.is_some())
-            .then(|| AfterSave { _pass: pass, filepath: filepath.clone() });
+        let after =
+            (spill || self.keeps_ledger() || self.session.is_some()).then(|| Job::after_save(pass, filepath.clone()));
         (filepath, after)
-    }
-
-    /// What a save does after its pointer is added, when [`AfterSave`] says so: spills
-    /// over the memory budget, enforces retention, syncs the session manifest.
-    pub async fn after_save(&self, after: AfterSave) {
-        self.spill_over_budget().await;
-        self.enforce(Some(&after.filepath)).await;
-        if let Err(e) = self.sync_manifest(false).await {
-            // The record is saved (records are the source of truth); resume will index it.
-            self.debug(format!("could not update the session manifest: {e}"), None);
-        }
-    }
-
-    /// Writes out the oldest in-memory records while they exceed `memoryBudget`.
-    async fn spill_over_budget(&self) {
-        loop {
-            let next = {
-                let mut state = self.state.borrow_mut();
-                if state.memory_bytes <= self.options.memory_budget {
-                    return;
-                }
-                match state.spill_queue.pop_front() {
-                    Some(path) => path,
-                    None => return,
-                }
-            };
-            if let Err(e) = self.spill(&next).await {
-                self.debug(format!("could not write out an in-memory record: {e}"), Some(&next));
-                return;
-            }
-        }
-    }
-
-    /// Writes one in-memory record to storage under its own name.
-    async fn spill(&self, path: &str) -> Result<()> {
-        let Some(bytes) = self.state.borrow().memory.get(path).cloned() else {
-            return Ok(());
-        };
-        match self.storage.write(path, &bytes, WriteOptions { exclusive: true }).await {
-            Ok(()) => {
-                let kept = {
-                    let mut state = self.state.borrow_mut();
-                    let kept = state.memory.remove_entry(path);
-                    if kept.is_some() {
-                        state.memory_bytes -= bytes.len();
-                        state.mark_written(path);
-                    }
-                    kept.is_some()
-                };
-                if !kept {
-                    // Dropped while it was being written (evicted, cleared): not kept.
-                    return self.storage.remove(path).await;
-                }
-                self.track(path, &content_terms(&bytes, self.options.content_bytes));
-                Ok(())
-            }
-            Err(e) => {
-                let mut state = self.state.borrow_mut();
-                if let Some((shared, _)) = state.memory.get_key_value(path) {
-                    let shared = shared.clone();
-                    state.spill_queue.push_front(shared);
-                }
-                Err(e)
-            }
-        }
     }
 
     /// Writes out every record held in memory.
     pub async fn flush(&self) -> Result<()> {
-        let _pass = self.gate.enter("flush")?;
-        self.write_out().await
+        let pass = self.gate.enter("flush")?;
+        self.drive(Job::write_out(Some(pass))).await
+    }
+
+    /// The first step of `flush`: its job (see [`ContextManager::job_step`]).
+    pub fn begin_flush(&self) -> Result<Job> {
+        Ok(Job::write_out(Some(self.gate.enter("flush")?)))
     }
 
     /// Closes the manager: later operations fail with [`ErrorKind::Closed`]; the
@@ -1222,7 +1168,7 @@ impl<S: Storage> ContextManager<S> {
         }
         self.gate.set(Phase::Closing);
         self.gate.idle().await;
-        let result = self.write_out().await;
+        let result = self.drive(Job::write_out(None)).await;
         self.gate.set(if result.is_ok() { Phase::Closed } else { Phase::Open });
         result
     }
@@ -1236,21 +1182,6 @@ impl<S: Storage> ContextManager<S> {
     /// no I/O but answer through a Promise).
     pub fn check_open(&self, what: &str) -> Result<()> {
         self.gate.enter(what).map(drop)
-    }
-
-    /// `flush` without the gate.
-    async fn write_out(&self) -> Result<()> {
-        let pending: Vec<Rc<str>> = self.state.borrow_mut().spill_queue.drain(..).collect();
-        let mut first_error = None;
-        for path in pending {
-            if let Err(e) = self.spill(&path).await {
-                first_error.get_or_insert(e);
-            }
-        }
-        if let Err(e) = self.sync_manifest(true).await {
-            first_error.get_or_insert(e);
-        }
-        first_error.map_or(Ok(()), Err)
     }
 
     /// The records at `filepaths`, in the order asked. A path outside the store, a
@@ -1654,84 +1585,11 @@ impl<S: Storage> ContextManager<S> {
         }
     }
 
-    /// Writes the session manifest when it is due (`force`: now, unless it is up to
-    /// date), with `last_activity` moved to now: records of the session were written.
-    /// Entries another manager of the same session added on disk are kept.
-    async fn sync_manifest(&self, force: bool) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        if self.options.read_only {
-            return Ok(());
-        }
-        let _turn = s.writing.lock().await;
-        let now = (self.options.clock)();
-        let due = match s.last_write_ms.get() {
-            None => true,
-            Some(_) if s.dirty.get() == 0 => false,
-            Some(_) if force => true,
-            Some(last) => s.dirty.get() >= MANIFEST_EVERY_RECORDS || now - last >= MANIFEST_EVERY_MS,
-        };
-        if !due {
-            return Ok(());
-        }
-        let lock = session::lock_name(&s.dir);
-        self.storage.locked(&lock, self.write_manifest(s, Some(now))).await??;
-        s.last_write_ms.set(Some(now));
-        Ok(())
-    }
-
     /// Writes the session manifest now, keeping `last_activity`: resume and rebuild
     /// bring the index up to date, which is not activity (so `gc` still sees an idle
     /// session as stale). Nothing is written by a read-only manager.
     async fn reindex_manifest(&self) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        if self.options.read_only {
-            return Ok(());
-        }
-        let _turn = s.writing.lock().await;
-        let lock = session::lock_name(&s.dir);
-        self.storage.locked(&lock, self.write_manifest(s, None)).await??;
-        s.last_write_ms.set(Some((self.options.clock)()));
-        Ok(())
-    }
-
-    /// Read-merge-write of the manifest (under the session lock); `activity`: the time
-    /// `last_activity` moves to, else the later of ours and the one on disk stays.
-    async fn write_manifest(&self, s: &Session, activity: Option<i64>) -> Result<()> {
-        let path = paths::join(&s.dir, MANIFEST);
-        let gone: Vec<String> = s.evicted.borrow().iter().cloned().collect();
-        if let Ok(Some(bytes)) = self.storage.read(&path).await {
-            if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
-                let mut ours = s.manifest.borrow_mut();
-                let evicted = s.evicted.borrow();
-                for (rel, entry) in on_disk.context_files {
-                    if !evicted.contains(&rel) {
-                        ours.context_files.entry(rel).or_insert(entry);
-                    }
-                }
-                if session::parse_iso_ms(&on_disk.created_at) < session::parse_iso_ms(&ours.created_at) {
-                    ours.created_at = on_disk.created_at;
-                }
-                if session::parse_iso_ms(&on_disk.last_activity) > session::parse_iso_ms(&ours.last_activity) {
-                    ours.last_activity = on_disk.last_activity;
-                }
-            }
-        }
-        let (bytes, taken) = {
-            let mut manifest = s.manifest.borrow_mut();
-            if let Some(now) = activity {
-                manifest.last_activity = iso_timestamp(now);
-            }
-            (manifest.encode()?, s.dirty.replace(0))
-        };
-        if let Err(e) = self.storage.write(&path, &bytes, WriteOptions::default()).await {
-            s.dirty.set(s.dirty.get() + taken);
-            return Err(e);
-        }
-        let mut evicted = s.evicted.borrow_mut();
-        for rel in gone {
-            evicted.remove(&rel);
-        }
-        Ok(())
+        self.drive(Job::reindex()).await
     }
 
     /// The record files of the session folder (one level of category folders), as
@@ -1935,7 +1793,7 @@ impl<S: Storage> ContextManager<S> {
     /// `end_session` without the gate.
     async fn remove_session(&self) -> Result<()> {
         let Some(s) = &self.session else { return Ok(()) };
-        let _turn = s.writing.lock().await;
+        let _turn = self.turn.lock().await;
         let lock = session::lock_name(&s.dir);
         self.storage
             .locked(&lock, async {
@@ -1960,121 +1818,6 @@ impl<S: Storage> ContextManager<S> {
         state.memory_bytes = 0;
         state.forget_pointers();
         Ok(())
-    }
-
-    /// Evicts, oldest first, the owned records past the `retention` caps (never `keep`,
-    /// the record a save just made): removes the file (or drops the record held in
-    /// memory), its pointer and index entry, and its manifest entry; then tells
-    /// `on_evict`. A record whose removal fails stays (reported through `onDebug`), to
-    /// go at the next check. Returns the number evicted.
-    async fn enforce(&self, keep: Option<&str>) -> usize {
-        let caps = self.options.retention;
-        if caps.is_unbounded() || self.options.read_only {
-            return 0;
-        }
-        let now = (self.options.clock)();
-        let victims = self.state.borrow_mut().owned.take_over(&caps, now, keep);
-        if victims.is_empty() {
-            return 0;
-        }
-        let mut pointers = String::from("[");
-        let mut evicted = 0;
-        for victim in victims {
-            match self.evict(&victim).await {
-                Ok(pointer) => {
-                    if evicted > 0 {
-                        pointers.push(',');
-                    }
-                    pointers.push_str(&pointer);
-                    evicted += 1;
-                }
-                Err(e) => {
-                    self.debug(format!("retention could not evict a record: {e}"), Some(&victim.path));
-                    self.state.borrow_mut().owned.add(&victim.path, victim.at_ms, victim.seq, victim.size);
-                }
-            }
-        }
-        pointers.push(']');
-        if evicted > 0 {
-            self.debug(format!("retention evicted {evicted} record(s)"), None);
-            if let Some(sink) = &self.options.on_evict {
-                sink(&pointers);
-            }
-        }
-        evicted
-    }
-
-    /// Removes one owned record and everything that points at it; its pointer's JSON.
-    async fn evict(&self, victim: &Owned) -> Result<String> {
-        let path = victim.path.as_str();
-        let pointer = self.pointer_before_eviction(victim).await;
-        let held = {
-            let mut state = self.state.borrow_mut();
-            match state.memory.remove(path) {
-                Some(bytes) => {
-                    state.memory_bytes -= bytes.len();
-                    state.spill_queue.retain(|p| &**p != path);
-                    true
-                }
-                None => false,
-            }
-        };
-        if !held {
-            self.storage.remove(path).await?;
-        }
-        {
-            let mut state = self.state.borrow_mut();
-            state.unmark_written(path);
-            state.remove_pointer(path);
-        }
-        if let Some(s) = &self.session {
-            if let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) {
-                if s.manifest.borrow_mut().context_files.remove(rel).is_some() {
-                    s.evicted.borrow_mut().insert(rel.to_owned());
-                    s.dirty.set(s.dirty.get() + 1);
-                }
-            }
-        }
-        Ok(pointer)
-    }
-
-    /// The pointer of a record about to be evicted, as `getAllPointers` gives it; for a
-    /// record whose pointer was cleared (`clearPointers`), made from its manifest entry,
-    /// its bytes in memory, or the file.
-    async fn pointer_before_eviction(&self, victim: &Owned) -> String {
-        let path = victim.path.as_str();
-        let mut out = String::new();
-        {
-            let state = self.state.borrow();
-            if let Some(entry) = state.entry(path) {
-                entry.pointer_json(&mut out);
-                return out;
-            }
-        }
-        let from_manifest = self.session.as_ref().and_then(|s| {
-            let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
-            s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
-        });
-        let held = self.state.borrow().memory.get(path).cloned();
-        let meta = match (from_manifest, held) {
-            (Some(meta), _) => Some(meta),
-            (None, Some(bytes)) => parse_record(&bytes).and_then(|v| v.meta()).ok(),
-            (None, None) => match self.storage.read(path).await {
-                Ok(Some(bytes)) => parse_record(&bytes).and_then(|v| v.meta()).ok(),
-                _ => None,
-            },
-        };
-        match meta {
-            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
-            None => {
-                out.push_str("{\"filepath\":");
-                push_json_str(&mut out, path);
-                out.push_str(",\"filename\":");
-                push_json_str(&mut out, path.rsplit('/').next().unwrap_or(path));
-                out.push('}');
-            }
-        }
-        out
     }
 
     /// Adopts the records a crash left out of the session manifest: the record files of
@@ -2124,7 +1867,7 @@ impl<S: Storage> ContextManager<S> {
             self.debug("reconcile adopted a record the manifest did not list", Some(&full));
             adopted.push(full);
         }
-        self.enforce(None).await;
+        self.drive(Job::enforce()).await?;
         if s.dirty.get() > 0 {
             self.reindex_manifest().await?;
         }
@@ -2331,7 +2074,7 @@ pub enum Loaded<T> {
 /// What the first step of a save did ([`ContextManager::begin_save`]).
 pub enum Begun {
     /// Saved already (held in memory): its filepath, and the follow-up, if any.
-    Saved(String, Option<AfterSave>),
+    Saved(String, Option<Job>),
     /// The record is to be written.
     Write(Box<PendingSave>),
 }
@@ -2339,7 +2082,7 @@ pub enum Begun {
 /// What the step after a save's write did ([`ContextManager::record_written`]).
 pub enum Written {
     /// Saved: its filepath, and the follow-up, if any.
-    Saved(String, Option<AfterSave>),
+    Saved(String, Option<Job>),
     /// The name was taken: write the record again, at its new [`PendingSave::path`].
     Retry(Box<PendingSave>),
     /// The write failed: remove [`FailedSave::path`], then report the error.
@@ -2435,13 +2178,6 @@ impl FailedSave {
     }
 }
 
-/// The I/O a save still has to do once its pointer is added ([`ContextManager::after_save`]):
-/// a spill over the memory budget, retention, the session manifest. It holds the gate.
-pub struct AfterSave {
-    _pass: Pass,
-    filepath: String,
-}
-
 /// The words a manifest lists for a record (the seed's `keywords`): its metadata's
 /// index tokens, distinct and sorted, as written (not stemmed).
 fn manifest_words(meta: &RecordMeta) -> Vec<String> {
@@ -2462,6 +2198,10 @@ fn terms_of(meta: &RecordMeta) -> Terms {
     let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
     Terms::of_record(&meta.tool_description, &meta.tool_name, &args)
 }
+
+#[path = "jobs.rs"]
+mod jobs;
+pub use jobs::Job;
 
 #[cfg(test)]
 #[path = "footprint.rs"]

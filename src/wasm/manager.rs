@@ -23,10 +23,11 @@ use super::host::{resolve_context_dir, storage_from};
 use super::json::json_value;
 use super::storage::{host_failure, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{Op, Step};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    AfterSave, Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, Loaded, Options,
+    Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Job, Listed, Loaded, Options,
     PendingSave, SaveInput, SessionChoice, Written,
 };
 
@@ -43,6 +44,23 @@ pub struct JsContextManager {
     /// The saves whose record the driver is writing, by id.
     saves: RefCell<HashMap<u32, Saving>>,
     next_save: Cell<u32>,
+    /// The jobs whose operations the driver is running, by id (see `__jobStep`).
+    jobs: RefCell<HashMap<u32, Running>>,
+}
+
+/// A job between its steps: the operations the driver runs, and what its end resolves.
+struct Running {
+    job: Job,
+    ops: Vec<Op>,
+    then: Then,
+}
+
+/// What a job's end resolves with.
+enum Then {
+    /// A save's follow-up: the filepath (after `embed`, when the option is set).
+    Saved(String, ResultIn),
+    /// `undefined`.
+    Nothing,
 }
 
 /// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
@@ -249,6 +267,7 @@ impl JsContextManager {
             owns_storage,
             saves: RefCell::default(),
             next_save: Cell::new(0),
+            jobs: RefCell::default(),
         }
     }
 
@@ -342,19 +361,23 @@ impl JsContextManager {
         Ok((tool, args_json, result_in, fields))
     }
 
-    /// A saved record: `[0, filepath]`, or `[1, task]` when I/O is left (the save's
-    /// follow-up: a spill, retention, the session manifest) or the `embed` option is set.
-    fn saved(&self, filepath: String, after: Option<AfterSave>, result_in: ResultIn) -> Result<Array, JsValue> {
-        let embed = self.embed.clone();
-        if after.is_none() && embed.is_none() {
-            return ended(Ok(filepath));
+    /// A saved record: `[0, filepath]`; `[4, job, ops]` when I/O is left (the save's
+    /// follow-up: a spill, retention, the session manifest; see `__jobStep`); `[1, task]`
+    /// when the `embed` option is set.
+    fn saved(&self, filepath: String, after: Option<Job>, result_in: ResultIn) -> Result<Array, JsValue> {
+        match after {
+            Some(job) => self.run_job(job, Then::Saved(filepath, result_in)),
+            None => self.embedded(filepath, result_in),
         }
+    }
+
+    /// A saved record, once its follow-up is done: `[0, filepath]`, or `[1, task]` that
+    /// calls the `embed` option and resolves with the filepath.
+    fn embedded(&self, filepath: String, result_in: ResultIn) -> Result<Array, JsValue> {
+        let Some(embed) = self.embed.clone() else { return ended(Ok(filepath.into())) };
         let inner = self.inner.clone();
         let task = spawn(async move {
-            if let Some(after) = after {
-                inner.after_save(after).await;
-            }
-            if let (Some(embed), Some(description)) = (embed, inner.description_of(&filepath)) {
+            if let Some(description) = inner.description_of(&filepath) {
                 // The record is saved: a failing embed leaves it ranked by BM25 alone.
                 let text =
                     crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
@@ -373,21 +396,53 @@ impl JsContextManager {
         });
         Ok(Array::of2(&1.into(), &task.into()))
     }
+
+    /// Starts `job`: its first step (see `__jobStep`).
+    fn run_job(&self, mut job: Job, then: Then) -> Result<Array, JsValue> {
+        let step = self.inner.job_step(&mut job, Vec::new());
+        // Unique in the module: the driver keys the lock a job holds by its id.
+        static NEXT_JOB: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let id = NEXT_JOB.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.job_answer(id, job, then, step)
+    }
+
+    /// What the driver does next for job `id`: `[4, id, ops]`, run `ops` (each as
+    /// `JsStorage::op_entry` says) and hand their outcomes to `__jobStep(id, …)`; or its
+    /// end, as a save's. A job keeps its id from step to step (the driver keys the lock it
+    /// holds by it).
+    fn job_answer(&self, id: u32, job: Job, then: Then, step: Step<Result<()>>) -> Result<Array, JsValue> {
+        match step {
+            Step::Io(ops) => {
+                let storage = self.inner.storage();
+                let entries: Array = ops.iter().map(|op| storage.op_entry(op)).collect();
+                self.jobs.borrow_mut().insert(id, Running { job, ops, then });
+                Ok(Array::of3(&4.into(), &id.into(), &entries))
+            }
+            Step::Done(result) => {
+                // Its pass goes first: a close() waiting for it is woken (see `ended`).
+                drop(job);
+                match (then, result) {
+                    (Then::Saved(filepath, result_in), _) => self.embedded(filepath, result_in),
+                    (Then::Nothing, result) => ended(result.map(|()| JsValue::UNDEFINED)),
+                }
+            }
+        }
+    }
 }
 
-/// The last step of a save: `[0, filepath]`, or its error thrown. When ending the save
+/// The last step of a save or a job: `[0, value]`, or its error thrown. When ending it
 /// woke tasks (a `close()` waiting for it), it is `[1, task]`, a finished task, so the
 /// driver polls them.
-fn ended(result: Result<String>) -> Result<Array, JsValue> {
+fn ended(result: Result<JsValue>) -> Result<Array, JsValue> {
     if super::tasks::woken() {
         let task = match result {
-            Ok(filepath) => done(JsValue::from(filepath)),
+            Ok(value) => done(value),
             Err(e) => super::tasks::failed(to_js(e)),
         };
         return Ok(Array::of2(&1.into(), &task.into()));
     }
-    let filepath = result.js()?;
-    Ok(Array::of2(&0.into(), &filepath.into()))
+    let value = result.js()?;
+    Ok(Array::of2(&0.into(), &value))
 }
 
 /// The core's input of a save, from what `prepare_save` made.
@@ -804,6 +859,35 @@ impl JsContextManager {
         }
     }
 
+    /// The next step of job `id`, given how its operations ended: `outcomes` holds
+    /// `ok, value` for each, in order (the value, or what the host threw). Answers as
+    /// `__saveBegin` does, or `[4, id, ops]` again.
+    #[wasm_bindgen(js_name = "__jobStep")]
+    pub fn job_step(&self, id: u32, outcomes: Array) -> Result<Array, JsValue> {
+        let Some(Running { mut job, ops, then }) = self.jobs.borrow_mut().remove(&id) else {
+            return ended(Err(Error::new(ErrorKind::Internal, "no job runs under this id")));
+        };
+        let storage = self.inner.storage();
+        let outcomes = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| {
+                let at = 2 * i as u32;
+                storage.outcome(op, outcomes.get(at).is_truthy(), outcomes.get(at + 1))
+            })
+            .collect();
+        drop(ops);
+        let step = self.inner.job_step(&mut job, outcomes);
+        self.job_answer(id, job, then, step)
+    }
+
+    /// `flush()`, its first step (answered as `__saveBegin` is; resolves to `undefined`).
+    #[wasm_bindgen(js_name = "__flush")]
+    pub fn flush_begin(&self) -> Result<Array, JsValue> {
+        let job = self.inner.begin_flush().js()?;
+        self.run_job(job, Then::Nothing)
+    }
+
     /// `loadContexts` (records.js parses): the records at `filepaths` as a flat array
     /// `[path as asked, text or the host's bytes, …]`, in order. The bytes a host read
     /// stay in JavaScript; missing and outside paths are skipped with an `onDebug`
@@ -1099,12 +1183,6 @@ impl JsContextManager {
     pub fn clear(&self) -> u32 {
         let inner = self.inner.clone();
         spawn(async move { inner.clear().await.map(|()| JsValue::UNDEFINED).js() })
-    }
-
-    /// Writes out the records held in memory.
-    pub fn flush(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.flush().await.map(|()| JsValue::UNDEFINED).js() })
     }
 
     /// Closes the manager: waits for the operations in flight, writes out the records

@@ -14,6 +14,7 @@ use super::body;
 use super::tasks::HostCall;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{Got, Op, Outcome};
 use crate::storage::{Storage, WriteOptions};
 
 /// A JavaScript value thrown or rejected by the host, kept as an error's source.
@@ -127,6 +128,74 @@ impl JsStorage {
     }
 }
 
+impl JsStorage {
+    /// The host's `lock`, or `undefined`.
+    fn lock_fn(&self) -> JsValue {
+        self.lock.as_ref().map_or(JsValue::UNDEFINED, |f| f.clone().into())
+    }
+
+    /// An operation of a step as the driver runs it (driver.js, `runOps`): `[1, host,
+    /// fn, args]` a host call, `[2, host, lock, name]` take a lock (`lock` undefined: only
+    /// this process's turn), `[3]` release it, `[0]` nothing to do (no `removeDir`).
+    pub fn op_entry(&self, op: &Op) -> Array {
+        let call = |f: &Function, args: &[JsValue]| {
+            let args: Array = args.iter().collect();
+            Array::of4(&1.into(), &self.host, f, &args)
+        };
+        match op {
+            Op::Read(path) => call(&self.read, &[path.into(), self.read_options.clone().into()]),
+            Op::Write { path, bytes, exclusive } => call(
+                &self.write,
+                &[
+                    path.into(),
+                    Uint8Array::from(&bytes[..]).into(),
+                    write_options(WriteOptions { exclusive: *exclusive }),
+                ],
+            ),
+            Op::Remove(path) => call(&self.remove, &[path.into()]),
+            Op::List(dir) => call(&self.list, &[dir.into()]),
+            Op::RemoveDir(path) => match &self.remove_dir {
+                Some(f) => call(f, &[path.into()]),
+                None => Array::of1(&0.into()),
+            },
+            Op::Lock(name) => Array::of4(&2.into(), &self.host, &self.lock_fn(), &name.into()),
+            Op::Unlock => Array::of1(&3.into()),
+        }
+    }
+
+    /// What the host gave for `op` (`ok`: its value, else what it threw), typed.
+    pub fn outcome(&self, op: &Op, ok: bool, value: JsValue) -> Outcome {
+        let (name, path) = match op {
+            Op::Read(p) => ("read", p),
+            Op::Write { path, .. } => ("write", path),
+            Op::Remove(p) => ("remove", p),
+            Op::List(p) => ("list", p),
+            Op::RemoveDir(p) => ("removeDir", p),
+            Op::Lock(p) => ("lock", p),
+            Op::Unlock => ("lock", &String::new()),
+        };
+        if !ok {
+            return Err(host_failure(name, path, value));
+        }
+        match op {
+            Op::Read(path) => read_bytes(value, path).map(Got::Bytes),
+            Op::List(dir) => names_of(value, dir).map(Got::Names),
+            _ => Ok(Got::Nothing),
+        }
+    }
+}
+
+/// The names a host's `list` gave (`undefined`: none).
+fn names_of(value: JsValue, dir: &str) -> Result<Vec<String>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    let array = value
+        .dyn_into::<Array>()
+        .map_err(|_| Error::new(ErrorKind::Storage, "storage list returned no array").with_path(dir))?;
+    Ok(array.iter().filter_map(|v| v.as_string()).collect())
+}
+
 /// The bytes of what the host's `read` gave for `path` (bytes or a string); `None` for
 /// `undefined` or `null` (no such file).
 pub fn read_bytes(value: JsValue, path: &str) -> Result<Option<Vec<u8>>> {
@@ -229,13 +298,7 @@ impl Storage for JsStorage {
 
     async fn list(&self, dir: &str) -> Result<Vec<String>> {
         let value = self.call("list", dir, &self.list, &[dir.into()]).await?;
-        if value.is_undefined() || value.is_null() {
-            return Ok(Vec::new());
-        }
-        let array = value
-            .dyn_into::<Array>()
-            .map_err(|_| Error::new(ErrorKind::Storage, "storage list returned no array").with_path(dir))?;
-        Ok(array.iter().filter_map(|v| v.as_string()).collect())
+        names_of(value, dir)
     }
 
     async fn remove_dir(&self, path: &str) -> Result<()> {
@@ -247,10 +310,10 @@ impl Storage for JsStorage {
 
     /// `host.lock(name, fn)`, run by the driver: the lock is held from the callback's
     /// call until the driver releases it (after `work`), and the host's `lock` settles.
+    /// Without a host `lock`, the driver still gives this process's turns at the name in order.
     async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
-        let Some(lock) = &self.lock else { return Ok(work.await) };
         let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
-        let held = HostCall::lock(&self.host, lock, name);
+        let held = HostCall::lock(&self.host, &self.lock_fn(), name);
         let lock_call = held.id();
         held.await.map_err(failed)?;
         let out = work.await;

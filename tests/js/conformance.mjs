@@ -2109,6 +2109,31 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await expectRejection(assert, () => m.saveContext("t", {}, 1, { category: "../up" }), "INVALID_ARGUMENT", "category");
   });
 
+  test("a save with a session and with retention runs no task: the spill, the eviction and the manifest write included", async () => {
+    const storage = makeStorage();
+    let now = 1_700_000_000_000;
+    // Every reading of the clock is 2 s later: each save's manifest write is due.
+    const clock = () => (now += 2000);
+    const evicted = [];
+    const m = await ContextManager.open({
+      contextDir: contextDir(), fileSystem: storage, session: true, clock,
+      persistThreshold: 300, memoryBudget: 400, retention: { maxRecords: 2 }, onEvict: (p) => evicted.push(...p),
+    });
+    const before = ContextManager.__tasksSpawnedForTests();
+    const large = await m.saveContext("readFile", { path: "a.ts" }, "x".repeat(400));
+    const small = await m.saveContext("grep", { pattern: "b" }, "y");
+    const over = await m.saveContext("grep", { pattern: "c" }, "z".repeat(40)); // past the memory budget: `small` is written out
+    const last = await m.saveContext("readFile", { path: "d.ts" }, "w".repeat(400)); // past maxRecords: `large` is evicted
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by four saves");
+    assert.deepEqual(evicted.map((p) => p.filepath), [large, small]);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), [over, last]);
+    assert.equal(await storage.read(large), undefined, "the evicted record is removed");
+    const manifest = await readManifest(storage, m);
+    const base = `${m.getContextDir()}/sessions/${m.sessionId}/`;
+    assert.deepEqual(Object.keys(manifest.context_files).sort(), [last.slice(base.length)], "the manifest was written by the last save");
+    assert.equal(Date.parse(manifest.last_activity), now, "at the time the last save read the clock");
+  });
+
   test("ContextManager.search ranks the records of every session from their manifests", async () => {
     const storage = makeStorage();
     const dir = contextDir();

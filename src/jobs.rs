@@ -1,0 +1,562 @@
+//! The manager's workflows that need I/O after their first step, as synchronous steps
+//! (SPEC §0): a save's follow-up (a spill over the memory budget, retention, the session
+//! manifest), `flush`, `close` and retention at `open`/`reconcile`.
+//!
+//! A [`Job`] is a queue of stages; [`ContextManager::job_step`] runs them in order, each
+//! deciding what to read, write or remove ([`Op`]) and consuming the outcomes. The
+//! JavaScript driver runs the operations between the steps (`driver.js`); natively
+//! [`ContextManager::drive`] does, over the same steps.
+
+use std::collections::{HashSet, VecDeque};
+use std::rc::Rc;
+
+use super::{content_terms, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
+use crate::error::{Error, Result};
+use crate::lifecycle::Pass;
+use crate::paths;
+use crate::plan::{run_ops, Got, Op, Outcome, Step};
+use crate::record::{iso_timestamp, parse_record, push_json_str};
+use crate::retention::Owned;
+use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
+use crate::storage::Storage;
+
+/// A workflow between its steps. It holds the operation's pass through the gate:
+/// `close()` waits for it.
+pub struct Job {
+    _pass: Option<Pass>,
+    /// What is left to do, in order; the first is under way once the job has started.
+    stages: VecDeque<Stage>,
+    started: bool,
+    /// A save's follow-up: its failures go to `onDebug` (the record is saved). Otherwise
+    /// the first failure is the job's result.
+    quiet: bool,
+    error: Option<Error>,
+}
+
+/// One part of a job.
+enum Stage {
+    /// Writing out in-memory records: those past the memory budget, or (`all`) every one.
+    Spill { all: bool, writing: Vec<Rc<str>>, removing: bool },
+    /// Evicting the owned records past the retention caps (never `keep`).
+    Evict { keep: Option<String>, victims: Vec<Victim>, phase: EvictPhase },
+    /// Writing the session manifest.
+    Manifest(ManifestWrite),
+}
+
+/// A record retention takes out, and its pointer as `onEvict` hears it.
+struct Victim {
+    owned: Owned,
+    pointer: Option<String>,
+    /// Held in memory (dropped at once), else a file to remove.
+    held: bool,
+    removed: Option<Result<()>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EvictPhase {
+    Start,
+    /// Reading the files of victims whose pointer is known nowhere else.
+    Reading,
+    /// Removing the victims' files.
+    Removing,
+}
+
+/// When a manifest write is wanted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Due {
+    /// When the coalescing rule says so (a save: at most one a second or every 64 records).
+    Coalesced,
+    /// Now, unless it is up to date (flush, close).
+    Forced,
+    /// Now, keeping `last_activity` (resume, rebuild, reconcile: indexing is no activity).
+    Reindex,
+}
+
+struct ManifestWrite {
+    due: Due,
+    /// The clock when it was decided: `last_activity` moves there (not for a reindex).
+    now: i64,
+    phase: ManifestPhase,
+    /// Entries added since the last write that this write holds.
+    taken: usize,
+    /// Paths evicted before this write read the manifest on disk.
+    gone: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ManifestPhase {
+    Locking,
+    Reading,
+    Writing,
+    Unlocking,
+}
+
+impl Job {
+    fn new(pass: Option<Pass>, quiet: bool, stages: impl IntoIterator<Item = Stage>) -> Job {
+        Job { _pass: pass, stages: stages.into_iter().collect(), started: false, quiet, error: None }
+    }
+
+    /// A save's follow-up: the spill over the memory budget, retention (never `saved`,
+    /// the record just saved), the session manifest when due.
+    pub(super) fn after_save(pass: Pass, saved: String) -> Job {
+        Job::new(Some(pass), true, [Stage::spill(false), Stage::evict(Some(saved)), Stage::manifest(Due::Coalesced)])
+    }
+
+    /// `flush`/`close`: every record held in memory written out, the manifest brought up to date.
+    pub(super) fn write_out(pass: Option<Pass>) -> Job {
+        Job::new(pass, false, [Stage::spill(true), Stage::manifest(Due::Forced)])
+    }
+
+    /// Retention over every owned record (at `open`, after `reconcile`).
+    pub(super) fn enforce() -> Job {
+        Job::new(None, true, [Stage::evict(None)])
+    }
+
+    /// The manifest written now, `last_activity` kept.
+    pub(super) fn reindex() -> Job {
+        Job::new(None, false, [Stage::manifest(Due::Reindex)])
+    }
+}
+
+impl Stage {
+    fn spill(all: bool) -> Stage {
+        Stage::Spill { all, writing: Vec::new(), removing: false }
+    }
+
+    fn evict(keep: Option<String>) -> Stage {
+        Stage::Evict { keep, victims: Vec::new(), phase: EvictPhase::Start }
+    }
+
+    fn manifest(due: Due) -> Stage {
+        let phase = ManifestPhase::Locking;
+        Stage::Manifest(ManifestWrite { due, now: 0, phase, taken: 0, gone: Vec::new() })
+    }
+}
+
+impl<S: Storage> ContextManager<S> {
+    /// The next step of `job`, given the outcomes of the operations the last one asked
+    /// for (none at the first step): operations to run, or the job's result.
+    pub fn job_step(&self, job: &mut Job, outcomes: Vec<Outcome>) -> Step<Result<()>> {
+        let mut outcomes = if job.started { Some(outcomes) } else { None };
+        job.started = true;
+        while let Some(mut stage) = job.stages.pop_front() {
+            let ops = match outcomes.take() {
+                None => self.start_stage(&mut stage, job),
+                Some(outcomes) => self.resume_stage(&mut stage, job, outcomes),
+            };
+            if !ops.is_empty() {
+                job.stages.push_front(stage);
+                return Step::Io(ops);
+            }
+        }
+        Step::Done(job.error.take().map_or(Ok(()), Err))
+    }
+
+    /// Runs `job` natively: its operations against the storage, between its steps.
+    pub(super) async fn drive(&self, mut job: Job) -> Result<()> {
+        let mut step = self.job_step(&mut job, Vec::new());
+        loop {
+            step = match step {
+                Step::Done(result) => return result,
+                Step::Io(ops) => match ops.as_slice() {
+                    [Op::Lock(name)] => self.hold_lock(&mut job, name).await,
+                    _ => {
+                        let outcomes = run_ops(&self.storage, &ops).await;
+                        self.job_step(&mut job, outcomes)
+                    }
+                },
+            };
+        }
+    }
+
+    /// The steps of `job` that hold the lock `name`, from its [`Op::Lock`] to its
+    /// [`Op::Unlock`], inside this manager's turn and the storage's lock; the step after.
+    async fn hold_lock(&self, job: &mut Job, name: &str) -> Step<Result<()>> {
+        let _turn = self.turn.lock().await;
+        let inside = self
+            .storage
+            .locked(name, async {
+                let mut outcomes = vec![Ok(Got::Nothing)];
+                loop {
+                    match self.job_step(job, outcomes) {
+                        Step::Io(ops) if matches!(ops.as_slice(), [Op::Unlock]) => return None,
+                        Step::Io(ops) => outcomes = run_ops(&self.storage, &ops).await,
+                        done => return Some(done),
+                    }
+                }
+            })
+            .await;
+        match inside {
+            Ok(Some(done)) => done,
+            // The lock failed (before or after the steps inside): the stage knows where it is.
+            unlocked => self.job_step(job, vec![unlocked.map(|_| Got::Nothing)]),
+        }
+    }
+
+    /// A failure of `job`: reported through `onDebug` (`what` says what failed), or kept.
+    fn fail(&self, job: &mut Job, what: &str, e: Error, path: Option<&str>) {
+        if job.quiet {
+            self.debug(format!("{what}: {e}"), path);
+        } else {
+            job.error.get_or_insert(e);
+        }
+    }
+
+    fn start_stage(&self, stage: &mut Stage, job: &mut Job) -> Vec<Op> {
+        match stage {
+            Stage::Spill { all, writing, .. } => self.start_spill(*all, writing),
+            Stage::Evict { keep, victims, phase } => self.start_evict(keep.as_deref(), victims, phase),
+            Stage::Manifest(write) => self.start_manifest(write, job),
+        }
+    }
+
+    fn resume_stage(&self, stage: &mut Stage, job: &mut Job, outcomes: Vec<Outcome>) -> Vec<Op> {
+        match stage {
+            Stage::Spill { writing, removing, .. } => self.spilled(writing, removing, job, outcomes),
+            Stage::Evict { victims, phase, .. } => self.evicting(victims, phase, outcomes),
+            Stage::Manifest(write) => self.manifest_step(write, job, outcomes),
+        }
+    }
+
+    // -- spill
+
+    /// The writes of the oldest in-memory records while they exceed `memoryBudget` (or
+    /// of every one).
+    fn start_spill(&self, all: bool, writing: &mut Vec<Rc<str>>) -> Vec<Op> {
+        let mut state = self.state.borrow_mut();
+        let mut over = state.memory_bytes.saturating_sub(self.options.memory_budget);
+        let mut ops = Vec::new();
+        while all || over > 0 {
+            let Some(path) = state.spill_queue.pop_front() else { break };
+            let Some(bytes) = state.memory.get(&path).cloned() else { continue };
+            over = over.saturating_sub(bytes.len());
+            ops.push(Op::Write { path: path.to_string(), bytes, exclusive: true });
+            writing.push(path);
+        }
+        ops
+    }
+
+    /// The records written out leave memory (and enter the manifest); one dropped while
+    /// it was written (evicted, cleared) is removed; one whose write failed goes back to
+    /// the front of the queue.
+    fn spilled(&self, writing: &mut Vec<Rc<str>>, removing: &mut bool, job: &mut Job, out: Vec<Outcome>) -> Vec<Op> {
+        const WHAT: &str = "could not write out an in-memory record";
+        let paths = std::mem::take(writing);
+        if std::mem::take(removing) {
+            for (path, outcome) in paths.iter().zip(out) {
+                if let Err(e) = outcome {
+                    self.fail(job, WHAT, e, Some(path));
+                }
+            }
+            return Vec::new();
+        }
+        let mut failed = Vec::new();
+        let mut removes = Vec::new();
+        for (path, outcome) in paths.into_iter().zip(out) {
+            if let Err(e) = outcome {
+                self.fail(job, WHAT, e, Some(&path));
+                failed.push(path);
+                continue;
+            }
+            let kept = {
+                let mut state = self.state.borrow_mut();
+                let kept = state.memory.remove(&path);
+                if let Some(bytes) = &kept {
+                    state.memory_bytes -= bytes.len();
+                    state.mark_written(&path);
+                }
+                kept
+            };
+            match kept {
+                Some(bytes) => self.track(&path, &content_terms(&bytes, self.options.content_bytes)),
+                None => {
+                    removes.push(Op::Remove(path.to_string()));
+                    writing.push(path);
+                }
+            }
+        }
+        let mut state = self.state.borrow_mut();
+        for path in failed.into_iter().rev() {
+            if state.memory.contains_key(&path) {
+                state.spill_queue.push_front(path);
+            }
+        }
+        *removing = !removes.is_empty();
+        removes
+    }
+
+    // -- retention
+
+    /// Takes out the owned records past the caps, oldest first: a record held in memory
+    /// is dropped at once; the pointer of each is made before it goes (from its file when
+    /// it is known nowhere else); then their files are removed.
+    fn start_evict(&self, keep: Option<&str>, victims: &mut Vec<Victim>, phase: &mut EvictPhase) -> Vec<Op> {
+        let caps = self.options.retention;
+        if caps.is_unbounded() || self.options.read_only {
+            return Vec::new();
+        }
+        let now = (self.options.clock)();
+        let taken = self.state.borrow_mut().owned.take_over(&caps, now, keep);
+        *victims = taken
+            .into_iter()
+            .map(|owned| Victim { pointer: self.known_pointer(&owned), owned, held: false, removed: None })
+            .collect();
+        let reads: Vec<Op> =
+            victims.iter().filter(|v| v.pointer.is_none()).map(|v| Op::Read(v.owned.path.clone())).collect();
+        if !reads.is_empty() {
+            *phase = EvictPhase::Reading;
+            return reads;
+        }
+        self.remove_victims(victims, phase)
+    }
+
+    fn evicting(&self, victims: &mut Vec<Victim>, phase: &mut EvictPhase, out: Vec<Outcome>) -> Vec<Op> {
+        let mut out = out.into_iter();
+        if *phase == EvictPhase::Reading {
+            for v in victims.iter_mut().filter(|v| v.pointer.is_none()) {
+                let bytes = out.next().and_then(|o| o.ok()).and_then(Got::bytes);
+                v.pointer = Some(self.pointer_from_file(&v.owned, bytes.as_deref()));
+            }
+            return self.remove_victims(victims, phase);
+        }
+        for v in victims.iter_mut().filter(|v| !v.held) {
+            v.removed = Some(out.next().map_or(Ok(()), |o| o.map(drop)));
+        }
+        self.evicted(std::mem::take(victims));
+        Vec::new()
+    }
+
+    /// Drops the victims held in memory; the removals of the others' files.
+    fn remove_victims(&self, victims: &mut Vec<Victim>, phase: &mut EvictPhase) -> Vec<Op> {
+        let mut removes = Vec::new();
+        {
+            let mut state = self.state.borrow_mut();
+            for v in victims.iter_mut() {
+                let path = v.owned.path.as_str();
+                match state.memory.remove(path) {
+                    Some(bytes) => {
+                        state.memory_bytes -= bytes.len();
+                        state.spill_queue.retain(|p| &**p != path);
+                        v.held = true;
+                        v.removed = Some(Ok(()));
+                    }
+                    None => removes.push(Op::Remove(v.owned.path.clone())),
+                }
+            }
+        }
+        if removes.is_empty() {
+            self.evicted(std::mem::take(victims));
+        }
+        *phase = EvictPhase::Removing;
+        removes
+    }
+
+    /// Forgets the records evicted (pointer, index entry, manifest entry) and tells
+    /// `onEvict`; one whose file could not be removed stays owned, to go at the next check.
+    fn evicted(&self, victims: Vec<Victim>) {
+        let mut pointers = String::from("[");
+        let mut evicted = 0;
+        for v in victims {
+            let path = v.owned.path.as_str();
+            if let Some(Err(e)) = v.removed {
+                self.debug(format!("retention could not evict a record: {e}"), Some(path));
+                let o = &v.owned;
+                self.state.borrow_mut().owned.add(path, o.at_ms, o.seq, o.size);
+                continue;
+            }
+            {
+                let mut state = self.state.borrow_mut();
+                state.unmark_written(path);
+                state.remove_pointer(path);
+            }
+            if let Some(s) = &self.session {
+                if let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) {
+                    if s.manifest.borrow_mut().context_files.remove(rel).is_some() {
+                        s.evicted.borrow_mut().insert(rel.to_owned());
+                        s.dirty.set(s.dirty.get() + 1);
+                    }
+                }
+            }
+            if evicted > 0 {
+                pointers.push(',');
+            }
+            pointers.push_str(v.pointer.as_deref().unwrap_or("{}"));
+            evicted += 1;
+        }
+        pointers.push(']');
+        if evicted > 0 {
+            self.debug(format!("retention evicted {evicted} record(s)"), None);
+            if let Some(sink) = &self.options.on_evict {
+                sink(&pointers);
+            }
+        }
+    }
+
+    /// The pointer of a record about to be evicted, as `getAllPointers` gives it; for a
+    /// record whose pointer was cleared (`clearPointers`), made from its manifest entry
+    /// or its bytes in memory. `None`: only its file tells.
+    fn known_pointer(&self, victim: &Owned) -> Option<String> {
+        let path = victim.path.as_str();
+        let mut out = String::new();
+        if let Some(entry) = self.state.borrow().entry(path) {
+            entry.pointer_json(&mut out);
+            return Some(out);
+        }
+        let from_manifest = self.session.as_ref().and_then(|s| {
+            let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
+            s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
+        });
+        let meta = match from_manifest {
+            Some(meta) => meta,
+            None => {
+                let held = self.state.borrow().memory.get(path).cloned()?;
+                parse_record(&held).and_then(|v| v.meta()).ok()?
+            }
+        };
+        Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out);
+        Some(out)
+    }
+
+    /// The pointer of an evicted record made from its file's bytes; only its path when
+    /// they are gone or not a record.
+    fn pointer_from_file(&self, victim: &Owned, bytes: Option<&[u8]>) -> String {
+        let path = victim.path.as_str();
+        let mut out = String::new();
+        match bytes.and_then(|b| parse_record(b).and_then(|v| v.meta()).ok()) {
+            Some(meta) => Entry::new(victim.seq, path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
+            None => {
+                out.push_str("{\"filepath\":");
+                push_json_str(&mut out, path);
+                out.push_str(",\"filename\":");
+                push_json_str(&mut out, path.rsplit('/').next().unwrap_or(path));
+                out.push('}');
+            }
+        }
+        out
+    }
+
+    // -- the session manifest
+
+    /// Whether a manifest write is wanted (the clock is read here, once, for a save and a
+    /// flush); then the session lock.
+    fn start_manifest(&self, write: &mut ManifestWrite, _job: &mut Job) -> Vec<Op> {
+        let Some(s) = &self.session else { return Vec::new() };
+        if self.options.read_only {
+            return Vec::new();
+        }
+        let wanted = match write.due {
+            Due::Reindex => true,
+            due => {
+                write.now = (self.options.clock)();
+                match s.last_write_ms.get() {
+                    None => true,
+                    // Up to date, unless a write in flight has yet to land (flush waits for it).
+                    Some(_) if s.dirty.get() == 0 => due == Due::Forced && s.writes_in_flight.get() > 0,
+                    Some(_) if due == Due::Forced => true,
+                    Some(last) => s.dirty.get() >= MANIFEST_EVERY_RECORDS || write.now - last >= MANIFEST_EVERY_MS,
+                }
+            }
+        };
+        if !wanted {
+            return Vec::new();
+        }
+        s.writes_in_flight.set(s.writes_in_flight.get() + 1);
+        write.phase = ManifestPhase::Locking;
+        vec![Op::Lock(session::lock_name(&s.dir))]
+    }
+
+    /// Under the session lock: read the manifest on disk, merge it with ours (entries
+    /// another manager of the session added are kept, those evicted here are not), write
+    /// it whole, release the lock.
+    fn manifest_step(&self, write: &mut ManifestWrite, job: &mut Job, out: Vec<Outcome>) -> Vec<Op> {
+        const WHAT: &str = "could not update the session manifest";
+        let Some(s) = &self.session else { return Vec::new() };
+        let outcome = out.into_iter().next().unwrap_or(Ok(Got::Nothing));
+        let path = paths::join(&s.dir, MANIFEST);
+        match write.phase {
+            ManifestPhase::Locking => {
+                if let Err(e) = outcome {
+                    s.writes_in_flight.set(s.writes_in_flight.get() - 1);
+                    self.fail(job, WHAT, e, None);
+                    return Vec::new();
+                }
+                if write.due != Due::Reindex && s.last_write_ms.get().is_some() && s.dirty.get() == 0 {
+                    // A write that held the lock before wrote what this one would.
+                    write.phase = ManifestPhase::Unlocking;
+                    return vec![Op::Unlock];
+                }
+                write.gone = s.evicted.borrow().iter().cloned().collect();
+                write.phase = ManifestPhase::Reading;
+                vec![Op::Read(path)]
+            }
+            ManifestPhase::Reading => {
+                if let Some(on_disk) = outcome.ok().and_then(Got::bytes).and_then(|b| Manifest::parse(&b, &s.id).ok()) {
+                    self.merge_manifest(on_disk);
+                }
+                let encoded = {
+                    let mut manifest = s.manifest.borrow_mut();
+                    if write.due != Due::Reindex {
+                        manifest.last_activity = iso_timestamp(write.now);
+                    }
+                    manifest.encode()
+                };
+                write.phase = ManifestPhase::Writing;
+                match encoded {
+                    Ok(bytes) => {
+                        write.taken = s.dirty.replace(0);
+                        vec![Op::Write { path, bytes: bytes.into(), exclusive: false }]
+                    }
+                    Err(e) => {
+                        self.fail(job, WHAT, e, None);
+                        write.phase = ManifestPhase::Unlocking;
+                        vec![Op::Unlock]
+                    }
+                }
+            }
+            ManifestPhase::Writing => {
+                match outcome {
+                    Ok(_) => {
+                        let mut evicted = s.evicted.borrow_mut();
+                        for rel in std::mem::take(&mut write.gone) {
+                            evicted.remove(&rel);
+                        }
+                        let now = if write.due == Due::Reindex { (self.options.clock)() } else { write.now };
+                        s.last_write_ms.set(Some(now));
+                    }
+                    Err(e) => {
+                        s.dirty.set(s.dirty.get() + write.taken);
+                        self.fail(job, WHAT, e, None);
+                    }
+                }
+                write.phase = ManifestPhase::Unlocking;
+                vec![Op::Unlock]
+            }
+            ManifestPhase::Unlocking => {
+                s.writes_in_flight.set(s.writes_in_flight.get() - 1);
+                if let Err(e) = outcome {
+                    self.fail(job, WHAT, e, None);
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// Merges the manifest on disk into ours: its entries we do not have (and did not
+    /// evict), the earlier `created_at`, the later `last_activity`.
+    fn merge_manifest(&self, on_disk: Manifest) {
+        let Some(s) = &self.session else { return };
+        let mut ours = s.manifest.borrow_mut();
+        let evicted = s.evicted.borrow();
+        for (rel, entry) in on_disk.context_files {
+            if !evicted.contains(&rel) {
+                ours.context_files.entry(rel).or_insert(entry);
+            }
+        }
+        if session::parse_iso_ms(&on_disk.created_at) < session::parse_iso_ms(&ours.created_at) {
+            ours.created_at = on_disk.created_at;
+        }
+        if session::parse_iso_ms(&on_disk.last_activity) > session::parse_iso_ms(&ours.last_activity) {
+            ours.last_activity = on_disk.last_activity;
+        }
+    }
+}
