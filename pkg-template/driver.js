@@ -58,6 +58,26 @@ export function createDriver(core, onTrap) {
   const jobLocks = new Map();
   /** host → name → the tail of the turns at that lock in this module (`hold`). */
   const turns = new WeakMap();
+  /** manager → key → the Promise of an operation of it in flight (`track`). */
+  const inFlight = new WeakMap();
+
+  /** Notes `promise` as an operation of `manager` in flight, under `key`, until it settles. */
+  function track(manager, promise, key = {}) {
+    if (manager === null || typeof manager !== "object") return promise;
+    let ops = inFlight.get(manager);
+    if (!ops) inFlight.set(manager, (ops = new Map()));
+    ops.set(key, promise);
+    const done = () => ops.delete(key);
+    promise.then(done, done);
+    return promise;
+  }
+
+  /** Resolves once the operations of `manager` in flight but `key` have settled. */
+  function othersSettled(manager, key) {
+    const others = [...(inFlight.get(manager)?.entries() ?? [])].filter(([k]) => k !== key).map(([, p]) => p);
+    if (others.length === 0) return new Promise((resolve) => setTimeout(resolve, 1));
+    return Promise.allSettled(others);
+  }
 
   function fail(err) {
     const error = onTrap(err);
@@ -226,20 +246,24 @@ export function createDriver(core, onTrap) {
 
   /**
    * The Promise of an operation run in steps, from the core's first step (`__saveBegin`,
-   * `__flush`: src/wasm/manager.rs): `[0, value]` done; `[1, task]` a task finishes it;
+   * `__flush`, …: src/wasm/manager.rs): `[0, value]` done; `[1, task]` a task finishes it;
    * `[2, …]` a record to write (`writeRecord`); `[4, job, ops]` host calls to run, whose
-   * outcomes the core's next step takes (`runOps`).
+   * outcomes the core's next step takes (`runOps`); `[5, method]` wait until the
+   * manager's other operations in flight have settled, then call `method` (`close`).
    */
   function drive(manager, step) {
     if (step[0] === 0) return Promise.resolve(step[1]);
-    if (step[0] === 1) return settle(step[1]);
-    return new Promise((resolve, reject) => {
+    if (step[0] === 1) return track(manager, settle(step[1]));
+    let key;
+    const promise = new Promise((resolve, reject) => {
+      key = reject;
       saves.add(reject);
       steps(manager, step, reject).then(
         (value) => saves.delete(reject) && resolve(value),
         (err) => saves.delete(reject) && reject(err),
       );
     });
+    return track(manager, promise, key);
   }
 
   /** Runs the steps until the end; `undefined` once the module trapped (`reject` left `saves`). */
@@ -247,6 +271,12 @@ export function createDriver(core, onTrap) {
     for (;;) {
       if (step[0] === 0) return step[1];
       if (step[0] === 1) return settle(step[1]);
+      if (step[0] === 5) {
+        await othersSettled(manager, reject);
+        if (!saves.has(reject)) return undefined;
+        step = manager[step[1]]();
+        continue;
+      }
       step = step[0] === 2 ? await writeRecord(manager, step, reject) : await runOps(manager, step, reject);
       if (step === undefined) return undefined;
     }
@@ -351,6 +381,7 @@ export function createDriver(core, onTrap) {
     settle,
     /** The Promise of an operation run in steps (`drive`). */
     run: drive,
+    track,
     /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
     fail,
   };

@@ -66,8 +66,8 @@ function live(module) {
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
-  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear", "close",
-  "endSession", "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
+  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear",
+  "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
   "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
   "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",
@@ -88,7 +88,8 @@ export function guard(name, fn, module = coreModule) {
       if (ASYNC.has(name)) return Promise.reject(error);
       throw error;
     }
-    return ASYNC.has(name) ? driver.settle(out) : out;
+    // Tracked per object: close() waits for a manager's operations in flight (driver.js).
+    return ASYNC.has(name) ? driver.track(this, driver.settle(out)) : out;
   };
 }
 
@@ -125,12 +126,12 @@ export function disposeWithClose(cls) {
 installPointerLists(Core.prototype);
 guardClass(Core);
 
-// saveContext and flush in steps (src/wasm/manager.rs): the core checks, encodes and
+// saveContext, flush, endSession and close in steps (src/wasm/manager.rs): the core checks, encodes and
 // names the record, and saves one held in memory at once; the driver writes one to
 // persist while the core indexes it, and the core then adds its pointer; what is left
 // (a spill, retention, the session manifest) is host calls the core asks for, step by
 // step (driver.js, `run`). Only the `embed` option makes a save a task.
-for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd", "__jobStep", "__flush"]) {
+for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd", "__jobStep", "__flush", "__endSession", "__close", "__closeIdle"]) {
   Core.prototype[name] = guard(name, Core.prototype[name]);
 }
 /** The Promise of an operation whose first step is `begin()` (a throw rejects it). */
@@ -148,6 +149,12 @@ Core.prototype.saveContext = function saveContext(toolName, args, result, taskOr
 };
 Core.prototype.flush = function flush() {
   return inSteps(this, () => this.__flush());
+};
+Core.prototype.endSession = function endSession() {
+  return inSteps(this, () => this.__endSession());
+};
+Core.prototype.close = function close() {
+  return inSteps(this, () => this.__close());
 };
 
 // loadContexts: the core confines the paths and reads; the records are parsed here.

@@ -17,7 +17,7 @@ use crate::paths;
 use crate::plan::{run_ops, Got, Op, Outcome, Step};
 use crate::record::{iso_timestamp, parse_record, push_json_str};
 use crate::retention::Owned;
-use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
+use crate::session::{self, Manifest, ManifestEntry, Removal, MANIFEST};
 use crate::storage::Storage;
 
 /// A workflow between its steps. It holds the operation's pass through the gate:
@@ -41,6 +41,16 @@ enum Stage {
     Evict { keep: Option<String>, victims: Vec<Victim>, phase: EvictPhase },
     /// Writing the session manifest.
     Manifest(ManifestWrite),
+    /// Ending the session: under its lock, its records, manifest and empty folders removed.
+    EndSession { phase: EndPhase, removal: Option<Removal>, result: Result<()> },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EndPhase {
+    Locking,
+    Reading,
+    Removing,
+    Unlocking,
 }
 
 /// A record retention takes out, and its pointer as `onEvict` hears it.
@@ -96,6 +106,11 @@ impl Job {
         Job { _pass: pass, stages: stages.into_iter().collect(), started: false, quiet, error: None }
     }
 
+    /// A job with nothing to do (for a caller that runs one last host call of its own).
+    pub fn none() -> Job {
+        Job::new(None, false, [])
+    }
+
     /// A save's follow-up: the spill over the memory budget, retention (never `saved`,
     /// the record just saved), the session manifest when due.
     pub(super) fn after_save(pass: Pass, saved: String) -> Job {
@@ -110,6 +125,12 @@ impl Job {
     /// Retention over every owned record (at `open`, after `reconcile`).
     pub(super) fn enforce() -> Job {
         Job::new(None, true, [Stage::evict(None)])
+    }
+
+    /// `endSession` (and `clearContextDir` in a session): the session's files removed.
+    pub(super) fn end_session(pass: Option<Pass>) -> Job {
+        let stage = Stage::EndSession { phase: EndPhase::Locking, removal: None, result: Ok(()) };
+        Job::new(pass, false, [stage])
     }
 
     /// The manifest written now, `last_activity` kept.
@@ -207,6 +228,10 @@ impl<S: Storage> ContextManager<S> {
             Stage::Spill { all, writing, .. } => self.start_spill(*all, writing),
             Stage::Evict { keep, victims, phase } => self.start_evict(keep.as_deref(), victims, phase),
             Stage::Manifest(write) => self.start_manifest(write, job),
+            Stage::EndSession { .. } => match &self.session {
+                Some(s) => vec![Op::Lock(session::lock_name(&s.dir))],
+                None => Vec::new(),
+            },
         }
     }
 
@@ -215,6 +240,7 @@ impl<S: Storage> ContextManager<S> {
             Stage::Spill { writing, removing, .. } => self.spilled(writing, removing, job, outcomes),
             Stage::Evict { victims, phase, .. } => self.evicting(victims, phase, outcomes),
             Stage::Manifest(write) => self.manifest_step(write, job, outcomes),
+            Stage::EndSession { phase, removal, result } => self.ending(phase, removal, result, job, outcomes),
         }
     }
 
@@ -433,6 +459,80 @@ impl<S: Storage> ContextManager<S> {
             }
         }
         out
+    }
+
+    // -- the end of a session
+
+    /// Under the session lock: the manifest on disk read (its entries are the session's
+    /// too), the removal run ([`Removal`]), the lock released; then the manager forgets
+    /// the session's records.
+    fn ending(
+        &self,
+        phase: &mut EndPhase,
+        removal: &mut Option<Removal>,
+        result: &mut Result<()>,
+        job: &mut Job,
+        mut out: Vec<Outcome>,
+    ) -> Vec<Op> {
+        let Some(s) = &self.session else { return Vec::new() };
+        match *phase {
+            EndPhase::Locking => {
+                if let Some(Err(e)) = out.pop() {
+                    self.fail(job, "could not end the session", e, None);
+                    return Vec::new();
+                }
+                *phase = EndPhase::Reading;
+                vec![Op::Read(paths::join(&s.dir, MANIFEST))]
+            }
+            EndPhase::Reading => {
+                let mut manifest = s.manifest.borrow().clone();
+                let on_disk = out.pop().and_then(|o| o.ok()).and_then(Got::bytes);
+                if let Some(on_disk) = on_disk.and_then(|b| Manifest::parse(&b, &s.id).ok()) {
+                    manifest.context_files.extend(on_disk.context_files);
+                }
+                let written = self.state.borrow().written_paths();
+                let (started, ops) = Removal::new(&s.dir, &manifest, &written);
+                *removal = Some(started);
+                *phase = EndPhase::Removing;
+                if ops.is_empty() {
+                    return self.ending(phase, removal, result, job, Vec::new());
+                }
+                ops
+            }
+            EndPhase::Removing => {
+                if let Some(started) = removal.as_mut() {
+                    match started.step(out) {
+                        Step::Io(ops) => return ops,
+                        Step::Done(done) => *result = done,
+                    }
+                }
+                *phase = EndPhase::Unlocking;
+                vec![Op::Unlock]
+            }
+            EndPhase::Unlocking => {
+                let unlocked = out.pop().unwrap_or(Ok(Got::Nothing));
+                match (std::mem::replace(result, Ok(())), unlocked) {
+                    (Err(e), _) | (Ok(()), Err(e)) => self.fail(job, "could not end the session", e, None),
+                    (Ok(()), Ok(_)) => self.forget_session(),
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// After the session's files are removed: no manifest, no record, no pointer left.
+    fn forget_session(&self) {
+        let Some(s) = &self.session else { return };
+        s.manifest.borrow_mut().context_files.clear();
+        s.dirty.set(0);
+        s.last_write_ms.set(None);
+        let mut state = self.state.borrow_mut();
+        state.forget_written();
+        state.owned.clear();
+        state.memory.clear();
+        state.spill_queue.clear();
+        state.memory_bytes = 0;
+        state.forget_pointers();
     }
 
     // -- the session manifest

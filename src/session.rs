@@ -15,6 +15,7 @@ use serde_json::Number;
 use crate::error::{Error, ErrorKind, Result};
 use crate::naming::is_record_filename;
 use crate::paths;
+use crate::plan::{run_ops, Got, Op, Outcome, Step};
 use crate::record::{civil_from_days, iso_timestamp, RecordMeta};
 use crate::storage::Storage;
 
@@ -465,27 +466,85 @@ pub fn record_time_ms(rel: &str) -> Option<i64> {
 /// Removes the files a manifest tracks (and `also`, paths inside the session), the
 /// manifest, and then the category folders and the session folder if they are empty.
 pub async fn remove_session<S: Storage>(storage: &S, dir: &str, manifest: &Manifest, also: &[String]) -> Result<()> {
-    let mut files: Vec<String> = manifest.context_files.keys().map(|rel| paths::join(dir, rel)).collect();
-    files.extend(also.iter().filter(|p| paths::is_inside(dir, p)).cloned());
-    crate::sort::sort(&mut files);
-    files.dedup();
-    for file in &files {
-        storage.remove(file).await?;
-    }
-    storage.remove(&paths::join(dir, MANIFEST)).await?;
-    let mut folders: Vec<String> =
-        files.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned())).filter(|d| d != dir).collect();
-    crate::sort::sort(&mut folders);
-    folders.dedup();
-    for folder in folders {
-        if storage.list(&folder).await?.is_empty() {
-            storage.remove_dir(&folder).await?;
+    let (mut removal, mut ops) = Removal::new(dir, manifest, also);
+    loop {
+        let outcomes = run_ops(storage, &ops).await;
+        match removal.step(outcomes) {
+            Step::Io(next) => ops = next,
+            Step::Done(result) => return result,
         }
     }
-    if storage.list(dir).await?.is_empty() {
-        storage.remove_dir(dir).await?;
+}
+
+/// The removal of a session, in steps ([`crate::plan`]): its record files (at once),
+/// then the manifest, then the category folders left empty, then the session folder if
+/// it is empty. The first failure ends it: the manifest stays while a record does.
+pub struct Removal {
+    dir: String,
+    folders: Vec<String>,
+    phase: RemovalPhase,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RemovalPhase {
+    Records,
+    Manifest,
+    ListingFolders,
+    RemovingFolders,
+    ListingDir,
+    RemovingDir,
+}
+
+impl Removal {
+    /// The removal of the session in `dir` whose manifest is `manifest` (and of `also`,
+    /// the paths inside it a manager wrote), and its first operations.
+    pub fn new(dir: &str, manifest: &Manifest, also: &[String]) -> (Removal, Vec<Op>) {
+        let mut files: Vec<String> = manifest.context_files.keys().map(|rel| paths::join(dir, rel)).collect();
+        files.extend(also.iter().filter(|p| paths::is_inside(dir, p)).cloned());
+        crate::sort::sort(&mut files);
+        files.dedup();
+        let mut folders: Vec<String> =
+            files.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned())).filter(|d| d != dir).collect();
+        crate::sort::sort(&mut folders);
+        folders.dedup();
+        let ops = files.into_iter().map(Op::Remove).collect();
+        (Removal { dir: dir.to_owned(), folders, phase: RemovalPhase::Records }, ops)
     }
-    Ok(())
+
+    /// The next operations, given the outcomes of the last ones; or the end.
+    pub fn step(&mut self, outcomes: Vec<Outcome>) -> Step<Result<()>> {
+        let mut got = Vec::with_capacity(outcomes.len());
+        for outcome in outcomes {
+            match outcome {
+                Ok(g) => got.push(g),
+                Err(e) => return Step::Done(Err(e)),
+            }
+        }
+        let (phase, ops) = match self.phase {
+            RemovalPhase::Records => (RemovalPhase::Manifest, vec![Op::Remove(paths::join(&self.dir, MANIFEST))]),
+            RemovalPhase::Manifest if !self.folders.is_empty() => {
+                (RemovalPhase::ListingFolders, self.folders.iter().cloned().map(Op::List).collect())
+            }
+            RemovalPhase::ListingFolders => {
+                let empty = self.folders.iter().zip(got).filter(|(_, g)| matches!(g, Got::Names(n) if n.is_empty()));
+                let ops: Vec<Op> = empty.map(|(f, _)| Op::RemoveDir(f.clone())).collect();
+                if ops.is_empty() {
+                    (RemovalPhase::ListingDir, vec![Op::List(self.dir.clone())])
+                } else {
+                    (RemovalPhase::RemovingFolders, ops)
+                }
+            }
+            RemovalPhase::Manifest | RemovalPhase::RemovingFolders => {
+                (RemovalPhase::ListingDir, vec![Op::List(self.dir.clone())])
+            }
+            RemovalPhase::ListingDir if matches!(got.first(), Some(Got::Names(n)) if n.is_empty()) => {
+                (RemovalPhase::RemovingDir, vec![Op::RemoveDir(self.dir.clone())])
+            }
+            RemovalPhase::ListingDir | RemovalPhase::RemovingDir => return Step::Done(Ok(())),
+        };
+        self.phase = phase;
+        Step::Io(ops)
+    }
 }
 
 #[cfg(test)]

@@ -1173,6 +1173,36 @@ impl<S: Storage> ContextManager<S> {
         result
     }
 
+    /// `close` in steps, its first: closed already ([`Closing::Done`]), or the manager is
+    /// closing now, and the next step is [`ContextManager::close_when_idle`]'s. Another
+    /// `close` under way makes this one wait ([`Closing::Wait`]).
+    pub fn begin_close(&self) -> Closing {
+        match self.gate.phase() {
+            Phase::Closed => Closing::Done,
+            Phase::Closing => Closing::Wait,
+            Phase::Open => {
+                self.gate.set(Phase::Closing);
+                self.close_when_idle()
+            }
+        }
+    }
+
+    /// The step of a `close` once the operations in flight have ended: the write-out
+    /// job (then [`ContextManager::end_close`]), or [`Closing::Busy`] while one is left.
+    pub fn close_when_idle(&self) -> Closing {
+        if self.gate.is_idle() {
+            Closing::WriteOut(Job::write_out(None))
+        } else {
+            Closing::Busy
+        }
+    }
+
+    /// The end of a `close` whose write-out gave `result`: closed, or open again (it can
+    /// be retried, nothing is lost).
+    pub fn end_close(&self, result: &Result<()>) {
+        self.gate.set(if result.is_ok() { Phase::Closed } else { Phase::Open });
+    }
+
     /// Whether `close` has begun or ended.
     pub fn is_closed(&self) -> bool {
         self.gate.phase() != Phase::Open
@@ -1785,39 +1815,20 @@ impl<S: Storage> ContextManager<S> {
     /// Ends the session: removes the files its manifest tracks and this manager wrote,
     /// the manifest, and then the folders if empty; drops pointers and in-memory records.
     pub async fn end_session(&self) -> Result<()> {
-        let _pass = self.gate.enter("endSession")?;
-        self.check_writable()?;
-        self.remove_session().await
+        let job = self.begin_end_session()?;
+        self.drive(job).await
     }
 
     /// `end_session` without the gate.
     async fn remove_session(&self) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        let _turn = self.turn.lock().await;
-        let lock = session::lock_name(&s.dir);
-        self.storage
-            .locked(&lock, async {
-                let mut manifest = s.manifest.borrow().clone();
-                if let Ok(Some(bytes)) = self.storage.read(&paths::join(&s.dir, MANIFEST)).await {
-                    if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
-                        manifest.context_files.extend(on_disk.context_files);
-                    }
-                }
-                let written = self.state.borrow().written_paths();
-                session::remove_session(&self.storage, &s.dir, &manifest, &written).await
-            })
-            .await??;
-        s.manifest.borrow_mut().context_files.clear();
-        s.dirty.set(0);
-        s.last_write_ms.set(None);
-        let mut state = self.state.borrow_mut();
-        state.forget_written();
-        state.owned.clear();
-        state.memory.clear();
-        state.spill_queue.clear();
-        state.memory_bytes = 0;
-        state.forget_pointers();
-        Ok(())
+        self.drive(Job::end_session(None)).await
+    }
+
+    /// The first step of `endSession`: its job (see [`ContextManager::job_step`]).
+    pub fn begin_end_session(&self) -> Result<Job> {
+        let pass = self.gate.enter("endSession")?;
+        self.check_writable()?;
+        Ok(Job::end_session(Some(pass)))
     }
 
     /// Adopts the records a crash left out of the session manifest: the record files of
@@ -2069,6 +2080,19 @@ pub enum Loaded<T> {
     Record(T),
     /// Why not (for `onDebug`).
     Failed(String),
+}
+
+/// Where a `close` run in steps stands ([`ContextManager::begin_close`]).
+pub enum Closing {
+    /// Closed: nothing to do.
+    Done,
+    /// Another `close` is under way: ask [`ContextManager::begin_close`] again once the
+    /// operations in flight have ended.
+    Wait,
+    /// Operations are in flight: ask [`ContextManager::close_when_idle`] again once they end.
+    Busy,
+    /// Run this job, then [`ContextManager::end_close`].
+    WriteOut(Job),
 }
 
 /// What the first step of a save did ([`ContextManager::begin_save`]).

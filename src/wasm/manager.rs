@@ -27,7 +27,7 @@ use crate::plan::{Op, Step};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    Begun, Candidate, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Job, Listed, Loaded, Options,
+    Begun, Candidate, Closing, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Job, Listed, Loaded, Options,
     PendingSave, SaveInput, SessionChoice, Written,
 };
 
@@ -61,6 +61,10 @@ enum Then {
     Saved(String, ResultIn),
     /// `undefined`.
     Nothing,
+    /// The end of `close()`: then the storage's own `close()`, if this manager made it.
+    Close,
+    /// `undefined`, once the storage's `close()` ended (its failure told to `onDebug`).
+    StorageClosed,
 }
 
 /// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
@@ -397,6 +401,16 @@ impl JsContextManager {
         Ok(Array::of2(&1.into(), &task.into()))
     }
 
+    /// The answer of a `close()` step: `[5, method]` to wait, as `__close` says.
+    fn closing(&self, closing: Closing) -> Result<Array, JsValue> {
+        match closing {
+            Closing::Done => ended(Ok(JsValue::UNDEFINED)),
+            Closing::Wait => Ok(Array::of2(&5.into(), &"__close".into())),
+            Closing::Busy => Ok(Array::of2(&5.into(), &"__closeIdle".into())),
+            Closing::WriteOut(job) => self.run_job(job, Then::Close),
+        }
+    }
+
     /// Starts `job`: its first step (see `__jobStep`).
     fn run_job(&self, mut job: Job, then: Then) -> Result<Array, JsValue> {
         let step = self.inner.job_step(&mut job, Vec::new());
@@ -423,7 +437,21 @@ impl JsContextManager {
                 drop(job);
                 match (then, result) {
                     (Then::Saved(filepath, result_in), _) => self.embedded(filepath, result_in),
-                    (Then::Nothing, result) => ended(result.map(|()| JsValue::UNDEFINED)),
+                    (Then::Nothing | Then::StorageClosed, result) => ended(result.map(|()| JsValue::UNDEFINED)),
+                    (Then::Close, result) => {
+                        self.inner.end_close(&result);
+                        let close = self.owns_storage.then(|| self.inner.storage().close_entry()).flatten();
+                        match (result, close) {
+                            (Ok(()), Some(entry)) => {
+                                self.jobs.borrow_mut().insert(
+                                    id,
+                                    Running { job: Job::none(), ops: Vec::new(), then: Then::StorageClosed },
+                                );
+                                Ok(Array::of3(&4.into(), &id.into(), &Array::of1(&entry)))
+                            }
+                            (result, _) => ended(result.map(|()| JsValue::UNDEFINED)),
+                        }
+                    }
                 }
             }
         }
@@ -597,11 +625,12 @@ impl JsContextManager {
         spawn(async move { Self::build_open(options).await.map(JsValue::from).js() })
     }
 
-    /// Ends the session: removes its records, manifest and (if empty) folder.
-    #[wasm_bindgen(js_name = endSession)]
-    pub fn end_session(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.end_session().await.map(|()| JsValue::UNDEFINED).js() })
+    /// `endSession()`, its first step (answered as `__saveBegin` is; resolves to
+    /// `undefined`): removes the session's records, manifest and (if empty) folder.
+    #[wasm_bindgen(js_name = "__endSession")]
+    pub fn end_session(&self) -> Result<Array, JsValue> {
+        let job = self.inner.begin_end_session().js()?;
+        self.run_job(job, Then::Nothing)
     }
 
     /// Adopts the records of the session folder its manifest does not list (left by a
@@ -867,6 +896,12 @@ impl JsContextManager {
         let Some(Running { mut job, ops, then }) = self.jobs.borrow_mut().remove(&id) else {
             return ended(Err(Error::new(ErrorKind::Internal, "no job runs under this id")));
         };
+        if let Then::StorageClosed = then {
+            if !outcomes.get(0).is_truthy() {
+                let e = host_failure("close", "", outcomes.get(1));
+                self.inner.debug(format!("could not close the storage: {e}"), None);
+            }
+        }
         let storage = self.inner.storage();
         let outcomes = ops
             .iter()
@@ -1189,18 +1224,18 @@ impl JsContextManager {
     /// held in memory and the session manifest, and closes the storage if it is the
     /// runtime's default (made for this manager). Afterwards every method that returns
     /// a Promise rejects with `CLOSED`; pointers stay readable. A second call resolves.
-    pub fn close(&self) -> u32 {
-        let inner = self.inner.clone();
-        let owns_storage = self.owns_storage;
-        spawn(async move {
-            inner.close().await.js()?;
-            if owns_storage {
-                if let Err(e) = inner.storage().close_host().await {
-                    inner.debug(format!("could not close the storage: {e}"), None);
-                }
-            }
-            Ok(JsValue::UNDEFINED)
-        })
+    ///
+    /// Its first step (answered as `__saveBegin` is, or `[5, method]`: wait until this
+    /// manager's operations in flight have ended, then call `method`).
+    #[wasm_bindgen(js_name = "__close")]
+    pub fn close(&self) -> Result<Array, JsValue> {
+        self.closing(self.inner.begin_close())
+    }
+
+    /// The step of `close()` once the operations in flight have ended (as `__close`).
+    #[wasm_bindgen(js_name = "__closeIdle")]
+    pub fn close_idle(&self) -> Result<Array, JsValue> {
+        self.closing(self.inner.close_when_idle())
     }
 
     /// Number of pointers.

@@ -52,7 +52,7 @@ pub struct JsStorage {
     remove_dir: Option<Function>,
     lock: Option<Function>,
     append: Option<Function>,
-    /// `close_host` ran: the host's `close()` is called once.
+    /// `close_entry` ran: the host's `close()` is called once.
     closed: std::cell::Cell<bool>,
 }
 
@@ -99,15 +99,14 @@ impl JsStorage {
             .unwrap_or_else(|| "custom storage".to_owned())
     }
 
-    /// Calls the host's `close()`, if it has one, once: for a storage its manager made itself.
-    pub async fn close_host(&self) -> Result<()> {
+    /// The call of the host's `close()` as a step's operation (see `op_entry`), once: for
+    /// a storage its manager made itself; `None` when it has none or it was called.
+    pub fn close_entry(&self) -> Option<Array> {
         if self.closed.replace(true) {
-            return Ok(());
+            return None;
         }
-        match method(&self.host, "close") {
-            Some(close) => self.call("close", "", &close, &[]).await.map(drop),
-            None => Ok(()),
-        }
+        let close = method(&self.host, "close")?;
+        Some(Array::of4(&1.into(), &self.host, &close, &Array::new()))
     }
 
     /// `f` called on the host by the driver (see `tasks`), its failure typed.

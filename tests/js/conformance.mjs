@@ -2134,6 +2134,25 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal(Date.parse(manifest.last_activity), now, "at the time the last save read the clock");
   });
 
+  test("flush, endSession and close of a session run no task", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    const before = ContextManager.__tasksSpawnedForTests();
+    const held = await a.saveContext("readFile", { path: "a.ts" }, "held in memory");
+    await a.flush();
+    const listed = Object.keys((await readManifest(storage, a)).context_files);
+    await a.endSession();
+    const kept = await b.saveContext("readFile", { path: "b.ts" }, "written out by close");
+    await b.close();
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by flush, endSession and close");
+    assert.deepEqual(listed.map((rel) => held.endsWith(`/${rel}`)), [true], "flush wrote the record and the manifest");
+    assert.ok(!(await storage.list(`${a.getContextDir()}/sessions`)).includes(`${a.sessionId}/`), "endSession removed the folder");
+    assert.equal(a.size, 0);
+    assert.equal((await readRecord(storage, kept))?.result, "written out by close");
+  });
+
   test("ContextManager.search ranks the records of every session from their manifests", async () => {
     const storage = makeStorage();
     const dir = contextDir();
