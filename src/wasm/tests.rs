@@ -104,6 +104,17 @@ async fn settle(task: u32) -> Result<JsValue, JsValue> {
     JsFuture::from(promise).await
 }
 
+/// `method` of the manager `m` (a JavaScript object) called, then its steps run by the
+/// driver (driver.js: `run`), as the package's `close()` and `flush()` do.
+async fn in_steps(m: &JsValue, method: &str) -> Result<JsValue, JsValue> {
+    let f: Function = get(m, method).dyn_into().unwrap();
+    let step = f.call0(m)?;
+    let driver = DRIVER.with(Clone::clone);
+    let run: Function = get(&driver, "run").dyn_into().unwrap();
+    let promise: Promise = run.call2(&driver, m, &step).unwrap().dyn_into().unwrap();
+    JsFuture::from(promise).await
+}
+
 /// The error of `saveContext("t", {}, result)`, which must fail.
 async fn save_failing(m: &JsContextManager, result: JsValue) -> JsValue {
     let task = m.save_context("t".into(), Object::new().into(), result, JsValue::UNDEFINED, JsValue::UNDEFINED);
@@ -227,14 +238,14 @@ async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
     let made = closable_defaults();
     let host = get(&made, "host");
     use_runtime(&get(&made, "defaults"));
-    let own = JsContextManager::new(JsValue::UNDEFINED).unwrap();
-    let given = JsContextManager::new(options(&host)).unwrap();
+    let own: JsValue = JsContextManager::new(JsValue::UNDEFINED).unwrap().into();
+    let given: JsValue = JsContextManager::new(options(&host)).unwrap().into();
     use_runtime(&Object::new());
-    settle(given.close()).await.unwrap();
+    in_steps(&given, "__close").await.unwrap();
     assert_eq!(get(&host, "closed").as_f64(), Some(0.0), "a storage passed in stays the caller's");
-    settle(own.close()).await.unwrap();
-    settle(own.close()).await.unwrap();
+    in_steps(&own, "__close").await.unwrap();
+    in_steps(&own, "__close").await.unwrap();
     assert_eq!(get(&host, "closed").as_f64(), Some(1.0), "the default storage is closed once");
-    let err = save_failing(&own, 1.into()).await;
+    let err = in_steps(&own, "__flush").await.unwrap_err();
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
 }
