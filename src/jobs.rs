@@ -162,7 +162,7 @@ impl<S: Storage> ContextManager<S> {
         job.started = true;
         while let Some(mut stage) = job.stages.pop_front() {
             let ops = match outcomes.take() {
-                None => self.start_stage(&mut stage, job),
+                None => self.start_stage(&mut stage),
                 Some(outcomes) => self.resume_stage(&mut stage, job, outcomes),
             };
             if !ops.is_empty() {
@@ -223,11 +223,11 @@ impl<S: Storage> ContextManager<S> {
         }
     }
 
-    fn start_stage(&self, stage: &mut Stage, job: &mut Job) -> Vec<Op> {
+    fn start_stage(&self, stage: &mut Stage) -> Vec<Op> {
         match stage {
             Stage::Spill { all, writing, .. } => self.start_spill(*all, writing),
             Stage::Evict { keep, victims, phase } => self.start_evict(keep.as_deref(), victims, phase),
-            Stage::Manifest(write) => self.start_manifest(write, job),
+            Stage::Manifest(write) => self.start_manifest(write),
             Stage::EndSession { .. } => match &self.session {
                 Some(s) => vec![Op::Lock(session::lock_name(&s.dir))],
                 None => Vec::new(),
@@ -539,7 +539,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// Whether a manifest write is wanted (the clock is read here, once, for a save and a
     /// flush); then the session lock.
-    fn start_manifest(&self, write: &mut ManifestWrite, _job: &mut Job) -> Vec<Op> {
+    fn start_manifest(&self, write: &mut ManifestWrite) -> Vec<Op> {
         let Some(s) = &self.session else { return Vec::new() };
         if self.options.read_only {
             return Vec::new();
