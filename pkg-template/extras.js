@@ -66,7 +66,7 @@ function live(module) {
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
-  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear",
+  "loadContexts", "selectRelevant", "clearContextDir", "clear",
   "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
   "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
@@ -126,7 +126,7 @@ export function disposeWithClose(cls) {
 installPointerLists(Core.prototype);
 guardClass(Core);
 
-// saveContext, flush, endSession and close in steps (src/wasm/manager.rs): the core checks, encodes and
+// saveContext, flush, endSession, close and open in steps (src/wasm/manager.rs): the core checks, encodes and
 // names the record, and saves one held in memory at once; the driver writes one to
 // persist while the core indexes it, and the core then adds its pointer; what is left
 // (a spill, retention, the session manifest) is host calls the core asks for, step by
@@ -155,6 +155,18 @@ Core.prototype.endSession = function endSession() {
 };
 Core.prototype.close = function close() {
   return inSteps(this, () => this.__close());
+};
+// open: the manager, then the steps that make it ready (a session's manifest, a resume).
+const openBegin = guard("__open", Core.__open);
+Core.open = function open(options) {
+  let out;
+  try {
+    out = openBegin.call(this, options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const manager = out[0];
+  return coreModule.driver.run(manager, out[1]).then(() => manager);
 };
 
 // loadContexts: the core confines the paths and reads; the records are parsed here.

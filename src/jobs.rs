@@ -10,8 +10,8 @@
 use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
-use super::{content_terms, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
-use crate::error::{Error, Result};
+use super::{content_terms, manifest_words, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
+use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
 use crate::paths;
 use crate::plan::{run_ops, Got, Op, Outcome, Step};
@@ -30,6 +30,8 @@ pub struct Job {
     /// A save's follow-up: its failures go to `onDebug` (the record is saved). Otherwise
     /// the first failure is the job's result.
     quiet: bool,
+    /// A failure ends the job (its later stages do not run).
+    fatal: bool,
     error: Option<Error>,
 }
 
@@ -41,8 +43,34 @@ enum Stage {
     Evict { keep: Option<String>, victims: Vec<Victim>, phase: EvictPhase },
     /// Writing the session manifest.
     Manifest(ManifestWrite),
+    /// Resuming the session: its folder listed, its manifest read, the records it does
+    /// not list read, the pointers restored.
+    Resume(Box<Resuming>),
     /// Ending the session: under its lock, its records, manifest and empty folders removed.
     EndSession { phase: EndPhase, removal: Option<Removal>, result: Result<()> },
+}
+
+#[derive(Default)]
+struct Resuming {
+    phase: ResumePhase,
+    listed: Vec<session::Listed>,
+    /// What reading the manifest gave.
+    manifest: Option<Result<Option<Vec<u8>>>>,
+    files: Vec<String>,
+    /// The manifest being brought up to date (`None` until it is read).
+    found: Option<Manifest>,
+    rebuilt: bool,
+    changed: bool,
+    /// The records it does not list, being read.
+    unlisted: Vec<String>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum ResumePhase {
+    #[default]
+    Listing,
+    Categories,
+    Adopting,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -80,6 +108,8 @@ pub(super) enum Due {
     Forced,
     /// Now, keeping `last_activity` (resume, rebuild, reconcile: indexing is no activity).
     Reindex,
+    /// As `Reindex`, when entries changed since the last write (after a resume, retention).
+    Changed,
 }
 
 struct ManifestWrite {
@@ -101,9 +131,16 @@ enum ManifestPhase {
     Unlocking,
 }
 
+impl ManifestWrite {
+    /// Whether the write keeps `last_activity` (indexing is no activity).
+    fn keeps_activity(&self) -> bool {
+        matches!(self.due, Due::Reindex | Due::Changed)
+    }
+}
+
 impl Job {
     fn new(pass: Option<Pass>, quiet: bool, stages: impl IntoIterator<Item = Stage>) -> Job {
-        Job { _pass: pass, stages: stages.into_iter().collect(), started: false, quiet, error: None }
+        Job { _pass: pass, stages: stages.into_iter().collect(), started: false, quiet, fatal: false, error: None }
     }
 
     /// A job with nothing to do (for a caller that runs one last host call of its own).
@@ -131,6 +168,23 @@ impl Job {
     pub(super) fn end_session(pass: Option<Pass>) -> Job {
         let stage = Stage::EndSession { phase: EndPhase::Locking, removal: None, result: Ok(()) };
         Job::new(pass, false, [stage])
+    }
+
+    /// `open` of a named session: resumed (a pointer for every persisted record), its
+    /// manifest brought up to date, retention (`maxAgeMs` and every cap) over what it holds.
+    pub fn open() -> Job {
+        let mut job = Job::new(
+            None,
+            false,
+            [
+                Stage::Resume(Box::default()),
+                Stage::manifest(Due::Changed),
+                Stage::evict(None),
+                Stage::manifest(Due::Changed),
+            ],
+        );
+        job.fatal = true;
+        job
     }
 
     /// The manifest written now, `last_activity` kept.
@@ -165,6 +219,10 @@ impl<S: Storage> ContextManager<S> {
                 None => self.start_stage(&mut stage),
                 Some(outcomes) => self.resume_stage(&mut stage, job, outcomes),
             };
+            if job.fatal && job.error.is_some() {
+                job.stages.clear();
+                break;
+            }
             if !ops.is_empty() {
                 job.stages.push_front(stage);
                 return Step::Io(ops);
@@ -228,6 +286,10 @@ impl<S: Storage> ContextManager<S> {
             Stage::Spill { all, writing, .. } => self.start_spill(*all, writing),
             Stage::Evict { keep, victims, phase } => self.start_evict(keep.as_deref(), victims, phase),
             Stage::Manifest(write) => self.start_manifest(write),
+            Stage::Resume(_) => match &self.session {
+                Some(s) => vec![Op::List(s.dir.clone()), Op::Read(paths::join(&s.dir, MANIFEST))],
+                None => Vec::new(),
+            },
             Stage::EndSession { .. } => match &self.session {
                 Some(s) => vec![Op::Lock(session::lock_name(&s.dir))],
                 None => Vec::new(),
@@ -241,6 +303,7 @@ impl<S: Storage> ContextManager<S> {
             Stage::Evict { victims, phase, .. } => self.evicting(victims, phase, outcomes),
             Stage::Manifest(write) => self.manifest_step(write, job, outcomes),
             Stage::EndSession { phase, removal, result } => self.ending(phase, removal, result, job, outcomes),
+            Stage::Resume(resuming) => self.resuming(resuming, job, outcomes),
         }
     }
 
@@ -461,6 +524,141 @@ impl<S: Storage> ContextManager<S> {
         out
     }
 
+    // -- resuming a session
+
+    /// The steps of a resume: the listings (the folder's, then its category folders'),
+    /// the manifest, the records it does not list yet; then the pointers restored.
+    fn resuming(&self, r: &mut Resuming, job: &mut Job, out: Vec<Outcome>) -> Vec<Op> {
+        const WHAT: &str = "could not resume the session";
+        let Some(s) = &self.session else { return Vec::new() };
+        let mut out = out.into_iter();
+        match r.phase {
+            ResumePhase::Listing => {
+                let names = match out.next() {
+                    Some(Ok(got)) => got.names(),
+                    Some(Err(e)) => {
+                        self.fail(job, WHAT, e, None);
+                        return Vec::new();
+                    }
+                    None => Vec::new(),
+                };
+                r.manifest = Some(out.next().unwrap_or(Ok(Got::Nothing)).map(Got::bytes));
+                r.listed = session::record_names(names);
+                let lists: Vec<Op> =
+                    r.listed.iter().filter_map(|l| l.category()).map(|c| Op::List(paths::join(&s.dir, c))).collect();
+                if !lists.is_empty() {
+                    r.phase = ResumePhase::Categories;
+                    return lists;
+                }
+                self.read_unlisted(r, job, Vec::new())
+            }
+            ResumePhase::Categories => {
+                let mut inner = Vec::new();
+                for outcome in out {
+                    match outcome {
+                        Ok(got) => inner.push(got.names()),
+                        Err(e) => {
+                            self.fail(job, WHAT, e, None);
+                            return Vec::new();
+                        }
+                    }
+                }
+                self.read_unlisted(r, job, inner)
+            }
+            ResumePhase::Adopting => {
+                let Some(manifest) = r.found.as_mut() else { return Vec::new() };
+                for (rel, outcome) in std::mem::take(&mut r.unlisted).into_iter().zip(out) {
+                    let full = paths::join(&s.dir, &rel);
+                    let Some(bytes) = outcome.ok().and_then(Got::bytes) else { continue };
+                    let Some((meta, size, content)) = self.adopted(&full, &bytes) else { continue };
+                    match ManifestEntry::new(&meta, size, &manifest_words(&meta)) {
+                        Ok(entry) => {
+                            manifest.context_files.insert(rel, entry.with_content(&content));
+                            self.debug("indexed a record the manifest did not list yet", Some(&full));
+                            r.changed = true;
+                        }
+                        Err(e) => {
+                            self.fail(job, WHAT, e, None);
+                            return Vec::new();
+                        }
+                    }
+                }
+                self.resumed(r);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Once the folder is listed: the manifest read (or rebuilt, when missing or corrupt),
+    /// its entries whose records are gone dropped; the reads of the records it does not list.
+    fn read_unlisted(&self, r: &mut Resuming, job: &mut Job, categories: Vec<Vec<String>>) -> Vec<Op> {
+        let Some(s) = &self.session else { return Vec::new() };
+        let path = paths::join(&s.dir, MANIFEST);
+        r.files = session::flatten(std::mem::take(&mut r.listed), categories);
+        let manifest = match r.manifest.take().unwrap_or(Ok(None)) {
+            Err(e) => {
+                self.fail(job, "could not resume the session", e, None);
+                return Vec::new();
+            }
+            Ok(Some(bytes)) => match Manifest::parse(&bytes, &s.id) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    self.debug(format!("rebuilding a corrupt manifest: {e}"), Some(&path));
+                    None
+                }
+            },
+            Ok(None) if r.files.is_empty() => {
+                let e = Error::new(ErrorKind::NotFound, format!("no session {:?} in this store", s.id));
+                self.fail(job, "could not resume the session", e, None);
+                return Vec::new();
+            }
+            Ok(None) => {
+                self.debug("rebuilding a missing manifest", Some(&path));
+                None
+            }
+        };
+        r.rebuilt = manifest.is_none();
+        let mut manifest = manifest.unwrap_or_else(|| s.manifest.borrow().clone());
+        let listed: HashSet<&String> = r.files.iter().collect();
+        let before = manifest.context_files.len();
+        manifest.context_files.retain(|rel, _| listed.contains(rel));
+        if manifest.context_files.len() != before {
+            self.debug("dropped manifest entries whose records are gone", Some(&path));
+            r.changed = true;
+        }
+        r.unlisted = r.files.iter().filter(|rel| !manifest.context_files.contains_key(*rel)).cloned().collect();
+        r.found = Some(manifest);
+        if r.unlisted.is_empty() {
+            self.resumed(r);
+            return Vec::new();
+        }
+        r.phase = ResumePhase::Adopting;
+        r.unlisted.iter().map(|rel| Op::Read(paths::join(&s.dir, rel))).collect()
+    }
+
+    /// The pointers restored from the manifest, which becomes the session's; marked for a
+    /// write when it changed (and the manager writes).
+    fn resumed(&self, r: &mut Resuming) {
+        let (Some(s), Some(mut manifest)) = (&self.session, r.found.take()) else { return };
+        if r.changed {
+            // The records found are the session's last writes; the resume is not one.
+            manifest.date_from_entries(r.rebuilt);
+        }
+        self.restore_pointers(
+            &s.dir,
+            manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
+            |rel| manifest.context_files.get(rel).map(|e| (&e.content_terms, e.content_length)),
+            true,
+        );
+        *s.manifest.borrow_mut() = manifest;
+        if !r.changed || self.options.read_only {
+            // Up to date on disk (or only read): the next save's write moves last_activity.
+            s.last_write_ms.set(Some((self.options.clock)()));
+        } else {
+            s.dirty.set(1);
+        }
+    }
+
     // -- the end of a session
 
     /// Under the session lock: the manifest on disk read (its entries are the session's
@@ -546,6 +744,7 @@ impl<S: Storage> ContextManager<S> {
         }
         let wanted = match write.due {
             Due::Reindex => true,
+            Due::Changed => s.dirty.get() > 0,
             due => {
                 write.now = (self.options.clock)();
                 match s.last_write_ms.get() {
@@ -580,7 +779,7 @@ impl<S: Storage> ContextManager<S> {
                     self.fail(job, WHAT, e, None);
                     return Vec::new();
                 }
-                if write.due != Due::Reindex && s.last_write_ms.get().is_some() && s.dirty.get() == 0 {
+                if !write.keeps_activity() && s.last_write_ms.get().is_some() && s.dirty.get() == 0 {
                     // A write that held the lock before wrote what this one would.
                     write.phase = ManifestPhase::Unlocking;
                     return vec![Op::Unlock];
@@ -595,7 +794,7 @@ impl<S: Storage> ContextManager<S> {
                 }
                 let encoded = {
                     let mut manifest = s.manifest.borrow_mut();
-                    if write.due != Due::Reindex {
+                    if !write.keeps_activity() {
                         manifest.last_activity = iso_timestamp(write.now);
                     }
                     manifest.encode()
@@ -620,7 +819,7 @@ impl<S: Storage> ContextManager<S> {
                         for rel in std::mem::take(&mut write.gone) {
                             evicted.remove(&rel);
                         }
-                        let now = if write.due == Due::Reindex { (self.options.clock)() } else { write.now };
+                        let now = if write.keeps_activity() { (self.options.clock)() } else { write.now };
                         s.last_write_ms.set(Some(now));
                     }
                     Err(e) => {

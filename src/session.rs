@@ -440,21 +440,61 @@ pub async fn cleanup_stale_sessions<S: Storage>(
 /// The record files of a session folder (one level of category folders), as paths
 /// relative to it: names in the record grammar only.
 pub async fn record_files<S: Storage>(storage: &S, dir: &str) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for name in storage.list(dir).await? {
-        if let Some(category) = name.strip_suffix('/') {
-            if check_category(category).is_ok() {
-                for inner in storage.list(&paths::join(dir, category)).await? {
-                    if is_record_filename(&inner) {
-                        out.push(format!("{category}/{inner}"));
-                    }
-                }
-            }
-        } else if is_record_filename(&name) {
-            out.push(name);
+    let listed = record_names(storage.list(dir).await?);
+    let mut inner = Vec::new();
+    for category in listed.iter().filter_map(Listed::category) {
+        inner.push(storage.list(&paths::join(dir, category)).await?);
+    }
+    Ok(flatten(listed, inner))
+}
+
+/// An entry of a session folder's listing that holds records.
+pub enum Listed {
+    /// A record file.
+    Record(String),
+    /// A category folder (its name, without `/`).
+    Category(String),
+}
+
+impl Listed {
+    /// The category folder's name.
+    pub fn category(&self) -> Option<&str> {
+        match self {
+            Listed::Category(c) => Some(c),
+            Listed::Record(_) => None,
         }
     }
-    Ok(out)
+}
+
+/// The entries of a session folder's listing that hold records, in order.
+pub fn record_names(names: Vec<String>) -> Vec<Listed> {
+    let mut out = Vec::new();
+    for name in names {
+        match name.strip_suffix('/') {
+            Some(category) if check_category(category).is_ok() => out.push(Listed::Category(category.to_owned())),
+            Some(_) => {}
+            None if is_record_filename(&name) => out.push(Listed::Record(name)),
+            None => {}
+        }
+    }
+    out
+}
+
+/// The record files of a session folder, relative to it, in listing order, given the
+/// listings of its category folders (in the order `listed` names them).
+pub fn flatten(listed: Vec<Listed>, categories: Vec<Vec<String>>) -> Vec<String> {
+    let mut inner = categories.into_iter();
+    let mut out = Vec::new();
+    for entry in listed {
+        match entry {
+            Listed::Record(name) => out.push(name),
+            Listed::Category(c) => {
+                let names = inner.next().unwrap_or_default();
+                out.extend(names.into_iter().filter(|n| is_record_filename(n)).map(|n| format!("{c}/{n}")));
+            }
+        }
+    }
+    out
 }
 
 /// The save time in a record file name (its 13-digit timestamp part), in epoch ms.

@@ -798,19 +798,17 @@ impl<S: Storage> ContextManager<S> {
     /// A manager, ready: a new session's manifest is written, a named one is resumed.
     pub async fn open(storage: S, options: Options) -> Result<Self> {
         let manager = Self::new(storage, options)?;
-        if let Some(s) = &manager.session {
-            if s.resume {
-                manager.resume().await?;
-                // maxAgeMs (and every cap) over the records the session already holds.
-                manager.drive(Job::enforce()).await?;
-                if s.dirty.get() > 0 {
-                    manager.reindex_manifest().await?;
-                }
-            } else {
-                manager.drive(Job::write_out(None)).await?;
-            }
+        if let Some(job) = manager.opening() {
+            manager.drive(job).await?;
         }
         Ok(manager)
+    }
+
+    /// What `open` does once the manager is made, when it has a session: a new one's
+    /// manifest written; a named one resumed (see [`Job::open`]).
+    pub fn opening(&self) -> Option<Job> {
+        let s = self.session.as_ref()?;
+        Some(if s.resume { Job::open() } else { Job::write_out(None) })
     }
 
     /// The session id, when a session is in use.
@@ -1631,84 +1629,24 @@ impl<S: Storage> ContextManager<S> {
     /// Reads a record file for the index: its metadata, size and the terms of its
     /// content; a torn or foreign one is reported and, with `remove_torn`, removed.
     async fn adopt(&self, path: &str, remove_torn: bool) -> Option<(RecordMeta, usize, Terms)> {
-        match self.storage.read(path).await {
-            Ok(Some(bytes)) => match parse_record(&bytes).and_then(|v| v.meta()) {
-                Ok(meta) => {
-                    let content = content_terms(&bytes, self.options.content_bytes);
-                    Some((meta, bytes.len(), content))
-                }
-                Err(e) => {
-                    self.debug(format!("skipped a record that does not parse: {e}"), Some(path));
-                    if remove_torn {
-                        let _ = self.storage.remove(path).await;
-                    }
-                    None
-                }
-            },
-            _ => None,
+        let bytes = self.storage.read(path).await.ok()??;
+        let adopted = self.adopted(path, &bytes);
+        if adopted.is_none() && remove_torn {
+            let _ = self.storage.remove(path).await;
         }
+        adopted
     }
 
-    /// Restores a pointer for every persisted record of the session: from the manifest,
-    /// reading only the records it does not list yet.
-    async fn resume(&self) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        let path = paths::join(&s.dir, MANIFEST);
-        let files = self.session_files(&s.dir).await?;
-        let manifest = match self.storage.read(&path).await? {
-            Some(bytes) => match Manifest::parse(&bytes, &s.id) {
-                Ok(m) => Some(m),
-                Err(e) => {
-                    self.debug(format!("rebuilding a corrupt manifest: {e}"), Some(&path));
-                    None
-                }
-            },
-            None if files.is_empty() => {
-                return Err(Error::new(ErrorKind::NotFound, format!("no session {:?} in this store", s.id)));
-            }
-            None => {
-                self.debug("rebuilding a missing manifest", Some(&path));
+    /// A record file's bytes read for the index (see [`ContextManager::adopt`]); `None`,
+    /// reported, when they are torn or foreign.
+    fn adopted(&self, path: &str, bytes: &[u8]) -> Option<(RecordMeta, usize, Terms)> {
+        match parse_record(bytes).and_then(|v| v.meta()) {
+            Ok(meta) => Some((meta, bytes.len(), content_terms(bytes, self.options.content_bytes))),
+            Err(e) => {
+                self.debug(format!("skipped a record that does not parse: {e}"), Some(path));
                 None
             }
-        };
-        let rebuilt = manifest.is_none();
-        let mut manifest = manifest.unwrap_or_else(|| s.manifest.borrow().clone());
-        let mut changed = false;
-        let listed: std::collections::HashSet<&String> = files.iter().collect();
-        let before = manifest.context_files.len();
-        manifest.context_files.retain(|rel, _| listed.contains(rel));
-        if manifest.context_files.len() != before {
-            self.debug("dropped manifest entries whose records are gone", Some(&path));
-            changed = true;
         }
-        let unlisted: Vec<&String> = files.iter().filter(|rel| !manifest.context_files.contains_key(*rel)).collect();
-        for rel in unlisted {
-            let full = paths::join(&s.dir, rel);
-            if let Some((meta, size, content)) = self.adopt(&full, false).await {
-                let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
-                manifest.context_files.insert(rel.clone(), entry);
-                self.debug("indexed a record the manifest did not list yet", Some(&full));
-                changed = true;
-            }
-        }
-        if changed {
-            // The records found are the session's last writes; the resume is not one.
-            manifest.date_from_entries(rebuilt);
-        }
-        self.restore_pointers(
-            &s.dir,
-            manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
-            |rel| manifest.context_files.get(rel).map(|e| (&e.content_terms, e.content_length)),
-            true,
-        );
-        *s.manifest.borrow_mut() = manifest;
-        if !changed || self.options.read_only {
-            // Up to date on disk (or only read): the next save's write moves last_activity.
-            s.last_write_ms.set(Some((self.options.clock)()));
-            return Ok(());
-        }
-        s.dirty.set(1);
-        self.reindex_manifest().await
     }
 
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order

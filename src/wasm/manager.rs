@@ -63,6 +63,8 @@ enum Then {
     Nothing,
     /// The end of `close()`: then the storage's own `close()`, if this manager made it.
     Close,
+    /// The end of `open()`: `onDebug` told the manager is ready.
+    Opened(Option<Function>),
     /// `undefined`, once the storage's `close()` ended (its failure told to `onDebug`).
     StorageClosed,
 }
@@ -275,15 +277,6 @@ impl JsContextManager {
         }
     }
 
-    /// `open()`: the manager once a new session's manifest is written or a named one resumed.
-    async fn build_open(options: JsValue) -> Result<Self> {
-        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
-        let inner = ContextManager::open(storage, core).await?;
-        let manager = JsContextManager::around(inner, describe, redact, embed, owns_storage);
-        manager.announce(&on_debug);
-        Ok(manager)
-    }
-
     /// Tells `onDebug` the folder and the storage in use, as the seed's constructor does:
     /// `ContextManager initialized in <dir> with <storage>`, and
     /// `{contextDir, storage, persistThreshold, sessionId?}` as data.
@@ -438,6 +431,12 @@ impl JsContextManager {
                 match (then, result) {
                     (Then::Saved(filepath, result_in), _) => self.embedded(filepath, result_in),
                     (Then::Nothing | Then::StorageClosed, result) => ended(result.map(|()| JsValue::UNDEFINED)),
+                    (Then::Opened(on_debug), result) => {
+                        if result.is_ok() {
+                            self.announce(&on_debug);
+                        }
+                        ended(result.map(|()| JsValue::UNDEFINED))
+                    }
                     (Then::Close, result) => {
                         self.inner.end_close(&result);
                         let close = self.owns_storage.then(|| self.inner.storage().close_entry()).flatten();
@@ -619,10 +618,22 @@ impl JsContextManager {
         Ok(manager)
     }
 
-    /// A manager, ready: a new session's manifest written, a named session resumed
-    /// (a pointer for every persisted record).
-    pub fn open(options: JsValue) -> u32 {
-        spawn(async move { Self::build_open(options).await.map(JsValue::from).js() })
+    /// `open()`, its first step: `[manager, step]`, the manager and the step that makes it
+    /// ready (answered as `__saveBegin` is): a new session's manifest written, a named
+    /// session resumed (a pointer for every persisted record).
+    #[wasm_bindgen(js_name = "__open")]
+    pub fn open(options: JsValue) -> Result<Array, JsValue> {
+        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options).js()?;
+        let inner = ContextManager::new(storage, core).js()?;
+        let manager = JsContextManager::around(inner, describe, redact, embed, owns_storage);
+        let step = match manager.inner.opening() {
+            Some(job) => manager.run_job(job, Then::Opened(on_debug))?,
+            None => {
+                manager.announce(&on_debug);
+                Array::of2(&0.into(), &JsValue::UNDEFINED)
+            }
+        };
+        Ok(Array::of2(&JsValue::from(manager), &step))
     }
 
     /// `endSession()`, its first step (answered as `__saveBegin` is; resolves to

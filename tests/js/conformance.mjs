@@ -2153,6 +2153,22 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal((await readRecord(storage, kept))?.result, "written out by close");
   });
 
+  test("open() of a new and of a named session runs no task; the records the manifest does not list yet are read", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const before = ContextManager.__tasksSpawnedForTests();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
+    const saved = [
+      await a.saveContext("readFile", { path: "a.ts" }, "one", { category: "code" }),
+      await a.saveContext("grep", { pattern: "b" }, "two"),
+    ];
+    assert.deepEqual(Object.keys((await readManifest(storage, a)).context_files), [], "the manifest lags (writes are coalesced)");
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: a.sessionId });
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by two opens and two saves");
+    assert.deepEqual(b.getAllPointers().map((p) => p.filepath), saved);
+    assert.equal(Object.keys((await readManifest(storage, b)).context_files).length, 2, "the resume wrote the manifest");
+  });
+
   test("ContextManager.search ranks the records of every session from their manifests", async () => {
     const storage = makeStorage();
     const dir = contextDir();
