@@ -66,7 +66,7 @@ function live(module) {
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
-  "loadContexts", "selectRelevant", "clearContextDir", "clear",
+  "open", "loadContexts", "selectRelevant", "clearContextDir", "clear",
   "rebuildIndex", "reconcile", "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search",
   "__panicForTestsAsync", "__embedQuery", "__loadContexts",
   // ConversationStore
