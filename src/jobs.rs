@@ -698,7 +698,7 @@ impl<S: Storage> ContextManager<S> {
     // -- the end of a session
 
     /// Under the session lock: the manifest on disk read (its entries are the session's
-    /// too), the removal run ([`Removal`]), the lock released; then the manager forgets
+    /// too), the removal run ([`RemoveSession`]), the lock released; then the manager forgets
     /// the session's records.
     fn ending(
         &self,

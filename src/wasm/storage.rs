@@ -52,7 +52,7 @@ pub struct JsStorage {
     remove_dir: Option<Function>,
     lock: Option<Function>,
     append: Option<Function>,
-    /// `close_entry` ran: the host's `close()` is called once.
+    /// `close_call` handed out the host's `close()`: it is called once.
     closed: std::cell::Cell<bool>,
 }
 
