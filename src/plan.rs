@@ -283,6 +283,8 @@ mod tests {
     struct Logged {
         files: MemoryStorage,
         log: RefCell<Vec<String>>,
+        /// Its lock fails, before running the work.
+        lock_fails: bool,
     }
 
     impl Storage for Logged {
@@ -301,6 +303,9 @@ mod tests {
         }
         async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
             self.log.borrow_mut().push(format!("lock {name}"));
+            if self.lock_fails {
+                return Err(Error::new(ErrorKind::Storage, "the lock failed"));
+            }
             let out = work.await;
             self.log.borrow_mut().push("unlock".into());
             Ok(out)
@@ -344,6 +349,35 @@ mod tests {
         let err = block_on(run(&storage, Sample { at: 0, fail_locked: true })).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
         assert_eq!(*storage.log.borrow(), ["lock l", "read a", "unlock"]);
+    }
+
+    /// Takes the lock `l`; hears its failure and reads `b` instead.
+    struct Hears(Option<Error>);
+
+    impl Plan for Hears {
+        type Output = String;
+
+        fn step(&mut self, outcomes: Outcomes) -> Step<String> {
+            match self.0.take() {
+                None if outcomes.is_empty() => Step::Lock("l".into()),
+                Some(e) if outcomes.is_empty() => Step::Run(vec![Op::Read(format!("b {}", e.kind().code()))]),
+                _ => Step::Done(Ok(format!("{:?}", outcomes.len()))),
+            }
+        }
+
+        fn lock_failed(&mut self, e: Error) -> Step<String> {
+            self.0 = Some(e);
+            self.step(Vec::new())
+        }
+    }
+
+    #[test]
+    fn a_plan_hears_that_its_lock_failed_and_goes_on_while_by_default_it_fails() {
+        let storage = Logged { lock_fails: true, ..Logged::default() };
+        assert_eq!(block_on(run(&storage, Hears(None))).unwrap(), "1");
+        assert_eq!(*storage.log.borrow(), ["lock l", "read b STORAGE"]);
+        let err = block_on(run(&storage, Sample { at: 0, fail_locked: false })).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Storage, "{err}");
     }
 
     #[test]
