@@ -24,8 +24,10 @@
 //
 // saveContext and loadContexts are no tasks: the core's synchronous steps, and the
 // host's write (`save`) or reads (`load`) between them. Nor are the store-wide
-// operations (purge, export, import, sessions): each is a plan (src/plan.rs), whose
-// steps this driver follows (`plan`).
+// operations (purge, export, import, sessions), a save's follow-up, flush, endSession,
+// open and close: each is a plan (src/plan.rs), whose steps this driver follows
+// (`plan`). A lock is taken in this module's turn at its name (`hold`), and `close()`
+// waits for the manager's operations in flight that it tracks (`track`).
 
 import { parseRecord } from "./records.js";
 
@@ -66,6 +68,28 @@ export function createDriver(core, onTrap) {
   const saves = new Set();
   /** The `reject` of each plan in flight (`plan`) → the release of the lock it holds. */
   const runs = new Map();
+  /** host → name → the tail of the turns at that lock in this module (`hold`). */
+  const turns = new WeakMap();
+  /** manager → key → the Promise of an operation of it in flight (`track`). */
+  const inFlight = new WeakMap();
+
+  /** Notes `promise` as an operation of `manager` in flight, under `key`, until it settles. */
+  function track(manager, promise, key = {}) {
+    if (manager === null || typeof manager !== "object") return promise;
+    let ops = inFlight.get(manager);
+    if (!ops) inFlight.set(manager, (ops = new Map()));
+    ops.set(key, promise);
+    const done = () => ops.delete(key);
+    promise.then(done, done);
+    return promise;
+  }
+
+  /** Resolves once the operations of `manager` in flight but `key` have settled. */
+  function othersSettled(manager, key) {
+    const others = [...(inFlight.get(manager)?.entries() ?? [])].filter(([k]) => k !== key).map(([, p]) => p);
+    if (others.length === 0) return new Promise((resolve) => setTimeout(resolve, 1));
+    return Promise.allSettled(others);
+  }
 
   function fail(err) {
     const error = onTrap(err);
@@ -166,28 +190,12 @@ export function createDriver(core, onTrap) {
   }
 
   function lock(call, self, fn, name) {
-    let release;
-    const gate = new Promise((resolve) => {
-      release = resolve;
-    });
-    let acquired = false;
-    let held;
-    try {
-      held = Promise.resolve(fn.call(self, name, () => {
-        acquired = true;
-        complete(call, true, undefined);
-        return gate;
-      }));
-    } catch (err) {
-      held = Promise.reject(err);
-    }
-    const settled = held.then(() => [true, undefined], (err) => [false, err]);
-    locks.set(call, { release, settled });
-    // A host that fails (or returns) before running the callback must not leave the task waiting.
-    settled.then(([ok, err]) => {
-      if (acquired) return;
+    const lock = hold(self, fn, name);
+    locks.set(call, lock);
+    lock.held.then((outcome) => {
+      if (outcome.length === 0) return complete(call, true, undefined);
       locks.delete(call);
-      complete(call, false, ok ? new Error("storage lock() returned without running its callback") : err);
+      complete(call, false, outcome[1]);
     });
   }
 
@@ -209,20 +217,22 @@ export function createDriver(core, onTrap) {
 
   /**
    * The Promise of a save, from the core's first step (`__saveBegin`, src/wasm/manager.rs):
-   * `[0, filepath]` saved (a record held in memory); `[1, task]` a task finishes it (the
-   * follow-up I/O: a spill, retention, the session manifest, embed); else the record to
-   * write (`writeRecord`).
+   * `[0, filepath]` saved (a record held in memory); `[6, step]` a plan finishes it (the
+   * follow-up I/O: a spill, retention, the session manifest), `step` its first; `[1,
+   * task]` a task does (embed); else the record to write (`writeRecord`), whose end is
+   * one of these. The save is tracked as an operation of `manager` (`close` waits).
    */
   function save(manager, step) {
     if (step[0] === 0) return Promise.resolve(step[1]);
-    if (step[0] === 1) return settle(step[1]);
-    return new Promise((resolve, reject) => {
+    if (step[0] === 1) return track(manager, settle(step[1]));
+    if (step[0] === 6) return plan(step[1], manager);
+    return track(manager, new Promise((resolve, reject) => {
       saves.add(reject);
       writeRecord(manager, step, reject).then(
         (filepath) => saves.delete(reject) && resolve(filepath),
         (err) => saves.delete(reject) && reject(err),
       );
-    });
+    }));
   }
 
   /**
@@ -233,11 +243,11 @@ export function createDriver(core, onTrap) {
    * a plain value completes the save without an await. `reject` leaves `saves` when the
    * module traps: then nothing of the save runs on.
    */
-  async function writeRecord(manager, plan, reject) {
+  async function writeRecord(manager, begun, reject) {
     // Indexed, not destructured (no array iterator: see `poll`).
-    const id = plan[1], host = plan[2], write = plan[3], remove = plan[4];
-    let path = plan[5];
-    const record = Array.isArray(plan[6]) ? join(plan[6]) : plan[6];
+    const id = begun[1], host = begun[2], write = begun[3], remove = begun[4];
+    let path = begun[5];
+    const record = Array.isArray(begun[6]) ? join(begun[6]) : begun[6];
     let indexed = false;
     for (;;) {
       let outcome;
@@ -260,6 +270,7 @@ export function createDriver(core, onTrap) {
       const step = manager.__saveWritten(id, outcome[0], outcome[1]);
       if (step[0] === 0) return step[1];
       if (step[0] === 1) return settle(step[1]);
+      if (step[0] === 6) return plan(step[1]);
       path = step[1];
       if (step[0] === 3) {
         try {
@@ -285,14 +296,48 @@ export function createDriver(core, onTrap) {
    *   [3, id]                  release that lock
    * then hand the outcomes to the core (`__planStep`), which answers the next step.
    */
-  function plan(step) {
-    return new Promise((resolve, reject) => {
+  function plan(step, manager) {
+    let key;
+    const promise = new Promise((resolve, reject) => {
+      key = reject;
       runs.set(reject, undefined);
       follow(step, reject).then(
         (value) => runs.delete(reject) && resolve(value),
         (err) => runs.delete(reject) && reject(err),
       );
     });
+    return manager === undefined ? promise : track(manager, promise, key);
+  }
+
+  /**
+   * `close()` of `manager` (src/wasm/manager.rs, `closing`): its first step is a plan's,
+   * or the name of the method to call once the manager's other operations in flight have
+   * settled (then again). The plan resolves to `[host, close]`, the host's own `close()`
+   * to call last (a storage the manager made), or undefined.
+   */
+  function close(manager) {
+    let key;
+    const promise = new Promise((resolve, reject) => {
+      key = reject;
+      closing(manager, reject).then(resolve, reject);
+    });
+    return track(manager, promise, key);
+  }
+
+  async function closing(manager, key) {
+    let step = manager.__close();
+    while (typeof step === "string") {
+      await othersSettled(manager, key);
+      step = manager[step]();
+    }
+    const host = await plan(step);
+    if (host === undefined) return undefined;
+    try {
+      await host[1].call(host[0]);
+    } catch (err) {
+      manager.__debug(`could not close the storage: ${err?.message ?? err}`);
+    }
+    return undefined;
   }
 
   async function follow(step, reject) {
@@ -355,26 +400,42 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * `lock.call(host, name, callback)` for a plan: `held` resolves to `[]` once the
-   * callback runs, or `[false, error]` if the lock fails (or returns) before; `release()`
-   * ends the callback; `settled` resolves to `[ok, value or error]` of the host's lock.
+   * The lock `name` of `host`, for a plan or a task: first this module's turn at it (its
+   * operations take it one after the other, whatever the host does), then
+   * `lock.call(host, name, callback)` (no `lock`: the turn alone). `held` resolves to `[]`
+   * once the callback runs, or `[false, error]` if the lock fails (or returns) before;
+   * `release()` ends the callback (and the turn); `settled` resolves to `[ok, value or
+   * error]` of the host's lock.
    */
   function hold(host, lock, name) {
     let release;
     let taken;
     const gate = new Promise((resolve) => (release = resolve));
     const held = new Promise((resolve) => (taken = resolve));
-    let result;
-    try {
-      result = Promise.resolve(lock.call(host, name, () => {
+    let names = turns.get(host);
+    if (!names) turns.set(host, (names = new Map()));
+    const previous = names.get(name) ?? Promise.resolve();
+    const settled = previous.then(() => {
+      if (typeof lock !== "function") {
         taken([]);
-        return gate;
-      }));
-    } catch (err) {
-      result = Promise.reject(err);
-    }
-    const settled = result.then((value) => [true, value], (err) => [false, err]);
-    settled.then(([ok, err]) => taken([false, ok ? new Error("storage lock() returned without running its callback") : err]));
+        return gate.then(() => [true, undefined]);
+      }
+      let result;
+      try {
+        result = Promise.resolve(lock.call(host, name, () => {
+          taken([]);
+          return gate;
+        }));
+      } catch (err) {
+        result = Promise.reject(err);
+      }
+      return result.then((value) => [true, value], (err) => [false, err]);
+    });
+    names.set(name, settled);
+    settled.then(([ok, err]) => {
+      if (names.get(name) === settled) names.delete(name);
+      taken([false, ok ? new Error("storage lock() returned without running its callback") : err]);
+    });
     return { held, release, settled };
   }
 
@@ -478,6 +539,8 @@ export function createDriver(core, onTrap) {
     save,
     load,
     plan,
+    close,
+    track,
     /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
     fail,
   };

@@ -65,8 +65,7 @@ function live(module) {
 
 // The methods that do I/O: they report every failure by rejecting, never by throwing.
 const ASYNC = new Set([
-  "open", "loadContexts", "selectRelevant", "flush", "close",
-  "endSession", "rebuildIndex", "reconcile",
+  "open", "loadContexts", "selectRelevant", "rebuildIndex", "reconcile",
   "__panicForTestsAsync", "__embedQuery",
   // ConversationStore
   "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",
@@ -77,6 +76,7 @@ const ASYNC = new Set([
 // The methods that return the first step of a plan (src/wasm/plans.rs), which the driver follows.
 const PLANS = new Set([
   "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search", "clearContextDir", "clear",
+  "flush", "endSession",
 ]);
 
 /** `fn` (a wasm export of `module`) with traps caught and tasks settled. */
@@ -92,8 +92,9 @@ export function guard(name, fn, module = coreModule) {
       if (ASYNC.has(name) || PLANS.has(name)) return Promise.reject(error);
       throw error;
     }
-    if (PLANS.has(name)) return driver.plan(out);
-    return ASYNC.has(name) ? driver.settle(out) : out;
+    // Tracked per manager: close() waits for its operations in flight (driver.js).
+    if (PLANS.has(name)) return driver.plan(out, this);
+    return ASYNC.has(name) ? driver.track(this, driver.settle(out)) : out;
   };
 }
 
@@ -132,9 +133,10 @@ guardClass(Core);
 
 // saveContext in steps (src/wasm/manager.rs): the core checks, encodes and names the
 // record, and saves one held in memory at once; the driver writes one to persist while
-// the core indexes it, and the core then adds its pointer (driver.js, `save`). Only a
-// save with I/O left to do (a spill, retention, the session manifest, embed) is a task.
-for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd"]) {
+// the core indexes it, and the core then adds its pointer (driver.js, `save`). The I/O
+// left (a spill, retention, the session manifest) is a plan the driver follows; only
+// the `embed` option makes a save a task.
+for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd", "__close", "__closeIdle"]) {
   Core.prototype[name] = guard(name, Core.prototype[name]);
 }
 Core.prototype.saveContext = function saveContext(toolName, args, result, taskOrOptions, queryId) {
@@ -145,6 +147,22 @@ Core.prototype.saveContext = function saveContext(toolName, args, result, taskOr
     return Promise.reject(err);
   }
   return coreModule.driver.save(this, step);
+};
+// close: once the manager's operations in flight have settled, a plan (driver.js, `close`).
+Core.prototype.close = function close() {
+  return coreModule.driver.close(this);
+};
+// open: the manager, then the plan that makes it ready (a session's manifest, a resume).
+const openBegin = guard("__open", Core.__open);
+Core.open = function open(options) {
+  let out;
+  try {
+    out = openBegin.call(this, options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const manager = out[0];
+  return coreModule.driver.plan(out[1]).then(() => manager);
 };
 
 // loadContexts in steps (src/wasm/manager.rs): the core decides for each path (a record
@@ -160,7 +178,7 @@ Core.prototype.loadContexts = function loadContexts(filepaths) {
   } catch (err) {
     return Promise.reject(err);
   }
-  return coreModule.driver.load(this, filepaths, plan);
+  return coreModule.driver.track(this, coreModule.driver.load(this, filepaths, plan));
 };
 
 /** `filepaths` NUL-joined (one crossing into the core), when they are strings free of NUL. */

@@ -36,6 +36,7 @@
 //! - [`record`]: the record and pointer encodings;
 //! - [`select`]: tokeniser, indexed terms, ranking;
 //! - [`paths`]: path normalising and confinement;
+//! - [`plan`]: the storage operations a synchronous step asks for, and their outcomes;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
 //! - [`retention`]: caps by bytes, records and age over the records a manager owns;

@@ -73,6 +73,11 @@ impl Gate {
         self.wake_all();
     }
 
+    /// Whether no operation is in flight.
+    pub fn is_idle(&self) -> bool {
+        self.in_flight.get() == 0
+    }
+
     /// Resolves once no operation is in flight.
     pub async fn idle(&self) {
         self.until(|g| g.in_flight.get() == 0).await;

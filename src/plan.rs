@@ -9,7 +9,9 @@
 //!   outcomes; a failed op is an `Err` outcome, typed as the storage types it;
 //! - [`Step::Lock`] / [`Step::Unlock`]: take the storage's named lock (what
 //!   [`Storage::locked`] runs its work under), or release it; a plan holds one lock at a
-//!   time. A plan that finishes holding it has it released first, then finishes;
+//!   time. A plan that finishes holding it has it released first, then finishes. If the
+//!   lock fails (taking or releasing it), the plan hears it through
+//!   [`Plan::lock_failed`] (by default, it fails with that error);
 //! - [`Step::Done`]: the result.
 //!
 //! Two drivers run the same plans: [`run`] here, for native Rust over any [`Storage`]
@@ -25,6 +27,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::{Storage, WriteOptions};
+use futures_util::lock::Mutex;
 
 /// A host operation a plan asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +99,11 @@ pub trait Plan {
     /// The next step, given the outcomes of the last one's ops.
     fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output>;
 
+    /// The next step once the lock it asked for, or its release, failed with `e`.
+    fn lock_failed(&mut self, e: Error) -> Step<Self::Output> {
+        Step::Done(Err(e))
+    }
+
     /// This plan, its result passed through `f`.
     fn map<T, F: FnOnce(Self::Output) -> Result<T>>(self, f: F) -> Map<Self, F>
     where
@@ -117,10 +125,23 @@ impl<P: Plan, T, F: FnOnce(P::Output) -> Result<T>> Plan for Map<P, F> {
     fn step(&mut self, outcomes: Outcomes) -> Step<T> {
         match self.plan.step(outcomes).finished() {
             Err(step) => step,
-            Ok(result) => match self.f.take() {
-                Some(f) => Step::Done(result.and_then(f)),
-                None => Step::Done(Err(stepped_after_done())),
-            },
+            Ok(result) => self.then(result),
+        }
+    }
+
+    fn lock_failed(&mut self, e: Error) -> Step<T> {
+        match self.plan.lock_failed(e).finished() {
+            Err(step) => step,
+            Ok(result) => self.then(result),
+        }
+    }
+}
+
+impl<P: Plan, T, F: FnOnce(P::Output) -> Result<T>> Map<P, F> {
+    fn then(&mut self, result: Result<P::Output>) -> Step<T> {
+        match self.f.take() {
+            Some(f) => Step::Done(result.and_then(f)),
+            None => Step::Done(Err(stepped_after_done())),
         }
     }
 }
@@ -177,32 +198,56 @@ pub fn names(outcome: Result<Outcome>) -> Result<Vec<String>> {
 }
 
 /// Runs `plan` to its end over `storage` (the native driver).
-pub async fn run<S: Storage, P: Plan>(storage: &S, mut plan: P) -> Result<P::Output> {
-    let mut outcomes = Vec::new();
+pub async fn run<S: Storage, P: Plan>(storage: &S, plan: P) -> Result<P::Output> {
+    run_in_turn(storage, &Mutex::new(()), plan).await
+}
+
+/// [`run`], each lock the plan takes inside `turn` first (a manager's turn at its locks:
+/// its plans take them one after the other, whatever the storage's lock does; in wasm the
+/// driver keeps these turns).
+pub async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<()>, mut plan: P) -> Result<P::Output> {
+    let mut step = plan.step(Vec::new());
     loop {
-        match plan.step(std::mem::take(&mut outcomes)) {
-            Step::Run(ops) => outcomes = perform(storage, &ops).await,
+        step = match step {
+            Step::Run(ops) => plan.step(perform(storage, &ops).await),
             Step::Lock(name) => {
+                let _turn = turn.lock().await;
                 // The plan runs on under the lock until it releases it, or finishes.
-                if let Some(result) = storage.locked(&name, until_unlocked(storage, &mut plan)).await? {
-                    return result;
+                let mut inside = None;
+                match storage.locked(&name, until_unlocked(storage, &mut plan, &mut inside)).await {
+                    Ok(()) => match inside {
+                        Some(step) => step,
+                        None => plan.step(Vec::new()),
+                    },
+                    // Taking it or releasing it failed: the plan hears it (unless it is done).
+                    Err(e) => match inside {
+                        Some(Step::Done(result)) => Step::Done(result.and(Err(e))),
+                        _ => plan.lock_failed(e),
+                    },
                 }
             }
-            Step::Unlock => return Err(Error::new(ErrorKind::Internal, "a plan released a lock it did not hold")),
+            Step::Unlock => plan.lock_failed(Error::new(ErrorKind::Internal, "a plan released a lock it did not hold")),
             Step::Done(result) => return result,
         }
     }
 }
 
-/// Steps `plan` while it holds a lock: `None` once it releases it, else its result.
-async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P) -> Option<Result<P::Output>> {
+/// Steps `plan` while it holds a lock, until it releases it (`inside` stays `None`) or
+/// finishes (`inside`: its last step).
+async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P, inside: &mut Option<Step<P::Output>>) {
     let mut outcomes = Vec::new();
     loop {
         match plan.step(std::mem::take(&mut outcomes)) {
             Step::Run(ops) => outcomes = perform(storage, &ops).await,
-            Step::Unlock => return None,
-            Step::Lock(_) => return Some(Err(Error::new(ErrorKind::Internal, "a plan took a lock it holds"))),
-            Step::Done(result) => return Some(result),
+            Step::Unlock => return,
+            Step::Lock(_) => {
+                *inside = Some(Step::Done(Err(Error::new(ErrorKind::Internal, "a plan took a lock it holds"))));
+                return;
+            }
+            done => {
+                *inside = Some(done);
+                return;
+            }
         }
     }
 }
@@ -238,6 +283,8 @@ mod tests {
     struct Logged {
         files: MemoryStorage,
         log: RefCell<Vec<String>>,
+        /// Its lock fails, before running the work.
+        lock_fails: bool,
     }
 
     impl Storage for Logged {
@@ -256,6 +303,9 @@ mod tests {
         }
         async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
             self.log.borrow_mut().push(format!("lock {name}"));
+            if self.lock_fails {
+                return Err(Error::new(ErrorKind::Storage, "the lock failed"));
+            }
             let out = work.await;
             self.log.borrow_mut().push("unlock".into());
             Ok(out)
@@ -299,6 +349,35 @@ mod tests {
         let err = block_on(run(&storage, Sample { at: 0, fail_locked: true })).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
         assert_eq!(*storage.log.borrow(), ["lock l", "read a", "unlock"]);
+    }
+
+    /// Takes the lock `l`; hears its failure and reads `b` instead.
+    struct Hears(Option<Error>);
+
+    impl Plan for Hears {
+        type Output = String;
+
+        fn step(&mut self, outcomes: Outcomes) -> Step<String> {
+            match self.0.take() {
+                None if outcomes.is_empty() => Step::Lock("l".into()),
+                Some(e) if outcomes.is_empty() => Step::Run(vec![Op::Read(format!("b {}", e.kind().code()))]),
+                _ => Step::Done(Ok(format!("{:?}", outcomes.len()))),
+            }
+        }
+
+        fn lock_failed(&mut self, e: Error) -> Step<String> {
+            self.0 = Some(e);
+            self.step(Vec::new())
+        }
+    }
+
+    #[test]
+    fn a_plan_hears_that_its_lock_failed_and_goes_on_while_by_default_it_fails() {
+        let storage = Logged { lock_fails: true, ..Logged::default() };
+        assert_eq!(block_on(run(&storage, Hears(None))).unwrap(), "1");
+        assert_eq!(*storage.log.borrow(), ["lock l", "read b STORAGE"]);
+        let err = block_on(run(&storage, Sample { at: 0, fail_locked: false })).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Storage, "{err}");
     }
 
     #[test]

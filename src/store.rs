@@ -24,7 +24,7 @@ use crate::paged::Paged;
 use crate::paths;
 use crate::plan::{self, Op, Outcomes, Plan};
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
-use crate::retention::{Ledger, Owned, Retention};
+use crate::retention::{Ledger, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
 use crate::storage::{Storage, WriteOptions};
@@ -739,6 +739,9 @@ pub struct ContextManager<S> {
     state: RefCell<State>,
     session: Option<Session>,
     gate: Rc<Gate>,
+    /// This manager's turn at the session lock, natively (in wasm the driver keeps one
+    /// per lock name): so an older manifest never lands after a newer one.
+    turn: Mutex<()>,
 }
 
 /// A manager's session: its folder and the manifest it keeps up to date.
@@ -753,8 +756,8 @@ struct Session {
     /// manifest on disk must not bring them back.
     evicted: RefCell<HashSet<String>>,
     last_write_ms: Cell<Option<i64>>,
-    /// Serialises manifest writes, so an older snapshot never lands after a newer one.
-    writing: Mutex<()>,
+    /// Manifest writes between their lock and their unlock (a flush waits for them).
+    writes_in_flight: Cell<usize>,
 }
 
 /// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
@@ -780,6 +783,7 @@ impl<S: Storage> ContextManager<S> {
             state: RefCell::new(State::default()),
             session: None,
             gate: Rc::default(),
+            turn: Mutex::new(()),
         };
         manager.session = match manager.options.session.clone() {
             None => None,
@@ -803,7 +807,7 @@ impl<S: Storage> ContextManager<S> {
                     dirty: Cell::new(0),
                     evicted: RefCell::new(HashSet::new()),
                     last_write_ms: Cell::new(None),
-                    writing: Mutex::new(()),
+                    writes_in_flight: Cell::new(0),
                 })
             }
         };
@@ -813,18 +817,17 @@ impl<S: Storage> ContextManager<S> {
     /// A manager, ready: a new session's manifest is written, a named one is resumed.
     pub async fn open(storage: S, options: Options) -> Result<Self> {
         let manager = Self::new(storage, options)?;
-        if let Some(s) = &manager.session {
-            if s.resume {
-                manager.resume().await?;
-                // maxAgeMs (and every cap) over the records the session already holds.
-                if manager.enforce(None).await > 0 {
-                    manager.reindex_manifest().await?;
-                }
-            } else {
-                manager.sync_manifest(true).await?;
-            }
+        if let Some(job) = manager.opening() {
+            manager.drive(job).await?;
         }
         Ok(manager)
+    }
+
+    /// What `open` does once the manager is made, when it has a session: a new one's
+    /// manifest written; a named one resumed (see [`Job::open`]).
+    pub fn opening(&self) -> Option<Job> {
+        let s = self.session.as_ref()?;
+        Some(if s.resume { Job::open() } else { Job::write_out(None) })
     }
 
     /// The session id, when a session is in use.
@@ -943,9 +946,10 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// The follow-up of a save, if it has one; the filepath.
-    async fn finish_save(&self, filepath: String, after: Option<AfterSave>) -> String {
+    async fn finish_save(&self, filepath: String, after: Option<Job>) -> String {
         if let Some(after) = after {
-            self.after_save(after).await;
+            // Its failures went to onDebug: the record is saved.
+            let _ = self.drive(after).await;
         }
         filepath
     }
@@ -1112,7 +1116,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// Adds the pointer of a saved record (`written`: persisted just now, no await
     /// since); the follow-up the save needs, if any.
-    fn commit_save(&self, pending: PendingSave, written: bool) -> (String, Option<AfterSave>) {
+    fn commit_save(&self, pending: PendingSave, written: bool) -> (String, Option<Job>) {
         let PendingSave { pass, seq, now, size, meta, generated, result_hash, path: filepath, terms, .. } = pending;
         let terms = terms.unwrap_or_default();
         let added = {
@@ -1149,80 +1153,20 @@ impl<S: Storage> ContextManager<S> {
             let state = self.state.borrow();
             state.memory_bytes > self.options.memory_budget && !state.spill_queue.is_empty()
         };
-        let after = (spill || self.keeps_ledger() || self.session.is_some())
-            .then(|| AfterSave { _pass: pass, filepath: filepath.clone() });
+        let after =
+            (spill || self.keeps_ledger() || self.session.is_some()).then(|| Job::after_save(pass, filepath.clone()));
         (filepath, after)
-    }
-
-    /// What a save does after its pointer is added, when [`AfterSave`] says so: spills
-    /// over the memory budget, enforces retention, syncs the session manifest.
-    pub async fn after_save(&self, after: AfterSave) {
-        self.spill_over_budget().await;
-        self.enforce(Some(&after.filepath)).await;
-        if let Err(e) = self.sync_manifest(false).await {
-            // The record is saved (records are the source of truth); resume will index it.
-            self.debug(format!("could not update the session manifest: {e}"), None);
-        }
-    }
-
-    /// Writes out the oldest in-memory records while they exceed `memoryBudget`.
-    async fn spill_over_budget(&self) {
-        loop {
-            let next = {
-                let mut state = self.state.borrow_mut();
-                if state.memory_bytes <= self.options.memory_budget {
-                    return;
-                }
-                match state.spill_queue.pop_front() {
-                    Some(path) => path,
-                    None => return,
-                }
-            };
-            if let Err(e) = self.spill(&next).await {
-                self.debug(format!("could not write out an in-memory record: {e}"), Some(&next));
-                return;
-            }
-        }
-    }
-
-    /// Writes one in-memory record to storage under its own name.
-    async fn spill(&self, path: &str) -> Result<()> {
-        let Some(bytes) = self.state.borrow().memory.get(path).cloned() else {
-            return Ok(());
-        };
-        match self.storage.write(path, &bytes, WriteOptions { exclusive: true }).await {
-            Ok(()) => {
-                let kept = {
-                    let mut state = self.state.borrow_mut();
-                    let kept = state.memory.remove_entry(path);
-                    if kept.is_some() {
-                        state.memory_bytes -= bytes.len();
-                        state.mark_written(path);
-                    }
-                    kept.is_some()
-                };
-                if !kept {
-                    // Dropped while it was being written (evicted, cleared): not kept.
-                    return self.storage.remove(path).await;
-                }
-                self.track(path, &content_terms(&bytes, self.options.content_bytes));
-                Ok(())
-            }
-            Err(e) => {
-                let mut state = self.state.borrow_mut();
-                if let Some((shared, _)) = state.memory.get_key_value(path) {
-                    let shared = shared.clone();
-                    state.spill_queue.push_front(shared);
-                }
-                Err(e)
-            }
-        }
     }
 
     /// Writes out every record held in memory.
     pub async fn flush(&self) -> Result<()> {
-        let _pass = self.gate.enter("flush")?;
-        self.write_out().await
+        let pass = self.gate.enter("flush")?;
+        self.drive(Job::write_out(Some(pass))).await
+    }
+
+    /// The first step of `flush`: its job (see [`ContextManager::job_step`]).
+    pub fn begin_flush(&self) -> Result<Job> {
+        Ok(Job::write_out(Some(self.gate.enter("flush")?)))
     }
 
     /// Closes the manager: later operations fail with [`ErrorKind::Closed`]; the
@@ -1241,9 +1185,37 @@ impl<S: Storage> ContextManager<S> {
         }
         self.gate.set(Phase::Closing);
         self.gate.idle().await;
-        let result = self.write_out().await;
+        self.drive(Job::close()).await
+    }
+
+    /// `close` in steps, its first: closed already ([`Closing::Done`]), or the manager is
+    /// closing now, and the next step is [`ContextManager::close_when_idle`]'s. Another
+    /// `close` under way makes this one wait ([`Closing::Wait`]).
+    pub fn begin_close(&self) -> Closing {
+        match self.gate.phase() {
+            Phase::Closed => Closing::Done,
+            Phase::Closing => Closing::Wait,
+            Phase::Open => {
+                self.gate.set(Phase::Closing);
+                self.close_when_idle()
+            }
+        }
+    }
+
+    /// The step of a `close` once the operations in flight have ended: the write-out
+    /// job (which ends with [`ContextManager::end_close`]), or [`Closing::Busy`] while one is left.
+    pub fn close_when_idle(&self) -> Closing {
+        if self.gate.is_idle() {
+            Closing::WriteOut(Job::close())
+        } else {
+            Closing::Busy
+        }
+    }
+
+    /// The end of a `close` whose write-out gave `result`: closed, or open again (it can
+    /// be retried, nothing is lost).
+    pub fn end_close(&self, result: &Result<()>) {
         self.gate.set(if result.is_ok() { Phase::Closed } else { Phase::Open });
-        result
     }
 
     /// Whether `close` has begun or ended.
@@ -1255,21 +1227,6 @@ impl<S: Storage> ContextManager<S> {
     /// no I/O but answer through a Promise).
     pub fn check_open(&self, what: &str) -> Result<()> {
         self.gate.enter(what).map(drop)
-    }
-
-    /// `flush` without the gate.
-    async fn write_out(&self) -> Result<()> {
-        let pending: Vec<Rc<str>> = self.state.borrow_mut().spill_queue.drain(..).collect();
-        let mut first_error = None;
-        for path in pending {
-            if let Err(e) = self.spill(&path).await {
-                first_error.get_or_insert(e);
-            }
-        }
-        if let Err(e) = self.sync_manifest(true).await {
-            first_error.get_or_insert(e);
-        }
-        first_error.map_or(Ok(()), Err)
     }
 
     /// The pointers matching `filter`, as a JSON array, in save order.
@@ -1557,7 +1514,8 @@ impl<S: Storage> ContextManager<S> {
         let pass = self.gate.enter(what)?;
         self.check_writable()?;
         if self.session.is_some() {
-            return Ok(Clearing::Session(pass));
+            let job = if what == "clear" { Job::clear_session(pass) } else { Job::end_session(Some(pass)) };
+            return Ok(Clearing::Session(job));
         }
         let mut state = self.state.borrow_mut();
         state.memory.clear();
@@ -1599,7 +1557,7 @@ impl<S: Storage> ContextManager<S> {
     /// `clear_context_dir` after its first step.
     async fn remove_written(&self, clearing: Clearing) -> Result<()> {
         match clearing {
-            Clearing::Session(_pass) => self.remove_session().await,
+            Clearing::Session(job) => self.drive(job).await,
             Clearing::Files(_pass, written) => plan::run(&self.storage, self.remove_written_plan(written)).await,
         }
     }
@@ -1622,84 +1580,11 @@ impl<S: Storage> ContextManager<S> {
         }
     }
 
-    /// Writes the session manifest when it is due (`force`: now, unless it is up to
-    /// date), with `last_activity` moved to now: records of the session were written.
-    /// Entries another manager of the same session added on disk are kept.
-    async fn sync_manifest(&self, force: bool) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        if self.options.read_only {
-            return Ok(());
-        }
-        let _turn = s.writing.lock().await;
-        let now = (self.options.clock)();
-        let due = match s.last_write_ms.get() {
-            None => true,
-            Some(_) if s.dirty.get() == 0 => false,
-            Some(_) if force => true,
-            Some(last) => s.dirty.get() >= MANIFEST_EVERY_RECORDS || now - last >= MANIFEST_EVERY_MS,
-        };
-        if !due {
-            return Ok(());
-        }
-        let lock = session::lock_name(&s.dir);
-        self.storage.locked(&lock, self.write_manifest(s, Some(now))).await??;
-        s.last_write_ms.set(Some(now));
-        Ok(())
-    }
-
     /// Writes the session manifest now, keeping `last_activity`: resume and rebuild
     /// bring the index up to date, which is not activity (so `gc` still sees an idle
     /// session as stale). Nothing is written by a read-only manager.
     async fn reindex_manifest(&self) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        if self.options.read_only {
-            return Ok(());
-        }
-        let _turn = s.writing.lock().await;
-        let lock = session::lock_name(&s.dir);
-        self.storage.locked(&lock, self.write_manifest(s, None)).await??;
-        s.last_write_ms.set(Some((self.options.clock)()));
-        Ok(())
-    }
-
-    /// Read-merge-write of the manifest (under the session lock); `activity`: the time
-    /// `last_activity` moves to, else the later of ours and the one on disk stays.
-    async fn write_manifest(&self, s: &Session, activity: Option<i64>) -> Result<()> {
-        let path = paths::join(&s.dir, MANIFEST);
-        let gone: Vec<String> = s.evicted.borrow().iter().cloned().collect();
-        if let Ok(Some(bytes)) = self.storage.read(&path).await {
-            if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
-                let mut ours = s.manifest.borrow_mut();
-                let evicted = s.evicted.borrow();
-                for (rel, entry) in on_disk.context_files {
-                    if !evicted.contains(&rel) {
-                        ours.context_files.entry(rel).or_insert(entry);
-                    }
-                }
-                if session::parse_iso_ms(&on_disk.created_at) < session::parse_iso_ms(&ours.created_at) {
-                    ours.created_at = on_disk.created_at;
-                }
-                if session::parse_iso_ms(&on_disk.last_activity) > session::parse_iso_ms(&ours.last_activity) {
-                    ours.last_activity = on_disk.last_activity;
-                }
-            }
-        }
-        let (bytes, taken) = {
-            let mut manifest = s.manifest.borrow_mut();
-            if let Some(now) = activity {
-                manifest.last_activity = iso_timestamp(now);
-            }
-            (manifest.encode()?, s.dirty.replace(0))
-        };
-        if let Err(e) = self.storage.write(&path, &bytes, WriteOptions::default()).await {
-            s.dirty.set(s.dirty.get() + taken);
-            return Err(e);
-        }
-        let mut evicted = s.evicted.borrow_mut();
-        for rel in gone {
-            evicted.remove(&rel);
-        }
-        Ok(())
+        self.drive(Job::reindex()).await
     }
 
     /// The record files of the session folder (one level of category folders), as
@@ -1711,84 +1596,24 @@ impl<S: Storage> ContextManager<S> {
     /// Reads a record file for the index: its metadata, size and the terms of its
     /// content; a torn or foreign one is reported and, with `remove_torn`, removed.
     async fn adopt(&self, path: &str, remove_torn: bool) -> Option<(RecordMeta, usize, Terms)> {
-        match self.storage.read(path).await {
-            Ok(Some(bytes)) => match parse_record(&bytes).and_then(|v| v.meta()) {
-                Ok(meta) => {
-                    let content = content_terms(&bytes, self.options.content_bytes);
-                    Some((meta, bytes.len(), content))
-                }
-                Err(e) => {
-                    self.debug(format!("skipped a record that does not parse: {e}"), Some(path));
-                    if remove_torn {
-                        let _ = self.storage.remove(path).await;
-                    }
-                    None
-                }
-            },
-            _ => None,
+        let bytes = self.storage.read(path).await.ok()??;
+        let adopted = self.adopted(path, &bytes);
+        if adopted.is_none() && remove_torn {
+            let _ = self.storage.remove(path).await;
         }
+        adopted
     }
 
-    /// Restores a pointer for every persisted record of the session: from the manifest,
-    /// reading only the records it does not list yet.
-    async fn resume(&self) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        let path = paths::join(&s.dir, MANIFEST);
-        let files = self.session_files(&s.dir).await?;
-        let manifest = match self.storage.read(&path).await? {
-            Some(bytes) => match Manifest::parse(&bytes, &s.id) {
-                Ok(m) => Some(m),
-                Err(e) => {
-                    self.debug(format!("rebuilding a corrupt manifest: {e}"), Some(&path));
-                    None
-                }
-            },
-            None if files.is_empty() => {
-                return Err(Error::new(ErrorKind::NotFound, format!("no session {:?} in this store", s.id)));
-            }
-            None => {
-                self.debug("rebuilding a missing manifest", Some(&path));
+    /// A record file's bytes read for the index (see [`ContextManager::adopt`]); `None`,
+    /// reported, when they are torn or foreign.
+    fn adopted(&self, path: &str, bytes: &[u8]) -> Option<(RecordMeta, usize, Terms)> {
+        match parse_record(bytes).and_then(|v| v.meta()) {
+            Ok(meta) => Some((meta, bytes.len(), content_terms(bytes, self.options.content_bytes))),
+            Err(e) => {
+                self.debug(format!("skipped a record that does not parse: {e}"), Some(path));
                 None
             }
-        };
-        let rebuilt = manifest.is_none();
-        let mut manifest = manifest.unwrap_or_else(|| s.manifest.borrow().clone());
-        let mut changed = false;
-        let listed: std::collections::HashSet<&String> = files.iter().collect();
-        let before = manifest.context_files.len();
-        manifest.context_files.retain(|rel, _| listed.contains(rel));
-        if manifest.context_files.len() != before {
-            self.debug("dropped manifest entries whose records are gone", Some(&path));
-            changed = true;
         }
-        let unlisted: Vec<&String> = files.iter().filter(|rel| !manifest.context_files.contains_key(*rel)).collect();
-        for rel in unlisted {
-            let full = paths::join(&s.dir, rel);
-            if let Some((meta, size, content)) = self.adopt(&full, false).await {
-                let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
-                manifest.context_files.insert(rel.clone(), entry);
-                self.debug("indexed a record the manifest did not list yet", Some(&full));
-                changed = true;
-            }
-        }
-        if changed {
-            // The records found are the session's last writes; the resume is not one.
-            manifest.date_from_entries(rebuilt);
-        }
-        self.restore_pointers(
-            &s.dir,
-            manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
-            |rel| manifest.context_files.get(rel).map(|e| (&e.content_terms, e.content_length)),
-            true,
-        );
-        *s.manifest.borrow_mut() = manifest;
-        if !changed || self.options.read_only {
-            // Up to date on disk (or only read): the next save's write moves last_activity.
-            s.last_write_ms.set(Some((self.options.clock)()));
-            return Ok(());
-        }
-        s.dirty.set(1);
-        self.reindex_manifest().await
     }
 
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order
@@ -1895,154 +1720,15 @@ impl<S: Storage> ContextManager<S> {
     /// Ends the session: removes the files its manifest tracks and this manager wrote,
     /// the manifest, and then the folders if empty; drops pointers and in-memory records.
     pub async fn end_session(&self) -> Result<()> {
-        let _pass = self.gate.enter("endSession")?;
+        let job = self.begin_end_session()?;
+        self.drive(job).await
+    }
+
+    /// The first step of `endSession`: its job (see [`ContextManager::job_step`]).
+    pub fn begin_end_session(&self) -> Result<Job> {
+        let pass = self.gate.enter("endSession")?;
         self.check_writable()?;
-        self.remove_session().await
-    }
-
-    /// `end_session` without the gate.
-    pub(crate) async fn remove_session(&self) -> Result<()> {
-        let Some(s) = &self.session else { return Ok(()) };
-        let _turn = s.writing.lock().await;
-        let lock = session::lock_name(&s.dir);
-        self.storage
-            .locked(&lock, async {
-                let mut manifest = s.manifest.borrow().clone();
-                if let Ok(Some(bytes)) = self.storage.read(&paths::join(&s.dir, MANIFEST)).await {
-                    if let Ok(on_disk) = Manifest::parse(&bytes, &s.id) {
-                        manifest.context_files.extend(on_disk.context_files);
-                    }
-                }
-                let written = self.state.borrow().written_paths();
-                session::remove_session(&self.storage, &s.dir, &manifest, &written).await
-            })
-            .await??;
-        s.manifest.borrow_mut().context_files.clear();
-        s.dirty.set(0);
-        s.last_write_ms.set(None);
-        let mut state = self.state.borrow_mut();
-        state.forget_written();
-        state.owned.clear();
-        state.memory.clear();
-        state.spill_queue.clear();
-        state.memory_bytes = 0;
-        state.forget_pointers();
-        Ok(())
-    }
-
-    /// Evicts, oldest first, the owned records past the `retention` caps (never `keep`,
-    /// the record a save just made): removes the file (or drops the record held in
-    /// memory), its pointer and index entry, and its manifest entry; then tells
-    /// `on_evict`. A record whose removal fails stays (reported through `onDebug`), to
-    /// go at the next check. Returns the number evicted.
-    async fn enforce(&self, keep: Option<&str>) -> usize {
-        let caps = self.options.retention;
-        if caps.is_unbounded() || self.options.read_only {
-            return 0;
-        }
-        let now = (self.options.clock)();
-        let victims = self.state.borrow_mut().owned.take_over(&caps, now, keep);
-        if victims.is_empty() {
-            return 0;
-        }
-        let mut pointers = String::from("[");
-        let mut evicted = 0;
-        for victim in victims {
-            match self.evict(&victim).await {
-                Ok(pointer) => {
-                    if evicted > 0 {
-                        pointers.push(',');
-                    }
-                    pointers.push_str(&pointer);
-                    evicted += 1;
-                }
-                Err(e) => {
-                    self.debug(format!("retention could not evict a record: {e}"), Some(&victim.path));
-                    self.state.borrow_mut().owned.add(&victim.path, victim.at_ms, victim.seq, victim.size);
-                }
-            }
-        }
-        pointers.push(']');
-        if evicted > 0 {
-            self.debug(format!("retention evicted {evicted} record(s)"), None);
-            if let Some(sink) = &self.options.on_evict {
-                sink(&pointers);
-            }
-        }
-        evicted
-    }
-
-    /// Removes one owned record and everything that points at it; its pointer's JSON.
-    async fn evict(&self, victim: &Owned) -> Result<String> {
-        let path = victim.path.as_str();
-        let pointer = self.pointer_before_eviction(victim).await;
-        let held = {
-            let mut state = self.state.borrow_mut();
-            match state.memory.remove(path) {
-                Some(bytes) => {
-                    state.memory_bytes -= bytes.len();
-                    state.spill_queue.retain(|p| &**p != path);
-                    true
-                }
-                None => false,
-            }
-        };
-        if !held {
-            self.storage.remove(path).await?;
-        }
-        {
-            let mut state = self.state.borrow_mut();
-            state.unmark_written(path);
-            state.remove_pointer(path);
-        }
-        if let Some(s) = &self.session {
-            if let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) {
-                if s.manifest.borrow_mut().context_files.remove(rel).is_some() {
-                    s.evicted.borrow_mut().insert(rel.to_owned());
-                    s.dirty.set(s.dirty.get() + 1);
-                }
-            }
-        }
-        Ok(pointer)
-    }
-
-    /// The pointer of a record about to be evicted, as `getAllPointers` gives it; for a
-    /// record whose pointer was cleared (`clearPointers`), made from its manifest entry,
-    /// its bytes in memory, or the file.
-    async fn pointer_before_eviction(&self, victim: &Owned) -> String {
-        let path = victim.path.as_str();
-        let mut out = String::new();
-        {
-            let state = self.state.borrow();
-            if let Some(entry) = state.entry(path) {
-                entry.pointer_json(&mut out);
-                return out;
-            }
-        }
-        let from_manifest = self.session.as_ref().and_then(|s| {
-            let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
-            s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
-        });
-        let held = self.state.borrow().memory.get(path).cloned();
-        let meta = match (from_manifest, held) {
-            (Some(meta), _) => Some(meta),
-            (None, Some(bytes)) => parse_record(&bytes).and_then(|v| v.meta()).ok(),
-            (None, None) => match self.storage.read(path).await {
-                Ok(Some(bytes)) => parse_record(&bytes).and_then(|v| v.meta()).ok(),
-                _ => None,
-            },
-        };
-        match meta {
-            Some(meta) => Entry::new(path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
-            None => {
-                out.push_str("{\"filepath\":");
-                push_json_str(&mut out, path);
-                out.push_str(",\"filename\":");
-                push_json_str(&mut out, path.rsplit('/').next().unwrap_or(path));
-                out.push('}');
-            }
-        }
-        out
+        Ok(Job::end_session(Some(pass)))
     }
 
     /// Adopts the records a crash left out of the session manifest: the record files of
@@ -2092,7 +1778,7 @@ impl<S: Storage> ContextManager<S> {
             self.debug("reconcile adopted a record the manifest did not list", Some(&full));
             adopted.push(full);
         }
-        self.enforce(None).await;
+        self.drive(Job::enforce()).await?;
         if s.dirty.get() > 0 {
             self.reindex_manifest().await?;
         }
@@ -2101,10 +1787,15 @@ impl<S: Storage> ContextManager<S> {
 
     /// `clear_context_dir` and `clear_pointers`.
     pub async fn clear(&self) -> Result<()> {
-        let clearing = self.begin_clear("clear")?;
-        let result = self.remove_written(clearing).await;
-        self.clear_pointers();
-        result
+        match self.begin_clear("clear")? {
+            // The job clears the pointers.
+            clearing @ Clearing::Session(_) => self.remove_written(clearing).await,
+            clearing => {
+                let result = self.remove_written(clearing).await;
+                self.clear_pointers();
+                result
+            }
+        }
     }
 }
 
@@ -2145,16 +1836,30 @@ async fn yield_now() {
 /// What `clear_context_dir` removes, decided by its first step; each holds the pass of
 /// the operation (a `close()` waits for it).
 pub(crate) enum Clearing {
-    /// In a session, the session: its files, manifest and folders (`remove_session`).
-    Session(Pass),
+    /// In a session, the session: its files, manifest and folders ([`Job::end_session`];
+    /// for `clear`, [`Job::clear_session`]).
+    Session(Job),
     /// Else the records this manager wrote ([`ContextManager::remove_written_plan`]).
     Files(Pass, Vec<String>),
+}
+
+/// Where a `close` run in steps stands ([`ContextManager::begin_close`]).
+pub enum Closing {
+    /// Closed: nothing to do.
+    Done,
+    /// Another `close` is under way: ask [`ContextManager::begin_close`] again once the
+    /// operations in flight have ended.
+    Wait,
+    /// Operations are in flight: ask [`ContextManager::close_when_idle`] again once they end.
+    Busy,
+    /// Run this job (it ends the close).
+    WriteOut(Job),
 }
 
 /// What the first step of a save did ([`ContextManager::begin_save`]).
 pub enum Begun {
     /// Saved already (held in memory): its filepath, and the follow-up, if any.
-    Saved(String, Option<AfterSave>),
+    Saved(String, Option<Job>),
     /// The record is to be written.
     Write(Box<PendingSave>),
 }
@@ -2162,7 +1867,7 @@ pub enum Begun {
 /// What the step after a save's write did ([`ContextManager::record_written`]).
 pub enum Written {
     /// Saved: its filepath, and the follow-up, if any.
-    Saved(String, Option<AfterSave>),
+    Saved(String, Option<Job>),
     /// The name was taken: write the record again, at its new [`PendingSave::path`].
     Retry(Box<PendingSave>),
     /// The write failed: remove [`FailedSave::path`], then report the error.
@@ -2258,13 +1963,6 @@ impl FailedSave {
     }
 }
 
-/// The I/O a save still has to do once its pointer is added ([`ContextManager::after_save`]):
-/// a spill over the memory budget, retention, the session manifest. It holds the gate.
-pub struct AfterSave {
-    _pass: Pass,
-    filepath: String,
-}
-
 /// The words a manifest lists for a record (the seed's `keywords`): its metadata's
 /// index tokens, distinct and sorted, as written (not stemmed).
 fn manifest_words(meta: &RecordMeta) -> Vec<String> {
@@ -2285,6 +1983,10 @@ fn terms_of(meta: &RecordMeta) -> Terms {
     let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
     Terms::of_record(&meta.tool_description, &meta.tool_name, &args)
 }
+
+#[path = "jobs.rs"]
+mod jobs;
+pub use jobs::{Job, JobPlan};
 
 #[cfg(test)]
 #[path = "footprint.rs"]

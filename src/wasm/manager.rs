@@ -28,8 +28,8 @@ use crate::plan::Plan;
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    AfterSave, Begun, Candidate, Clearing, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Listed, LoadStep,
-    Loading, NotLoaded, Options, PendingSave, SaveInput, SessionChoice, Written,
+    Begun, Candidate, Clearing, Closing, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Job, JobPlan,
+    Listed, LoadStep, Loading, NotLoaded, Options, PendingSave, SaveInput, SessionChoice, Written,
 };
 
 /// The tool-context store.
@@ -265,36 +265,9 @@ impl JsContextManager {
         }
     }
 
-    /// `open()`: the manager once a new session's manifest is written or a named one resumed.
-    async fn build_open(options: JsValue) -> Result<Self> {
-        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
-        let inner = ContextManager::open(storage, core).await?;
-        let manager = JsContextManager::around(inner, describe, redact, embed, owns_storage);
-        manager.announce(&on_debug);
-        Ok(manager)
-    }
-
-    /// Tells `onDebug` the folder and the storage in use, as the seed's constructor does:
-    /// `ContextManager initialized in <dir> with <storage>`, and
-    /// `{contextDir, storage, persistThreshold, sessionId?}` as data.
+    /// Tells `onDebug` the folder and the storage in use (see [`announce`]).
     fn announce(&self, on_debug: &Option<Function>) {
-        let Some(f) = on_debug else { return };
-        let inner = &self.inner;
-        let storage = inner.storage().description();
-        let mut message = format!("ContextManager initialized in {} with {storage}", inner.context_dir());
-        let data = Object::new();
-        let set = |k: &str, v: JsValue| {
-            let _ = Reflect::set(&data, &k.into(), &v);
-        };
-        set("contextDir", inner.context_dir().into());
-        set("storage", storage.as_str().into());
-        set("persistThreshold", (inner.options().persist_threshold as f64).into());
-        if let Some(id) = inner.session_id() {
-            message.push_str(&format!(", session {id}"));
-            set("sessionId", id.into());
-        }
-        // A throwing debug callback must not break the constructor.
-        let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
+        announce(&self.inner, on_debug)
     }
 
     /// Everything `saveContext` does before its first await.
@@ -355,52 +328,112 @@ impl JsContextManager {
         Ok((tool, args_json, result_in, fields))
     }
 
-    /// A saved record: `[0, filepath]`, or `[1, task]` when I/O is left (the save's
-    /// follow-up: a spill, retention, the session manifest) or the `embed` option is set.
-    fn saved(&self, filepath: String, after: Option<AfterSave>, result_in: ResultIn) -> Result<Array, JsValue> {
-        let embed = self.embed.clone();
-        if after.is_none() && embed.is_none() {
-            return ended(Ok(filepath));
-        }
-        let inner = self.inner.clone();
-        let task = spawn(async move {
-            if let Some(after) = after {
-                inner.after_save(after).await;
-            }
-            if let (Some(embed), Some(description)) = (embed, inner.description_of(&filepath)) {
-                // The record is saved: a failing embed leaves it ranked by BM25 alone.
-                let text =
-                    crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
-                match embedded(&embed, &text).await {
-                    Ok(v) if inner.set_vector(&filepath, &v) => {}
-                    Ok(_) => inner.debug(
-                        "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
-                        Some(&filepath),
-                    ),
-                    Err(e) => {
-                        inner.debug(format!("embed failed, the record is ranked by BM25 alone: {e}"), Some(&filepath))
-                    }
-                }
-            }
-            Ok(JsValue::from(filepath))
+    /// A saved record: `[0, filepath]`; `[6, step]` when I/O is left (the save's
+    /// follow-up: a spill, retention, the session manifest), `step` the first of its plan
+    /// (src/wasm/plans.rs); `[1, task]` when the `embed` option is set.
+    fn saved(&self, filepath: String, after: Option<Job>, result_in: ResultIn) -> Result<Array, JsValue> {
+        let Some(job) = after else { return self.embedded(filepath, result_in) };
+        let (inner, embed) = (self.inner.clone(), self.embed.clone());
+        let step = self.run_job(job, move || match embed {
+            None => Ok(Reply::Value(filepath.into())),
+            Some(embed) => Ok(Reply::Task(embed_task(inner, embed, filepath, result_in))),
         });
+        Ok(Array::of2(&6.into(), &step))
+    }
+
+    /// A saved record, once its follow-up is done: `[0, filepath]`, or `[1, task]` that
+    /// calls the `embed` option and resolves with the filepath.
+    fn embedded(&self, filepath: String, result_in: ResultIn) -> Result<Array, JsValue> {
+        let Some(embed) = self.embed.clone() else { return ended(Ok(filepath.into())) };
+        let task = embed_task(self.inner.clone(), embed, filepath, result_in);
         Ok(Array::of2(&1.into(), &task.into()))
+    }
+
+    /// The answer of a `close()` step: the first step of its plan (src/wasm/plans.rs),
+    /// resolving to `[host, close]`, the host's `close()` for the driver to call last, or
+    /// `undefined`; or the name of the method to call once this manager's operations in
+    /// flight have ended.
+    fn closing(&self, closing: Closing) -> JsValue {
+        match closing {
+            Closing::Done => plans::done(JsValue::UNDEFINED).into(),
+            Closing::Wait => "__close".into(),
+            Closing::Busy => "__closeIdle".into(),
+            Closing::WriteOut(job) => {
+                let (inner, owns_storage) = (self.inner.clone(), self.owns_storage);
+                let close = move || {
+                    let close = owns_storage.then(|| inner.storage().close_call()).flatten();
+                    Ok(Reply::Value(close.map_or(JsValue::UNDEFINED, JsValue::from)))
+                };
+                self.run_job(job, close).into()
+            }
+        }
+    }
+
+    /// Starts `job` as a plan (src/wasm/plans.rs), `reply` making its result once it is
+    /// done: its first step, for the driver.
+    fn run_job(&self, job: Job, reply: impl FnOnce() -> Result<Reply> + 'static) -> Array {
+        let plan = JobPlan { manager: self.inner.clone(), job };
+        plans::start(self.inner.clone(), plan, move |()| reply())
     }
 }
 
-/// The last step of a save: `[0, filepath]`, or its error thrown. When ending the save
+/// Tells `onDebug` the folder and the storage in use, as the seed's constructor does:
+/// `ContextManager initialized in <dir> with <storage>`, and
+/// `{contextDir, storage, persistThreshold, sessionId?}` as data.
+fn announce(inner: &ContextManager<JsStorage>, on_debug: &Option<Function>) {
+    let Some(f) = on_debug else { return };
+    let storage = inner.storage().description();
+    let mut message = format!("ContextManager initialized in {} with {storage}", inner.context_dir());
+    let data = Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&data, &k.into(), &v);
+    };
+    set("contextDir", inner.context_dir().into());
+    set("storage", storage.as_str().into());
+    set("persistThreshold", (inner.options().persist_threshold as f64).into());
+    if let Some(id) = inner.session_id() {
+        message.push_str(&format!(", session {id}"));
+        set("sessionId", id.into());
+    }
+    // A throwing debug callback must not break the constructor.
+    let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
+}
+
+/// The task that calls the `embed` option for the record saved at `filepath`, then
+/// resolves with it.
+fn embed_task(inner: Rc<ContextManager<JsStorage>>, embed: Function, filepath: String, result_in: ResultIn) -> u32 {
+    spawn(async move {
+        if let Some(description) = inner.description_of(&filepath) {
+            // The record is saved: a failing embed leaves it ranked by BM25 alone.
+            let text = crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
+            match embedded(&embed, &text).await {
+                Ok(v) if inner.set_vector(&filepath, &v) => {}
+                Ok(_) => inner.debug(
+                    "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
+                    Some(&filepath),
+                ),
+                Err(e) => {
+                    inner.debug(format!("embed failed, the record is ranked by BM25 alone: {e}"), Some(&filepath))
+                }
+            }
+        }
+        Ok(JsValue::from(filepath))
+    })
+}
+
+/// The last step of a save or a job: `[0, value]`, or its error thrown. When ending it
 /// woke tasks (a `close()` waiting for it), it is `[1, task]`, a finished task, so the
 /// driver polls them.
-fn ended(result: Result<String>) -> Result<Array, JsValue> {
+fn ended(result: Result<JsValue>) -> Result<Array, JsValue> {
     if super::tasks::woken() {
         let task = match result {
-            Ok(filepath) => done(JsValue::from(filepath)),
+            Ok(value) => done(value),
             Err(e) => super::tasks::failed(to_js(e)),
         };
         return Ok(Array::of2(&1.into(), &task.into()));
     }
-    let filepath = result.js()?;
-    Ok(Array::of2(&0.into(), &filepath.into()))
+    let value = result.js()?;
+    Ok(Array::of2(&0.into(), &value))
 }
 
 /// The core's input of a save, from what `prepare_save` made.
@@ -585,17 +618,47 @@ impl JsContextManager {
         Ok(manager)
     }
 
-    /// A manager, ready: a new session's manifest written, a named session resumed
-    /// (a pointer for every persisted record).
-    pub fn open(options: JsValue) -> u32 {
-        spawn(async move { Self::build_open(options).await.map(JsValue::from).js() })
+    /// `open()`, its first step: `[manager, step]`, the manager and the first step of the
+    /// plan that makes it ready (src/wasm/plans.rs): a new session's manifest written, a
+    /// named session resumed (a pointer for every persisted record).
+    #[wasm_bindgen(js_name = "__open")]
+    pub fn open(options: JsValue) -> Result<Array, JsValue> {
+        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options).js()?;
+        let inner = ContextManager::new(storage, core).js()?;
+        let manager = JsContextManager::around(inner, describe, redact, embed, owns_storage);
+        let step = match manager.inner.opening() {
+            Some(job) => {
+                let inner = manager.inner.clone();
+                manager.run_job(job, move || {
+                    announce(&inner, &on_debug);
+                    Ok(Reply::Value(JsValue::UNDEFINED))
+                })
+            }
+            None => {
+                manager.announce(&on_debug);
+                plans::done(JsValue::UNDEFINED)
+            }
+        };
+        Ok(Array::of2(&JsValue::from(manager), &step))
     }
 
-    /// Ends the session: removes its records, manifest and (if empty) folder.
+    /// `endSession()`: removes the session's records, manifest and (if empty) folder; the
+    /// first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
     #[wasm_bindgen(js_name = endSession)]
-    pub fn end_session(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.end_session().await.map(|()| JsValue::UNDEFINED).js() })
+    pub fn end_session(&self) -> Array {
+        match self.inner.begin_end_session() {
+            Ok(job) => self.run_job(job, || Ok(Reply::Value(JsValue::UNDEFINED))),
+            Err(e) => plans::failed(e),
+        }
+    }
+
+    /// Writes out the records held in memory (and brings the session manifest up to
+    /// date); the first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
+    pub fn flush(&self) -> Array {
+        match self.inner.begin_flush() {
+            Ok(job) => self.run_job(job, || Ok(Reply::Value(JsValue::UNDEFINED))),
+            Err(e) => plans::failed(e),
+        }
     }
 
     /// Adopts the records of the session folder its manifest does not list (left by a
@@ -1130,28 +1193,21 @@ impl JsContextManager {
         self.clearing("clear", true)
     }
 
-    /// Writes out the records held in memory.
-    pub fn flush(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.flush().await.map(|()| JsValue::UNDEFINED).js() })
-    }
-
     /// Closes the manager: waits for the operations in flight, writes out the records
     /// held in memory and the session manifest, and closes the storage if it is the
     /// runtime's default (made for this manager). Afterwards every method that returns
     /// a Promise rejects with `CLOSED`; pointers stay readable. A second call resolves.
-    pub fn close(&self) -> u32 {
-        let inner = self.inner.clone();
-        let owns_storage = self.owns_storage;
-        spawn(async move {
-            inner.close().await.js()?;
-            if owns_storage {
-                if let Err(e) = inner.storage().close_host().await {
-                    inner.debug(format!("could not close the storage: {e}"), None);
-                }
-            }
-            Ok(JsValue::UNDEFINED)
-        })
+    ///
+    /// Its first step, for the driver (driver.js, `close`): see `closing`.
+    #[wasm_bindgen(js_name = "__close")]
+    pub fn close(&self) -> JsValue {
+        self.closing(self.inner.begin_close())
+    }
+
+    /// The step of `close()` once the operations in flight have ended (as `__close`).
+    #[wasm_bindgen(js_name = "__closeIdle")]
+    pub fn close_idle(&self) -> JsValue {
+        self.closing(self.inner.close_when_idle())
     }
 
     /// Number of pointers.
@@ -1298,19 +1354,13 @@ impl JsContextManager {
     }
 
     /// `clearContextDir` (`what`), and with `pointers` `clear`: a plan that removes the
-    /// records this manager wrote; in a session, a task that removes the session.
+    /// records this manager wrote; in a session, one that removes the session.
     fn clearing(&self, what: &str, pointers: bool) -> Array {
         let inner = self.inner.clone();
         match inner.begin_clear(what) {
             Err(e) => plans::failed(e),
-            Ok(Clearing::Session(pass)) => plans::task(spawn(async move {
-                let result = inner.remove_session().await;
-                if pointers {
-                    inner.clear_pointers();
-                }
-                drop(pass);
-                result.map(|()| JsValue::UNDEFINED).js()
-            })),
+            // The job clears the pointers for `clear`.
+            Ok(Clearing::Session(job)) => self.run_job(job, || Ok(Reply::Value(JsValue::UNDEFINED))),
             Ok(Clearing::Files(pass, written)) => {
                 let manager = inner.clone();
                 let removes = written.iter().map(|p| crate::plan::Op::Remove(p.clone())).collect();

@@ -8,18 +8,19 @@
 //! - `[0, value, json, woken]`: done, resolve with `value` (`JSON.parse(value)` when
 //!   `json`); `[4, error, false, woken]`: failed, reject with `error`. With `woken`,
 //!   ending the plan woke tasks (a `close()` waiting for it): poll them;
-//! - `[5, task]`: settle task `task` instead (the operation is a task in this case);
+//! - `[5, task]`: settle task `task` instead (the operation is a task in this case, or
+//!   its last part is: a save's `embed`);
 //! - `[1, id, host, calls]`: call the host, all at once. `calls` is flat, `fn, args, …`
 //!   (`fn` undefined: the host has no such method, the call gives `undefined`); the
 //!   outcomes go back flat in the same order, `ok, value or error, …`;
-//! - `[2, id, host, lock, name]`: `lock.call(host, name, callback)`; once the callback
-//!   runs (the lock is held), `__planStep(id, [])`; if the lock fails before, `[false, error]`;
+//! - `[2, id, host, lock, name]`: this module's turn at `name` for `host` (its plans and
+//!   tasks take it one after the other), then `lock.call(host, name, callback)` (`lock`
+//!   undefined: the host has none, the turn alone); once the callback runs (the lock is
+//!   held), `__planStep(id, [])`; if the lock fails before, `[false, error]`;
 //! - `[3, id]`: release that lock; once the host's `lock` settles, `[ok, value or error]`.
 //!
-//! A host without `lock` runs the plan's locked part as it is (as [`Storage::locked`]
-//! does). The host's values are typed here as [`JsStorage`] types its own calls.
-//!
-//! [`Storage::locked`]: crate::storage::Storage::locked
+//! A lock that fails is handed to the plan ([`Plan::lock_failed`]). The host's values are
+//! typed here as [`JsStorage`] types its own calls.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -31,7 +32,7 @@ use wasm_bindgen::prelude::*;
 use super::errors::to_js;
 use super::storage::JsStorage;
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{Outcomes, Plan, Step};
+use crate::plan::{Plan, Step};
 use crate::store::ContextManager;
 
 /// What a plan resolves with in JavaScript.
@@ -41,6 +42,8 @@ pub enum Reply {
     /// This JSON text, parsed by the driver once the wasm call has returned (`JSON.parse`
     /// run inside a wasm call has crashed Node 20's V8: see `tasks::Done`).
     Json(String),
+    /// What this task resolves with (a save's `embed`, called once its follow-up is done).
+    Task(u32),
 }
 
 /// A plan in flight.
@@ -80,7 +83,7 @@ where
         n.get()
     });
     let running = Running { manager, plan: Box::new(plan.map(reply)), asked: Vec::new(), lock: Lock::Free };
-    advance(id, running, Vec::new())
+    advance(id, running, None)
 }
 
 /// The step that hands the driver a task to settle instead (an operation that is a plan
@@ -94,6 +97,11 @@ pub fn failed(err: Error) -> Array {
     finish(Err(err))
 }
 
+/// The step of an operation done before it needed a plan: `value`.
+pub fn done(value: JsValue) -> Array {
+    finish(Ok(Reply::Value(value)))
+}
+
 /// The next step of plan `id`, given the outcomes of its last one (see the module docs).
 #[wasm_bindgen(js_name = "__planStep")]
 pub fn plan_step(id: u32, outcomes: Array) -> Array {
@@ -103,22 +111,31 @@ pub fn plan_step(id: u32, outcomes: Array) -> Array {
     let ok = |i: u32| outcomes.get(i).as_bool() == Some(true);
     match std::mem::replace(&mut running.lock, Lock::Free) {
         Lock::Taking(name) if outcomes.length() > 0 => {
-            drop(running);
-            failed(super::storage::host_failure("lock", &name, outcomes.get(1)))
+            let step = running.plan.lock_failed(super::storage::host_failure("lock", &name, outcomes.get(1)));
+            advance(id, running, Some(step))
         }
         Lock::Taking(name) => {
             running.lock = Lock::Held(name);
-            advance(id, running, Vec::new())
+            advance(id, running, None)
         }
-        Lock::Releasing(name, _) if !ok(0) => {
-            drop(running);
-            failed(super::storage::host_failure("lock", &name, outcomes.get(1)))
+        Lock::Releasing(name, result) if !ok(0) => {
+            let e = super::storage::host_failure("lock", &name, outcomes.get(1));
+            match result {
+                Some(result) => {
+                    drop(running);
+                    finish(result.and(Err(e)))
+                }
+                None => {
+                    let step = running.plan.lock_failed(e);
+                    advance(id, running, Some(step))
+                }
+            }
         }
         Lock::Releasing(_, Some(result)) => {
             drop(running);
             finish(result)
         }
-        Lock::Releasing(_, None) => advance(id, running, Vec::new()),
+        Lock::Releasing(_, None) => advance(id, running, None),
         lock => {
             running.lock = lock;
             let storage = running.manager.storage();
@@ -127,16 +144,23 @@ pub fn plan_step(id: u32, outcomes: Array) -> Array {
                 .enumerate()
                 .map(|(i, op)| storage.outcome(op, ok(2 * i as u32), outcomes.get(2 * i as u32 + 1)))
                 .collect();
-            advance(id, running, typed)
+            let step = running.plan.step(typed);
+            advance(id, running, Some(step))
         }
     }
 }
 
-/// Steps `running` until it needs the driver; keeps it while it runs.
-fn advance(id: u32, mut running: Running, mut outcomes: Outcomes) -> Array {
+/// Steps `running` from `step` (`None`: its next step, given no outcomes) until it needs
+/// the driver; keeps it while it runs.
+fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> Array {
+    let mut next = step;
     let step = loop {
         let storage = running.manager.storage();
-        match running.plan.step(outcomes) {
+        let step = match next.take() {
+            Some(step) => step,
+            None => running.plan.step(Vec::new()),
+        };
+        match step {
             Step::Run(ops) => {
                 let calls = Array::new();
                 for op in &ops {
@@ -147,25 +171,28 @@ fn advance(id: u32, mut running: Running, mut outcomes: Outcomes) -> Array {
                 running.asked = ops;
                 break Array::of4(&1.into(), &id.into(), storage.host().0, &calls);
             }
-            Step::Lock(name) => match (&running.lock, storage.lock_method()) {
-                (Lock::Held(held), _) => {
+            Step::Lock(name) => match &running.lock {
+                Lock::Held(held) => {
                     let error = Error::new(ErrorKind::Internal, "a plan took a lock it holds");
                     running.lock = Lock::Releasing(held.clone(), Some(Err(error)));
                     break Array::of2(&3.into(), &id.into());
                 }
-                (_, Some(lock)) => {
-                    let step = Array::of5(&2.into(), &id.into(), storage.host().0, lock, &name.as_str().into());
+                _ => {
+                    let lock = storage.lock_fn();
+                    let step = Array::of5(&2.into(), &id.into(), storage.host().0, &lock, &name.as_str().into());
                     running.lock = Lock::Taking(name);
                     break step;
                 }
-                (_, None) => outcomes = Vec::new(),
             },
             Step::Unlock => match std::mem::replace(&mut running.lock, Lock::Free) {
                 Lock::Held(name) => {
                     running.lock = Lock::Releasing(name, None);
                     break Array::of2(&3.into(), &id.into());
                 }
-                _ => outcomes = Vec::new(),
+                _ => {
+                    let error = Error::new(ErrorKind::Internal, "a plan released a lock it did not hold");
+                    next = Some(running.plan.lock_failed(error));
+                }
             },
             Step::Done(result) => match std::mem::replace(&mut running.lock, Lock::Free) {
                 Lock::Held(name) => {
@@ -191,6 +218,7 @@ fn finish(result: Result<Reply>) -> Array {
     match result {
         Ok(Reply::Value(value)) => Array::of4(&0.into(), &value, &false.into(), &woken),
         Ok(Reply::Json(text)) => Array::of4(&0.into(), &text.into(), &true.into(), &woken),
+        Ok(Reply::Task(t)) => task(t),
         Err(e) => Array::of4(&4.into(), &to_js(e), &false.into(), &woken),
     }
 }

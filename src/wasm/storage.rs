@@ -52,7 +52,7 @@ pub struct JsStorage {
     remove_dir: Option<Function>,
     lock: Option<Function>,
     append: Option<Function>,
-    /// `close_host` ran: the host's `close()` is called once.
+    /// `close_call` handed out the host's `close()`: it is called once.
     closed: std::cell::Cell<bool>,
 }
 
@@ -99,15 +99,14 @@ impl JsStorage {
             .unwrap_or_else(|| "custom storage".to_owned())
     }
 
-    /// Calls the host's `close()`, if it has one, once: for a storage its manager made itself.
-    pub async fn close_host(&self) -> Result<()> {
+    /// The host's `close()` for the driver to call, `[host, close]`, once: for a storage
+    /// its manager made itself; `None` when it has none or it was handed out.
+    pub fn close_call(&self) -> Option<Array> {
         if self.closed.replace(true) {
-            return Ok(());
+            return None;
         }
-        match method(&self.host, "close") {
-            Some(close) => self.call("close", "", &close, &[]).await.map(drop),
-            None => Ok(()),
-        }
+        let close = method(&self.host, "close")?;
+        Some(Array::of2(&self.host, &close))
     }
 
     /// `f` called on the host by the driver (see `tasks`), its failure typed.
@@ -256,9 +255,10 @@ impl JsStorage {
         }
     }
 
-    /// The host's `lock`, if it has one.
-    pub fn lock_method(&self) -> Option<&Function> {
-        self.lock.as_ref()
+    /// The host's `lock`, or `undefined` (then the driver gives this process's turns at
+    /// a lock name alone).
+    pub fn lock_fn(&self) -> JsValue {
+        self.lock.as_ref().map_or(JsValue::UNDEFINED, |f| f.clone().into())
     }
 }
 
@@ -309,10 +309,10 @@ impl Storage for JsStorage {
 
     /// `host.lock(name, fn)`, run by the driver: the lock is held from the callback's
     /// call until the driver releases it (after `work`), and the host's `lock` settles.
+    /// Without a host `lock`, the driver still gives this process's turns at the name in order.
     async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
-        let Some(lock) = &self.lock else { return Ok(work.await) };
-        let failed = |v: JsValue| host_failure("lock", name, v);
-        let held = HostCall::lock(&self.host, lock, name);
+        let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
+        let held = HostCall::lock(&self.host, &self.lock_fn(), name);
         let lock_call = held.id();
         held.await.map_err(failed)?;
         let out = work.await;

@@ -210,8 +210,9 @@ impl HostCall {
         HostCall::queue(|id| Array::of5(&1.into(), &id.into(), this, f, &args))
     }
 
-    /// `this.lock(name, callback)`: settles once the lock is held (or failed).
-    pub fn lock(this: &JsValue, lock: &Function, name: &str) -> HostCall {
+    /// `this.lock(name, callback)` after this process's turn at `name` (`lock` undefined:
+    /// the turn only): settles once the lock is held (or failed).
+    pub fn lock(this: &JsValue, lock: &JsValue, name: &str) -> HostCall {
         HostCall::queue(|id| Array::of5(&2.into(), &id.into(), this, lock, &name.into()))
     }
 

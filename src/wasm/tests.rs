@@ -111,6 +111,23 @@ async fn settle(task: u32) -> Result<JsValue, JsValue> {
     JsFuture::from(promise).await
 }
 
+/// `close()` of the manager `m` (a JavaScript object), as the package runs it (driver.js:
+/// `close`).
+async fn close(m: &JsValue) -> Result<JsValue, JsValue> {
+    let driver = DRIVER.with(Clone::clone);
+    let close: Function = get(&driver, "close").dyn_into().unwrap();
+    let promise: Promise = close.call1(&driver, m).unwrap().dyn_into().unwrap();
+    JsFuture::from(promise).await
+}
+
+/// The outcome of the plan (src/wasm/plans.rs) whose first step is `step` (driver.js: `plan`).
+async fn plan(step: JsValue) -> Result<JsValue, JsValue> {
+    let driver = DRIVER.with(Clone::clone);
+    let plan: Function = get(&driver, "plan").dyn_into().unwrap();
+    let promise: Promise = plan.call1(&driver, &step).unwrap().dyn_into().unwrap();
+    JsFuture::from(promise).await
+}
+
 /// The error of `saveContext("t", {}, result)`, which must fail.
 async fn save_failing(m: &JsContextManager, result: JsValue) -> JsValue {
     let task = m.save_context("t".into(), Object::new().into(), result, JsValue::UNDEFINED, JsValue::UNDEFINED);
@@ -251,14 +268,15 @@ async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
     let made = closable_defaults();
     let host = get(&made, "host");
     use_runtime(&get(&made, "defaults"));
-    let own = JsContextManager::new(JsValue::UNDEFINED).unwrap();
-    let given = JsContextManager::new(options(&host)).unwrap();
+    let own: JsValue = JsContextManager::new(JsValue::UNDEFINED).unwrap().into();
+    let given: JsValue = JsContextManager::new(options(&host)).unwrap().into();
     use_runtime(&Object::new());
-    settle(given.close()).await.unwrap();
+    close(&given).await.unwrap();
     assert_eq!(get(&host, "closed").as_f64(), Some(0.0), "a storage passed in stays the caller's");
-    settle(own.close()).await.unwrap();
-    settle(own.close()).await.unwrap();
+    close(&own).await.unwrap();
+    close(&own).await.unwrap();
     assert_eq!(get(&host, "closed").as_f64(), Some(1.0), "the default storage is closed once");
-    let err = save_failing(&own, 1.into()).await;
+    let flush: Function = get(&own, "flush").dyn_into().unwrap();
+    let err = plan(flush.call0(&own).unwrap()).await.unwrap_err();
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
 }

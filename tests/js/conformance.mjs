@@ -2213,6 +2213,66 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await expectRejection(assert, () => m.saveContext("t", {}, 1, { category: "../up" }), "INVALID_ARGUMENT", "category");
   });
 
+  test("a save with a session and with retention runs no task: the spill, the eviction and the manifest write included", async () => {
+    const storage = makeStorage();
+    let now = 1_700_000_000_000;
+    // Every reading of the clock is 2 s later: each save's manifest write is due.
+    const clock = () => (now += 2000);
+    const evicted = [];
+    const m = await ContextManager.open({
+      contextDir: contextDir(), fileSystem: storage, session: true, clock,
+      persistThreshold: 300, memoryBudget: 400, retention: { maxRecords: 2 }, onEvict: (p) => evicted.push(...p),
+    });
+    const before = ContextManager.__tasksSpawnedForTests();
+    const large = await m.saveContext("readFile", { path: "a.ts" }, "x".repeat(400));
+    const small = await m.saveContext("grep", { pattern: "b" }, "y");
+    const over = await m.saveContext("grep", { pattern: "c" }, "z".repeat(40)); // past the memory budget: `small` is written out
+    const last = await m.saveContext("readFile", { path: "d.ts" }, "w".repeat(400)); // past maxRecords: `large` is evicted
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by four saves");
+    assert.deepEqual(evicted.map((p) => p.filepath), [large, small]);
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath), [over, last]);
+    assert.equal(await storage.read(large), undefined, "the evicted record is removed");
+    const manifest = await readManifest(storage, m);
+    const base = `${m.getContextDir()}/sessions/${m.sessionId}/`;
+    assert.deepEqual(Object.keys(manifest.context_files).sort(), [last.slice(base.length)], "the manifest was written by the last save");
+    assert.equal(Date.parse(manifest.last_activity), now, "at the time the last save read the clock");
+  });
+
+  test("flush, endSession and close of a session run no task", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    const before = ContextManager.__tasksSpawnedForTests();
+    const held = await a.saveContext("readFile", { path: "a.ts" }, "held in memory");
+    await a.flush();
+    const listed = Object.keys((await readManifest(storage, a)).context_files);
+    await a.endSession();
+    const kept = await b.saveContext("readFile", { path: "b.ts" }, "written out by close");
+    await b.close();
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by flush, endSession and close");
+    assert.deepEqual(listed.map((rel) => held.endsWith(`/${rel}`)), [true], "flush wrote the record and the manifest");
+    assert.ok(!(await storage.list(`${a.getContextDir()}/sessions`)).includes(`${a.sessionId}/`), "endSession removed the folder");
+    assert.equal(a.size, 0);
+    assert.equal((await readRecord(storage, kept))?.result, "written out by close");
+  });
+
+  test("open() of a new and of a named session runs no task; the records the manifest does not list yet are read", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const before = ContextManager.__tasksSpawnedForTests();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
+    const saved = [
+      await a.saveContext("readFile", { path: "a.ts" }, "one", { category: "code" }),
+      await a.saveContext("grep", { pattern: "b" }, "two"),
+    ];
+    assert.deepEqual(Object.keys((await readManifest(storage, a)).context_files), [], "the manifest lags (writes are coalesced)");
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: a.sessionId });
+    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by two opens and two saves");
+    assert.deepEqual(b.getAllPointers().map((p) => p.filepath), saved);
+    assert.equal(Object.keys((await readManifest(storage, b)).context_files).length, 2, "the resume wrote the manifest");
+  });
+
   test("ContextManager.search ranks the records of every session from their manifests", async () => {
     const storage = makeStorage();
     const dir = contextDir();

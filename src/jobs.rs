@@ -1,0 +1,895 @@
+//! The manager's workflows that need I/O after their first step, as synchronous steps
+//! (SPEC §0): a save's follow-up (a spill over the memory budget, retention, the session
+//! manifest), `flush`, `close` and retention at `open`/`reconcile`.
+//!
+//! A [`Job`] is a queue of stages; [`ContextManager::job_step`] runs them in order, each
+//! deciding what to read, write or remove ([`Op`]), or which lock to take, and consuming
+//! the outcomes. A job runs as a [`Plan`] ([`JobPlan`]): the JavaScript driver runs it
+//! as any other (`src/wasm/plans.rs`), and natively [`ContextManager::drive`] does.
+
+use std::collections::{HashSet, VecDeque};
+use std::rc::Rc;
+
+use super::{content_terms, manifest_words, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
+use crate::error::{Error, ErrorKind, Result};
+use crate::lifecycle::Pass;
+use crate::paths;
+use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
+use crate::record::{iso_timestamp, parse_record, push_json_str};
+use crate::retention::Owned;
+use crate::session::{self, Manifest, ManifestEntry, RecordFiles, RemoveSession, MANIFEST};
+use crate::storage::Storage;
+
+/// A workflow between its steps. It holds the operation's pass through the gate:
+/// `close()` waits for it.
+pub struct Job {
+    _pass: Option<Pass>,
+    /// What is left to do, in order; the first is under way once the job has started.
+    stages: VecDeque<Stage>,
+    started: bool,
+    /// A save's follow-up: its failures go to `onDebug` (the record is saved). Otherwise
+    /// the first failure is the job's result.
+    quiet: bool,
+    /// A failure ends the job (its later stages do not run).
+    fatal: bool,
+    /// What its end does besides, whether it failed or not.
+    end: End,
+    error: Option<Error>,
+}
+
+/// What the end of a job does besides.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Nothing,
+    /// `close()`'s write-out: the manager closed (or open again, on a failure).
+    Close,
+    /// `clear()` in a session: the pointers cleared.
+    ClearPointers,
+}
+
+/// A [`Job`] of the manager `M` points at (a reference natively, an `Rc` in wasm) as a [`Plan`].
+pub struct JobPlan<M> {
+    /// Whose job.
+    pub manager: M,
+    /// The job.
+    pub job: Job,
+}
+
+impl<M: std::ops::Deref<Target = ContextManager<S>>, S: Storage> Plan for JobPlan<M> {
+    type Output = ();
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<()> {
+        self.manager.job_step(&mut self.job, outcomes)
+    }
+
+    /// The lock failed (taking or releasing it): the stage under way knows where it is.
+    fn lock_failed(&mut self, e: Error) -> Step<()> {
+        self.manager.job_step(&mut self.job, vec![Err(e)])
+    }
+}
+
+/// What a stage asks for next.
+enum Next {
+    /// Nothing: the stage is done.
+    Nothing,
+    /// Run these ops.
+    Run(Vec<Op>),
+    /// Take the named lock (the stage's next step gets no outcome, or the lock's failure).
+    Lock(String),
+    /// Release it (the next step gets no outcome, or the lock's failure).
+    Unlock,
+}
+
+impl From<Vec<Op>> for Next {
+    fn from(ops: Vec<Op>) -> Next {
+        if ops.is_empty() {
+            Next::Nothing
+        } else {
+            Next::Run(ops)
+        }
+    }
+}
+
+/// One part of a job.
+enum Stage {
+    /// Writing out in-memory records: those past the memory budget, or (`all`) every one.
+    Spill { all: bool, writing: Vec<Rc<str>>, removing: bool },
+    /// Evicting the owned records past the retention caps (never `keep`).
+    Evict { keep: Option<String>, victims: Vec<Victim>, phase: EvictPhase },
+    /// Writing the session manifest.
+    Manifest(ManifestWrite),
+    /// Resuming the session: its folder listed, its manifest read, the records it does
+    /// not list read, the pointers restored.
+    Resume(Box<Resuming>),
+    /// Ending the session: under its lock, its records, manifest and empty folders removed.
+    EndSession { phase: EndPhase, removal: Option<RemoveSession>, result: Result<()> },
+}
+
+#[derive(Default)]
+struct Resuming {
+    phase: ResumePhase,
+    /// The listing of the folder's record files, while it runs.
+    listing: Option<RecordFiles>,
+    /// What reading the manifest gave.
+    manifest: Option<Result<Option<Vec<u8>>>>,
+    files: Vec<String>,
+    /// The manifest being brought up to date (`None` until it is read).
+    found: Option<Manifest>,
+    rebuilt: bool,
+    changed: bool,
+    /// The records it does not list, being read.
+    unlisted: Vec<String>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum ResumePhase {
+    #[default]
+    Listing,
+    Manifest,
+    Adopting,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EndPhase {
+    Locking,
+    Reading,
+    Removing,
+    Unlocking,
+}
+
+/// A record retention takes out, and its pointer as `onEvict` hears it.
+struct Victim {
+    owned: Owned,
+    pointer: Option<String>,
+    /// Held in memory (dropped at once), else a file to remove.
+    held: bool,
+    removed: Option<Result<()>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EvictPhase {
+    Start,
+    /// Reading the files of victims whose pointer is known nowhere else.
+    Reading,
+    /// Removing the victims' files.
+    Removing,
+}
+
+/// When a manifest write is wanted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Due {
+    /// When the coalescing rule says so (a save: at most one a second or every 64 records).
+    Coalesced,
+    /// Now, unless it is up to date (flush, close).
+    Forced,
+    /// Now, keeping `last_activity` (resume, rebuild, reconcile: indexing is no activity).
+    Reindex,
+    /// As `Reindex`, when entries changed since the last write (after a resume, retention).
+    Changed,
+}
+
+struct ManifestWrite {
+    due: Due,
+    /// The clock when it was decided: `last_activity` moves there (not for a reindex).
+    now: i64,
+    phase: ManifestPhase,
+    /// Entries added since the last write that this write holds.
+    taken: usize,
+    /// Paths evicted before this write read the manifest on disk.
+    gone: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ManifestPhase {
+    Locking,
+    Reading,
+    Writing,
+    Unlocking,
+}
+
+impl ManifestWrite {
+    /// Whether the write keeps `last_activity` (indexing is no activity).
+    fn keeps_activity(&self) -> bool {
+        matches!(self.due, Due::Reindex | Due::Changed)
+    }
+}
+
+impl Job {
+    fn new(pass: Option<Pass>, quiet: bool, stages: impl IntoIterator<Item = Stage>) -> Job {
+        let stages = stages.into_iter().collect();
+        Job { _pass: pass, stages, started: false, quiet, fatal: false, end: End::Nothing, error: None }
+    }
+
+    /// A save's follow-up: the spill over the memory budget, retention (never `saved`,
+    /// the record just saved), the session manifest when due.
+    pub(super) fn after_save(pass: Pass, saved: String) -> Job {
+        Job::new(Some(pass), true, [Stage::spill(false), Stage::evict(Some(saved)), Stage::manifest(Due::Coalesced)])
+    }
+
+    /// `flush`/`close`: every record held in memory written out, the manifest brought up to date.
+    pub(super) fn write_out(pass: Option<Pass>) -> Job {
+        Job::new(pass, false, [Stage::spill(true), Stage::manifest(Due::Forced)])
+    }
+
+    /// `close()`: [`Job::write_out`], then the manager closed (or reopened, on a failure:
+    /// see [`ContextManager::end_close`]).
+    pub(super) fn close() -> Job {
+        let mut job = Job::write_out(None);
+        job.end = End::Close;
+        job
+    }
+
+    /// Retention over every owned record (at `open`, after `reconcile`).
+    pub(super) fn enforce() -> Job {
+        Job::new(None, true, [Stage::evict(None)])
+    }
+
+    /// `endSession` (and `clearContextDir` in a session): the session's files removed.
+    pub(super) fn end_session(pass: Option<Pass>) -> Job {
+        let stage = Stage::EndSession { phase: EndPhase::Locking, removal: None, result: Ok(()) };
+        Job::new(pass, false, [stage])
+    }
+
+    /// `clear()` in a session: [`Job::end_session`], then the pointers cleared (whether
+    /// the removal worked or not).
+    pub(super) fn clear_session(pass: Pass) -> Job {
+        let mut job = Job::end_session(Some(pass));
+        job.end = End::ClearPointers;
+        job
+    }
+
+    /// `open` of a named session: resumed (a pointer for every persisted record), its
+    /// manifest brought up to date, retention (`maxAgeMs` and every cap) over what it holds.
+    pub fn open() -> Job {
+        let mut job = Job::new(
+            None,
+            false,
+            [
+                Stage::Resume(Box::default()),
+                Stage::manifest(Due::Changed),
+                Stage::evict(None),
+                Stage::manifest(Due::Changed),
+            ],
+        );
+        job.fatal = true;
+        job
+    }
+
+    /// The manifest written now, `last_activity` kept.
+    pub(super) fn reindex() -> Job {
+        Job::new(None, false, [Stage::manifest(Due::Reindex)])
+    }
+}
+
+impl Stage {
+    fn spill(all: bool) -> Stage {
+        Stage::Spill { all, writing: Vec::new(), removing: false }
+    }
+
+    fn evict(keep: Option<String>) -> Stage {
+        Stage::Evict { keep, victims: Vec::new(), phase: EvictPhase::Start }
+    }
+
+    fn manifest(due: Due) -> Stage {
+        let phase = ManifestPhase::Locking;
+        Stage::Manifest(ManifestWrite { due, now: 0, phase, taken: 0, gone: Vec::new() })
+    }
+}
+
+impl<S: Storage> ContextManager<S> {
+    /// The next step of `job`, given the outcomes of the operations the last one asked
+    /// for (none at the first step, nor after taking or releasing a lock; the lock's
+    /// failure then): operations to run, a lock to take or release, or the job's result.
+    pub fn job_step(&self, job: &mut Job, outcomes: Outcomes) -> Step<()> {
+        let mut outcomes = if job.started { Some(outcomes) } else { None };
+        job.started = true;
+        while let Some(mut stage) = job.stages.pop_front() {
+            let next = match outcomes.take() {
+                None => self.start_stage(&mut stage, job),
+                Some(outcomes) => self.resume_stage(&mut stage, job, outcomes),
+            };
+            if job.fatal && job.error.is_some() {
+                job.stages.clear();
+                break;
+            }
+            let step = match next {
+                Next::Nothing => continue,
+                Next::Run(ops) => Step::Run(ops),
+                Next::Lock(name) => Step::Lock(name),
+                Next::Unlock => Step::Unlock,
+            };
+            job.stages.push_front(stage);
+            return step;
+        }
+        let result = job.error.take().map_or(Ok(()), Err);
+        match job.end {
+            End::Nothing => {}
+            End::Close => self.end_close(&result),
+            End::ClearPointers => self.clear_pointers(),
+        }
+        Step::Done(result)
+    }
+
+    /// Runs `job` natively: its operations against the storage, between its steps, its
+    /// locks inside this manager's turn at them.
+    pub(super) async fn drive(&self, job: Job) -> Result<()> {
+        plan::run_in_turn(&self.storage, &self.turn, JobPlan { manager: self, job }).await
+    }
+
+    /// A failure of `job`: reported through `onDebug` (`what` says what failed), or kept.
+    fn fail(&self, job: &mut Job, what: &str, e: Error, path: Option<&str>) {
+        if job.quiet {
+            self.debug(format!("{what}: {e}"), path);
+        } else {
+            job.error.get_or_insert(e);
+        }
+    }
+
+    fn start_stage(&self, stage: &mut Stage, job: &mut Job) -> Next {
+        match stage {
+            Stage::Spill { all, writing, .. } => self.start_spill(*all, writing),
+            Stage::Evict { keep, victims, phase } => self.start_evict(keep.as_deref(), victims, phase),
+            Stage::Manifest(write) => self.start_manifest(write),
+            Stage::Resume(resuming) => match &self.session {
+                Some(s) => {
+                    resuming.listing = Some(RecordFiles::new(&s.dir));
+                    self.resuming(resuming, job, Vec::new())
+                }
+                None => Next::Nothing,
+            },
+            Stage::EndSession { .. } => match &self.session {
+                Some(s) => Next::Lock(session::lock_name(&s.dir)),
+                None => Next::Nothing,
+            },
+        }
+    }
+
+    fn resume_stage(&self, stage: &mut Stage, job: &mut Job, outcomes: Outcomes) -> Next {
+        match stage {
+            Stage::Spill { writing, removing, .. } => self.spilled(writing, removing, job, outcomes),
+            Stage::Evict { victims, phase, .. } => self.evicting(victims, phase, outcomes),
+            Stage::Manifest(write) => self.manifest_step(write, job, outcomes),
+            Stage::EndSession { phase, removal, result } => self.ending(phase, removal, result, job, outcomes),
+            Stage::Resume(resuming) => self.resuming(resuming, job, outcomes),
+        }
+    }
+
+    // -- spill
+
+    /// The writes of the oldest in-memory records while they exceed `memoryBudget` (or
+    /// of every one).
+    fn start_spill(&self, all: bool, writing: &mut Vec<Rc<str>>) -> Next {
+        let mut state = self.state.borrow_mut();
+        let mut over = state.memory_bytes.saturating_sub(self.options.memory_budget);
+        let mut ops = Vec::new();
+        while all || over > 0 {
+            let Some(path) = state.spill_queue.pop_front() else { break };
+            let Some(bytes) = state.memory.get(&path).cloned() else { continue };
+            over = over.saturating_sub(bytes.len());
+            ops.push(Op::Write { path: path.to_string(), bytes: bytes.to_vec(), exclusive: true });
+            writing.push(path);
+        }
+        ops.into()
+    }
+
+    /// The records written out leave memory (and enter the manifest); one dropped while
+    /// it was written (evicted, cleared) is removed; one whose write failed goes back to
+    /// the front of the queue.
+    fn spilled(&self, writing: &mut Vec<Rc<str>>, removing: &mut bool, job: &mut Job, out: Outcomes) -> Next {
+        const WHAT: &str = "could not write out an in-memory record";
+        let paths = std::mem::take(writing);
+        if std::mem::take(removing) {
+            for (path, outcome) in paths.iter().zip(out) {
+                if let Err(e) = outcome {
+                    self.fail(job, WHAT, e, Some(path));
+                }
+            }
+            return Next::Nothing;
+        }
+        let mut failed = Vec::new();
+        let mut removes = Vec::new();
+        for (path, outcome) in paths.into_iter().zip(out) {
+            if let Err(e) = outcome {
+                self.fail(job, WHAT, e, Some(&path));
+                failed.push(path);
+                continue;
+            }
+            let kept = {
+                let mut state = self.state.borrow_mut();
+                let kept = state.memory.remove(&path);
+                if let Some(bytes) = &kept {
+                    state.memory_bytes -= bytes.len();
+                    state.mark_written(&path);
+                }
+                kept
+            };
+            match kept {
+                Some(bytes) => self.track(&path, &content_terms(&bytes, self.options.content_bytes)),
+                None => {
+                    removes.push(Op::Remove(path.to_string()));
+                    writing.push(path);
+                }
+            }
+        }
+        let mut state = self.state.borrow_mut();
+        for path in failed.into_iter().rev() {
+            if state.memory.contains_key(&path) {
+                state.spill_queue.push_front(path);
+            }
+        }
+        *removing = !removes.is_empty();
+        removes.into()
+    }
+
+    // -- retention
+
+    /// Takes out the owned records past the caps, oldest first: a record held in memory
+    /// is dropped at once; the pointer of each is made before it goes (from its file when
+    /// it is known nowhere else); then their files are removed.
+    fn start_evict(&self, keep: Option<&str>, victims: &mut Vec<Victim>, phase: &mut EvictPhase) -> Next {
+        let caps = self.options.retention;
+        if caps.is_unbounded() || self.options.read_only {
+            return Next::Nothing;
+        }
+        let now = (self.options.clock)();
+        let taken = self.state.borrow_mut().owned.take_over(&caps, now, keep);
+        *victims = taken
+            .into_iter()
+            .map(|owned| Victim { pointer: self.known_pointer(&owned), owned, held: false, removed: None })
+            .collect();
+        let reads: Vec<Op> =
+            victims.iter().filter(|v| v.pointer.is_none()).map(|v| Op::Read(v.owned.path.clone())).collect();
+        if !reads.is_empty() {
+            *phase = EvictPhase::Reading;
+            return Next::Run(reads);
+        }
+        self.remove_victims(victims, phase)
+    }
+
+    fn evicting(&self, victims: &mut Vec<Victim>, phase: &mut EvictPhase, out: Outcomes) -> Next {
+        let mut out = out.into_iter();
+        if *phase == EvictPhase::Reading {
+            for v in victims.iter_mut().filter(|v| v.pointer.is_none()) {
+                let bytes = out.next().and_then(|o| plan::bytes(o).ok().flatten());
+                v.pointer = Some(self.pointer_from_file(&v.owned, bytes.as_deref()));
+            }
+            return self.remove_victims(victims, phase);
+        }
+        for v in victims.iter_mut().filter(|v| !v.held) {
+            v.removed = Some(out.next().map_or(Ok(()), |o| o.map(drop)));
+        }
+        self.evicted(std::mem::take(victims));
+        Next::Nothing
+    }
+
+    /// Drops the victims held in memory; the removals of the others' files.
+    fn remove_victims(&self, victims: &mut Vec<Victim>, phase: &mut EvictPhase) -> Next {
+        let mut removes = Vec::new();
+        {
+            let mut state = self.state.borrow_mut();
+            for v in victims.iter_mut() {
+                let path = v.owned.path.as_str();
+                match state.memory.remove(path) {
+                    Some(bytes) => {
+                        state.memory_bytes -= bytes.len();
+                        state.spill_queue.retain(|p| &**p != path);
+                        v.held = true;
+                        v.removed = Some(Ok(()));
+                    }
+                    None => removes.push(Op::Remove(v.owned.path.clone())),
+                }
+            }
+        }
+        if removes.is_empty() {
+            self.evicted(std::mem::take(victims));
+        }
+        *phase = EvictPhase::Removing;
+        removes.into()
+    }
+
+    /// Forgets the records evicted (pointer, index entry, manifest entry) and tells
+    /// `onEvict`; one whose file could not be removed stays owned, to go at the next check.
+    fn evicted(&self, victims: Vec<Victim>) {
+        let mut pointers = String::from("[");
+        let mut evicted = 0;
+        for v in victims {
+            let path = v.owned.path.as_str();
+            if let Some(Err(e)) = v.removed {
+                self.debug(format!("retention could not evict a record: {e}"), Some(path));
+                let o = &v.owned;
+                self.state.borrow_mut().owned.add(path, o.at_ms, o.seq, o.size);
+                continue;
+            }
+            {
+                let mut state = self.state.borrow_mut();
+                state.unmark_written(path);
+                state.remove_pointer(path);
+            }
+            if let Some(s) = &self.session {
+                if let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) {
+                    if s.manifest.borrow_mut().context_files.remove(rel).is_some() {
+                        s.evicted.borrow_mut().insert(rel.to_owned());
+                        s.dirty.set(s.dirty.get() + 1);
+                    }
+                }
+            }
+            if evicted > 0 {
+                pointers.push(',');
+            }
+            pointers.push_str(v.pointer.as_deref().unwrap_or("{}"));
+            evicted += 1;
+        }
+        pointers.push(']');
+        if evicted > 0 {
+            self.debug(format!("retention evicted {evicted} record(s)"), None);
+            if let Some(sink) = &self.options.on_evict {
+                sink(&pointers);
+            }
+        }
+    }
+
+    /// The pointer of a record about to be evicted, as `getAllPointers` gives it; for a
+    /// record whose pointer was cleared (`clearPointers`), made from its manifest entry
+    /// or its bytes in memory. `None`: only its file tells.
+    fn known_pointer(&self, victim: &Owned) -> Option<String> {
+        let path = victim.path.as_str();
+        let mut out = String::new();
+        if let Some(entry) = self.state.borrow().entry(path) {
+            entry.pointer_json(&mut out);
+            return Some(out);
+        }
+        let from_manifest = self.session.as_ref().and_then(|s| {
+            let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
+            s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
+        });
+        let meta = match from_manifest {
+            Some(meta) => meta,
+            None => {
+                let held = self.state.borrow().memory.get(path).cloned()?;
+                parse_record(&held).and_then(|v| v.meta()).ok()?
+            }
+        };
+        Entry::new(path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out);
+        Some(out)
+    }
+
+    /// The pointer of an evicted record made from its file's bytes; only its path when
+    /// they are gone or not a record.
+    fn pointer_from_file(&self, victim: &Owned, bytes: Option<&[u8]>) -> String {
+        let path = victim.path.as_str();
+        let mut out = String::new();
+        match bytes.and_then(|b| parse_record(b).and_then(|v| v.meta()).ok()) {
+            Some(meta) => Entry::new(path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
+            None => {
+                out.push_str("{\"filepath\":");
+                push_json_str(&mut out, path);
+                out.push_str(",\"filename\":");
+                push_json_str(&mut out, path.rsplit('/').next().unwrap_or(path));
+                out.push('}');
+            }
+        }
+        out
+    }
+
+    // -- resuming a session
+
+    /// The steps of a resume: the listings (the folder's, then its category folders'),
+    /// the manifest, the records it does not list yet; then the pointers restored.
+    fn resuming(&self, r: &mut Resuming, job: &mut Job, out: Outcomes) -> Next {
+        const WHAT: &str = "could not resume the session";
+        let Some(s) = &self.session else { return Next::Nothing };
+        match r.phase {
+            ResumePhase::Listing => {
+                let Some(listing) = r.listing.as_mut() else { return Next::Nothing };
+                match listing.step(out).finished::<()>() {
+                    Err(step) => match step {
+                        Step::Run(ops) => Next::Run(ops),
+                        _ => Next::Nothing,
+                    },
+                    Ok(Err(e)) => {
+                        self.fail(job, WHAT, e, None);
+                        Next::Nothing
+                    }
+                    Ok(Ok(files)) => {
+                        r.listing = None;
+                        r.files = files;
+                        r.phase = ResumePhase::Manifest;
+                        Next::Run(vec![Op::Read(paths::join(&s.dir, MANIFEST))])
+                    }
+                }
+            }
+            ResumePhase::Manifest => {
+                r.manifest = Some(plan::bytes(plan::only(out)));
+                self.read_unlisted(r, job)
+            }
+            ResumePhase::Adopting => {
+                let Some(manifest) = r.found.as_mut() else { return Next::Nothing };
+                for (rel, outcome) in std::mem::take(&mut r.unlisted).into_iter().zip(out) {
+                    let full = paths::join(&s.dir, &rel);
+                    let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
+                    let Some((meta, size, content)) = self.adopted(&full, &bytes) else { continue };
+                    match ManifestEntry::new(&meta, size, &manifest_words(&meta)) {
+                        Ok(entry) => {
+                            manifest.context_files.insert(rel, entry.with_content(&content));
+                            self.debug("indexed a record the manifest did not list yet", Some(&full));
+                            r.changed = true;
+                        }
+                        Err(e) => {
+                            self.fail(job, WHAT, e, None);
+                            return Next::Nothing;
+                        }
+                    }
+                }
+                self.resumed(r);
+                Next::Nothing
+            }
+        }
+    }
+
+    /// Once the folder is listed: the manifest read (or rebuilt, when missing or corrupt),
+    /// its entries whose records are gone dropped; the reads of the records it does not list.
+    fn read_unlisted(&self, r: &mut Resuming, job: &mut Job) -> Next {
+        let Some(s) = &self.session else { return Next::Nothing };
+        let path = paths::join(&s.dir, MANIFEST);
+        let manifest = match r.manifest.take().unwrap_or(Ok(None)) {
+            Err(e) => {
+                self.fail(job, "could not resume the session", e, None);
+                return Next::Nothing;
+            }
+            Ok(Some(bytes)) => match Manifest::parse(&bytes, &s.id) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    self.debug(format!("rebuilding a corrupt manifest: {e}"), Some(&path));
+                    None
+                }
+            },
+            Ok(None) if r.files.is_empty() => {
+                let e = Error::new(ErrorKind::NotFound, format!("no session {:?} in this store", s.id));
+                self.fail(job, "could not resume the session", e, None);
+                return Next::Nothing;
+            }
+            Ok(None) => {
+                self.debug("rebuilding a missing manifest", Some(&path));
+                None
+            }
+        };
+        r.rebuilt = manifest.is_none();
+        let mut manifest = manifest.unwrap_or_else(|| s.manifest.borrow().clone());
+        let listed: HashSet<&String> = r.files.iter().collect();
+        let before = manifest.context_files.len();
+        manifest.context_files.retain(|rel, _| listed.contains(rel));
+        if manifest.context_files.len() != before {
+            self.debug("dropped manifest entries whose records are gone", Some(&path));
+            r.changed = true;
+        }
+        r.unlisted = r.files.iter().filter(|rel| !manifest.context_files.contains_key(*rel)).cloned().collect();
+        r.found = Some(manifest);
+        if r.unlisted.is_empty() {
+            self.resumed(r);
+            return Next::Nothing;
+        }
+        r.phase = ResumePhase::Adopting;
+        Next::Run(r.unlisted.iter().map(|rel| Op::Read(paths::join(&s.dir, rel))).collect())
+    }
+
+    /// The pointers restored from the manifest, which becomes the session's; marked for a
+    /// write when it changed (and the manager writes).
+    fn resumed(&self, r: &mut Resuming) {
+        let (Some(s), Some(mut manifest)) = (&self.session, r.found.take()) else { return };
+        if r.changed {
+            // The records found are the session's last writes; the resume is not one.
+            manifest.date_from_entries(r.rebuilt);
+        }
+        self.restore_pointers(
+            &s.dir,
+            manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
+            |rel| manifest.context_files.get(rel).map(|e| (&e.content_terms, e.content_length)),
+            true,
+        );
+        *s.manifest.borrow_mut() = manifest;
+        if !r.changed || self.options.read_only {
+            // Up to date on disk (or only read): the next save's write moves last_activity.
+            s.last_write_ms.set(Some((self.options.clock)()));
+        } else {
+            s.dirty.set(1);
+        }
+    }
+
+    // -- the end of a session
+
+    /// Under the session lock: the manifest on disk read (its entries are the session's
+    /// too), the removal run ([`RemoveSession`]), the lock released; then the manager forgets
+    /// the session's records.
+    fn ending(
+        &self,
+        phase: &mut EndPhase,
+        removal: &mut Option<RemoveSession>,
+        result: &mut Result<()>,
+        job: &mut Job,
+        mut out: Outcomes,
+    ) -> Next {
+        let Some(s) = &self.session else { return Next::Nothing };
+        match *phase {
+            EndPhase::Locking => {
+                if let Some(Err(e)) = out.pop() {
+                    self.fail(job, "could not end the session", e, None);
+                    return Next::Nothing;
+                }
+                *phase = EndPhase::Reading;
+                Next::Run(vec![Op::Read(paths::join(&s.dir, MANIFEST))])
+            }
+            EndPhase::Reading => {
+                let mut manifest = s.manifest.borrow().clone();
+                let on_disk = plan::bytes(plan::only(out)).ok().flatten();
+                if let Some(on_disk) = on_disk.and_then(|b| Manifest::parse(&b, &s.id).ok()) {
+                    manifest.context_files.extend(on_disk.context_files);
+                }
+                let written = self.state.borrow().written_paths();
+                *removal = Some(RemoveSession::new(&s.dir, &manifest, &written));
+                *phase = EndPhase::Removing;
+                self.ending(phase, removal, result, job, Vec::new())
+            }
+            EndPhase::Removing => {
+                if let Some(removing) = removal.as_mut() {
+                    match removing.step(out).finished::<()>() {
+                        Ok(done) => *result = done,
+                        Err(Step::Run(ops)) => return Next::Run(ops),
+                        Err(_) => {}
+                    }
+                }
+                *phase = EndPhase::Unlocking;
+                Next::Unlock
+            }
+            EndPhase::Unlocking => {
+                let unlocked = out.pop().unwrap_or(Ok(Outcome::Done));
+                match (std::mem::replace(result, Ok(())), unlocked) {
+                    (Err(e), _) | (Ok(()), Err(e)) => self.fail(job, "could not end the session", e, None),
+                    (Ok(()), Ok(_)) => self.forget_session(),
+                }
+                Next::Nothing
+            }
+        }
+    }
+
+    /// After the session's files are removed: no manifest, no record, no pointer left.
+    fn forget_session(&self) {
+        let Some(s) = &self.session else { return };
+        s.manifest.borrow_mut().context_files.clear();
+        s.dirty.set(0);
+        s.last_write_ms.set(None);
+        let mut state = self.state.borrow_mut();
+        state.forget_written();
+        state.owned.clear();
+        state.memory.clear();
+        state.spill_queue.clear();
+        state.memory_bytes = 0;
+        state.forget_pointers();
+    }
+
+    // -- the session manifest
+
+    /// Whether a manifest write is wanted (the clock is read here, once, for a save and a
+    /// flush); then the session lock.
+    fn start_manifest(&self, write: &mut ManifestWrite) -> Next {
+        let Some(s) = &self.session else { return Next::Nothing };
+        if self.options.read_only {
+            return Next::Nothing;
+        }
+        let wanted = match write.due {
+            Due::Reindex => true,
+            Due::Changed => s.dirty.get() > 0,
+            due => {
+                write.now = (self.options.clock)();
+                match s.last_write_ms.get() {
+                    None => true,
+                    // Up to date, unless a write in flight has yet to land (flush waits for it).
+                    Some(_) if s.dirty.get() == 0 => due == Due::Forced && s.writes_in_flight.get() > 0,
+                    Some(_) if due == Due::Forced => true,
+                    Some(last) => s.dirty.get() >= MANIFEST_EVERY_RECORDS || write.now - last >= MANIFEST_EVERY_MS,
+                }
+            }
+        };
+        if !wanted {
+            return Next::Nothing;
+        }
+        s.writes_in_flight.set(s.writes_in_flight.get() + 1);
+        write.phase = ManifestPhase::Locking;
+        Next::Lock(session::lock_name(&s.dir))
+    }
+
+    /// Under the session lock: read the manifest on disk, merge it with ours (entries
+    /// another manager of the session added are kept, those evicted here are not), write
+    /// it whole, release the lock.
+    fn manifest_step(&self, write: &mut ManifestWrite, job: &mut Job, out: Outcomes) -> Next {
+        const WHAT: &str = "could not update the session manifest";
+        let Some(s) = &self.session else { return Next::Nothing };
+        let outcome = out.into_iter().next().unwrap_or(Ok(Outcome::Done));
+        let path = paths::join(&s.dir, MANIFEST);
+        match write.phase {
+            ManifestPhase::Locking => {
+                if let Err(e) = outcome {
+                    s.writes_in_flight.set(s.writes_in_flight.get() - 1);
+                    self.fail(job, WHAT, e, None);
+                    return Next::Nothing;
+                }
+                if !write.keeps_activity() && s.last_write_ms.get().is_some() && s.dirty.get() == 0 {
+                    // A write that held the lock before wrote what this one would.
+                    write.phase = ManifestPhase::Unlocking;
+                    return Next::Unlock;
+                }
+                write.gone = s.evicted.borrow().iter().cloned().collect();
+                write.phase = ManifestPhase::Reading;
+                Next::Run(vec![Op::Read(path)])
+            }
+            ManifestPhase::Reading => {
+                if let Some(on_disk) = plan::bytes(outcome).ok().flatten().and_then(|b| Manifest::parse(&b, &s.id).ok())
+                {
+                    self.merge_manifest(on_disk);
+                }
+                let encoded = {
+                    let mut manifest = s.manifest.borrow_mut();
+                    if !write.keeps_activity() {
+                        manifest.last_activity = iso_timestamp(write.now);
+                    }
+                    manifest.encode()
+                };
+                write.phase = ManifestPhase::Writing;
+                match encoded {
+                    Ok(bytes) => {
+                        write.taken = s.dirty.replace(0);
+                        Next::Run(vec![Op::Write { path, bytes, exclusive: false }])
+                    }
+                    Err(e) => {
+                        self.fail(job, WHAT, e, None);
+                        write.phase = ManifestPhase::Unlocking;
+                        Next::Unlock
+                    }
+                }
+            }
+            ManifestPhase::Writing => {
+                match outcome {
+                    Ok(_) => {
+                        let mut evicted = s.evicted.borrow_mut();
+                        for rel in std::mem::take(&mut write.gone) {
+                            evicted.remove(&rel);
+                        }
+                        let now = if write.keeps_activity() { (self.options.clock)() } else { write.now };
+                        s.last_write_ms.set(Some(now));
+                    }
+                    Err(e) => {
+                        s.dirty.set(s.dirty.get() + write.taken);
+                        self.fail(job, WHAT, e, None);
+                    }
+                }
+                write.phase = ManifestPhase::Unlocking;
+                Next::Unlock
+            }
+            ManifestPhase::Unlocking => {
+                s.writes_in_flight.set(s.writes_in_flight.get() - 1);
+                if let Err(e) = outcome {
+                    self.fail(job, WHAT, e, None);
+                }
+                Next::Nothing
+            }
+        }
+    }
+
+    /// Merges the manifest on disk into ours: its entries we do not have (and did not
+    /// evict), the earlier `created_at`, the later `last_activity`.
+    fn merge_manifest(&self, on_disk: Manifest) {
+        let Some(s) = &self.session else { return };
+        let mut ours = s.manifest.borrow_mut();
+        let evicted = s.evicted.borrow();
+        for (rel, entry) in on_disk.context_files {
+            if !evicted.contains(&rel) {
+                ours.context_files.entry(rel).or_insert(entry);
+            }
+        }
+        if session::parse_iso_ms(&on_disk.created_at) < session::parse_iso_ms(&ours.created_at) {
+            ours.created_at = on_disk.created_at;
+        }
+        if session::parse_iso_ms(&on_disk.last_activity) > session::parse_iso_ms(&ours.last_activity) {
+            ours.last_activity = on_disk.last_activity;
+        }
+    }
+}
