@@ -9,12 +9,12 @@
 // call has returned) and hands out copies.
 // The mirror holds what was listed at least once, so a second call over 100,000
 // pointers costs the copies, and a call after a save fetches one pointer. It is what a
-// listing leaves behind, so it is kept lean: an Array by slot (slots are dense); no
-// `filename` (each copy slices it from `filepath`: V8 shares the characters); and the
-// args, description and args hash of a pointer whose tool, args hash, description and
-// args (key order included) are an earlier one's are that one's values (an agent calls
-// a tool with the same args again and again), so the mirror holds them once. Nothing
-// the mirror holds is handed out: each list gets copies.
+// listing leaves behind, so it is kept lean: an Array by slot (slots are dense), each
+// `filename` a slice of its `filepath` (V8 shares the characters) rather than a string of
+// its own, and the args, description and args hash of a pointer whose tool, args hash,
+// description and args (key order included) are an earlier one's are that one's values
+// (an agent calls a tool with the same args again and again), so the mirror holds them
+// once. Nothing the mirror holds is handed out: each list gets copies.
 
 /**
  * Pointers fetched per crossing: the JSON of 100,000 at once would grow wasm memory by
@@ -45,6 +45,22 @@ function copy(value) {
   return out;
 }
 
+/**
+ * A copy of a pointer: the fields of the core's pointer JSON (store.rs, `pointer_json`),
+ * in its order, `args` deep. Written out field by field: V8 makes such a literal several
+ * times faster than a spread or a generic copy.
+ */
+function copyPointer(p) {
+  const out = { filepath: p.filepath, filename: p.filename, toolName: p.toolName, toolDescription: p.toolDescription, args: copy(p.args) };
+  if (p.taskId !== undefined) out.taskId = p.taskId;
+  if (p.queryId !== undefined) out.queryId = p.queryId;
+  if (p.toolCallId !== undefined) out.toolCallId = p.toolCallId;
+  out.argsHash = p.argsHash;
+  out.timestamp = p.timestamp;
+  out.size = p.size;
+  return out;
+}
+
 /** Whether two JSON values are the same, key order included (`-0` is not `0`). */
 function sameJson(a, b) {
   if (Object.is(a, b)) return true;
@@ -59,42 +75,19 @@ function sameJson(a, b) {
 }
 
 /**
- * The mirror's form of a pointer the core sent (`p`, parsed from its JSON): its fields
- * but `filename`, in the core's order, with the args, description and args hash of the
- * first pointer listed with the same tool, args hash, description and args, if any.
+ * Makes `p` (a pointer the core sent, parsed) hold the args, description and args hash of
+ * the first pointer listed with the same tool, args hash, description and args, if any:
+ * the mirror then holds them once. The object itself stays the one JSON.parse made (its
+ * fields replaced, none added), which keeps copying it as fast as before.
  */
-function mirrored(p, byArgsHash) {
-  let values = byArgsHash.get(p.argsHash);
-  if (values === undefined) {
-    byArgsHash.set(p.argsHash, p);
-    values = p;
-  } else if (values.toolName !== p.toolName || values.toolDescription !== p.toolDescription || !sameJson(values.args, p.args)) {
-    values = p;
+function share(p, byArgsHash) {
+  const first = byArgsHash.get(p.argsHash);
+  if (first === undefined) byArgsHash.set(p.argsHash, p);
+  else if (first.toolName === p.toolName && first.toolDescription === p.toolDescription && sameJson(first.args, p.args)) {
+    p.args = first.args;
+    p.toolDescription = first.toolDescription;
+    p.argsHash = first.argsHash;
   }
-  const out = { filepath: p.filepath, toolName: p.toolName, toolDescription: values.toolDescription, args: values.args };
-  return withRest(out, p, values.argsHash);
-}
-
-/** `out` with the fields of `p` after `args`, in the core's order, and `argsHash`. */
-function withRest(out, p, argsHash) {
-  if (p.taskId !== undefined) out.taskId = p.taskId;
-  if (p.queryId !== undefined) out.queryId = p.queryId;
-  if (p.toolCallId !== undefined) out.toolCallId = p.toolCallId;
-  out.argsHash = argsHash;
-  out.timestamp = p.timestamp;
-  out.size = p.size;
-  return out;
-}
-
-/**
- * A copy of a pointer: the fields of the core's pointer JSON (store.rs, `pointer_json`),
- * in its order, `args` deep, `filename` sliced from `filepath`. Written out field by
- * field: V8 makes such a literal several times faster than a spread or a generic copy.
- */
-function copyPointer(p) {
-  const filename = p.filepath.slice(p.filepath.lastIndexOf("/") + 1);
-  const out = { filepath: p.filepath, filename, toolName: p.toolName, toolDescription: p.toolDescription, args: copy(p.args) };
-  return withRest(out, p, p.argsHash);
 }
 
 /** The pointers in `slots` (a Uint32Array, in list order), copied. */
@@ -118,7 +111,11 @@ function listed(manager, slots) {
     const made = JSON.parse(manager.__pointers(some));
     for (let i = 0; i < some.length; i++) {
       const p = made[i];
-      bySlot[some[i]] = p === null ? null : mirrored(p, byArgsHash);
+      if (p !== null) {
+        p.filename = p.filepath.slice(p.filepath.lastIndexOf("/") + 1);
+        share(p, byArgsHash);
+      }
+      bySlot[some[i]] = p;
     }
   }
   const out = new Array(slots.length);
