@@ -72,6 +72,8 @@ export function createDriver(core, onTrap) {
   const turns = new WeakMap();
   /** manager → key → the Promise of an operation of it in flight (`track`). */
   const inFlight = new WeakMap();
+  /** manager → the Promise of its close() in flight (`close`). */
+  const closes = new WeakMap();
 
   /** Notes `promise` as an operation of `manager` in flight, under `key`, until it settles. */
   function track(manager, promise, key = {}) {
@@ -316,11 +318,18 @@ export function createDriver(core, onTrap) {
    * to call last (a storage the manager made), or undefined.
    */
   function close(manager) {
+    // A close() while another is in flight runs after it (and finds the manager closed):
+    // two closes waiting for each other's operations in flight would wait for ever.
+    const earlier = closes.get(manager);
+    if (earlier !== undefined) return earlier.then(() => close(manager), () => close(manager));
     let key;
     const promise = new Promise((resolve, reject) => {
       key = reject;
       closing(manager, reject).then(resolve, reject);
     });
+    closes.set(manager, promise);
+    const done = () => closes.delete(manager);
+    promise.then(done, done);
     return track(manager, promise, key);
   }
 

@@ -1934,6 +1934,34 @@ export function runSeedApiTests({
     assert.equal(log.length, writes, "nothing is written after close() resolved");
   });
 
+  t("two close() calls while a save is in flight both resolve once it has been written", async () => {
+    const base0 = makeStorage();
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const host = withWrite(base0, async (p, d, o) => {
+      if (NAME_RE.test(basename(p))) await gate;
+      return base0.write(p, d, o);
+    });
+    // The session manifest is written under the lock after the record: a second
+    // operation in flight once the save's write has landed.
+    host.lock = async (name, fn) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return fn();
+    };
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: host, persistThreshold: 0, session: true });
+    const saving = m.saveContext("t", { slow: true }, "in flight at close");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const closed = [false, false];
+    const closing = [m.close(), m.close()].map((p, i) => p.then(() => (closed[i] = true)));
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.deepEqual(closed, [false, false], "both wait for the save in flight");
+    release();
+    const fp = await saving;
+    const timeout = new Promise((resolve) => setTimeout(() => resolve("timed out"), 2000));
+    assert.notEqual(await Promise.race([Promise.all(closing), timeout]), "timed out", "both close() calls resolve");
+    assert.equal((await readRecord(base0, fp))?.result, "in flight at close");
+  });
+
   t("close() waits for a loadContexts whose reads are in flight; the load resolves with its records, a later one is refused", async () => {
     const base0 = makeStorage();
     let release;
