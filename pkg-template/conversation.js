@@ -14,6 +14,7 @@
 // Answers cross as JSON text, parsed here once the wasm call has returned (a JSON.parse
 // inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
 import * as glue from "./toolctx_conversation.js";
+import { hold as holdLock } from "./driver.js";
 import { disposeWithClose } from "./extras.js";
 import { LazyModule } from "./lazy.js";
 
@@ -98,31 +99,20 @@ async function drive(host, readOptions, op) {
 }
 
 /**
- * Takes `host.lock(name)` (where the host has one) and holds it: resolves to the release,
- * which resolves once the host's lock has settled. Rejects with the host's error when it
- * cannot be taken.
+ * Takes `host.lock(name)` (where the host has one) and holds it (driver.js `hold`):
+ * resolves to the release, which resolves once the host's lock has settled. Rejects with
+ * the host's error when it cannot be taken.
  */
-function hold(host, name) {
-  if (typeof host.lock !== "function") return Promise.resolve(async () => {});
-  return new Promise((resolve, reject) => {
-    let open;
-    const gate = new Promise((r) => {
-      open = r;
-    });
-    let taken = false;
-    const settledLock = Promise.resolve().then(() => host.lock(name, () => {
-      taken = true;
-      resolve(() => {
-        open();
-        return settledLock;
-      });
-      return gate;
-    }));
-    settledLock.then(
-      () => taken || reject(new Error("storage lock() returned without running its callback")),
-      (err) => taken || reject(err),
-    );
-  });
+async function hold(host, name) {
+  if (typeof host.lock !== "function") return async () => {};
+  const lock = holdLock(host, host.lock, name);
+  const taken = await lock.held;
+  if (taken.length > 0) throw taken[1];
+  return async () => {
+    lock.release();
+    const [ok, err] = await lock.settled;
+    if (!ok) throw err;
+  };
 }
 
 export class ConversationStore {

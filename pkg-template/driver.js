@@ -49,6 +49,49 @@ function join(parts) {
   return out;
 }
 
+/** host → name → the tail of the turns at that lock in this process (`hold`). */
+const turns = new WeakMap();
+
+/**
+ * The lock `name` of `host`, for a plan, a task or a conversation store: first this
+ * process's turn at it (its operations take it one after the other, whatever the host
+ * does), then `lock.call(host, name, callback)` (no `lock`: the turn alone). `held` resolves to `[]`
+ * once the callback runs, or `[false, error]` if the lock fails (or returns) before;
+ * `release()` ends the callback (and the turn); `settled` resolves to `[ok, value or
+ * error]` of the host's lock.
+ */
+export function hold(host, lock, name) {
+  let release;
+  let taken;
+  const gate = new Promise((resolve) => (release = resolve));
+  const held = new Promise((resolve) => (taken = resolve));
+  let names = turns.get(host);
+  if (!names) turns.set(host, (names = new Map()));
+  const previous = names.get(name) ?? Promise.resolve();
+  const settled = previous.then(() => {
+    if (typeof lock !== "function") {
+      taken([]);
+      return gate.then(() => [true, undefined]);
+    }
+    let result;
+    try {
+      result = Promise.resolve(lock.call(host, name, () => {
+        taken([]);
+        return gate;
+      }));
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    return result.then((value) => [true, value], (err) => [false, err]);
+  });
+  names.set(name, settled);
+  settled.then(([ok, err]) => {
+    if (names.get(name) === settled) names.delete(name);
+    taken([false, ok ? new Error("storage lock() returned without running its callback") : err]);
+  });
+  return { held, release, settled };
+}
+
 /**
  * A driver for one wasm module's tasks.
  * @param {{ __poll(): unknown[], __complete(call: number, ok: boolean, value: unknown): void }} core
@@ -68,8 +111,6 @@ export function createDriver(core, onTrap) {
   const saves = new Set();
   /** The `reject` of each plan in flight (`plan`) → the release of the lock it holds. */
   const runs = new Map();
-  /** host → name → the tail of the turns at that lock in this module (`hold`). */
-  const turns = new WeakMap();
   /** manager → key → the Promise of an operation of it in flight (`track`). */
   const inFlight = new WeakMap();
   /** manager → the Promise of its close() in flight (`close`). */
@@ -406,46 +447,6 @@ export function createDriver(core, onTrap) {
       }));
     }
     return pending === undefined ? out : Promise.all(pending).then(() => out);
-  }
-
-  /**
-   * The lock `name` of `host`, for a plan or a task: first this module's turn at it (its
-   * operations take it one after the other, whatever the host does), then
-   * `lock.call(host, name, callback)` (no `lock`: the turn alone). `held` resolves to `[]`
-   * once the callback runs, or `[false, error]` if the lock fails (or returns) before;
-   * `release()` ends the callback (and the turn); `settled` resolves to `[ok, value or
-   * error]` of the host's lock.
-   */
-  function hold(host, lock, name) {
-    let release;
-    let taken;
-    const gate = new Promise((resolve) => (release = resolve));
-    const held = new Promise((resolve) => (taken = resolve));
-    let names = turns.get(host);
-    if (!names) turns.set(host, (names = new Map()));
-    const previous = names.get(name) ?? Promise.resolve();
-    const settled = previous.then(() => {
-      if (typeof lock !== "function") {
-        taken([]);
-        return gate.then(() => [true, undefined]);
-      }
-      let result;
-      try {
-        result = Promise.resolve(lock.call(host, name, () => {
-          taken([]);
-          return gate;
-        }));
-      } catch (err) {
-        result = Promise.reject(err);
-      }
-      return result.then((value) => [true, value], (err) => [false, err]);
-    });
-    names.set(name, settled);
-    settled.then(([ok, err]) => {
-      if (names.get(name) === settled) names.delete(name);
-      taken([false, ok ? new Error("storage lock() returned without running its callback") : err]);
-    });
-    return { held, release, settled };
   }
 
   /**
