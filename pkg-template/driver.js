@@ -1,33 +1,19 @@
 // The JavaScript half of the sans-IO core: the only code that awaits.
 //
-// A wasm method that does I/O returns at once with a task number. The task runs in
-// the core only when the driver polls it (`__poll`); where it needs the host (a
-// storage call, a lock, the embed callback) the core hands the driver a call to make,
-// and the driver gives each result back (`__complete`) and polls again. So every
-// entry into the module is a synchronous call from here, and a panic (a trap) is
-// caught where it happens: the calls in flight fail with INTERNAL and the next call
-// gets a fresh instance (see extras.js).
+// The core's methods are synchronous. Where an operation needs I/O, its first call
+// returns what to do: the record to write (`save`), the records to read (`load`), or
+// the first step of a plan (src/plan.rs, src/wasm/plans.rs) whose steps this driver
+// follows (`plan`): it calls the host, hands the outcomes back (`__planStep`) and gets
+// the next step, until the plan is done. So every entry into the module is a
+// synchronous call from here, and a panic (a trap) is caught where it happens: the
+// operations in flight fail with INTERNAL and the next call gets a fresh instance (see
+// extras.js). No Rust future runs in the module.
 //
-// What `__poll` returns is one flat array of entries (src/wasm/tasks.rs):
-//   [0, task, ok, value]          a task finished
-//   [0, task, true, text, true]   a task finished with JSON text: resolve with JSON.parse(text),
-//                                 here, after the wasm call (V8 20 crashed parsing inside one)
-//   [1, call, this, fn, args]     await fn.apply(this, args)
-//   [2, call, this, lockFn, name] this.lockFn(name, callback): complete once held
-//   [3, call, lockCall]           release that lock; complete when the host's lock settles
-//   [5]                           tasks yielded after queuing calls: start them, poll again
-//
-// A host function that returns a plain value (not a thenable) completes its call at
-// once, and the same poll runs on. Calls that settle later are handed to the core as
-// they settle, and one poll, queued as a microtask, runs the tasks they woke: a task
-// that starts 100 reads polls once after them, not 100 times.
-//
-// saveContext and loadContexts are no tasks: the core's synchronous steps, and the
-// host's write (`save`) or reads (`load`) between them. Nor are the store-wide
-// operations (purge, export, import, sessions), a save's follow-up, flush, endSession,
-// open and close: each is a plan (src/plan.rs), whose steps this driver follows
-// (`plan`). A lock is taken in this module's turn at its name (`hold`), and `close()`
-// waits for the manager's operations in flight that it tracks (`track`).
+// saveContext and loadContexts: the core's synchronous steps, and the host's write
+// (`save`) or reads (`load`) between them. The store-wide operations (purge, export,
+// import, sessions), a save's follow-up, flush, endSession, open, close, rebuildIndex
+// and reconcile: plans. A lock is taken in this module's turn at its name (`hold`), and
+// `close()` waits for the manager's operations in flight that it tracks (`track`).
 
 import { parseRecord } from "./records.js";
 
@@ -53,7 +39,7 @@ function join(parts) {
 const turns = new WeakMap();
 
 /**
- * The lock `name` of `host`, for a plan, a task or a conversation store: first this
+ * The lock `name` of `host`, for a plan, a conversation store or `JsStorage`: first this
  * process's turn at it (its operations take it one after the other, whatever the host
  * does), then `lock.call(host, name, callback)` (no `lock`: the turn alone). `held` resolves to `[]`
  * once the callback runs, or `[false, error]` if the lock fails (or returns) before;
@@ -93,22 +79,14 @@ export function hold(host, lock, name) {
 }
 
 /**
- * A driver for one wasm module's tasks.
- * @param {{ __poll(): unknown[], __complete(call: number, ok: boolean, value: unknown): void }} core
- * @param {(err: unknown) => unknown} onTrap turns a trap into the error that every task in flight rejects with
+ * A driver for one wasm module's operations.
+ * @param {{ __planStep(id: number, outcomes: unknown[]): unknown[] }} core
+ * @param {(err: unknown) => unknown} onTrap turns a trap into the error that every operation in flight rejects with
  */
 export function createDriver(core, onTrap) {
-  /** task number → {resolve, reject} of the caller's Promise */
-  const waiting = new Map();
-  /** lock call number → {release, held}: the locks this module holds */
-  const locks = new Map();
-  let polling = false;
-  let again = false;
-  /** A poll is queued as a microtask (host calls settled since the last one). */
-  let queued = false;
   /** The `reject` of each save whose record is being written (`save`), and of each load
    * whose records are being read (`load`): a trap rejects them. */
-  const saves = new Set();
+  const pending = new Set();
   /** The `reject` of each plan in flight (`plan`) → the release of the lock it holds. */
   const runs = new Map();
   /** manager → key → the Promise of an operation of it in flight (`track`). */
@@ -136,144 +114,31 @@ export function createDriver(core, onTrap) {
 
   function fail(err) {
     const error = onTrap(err);
-    for (const { reject } of waiting.values()) reject(error);
-    waiting.clear();
-    for (const reject of saves) reject(error);
-    saves.clear();
+    for (const reject of pending) reject(error);
+    pending.clear();
     for (const [reject, release] of runs) {
       release?.();
       reject(error);
     }
     runs.clear();
-    for (const { release } of locks.values()) release();
-    locks.clear();
     return error;
-  }
-
-  /** Runs the core until no task can make progress, then starts the host calls it asked for. */
-  function poll() {
-    queued = false;
-    if (polling) {
-      again = true; // a host call settled synchronously while we were polling
-      return;
-    }
-    polling = true;
-    try {
-      do {
-        again = false;
-        let out;
-        try {
-          out = core.__poll();
-        } catch (err) {
-          fail(err);
-          return;
-        }
-        // An index loop, not for-of: with host calls completing inside dispatch, Node 20's
-        // V8 crashed (SIGTRAP) deoptimising the array iterator's builtin continuation.
-        for (let i = 0; i < out.length; i++) dispatch(out[i]);
-      } while (again);
-    } finally {
-      polling = false;
-    }
-  }
-
-  function dispatch(entry) {
-    switch (entry[0]) {
-      case 0: {
-        const settle = waiting.get(entry[1]);
-        if (!settle) return;
-        waiting.delete(entry[1]);
-        if (entry[2]) settle.resolve(entry[4] ? JSON.parse(entry[3]) : entry[3]);
-        else settle.reject(entry[3]);
-        return;
-      }
-      case 1:
-        return run(entry[1], entry[2], entry[3], entry[4]);
-      case 2:
-        return lock(entry[1], entry[2], entry[3], entry[4]);
-      case 3:
-        return unlock(entry[1], entry[2]);
-      case 5:
-        again = true;
-    }
-  }
-
-  /**
-   * Hands a host call's result to the core. Inside a poll, the poll runs again; else one
-   * poll is queued as a microtask, so the calls that settle in the same turn (a
-   * loadContexts of many records) are all handed over before the tasks run.
-   */
-  function complete(call, ok, value) {
-    try {
-      core.__complete(call, ok, value);
-    } catch (err) {
-      fail(err);
-      return;
-    }
-    if (polling) again = true;
-    else if (!queued) {
-      queued = true;
-      queueMicrotask(poll);
-    }
-  }
-
-  /** Calls the host; a result that is not a thenable completes at once, within this poll. */
-  function run(call, self, fn, args) {
-    let value;
-    try {
-      value = fn.apply(self, args);
-    } catch (err) {
-      return complete(call, false, err);
-    }
-    if (typeof value?.then !== "function") return complete(call, true, value);
-    value.then(
-      (result) => complete(call, true, result),
-      (err) => complete(call, false, err),
-    );
-  }
-
-  function lock(call, self, fn, name) {
-    const lock = hold(self, fn, name);
-    locks.set(call, lock);
-    lock.held.then((outcome) => {
-      if (outcome.length === 0) return complete(call, true, undefined);
-      locks.delete(call);
-      complete(call, false, outcome[1]);
-    });
-  }
-
-  function unlock(call, lockCall) {
-    const held = locks.get(lockCall);
-    locks.delete(lockCall);
-    if (!held) return complete(call, true, undefined);
-    held.release();
-    held.settled.then(([ok, err]) => complete(call, ok, err));
-  }
-
-  /** The Promise of task `task` (a number a wasm method returned). */
-  function settle(task) {
-    return new Promise((resolve, reject) => {
-      waiting.set(task, { resolve, reject });
-      poll();
-    });
   }
 
   /**
    * The Promise of a save, from the core's first step (`__saveBegin`, src/wasm/manager.rs):
    * `[0, filepath]` saved (a record held in memory); `[6, step]` a plan finishes it (the
-   * follow-up I/O: a spill, retention, the session manifest), `step` its first; `[1,
-   * task]` a task does (embed); else the record to write (`writeRecord`), whose end is
-   * one of these. The save is tracked as an operation of `manager` (`close` waits).
+   * follow-up I/O: a spill, retention, the session manifest), `step` its first; else the
+   * record to write (`writeRecord`), whose end is one of these. The save is tracked as an
+   * operation of `manager` (`close` waits).
    */
   function save(manager, step) {
     if (step[0] === 0) return Promise.resolve(step[1]);
-    if (step[0] === 1) return track(manager, settle(step[1]));
     if (step[0] === 6) return plan(step[1], manager);
     return track(manager, new Promise((resolve, reject) => {
-      saves.add(reject);
+      pending.add(reject);
       writeRecord(manager, step, reject).then(
-        (filepath) => saves.delete(reject) && resolve(filepath),
-        (err) => saves.delete(reject) && reject(err),
+        (filepath) => pending.delete(reject) && resolve(filepath),
+        (err) => pending.delete(reject) && reject(err),
       );
     }));
   }
@@ -283,11 +148,12 @@ export function createDriver(core, onTrap) {
    * and hands the outcome to the core (`__saveWritten`), which adds the pointer, or
    * answers `[2, path]` (the name was taken: write again there) or `[3, path]` (the write
    * failed: remove what it left; `__saveEnd` then throws why). A host write that returns
-   * a plain value completes the save without an await. `reject` leaves `saves` when the
-   * module traps: then nothing of the save runs on.
+   * a plain value completes the save without an await. `reject` leaves `pending` when
+   * the module traps: then nothing of the save runs on.
    */
   async function writeRecord(manager, begun, reject) {
-    // Indexed, not destructured (no array iterator: see `poll`).
+    // Indexed, not destructured: with host calls completing inside the loop, Node 20's V8
+    // crashed (SIGTRAP) deoptimising the array iterator's builtin continuation.
     const id = begun[1], host = begun[2], write = begun[3], remove = begun[4];
     let path = begun[5];
     const record = Array.isArray(begun[6]) ? join(begun[6]) : begun[6];
@@ -308,11 +174,10 @@ export function createDriver(core, onTrap) {
       }
       if (!Array.isArray(outcome)) {
         outcome = await outcome;
-        if (!saves.has(reject)) return undefined;
+        if (!pending.has(reject)) return undefined;
       }
       const step = manager.__saveWritten(id, outcome[0], outcome[1]);
       if (step[0] === 0) return step[1];
-      if (step[0] === 1) return settle(step[1]);
       if (step[0] === 6) return plan(step[1]);
       path = step[1];
       if (step[0] === 3) {
@@ -322,18 +187,17 @@ export function createDriver(core, onTrap) {
         } catch {
           // Best effort: the save fails with the write's error.
         }
-        if (!saves.has(reject)) return undefined;
-        return settle(manager.__saveEnd(id)[1]);
+        if (!pending.has(reject)) return undefined;
+        manager.__saveEnd(id); // throws why the save failed
+        return undefined;
       }
     }
   }
 
   /**
    * The Promise of a plan (src/plan.rs), from its first step (src/wasm/plans.rs):
-   *   [0, value, json, woken]  done: resolve with value (JSON.parse(value) when json)
-   *   [4, error, false, woken] failed: reject with error
-   *                            (woken: ending the plan woke tasks, a close() waiting: poll)
-   *   [5, task]                the operation is a task in this case: settle it
+   *   [0, value, json]         done: resolve with value (JSON.parse(value) when json)
+   *   [4, error]               failed: reject with error
    *   [1, id, host, calls]     call the host (calls: fn, args, …, all at once)
    *   [2, id, host, lock, name] take host.lock(name, callback)
    *   [3, id]                  release that lock
@@ -393,12 +257,8 @@ export function createDriver(core, onTrap) {
   async function follow(step, reject) {
     let lock;
     for (;;) {
-      if (step[0] === 5) return settle(step[1]);
-      if (step[0] === 0 || step[0] === 4) {
-        if (step[3]) poll();
-        if (step[0] === 4) throw step[1];
-        return step[2] ? JSON.parse(step[1]) : step[1];
-      }
+      if (step[0] === 4) throw step[1];
+      if (step[0] === 0) return step[2] ? JSON.parse(step[1]) : step[1];
       let outcomes;
       if (step[0] === 1) {
         outcomes = perform(step[2], step[3]);
@@ -428,7 +288,7 @@ export function createDriver(core, onTrap) {
    */
   function perform(host, calls) {
     const out = new Array(calls.length);
-    let pending;
+    let waits;
     for (let i = 0; i < calls.length; i += 2) {
       let value;
       try {
@@ -441,12 +301,12 @@ export function createDriver(core, onTrap) {
       out[i] = true;
       out[i + 1] = value;
       if (typeof value?.then !== "function") continue;
-      (pending ??= []).push(value.then((v) => (out[i + 1] = v), (err) => {
+      (waits ??= []).push(value.then((v) => (out[i + 1] = v), (err) => {
         out[i] = false;
         out[i + 1] = err;
       }));
     }
-    return pending === undefined ? out : Promise.all(pending).then(() => out);
+    return waits === undefined ? out : Promise.all(waits).then(() => out);
   }
 
   /**
@@ -479,8 +339,7 @@ export function createDriver(core, onTrap) {
       }
       (skipped ??= []).push(asked[i], path, why, value);
     }
-    // Ending the load may wake a task (a close() waiting for it): poll it.
-    if ((plan[0] !== 0 || skipped) && manager.__loadEnd(plan[0], skipped)) poll();
+    if (plan[0] !== 0 || skipped) manager.__loadEnd(plan[0], skipped);
     return records;
   }
 
@@ -496,7 +355,7 @@ export function createDriver(core, onTrap) {
     const count = plan.length - 6;
     const ok = new Array(count).fill(true);
     const values = new Array(count);
-    let pending = 0;
+    let reading = 0;
     let done;
     for (let r = 0; r < count; r++) {
       let got;
@@ -510,20 +369,20 @@ export function createDriver(core, onTrap) {
         values[r] = got;
         continue;
       }
-      pending++;
+      reading++;
       got.then(
         (v) => {
           values[r] = v;
-          if (--pending === 0) done();
+          if (--reading === 0) done();
         },
         (err) => {
           ok[r] = false;
           values[r] = err;
-          if (--pending === 0) done();
+          if (--reading === 0) done();
         },
       );
     }
-    if (pending === 0) {
+    if (reading === 0) {
       try {
         return Promise.resolve(loaded(manager, filepaths, plan, ok, values));
       } catch (err) {
@@ -532,9 +391,9 @@ export function createDriver(core, onTrap) {
     }
     const asked = filepaths.slice(); // the caller may change its array meanwhile
     return new Promise((resolve, reject) => {
-      saves.add(reject);
+      pending.add(reject);
       done = () => {
-        if (!saves.delete(reject)) return; // the module trapped: rejected already
+        if (!pending.delete(reject)) return; // the module trapped: rejected already
         try {
           resolve(loaded(manager, asked, plan, ok, values));
         } catch (err) {
@@ -545,13 +404,12 @@ export function createDriver(core, onTrap) {
   }
 
   return {
-    settle,
     save,
     load,
     plan,
     close,
     track,
-    /** A trap seen outside the driver (a synchronous method): fail the tasks in flight. */
+    /** A trap seen outside the driver (a synchronous method): fail the operations in flight. */
     fail,
   };
 }

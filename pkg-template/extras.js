@@ -1,7 +1,8 @@
 // What wasm-bindgen cannot declare or does not do on its own:
 // - `Symbol.asyncDispose` on ContextManager;
-// - the driver (driver.js): methods that do I/O return a task number, and the driver
-//   runs the task's host calls and settles the caller's Promise;
+// - the driver (driver.js): a method that does I/O returns what to do (the first step of
+//   a plan, a record to write, records to read), and the driver does it and settles the
+//   caller's Promise;
 // - traps (SPEC §9): if a module ever panics, its panic hook asks wasm-bindgen for a
 //   fresh instance for the next call, and `onTrap` (host.js) fails the module's calls in
 //   flight and throws the `INTERNAL` error through the call that panicked, whatever it is
@@ -36,7 +37,7 @@ function convert(err) {
 
 /**
  * A wasm module: its glue, `ready()` (instantiates it where it is not yet: lazy.js), the
- * driver of its tasks (driver.js) with traps turned into INTERNAL errors (its calls in
+ * driver of its operations (driver.js) with traps turned into INTERNAL errors (its calls in
  * flight fail when `name` panics: host.js), and `traps`, the count of traps (host.js)
  * when it last made sure of its instance.
  */
@@ -63,23 +64,15 @@ function live(module) {
   }
 }
 
-// The methods that do I/O: they report every failure by rejecting, never by throwing.
-const ASYNC = new Set([
-  "open", "loadContexts", "selectRelevant", "rebuildIndex", "reconcile",
-  "__panicForTestsAsync", "__embedQuery",
-  // ConversationStore
-  "createConversation", "listConversations", "getConversation", "deleteConversation", "appendMessage", "getMessages",
-  "storeArtifact", "appendWithArtifact", "getArtifact", "listArtifacts", "resolveArtifacts", "stats", "prune", "export",
-  "import", "sync", "syncStatus",
-]);
-
-// The methods that return the first step of a plan (src/wasm/plans.rs), which the driver follows.
+// The methods that return the first step of a plan (src/wasm/plans.rs), which the driver
+// follows. Like every method that does I/O, they report every failure by rejecting, never
+// by throwing.
 const PLANS = new Set([
   "purge", "exportRecords", "importRecords", "listSessions", "cleanupStaleSessions", "search", "clearContextDir", "clear",
-  "flush", "endSession",
+  "flush", "endSession", "rebuildIndex", "reconcile", "__panicForTestsAsync",
 ]);
 
-/** `fn` (a wasm export of `module`) with traps caught and tasks settled. */
+/** `fn` (a wasm export of `module`) with traps caught and plans followed. */
 export function guard(name, fn, module = coreModule) {
   const { driver } = module;
   return function guarded(...args) {
@@ -89,12 +82,11 @@ export function guard(name, fn, module = coreModule) {
       out = fn.apply(this, args);
     } catch (err) {
       const error = err instanceof WebAssembly.RuntimeError ? driver.fail(err) : convert(err);
-      if (ASYNC.has(name) || PLANS.has(name)) return Promise.reject(error);
+      if (PLANS.has(name)) return Promise.reject(error);
       throw error;
     }
     // Tracked per manager: close() waits for its operations in flight (driver.js).
-    if (PLANS.has(name)) return driver.plan(out, this);
-    return ASYNC.has(name) ? driver.track(this, driver.settle(out)) : out;
+    return PLANS.has(name) ? driver.plan(out, this) : out;
   };
 }
 
@@ -102,13 +94,13 @@ export function guard(name, fn, module = coreModule) {
 // on the guarded ones.
 /**
  * Guards the methods and getters of a class and of its prototype with `guardOne` (`guard`
- * by default): not the `__` internals, except those that do I/O and `__panicForTests*`.
+ * by default): not the `__` internals, except plans and `__panicForTests*`.
  */
 export function guardClass(cls, guardOne = guard) {
   for (const target of [cls.prototype, cls]) {
     for (const name of Object.getOwnPropertyNames(target)) {
       const d = Object.getOwnPropertyDescriptor(target, name);
-      if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests") && !ASYNC.has(name))) continue;
+      if (name === "constructor" || name === "prototype" || (name.startsWith("__") && !name.startsWith("__panicForTests") && !PLANS.has(name))) continue;
       if (typeof d.value === "function") Object.defineProperty(target, name, { ...d, value: guardOne(name, d.value) });
       else if (typeof d.get === "function") Object.defineProperty(target, name, { ...d, get: guardOne(name, d.get) });
     }
@@ -134,11 +126,14 @@ guardClass(Core);
 // saveContext in steps (src/wasm/manager.rs): the core checks, encodes and names the
 // record, and saves one held in memory at once; the driver writes one to persist while
 // the core indexes it, and the core then adds its pointer (driver.js, `save`). The I/O
-// left (a spill, retention, the session manifest) is a plan the driver follows; only
-// the `embed` option makes a save a task.
-for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd", "__close", "__closeIdle"]) {
+// left (a spill, retention, the session manifest) is a plan the driver follows. With the
+// `embed` option, the save resolves in the core to `[filepath, text]`: the text's vector
+// is asked of `embed` here (a model call: the host's), then handed to the core.
+for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd", "__close", "__closeIdle", "__setVector", "__selectRelevant"]) {
   Core.prototype[name] = guard(name, Core.prototype[name]);
 }
+const queryVector = guard("__queryVector", Core.__queryVector);
+const embedOption = guard("__embed", Object.getOwnPropertyDescriptor(Core.prototype, "__embed").get);
 Core.prototype.saveContext = function saveContext(toolName, args, result, taskOrOptions, queryId) {
   let step;
   try {
@@ -146,8 +141,23 @@ Core.prototype.saveContext = function saveContext(toolName, args, result, taskOr
   } catch (err) {
     return Promise.reject(err);
   }
-  return coreModule.driver.save(this, step);
+  const saved = coreModule.driver.save(this, step);
+  if (step[0] === 0 && typeof step[1] === "string") return saved;
+  return coreModule.driver.track(this, saved.then((out) => (Array.isArray(out) ? embedSaved(this, out[0], out[1]) : out)));
 };
+
+/** Gives the record saved at `filepath` the vector `embed` makes of `text`; resolves to the
+ * filepath whatever happens (a failing embed leaves the record ranked by BM25 alone). */
+async function embedSaved(manager, filepath, text) {
+  const embed = embedOption.call(manager);
+  try {
+    if (embed !== undefined) manager.__setVector(filepath, await embed([text]));
+  } catch (err) {
+    if (err?.code === "INTERNAL") throw err;
+    manager.__debug(`embed failed, the record is ranked by BM25 alone: ${err?.message ?? err}`, filepath);
+  }
+  return filepath;
+}
 // close: once the manager's operations in flight have settled, a plan (driver.js, `close`).
 Core.prototype.close = function close() {
   return coreModule.driver.close(this);
@@ -190,21 +200,46 @@ function joined(filepaths) {
   return filepaths.join("\0");
 }
 
-// selectRelevant's rerank hook: a host callback (a model call, typically) may reorder or
-// cut the heuristic candidates; on error or timeout the heuristic order stands and
-// onDebug says why. The timer and AbortSignal belong to the host, so this lives here.
-const heuristicSelect = Core.prototype.selectRelevant;
-Core.prototype.selectRelevant = async function selectRelevant(query, options) {
+// selectRelevant: the core ranks synchronously (`__selectRelevant`: over this manager's
+// pointers, JSON text parsed here, after the call). With the `embed` option the query's
+// vector is asked of `embed` first (hybrid ranking). The rerank hook: a host callback (a
+// model call, typically) may reorder or cut the heuristic candidates; on error or timeout
+// the heuristic order stands and onDebug says why. The timer and AbortSignal belong to
+// the host, so this lives here.
+function heuristicSelect(query, options) {
+  const out = this.__selectRelevant(query, options);
+  return typeof out === "string" ? JSON.parse(out) : out;
+}
+
+/** The query's vector from the `embed` option (undefined without it, or when it fails:
+ * onDebug says why). */
+async function embedQuery(manager, query) {
+  const embed = embedOption.call(manager);
+  if (embed === undefined || typeof query !== "string") return undefined;
+  try {
+    return queryVector(await embed([query]));
+  } catch (err) {
+    if (err?.code === "INTERNAL") throw err;
+    manager.__debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`);
+    return undefined;
+  }
+}
+
+Core.prototype.selectRelevant = function selectRelevant(query, options) {
+  return coreModule.driver.track(this, selecting(this, query, options));
+};
+
+async function selecting(manager, query, options) {
   const { rerank, rerankTimeoutMs, ...rest } = options ?? {};
   // The pointers cross by slot or in one string (see selectRelevantContexts below).
   if (Array.isArray(rest.pointers)) {
-    const { epoch, slots, unknown } = listedSlots(this, rest.pointers);
+    const { epoch, slots, unknown } = listedSlots(manager, rest.pointers);
     Object.assign(rest, { __epoch: epoch, __slots: slots, __paths: unknown });
   }
   // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
-  const vector = typeof query === "string" ? await this.__embedQuery(query) : undefined;
+  const vector = await embedQuery(manager, query);
   if (vector) rest.__queryVector = vector;
-  const ranked = await heuristicSelect.call(this, query, options == null && !vector ? options : rest);
+  const ranked = heuristicSelect.call(manager, query, options == null && !vector ? options : rest);
   if (typeof rerank !== "function" || ranked.length === 0) return ranked;
   const controller = new AbortController();
   let timer;
@@ -230,12 +265,12 @@ Core.prototype.selectRelevant = async function selectRelevant(query, options) {
     }
     return out;
   } catch (err) {
-    this.__debug(`rerank failed, keeping the heuristic order: ${err?.message ?? err}`);
+    manager.__debug(`rerank failed, keeping the heuristic order: ${err?.message ?? err}`);
     return ranked;
   } finally {
     clearTimeout(timer);
   }
-};
+}
 
 // selectRelevantContexts through one crossing each way: the pointers go in by slot
 // where this manager listed them, else by filepath (pointers.js: listedSlots), and the

@@ -1,13 +1,14 @@
 //! The manager's workflows that need I/O after their first step, as synchronous steps
 //! (SPEC §0): a save's follow-up (a spill over the memory budget, retention, the session
-//! manifest), `flush`, `close` and retention at `open`/`reconcile`.
+//! manifest), `flush`, `close`, `open` of a session, `endSession`, `rebuildIndex` and
+//! `reconcile`.
 //!
 //! A [`Job`] is a queue of stages; [`ContextManager::job_step`] runs them in order, each
 //! deciding what to read, write or remove ([`Op`]), or which lock to take, and consuming
 //! the outcomes. A job runs as a [`Plan`] ([`JobPlan`]): the JavaScript driver runs it
 //! as any other (`src/wasm/plans.rs`), and natively [`ContextManager::drive`] does.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use super::{content_terms, manifest_words, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
@@ -15,7 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
 use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
-use crate::record::{iso_timestamp, parse_record, push_json_str};
+use crate::record::{iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::Owned;
 use crate::session::{self, Manifest, ManifestEntry, RecordFiles, RemoveSession, MANIFEST};
 use crate::storage::Storage;
@@ -35,6 +36,9 @@ pub struct Job {
     /// What its end does besides, whether it failed or not.
     end: End,
     error: Option<Error>,
+    /// The filepaths it indexed from their files: a rebuild's records, a reconcile's
+    /// adoptions (what the job resolves to; empty for the others).
+    indexed: Vec<String>,
 }
 
 /// What the end of a job does besides.
@@ -56,14 +60,15 @@ pub struct JobPlan<M> {
 }
 
 impl<M: std::ops::Deref<Target = ContextManager<S>>, S: Storage> Plan for JobPlan<M> {
-    type Output = ();
+    /// The filepaths the job indexed ([`Job::rebuild`], [`Job::reconcile`]).
+    type Output = Vec<String>;
 
-    fn step(&mut self, outcomes: Outcomes) -> Step<()> {
+    fn step(&mut self, outcomes: Outcomes) -> Step<Vec<String>> {
         self.manager.job_step(&mut self.job, outcomes)
     }
 
     /// The lock failed (taking or releasing it): the stage under way knows where it is.
-    fn lock_failed(&mut self, e: Error) -> Step<()> {
+    fn lock_failed(&mut self, e: Error) -> Step<Vec<String>> {
         self.manager.job_step(&mut self.job, vec![Err(e)])
     }
 }
@@ -103,6 +108,12 @@ enum Stage {
     Resume(Box<Resuming>),
     /// Ending the session: under its lock, its records, manifest and empty folders removed.
     EndSession { phase: EndPhase, removal: Option<RemoveSession>, result: Result<()> },
+    /// Rebuilding the index from the record files: listed, read, the pointers (and a
+    /// session's manifest) replaced; a torn record of a session removed.
+    Rebuild(Box<Rebuilding>),
+    /// Adopting the session's record files that neither this manager nor the manifest on
+    /// disk lists: listed, the manifest read, the unlisted records read and indexed.
+    Reconcile(Box<Reconciling>),
 }
 
 #[derive(Default)]
@@ -123,6 +134,44 @@ struct Resuming {
 
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 enum ResumePhase {
+    #[default]
+    Listing,
+    Manifest,
+    Adopting,
+}
+
+#[derive(Default)]
+struct Rebuilding {
+    phase: RebuildPhase,
+    /// The listing of a session folder's record files, while it runs.
+    listing: Option<RecordFiles>,
+    /// The record files (relative to the record root), being read.
+    files: Vec<String>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum RebuildPhase {
+    /// Listing the session folder ([`RecordFiles`]).
+    #[default]
+    Listing,
+    /// Listing the context dir (no session): its `.json` files.
+    ListingDir,
+    Reading,
+    /// Removing the torn records found (their outcomes do not matter).
+    Removing,
+}
+
+#[derive(Default)]
+struct Reconciling {
+    phase: ReconcilePhase,
+    listing: Option<RecordFiles>,
+    files: Vec<String>,
+    /// The files neither manifest lists, being read.
+    orphans: Vec<String>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum ReconcilePhase {
     #[default]
     Listing,
     Manifest,
@@ -197,7 +246,8 @@ impl ManifestWrite {
 impl Job {
     fn new(pass: Option<Pass>, quiet: bool, stages: impl IntoIterator<Item = Stage>) -> Job {
         let stages = stages.into_iter().collect();
-        Job { _pass: pass, stages, started: false, quiet, fatal: false, end: End::Nothing, error: None }
+        let end = End::Nothing;
+        Job { _pass: pass, stages, started: false, quiet, fatal: false, end, error: None, indexed: Vec::new() }
     }
 
     /// A save's follow-up: the spill over the memory budget, retention (never `saved`,
@@ -217,11 +267,6 @@ impl Job {
         let mut job = Job::write_out(None);
         job.end = End::Close;
         job
-    }
-
-    /// Retention over every owned record (at `open`, after `reconcile`).
-    pub(super) fn enforce() -> Job {
-        Job::new(None, true, [Stage::evict(None)])
     }
 
     /// `endSession` (and `clearContextDir` in a session): the session's files removed.
@@ -255,9 +300,21 @@ impl Job {
         job
     }
 
-    /// The manifest written now, `last_activity` kept.
-    pub(super) fn reindex() -> Job {
-        Job::new(None, false, [Stage::manifest(Due::Reindex)])
+    /// `rebuildIndex`: the index rebuilt from the record files, then the manifest written
+    /// (`last_activity` kept). Resolves to the filepaths indexed.
+    pub(super) fn rebuild(pass: Pass) -> Job {
+        let mut job = Job::new(Some(pass), false, [Stage::Rebuild(Box::default()), Stage::manifest(Due::Reindex)]);
+        job.fatal = true;
+        job
+    }
+
+    /// `reconcile`: the records a crash left out of the manifest adopted, retention, the
+    /// manifest written if that changed it. Resolves to the filepaths adopted.
+    pub(super) fn reconcile(pass: Pass) -> Job {
+        let stages = [Stage::Reconcile(Box::default()), Stage::evict(None), Stage::manifest(Due::Changed)];
+        let mut job = Job::new(Some(pass), false, stages);
+        job.fatal = true;
+        job
     }
 }
 
@@ -280,7 +337,7 @@ impl<S: Storage> ContextManager<S> {
     /// The next step of `job`, given the outcomes of the operations the last one asked
     /// for (none at the first step, nor after taking or releasing a lock; the lock's
     /// failure then): operations to run, a lock to take or release, or the job's result.
-    pub fn job_step(&self, job: &mut Job, outcomes: Outcomes) -> Step<()> {
+    pub fn job_step(&self, job: &mut Job, outcomes: Outcomes) -> Step<Vec<String>> {
         let mut outcomes = if job.started { Some(outcomes) } else { None };
         job.started = true;
         while let Some(mut stage) = job.stages.pop_front() {
@@ -307,12 +364,17 @@ impl<S: Storage> ContextManager<S> {
             End::Close => self.end_close(&result),
             End::ClearPointers => self.clear_pointers(),
         }
-        Step::Done(result)
+        Step::Done(result.map(|()| std::mem::take(&mut job.indexed)))
     }
 
     /// Runs `job` natively: its operations against the storage, between its steps, its
     /// locks inside this manager's turn at them.
     pub(super) async fn drive(&self, job: Job) -> Result<()> {
+        self.drive_indexing(job).await.map(drop)
+    }
+
+    /// [`ContextManager::drive`], resolving to the filepaths the job indexed.
+    pub(super) async fn drive_indexing(&self, job: Job) -> Result<Vec<String>> {
         plan::run_in_turn(&self.storage, &self.turn, JobPlan { manager: self, job }).await
     }
 
@@ -341,6 +403,23 @@ impl<S: Storage> ContextManager<S> {
                 Some(s) => Next::Lock(session::lock_name(&s.dir)),
                 None => Next::Nothing,
             },
+            Stage::Rebuild(r) => match &self.session {
+                Some(s) => {
+                    r.listing = Some(RecordFiles::new(&s.dir));
+                    self.rebuilding(r, job, Vec::new())
+                }
+                None => {
+                    r.phase = RebuildPhase::ListingDir;
+                    Next::Run(vec![Op::List(self.record_root().to_owned())])
+                }
+            },
+            Stage::Reconcile(r) => match &self.session {
+                Some(s) => {
+                    r.listing = Some(RecordFiles::new(&s.dir));
+                    self.reconciling(r, job, Vec::new())
+                }
+                None => Next::Nothing,
+            },
         }
     }
 
@@ -351,6 +430,23 @@ impl<S: Storage> ContextManager<S> {
             Stage::Manifest(write) => self.manifest_step(write, job, outcomes),
             Stage::EndSession { phase, removal, result } => self.ending(phase, removal, result, job, outcomes),
             Stage::Resume(resuming) => self.resuming(resuming, job, outcomes),
+            Stage::Rebuild(r) => self.rebuilding(r, job, outcomes),
+            Stage::Reconcile(r) => self.reconciling(r, job, outcomes),
+        }
+    }
+
+    /// Steps `listing` (a session folder's record files) with `out`: `Err` with what to
+    /// do next while it runs, or once it failed (the job's failure, `what` says of what);
+    /// `Ok` with the files once listed.
+    fn listed(&self, listing: &mut RecordFiles, job: &mut Job, what: &str, out: Outcomes) -> Result<Vec<String>, Next> {
+        match listing.step(out).finished::<()>() {
+            Err(Step::Run(ops)) => Err(Next::Run(ops)),
+            Err(_) => Err(Next::Nothing),
+            Ok(Err(e)) => {
+                self.fail(job, what, e, None);
+                Err(Next::Nothing)
+            }
+            Ok(Ok(files)) => Ok(files),
         }
     }
 
@@ -581,16 +677,9 @@ impl<S: Storage> ContextManager<S> {
         match r.phase {
             ResumePhase::Listing => {
                 let Some(listing) = r.listing.as_mut() else { return Next::Nothing };
-                match listing.step(out).finished::<()>() {
-                    Err(step) => match step {
-                        Step::Run(ops) => Next::Run(ops),
-                        _ => Next::Nothing,
-                    },
-                    Ok(Err(e)) => {
-                        self.fail(job, WHAT, e, None);
-                        Next::Nothing
-                    }
-                    Ok(Ok(files)) => {
+                match self.listed(listing, job, WHAT, out) {
+                    Err(next) => next,
+                    Ok(files) => {
                         r.listing = None;
                         r.files = files;
                         r.phase = ResumePhase::Manifest;
@@ -692,6 +781,167 @@ impl<S: Storage> ContextManager<S> {
             s.last_write_ms.set(Some((self.options.clock)()));
         } else {
             s.dirty.set(1);
+        }
+    }
+
+    // -- rebuilding the index
+
+    /// The steps of a rebuild: the listing (a session's record files, or the context
+    /// dir's `.json` files), the reads of every file, then the index replaced
+    /// ([`ContextManager::rebuilt`]) and the torn records of a session removed.
+    fn rebuilding(&self, r: &mut Rebuilding, job: &mut Job, out: Outcomes) -> Next {
+        const WHAT: &str = "could not rebuild the index";
+        match r.phase {
+            RebuildPhase::Listing => {
+                let Some(listing) = r.listing.as_mut() else { return Next::Nothing };
+                match self.listed(listing, job, WHAT, out) {
+                    Err(next) => next,
+                    Ok(files) => {
+                        r.listing = None;
+                        self.read_all(r, job, files)
+                    }
+                }
+            }
+            RebuildPhase::ListingDir => match plan::names(plan::only(out)) {
+                Err(e) => {
+                    self.fail(job, WHAT, e, None);
+                    Next::Nothing
+                }
+                Ok(names) => {
+                    let files = names.into_iter().filter(|n| n.ends_with(".json") && !n.ends_with('/')).collect();
+                    self.read_all(r, job, files)
+                }
+            },
+            RebuildPhase::Reading => self.rebuilt(r, job, out),
+            RebuildPhase::Removing => Next::Nothing,
+        }
+    }
+
+    /// The reads of the files listed (none: the index is rebuilt empty at once).
+    fn read_all(&self, r: &mut Rebuilding, job: &mut Job, files: Vec<String>) -> Next {
+        r.files = files;
+        r.phase = RebuildPhase::Reading;
+        if r.files.is_empty() {
+            return self.rebuilt(r, job, Vec::new());
+        }
+        let dir = self.record_root();
+        Next::Run(r.files.iter().map(|rel| Op::Read(paths::join(dir, rel))).collect())
+    }
+
+    /// The files read: the records that parse indexed, in a session as its manifest
+    /// (`last_activity` kept); the pointers replaced. A file that is missing or unreadable
+    /// is left out; one that does not parse is reported, and in a session removed (not by
+    /// a read-only manager). Adopted records are pointers, not this manager's own outside
+    /// a session: `clearContextDir` leaves them.
+    fn rebuilt(&self, r: &mut Rebuilding, job: &mut Job, out: Outcomes) -> Next {
+        let dir = self.record_root().to_owned();
+        let remove_torn = self.session.is_some() && !self.options.read_only;
+        let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(r.files.len());
+        let mut contents: HashMap<String, (BTreeMap<String, u32>, u32)> = HashMap::with_capacity(r.files.len());
+        let mut removes = Vec::new();
+        for (rel, outcome) in std::mem::take(&mut r.files).into_iter().zip(out) {
+            let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
+            let full = paths::join(&dir, &rel);
+            match self.adopted(&full, &bytes) {
+                Some((meta, size, content)) => {
+                    let top = content.top_content(session::MAX_CONTENT_TERMS);
+                    contents.insert(rel.clone(), (top, content.content_len()));
+                    records.push((rel, meta, size));
+                }
+                None if remove_torn => removes.push(Op::Remove(full)),
+                None => {}
+            }
+        }
+        if let Some(s) = &self.session {
+            let mut manifest = Manifest::new(&s.id, &s.manifest.borrow().created_at);
+            manifest.last_activity = s.manifest.borrow().last_activity.clone();
+            for (rel, meta, size) in &records {
+                let mut entry = match ManifestEntry::new(meta, *size, &manifest_words(meta)) {
+                    Ok(entry) => entry,
+                    Err(e) => {
+                        self.fail(job, "could not rebuild the index", e, None);
+                        return Next::Nothing;
+                    }
+                };
+                if let Some((terms, len)) = contents.get(rel) {
+                    (entry.content_terms, entry.content_length) = (terms.clone(), *len);
+                }
+                manifest.context_files.insert(rel.clone(), entry);
+            }
+            manifest.date_from_entries(false);
+            *s.manifest.borrow_mut() = manifest;
+            s.dirty.set(records.len().max(1));
+        }
+        job.indexed = records.iter().map(|(rel, ..)| paths::join(&dir, rel)).collect();
+        self.restore_pointers(
+            &dir,
+            records.into_iter(),
+            |rel| contents.get(rel).map(|(terms, len)| (terms, *len)),
+            self.session.is_some(),
+        );
+        r.phase = RebuildPhase::Removing;
+        removes.into()
+    }
+
+    // -- reconciling a session
+
+    /// The steps of a reconcile: the session's record files listed, the manifest on disk
+    /// read, the files neither it nor this manager lists read and adopted.
+    fn reconciling(&self, r: &mut Reconciling, job: &mut Job, out: Outcomes) -> Next {
+        const WHAT: &str = "could not reconcile the session";
+        let Some(s) = &self.session else { return Next::Nothing };
+        match r.phase {
+            ReconcilePhase::Listing => {
+                let Some(listing) = r.listing.as_mut() else { return Next::Nothing };
+                match self.listed(listing, job, WHAT, out) {
+                    Err(next) => next,
+                    Ok(files) => {
+                        r.listing = None;
+                        r.files = files;
+                        r.phase = ReconcilePhase::Manifest;
+                        Next::Run(vec![Op::Read(paths::join(&s.dir, MANIFEST))])
+                    }
+                }
+            }
+            ReconcilePhase::Manifest => {
+                let on_disk = match plan::bytes(plan::only(out)) {
+                    Err(e) => {
+                        self.fail(job, WHAT, e, None);
+                        return Next::Nothing;
+                    }
+                    Ok(Some(bytes)) => Manifest::parse(&bytes, &s.id).map(|m| m.context_files).unwrap_or_default(),
+                    Ok(None) => Default::default(),
+                };
+                let ours = s.manifest.borrow();
+                r.orphans = std::mem::take(&mut r.files)
+                    .into_iter()
+                    .filter(|rel| !ours.context_files.contains_key(rel) && !on_disk.contains_key(rel))
+                    .collect();
+                r.phase = ReconcilePhase::Adopting;
+                r.orphans.iter().map(|rel| Op::Read(paths::join(&s.dir, rel))).collect::<Vec<_>>().into()
+            }
+            ReconcilePhase::Adopting => {
+                for (rel, outcome) in std::mem::take(&mut r.orphans).into_iter().zip(out) {
+                    let full = paths::join(&s.dir, &rel);
+                    let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
+                    let Some((meta, size, content)) = self.adopted(&full, &bytes) else { continue };
+                    let entry = match ManifestEntry::new(&meta, size, &manifest_words(&meta)) {
+                        Ok(entry) => entry.with_content(&content),
+                        Err(e) => {
+                            self.fail(job, WHAT, e, None);
+                            return Next::Nothing;
+                        }
+                    };
+                    if !self.adopt_pointer(&full, &rel, meta, size, &entry.terms()) {
+                        continue;
+                    }
+                    s.manifest.borrow_mut().context_files.insert(rel, entry);
+                    s.dirty.set(s.dirty.get() + 1);
+                    self.debug("reconcile adopted a record the manifest did not list", Some(&full));
+                    job.indexed.push(full);
+                }
+                Next::Nothing
+            }
         }
     }
 

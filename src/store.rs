@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::num::NonZeroU64;
 use std::rc::Rc;
 
-use futures_util::future::join_all;
 use futures_util::lock::Mutex;
 use serde_json::{Number, Value};
 
@@ -26,7 +25,7 @@ use crate::plan::{self, Op, Outcomes, Plan};
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::{Ledger, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
-use crate::session::{self, Manifest, ManifestEntry, MANIFEST};
+use crate::session::{self, Manifest, ManifestEntry};
 use crate::storage::{Storage, WriteOptions};
 pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
 
@@ -1580,32 +1579,8 @@ impl<S: Storage> ContextManager<S> {
         }
     }
 
-    /// Writes the session manifest now, keeping `last_activity`: resume and rebuild
-    /// bring the index up to date, which is not activity (so `gc` still sees an idle
-    /// session as stale). Nothing is written by a read-only manager.
-    async fn reindex_manifest(&self) -> Result<()> {
-        self.drive(Job::reindex()).await
-    }
-
-    /// The record files of the session folder (one level of category folders), as
-    /// paths relative to it.
-    async fn session_files(&self, dir: &str) -> Result<Vec<String>> {
-        session::record_files(&self.storage, dir).await
-    }
-
-    /// Reads a record file for the index: its metadata, size and the terms of its
-    /// content; a torn or foreign one is reported and, with `remove_torn`, removed.
-    async fn adopt(&self, path: &str, remove_torn: bool) -> Option<(RecordMeta, usize, Terms)> {
-        let bytes = self.storage.read(path).await.ok()??;
-        let adopted = self.adopted(path, &bytes);
-        if adopted.is_none() && remove_torn {
-            let _ = self.storage.remove(path).await;
-        }
-        adopted
-    }
-
-    /// A record file's bytes read for the index (see [`ContextManager::adopt`]); `None`,
-    /// reported, when they are torn or foreign.
+    /// A record file's bytes read for the index: its metadata, size and the terms of its
+    /// content; `None`, reported, when they are torn or foreign.
     fn adopted(&self, path: &str, bytes: &[u8]) -> Option<(RecordMeta, usize, Terms)> {
         match parse_record(bytes).and_then(|v| v.meta()) {
             Ok(meta) => Some((meta, bytes.len(), content_terms(bytes, self.options.content_bytes))),
@@ -1671,50 +1646,14 @@ impl<S: Storage> ContextManager<S> {
     /// are pointers, not this manager's own: `clear_context_dir` leaves them. Read-only,
     /// only the pointers are rebuilt. Returns the number of records indexed.
     pub async fn rebuild_index(&self) -> Result<usize> {
-        let _pass = self.gate.enter("rebuildIndex")?;
-        let dir = self.record_root().to_owned();
-        let files = match &self.session {
-            Some(_) => self.session_files(&dir).await?,
-            None => {
-                let names = self.storage.list(&dir).await?;
-                names.into_iter().filter(|n| n.ends_with(".json") && !n.ends_with('/')).collect()
-            }
-        };
-        let reads = join_all(files.iter().map(|rel| {
-            let full = paths::join(&dir, rel);
-            async move { (rel.clone(), self.adopt(&full, self.session.is_some() && !self.options.read_only).await) }
-        }))
-        .await;
-        let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(reads.len());
-        let mut contents: HashMap<String, (BTreeMap<String, u32>, u32)> = HashMap::with_capacity(reads.len());
-        for (rel, read) in reads {
-            let Some((meta, size, content)) = read else { continue };
-            contents.insert(rel.clone(), (content.top_content(session::MAX_CONTENT_TERMS), content.content_len()));
-            records.push((rel, meta, size));
-        }
-        let count = records.len();
-        if let Some(s) = &self.session {
-            let mut manifest = Manifest::new(&s.id, &s.manifest.borrow().created_at);
-            manifest.last_activity = s.manifest.borrow().last_activity.clone();
-            for (rel, meta, size) in &records {
-                let mut entry = ManifestEntry::new(meta, *size, &manifest_words(meta))?;
-                if let Some((terms, len)) = contents.get(rel) {
-                    (entry.content_terms, entry.content_length) = (terms.clone(), *len);
-                }
-                manifest.context_files.insert(rel.clone(), entry);
-            }
-            manifest.date_from_entries(false);
-            *s.manifest.borrow_mut() = manifest;
-            s.dirty.set(count.max(1));
-        }
-        self.restore_pointers(
-            &dir,
-            records.into_iter(),
-            |rel| contents.get(rel).map(|(terms, len)| (terms, *len)),
-            self.session.is_some(),
-        );
-        self.reindex_manifest().await?;
-        Ok(count)
+        let job = self.begin_rebuild_index()?;
+        Ok(self.drive_indexing(job).await?.len())
+    }
+
+    /// The first step of `rebuildIndex`: its job, which resolves to the filepaths indexed
+    /// (see [`ContextManager::job_step`]).
+    pub fn begin_rebuild_index(&self) -> Result<Job> {
+        Ok(Job::rebuild(self.gate.enter("rebuildIndex")?))
     }
 
     /// Ends the session: removes the files its manifest tracks and this manager wrote,
@@ -1739,50 +1678,35 @@ impl<S: Storage> ContextManager<S> {
     /// shared folder belong to whoever wrote them (`rebuildIndex` re-reads them as
     /// pointers). Returns the filepaths adopted.
     pub async fn reconcile(&self) -> Result<Vec<String>> {
-        let _pass = self.gate.enter("reconcile")?;
+        match self.begin_reconcile()? {
+            Some(job) => self.drive_indexing(job).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The first step of `reconcile`: its job, which resolves to the filepaths adopted
+    /// (see [`ContextManager::job_step`]); `None` outside a session (nothing to adopt).
+    pub fn begin_reconcile(&self) -> Result<Option<Job>> {
+        let pass = self.gate.enter("reconcile")?;
         self.check_writable()?;
-        let Some(s) = &self.session else { return Ok(Vec::new()) };
-        let files = self.session_files(&s.dir).await?;
-        let on_disk = match self.storage.read(&paths::join(&s.dir, MANIFEST)).await? {
-            Some(bytes) => Manifest::parse(&bytes, &s.id).map(|m| m.context_files).unwrap_or_default(),
-            None => Default::default(),
-        };
-        let orphans: Vec<String> = {
-            let ours = s.manifest.borrow();
-            files
-                .into_iter()
-                .filter(|rel| !ours.context_files.contains_key(rel) && !on_disk.contains_key(rel))
-                .collect()
-        };
-        let mut adopted = Vec::new();
-        for rel in orphans {
-            let full = paths::join(&s.dir, &rel);
-            let Some((meta, size, content)) = self.adopt(&full, false).await else { continue };
-            let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
-            let terms = entry.terms();
-            {
-                let mut state = self.state.borrow_mut();
-                if state.slot_of(&full).is_some() {
-                    continue;
-                }
-                let seq = state.next_seq;
-                state.next_seq += 1;
-                if self.keeps_ledger() {
-                    state.owned.add(&full, saved_at_ms(&rel, &meta), seq, size);
-                }
-                let pointer = Entry::new(full.as_str(), meta, size, &mut state.interned);
-                state.add(seq, pointer, &terms);
-            }
-            s.manifest.borrow_mut().context_files.insert(rel, entry);
-            s.dirty.set(s.dirty.get() + 1);
-            self.debug("reconcile adopted a record the manifest did not list", Some(&full));
-            adopted.push(full);
+        Ok(self.session.is_some().then(|| Job::reconcile(pass)))
+    }
+
+    /// A pointer for the record file `full` (`rel` in the session folder) that a
+    /// reconcile adopts, owned (retention counts it); `false` when it has one already.
+    fn adopt_pointer(&self, full: &str, rel: &str, meta: RecordMeta, size: usize, terms: &Terms) -> bool {
+        let mut state = self.state.borrow_mut();
+        if state.slot_of(full).is_some() {
+            return false;
         }
-        self.drive(Job::enforce()).await?;
-        if s.dirty.get() > 0 {
-            self.reindex_manifest().await?;
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        if self.keeps_ledger() {
+            state.owned.add(full, saved_at_ms(rel, &meta), seq, size);
         }
-        Ok(adopted)
+        let pointer = Entry::new(full, meta, size, &mut state.interned);
+        state.add(seq, pointer, terms);
+        true
     }
 
     /// `clear_context_dir` and `clear_pointers`.

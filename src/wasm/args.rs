@@ -6,7 +6,6 @@ use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::errors::to_js;
 use crate::error::{Error, Result};
 use crate::store::DebugEvent;
 
@@ -60,10 +59,4 @@ pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::De
         // A throwing debug callback must not break the operation it reports on.
         let _ = f.call2(&JsValue::UNDEFINED, &event.message.as_str().into(), &data);
     }))
-}
-
-/// A task that has already failed with `err` (the driver rejects the caller's Promise).
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-pub(super) fn rejected(err: Error) -> u32 {
-    super::tasks::failed(to_js(err))
 }

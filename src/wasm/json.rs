@@ -1,8 +1,8 @@
 //! JavaScript values from the core's JSON, built value by value inside a wasm call.
 //!
 //! `JSON.parse` run while a wasm call is on the stack has crashed Node 20's V8 (SIGTRAP
-//! lazily deoptimising the caller). So a task's JSON result goes back as text and the
-//! driver parses it after the call (`tasks::Done::Json`); where a value must exist during
+//! lazily deoptimising the caller). So a plan's JSON result goes back as text and the
+//! driver parses it after the call (`plans::Reply::Json`); where a value must exist during
 //! the call (a `describe`, `redact` or `onEvict` callback, a window function's result),
 //! it is built here without `JSON.parse`.
 

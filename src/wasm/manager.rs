@@ -10,15 +10,13 @@ use std::rc::Rc;
 
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array, JSON};
 
-use super::tasks::spawn;
-use super::tasks::{done, Done, HostCall};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::args::{debug_sink, get, opt_function, opt_size, opt_string, rejected};
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string};
 use super::body::Body;
-use super::errors::{invalid, to_js, with_cause, IntoJs};
+use super::errors::{invalid, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::json::json_value;
 use super::plans::{self, Reply};
@@ -330,23 +328,25 @@ impl JsContextManager {
 
     /// A saved record: `[0, filepath]`; `[6, step]` when I/O is left (the save's
     /// follow-up: a spill, retention, the session manifest), `step` the first of its plan
-    /// (src/wasm/plans.rs); `[1, task]` when the `embed` option is set.
+    /// (src/wasm/plans.rs). With the `embed` option the save resolves to `[filepath,
+    /// text]`, the text to embed (the JS glue calls `embed`, then `__setVector`).
     fn saved(&self, filepath: String, after: Option<Job>, result_in: ResultIn) -> Result<Array, JsValue> {
-        let Some(job) = after else { return self.embedded(filepath, result_in) };
-        let (inner, embed) = (self.inner.clone(), self.embed.clone());
-        let step = self.run_job(job, move || match embed {
-            None => Ok(Reply::Value(filepath.into())),
-            Some(embed) => Ok(Reply::Task(embed_task(inner, embed, filepath, result_in))),
-        });
+        let text = self.embed.is_some().then(|| self.embed_text(&filepath, &result_in)).flatten();
+        let value = move || match text {
+            Some(text) => Array::of2(&filepath.as_str().into(), &text.into()).into(),
+            None => JsValue::from(filepath),
+        };
+        let Some(job) = after else { return Ok(Array::of2(&0.into(), &value())) };
+        let step = self.run_job(job, move |_| Ok(Reply::Value(value())));
         Ok(Array::of2(&6.into(), &step))
     }
 
-    /// A saved record, once its follow-up is done: `[0, filepath]`, or `[1, task]` that
-    /// calls the `embed` option and resolves with the filepath.
-    fn embedded(&self, filepath: String, result_in: ResultIn) -> Result<Array, JsValue> {
-        let Some(embed) = self.embed.clone() else { return ended(Ok(filepath.into())) };
-        let task = embed_task(self.inner.clone(), embed, filepath, result_in);
-        Ok(Array::of2(&1.into(), &task.into()))
+    /// The text the `embed` option gets for the record saved at `filepath`: its indexed
+    /// text (description, tool, args and the bounded start of its result); `None` once
+    /// its pointer is gone.
+    fn embed_text(&self, filepath: &str, result_in: &ResultIn) -> Option<String> {
+        let description = self.inner.description_of(filepath)?;
+        Some(crate::select::indexed_text(&description, result_in.indexed(), self.inner.options().content_bytes))
     }
 
     /// The answer of a `close()` step: the first step of its plan (src/wasm/plans.rs),
@@ -360,7 +360,7 @@ impl JsContextManager {
             Closing::Busy => "__closeIdle".into(),
             Closing::WriteOut(job) => {
                 let (inner, owns_storage) = (self.inner.clone(), self.owns_storage);
-                let close = move || {
+                let close = move |_| {
                     let close = owns_storage.then(|| inner.storage().close_call()).flatten();
                     Ok(Reply::Value(close.map_or(JsValue::UNDEFINED, JsValue::from)))
                 };
@@ -371,9 +371,9 @@ impl JsContextManager {
 
     /// Starts `job` as a plan (src/wasm/plans.rs), `reply` making its result once it is
     /// done: its first step, for the driver.
-    fn run_job(&self, job: Job, reply: impl FnOnce() -> Result<Reply> + 'static) -> Array {
+    fn run_job(&self, job: Job, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> Array {
         let plan = JobPlan { manager: self.inner.clone(), job };
-        plans::start(self.inner.clone(), plan, move |()| reply())
+        plans::start(self.inner.clone(), plan, reply)
     }
 }
 
@@ -399,41 +399,9 @@ fn announce(inner: &ContextManager<JsStorage>, on_debug: &Option<Function>) {
     let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
 }
 
-/// The task that calls the `embed` option for the record saved at `filepath`, then
-/// resolves with it.
-fn embed_task(inner: Rc<ContextManager<JsStorage>>, embed: Function, filepath: String, result_in: ResultIn) -> u32 {
-    spawn(async move {
-        if let Some(description) = inner.description_of(&filepath) {
-            // The record is saved: a failing embed leaves it ranked by BM25 alone.
-            let text = crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes);
-            match embedded(&embed, &text).await {
-                Ok(v) if inner.set_vector(&filepath, &v) => {}
-                Ok(_) => inner.debug(
-                    "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
-                    Some(&filepath),
-                ),
-                Err(e) => {
-                    inner.debug(format!("embed failed, the record is ranked by BM25 alone: {e}"), Some(&filepath))
-                }
-            }
-        }
-        Ok(JsValue::from(filepath))
-    })
-}
-
-/// The last step of a save or a job: `[0, value]`, or its error thrown. When ending it
-/// woke tasks (a `close()` waiting for it), it is `[1, task]`, a finished task, so the
-/// driver polls them.
+/// The last step of a save: `[0, value]`, or its error thrown.
 fn ended(result: Result<JsValue>) -> Result<Array, JsValue> {
-    if super::tasks::woken() {
-        let task = match result {
-            Ok(value) => done(value),
-            Err(e) => super::tasks::failed(to_js(e)),
-        };
-        return Ok(Array::of2(&1.into(), &task.into()));
-    }
-    let value = result.js()?;
-    Ok(Array::of2(&0.into(), &value))
+    Ok(Array::of2(&0.into(), &result.js()?))
 }
 
 /// The core's input of a save, from what `prepare_save` made.
@@ -459,30 +427,21 @@ fn save_input<'a>(tool: &'a str, args_json: &'a str, result_in: &'a ResultIn, fi
 
 #[cfg(test)]
 impl JsContextManager {
-    /// `saveContext` as one task running the core's native `save` (the same steps, with
-    /// the I/O awaited in Rust), for the wasm-bindgen tests, which drive tasks rather
-    /// than the package's JavaScript.
-    pub fn save_context(
+    /// `saveContext` running the core's native `save` (the same steps, with the I/O
+    /// awaited in Rust over `JsStorage`), for the wasm-bindgen tests.
+    pub async fn save_context(
         &self,
         tool_name: JsValue,
         args: JsValue,
         result: JsValue,
         task_or_options: JsValue,
         query_id: JsValue,
-    ) -> u32 {
-        if let Err(e) = self.inner.check_open("saveContext") {
-            return rejected(e);
-        }
+    ) -> Result<JsValue, JsValue> {
+        self.inner.check_open("saveContext").js()?;
         let (tool, args_json, result_in, fields) =
-            match self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id) {
-                Ok(prepared) => prepared,
-                Err(e) => return rejected(e),
-            };
-        let inner = self.inner.clone();
-        spawn(async move {
-            let filepath = inner.save(save_input(&tool, &args_json, &result_in, fields)).await.js()?;
-            Ok(JsValue::from(filepath))
-        })
+            self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
+        let filepath = self.inner.save(save_input(&tool, &args_json, &result_in, fields)).await.js()?;
+        Ok(JsValue::from(filepath))
     }
 }
 
@@ -629,7 +588,7 @@ impl JsContextManager {
         let step = match manager.inner.opening() {
             Some(job) => {
                 let inner = manager.inner.clone();
-                manager.run_job(job, move || {
+                manager.run_job(job, move |_| {
                     announce(&inner, &on_debug);
                     Ok(Reply::Value(JsValue::UNDEFINED))
                 })
@@ -647,7 +606,7 @@ impl JsContextManager {
     #[wasm_bindgen(js_name = endSession)]
     pub fn end_session(&self) -> Array {
         match self.inner.begin_end_session() {
-            Ok(job) => self.run_job(job, || Ok(Reply::Value(JsValue::UNDEFINED))),
+            Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
             Err(e) => plans::failed(e),
         }
     }
@@ -656,27 +615,33 @@ impl JsContextManager {
     /// date); the first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
     pub fn flush(&self) -> Array {
         match self.inner.begin_flush() {
-            Ok(job) => self.run_job(job, || Ok(Reply::Value(JsValue::UNDEFINED))),
+            Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
             Err(e) => plans::failed(e),
         }
     }
 
     /// Adopts the records of the session folder its manifest does not list (left by a
-    /// crash); resolves to their filepaths. Outside a session, nothing: `[]`.
-    pub fn reconcile(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move {
-            let adopted = inner.reconcile().await;
-            adopted.map(|paths| paths.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()).js()
-        })
+    /// crash); resolves to their filepaths. Outside a session, nothing: `[]`. The first
+    /// step of its plan (src/wasm/plans.rs).
+    pub fn reconcile(&self) -> Array {
+        match self.inner.begin_reconcile() {
+            Err(e) => plans::failed(e),
+            Ok(None) => plans::done(Array::new().into()),
+            Ok(Some(job)) => self.run_job(job, |adopted| {
+                Ok(Reply::Value(adopted.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()))
+            }),
+        }
     }
 
     /// Rebuilds the index (the session manifest, or the pointers of the context dir)
-    /// from the record files; resolves to the number of records indexed.
+    /// from the record files; resolves to the number of records indexed. The first step
+    /// of its plan (src/wasm/plans.rs).
     #[wasm_bindgen(js_name = rebuildIndex)]
-    pub fn rebuild_index(&self) -> u32 {
-        let inner = self.inner.clone();
-        spawn(async move { inner.rebuild_index().await.map(|n| JsValue::from(n as f64)).js() })
+    pub fn rebuild_index(&self) -> Array {
+        match self.inner.begin_rebuild_index() {
+            Err(e) => plans::failed(e),
+            Ok(job) => self.run_job(job, |indexed| Ok(Reply::Value((indexed.len() as f64).into()))),
+        }
     }
 
     /// `[{id, createdAt, lastActivity, records, bytes}]` for the sessions of `contextDir`.
@@ -806,7 +771,7 @@ impl JsContextManager {
     }
 
     /// `saveContext`, its first step; the driver runs the rest (driver.js, `save`).
-    /// Returns `[0, filepath]` (saved: a record held in memory), `[1, task]` (a task
+    /// Returns `[0, filepath]` (saved: a record held in memory), `[6, step]` (a plan
     /// finishes the save: its follow-up I/O), or `[2, id, host, write, remove, path,
     /// bytes]`: write `bytes` (the record, or its parts to join: the header, the
     /// result's bytes that JavaScript holds, and `}`) to `path` exclusively with
@@ -854,7 +819,7 @@ impl JsContextManager {
     }
 
     /// How the write of save `id` ended (`ok`, and the host's value or error): `[0,
-    /// filepath]` or `[1, task]` as `__saveBegin`; `[2, path]`: the name was taken, write
+    /// filepath]` or `[6, step]` as `__saveBegin`; `[2, path]`: the name was taken, write
     /// the same bytes there; `[3, path]`: the write failed, remove `path` (whatever it
     /// left), then `__saveEnd`.
     #[wasm_bindgen(js_name = "__saveWritten")]
@@ -879,13 +844,12 @@ impl JsContextManager {
         }
     }
 
-    /// The end of save `id` whose write failed, once what it left is removed: throws
-    /// why (or `[1, task]`, a task failed with it).
+    /// The end of save `id` whose write failed, once what it left is removed: throws why.
     #[wasm_bindgen(js_name = "__saveEnd")]
-    pub fn save_end(&self, id: u32) -> Result<Array, JsValue> {
+    pub fn save_end(&self, id: u32) -> Result<(), JsValue> {
         match self.saves.borrow_mut().remove(&id) {
-            Some(Saving::Removing(failed)) => ended(Err(failed.into_error())),
-            _ => ended(Err(Error::new(ErrorKind::Internal, "no failed save under this id"))),
+            Some(Saving::Removing(failed)) => Err(failed.into_error()).js(),
+            _ => Err(Error::new(ErrorKind::Internal, "no failed save under this id")).js(),
         }
     }
 
@@ -940,10 +904,8 @@ impl JsContextManager {
     /// kind, value, …]` for each path it skipped after its read, in order: kind 0, the
     /// storage has no such file; 1, its read failed with `value`; 2, what it read is not
     /// a whole record, `value` says why. The `onDebug` warnings are given in that order.
-    /// Returns whether ending it woke tasks (a `close()` waiting for it): the driver then
-    /// polls them.
     #[wasm_bindgen(js_name = "__loadEnd")]
-    pub fn load_end(&self, id: u32, skipped: JsValue) -> bool {
+    pub fn load_end(&self, id: u32, skipped: JsValue) {
         let loading = self.loads.borrow_mut().remove(&id);
         if let Some(list) = skipped.dyn_ref::<Array>() {
             for at in (0..list.length()).step_by(4) {
@@ -959,7 +921,6 @@ impl JsContextManager {
             }
         }
         drop(loading);
-        super::tasks::woken()
     }
 
     /// `selectRelevantContexts` (the JS glue's `extras.js` exports it under that name):
@@ -991,15 +952,12 @@ impl JsContextManager {
     /// saved with the `queryId` / `taskId` given (no pointer object is made to rank
     /// them). With `pointers` (given as [`Given`] says, in `__slots`, `__epoch` and
     /// `__paths` when the JS glue made them), `queryId` / `taskId` narrow that list.
-    #[wasm_bindgen(js_name = selectRelevant)]
-    pub fn select_relevant(&self, query: JsValue, options: JsValue) -> u32 {
-        if let Err(e) = self.inner.check_open("selectRelevant") {
-            return rejected(e);
-        }
-        let (query_id, task_id) = match filter_options(&options) {
-            Ok(f) => f,
-            Err(e) => return rejected(e),
-        };
+    /// Over this manager's pointers the answer is the JSON text of the list, which the
+    /// glue parses once the call has returned (see `plans::Reply::Json`).
+    #[wasm_bindgen(js_name = "__selectRelevant")]
+    pub fn select_relevant(&self, query: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+        self.inner.check_open("selectRelevant").js()?;
+        let (query_id, task_id) = filter_options(&options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
         let given = get(&options, "pointers");
         let source = if given.is_undefined() {
@@ -1019,13 +977,10 @@ impl JsContextManager {
                     };
                     self.list_source(list, given, filter)
                 }
-                None => return rejected(Error::invalid("pointers must be an array")),
+                None => return Err(Error::invalid("pointers must be an array")).js(),
             }
         };
-        let ranking = match self.rank(&query, &source, &options, true) {
-            Ok(r) => r,
-            Err(e) => return rejected(e),
-        };
+        let ranking = self.rank(&query, &source, &options, true).js()?;
         let out = match &source {
             Source::Slots(_) => {
                 let (mut json, mut path) = (String::from("["), String::new());
@@ -1051,9 +1006,9 @@ impl JsContextManager {
                     json.push_str("]}");
                 }
                 json.push(']');
-                Done::Json(json)
+                JsValue::from(json)
             }
-            Source::List { list, listed } => Done::Value(
+            Source::List { list, listed } => JsValue::from(
                 ranking
                     .hits
                     .iter()
@@ -1071,34 +1026,41 @@ impl JsContextManager {
                         let _ = Reflect::set(&o, &"matched".into(), &matched);
                         JsValue::from(o)
                     })
-                    .collect::<Array>()
-                    .into(),
+                    .collect::<Array>(),
             ),
         };
-        done(out)
+        Ok(out)
     }
 
-    /// The `embed` option's vector for `query` (a `Float32Array`), for `selectRelevant`'s
-    /// hybrid ranking; `undefined` without the option or when it fails (`onDebug` says why).
-    #[wasm_bindgen(js_name = "__embedQuery")]
-    pub fn embed_query(&self, query: JsValue) -> u32 {
-        let (Some(embed), Some(query)) = (self.embed.clone(), query.as_string()) else {
-            return done(JsValue::UNDEFINED);
-        };
-        if self.inner.check_open("selectRelevant").is_err() {
-            // selectRelevant rejects CLOSED: the model is not called.
-            return done(JsValue::UNDEFINED);
+    /// The `embed` option (texts to vectors), while the manager is open: the JS glue
+    /// calls it (with a saved record's text, or the query of `selectRelevant`).
+    #[wasm_bindgen(getter, js_name = "__embed")]
+    pub fn embed_option(&self) -> Option<Function> {
+        self.embed.clone().filter(|_| self.inner.check_open("embed").is_ok())
+    }
+
+    /// Gives the record saved at `filepath` the vector in `embedded` (what the `embed`
+    /// option returned for its text); throws when that is not one vector, and tells
+    /// `onDebug` when the vector is refused (the record is then ranked by BM25 alone).
+    #[wasm_bindgen(js_name = "__setVector")]
+    pub fn set_vector(&self, filepath: String, embedded: JsValue) -> Result<(), JsValue> {
+        let vector = one_vector(&embedded).js()?;
+        if !self.inner.set_vector(&filepath, &vector) {
+            self.inner.debug(
+                "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
+                Some(&filepath),
+            );
         }
-        let inner = self.inner.clone();
-        spawn(async move {
-            match embedded(&embed, &query).await {
-                Ok(v) => Ok(js_sys::Float32Array::from(v.as_slice()).into()),
-                Err(e) => {
-                    inner.debug(format!("embed failed for the query, ranking by BM25 alone: {e}"), None);
-                    Ok(JsValue::UNDEFINED)
-                }
-            }
-        })
+        Ok(())
+    }
+
+    /// The query's vector from what the `embed` option returned for it, for
+    /// `selectRelevant`'s hybrid ranking (`__queryVector` in its options); throws when
+    /// that is not one vector.
+    #[wasm_bindgen(js_name = "__queryVector")]
+    pub fn query_vector(embedded: JsValue) -> Result<js_sys::Float32Array, JsValue> {
+        let vector = one_vector(&embedded).js()?;
+        Ok(js_sys::Float32Array::from(vector.as_slice()))
     }
 
     /// The slots of the pointers `getAllPointers` (`kind` 0), `getPointersForQuery` (1)
@@ -1154,19 +1116,15 @@ impl JsContextManager {
         panic!("{message}");
     }
 
-    /// How many tasks the module has started (for the tests: a common save starts none).
-    #[wasm_bindgen(js_name = "__tasksSpawnedForTests")]
-    pub fn tasks_spawned_for_tests() -> f64 {
-        super::tasks::spawned() as f64
-    }
-
-    /// Like `__panicForTests`, inside a task (so in the driver's poll, after the call returned).
+    /// Like `__panicForTests`, in a plan's second step (so in the driver's `__planStep`,
+    /// after the call returned), over the default storage.
     #[wasm_bindgen(js_name = "__panicForTestsAsync")]
-    pub fn panic_for_tests_async(message: String) -> u32 {
-        spawn(async move {
-            // A task runs only when the driver polls it: the panic happens there.
-            panic!("{message}");
-        })
+    pub fn panic_for_tests_async(message: String) -> Array {
+        Self::store_plan(
+            JsValue::UNDEFINED,
+            |_| Ok(PanicInStep(message, false)),
+            |()| Ok(Reply::Value(JsValue::UNDEFINED)),
+        )
     }
 
     /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
@@ -1360,7 +1318,7 @@ impl JsContextManager {
         match inner.begin_clear(what) {
             Err(e) => plans::failed(e),
             // The job clears the pointers for `clear`.
-            Ok(Clearing::Session(job)) => self.run_job(job, || Ok(Reply::Value(JsValue::UNDEFINED))),
+            Ok(Clearing::Session(job)) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
             Ok(Clearing::Files(pass, written)) => {
                 let manager = inner.clone();
                 let removes = written.iter().map(|p| crate::plan::Op::Remove(p.clone())).collect();
@@ -1438,7 +1396,8 @@ impl JsContextManager {
             v if v.is_undefined() || v.is_null() => dedupe_default,
             v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
         };
-        // `selectRelevant` with the `embed` option: the query's vector (from `__embedQuery`).
+        // `selectRelevant` with the `embed` option: the query's vector (extras.js asks
+        // `embed` for it, `__queryVector` makes it).
         let vector = match get(options, "__queryVector") {
             v if v.is_undefined() => None,
             v => Some(js_sys::Float32Array::new(&v).to_vec()),
@@ -1553,18 +1512,30 @@ impl JsContextManager {
     }
 }
 
-/// The vector `embed` gives `text`: it is called with `[text]` and must return (or
-/// resolve to) an array holding one array of numbers or `Float32Array`.
-async fn embedded(embed: &Function, text: &str) -> std::result::Result<Vec<f32>, String> {
-    let texts = Array::of1(&text.into());
-    let shown = |e: JsValue| {
-        js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| format!("{e:?}"))
-    };
-    let out = HostCall::new(&JsValue::UNDEFINED, embed, &[texts.into()]).await.map_err(shown)?;
-    let first = out.dyn_ref::<Array>().filter(|a| a.length() == 1).map(|a| a.get(0));
+/// The one vector in what the `embed` option returned for one text: an array holding
+/// one array of numbers or `Float32Array`.
+fn one_vector(embedded: &JsValue) -> Result<Vec<f32>> {
+    let first = embedded.dyn_ref::<Array>().filter(|a| a.length() == 1).map(|a| a.get(0));
     let vector = first.filter(|v| Array::is_array(v) || v.is_instance_of::<js_sys::Float32Array>());
-    let vector = vector.ok_or("embed must return one array of numbers (or Float32Array) per text")?;
+    let vector =
+        vector.ok_or_else(|| Error::invalid("embed must return one array of numbers (or Float32Array) per text"))?;
     Ok(js_sys::Float32Array::new(&vector).to_vec())
+}
+
+/// A plan that asks for nothing, then panics at its next step (`__panicForTestsAsync`):
+/// the message, and whether it has asked.
+struct PanicInStep(String, bool);
+
+impl crate::plan::Plan for PanicInStep {
+    type Output = ();
+
+    fn step(&mut self, _: crate::plan::Outcomes) -> crate::plan::Step<()> {
+        if !self.1 {
+            self.1 = true;
+            return crate::plan::Step::Run(Vec::new());
+        }
+        panic!("{}", self.0);
+    }
 }
 
 /// The indexed terms of a pointer object this manager did not make.

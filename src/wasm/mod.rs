@@ -25,9 +25,6 @@ mod manager;
 mod plans;
 #[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod storage;
-// The window and conversation modules run no tasks (see `tasks::poll`).
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-mod tasks;
 #[cfg(feature = "core")]
 mod types;
 #[cfg(feature = "window")]

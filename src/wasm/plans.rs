@@ -5,17 +5,14 @@
 //! `__planStep(id, outcomes)` for the next one, until the plan is done. A step, as the
 //! driver gets it:
 //!
-//! - `[0, value, json, woken]`: done, resolve with `value` (`JSON.parse(value)` when
-//!   `json`); `[4, error, false, woken]`: failed, reject with `error`. With `woken`,
-//!   ending the plan woke tasks (a `close()` waiting for it): poll them;
-//! - `[5, task]`: settle task `task` instead (the operation is a task in this case, or
-//!   its last part is: a save's `embed`);
+//! - `[0, value, json]`: done, resolve with `value` (`JSON.parse(value)` when `json`);
+//!   `[4, error]`: failed, reject with `error`;
 //! - `[1, id, host, calls]`: call the host, all at once. `calls` is flat, `fn, args, …`
 //!   (`fn` undefined: the host has no such method, the call gives `undefined`); the
 //!   outcomes go back flat in the same order, `ok, value or error, …`;
-//! - `[2, id, host, lock, name]`: this module's turn at `name` for `host` (its plans and
-//!   tasks take it one after the other), then `lock.call(host, name, callback)` (`lock`
-//!   undefined: the host has none, the turn alone); once the callback runs (the lock is
+//! - `[2, id, host, lock, name]`: this process's turn at `name` for `host` (its plans
+//!   and conversation stores take it one after the other), then `lock.call(host, name,
+//!   callback)` (`lock` undefined: the host has none, the turn alone); once the callback runs (the lock is
 //!   held), `__planStep(id, [])`; if the lock fails before, `[false, error]`;
 //! - `[3, id]`: release that lock; once the host's `lock` settles, `[ok, value or error]`.
 //!
@@ -40,10 +37,9 @@ pub enum Reply {
     /// This value.
     Value(JsValue),
     /// This JSON text, parsed by the driver once the wasm call has returned (`JSON.parse`
-    /// run inside a wasm call has crashed Node 20's V8: see `tasks::Done`).
+    /// run inside a wasm call, with wasm frames on the stack, has crashed Node 20's V8
+    /// while deoptimising).
     Json(String),
-    /// What this task resolves with (a save's `embed`, called once its follow-up is done).
-    Task(u32),
 }
 
 /// A plan in flight.
@@ -84,12 +80,6 @@ where
     });
     let running = Running { manager, plan: Box::new(plan.map(reply)), asked: Vec::new(), lock: Lock::Free };
     advance(id, running, None)
-}
-
-/// The step that hands the driver a task to settle instead (an operation that is a plan
-/// in some cases, and still a task in others).
-pub fn task(task: u32) -> Array {
-    Array::of2(&5.into(), &task.into())
 }
 
 /// The step of a plan that failed (before it began, or with its state dropped).
@@ -210,15 +200,12 @@ fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> Array {
     step
 }
 
-/// The last step of a plan: its value, or its error; and whether ending it woke tasks
-/// (a `close()` waiting for the operation), which the driver then polls. The plan's
-/// state is dropped before (a pass it holds ends the operation).
+/// The last step of a plan: its value, or its error. The plan's state is dropped before
+/// (a pass it holds ends the operation).
 fn finish(result: Result<Reply>) -> Array {
-    let woken = JsValue::from(super::tasks::woken());
     match result {
-        Ok(Reply::Value(value)) => Array::of4(&0.into(), &value, &false.into(), &woken),
-        Ok(Reply::Json(text)) => Array::of4(&0.into(), &text.into(), &true.into(), &woken),
-        Ok(Reply::Task(t)) => task(t),
-        Err(e) => Array::of4(&4.into(), &to_js(e), &false.into(), &woken),
+        Ok(Reply::Value(value)) => Array::of3(&0.into(), &value, &false.into()),
+        Ok(Reply::Json(text)) => Array::of3(&0.into(), &text.into(), &true.into()),
+        Err(e) => Array::of2(&4.into(), &to_js(e)),
     }
 }

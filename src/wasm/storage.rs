@@ -3,15 +3,21 @@
 //! Host methods may return a value or a Promise; a synchronous throw and a rejection
 //! are both turned into typed errors with the host's error as `cause`: `EEXIST` stays
 //! "already exists", out-of-space errors become `QUOTA_EXCEEDED`, the rest `STORAGE`.
+//!
+//! The package's workflows never await it: their plans' ops go to the JavaScript driver
+//! as host calls ([`JsStorage::call_of`]) and come back typed ([`JsStorage::outcome`]).
+//! Its [`Storage`] implementation serves Rust code that drives the core's async API in
+//! wasm itself (the wasm-bindgen tests do), awaiting the host's Promises with
+//! `wasm-bindgen-futures`; the module links none of it unless such code is compiled in.
 
 use std::fmt;
 
-use js_sys::{Array, ArrayBuffer, Function, Object, Reflect, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 
 use super::body;
-use super::tasks::HostCall;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Op, Outcome};
@@ -109,9 +115,15 @@ impl JsStorage {
         Some(Array::of2(&self.host, &close))
     }
 
-    /// `f` called on the host by the driver (see `tasks`), its failure typed.
+    /// `f` called on the host and its value awaited (a plain value or a thenable), its
+    /// failure typed.
     async fn call(&self, op: &str, path: &str, f: &Function, args: &[JsValue]) -> Result<JsValue> {
-        HostCall::new(&self.host, f, args).await.map_err(|e| host_failure(op, path, e))
+        let args: Array = args.iter().collect();
+        let settled = match f.apply(&self.host, &args) {
+            Ok(value) => JsFuture::from(Promise::resolve(&value)).await,
+            Err(e) => Err(e),
+        };
+        settled.map_err(|e| host_failure(op, path, e))
     }
 
     /// What the driver writes a new record with: the host, its `write` and its `remove`.
@@ -307,16 +319,36 @@ impl Storage for JsStorage {
         Ok(())
     }
 
-    /// `host.lock(name, fn)`, run by the driver: the lock is held from the callback's
-    /// call until the driver releases it (after `work`), and the host's `lock` settles.
-    /// Without a host `lock`, the driver still gives this process's turns at the name in order.
+    /// `host.lock(name, fn)` through the driver's `hold` (driver.js), as the plans take
+    /// it: this process's turn at the name first, then the host's lock (none: the turn
+    /// alone), held from the callback's call until `work` is done and the host's `lock`
+    /// has settled.
     async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
         let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
-        let held = HostCall::lock(&self.host, &self.lock_fn(), name);
-        let lock_call = held.id();
-        held.await.map_err(failed)?;
+        let lock = hold(&self.host, &self.lock_fn(), name);
+        let part = |key: &str| Reflect::get(&lock, &key.into()).unwrap_or(JsValue::UNDEFINED);
+        // `held`: `[]` once held, `[false, error]` if the lock failed before.
+        let held = Array::from(&JsFuture::from(Promise::resolve(&part("held"))).await.map_err(failed)?);
+        if held.length() > 0 {
+            return Err(failed(held.get(1)));
+        }
         let out = work.await;
-        HostCall::unlock(lock_call).await.map_err(failed)?;
+        if let Some(release) = part("release").dyn_ref::<Function>() {
+            let _ = release.call0(&JsValue::UNDEFINED);
+        }
+        // `settled`: `[ok, value or error]` of the host's lock.
+        let settled = Array::from(&JsFuture::from(Promise::resolve(&part("settled"))).await.map_err(failed)?);
+        if settled.get(0).as_bool() != Some(true) {
+            return Err(failed(settled.get(1)));
+        }
         Ok(out)
     }
+}
+
+// The driver's lock holder (pkg-template/driver.js, beside the glue in the package; a
+// snippet for the wasm-bindgen tests, as host.js is).
+#[cfg_attr(not(test), wasm_bindgen(raw_module = "./driver.js"))]
+#[cfg_attr(test, wasm_bindgen(module = "/pkg-template/driver.js"))]
+extern "C" {
+    fn hold(host: &JsValue, lock: &JsValue, name: &str) -> JsValue;
 }

