@@ -5,7 +5,7 @@ export interface DenoStorageOptions {
   durability?: "default" | "strict";
   /**
    * New files up to this many bytes are created with one blocking call
-   * (`Deno.writeFileSync`, `createNew`), which skips the op round trip. Default 64 KiB;
+   * (`Deno.writeFileSync`, `createNew`), which skips the op round trip. Default 256 KiB;
    * 0 keeps every write asynchronous. `durability: "strict"` writes asynchronously.
    */
   syncCreateMaxBytes?: number;

@@ -39,8 +39,8 @@ export function denoStorage(options = {}) {
   const strict = options.durability === "strict";
   // As in toolctx/node: small files are created and read with blocking calls, which
   // skip the op round trips of the asynchronous API (bench/io.mjs).
-  const syncCreateMax = options.syncCreateMaxBytes ?? 64 * 1024;
-  const syncReadMax = options.syncReadMaxBytes ?? 256 * 1024; // as toolctx/node
+  const syncCreateMax = options.syncCreateMaxBytes ?? 256 * 1024; // as toolctx/node
+  const syncReadMax = options.syncReadMaxBytes ?? 256 * 1024;
   const madeDirs = new Set();
   const realRoots = new Map();
   const encoder = new TextEncoder();

@@ -8,8 +8,8 @@ export interface NodeStorageOptions {
   /**
    * New files up to this many bytes are created with blocking calls (open O_EXCL,
    * write, close), which skips the thread-pool round trips of `fs.promises`: a save of
-   * a 1 KB to 64 KB record then costs less than a plain `fs.promises.writeFile` of the
-   * same bytes (`node bench/io.mjs`). Default 64 KiB (`bunStorage`: 1 MiB, where it
+   * a record up to 256 KiB then costs less than a plain `fs.promises.writeFile` of the
+   * same bytes (`node bench/io.mjs`). Default 256 KiB (`bunStorage`: 1 MiB, where it
    * is three times faster); 0 keeps every write asynchronous.
    */
   syncCreateMaxBytes?: number;

@@ -27,8 +27,8 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 /** What readSmallSync returns for a file past syncReadMaxBytes. */
 const TOO_BIG = Symbol("too big");
 const PROBE = new Uint8Array(1);
-/** The default of syncReadMaxBytes. */
-const SYNC_READ_MAX = 256 * 1024;
+/** The default of syncCreateMaxBytes and syncReadMaxBytes. */
+const SYNC_MAX = 256 * 1024;
 
 function ignore(codes) {
   return (err) => {
@@ -60,11 +60,12 @@ function limiter(max) {
 export function nodeStorage(options = {}) {
   const strict = options.durability === "strict";
   const limit = limiter(options.maxOpenFiles ?? 64);
-  const syncCreateMax = options.syncCreateMaxBytes ?? 64 * 1024;
-  // Reads block up to 256 KiB: a record that size is read from the page cache in tens of
-  // µs, a tenth of the JSON.parse that a load then runs on the same thread, where the
-  // asynchronous readFile takes four thread-pool round trips (bench/io.mjs --load).
-  const syncReadMax = options.syncReadMaxBytes ?? SYNC_READ_MAX;
+  // Creates and reads block up to 256 KiB: a record that size is written to or read from
+  // the page cache in tens of µs, less than the core's own work on the same thread (the
+  // content index of a save, the JSON.parse of a load), where the asynchronous calls take
+  // three or four thread-pool round trips (bench/io.mjs).
+  const syncCreateMax = options.syncCreateMaxBytes ?? SYNC_MAX;
+  const syncReadMax = options.syncReadMaxBytes ?? SYNC_MAX;
   const madeDirs = new Set();
   const realRoots = new Map();
 
