@@ -450,6 +450,43 @@ impl<S: Storage> ContextManager<S> {
         }
     }
 
+    /// The first steps of a resume and a reconcile: the session folder's record files
+    /// listed (into `files`, `listing` then `None`), then the manifest read.
+    fn list_then_read_manifest(
+        &self,
+        listing: &mut Option<RecordFiles>,
+        files: &mut Vec<String>,
+        job: &mut Job,
+        what: &str,
+        out: Outcomes,
+    ) -> Next {
+        let (Some(s), Some(running)) = (&self.session, listing.as_mut()) else { return Next::Nothing };
+        match self.listed(running, job, what, out) {
+            Err(next) => next,
+            Ok(listed) => {
+                *listing = None;
+                *files = listed;
+                Next::Run(vec![Op::Read(paths::join(&s.dir, MANIFEST))])
+            }
+        }
+    }
+
+    /// A record file of the session folder (`rel`) read for the manifest: its path,
+    /// metadata, size and entry (its content terms in it); `None` when it is missing,
+    /// unreadable, torn or foreign (reported).
+    fn read_entry(
+        &self,
+        rel: &str,
+        outcome: Result<Outcome>,
+    ) -> Result<Option<(String, RecordMeta, usize, ManifestEntry)>> {
+        let Some(s) = &self.session else { return Ok(None) };
+        let full = paths::join(&s.dir, rel);
+        let Ok(Some(bytes)) = plan::bytes(outcome) else { return Ok(None) };
+        let Some((meta, size, content)) = self.adopted(&full, &bytes) else { return Ok(None) };
+        let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
+        Ok(Some((full, meta, size, entry)))
+    }
+
     // -- spill
 
     /// The writes of the oldest in-memory records while they exceed `memoryBudget` (or
@@ -673,19 +710,16 @@ impl<S: Storage> ContextManager<S> {
     /// the manifest, the records it does not list yet; then the pointers restored.
     fn resuming(&self, r: &mut Resuming, job: &mut Job, out: Outcomes) -> Next {
         const WHAT: &str = "could not resume the session";
-        let Some(s) = &self.session else { return Next::Nothing };
+        if self.session.is_none() {
+            return Next::Nothing;
+        }
         match r.phase {
             ResumePhase::Listing => {
-                let Some(listing) = r.listing.as_mut() else { return Next::Nothing };
-                match self.listed(listing, job, WHAT, out) {
-                    Err(next) => next,
-                    Ok(files) => {
-                        r.listing = None;
-                        r.files = files;
-                        r.phase = ResumePhase::Manifest;
-                        Next::Run(vec![Op::Read(paths::join(&s.dir, MANIFEST))])
-                    }
+                let next = self.list_then_read_manifest(&mut r.listing, &mut r.files, job, WHAT, out);
+                if r.listing.is_none() {
+                    r.phase = ResumePhase::Manifest;
                 }
+                next
             }
             ResumePhase::Manifest => {
                 r.manifest = Some(plan::bytes(plan::only(out)));
@@ -694,15 +728,13 @@ impl<S: Storage> ContextManager<S> {
             ResumePhase::Adopting => {
                 let Some(manifest) = r.found.as_mut() else { return Next::Nothing };
                 for (rel, outcome) in std::mem::take(&mut r.unlisted).into_iter().zip(out) {
-                    let full = paths::join(&s.dir, &rel);
-                    let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
-                    let Some((meta, size, content)) = self.adopted(&full, &bytes) else { continue };
-                    match ManifestEntry::new(&meta, size, &manifest_words(&meta)) {
-                        Ok(entry) => {
-                            manifest.context_files.insert(rel, entry.with_content(&content));
+                    match self.read_entry(&rel, outcome) {
+                        Ok(Some((full, _, _, entry))) => {
+                            manifest.context_files.insert(rel, entry);
                             self.debug("indexed a record the manifest did not list yet", Some(&full));
                             r.changed = true;
                         }
+                        Ok(None) => {}
                         Err(e) => {
                             self.fail(job, WHAT, e, None);
                             return Next::Nothing;
@@ -892,16 +924,11 @@ impl<S: Storage> ContextManager<S> {
         let Some(s) = &self.session else { return Next::Nothing };
         match r.phase {
             ReconcilePhase::Listing => {
-                let Some(listing) = r.listing.as_mut() else { return Next::Nothing };
-                match self.listed(listing, job, WHAT, out) {
-                    Err(next) => next,
-                    Ok(files) => {
-                        r.listing = None;
-                        r.files = files;
-                        r.phase = ReconcilePhase::Manifest;
-                        Next::Run(vec![Op::Read(paths::join(&s.dir, MANIFEST))])
-                    }
+                let next = self.list_then_read_manifest(&mut r.listing, &mut r.files, job, WHAT, out);
+                if r.listing.is_none() {
+                    r.phase = ReconcilePhase::Manifest;
                 }
+                next
             }
             ReconcilePhase::Manifest => {
                 let on_disk = match plan::bytes(plan::only(out)) {
@@ -922,11 +949,9 @@ impl<S: Storage> ContextManager<S> {
             }
             ReconcilePhase::Adopting => {
                 for (rel, outcome) in std::mem::take(&mut r.orphans).into_iter().zip(out) {
-                    let full = paths::join(&s.dir, &rel);
-                    let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
-                    let Some((meta, size, content)) = self.adopted(&full, &bytes) else { continue };
-                    let entry = match ManifestEntry::new(&meta, size, &manifest_words(&meta)) {
-                        Ok(entry) => entry.with_content(&content),
+                    let (full, meta, size, entry) = match self.read_entry(&rel, outcome) {
+                        Ok(Some(read)) => read,
+                        Ok(None) => continue,
                         Err(e) => {
                             self.fail(job, WHAT, e, None);
                             return Next::Nothing;
