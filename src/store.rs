@@ -165,8 +165,12 @@ pub struct HostBody<'a> {
     pub len: usize,
     /// Their first `content_bytes` bytes (cut at a character boundary), for the index.
     pub prefix: &'a str,
-    /// [`result_hash`] of the whole text.
-    pub hash: u64,
+    /// [`result_hash`] of the whole text, when the host has it. Without it, the core
+    /// hashes the bytes it copies in for a record held in memory; for a record to write,
+    /// the host hands it over while the record is written
+    /// ([`PendingSave::set_result_hash`]), else the core reads the bytes
+    /// ([`Storage::body`]) once the record is written.
+    pub hash: Option<u64>,
 }
 
 /// Which pointers to list or rank: those saved with this query id and/or task id
@@ -970,13 +974,13 @@ impl<S: Storage> ContextManager<S> {
             return Err(Error::invalid("args must be a plain object"));
         }
         let hash = args_hash(&args)?;
-        let result_hash = match (&input.result_body, input.result_json) {
+        let hash_of_result = match (&input.result_body, input.result_json) {
             (Some(body), _) => body.hash,
             (None, Some(result)) => {
                 check_no_lone_surrogates(result)?;
-                result_hash(Some(result.as_bytes()))
+                Some(result_hash(Some(result.as_bytes())))
             }
-            (None, None) => result_hash(None),
+            (None, None) => Some(result_hash(None)),
         };
         let generated = input.description.is_none();
         let description = match input.description {
@@ -1045,7 +1049,7 @@ impl<S: Storage> ContextManager<S> {
             counter,
             meta,
             generated,
-            result_hash,
+            result_hash: hash_of_result,
             args,
             bytes,
             body: input.result_body.map(|b| b.handle),
@@ -1065,6 +1069,7 @@ impl<S: Storage> ContextManager<S> {
                 .storage
                 .body(handle)
                 .ok_or_else(|| Error::new(ErrorKind::Internal, "the storage no longer holds the result's bytes"))?;
+            pending.result_hash.get_or_insert_with(|| result_hash(Some(&body)));
             pending.bytes.extend_from_slice(&body);
             pending.bytes.push(b'}');
         }
@@ -1116,7 +1121,11 @@ impl<S: Storage> ContextManager<S> {
     /// Adds the pointer of a saved record (`written`: persisted just now, no await
     /// since); the follow-up the save needs, if any.
     fn commit_save(&self, pending: PendingSave, written: bool) -> (String, Option<Job>) {
-        let PendingSave { pass, seq, now, size, meta, generated, result_hash, path: filepath, terms, .. } = pending;
+        let hash = pending
+            .result_hash
+            .or_else(|| pending.body.and_then(|h| self.storage.body(h)).map(|b| result_hash(Some(&b))));
+        let PendingSave { pass, seq, now, size, meta, generated, path: filepath, terms, .. } = pending;
+        let result_hash = hash.unwrap_or_else(|| result_hash(None));
         let terms = terms.unwrap_or_default();
         let added = {
             let mut state = self.state.borrow_mut();
@@ -1812,7 +1821,8 @@ pub struct PendingSave {
     counter: u64,
     meta: RecordMeta,
     generated: bool,
-    result_hash: u64,
+    /// `None` until the host hands over the hash of a body it holds (see [`HostBody::hash`]).
+    result_hash: Option<u64>,
     args: Value,
     /// The whole record, or its header when the host holds the body.
     bytes: Vec<u8>,
@@ -1844,6 +1854,17 @@ impl PendingSave {
     /// bytes the host holds under the handle, then `}`.
     pub fn record(&self) -> (&[u8], Option<u32>) {
         (&self.bytes, self.body)
+    }
+
+    /// The hash of the result's bytes the host holds ([`HostBody::hash`]), computed while
+    /// the record is written.
+    pub fn set_result_hash(&mut self, hash: u64) {
+        self.result_hash = Some(hash);
+    }
+
+    /// Whether the hash of the result is still to be handed over ([`PendingSave::set_result_hash`]).
+    pub fn wants_result_hash(&self) -> bool {
+        self.result_hash.is_none()
     }
 
     /// Indexes the record (once): run while the host writes it.

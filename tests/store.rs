@@ -724,7 +724,7 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
                 handle: 7,
                 len: result.len(),
                 prefix: &result[..prefix_end],
-                hash: toolctx::result_hash(Some(result.as_bytes())),
+                hash: Some(toolctx::result_hash(Some(result.as_bytes()))),
             };
             let b = held
                 .save(SaveInput {
@@ -742,6 +742,15 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
             let (fallback, strategy) = (Fallback::None, toolctx::Strategy::Bm25);
             assert_eq!(text.rank_all("AuthError", fallback, strategy, None).hits.len(), 1);
             assert_eq!(held.rank_all("AuthError", fallback, strategy, None).hits.len(), 1, "its content is indexed");
+            // The same body again, its hash not handed over: the core reads the bytes for
+            // it (once the record is written, or as it copies them in to hold them), and
+            // the two saves are copies of one result.
+            let again = toolctx::HostBody { hash: None, ..body };
+            held.save(SaveInput { tool_name: "readFile", args_json: args, result_body: Some(again), ..SaveInput::default() })
+                .await?;
+            assert_eq!(held.storage().copied_in.get(), copied + 1, "the body read once for its hash");
+            let first = held.slots(Filter::ALL)[0];
+            assert!(held.has_later_copy(first), "the hash the core computed is the host's");
         }
         Ok::<(), Error>(())
     })

@@ -1,7 +1,8 @@
 //! A large result's JSON text stays in JavaScript: `saveContext` encodes it once
 //! (`TextEncoder`, native) into a `Uint8Array` that the core holds by handle. The core
 //! reads only what it needs: the length, the first `contentBytes` bytes for the index,
-//! and a hash of the whole (read in chunks into one small buffer, never copied whole).
+//! and, while the record is written, a hash of the whole (read in chunks into one small
+//! buffer, never copied whole).
 //! The driver writes the record as the header the core encodes, the body, then `}`.
 
 use std::cell::{Cell, RefCell};
@@ -45,13 +46,11 @@ pub struct Body {
     bytes: Uint8Array,
     /// The first `content_bytes` bytes, cut at a character boundary.
     pub prefix: String,
-    /// [`crate::store::result_hash`] of the whole text.
-    pub hash: u64,
 }
 
 impl Body {
     /// Encodes `json` (a `JSON.stringify` result: always well-formed UTF-16) and reads
-    /// its first `content_bytes` bytes and its hash.
+    /// its first `content_bytes` bytes.
     pub fn new(json: &JsString, content_bytes: usize) -> Result<Body> {
         let bytes = ENCODER.with(|e| e.encode_bytes(json));
         let len = bytes.length();
@@ -62,22 +61,29 @@ impl Body {
         }
         let prefix = String::from_utf8(prefix)
             .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))?;
+        let handle = NEXT.with(|n| {
+            n.set(n.get().wrapping_add(1));
+            n.get()
+        });
+        HELD.with(|h| h.borrow_mut().insert(handle, bytes.clone()));
+        Ok(Body { handle, bytes, prefix })
+    }
+
+    /// [`crate::store::result_hash`] of the whole text: its bytes read into wasm in
+    /// chunks (the save runs it while the host writes the record).
+    pub fn hash(&self) -> u64 {
+        let len = self.bytes.length();
         let mut hasher = ResultHasher::default();
         let mut buf = vec![0u8; CHUNK.min(len) as usize];
         let mut at = 0;
         while at < len {
             let end = (at + CHUNK).min(len);
             let part = &mut buf[..(end - at) as usize];
-            bytes.subarray(at, end).copy_to(part);
+            self.bytes.subarray(at, end).copy_to(part);
             hasher.update(part);
             at = end;
         }
-        let handle = NEXT.with(|n| {
-            n.set(n.get().wrapping_add(1));
-            n.get()
-        });
-        HELD.with(|h| h.borrow_mut().insert(handle, bytes.clone()));
-        Ok(Body { handle, bytes, prefix, hash: hasher.finish() })
+        hasher.finish()
     }
 
     /// The handle the storage knows it by.

@@ -409,7 +409,7 @@ fn save_input<'a>(tool: &'a str, args_json: &'a str, result_in: &'a ResultIn, fi
     let (result_json, result_body) = match result_in {
         ResultIn::Text(text) => (text.as_deref(), None),
         ResultIn::Held(body) => {
-            (None, Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: body.hash }))
+            (None, Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: None }))
         }
     };
     SaveInput {
@@ -813,7 +813,10 @@ impl JsContextManager {
     /// Indexes the result of save `id` (while the host writes its record).
     #[wasm_bindgen(js_name = "__saveIndex")]
     pub fn save_index(&self, id: u32) {
-        if let Some(Saving::Writing(pending, _)) = self.saves.borrow_mut().get_mut(&id) {
+        if let Some(Saving::Writing(pending, result_in)) = self.saves.borrow_mut().get_mut(&id) {
+            if let (true, ResultIn::Held(body)) = (pending.wants_result_hash(), &*result_in) {
+                pending.set_result_hash(body.hash());
+            }
             pending.index(self.inner.options().content_bytes);
         }
     }
