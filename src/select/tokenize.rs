@@ -68,9 +68,11 @@ pub fn index_tokens(text: &str, out: &mut Vec<String>) -> usize {
 /// character takes the Unicode path (full case mapping per part, as `str::to_lowercase`).
 pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
     let mut len = 0;
-    // The identifier being read: its words joined, how many words, where it ends.
+    // The identifier being read: its words joined (lowercased, built once a second word
+    // joins the first), how many words, where its first word is and where it ends.
     let mut joined = String::new();
     let mut joined_words = 0;
+    let mut first_word = 0..0;
     let mut joined_end = 0;
     let (mut lower, mut part_lower) = (String::new(), String::new());
     for_each_word_at(text, |start, word, ascii| {
@@ -120,7 +122,17 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
             f(&lower);
         }
         if !unspaced {
-            joined.push_str(if lowercase { word } else { &lower });
+            match joined_words {
+                0 => first_word = start..start + word.len(),
+                _ => {
+                    if joined_words == 1 {
+                        // The first word lowercased as above: whole, as `lower` is.
+                        lowercase_into(&text[first_word.clone()], &mut part_lower);
+                        joined.push_str(&part_lower);
+                    }
+                    joined.push_str(if lowercase { word } else { &lower });
+                }
+            }
             joined_words += 1;
             joined_end = start + word.len();
         }
@@ -157,6 +169,18 @@ fn for_each_word_at(text: &str, mut f: impl FnMut(usize, &str, bool)) {
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
+        if b.is_ascii_alphanumeric() {
+            // A run of ASCII letters and digits (most of a text), skipped in one loop.
+            if run_start.is_none() {
+                run_start = Some(i);
+                ascii = true;
+            }
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            continue;
+        }
         let (word, unspaced, width) = if b.is_ascii() {
             (b.is_ascii_alphanumeric(), false, 1)
         } else {
