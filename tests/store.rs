@@ -746,8 +746,13 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
             // it (once the record is written, or as it copies them in to hold them), and
             // the two saves are copies of one result.
             let again = toolctx::HostBody { hash: None, ..body };
-            held.save(SaveInput { tool_name: "readFile", args_json: args, result_body: Some(again), ..SaveInput::default() })
-                .await?;
+            held.save(SaveInput {
+                tool_name: "readFile",
+                args_json: args,
+                result_body: Some(again),
+                ..SaveInput::default()
+            })
+            .await?;
             assert_eq!(held.storage().copied_in.get(), copied + 1, "the body read once for its hash");
             let first = held.slots(Filter::ALL)[0];
             assert!(held.has_later_copy(first), "the hash the core computed is the host's");
