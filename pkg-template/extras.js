@@ -150,11 +150,20 @@ Core.prototype.saveContext = function saveContext(toolName, args, result, taskOr
  * filepath whatever happens (a failing embed leaves the record ranked by BM25 alone). */
 async function embedSaved(manager, filepath, text) {
   const embed = embedOption.call(manager);
+  if (embed === undefined) return filepath;
+  const failed = (err) => manager.__debug(`embed failed, the record is ranked by BM25 alone: ${err?.message ?? err}`, filepath);
+  let embedded;
   try {
-    if (embed !== undefined) manager.__setVector(filepath, await embed([text]));
+    embedded = await embed([text]);
   } catch (err) {
-    if (err?.code === "INTERNAL") throw err;
-    manager.__debug(`embed failed, the record is ranked by BM25 alone: ${err?.message ?? err}`, filepath);
+    failed(err);
+    return filepath;
+  }
+  try {
+    manager.__setVector(filepath, embedded);
+  } catch (err) {
+    if (err?.code !== "INVALID_ARGUMENT") throw err; // a trap (INTERNAL), or the manager gone
+    failed(err);
   }
   return filepath;
 }
@@ -216,11 +225,19 @@ function heuristicSelect(query, options) {
 async function embedQuery(manager, query) {
   const embed = embedOption.call(manager);
   if (embed === undefined || typeof query !== "string") return undefined;
+  const failed = (err) => manager.__debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`);
+  let embedded;
   try {
-    return queryVector(await embed([query]));
+    embedded = await embed([query]);
   } catch (err) {
-    if (err?.code === "INTERNAL") throw err;
-    manager.__debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`);
+    failed(err);
+    return undefined;
+  }
+  try {
+    return queryVector(embedded);
+  } catch (err) {
+    if (err?.code !== "INVALID_ARGUMENT") throw err; // a trap (INTERNAL)
+    failed(err);
     return undefined;
   }
 }

@@ -1231,6 +1231,17 @@ export function runSeedApiTests({
     assert.ok(![b, c].includes(a));
   });
 
+  t("embed: a result of the wrong shape is reported and the save and the query go on without a vector", async () => {
+    const { m, debug } = setup({ embed: (texts) => (texts[0].includes("src/a.ts") ? "not vectors" : [[1, 2], [3, 4]]) });
+    const a = await m.saveContext("readFile", { path: "src/a.ts" }, { text: "session token" });
+    assert.match(a, /readFile_/);
+    const hits = await m.selectRelevant("session", { fallback: "none" });
+    assert.deepEqual(hits.map((h) => h.filepath), [a], "ranked by BM25 alone");
+    const said = debug.map((d) => d.msg).join("\n");
+    assert.match(said, /embed failed, the record is ranked by BM25 alone: embed must return one array/);
+    assert.match(said, /embed failed for the query, ranking by BM25 alone: embed must return one array/);
+  });
+
   // -- selectRelevantContexts
 
   async function relevanceFixture() {
