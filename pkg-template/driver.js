@@ -35,6 +35,21 @@ function join(parts) {
   return out;
 }
 
+/**
+ * How `call()` ended, `[ok, value or error]`: at once when it returns a plain value or
+ * throws, in a Promise when it returns a thenable (a host method may do either).
+ */
+function attempt(call) {
+  let value;
+  try {
+    value = call();
+  } catch (err) {
+    return [false, err];
+  }
+  if (typeof value?.then !== "function") return [true, value];
+  return value.then((v) => [true, v], (err) => [false, err]);
+}
+
 /** host → name → the tail of the turns at that lock in this process (`hold`). */
 const turns = new WeakMap();
 
@@ -159,15 +174,7 @@ export function createDriver(core, onTrap) {
     const record = Array.isArray(begun[6]) ? join(begun[6]) : begun[6];
     let indexed = false;
     for (;;) {
-      let outcome;
-      try {
-        const value = write.call(host, path, record, { exclusive: true });
-        outcome = typeof value?.then !== "function"
-          ? [true, value]
-          : new Promise((resolve) => value.then((v) => resolve([true, v]), (err) => resolve([false, err])));
-      } catch (err) {
-        outcome = [false, err];
-      }
+      let outcome = attempt(() => write.call(host, path, record, { exclusive: true }));
       if (!indexed) {
         indexed = true;
         manager.__saveIndex(id);
@@ -181,12 +188,9 @@ export function createDriver(core, onTrap) {
       if (step[0] === 6) return plan(step[1]);
       path = step[1];
       if (step[0] === 3) {
-        try {
-          const removed = remove.call(host, path);
-          if (typeof removed?.then === "function") await removed;
-        } catch {
-          // Best effort: the save fails with the write's error.
-        }
+        // Best effort: the save fails with the write's error, whatever the removal gives.
+        const removed = attempt(() => remove.call(host, path));
+        if (!Array.isArray(removed)) await removed;
         if (!pending.has(reject)) return undefined;
         manager.__saveEnd(id); // throws why the save failed
         return undefined;
@@ -290,21 +294,13 @@ export function createDriver(core, onTrap) {
     const out = new Array(calls.length);
     let waits;
     for (let i = 0; i < calls.length; i += 2) {
-      let value;
-      try {
-        value = calls[i] === undefined ? undefined : calls[i].apply(host, calls[i + 1]);
-      } catch (err) {
-        out[i] = false;
-        out[i + 1] = err;
-        continue;
-      }
-      out[i] = true;
-      out[i + 1] = value;
-      if (typeof value?.then !== "function") continue;
-      (waits ??= []).push(value.then((v) => (out[i + 1] = v), (err) => {
-        out[i] = false;
-        out[i + 1] = err;
-      }));
+      const outcome = calls[i] === undefined ? [true, undefined] : attempt(() => calls[i].apply(host, calls[i + 1]));
+      const settle = (o) => {
+        out[i] = o[0];
+        out[i + 1] = o[1];
+      };
+      if (Array.isArray(outcome)) settle(outcome);
+      else (waits ??= []).push(outcome.then(settle));
     }
     return waits === undefined ? out : Promise.all(waits).then(() => out);
   }
@@ -353,34 +349,25 @@ export function createDriver(core, onTrap) {
   function load(manager, filepaths, plan) {
     const host = plan[1], read = plan[2], options = plan[3];
     const count = plan.length - 6;
-    const ok = new Array(count).fill(true);
+    const ok = new Array(count);
     const values = new Array(count);
     let reading = 0;
     let done;
     for (let r = 0; r < count; r++) {
-      let got;
-      try {
-        got = read.call(host, plan[6 + r], options);
-      } catch (err) {
-        ok[r] = false;
-        got = err;
-      }
-      if (typeof got?.then !== "function") {
-        values[r] = got;
+      const outcome = attempt(() => read.call(host, plan[6 + r], options));
+      const settle = (o) => {
+        ok[r] = o[0];
+        values[r] = o[1];
+      };
+      if (Array.isArray(outcome)) {
+        settle(outcome);
         continue;
       }
       reading++;
-      got.then(
-        (v) => {
-          values[r] = v;
-          if (--reading === 0) done();
-        },
-        (err) => {
-          ok[r] = false;
-          values[r] = err;
-          if (--reading === 0) done();
-        },
-      );
+      outcome.then((o) => {
+        settle(o);
+        if (--reading === 0) done();
+      });
     }
     if (reading === 0) {
       try {
