@@ -141,7 +141,6 @@ impl Entry {
         if let StoredPath::Text(text) = &self.filepath {
             m.rc_str("entry: path text (not record-name form)", text);
         }
-        m.alloc("entry: args_json", self.args_json.len());
         if let Some(d) = &self.tool_description {
             m.alloc("entry: tool_description", d.len());
         }
@@ -171,9 +170,14 @@ impl State {
         for i in 0..self.entries.len() {
             self.entries[i].footprint(m);
         }
-        m.set("interned: table", &self.interned);
-        for s in &self.interned {
+        m.set("interned: table", &self.interned.texts);
+        for s in &self.interned.texts {
             m.rc_str("interned: texts", s);
+        }
+        m.set("interned: args table", &self.interned.args);
+        for a in &self.interned.args {
+            m.alloc("interned: args (hash, text)", 2 * size_of::<usize>() + size_of::<super::Args>());
+            m.alloc("interned: args (hash, text)", a.json.len());
         }
         m.vec("order", &self.order);
         m.map("slot_by_path: by_hash", &self.slot_by_path.by_hash);

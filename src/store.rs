@@ -235,9 +235,9 @@ struct Entry {
     tool_name: Rc<str>,
     /// `None`: `describe(tool_name, args)`, as the save generated it.
     tool_description: Option<Box<str>>,
-    args_json: Box<str>,
-    /// The args hash as bytes (ignored when `rare` holds its text).
-    args_hash: [u8; 32],
+    /// The args text and hash, shared by every pointer that has both (an agent calls a
+    /// tool with the same args again and again).
+    args: Rc<Args>,
     /// The task id when it is an `i32` other than [`NO_TASK`] (else in `rare`).
     task: i32,
     query_id: Option<Rc<str>>,
@@ -249,6 +249,56 @@ struct Entry {
     result_hash: Option<NonZeroU64>,
     /// `None` when the pointer has none of its fields (most pointers).
     rare: Option<Box<Rare>>,
+}
+
+/// A pointer's args: their JSON text, as given, and the args hash as bytes (all zero,
+/// and ignored, when [`Rare::args_hash`] holds its text). Pointers with the same text
+/// and hash share one ([`Interned::args`]).
+#[derive(PartialEq, Eq, Hash)]
+struct Args {
+    hash: [u8; 32],
+    json: Box<str>,
+}
+
+/// What pointers share: tool names and query ids (many pointers have each), and args.
+#[derive(Default)]
+struct Interned {
+    texts: HashSet<Rc<str>>,
+    args: HashSet<Rc<Args>>,
+}
+
+impl Interned {
+    fn text(&mut self, text: &str) -> Rc<str> {
+        match self.texts.get(text) {
+            Some(t) => t.clone(),
+            None => {
+                let t: Rc<str> = text.into();
+                self.texts.insert(t.clone());
+                t
+            }
+        }
+    }
+
+    fn args(&mut self, args: Args) -> Rc<Args> {
+        match self.args.get(&args) {
+            Some(a) => a.clone(),
+            None => {
+                let a = Rc::new(args);
+                self.args.insert(a.clone());
+                a
+            }
+        }
+    }
+
+    /// Drops the args no pointer holds any more.
+    fn prune(&mut self) {
+        self.args.retain(|a| Rc::strong_count(a) > 1);
+    }
+
+    fn clear(&mut self) {
+        self.texts.clear();
+        self.args.clear();
+    }
 }
 
 /// The fields of an [`Entry`] most pointers do not have.
@@ -292,18 +342,10 @@ fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
 }
 
 impl Entry {
-    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
-        let mut intern = |text: &str| match interned.get(text) {
-            Some(t) => t.clone(),
-            None => {
-                let t: Rc<str> = text.into();
-                interned.insert(t.clone());
-                t
-            }
-        };
-        let tool_name = intern(&meta.tool_name);
-        let query_id = meta.query_id.as_deref().map(&mut intern);
-        let filepath = StoredPath::new(filepath, &mut intern);
+    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut Interned) -> Self {
+        let tool_name = interned.text(&meta.tool_name);
+        let query_id = meta.query_id.as_deref().map(|q| interned.text(q));
+        let filepath = StoredPath::new(filepath, |t| interned.text(t));
         let args_hash = hash_bytes(&meta.args_hash);
         let from_path = filepath.ms().is_some_and(|ms| iso_timestamp(ms) == meta.timestamp);
         let task = meta.task_id.as_ref().and_then(|n| n.as_i64()).and_then(|n| i32::try_from(n).ok());
@@ -322,8 +364,7 @@ impl Entry {
         Entry {
             filepath,
             tool_name,
-            args_json: meta.args_json.into(),
-            args_hash: args_hash.unwrap_or_default(),
+            args: interned.args(Args { hash: args_hash.unwrap_or_default(), json: meta.args_json.into() }),
             task: task.unwrap_or(NO_TASK),
             query_id,
             size: u32::try_from(size).unwrap_or(u32::MAX),
@@ -350,7 +391,7 @@ impl Entry {
             Some(text) => out.push_str(text),
             None => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                for b in &self.args_hash {
+                for b in &self.args.hash {
                     out.push(HEX[(b >> 4) as usize] as char);
                     out.push(HEX[(b & 15) as usize] as char);
                 }
@@ -384,7 +425,7 @@ impl Entry {
         self.result_hash.is_some()
             && self.result_hash == other.result_hash
             && self.tool_name == other.tool_name
-            && self.args_hash == other.args_hash
+            && self.args.hash == other.args.hash
             && self.rare().and_then(|r| r.args_hash.as_ref()) == other.rare().and_then(|r| r.args_hash.as_ref())
     }
 
@@ -401,7 +442,7 @@ impl Entry {
             Some(text) => std::borrow::Cow::Borrowed(text),
             None => {
                 // The args were parsed from this very text when the pointer was saved.
-                let args: Value = serde_json::from_str(&self.args_json).unwrap_or(Value::Null);
+                let args: Value = serde_json::from_str(&self.args.json).unwrap_or(Value::Null);
                 std::borrow::Cow::Owned(crate::describe::describe(&self.tool_name, &args))
             }
         }
@@ -414,7 +455,7 @@ impl Entry {
         RecordMeta {
             tool_name: self.tool_name.to_string(),
             tool_description: self.description().into_owned(),
-            args_json: self.args_json.to_string(),
+            args_json: self.args.json.to_string(),
             args_hash,
             timestamp,
             task_id: self.task_id(),
@@ -447,7 +488,7 @@ impl Entry {
         out.push_str(",\"toolDescription\":");
         push_json_str(out, &self.description());
         out.push_str(",\"args\":");
-        out.push_str(&self.args_json);
+        out.push_str(&self.args.json);
         if let Some(task) = self.task_id() {
             out.push_str(",\"taskId\":");
             out.push_str(&task.to_string());
@@ -478,8 +519,8 @@ struct State {
     next_seq: u64,
     /// Pointers by slot (the order they were added; a slot never changes).
     entries: Paged<Entry>,
-    /// Tool names and query ids, shared by the pointers (many pointers have each).
-    interned: HashSet<Rc<str>>,
+    /// Tool names, query ids and args, shared by the pointers.
+    interned: Interned,
     /// Slots in save order (ascending `seq`).
     order: Vec<u32>,
     slot_by_path: PathSlots,
@@ -695,6 +736,7 @@ impl State {
         self.entries = order.iter().filter_map(|&s| old[s as usize].take()).collect();
         drop(old);
         self.order = (0..self.entries.len() as u32).collect();
+        self.interned.prune();
         self.slot_by_path.clear();
         for slot in 0..self.entries.len() as u32 {
             let path = self.entries[slot as usize].filepath.text();
@@ -1252,7 +1294,7 @@ impl<S: Storage> ContextManager<S> {
     fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
         // Every pointer's query id is the interned one: a query id never interned has no
         // pointer, and one that was is compared by address, not by its text.
-        let query_id = filter.query_id.map(|q| state.interned.get(q));
+        let query_id = filter.query_id.map(|q| state.interned.texts.get(q));
         state.order.iter().copied().filter(move |&slot| {
             let entry = &state.entries[slot as usize];
             let query_passes = match query_id {
@@ -1931,7 +1973,7 @@ mod tests {
             query_id: None,
             tool_call_id: None,
         };
-        Entry::new(path, meta, 0, &mut HashSet::new())
+        Entry::new(path, meta, 0, &mut Interned::default())
     }
 
     #[test]
@@ -1970,7 +2012,7 @@ mod tests {
             ("/ctx/x_y_0123456789ab_1700000000000_7_zz00.json", "01".repeat(32), "yesterday".into(), None),
             ("/ctx/seed_3f2a9c1b_1735012345678_0_k3j9x2.json", "3f2a9c1b".into(), iso_timestamp(-1), Some("")),
         ];
-        let mut interned = HashSet::new();
+        let mut interned = Interned::default();
         let tasks = [Some(Number::from(3)), None, Number::from_f64(2.0), Some(Number::from(1u64 << 40))];
         for ((path, args_hash, timestamp, call), task_id) in metas.into_iter().zip(tasks) {
             let meta = RecordMeta {
@@ -2009,12 +2051,49 @@ mod tests {
     #[test]
     fn an_entry_is_packed_so_the_pointer_table_stays_small() {
         // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
-        // parts 32, the args hash 32, the tool name, description, args and query id 32, the
+        // parts 32, the tool name, description and query id 24, the shared args 4, the
         // result hash 8, the task, the size and the written flag 9, the rare fields 4,
-        // padded to 8 (144 with the save order, which the index keeps too, a task id of 8
-        // and a timestamp, which the path's milliseconds give).
-        let expected = if cfg!(target_pointer_width = "32") { 120 } else { 168 };
+        // padded to 8 (the args hash and text live once per distinct args, in
+        // `Interned::args`; 144 with the save order, which the index keeps too, a task id
+        // of 8 and a timestamp, which the path's milliseconds give).
+        let expected = if cfg!(target_pointer_width = "32") { 88 } else { 128 };
         assert_eq!(std::mem::size_of::<Entry>(), expected);
+    }
+
+    #[test]
+    fn pointers_with_the_same_args_share_them_until_none_holds_them() {
+        let mut interned = Interned::default();
+        let make = |interned: &mut Interned, path: &str, args: &str, hash: &str| {
+            let meta = RecordMeta {
+                tool_name: "t".into(),
+                tool_description: "t".into(),
+                args_json: args.into(),
+                args_hash: hash.into(),
+                timestamp: iso_timestamp(0),
+                task_id: None,
+                query_id: None,
+                tool_call_id: None,
+            };
+            let e = Entry::new(path, meta.clone(), 0, interned);
+            assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
+            e
+        };
+        let (h, other) = ("ab".repeat(32), "cd".repeat(32));
+        let a = make(&mut interned, "/ctx/a.json", r#"{"x":1,"y":2}"#, &h);
+        let b = make(&mut interned, "/ctx/b.json", r#"{"x":1,"y":2}"#, &h);
+        // The same args in another key order (same hash), or the same text with another
+        // hash (a record adopted with its own), are other args.
+        let c = make(&mut interned, "/ctx/c.json", r#"{"y":2,"x":1}"#, &h);
+        let d = make(&mut interned, "/ctx/d.json", r#"{"x":1,"y":2}"#, &other);
+        assert!(Rc::ptr_eq(&a.args, &b.args));
+        assert!(!Rc::ptr_eq(&a.args, &c.args) && !Rc::ptr_eq(&a.args, &d.args));
+        assert_eq!(interned.args.len(), 3);
+        drop((a, c));
+        interned.prune();
+        assert_eq!(interned.args.len(), 2, "b still holds the first args, d its own");
+        drop((b, d));
+        interned.prune();
+        assert!(interned.args.is_empty());
     }
 
     #[test]
@@ -2041,7 +2120,7 @@ mod tests {
                 query_id: None,
                 tool_call_id: None,
             };
-            let e = Entry::new(path, meta.clone(), 0, &mut HashSet::new());
+            let e = Entry::new(path, meta.clone(), 0, &mut Interned::default());
             assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
             assert_eq!(e.rare.is_some(), apart, "{meta:?}");
         }
