@@ -408,16 +408,16 @@ impl Entry {
         }
     }
 
-    /// The key duplicates share (`None` when the result is not known): a 64-bit hash,
-    /// as two `u32` so a table of them takes 12-byte slots, not 16 (a `u64` aligns them
-    /// to 8 in wasm).
-    fn duplicate_key(&self) -> Option<[u32; 2]> {
+    /// The key duplicates share (`None` when the result is not known): a 32-bit hash, so
+    /// a table of them takes 8-byte slots. Two keys may collide (at 100,000 pointers, a
+    /// pair or so): [`State::latest_copy`] is a hint, and a collision only costs time.
+    fn duplicate_key(&self) -> Option<u32> {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let mut args_hash = String::new();
         self.push_args_hash(&mut args_hash);
         let key = (&*self.tool_name, args_hash, self.result_hash?.get());
         let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key);
-        Some([(h >> 32) as u32, h as u32])
+        Some((h >> 32) as u32 ^ h as u32)
     }
 
     /// Whether `other` holds the same tool, args and result (both saved by this manager).
@@ -531,8 +531,10 @@ struct State {
     /// Bumped whenever slots are forgotten, so a list of slots taken earlier is
     /// known to be stale.
     epoch: u32,
-    /// The latest slot saved with each duplicate key (tool, args hash, result hash).
-    latest_copy: HashMap<[u32; 2], u32>,
+    /// The latest slot saved with each duplicate key (tool, args hash, result hash): a
+    /// slot other than the pointer's own says a later copy may exist (two keys may share
+    /// a hash), so selection ranks every candidate to find it.
+    latest_copy: HashMap<u32, u32, std::hash::BuildHasherDefault<Prehashed>>,
     /// Records held in memory, by filepath (the path shared with the pointer's entry).
     memory: HashMap<Rc<str>, Rc<[u8]>>,
     /// In-memory records not yet being written out, oldest first.
