@@ -141,12 +141,9 @@ impl Entry {
         if let StoredPath::Text(text) = &self.filepath {
             m.rc_str("entry: path text (not record-name form)", text);
         }
-        if let Some(d) = &self.tool_description {
-            m.alloc("entry: tool_description", d.len());
-        }
         if let Some(rare) = &self.rare {
             m.alloc("entry: rare", size_of::<super::Rare>());
-            for text in [&rare.tool_call_id, &rare.args_hash].into_iter().flatten() {
+            for text in [&rare.tool_description, &rare.tool_call_id, &rare.args_hash].into_iter().flatten() {
                 m.alloc("entry: rare", text.len());
             }
             if let Some(super::Stamp::Text(text)) = &rare.timestamp {

@@ -227,14 +227,13 @@ pub enum Candidate {
 /// an `i32`, the timestamp as the path's milliseconds (a record's name holds the instant
 /// it was saved), and the fields most pointers lack (a tool call id, an args hash or
 /// timestamp the packed form would not print back, a task id that is not an `i32`) in
-/// `rare`. The save order is the index's ([`Index::order`]). A description the save generated is not kept (rebuilt from the tool name and
-/// args); a record read back keeps its own (it may come from a `describe` callback).
+/// `rare`. The save order is the index's ([`Index::order`]). A description `describe`
+/// makes from the tool name and args is not kept (it is made again); any other (from a
+/// `describe` callback, or another implementation) is kept in `rare`.
 struct Entry {
     /// The path, as its parts when it has the record-name form.
     filepath: StoredPath,
     tool_name: Rc<str>,
-    /// `None`: `describe(tool_name, args)`, as the save generated it.
-    tool_description: Option<Box<str>>,
     /// The args text and hash, shared by every pointer that has both (an agent calls a
     /// tool with the same args again and again).
     args: Rc<Args>,
@@ -304,6 +303,8 @@ impl Interned {
 /// The fields of an [`Entry`] most pointers do not have.
 #[derive(Default, PartialEq, Eq)]
 struct Rare {
+    /// The description, when it is not `describe(tool_name, args)`.
+    tool_description: Option<Box<str>>,
     tool_call_id: Option<Box<str>>,
     /// The args hash, when it is not 64 lowercase hex digits.
     args_hash: Option<Box<str>>,
@@ -342,7 +343,10 @@ fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
 }
 
 impl Entry {
-    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut Interned) -> Self {
+    /// The pointer of the record at `filepath`; `generated`: its description is the one
+    /// `describe` makes (the save made it), else it is compared with that one.
+    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut Interned, generated: bool) -> Self {
+        let generated = generated || Self::generated(&meta.tool_name, &meta.args_json) == meta.tool_description;
         let tool_name = interned.text(&meta.tool_name);
         let query_id = meta.query_id.as_deref().map(|q| interned.text(q));
         let filepath = StoredPath::new(filepath, |t| interned.text(t));
@@ -351,6 +355,7 @@ impl Entry {
         let task = meta.task_id.as_ref().and_then(|n| n.as_i64()).and_then(|n| i32::try_from(n).ok());
         let task = task.filter(|&n| n != NO_TASK);
         let rare = Rare {
+            tool_description: (!generated).then(|| meta.tool_description.into()),
             task_id: meta.task_id.filter(|_| task.is_none()),
             tool_call_id: meta.tool_call_id.map(Into::into),
             args_hash: args_hash.is_none().then(|| meta.args_hash.into()),
@@ -370,7 +375,6 @@ impl Entry {
             size: u32::try_from(size).unwrap_or(u32::MAX),
             written: false,
             result_hash: None,
-            tool_description: Some(meta.tool_description.into()),
             rare: (rare != Rare::default()).then(|| Box::new(rare)),
         }
     }
@@ -429,22 +433,18 @@ impl Entry {
             && self.rare().and_then(|r| r.args_hash.as_ref()) == other.rare().and_then(|r| r.args_hash.as_ref())
     }
 
-    /// Drops the description when the save generated it: [`Entry::description`] makes it
-    /// again, byte for byte (`describe` is a pure function of the tool name and the args).
-    fn generated_description(mut self) -> Self {
-        self.tool_description = None;
-        self
+    /// The description `describe` makes of a tool name and args text: [`Entry::description`]
+    /// makes it again, byte for byte (`describe` is a pure function of the two).
+    fn generated(tool_name: &str, args_json: &str) -> String {
+        let args: Value = serde_json::from_str(args_json).unwrap_or(Value::Null);
+        crate::describe::describe(tool_name, &args)
     }
 
-    /// The pointer's description: the one given, or the generated one.
+    /// The pointer's description: the one kept, or the generated one.
     fn description(&self) -> std::borrow::Cow<'_, str> {
-        match self.tool_description.as_deref() {
+        match self.rare().and_then(|r| r.tool_description.as_deref()) {
             Some(text) => std::borrow::Cow::Borrowed(text),
-            None => {
-                // The args were parsed from this very text when the pointer was saved.
-                let args: Value = serde_json::from_str(&self.args.json).unwrap_or(Value::Null);
-                std::borrow::Cow::Owned(crate::describe::describe(&self.tool_name, &args))
-            }
+            None => std::borrow::Cow::Owned(Self::generated(&self.tool_name, &self.args.json)),
         }
     }
 
@@ -1170,11 +1170,8 @@ impl<S: Storage> ContextManager<S> {
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned);
+            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated);
             entry.written = written;
-            if generated {
-                entry = entry.generated_description();
-            }
             entry.result_hash = Some(NonZeroU64::new(result_hash).unwrap_or(NonZeroU64::MIN));
             let key = entry.duplicate_key();
             let added = state.add(seq, entry, &terms);
@@ -1679,7 +1676,7 @@ impl<S: Storage> ContextManager<S> {
             };
             // A pointer, not ownership: only what this manager wrote is marked written
             // (`add` takes the mark back from `orphans`).
-            let entry = Entry::new(&filepath, meta, size, &mut state.interned);
+            let entry = Entry::new(&filepath, meta, size, &mut state.interned, false);
             state.add(seq, entry, &terms);
         }
     }
@@ -1748,7 +1745,7 @@ impl<S: Storage> ContextManager<S> {
         if self.keeps_ledger() {
             state.owned.add(full, saved_at_ms(rel, &meta), seq, size);
         }
-        let pointer = Entry::new(full, meta, size, &mut state.interned);
+        let pointer = Entry::new(full, meta, size, &mut state.interned, false);
         state.add(seq, pointer, terms);
         true
     }
@@ -1975,7 +1972,7 @@ mod tests {
             query_id: None,
             tool_call_id: None,
         };
-        Entry::new(path, meta, 0, &mut Interned::default())
+        Entry::new(path, meta, 0, &mut Interned::default(), false)
     }
 
     #[test]
@@ -2027,7 +2024,7 @@ mod tests {
                 query_id: Some("q".into()),
                 tool_call_id: call.map(str::to_owned),
             };
-            let e = Entry::new(path, meta.clone(), 5, &mut interned);
+            let e = Entry::new(path, meta.clone(), 5, &mut interned, false);
             assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
             assert_eq!(e.filepath.text(), path);
             let mut json = String::new();
@@ -2035,7 +2032,10 @@ mod tests {
             let v: Value = serde_json::from_str(&json).unwrap();
             assert_eq!((v["filepath"].as_str(), v["argsHash"].as_str()), (Some(path), Some(&*meta.args_hash)));
             assert_eq!((v["timestamp"].as_str(), v["toolCallId"].as_str()), (Some(&*meta.timestamp), call));
-            let generated = e.generated_description();
+            // The same record with the description `describe` makes: not kept.
+            let generated_meta = RecordMeta { tool_description: describe_of(&meta), ..meta.clone() };
+            let generated = Entry::new(path, generated_meta, 5, &mut interned, false);
+            assert!(e.rare.as_ref().is_some_and(|r| r.tool_description.as_deref() == Some("given")));
             assert_eq!(
                 (v["taskId"].to_string(), v.get("taskId").is_some()),
                 (task_id.as_ref().map_or("null".into(), Number::to_string), task_id.is_some())
@@ -2053,12 +2053,13 @@ mod tests {
     #[test]
     fn an_entry_is_packed_so_the_pointer_table_stays_small() {
         // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
-        // parts 32, the tool name, description and query id 24, the shared args 4, the
+        // parts 32, the tool name and query id 16, the shared args 4, the
         // result hash 8, the task, the size and the written flag 9, the rare fields 4,
         // padded to 8 (the args hash and text live once per distinct args, in
-        // `Interned::args`; 144 with the save order, which the index keeps too, a task id
-        // of 8 and a timestamp, which the path's milliseconds give).
-        let expected = if cfg!(target_pointer_width = "32") { 88 } else { 128 };
+        // `Interned::args`, a description `describe` makes is made again; 144 with the
+        // save order, which the index keeps too, a task id of 8 and a timestamp, which the
+        // path's milliseconds give).
+        let expected = if cfg!(target_pointer_width = "32") { 80 } else { 112 };
         assert_eq!(std::mem::size_of::<Entry>(), expected);
     }
 
@@ -2076,7 +2077,7 @@ mod tests {
                 query_id: None,
                 tool_call_id: None,
             };
-            let e = Entry::new(path, meta.clone(), 0, interned);
+            let e = Entry::new(path, meta.clone(), 0, interned, false);
             assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
             e
         };
@@ -2122,7 +2123,7 @@ mod tests {
                 query_id: None,
                 tool_call_id: None,
             };
-            let e = Entry::new(path, meta.clone(), 0, &mut Interned::default());
+            let e = Entry::new(path, meta.clone(), 0, &mut Interned::default(), false);
             assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
             assert_eq!(e.rare.is_some(), apart, "{meta:?}");
         }
@@ -2131,9 +2132,32 @@ mod tests {
     #[test]
     fn a_generated_description_is_not_kept() {
         // A record name whose milliseconds give the timestamp (0): no rare fields.
-        let e = entry("/ctx/t_000000000000_0000000000000_0_aaaa.json").generated_description();
-        assert!(e.tool_description.is_none() && e.rare.is_none());
-        assert_eq!(e.description(), crate::describe::describe("t", &serde_json::json!({})));
+        let path = "/ctx/t_000000000000_0000000000000_0_aaaa.json";
+        let generated = crate::describe::describe("t", &serde_json::json!({}));
+        assert_eq!(generated, "t");
+        let with = |description: &str, said_generated: bool| {
+            let meta = RecordMeta {
+                tool_name: "t".into(),
+                tool_description: description.into(),
+                args_json: "{}".into(),
+                args_hash: "0".repeat(64),
+                timestamp: iso_timestamp(0),
+                task_id: None,
+                query_id: None,
+                tool_call_id: None,
+            };
+            Entry::new(path, meta, 0, &mut Interned::default(), said_generated)
+        };
+        // The save's own (said generated), or a record read back whose description is
+        // the one `describe` makes: made again, not kept.
+        for e in [with(&generated, true), with(&generated, false)] {
+            assert!(e.rare.is_none());
+            assert_eq!(e.description(), generated);
+        }
+        // Any other description (a `describe` callback's) is kept.
+        let e = with("a tool", false);
+        assert!(e.rare.is_some());
+        assert_eq!(e.description(), "a tool");
         assert_eq!(entry("/ctx/a.json").description(), "t");
     }
 }
