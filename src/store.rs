@@ -7,7 +7,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::num::NonZeroU64;
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
@@ -245,7 +244,9 @@ struct Entry {
     written: bool,
     /// A 64-bit hash of the result's JSON text, when this manager saved the record:
     /// with the tool and args hash, what makes two records duplicates.
-    result_hash: Option<NonZeroU64>,
+    /// (High and low halves, all zero when not known: so the entry aligns to 4 bytes in
+    /// wasm, not 8; see [`Entry::result_hash`].)
+    result_hash: [u32; 2],
     /// `None` when the pointer has none of its fields (most pointers).
     rare: Option<Box<Rare>>,
 }
@@ -349,8 +350,8 @@ impl Entry {
         let generated = generated || Self::generated(&meta.tool_name, &meta.args_json) == meta.tool_description;
         let tool_name = interned.text(&meta.tool_name);
         let query_id = meta.query_id.as_deref().map(|q| interned.text(q));
-        let filepath = StoredPath::new(filepath, |t| interned.text(t));
         let args_hash = hash_bytes(&meta.args_hash);
+        let filepath = StoredPath::new(filepath, &args_hash.unwrap_or_default(), |t| interned.text(t));
         let from_path = filepath.ms().is_some_and(|ms| iso_timestamp(ms) == meta.timestamp);
         let task = meta.task_id.as_ref().and_then(|n| n.as_i64()).and_then(|n| i32::try_from(n).ok());
         let task = task.filter(|&n| n != NO_TASK);
@@ -374,13 +375,35 @@ impl Entry {
             query_id,
             size: u32::try_from(size).unwrap_or(u32::MAX),
             written: false,
-            result_hash: None,
+            result_hash: [0, 0],
             rare: (rare != Rare::default()).then(|| Box::new(rare)),
         }
     }
 
     fn rare(&self) -> Option<&Rare> {
         self.rare.as_deref()
+    }
+
+    /// The hash of the result's JSON text, when this manager saved the record.
+    fn result_hash(&self) -> Option<u64> {
+        let [high, low] = self.result_hash;
+        Some((u64::from(high) << 32) | u64::from(low)).filter(|&h| h != 0)
+    }
+
+    /// Notes the hash of the result's JSON text (a hash of 0 is kept as 1).
+    fn set_result_hash(&mut self, hash: u64) {
+        let hash = hash.max(1);
+        self.result_hash = [(hash >> 32) as u32, hash as u32];
+    }
+
+    /// Whether the pointer's path is `path`, byte for byte.
+    fn path_is(&self, path: &str) -> bool {
+        self.filepath.is(path, &self.args.hash)
+    }
+
+    /// The pointer's path.
+    fn path_text(&self) -> String {
+        self.filepath.text(&self.args.hash)
     }
 
     fn task_id(&self) -> Option<Number> {
@@ -419,15 +442,15 @@ impl Entry {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let mut args_hash = String::new();
         self.push_args_hash(&mut args_hash);
-        let key = (&*self.tool_name, args_hash, self.result_hash?.get());
+        let key = (&*self.tool_name, args_hash, self.result_hash()?);
         let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key);
         Some((h >> 32) as u32 ^ h as u32)
     }
 
     /// Whether `other` holds the same tool, args and result (both saved by this manager).
     fn duplicates(&self, other: &Entry) -> bool {
-        self.result_hash.is_some()
-            && self.result_hash == other.result_hash
+        self.result_hash().is_some()
+            && self.result_hash() == other.result_hash()
             && self.tool_name == other.tool_name
             && self.args.hash == other.args.hash
             && self.rare().and_then(|r| r.args_hash.as_ref()) == other.rare().and_then(|r| r.args_hash.as_ref())
@@ -472,7 +495,7 @@ impl Entry {
     /// The JS glue copies these fields by name (pkg-template/pointers.js): a new field goes there too.
     fn pointer_json(&self, out: &mut String) {
         // The tail (the parts after the prefix) holds no `/` and nothing JSON escapes.
-        let (head, tail) = self.filepath.split();
+        let (head, tail) = self.filepath.split(&self.args.hash);
         let push_path = |out: &mut String, head: &str| {
             push_json_str(out, head);
             out.pop();
@@ -598,7 +621,7 @@ impl PathSlots {
 
     fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
         match self.by_hash.get(&Self::key(path)) {
-            Some(&slot) if entries[slot as usize].filepath.is(path) => Some(slot),
+            Some(&slot) if entries[slot as usize].path_is(path) => Some(slot),
             _ => self.collisions.get(path).copied(),
         }
     }
@@ -606,7 +629,7 @@ impl PathSlots {
     fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
         match self.by_hash.entry(Self::key(path)) {
             std::collections::hash_map::Entry::Occupied(mut o) => {
-                if entries[*o.get() as usize].filepath.is(path) {
+                if entries[*o.get() as usize].path_is(path) {
                     o.insert(slot);
                 } else {
                     self.collisions.insert(path.into(), slot);
@@ -620,7 +643,7 @@ impl PathSlots {
 
     fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
         let key = Self::key(path);
-        if matches!(self.by_hash.get(&key), Some(&slot) if entries[slot as usize].filepath.is(path)) {
+        if matches!(self.by_hash.get(&key), Some(&slot) if entries[slot as usize].path_is(path)) {
             self.by_hash.remove(&key);
         } else {
             self.collisions.remove(path);
@@ -644,7 +667,7 @@ impl State {
 
     /// Adds a pointer, `seq` in save order; `false` when the index is full.
     fn add(&mut self, seq: u64, mut entry: Entry, terms: &Terms) -> bool {
-        let path = entry.filepath.text();
+        let path = entry.path_text();
         let Some(slot) = self.index.add(seq, terms) else {
             if entry.written {
                 self.orphans.insert(path.into());
@@ -685,7 +708,7 @@ impl State {
     /// The paths this manager wrote.
     fn written_paths(&self) -> Vec<String> {
         let live = self.order.iter().map(|&slot| &self.entries[slot as usize]).filter(|e| e.written);
-        live.map(|e| e.filepath.text()).chain(self.orphans.iter().map(|p| p.to_string())).collect()
+        live.map(|e| e.path_text()).chain(self.orphans.iter().map(|p| p.to_string())).collect()
     }
 
     /// Forgets every path this manager wrote.
@@ -741,7 +764,7 @@ impl State {
         self.interned.prune();
         self.slot_by_path.clear();
         for slot in 0..self.entries.len() as u32 {
-            let path = self.entries[slot as usize].filepath.text();
+            let path = self.entries[slot as usize].path_text();
             self.slot_by_path.insert(&path, slot, &self.entries);
         }
         self.latest_copy.retain(|_, slot| match new_slot[*slot as usize] {
@@ -759,7 +782,7 @@ impl State {
         for &slot in &self.order {
             let entry = &self.entries[slot as usize];
             if entry.written {
-                self.orphans.insert(entry.filepath.text().into());
+                self.orphans.insert(entry.path_text().into());
             }
         }
         self.entries.clear();
@@ -1172,7 +1195,7 @@ impl<S: Storage> ContextManager<S> {
             state.remove_pointer(&filepath);
             let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated);
             entry.written = written;
-            entry.result_hash = Some(NonZeroU64::new(result_hash).unwrap_or(NonZeroU64::MIN));
+            entry.set_result_hash(result_hash);
             let key = entry.duplicate_key();
             let added = state.add(seq, entry, &terms);
             if let (true, Some(key)) = (added, key) {
@@ -1346,7 +1369,7 @@ impl<S: Storage> ContextManager<S> {
     pub fn push_filepath(&self, slot: u32, out: &mut String) -> bool {
         let state = self.state.borrow();
         let Some(entry) = state.entries.get(slot as usize) else { return false };
-        entry.filepath.push_to(out);
+        entry.filepath.push_to(out, &entry.args.hash);
         true
     }
 
@@ -1374,7 +1397,7 @@ impl<S: Storage> ContextManager<S> {
         if state.index.holds(slot) {
             return Some(Listed::Slot(slot));
         }
-        let path = entry.filepath.text();
+        let path = entry.path_text();
         Some(state.slot_of(&path).map_or(Listed::Gone(path), Listed::Slot))
     }
 
@@ -1432,7 +1455,7 @@ impl<S: Storage> ContextManager<S> {
         let before = hits.len();
         let mut out: Vec<Scored> = Vec::with_capacity(before);
         for hit in hits.drain(..) {
-            let Some((e, seq, hash)) = entry(hit.index).and_then(|(e, seq)| e.result_hash.map(|h| (e, seq, h.get())))
+            let Some((e, seq, hash)) = entry(hit.index).and_then(|(e, seq)| e.result_hash().map(|h| (e, seq, h)))
             else {
                 out.push(hit);
                 continue;
@@ -1996,7 +2019,7 @@ mod tests {
         let collided: Vec<(Box<str>, u32)> = slots.collisions.iter().map(|(p, &s)| (p.clone(), s)).collect();
         for (path, slot) in &collided {
             let Some(&owner) = slots.by_hash.get(&PathSlots::key(path)) else { continue };
-            let owner_path = entries[owner as usize].filepath.text();
+            let owner_path = entries[owner as usize].path_text();
             slots.remove(&owner_path, &entries);
             assert_eq!(slots.get(path, &entries), Some(*slot));
             assert_eq!(slots.get(&owner_path, &entries), None);
@@ -2026,7 +2049,7 @@ mod tests {
             };
             let e = Entry::new(path, meta.clone(), 5, &mut interned, false);
             assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
-            assert_eq!(e.filepath.text(), path);
+            assert_eq!(e.path_text(), path);
             let mut json = String::new();
             e.pointer_json(&mut json);
             let v: Value = serde_json::from_str(&json).unwrap();
@@ -2053,13 +2076,13 @@ mod tests {
     #[test]
     fn an_entry_is_packed_so_the_pointer_table_stays_small() {
         // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
-        // parts 32, the tool name and query id 16, the shared args 4, the
-        // result hash 8, the task, the size and the written flag 9, the rare fields 4,
-        // padded to 8 (the args hash and text live once per distinct args, in
-        // `Interned::args`, a description `describe` makes is made again; 144 with the
-        // save order, which the index keeps too, a task id of 8 and a timestamp, which the
-        // path's milliseconds give).
-        let expected = if cfg!(target_pointer_width = "32") { 80 } else { 112 };
+        // parts 24 (its name's hash is the args hash's start), the tool name and query id
+        // 16, the shared args 4, the result hash 8, the task, the size and the written flag
+        // 9, the rare fields 4, padded to 4 (nothing aligns to 8). The args hash and text
+        // live once per distinct args, in `Interned::args`; a description `describe` makes
+        // is made again; the save order is the index's, the timestamp the path's
+        // milliseconds.
+        let expected = if cfg!(target_pointer_width = "32") { 68 } else { 104 };
         assert_eq!(std::mem::size_of::<Entry>(), expected);
     }
 
