@@ -12,7 +12,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::mem::size_of;
-use std::rc::Rc;
 
 use super::{ContextManager, Entry, State};
 use crate::naming::StoredPath;
@@ -185,12 +184,7 @@ impl State {
         self.index.footprint(m);
         self.vectors.footprint(m);
         m.map("latest_copy", &self.latest_copy);
-        m.map("memory: table", &self.memory);
-        for (path, bytes) in &self.memory {
-            m.rc_str("memory: paths", path);
-            m.alloc("memory: held records (the budget)", 2 * size_of::<usize>() + bytes.len());
-        }
-        m.alloc("memory: spill_queue", self.spill_queue.capacity() * size_of::<Rc<str>>());
+        self.memory.footprint(m);
         m.set("orphans", &self.orphans);
         for s in &self.orphans {
             m.rc_str("orphans", s);

@@ -183,6 +183,17 @@ impl StoredPath {
         }
     }
 
+    /// The hash a record name carries, as the start of an args hash (the rest zero; all
+    /// zero for a path of another form): a path kept with it prints back whatever the
+    /// record's args hash is.
+    pub(crate) fn name_hash(path: &str) -> HashBytes {
+        let mut out = [0; 32];
+        if let Some((_, hash, ..)) = Self::parts(path) {
+            out[..hash.len()].copy_from_slice(&hash);
+        }
+        out
+    }
+
     #[allow(clippy::type_complexity)]
     fn parts(path: &str) -> Option<(&str, [u8; 6], [u8; RANDOM_LEN], u32, u64)> {
         let stem = path.strip_suffix(".json")?;

@@ -6,7 +6,7 @@
 //! an `.await`, so any number of saves and loads may be in flight at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
@@ -28,7 +28,9 @@ use crate::session::{self, Manifest, ManifestEntry};
 use crate::storage::{Storage, WriteOptions};
 pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
 
+mod held;
 mod load;
+use held::Held;
 pub use load::{LoadStep, Loading, NotLoaded};
 
 /// Default `persistThreshold`: records of this many bytes or more are written out.
@@ -558,10 +560,8 @@ struct State {
     /// slot other than the pointer's own says a later copy may exist (two keys may share
     /// a hash), so selection ranks every candidate to find it.
     latest_copy: HashMap<u32, u32, std::hash::BuildHasherDefault<Prehashed>>,
-    /// Records held in memory, by filepath (the path shared with the pointer's entry).
-    memory: HashMap<Rc<str>, Rc<[u8]>>,
-    /// In-memory records not yet being written out, oldest first.
-    spill_queue: VecDeque<Rc<str>>,
+    /// Records held in memory, by filepath, and those not yet being written out.
+    memory: Held,
     memory_bytes: usize,
     /// Paths this manager wrote to storage that no pointer holds (the pointers' entries
     /// have the `written` flag): those of pointers forgotten (`clearPointers`, a rebuild)
@@ -620,16 +620,30 @@ impl PathSlots {
     }
 
     fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
+        self.find(path, |slot, path| entries[slot as usize].path_is(path))
+    }
+
+    fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
+        self.put(path, slot, |slot, path| entries[slot as usize].path_is(path));
+    }
+
+    fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
+        self.take(path, |slot, path| entries[slot as usize].path_is(path));
+    }
+
+    /// The slot of `path`; `is(slot, path)`: whether the path at `slot` is `path`.
+    fn find(&self, path: &str, is: impl Fn(u32, &str) -> bool) -> Option<u32> {
         match self.by_hash.get(&Self::key(path)) {
-            Some(&slot) if entries[slot as usize].path_is(path) => Some(slot),
+            Some(&slot) if is(slot, path) => Some(slot),
             _ => self.collisions.get(path).copied(),
         }
     }
 
-    fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
+    /// Puts `path` at `slot` (the path's slot before, if any, is replaced).
+    fn put(&mut self, path: &str, slot: u32, is: impl Fn(u32, &str) -> bool) {
         match self.by_hash.entry(Self::key(path)) {
             std::collections::hash_map::Entry::Occupied(mut o) => {
-                if entries[*o.get() as usize].path_is(path) {
+                if is(*o.get(), path) {
                     o.insert(slot);
                 } else {
                     self.collisions.insert(path.into(), slot);
@@ -641,9 +655,10 @@ impl PathSlots {
         }
     }
 
-    fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
+    /// Forgets `path`.
+    fn take(&mut self, path: &str, is: impl Fn(u32, &str) -> bool) {
         let key = Self::key(path);
-        if matches!(self.by_hash.get(&key), Some(&slot) if entries[slot as usize].path_is(path)) {
+        if matches!(self.by_hash.get(&key), Some(&slot) if is(slot, path)) {
             self.by_hash.remove(&key);
         } else {
             self.collisions.remove(path);
@@ -1136,11 +1151,9 @@ impl<S: Storage> ContextManager<S> {
             pending.bytes.push(b'}');
         }
         {
-            // Held in memory: the path is shared by the memory map and the spill queue.
-            let shared: Rc<str> = pending.path.as_str().into();
             let mut state = self.state.borrow_mut();
-            state.memory.insert(shared.clone(), Rc::from(std::mem::take(&mut pending.bytes)));
-            state.spill_queue.push_back(shared);
+            let State { memory, interned, .. } = &mut *state;
+            memory.insert(&pending.path, Rc::from(std::mem::take(&mut pending.bytes)), interned);
             state.memory_bytes += size;
         }
         let (filepath, after) = self.commit_save(pending, false);
@@ -1214,7 +1227,7 @@ impl<S: Storage> ContextManager<S> {
         // Follow-up I/O: spilling over the memory budget, retention, the session manifest.
         let spill = {
             let state = self.state.borrow();
-            state.memory_bytes > self.options.memory_budget && !state.spill_queue.is_empty()
+            state.memory_bytes > self.options.memory_budget && state.memory.any_queued()
         };
         let after =
             (spill || self.keeps_ledger() || self.session.is_some()).then(|| Job::after_save(pass, filepath.clone()));
@@ -1582,7 +1595,6 @@ impl<S: Storage> ContextManager<S> {
         }
         let mut state = self.state.borrow_mut();
         state.memory.clear();
-        state.spill_queue.clear();
         state.memory_bytes = 0;
         Ok(Clearing::Files(pass, state.written_paths()))
     }
@@ -1684,7 +1696,7 @@ impl<S: Storage> ContextManager<S> {
         state.forget_pointers();
         if own {
             let State { owned, memory, .. } = &mut *state;
-            owned.retain(|p| memory.contains_key(p));
+            owned.retain(|p| memory.contains(p));
         }
         for (_, (rel, meta, size)) in records {
             let filepath = paths::join(dir, &rel);
