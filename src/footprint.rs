@@ -108,6 +108,12 @@ impl Meter {
         self.alloc(name, 2 * size_of::<usize>() + s.len());
     }
 
+    /// A [`Shared`](crate::shared::Shared) text's two allocations (the `Rc` of a `Box<str>`, the text).
+    pub(crate) fn shared(&mut self, name: &'static str, s: &str) {
+        self.alloc(name, 4 * size_of::<usize>());
+        self.alloc(name, s.len());
+    }
+
     pub(crate) fn total(&self) -> Row {
         let mut t = Row { name: "total", ..Row::default() };
         for r in &self.rows {
@@ -138,7 +144,7 @@ impl Meter {
 impl Entry {
     fn footprint(&self, m: &mut Meter) {
         if let StoredPath::Text(text) = &self.filepath {
-            m.rc_str("entry: path text (not record-name form)", text);
+            m.shared("entry: path text (not record-name form)", text);
         }
         if let Some(rare) = &self.rare {
             m.alloc("entry: rare", size_of::<super::Rare>());
@@ -168,7 +174,7 @@ impl State {
         }
         m.set("interned: table", &self.interned.texts);
         for s in &self.interned.texts {
-            m.rc_str("interned: texts", s);
+            m.shared("interned: texts", s);
         }
         m.set("interned: args table", &self.interned.args);
         for a in &self.interned.args {

@@ -1,11 +1,10 @@
 //! Names and hashes (SPEC §3): the record filename grammar, tool-name sanitising,
 //! the RFC 8785 canonical-JSON args hash, and `hashQuery`.
 
-use std::rc::Rc;
-
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::shared::Shared;
 
 /// Longest sanitised tool name, in characters.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -123,12 +122,12 @@ pub fn is_record_filename(name: &str) -> bool {
 pub(crate) enum StoredPath {
     /// `ms` as two halves (high, low), so the path aligns to 4 bytes in wasm, not 8.
     Named {
-        prefix: Rc<str>,
+        prefix: Shared,
         random: [u8; RANDOM_LEN],
         counter: u32,
         ms: [u32; 2],
     },
-    Text(Rc<str>),
+    Text(Shared),
 }
 
 /// The part of a [`StoredPath`] after its prefix, printed: at most
@@ -168,7 +167,7 @@ pub(crate) type HashBytes = [u8; 32];
 impl StoredPath {
     /// `path` in its compact form when it has one (its name's hash begins `args_hash`);
     /// `intern` gives the shared copy of the prefix.
-    pub(crate) fn new(path: &str, args_hash: &HashBytes, mut intern: impl FnMut(&str) -> Rc<str>) -> Self {
+    pub(crate) fn new(path: &str, args_hash: &HashBytes, mut intern: impl FnMut(&str) -> Shared) -> Self {
         match Self::parts(path) {
             Some((prefix, hash, random, counter, ms)) if hash == args_hash[..FILENAME_HASH_LEN / 2] => {
                 let ms = [(ms >> 32) as u32, ms as u32];
@@ -361,7 +360,7 @@ mod tests {
 
     #[test]
     fn a_stored_path_prints_back_byte_for_byte() {
-        let mut interned: Vec<Rc<str>> = Vec::new();
+        let mut interned: Vec<Shared> = Vec::new();
         let mut intern = |s: &str| match interned.iter().find(|t| &***t == s) {
             Some(t) => t.clone(),
             None => {
@@ -422,13 +421,13 @@ mod tests {
         let a = StoredPath::new(pa, &hash_of(pa), &mut intern);
         let b = StoredPath::new(pb, &hash_of(pb), &mut intern);
         match (&a, &b) {
-            (StoredPath::Named { prefix: p, .. }, StoredPath::Named { prefix: q, .. }) => assert!(Rc::ptr_eq(p, q)),
+            (StoredPath::Named { prefix: p, .. }, StoredPath::Named { prefix: q, .. }) => assert!(Shared::ptr_eq(p, q)),
             _ => panic!("not compact: {a:?} {b:?}"),
         }
         assert_ne!(a, b);
         assert!(!a.is("/ctx/t_abababababab_1735012345678_1_aaab.json", &hash_of(pa)));
         #[cfg(target_pointer_width = "32")]
-        assert_eq!(std::mem::size_of::<StoredPath>(), 24);
+        assert_eq!(std::mem::size_of::<StoredPath>(), 20);
     }
 
     #[test]

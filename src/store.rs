@@ -25,6 +25,7 @@ use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_re
 use crate::retention::{Ledger, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry};
+use crate::shared::Shared;
 use crate::storage::{Storage, WriteOptions};
 pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
 
@@ -234,13 +235,13 @@ pub enum Candidate {
 struct Entry {
     /// The path, as its parts when it has the record-name form.
     filepath: StoredPath,
-    tool_name: Rc<str>,
+    tool_name: Shared,
     /// The args text and hash, shared by every pointer that has both (an agent calls a
     /// tool with the same args again and again).
     args: Rc<Args>,
     /// The task id when it is an `i32` other than [`NO_TASK`] (else in `rare`).
     task: i32,
-    query_id: Option<Rc<str>>,
+    query_id: Option<Shared>,
     size: u32,
     /// Whether this manager wrote the record to storage (see [`State::orphans`]).
     written: bool,
@@ -265,16 +266,16 @@ struct Args {
 /// What pointers share: tool names and query ids (many pointers have each), and args.
 #[derive(Default)]
 struct Interned {
-    texts: HashSet<Rc<str>>,
+    texts: HashSet<Shared>,
     args: HashSet<Rc<Args>>,
 }
 
 impl Interned {
-    fn text(&mut self, text: &str) -> Rc<str> {
+    fn text(&mut self, text: &str) -> Shared {
         match self.texts.get(text) {
             Some(t) => t.clone(),
             None => {
-                let t: Rc<str> = text.into();
+                let t = Shared::from(text);
                 self.texts.insert(t.clone());
                 t
             }
@@ -1335,7 +1336,7 @@ impl<S: Storage> ContextManager<S> {
             let query_passes = match query_id {
                 None => true,
                 Some(None) => false,
-                Some(Some(q)) => entry.query_id.as_ref().is_some_and(|e| Rc::ptr_eq(e, q)),
+                Some(Some(q)) => entry.query_id.as_ref().is_some_and(|e| Shared::ptr_eq(e, q)),
             };
             query_passes && filter.task_id.map_or(true, |t| entry.task_id().as_ref() == Some(t))
         })
@@ -2088,13 +2089,13 @@ mod tests {
     #[test]
     fn an_entry_is_packed_so_the_pointer_table_stays_small() {
         // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
-        // parts 24 (its name's hash is the args hash's start), the tool name and query id
-        // 16, the shared args 4, the result hash 8, the task, the size and the written flag
-        // 9, the rare fields 4, padded to 4 (nothing aligns to 8). The args hash and text
-        // live once per distinct args, in `Interned::args`; a description `describe` makes
-        // is made again; the save order is the index's, the timestamp the path's
-        // milliseconds.
-        let expected = if cfg!(target_pointer_width = "32") { 68 } else { 104 };
+        // parts 20 (its prefix shared, its name's hash the args hash's start), the tool
+        // name and query id 8 (shared, through thin pointers), the shared args 4, the
+        // result hash 8, the task, the size and the written flag 9, the rare fields 4,
+        // padded to 4 (nothing aligns to 8). The args hash and text live once per
+        // distinct args, in `Interned::args`; a description `describe` makes is made
+        // again; the save order is the index's, the timestamp the path's milliseconds.
+        let expected = if cfg!(target_pointer_width = "32") { 56 } else { 80 };
         assert_eq!(std::mem::size_of::<Entry>(), expected);
     }
 

@@ -147,7 +147,7 @@ impl Held {
         m.alloc("memory: queue", self.queue.capacity() * size_of::<u32>());
         for record in self.records.iter().flatten() {
             if let StoredPath::Text(text) = &record.path {
-                m.alloc("memory: path text (not record-name form)", 2 * size_of::<usize>() + text.len());
+                m.shared("memory: path text (not record-name form)", text);
             }
             m.alloc("memory: held records (the budget)", 2 * size_of::<usize>() + record.bytes.len());
         }
