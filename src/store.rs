@@ -224,14 +224,16 @@ pub enum Candidate {
     Foreign(Terms),
 }
 
-/// A pointer as it is kept: boxed strings, the tool name and query id shared by every
-/// pointer that has them, the path as its parts, the args hash as bytes, the task id as
-/// an `i32`, the timestamp as the path's milliseconds (a record's name holds the instant
-/// it was saved), and the fields most pointers lack (a tool call id, an args hash or
-/// timestamp the packed form would not print back, a task id that is not an `i32`) in
-/// `rare`. The save order is the index's ([`Index::order`]). A description `describe`
-/// makes from the tool name and args is not kept (it is made again); any other (from a
-/// `describe` callback, or another implementation) is kept in `rare`.
+/// A pointer as it is kept: the tool name, query id and path prefix shared by every
+/// pointer that has them (through thin pointers), the args text and hash (as bytes)
+/// shared by every pointer with the same args, the path as its parts (its name's hash is
+/// the args hash's start), the task id as an `i32`, the timestamp as the path's
+/// milliseconds (a record's name holds the instant it was saved), and the fields most
+/// pointers lack (a description `describe` does not make, a tool call id, an args hash
+/// or timestamp the packed form would not print back, a task id that is not an `i32`)
+/// in `rare`. The save order is the index's ([`Index::order`]). A description `describe`
+/// makes from the tool name and args is made again, not kept; any other (from a
+/// `describe` callback, or another implementation) is.
 struct Entry {
     /// The path, as its parts when it has the record-name form.
     filepath: StoredPath,
