@@ -1708,13 +1708,17 @@ impl<S: Storage> ContextManager<S> {
             if own && self.keeps_ledger() {
                 state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
             }
+            // The args parsed once, for the terms and to tell a generated description.
+            let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
+            let generated = crate::describe::describe(&meta.tool_name, &args) == meta.tool_description;
+            let terms = Terms::of_record(&meta.tool_description, &meta.tool_name, &args);
             let terms = match content_of(&rel) {
-                Some((content, len)) => terms_of(&meta).with_content(content, len),
-                None => terms_of(&meta),
+                Some((content, len)) => terms.with_content(content, len),
+                None => terms,
             };
             // A pointer, not ownership: only what this manager wrote is marked written
             // (`add` takes the mark back from `orphans`).
-            let entry = Entry::new(&filepath, meta, size, &mut state.interned, false);
+            let entry = Entry::new(&filepath, meta, size, &mut state.interned, generated);
             state.add(seq, entry, &terms);
         }
     }
