@@ -12,7 +12,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::mem::size_of;
-use std::rc::Rc;
 
 use super::{ContextManager, Entry, State};
 use crate::naming::StoredPath;
@@ -109,6 +108,12 @@ impl Meter {
         self.alloc(name, 2 * size_of::<usize>() + s.len());
     }
 
+    /// A [`Shared`](crate::shared::Shared) text's two allocations (the `Rc` of a `Box<str>`, the text).
+    pub(crate) fn shared(&mut self, name: &'static str, s: &str) {
+        self.alloc(name, 4 * size_of::<usize>());
+        self.alloc(name, s.len());
+    }
+
     pub(crate) fn total(&self) -> Row {
         let mut t = Row { name: "total", ..Row::default() };
         for r in &self.rows {
@@ -139,15 +144,11 @@ impl Meter {
 impl Entry {
     fn footprint(&self, m: &mut Meter) {
         if let StoredPath::Text(text) = &self.filepath {
-            m.rc_str("entry: path text (not record-name form)", text);
-        }
-        m.alloc("entry: args_json", self.args_json.len());
-        if let Some(d) = &self.tool_description {
-            m.alloc("entry: tool_description", d.len());
+            m.shared("entry: path text (not record-name form)", text);
         }
         if let Some(rare) = &self.rare {
             m.alloc("entry: rare", size_of::<super::Rare>());
-            for text in [&rare.tool_call_id, &rare.args_hash].into_iter().flatten() {
+            for text in [&rare.tool_description, &rare.tool_call_id, &rare.args_hash].into_iter().flatten() {
                 m.alloc("entry: rare", text.len());
             }
             if let Some(super::Stamp::Text(text)) = &rare.timestamp {
@@ -171,9 +172,14 @@ impl State {
         for i in 0..self.entries.len() {
             self.entries[i].footprint(m);
         }
-        m.set("interned: table", &self.interned);
-        for s in &self.interned {
-            m.rc_str("interned: texts", s);
+        m.set("interned: table", &self.interned.texts);
+        for s in &self.interned.texts {
+            m.shared("interned: texts", s);
+        }
+        m.set("interned: args table", &self.interned.args);
+        for a in &self.interned.args {
+            m.alloc("interned: args (hash, text)", 2 * size_of::<usize>() + size_of::<super::Args>());
+            m.alloc("interned: args (hash, text)", a.json.len());
         }
         m.vec("order", &self.order);
         m.map("slot_by_path: by_hash", &self.slot_by_path.by_hash);
@@ -184,12 +190,7 @@ impl State {
         self.index.footprint(m);
         self.vectors.footprint(m);
         m.map("latest_copy", &self.latest_copy);
-        m.map("memory: table", &self.memory);
-        for (path, bytes) in &self.memory {
-            m.rc_str("memory: paths", path);
-            m.alloc("memory: held records (the budget)", 2 * size_of::<usize>() + bytes.len());
-        }
-        m.alloc("memory: spill_queue", self.spill_queue.capacity() * size_of::<Rc<str>>());
+        self.memory.footprint(m);
         m.set("orphans", &self.orphans);
         for s in &self.orphans {
             m.rc_str("orphans", s);

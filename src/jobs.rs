@@ -9,7 +9,6 @@
 //! as any other (`src/wasm/plans.rs`), and natively [`ContextManager::drive`] does.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::rc::Rc;
 
 use super::{content_terms, manifest_words, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
 use crate::error::{Error, ErrorKind, Result};
@@ -98,7 +97,7 @@ impl From<Vec<Op>> for Next {
 /// One part of a job.
 enum Stage {
     /// Writing out in-memory records: those past the memory budget, or (`all`) every one.
-    Spill { all: bool, writing: Vec<Rc<str>>, removing: bool },
+    Spill { all: bool, writing: Vec<String>, removing: bool },
     /// Evicting the owned records past the retention caps (never `keep`).
     Evict { keep: Option<String>, victims: Vec<Victim>, phase: EvictPhase },
     /// Writing the session manifest.
@@ -491,15 +490,14 @@ impl<S: Storage> ContextManager<S> {
 
     /// The writes of the oldest in-memory records while they exceed `memoryBudget` (or
     /// of every one).
-    fn start_spill(&self, all: bool, writing: &mut Vec<Rc<str>>) -> Next {
+    fn start_spill(&self, all: bool, writing: &mut Vec<String>) -> Next {
         let mut state = self.state.borrow_mut();
         let mut over = state.memory_bytes.saturating_sub(self.options.memory_budget);
         let mut ops = Vec::new();
         while all || over > 0 {
-            let Some(path) = state.spill_queue.pop_front() else { break };
-            let Some(bytes) = state.memory.get(&path).cloned() else { continue };
+            let Some((path, bytes)) = state.memory.next_out() else { break };
             over = over.saturating_sub(bytes.len());
-            ops.push(Op::Write { path: path.to_string(), bytes: bytes.to_vec(), exclusive: true });
+            ops.push(Op::Write { path: path.clone(), bytes: bytes.to_vec(), exclusive: true });
             writing.push(path);
         }
         ops.into()
@@ -508,7 +506,7 @@ impl<S: Storage> ContextManager<S> {
     /// The records written out leave memory (and enter the manifest); one dropped while
     /// it was written (evicted, cleared) is removed; one whose write failed goes back to
     /// the front of the queue.
-    fn spilled(&self, writing: &mut Vec<Rc<str>>, removing: &mut bool, job: &mut Job, out: Outcomes) -> Next {
+    fn spilled(&self, writing: &mut Vec<String>, removing: &mut bool, job: &mut Job, out: Outcomes) -> Next {
         const WHAT: &str = "could not write out an in-memory record";
         let paths = std::mem::take(writing);
         if std::mem::take(removing) {
@@ -546,9 +544,7 @@ impl<S: Storage> ContextManager<S> {
         }
         let mut state = self.state.borrow_mut();
         for path in failed.into_iter().rev() {
-            if state.memory.contains_key(&path) {
-                state.spill_queue.push_front(path);
-            }
+            state.memory.requeue(&path);
         }
         *removing = !removes.is_empty();
         removes.into()
@@ -605,7 +601,6 @@ impl<S: Storage> ContextManager<S> {
                 match state.memory.remove(path) {
                     Some(bytes) => {
                         state.memory_bytes -= bytes.len();
-                        state.spill_queue.retain(|p| &**p != path);
                         v.held = true;
                         v.removed = Some(Ok(()));
                     }
@@ -682,7 +677,7 @@ impl<S: Storage> ContextManager<S> {
                 parse_record(&held).and_then(|v| v.meta()).ok()?
             }
         };
-        Entry::new(path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out);
+        Entry::new(path, meta, victim.size, &mut Default::default(), false).pointer_json(&mut out);
         Some(out)
     }
 
@@ -692,7 +687,7 @@ impl<S: Storage> ContextManager<S> {
         let path = victim.path.as_str();
         let mut out = String::new();
         match bytes.and_then(|b| parse_record(b).and_then(|v| v.meta()).ok()) {
-            Some(meta) => Entry::new(path, meta, victim.size, &mut HashSet::new()).pointer_json(&mut out),
+            Some(meta) => Entry::new(path, meta, victim.size, &mut Default::default(), false).pointer_json(&mut out),
             None => {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);
@@ -1036,7 +1031,6 @@ impl<S: Storage> ContextManager<S> {
         state.forget_written();
         state.owned.clear();
         state.memory.clear();
-        state.spill_queue.clear();
         state.memory_bytes = 0;
         state.forget_pointers();
     }

@@ -60,6 +60,7 @@ pub mod record;
 pub mod retention;
 pub mod select;
 pub mod session;
+mod shared;
 mod sort;
 pub mod storage;
 pub mod store;

@@ -1,11 +1,10 @@
 //! Names and hashes (SPEC §3): the record filename grammar, tool-name sanitising,
 //! the RFC 8785 canonical-JSON args hash, and `hashQuery`.
 
-use std::rc::Rc;
-
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::shared::Shared;
 
 /// Longest sanitised tool name, in characters.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -114,13 +113,21 @@ pub fn is_record_filename(name: &str) -> bool {
 
 /// A record's path as the pointer table keeps it. A path of the record-name form,
 /// `{prefix}_{hash12}_{timestamp}_{counter}_{random}.json` (the prefix is the folder and
-/// the tool name, shared by many records), is kept as its parts: 32 bytes in wasm and no
-/// text of its own. Any other path (a record adopted with another name, or one whose
-/// parts would not print back to it byte for byte) is kept as text.
+/// the tool name, shared by many records), whose `hash12` begins the record's args hash,
+/// is kept as its other parts: 24 bytes in wasm and no text of its own (the args hash,
+/// which the pointer keeps anyway, is given back to print it). Any other path (a record
+/// adopted with another name, or one whose parts would not print back to it byte for
+/// byte) is kept as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StoredPath {
-    Named { prefix: Rc<str>, hash: [u8; FILENAME_HASH_LEN / 2], random: [u8; RANDOM_LEN], counter: u32, ms: u64 },
-    Text(Rc<str>),
+    /// `ms` as two halves (high, low), so the path aligns to 4 bytes in wasm, not 8.
+    Named {
+        prefix: Shared,
+        random: [u8; RANDOM_LEN],
+        counter: u32,
+        ms: [u32; 2],
+    },
+    Text(Shared),
 }
 
 /// The part of a [`StoredPath`] after its prefix, printed: at most
@@ -154,21 +161,36 @@ impl Tail {
     }
 }
 
+/// The bytes of an args hash whose first [`FILENAME_HASH_LEN`] hex digits name records.
+pub(crate) type HashBytes = [u8; 32];
+
 impl StoredPath {
-    /// `path` in its compact form when it has one; `intern` gives the shared copy of
-    /// the prefix.
-    pub(crate) fn new(path: &str, mut intern: impl FnMut(&str) -> Rc<str>) -> Self {
+    /// `path` in its compact form when it has one (its name's hash begins `args_hash`);
+    /// `intern` gives the shared copy of the prefix.
+    pub(crate) fn new(path: &str, args_hash: &HashBytes, mut intern: impl FnMut(&str) -> Shared) -> Self {
         match Self::parts(path) {
-            Some((prefix, hash, random, counter, ms)) => {
-                let named = StoredPath::Named { prefix: intern(prefix), hash, random, counter, ms };
+            Some((prefix, hash, random, counter, ms)) if hash == args_hash[..FILENAME_HASH_LEN / 2] => {
+                let ms = [(ms >> 32) as u32, ms as u32];
+                let named = StoredPath::Named { prefix: intern(prefix), random, counter, ms };
                 // The parts must print back to the very text (no leading zeros lost, ...).
-                if named.is(path) {
+                if named.is(path, args_hash) {
                     return named;
                 }
                 StoredPath::Text(path.into())
             }
-            None => StoredPath::Text(path.into()),
+            _ => StoredPath::Text(path.into()),
         }
+    }
+
+    /// The hash a record name carries, as the start of an args hash (the rest zero; all
+    /// zero for a path of another form): a path kept with it prints back whatever the
+    /// record's args hash is.
+    pub(crate) fn name_hash(path: &str) -> HashBytes {
+        let mut out = [0; 32];
+        if let Some((_, hash, ..)) = Self::parts(path) {
+            out[..hash.len()].copy_from_slice(&hash);
+        }
+        out
     }
 
     #[allow(clippy::type_complexity)]
@@ -196,18 +218,19 @@ impl StoredPath {
     }
 
     /// The path as a head and a tail: the prefix and the printed parts, or the text and
-    /// an empty tail. The tail holds no `/` and nothing JSON escapes.
-    pub(crate) fn split(&self) -> (&str, Tail) {
+    /// an empty tail. The tail holds no `/` and nothing JSON escapes. `args_hash`: the one
+    /// the path was made with.
+    pub(crate) fn split(&self, args_hash: &HashBytes) -> (&str, Tail) {
         let mut tail = Tail { bytes: [0; 48], len: 0 };
         match self {
-            StoredPath::Named { prefix, hash, random, counter, ms } => {
+            StoredPath::Named { prefix, random, counter, .. } => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 tail.push(b"_");
-                for b in hash {
+                for b in &args_hash[..FILENAME_HASH_LEN / 2] {
                     tail.push(&[HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
                 }
                 tail.push(b"_");
-                tail.push_number(*ms, 13);
+                tail.push_number(self.ms().unwrap_or_default() as u64, 13);
                 tail.push(b"_");
                 tail.push_number(u64::from(*counter), 1);
                 tail.push(b"_");
@@ -223,28 +246,28 @@ impl StoredPath {
     pub(crate) fn ms(&self) -> Option<i64> {
         match self {
             // 13 digits: far inside an `i64`.
-            StoredPath::Named { ms, .. } => Some(*ms as i64),
+            StoredPath::Named { ms: [high, low], .. } => Some((i64::from(*high) << 32) | i64::from(*low)),
             StoredPath::Text(_) => None,
         }
     }
 
     /// Whether this is `path`, byte for byte.
-    pub(crate) fn is(&self, path: &str) -> bool {
-        let (head, tail) = self.split();
+    pub(crate) fn is(&self, path: &str, args_hash: &HashBytes) -> bool {
+        let (head, tail) = self.split(args_hash);
         path.strip_prefix(head).is_some_and(|rest| rest == tail.as_str())
     }
 
     /// Appends the path to `out`.
-    pub(crate) fn push_to(&self, out: &mut String) {
-        let (head, tail) = self.split();
+    pub(crate) fn push_to(&self, out: &mut String, args_hash: &HashBytes) {
+        let (head, tail) = self.split(args_hash);
         out.push_str(head);
         out.push_str(tail.as_str());
     }
 
     /// The path as text.
-    pub(crate) fn text(&self) -> String {
+    pub(crate) fn text(&self, args_hash: &HashBytes) -> String {
         let mut out = String::new();
-        self.push_to(&mut out);
+        self.push_to(&mut out, args_hash);
         out
     }
 }
@@ -337,7 +360,7 @@ mod tests {
 
     #[test]
     fn a_stored_path_prints_back_byte_for_byte() {
-        let mut interned: Vec<Rc<str>> = Vec::new();
+        let mut interned: Vec<Shared> = Vec::new();
         let mut intern = |s: &str| match interned.iter().find(|t| &***t == s) {
             Some(t) => t.clone(),
             None => {
@@ -370,25 +393,41 @@ mod tests {
             "/ctx/t_abababababab_1735012345678_7_x9k2.json.json",
             "",
         ];
+        // The args hash each path was made with: its name's 12 digits, then anything.
+        let hash_of = |path: &str| {
+            let mut hash = [0x5a; 32];
+            if let Some((_, h, ..)) = StoredPath::parts(path) {
+                hash[..6].copy_from_slice(&h);
+            }
+            hash
+        };
         for path in named.iter().map(String::as_str).chain(text) {
-            let stored = StoredPath::new(path, &mut intern);
-            assert_eq!(stored.text(), path);
-            assert!(stored.is(path), "{path}");
-            assert!(!stored.is(&format!("{path}x")) && !stored.is(&format!("/{path}")), "{path}");
+            let hash = hash_of(path);
+            let stored = StoredPath::new(path, &hash, &mut intern);
+            assert_eq!(stored.text(&hash), path);
+            assert!(stored.is(path, &hash), "{path}");
+            assert!(!stored.is(&format!("{path}x"), &hash) && !stored.is(&format!("/{path}"), &hash), "{path}");
             let compact = matches!(stored, StoredPath::Named { .. });
             assert_eq!(compact, named.iter().any(|n| n == path), "compact form of {path:?}");
+            // A name whose hash does not begin the args hash is kept as text.
+            let mut other = hash;
+            other[5] ^= 1;
+            let apart = StoredPath::new(path, &other, &mut intern);
+            assert!(matches!(apart, StoredPath::Text(_)) && apart.text(&other) == path, "{path}");
         }
         // One prefix for every record of a folder and tool.
-        let a = StoredPath::new("/ctx/t_abababababab_1735012345678_1_aaaa.json", &mut intern);
-        let b = StoredPath::new("/ctx/t_cdcdcdcdcdcd_1735012345679_2_bbbb.json", &mut intern);
+        let (pa, pb) =
+            ("/ctx/t_abababababab_1735012345678_1_aaaa.json", "/ctx/t_cdcdcdcdcdcd_1735012345679_2_bbbb.json");
+        let a = StoredPath::new(pa, &hash_of(pa), &mut intern);
+        let b = StoredPath::new(pb, &hash_of(pb), &mut intern);
         match (&a, &b) {
-            (StoredPath::Named { prefix: p, .. }, StoredPath::Named { prefix: q, .. }) => assert!(Rc::ptr_eq(p, q)),
+            (StoredPath::Named { prefix: p, .. }, StoredPath::Named { prefix: q, .. }) => assert!(Shared::ptr_eq(p, q)),
             _ => panic!("not compact: {a:?} {b:?}"),
         }
         assert_ne!(a, b);
-        assert!(!a.is("/ctx/t_abababababab_1735012345678_1_aaab.json"));
+        assert!(!a.is("/ctx/t_abababababab_1735012345678_1_aaab.json", &hash_of(pa)));
         #[cfg(target_pointer_width = "32")]
-        assert_eq!(std::mem::size_of::<StoredPath>(), 32);
+        assert_eq!(std::mem::size_of::<StoredPath>(), 20);
     }
 
     #[test]

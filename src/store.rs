@@ -6,8 +6,7 @@
 //! an `.await`, so any number of saves and loads may be in flight at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::num::NonZeroU64;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
@@ -26,10 +25,13 @@ use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_re
 use crate::retention::{Ledger, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry};
+use crate::shared::Shared;
 use crate::storage::{Storage, WriteOptions};
 pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
 
+mod held;
 mod load;
+use held::Held;
 pub use load::{LoadStep, Loading, NotLoaded};
 
 /// Default `persistThreshold`: records of this many bytes or more are written out.
@@ -226,38 +228,93 @@ pub enum Candidate {
     Foreign(Terms),
 }
 
-/// A pointer as it is kept: boxed strings, the tool name and query id shared by every
-/// pointer that has them, the path as its parts, the args hash as bytes, the task id as
-/// an `i32`, the timestamp as the path's milliseconds (a record's name holds the instant
-/// it was saved), and the fields most pointers lack (a tool call id, an args hash or
-/// timestamp the packed form would not print back, a task id that is not an `i32`) in
-/// `rare`. The save order is the index's ([`Index::order`]). A description the save generated is not kept (rebuilt from the tool name and
-/// args); a record read back keeps its own (it may come from a `describe` callback).
+/// A pointer as it is kept: the tool name, query id and path prefix shared by every
+/// pointer that has them (through thin pointers), the args text and hash (as bytes)
+/// shared by every pointer with the same args, the path as its parts (its name's hash is
+/// the args hash's start), the task id as an `i32`, the timestamp as the path's
+/// milliseconds (a record's name holds the instant it was saved), and the fields most
+/// pointers lack (a description `describe` does not make, a tool call id, an args hash
+/// or timestamp the packed form would not print back, a task id that is not an `i32`)
+/// in `rare`. The save order is the index's ([`Index::order`]). A description `describe`
+/// makes from the tool name and args is made again, not kept; any other (from a
+/// `describe` callback, or another implementation) is.
 struct Entry {
     /// The path, as its parts when it has the record-name form.
     filepath: StoredPath,
-    tool_name: Rc<str>,
-    /// `None`: `describe(tool_name, args)`, as the save generated it.
-    tool_description: Option<Box<str>>,
-    args_json: Box<str>,
-    /// The args hash as bytes (ignored when `rare` holds its text).
-    args_hash: [u8; 32],
+    tool_name: Shared,
+    /// The args text and hash, shared by every pointer that has both (an agent calls a
+    /// tool with the same args again and again).
+    args: Rc<Args>,
     /// The task id when it is an `i32` other than [`NO_TASK`] (else in `rare`).
     task: i32,
-    query_id: Option<Rc<str>>,
+    query_id: Option<Shared>,
     size: u32,
     /// Whether this manager wrote the record to storage (see [`State::orphans`]).
     written: bool,
     /// A 64-bit hash of the result's JSON text, when this manager saved the record:
     /// with the tool and args hash, what makes two records duplicates.
-    result_hash: Option<NonZeroU64>,
+    /// (High and low halves, all zero when not known: so the entry aligns to 4 bytes in
+    /// wasm, not 8; see [`Entry::result_hash`].)
+    result_hash: [u32; 2],
     /// `None` when the pointer has none of its fields (most pointers).
     rare: Option<Box<Rare>>,
+}
+
+/// A pointer's args: their JSON text, as given, and the args hash as bytes (all zero,
+/// and ignored, when [`Rare::args_hash`] holds its text). Pointers with the same text
+/// and hash share one ([`Interned::args`]).
+#[derive(PartialEq, Eq, Hash)]
+struct Args {
+    hash: [u8; 32],
+    json: Box<str>,
+}
+
+/// What pointers share: tool names and query ids (many pointers have each), and args.
+#[derive(Default)]
+struct Interned {
+    texts: HashSet<Shared>,
+    args: HashSet<Rc<Args>>,
+}
+
+impl Interned {
+    fn text(&mut self, text: &str) -> Shared {
+        match self.texts.get(text) {
+            Some(t) => t.clone(),
+            None => {
+                let t = Shared::from(text);
+                self.texts.insert(t.clone());
+                t
+            }
+        }
+    }
+
+    fn args(&mut self, args: Args) -> Rc<Args> {
+        match self.args.get(&args) {
+            Some(a) => a.clone(),
+            None => {
+                let a = Rc::new(args);
+                self.args.insert(a.clone());
+                a
+            }
+        }
+    }
+
+    /// Drops the args no pointer holds any more.
+    fn prune(&mut self) {
+        self.args.retain(|a| Rc::strong_count(a) > 1);
+    }
+
+    fn clear(&mut self) {
+        self.texts.clear();
+        self.args.clear();
+    }
 }
 
 /// The fields of an [`Entry`] most pointers do not have.
 #[derive(Default, PartialEq, Eq)]
 struct Rare {
+    /// The description, when it is not `describe(tool_name, args)`.
+    tool_description: Option<Box<str>>,
     tool_call_id: Option<Box<str>>,
     /// The args hash, when it is not 64 lowercase hex digits.
     args_hash: Option<Box<str>>,
@@ -296,23 +353,19 @@ fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
 }
 
 impl Entry {
-    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut HashSet<Rc<str>>) -> Self {
-        let mut intern = |text: &str| match interned.get(text) {
-            Some(t) => t.clone(),
-            None => {
-                let t: Rc<str> = text.into();
-                interned.insert(t.clone());
-                t
-            }
-        };
-        let tool_name = intern(&meta.tool_name);
-        let query_id = meta.query_id.as_deref().map(&mut intern);
-        let filepath = StoredPath::new(filepath, &mut intern);
+    /// The pointer of the record at `filepath`; `generated`: its description is the one
+    /// `describe` makes (the save made it), else it is compared with that one.
+    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut Interned, generated: bool) -> Self {
+        let generated = generated || Self::generated(&meta.tool_name, &meta.args_json) == meta.tool_description;
+        let tool_name = interned.text(&meta.tool_name);
+        let query_id = meta.query_id.as_deref().map(|q| interned.text(q));
         let args_hash = hash_bytes(&meta.args_hash);
+        let filepath = StoredPath::new(filepath, &args_hash.unwrap_or_default(), |t| interned.text(t));
         let from_path = filepath.ms().is_some_and(|ms| iso_timestamp(ms) == meta.timestamp);
         let task = meta.task_id.as_ref().and_then(|n| n.as_i64()).and_then(|n| i32::try_from(n).ok());
         let task = task.filter(|&n| n != NO_TASK);
         let rare = Rare {
+            tool_description: (!generated).then(|| meta.tool_description.into()),
             task_id: meta.task_id.filter(|_| task.is_none()),
             tool_call_id: meta.tool_call_id.map(Into::into),
             args_hash: args_hash.is_none().then(|| meta.args_hash.into()),
@@ -326,20 +379,40 @@ impl Entry {
         Entry {
             filepath,
             tool_name,
-            args_json: meta.args_json.into(),
-            args_hash: args_hash.unwrap_or_default(),
+            args: interned.args(Args { hash: args_hash.unwrap_or_default(), json: meta.args_json.into() }),
             task: task.unwrap_or(NO_TASK),
             query_id,
             size: u32::try_from(size).unwrap_or(u32::MAX),
             written: false,
-            result_hash: None,
-            tool_description: Some(meta.tool_description.into()),
+            result_hash: [0, 0],
             rare: (rare != Rare::default()).then(|| Box::new(rare)),
         }
     }
 
     fn rare(&self) -> Option<&Rare> {
         self.rare.as_deref()
+    }
+
+    /// The hash of the result's JSON text, when this manager saved the record.
+    fn result_hash(&self) -> Option<u64> {
+        let [high, low] = self.result_hash;
+        Some((u64::from(high) << 32) | u64::from(low)).filter(|&h| h != 0)
+    }
+
+    /// Notes the hash of the result's JSON text (a hash of 0 is kept as 1).
+    fn set_result_hash(&mut self, hash: u64) {
+        let hash = hash.max(1);
+        self.result_hash = [(hash >> 32) as u32, hash as u32];
+    }
+
+    /// Whether the pointer's path is `path`, byte for byte.
+    fn path_is(&self, path: &str) -> bool {
+        self.filepath.is(path, &self.args.hash)
+    }
+
+    /// The pointer's path.
+    fn path_text(&self) -> String {
+        self.filepath.text(&self.args.hash)
     }
 
     fn task_id(&self) -> Option<Number> {
@@ -354,7 +427,7 @@ impl Entry {
             Some(text) => out.push_str(text),
             None => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                for b in &self.args_hash {
+                for b in &self.args.hash {
                     out.push(HEX[(b >> 4) as usize] as char);
                     out.push(HEX[(b & 15) as usize] as char);
                 }
@@ -371,43 +444,39 @@ impl Entry {
         }
     }
 
-    /// The key duplicates share (`None` when the result is not known): a 64-bit hash,
-    /// as two `u32` so a table of them takes 12-byte slots, not 16 (a `u64` aligns them
-    /// to 8 in wasm).
-    fn duplicate_key(&self) -> Option<[u32; 2]> {
+    /// The key duplicates share (`None` when the result is not known): a 32-bit hash, so
+    /// a table of them takes 8-byte slots. Two keys may collide (at 100,000 pointers, a
+    /// pair or so): [`State::latest_copy`] is a hint, and a collision only costs time.
+    fn duplicate_key(&self) -> Option<u32> {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let mut args_hash = String::new();
         self.push_args_hash(&mut args_hash);
-        let key = (&*self.tool_name, args_hash, self.result_hash?.get());
+        let key = (&*self.tool_name, args_hash, self.result_hash()?);
         let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key);
-        Some([(h >> 32) as u32, h as u32])
+        Some((h >> 32) as u32 ^ h as u32)
     }
 
     /// Whether `other` holds the same tool, args and result (both saved by this manager).
     fn duplicates(&self, other: &Entry) -> bool {
-        self.result_hash.is_some()
-            && self.result_hash == other.result_hash
+        self.result_hash().is_some()
+            && self.result_hash() == other.result_hash()
             && self.tool_name == other.tool_name
-            && self.args_hash == other.args_hash
+            && self.args.hash == other.args.hash
             && self.rare().and_then(|r| r.args_hash.as_ref()) == other.rare().and_then(|r| r.args_hash.as_ref())
     }
 
-    /// Drops the description when the save generated it: [`Entry::description`] makes it
-    /// again, byte for byte (`describe` is a pure function of the tool name and the args).
-    fn generated_description(mut self) -> Self {
-        self.tool_description = None;
-        self
+    /// The description `describe` makes of a tool name and args text: [`Entry::description`]
+    /// makes it again, byte for byte (`describe` is a pure function of the two).
+    fn generated(tool_name: &str, args_json: &str) -> String {
+        let args: Value = serde_json::from_str(args_json).unwrap_or(Value::Null);
+        crate::describe::describe(tool_name, &args)
     }
 
-    /// The pointer's description: the one given, or the generated one.
+    /// The pointer's description: the one kept, or the generated one.
     fn description(&self) -> std::borrow::Cow<'_, str> {
-        match self.tool_description.as_deref() {
+        match self.rare().and_then(|r| r.tool_description.as_deref()) {
             Some(text) => std::borrow::Cow::Borrowed(text),
-            None => {
-                // The args were parsed from this very text when the pointer was saved.
-                let args: Value = serde_json::from_str(&self.args_json).unwrap_or(Value::Null);
-                std::borrow::Cow::Owned(crate::describe::describe(&self.tool_name, &args))
-            }
+            None => std::borrow::Cow::Owned(Self::generated(&self.tool_name, &self.args.json)),
         }
     }
 
@@ -418,7 +487,7 @@ impl Entry {
         RecordMeta {
             tool_name: self.tool_name.to_string(),
             tool_description: self.description().into_owned(),
-            args_json: self.args_json.to_string(),
+            args_json: self.args.json.to_string(),
             args_hash,
             timestamp,
             task_id: self.task_id(),
@@ -435,7 +504,7 @@ impl Entry {
     /// The JS glue copies these fields by name (pkg-template/pointers.js): a new field goes there too.
     fn pointer_json(&self, out: &mut String) {
         // The tail (the parts after the prefix) holds no `/` and nothing JSON escapes.
-        let (head, tail) = self.filepath.split();
+        let (head, tail) = self.filepath.split(&self.args.hash);
         let push_path = |out: &mut String, head: &str| {
             push_json_str(out, head);
             out.pop();
@@ -451,7 +520,7 @@ impl Entry {
         out.push_str(",\"toolDescription\":");
         push_json_str(out, &self.description());
         out.push_str(",\"args\":");
-        out.push_str(&self.args_json);
+        out.push_str(&self.args.json);
         if let Some(task) = self.task_id() {
             out.push_str(",\"taskId\":");
             out.push_str(&task.to_string());
@@ -482,8 +551,8 @@ struct State {
     next_seq: u64,
     /// Pointers by slot (the order they were added; a slot never changes).
     entries: Paged<Entry>,
-    /// Tool names and query ids, shared by the pointers (many pointers have each).
-    interned: HashSet<Rc<str>>,
+    /// Tool names, query ids and args, shared by the pointers.
+    interned: Interned,
     /// Slots in save order (ascending `seq`).
     order: Vec<u32>,
     slot_by_path: PathSlots,
@@ -494,12 +563,12 @@ struct State {
     /// Bumped whenever slots are forgotten, so a list of slots taken earlier is
     /// known to be stale.
     epoch: u32,
-    /// The latest slot saved with each duplicate key (tool, args hash, result hash).
-    latest_copy: HashMap<[u32; 2], u32>,
-    /// Records held in memory, by filepath (the path shared with the pointer's entry).
-    memory: HashMap<Rc<str>, Rc<[u8]>>,
-    /// In-memory records not yet being written out, oldest first.
-    spill_queue: VecDeque<Rc<str>>,
+    /// The latest slot saved with each duplicate key (tool, args hash, result hash): a
+    /// slot other than the pointer's own says a later copy may exist (two keys may share
+    /// a hash), so selection ranks every candidate to find it.
+    latest_copy: HashMap<u32, u32, std::hash::BuildHasherDefault<Prehashed>>,
+    /// Records held in memory, by filepath, and those not yet being written out.
+    memory: Held,
     memory_bytes: usize,
     /// Paths this manager wrote to storage that no pointer holds (the pointers' entries
     /// have the `written` flag): those of pointers forgotten (`clearPointers`, a rebuild)
@@ -558,16 +627,30 @@ impl PathSlots {
     }
 
     fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
+        self.find(path, |slot, path| entries[slot as usize].path_is(path))
+    }
+
+    fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
+        self.put(path, slot, |slot, path| entries[slot as usize].path_is(path));
+    }
+
+    fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
+        self.take(path, |slot, path| entries[slot as usize].path_is(path));
+    }
+
+    /// The slot of `path`; `is(slot, path)`: whether the path at `slot` is `path`.
+    fn find(&self, path: &str, is: impl Fn(u32, &str) -> bool) -> Option<u32> {
         match self.by_hash.get(&Self::key(path)) {
-            Some(&slot) if entries[slot as usize].filepath.is(path) => Some(slot),
+            Some(&slot) if is(slot, path) => Some(slot),
             _ => self.collisions.get(path).copied(),
         }
     }
 
-    fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
+    /// Puts `path` at `slot` (the path's slot before, if any, is replaced).
+    fn put(&mut self, path: &str, slot: u32, is: impl Fn(u32, &str) -> bool) {
         match self.by_hash.entry(Self::key(path)) {
             std::collections::hash_map::Entry::Occupied(mut o) => {
-                if entries[*o.get() as usize].filepath.is(path) {
+                if is(*o.get(), path) {
                     o.insert(slot);
                 } else {
                     self.collisions.insert(path.into(), slot);
@@ -579,9 +662,10 @@ impl PathSlots {
         }
     }
 
-    fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
+    /// Forgets `path`.
+    fn take(&mut self, path: &str, is: impl Fn(u32, &str) -> bool) {
         let key = Self::key(path);
-        if matches!(self.by_hash.get(&key), Some(&slot) if entries[slot as usize].filepath.is(path)) {
+        if matches!(self.by_hash.get(&key), Some(&slot) if is(slot, path)) {
             self.by_hash.remove(&key);
         } else {
             self.collisions.remove(path);
@@ -605,7 +689,7 @@ impl State {
 
     /// Adds a pointer, `seq` in save order; `false` when the index is full.
     fn add(&mut self, seq: u64, mut entry: Entry, terms: &Terms) -> bool {
-        let path = entry.filepath.text();
+        let path = entry.path_text();
         let Some(slot) = self.index.add(seq, terms) else {
             if entry.written {
                 self.orphans.insert(path.into());
@@ -646,7 +730,7 @@ impl State {
     /// The paths this manager wrote.
     fn written_paths(&self) -> Vec<String> {
         let live = self.order.iter().map(|&slot| &self.entries[slot as usize]).filter(|e| e.written);
-        live.map(|e| e.filepath.text()).chain(self.orphans.iter().map(|p| p.to_string())).collect()
+        live.map(|e| e.path_text()).chain(self.orphans.iter().map(|p| p.to_string())).collect()
     }
 
     /// Forgets every path this manager wrote.
@@ -699,9 +783,10 @@ impl State {
         self.entries = order.iter().filter_map(|&s| old[s as usize].take()).collect();
         drop(old);
         self.order = (0..self.entries.len() as u32).collect();
+        self.interned.prune();
         self.slot_by_path.clear();
         for slot in 0..self.entries.len() as u32 {
-            let path = self.entries[slot as usize].filepath.text();
+            let path = self.entries[slot as usize].path_text();
             self.slot_by_path.insert(&path, slot, &self.entries);
         }
         self.latest_copy.retain(|_, slot| match new_slot[*slot as usize] {
@@ -719,7 +804,7 @@ impl State {
         for &slot in &self.order {
             let entry = &self.entries[slot as usize];
             if entry.written {
-                self.orphans.insert(entry.filepath.text().into());
+                self.orphans.insert(entry.path_text().into());
             }
         }
         self.entries.clear();
@@ -1074,11 +1159,9 @@ impl<S: Storage> ContextManager<S> {
             pending.bytes.push(b'}');
         }
         {
-            // Held in memory: the path is shared by the memory map and the spill queue.
-            let shared: Rc<str> = pending.path.as_str().into();
             let mut state = self.state.borrow_mut();
-            state.memory.insert(shared.clone(), Rc::from(std::mem::take(&mut pending.bytes)));
-            state.spill_queue.push_back(shared);
+            let State { memory, interned, .. } = &mut *state;
+            memory.insert(&pending.path, Rc::from(std::mem::take(&mut pending.bytes)), interned);
             state.memory_bytes += size;
         }
         let (filepath, after) = self.commit_save(pending, false);
@@ -1135,12 +1218,9 @@ impl<S: Storage> ContextManager<S> {
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned);
+            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated);
             entry.written = written;
-            if generated {
-                entry = entry.generated_description();
-            }
-            entry.result_hash = Some(NonZeroU64::new(result_hash).unwrap_or(NonZeroU64::MIN));
+            entry.set_result_hash(result_hash);
             let key = entry.duplicate_key();
             let added = state.add(seq, entry, &terms);
             if let (true, Some(key)) = (added, key) {
@@ -1159,7 +1239,7 @@ impl<S: Storage> ContextManager<S> {
         // Follow-up I/O: spilling over the memory budget, retention, the session manifest.
         let spill = {
             let state = self.state.borrow();
-            state.memory_bytes > self.options.memory_budget && !state.spill_queue.is_empty()
+            state.memory_bytes > self.options.memory_budget && state.memory.any_queued()
         };
         let after =
             (spill || self.keeps_ledger() || self.session.is_some()).then(|| Job::after_save(pass, filepath.clone()));
@@ -1261,13 +1341,13 @@ impl<S: Storage> ContextManager<S> {
     fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
         // Every pointer's query id is the interned one: a query id never interned has no
         // pointer, and one that was is compared by address, not by its text.
-        let query_id = filter.query_id.map(|q| state.interned.get(q));
+        let query_id = filter.query_id.map(|q| state.interned.texts.get(q));
         state.order.iter().copied().filter(move |&slot| {
             let entry = &state.entries[slot as usize];
             let query_passes = match query_id {
                 None => true,
                 Some(None) => false,
-                Some(Some(q)) => entry.query_id.as_ref().is_some_and(|e| Rc::ptr_eq(e, q)),
+                Some(Some(q)) => entry.query_id.as_ref().is_some_and(|e| Shared::ptr_eq(e, q)),
             };
             query_passes && filter.task_id.map_or(true, |t| entry.task_id().as_ref() == Some(t))
         })
@@ -1314,7 +1394,7 @@ impl<S: Storage> ContextManager<S> {
     pub fn push_filepath(&self, slot: u32, out: &mut String) -> bool {
         let state = self.state.borrow();
         let Some(entry) = state.entries.get(slot as usize) else { return false };
-        entry.filepath.push_to(out);
+        entry.filepath.push_to(out, &entry.args.hash);
         true
     }
 
@@ -1342,7 +1422,7 @@ impl<S: Storage> ContextManager<S> {
         if state.index.holds(slot) {
             return Some(Listed::Slot(slot));
         }
-        let path = entry.filepath.text();
+        let path = entry.path_text();
         Some(state.slot_of(&path).map_or(Listed::Gone(path), Listed::Slot))
     }
 
@@ -1400,7 +1480,7 @@ impl<S: Storage> ContextManager<S> {
         let before = hits.len();
         let mut out: Vec<Scored> = Vec::with_capacity(before);
         for hit in hits.drain(..) {
-            let Some((e, seq, hash)) = entry(hit.index).and_then(|(e, seq)| e.result_hash.map(|h| (e, seq, h.get())))
+            let Some((e, seq, hash)) = entry(hit.index).and_then(|(e, seq)| e.result_hash().map(|h| (e, seq, h)))
             else {
                 out.push(hit);
                 continue;
@@ -1527,7 +1607,6 @@ impl<S: Storage> ContextManager<S> {
         }
         let mut state = self.state.borrow_mut();
         state.memory.clear();
-        state.spill_queue.clear();
         state.memory_bytes = 0;
         Ok(Clearing::Files(pass, state.written_paths()))
     }
@@ -1629,7 +1708,7 @@ impl<S: Storage> ContextManager<S> {
         state.forget_pointers();
         if own {
             let State { owned, memory, .. } = &mut *state;
-            owned.retain(|p| memory.contains_key(p));
+            owned.retain(|p| memory.contains(p));
         }
         for (_, (rel, meta, size)) in records {
             let filepath = paths::join(dir, &rel);
@@ -1638,13 +1717,17 @@ impl<S: Storage> ContextManager<S> {
             if own && self.keeps_ledger() {
                 state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
             }
+            // The args parsed once, for the terms and to tell a generated description.
+            let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
+            let generated = crate::describe::describe(&meta.tool_name, &args) == meta.tool_description;
+            let terms = Terms::of_record(&meta.tool_description, &meta.tool_name, &args);
             let terms = match content_of(&rel) {
-                Some((content, len)) => terms_of(&meta).with_content(content, len),
-                None => terms_of(&meta),
+                Some((content, len)) => terms.with_content(content, len),
+                None => terms,
             };
             // A pointer, not ownership: only what this manager wrote is marked written
             // (`add` takes the mark back from `orphans`).
-            let entry = Entry::new(&filepath, meta, size, &mut state.interned);
+            let entry = Entry::new(&filepath, meta, size, &mut state.interned, generated);
             state.add(seq, entry, &terms);
         }
     }
@@ -1713,7 +1796,7 @@ impl<S: Storage> ContextManager<S> {
         if self.keeps_ledger() {
             state.owned.add(full, saved_at_ms(rel, &meta), seq, size);
         }
-        let pointer = Entry::new(full, meta, size, &mut state.interned);
+        let pointer = Entry::new(full, meta, size, &mut state.interned, false);
         state.add(seq, pointer, terms);
         true
     }
@@ -1952,7 +2035,7 @@ mod tests {
             query_id: None,
             tool_call_id: None,
         };
-        Entry::new(path, meta, 0, &mut HashSet::new())
+        Entry::new(path, meta, 0, &mut Interned::default(), false)
     }
 
     #[test]
@@ -1976,7 +2059,7 @@ mod tests {
         let collided: Vec<(Box<str>, u32)> = slots.collisions.iter().map(|(p, &s)| (p.clone(), s)).collect();
         for (path, slot) in &collided {
             let Some(&owner) = slots.by_hash.get(&PathSlots::key(path)) else { continue };
-            let owner_path = entries[owner as usize].filepath.text();
+            let owner_path = entries[owner as usize].path_text();
             slots.remove(&owner_path, &entries);
             assert_eq!(slots.get(path, &entries), Some(*slot));
             assert_eq!(slots.get(&owner_path, &entries), None);
@@ -1991,7 +2074,7 @@ mod tests {
             ("/ctx/x_y_0123456789ab_1700000000000_7_zz00.json", "01".repeat(32), "yesterday".into(), None),
             ("/ctx/seed_3f2a9c1b_1735012345678_0_k3j9x2.json", "3f2a9c1b".into(), iso_timestamp(-1), Some("")),
         ];
-        let mut interned = HashSet::new();
+        let mut interned = Interned::default();
         let tasks = [Some(Number::from(3)), None, Number::from_f64(2.0), Some(Number::from(1u64 << 40))];
         for ((path, args_hash, timestamp, call), task_id) in metas.into_iter().zip(tasks) {
             let meta = RecordMeta {
@@ -2004,15 +2087,18 @@ mod tests {
                 query_id: Some("q".into()),
                 tool_call_id: call.map(str::to_owned),
             };
-            let e = Entry::new(path, meta.clone(), 5, &mut interned);
+            let e = Entry::new(path, meta.clone(), 5, &mut interned, false);
             assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
-            assert_eq!(e.filepath.text(), path);
+            assert_eq!(e.path_text(), path);
             let mut json = String::new();
             e.pointer_json(&mut json);
             let v: Value = serde_json::from_str(&json).unwrap();
             assert_eq!((v["filepath"].as_str(), v["argsHash"].as_str()), (Some(path), Some(&*meta.args_hash)));
             assert_eq!((v["timestamp"].as_str(), v["toolCallId"].as_str()), (Some(&*meta.timestamp), call));
-            let generated = e.generated_description();
+            // The same record with the description `describe` makes: not kept.
+            let generated_meta = RecordMeta { tool_description: describe_of(&meta), ..meta.clone() };
+            let generated = Entry::new(path, generated_meta, 5, &mut interned, false);
+            assert!(e.rare.as_ref().is_some_and(|r| r.tool_description.as_deref() == Some("given")));
             assert_eq!(
                 (v["taskId"].to_string(), v.get("taskId").is_some()),
                 (task_id.as_ref().map_or("null".into(), Number::to_string), task_id.is_some())
@@ -2030,12 +2116,50 @@ mod tests {
     #[test]
     fn an_entry_is_packed_so_the_pointer_table_stays_small() {
         // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
-        // parts 32, the args hash 32, the tool name, description, args and query id 32, the
+        // parts 20 (its prefix shared, its name's hash the args hash's start), the tool
+        // name and query id 8 (shared, through thin pointers), the shared args 4, the
         // result hash 8, the task, the size and the written flag 9, the rare fields 4,
-        // padded to 8 (144 with the save order, which the index keeps too, a task id of 8
-        // and a timestamp, which the path's milliseconds give).
-        let expected = if cfg!(target_pointer_width = "32") { 120 } else { 168 };
+        // padded to 4 (nothing aligns to 8). The args hash and text live once per
+        // distinct args, in `Interned::args`; a description `describe` makes is made
+        // again; the save order is the index's, the timestamp the path's milliseconds.
+        let expected = if cfg!(target_pointer_width = "32") { 56 } else { 80 };
         assert_eq!(std::mem::size_of::<Entry>(), expected);
+    }
+
+    #[test]
+    fn pointers_with_the_same_args_share_them_until_none_holds_them() {
+        let mut interned = Interned::default();
+        let make = |interned: &mut Interned, path: &str, args: &str, hash: &str| {
+            let meta = RecordMeta {
+                tool_name: "t".into(),
+                tool_description: "t".into(),
+                args_json: args.into(),
+                args_hash: hash.into(),
+                timestamp: iso_timestamp(0),
+                task_id: None,
+                query_id: None,
+                tool_call_id: None,
+            };
+            let e = Entry::new(path, meta.clone(), 0, interned, false);
+            assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
+            e
+        };
+        let (h, other) = ("ab".repeat(32), "cd".repeat(32));
+        let a = make(&mut interned, "/ctx/a.json", r#"{"x":1,"y":2}"#, &h);
+        let b = make(&mut interned, "/ctx/b.json", r#"{"x":1,"y":2}"#, &h);
+        // The same args in another key order (same hash), or the same text with another
+        // hash (a record adopted with its own), are other args.
+        let c = make(&mut interned, "/ctx/c.json", r#"{"y":2,"x":1}"#, &h);
+        let d = make(&mut interned, "/ctx/d.json", r#"{"x":1,"y":2}"#, &other);
+        assert!(Rc::ptr_eq(&a.args, &b.args));
+        assert!(!Rc::ptr_eq(&a.args, &c.args) && !Rc::ptr_eq(&a.args, &d.args));
+        assert_eq!(interned.args.len(), 3);
+        drop((a, c));
+        interned.prune();
+        assert_eq!(interned.args.len(), 2, "b still holds the first args, d its own");
+        drop((b, d));
+        interned.prune();
+        assert!(interned.args.is_empty());
     }
 
     #[test]
@@ -2062,7 +2186,7 @@ mod tests {
                 query_id: None,
                 tool_call_id: None,
             };
-            let e = Entry::new(path, meta.clone(), 0, &mut HashSet::new());
+            let e = Entry::new(path, meta.clone(), 0, &mut Interned::default(), false);
             assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
             assert_eq!(e.rare.is_some(), apart, "{meta:?}");
         }
@@ -2071,9 +2195,32 @@ mod tests {
     #[test]
     fn a_generated_description_is_not_kept() {
         // A record name whose milliseconds give the timestamp (0): no rare fields.
-        let e = entry("/ctx/t_000000000000_0000000000000_0_aaaa.json").generated_description();
-        assert!(e.tool_description.is_none() && e.rare.is_none());
-        assert_eq!(e.description(), crate::describe::describe("t", &serde_json::json!({})));
+        let path = "/ctx/t_000000000000_0000000000000_0_aaaa.json";
+        let generated = crate::describe::describe("t", &serde_json::json!({}));
+        assert_eq!(generated, "t");
+        let with = |description: &str, said_generated: bool| {
+            let meta = RecordMeta {
+                tool_name: "t".into(),
+                tool_description: description.into(),
+                args_json: "{}".into(),
+                args_hash: "0".repeat(64),
+                timestamp: iso_timestamp(0),
+                task_id: None,
+                query_id: None,
+                tool_call_id: None,
+            };
+            Entry::new(path, meta, 0, &mut Interned::default(), said_generated)
+        };
+        // The save's own (said generated), or a record read back whose description is
+        // the one `describe` makes: made again, not kept.
+        for e in [with(&generated, true), with(&generated, false)] {
+            assert!(e.rare.is_none());
+            assert_eq!(e.description(), generated);
+        }
+        // Any other description (a `describe` callback's) is kept.
+        let e = with("a tool", false);
+        assert!(e.rare.is_some());
+        assert_eq!(e.description(), "a tool");
         assert_eq!(entry("/ctx/a.json").description(), "t");
     }
 }

@@ -85,7 +85,9 @@ pub enum Doc<'a> {
 pub struct Index {
     ids: HashMap<Box<str>, u32>,
     postings: Vec<Postings>,
-    lengths: Paged<Lengths>,
+    /// Each document's field lengths, as [`Short`]; those too long for it in `long`.
+    lengths: Paged<Short>,
+    long: HashMap<u32, Lengths>,
     order: Paged<u64>,
     total: Lengths64,
     /// Removed documents: their slots stay and their postings are skipped, until
@@ -99,6 +101,21 @@ pub struct Index {
 struct Lengths {
     metadata: u32,
     content: u32,
+}
+
+/// A document's two field lengths when both are under `u16::MAX` (nearly every
+/// document: content is indexed up to `content_bytes`); else [`Short::LONG`], and the
+/// lengths are in [`Index::long`]. Half the bytes of [`Lengths`], for the same scores.
+#[derive(Debug, Default, Clone, Copy)]
+struct Short([u16; 2]);
+
+impl Short {
+    const LONG: Short = Short([u16::MAX; 2]);
+
+    fn of(l: Lengths) -> Option<Short> {
+        let short = |n: u32| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
+        Some(Short([short(l.metadata)?, short(l.content)?]))
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -165,11 +182,32 @@ impl Index {
             self.postings[id as usize].push(slot, (count.min(MAX_TF) << TF_BITS | content.min(MAX_TF)) as u8);
         }
         let lengths = Lengths { metadata: terms.len(), content: terms.content_len() };
-        self.lengths.push(lengths);
+        self.push_lengths(slot, lengths);
         self.order.push(order);
         self.gone.push(false);
         self.total.add(lengths);
         Some(slot)
+    }
+
+    /// The field lengths of the document in `slot`.
+    fn lengths(&self, slot: usize) -> Lengths {
+        match self.lengths[slot] {
+            Short([metadata, content]) if metadata != u16::MAX => {
+                Lengths { metadata: u32::from(metadata), content: u32::from(content) }
+            }
+            _ => self.long.get(&(slot as u32)).copied().unwrap_or_default(),
+        }
+    }
+
+    /// Appends the lengths of the document in `slot` (the next one).
+    fn push_lengths(&mut self, slot: u32, lengths: Lengths) {
+        match Short::of(lengths) {
+            Some(short) => self.lengths.push(short),
+            None => {
+                self.lengths.push(Short::LONG);
+                self.long.insert(slot, lengths);
+            }
+        }
     }
 
     /// The `order` the document in `slot` was added with.
@@ -187,7 +225,7 @@ impl Index {
         }
         self.gone[slot] = true;
         self.gone_count += 1;
-        self.total.sub(self.lengths[slot]);
+        self.total.sub(self.lengths(slot));
     }
 
     /// Whether the document in `slot` is indexed (added and not removed).
@@ -204,7 +242,8 @@ impl Index {
         let mut order = vec![0; n];
         let mut total = Lengths64::default();
         for (old, new) in new_slot.iter().enumerate() {
-            if let (Some(new), Some(&len)) = (new, self.lengths.get(old)) {
+            if let (Some(new), true) = (new, old < self.lengths.len()) {
+                let len = self.lengths(old);
                 lengths[*new as usize] = len;
                 order[*new as usize] = self.order[old];
                 total.add(len);
@@ -245,7 +284,11 @@ impl Index {
             }
             None => false,
         });
-        self.lengths = lengths.into_iter().collect();
+        self.lengths = Paged::default();
+        self.long.clear();
+        for (slot, len) in lengths.into_iter().enumerate() {
+            self.push_lengths(slot as u32, len);
+        }
         self.order = order.into_iter().collect();
         self.total = total;
         self.gone = std::iter::repeat(false).take(n).collect();
@@ -285,8 +328,9 @@ impl Index {
             m.part("index: postings slack", list.capacity() - list.used());
             m.overhead("index: postings allocator overhead", list.capacity());
         }
+        m.map("index: lengths too long for u16", &self.long);
         for (name, pages, size) in [
-            ("index: lengths", self.lengths.pages().len(), std::mem::size_of::<Lengths>()),
+            ("index: lengths", self.lengths.pages().len(), std::mem::size_of::<Short>()),
             ("index: order", self.order.pages().len(), 8),
             ("index: gone", self.gone.pages().len(), 1),
         ] {
@@ -300,7 +344,7 @@ impl Index {
     pub fn heap_bytes(&self) -> usize {
         let postings: usize = self.postings.iter().map(|p| p.capacity() + 32).sum();
         let ids: usize = self.ids.keys().map(|k| k.len() + 16 + 4 + 8).sum();
-        postings + ids + self.lengths.len().next_multiple_of(crate::paged::PAGE) * 17
+        postings + ids + self.lengths.len().next_multiple_of(crate::paged::PAGE) * 13
     }
 
     /// Ranks every document for `query`: documents holding one of its keywords, best
@@ -320,7 +364,7 @@ impl Index {
             let idf = idf(n, df);
             for p in postings.iter().filter(live) {
                 let slot = (p >> SLOT_SHIFT) as usize;
-                let weight = term_weight(strategy, idf, Tf::of_posting(p), self.lengths[slot], avg);
+                let weight = term_weight(strategy, idf, Tf::of_posting(p), self.lengths(slot), avg);
                 acc.add(slot, k, weight);
             }
         }
@@ -346,7 +390,7 @@ impl Index {
                         if *p == u32::MAX {
                             *p = i as u32;
                         }
-                        total.add(self.lengths[*s as usize]);
+                        total.add(self.lengths(*s as usize));
                     }
                 }
                 Doc::Terms(t) => {
@@ -369,7 +413,7 @@ impl Index {
             let idf = idf(n, df);
             for p in postings.iter().filter(in_docs) {
                 let slot = (p >> SLOT_SHIFT) as usize;
-                let weight = term_weight(strategy, idf, Tf::of_posting(p), self.lengths[slot], avg);
+                let weight = term_weight(strategy, idf, Tf::of_posting(p), self.lengths(slot), avg);
                 acc.add(position[slot] as usize, k, weight);
             }
             for &(i, terms) in &foreign {
@@ -521,6 +565,34 @@ mod tests {
                 assert_eq!(index.rank_docs(query, &docs, strategy, None).hits, scan.hits, "{query}");
             }
         }
+    }
+
+    #[test]
+    fn a_document_too_long_for_the_short_lengths_ranks_as_a_scan_does() {
+        // 70,000 words: more than a u16 holds, so its lengths are kept apart.
+        let long = format!("read file: login {}", "word ".repeat(70_000));
+        let mut texts: Vec<String> = TEXTS.iter().map(|t| t.to_string()).collect();
+        texts.insert(1, long);
+        let all: Vec<Terms> = texts.iter().map(|t| terms(t)).collect();
+        assert!(all[1].len() > u32::from(u16::MAX), "{}", all[1].len());
+        let mut index = Index::new();
+        for (i, t) in all.iter().enumerate() {
+            index.add(i as u64, t);
+        }
+        assert_eq!(index.long.len(), 1);
+        let check = |index: &Index, all: &[&Terms]| {
+            for query in ["read login", "word", "login file", "src readme"] {
+                let scan = rank(query, all, Fallback::None, Strategy::Bm25);
+                assert_eq!(index.rank_all(query, Strategy::Bm25, None).hits, scan.hits, "{query}");
+            }
+        };
+        check(&index, &all.iter().collect::<Vec<_>>());
+        // Moved to another slot by a remap, it keeps its lengths.
+        index.remove(0);
+        let new_slot: Vec<Option<u32>> = (0..all.len() as u32).map(|s| s.checked_sub(1)).collect();
+        index.remap(&new_slot);
+        assert_eq!(index.long.keys().copied().collect::<Vec<_>>(), [0]);
+        check(&index, &all[1..].iter().collect::<Vec<_>>());
     }
 
     #[test]

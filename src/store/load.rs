@@ -76,7 +76,7 @@ impl<S: Storage> ContextManager<S> {
             self.load_skipped(asked, &NotLoaded::Outside);
             return LoadStep::Skipped;
         };
-        match self.state.borrow().memory.get(path.as_str()) {
+        match self.state.borrow().memory.get(&path) {
             Some(bytes) => LoadStep::Held(bytes.clone()),
             None => LoadStep::Read(path),
         }
