@@ -86,7 +86,10 @@ impl History {
 
     /// Parses a history file.
     pub fn from_json(bytes: &[u8]) -> Result<History> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| corrupt(format!("does not parse: {e}")))?;
+        // `from_str`, as for the messages (src/wasm/window.rs): serde_json compiles its parser
+        // once per reader, and the window module needs the text one anyway.
+        let text = std::str::from_utf8(bytes).map_err(|_| corrupt("does not parse: it is not UTF-8"))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| corrupt(format!("does not parse: {e}")))?;
         match value.get("v").and_then(Value::as_u64) {
             Some(v) if v == u64::from(HISTORY_VERSION) => {}
             other => return Err(corrupt(format!("has version {other:?}, expected {HISTORY_VERSION}"))),
