@@ -64,6 +64,17 @@ use crate::record::iso_timestamp;
 use crate::storage::Storage;
 use crate::store::{Clock, DebugEvent, DebugSink};
 
+/// Parses JSON bytes. Every parse of the conversation store goes through one reader,
+/// serde_json's text one: serde_json compiles its whole parser once per reader, and the
+/// text one is in any module that parses a `Value` (its `raw_value` path calls
+/// `from_str`), so `from_slice` would add a second copy of the parser for the same result.
+pub(crate) fn from_json<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::Result<T> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => Err(serde::de::Error::custom("the bytes are not UTF-8")),
+    }
+}
+
 /// Settings of a [`ConversationStore`].
 #[derive(Clone)]
 pub struct StoreOptions {
