@@ -533,3 +533,20 @@ fn base36(mut n: u64) -> String {
     out.reverse();
     String::from_utf8(out).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::from_json;
+
+    #[test]
+    fn from_json_reads_what_from_slice_reads_and_refuses_bytes_that_are_not_utf8() {
+        for text in [&b"{\"a\":[1,2.5,\"\xc3\xa9\",null],\"b\":{}}"[..], b" 7 ", b"{\"a\":1", b"[1,]", b"\"\\ud800\""] {
+            let ours = from_json::<Value>(text).map_err(|e| e.to_string());
+            assert_eq!(ours, serde_json::from_slice::<Value>(text).map_err(|e| e.to_string()));
+        }
+        assert!(from_json::<Value>(b"\"\xff\"").is_err());
+        assert!(from_json::<Value>(b"{\"a\":\"\xc3\"}").is_err());
+    }
+}
