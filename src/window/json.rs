@@ -97,10 +97,12 @@ impl Reader<'_> {
         format!("{message} at line {line} column {column}")
     }
 
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
 
+    #[inline]
     fn skip_space(&mut self) {
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
             self.at += 1;
@@ -248,16 +250,53 @@ impl Reader<'_> {
         }
     }
 
+    /// Moves to the next `"`, `\` or control character (or the end), 8 bytes at a time
+    /// (as serde_json does): strings are most of the bytes of messages.
+    #[inline]
+    fn skip_plain(&mut self) {
+        const ONES: u64 = u64::MAX / 255;
+        let rest = &self.bytes[self.at..];
+        for (i, chunk) in rest.chunks_exact(8).enumerate() {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            let x = u64::from_le_bytes(word);
+            let quote = x ^ (ONES * u64::from(b'"'));
+            let backslash = x ^ (ONES * u64::from(b'\\'));
+            let found = (x.wrapping_sub(ONES * 0x20) & !x)
+                | (quote.wrapping_sub(ONES) & !quote)
+                | (backslash.wrapping_sub(ONES) & !backslash);
+            // The lowest byte flagged is the first one sought (a borrow only flags bytes
+            // above one that is).
+            let found = found & (ONES << 7);
+            if found != 0 {
+                self.at += 8 * i + found.trailing_zeros() as usize / 8;
+                return;
+            }
+        }
+        self.at += rest.len() / 8 * 8;
+        while let Some(b) = self.peek() {
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                return;
+            }
+            self.at += 1;
+        }
+    }
+
     /// After the opening `"`: the string up to its closing one.
     fn string(&mut self) -> Step<String> {
         let mut out = String::new();
         let mut start = self.at;
         loop {
+            self.skip_plain();
             let Some(b) = self.peek() else { return Err("EOF while parsing a string") };
             match b {
                 b'"' => {
-                    out.push_str(&self.text[start..self.at]);
+                    let end = self.at;
                     self.at += 1;
+                    if out.is_empty() {
+                        return Ok(self.text[start..end].to_owned());
+                    }
+                    out.push_str(&self.text[start..end]);
                     return Ok(out);
                 }
                 b'\\' => {
@@ -505,6 +544,15 @@ mod tests {
         ];
         for case in cases {
             same(case);
+        }
+        // Every place of a quote, an escape or a control character in a long string (the
+        // reader skips plain bytes 8 at a time).
+        for at in 0..40 {
+            for special in ["\\\"", "\"", "\\n", "\u{1}", "\u{1f}", "\u{e9}", "\u{7f}", " "] {
+                let text = format!("\"{}{special}{}\"", "a".repeat(at), "b\u{e9}".repeat(40 - at));
+                same(&text);
+                same(&text[..text.len() - 1]);
+            }
         }
         let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         for n in [126, 127, 128, 129] {
