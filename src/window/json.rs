@@ -257,9 +257,8 @@ impl Reader<'_> {
         const ONES: u64 = u64::MAX / 255;
         let rest = &self.bytes[self.at..];
         for (i, chunk) in rest.chunks_exact(8).enumerate() {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            let x = u64::from_le_bytes(word);
+            // A chunk of `chunks_exact(8)` is 8 bytes.
+            let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
             let quote = x ^ (ONES * u64::from(b'"'));
             let backslash = x ^ (ONES * u64::from(b'\\'));
             let found = (x.wrapping_sub(ONES * 0x20) & !x)
