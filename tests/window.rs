@@ -369,12 +369,22 @@ fn a_corrupt_history_is_a_corrupt_record_error() {
     block_on(async {
         let storage = MemoryStorage::new();
         let path = history_path("/ctx", "c").unwrap();
-        for bad in [&b"{not json"[..], b"{\"v\":9,\"edits\":[]}", b"{\"v\":1,\"edits\":[{\"ts\":1}]}"] {
+        // The last is a valid file but for one byte that is not UTF-8 (inside a string).
+        let not_utf8 =
+            b"{\"v\":1,\"edits\":[{\"ts\":1,\"message\":2,\"block\":0,\"kind\":\"readFile\",\"content\":\"\xff\"}]}";
+        for bad in [&b"{not json"[..], b"{\"v\":9,\"edits\":[]}", b"{\"v\":1,\"edits\":[{\"ts\":1}]}", not_utf8] {
             storage.write(&path, bad, WriteOptions::default()).await.unwrap();
             let err = window::history::load(&storage, &path).await.unwrap_err();
             assert_eq!(err.kind(), ErrorKind::CorruptRecord);
             assert_eq!(err.path(), Some(path.as_str()));
+            if bad == not_utf8 {
+                assert!(err.to_string().contains("does not parse"), "{err}");
+            }
         }
+        // The same file with the byte as UTF-8 loads.
+        let fixed = String::from_utf8_lossy(not_utf8).into_owned();
+        storage.write(&path, fixed.as_bytes(), WriteOptions::default()).await.unwrap();
+        assert_eq!(window::history::load(&storage, &path).await.unwrap().edits[0].content, "\u{fffd}");
     });
 }
 

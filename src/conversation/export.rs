@@ -131,9 +131,9 @@ pub fn export(snapshot: &Snapshot, format: Format) -> Result<String> {
                 artifacts: snapshot.artifacts.clone(),
             };
             // Pretty-printed through a Value: one pretty serializer (Value's) in the wasm
-            // binary instead of one per type; key order and numbers are kept. (`from_slice`,
-            // the parser the module has anyway: `from_str` would be a second one.)
-            let value: serde_json::Value = serde_json::from_slice(to_json(&doc)?.as_bytes()).map_err(internal)?;
+            // binary instead of one per type; key order and numbers are kept. (`from_str`,
+            // the parser the module has anyway: see [`super::from_json`].)
+            let value: serde_json::Value = serde_json::from_str(&to_json(&doc)?).map_err(internal)?;
             let mut out = serde_json::to_string_pretty(&value).map_err(internal)?;
             out.push('\n');
             Ok(out)
@@ -163,7 +163,7 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<Snapshot> {
     let bad = |what: String| Error::invalid(format!("not a conversation export: {what}"));
     let snapshot = match format {
         Format::Json => {
-            let doc: JsonExport = serde_json::from_slice(text.as_bytes()).map_err(|e| bad(e.to_string()))?;
+            let doc: JsonExport = super::from_json(text.as_bytes()).map_err(|e| bad(e.to_string()))?;
             if doc.format != FORMAT_TAG || doc.v != 1 {
                 return Err(bad(format!("format {:?} version {}", doc.format, doc.v)));
             }
@@ -171,16 +171,14 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<Snapshot> {
         }
         Format::Jsonl => {
             let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-            let conversation = match lines.next().map(|(i, l)| (i, serde_json::from_slice::<Line>(l.as_bytes()))) {
+            let conversation = match lines.next().map(|(i, l)| (i, super::from_json::<Line>(l.as_bytes()))) {
                 Some((_, Ok(Line::Conversation(c)))) => c,
                 Some((i, Err(e))) => return Err(bad(format!("line {}: {e}", i + 1))),
                 _ => return Err(bad("the first line must be the conversation".into())),
             };
             let (mut messages, mut artifacts) = (Vec::new(), Vec::new());
             for (i, line) in lines {
-                match serde_json::from_slice::<Line>(line.as_bytes())
-                    .map_err(|e| bad(format!("line {}: {e}", i + 1)))?
-                {
+                match super::from_json::<Line>(line.as_bytes()).map_err(|e| bad(format!("line {}: {e}", i + 1)))? {
                     Line::Message(m) => messages.push(m),
                     Line::Artifact(a) => artifacts.push(a),
                     Line::Conversation(_) => return Err(bad(format!("line {}: a second conversation", i + 1))),

@@ -162,7 +162,7 @@ pub fn parse_jsonl(bytes: &[u8]) -> Parsed {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Message>(line).map_err(|e| e.to_string()).and_then(|m| {
+        match super::from_json::<Message>(line).map_err(|e| e.to_string()).and_then(|m| {
             m.validate().map_err(|e| e.to_string())?;
             Ok(m)
         }) {

@@ -64,6 +64,17 @@ use crate::record::iso_timestamp;
 use crate::storage::Storage;
 use crate::store::{Clock, DebugEvent, DebugSink};
 
+/// Parses JSON bytes. Every parse of the conversation store goes through one reader,
+/// serde_json's text one: serde_json compiles its whole parser once per reader, and the
+/// text one is in any module that parses a `Value` (its `raw_value` path calls
+/// `from_str`), so `from_slice` would add a second copy of the parser for the same result.
+pub(crate) fn from_json<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::Result<T> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => Err(serde::de::Error::custom("the bytes are not UTF-8")),
+    }
+}
+
 /// Settings of a [`ConversationStore`].
 #[derive(Clone)]
 pub struct StoreOptions {
@@ -521,4 +532,21 @@ fn base36(mut n: u64) -> String {
     }
     out.reverse();
     String::from_utf8(out).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::from_json;
+
+    #[test]
+    fn from_json_reads_what_from_slice_reads_and_refuses_bytes_that_are_not_utf8() {
+        for text in [&b"{\"a\":[1,2.5,\"\xc3\xa9\",null],\"b\":{}}"[..], b" 7 ", b"{\"a\":1", b"[1,]", b"\"\\ud800\""] {
+            let ours = from_json::<Value>(text).map_err(|e| e.to_string());
+            assert_eq!(ours, serde_json::from_slice::<Value>(text).map_err(|e| e.to_string()));
+        }
+        assert!(from_json::<Value>(b"\"\xff\"").is_err());
+        assert!(from_json::<Value>(b"{\"a\":\"\xc3\"}").is_err());
+    }
 }

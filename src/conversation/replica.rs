@@ -176,7 +176,7 @@ impl View<'_> {
             let path = self.index_path();
             match self.files.read(&path) {
                 Err(_) => need(Need::Read(path)),
-                Ok(Some(bytes)) if serde_json::from_slice::<IndexFile>(bytes).is_ok() => {}
+                Ok(Some(bytes)) if super::from_json::<IndexFile>(bytes).is_ok() => {}
                 Ok(_) => match self.files.listed(self.base) {
                     Err(_) => need(Need::List(self.base.to_owned())),
                     Ok(names) => {
@@ -205,7 +205,7 @@ impl View<'_> {
     pub fn metadata(&self, id: &str) -> Result<Option<ConversationMetadata>> {
         let path = self.metadata_path(id);
         let Some(bytes) = self.files.read(&path)? else { return Ok(None) };
-        let meta: ConversationMetadata = serde_json::from_slice(bytes).map_err(|e| corrupt(&path, e))?;
+        let meta: ConversationMetadata = super::from_json(bytes).map_err(|e| corrupt(&path, e))?;
         // The id inside names files later (a remote's copy, say): it must be the folder's.
         if meta.id != id {
             return Err(corrupt(&path, format!("it names conversation {:?}", meta.id)));
@@ -249,7 +249,7 @@ impl View<'_> {
         let path = self.pruned_path(id);
         match self.files.read(&path)? {
             None => Ok(BTreeSet::new()),
-            Some(bytes) => serde_json::from_slice::<PrunedFile>(bytes).map(|f| f.ids).map_err(|e| corrupt(&path, e)),
+            Some(bytes) => super::from_json::<PrunedFile>(bytes).map(|f| f.ids).map_err(|e| corrupt(&path, e)),
         }
     }
 
@@ -266,7 +266,7 @@ impl View<'_> {
         for art in self.files.listed(&self.artifacts_dir(id))?.iter().filter_map(|n| meta_of(n)) {
             let path = self.artifact_meta_path(id, art);
             if let Some(bytes) = self.files.read(&path)? {
-                match serde_json::from_slice::<ArtifactMeta>(bytes) {
+                match super::from_json::<ArtifactMeta>(bytes) {
                     Ok(meta) if meta.id == art => out.push(meta),
                     _ => self.report("artifact meta does not parse; skipped".into(), Some(&path)),
                 }
@@ -281,7 +281,7 @@ impl View<'_> {
         let path = self.artifact_meta_path(id, art);
         match self.files.read(&path)? {
             None => Ok(None),
-            Some(bytes) => serde_json::from_slice(bytes).map(Some).map_err(|e| corrupt(&path, e)),
+            Some(bytes) => super::from_json(bytes).map(Some).map_err(|e| corrupt(&path, e)),
         }
     }
 
@@ -333,7 +333,7 @@ impl View<'_> {
     pub fn index(&self) -> Result<Vec<ConversationMetadata>> {
         let path = self.index_path();
         let parsed = match self.files.read(&path)? {
-            Some(bytes) => match serde_json::from_slice::<IndexFile>(bytes) {
+            Some(bytes) => match super::from_json::<IndexFile>(bytes) {
                 Ok(f) => Some(f.conversations),
                 Err(e) => {
                     self.report(format!("the conversation index does not parse ({e}); rebuilt"), Some(&path));

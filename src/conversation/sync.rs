@@ -167,7 +167,7 @@ fn lww(local: &ConversationMetadata, remote: Option<&ConversationMetadata>) -> C
 
 /// A queue item's file, parsed and checked.
 fn parse_item(path: &str, bytes: &[u8]) -> Result<QueueItem> {
-    let item = serde_json::from_slice::<QueueItem>(bytes).map_err(|e| corrupt(path, e))?;
+    let item = super::from_json::<QueueItem>(bytes).map_err(|e| corrupt(path, e))?;
     super::ids::validate_id(&item.conversation_id, "conversation id")?;
     Ok(item)
 }

@@ -41,7 +41,7 @@ pub struct JsConversationStore {
 /// `NOT_SERIALIZABLE` for what JSON cannot hold.
 fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Result<T> {
     let json = json_of(value, what)?;
-    serde_json::from_slice(json.as_bytes()).map_err(|e| Error::invalid(format!("{what}: {e}")))
+    serde_json::from_str(&json).map_err(|e| Error::invalid(format!("{what}: {e}")))
 }
 
 /// `JSON.stringify(value)` of an object (the part of [`from_js`] that is the same for

@@ -12,7 +12,7 @@
 use std::cell::RefCell;
 
 use js_sys::{Array, Function, Reflect, Uint8Array};
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -21,6 +21,7 @@ use super::host::{resolve_context_dir, storage_from};
 use super::storage::{host_failure, read_bytes, JsStorage};
 use crate::error::{Error, Result};
 use crate::select::estimated_tokens;
+use crate::window::json::object;
 use crate::window::{self, history, Edit, History, OptimizeOptions, Plan, Strategy, Tools, Usage};
 
 // The core's values cross as JSON text built from `serde_json::Value`s (no serde
@@ -84,7 +85,7 @@ fn strategy(value: &JsValue) -> Result<Strategy> {
 fn messages_of(value: &JsValue) -> Result<Vec<Value>> {
     let bytes = value.dyn_ref::<Uint8Array>().ok_or_else(|| Error::invalid("messages must be an array"))?.to_vec();
     let text = std::str::from_utf8(&bytes).map_err(|_| Error::invalid("messages are not UTF-8 JSON"))?;
-    let messages = match serde_json::from_str(text) {
+    let messages = match window::json::parse(text) {
         Ok(Value::Array(list)) => list,
         Ok(_) => return Err(Error::invalid("messages must be an array")),
         Err(e) => return Err(Error::invalid(format!("messages: {e}"))),
@@ -99,7 +100,7 @@ fn to_js(value: &Value) -> JsValue {
 }
 
 fn range_value(range: Option<(usize, usize)>) -> Value {
-    range.map_or(Value::Null, |(start, end)| json!([start, end]))
+    range.map_or(Value::Null, history::range)
 }
 
 fn tools(options: &JsValue) -> Result<Tools> {
@@ -147,7 +148,7 @@ fn changed_value(messages: Vec<Value>, changed: &[usize]) -> Value {
         if wanted.peek() == Some(&&i) {
             wanted.next();
             let content = message.get_mut("content").map(Value::take).unwrap_or(Value::Null);
-            out.push(json!([i, content]));
+            out.push(Value::Array(vec![i.into(), content]));
         }
     }
     Value::Array(out)
@@ -161,23 +162,24 @@ fn plan_js(plan: Plan) -> Result<JsValue> {
     } else {
         m.chars_before.saturating_sub(m.chars_after) as f64 / m.chars_before as f64
     };
-    let value = json!({
-        "changed": changed_value(messages, &changed),
-        "edits": edits.iter().map(Edit::to_value).collect::<Vec<_>>(),
-        "truncated": range_value(truncated),
-        "metrics": {
-            "charsBefore": m.chars_before,
-            "charsAfter": m.chars_after,
-            "tokensBefore": m.tokens_before,
-            "tokensAfter": m.tokens_after,
-            "tokensSaved": m.tokens_before.saturating_sub(m.tokens_after),
-            "duplicatesReplaced": m.duplicates_replaced,
-            "messagesRemoved": m.messages_removed,
-            // Shortest round-trip text: JSON.parse gives back the same numbers.
-            "savedRatio": saved_ratio,
-            "duplicateSavings": m.duplicate_savings,
-        },
-    });
+    let metrics = object(vec![
+        ("charsBefore", m.chars_before.into()),
+        ("charsAfter", m.chars_after.into()),
+        ("tokensBefore", m.tokens_before.into()),
+        ("tokensAfter", m.tokens_after.into()),
+        ("tokensSaved", m.tokens_before.saturating_sub(m.tokens_after).into()),
+        ("duplicatesReplaced", m.duplicates_replaced.into()),
+        ("messagesRemoved", m.messages_removed.into()),
+        // Shortest round-trip text: JSON.parse gives back the same numbers.
+        ("savedRatio", saved_ratio.into()),
+        ("duplicateSavings", m.duplicate_savings.into()),
+    ]);
+    let value = object(vec![
+        ("changed", changed_value(messages, &changed)),
+        ("edits", Value::Array(edits.iter().map(Edit::to_value).collect())),
+        ("truncated", range_value(truncated)),
+        ("metrics", metrics),
+    ]);
     Ok(to_js(&value))
 }
 
@@ -209,9 +211,15 @@ pub fn find_duplicate_file_reads(messages: JsValue, options: JsValue) -> Result<
                 let occurrences: Vec<Value> = f
                     .occurrences
                     .iter()
-                    .map(|o| json!({"message": o.message, "block": o.block, "kind": o.kind.name()}))
+                    .map(|o| {
+                        object(vec![
+                            ("message", o.message.into()),
+                            ("block", o.block.into()),
+                            ("kind", o.kind.name().into()),
+                        ])
+                    })
                     .collect();
-                json!({"path": f.path, "occurrences": occurrences})
+                object(vec![("path", f.path.as_str().into()), ("occurrences", Value::Array(occurrences))])
             })
             .collect();
         Ok(to_js(&Value::Array(out)))
@@ -428,7 +436,7 @@ impl JsContextHistory {
         let run = || {
             let applied = window::apply_history_in_place(messages_of(&messages)?, &self.history.borrow())?;
             let changed = changed_value(applied.messages, &applied.changed);
-            Ok(to_js(&json!({"changed": changed, "truncated": range_value(applied.truncated)})))
+            Ok(to_js(&object(vec![("changed", changed), ("truncated", range_value(applied.truncated))])))
         };
         run().js()
     }

@@ -3,8 +3,9 @@
 //! block index); they are applied in order, so the latest edit of a block wins. The
 //! input is never modified: the result is a new list.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::json::object;
 use super::{Edit, EditKind};
 
 /// The messages with `edits` applied and `range` (inclusive) removed. An edit whose
@@ -35,7 +36,7 @@ pub fn apply_edits_in_place(messages: &mut [Value], edits: &[Edit]) {
 }
 
 fn text_block(text: &str) -> Value {
-    json!({"type": "text", "text": text})
+    object(vec![("type", "text".into()), ("text", text.into())])
 }
 
 fn apply_one(message: &mut Value, edit: &Edit) {
@@ -45,7 +46,7 @@ fn apply_one(message: &mut Value, edit: &Edit) {
             (0, EditKind::TruncationNotice) => {}
             (0, _) => *s = edit.content.clone(),
             // A notice after a string content: the string becomes the first text block.
-            (1, EditKind::TruncationNotice) => *content = json!([text_block(s), text_block(&edit.content)]),
+            (1, EditKind::TruncationNotice) => *content = Value::Array(vec![text_block(s), text_block(&edit.content)]),
             _ => {}
         }
         return;

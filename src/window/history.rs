@@ -13,8 +13,9 @@
 //! what makes the optimised conversation reproducible, so it is not silently dropped
 //! (the caller may remove the file, or open with `discardCorrupt`).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::json::object;
 use super::Edit;
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::{Storage, WriteOptions};
@@ -71,22 +72,23 @@ impl History {
     pub fn to_value(&self) -> Value {
         let edits: Vec<Value> = self.edits.iter().map(Edit::to_value).collect();
         let truncations: Vec<Value> =
-            self.truncations.iter().map(|t| json!({"ts": t.ts, "range": [t.range.0, t.range.1]})).collect();
-        json!({"edits": edits, "truncations": truncations})
+            self.truncations.iter().map(|t| object(vec![("ts", t.ts.into()), ("range", range(t.range))])).collect();
+        object(vec![("edits", Value::Array(edits)), ("truncations", Value::Array(truncations))])
     }
 
     /// The file's bytes.
     pub fn to_json(&self) -> Vec<u8> {
         let mut value = self.to_value();
         if let Some(o) = value.as_object_mut() {
-            o.insert("v".to_owned(), json!(HISTORY_VERSION));
+            o.insert("v".to_owned(), HISTORY_VERSION.into());
         }
         super::message::json_text(&value).into_bytes()
     }
 
     /// Parses a history file.
     pub fn from_json(bytes: &[u8]) -> Result<History> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| corrupt(format!("does not parse: {e}")))?;
+        let text = std::str::from_utf8(bytes).map_err(|_| corrupt("does not parse: it is not UTF-8"))?;
+        let value = super::json::parse(text).map_err(|e| corrupt(format!("does not parse: {e}")))?;
         match value.get("v").and_then(Value::as_u64) {
             Some(v) if v == u64::from(HISTORY_VERSION) => {}
             other => return Err(corrupt(format!("has version {other:?}, expected {HISTORY_VERSION}"))),
@@ -106,6 +108,11 @@ impl History {
             .collect::<Result<Vec<_>>>()?;
         Ok(History { edits, truncations })
     }
+}
+
+/// `[start, end]`.
+pub(crate) fn range((start, end): (usize, usize)) -> Value {
+    Value::Array(vec![start.into(), end.into()])
 }
 
 /// Where the history `id` of the store in `context_dir` lives. Ids are 1–128 characters

@@ -190,9 +190,7 @@ pub fn total_size(messages: &[Value]) -> Size {
     out
 }
 
-/// Compact JSON text of a value (through the same writer as the rest of the crate, which
-/// keeps the wasm smaller than `Display` would).
+/// Compact JSON text of a value, as `serde_json::to_string` writes it ([`super::json`]).
 pub fn json_text(value: &Value) -> String {
-    // Serialising a `Value` cannot fail.
-    serde_json::to_string(value).unwrap_or_default()
+    super::json::text(value)
 }

@@ -30,6 +30,7 @@
 pub mod apply;
 pub mod duplicates;
 pub mod history;
+pub(crate) mod json;
 pub mod message;
 pub mod truncate;
 
@@ -133,10 +134,13 @@ pub struct Edit {
 impl Edit {
     /// `{ts, message, block, kind, content}`, as JavaScript and the history file see it.
     pub fn to_value(&self) -> Value {
-        serde_json::json!({
-            "ts": self.ts, "message": self.message, "block": self.block,
-            "kind": self.kind.name(), "content": self.content,
-        })
+        json::object(vec![
+            ("ts", self.ts.into()),
+            ("message", self.message.into()),
+            ("block", self.block.into()),
+            ("kind", self.kind.name().into()),
+            ("content", self.content.as_str().into()),
+        ])
     }
 
     /// The edit `value` describes, if it is one.
