@@ -468,7 +468,7 @@ impl Entry {
     /// The description `describe` makes of a tool name and args text: [`Entry::description`]
     /// makes it again, byte for byte (`describe` is a pure function of the two).
     fn generated(tool_name: &str, args_json: &str) -> String {
-        let args: Value = serde_json::from_str(args_json).unwrap_or(Value::Null);
+        let args: Value = from_json(args_json).unwrap_or(Value::Null);
         crate::describe::describe(tool_name, &args)
     }
 
