@@ -47,7 +47,8 @@ function attempt(call) {
     return [false, err];
   }
   if (typeof value?.then !== "function") return [true, value];
-  return value.then((v) => [true, v], (err) => [false, err]);
+  // Through Promise.resolve: a bare thenable's `then` need not return anything.
+  return Promise.resolve(value).then((v) => [true, v], (err) => [false, err]);
 }
 
 /** host → name → the tail of the turns at that lock in this process (`hold`). */

@@ -402,6 +402,32 @@ export function runSeedApiTests({
 
   // -- saveContext: names, records, pointers
 
+  t("a host whose methods return bare thenables (not Promises) works as one returning Promises", async () => {
+    const inner = makeStorage();
+    // `then` alone, returning nothing: what a minimal thenable does. It runs `call` later.
+    const bare = (call) => ({ then(resolve, reject) { setTimeout(() => Promise.resolve().then(call).then(resolve, reject), 0); } });
+    const host = {};
+    for (const name of ["read", "write", "remove", "list", "removeDir"]) {
+      if (typeof inner[name] === "function") host[name] = (...args) => bare(() => inner[name](...args));
+    }
+    const { m } = setup({ fileSystem: host, session: true });
+    const large = { content: "x".repeat(70_000) };
+    const paths = [await m.saveContext("readFile", { path: "a.ts" }, "small"), await m.saveContext("readFile", { path: "b.ts" }, large)];
+    assert.deepEqual((await m.loadContexts(paths)).map((r) => r.result), ["small", large]);
+    await m.flush();
+    assert.equal(await m.rebuildIndex(), 2);
+    const taken = bare(() => {
+      throw Object.assign(new Error("exists"), { code: "EEXIST" });
+    });
+    let writes = 0;
+    const once = { ...host, write: (...args) => (writes++ === 0 ? taken : host.write(...args)) };
+    const n = new ContextManager({ contextDir: contextDir(), fileSystem: once, persistThreshold: 0 });
+    await n.saveContext("grep", { pattern: "x" }, "y");
+    assert.equal(writes, 2, "a taken name, given as a bare thenable that rejects, is drawn again");
+    await m.close();
+    await n.close();
+  });
+
   t("a save with no session, no retention and nothing over the memory budget runs no task (held, written whole, written in parts)", async () => {
     const held = setup({ persistThreshold: 1 << 20 });
     const written = setup();
