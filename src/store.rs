@@ -1208,7 +1208,6 @@ impl<S: Storage> ContextManager<S> {
             .result_hash
             .or_else(|| pending.body.and_then(|h| self.storage.body(h)).map(|b| result_hash(Some(&b))));
         let PendingSave { pass, seq, now, size, meta, generated, path: filepath, terms, .. } = pending;
-        let result_hash = hash.unwrap_or_else(|| result_hash(None));
         let terms = terms.unwrap_or_default();
         let added = {
             let mut state = self.state.borrow_mut();
@@ -1220,7 +1219,11 @@ impl<S: Storage> ContextManager<S> {
             state.remove_pointer(&filepath);
             let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated);
             entry.written = written;
-            entry.set_result_hash(result_hash);
+            // A hash not known (the host gave none and no longer holds the bytes): never a
+            // duplicate, rather than a made-up one.
+            if let Some(hash) = hash {
+                entry.set_result_hash(hash);
+            }
             let key = entry.duplicate_key();
             let added = state.add(seq, entry, &terms);
             if let (true, Some(key)) = (added, key) {

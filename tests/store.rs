@@ -664,6 +664,8 @@ struct Holding {
     inner: MemoryStorage,
     bodies: RefCell<std::collections::HashMap<u32, Vec<u8>>>,
     copied_in: Cell<usize>,
+    /// `body` answers `None` (the host no longer lends the bytes), though it writes them.
+    withholds: Cell<bool>,
 }
 
 impl Storage for Holding {
@@ -680,6 +682,9 @@ impl Storage for Holding {
         self.inner.list(dir).await
     }
     fn body(&self, handle: u32) -> Option<Vec<u8>> {
+        if self.withholds.get() {
+            return None;
+        }
         self.copied_in.set(self.copied_in.get() + 1);
         self.bodies.borrow().get(&handle).cloned()
     }
@@ -712,6 +717,7 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
                 inner: MemoryStorage::new(),
                 bodies: RefCell::new([(7, result.clone().into_bytes())].into()),
                 copied_in: Cell::new(0),
+                withholds: Cell::new(false),
             };
             let held = ContextManager::new(holding, o)?;
             let args = r#"{"path":"src/auth/login.ts"}"#;
@@ -756,6 +762,23 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
             assert_eq!(held.storage().copied_in.get(), copied + 1, "the body read once for its hash");
             let first = held.slots(Filter::ALL)[0];
             assert!(held.has_later_copy(first), "the hash the core computed is the host's");
+            if threshold == 0 {
+                // Its hash neither handed over nor readable: not known, so a copy of nothing
+                // (a made-up hash would make it a copy of another record, or of no result).
+                held.storage().withholds.set(true);
+                let unknown = || SaveInput {
+                    tool_name: "readFile",
+                    args_json: args,
+                    result_body: Some(again),
+                    ..SaveInput::default()
+                };
+                held.save(unknown()).await?;
+                held.save(unknown()).await?;
+                held.save(SaveInput { tool_name: "readFile", args_json: args, ..SaveInput::default() }).await?;
+                let slots = held.slots(Filter::ALL);
+                assert!(!held.has_later_copy(slots[2]), "a hash not known is never a duplicate");
+                assert!(!held.has_later_copy(slots[3]), "nor one of a save with no result");
+            }
         }
         Ok::<(), Error>(())
     })
