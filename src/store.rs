@@ -789,13 +789,14 @@ impl State {
             let path = self.entries[slot as usize].path_text();
             self.slot_by_path.insert(&path, slot, &self.entries);
         }
-        self.latest_copy.retain(|_, slot| match new_slot[*slot as usize] {
-            Some(new) => {
-                *slot = new;
-                true
+        // Made again from the live entries, in save order: a key whose latest copy was
+        // evicted names the latest live one (after a 32-bit collision too).
+        self.latest_copy.clear();
+        for slot in 0..self.entries.len() as u32 {
+            if let Some(key) = self.entries[slot as usize].duplicate_key() {
+                self.latest_copy.insert(key, slot);
             }
-            None => false,
-        });
+        }
         self.dead = 0;
         self.epoch = self.epoch.wrapping_add(1);
     }
@@ -2039,6 +2040,35 @@ mod tests {
             tool_call_id: None,
         };
         Entry::new(path, meta, 0, &mut Interned::default(), false)
+    }
+
+    #[test]
+    fn compaction_keeps_the_later_copy_of_a_key_whose_latest_holder_was_evicted() {
+        futures_executor::block_on(async {
+            let mut o = Options::new("/ctx");
+            o.persist_threshold = 0;
+            let m = ContextManager::new(crate::MemoryStorage::new(), o).unwrap();
+            let save = |result: &'static str| SaveInput {
+                tool_name: "grep",
+                args_json: r#"{"q":"x"}"#,
+                result_json: Some(result),
+                ..SaveInput::default()
+            };
+            let a = m.save(save("\"same\"")).await.unwrap();
+            m.save(save("\"same\"")).await.unwrap();
+            let c = m.save(save("\"other\"")).await.unwrap();
+            {
+                // As if C's key collided with A's: C is the latest holder of the key.
+                let mut state = m.state.borrow_mut();
+                let (slot_a, slot_c) = (state.slot_of(&a).unwrap(), state.slot_of(&c).unwrap());
+                let key = state.entries[slot_a as usize].duplicate_key().unwrap();
+                state.latest_copy.insert(key, slot_c);
+                assert!(state.remove_pointer(&c));
+                state.compact();
+            }
+            let slot_a = m.state.borrow().slot_of(&a).unwrap();
+            assert!(m.has_later_copy(slot_a), "A's later copy is still known after compaction");
+        });
     }
 
     #[test]
