@@ -1048,7 +1048,8 @@ impl JsContextManager {
     #[wasm_bindgen(js_name = "__setVector")]
     pub fn set_vector(&self, filepath: String, embedded: JsValue) -> Result<(), JsValue> {
         let vector = one_vector(&embedded).js()?;
-        if !self.inner.set_vector(&filepath, &vector) {
+        // A pointer gone while `embed` ran (cleared, evicted) needs no vector.
+        if self.inner.description_of(&filepath).is_some() && !self.inner.set_vector(&filepath, &vector) {
             self.inner.debug(
                 "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
                 Some(&filepath),
