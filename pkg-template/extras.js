@@ -146,25 +146,35 @@ Core.prototype.saveContext = function saveContext(toolName, args, result, taskOr
   return coreModule.driver.track(this, saved.then((out) => (Array.isArray(out) ? embedSaved(this, out[0], out[1]) : out)));
 };
 
+/**
+ * What `take` (the core's check of what `embed` returned) makes of `embed([text])`;
+ * undefined when `embed` throws, rejects or returns something `take` refuses (`failed`
+ * hears why). A trap (INTERNAL) is thrown on.
+ */
+async function embedOne(embed, text, take, failed) {
+  let out;
+  try {
+    out = await embed([text]);
+  } catch (err) {
+    failed(err);
+    return undefined;
+  }
+  try {
+    return take(out);
+  } catch (err) {
+    if (err?.code !== "INVALID_ARGUMENT") throw err;
+    failed(err);
+    return undefined;
+  }
+}
+
 /** Gives the record saved at `filepath` the vector `embed` makes of `text`; resolves to the
  * filepath whatever happens (a failing embed leaves the record ranked by BM25 alone). */
 async function embedSaved(manager, filepath, text) {
   const embed = embedOption.call(manager);
   if (embed === undefined) return filepath;
-  const failed = (err) => manager.__debug(`embed failed, the record is ranked by BM25 alone: ${err?.message ?? err}`, filepath);
-  let embedded;
-  try {
-    embedded = await embed([text]);
-  } catch (err) {
-    failed(err);
-    return filepath;
-  }
-  try {
-    manager.__setVector(filepath, embedded);
-  } catch (err) {
-    if (err?.code !== "INVALID_ARGUMENT") throw err; // a trap (INTERNAL), or the manager gone
-    failed(err);
-  }
+  await embedOne(embed, text, (out) => manager.__setVector(filepath, out), (err) =>
+    manager.__debug(`embed failed, the record is ranked by BM25 alone: ${err?.message ?? err}`, filepath));
   return filepath;
 }
 // close: once the manager's operations in flight have settled, a plan (driver.js, `close`).
@@ -225,21 +235,8 @@ function heuristicSelect(query, options) {
 async function embedQuery(manager, query) {
   const embed = embedOption.call(manager);
   if (embed === undefined || typeof query !== "string") return undefined;
-  const failed = (err) => manager.__debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`);
-  let embedded;
-  try {
-    embedded = await embed([query]);
-  } catch (err) {
-    failed(err);
-    return undefined;
-  }
-  try {
-    return queryVector(embedded);
-  } catch (err) {
-    if (err?.code !== "INVALID_ARGUMENT") throw err; // a trap (INTERNAL)
-    failed(err);
-    return undefined;
-  }
+  return embedOne(embed, query, queryVector, (err) =>
+    manager.__debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`));
 }
 
 Core.prototype.selectRelevant = function selectRelevant(query, options) {

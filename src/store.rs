@@ -2028,18 +2028,22 @@ pub(crate) mod footprint;
 mod tests {
     use super::*;
 
-    fn entry(path: &str) -> Entry {
-        let meta = RecordMeta {
+    /// The metadata of a record of tool `t` with no args, described as `description`.
+    fn meta(description: &str) -> RecordMeta {
+        RecordMeta {
             tool_name: "t".into(),
-            tool_description: "t".into(),
+            tool_description: description.into(),
             args_json: "{}".into(),
             args_hash: "0".repeat(64),
             timestamp: iso_timestamp(0),
             task_id: None,
             query_id: None,
             tool_call_id: None,
-        };
-        Entry::new(path, meta, 0, &mut Interned::default(), false)
+        }
+    }
+
+    fn entry(path: &str) -> Entry {
+        Entry::new(path, meta("t"), 0, &mut Interned::default(), false)
     }
 
     #[test]
@@ -2232,17 +2236,7 @@ mod tests {
         let generated = crate::describe::describe("t", &serde_json::json!({}));
         assert_eq!(generated, "t");
         let with = |description: &str, said_generated: bool| {
-            let meta = RecordMeta {
-                tool_name: "t".into(),
-                tool_description: description.into(),
-                args_json: "{}".into(),
-                args_hash: "0".repeat(64),
-                timestamp: iso_timestamp(0),
-                task_id: None,
-                query_id: None,
-                tool_call_id: None,
-            };
-            Entry::new(path, meta, 0, &mut Interned::default(), said_generated)
+            Entry::new(path, meta(description), 0, &mut Interned::default(), said_generated)
         };
         // The save's own (said generated), or a record read back whose description is
         // the one `describe` makes: made again, not kept.
