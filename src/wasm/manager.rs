@@ -399,11 +399,6 @@ fn announce(inner: &ContextManager<JsStorage>, on_debug: &Option<Function>) {
     let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
 }
 
-/// The last step of a save: `[0, value]`, or its error thrown.
-fn ended(result: Result<JsValue>) -> Result<Array, JsValue> {
-    Ok(Array::of2(&0.into(), &result.js()?))
-}
-
 /// The core's input of a save, from what `prepare_save` made.
 fn save_input<'a>(tool: &'a str, args_json: &'a str, result_in: &'a ResultIn, fields: SaveFields) -> SaveInput<'a> {
     let (result_json, result_body) = match result_in {
@@ -792,7 +787,7 @@ impl JsContextManager {
         let pending = match self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields)) {
             Ok(Begun::Saved(filepath, after)) => return self.saved(filepath, after, result_in),
             Ok(Begun::Write(pending)) => pending,
-            Err(e) => return ended(Err(e)),
+            Err(e) => return Err(e).js(),
         };
         let bytes: JsValue = match (pending.record(), &result_in) {
             ((head, Some(_)), ResultIn::Held(body)) => {
@@ -828,7 +823,7 @@ impl JsContextManager {
     #[wasm_bindgen(js_name = "__saveWritten")]
     pub fn save_written(&self, id: u32, ok: bool, value: JsValue) -> Result<Array, JsValue> {
         let Some(Saving::Writing(pending, result_in)) = self.saves.borrow_mut().remove(&id) else {
-            return ended(Err(Error::new(ErrorKind::Internal, "no save is writing under this id")));
+            return Err(Error::new(ErrorKind::Internal, "no save is writing under this id")).js();
         };
         let written = if ok { Ok(()) } else { Err(host_failure("write", pending.path(), value)) };
         match self.inner.record_written(pending, written) {
@@ -843,7 +838,7 @@ impl JsContextManager {
                 self.saves.borrow_mut().insert(id, Saving::Removing(failed));
                 Ok(step)
             }
-            Written::Failed(e) => ended(Err(e)),
+            Written::Failed(e) => Err(e).js(),
         }
     }
 
