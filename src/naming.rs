@@ -2,6 +2,7 @@
 //! the RFC 8785 canonical-JSON args hash, and `hashQuery`.
 
 use sha2::{Digest, Sha256};
+use std::cell::RefCell;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::Shared;
@@ -286,34 +287,74 @@ pub fn random_chars(n: usize, mut next_byte: impl FnMut() -> u8) -> String {
 }
 
 /// `n` characters of `[a-z0-9]` from the platform's CSPRNG.
+///
+/// The bytes come from a pool of [`RandomPool::SIZE`] filled in one call: asking the
+/// platform costs microseconds a call in wasm (`crypto.getRandomValues`), about what the
+/// rest of a small save's naming costs, and a name takes a handful of bytes. The names
+/// are not secrets (a record's path shows them); the pool only spares the calls.
 pub fn os_random_chars(n: usize) -> Result<String> {
-    let mut pool = [0u8; 32];
-    let mut used = pool.len();
-    let mut failure = None;
-    let out = random_chars(n, || {
-        if used == pool.len() {
-            if let Err(e) = getrandom::fill(&mut pool) {
+    thread_local! {
+        static POOL: RefCell<RandomPool> = const { RefCell::new(RandomPool { bytes: [0; RandomPool::SIZE], used: RandomPool::SIZE }) };
+    }
+    POOL.with(|pool| {
+        let mut pool = pool.borrow_mut();
+        let mut failure = None;
+        let out = random_chars(n, || {
+            pool.next().unwrap_or_else(|e| {
                 failure = Some(e);
+                0
+            })
+        });
+        match failure {
+            // Bytes drawn before the failure are dropped with the pool's remainder.
+            Some(e) => {
+                pool.used = RandomPool::SIZE;
+                Err(Error::new(ErrorKind::Internal, format!("no CSPRNG: {e}")))
             }
-            used = 0;
+            None => Ok(out),
         }
-        used += 1;
-        pool[used - 1]
-    });
-    match failure {
-        Some(e) => Err(Error::new(ErrorKind::Internal, format!("no CSPRNG: {e}"))),
-        None => Ok(out),
+    })
+}
+
+/// CSPRNG bytes drawn ahead, each handed out once.
+struct RandomPool {
+    bytes: [u8; RandomPool::SIZE],
+    /// How many of `bytes` are handed out (`SIZE`: none left).
+    used: usize,
+}
+
+impl RandomPool {
+    /// Bytes drawn per call to the platform: a few dozen names' worth.
+    const SIZE: usize = 256;
+
+    fn next(&mut self) -> std::result::Result<u8, getrandom::Error> {
+        if self.used == Self::SIZE {
+            getrandom::fill(&mut self.bytes)?;
+            self.used = 0;
+        }
+        self.used += 1;
+        Ok(self.bytes[self.used - 1])
     }
 }
 
 fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[(b >> 4) as usize] as char);
-        out.push(DIGITS[(b & 15) as usize] as char);
-    }
+    push_hex(bytes, &mut out);
     out
+}
+
+/// Appends `bytes` in lowercase hex to `out` (digits gathered, then one copy: a pointer
+/// list prints an args hash per pointer).
+pub(crate) fn push_hex(bytes: &[u8], out: &mut String) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 64];
+    for chunk in bytes.chunks(buf.len() / 2) {
+        for (i, b) in chunk.iter().enumerate() {
+            buf[2 * i] = DIGITS[(b >> 4) as usize];
+            buf[2 * i + 1] = DIGITS[(b & 15) as usize];
+        }
+        out.push_str(std::str::from_utf8(&buf[..2 * chunk.len()]).unwrap_or_default());
+    }
 }
 
 #[cfg(test)]

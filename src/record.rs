@@ -218,11 +218,38 @@ pub fn push_json_str(out: &mut String, s: &str) {
 /// Milliseconds since the Unix epoch as ISO 8601 UTC with milliseconds
 /// (`2024-12-24T03:52:25.678Z`), as JavaScript's `Date.prototype.toISOString`.
 pub fn iso_timestamp(ms: i64) -> String {
+    let mut out = String::with_capacity(24);
+    push_iso_timestamp(ms, &mut out);
+    out
+}
+
+/// Appends [`iso_timestamp`]`(ms)` to `out`. A pointer list prints one per pointer: the
+/// digits are written by hand (years 0 to 9999, every real clock's), not through `format!`.
+pub fn push_iso_timestamp(ms: i64, out: &mut String) {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
     let (h, min, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
-    format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z")
+    let Ok(year @ 0..=9999) = u32::try_from(y) else {
+        out.push_str(&format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z"));
+        return;
+    };
+    // Each field as its digits, most significant first, zero-padded to `width`.
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut n: u32| {
+        for i in (at..at + width).rev() {
+            text[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, m);
+    put(8, 2, d);
+    put(11, 2, h as u32);
+    put(14, 2, min as u32);
+    put(17, 2, s as u32);
+    put(20, 3, milli as u32);
+    out.push_str(std::str::from_utf8(&text).unwrap_or_default());
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
@@ -376,6 +403,26 @@ mod tests {
         assert_eq!(iso_timestamp(951_782_400_000), "2000-02-29T00:00:00.000Z");
         assert_eq!(iso_timestamp(-1), "1969-12-31T23:59:59.999Z");
         assert_eq!(iso_timestamp(4_102_444_800_123), "2100-01-01T00:00:00.123Z");
+        assert_eq!(iso_timestamp(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        // Past the hand-written years, the same text as before.
+        assert_eq!(iso_timestamp(253_402_300_800_000), "10000-01-01T00:00:00.000Z");
+        assert_eq!(iso_timestamp(-62_167_219_200_001), "-001-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn iso_timestamps_match_the_format_reference() {
+        let reference = |ms: i64| {
+            let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+            let (y, m, d) = civil_from_days(days);
+            let (h, min, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
+            format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z")
+        };
+        // From year -2 to 10001, a stride that lands on every field's digits in turn.
+        let (mut ms, end) = (-62_230_000_000_000_i64, 253_500_000_000_000_i64);
+        while ms < end {
+            assert_eq!(iso_timestamp(ms), reference(ms), "{ms}");
+            ms += 1_234_567_891;
+        }
     }
 
     #[test]

@@ -21,7 +21,9 @@ use crate::naming::{
 use crate::paged::Paged;
 use crate::paths;
 use crate::plan::{self, Op, Outcomes, Plan};
-use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_json_str, RecordMeta};
+use crate::record::{
+    check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_iso_timestamp, push_json_str, RecordMeta,
+};
 use crate::retention::{Ledger, Retention};
 use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry};
@@ -425,20 +427,14 @@ impl Entry {
     fn push_args_hash(&self, out: &mut String) {
         match self.rare().and_then(|r| r.args_hash.as_deref()) {
             Some(text) => out.push_str(text),
-            None => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                for b in &self.args.hash {
-                    out.push(HEX[(b >> 4) as usize] as char);
-                    out.push(HEX[(b & 15) as usize] as char);
-                }
-            }
+            None => crate::naming::push_hex(&self.args.hash, out),
         }
     }
 
     fn push_timestamp(&self, out: &mut String) {
         match (self.rare().and_then(|r| r.timestamp.as_ref()), self.filepath.ms()) {
             (Some(Stamp::Text(text)), _) => out.push_str(text),
-            (Some(&Stamp::Ms(ms)), _) | (None, Some(ms)) => out.push_str(&iso_timestamp(ms)),
+            (Some(&Stamp::Ms(ms)), _) | (None, Some(ms)) => push_iso_timestamp(ms, out),
             // `Entry::new` keeps the text of any timestamp the path does not give.
             (None, None) => {}
         }
@@ -448,11 +444,16 @@ impl Entry {
     /// a table of them takes 8-byte slots. Two keys may collide (at 100,000 pointers, a
     /// pair or so): [`State::latest_copy`] is a hint, and a collision only costs time.
     fn duplicate_key(&self) -> Option<u32> {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        let mut args_hash = String::new();
-        self.push_args_hash(&mut args_hash);
-        let key = (&*self.tool_name, args_hash, self.result_hash()?);
-        let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key);
+        // What `duplicates` compares, fed to one hasher; 0xff (never in UTF-8) ends the name.
+        let mut hasher = ResultHasher::default();
+        hasher.update(self.tool_name.as_bytes());
+        hasher.update(&[0xff]);
+        hasher.update(&self.args.hash);
+        if let Some(text) = self.rare().and_then(|r| r.args_hash.as_deref()) {
+            hasher.update(text.as_bytes());
+        }
+        hasher.update(&self.result_hash()?.to_le_bytes());
+        let h = hasher.finish();
         Some((h >> 32) as u32 ^ h as u32)
     }
 
