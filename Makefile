@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-CORE_SOURCES := $(shell find src -type f) Cargo.toml Cargo.lock
+CORE_SOURCES := $(shell find src text -type f) Cargo.toml Cargo.lock
 TEMPLATE := $(shell find pkg-template -type f)
 WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
 	cargo test --target wasm32-unknown-unknown --lib --config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
@@ -58,14 +58,14 @@ bench: pkg
 test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground
 
 lint:
-	cargo fmt --check
-	cargo clippy --all-targets -- -D warnings
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
 	for module in core conversation window; do \
 	  cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$module -- -D warnings || exit 1; done
 
 test-rust:
-	cargo test
+	cargo test --workspace
 
 # The wasm-side tests in Node, then in headless Chromium on the main thread and in a
 # dedicated worker (wasm-bindgen-test-runner reads WASM_BINDGEN_USE_*).

@@ -49,9 +49,7 @@
 pub mod conversation;
 pub mod describe;
 pub mod error;
-mod fxhash;
 mod lifecycle;
-mod lowercase;
 pub mod naming;
 mod paged;
 pub mod paths;

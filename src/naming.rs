@@ -81,7 +81,7 @@ pub fn hash_query(query: &str) -> String {
 /// The text `hash_query` hashes.
 pub fn normalize_query(query: &str) -> String {
     let collapsed = query.split(char::is_whitespace).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
-    crate::lowercase::to_lowercase(&collapsed)
+    toolctx_text::to_lowercase(&collapsed)
 }
 
 /// The record filename `{tool}_{hash12}_{timestamp}_{counter}_{random}.json`.

@@ -13,7 +13,6 @@ use futures_util::lock::Mutex;
 use serde_json::{Number, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-pub use crate::fxhash::ResultHasher;
 use crate::lifecycle::{Gate, Pass, Phase};
 use crate::naming::{
     args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, StoredPath, RANDOM_LEN,
@@ -30,6 +29,7 @@ use crate::session::{self, Manifest, ManifestEntry};
 use crate::shared::Shared;
 use crate::storage::{Storage, WriteOptions};
 pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
+pub use toolctx_text::ResultHasher;
 
 mod held;
 mod load;

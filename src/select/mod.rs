@@ -4,25 +4,24 @@
 //! query's keywords is among its terms; relevant pointers come first, best first, and
 //! when nothing matches every candidate is returned in the order given.
 
-mod content;
 mod index;
 mod postings;
-mod tokenize;
 mod vectors;
 
 pub use index::{Doc, Index, Ranking, Scored, MAX_TF};
 pub use vectors::{fuse, Vectors, RRF_K, VECTOR_DEPTH};
 
-pub use content::for_each_string_value;
-pub use tokenize::{
-    for_each_index_token, for_each_token, index_tokens, is_keyword, is_stop_stem, is_unspaced_script, keywords, stem,
-    tokenize,
+// The text path, compiled for speed in wasm (see the crate's docs).
+pub use toolctx_text::{
+    for_each_index_token, for_each_string_value, for_each_token, index_tokens, is_keyword, is_stop_stem,
+    is_unspaced_script, keywords, stem, tokenize,
 };
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
+
+use toolctx_text::{count_content, count_tokens, stem_counts, TermCounts};
 
 use crate::sort;
 
@@ -72,15 +71,13 @@ impl Terms {
         let mut tokens = TermCounts::default();
         let mut len = count_tokens(description, &mut tokens);
         len += count_tokens(tool_name, &mut tokens);
-        len += collect_values(args, &mut |t| count(&mut tokens, t));
+        len += collect_values(args, &mut tokens);
         let mut meta = stem_counts(tokens);
         sort::sort_by(&mut meta, |a, b| a.0.cmp(&b.0));
         let mut counts = TermCounts::default();
         let mut content_len = 0;
         if let Some(json) = result_json {
-            content::for_each_string_value(json, content_bytes, |s| {
-                content_len += count_tokens(s, &mut counts);
-            });
+            content_len = count_content(json, content_bytes, &mut counts);
         }
         let mut content = stem_counts(counts);
         if content.len() > MAX_INDEXED_CONTENT_TERMS {
@@ -159,7 +156,7 @@ impl Terms {
 
     /// How often `word` occurs (by its stem), in both fields (0 when it does not).
     pub fn count(&self, word: &str) -> u32 {
-        self.position(&stem(&crate::lowercase::to_lowercase(word))).map_or(0, |i| self.counts[i] + self.content[i])
+        self.position(&stem(&toolctx_text::to_lowercase(word))).map_or(0, |i| self.counts[i] + self.content[i])
     }
 
     /// How often `term` (a stem) occurs in the metadata and in the content.
@@ -224,49 +221,13 @@ pub fn indexed_text(description: &str, result_json: Option<&str>, content_bytes:
 /// The distinct index tokens of a record's metadata, sorted, not stemmed: the words a
 /// session manifest lists for it.
 pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<String> {
-    let mut tokens = Vec::new();
-    index_tokens(description, &mut tokens);
-    index_tokens(tool_name, &mut tokens);
-    collect_values(args, &mut |t| tokens.push(t.to_owned()));
+    let mut counts = TermCounts::default();
+    count_tokens(description, &mut counts);
+    count_tokens(tool_name, &mut counts);
+    collect_values(args, &mut counts);
+    let mut tokens: Vec<String> = counts.into_keys().collect();
     sort::sort(&mut tokens);
-    tokens.dedup();
     tokens
-}
-
-/// The hasher of the maps of terms (a record's tokens and stems, the stem memo):
-/// FxHash (as in rustc), a multiply-rotate over 8-byte words. Tokens are short and
-/// hashed once each; SipHash's resistance to chosen collisions costs more than a
-/// record's own text could make it worth (at most [`DEFAULT_CONTENT_BYTES`]-ish of
-/// tokens per map).
-#[derive(Default)]
-pub(crate) struct TermHasher(u64);
-
-impl TermHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = crate::fxhash::step(self.0, word);
-    }
-}
-
-impl Hasher for TermHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
-        }
-        let mut last = 0u64;
-        for (i, &b) in chunks.remainder().iter().enumerate() {
-            last |= u64::from(b) << (8 * i);
-        }
-        self.add(last);
-    }
-
-    fn write_u8(&mut self, b: u8) {
-        self.add(u64::from(b));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// The order of content terms by how telling they are: stop words last, then the most
@@ -276,50 +237,20 @@ fn telling_first(a: (bool, &str, u32), b: (bool, &str, u32)) -> std::cmp::Orderi
     a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then_with(|| a.1.cmp(b.1))
 }
 
-/// Distinct tokens (or stems) and how often each occurs.
-type TermCounts = HashMap<String, u32, BuildHasherDefault<TermHasher>>;
-
-/// Counts the index tokens of `text` (see [`for_each_index_token`]); returns their length.
-fn count_tokens(text: &str, counts: &mut TermCounts) -> usize {
-    // Through `dyn`, as `collect_values` calls it: one copy of the tokeniser in the module.
-    let f: &mut dyn FnMut(&str) = &mut |t| count(counts, t);
-    for_each_index_token(text, f)
-}
-
-/// Counts one more `token`.
-fn count(counts: &mut TermCounts, token: &str) {
-    match counts.get_mut(token) {
-        Some(n) => *n += 1,
-        None => {
-            counts.insert(token.to_owned(), 1);
-        }
-    }
-}
-
-/// The stems of distinct tokens with their counts, counts of one stem summed, in no
-/// particular order. A token its own stem keeps its allocation.
-fn stem_counts(tokens: TermCounts) -> Vec<(String, u32)> {
-    let mut stems = TermCounts::with_capacity_and_hasher(tokens.len(), BuildHasherDefault::default());
-    for (token, n) in tokens {
-        *stems.entry(tokenize::stem_owned(token)).or_insert(0) += n;
-    }
-    stems.into_iter().collect()
-}
-
-/// Calls `f` with the indexed terms of every value in `value`; returns their length.
-fn collect_values(value: &Value, f: &mut dyn FnMut(&str)) -> usize {
+/// Counts the indexed terms of every value in `value`; returns their length.
+fn collect_values(value: &Value, counts: &mut TermCounts) -> usize {
     match value {
         Value::String(s) => {
             let mut end = s.len().min(MAX_INDEXED_VALUE_BYTES);
             while !s.is_char_boundary(end) {
                 end -= 1;
             }
-            for_each_index_token(&s[..end], &mut *f)
+            count_tokens(&s[..end], counts)
         }
-        Value::Array(items) => items.iter().map(|v| collect_values(v, f)).sum(),
-        Value::Object(map) => map.values().map(|v| collect_values(v, f)).sum(),
+        Value::Array(items) => items.iter().map(|v| collect_values(v, counts)).sum(),
+        Value::Object(map) => map.values().map(|v| collect_values(v, counts)).sum(),
         Value::Number(n) => {
-            f(&n.to_string());
+            toolctx_text::count(counts, &n.to_string());
             1
         }
         Value::Bool(_) | Value::Null => 0,

@@ -22,14 +22,14 @@
 use std::cell::RefCell;
 use std::hash::BuildHasherDefault;
 
-use super::TermHasher;
 use crate::lowercase::to_lowercase;
+use crate::TermHasher;
 
 /// The tokens of `text`, in order, lowercased: words, split again at camelCase
 /// boundaries.
 ///
 /// ```
-/// let t = toolctx::tokenize("readFile src/auth/login.ts AUTH_ERROR");
+/// let t = toolctx_text::tokenize("readFile src/auth/login.ts AUTH_ERROR");
 /// assert_eq!(t, ["read", "file", "src", "auth", "login", "ts", "auth", "error"]);
 /// ```
 pub fn tokenize(text: &str) -> Vec<String> {
@@ -53,7 +53,7 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
 ///
 /// ```
 /// let mut terms = Vec::new();
-/// assert_eq!(toolctx::select::index_tokens("readFile AUTH_ERROR", &mut terms), 4);
+/// assert_eq!(toolctx_text::index_tokens("readFile AUTH_ERROR", &mut terms), 4);
 /// assert_eq!(terms, ["read", "file", "readfile", "auth", "error", "autherror"]);
 /// ```
 pub fn index_tokens(text: &str, out: &mut Vec<String>) -> usize {
@@ -223,8 +223,8 @@ pub fn is_keyword(token: &str) -> bool {
 /// that [`is_keyword`] accepts. The query's case never changes them.
 ///
 /// ```
-/// assert_eq!(toolctx::keywords("ReadFile the AUTH_ERROR"), ["readfile", "the", "auth", "error"]);
-/// assert_eq!(toolctx::keywords("READFILE"), toolctx::keywords("readFile"));
+/// assert_eq!(toolctx_text::keywords("ReadFile the AUTH_ERROR"), ["readfile", "the", "auth", "error"]);
+/// assert_eq!(toolctx_text::keywords("READFILE"), toolctx_text::keywords("readFile"));
 /// ```
 pub fn keywords(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -242,7 +242,7 @@ pub fn keywords(query: &str) -> Vec<String> {
 /// keywords alike, after case folding, so words meet whatever their inflection.
 ///
 /// ```
-/// assert_eq!(toolctx::select::stem("refunds"), toolctx::select::stem("refund"));
+/// assert_eq!(toolctx_text::stem("refunds"), toolctx_text::stem("refund"));
 /// ```
 pub fn stem(term: &str) -> String {
     stem_owned(term.to_owned())
@@ -250,7 +250,7 @@ pub fn stem(term: &str) -> String {
 
 /// [`stem`] of an owned term: a term that is its own stem is returned as it is, with no
 /// allocation.
-pub(crate) fn stem_owned(term: String) -> String {
+pub fn stem_owned(term: String) -> String {
     if is_own_stem(&term) {
         return term;
     }

@@ -6,7 +6,7 @@ const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 /// The hash after feeding it one word.
 #[inline]
-pub(crate) fn step(hash: u64, word: u64) -> u64 {
+pub fn step(hash: u64, word: u64) -> u64 {
     (hash.rotate_left(5) ^ word).wrapping_mul(K)
 }
 
