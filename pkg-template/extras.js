@@ -190,8 +190,15 @@ Core.open = function open(options) {
   } catch (err) {
     return Promise.reject(err);
   }
-  const manager = out[0];
-  return coreModule.driver.plan(out[1]).then(() => manager);
+  const [manager, plan] = out;
+  const traps = trapCount();
+  return coreModule.driver.plan(plan).then(() => manager, (err) => {
+    // Nobody else holds the manager of a failed open: its wasm memory is freed now. Not
+    // after a trap, though: the manager was the old instance's, and free() would reach
+    // into the fresh one.
+    if (trapCount() === traps) manager.free();
+    throw err;
+  });
 };
 
 // loadContexts in steps (src/wasm/manager.rs): the core decides for each path (a record

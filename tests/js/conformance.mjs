@@ -2399,6 +2399,26 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await expectRejection(assert, () => ContextManager.open({ contextDir: dir, fileSystem: storage, session: "../../etc" }), "INVALID_ARGUMENT", "bad id");
   });
 
+  test("an open() whose plan fails frees the manager it made, not left to the garbage collector", async () => {
+    const free = ContextManager.prototype.free;
+    let freed = 0;
+    ContextManager.prototype.free = function () {
+      freed++;
+      return free.call(this);
+    };
+    try {
+      const storage = makeStorage();
+      const dir = contextDir();
+      await expectRejection(assert, () => ContextManager.open({ contextDir: dir, fileSystem: storage, session: "20200101-000000-none" }), "NOT_FOUND", "missing");
+      assert.equal(freed, 1, "the manager of the failed open is freed");
+      const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+      assert.equal(freed, 1, "an open that succeeds frees nothing");
+      assert.match(await m.saveContext("t", {}, "ok"), /t_/);
+    } finally {
+      ContextManager.prototype.free = free;
+    }
+  });
+
   test("endSession removes its records, manifest and folder, and nothing else", async () => {
     const storage = makeStorage();
     const dir = contextDir();
