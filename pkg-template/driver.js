@@ -172,10 +172,15 @@ export function createDriver(core, onTrap) {
     // crashed (SIGTRAP) deoptimising the array iterator's builtin continuation.
     const id = begun[1], host = begun[2], write = begun[3], remove = begun[4];
     let path = begun[5];
-    const record = Array.isArray(begun[6]) ? join(begun[6]) : begun[6];
+    // A large result's record comes as parts (header, result, `}`): the host's gather
+    // write takes them as they are (`writeParts`, optional); any other host, joined.
+    const parts = Array.isArray(begun[6]) && typeof host.writeParts === "function";
+    const record = Array.isArray(begun[6]) && !parts ? join(begun[6]) : begun[6];
     let indexed = false;
     for (;;) {
-      let outcome = attempt(() => write.call(host, path, record, { exclusive: true }));
+      let outcome = parts
+        ? attempt(() => host.writeParts(path, record, { exclusive: true }))
+        : attempt(() => write.call(host, path, record, { exclusive: true }));
       if (!indexed) {
         indexed = true;
         manager.__saveIndex(id);
