@@ -22,6 +22,14 @@ const HELD = 0, READ = 1;
 /** Why a load skips a path it read (`__loadEnd`): no such file, the read failed, not a whole record. */
 const MISSING = 0, UNREADABLE = 1, NOT_A_RECORD = 2;
 
+/**
+ * Where a host's `write` function may keep its gather write: `(path, parts, options)`,
+ * writing the bytes of `parts` (Uint8Arrays) as `write` writes them joined. On the
+ * function, not the host, so that a host made of an adapter with a write of its own
+ * (`{...nodeStorage(), write}`) never has its write passed over.
+ */
+const WRITE_PARTS = Symbol.for("toolctx.writeParts");
+
 /** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
 function join(parts) {
   let length = 0;
@@ -172,14 +180,15 @@ export function createDriver(core, onTrap) {
     // crashed (SIGTRAP) deoptimising the array iterator's builtin continuation.
     const id = begun[1], host = begun[2], write = begun[3], remove = begun[4];
     let path = begun[5];
-    // A large result's record comes as parts (header, result, `}`): the host's gather
-    // write takes them as they are (`writeParts`, optional); any other host, joined.
-    const parts = Array.isArray(begun[6]) && typeof host.writeParts === "function";
-    const record = Array.isArray(begun[6]) && !parts ? join(begun[6]) : begun[6];
+    // A large result's record comes as parts (header, result, `}`). The host's write
+    // takes them as they are when that very function has a gather write (the Node and
+    // Bun adapters' writev); a write of another kind, a wrapper's too, gets them joined.
+    const gather = Array.isArray(begun[6]) ? write[WRITE_PARTS] : undefined;
+    const record = Array.isArray(begun[6]) && typeof gather !== "function" ? join(begun[6]) : begun[6];
     let indexed = false;
     for (;;) {
-      let outcome = parts
-        ? attempt(() => host.writeParts(path, record, { exclusive: true }))
+      let outcome = typeof gather === "function"
+        ? attempt(() => gather.call(host, path, record, { exclusive: true }))
         : attempt(() => write.call(host, path, record, { exclusive: true }));
       if (!indexed) {
         indexed = true;

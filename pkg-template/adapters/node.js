@@ -17,6 +17,9 @@ import { outsideStore } from "./errors.js";
 import { fileLock } from "./file-lock.js";
 import { randomHex } from "./random.js";
 
+/** Where a write function keeps its gather write (see driver.js). */
+const WRITE_PARTS = Symbol.for("toolctx.writeParts");
+
 const { closeSync, constants, fstatSync, openSync, readSync, realpathSync, unlinkSync, writeSync, writevSync, fsyncSync } = builtin("node:fs");
 const { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, utimes, appendFile } = builtin("node:fs/promises");
 const { dirname, sep } = builtin("node:path");
@@ -231,13 +234,15 @@ export function nodeStorage(options = {}) {
     }
   }
 
+  const hostWrite = (path, data, options) => limit(() => write(path, data, options));
+  // A record of a large result comes as its header, result and `}`: one gather write
+  // (writev) instead of a copy of the three into one buffer first (driver.js).
+  hostWrite[WRITE_PARTS] = (path, parts, options) => limit(() => write(path, parts, options));
+
   return {
     description: options.description ?? "node fs storage",
     read: (path, options) => limit(() => read(path, options)),
-    write: (path, data, options) => limit(() => write(path, data, options)),
-    // A record of a large result comes as its header, result and `}`: one gather write
-    // (writev) instead of a copy of the three into one buffer first.
-    writeParts: (path, parts, options) => limit(() => write(path, parts, options)),
+    write: hostWrite,
 
     append: (path, data) =>
       limit(async () => {

@@ -32,13 +32,6 @@ export interface StorageHost {
   remove(path: string): Promise<void> | void;
   /** Names of the direct children of `dir` (folders end in `/`); `[]` when missing. */
   list(dir: string): Promise<string[]> | string[];
-  /**
-   * Writes the bytes of `parts`, in order, as `write` writes their concatenation (same
-   * `exclusive` and atomicity). Optional: where a host has it, a record of a large result
-   * (its header, result and closing brace) is written without being joined into one
-   * buffer first; `nodeStorage` and `bunStorage` write them with one `writev`.
-   */
-  writeParts?(path: string, parts: Uint8Array[], options?: { exclusive?: boolean }): Promise<void> | void;
   /** Appends to a file, creating it. */
   append?(path: string, data: StorageData): Promise<void> | void;
   /** Runs `fn` holding the named lock (cross-tab / cross-process). */

@@ -15,6 +15,8 @@
 // runtime (default: `dir` itself).
 
 const encoder = new TextEncoder();
+/** Where an adapter's write function keeps its gather write (pkg-template/adapters/node.js). */
+const WRITE_PARTS = Symbol.for("toolctx.writeParts");
 const decoder = new TextDecoder();
 
 const NAME_RE = /^[A-Za-z0-9_-]{1,64}_[0-9a-f]{12}_[0-9]{13}_[0-9]+_[a-z0-9]{4}\.json$/;
@@ -226,19 +228,20 @@ export function runStorageHostTests({ name, makeStorage, test, assert, tmpDir })
     assert.ok(sameBytes(toBytes(got), bytes), "bytes round-trip");
   });
 
-  t("writeParts, where the host has it, writes the parts' bytes in order, exclusively when asked", async () => {
+  t("an adapter's gather write (on its write function), where it has one, writes the parts' bytes in order, exclusively when asked", async () => {
     const s = makeStorage();
-    if (typeof s.writeParts !== "function") return; // an optional method
+    const gather = s.write[WRITE_PARTS];
+    if (typeof gather !== "function") return; // adapters without one get records joined
     const dir = tmpDir();
     const big = encoder.encode(`"${"é".repeat(40_000)}"`);
     const parts = [encoder.encode('{"v":1,"result":'), big, encoder.encode("}")];
     const whole = new Uint8Array([...parts[0], ...big, ...parts[2]]);
     const p = joinPath(dir, "parts.json");
-    await s.writeParts(p, parts, { exclusive: true });
+    await gather.call(s, p, parts, { exclusive: true });
     assert.ok(sameBytes(toBytes(await s.read(p)), whole), "the parts, joined");
-    await assert.rejects(Promise.resolve().then(() => s.writeParts(p, [encoder.encode("x")], { exclusive: true })), (e) => e.code === "EEXIST");
+    await assert.rejects(Promise.resolve().then(() => gather.call(s, p, [encoder.encode("x")], { exclusive: true })), (e) => e.code === "EEXIST");
     assert.ok(sameBytes(toBytes(await s.read(p)), whole), "a refused exclusive write leaves the file as it was");
-    await s.writeParts(p, [encoder.encode("a"), encoder.encode(""), encoder.encode("b")]);
+    await gather.call(s, p, [encoder.encode("a"), encoder.encode(""), encoder.encode("b")]);
     assert.equal(await readText(s, p), "ab", "a replacing write");
   });
 
@@ -418,19 +421,19 @@ export function runSeedApiTests({
 
   // -- saveContext: names, records, pointers
 
-  t("a host with writeParts gets a large record as its parts, written as one write of them would be", async () => {
+  t("a host whose write has a gather write gets a large record as its parts, written as one write of them would be", async () => {
     const inner = makeStorage();
     const calls = [];
-    const host = { ...inner };
-    for (const name of ["read", "write", "remove", "list", "removeDir", "lock"]) {
+    const host = {};
+    for (const name of ["read", "remove", "list", "removeDir", "lock"]) {
       if (typeof inner[name] === "function") host[name] = (...args) => inner[name](...args);
     }
     host.write = (path, data, options) => {
       calls.push(["write", data.length]);
       return inner.write(path, data, options);
     };
-    host.writeParts = (path, parts, options) => {
-      calls.push(["writeParts", parts.length]);
+    host.write[WRITE_PARTS] = (path, parts, options) => {
+      calls.push(["parts", parts.length]);
       const whole = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
       parts.reduce((at, part) => (whole.set(part, at), at + part.length), 0);
       return inner.write(path, whole, options);
@@ -438,12 +441,27 @@ export function runSeedApiTests({
     const { m } = setup({ fileSystem: host, persistThreshold: 0 });
     const large = { content: "x".repeat(70_000), n: 1 };
     const paths = [await m.saveContext("readFile", { path: "a.ts" }, "small"), await m.saveContext("readFile", { path: "b.ts" }, large)];
-    assert.deepEqual(calls.map((c) => c[0]), ["write", "writeParts"], "the small record in one buffer, the large one in parts");
+    assert.deepEqual(calls.map((c) => c[0]), ["write", "parts"], "the small record in one buffer, the large one in parts");
     assert.equal(calls[1][1], 3, "header, result, closing brace");
     assert.deepEqual((await m.loadContexts(paths)).map((r) => r.result), ["small", large]);
     const record = JSON.parse(toText(await inner.read(paths[1])));
     assert.deepEqual(record.result, large);
     assert.equal(record.toolName, "readFile");
+    await m.close();
+  });
+
+  t("a host made of an adapter with its own write ({...storage, write}) gets every record through that write", async () => {
+    const inner = makeStorage();
+    const seen = [];
+    const host = { ...inner, write: (path, data, options) => (seen.push(path), inner.write(path, data, options)) };
+    for (const name of ["read", "remove", "list", "removeDir", "lock", "append"]) {
+      if (typeof inner[name] === "function") host[name] = (...args) => inner[name](...args);
+    }
+    const { m } = setup({ fileSystem: host, persistThreshold: 0 });
+    const large = { content: "x".repeat(70_000) };
+    const paths = [await m.saveContext("t", { a: 1 }, "small"), await m.saveContext("t", { a: 2 }, large)];
+    assert.deepEqual(seen, paths, "the large record too went through the host's write");
+    assert.deepEqual((await m.loadContexts(paths)).map((r) => r.result), ["small", large]);
     await m.close();
   });
 
