@@ -479,6 +479,64 @@ test("[node] nodeStorage writes a large record's parts with one gather write (wr
   await m.close();
 });
 
+// A child process whose gather writes (fs.writevSync, FileHandle#writev) stop short after
+// 4,093 bytes, patched before the adapter loads: each record then takes many calls.
+const SHORT_WRITEVS = `
+import fs from "node:fs";
+const [dir] = process.argv.slice(1);
+const CAP = 4093;
+let calls = 0;
+const capped = (buffers) => {
+  calls++;
+  const out = [];
+  let left = CAP;
+  for (const b of buffers) {
+    if (left === 0) break;
+    out.push(b.subarray(0, Math.min(b.length, left)));
+    left -= out.at(-1).length;
+  }
+  return out;
+};
+const writevSync = fs.writevSync;
+fs.writevSync = (fd, buffers, position) => writevSync(fd, capped(buffers), position);
+const probe = await fs.promises.open(dir + "/probe", "w");
+const FileHandle = Object.getPrototypeOf(probe);
+await probe.close();
+const writev = FileHandle.writev;
+FileHandle.writev = function (buffers, position) { return writev.call(this, capped(buffers), position); };
+const { nodeStorage } = await import("toolctx/node");
+const encode = (text) => new TextEncoder().encode(text);
+const out = {};
+for (const [label, options] of [["blocking", {}], ["async", { syncCreateMaxBytes: 0 }], ["strict", { durability: "strict" }]]) {
+  const parts = [encode(""), encode('{"head":"é",'), encode(""), encode('"result":' + JSON.stringify("ü".repeat(20_000))), encode("}")];
+  const before = calls;
+  const s = nodeStorage(options);
+  await s.write[Symbol.for("toolctx.writeParts")](dir + "/" + label + ".json", parts, { exclusive: true });
+  await s.write[Symbol.for("toolctx.writeParts")](dir + "/" + label + ".json", parts);
+  out[label] = { calls: calls - before, record: JSON.parse(fs.readFileSync(dir + "/" + label + ".json", "utf8")), files: fs.readdirSync(dir).length };
+}
+process.stdout.write(JSON.stringify(out));
+`;
+
+test("[node] nodeStorage's gather write goes on where writev stopped short, in every mode, and leaves no temporary file", async () => {
+  const dir = fresh("shortwritev");
+  fs.mkdirSync(dir, { recursive: true });
+  const child = spawn(process.execPath, ["--input-type=module", "-e", SHORT_WRITEVS, dir], { cwd: process.cwd() });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (chunk) => (out += chunk));
+  child.stderr.on("data", (chunk) => (err += chunk));
+  const [code] = await new Promise((resolve) => child.on("exit", (...args) => resolve(args)));
+  assert.equal(code, 0, err);
+  const results = JSON.parse(out);
+  for (const [label, { calls, record, files }] of Object.entries(results)) {
+    assert.deepEqual(record, { head: "é", result: "ü".repeat(20_000) }, label);
+    // About 40 KB in parts of at most 4,093 bytes, twice (the exclusive create, then the replace).
+    assert.ok(calls >= 20, `${label}: ${calls} calls`);
+  }
+  assert.equal(results.strict.files, 4, "probe + three records: no temporary file left");
+});
+
 test("[node] close() of two managers writing one session leaves no lock file, no timer, no write behind", async () => {
   const dir = fresh("close");
   const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
