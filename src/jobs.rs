@@ -677,7 +677,7 @@ impl<S: Storage> ContextManager<S> {
                 parse_record(&held).and_then(|v| v.meta()).ok()?
             }
         };
-        Entry::new(path, meta, victim.size, &mut Default::default(), false).pointer_json(&mut out);
+        Entry::new(path, meta, victim.size, &mut Default::default(), None).pointer_json(&mut out);
         Some(out)
     }
 
@@ -687,7 +687,7 @@ impl<S: Storage> ContextManager<S> {
         let path = victim.path.as_str();
         let mut out = String::new();
         match bytes.and_then(|b| parse_record(b).and_then(|v| v.meta()).ok()) {
-            Some(meta) => Entry::new(path, meta, victim.size, &mut Default::default(), false).pointer_json(&mut out),
+            Some(meta) => Entry::new(path, meta, victim.size, &mut Default::default(), None).pointer_json(&mut out),
             None => {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);

@@ -355,10 +355,11 @@ fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
 }
 
 impl Entry {
-    /// The pointer of the record at `filepath`; `generated`: its description is the one
-    /// `describe` makes (the save made it), else it is compared with that one.
-    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut Interned, generated: bool) -> Self {
-        let generated = generated || Self::generated(&meta.tool_name, &meta.args_json) == meta.tool_description;
+    /// The pointer of the record at `filepath`. `generated`: whether its description is
+    /// the one `describe` makes, when the caller knows (`None`: it is compared here).
+    fn new(filepath: &str, meta: RecordMeta, size: usize, interned: &mut Interned, generated: Option<bool>) -> Self {
+        let generated =
+            generated.unwrap_or_else(|| Self::generated(&meta.tool_name, &meta.args_json) == meta.tool_description);
         let tool_name = interned.text(&meta.tool_name);
         let query_id = meta.query_id.as_deref().map(|q| interned.text(q));
         let args_hash = hash_bytes(&meta.args_hash);
@@ -1219,7 +1220,8 @@ impl<S: Storage> ContextManager<S> {
             // A reconcile may have adopted the file while its write was answering: this
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
-            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated);
+            // A description the save made is describe's; one given is compared.
+            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated.then_some(true));
             entry.written = written;
             // A hash not known (the host gave none and no longer holds the bytes): never a
             // duplicate, rather than a made-up one.
@@ -1732,7 +1734,7 @@ impl<S: Storage> ContextManager<S> {
             };
             // A pointer, not ownership: only what this manager wrote is marked written
             // (`add` takes the mark back from `orphans`).
-            let entry = Entry::new(&filepath, meta, size, &mut state.interned, generated);
+            let entry = Entry::new(&filepath, meta, size, &mut state.interned, Some(generated));
             state.add(seq, entry, &terms);
         }
     }
@@ -1801,7 +1803,7 @@ impl<S: Storage> ContextManager<S> {
         if self.keeps_ledger() {
             state.owned.add(full, saved_at_ms(rel, &meta), seq, size);
         }
-        let pointer = Entry::new(full, meta, size, &mut state.interned, false);
+        let pointer = Entry::new(full, meta, size, &mut state.interned, None);
         state.add(seq, pointer, terms);
         true
     }
@@ -2044,7 +2046,7 @@ mod tests {
     }
 
     fn entry(path: &str) -> Entry {
-        Entry::new(path, meta("t"), 0, &mut Interned::default(), false)
+        Entry::new(path, meta("t"), 0, &mut Interned::default(), None)
     }
 
     #[test]
@@ -2125,7 +2127,7 @@ mod tests {
                 query_id: Some("q".into()),
                 tool_call_id: call.map(str::to_owned),
             };
-            let e = Entry::new(path, meta.clone(), 5, &mut interned, false);
+            let e = Entry::new(path, meta.clone(), 5, &mut interned, None);
             assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
             assert_eq!(e.path_text(), path);
             let mut json = String::new();
@@ -2135,7 +2137,7 @@ mod tests {
             assert_eq!((v["timestamp"].as_str(), v["toolCallId"].as_str()), (Some(&*meta.timestamp), call));
             // The same record with the description `describe` makes: not kept.
             let generated_meta = RecordMeta { tool_description: describe_of(&meta), ..meta.clone() };
-            let generated = Entry::new(path, generated_meta, 5, &mut interned, false);
+            let generated = Entry::new(path, generated_meta, 5, &mut interned, None);
             assert!(e.rare.as_ref().is_some_and(|r| r.tool_description.as_deref() == Some("given")));
             assert_eq!(
                 (v["taskId"].to_string(), v.get("taskId").is_some()),
@@ -2178,7 +2180,7 @@ mod tests {
                 query_id: None,
                 tool_call_id: None,
             };
-            let e = Entry::new(path, meta.clone(), 0, interned, false);
+            let e = Entry::new(path, meta.clone(), 0, interned, None);
             assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
             e
         };
@@ -2224,7 +2226,7 @@ mod tests {
                 query_id: None,
                 tool_call_id: None,
             };
-            let e = Entry::new(path, meta.clone(), 0, &mut Interned::default(), false);
+            let e = Entry::new(path, meta.clone(), 0, &mut Interned::default(), None);
             assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
             assert_eq!(e.rare.is_some(), apart, "{meta:?}");
         }
@@ -2236,19 +2238,21 @@ mod tests {
         let path = "/ctx/t_000000000000_0000000000000_0_aaaa.json";
         let generated = crate::describe::describe("t", &serde_json::json!({}));
         assert_eq!(generated, "t");
-        let with = |description: &str, said_generated: bool| {
+        let with = |description: &str, said_generated: Option<bool>| {
             Entry::new(path, meta(description), 0, &mut Interned::default(), said_generated)
         };
         // The save's own (said generated), or a record read back whose description is
         // the one `describe` makes: made again, not kept.
-        for e in [with(&generated, true), with(&generated, false)] {
+        for e in [with(&generated, Some(true)), with(&generated, None)] {
             assert!(e.rare.is_none());
             assert_eq!(e.description(), generated);
         }
-        // Any other description (a `describe` callback's) is kept.
-        let e = with("a tool", false);
-        assert!(e.rare.is_some());
-        assert_eq!(e.description(), "a tool");
+        // Any other description (a `describe` callback's) is kept, whether the caller
+        // compared it already (restoring pointers) or leaves it to `Entry::new`.
+        for e in [with("a tool", Some(false)), with("a tool", None)] {
+            assert!(e.rare.is_some());
+            assert_eq!(e.description(), "a tool");
+        }
         assert_eq!(entry("/ctx/a.json").description(), "t");
     }
 }
