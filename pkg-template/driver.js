@@ -184,12 +184,11 @@ export function createDriver(core, onTrap) {
     // takes them as they are when that very function has a gather write (the Node and
     // Bun adapters' writev); a write of another kind, a wrapper's too, gets them joined.
     const gather = Array.isArray(begun[6]) ? write[WRITE_PARTS] : undefined;
-    const record = Array.isArray(begun[6]) && typeof gather !== "function" ? join(begun[6]) : begun[6];
+    const writeOnce = typeof gather === "function" ? gather : write;
+    const record = Array.isArray(begun[6]) && writeOnce === write ? join(begun[6]) : begun[6];
     let indexed = false;
     for (;;) {
-      let outcome = typeof gather === "function"
-        ? attempt(() => gather.call(host, path, record, { exclusive: true }))
-        : attempt(() => write.call(host, path, record, { exclusive: true }));
+      let outcome = attempt(() => writeOnce.call(host, path, record, { exclusive: true }));
       if (!indexed) {
         indexed = true;
         manager.__saveIndex(id);

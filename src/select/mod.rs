@@ -69,9 +69,7 @@ impl Terms {
         // Each field's distinct tokens counted as read (one allocation per new token),
         // then stemmed once per distinct token.
         let mut tokens = TermCounts::default();
-        let mut len = count_tokens(description, &mut tokens);
-        len += count_tokens(tool_name, &mut tokens);
-        len += collect_values(args, &mut tokens);
+        let len = count_metadata(description, tool_name, args, &mut tokens);
         let mut meta = stem_counts(tokens);
         sort::sort_by(&mut meta, |a, b| a.0.cmp(&b.0));
         let mut counts = TermCounts::default();
@@ -222,9 +220,7 @@ pub fn indexed_text(description: &str, result_json: Option<&str>, content_bytes:
 /// session manifest lists for it.
 pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<String> {
     let mut counts = TermCounts::default();
-    count_tokens(description, &mut counts);
-    count_tokens(tool_name, &mut counts);
-    collect_values(args, &mut counts);
+    count_metadata(description, tool_name, args, &mut counts);
     let mut tokens: Vec<String> = counts.into_keys().collect();
     sort::sort(&mut tokens);
     tokens
@@ -235,6 +231,12 @@ pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<S
 /// Each is `(is_stop_stem(term), term, count)`.
 fn telling_first(a: (bool, &str, u32), b: (bool, &str, u32)) -> std::cmp::Ordering {
     a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then_with(|| a.1.cmp(b.1))
+}
+
+/// Counts the index tokens of a record's metadata (description, tool name, argument
+/// values); returns their length.
+fn count_metadata(description: &str, tool_name: &str, args: &Value, counts: &mut TermCounts) -> usize {
+    count_tokens(description, counts) + count_tokens(tool_name, counts) + collect_values(args, counts)
 }
 
 /// Counts the indexed terms of every value in `value`; returns their length.
