@@ -84,7 +84,7 @@ fn time(label: &str, rounds: usize, reps: usize, mut f: impl FnMut() -> Terms) {
     for _ in 0..rounds {
         let t0 = Instant::now();
         for _ in 0..reps {
-            check += f().as_slice().len();
+            check += f().merged().len();
         }
         per.push(t0.elapsed().as_secs_f64() * 1e6 / reps as f64);
     }

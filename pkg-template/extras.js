@@ -261,6 +261,7 @@ async function selecting(manager, query, options) {
   const vector = await embedQuery(manager, query);
   if (vector) rest.__queryVector = vector;
   const ranked = heuristicSelect.call(manager, query, options == null && !vector ? options : rest);
+  await withPassages(manager, query, ranked);
   if (typeof rerank !== "function" || ranked.length === 0) return ranked;
   const controller = new AbortController();
   let timer;
@@ -291,6 +292,25 @@ async function selecting(manager, query, options) {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Results past this many carry no passage (each passage reads its record). */
+const PASSAGES = 20;
+const passageOf = guard("__passage", Core.__passage);
+
+/** Gives the first PASSAGES results their `passage`: the record's best-matching lines
+ * (the core's `__passage`), read from the record. A record that can no longer be read
+ * (removed meanwhile: loadContexts skips it, onDebug says why) gets none. */
+async function withPassages(manager, query, ranked) {
+  if (typeof query !== "string") return;
+  const first = ranked.slice(0, PASSAGES);
+  const records = await Promise.all(first.map((hit) => manager.loadContexts([hit.filepath])));
+  first.forEach((hit, i) => {
+    const record = records[i][0];
+    if (record === undefined || !("result" in record)) return;
+    const passage = passageOf(query, JSON.stringify(record.result));
+    if (passage !== undefined) hit.passage = passage;
+  });
 }
 
 // selectRelevantContexts through one crossing each way: the pointers go in by slot

@@ -10,9 +10,7 @@
 //! ```
 //! use toolctx::{ContextManager, MemoryStorage, Options, SaveInput};
 //! # futures_executor::block_on(async {
-//! let mut options = Options::new("/store");
-//! options.persist_threshold = 0; // write every record
-//! let manager = ContextManager::new(MemoryStorage::new(), options)?;
+//! let manager = ContextManager::new(MemoryStorage::new(), Options::new("/store"))?;
 //! let path = manager
 //!     .save(SaveInput {
 //!         tool_name: "readFile",
@@ -35,6 +33,7 @@
 //! - [`describe`]: tool descriptions;
 //! - [`record`]: the record and pointer encodings;
 //! - [`select`]: tokeniser, indexed terms, ranking;
+//! - [`view`]: a result as the model reads it, in numbered lines;
 //! - [`paths`]: path normalising and confinement;
 //! - [`plan`]: the storage operations a synchronous step asks for, and their outcomes;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
@@ -63,6 +62,7 @@ mod sort;
 pub mod storage;
 pub mod store;
 pub mod storewide;
+pub mod view;
 pub mod window;
 
 #[cfg(target_arch = "wasm32")]

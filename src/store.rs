@@ -24,7 +24,7 @@ use crate::record::{
     check_no_lone_surrogates, from_json, iso_timestamp, parse_record, push_iso_timestamp, push_json_str, RecordMeta,
 };
 use crate::retention::{Ledger, Retention};
-use crate::select::{Doc, Fallback, Index, Ranking, Scored, Strategy, Terms, Vectors};
+use crate::select::{Doc, Fallback, Index, Query, Ranking, Scored, Strategy, Terms, Vectors};
 use crate::session::{self, Manifest, ManifestEntry};
 use crate::shared::Shared;
 use crate::storage::{Storage, WriteOptions};
@@ -36,8 +36,10 @@ mod load;
 use held::Held;
 pub use load::{LoadStep, Loading, NotLoaded};
 
-/// Default `persistThreshold`: records of this many bytes or more are written out.
-pub const DEFAULT_PERSIST_THRESHOLD: usize = 32 * 1024;
+/// Default `persistThreshold`: records of this many bytes or more are written out. 0:
+/// every record is in storage when its save resolves (SPEC §4, durable by default);
+/// holding small records in memory is an opt-in.
+pub const DEFAULT_PERSIST_THRESHOLD: usize = 0;
 /// Default `memoryBudget` for records held in memory.
 pub const DEFAULT_MEMORY_BUDGET: usize = 8 * 1024 * 1024;
 /// Default `maxRecordBytes`.
@@ -1438,7 +1440,7 @@ impl<S: Storage> ContextManager<S> {
     /// candidates. Only the best `limit` are sorted and kept.
     pub fn rank(
         &self,
-        query: &str,
+        query: &Query,
         candidates: &[Candidate],
         fallback: Fallback,
         strategy: Strategy,
@@ -1519,7 +1521,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// Ranks every pointer for `query` through the index: no text is rescanned.
     /// `Scored::index` is a slot; the fallback lists every slot in save order.
-    pub fn rank_all(&self, query: &str, fallback: Fallback, strategy: Strategy, limit: Option<usize>) -> Ranking {
+    pub fn rank_all(&self, query: &Query, fallback: Fallback, strategy: Strategy, limit: Option<usize>) -> Ranking {
         let state = self.state.borrow();
         let mut ranking = state.index.rank_all(query, strategy, limit);
         let order = state.order.iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
@@ -1532,7 +1534,7 @@ impl<S: Storage> ContextManager<S> {
     /// ranked; the fallback lists them in save order.
     pub fn rank_matching(
         &self,
-        query: &str,
+        query: &Query,
         filter: Filter<'_>,
         fallback: Fallback,
         strategy: Strategy,
@@ -1548,7 +1550,7 @@ impl<S: Storage> ContextManager<S> {
     /// is a slot.
     pub fn rank_slots(
         &self,
-        query: &str,
+        query: &Query,
         slots: &[u32],
         fallback: Fallback,
         strategy: Strategy,

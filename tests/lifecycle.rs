@@ -82,10 +82,17 @@ impl Storage for Gated {
     }
 }
 
+/// Options that hold small records in memory (the opt-in `persistThreshold`).
+fn holding() -> Options {
+    let mut o = Options::new("/ctx");
+    o.persist_threshold = 32 * 1024;
+    o
+}
+
 #[test]
 fn after_close_io_fails_closed_pointers_stay_and_close_again_is_a_no_op() {
     block_on(async {
-        let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
+        let m = ContextManager::new(MemoryStorage::new(), holding())?;
         let path = m.save(save(r#"{"path":"a.ts"}"#, r#""small""#)).await?;
         assert!(m.storage().paths().is_empty(), "a small record stays in memory");
         m.close().await?;
@@ -162,7 +169,7 @@ fn close_waits_for_the_save_in_flight_and_leaves_no_lock_held() {
 #[test]
 fn a_close_that_cannot_write_out_keeps_the_manager_open_and_its_records() {
     block_on(async {
-        let m = ContextManager::new(Gated::default(), Options::new("/ctx"))?;
+        let m = ContextManager::new(Gated::default(), holding())?;
         let path = m.save(save("{}", r#""must survive""#)).await?;
         m.storage().full.set(true);
         assert_eq!(m.close().await.unwrap_err().kind(), ErrorKind::QuotaExceeded);

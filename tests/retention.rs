@@ -131,7 +131,8 @@ fn max_records_evicts_the_oldest_file_pointer_and_index_entry() {
         assert_eq!(told.borrow()[0]["toolName"], "alpha", "with the whole pointer");
         assert_eq!(storage.read(&saved[0]).await?, None, "the file is removed");
         assert!(storage.read(&saved[3]).await?.is_some());
-        let ranked = m.rank_all("alpha", toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+        let ranked =
+            m.rank_all(&toolctx::select::Query::new("alpha"), toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
         assert!(ranked.hits.is_empty(), "an evicted record is not ranked any more");
         assert_eq!(m.len(), 2);
         Ok::<(), Error>(())
@@ -335,7 +336,8 @@ fn evicted_slots_are_compacted_so_memory_does_not_grow_with_the_records_saved() 
         }
         assert_eq!(pointer_paths(&m), saved[4990..]);
         assert!(m.slots_held() <= 2 * toolctx::store::COMPACT_FROM + 10, "{} slots held", m.slots_held());
-        let ranked = m.rank_all("grep", toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+        let ranked =
+            m.rank_all(&toolctx::select::Query::new("grep"), toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
         assert_eq!(ranked.hits.len(), 10, "the index holds the live records only");
         assert_eq!(storage.paths().len(), 10);
         Ok::<(), Error>(())
@@ -363,7 +365,8 @@ fn content_indexed_at_save_time_outlives_compaction_and_leaves_with_its_record()
         }
         assert!(m.slots_held() < total, "compaction ran ({} slots held)", m.slots_held());
         let find = |q: &str| {
-            let ranked = m.rank_all(q, toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+            let ranked =
+                m.rank_all(&toolctx::select::Query::new(q), toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
             ranked.hits.iter().map(|h| m.filepath_of(h.index as u32).unwrap_or_default()).collect::<Vec<_>>()
         };
         let last = total - 1;
@@ -429,7 +432,8 @@ fn a_reconcile_racing_a_save_leaves_one_pointer_for_the_record() {
         let path = path?;
         assert_eq!(adopted?, std::slice::from_ref(&path), "the reconcile saw the file before the save answered");
         assert_eq!(pointer_paths(&m), std::slice::from_ref(&path), "one pointer for one record");
-        let ranked = m.rank_all("zebra", toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+        let ranked =
+            m.rank_all(&toolctx::select::Query::new("zebra"), toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
         assert_eq!(ranked.hits.len(), 1, "ranked once, by the content its save indexed");
         Ok::<(), Error>(())
     })

@@ -483,7 +483,12 @@ fn a_resumed_session_finds_a_record_by_a_word_of_its_content() {
         m.flush().await?;
         drop(m);
         let resumed = ContextManager::open(storage.clone(), options(SessionChoice::Resume(id), now.clone())).await?;
-        let ranked = resumed.rank_all("kubernetes", toolctx::Fallback::None, toolctx::Strategy::Bm25, None);
+        let ranked = resumed.rank_all(
+            &toolctx::select::Query::new("kubernetes"),
+            toolctx::Fallback::None,
+            toolctx::Strategy::Bm25,
+            None,
+        );
         let found: Vec<String> = ranked.hits.iter().filter_map(|h| resumed.filepath_of(h.index as u32)).collect();
         assert_eq!(found, std::slice::from_ref(&deploy), "ranked on its content, restored from the manifest");
         let hits = toolctx::search_sessions(&*storage, "/ctx", "deployments", 10).await?;

@@ -10,8 +10,13 @@ use toolctx::{
 };
 
 fn options(dir: &str) -> Options {
+    Options::new(dir)
+}
+
+/// Options that hold records under 32 KiB in memory (the opt-in `persistThreshold`).
+fn holding(dir: &str) -> Options {
     let mut o = Options::new(dir);
-    o.persist_threshold = 0;
+    o.persist_threshold = 32 * 1024;
     o
 }
 
@@ -47,9 +52,21 @@ fn save_then_load_round_trips_the_record() {
 }
 
 #[test]
-fn small_records_stay_in_memory_until_flushed() {
+fn every_record_is_in_storage_when_its_save_resolves_by_default() {
     block_on(async {
         let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
+        let a = m.save(save("grep", r#"{"q":"x"}"#, "1")).await?;
+        let b = m.save(save("readFile", r#"{"path":"a.ts"}"#, r#""small""#)).await?;
+        assert_eq!(m.storage().paths(), [a, b], "nothing is held back, however small");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn small_records_stay_in_memory_until_flushed() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), holding("/ctx"))?;
         let path = m.save(save("grep", r#"{"q":"x"}"#, "1")).await?;
         assert!(m.storage().paths().is_empty(), "a small record is not written");
         assert_eq!(m.load(std::slice::from_ref(&path)).await?.len(), 1);
@@ -63,7 +80,7 @@ fn small_records_stay_in_memory_until_flushed() {
 #[test]
 fn a_load_step_gives_the_bytes_held_in_memory_the_confined_path_to_read_or_skips() {
     block_on(async {
-        let mut o = Options::new("/ctx");
+        let mut o = holding("/ctx");
         let log = debug_log(&mut o);
         let m = ContextManager::new(MemoryStorage::new(), o)?;
         let a = m.save(save("grep", r#"{"q":"a"}"#, "1")).await?;
@@ -129,7 +146,7 @@ fn a_listed_slot_resolves_while_its_pointer_is_current_and_never_to_another() {
 #[test]
 fn memory_budget_writes_out_the_oldest() {
     block_on(async {
-        let mut o = Options::new("/ctx");
+        let mut o = holding("/ctx");
         o.memory_budget = 1000;
         let m = ContextManager::new(MemoryStorage::new(), o)?;
         let mut paths = Vec::new();
@@ -529,10 +546,22 @@ fn filters_list_and_rank_the_pointers_of_a_query_and_a_task() {
 
         // Ranked through the index: the same as ranking those pointers as candidates.
         for (filter, keep) in [(Filter::query("q_auth"), 0usize), (both, 1)] {
-            let ranked = m.rank_matching("file3 auth", filter, Fallback::All, toolctx::Strategy::Bm25, None);
+            let ranked = m.rank_matching(
+                &toolctx::select::query_for("file3 auth", toolctx::Strategy::Bm25, true),
+                filter,
+                Fallback::All,
+                toolctx::Strategy::Bm25,
+                None,
+            );
             let expected = if keep == 0 { pick(&|i| i % 3 == 0) } else { pick(&|i| i % 6 == 3) };
             let candidates: Vec<Candidate> = expected.iter().map(|p| Candidate::Known(m.slot_of(p).unwrap())).collect();
-            let direct = m.rank("file3 auth", &candidates, Fallback::All, toolctx::Strategy::Bm25, None);
+            let direct = m.rank(
+                &toolctx::select::query_for("file3 auth", toolctx::Strategy::Bm25, true),
+                &candidates,
+                Fallback::All,
+                toolctx::Strategy::Bm25,
+                None,
+            );
             let got: Vec<(String, f64)> =
                 ranked.hits.iter().map(|h| (m.filepath_of(h.index as u32).unwrap(), h.score)).collect();
             let want: Vec<(String, f64)> = direct.hits.iter().map(|h| (expected[h.index].clone(), h.score)).collect();
@@ -540,10 +569,22 @@ fn filters_list_and_rank_the_pointers_of_a_query_and_a_task() {
             assert_eq!(got.len(), expected.len(), "every one matches \"auth\"");
             assert_eq!(got[0].0, paths[3], "file3 first");
         }
-        let nothing = m.rank_matching("zebra", Filter::task(&one), Fallback::All, toolctx::Strategy::Bm25, Some(2));
+        let nothing = m.rank_matching(
+            &toolctx::select::query_for("zebra", toolctx::Strategy::Bm25, true),
+            Filter::task(&one),
+            Fallback::All,
+            toolctx::Strategy::Bm25,
+            Some(2),
+        );
         let fallback: Vec<String> = nothing.hits.iter().map(|h| m.filepath_of(h.index as u32).unwrap()).collect();
         assert_eq!(fallback, pick(&|i| i % 2 == 1)[..2], "the fallback lists them in save order");
-        let none = m.rank_matching("auth", Filter::query("q_other"), Fallback::All, toolctx::Strategy::Bm25, None);
+        let none = m.rank_matching(
+            &toolctx::select::query_for("auth", toolctx::Strategy::Bm25, true),
+            Filter::query("q_other"),
+            Fallback::All,
+            toolctx::Strategy::Bm25,
+            None,
+        );
         assert!(none.hits.is_empty());
         Ok::<(), Error>(())
     })
@@ -558,21 +599,45 @@ fn ranking_uses_indexed_terms_of_known_pointers() {
         let b = m.save(save("grep", r#"{"pattern":"AuthError","dir":"src/auth"}"#, "1")).await?;
         let c = m.save(save("readFile", r#"{"path":"src/auth/login.ts"}"#, "1")).await?;
         let candidates = [&a, &b, &c].map(|p| Candidate::Known(m.slot_of(p).unwrap()));
-        let ranked = m.rank("auth error", &candidates, Fallback::All, toolctx::Strategy::Overlap, None);
+        let ranked = m.rank(
+            &toolctx::select::query_for("auth error", toolctx::Strategy::Overlap, true),
+            &candidates,
+            Fallback::All,
+            toolctx::Strategy::Overlap,
+            None,
+        );
         let order: Vec<usize> = ranked.hits.iter().map(|s| s.index).collect();
         assert_eq!(order, [1, 2]);
         // Through the index, over every pointer: the same order, by slot.
-        let all = m.rank_all("auth error", Fallback::All, toolctx::Strategy::Overlap, None);
+        let all = m.rank_all(
+            &toolctx::select::query_for("auth error", toolctx::Strategy::Overlap, true),
+            Fallback::All,
+            toolctx::Strategy::Overlap,
+            None,
+        );
         let paths: Vec<String> = all.hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect();
         assert_eq!(paths, [b.clone(), c.clone()]);
         assert_eq!(all.matched(&all.hits[0]).collect::<Vec<_>>(), ["auth", "error"]);
         // Nothing matches: every pointer in save order; after clear_pointers, none.
-        let none = m.rank_all("zebra", Fallback::All, toolctx::Strategy::Bm25, None);
+        let none = m.rank_all(
+            &toolctx::select::query_for("zebra", toolctx::Strategy::Bm25, true),
+            Fallback::All,
+            toolctx::Strategy::Bm25,
+            None,
+        );
         assert_eq!(none.hits.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2]);
         let epoch = m.epoch();
         m.clear_pointers();
         assert_ne!(m.epoch(), epoch);
-        assert!(m.rank_all("auth", Fallback::All, toolctx::Strategy::Bm25, None).hits.is_empty());
+        assert!(m
+            .rank_all(
+                &toolctx::select::query_for("auth", toolctx::Strategy::Bm25, true),
+                Fallback::All,
+                toolctx::Strategy::Bm25,
+                None
+            )
+            .hits
+            .is_empty());
         Ok::<(), Error>(())
     })
     .unwrap();
@@ -590,18 +655,52 @@ fn results_are_indexed_up_to_content_bytes_and_duplicates_collapse_to_the_latest
         let other = m.save(save("readFile", r#"{"path":"src/auth/login.ts"}"#, r#""refresh""#)).await?;
         let b = m.save(save("readFile", r#"{"path":"src/auth/refresh.ts"}"#, body)).await?;
         let found = |q: &str| {
-            let r = m.rank_all(q, Fallback::None, toolctx::Strategy::Bm25, None);
+            let r = m.rank_all(&toolctx::select::Query::new(q), Fallback::None, toolctx::Strategy::Bm25, None);
             r.hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect::<Vec<_>>()
         };
         // Content words, stemmed ("token" finds "tokens"); past 64 bytes nothing is read.
         assert_eq!(found("rotate token"), [a.clone(), b.clone()]);
         assert!(found("kubernetes").is_empty());
         // The same tool, args and result: one hit, the latest copy, at the best place.
-        let mut hits = m.rank_all("refresh token", Fallback::None, toolctx::Strategy::Bm25, None).hits;
+        let mut hits = m
+            .rank_all(
+                &toolctx::select::query_for("refresh token", toolctx::Strategy::Bm25, true),
+                Fallback::None,
+                toolctx::Strategy::Bm25,
+                None,
+            )
+            .hits;
         assert_eq!(hits.len(), 3);
         assert_eq!(m.collapse_duplicates(&mut hits, |i| Some(i as u32)), 1);
         let paths: Vec<String> = hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect();
         assert_eq!(paths, [b, other]);
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn every_word_of_every_record_is_indexed_by_default() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
+        // A 200 KB file read: 3,000 distinct words, the one a query looks for once, past
+        // the first 150 KB; and a short word the query names as it is.
+        let mut words: Vec<String> = (0..3000).map(|i| format!("filler{i}")).collect();
+        words.push("kubernetes".into());
+        let mut text = words.join(" ").repeat(8);
+        text.push_str(" open the db handle");
+        let body = serde_json::to_string(&serde_json::json!({ "content": text })).unwrap();
+        assert!(body.len() > 200_000);
+        let big = m.save(save("readFile", r#"{"path":"src/deploy.ts"}"#, &body)).await?;
+        let other = m.save(save("grep", r#"{"pattern":"deploy"}"#, r#""no match""#)).await?;
+        let found = |q: &str| {
+            let r = m.rank_all(&toolctx::select::Query::new(q), Fallback::None, toolctx::Strategy::Bm25, None);
+            r.hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect::<Vec<_>>()
+        };
+        assert_eq!(found("kubernetes"), std::slice::from_ref(&big), "a word far into the record");
+        assert_eq!(found("filler2999"), std::slice::from_ref(&big), "a word seen once among thousands");
+        assert_eq!(found("db"), std::slice::from_ref(&big), "a word of 2 characters");
+        assert_eq!(found("match"), [other]);
         Ok::<(), Error>(())
     })
     .unwrap();
@@ -746,8 +845,19 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
             let copied = held.storage().copied_in.get();
             assert_eq!(copied, usize::from(threshold > 0), "the body is copied in only to be held in memory");
             let (fallback, strategy) = (Fallback::None, toolctx::Strategy::Bm25);
-            assert_eq!(text.rank_all("AuthError", fallback, strategy, None).hits.len(), 1);
-            assert_eq!(held.rank_all("AuthError", fallback, strategy, None).hits.len(), 1, "its content is indexed");
+            assert_eq!(
+                text.rank_all(&toolctx::select::query_for("AuthError", strategy, true), fallback, strategy, None)
+                    .hits
+                    .len(),
+                1
+            );
+            assert_eq!(
+                held.rank_all(&toolctx::select::query_for("AuthError", strategy, true), fallback, strategy, None)
+                    .hits
+                    .len(),
+                1,
+                "its content is indexed"
+            );
             // The same body again, its hash not handed over: the core reads the bytes for
             // it (once the record is written, or as it copies them in to hold them), and
             // the two saves are copies of one result.

@@ -8,10 +8,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use toolctx::select::{
-    for_each_index_token, index_tokens, is_stop_stem, is_unspaced_script, stem, Terms, MAX_INDEXED_CONTENT_TERMS,
-    MAX_INDEXED_VALUE_BYTES,
-};
+use toolctx::select::{for_each_index_token, index_tokens, is_unspaced_script, stem, Terms, MAX_INDEXED_VALUE_BYTES};
 
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(1000);
@@ -158,14 +155,8 @@ mod reference_terms {
         if let Some(json) = json {
             for_each_string_value(json, bytes, |s| content_len += index_tokens(s, &mut content_tokens));
         }
-        let mut content = stems_of(content_tokens);
-        if content.len() > MAX_INDEXED_CONTENT_TERMS {
-            content.sort_by(|a, b| {
-                is_stop_stem(&a.0).cmp(&is_stop_stem(&b.0)).then(b.1.cmp(&a.1)).then_with(|| a.0.cmp(&b.0))
-            });
-            content.truncate(MAX_INDEXED_CONTENT_TERMS);
-            content.sort();
-        }
+        // Every term of the content: none is pruned.
+        let content = stems_of(content_tokens);
         let mut all: Vec<(String, u32, u32)> = meta.into_iter().map(|(t, n)| (t, n, 0)).collect();
         for (t, n) in content {
             match all.iter_mut().find(|e| e.0 == t) {
@@ -282,7 +273,7 @@ mod reference_terms {
 }
 
 fn fields(t: &Terms) -> reference_terms::Fields {
-    let all = t.as_slice().iter().zip(t.counts()).zip(t.content_counts()).map(|((s, &m), &c)| (s.clone(), m, c));
+    let all = t.merged().into_iter();
     (all.collect(), t.len(), t.content_len())
 }
 

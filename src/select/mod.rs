@@ -5,202 +5,39 @@
 //! when nothing matches every candidate is returned in the order given.
 
 mod index;
+mod passage;
 mod postings;
+mod query;
+mod terms;
 mod vectors;
 
-pub use index::{Doc, Index, Ranking, Scored, MAX_TF};
+pub use index::{Doc, Index, Ranking, Scored};
+pub use passage::{best_passage, Passage, PASSAGE_CHARS, PASSAGE_LINES};
+pub use postings::Posting;
+pub use query::{Query, MAX_QUERY_WORDS};
+pub use terms::{Field, Terms, PASSAGE_WORDS};
 pub use vectors::{fuse, Vectors, RRF_K, VECTOR_DEPTH};
 
 // The text path, compiled for speed in wasm (see the crate's docs).
 pub use toolctx_text::{
     for_each_index_token, for_each_string_value, for_each_token, index_tokens, is_keyword, is_stop_stem,
-    is_unspaced_script, keywords, stem, tokenize,
+    is_unspaced_script, keywords, query_words, stem, tokenize,
 };
-
-use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use toolctx_text::{count_content, count_tokens, stem_counts, TermCounts};
+use toolctx_text::TermCounts;
 
 use crate::sort;
+use terms::count_metadata;
 
 /// Longest part of one argument value that is indexed, in bytes.
 pub const MAX_INDEXED_VALUE_BYTES: usize = 4096;
 
-/// Most distinct content terms indexed per record: those that occur most often (stop
-/// words last), as in document-centric static index pruning (Büttcher and Clarke,
-/// 2006). The content field keeps its full length, so BM25F normalises as before; a
-/// record's postings, hence its memory, are bounded whatever its text.
-pub const MAX_INDEXED_CONTENT_TERMS: usize = 64;
-
-/// Bytes of a result's JSON text that are read for its index entry, by default
-/// (SPEC §6: a bounded part of the content is indexed).
-pub const DEFAULT_CONTENT_BYTES: usize = 16 * 1024;
-
-/// The distinct, sorted terms a pointer is found by, stemmed ([`stem`]), with how
-/// often each occurs in its two fields: the metadata (description, tool name and
-/// argument values) and the content (the string values of a bounded part of its
-/// result).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Terms {
-    terms: Vec<String>,
-    counts: Vec<u32>,
-    content: Vec<u32>,
-    len: u32,
-    content_len: u32,
-}
-
-impl Terms {
-    /// The terms of a record's metadata (see [`index_tokens`]), without content.
-    pub fn of_record(description: &str, tool_name: &str, args: &Value) -> Terms {
-        Terms::of_record_with_content(description, tool_name, args, None, 0)
-    }
-
-    /// The terms of a record: its metadata and the string values found in the first
-    /// `content_bytes` bytes of its result's JSON text (`result_json`).
-    pub fn of_record_with_content(
-        description: &str,
-        tool_name: &str,
-        args: &Value,
-        result_json: Option<&str>,
-        content_bytes: usize,
-    ) -> Terms {
-        // Each field's distinct tokens counted as read (one allocation per new token),
-        // then stemmed once per distinct token.
-        let mut tokens = TermCounts::default();
-        let len = count_metadata(description, tool_name, args, &mut tokens);
-        let mut meta = stem_counts(tokens);
-        sort::sort_by(&mut meta, |a, b| a.0.cmp(&b.0));
-        let mut counts = TermCounts::default();
-        let mut content_len = 0;
-        if let Some(json) = result_json {
-            content_len = count_content(json, content_bytes, &mut counts);
-        }
-        let mut content = stem_counts(counts);
-        if content.len() > MAX_INDEXED_CONTENT_TERMS {
-            // Whether each is a stop word, looked up once per term rather than per comparison.
-            let mut keyed: Vec<(bool, (String, u32))> = content.into_iter().map(|t| (is_stop_stem(&t.0), t)).collect();
-            sort::top_by(&mut keyed, MAX_INDEXED_CONTENT_TERMS, |(a_stop, a), (b_stop, b)| {
-                telling_first((*a_stop, &a.0, a.1), (*b_stop, &b.0, b.1))
-            });
-            content = keyed.into_iter().map(|(_, t)| t).collect();
-        }
-        // Sorted once kept: at most MAX_INDEXED_CONTENT_TERMS of them.
-        sort::sort_by(&mut content, |a, b| a.0.cmp(&b.0));
-        Terms::merge(len, content_len, meta.into_iter(), content.into_iter())
-    }
-
-    /// The `n` terms that occur most often in the content, with their counts (stop
-    /// words last, ties broken by the term): what a session manifest keeps of a
-    /// record's content.
-    pub fn top_content(&self, n: usize) -> BTreeMap<String, u32> {
-        let mut found: Vec<(&String, u32)> =
-            self.terms.iter().zip(&self.content).filter(|(_, &c)| c > 0).map(|(t, &c)| (t, c)).collect();
-        if found.len() > n {
-            sort::top_by(&mut found, n, |a, b| {
-                telling_first((is_stop_stem(a.0), a.0, a.1), (is_stop_stem(b.0), b.0, b.1))
-            });
-        }
-        // Inserted one by one: collecting into a map would compile another sort in.
-        let mut top = BTreeMap::new();
-        for (t, c) in found {
-            top.insert(t.clone(), c);
-        }
-        top
-    }
-
-    /// These terms with `content` (terms already stemmed, with their counts) as their
-    /// content field, of `content_len` tokens: a record's terms restored from what its
-    /// manifest entry keeps. Content held before is replaced.
-    pub fn with_content(self, content: &BTreeMap<String, u32>, content_len: u32) -> Terms {
-        let meta = self.terms.into_iter().zip(self.counts).filter(|(_, n)| *n > 0);
-        let content = content.iter().filter(|(_, &n)| n > 0).map(|(t, &n)| (t.clone(), n));
-        Terms::merge(self.len as usize, content_len as usize, meta, content)
-    }
-
-    /// The terms of two fields, each a sorted list of distinct terms with their counts.
-    fn merge(
-        len: usize,
-        content_len: usize,
-        meta: impl Iterator<Item = (String, u32)>,
-        content: impl Iterator<Item = (String, u32)>,
-    ) -> Terms {
-        let mut out = Terms {
-            len: u32::try_from(len).unwrap_or(u32::MAX),
-            content_len: u32::try_from(content_len).unwrap_or(u32::MAX),
-            ..Terms::default()
-        };
-        let (mut m, mut c) = (meta.peekable(), content.peekable());
-        loop {
-            let order = match (m.peek(), c.peek()) {
-                (None, None) => break,
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (Some(a), Some(b)) => a.0.cmp(&b.0),
-            };
-            let (term, in_meta, in_content) = match order {
-                std::cmp::Ordering::Less => m.next().map(|(t, n)| (t, n, 0)),
-                std::cmp::Ordering::Greater => c.next().map(|(t, n)| (t, 0, n)),
-                std::cmp::Ordering::Equal => m.next().zip(c.next()).map(|((t, a), (_, b))| (t, a, b)),
-            }
-            .unwrap_or_default();
-            out.terms.push(term);
-            out.counts.push(in_meta);
-            out.content.push(in_content);
-        }
-        out
-    }
-
-    /// How often `word` occurs (by its stem), in both fields (0 when it does not).
-    pub fn count(&self, word: &str) -> u32 {
-        self.position(&stem(&toolctx_text::to_lowercase(word))).map_or(0, |i| self.counts[i] + self.content[i])
-    }
-
-    /// How often `term` (a stem) occurs in the metadata and in the content.
-    pub fn field_counts(&self, term: &str) -> (u32, u32) {
-        self.position(term).map_or((0, 0), |i| (self.counts[i], self.content[i]))
-    }
-
-    fn position(&self, term: &str) -> Option<usize> {
-        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
-    }
-
-    /// How often each term of [`Terms::as_slice`] occurs in the metadata, in the same order.
-    pub fn counts(&self) -> &[u32] {
-        &self.counts
-    }
-
-    /// How often each term of [`Terms::as_slice`] occurs in the content, in the same order.
-    pub fn content_counts(&self) -> &[u32] {
-        &self.content
-    }
-
-    /// Whether `word` (by its stem) is one of them.
-    pub fn contains(&self, word: &str) -> bool {
-        self.count(word) > 0
-    }
-
-    /// The distinct terms, sorted.
-    pub fn as_slice(&self) -> &[String] {
-        &self.terms
-    }
-
-    /// Number of metadata tokens (the metadata field's length for BM25F).
-    pub fn len(&self) -> u32 {
-        self.len
-    }
-
-    /// Number of content tokens (the content field's length for BM25F).
-    pub fn content_len(&self) -> u32 {
-        self.content_len
-    }
-
-    /// Whether there are no tokens.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0 && self.content_len == 0
-    }
-}
+/// Bytes of a result's JSON text that are read for its index entry, by default: a
+/// safety bound per record (8 MiB), far above what a tool returns, so every word of
+/// every record is indexed (SPEC §6). The `indexContentBytes` option lowers it.
+pub const DEFAULT_CONTENT_BYTES: usize = 8 * 1024 * 1024;
 
 /// The text a record is indexed by, for an embedding model: its description, then the
 /// string values found in the first `content_bytes` bytes of its result's JSON text,
@@ -226,39 +63,6 @@ pub fn metadata_words(description: &str, tool_name: &str, args: &Value) -> Vec<S
     tokens
 }
 
-/// The order of content terms by how telling they are: stop words last, then the most
-/// frequent first, then by the term.
-/// Each is `(is_stop_stem(term), term, count)`.
-fn telling_first(a: (bool, &str, u32), b: (bool, &str, u32)) -> std::cmp::Ordering {
-    a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then_with(|| a.1.cmp(b.1))
-}
-
-/// Counts the index tokens of a record's metadata (description, tool name, argument
-/// values); returns their length.
-fn count_metadata(description: &str, tool_name: &str, args: &Value, counts: &mut TermCounts) -> usize {
-    count_tokens(description, counts) + count_tokens(tool_name, counts) + collect_values(args, counts)
-}
-
-/// Counts the indexed terms of every value in `value`; returns their length.
-fn collect_values(value: &Value, counts: &mut TermCounts) -> usize {
-    match value {
-        Value::String(s) => {
-            let mut end = s.len().min(MAX_INDEXED_VALUE_BYTES);
-            while !s.is_char_boundary(end) {
-                end -= 1;
-            }
-            count_tokens(&s[..end], counts)
-        }
-        Value::Array(items) => items.iter().map(|v| collect_values(v, counts)).sum(),
-        Value::Object(map) => map.values().map(|v| collect_values(v, counts)).sum(),
-        Value::Number(n) => {
-            toolctx_text::count(counts, &n.to_string());
-            1
-        }
-        Value::Bool(_) | Value::Null => 0,
-    }
-}
-
 /// What to do when no candidate matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Fallback {
@@ -272,7 +76,8 @@ pub enum Fallback {
 /// How candidates are scored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Strategy {
-    /// Okapi BM25 (k1 = 1.2, b = 0.75) over the candidates given.
+    /// BM25F over each record's metadata and its best passage (see [`Index`]), with the
+    /// statistics of the candidates given.
     #[default]
     Bm25,
     /// The seed's plain count of matched keywords.
@@ -286,13 +91,26 @@ pub fn rank_overlap(query: &str, candidates: &[&Terms], fallback: Fallback) -> R
     rank(query, candidates, fallback, Strategy::Overlap)
 }
 
-/// Ranks `candidates` for `query`. Whatever the strategy, a candidate is relevant when
-/// it holds one of the query's keywords, relevant candidates come first (best first,
-/// ties in the order given), and `fallback` decides what comes back when none is.
-/// `Scored::index` is a position in `candidates`.
+/// The query a ranking reads: the seed's keywords alone for the seed's overlap count;
+/// for BM25 every word, with the seed's keywords alone deciding relevance when
+/// `seed_relevance` is set (`selectRelevantContexts`).
+pub fn query_for(text: &str, strategy: Strategy, seed_relevance: bool) -> Query {
+    match (strategy, seed_relevance) {
+        (Strategy::Overlap, _) => Query::keywords(text),
+        (Strategy::Bm25, true) => Query::seed(text),
+        (Strategy::Bm25, false) => Query::new(text),
+    }
+}
+
+/// Ranks `candidates` for `query` with the seed's contract: a candidate is relevant
+/// when it holds one of the query's keywords ([`is_keyword`]), relevant candidates come
+/// first (best first, by every word of the query, ties in the order given), and
+/// `fallback` decides what comes back when none is. `Scored::index` is a position in
+/// `candidates`.
 pub fn rank(query: &str, candidates: &[&Terms], fallback: Fallback, strategy: Strategy) -> Ranking {
+    let query = query_for(query, strategy, true);
     let docs: Vec<Doc<'_>> = candidates.iter().map(|t| Doc::Terms(t)).collect();
-    let mut ranking = Index::new().rank_docs(query, &docs, strategy, None);
+    let mut ranking = Index::new().rank_docs(&query, &docs, strategy, None);
     ranking.apply_fallback(fallback, 0..candidates.len());
     ranking
 }
@@ -516,20 +334,26 @@ mod tests {
     }
 
     #[test]
-    fn a_record_indexes_its_most_telling_content_terms_only() {
+    fn a_record_indexes_every_content_term() {
         let mut text: Vec<String> = (0..200).map(|i| format!("word{i}")).collect();
         text.extend(["the"; 9].map(str::to_owned));
         text.extend(["kubernetes"; 3].map(str::to_owned));
+        text.extend(["db", "io", "v2"].map(str::to_owned));
         let json = serde_json::to_string(&text.join(" ")).unwrap();
         let t = Terms::of_record_with_content("d", "t", &Value::Null, Some(&json), usize::MAX);
-        let indexed = t.content_counts().iter().filter(|&&c| c > 0).count();
-        assert_eq!(indexed, 64, "bounded");
-        assert_eq!(t.content_len(), 212, "the field keeps its length");
-        assert_eq!(t.field_counts("kubernet"), (0, 3), "the most frequent is kept");
-        assert_eq!(t.field_counts("the"), (0, 0), "a stop word goes first");
+        let indexed = t.merged().iter().filter(|(_, _, c)| *c > 0).count();
+        assert_eq!(indexed, 200 + 5, "every distinct term, none pruned");
+        assert_eq!(t.content_len(), 215);
+        assert_eq!(t.field_counts("word199"), (0, 1), "a word seen once");
+        assert_eq!(t.field_counts("the"), (0, 9), "a stop word too");
+        for short in ["db", "io", "v2"] {
+            assert_eq!(t.field_counts(short), (0, 1), "{short}: tokens of every length");
+        }
+        // What a session manifest keeps of it: the most telling terms, stop words last.
         let top = t.top_content(16);
         assert_eq!(top.len(), 16);
         assert_eq!(top.get("kubernet"), Some(&3));
+        assert_eq!(top.get("the"), None);
         let short = Terms::of_record_with_content("d", "t", &Value::Null, Some("\"the the cat\""), usize::MAX);
         assert_eq!(short.top_content(16).len(), 2, "stop words are kept while there is room");
     }

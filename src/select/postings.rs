@@ -1,11 +1,17 @@
 //! One term's posting list, compact: the documents holding the term, in ascending slot
-//! order, each as the gap from the previous slot (LEB128: 7 bits a byte) and one byte
-//! with the term's frequency in the document's two fields. A term held by a large share
-//! of the store (a tool name, a common word) costs 2 bytes a document instead of 4; a
-//! rare one, 3 or 4. Lists are only ever read front to back (ranking scans them), so
-//! nothing needs random access.
+//! order, each as the gap from the previous slot and the term's frequency in the
+//! document, both LEB128 varints (7 bits a byte): a posting takes two bytes for a dense
+//! list and three or four for a sparse one. Lists are only ever read front to back
+//! (ranking scans them), so nothing needs random access.
 
-use super::index::SLOT_SHIFT;
+/// One document holding a term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posting {
+    /// The document: a record's slot, or a passage's number.
+    pub slot: u32,
+    /// How often the term occurs in it.
+    pub tf: u32,
+}
 
 /// Postings in ascending slot order.
 #[derive(Debug, Default, Clone)]
@@ -18,30 +24,20 @@ pub(super) struct Postings {
 }
 
 impl Postings {
-    /// Appends `slot`'s posting; `slot` is above every slot held. `tf` is the packed
-    /// frequencies (metadata in the high 4 bits, content in the low 4). The list grows by
-    /// an eighth (at least 8 bytes) when full rather than doubling: a list grows one
+    /// Appends `slot`'s posting; `slot` is above every slot held. The list grows by an
+    /// eighth (at least 8 bytes) when full rather than doubling: a list grows one
     /// document at a time for as long as the store lives, and doubling leaves a quarter
     /// of the bytes unused on average.
-    pub(super) fn push(&mut self, slot: u32, tf: u8) {
+    pub(super) fn push(&mut self, slot: u32, tf: u32) {
         debug_assert!(self.len == 0 || slot > self.last, "slots are pushed in ascending order");
-        let mut gap = slot - if self.len == 0 { 0 } else { self.last };
-        if self.bytes.capacity() - self.bytes.len() < 6 {
-            self.bytes.reserve_exact((self.bytes.len() / 8).max(8));
+        let gap = slot - if self.len == 0 { 0 } else { self.last };
+        if self.bytes.capacity() - self.bytes.len() < 10 {
+            self.bytes.reserve_exact((self.bytes.len() / 8).max(10));
         }
-        while gap >= 0x80 {
-            self.bytes.push(gap as u8 | 0x80);
-            gap >>= 7;
-        }
-        self.bytes.push(gap as u8);
-        self.bytes.push(tf);
+        push_varint(&mut self.bytes, gap);
+        push_varint(&mut self.bytes, tf);
         self.len += 1;
         self.last = slot;
-    }
-
-    /// Postings held.
-    pub(super) fn len(&self) -> usize {
-        self.len as usize
     }
 
     /// Whether it holds none.
@@ -49,17 +45,16 @@ impl Postings {
         self.len == 0
     }
 
-    /// The postings, in ascending slot order, packed as `slot << 8 | tf`.
+    /// The postings, in ascending slot order.
     pub(super) fn iter(&self) -> Iter<'_> {
         Iter { bytes: &self.bytes, slot: 0 }
     }
 
-    /// A list of `packed` postings (`slot << 8 | tf`), which must be in ascending slot
-    /// order, held at its exact size.
-    pub(super) fn from_packed(packed: impl IntoIterator<Item = u32>) -> Self {
+    /// A list of `postings`, which must be in ascending slot order, held at its exact size.
+    pub(super) fn from_postings(postings: impl IntoIterator<Item = Posting>) -> Self {
         let mut list = Postings::default();
-        for p in packed {
-            list.push(p >> SLOT_SHIFT, p as u8);
+        for p in postings {
+            list.push(p.slot, p.tf);
         }
         list.bytes.shrink_to_fit();
         list
@@ -77,31 +72,44 @@ impl Postings {
     }
 }
 
-/// The postings of a [`Postings`], packed as `slot << 8 | tf`.
+fn push_varint(out: &mut Vec<u8>, mut n: u32) {
+    while n >= 0x80 {
+        out.push(n as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// The postings of a [`Postings`].
 pub(super) struct Iter<'a> {
     bytes: &'a [u8],
     slot: u32,
 }
 
-impl Iterator for Iter<'_> {
-    type Item = u32;
-
-    fn next(&mut self) -> Option<u32> {
-        let mut gap = 0u32;
+impl Iter<'_> {
+    fn varint(&mut self) -> Option<u32> {
+        let mut n = 0u32;
         let mut shift = 0;
         loop {
             let (&b, rest) = self.bytes.split_first()?;
             self.bytes = rest;
-            gap |= u32::from(b & 0x7f) << shift;
+            n |= u32::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
             if b < 0x80 {
-                break;
+                return Some(n);
             }
             shift += 7;
         }
-        let (&tf, rest) = self.bytes.split_first()?;
-        self.bytes = rest;
-        self.slot += gap;
-        Some(self.slot << SLOT_SHIFT | u32::from(tf))
+    }
+}
+
+impl Iterator for Iter<'_> {
+    type Item = Posting;
+
+    fn next(&mut self) -> Option<Posting> {
+        let gap = self.varint()?;
+        let tf = self.varint()?;
+        self.slot = self.slot.wrapping_add(gap);
+        Some(Posting { slot: self.slot, tf })
     }
 }
 
@@ -127,22 +135,23 @@ mod tests {
             s += 1 + (x >> 13) % [1, 100, 20_000, 250_000][(x % 4) as usize];
             slots.push(s);
         }
-        slots.push((1 << 24) - 1);
+        slots.push(u32::MAX);
         slots
     }
 
     #[test]
-    fn postings_read_back_as_pushed_for_every_gap_size() {
-        let packed: Vec<u32> =
-            sample().iter().enumerate().map(|(i, &s)| s << SLOT_SHIFT | (i * 37 % 256) as u32).collect();
+    fn postings_read_back_as_pushed_for_every_gap_and_frequency() {
+        let tfs = [0, 1, 7, 15, 16, 127, 128, 70_000, u32::MAX];
+        let postings: Vec<Posting> =
+            sample().iter().enumerate().map(|(i, &slot)| Posting { slot, tf: tfs[i % tfs.len()] }).collect();
         let mut list = Postings::default();
-        for &p in &packed {
-            list.push(p >> SLOT_SHIFT, p as u8);
+        for p in &postings {
+            list.push(p.slot, p.tf);
         }
-        assert_eq!(list.len(), packed.len());
-        assert!(list.iter().eq(packed.iter().copied()));
-        let exact = Postings::from_packed(packed.iter().copied());
-        assert!(exact.iter().eq(packed.iter().copied()));
+        assert_eq!(list.iter().count(), postings.len());
+        assert!(list.iter().eq(postings.iter().copied()));
+        let exact = Postings::from_postings(postings.iter().copied());
+        assert!(exact.iter().eq(postings.iter().copied()));
         assert_eq!(exact.capacity(), exact.used(), "a rebuilt list is held at its exact size");
         assert!(Postings::default().iter().next().is_none());
     }
@@ -151,10 +160,10 @@ mod tests {
     fn postings_grow_by_an_eighth_and_take_two_bytes_for_dense_slots() {
         let mut list = Postings::default();
         for slot in 0..100_000u32 {
-            list.push(slot, 0x11);
-            assert!(list.capacity() <= list.used() + list.used() / 8 + 8 + 6, "{} of {}", list.used(), list.capacity());
+            list.push(slot, 1);
+            assert!(list.capacity() <= list.used() + list.used() / 8 + 20, "{} of {}", list.used(), list.capacity());
         }
         assert_eq!(list.used(), 200_000);
-        assert!(list.iter().eq((0..100_000u32).map(|s| s << SLOT_SHIFT | 0x11)));
+        assert!(list.iter().eq((0..100_000u32).map(|slot| Posting { slot, tf: 1 })));
     }
 }

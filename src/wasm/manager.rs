@@ -940,7 +940,7 @@ impl JsContextManager {
         let (query_id, task_id) = filter_options(&options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
         let source = self.list_source(list, Given { slots, epoch, joined: Some(joined) }, filter);
-        let ranking = self.rank(&query, &source, &options, false).js()?;
+        let ranking = self.rank(&query, &source, &options, Selection::Seed).js()?;
         let Source::List { listed, .. } = &source else { unreachable!("a list source") };
         Ok(ranking.hits.iter().map(|hit| listed[hit.index].position).collect())
     }
@@ -978,7 +978,7 @@ impl JsContextManager {
                 None => return Err(Error::invalid("pointers must be an array")).js(),
             }
         };
-        let ranking = self.rank(&query, &source, &options, true).js()?;
+        let ranking = self.rank(&query, &source, &options, Selection::Scored).js()?;
         let out = match &source {
             Source::Slots(_) => {
                 let (mut json, mut path) = (String::from("["), String::new());
@@ -1126,6 +1126,25 @@ impl JsContextManager {
         )
     }
 
+    /// The passage of a selected record for `query`: its best-matching lines as the model
+    /// reads its result (`result_json`, the result's JSON text), `{text, startLine,
+    /// endLine}`, or `undefined` when no line holds a word of the query.
+    #[wasm_bindgen(js_name = "__passage")]
+    pub fn passage(query: String, result_json: String) -> Result<JsValue, JsValue> {
+        let result: Value = crate::record::from_json(&result_json)
+            .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
+            .js()?;
+        let view = crate::view::lines_of(&result);
+        let Some(p) = crate::select::best_passage(&view, &crate::select::Query::new(&query)) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let o = Object::new();
+        let _ = Reflect::set(&o, &"text".into(), &p.text.into());
+        let _ = Reflect::set(&o, &"startLine".into(), &(p.start_line as f64).into());
+        let _ = Reflect::set(&o, &"endLine".into(), &(p.end_line as f64).into());
+        Ok(o.into())
+    }
+
     /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
     #[wasm_bindgen(js_name = hashQuery)]
     pub fn hash_query(query: JsValue) -> Result<String, JsValue> {
@@ -1184,6 +1203,14 @@ impl JsContextManager {
     pub fn session_id(&self) -> Option<String> {
         self.inner.session_id().map(str::to_owned)
     }
+}
+
+/// Which selection ranks: `selectRelevantContexts` (the seed's contract: only its
+/// keywords make a pointer relevant, duplicates kept unless asked) or `selectRelevant`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Selection {
+    Seed,
+    Scored,
 }
 
 /// What a selection ranks: this manager's pointers by slot (all of them when `None`),
@@ -1368,16 +1395,17 @@ impl JsContextManager {
     }
 
     /// Ranks `source` for `query` with the selection options (strategy, fallback,
-    /// limit, budgets, dedupe: `dedupe_default` when not given). Hits index slots
+    /// limit, budgets, dedupe) as `selection` reads them. Hits index slots
     /// (`Source::Slots`) or `paths` (`Source::List`).
     fn rank(
         &self,
         query: &JsValue,
         source: &Source,
         options: &JsValue,
-        dedupe_default: bool,
+        selection: Selection,
     ) -> Result<crate::select::Ranking> {
         let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
+        let dedupe_default = selection == Selection::Scored;
         let fallback = match get(options, "fallback").as_string().as_deref() {
             None | Some("all") => Fallback::All,
             Some("none") => Fallback::None,
@@ -1402,6 +1430,7 @@ impl JsContextManager {
             v => Some(js_sys::Float32Array::new(&v).to_vec()),
         };
         let vector = vector.as_deref();
+        let query = crate::select::query_for(&query, strategy, selection == Selection::Seed);
         // Without a budget only the best `limit` need sorting.
         let early = if max_bytes.is_none() && max_tokens.is_none() { limit } else { None };
         let mut ranking = self.ranked(&query, source, fallback, strategy, early, vector);
@@ -1458,7 +1487,7 @@ impl JsContextManager {
     /// [`VECTOR_DEPTH`]: crate::select::VECTOR_DEPTH
     fn ranked(
         &self,
-        query: &str,
+        query: &crate::select::Query,
         source: &Source,
         fallback: Fallback,
         strategy: Strategy,

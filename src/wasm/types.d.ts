@@ -153,16 +153,21 @@ export interface SessionInfo {
 export interface ContextManagerOptions {
   /** Default: `~/.agent/context` on Node/Deno/Bun; `agent/context` in browsers. */
   contextDir?: string;
-  /** Records whose compact JSON is smaller than this many bytes stay in memory. Default 32768; 0 writes all. */
+  /**
+   * Records whose compact JSON is smaller than this many bytes stay in memory instead of
+   * being written. Default 0: every record is in storage when `saveContext` resolves. A
+   * record held in memory is lost on exit or crash unless `flush()` or `close()` wrote it.
+   */
   persistThreshold?: number;
   /** Bytes of in-memory records before the oldest are written out. Default 8 MiB. */
   memoryBudget?: number;
   /** Largest record accepted (`TOO_LARGE` beyond). Default 64 MiB. */
   maxRecordBytes?: number;
   /**
-   * Selection indexes the string values found in the first this many bytes of each
-   * result's JSON text (keys and punctuation are not indexed). Default 16384; 0 indexes
-   * no content.
+   * Selection indexes every word of the string values found in the first this many bytes
+   * of each result's JSON text (keys and punctuation are not indexed). Default 8 MiB, a
+   * safety bound far above what tools return, so every word of every record is found;
+   * 0 indexes no content.
    */
   indexContentBytes?: number;
   /** The storage (the seed's name). */
@@ -254,8 +259,22 @@ export interface ScoredContext {
   /** Higher is better; 0 for fallback results. */
   score: number;
   pointer: ContextPointer;
-  /** The query keywords the pointer matched. */
+  /** The query's words the pointer matched (every word counts, whatever its length). */
   matched: string[];
+  /**
+   * The record's best-matching lines (1-based, inclusive) of its result as the model
+   * reads it (a string's own lines; an object's fields and array elements one a line),
+   * at most 3 lines and 300 characters. `selectRelevant` gives it to its first 20 results
+   * that hold a word of the query.
+   */
+  passage?: Passage;
+}
+
+/** Lines of a record's result. */
+export interface Passage {
+  text: string;
+  startLine: number;
+  endLine: number;
 }
 
 /** Error codes of toolctx errors (`error.code`). */

@@ -23,6 +23,8 @@ const NAME_RE = /^[A-Za-z0-9_-]{1,64}_[0-9a-f]{12}_[0-9]{13}_[0-9]+_[a-z0-9]{4}\
 const NAME_PARTS_RE = /^(.*)_([0-9a-f]{12})_([0-9]{13})_([0-9]+)_([a-z0-9]{4})\.json$/;
 const ISO_MS_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const HEX64_RE = /^[0-9a-f]{64}$/;
+/** A persistThreshold that holds small records in memory (an opt-in: the default writes every record). */
+const HOLD = 32 * 1024;
 
 // ---------------------------------------------------------------------------
 // helpers (exported for runtime-specific test files)
@@ -1002,7 +1004,7 @@ export function runSeedApiTests({
       assert.equal(typeof data.storage, "string");
       assert.ok(data.storage.length > 0);
       if (typeof storage.description === "string") assert.equal(data.storage, storage.description);
-      assert.equal(data.persistThreshold, 32768);
+      assert.equal(data.persistThreshold, 0);
       assert.ok(msg.includes(m.getContextDir()) && msg.includes(data.storage), msg);
     }
     // A storage that does not describe itself is named as such.
@@ -1182,9 +1184,17 @@ export function runSeedApiTests({
 
   // -- persistThreshold, flush
 
-  t("default persistThreshold keeps a small record in memory; loadContexts serves it", async () => {
+  t("durable by default: every record, however small, is in storage when saveContext resolves", async () => {
     const storage = makeStorage();
     const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const fps = [await m.saveContext("t", { a: 1 }, "x"), await m.saveContext("t", { a: 2 }, undefined)];
+    for (const fp of fps) assert.ok(await readRecord(storage, fp), `${fp} written`);
+    assert.equal((await listFiles(storage, m.getContextDir())).length, 2);
+  });
+
+  t("persistThreshold (an opt-in) keeps a small record in memory; loadContexts serves it", async () => {
+    const storage = makeStorage();
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage, persistThreshold: HOLD });
     const fp = await m.saveContext("t", { a: 1 }, "x");
     const base = m.getContextDir();
     assertInside(base, fp);
@@ -1198,9 +1208,9 @@ export function runSeedApiTests({
     assert.equal(rec.v, 1);
   });
 
-  t("default persistThreshold is 32768: a larger record is written", async () => {
+  t("persistThreshold: 32768: a larger record is written", async () => {
     const storage = makeStorage();
-    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage, persistThreshold: HOLD });
     const fp = await m.saveContext("t", { a: 1 }, "y".repeat(40000));
     const rec = await readRecord(storage, fp);
     assert.ok(rec, "large record written");
@@ -1241,7 +1251,7 @@ export function runSeedApiTests({
 
   t("flush() writes in-memory records out", async () => {
     const storage = makeStorage();
-    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage, persistThreshold: HOLD });
     const fps = [await m.saveContext("t", { a: 1 }, "one"), await m.saveContext("t", { a: 2 }, "two", 3, "q")];
     for (const fp of fps) assert.equal(await storage.read(fp), undefined);
     const p = m.flush();
@@ -1639,7 +1649,7 @@ export function runSeedApiTests({
     const base0 = makeStorage();
     const err0 = hostError("EIO", { code: "EIO" });
     const storage = withWrite(base0, () => Promise.reject(err0));
-    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage, persistThreshold: HOLD });
     await m.saveContext("t", {}, "small");
     const err = await expectRejection(assert, () => m.flush(), "STORAGE", "flush");
     assert.equal(err.cause, err0);
@@ -1921,7 +1931,7 @@ export function runSeedApiTests({
 
   t("close() and Symbol.asyncDispose flush in-memory records", async () => {
     const storage = makeStorage();
-    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage });
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage, persistThreshold: HOLD });
     const fp = await m.saveContext("t", {}, "flushed on close");
     assert.equal(await storage.read(fp), undefined);
     if (typeof Symbol.asyncDispose === "symbol") {
@@ -2111,7 +2121,7 @@ export function runSeedApiTests({
     const base0 = makeStorage();
     let failing = false;
     const host = withWrite(base0, (p, d, o) => (failing ? Promise.reject(Object.assign(new Error("no space"), { code: "ENOSPC" })) : base0.write(p, d, o)));
-    const m = new ContextManager({ contextDir: contextDir(), fileSystem: host });
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: host, persistThreshold: HOLD });
     const fp = await m.saveContext("t", {}, "must survive");
     failing = true;
     await expectRejection(assert, () => m.close(), "QUOTA_EXCEEDED", "close with a full disk");
@@ -2449,7 +2459,7 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.deepEqual(resumed.getPointersForTask(1), m.getPointersForTask(1));
     const records = await resumed.loadContexts(resumed.getAllPointers().map((p) => p.filepath));
     assert.equal(records.length, 12);
-    const inMemory = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    const inMemory = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true, persistThreshold: HOLD });
     await inMemory.saveContext("t", {}, "small"); // under persistThreshold: ephemeral
     const again = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: inMemory.sessionId });
     assert.equal(again.size, 0, "in-memory records are not in a session after a restart");
@@ -2970,6 +2980,25 @@ export function runRankingTests({ name, ContextManager, memoryStorage, test: t0,
       const p = await b.saveContext("fetchPage", { url: "https://example.com" }, `${"padding ".repeat(8)}kubernetes`);
       assert.deepEqual(b.selectRelevantContexts("kubernetes", b.getAllPointers(), { fallback: "none" }), found ? [p] : [], `${bytes}`);
     }
+  });
+  test("every word of every record is found, short words too, and each hit carries its passage", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    // A 120 KB file read: the words looked for lie far past its first 16 KiB.
+    const filler = Array.from({ length: 4000 }, (_, i) => `const value${i} = compute(${i});`).join("\n");
+    const content = `${filler}\n// Opens the db handle before the first query.\nexport function openDb() {}\n`;
+    const big = await m.saveContext("readFile", { path: "src/store.ts" }, { path: "src/store.ts", content });
+    const other = await m.saveContext("grep", { pattern: "handle" }, { matches: [{ file: "src/io.ts", line: 3, text: "close the handle" }] });
+    const hits = await m.selectRelevant("opens the db handle", { fallback: "none" });
+    assert.deepEqual(hits.map((h) => h.filepath), [big, other]);
+    assert.deepEqual(hits[0].matched, ["opens", "the", "db", "handle"], "db: a word of 2 characters");
+    // Line 1 of the view is the path, line 2 "content:", then the file's own lines.
+    assert.deepEqual(hits[0].passage, { text: "// Opens the db handle before the first query.", startLine: 4003, endLine: 4003 });
+    assert.deepEqual(hits[1].passage, { text: 'matches[0]: {"file":"src/io.ts","line":3,"text":"close the handle"}', startLine: 1, endLine: 1 });
+    assert.deepEqual((await m.selectRelevant("db", { fallback: "none" })).map((h) => h.filepath), [big]);
+    assert.deepEqual((await m.selectRelevant("value3999", { fallback: "none" })).map((h) => h.filepath), [big]);
+    // The seed's contract stands: only words of 3 characters or more make a pointer relevant there.
+    assert.deepEqual(m.selectRelevantContexts("db", m.getAllPointers(), { fallback: "none" }), []);
+    assert.deepEqual(m.selectRelevantContexts("db handle", m.getAllPointers(), { fallback: "none" }), [big, other]);
   });
   test("words meet whatever their inflection (English stemming), identifiers still whole", async () => {
     const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });

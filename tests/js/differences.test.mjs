@@ -46,17 +46,17 @@ test("clear() removes only this manager's records; adopted records and other fil
   assert.deepEqual(readdirSync(dir), ["notes.txt"]);
 });
 
-test("a record under persistThreshold stays in memory until flush(); persistThreshold: 0 writes every record", async () => {
+test("every record is written by default, as the original writes it; persistThreshold holds small ones in memory until flush()", async () => {
+  const eager = fresh();
+  const written = await manager(eager, { persistThreshold: undefined }).saveContext("readFile", { path: "a.ts" }, "small");
+  assert.equal(JSON.parse(readFileSync(written, "utf8")).result, "small");
   const dir = fresh();
-  const m = manager(dir, { persistThreshold: undefined });
+  const m = manager(dir, { persistThreshold: 32 * 1024 });
   const fp = await m.saveContext("readFile", { path: "a.ts" }, "small");
   assert.deepEqual(records(dir), [], "nothing on disk yet");
   assert.equal((await m.loadContexts([fp]))[0].result, "small", "served from memory");
   await m.flush();
   assert.deepEqual(records(dir), [fp.split("/").pop()]);
-  const eager = manager(fresh());
-  const written = await eager.saveContext("readFile", { path: "a.ts" }, "small");
-  assert.equal(JSON.parse(readFileSync(written, "utf8")).result, "small");
 });
 
 test("records are one compact line with \"v\":1 first; the original's pretty-printed records are read, adopted and exported", async () => {

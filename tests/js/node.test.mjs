@@ -219,6 +219,28 @@ test("[node] the default storage (no fileSystem given) is the file system", asyn
   assert.equal(fs.existsSync(fp), false);
 });
 
+// A script that saves two small outputs with the default options and exits at once,
+// without close(): what a user's agent does when it finishes.
+const SAVE_AND_EXIT = `
+import { ContextManager } from "toolctx";
+const m = new ContextManager({ contextDir: process.argv[1] });
+await m.saveContext("grep", { pattern: "TODO" }, ["src/a.ts:3: // TODO"]);
+await m.saveContext("readFile", { path: "a.ts" }, "export const a = 1;");
+process.exit(0);
+`;
+
+test("[node] durable by default: saves acknowledged before a process exits without close() are all on disk", async () => {
+  const dir = `${fresh("exit")}/context`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", SAVE_AND_EXIT, dir], { cwd: process.cwd() });
+  const [code] = await new Promise((resolve) => child.on("exit", (...args) => resolve(args)));
+  assert.equal(code, 0);
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith(".json"));
+  assert.equal(files.length, 2, `2 of 2 saves are stored: ${files}`);
+  const reopened = await ContextManager.open({ contextDir: dir });
+  await reopened.rebuildIndex();
+  assert.equal(reopened.size, 2);
+});
+
 const mode = (p) => fs.statSync(p).mode & 0o777;
 
 test("[node] file modes: folders 0700, files 0600 (records, replaced files, appended files)", async () => {

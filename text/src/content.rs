@@ -68,8 +68,9 @@ fn read_string(text: &str, start: usize, out: &mut String) -> usize {
     bytes.len()
 }
 
-/// The character an escape after `\` stands for (control escapes as a space, which
-/// separates words as they do), and the byte after it.
+/// The character an escape after `\` stands for (a newline as itself, which ends a
+/// line; other control escapes as a space, which separates words as they do), and the
+/// byte after it.
 fn unescape(text: &str, at: usize) -> (char, usize) {
     let bytes = text.as_bytes();
     match bytes.get(at) {
@@ -87,6 +88,7 @@ fn unescape(text: &str, at: usize) -> (char, usize) {
                 None => (' ', (at + 1).min(bytes.len())),
             }
         }
+        Some(b'n') => ('\n', at + 1),
         Some(b'"') => ('"', at + 1),
         Some(b'\\') => ('\\', at + 1),
         Some(b'/') => ('/', at + 1),
@@ -109,7 +111,7 @@ mod tests {
     #[test]
     fn string_values_unescaped_keys_and_numbers_skipped() {
         let json = r#"{"path":"src/a.ts","content":"line one\nconst x = \"q\";\u00e9\ud83d\ude00","n":42,"ok":true,"list":["refunds", {"k" : "v"}]}"#;
-        assert_eq!(values(json, usize::MAX), ["src/a.ts", "line one const x = \"q\";é😀", "refunds", "v"]);
+        assert_eq!(values(json, usize::MAX), ["src/a.ts", "line one\nconst x = \"q\";é😀", "refunds", "v"]);
         assert_eq!(values(r#""just a string""#, usize::MAX), ["just a string"]);
     }
 

@@ -21,8 +21,8 @@ pub use content::for_each_string_value;
 pub use fxhash::ResultHasher;
 pub use lowercase::to_lowercase;
 pub use tokenize::{
-    for_each_index_token, for_each_token, index_tokens, is_keyword, is_stop_stem, is_unspaced_script, keywords, stem,
-    stem_owned, tokenize,
+    for_each_index_token, for_each_token, index_tokens, is_keyword, is_stop_stem, is_unspaced_script, keywords,
+    query_words, stem, stem_owned, tokenize,
 };
 
 /// The hasher of the maps of terms (a record's tokens and stems, the stem memo):
@@ -74,6 +74,28 @@ pub fn count_content(json: &str, max_bytes: usize, counts: &mut TermCounts) -> u
     let mut len = 0;
     for_each_string_value(json, max_bytes, |s| len += count_tokens(s, counts));
     len
+}
+
+/// Counts the index tokens of the string values in the first `max_bytes` bytes of the
+/// JSON text `json` in passages: a passage ends at the end of a line (a newline in a
+/// string, or the end of a string value) once it holds `words` tokens or more. Calls
+/// `passage(counts, len)` for each, in order, the last one included; none when the
+/// content holds no token. A line longer than `words` tokens is a passage of its own.
+pub fn count_passages(json: &str, max_bytes: usize, words: usize, mut passage: impl FnMut(TermCounts, usize)) {
+    let mut counts = TermCounts::default();
+    let mut len = 0;
+    for_each_string_value(json, max_bytes, |value| {
+        for line in value.split('\n') {
+            len += count_tokens(line, &mut counts);
+            if len >= words {
+                passage(std::mem::take(&mut counts), len);
+                len = 0;
+            }
+        }
+    });
+    if len > 0 {
+        passage(counts, len);
+    }
 }
 
 /// Counts one more `token`.

@@ -227,10 +227,22 @@ pub fn is_keyword(token: &str) -> bool {
 /// assert_eq!(toolctx_text::keywords("READFILE"), toolctx_text::keywords("readFile"));
 /// ```
 pub fn keywords(query: &str) -> Vec<String> {
+    let mut out = query_words(query);
+    out.retain(|w| is_keyword(w));
+    out
+}
+
+/// The distinct words of a query, in first-seen order: whole, lowercased, of every
+/// length (`db`, `io`, `v2`). The query's case never changes them.
+///
+/// ```
+/// assert_eq!(toolctx_text::query_words("open db.ts IO"), ["open", "db", "ts", "io"]);
+/// ```
+pub fn query_words(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for_each_word(query, |word| {
         let word = to_lowercase(word);
-        if is_keyword(&word) && !out.contains(&word) {
+        if !out.contains(&word) {
             out.push(word);
         }
     });
@@ -305,9 +317,33 @@ fn is_own_stem(term: &str) -> bool {
     short || (term.as_bytes().last().is_some_and(u8::is_ascii_digit) && !term.starts_with('\''))
 }
 
-/// The Snowball English stop words (snowballstem.org), those of three letters or more
-/// (shorter ones are no keywords): the least telling terms of a text.
+/// The Snowball English stop words (snowballstem.org) without their contractions: the
+/// least telling terms of a text.
 const STOP_WORDS: &[&str] = &[
+    "i",
+    "me",
+    "my",
+    "we",
+    "he",
+    "it",
+    "is",
+    "am",
+    "be",
+    "do",
+    "a",
+    "an",
+    "if",
+    "or",
+    "as",
+    "of",
+    "at",
+    "by",
+    "to",
+    "up",
+    "in",
+    "on",
+    "no",
+    "so",
     "myself",
     "our",
     "ours",
