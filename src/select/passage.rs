@@ -8,7 +8,7 @@
 //! characters around its first match.
 
 use super::query::Query;
-use super::{for_each_index_token, stem};
+use toolctx_text::line_word_masks;
 
 /// Most lines in a passage.
 pub const PASSAGE_LINES: usize = 3;
@@ -41,7 +41,8 @@ pub fn best_passage(view: &str, query: &Query) -> Option<Passage> {
         return None;
     }
     let lines: Vec<&str> = view.split('\n').collect();
-    let masks: Vec<u64> = lines.iter().map(|line| words_in(line, query)).collect();
+    let masks = line_word_masks(view, &query.stems, query.stop_mask);
+    debug_assert_eq!(masks.len(), lines.len());
     let weight = |mask: u64| -> u32 {
         (0..query.len())
             .filter(|k| mask & (1 << k) != 0)
@@ -73,18 +74,6 @@ pub fn best_passage(view: &str, query: &Query) -> Option<Passage> {
     Some(Passage { text: cut_around_match(&text, query), start_line: start + 1, end_line: end + 1 })
 }
 
-/// The query words `line` holds, as a bit set (bit `k`: word `k` of `query`).
-fn words_in(line: &str, query: &Query) -> u64 {
-    let mut mask = 0u64;
-    for_each_index_token(line, |token| {
-        let s = stem(token);
-        if let Some(k) = query.stems.iter().position(|q| *q == s) {
-            mask |= 1 << k;
-        }
-    });
-    mask
-}
-
 /// `text` cut to [`PASSAGE_CHARS`] characters: whole when it fits, else a window
 /// beginning a little before its first query word, `…` where it was cut.
 fn cut_around_match(text: &str, query: &Query) -> String {
@@ -96,7 +85,7 @@ fn cut_around_match(text: &str, query: &Query) -> String {
     let mut first = 0;
     let mut offset = 0;
     for part in text.split_inclusive([' ', '\n', '\t']) {
-        if words_in(part, query) != 0 {
+        if line_word_masks(part, &query.stems, query.stop_mask)[0] != 0 {
             first = text[..offset].chars().count();
             break;
         }

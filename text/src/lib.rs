@@ -11,6 +11,7 @@
 
 pub mod content;
 pub mod fxhash;
+pub mod lines;
 pub mod lowercase;
 pub mod tokenize;
 
@@ -19,6 +20,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 pub use content::for_each_string_value;
 pub use fxhash::ResultHasher;
+pub use lines::line_word_masks;
 pub use lowercase::to_lowercase;
 pub use tokenize::{
     for_each_index_token, for_each_token, index_tokens, is_keyword, is_stop_stem, is_unspaced_script, keywords,
