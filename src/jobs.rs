@@ -17,6 +17,7 @@ use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::{iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::Owned;
+use crate::select::Terms;
 use crate::session::{self, Manifest, ManifestEntry, RecordFiles, RemoveSession, MANIFEST};
 use crate::storage::Storage;
 
@@ -799,7 +800,12 @@ impl<S: Storage> ContextManager<S> {
         self.restore_pointers(
             &s.dir,
             manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
-            |rel| manifest.context_files.get(rel).map(|e| (&e.content_terms, e.content_length)),
+            |rel| {
+                manifest
+                    .context_files
+                    .get(rel)
+                    .map(|e| Terms::default().with_content(&e.content_terms, e.content_length))
+            },
             true,
         );
         *s.manifest.borrow_mut() = manifest;
@@ -865,6 +871,8 @@ impl<S: Storage> ContextManager<S> {
         let remove_torn = self.session.is_some() && !self.options.read_only;
         let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(r.files.len());
         let mut contents: HashMap<String, (BTreeMap<String, u32>, u32)> = HashMap::with_capacity(r.files.len());
+        // Every record is read here: its pointer ranks on all of its content.
+        let mut read: HashMap<String, Terms> = HashMap::with_capacity(r.files.len());
         let mut removes = Vec::new();
         for (rel, outcome) in std::mem::take(&mut r.files).into_iter().zip(out) {
             let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
@@ -873,6 +881,7 @@ impl<S: Storage> ContextManager<S> {
                 Some((meta, size, content)) => {
                     let top = content.top_content(session::MAX_CONTENT_TERMS);
                     contents.insert(rel.clone(), (top, content.content_len()));
+                    read.insert(rel.clone(), content);
                     records.push((rel, meta, size));
                 }
                 None if remove_torn => removes.push(Op::Remove(full)),
@@ -900,12 +909,7 @@ impl<S: Storage> ContextManager<S> {
             s.dirty.set(records.len().max(1));
         }
         job.indexed = records.iter().map(|(rel, ..)| paths::join(&dir, rel)).collect();
-        self.restore_pointers(
-            &dir,
-            records.into_iter(),
-            |rel| contents.get(rel).map(|(terms, len)| (terms, *len)),
-            self.session.is_some(),
-        );
+        self.restore_pointers(&dir, records.into_iter(), |rel| read.remove(rel), self.session.is_some());
         r.phase = RebuildPhase::Removing;
         removes.into()
     }

@@ -6,7 +6,7 @@
 //! an `.await`, so any number of saves and loads may be in flight at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
@@ -1691,13 +1691,14 @@ impl<S: Storage> ContextManager<S> {
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order
     /// (the filenames' timestamp, then counter). `own`: they are the session's records,
     /// so retention counts them (with the records held in memory), and nothing else.
-    /// `content_of(rel)`: the record's top content terms and content length, as its
-    /// manifest entry keeps them: a restored pointer ranks on them and its metadata.
-    fn restore_pointers<'a>(
+    /// `content_of(rel)`: the terms of the record's content (its passages): all of them
+    /// when the record was read, or what its manifest entry keeps; a restored pointer
+    /// ranks on them and its metadata.
+    fn restore_pointers(
         &self,
         dir: &str,
         records: impl Iterator<Item = (String, RecordMeta, usize)>,
-        content_of: impl Fn(&str) -> Option<(&'a BTreeMap<String, u32>, u32)>,
+        mut content_of: impl FnMut(&str) -> Option<Terms>,
         own: bool,
     ) {
         // Each keyed once: by timestamp, counter and name.
@@ -1731,7 +1732,7 @@ impl<S: Storage> ContextManager<S> {
             let generated = crate::describe::describe(&meta.tool_name, &args) == meta.tool_description;
             let terms = Terms::of_record(&meta.tool_description, &meta.tool_name, &args);
             let terms = match content_of(&rel) {
-                Some((content, len)) => terms.with_content(content, len),
+                Some(content) => terms.with_passages_of(content),
                 None => terms,
             };
             // A pointer, not ownership: only what this manager wrote is marked written

@@ -472,6 +472,35 @@ fn the_manifest_keeps_the_top_content_terms_apart_and_bounded() {
 }
 
 #[test]
+fn rebuild_index_ranks_every_word_of_the_records_it_reads() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        // 40 words said twice, and the one looked for said once: not among the 16 a
+        // manifest entry keeps.
+        let many: Vec<String> = (0..40).map(|i| format!("word{i} word{i}")).collect();
+        let text = format!("\"{} rollout\"", many.join(" "));
+        let deploy = m.save(read_with_content(r#"{"path":"src/deploy.ts"}"#, &text)).await?;
+        m.flush().await?;
+        drop(m);
+        let rebuilt = ContextManager::open(storage.clone(), options(SessionChoice::Resume(id), now.clone())).await?;
+        assert_eq!(rebuilt.rebuild_index().await?, 1);
+        let ranked = rebuilt.rank_all(
+            &toolctx::select::Query::new("rollout"),
+            toolctx::Fallback::None,
+            toolctx::Strategy::Bm25,
+            None,
+        );
+        let found: Vec<String> = ranked.hits.iter().filter_map(|h| rebuilt.filepath_of(h.index as u32)).collect();
+        assert_eq!(found, [deploy], "read whole by rebuildIndex, ranked on all of it");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn a_resumed_session_finds_a_record_by_a_word_of_its_content() {
     block_on(async {
         let storage: Shared = Rc::new(MemoryStorage::new());

@@ -135,6 +135,13 @@ impl Terms {
         self
     }
 
+    /// These terms with the content passages of `content` (a record's content terms
+    /// read apart from its metadata). Content held before is replaced.
+    pub fn with_passages_of(mut self, content: Terms) -> Terms {
+        self.passages = content.passages;
+        self
+    }
+
     /// How often `word` occurs (by its stem), in the metadata and the content.
     pub fn count(&self, word: &str) -> u32 {
         let (m, c) = self.field_counts(&stem(&toolctx_text::to_lowercase(word)));
