@@ -1099,6 +1099,8 @@ impl<S: Storage> ContextManager<S> {
                 {
                     self.merge_manifest(on_disk);
                 }
+                // The entries written get the content terms of the records saved since.
+                self.index_content();
                 let encoded = {
                     let mut manifest = s.manifest.borrow_mut();
                     if !write.keeps_activity() {

@@ -6,7 +6,7 @@
 //! an `.await`, so any number of saves and loads may be in flight at once.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
@@ -44,6 +44,9 @@ pub const DEFAULT_PERSIST_THRESHOLD: usize = 0;
 pub const DEFAULT_MEMORY_BUDGET: usize = 8 * 1024 * 1024;
 /// Default `maxRecordBytes`.
 pub const DEFAULT_MAX_RECORD_BYTES: usize = 64 * 1024 * 1024;
+/// Bytes of saved results waiting to be indexed past which a save indexes them at once
+/// (otherwise the next ranking does): memory for the texts held meanwhile stays bounded.
+pub const UNINDEXED_BYTES: usize = 8 * 1024 * 1024;
 /// Fresh random parts tried when a record name is taken.
 pub const NAME_ATTEMPTS: usize = 16;
 
@@ -584,6 +587,10 @@ struct State {
     owned: Ledger,
     /// Slots whose pointer was evicted (their entries stay until [`State::compact`]).
     dead: usize,
+    /// Saved records whose content is not indexed yet: filepath and result JSON text, in
+    /// save order ([`ContextManager::index_content`]).
+    unindexed: VecDeque<(String, String)>,
+    unindexed_bytes: usize,
 }
 
 /// Filepath → slot, keyed by a 32-bit hash of the path so the map does not hold a second
@@ -818,6 +825,8 @@ impl State {
         self.slot_by_path.clear();
         self.index.clear();
         self.vectors.clear();
+        self.unindexed.clear();
+        self.unindexed_bytes = 0;
         self.dead = 0;
         self.latest_copy.clear();
         self.epoch = self.epoch.wrapping_add(1);
@@ -1007,10 +1016,11 @@ impl<S: Storage> ContextManager<S> {
                 // first (the task yields once it is queued), then the index work runs.
                 let indexed = async {
                     yield_now().await;
-                    pending.terms_of(self.options.content_bytes)
+                    (pending.terms_of(), pending.content(self.options.content_bytes))
                 };
-                let (written, terms) = futures_util::future::join(self.write_record(&pending), indexed).await;
-                pending.terms = Some(terms);
+                let (written, (terms, content)) =
+                    futures_util::future::join(self.write_record(&pending), indexed).await;
+                (pending.terms, pending.content) = (Some(terms), content);
                 written
             } else {
                 self.write_record(&pending).await
@@ -1147,6 +1157,7 @@ impl<S: Storage> ContextManager<S> {
             path: String::new(),
             attempts: 0,
             terms: None,
+            content: None,
         };
         pending.path = pending.name(&self.random_part()?);
         if size >= self.options.persist_threshold {
@@ -1212,7 +1223,7 @@ impl<S: Storage> ContextManager<S> {
         let hash = pending
             .result_hash
             .or_else(|| pending.body.and_then(|h| self.storage.body(h)).map(|b| result_hash(Some(&b))));
-        let PendingSave { pass, seq, now, size, meta, generated, path: filepath, terms, .. } = pending;
+        let PendingSave { pass, seq, now, size, meta, generated, path: filepath, terms, content, .. } = pending;
         let terms = terms.unwrap_or_default();
         let added = {
             let mut state = self.state.borrow_mut();
@@ -1236,6 +1247,10 @@ impl<S: Storage> ContextManager<S> {
                 let slot = (state.entries.len() - 1) as u32;
                 state.latest_copy.insert(key, slot);
             }
+            if let (true, Some(json)) = (added, content) {
+                state.unindexed_bytes += json.len();
+                state.unindexed.push_back((filepath.clone(), json));
+            }
             added
         };
         if !added {
@@ -1244,6 +1259,9 @@ impl<S: Storage> ContextManager<S> {
         self.debug("saved context", Some(&filepath));
         if written {
             self.track(&filepath, &terms);
+        }
+        if self.state.borrow().unindexed_bytes > UNINDEXED_BYTES {
+            self.index_content();
         }
         // Follow-up I/O: spilling over the memory budget, retention, the session manifest.
         let spill = {
@@ -1435,6 +1453,48 @@ impl<S: Storage> ContextManager<S> {
         Some(state.slot_of(&path).map_or(Listed::Gone(path), Listed::Slot))
     }
 
+    /// Indexes the content of every record saved since the last call (near-real-time,
+    /// SPEC §6): a save writes its record and adds its pointer with its metadata; the
+    /// tokenising of its result waits until the next ranking, a session manifest's write,
+    /// or [`UNINDEXED_BYTES`] of results waiting. Every ranking calls it first, so it sees
+    /// every save acknowledged before it. A record whose pointer is gone is passed over.
+    pub fn index_content(&self) {
+        let waiting = {
+            let mut state = self.state.borrow_mut();
+            state.unindexed_bytes = 0;
+            std::mem::take(&mut state.unindexed)
+        };
+        for (path, json) in waiting {
+            let terms = {
+                let mut state = self.state.borrow_mut();
+                let Some(slot) = state.slot_of(&path) else { continue };
+                let entry = &state.entries[slot as usize];
+                let meta = entry.meta();
+                let written = entry.written;
+                let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
+                let terms = Terms::of_record_with_content(
+                    &meta.tool_description,
+                    &meta.tool_name,
+                    &args,
+                    Some(&json),
+                    self.options.content_bytes,
+                );
+                state.index.add_content(slot, &terms);
+                written.then_some(terms)
+            };
+            if let Some(terms) = terms {
+                // The manifest entry gets the record's content terms.
+                self.track(&path, &terms);
+            }
+        }
+    }
+
+    /// How many saved records' content waits to be indexed (see
+    /// [`ContextManager::index_content`]).
+    pub fn content_waiting(&self) -> usize {
+        self.state.borrow().unindexed.len()
+    }
+
     /// Ranks `candidates` for `query` (seed contract: relevant first, fallback to all).
     /// `Scored::index` is a position in `candidates`; statistics are those of the
     /// candidates. Only the best `limit` are sorted and kept.
@@ -1446,6 +1506,7 @@ impl<S: Storage> ContextManager<S> {
         strategy: Strategy,
         limit: Option<usize>,
     ) -> Ranking {
+        self.index_content();
         let state = self.state.borrow();
         // The index ranks a slot once; a pointer given again is ranked from its terms,
         // so every candidate given is ranked, as the seed does.
@@ -1522,6 +1583,7 @@ impl<S: Storage> ContextManager<S> {
     /// Ranks every pointer for `query` through the index: no text is rescanned.
     /// `Scored::index` is a slot; the fallback lists every slot in save order.
     pub fn rank_all(&self, query: &Query, fallback: Fallback, strategy: Strategy, limit: Option<usize>) -> Ranking {
+        self.index_content();
         let state = self.state.borrow();
         let mut ranking = state.index.rank_all(query, strategy, limit);
         let order = state.order.iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
@@ -1925,6 +1987,8 @@ pub struct PendingSave {
     path: String,
     attempts: usize,
     terms: Option<Terms>,
+    /// The result's JSON text, kept by [`PendingSave::index`] for the content's indexing.
+    content: Option<String>,
 }
 
 /// The result's text that the index reads.
@@ -1960,24 +2024,36 @@ impl PendingSave {
         self.result_hash.is_none()
     }
 
-    /// Indexes the record (once): run while the host writes it.
+    /// Indexes the record's metadata and keeps its result's text for the content's
+    /// indexing after the save (once): run while the host writes it.
     pub fn index(&mut self, content_bytes: usize) {
         if self.terms.is_none() {
-            self.terms = Some(self.terms_of(content_bytes));
+            self.terms = Some(self.terms_of());
+            self.content = self.content(content_bytes);
         }
     }
 
-    fn terms_of(&self, content_bytes: usize) -> Terms {
-        let result = match &self.indexed {
+    /// The terms of the record's metadata: its content is indexed after the save
+    /// ([`ContextManager::index_content`]).
+    fn terms_of(&self) -> Terms {
+        Terms::of_record(&self.meta.tool_description, &self.meta.tool_name, &self.args)
+    }
+
+    /// The JSON text of the result, to index once the record is saved (none when there is
+    /// no result or no content is indexed).
+    fn content(&self, content_bytes: usize) -> Option<String> {
+        if content_bytes == 0 {
+            return None;
+        }
+        match &self.indexed {
             Indexed::None => None,
             Indexed::Tail(len) => {
-                let end = self.bytes.len() - 1;
-                std::str::from_utf8(&self.bytes[end - len..end]).ok()
+                let end = self.bytes.len().checked_sub(1)?;
+                let text = std::str::from_utf8(self.bytes.get(end.checked_sub(*len)?..end)?).ok()?;
+                Some(text.to_owned())
             }
-            Indexed::Prefix(prefix) => Some(prefix.as_str()),
-        };
-        let meta = &self.meta;
-        Terms::of_record_with_content(&meta.tool_description, &meta.tool_name, &self.args, result, content_bytes)
+            Indexed::Prefix(prefix) => Some(prefix.clone()),
+        }
     }
 
     fn name(&self, random: &str) -> String {

@@ -707,6 +707,29 @@ fn every_word_of_every_record_is_indexed_by_default() {
 }
 
 #[test]
+fn a_save_returns_before_its_content_is_indexed_and_the_next_query_sees_it() {
+    block_on(async {
+        let m = ContextManager::new(MemoryStorage::new(), options("/ctx"))?;
+        let text = format!("\"{} kubernetes\"", "word ".repeat(5000));
+        let a = m.save(save("readFile", r#"{"path":"a.ts"}"#, &text)).await?;
+        let b = m.save(save("readFile", r#"{"path":"b.ts"}"#, r#""kubernetes""#)).await?;
+        assert_eq!(m.content_waiting(), 2, "tokenising the results waits: the saves wrote and returned");
+        assert_eq!(m.storage().paths().len(), 2);
+        let r = m.rank_all(&toolctx::select::Query::new("kubernetes"), Fallback::None, toolctx::Strategy::Bm25, None);
+        let mut found: Vec<String> = r.hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect();
+        found.sort();
+        assert_eq!(found, [a, b], "the query sees every save acknowledged before it");
+        assert_eq!(m.content_waiting(), 0);
+        // Past UNINDEXED_BYTES of results waiting, a save indexes them itself.
+        let big = format!("\"{}\"", "x ".repeat(toolctx::store::UNINDEXED_BYTES / 2 + 1));
+        m.save(save("readFile", r#"{"path":"c.ts"}"#, &big)).await?;
+        assert_eq!(m.content_waiting(), 0, "memory for waiting results stays bounded");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn fs_storage_writes_private_files_and_keeps_others() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = dir.path().join("ctx").to_string_lossy().into_owned();

@@ -198,6 +198,47 @@ impl Index {
         Some(slot)
     }
 
+    /// Adds the content of the record in `slot`, added before with its metadata alone:
+    /// the passages of `terms` (whose metadata is the record's, as added). Indexing the
+    /// content after the record's save keeps the tokenising of a large result off the
+    /// save path (SPEC §6: near-real-time). Nothing is done for a record removed, or one
+    /// whose content is indexed already.
+    pub fn add_content(&mut self, slot: u32, terms: &Terms) {
+        let Some(record) = self.records.get(slot as usize).copied() else { return };
+        let first = self.passages.len();
+        if record.gone || record.passages > 0 || terms.passages().is_empty() {
+            return;
+        }
+        if u32::try_from(first + terms.passages().len()).is_err() {
+            return;
+        }
+        let in_metadata = |term: &str| terms.metadata().count(term) > 0;
+        let mut new_terms: Vec<u32> = Vec::new();
+        let mut content_len = 0u64;
+        for (i, passage) in terms.passages().iter().enumerate() {
+            let number = (first + i) as u32;
+            for (term, count) in passage.terms() {
+                let id = self.id(term);
+                self.terms[id as usize].content.push(number, *count);
+                if !in_metadata(term) {
+                    new_terms.push(id);
+                }
+            }
+            self.passages.push(Passage { record: slot, len: passage.len() });
+            content_len += u64::from(passage.len());
+        }
+        sort::sort(&mut new_terms);
+        new_terms.dedup();
+        for id in new_terms {
+            self.terms[id as usize].df += 1;
+        }
+        let passages = terms.passages().len() as u32;
+        let r = &mut self.records[slot as usize];
+        (r.first_passage, r.passages) = (first as u32, passages);
+        self.total.passages += passages as usize;
+        self.total.content_len += content_len;
+    }
+
     /// The id of `term`, a new one when it is new.
     fn id(&mut self, term: &str) -> u32 {
         if let Some(&id) = self.ids.get(term) {
@@ -448,6 +489,8 @@ impl Index {
         let mut touched_passages: Vec<u32> = Vec::new();
         // The metadata frequency of the current term in each record, by position.
         let mut metadata_tf = vec![0u32; set.positions];
+        // Per record, the last query word it was counted for (document frequencies).
+        let mut seen = if all { Vec::new() } else { vec![0u32; set.positions] };
         let mut foreign_gain: Vec<Vec<(f64, u64)>> =
             set.foreign.iter().map(|(_, t)| vec![(0.0, 0); t.passages().len()]).collect();
         for (k, stem) in query.stems.iter().enumerate() {
@@ -456,13 +499,20 @@ impl Index {
             let found_foreign = set.foreign.iter().filter(|(_, t)| t.field_counts(stem) != (0, 0)).count();
             let df = match lists {
                 Some(l) if all => l.df as usize,
-                Some(l) => distinct_records(
-                    l.metadata.iter().filter(|p| (set.member)(p.slot).is_some()).map(|p| p.slot),
-                    l.content
-                        .iter()
-                        .map(|p| self.passages[p.slot as usize].record)
-                        .filter(|&r| (set.member)(r).is_some()),
-                ),
+                Some(l) => {
+                    // Records counted once: a passage's record may come before or after
+                    // another's (content is indexed after the save), so they are marked.
+                    let tag = k as u32 + 1;
+                    let mut count = |pos: usize| {
+                        let counted = seen[pos] == tag;
+                        seen[pos] = tag;
+                        usize::from(!counted)
+                    };
+                    let in_metadata: usize =
+                        l.metadata.iter().filter_map(|p| (set.member)(p.slot)).map(&mut count).sum();
+                    let owners = l.content.iter().filter_map(|p| (set.member)(self.passages[p.slot as usize].record));
+                    in_metadata + owners.map(count).sum::<usize>()
+                }
                 None => 0,
             } + found_foreign;
             if df == 0 {
