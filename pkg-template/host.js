@@ -22,6 +22,19 @@ export function useRuntime(defaults) {
 /** The context dir when the options name none. */
 export const defaultContextDir = () => runtime.defaultContextDir?.();
 
+let defaultDirNote;
+let defaultDirTold = false;
+/** Why the default context dir is not the documented one (a runtime's entry point says it). */
+export function noteDefaultDir(why) {
+  defaultDirNote ??= why;
+}
+/** That note, once: the first manager with `onDebug` that takes the default store hears it. */
+export function takeDefaultDirNote() {
+  if (defaultDirTold || defaultDirNote === undefined) return undefined;
+  defaultDirTold = true;
+  return defaultDirNote;
+}
+
 /** `dir` made absolute where the runtime has a working directory. */
 export const resolveDir = (dir) => (runtime.resolveDir ? runtime.resolveDir(dir) : dir);
 

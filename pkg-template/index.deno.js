@@ -6,7 +6,7 @@ import { initSync } from "./toolctx_core.js";
 import { denoStorage } from "./adapters/deno.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
 import { ContextManager } from "./extras.js";
-import { useRuntime } from "./host.js";
+import { noteDefaultDir, useRuntime } from "./host.js";
 import { ConversationStore, conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
 
@@ -15,16 +15,22 @@ initSync({ module: await Deno.readFile(file("core")) });
 conversationModule.provide(() => Deno.readFileSync(file("conversation")));
 windowModule.provide(() => Deno.readFileSync(file("window")));
 
-function home() {
+/** The default store: $TOOLCTX_DIR, else ~/.agent/context (one rule for the library, the
+ * CLI and the MCP server). Without --allow-env neither can be read: .agent/context in the
+ * working directory, and the first manager with onDebug that takes it hears why. */
+function defaultDir() {
   try {
-    return Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
+    const dir = Deno.env.get("TOOLCTX_DIR");
+    if (dir) return dir;
+    return `${Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? "."}/.agent/context`;
   } catch {
-    return "."; // no --allow-env: the working directory stands in for home
+    noteDefaultDir("Deno gives no access to the environment (run with --allow-env): $TOOLCTX_DIR and ~/.agent/context cannot be read, so the default store is .agent/context in the working directory; pass contextDir to choose it");
+    return ".agent/context";
   }
 }
 
 useRuntime({
-  defaultContextDir: () => `${home()}/.agent/context`,
+  defaultContextDir: defaultDir,
   resolveDir: (dir) => {
     const slashed = dir.replaceAll("\\", "/");
     return slashed.startsWith("/") || /^[A-Za-z]:\//.test(slashed) ? slashed : `${Deno.cwd()}/${slashed}`;

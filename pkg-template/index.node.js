@@ -25,7 +25,8 @@ windowModule.provide(wasm("window"));
 const toSlashes = (p) => (sep === "/" ? p : p.split(sep).join("/"));
 
 useRuntime({
-  defaultContextDir: () => resolve(homedir(), ".agent", "context"),
+  // One rule for the library, the CLI and the MCP server: $TOOLCTX_DIR, else ~/.agent/context.
+  defaultContextDir: () => resolve(process.env.TOOLCTX_DIR || resolve(homedir(), ".agent", "context")),
   resolveDir: (dir) => toSlashes(resolve(dir)),
   defaultStorage: () => (typeof Bun === "undefined" ? nodeStorage() : bunStorage()),
   adaptFileSystem: fromFileSystem,

@@ -13,6 +13,8 @@ pub const MAX_TOOL_NAME: usize = 64;
 pub const FILENAME_HASH_LEN: usize = 12;
 /// Characters of the random part of a filename.
 pub const RANDOM_LEN: usize = 4;
+/// Most hex digits of the args hash in a file name the TypeScript original wrote.
+pub const ORIGINAL_HASH_LEN: usize = 8;
 
 const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -90,8 +92,24 @@ pub fn record_filename(sanitized_tool: &str, args_hash: &str, timestamp_ms: u64,
     format!("{sanitized_tool}_{short}_{timestamp_ms:013}_{counter}_{random}.json")
 }
 
-/// Whether `name` matches
-/// `^[A-Za-z0-9_-]{1,64}_[0-9a-f]{12}_[0-9]{13}_[0-9]+_[a-z0-9]{4}\.json$`.
+/// Whether `name` is the file name of a record, as toolctx or the TypeScript original
+/// writes it: one grammar for every place that recognises records (adopt, load, export,
+/// import, purge, cleanup; SPEC §3), `{tool}_{hash}_{ms}_{counter}_{random}.json` with
+///
+/// - `tool`: `[A-Za-z0-9_-]+` (toolctx keeps 64 characters, the original all of them);
+/// - `hash`: 12 lowercase hex digits (toolctx) or 1 to 8 (the original's 32-bit string
+///   hash, `Math.abs(hash).toString(16)`);
+/// - `ms`: 13 digits; `counter`: digits;
+/// - `random`: up to 4 of `[a-z0-9]` (toolctx draws 4; the original's
+///   `Math.random().toString(36).substring(2, 6)` may print fewer).
+///
+/// ```
+/// use toolctx::is_record_filename;
+/// assert!(is_record_filename("readFile_7d6441497d2a_1795811832434_2_80nz.json"));
+/// assert!(is_record_filename("readFile_1a2b3c4d_1735012345678_0_x9k2.json"), "the original's");
+/// assert!(is_record_filename("web_search_f3_1735012345679_1_i.json"), "a short hash and random part");
+/// assert!(!is_record_filename("notes.json"));
+/// ```
 pub fn is_record_filename(name: &str) -> bool {
     let Some(stem) = name.strip_suffix(".json") else {
         return false;
@@ -103,12 +121,12 @@ pub fn is_record_filename(name: &str) -> bool {
     else {
         return false;
     };
-    let tool_ok = (1..=MAX_TOOL_NAME).contains(&tool.len())
-        && tool.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    let hash_ok = hash.len() == FILENAME_HASH_LEN && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let tool_ok = !tool.is_empty() && tool.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let hash_ok = (hash.len() == FILENAME_HASH_LEN || (1..=ORIGINAL_HASH_LEN).contains(&hash.len()))
+        && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     let ts_ok = ts.len() == 13 && ts.bytes().all(|b| b.is_ascii_digit());
     let counter_ok = !counter.is_empty() && counter.bytes().all(|b| b.is_ascii_digit());
-    let random_ok = random.len() == RANDOM_LEN && random.bytes().all(|b| ALPHABET.contains(&b));
+    let random_ok = random.len() <= RANDOM_LEN && random.bytes().all(|b| ALPHABET.contains(&b));
     tool_ok && hash_ok && ts_ok && counter_ok && random_ok
 }
 
@@ -386,9 +404,21 @@ mod tests {
         let name = record_filename("read_file", &"ab".repeat(32), 1_735_012_345_678, 7, "x9k2");
         assert_eq!(name, "read_file_abababababab_1735012345678_7_x9k2.json");
         assert!(is_record_filename(&name));
-        for bad in [
+        // The original's names: short hashes, short random parts, long tool names.
+        for original in [
             "read_file_abababababab_1735012345678_7_x9k.json",
+            "readFile_1a2b3c4d_1735012345678_0_x9k2.json",
+            "read_file_0_1735012345678_12_.json",
+            &format!("{}_abc_1735012345678_0_zz.json", "t".repeat(100)),
+        ] {
+            assert!(is_record_filename(original), "{original}");
+        }
+        for bad in [
             "read_file_ABABABABABAB_1735012345678_7_x9k2.json",
+            "read_file_abababababa_1735012345678_7_x9k2.json",
+            "read_file_123456789_1735012345678_7_x9k2.json",
+            "read_file_abababababab_1735012345678_7_x9k22.json",
+            "read_file_abababababab_1735012345678_7_X9k2.json",
             "_abababababab_1735012345678_7_x9k2.json",
             "a_abababababab_173501234567_7_x9k2.json",
             "a_abababababab_1735012345678__x9k2.json",

@@ -28,6 +28,14 @@ extern "C" {
     fn adapt_file_system(fs: &JsValue) -> std::result::Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = onTrap)]
     fn on_trap(module: &str, message: &str);
+    #[wasm_bindgen(js_name = takeDefaultDirNote)]
+    fn take_default_dir_note() -> Option<String>;
+}
+
+/// Why the default context dir taken is not the documented one, once a process (the
+/// runtime's entry point notes it: Deno without --allow-env).
+pub fn default_dir_note() -> Option<String> {
+    take_default_dir_note()
 }
 
 /// A host default's answer; `undefined` where the runtime has none.

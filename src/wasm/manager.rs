@@ -165,7 +165,15 @@ impl Parts {
             storage_opt = get(options, "storage");
         }
         let owns_storage = storage_opt.is_undefined() || storage_opt.is_null();
-        let dir = resolve_context_dir(opt_string(options, "contextDir")?, &storage_opt)?;
+        let given_dir = opt_string(options, "contextDir")?;
+        let defaulted = given_dir.is_none();
+        let dir = resolve_context_dir(given_dir, &storage_opt)?;
+        if let (true, Some(s)) = (defaulted, &sink) {
+            // The runtime could not resolve the default store as documented: said once.
+            if let Some(note) = super::host::default_dir_note() {
+                s(&DebugEvent { message: note, path: None });
+            }
+        }
         let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
         let storage = storage_from(storage_opt, &root, &|note| {
             if let Some(s) = &sink {

@@ -151,7 +151,7 @@ export interface SessionInfo {
 }
 
 export interface ContextManagerOptions {
-  /** Default: `~/.agent/context` on Node/Deno/Bun; `agent/context` in browsers. */
+  /** Default: `$TOOLCTX_DIR` when set, else `~/.agent/context`, on Node/Deno/Bun (the CLI and the MCP server follow the same rule); `agent/context` in browsers. */
   contextDir?: string;
   /**
    * Records whose compact JSON is smaller than this many bytes stay in memory instead of

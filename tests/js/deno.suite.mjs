@@ -73,6 +73,22 @@ test("[deno] the default storage is the file system under ~/.agent/context", () 
   assert.equal(rel.getContextDir(), `${Deno.cwd()}/rel/ctx`);
 });
 
+test("[deno] the default store: $TOOLCTX_DIR, else ~/.agent/context; without --allow-env ./.agent/context, and onDebug says why, once", async () => {
+  const script = new URL("./default-dir-child.mjs", import.meta.url).pathname;
+  const run = async (args, env) => {
+    const out = await new Deno.Command(Deno.execPath(), { args: ["run", ...args, script], env, stdin: "null" }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    return JSON.parse(new TextDecoder().decode(out.stdout));
+  };
+  const chosen = fresh("chosen");
+  const withEnv = await run(["-A"], { TOOLCTX_DIR: chosen });
+  assert.deepEqual(withEnv.dirs, [chosen, chosen]);
+  assert.ok(!withEnv.heard.some((m) => m.includes("--allow-env")), JSON.stringify(withEnv.heard));
+  const noEnv = await run(["--allow-read"], { TOOLCTX_DIR: chosen });
+  assert.deepEqual(noEnv.dirs, [`${Deno.cwd()}/.agent/context`, `${Deno.cwd()}/.agent/context`]);
+  assert.equal(noEnv.heard.filter((m) => m.includes("--allow-env")).length, 1, JSON.stringify(noEnv.heard));
+});
+
 test("[deno] files are created 0600 in folders 0700", async () => {
   const dir = fresh("modes");
   const m = new ContextManager({ contextDir: dir, fileSystem: denoStorage(), persistThreshold: 0 });

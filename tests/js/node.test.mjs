@@ -186,6 +186,19 @@ test("[node] default contextDir is ~/.agent/context, absolute", () => {
   assert.ok(path.isAbsolute(mgr.getContextDir()));
 });
 
+test("[node] the default store is $TOOLCTX_DIR when it is set (the CLI's and the MCP server's rule too)", async () => {
+  const chosen = fresh("chosen");
+  const child = spawn(process.execPath, [fileURLToPath(new URL("./default-dir-child.mjs", import.meta.url))], {
+    cwd: process.cwd(),
+    env: { ...process.env, TOOLCTX_DIR: chosen },
+  });
+  let out = "";
+  child.stdout.on("data", (chunk) => (out += chunk));
+  const [code] = await new Promise((resolve) => child.on("exit", (...args) => resolve(args)));
+  assert.equal(code, 0);
+  assert.deepEqual(JSON.parse(out).dirs, [chosen, chosen]);
+});
+
 test("[node] a relative contextDir is made absolute; filepaths are absolute", async () => {
   const storage = memoryStorage();
   const mgr = new ContextManager({ contextDir: "rel/./ctx/../context", fileSystem: storage, persistThreshold: 0 });
