@@ -34,6 +34,7 @@ extern "C" {
 
 /// Why the default context dir taken is not the documented one, once a process (the
 /// runtime's entry point notes it: Deno without --allow-env).
+#[cfg(feature = "core")]
 pub fn default_dir_note() -> Option<String> {
     take_default_dir_note()
 }
