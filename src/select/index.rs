@@ -163,38 +163,21 @@ impl Index {
     /// order); `None` once slots or passage numbers would pass `u32::MAX`, far beyond any
     /// store held in memory.
     pub fn add(&mut self, order: u64, terms: &Terms) -> Option<u32> {
-        let first = self.passages.len();
         let slot = u32::try_from(self.records.len()).ok()?;
-        u32::try_from(first + terms.passages().len()).ok()?;
-        let mut seen: Vec<u32> = Vec::new();
+        u32::try_from(self.passages.len() + terms.passages().len()).ok()?;
+        // A record's metadata terms are distinct: each counts once in its frequency.
         for (term, count) in terms.metadata().terms() {
             let id = self.id(term);
-            self.terms[id as usize].metadata.push(slot, *count);
-            seen.push(id);
+            let lists = &mut self.terms[id as usize];
+            lists.metadata.push(slot, *count);
+            lists.df += 1;
         }
-        let mut content_len = 0u64;
-        for (i, passage) in terms.passages().iter().enumerate() {
-            let number = (first + i) as u32;
-            for (term, count) in passage.terms() {
-                let id = self.id(term);
-                self.terms[id as usize].content.push(number, *count);
-                seen.push(id);
-            }
-            self.passages.push(Passage { record: slot, len: passage.len() });
-            content_len += u64::from(passage.len());
-        }
-        sort::sort(&mut seen);
-        seen.dedup();
-        for id in seen {
-            self.terms[id as usize].df += 1;
-        }
-        let passages = terms.passages().len() as u32;
         let metadata_len = terms.metadata().len();
-        self.records.push(Record { order, metadata_len, first_passage: first as u32, passages, gone: false });
+        let first_passage = self.passages.len() as u32;
+        self.records.push(Record { order, metadata_len, first_passage, passages: 0, gone: false });
         self.total.records += 1;
         self.total.metadata_len += u64::from(metadata_len);
-        self.total.passages += passages as usize;
-        self.total.content_len += content_len;
+        self.add_content(slot, terms);
         Some(slot)
     }
 
