@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-CORE_SOURCES := $(shell find src text -type f) Cargo.toml Cargo.lock
+CORE_SOURCES := $(shell find src text search -type f) Cargo.toml Cargo.lock
 TEMPLATE := $(shell find pkg-template -type f)
 WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
 	cargo test --target wasm32-unknown-unknown --lib --config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'

@@ -1,14 +1,26 @@
-//! Relevance (SPEC §6): the tokeniser, each pointer's indexed terms, and ranking.
+//! toolctx's search engine (SPEC §6): a record's terms, its metadata and its content in
+//! passages ([`terms`]); the inverted index and its ranking by best passage ([`Index`]);
+//! a query's words ([`Query`]); the lines to show for a hit ([`best_passage`]); embedding
+//! vectors for hybrid ranking ([`Vectors`]). Pure: no I/O, no clock. The core
+//! (`toolctx`) re-exports it as `toolctx::select`.
 //!
-//! `select_relevant` keeps the seed's contract: a pointer is relevant when one of the
-//! query's keywords is among its terms; relevant pointers come first, best first, and
-//! when nothing matches every candidate is returned in the order given.
+//! It is a crate of its own, beside the text path (`toolctx-text`), for one reason: the
+//! package's wasm modules are built for size, and a ranking reads every posting of its
+//! words, so the wasm build compiles this crate for speed.
+//!
+//! The seed's contract ([`rank`]): a pointer is relevant when one of the query's keywords
+//! is among its terms; relevant pointers come first, best first, and when nothing
+//! matches every candidate is returned in the order given.
 
+#[doc(hidden)]
+pub mod footprint;
 mod index;
+pub mod paged;
 mod passage;
 mod postings;
 mod query;
-mod terms;
+pub mod sort;
+pub mod terms;
 mod vectors;
 
 pub use index::{Doc, Index, Ranking, Scored};
@@ -28,7 +40,6 @@ use serde_json::Value;
 
 use toolctx_text::TermCounts;
 
-use crate::sort;
 use terms::count_metadata;
 
 /// Longest part of one argument value that is indexed, in bytes.

@@ -31,7 +31,7 @@ impl Query {
     /// The query `text`: every word ranks, and a document holding any is relevant.
     ///
     /// ```
-    /// let q = toolctx::select::Query::new("Open the db.ts files");
+    /// let q = toolctx_search::Query::new("Open the db.ts files");
     /// assert_eq!(q.words, ["open", "the", "db", "ts", "files"]);
     /// assert_eq!(q.stems[4], "file");
     /// assert_eq!(q.relevant_mask, 0b11111);
@@ -46,7 +46,7 @@ impl Query {
     /// but a short word is left to the fallback, as the seed leaves it.
     ///
     /// ```
-    /// let q = toolctx::select::Query::seed("Open the db.ts files");
+    /// let q = toolctx_search::Query::seed("Open the db.ts files");
     /// assert_eq!(q.words.len(), 5);
     /// assert_eq!(q.relevant_mask, 0b10011, "open, the, files: longer than 2 characters");
     /// ```

@@ -8,11 +8,11 @@
 use std::ops::{Index, IndexMut};
 
 /// Entries per page.
-pub(crate) const PAGE: usize = 1024;
+pub const PAGE: usize = 1024;
 
 /// A table of `T` by position, in pages of [`PAGE`].
 #[derive(Debug)]
-pub(crate) struct Paged<T> {
+pub struct Paged<T> {
     pages: Vec<Vec<T>>,
     len: usize,
 }
@@ -25,17 +25,17 @@ impl<T> Default for Paged<T> {
 
 impl<T> Paged<T> {
     /// Entries held.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it holds no entry.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Appends `value` at position `len()`.
-    pub(crate) fn push(&mut self, value: T) {
+    pub fn push(&mut self, value: T) {
         if self.len % PAGE == 0 {
             self.pages.push(Vec::with_capacity(PAGE));
         }
@@ -46,23 +46,22 @@ impl<T> Paged<T> {
     }
 
     /// The entry at `i`, if any.
-    pub(crate) fn get(&self, i: usize) -> Option<&T> {
+    pub fn get(&self, i: usize) -> Option<&T> {
         self.pages.get(i / PAGE).and_then(|page| page.get(i % PAGE))
     }
 
     /// The entry at `i`, mutably, if any.
-    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         self.pages.get_mut(i / PAGE).and_then(|page| page.get_mut(i % PAGE))
     }
 
     /// The pages (for memory reports).
-    #[cfg(test)]
-    pub(crate) fn pages(&self) -> &Vec<Vec<T>> {
+    pub fn pages(&self) -> &Vec<Vec<T>> {
         &self.pages
     }
 
     /// Drops every entry and page.
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         *self = Paged::default();
     }
 }

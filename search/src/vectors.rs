@@ -45,9 +45,9 @@ pub struct Vectors {
 }
 
 impl Vectors {
-    /// Counts the vectors' allocations (see [`crate::store::footprint`]).
-    #[cfg(test)]
-    pub(crate) fn footprint(&self, m: &mut crate::store::footprint::Meter) {
+    /// Counts the vectors' allocations (the core's memory report).
+    #[doc(hidden)]
+    pub fn footprint(&self, m: &mut crate::footprint::Meter) {
         m.map("vectors", &self.by_slot);
         for q in self.by_slot.values() {
             m.alloc("vectors", q.values.len());

@@ -66,7 +66,6 @@ impl Postings {
     }
 
     /// Bytes used, for memory reports.
-    #[cfg(test)]
     pub(super) fn used(&self) -> usize {
         self.bytes.len()
     }

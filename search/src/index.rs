@@ -359,9 +359,9 @@ impl Index {
         self.passages.len()
     }
 
-    /// Counts the index's allocations (see [`crate::store::footprint`]).
-    #[cfg(test)]
-    pub(crate) fn footprint(&self, m: &mut crate::store::footprint::Meter) {
+    /// Counts the index's allocations (the core's memory report).
+    #[doc(hidden)]
+    pub fn footprint(&self, m: &mut crate::footprint::Meter) {
         m.map("index: ids table", &self.ids);
         for k in self.ids.keys() {
             m.alloc("index: ids texts", k.len());
@@ -682,7 +682,7 @@ impl Accumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::{query_for, rank, Fallback, Query};
+    use crate::{query_for, rank, Fallback, Query};
     use serde_json::json;
 
     fn terms(desc: &str) -> Terms {

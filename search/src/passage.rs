@@ -1,5 +1,5 @@
 //! The passage of a selected record: its best-matching lines, as the model reads them
-//! ([`crate::view`]), so a search result shows why it was found (SPEC §6).
+//! (the core's `view`), so a search result shows why it was found (SPEC §6).
 //!
 //! Every line is scored by the query words it holds, each counted once and weighed by
 //! how telling it is (a stop word a tenth of another word); the passage is the run of
@@ -30,7 +30,7 @@ pub struct Passage {
 /// `None` when no line holds a query word.
 ///
 /// ```
-/// use toolctx::select::{best_passage, Query};
+/// use toolctx_search::{best_passage, Query};
 /// let view = "path: a.ts\ncontent:\nimport x\nexport function refreshToken() {\n  return rotate();\n}";
 /// let p = best_passage(view, &Query::new("refresh token rotate")).unwrap();
 /// assert_eq!((p.start_line, p.end_line), (4, 5));

@@ -14,24 +14,24 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 /// Sorts `v` by `cmp`, stably.
-pub(crate) fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
+pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
     let order = order(v.len(), None, &mut |a, b| cmp(&v[a], &v[b]));
     permute(v, order);
 }
 
 /// Sorts `v` by a key of each element, stably.
-pub(crate) fn sort_by_key<T, K: Ord>(v: &mut [T], mut key: impl FnMut(&T) -> K) {
+pub fn sort_by_key<T, K: Ord>(v: &mut [T], mut key: impl FnMut(&T) -> K) {
     sort_by(v, |a, b| key(a).cmp(&key(b)));
 }
 
 /// Sorts `v`, stably.
-pub(crate) fn sort<T: Ord>(v: &mut [T]) {
+pub fn sort<T: Ord>(v: &mut [T]) {
     sort_by(v, T::cmp);
 }
 
 /// Keeps the first `k` elements of `v` in `cmp`'s order (ties by position), sorted: a
 /// selection in linear time, then a sort of those `k` only.
-pub(crate) fn top_by<T>(v: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Ordering) {
+pub fn top_by<T>(v: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Ordering) {
     let order = order(v.len(), Some(k), &mut |a, b| cmp(&v[a], &v[b]));
     let kept = order.len();
     permute(v, order);
@@ -40,7 +40,7 @@ pub(crate) fn top_by<T>(v: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) ->
 
 /// The set of `items`, built by insertion: `collect` into a `BTreeSet` sorts its input
 /// first, with a sort of its own.
-pub(crate) fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+pub fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
     let mut set = BTreeSet::new();
     set.extend(items);
     set
