@@ -45,6 +45,9 @@ export async function buildToolctx({ ContextManager, memoryStorage }, records, n
   });
   const filepaths = [];
   for (const r of records) filepaths.push(await manager.saveContext(r.toolName, r.args, r.result));
+  // A save leaves the tokenising of its result to the next query (the index catches up
+  // then): one query here, so the build's time and memory are those of the whole index.
+  await manager.selectRelevant("", { limit: 1 });
   return { manager, filepaths };
 }
 

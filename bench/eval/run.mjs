@@ -153,7 +153,7 @@ function printCost(repos, engines) {
     const wasm = sum((c) => c.toolctxMemory.external - c.toolctxMemory.arrayBuffers);
     const stored = sum((c) => c.toolctxMemory.arrayBuffers);
     Object.assign(cost, { toolctxBuildMs: sum((c) => c.toolctxBuildMs), toolctxHeapBytes: heap, toolctxWasmBytes: wasm, toolctxStorageBytes: stored, storedRecordBytes: sum((c) => c.storedBytes) });
-    console.log(`  toolctx    save all: ${(cost.toolctxBuildMs / 1000).toFixed(2)} s; memory per record: JS heap ${kb(heap)} + wasm memory ${kb(wasm)} = ${kb(heap + wasm)}`);
+    console.log(`  toolctx    save all and index: ${(cost.toolctxBuildMs / 1000).toFixed(2)} s; memory per record: JS heap ${kb(heap)} + wasm memory ${kb(wasm)} = ${kb(heap + wasm)}`);
     console.log(`             (plus the records themselves in memoryStorage: ${kb(stored)}; their JSON is ${kb(cost.storedRecordBytes)})`);
   }
   const msHeap = sum((c) => c.miniSearchMemory.heapUsed + c.miniSearchMemory.external);
