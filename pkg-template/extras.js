@@ -298,19 +298,25 @@ async function selecting(manager, query, options) {
 const PASSAGES = 20;
 const passageOf = guard("__passage", Core.__passage);
 
-/** Gives the first PASSAGES results their `passage`: the record's best-matching lines
- * (the core's `__passage`), read from the record. A record that can no longer be read
- * (removed meanwhile: loadContexts skips it, onDebug says why) gets none. */
+/** Gives the first PASSAGES results that matched a word their `passage`: the record's
+ * best-matching lines (the core's `__passage`), read from the record. The ranking stands
+ * whatever happens here: a record that can no longer be read (removed meanwhile:
+ * loadContexts skips it, onDebug says why) or whose passage fails gets none, and onDebug
+ * says why; only a trap (INTERNAL) is thrown on. */
 async function withPassages(manager, query, ranked) {
   if (typeof query !== "string") return;
-  const first = ranked.slice(0, PASSAGES);
-  const records = await Promise.all(first.map((hit) => manager.loadContexts([hit.filepath])));
-  first.forEach((hit, i) => {
-    const record = records[i][0];
-    if (record === undefined || !("result" in record)) return;
-    const passage = passageOf(query, JSON.stringify(record.result));
-    if (passage !== undefined) hit.passage = passage;
-  });
+  const first = ranked.slice(0, PASSAGES).filter((hit) => hit.matched.length > 0);
+  await Promise.all(first.map(async (hit) => {
+    try {
+      const [record] = await manager.loadContexts([hit.filepath]);
+      if (record === undefined || !("result" in record)) return;
+      const passage = passageOf(query, JSON.stringify(record.result));
+      if (passage !== undefined) hit.passage = passage;
+    } catch (err) {
+      if (err?.code === "INTERNAL") throw err;
+      manager.__debug(`no passage for ${hit.filepath}: ${err?.message ?? err}`);
+    }
+  }));
 }
 
 // selectRelevantContexts through one crossing each way: the pointers go in by slot

@@ -19,14 +19,19 @@ windowModule.provide(() => Deno.readFileSync(file("window")));
  * CLI and the MCP server). Without --allow-env neither can be read: .agent/context in the
  * working directory, and the first manager with onDebug that takes it hears why. */
 function defaultDir() {
-  try {
-    const dir = Deno.env.get("TOOLCTX_DIR");
-    if (dir) return dir;
-    return `${Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? "."}/.agent/context`;
-  } catch {
-    noteDefaultDir("Deno gives no access to the environment (run with --allow-env): $TOOLCTX_DIR and ~/.agent/context cannot be read, so the default store is .agent/context in the working directory; pass contextDir to choose it");
-    return ".agent/context";
-  }
+  // Each variable on its own: --allow-env=HOME alone still finds ~/.agent/context.
+  const env = (name) => {
+    try {
+      return Deno.env.get(name) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const home = env("HOME") ?? env("USERPROFILE");
+  const dir = env("TOOLCTX_DIR") ?? (home === undefined ? undefined : `${home}/.agent/context`);
+  if (dir !== undefined) return dir;
+  noteDefaultDir("Deno gives no access to the environment (run with --allow-env): $TOOLCTX_DIR and ~/.agent/context cannot be read, so the default store is .agent/context in the working directory; pass contextDir to choose it");
+  return ".agent/context";
 }
 
 useRuntime({

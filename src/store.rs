@@ -2050,7 +2050,12 @@ impl PendingSave {
             Indexed::Tail(len) => {
                 let end = self.bytes.len().checked_sub(1)?;
                 let text = std::str::from_utf8(self.bytes.get(end.checked_sub(*len)?..end)?).ok()?;
-                Some(text.to_owned())
+                // Only what is indexed is kept until then.
+                let mut cut = text.len().min(content_bytes);
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                Some(text[..cut].to_owned())
             }
             Indexed::Prefix(prefix) => Some(prefix.clone()),
         }

@@ -27,53 +27,63 @@ use serde_json::Value;
 /// The text of `result` as the model reads it (see the module's docs); lines are
 /// separated by `\n`.
 pub fn lines_of(result: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Lines::default();
     match result {
-        Value::String(s) => out.push_str(s),
+        Value::String(s) => out.text.push_str(s),
         Value::Array(items) => {
             for item in items {
-                line(&mut out, "");
-                push_inline(&mut out, item);
+                out.line("");
+                push_inline(&mut out.text, item);
             }
         }
         Value::Object(map) => {
             for (key, value) in map {
                 match value {
                     Value::String(s) if s.contains('\n') => {
-                        line(&mut out, key);
-                        out.push(':');
+                        out.line(key);
+                        out.text.push(':');
                         for l in s.split('\n') {
-                            line(&mut out, l);
+                            out.line(l);
                         }
                     }
                     Value::Array(items) => {
                         for (i, item) in items.iter().enumerate() {
-                            line(&mut out, key);
-                            out.push('[');
-                            out.push_str(&i.to_string());
-                            out.push_str("]: ");
-                            push_inline(&mut out, item);
+                            out.line(key);
+                            out.text.push('[');
+                            out.text.push_str(&i.to_string());
+                            out.text.push_str("]: ");
+                            push_inline(&mut out.text, item);
                         }
                     }
                     _ => {
-                        line(&mut out, key);
-                        out.push_str(": ");
-                        push_inline(&mut out, value);
+                        out.line(key);
+                        out.text.push_str(": ");
+                        push_inline(&mut out.text, value);
                     }
                 }
             }
         }
-        other => push_inline(&mut out, other),
+        other => push_inline(&mut out.text, other),
     }
-    out
+    out.text
 }
 
-/// Starts a line (a newline unless it is the first) holding `text`.
-fn line(out: &mut String, text: &str) {
-    if !out.is_empty() {
-        out.push('\n');
+/// The view being written: its text, and whether a line was begun (an empty line is one).
+#[derive(Default)]
+struct Lines {
+    text: String,
+    begun: bool,
+}
+
+impl Lines {
+    /// Starts a line (after a newline unless it is the first) holding `text`.
+    fn line(&mut self, text: &str) {
+        if self.begun {
+            self.text.push('\n');
+        }
+        self.begun = true;
+        self.text.push_str(text);
     }
-    out.push_str(text);
 }
 
 /// A value on one line: a string as it is (its newlines escaped), anything else as
@@ -100,6 +110,7 @@ mod tests {
         assert_eq!(lines_of(&json!(null)), "null");
         assert_eq!(lines_of(&json!(["two\nlines"])), "\"two\\nlines\"");
         assert_eq!(lines_of(&json!({"entries": []})), "");
+        assert_eq!(lines_of(&json!(["", "", "match"])), "\n\nmatch", "empty lines count");
         // A file read: its line k is line k + 1 of the view, after the path.
         let view = lines_of(&json!({"path": "a.py", "content": "import os\n\ndef main():\n    pass\n"}));
         let lines: Vec<&str> = view.split('\n').collect();

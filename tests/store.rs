@@ -721,8 +721,10 @@ fn a_save_returns_before_its_content_is_indexed_and_the_next_query_sees_it() {
         assert_eq!(found, [a, b], "the query sees every save acknowledged before it");
         assert_eq!(m.content_waiting(), 0);
         // Past UNINDEXED_BYTES of results waiting, a save indexes them itself.
-        let big = format!("\"{}\"", "x ".repeat(toolctx::store::UNINDEXED_BYTES / 2 + 1));
+        let big = format!("\"{}\"", "x ".repeat(toolctx::store::UNINDEXED_BYTES / 3));
         m.save(save("readFile", r#"{"path":"c.ts"}"#, &big)).await?;
+        assert_eq!(m.content_waiting(), 1);
+        m.save(save("readFile", r#"{"path":"d.ts"}"#, &big)).await?;
         assert_eq!(m.content_waiting(), 0, "memory for waiting results stays bounded");
         Ok::<(), Error>(())
     })

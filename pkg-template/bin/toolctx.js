@@ -59,7 +59,7 @@ function libraryDefaultDir() {
 
 /** `--dir`, else $TOOLCTX_DIR, else the library's default; absolute, `/`-separated. */
 export function storeDir(opts) {
-  return toSlashes(resolve(opts.dir ?? process.env.TOOLCTX_DIR ?? libraryDefaultDir()));
+  return toSlashes(resolve(opts.dir ?? (process.env.TOOLCTX_DIR || libraryDefaultDir())));
 }
 
 /** The store folder, which must exist (every command but `import` reads an existing store). */

@@ -3000,6 +3000,22 @@ export function runRankingTests({ name, ContextManager, memoryStorage, test: t0,
     assert.deepEqual(m.selectRelevantContexts("db", m.getAllPointers(), { fallback: "none" }), []);
     assert.deepEqual(m.selectRelevantContexts("db handle", m.getAllPointers(), { fallback: "none" }), [big, other]);
   });
+  test("a passage that cannot be made costs the hit its passage, never the ranking (onDebug says why)", async () => {
+    const heard = [];
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage(), onDebug: (msg) => heard.push(msg) });
+    let deep = "needle deep";
+    for (let i = 0; i < 200; i++) deep = [deep]; // deeper than the core's JSON reader goes
+    const nested = await m.saveContext("parse", { file: "ast.json" }, deep);
+    const plain = await m.saveContext("grep", { pattern: "needle" }, "a needle here");
+    const hits = await m.selectRelevant("needle", { fallback: "none" });
+    assert.deepEqual(hits.map((h) => h.filepath).sort(), [nested, plain].sort());
+    assert.equal(hits.find((h) => h.filepath === plain).passage?.text, "a needle here");
+    assert.equal(hits.find((h) => h.filepath === nested).passage, undefined);
+    assert.ok(heard.some((msg) => msg.startsWith(`no passage for ${nested}`)), JSON.stringify(heard));
+    // A fallback hit matched nothing: no record is read for it.
+    const all = await m.selectRelevant("zebra");
+    assert.ok(all.length === 2 && all.every((h) => h.passage === undefined));
+  });
   test("words meet whatever their inflection (English stemming), identifiers still whole", async () => {
     const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
     const refunds = await m.saveContext("readFile", { path: "src/billing/refunds.ts" }, null);

@@ -84,6 +84,9 @@ test("[deno] the default store: $TOOLCTX_DIR, else ~/.agent/context; without --a
   const withEnv = await run(["-A"], { TOOLCTX_DIR: chosen });
   assert.deepEqual(withEnv.dirs, [chosen, chosen]);
   assert.ok(!withEnv.heard.some((m) => m.includes("--allow-env")), JSON.stringify(withEnv.heard));
+  const home = await run(["--allow-read", "--allow-env=HOME"], { TOOLCTX_DIR: chosen });
+  assert.deepEqual(home.dirs, [`${Deno.env.get("HOME")}/.agent/context`, `${Deno.env.get("HOME")}/.agent/context`], "HOME alone still finds ~/.agent/context");
+  assert.ok(!home.heard.some((m) => m.includes("--allow-env")), JSON.stringify(home.heard));
   const noEnv = await run(["--allow-read"], { TOOLCTX_DIR: chosen });
   assert.deepEqual(noEnv.dirs, [`${Deno.cwd()}/.agent/context`, `${Deno.cwd()}/.agent/context`]);
   assert.equal(noEnv.heard.filter((m) => m.includes("--allow-env")).length, 1, JSON.stringify(noEnv.heard));

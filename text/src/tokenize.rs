@@ -240,9 +240,10 @@ pub fn keywords(query: &str) -> Vec<String> {
 /// ```
 pub fn query_words(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String, BuildHasherDefault<TermHasher>> = Default::default();
     for_each_word(query, |word| {
         let word = to_lowercase(word);
-        if !out.contains(&word) {
+        if seen.insert(word.clone()) {
             out.push(word);
         }
     });
