@@ -116,6 +116,15 @@ enum Stage {
     Reconcile(Box<Reconciling>),
 }
 
+/// A record file read whole for a manifest (see `ContextManager::read_entry`).
+struct ReadEntry {
+    full: String,
+    meta: RecordMeta,
+    size: usize,
+    entry: ManifestEntry,
+    content: Terms,
+}
+
 #[derive(Default)]
 struct Resuming {
     phase: ResumePhase,
@@ -130,6 +139,9 @@ struct Resuming {
     changed: bool,
     /// The records it does not list, being read.
     unlisted: Vec<String>,
+    /// The content terms of the records read whole (those it did not list): their
+    /// pointers rank on all of it, not on what the manifest keeps.
+    read: HashMap<String, Terms>,
 }
 
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -472,19 +484,15 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// A record file of the session folder (`rel`) read for the manifest: its path,
-    /// metadata, size and entry (its content terms in it); `None` when it is missing,
-    /// unreadable, torn or foreign (reported).
-    fn read_entry(
-        &self,
-        rel: &str,
-        outcome: Result<Outcome>,
-    ) -> Result<Option<(String, RecordMeta, usize, ManifestEntry)>> {
+    /// metadata, size, entry (its top content terms in it) and the terms of its whole
+    /// content; `None` when it is missing, unreadable, torn or foreign (reported).
+    fn read_entry(&self, rel: &str, outcome: Result<Outcome>) -> Result<Option<ReadEntry>> {
         let Some(s) = &self.session else { return Ok(None) };
         let full = paths::join(&s.dir, rel);
         let Ok(Some(bytes)) = plan::bytes(outcome) else { return Ok(None) };
         let Some((meta, size, content)) = self.adopted(&full, &bytes) else { return Ok(None) };
         let entry = ManifestEntry::new(&meta, size, &manifest_words(&meta))?.with_content(&content);
-        Ok(Some((full, meta, size, entry)))
+        Ok(Some(ReadEntry { full, meta, size, entry, content }))
     }
 
     // -- spill
@@ -725,9 +733,10 @@ impl<S: Storage> ContextManager<S> {
                 let Some(manifest) = r.found.as_mut() else { return Next::Nothing };
                 for (rel, outcome) in std::mem::take(&mut r.unlisted).into_iter().zip(out) {
                     match self.read_entry(&rel, outcome) {
-                        Ok(Some((full, _, _, entry))) => {
-                            manifest.context_files.insert(rel, entry);
-                            self.debug("indexed a record the manifest did not list yet", Some(&full));
+                        Ok(Some(read)) => {
+                            manifest.context_files.insert(rel.clone(), read.entry);
+                            r.read.insert(rel, read.content);
+                            self.debug("indexed a record the manifest did not list yet", Some(&read.full));
                             r.changed = true;
                         }
                         Ok(None) => {}
@@ -801,10 +810,10 @@ impl<S: Storage> ContextManager<S> {
             &s.dir,
             manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
             |rel| {
-                manifest
-                    .context_files
-                    .get(rel)
-                    .map(|e| Terms::default().with_content(&e.content_terms, e.content_length))
+                r.read.remove(rel).or_else(|| {
+                    let e = manifest.context_files.get(rel)?;
+                    Some(Terms::default().with_content(&e.content_terms, e.content_length))
+                })
             },
             true,
         );
@@ -948,7 +957,7 @@ impl<S: Storage> ContextManager<S> {
             }
             ReconcilePhase::Adopting => {
                 for (rel, outcome) in std::mem::take(&mut r.orphans).into_iter().zip(out) {
-                    let (full, meta, size, entry) = match self.read_entry(&rel, outcome) {
+                    let ReadEntry { full, meta, size, entry, content } = match self.read_entry(&rel, outcome) {
                         Ok(Some(read)) => read,
                         Ok(None) => continue,
                         Err(e) => {
@@ -956,7 +965,8 @@ impl<S: Storage> ContextManager<S> {
                             return Next::Nothing;
                         }
                     };
-                    if !self.adopt_pointer(&full, &rel, meta, size, &entry.terms()) {
+                    // Read whole: its pointer ranks on all of its content.
+                    if !self.adopt_pointer(&full, &rel, meta, size, &entry.terms().with_passages_of(content)) {
                         continue;
                     }
                     s.manifest.borrow_mut().context_files.insert(rel, entry);

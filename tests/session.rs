@@ -501,6 +501,35 @@ fn rebuild_index_ranks_every_word_of_the_records_it_reads() {
 }
 
 #[test]
+fn a_record_the_manifest_did_not_list_ranks_on_all_of_its_content_after_a_resume() {
+    block_on(async {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let now = Rc::new(Cell::new(T0));
+        let m = ContextManager::open(storage.clone(), options(SessionChoice::New, now.clone())).await?;
+        let id = m.session_id().unwrap().to_owned();
+        m.save(read_with_content(r#"{"path":"src/a.ts"}"#, r#""first""#)).await?;
+        m.flush().await?;
+        // Saved within the coalescing window, then a crash: on disk, not in the manifest.
+        let many: Vec<String> = (0..40).map(|i| format!("word{i} word{i}")).collect();
+        let text = format!("\"{} rollout\"", many.join(" "));
+        let deploy = m.save(read_with_content(r#"{"path":"src/deploy.ts"}"#, &text)).await?;
+        assert_eq!(manifest_of(&storage, &id).await.context_files.len(), 1);
+        drop(m);
+        let resumed = ContextManager::open(storage.clone(), options(SessionChoice::Resume(id), now.clone())).await?;
+        let ranked = resumed.rank_all(
+            &toolctx::select::Query::new("rollout"),
+            toolctx::Fallback::None,
+            toolctx::Strategy::Bm25,
+            None,
+        );
+        let found: Vec<String> = ranked.hits.iter().filter_map(|h| resumed.filepath_of(h.index as u32)).collect();
+        assert_eq!(found, [deploy], "read whole by the resume, ranked on all of it");
+        Ok::<(), Error>(())
+    })
+    .unwrap();
+}
+
+#[test]
 fn a_resumed_session_finds_a_record_by_a_word_of_its_content() {
     block_on(async {
         let storage: Shared = Rc::new(MemoryStorage::new());
