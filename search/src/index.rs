@@ -150,11 +150,12 @@ impl Totals {
     }
 }
 
-/// Per-passage gains and matched words, by passage number.
+/// Per-passage gains over the metadata alone, and whether a passage is among those
+/// touched, by passage number.
 #[derive(Debug, Default)]
 struct Scratch {
     gain: Vec<f64>,
-    matched: Vec<u64>,
+    touched: Vec<bool>,
 }
 
 impl Index {
@@ -387,7 +388,7 @@ impl Index {
             }
         }
         let scratch = self.scratch.borrow();
-        m.alloc("index: query scratch", scratch.gain.capacity() * 8 + scratch.matched.capacity() * 8);
+        m.alloc("index: query scratch", scratch.gain.capacity() * 8 + scratch.touched.capacity());
     }
 
     /// Bytes held by the index (capacity, not just length), for memory reports.
@@ -400,7 +401,8 @@ impl Index {
             + ids
             + self.records.len().next_multiple_of(crate::paged::PAGE) * std::mem::size_of::<Record>()
             + self.passages.len().next_multiple_of(crate::paged::PAGE) * std::mem::size_of::<Passage>()
-            + (scratch.gain.capacity() + scratch.matched.capacity()) * 8
+            + scratch.gain.capacity() * 8
+            + scratch.touched.capacity()
     }
 
     /// Ranks every record for `query`: records holding one of its relevant words, best
@@ -468,18 +470,17 @@ impl Index {
         let n = set.total.records;
         let mut acc = Accumulator::new(set.positions);
         let mut scratch = self.scratch.borrow_mut();
-        let Scratch { gain, matched } = &mut *scratch;
+        let Scratch { gain, touched } = &mut *scratch;
         if gain.len() < self.passages.len() {
             gain.resize(self.passages.len(), 0.0);
-            matched.resize(self.passages.len(), 0);
+            touched.resize(self.passages.len(), false);
         }
         let mut touched_passages: Vec<u32> = Vec::new();
         // The metadata frequency of the current term in each record, by position.
         let mut metadata_tf = vec![0u32; set.positions];
         // Per record, the last query word it was counted for (document frequencies).
         let mut seen = if all { Vec::new() } else { vec![0u32; set.positions] };
-        let mut foreign_gain: Vec<Vec<(f64, u64)>> =
-            set.foreign.iter().map(|(_, t)| vec![(0.0, 0); t.passages().len()]).collect();
+        let mut foreign_gain: Vec<Vec<f64>> = set.foreign.iter().map(|(_, t)| vec![0.0; t.passages().len()]).collect();
         for (k, stem) in query.stems.iter().enumerate() {
             let bit = 1u64 << k;
             let lists = self.ids.get(stem.as_str()).map(|&id| &self.terms[id as usize]);
@@ -526,11 +527,11 @@ impl Index {
                     let m = normalise(metadata_tf[pos], record.metadata_len, avg_metadata);
                     let c = normalise(p.tf, passage.len, avg_passage);
                     let number = p.slot as usize;
-                    if matched[number] == 0 {
+                    if !touched[number] {
+                        touched[number] = true;
                         touched_passages.push(p.slot);
                     }
                     gain[number] += weight(m, c);
-                    matched[number] |= bit;
                     acc.touch(pos, bit);
                 }
                 for pos in touched_records {
@@ -547,8 +548,7 @@ impl Index {
                     let tf = passage.count(stem);
                     if tf > 0 {
                         let c = normalise(tf, passage.len(), avg_passage);
-                        foreign_gain[f][i].0 += weight(m, c);
-                        foreign_gain[f][i].1 |= bit;
+                        foreign_gain[f][i] += weight(m, c);
                         acc.touch(*pos, bit);
                     }
                 }
@@ -562,13 +562,12 @@ impl Index {
                 acc.offer(pos, gain[number as usize]);
             }
             gain[number as usize] = 0.0;
-            matched[number as usize] = 0;
+            touched[number as usize] = false;
         }
         for (f, (pos, _)) in set.foreign.iter().enumerate() {
-            for &(g, m) in &foreign_gain[f] {
-                if m != 0 {
-                    acc.offer(*pos, g);
-                }
+            // A passage that holds no word offers no gain: it changes nothing.
+            for &g in &foreign_gain[f] {
+                acc.offer(*pos, g);
             }
         }
         acc.into_hits(strategy, query.relevant_mask, limit, order)
