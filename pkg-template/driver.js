@@ -156,15 +156,34 @@ export function createDriver(core, onTrap) {
    * operation of `manager` (`close` waits).
    */
   function save(manager, step) {
-    if (step[0] === 0) return Promise.resolve(step[1]);
-    if (step[0] === 6) return plan(step[1], manager);
-    return track(manager, new Promise((resolve, reject) => {
+    if (step[0] === 0) return afterSave(manager, Promise.resolve(step[1]));
+    if (step[0] === 6) return afterSave(manager, plan(step[1], manager));
+    return afterSave(manager, track(manager, new Promise((resolve, reject) => {
       pending.add(reject);
       writeRecord(manager, step, reject).then(
         (filepath) => pending.delete(reject) && resolve(filepath),
         (err) => pending.delete(reject) && reject(err),
       );
-    }));
+    })));
+  }
+
+  /**
+   * Once `saved` resolves, off the save's path (a timer later): the background work the
+   * save made due, an index segment written (`__persistIndex`, SPEC §4), run as a plan of
+   * `manager` so `close()` waits for it. Its failures went to `onDebug`; a manager closed
+   * meanwhile has none due.
+   */
+  function afterSave(manager, saved) {
+    saved.then(() => setTimeout(() => {
+      let step;
+      try {
+        step = manager.__persistIndex();
+      } catch {
+        return;
+      }
+      if (step !== undefined) plan(step, manager).catch(() => {});
+    }, 0), () => {});
+    return saved;
   }
 
   /**

@@ -10,6 +10,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
+use super::persist::{Content, Opening, SegmentWrite};
+use super::segments::{segment_records, segments_dir};
 use super::{content_terms, manifest_words, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
@@ -17,6 +19,7 @@ use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::{iso_timestamp, parse_record, push_json_str, RecordMeta};
 use crate::retention::Owned;
+use crate::select::segment::Segment;
 use crate::select::Terms;
 use crate::session::{self, Manifest, ManifestEntry, RecordFiles, RemoveSession, MANIFEST};
 use crate::storage::Storage;
@@ -74,7 +77,7 @@ impl<M: std::ops::Deref<Target = ContextManager<S>>, S: Storage> Plan for JobPla
 }
 
 /// What a stage asks for next.
-enum Next {
+pub(super) enum Next {
     /// Nothing: the stage is done.
     Nothing,
     /// Run these ops.
@@ -114,6 +117,11 @@ enum Stage {
     /// Adopting the session's record files that neither this manager nor the manifest on
     /// disk lists: listed, the manifest read, the unlisted records read and indexed.
     Reconcile(Box<Reconciling>),
+    /// Writing an index segment of the records indexed since the last one; merging.
+    Segment(Box<SegmentWrite>),
+    /// Opening the context dir outside a session: its pointers restored from its index
+    /// segments and the records no segment holds.
+    Open(Box<Opening>),
 }
 
 /// A record file read whole for a manifest (see `ContextManager::read_entry`).
@@ -137,8 +145,14 @@ struct Resuming {
     found: Option<Manifest>,
     rebuilt: bool,
     changed: bool,
-    /// The records it does not list, being read.
+    /// The records no index segment holds, being read.
     unlisted: Vec<String>,
+    /// The segment folder's segments, then those read, and which record of which each
+    /// record file is; the removals of those refused.
+    segment_names: Vec<String>,
+    segments: Vec<Segment>,
+    covered: HashMap<String, (usize, usize)>,
+    segment_removes: Vec<Op>,
     /// The content terms of the records read whole (those it did not list): their
     /// pointers rank on all of it, not on what the manifest keeps.
     read: HashMap<String, Terms>,
@@ -149,6 +163,7 @@ enum ResumePhase {
     #[default]
     Listing,
     Manifest,
+    Segments,
     Adopting,
 }
 
@@ -268,9 +283,23 @@ impl Job {
         Job::new(Some(pass), true, [Stage::spill(false), Stage::evict(Some(saved)), Stage::manifest(Due::Coalesced)])
     }
 
-    /// `flush`/`close`: every record held in memory written out, the manifest brought up to date.
+    /// `flush`/`close`: every record held in memory written out, a segment of the records
+    /// indexed since the last one written, the manifest brought up to date.
     pub(super) fn write_out(pass: Option<Pass>) -> Job {
-        Job::new(pass, false, [Stage::spill(true), Stage::manifest(Due::Forced)])
+        Job::new(pass, false, [Stage::spill(true), Stage::segment(true), Stage::manifest(Due::Forced)])
+    }
+
+    /// A background write of an index segment (see [`ContextManager::begin_persist_index`]).
+    pub(super) fn persist_index(pass: Pass) -> Job {
+        Job::new(Some(pass), true, [Stage::segment(false)])
+    }
+
+    /// `open()` outside a session: the pointers of the context dir restored from its
+    /// index segments and the records no segment holds, which then get a segment.
+    pub fn load() -> Job {
+        let mut job = Job::new(None, false, [Stage::Open(Box::default()), Stage::segment(true)]);
+        job.fatal = true;
+        job
     }
 
     /// `close()`: [`Job::write_out`], then the manager closed (or reopened, on a failure:
@@ -303,6 +332,7 @@ impl Job {
             false,
             [
                 Stage::Resume(Box::default()),
+                Stage::segment(true),
                 Stage::manifest(Due::Changed),
                 Stage::evict(None),
                 Stage::manifest(Due::Changed),
@@ -315,7 +345,11 @@ impl Job {
     /// `rebuildIndex`: the index rebuilt from the record files, then the manifest written
     /// (`last_activity` kept). Resolves to the filepaths indexed.
     pub(super) fn rebuild(pass: Pass) -> Job {
-        let mut job = Job::new(Some(pass), false, [Stage::Rebuild(Box::default()), Stage::manifest(Due::Reindex)]);
+        let mut job = Job::new(
+            Some(pass),
+            false,
+            [Stage::Rebuild(Box::default()), Stage::segment(true), Stage::manifest(Due::Reindex)],
+        );
         job.fatal = true;
         job
     }
@@ -337,6 +371,10 @@ impl Stage {
 
     fn evict(keep: Option<String>) -> Stage {
         Stage::Evict { keep, victims: Vec::new(), phase: EvictPhase::Start }
+    }
+
+    fn segment(forced: bool) -> Stage {
+        Stage::Segment(Box::new(SegmentWrite::new(forced)))
     }
 
     fn manifest(due: Due) -> Stage {
@@ -391,7 +429,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// A failure of `job`: reported through `onDebug` (`what` says what failed), or kept.
-    fn fail(&self, job: &mut Job, what: &str, e: Error, path: Option<&str>) {
+    pub(super) fn fail(&self, job: &mut Job, what: &str, e: Error, path: Option<&str>) {
         if job.quiet {
             self.debug(format!("{what}: {e}"), path);
         } else {
@@ -432,6 +470,8 @@ impl<S: Storage> ContextManager<S> {
                 }
                 None => Next::Nothing,
             },
+            Stage::Segment(w) => self.start_segment(w),
+            Stage::Open(o) => self.start_opening(o),
         }
     }
 
@@ -444,6 +484,8 @@ impl<S: Storage> ContextManager<S> {
             Stage::Resume(resuming) => self.resuming(resuming, job, outcomes),
             Stage::Rebuild(r) => self.rebuilding(r, job, outcomes),
             Stage::Reconcile(r) => self.reconciling(r, job, outcomes),
+            Stage::Segment(w) => self.segment_step(w, outcomes),
+            Stage::Open(o) => self.opening_step(o, job, outcomes),
         }
     }
 
@@ -544,7 +586,11 @@ impl<S: Storage> ContextManager<S> {
                 kept
             };
             match kept {
-                Some(bytes) => self.track(&path, &content_terms(&bytes, self.options.content_bytes)),
+                Some(bytes) => {
+                    let terms = content_terms(&bytes, self.options.content_bytes);
+                    self.track(&path, &terms);
+                    self.to_segment(&path, terms);
+                }
                 None => {
                     removes.push(Op::Remove(path.to_string()));
                     writing.push(path);
@@ -719,14 +765,31 @@ impl<S: Storage> ContextManager<S> {
         }
         match r.phase {
             ResumePhase::Listing => {
-                let next = self.list_then_read_manifest(&mut r.listing, &mut r.files, job, WHAT, out);
+                let mut next = self.list_then_read_manifest(&mut r.listing, &mut r.files, job, WHAT, out);
                 if r.listing.is_none() {
                     r.phase = ResumePhase::Manifest;
+                    // The segment folder listed beside the manifest's read.
+                    if let Next::Run(ops) = &mut next {
+                        ops.push(Op::List(segments_dir(self.record_root())));
+                    }
                 }
                 next
             }
             ResumePhase::Manifest => {
-                r.manifest = Some(plan::bytes(plan::only(out)));
+                let mut out = out.into_iter();
+                r.manifest = Some(out.next().map_or(Ok(None), plan::bytes));
+                let names = out.next().map(plan::names).and_then(Result::ok).unwrap_or_default();
+                r.segment_names = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+                if r.segment_names.is_empty() {
+                    return self.read_unlisted(r, job);
+                }
+                r.phase = ResumePhase::Segments;
+                let dir = segments_dir(self.record_root());
+                Next::Run(r.segment_names.iter().map(|n| Op::Read(paths::join(&dir, n))).collect())
+            }
+            ResumePhase::Segments => {
+                let read = self.segments_read(&std::mem::take(&mut r.segment_names), out, &r.files);
+                (r.segments, r.covered, r.segment_removes) = (read.segments, read.covered, read.removes);
                 self.read_unlisted(r, job)
             }
             ResumePhase::Adopting => {
@@ -734,8 +797,11 @@ impl<S: Storage> ContextManager<S> {
                 for (rel, outcome) in std::mem::take(&mut r.unlisted).into_iter().zip(out) {
                     match self.read_entry(&rel, outcome) {
                         Ok(Some(read)) => {
+                            r.read.insert(rel.clone(), read.content);
+                            if manifest.context_files.contains_key(&rel) {
+                                continue;
+                            }
                             manifest.context_files.insert(rel.clone(), read.entry);
-                            r.read.insert(rel, read.content);
                             self.debug("indexed a record the manifest did not list yet", Some(&read.full));
                             r.changed = true;
                         }
@@ -747,7 +813,7 @@ impl<S: Storage> ContextManager<S> {
                     }
                 }
                 self.resumed(r);
-                Next::Nothing
+                std::mem::take(&mut r.segment_removes).into()
             }
         }
     }
@@ -788,11 +854,31 @@ impl<S: Storage> ContextManager<S> {
             self.debug("dropped manifest entries whose records are gone", Some(&path));
             r.changed = true;
         }
-        r.unlisted = r.files.iter().filter(|rel| !manifest.context_files.contains_key(*rel)).cloned().collect();
+        // A record a segment holds is restored from it (and enters the manifest if it is
+        // not there: a crash between the two writes); any other is read whole.
+        for (rel, &at) in &r.covered {
+            if manifest.context_files.contains_key(rel) {
+                continue;
+            }
+            let Some((meta, size)) = self.stored_meta(&r.segments, at) else { continue };
+            match ManifestEntry::new(&meta, size, &manifest_words(&meta)) {
+                Ok(entry) => {
+                    let terms = r.segments[at.0].terms_of(&r.segments[at.0].records[at.1]);
+                    manifest.context_files.insert(rel.clone(), entry.with_content(&terms));
+                    r.changed = true;
+                }
+                Err(e) => {
+                    self.fail(job, "could not resume the session", e, None);
+                    return Next::Nothing;
+                }
+            }
+        }
+        r.unlisted = r.files.iter().filter(|rel| !r.covered.contains_key(*rel)).cloned().collect();
         r.found = Some(manifest);
         if r.unlisted.is_empty() {
             self.resumed(r);
-            return Next::Nothing;
+            r.phase = ResumePhase::Adopting;
+            return std::mem::take(&mut r.segment_removes).into();
         }
         r.phase = ResumePhase::Adopting;
         Next::Run(r.unlisted.iter().map(|rel| Op::Read(paths::join(&s.dir, rel))).collect())
@@ -806,17 +892,27 @@ impl<S: Storage> ContextManager<S> {
             // The records found are the session's last writes; the resume is not one.
             manifest.date_from_entries(r.rebuilt);
         }
+        let read: Vec<(String, Terms)> = r.read.iter().map(|(rel, t)| (paths::join(&s.dir, rel), t.clone())).collect();
         self.restore_pointers(
             &s.dir,
             manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
+            &r.segments,
             |rel| {
-                r.read.remove(rel).or_else(|| {
-                    let e = manifest.context_files.get(rel)?;
-                    Some(Terms::default().with_content(&e.content_terms, e.content_length))
-                })
+                if let Some(terms) = r.read.remove(rel) {
+                    return Some(Content::Terms(terms));
+                }
+                if let Some(&(s, i)) = r.covered.get(rel) {
+                    return Some(Content::Stored(s, i));
+                }
+                let e = manifest.context_files.get(rel)?;
+                Some(Content::Terms(Terms::default().with_content(&e.content_terms, e.content_length)))
             },
             true,
         );
+        r.segments = Vec::new();
+        for (path, terms) in read {
+            self.to_segment(&path, terms);
+        }
         *s.manifest.borrow_mut() = manifest;
         if !r.changed || self.options.read_only {
             // Up to date on disk (or only read): the next save's write moves last_activity.
@@ -918,7 +1014,12 @@ impl<S: Storage> ContextManager<S> {
             s.dirty.set(records.len().max(1));
         }
         job.indexed = records.iter().map(|(rel, ..)| paths::join(&dir, rel)).collect();
-        self.restore_pointers(&dir, records.into_iter(), |rel| read.remove(rel), self.session.is_some());
+        let segment: Vec<(String, Terms)> = read.iter().map(|(rel, t)| (paths::join(&dir, rel), t.clone())).collect();
+        let content = |rel: &str| read.remove(rel).map(Content::Terms);
+        self.restore_pointers(&dir, records.into_iter(), &[], content, self.session.is_some());
+        for (path, terms) in segment {
+            self.to_segment(&path, terms);
+        }
         r.phase = RebuildPhase::Removing;
         removes.into()
     }

@@ -703,6 +703,8 @@ pub struct RemoveSession {
 
 enum Removal {
     File(String),
+    /// The index segments folder: listed, its files removed, then itself.
+    Segments(String),
     /// Listed: removed if empty.
     Folder(String),
     /// Listed empty: removed.
@@ -721,6 +723,7 @@ impl RemoveSession {
         crate::sort::sort(&mut folders);
         folders.dedup();
         let mut todo: std::collections::VecDeque<Removal> = files.into_iter().map(Removal::File).collect();
+        todo.push_back(Removal::Segments(crate::store::segments_dir(dir)));
         todo.push_back(Removal::File(paths::join(dir, MANIFEST)));
         todo.extend(folders.into_iter().map(Removal::Folder));
         todo.push_back(Removal::Folder(dir.to_owned()));
@@ -745,12 +748,23 @@ impl Plan for RemoveSession {
                     Ok(_) => {}
                     Err(e) => return Step::Done(Err(e)),
                 },
+                Removal::Segments(folder) => match plan::names(outcome) {
+                    // Derived data: every file of the folder goes (a segment being written
+                    // by a process that still writes fails its merge, not its records).
+                    Ok(names) => {
+                        self.todo.push_front(Removal::EmptyFolder(folder.clone()));
+                        for name in names.iter().rev().filter(|n| !n.ends_with('/')) {
+                            self.todo.push_front(Removal::File(paths::join(&folder, name)));
+                        }
+                    }
+                    Err(e) => return Step::Done(Err(e)),
+                },
             }
         }
         let Some(next) = self.todo.pop_front() else { return Step::Done(Ok(())) };
         let op = match &next {
             Removal::File(path) => Op::Remove(path.clone()),
-            Removal::Folder(folder) => Op::List(folder.clone()),
+            Removal::Folder(folder) | Removal::Segments(folder) => Op::List(folder.clone()),
             Removal::EmptyFolder(folder) => Op::RemoveDir(folder.clone()),
         };
         self.asked = Some(next);

@@ -33,8 +33,12 @@ pub use toolctx_text::ResultHasher;
 
 mod held;
 mod load;
+mod persist;
+mod segments;
 use held::Held;
 pub use load::{LoadStep, Loading, NotLoaded};
+use persist::Content;
+pub use segments::{segments_dir, INDEX_DIR};
 
 /// Default `persistThreshold`: records of this many bytes or more are written out. 0:
 /// every record is in storage when its save resolves (SPEC §4, durable by default);
@@ -591,6 +595,9 @@ struct State {
     /// save order ([`ContextManager::index_content`]).
     unindexed: VecDeque<(String, String)>,
     unindexed_bytes: usize,
+    /// Persisted records whose content is indexed but in no segment this manager wrote
+    /// or read: filepath and content terms, for the next segment (SPEC §4).
+    unsegmented: Vec<(String, Terms)>,
 }
 
 /// Filepath → slot, keyed by a 32-bit hash of the path so the map does not hold a second
@@ -844,6 +851,8 @@ pub struct ContextManager<S> {
     /// This manager's turn at the session lock, natively (in wasm the driver keeps one
     /// per lock name): so an older manifest never lands after a newer one.
     turn: Mutex<()>,
+    /// A background segment write is under way.
+    segmenting: Cell<bool>,
 }
 
 /// A manager's session: its folder and the manifest it keeps up to date.
@@ -886,6 +895,7 @@ impl<S: Storage> ContextManager<S> {
             session: None,
             gate: Rc::default(),
             turn: Mutex::new(()),
+            segmenting: Cell::new(false),
         };
         manager.session = match manager.options.session.clone() {
             None => None,
@@ -928,7 +938,7 @@ impl<S: Storage> ContextManager<S> {
     /// What `open` does once the manager is made, when it has a session: a new one's
     /// manifest written; a named one resumed (see [`Job::open`]).
     pub fn opening(&self) -> Option<Job> {
-        let s = self.session.as_ref()?;
+        let Some(s) = self.session.as_ref() else { return Some(Job::load()) };
         Some(if s.resume { Job::open() } else { Job::write_out(None) })
     }
 
@@ -1053,6 +1063,11 @@ impl<S: Storage> ContextManager<S> {
         if let Some(after) = after {
             // Its failures went to onDebug: the record is saved.
             let _ = self.drive(after).await;
+        }
+        // Natively there is no background: a segment due is written here (JavaScript's
+        // driver starts it after the save resolves).
+        if let Some(job) = self.begin_persist_index() {
+            let _ = self.drive(job).await;
         }
         filepath
     }
@@ -1480,11 +1495,15 @@ impl<S: Storage> ContextManager<S> {
                     self.options.content_bytes,
                 );
                 state.index.add_content(slot, &terms);
-                written.then_some(terms)
+                let persisted = !state.memory.contains(&path);
+                (written.then(|| terms.clone()), persisted.then_some(terms))
             };
-            if let Some(terms) = terms {
+            if let Some(terms) = terms.0 {
                 // The manifest entry gets the record's content terms.
                 self.track(&path, &terms);
+            }
+            if let Some(terms) = terms.1 {
+                self.to_segment(&path, terms);
             }
         }
     }
@@ -1760,7 +1779,8 @@ impl<S: Storage> ContextManager<S> {
         &self,
         dir: &str,
         records: impl Iterator<Item = (String, RecordMeta, usize)>,
-        mut content_of: impl FnMut(&str) -> Option<Terms>,
+        segments: &[crate::select::segment::Segment],
+        mut content_of: impl FnMut(&str) -> Option<Content>,
         own: bool,
     ) {
         // Each keyed once: by timestamp, counter and name.
@@ -1782,6 +1802,8 @@ impl<S: Storage> ContextManager<S> {
             let State { owned, memory, .. } = &mut *state;
             owned.retain(|p| memory.contains(p));
         }
+        // Per segment: its dictionary's ids in the index, as they are met.
+        let mut ids: HashMap<usize, Vec<u32>> = HashMap::new();
         for (_, (rel, meta, size)) in records {
             let filepath = paths::join(dir, &rel);
             let seq = state.next_seq;
@@ -1793,14 +1815,24 @@ impl<S: Storage> ContextManager<S> {
             let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
             let generated = crate::describe::describe(&meta.tool_name, &args) == meta.tool_description;
             let terms = Terms::of_record(&meta.tool_description, &meta.tool_name, &args);
-            let terms = match content_of(&rel) {
-                Some(content) => terms.with_passages_of(content),
-                None => terms,
+            let (terms, stored) = match content_of(&rel) {
+                Some(Content::Terms(content)) => (terms.with_passages_of(content), None),
+                Some(Content::Stored(s, r)) => (terms, Some((s, r))),
+                None => (terms, None),
             };
             // A pointer, not ownership: only what this manager wrote is marked written
             // (`add` takes the mark back from `orphans`).
             let entry = Entry::new(&filepath, meta, size, &mut state.interned, Some(generated));
-            state.add(seq, entry, &terms);
+            if !state.add(seq, entry, &terms) {
+                continue;
+            }
+            if let (Some((s, r)), Some(slot)) = (stored, state.slot_of(&filepath)) {
+                // Read from a segment: ranked on the terms the saving process indexed.
+                let segment = &segments[s];
+                let ids = ids.entry(s).or_insert_with(|| vec![u32::MAX; segment.dictionary.len()]);
+                let passages = &segment.records[r].passages;
+                state.index.add_stored_content(slot, &terms, &segment.dictionary, passages, ids);
+            }
         }
     }
 

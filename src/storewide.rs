@@ -11,7 +11,8 @@ use crate::record::{from_json, parse_record, push_json_str};
 use crate::storage::Storage;
 
 /// Removes every file of `dir` whose name is a record filename (SPEC §3), whoever
-/// wrote it; other files and sub-folders stay. Returns the number removed.
+/// wrote it, and the index segments of its records (its `.index/` folder: derived data);
+/// other files and sub-folders stay. Returns the number of records removed.
 pub async fn purge<S: Storage>(storage: &S, dir: &str) -> Result<usize> {
     plan::run(storage, Purge::new(dir)).await
 }
@@ -23,8 +24,13 @@ pub enum Purge {
     Start(String),
     /// The folder is being listed.
     Listing(String),
-    /// Its records are being removed.
-    Removing,
+    /// Its records are being removed, its segment folder listed.
+    Removing(String),
+    /// Its segment folder is being emptied, then removed; the records removed. Derived
+    /// data: a failure there fails nothing (a leftover segment is refused or stale).
+    Segments(usize, String),
+    /// Its emptied segment folder is being removed.
+    SegmentDir(usize),
     /// Finished.
     Done,
 }
@@ -49,14 +55,36 @@ impl Plan for Purge {
             Purge::Listing(dir) => match plan::names(plan::only(outcomes)) {
                 Err(e) => Step::Done(Err(e)),
                 Ok(names) => {
-                    *self = Purge::Removing;
                     let records = names.iter().filter(|n| is_record_filename(n));
-                    Step::Run(records.map(|n| Op::Remove(paths::join(&dir, n))).collect())
+                    let mut ops: Vec<Op> = records.map(|n| Op::Remove(paths::join(&dir, n))).collect();
+                    let segments = crate::store::segments_dir(&dir);
+                    ops.push(Op::List(segments.clone()));
+                    *self = Purge::Removing(segments);
+                    Step::Run(ops)
                 }
             },
-            Purge::Removing => {
-                Step::Done(outcomes.into_iter().try_fold(0, |removed, outcome| outcome.map(|_| removed + 1)))
+            Purge::Removing(segments) => {
+                let mut outcomes = outcomes;
+                let listed = outcomes.pop().map_or(Ok(Vec::new()), plan::names);
+                let removed = match outcomes.into_iter().try_fold(0, |removed, outcome| outcome.map(|_| removed + 1)) {
+                    Ok(removed) => removed,
+                    Err(e) => return Step::Done(Err(e)),
+                };
+                match listed {
+                    Ok(names) if !names.is_empty() => {
+                        let files = names.iter().filter(|n| !n.ends_with('/'));
+                        let ops: Vec<Op> = files.map(|n| Op::Remove(paths::join(&segments, n))).collect();
+                        *self = Purge::Segments(removed, segments);
+                        Step::Run(ops)
+                    }
+                    _ => Step::Done(Ok(removed)),
+                }
             }
+            Purge::Segments(removed, segments) => {
+                *self = Purge::SegmentDir(removed);
+                Step::Run(vec![Op::RemoveDir(segments)])
+            }
+            Purge::SegmentDir(removed) => Step::Done(Ok(removed)),
             Purge::Done => Step::Done(Err(plan::stepped_after_done())),
         }
     }

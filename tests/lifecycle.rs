@@ -96,7 +96,9 @@ fn after_close_io_fails_closed_pointers_stay_and_close_again_is_a_no_op() {
         let path = m.save(save(r#"{"path":"a.ts"}"#, r#""small""#)).await?;
         assert!(m.storage().paths().is_empty(), "a small record stays in memory");
         m.close().await?;
-        assert_eq!(m.storage().paths(), std::slice::from_ref(&path), "close wrote it out");
+        let records: Vec<String> = m.storage().paths().into_iter().filter(|p| !p.contains("/.index/")).collect();
+        assert_eq!(records, std::slice::from_ref(&path), "close wrote it out");
+        let written = m.storage().paths();
         assert!(m.is_closed());
         let paths = std::slice::from_ref(&path);
         let kinds = [
@@ -111,7 +113,7 @@ fn after_close_io_fails_closed_pointers_stay_and_close_again_is_a_no_op() {
         ];
         assert_eq!(kinds, [Some(ErrorKind::Closed); 8]);
         assert_eq!(ErrorKind::Closed.code(), "CLOSED");
-        assert_eq!(m.storage().paths(), std::slice::from_ref(&path), "nothing written or removed after close");
+        assert_eq!(m.storage().paths(), written, "nothing written or removed after close");
         assert_eq!(m.len(), 1, "the pointers stay readable");
         assert!(m.pointers_json(Filter::ALL).contains(&path));
         m.close().await?;

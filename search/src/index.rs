@@ -36,6 +36,7 @@ use std::collections::HashMap;
 
 use super::postings::{Posting, Postings};
 use super::query::Query;
+use super::segment::StoredPassage;
 use super::{Strategy, Terms};
 use crate::paged::Paged;
 use crate::sort;
@@ -192,38 +193,82 @@ impl Index {
     /// save path (SPEC §6: near-real-time). Nothing is done for a record removed, or one
     /// whose content is indexed already.
     pub fn add_content(&mut self, slot: u32, terms: &Terms) {
+        let passages: Vec<(u32, Vec<(u32, u32)>)> = terms
+            .passages()
+            .iter()
+            .map(|p| (p.len(), p.terms().iter().map(|(t, n)| (self.id(t), *n)).collect()))
+            .collect();
+        self.add_passages(slot, terms, passages);
+    }
+
+    /// [`Index::add_content`] for a record read from an index segment: its passages as
+    /// ids into `dictionary` (the segment's), `ids` mapping those to this index's ids as
+    /// they are met (`u32::MAX`: not yet; one map per segment, as long as its dictionary).
+    /// `terms` holds the record's metadata.
+    pub fn add_stored_content(
+        &mut self,
+        slot: u32,
+        terms: &Terms,
+        dictionary: &[Box<str>],
+        passages: &[StoredPassage],
+        ids: &mut [u32],
+    ) {
+        let passages: Vec<(u32, Vec<(u32, u32)>)> = passages
+            .iter()
+            .map(|p| {
+                let terms = p
+                    .terms
+                    .iter()
+                    .map(|&(d, n)| {
+                        let d = d as usize;
+                        if ids[d] == u32::MAX {
+                            ids[d] = self.id(&dictionary[d]);
+                        }
+                        (ids[d], n)
+                    })
+                    .collect();
+                (p.len, terms)
+            })
+            .collect();
+        self.add_passages(slot, terms, passages);
+    }
+
+    /// Adds `passages` (each its length and its terms by id with their frequencies) as
+    /// the content of the record in `slot`, whose metadata is that of `terms`.
+    fn add_passages(&mut self, slot: u32, terms: &Terms, passages: Vec<(u32, Vec<(u32, u32)>)>) {
         let Some(record) = self.records.get(slot as usize).copied() else { return };
         let first = self.passages.len();
-        if record.gone || record.passages > 0 || terms.passages().is_empty() {
+        if record.gone || record.passages > 0 || passages.is_empty() {
             return;
         }
-        if u32::try_from(first + terms.passages().len()).is_err() {
+        if u32::try_from(first + passages.len()).is_err() {
             return;
         }
-        let in_metadata = |term: &str| terms.metadata().count(term) > 0;
+        let mut metadata: Vec<u32> =
+            terms.metadata().terms().iter().filter_map(|(t, _)| self.ids.get(t.as_str()).copied()).collect();
+        sort::sort(&mut metadata);
         let mut new_terms: Vec<u32> = Vec::new();
         let mut content_len = 0u64;
-        for (i, passage) in terms.passages().iter().enumerate() {
+        let count = passages.len() as u32;
+        for (i, (len, terms)) in passages.into_iter().enumerate() {
             let number = (first + i) as u32;
-            for (term, count) in passage.terms() {
-                let id = self.id(term);
-                self.terms[id as usize].content.push(number, *count);
-                if !in_metadata(term) {
+            for (id, n) in terms {
+                self.terms[id as usize].content.push(number, n);
+                if metadata.binary_search(&id).is_err() {
                     new_terms.push(id);
                 }
             }
-            self.passages.push(Passage { record: slot, len: passage.len() });
-            content_len += u64::from(passage.len());
+            self.passages.push(Passage { record: slot, len });
+            content_len += u64::from(len);
         }
         sort::sort(&mut new_terms);
         new_terms.dedup();
         for id in new_terms {
             self.terms[id as usize].df += 1;
         }
-        let passages = terms.passages().len() as u32;
         let r = &mut self.records[slot as usize];
-        (r.first_passage, r.passages) = (first as u32, passages);
-        self.total.passages += passages as usize;
+        (r.first_passage, r.passages) = (first as u32, count);
+        self.total.passages += count as usize;
         self.total.content_len += content_len;
     }
 
@@ -710,6 +755,41 @@ mod tests {
         assert_eq!(hits.iter().map(|h| h.index).collect::<Vec<_>>(), [5]);
         assert_eq!(index.rank_all(&query_for("common", Strategy::Bm25, true), Strategy::Bm25, None).hits.len(), 10);
         assert!(index.rank_all(&query_for("word3", Strategy::Bm25, true), Strategy::Bm25, None).hits.is_empty());
+    }
+
+    #[test]
+    fn content_read_from_a_segment_ranks_as_content_indexed_from_its_text() {
+        use crate::segment::{encode, Segment, ToWrite};
+        let texts = [
+            ("read file: path=src/a.rs", "fn parse_header(bytes: &[u8]) {}\nthe header parser\n"),
+            ("grep: pattern=header", "src/a.rs:1: fn parse_header\nsrc/b.rs:9: header = None\n"),
+            ("read file: path=README.md", "# Parsing\nHeaders are parsed lazily, the body never.\n"),
+        ];
+        let all: Vec<Terms> = texts
+            .iter()
+            .map(|(d, t)| Terms::of_record_with_content(d, "", &json!({}), Some(&json!(t).to_string()), usize::MAX))
+            .collect();
+        let mut direct = Index::new();
+        for (i, t) in all.iter().enumerate() {
+            direct.add(i as u64, t).unwrap();
+        }
+        let bytes = encode(&all.iter().map(|t| ToWrite::from_terms("r.json", 1, "{}", t)).collect::<Vec<_>>());
+        let seg = Segment::decode(&bytes).unwrap();
+        let mut stored = Index::new();
+        let mut ids = vec![u32::MAX; seg.dictionary.len()];
+        for (i, (record, (d, _))) in seg.records.iter().zip(texts).enumerate() {
+            let meta = terms(d);
+            let slot = stored.add(i as u64, &meta).unwrap();
+            stored.add_stored_content(slot, &meta, &seg.dictionary, &record.passages, &mut ids);
+        }
+        for q in ["header parser", "parsed lazily", "src a rs", "the body"] {
+            let query = query_for(q, Strategy::Bm25, false);
+            assert_eq!(
+                direct.rank_all(&query, Strategy::Bm25, None),
+                stored.rank_all(&query, Strategy::Bm25, None),
+                "{q}"
+            );
+        }
     }
 
     const TEXTS: [&str; 5] = [

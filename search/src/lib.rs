@@ -19,6 +19,7 @@ pub mod paged;
 mod passage;
 mod postings;
 mod query;
+pub mod segment;
 pub mod sort;
 pub mod terms;
 mod vectors;

@@ -39,6 +39,12 @@ impl Field {
         Field { terms, len: u32::try_from(len).unwrap_or(u32::MAX) }
     }
 
+    /// A field of `terms` (distinct stems, sorted, with their counts), `len` tokens long:
+    /// as a segment gives it back.
+    pub(crate) fn from_sorted(terms: Vec<(String, u32)>, len: u32) -> Field {
+        Field { terms, len }
+    }
+
     /// The distinct stems with their counts, sorted.
     pub fn terms(&self) -> &[(String, u32)] {
         &self.terms
@@ -90,6 +96,11 @@ impl Terms {
             count_passages(json, content_bytes, PASSAGE_WORDS, |tokens, len| passages.push(Field::of(tokens, len)));
         }
         Terms { metadata: Field::of(tokens, len), passages }
+    }
+
+    /// Terms with no metadata and `passages` as their content (a segment's record).
+    pub(crate) fn from_passages(passages: Vec<Field>) -> Terms {
+        Terms { metadata: Field::default(), passages }
     }
 
     /// The metadata field.

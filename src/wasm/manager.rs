@@ -604,6 +604,18 @@ impl JsContextManager {
         Ok(Array::of2(&JsValue::from(manager), &step))
     }
 
+    /// The first step of a background write of an index segment (SPEC §4), when one is
+    /// due and none is under way; `undefined` otherwise. The driver asks after each save
+    /// resolves and runs it as a plan of this manager (so `close()` waits for it); its
+    /// failures go to `onDebug`.
+    #[wasm_bindgen(js_name = "__persistIndex")]
+    pub fn persist_index(&self) -> JsValue {
+        match self.inner.begin_persist_index() {
+            Some(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))).into(),
+            None => JsValue::UNDEFINED,
+        }
+    }
+
     /// `endSession()`: removes the session's records, manifest and (if empty) folder; the
     /// first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
     #[wasm_bindgen(js_name = endSession)]

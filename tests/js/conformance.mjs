@@ -74,17 +74,25 @@ export function nameParts(filename) {
 }
 
 /** Every file path under `dir` (recursive), sorted. */
+/** The files under `dir`, sorted: records and any other file, not the index segments
+ * (derived data in `.index/` folders, SPEC §4; `listSegments` lists them). */
 export async function listFiles(storage, dir) {
   const out = [];
   const walk = async (d) => {
     const names = await storage.list(d);
     for (const n of names) {
+      if (n === ".index/") continue;
       if (n.endsWith("/")) await walk(joinPath(d, n.slice(0, -1)));
       else out.push(joinPath(d, n));
     }
   };
   await walk(dir);
   return out.sort();
+}
+
+/** The index segments of the record folder `dir` (SPEC §4). */
+export async function listSegments(storage, dir) {
+  return (await storage.list(joinPath(dir, ".index"))).filter((n) => n.endsWith(".seg")).map((n) => joinPath(dir, `.index/${n}`));
 }
 
 export async function readText(storage, path) {
@@ -2820,6 +2828,116 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await r.close();
     const manifest = JSON.parse(toText(await storage.read(manifestPath)));
     assert.deepEqual(Object.keys(manifest.context_files).map((rel) => `${r.getContextDir()}/sessions/${r.sessionId}/${rel}`), [fresh]);
+  });
+
+  // -- the persisted index (SPEC §4)
+
+  const OUTPUTS = [
+    ["readFile", { path: "src/upload.rs" }, "fn retry_upload(chunk: &[u8]) {\n    // retry the upload with backoff\n}\n"],
+    ["grep", { pattern: "backoff" }, { hits: [{ file: "src/upload.rs", line: 2, text: "retry the upload with backoff" }] }],
+    ["readFile", { path: "docs/parsing.md" }, "# Parsing\nHeaders are parsed lazily; the body never is.\n"],
+    ["gitLog", { n: 3 }, "commit 1a2b3c\n    Fix the retry loop of the uploader\n"],
+    ["listDir", { path: "src" }, ["lib.rs", "upload.rs", "parse.rs"]],
+    ["runTests", { filter: "parse" }, "error[E0382]: borrow of moved value: `header`\n"],
+  ];
+  const QUERIES = ["retry upload backoff", "parsed lazily", "borrow of moved value", "upload.rs", "uploader"];
+  const saveOutputs = async (m, rounds = 2) => {
+    const saved = [];
+    for (let r = 0; r < rounds; r++) {
+      for (const [tool, args, result] of OUTPUTS) saved.push(await m.saveContext(tool, { ...args, r }, result));
+    }
+    return saved;
+  };
+  const rankingsOf = async (m) => {
+    const out = [];
+    for (const q of QUERIES) {
+      const hits = await m.selectRelevant(q, { fallback: "none" });
+      out.push(hits.map((h) => [h.filepath, h.score.toFixed(9), h.matched.join(" ")]));
+    }
+    return out;
+  };
+  /** `storage`, with the reads of record files counted (`reads.n`). */
+  const counting = (storage) => {
+    const reads = { n: 0 };
+    const host = {
+      read: (p) => {
+        if (p.endsWith(".json") && !p.endsWith(".manifest.json")) reads.n++;
+        return storage.read(p);
+      },
+      write: (p, d, o) => storage.write(p, d, o),
+      remove: (p) => storage.remove(p),
+      list: (d) => storage.list(d),
+    };
+    if (storage.removeDir) host.removeDir = (p) => storage.removeDir(p);
+    if (storage.lock) host.lock = (n, fn) => storage.lock(n, fn);
+    return { host, reads };
+  };
+
+  test("open({contextDir}) ranks every record at once from the index segments, as the manager that saved them did, reading no record", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage });
+    const saved = await saveOutputs(a);
+    const before = await rankingsOf(a);
+    await a.close();
+    assert.ok((await listSegments(storage, a.getContextDir())).length >= 1, "close wrote a segment");
+    const { host, reads } = counting(storage);
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: host });
+    assert.equal(reads.n, 0, "no record read");
+    assert.deepEqual(b.getAllPointers().map((p) => p.filepath).sort(), [...saved].sort());
+    const after = await rankingsOf(b);
+    assert.ok(before[0].length >= 4 && before.every((r) => r.length > 0), JSON.stringify(before));
+    assert.deepEqual(after.map((r) => r.map(([fp, score]) => [fp, score])), before.map((r) => r.map(([fp, score]) => [fp, score])));
+  });
+
+  test("a segment that is torn or foreign is refused, reported and rebuilt from the records; one that is stale loses its gone records", async () => {
+    for (const damage of ["torn", "foreign", "stale"]) {
+      const storage = makeStorage();
+      const dir = contextDir();
+      const a = await ContextManager.open({ contextDir: dir, fileSystem: storage });
+      const saved = await saveOutputs(a);
+      await a.close();
+      const [segment] = await listSegments(storage, a.getContextDir());
+      const bytes = toBytes(await storage.read(segment));
+      if (damage === "torn") await storage.write(segment, bytes.slice(0, bytes.length >> 1));
+      if (damage === "foreign") await storage.write(segment, "{\"not\":\"a segment\"}");
+      if (damage === "stale") await storage.remove(saved[0]);
+      const live = damage === "stale" ? saved.slice(1) : saved;
+      const messages = [];
+      const { host, reads } = counting(storage);
+      const b = await ContextManager.open({ contextDir: dir, fileSystem: host, onDebug: (m) => messages.push(String(m)) });
+      const opened = reads.n;
+      assert.deepEqual(b.getAllPointers().map((p) => p.filepath).sort(), [...live].sort(), damage);
+      const rebuilt = new ContextManager({ contextDir: dir, fileSystem: storage, readOnly: true });
+      await rebuilt.rebuildIndex();
+      assert.deepEqual(await rankingsOf(b), await rankingsOf(rebuilt), `${damage}: ranked as a rebuild from the records ranks`);
+      if (damage === "stale") {
+        assert.equal(opened, 0);
+        continue;
+      }
+      assert.equal(opened, saved.length, `${damage}: its records are read`);
+      assert.ok(messages.some((m) => m.includes("segment was refused")), `${damage}: ${messages.join(" | ")}`);
+      assert.equal(await storage.read(segment), undefined, `${damage}: the refused segment is removed`);
+      const again = counting(storage);
+      await ContextManager.open({ contextDir: dir, fileSystem: again.host });
+      assert.equal(again.reads.n, 0, `${damage}: the open wrote a segment of what it read`);
+    }
+  });
+
+  test("a resumed session ranks from its segments; endSession removes them with the folder", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    await saveOutputs(a);
+    const before = await rankingsOf(a);
+    await a.close();
+    const { host, reads } = counting(storage);
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: host, session: a.sessionId });
+    assert.equal(reads.n, 0, "no record read");
+    assert.deepEqual(await rankingsOf(b), before, "ranked on all of their content, as saved");
+    await b.endSession();
+    assert.deepEqual(await listFiles(storage, `${b.getContextDir()}/sessions/${b.sessionId}`), []);
+    assert.deepEqual(await listSegments(storage, `${b.getContextDir()}/sessions/${b.sessionId}`), []);
   });
 }
 

@@ -114,3 +114,66 @@ test("two processes writing one session at once lose no record and no index entr
     rmSync(top, { recursive: true, force: true });
   }
 });
+
+// The persisted index under SIGKILL (SPEC §4): a child process opens the store, saves 12
+// records, closes (which writes an index segment; every tenth close merges ten segments
+// into one: a write, then ten removals), forty times over; the parent kills it a few
+// milliseconds after the start of a merging close, then opens the store as another
+// process would. Every record on disk is restored exactly once, ranked as a rebuild from
+// the records ranks it.
+const ROUNDS = `
+import { ContextManager } from "toolctx";
+const dir = process.argv[2];
+for (let round = 0; round < 40; round++) {
+  const m = await ContextManager.open({ contextDir: dir });
+  for (let i = 0; i < 12; i++) {
+    await m.saveContext("grep", { pattern: "p" + i, round }, { hits: ["retry the upload " + round, "parse header " + i] });
+  }
+  process.stdout.write("closing " + round + "\\n");
+  await m.close();
+}
+process.stdout.write("done\\n");
+`;
+
+test(`SIGKILL in the middle of index merges, ${RUNS} times: every record once, ranked as the records say`, async () => {
+  const top = mkdtempSync(join(tmpdir(), "toolctx-merge-"));
+  mkdirSync(join(here, ".tmp"), { recursive: true });
+  const script = join(here, ".tmp", "merge-child.mjs");
+  writeFileSync(script, ROUNDS);
+  let killed = 0;
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      const dir = join(top, `run-${run}`);
+      const merging = String(9 + 10 * (run % 3)); // the closes of rounds 9, 19, 29 merge
+      const delay = run % 4; // ms after the close began
+      const signal = await new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [script, dir], { stdio: ["ignore", "pipe", "inherit"] });
+        let buffered = "";
+        child.stdout.on("data", (chunk) => {
+          buffered += chunk;
+          if (buffered.includes(`closing ${merging}\n`) && !child.killed) {
+            setTimeout(() => child.kill("SIGKILL"), delay);
+            buffered = "";
+          }
+        });
+        child.on("error", reject);
+        child.on("exit", (code, sig) => resolve(sig));
+      });
+      if (signal === "SIGKILL") killed++;
+      const opened = await ContextManager.open({ contextDir: dir, readOnly: true });
+      const rebuilt = new ContextManager({ contextDir: dir, readOnly: true });
+      await rebuilt.rebuildIndex();
+      const paths = opened.getAllPointers().map((p) => p.filepath);
+      assert.equal(new Set(paths).size, paths.length, `run ${run}: a record restored twice`);
+      assert.deepEqual([...paths].sort(), rebuilt.getAllPointers().map((p) => p.filepath).sort(), `run ${run}: every record on disk`);
+      for (const q of ["retry upload 9", "parse header 3", "p11"]) {
+        const rank = (m) => m.selectRelevantContexts(q, m.getAllPointers());
+        assert.deepEqual(rank(opened), rank(rebuilt), `run ${run}: ${q}`);
+      }
+    }
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+  assert.ok(killed > 0, "at least one child was killed mid-merge");
+  console.log(`merge crash: ${RUNS} runs, ${killed} killed in a merging close`);
+});

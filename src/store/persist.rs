@@ -1,0 +1,430 @@
+//! The index persisted (SPEC §4): the stages of a job that write a segment of the
+//! records indexed since the last one and merge segments ([`SegmentWrite`]), and the
+//! stage of `open({contextDir})` that loads a store from its segments ([`Opening`]),
+//! reading only the records no segment holds. Where segments live and when they merge:
+//! [`super::segments`]; their format: `toolctx_search::segment`.
+
+use std::collections::{HashMap, HashSet};
+
+use super::segments::{self, segment_name, segment_records, segments_dir, to_merge};
+use super::{ContextManager, RecordMeta};
+use crate::naming::is_record_filename;
+use crate::paths;
+use crate::plan::{self, Op, Outcomes, Plan, Step};
+use crate::record::parse_record;
+use crate::select::segment::{self as format, Segment, ToWrite};
+use crate::select::Terms;
+use crate::session::RecordFiles;
+use crate::storage::Storage;
+
+use super::jobs::{Job, Next};
+
+/// A record's content as a restored pointer gets it.
+pub(super) enum Content {
+    /// Its terms, from its file (read whole) or its manifest entry.
+    Terms(Terms),
+    /// Record `.1` of segment `.0` (of those loaded).
+    Stored(usize, usize),
+}
+
+/// Writing a segment, then merging if a level is full.
+pub(super) struct SegmentWrite {
+    /// Whether it writes whatever waits (flush, close, open), else only [`SEGMENT_RECORDS`].
+    forced: bool,
+    phase: WritePhase,
+    /// The records the segment being written holds: put back to wait on a failure.
+    taken: Vec<(String, Terms)>,
+    /// A session folder's listing (a merge keeps only records still there).
+    listing: Option<RecordFiles>,
+    /// The segments being merged.
+    inputs: Vec<String>,
+    records: HashSet<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WritePhase {
+    Writing,
+    Locking,
+    ListingSegments,
+    ListingRecords,
+    Reading,
+    WritingMerged,
+    Removing,
+    Unlocking,
+}
+
+impl SegmentWrite {
+    /// A segment write: `forced`, of whatever waits; else once [`SEGMENT_RECORDS`] wait.
+    pub(super) fn new(forced: bool) -> SegmentWrite {
+        let (taken, listing, inputs, records) = (Vec::new(), None, Vec::new(), HashSet::new());
+        SegmentWrite { forced, phase: WritePhase::Writing, taken, listing, inputs, records }
+    }
+}
+
+/// The stage of `open()` outside a session: the context dir's records listed, its
+/// segments read, the records no segment holds read whole, every pointer restored.
+#[derive(Default)]
+pub(super) struct Opening {
+    phase: OpenPhase,
+    files: Vec<String>,
+    names: Vec<String>,
+    segments: Vec<Segment>,
+    covered: HashMap<String, (usize, usize)>,
+    tail: Vec<String>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum OpenPhase {
+    #[default]
+    Listing,
+    ReadingSegments,
+    ReadingTail,
+    Removing,
+}
+
+/// Segments read: the segments that decoded, which record of which each listed file is
+/// (the first segment holding it), and the removals of the segments refused.
+pub(super) struct SegmentsRead {
+    pub segments: Vec<Segment>,
+    pub covered: HashMap<String, (usize, usize)>,
+    pub removes: Vec<Op>,
+}
+
+impl<S: Storage> ContextManager<S> {
+    /// Whether a background segment write is due: enough records wait to be written into
+    /// one (see [`super::segments`]).
+    pub fn segment_due(&self) -> bool {
+        let state = self.state.borrow();
+        !self.options.read_only && state.unsegmented.len() + state.unindexed.len() >= segments::SEGMENT_RECORDS
+    }
+
+    /// A background job writing a segment of the records indexed since the last one (and
+    /// merging segments), when one is due and none is under way; its failures go to
+    /// `onDebug`. The JavaScript driver starts it after a save resolves; natively a save
+    /// runs it.
+    pub fn begin_persist_index(&self) -> Option<Job> {
+        if self.segmenting.get() || !self.segment_due() {
+            return None;
+        }
+        let pass = self.gate.enter("persistIndex").ok()?;
+        self.segmenting.set(true);
+        Some(Job::persist_index(pass))
+    }
+
+    /// The segment folder of this manager's records.
+    fn segment_dir(&self) -> String {
+        segments_dir(self.record_root())
+    }
+
+    /// Notes the content terms of the persisted record at `path` for the next segment.
+    pub(super) fn to_segment(&self, path: &str, terms: Terms) {
+        if !self.options.read_only {
+            self.state.borrow_mut().unsegmented.push((path.to_owned(), terms));
+        }
+    }
+
+    /// The first step of a segment write: the content waiting indexed, the records still
+    /// here and persisted taken, their segment written.
+    pub(super) fn start_segment(&self, w: &mut SegmentWrite) -> Next {
+        if self.options.read_only || (!w.forced && !self.segment_due()) {
+            return self.segment_done(w);
+        }
+        self.index_content();
+        let root = format!("{}/", self.record_root());
+        let waiting = std::mem::take(&mut self.state.borrow_mut().unsegmented);
+        let mut headers: Vec<(String, u64, String)> = Vec::with_capacity(waiting.len());
+        {
+            let state = self.state.borrow();
+            for (path, terms) in waiting {
+                let (Some(rel), Some(entry)) = (path.strip_prefix(&root), state.entry(&path)) else { continue };
+                if state.memory.contains(&path) {
+                    continue;
+                }
+                headers.push((
+                    rel.to_owned(),
+                    entry.size() as u64,
+                    String::from_utf8_lossy(&entry.meta().encode(None)).into_owned(),
+                ));
+                w.taken.push((path, terms));
+            }
+        }
+        if w.taken.is_empty() {
+            return self.segment_done(w);
+        }
+        let records: Vec<ToWrite<'_>> = headers
+            .iter()
+            .zip(&w.taken)
+            .map(|((rel, size, header), (_, terms))| ToWrite::from_terms(rel, *size, header, terms))
+            .collect();
+        let bytes = format::encode(&records);
+        let Ok(name) = self.random_part().map(|r| segment_name(records.len(), (self.options.clock)(), &r)) else {
+            return self.segment_done(w);
+        };
+        w.phase = WritePhase::Writing;
+        Next::Run(vec![Op::Write { path: paths::join(&self.segment_dir(), &name), bytes, exclusive: true }])
+    }
+
+    /// The next step of a segment write, given what the last one's ops gave.
+    pub(super) fn segment_step(&self, w: &mut SegmentWrite, out: Outcomes) -> Next {
+        const WHAT: &str = "could not write an index segment";
+        let dir = self.segment_dir();
+        match w.phase {
+            WritePhase::Writing => {
+                if let Err(e) = plan::only(out) {
+                    self.debug(format!("{WHAT}: {e}"), None);
+                    self.state.borrow_mut().unsegmented.append(&mut w.taken);
+                    return self.segment_done(w);
+                }
+                w.taken.clear();
+                w.phase = WritePhase::Locking;
+                Next::Lock(segments::merge_lock(&dir))
+            }
+            WritePhase::Locking => {
+                if let Some(Err(e)) = out.into_iter().next() {
+                    self.debug(format!("could not merge index segments: {e}"), None);
+                    return self.segment_done(w);
+                }
+                w.phase = WritePhase::ListingSegments;
+                Next::Run(vec![Op::List(dir)])
+            }
+            WritePhase::ListingSegments => {
+                let names = plan::names(plan::only(out)).unwrap_or_default();
+                match to_merge(&names) {
+                    None => self.unlock_segments(w),
+                    Some(inputs) => {
+                        w.inputs = inputs;
+                        w.phase = WritePhase::ListingRecords;
+                        match &self.session {
+                            Some(s) => {
+                                w.listing = Some(RecordFiles::new(&s.dir));
+                                self.segment_step(w, Vec::new())
+                            }
+                            None => Next::Run(vec![Op::List(self.record_root().to_owned())]),
+                        }
+                    }
+                }
+            }
+            WritePhase::ListingRecords => {
+                let listed = match w.listing.as_mut() {
+                    Some(listing) => match listing.step(out).finished::<()>() {
+                        Err(Step::Run(ops)) => return Next::Run(ops),
+                        Err(_) => Err(crate::error::Error::new(crate::error::ErrorKind::Internal, "a listing locked")),
+                        Ok(result) => result,
+                    },
+                    None => {
+                        plan::names(plan::only(out)).map(|n| n.into_iter().filter(|n| is_record_filename(n)).collect())
+                    }
+                };
+                w.listing = None;
+                match listed {
+                    Err(e) => {
+                        self.debug(format!("could not merge index segments: {e}"), None);
+                        self.unlock_segments(w)
+                    }
+                    Ok(files) => {
+                        w.records = files.into_iter().collect();
+                        w.phase = WritePhase::Reading;
+                        Next::Run(w.inputs.iter().map(|n| Op::Read(paths::join(&dir, n))).collect())
+                    }
+                }
+            }
+            WritePhase::Reading => {
+                let mut read = Vec::new();
+                for (name, outcome) in w.inputs.iter().zip(out) {
+                    match plan::bytes(outcome).ok().flatten().map(|b| Segment::decode(&b)) {
+                        Some(Ok(segment)) => read.push(segment),
+                        Some(Err(why)) => {
+                            self.debug(format!("an index segment was refused ({why}): merged without it"), Some(name))
+                        }
+                        None => {}
+                    }
+                }
+                let mut seen = HashSet::new();
+                let records: Vec<ToWrite<'_>> = read
+                    .iter()
+                    .flat_map(|s| s.records.iter().map(move |r| (s, r)))
+                    .filter(|(_, r)| w.records.contains(&r.path) && seen.insert(r.path.as_str()))
+                    .map(|(s, r)| ToWrite::from_segment(s, r))
+                    .collect();
+                w.phase = WritePhase::WritingMerged;
+                if records.is_empty() {
+                    return self.segment_step(w, vec![Ok(crate::plan::Outcome::Done)]);
+                }
+                let Ok(name) = self.random_part().map(|r| segment_name(records.len(), (self.options.clock)(), &r))
+                else {
+                    return self.unlock_segments(w);
+                };
+                let bytes = format::encode(&records);
+                Next::Run(vec![Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true }])
+            }
+            WritePhase::WritingMerged => {
+                if let Err(e) = plan::only(out) {
+                    self.debug(format!("could not merge index segments: {e}"), None);
+                    return self.unlock_segments(w);
+                }
+                // Written before its inputs go: a writer stopped here leaves both, and a
+                // reader takes each record once.
+                w.phase = WritePhase::Removing;
+                Next::Run(w.inputs.iter().map(|n| Op::Remove(paths::join(&dir, n))).collect())
+            }
+            WritePhase::Removing => self.unlock_segments(w),
+            WritePhase::Unlocking => self.segment_done(w),
+        }
+    }
+
+    fn unlock_segments(&self, w: &mut SegmentWrite) -> Next {
+        w.phase = WritePhase::Unlocking;
+        Next::Unlock
+    }
+
+    fn segment_done(&self, _w: &mut SegmentWrite) -> Next {
+        self.segmenting.set(false);
+        Next::Nothing
+    }
+
+    /// The segments named `names` of this manager's segment folder, read (`out`): those
+    /// that decode, which record of which each of `files` (listed record paths) is, and
+    /// the removals of the refused ones (none for a read-only manager). A refused segment
+    /// is reported and never trusted: the records it held are read instead.
+    pub(super) fn segments_read(&self, names: &[String], out: Outcomes, files: &[String]) -> SegmentsRead {
+        let dir = self.segment_dir();
+        let listed: HashSet<&str> = files.iter().map(String::as_str).collect();
+        let mut read = SegmentsRead { segments: Vec::new(), covered: HashMap::new(), removes: Vec::new() };
+        for (name, outcome) in names.iter().zip(out) {
+            let path = paths::join(&dir, name);
+            let bytes = match plan::bytes(outcome) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => continue,
+                Err(e) => {
+                    self.debug(
+                        format!("could not read an index segment ({e}): its records are read instead"),
+                        Some(&path),
+                    );
+                    continue;
+                }
+            };
+            match Segment::decode(&bytes) {
+                Ok(segment) => {
+                    let at = read.segments.len();
+                    for (i, r) in segment.records.iter().enumerate() {
+                        if listed.contains(r.path.as_str()) {
+                            read.covered.entry(r.path.clone()).or_insert((at, i));
+                        }
+                    }
+                    read.segments.push(segment);
+                }
+                Err(why) => {
+                    self.debug(
+                        format!("an index segment was refused ({why}): its records are read instead"),
+                        Some(&path),
+                    );
+                    if !self.options.read_only {
+                        read.removes.push(Op::Remove(path));
+                    }
+                }
+            }
+        }
+        read
+    }
+
+    /// The metadata and size of record `.1` of segment `.0` (from its header); `None`,
+    /// reported, when the header does not parse (the record is then read).
+    pub(super) fn stored_meta(&self, segments: &[Segment], at: (usize, usize)) -> Option<(RecordMeta, usize)> {
+        let record = &segments[at.0].records[at.1];
+        match parse_record(record.header.as_bytes()).and_then(|v| v.meta()) {
+            Ok(meta) => Some((meta, usize::try_from(record.size).unwrap_or(usize::MAX))),
+            Err(e) => {
+                self.debug(format!("an index segment holds a header that does not parse ({e})"), Some(&record.path));
+                None
+            }
+        }
+    }
+
+    // -- open() outside a session
+
+    /// The first step of loading the context dir: its records and its segments listed.
+    pub(super) fn start_opening(&self, l: &mut Opening) -> Next {
+        if self.session.is_some() {
+            return Next::Nothing;
+        }
+        l.phase = OpenPhase::Listing;
+        Next::Run(vec![Op::List(self.record_root().to_owned()), Op::List(self.segment_dir())])
+    }
+
+    /// The next step of loading the context dir.
+    pub(super) fn opening_step(&self, l: &mut Opening, job: &mut Job, out: Outcomes) -> Next {
+        const WHAT: &str = "could not open the store";
+        match l.phase {
+            OpenPhase::Listing => {
+                let mut out = out.into_iter();
+                let files = out.next().map(plan::names).unwrap_or_else(|| Ok(Vec::new()));
+                let files = match files {
+                    Ok(files) => files,
+                    Err(e) => {
+                        self.fail(job, WHAT, e, None);
+                        return Next::Nothing;
+                    }
+                };
+                l.files = files.into_iter().filter(|n| is_record_filename(n)).collect();
+                let names = out.next().map(plan::names).and_then(Result::ok).unwrap_or_default();
+                l.names = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+                l.phase = OpenPhase::ReadingSegments;
+                if l.names.is_empty() {
+                    return self.opening_step(l, job, Vec::new());
+                }
+                let dir = self.segment_dir();
+                Next::Run(l.names.iter().map(|n| Op::Read(paths::join(&dir, n))).collect())
+            }
+            OpenPhase::ReadingSegments => {
+                let read = self.segments_read(&l.names, out, &l.files);
+                (l.segments, l.covered) = (read.segments, read.covered);
+                let removes = read.removes;
+                l.tail = l.files.iter().filter(|f| !l.covered.contains_key(*f)).cloned().collect();
+                l.phase = OpenPhase::ReadingTail;
+                if l.tail.is_empty() {
+                    return self.loaded(l, Vec::new(), removes);
+                }
+                l.names =
+                    removes.into_iter().filter_map(|op| if let Op::Remove(p) = op { Some(p) } else { None }).collect();
+                let root = self.record_root();
+                Next::Run(l.tail.iter().map(|rel| Op::Read(paths::join(root, rel))).collect())
+            }
+            OpenPhase::ReadingTail => {
+                let removes = std::mem::take(&mut l.names).into_iter().map(Op::Remove).collect();
+                self.loaded(l, out, removes)
+            }
+            OpenPhase::Removing => Next::Nothing,
+        }
+    }
+
+    /// The pointers restored: from the segments, and from the records read whole (`out`,
+    /// the tail's reads), which wait for the next segment; then the refused segments removed.
+    fn loaded(&self, l: &mut Opening, out: Outcomes, removes: Vec<Op>) -> Next {
+        let root = self.record_root().to_owned();
+        let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(l.files.len());
+        let mut contents: HashMap<String, Content> = HashMap::with_capacity(l.files.len());
+        let mut read_tail = Vec::new();
+        for (rel, outcome) in std::mem::take(&mut l.tail).into_iter().zip(out) {
+            let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
+            let full = paths::join(&root, &rel);
+            if let Some((meta, size, content)) = self.adopted(&full, &bytes) {
+                read_tail.push((full, content.clone()));
+                contents.insert(rel.clone(), Content::Terms(content));
+                records.push((rel, meta, size));
+            }
+        }
+        for (rel, at) in std::mem::take(&mut l.covered) {
+            if let Some((meta, size)) = self.stored_meta(&l.segments, at) {
+                contents.insert(rel.clone(), Content::Stored(at.0, at.1));
+                records.push((rel, meta, size));
+            }
+        }
+        self.restore_pointers(&root, records.into_iter(), &l.segments, |rel| contents.remove(rel), false);
+        l.segments = Vec::new();
+        for (full, content) in read_tail {
+            self.to_segment(&full, content);
+        }
+        l.phase = OpenPhase::Removing;
+        removes.into()
+    }
+}

@@ -1,0 +1,122 @@
+//! Where a store's index segments live and when they merge (SPEC §4: the search index
+//! persisted as derived data; the format is `toolctx_search::segment`'s).
+//!
+//! A record folder (the context dir, or a session's folder) keeps its segments in its
+//! `.index/` folder, a name the record grammar never matches and no category can take.
+//! A segment is named `{records}-{ms}-{random}.seg`: how many records it holds (so the
+//! merge policy reads the listing, not the files), when it was written and a random part
+//! (so two processes never write the same name).
+//!
+//! A manager writes one segment for the records it indexed since its last one: in the
+//! background once [`SEGMENT_RECORDS`] wait, at `flush`/`close`, and after an `open` that
+//! had to read records no segment held. Segments merge as Lucene's `LogMergePolicy`
+//! merges them: a segment's level is the order of magnitude of its record count in
+//! [`SEGMENT_RECORDS`]; once [`MERGE_FACTOR`] segments share a level they are merged into
+//! one of the next. Each record is so rewritten about log₁₀(n) times, never n times.
+//!
+//! A merge writes its segment before it removes its inputs: a writer killed in between
+//! leaves both, and a reader takes each record once (the first segment holding it), so
+//! nothing is lost or counted twice; the next merge removes the leftovers.
+
+use crate::paths;
+
+/// The folder of a record folder's segments.
+pub const INDEX_DIR: &str = ".index";
+
+/// Records written or read since the last segment after which one is written in the background.
+pub const SEGMENT_RECORDS: usize = 256;
+
+/// Segments of one level that are merged into one.
+pub const MERGE_FACTOR: usize = 10;
+
+const EXTENSION: &str = ".seg";
+
+/// The segment folder of the record folder `root`.
+pub fn segments_dir(root: &str) -> String {
+    paths::join(root, INDEX_DIR)
+}
+
+/// The lock a merge holds, for the segment folder `dir`: inside it (an adapter that
+/// locks with a file makes it there, beside the segments, not beside the records).
+pub fn merge_lock(dir: &str) -> String {
+    paths::join(dir, "merge.lock")
+}
+
+/// The name of a new segment of `records` records, written at `now_ms`.
+pub fn segment_name(records: usize, now_ms: i64, random: &str) -> String {
+    format!("{records}-{now_ms}-{random}{EXTENSION}")
+}
+
+/// How many records the segment named `name` holds; `None` when it is no segment's name.
+pub fn segment_records(name: &str) -> Option<usize> {
+    let stem = name.strip_suffix(EXTENSION)?;
+    let (records, rest) = stem.split_once('-')?;
+    let (ms, random) = rest.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ok = digits(records) && digits(ms) && !random.is_empty() && random.bytes().all(|b| b.is_ascii_alphanumeric());
+    ok.then(|| records.parse().ok()).flatten()
+}
+
+/// The level of a segment of `records` records: 0 up to [`SEGMENT_RECORDS`] × 10, then
+/// one more for every factor of ten.
+fn level(records: usize) -> u32 {
+    let mut level = 0;
+    let mut bound = SEGMENT_RECORDS * MERGE_FACTOR;
+    while records >= bound && level < 16 {
+        level += 1;
+        bound = bound.saturating_mul(MERGE_FACTOR);
+    }
+    level
+}
+
+/// The segments to merge among those named `names` (the segment folder's listing), if
+/// any: [`MERGE_FACTOR`] of the lowest level that has that many, smallest first.
+pub fn to_merge(names: &[String]) -> Option<Vec<String>> {
+    let mut segments: Vec<(u32, usize, &String)> =
+        names.iter().filter_map(|n| segment_records(n).map(|r| (level(r), r, n))).collect();
+    crate::sort::sort(&mut segments);
+    let mut from = 0;
+    while from < segments.len() {
+        let lvl = segments[from].0;
+        let to = segments[from..].iter().position(|s| s.0 != lvl).map_or(segments.len(), |p| from + p);
+        if to - from >= MERGE_FACTOR {
+            return Some(segments[from..from + MERGE_FACTOR].iter().map(|s| s.2.clone()).collect());
+        }
+        from = to;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_say_how_many_records_and_never_look_like_records() {
+        let name = segment_name(300, 1_737_210_622_000, "a4f2");
+        assert_eq!(name, "300-1737210622000-a4f2.seg");
+        assert_eq!(segment_records(&name), Some(300));
+        assert!(!crate::naming::is_record_filename(&name));
+        for bad in ["300-1737210622000-a4f2.json", "x-1-a.seg", "300-1737210622000-.seg", "300.seg", "300-1-a/.seg"] {
+            assert_eq!(segment_records(bad), None, "{bad}");
+        }
+        assert!(crate::session::check_category(INDEX_DIR).is_err(), "no category is the segment folder");
+    }
+
+    #[test]
+    fn ten_segments_of_a_level_merge_and_no_fewer() {
+        let names = |counts: &[usize]| -> Vec<String> {
+            counts.iter().enumerate().map(|(i, &n)| segment_name(n, i as i64, "abcd")).collect()
+        };
+        assert_eq!(to_merge(&names(&[256; 9])), None);
+        let ten = names(&[256; 10]);
+        assert_eq!(to_merge(&ten).unwrap().len(), 10);
+        // Nine small and nine large: nothing; a tenth large merges the large ones.
+        let mut mixed = names(&[10; 9]);
+        mixed.extend(names(&[3000; 9]));
+        assert_eq!(to_merge(&mixed), None);
+        mixed.push(segment_name(5000, 99, "zzzz"));
+        let merged = to_merge(&mixed).unwrap();
+        assert!(merged.iter().all(|n| segment_records(n).unwrap() >= 2560), "{merged:?}");
+    }
+}
