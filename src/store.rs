@@ -1830,8 +1830,8 @@ impl<S: Storage> ContextManager<S> {
                 // Read from a segment: ranked on the terms the saving process indexed.
                 let segment = &segments[s];
                 let ids = ids.entry(s).or_insert_with(|| vec![u32::MAX; segment.dictionary.len()]);
-                let passages = &segment.records[r].passages;
-                state.index.add_stored_content(slot, &terms, &segment.dictionary, passages, ids);
+                let record = &segment.records[r];
+                state.index.add_stored_content(slot, &terms, &segment.dictionary, record, ids);
             }
         }
     }

@@ -36,7 +36,7 @@ use std::collections::HashMap;
 
 use super::postings::{Posting, Postings};
 use super::query::Query;
-use super::segment::StoredPassage;
+use super::segment::SegmentRecord;
 use super::{Strategy, Terms};
 use crate::paged::Paged;
 use crate::sort;
@@ -193,49 +193,46 @@ impl Index {
     /// save path (SPEC §6: near-real-time). Nothing is done for a record removed, or one
     /// whose content is indexed already.
     pub fn add_content(&mut self, slot: u32, terms: &Terms) {
-        let passages: Vec<(u32, Vec<(u32, u32)>)> = terms
-            .passages()
-            .iter()
-            .map(|p| (p.len(), p.terms().iter().map(|(t, n)| (self.id(t), *n)).collect()))
-            .collect();
-        self.add_passages(slot, terms, passages);
+        let passages: Vec<(u32, u32)> = terms.passages().iter().map(|p| (p.len(), p.terms().len() as u32)).collect();
+        let mut flat = Vec::with_capacity(passages.iter().map(|p| p.1 as usize).sum());
+        for passage in terms.passages() {
+            for (t, n) in passage.terms() {
+                flat.push((self.id(t), *n));
+            }
+        }
+        self.add_passages(slot, terms, &passages, &flat);
     }
 
-    /// [`Index::add_content`] for a record read from an index segment: its passages as
-    /// ids into `dictionary` (the segment's), `ids` mapping those to this index's ids as
-    /// they are met (`u32::MAX`: not yet; one map per segment, as long as its dictionary).
-    /// `terms` holds the record's metadata.
+    /// [`Index::add_content`] for a record read from an index segment: its passages with
+    /// their terms as ids into `dictionary` (the segment's), `ids` mapping those to this
+    /// index's ids as they are met (`u32::MAX`: not yet; one map per segment, as long as
+    /// its dictionary). `terms` holds the record's metadata.
     pub fn add_stored_content(
         &mut self,
         slot: u32,
         terms: &Terms,
         dictionary: &[Box<str>],
-        passages: &[StoredPassage],
+        record: &SegmentRecord,
         ids: &mut [u32],
     ) {
-        let passages: Vec<(u32, Vec<(u32, u32)>)> = passages
+        let flat: Vec<(u32, u32)> = record
+            .terms
             .iter()
-            .map(|p| {
-                let terms = p
-                    .terms
-                    .iter()
-                    .map(|&(d, n)| {
-                        let d = d as usize;
-                        if ids[d] == u32::MAX {
-                            ids[d] = self.id(&dictionary[d]);
-                        }
-                        (ids[d], n)
-                    })
-                    .collect();
-                (p.len, terms)
+            .map(|&(d, n)| {
+                let d = d as usize;
+                if ids[d] == u32::MAX {
+                    ids[d] = self.id(&dictionary[d]);
+                }
+                (ids[d], n)
             })
             .collect();
-        self.add_passages(slot, terms, passages);
+        self.add_passages(slot, terms, &record.passages, &flat);
     }
 
-    /// Adds `passages` (each its length and its terms by id with their frequencies) as
-    /// the content of the record in `slot`, whose metadata is that of `terms`.
-    fn add_passages(&mut self, slot: u32, terms: &Terms, passages: Vec<(u32, Vec<(u32, u32)>)>) {
+    /// Adds the passages `passages` (each its length and how many of `flat` are its
+    /// terms, by id with their frequencies) as the content of the record in `slot`, whose
+    /// metadata is that of `terms`.
+    fn add_passages(&mut self, slot: u32, terms: &Terms, passages: &[(u32, u32)], flat: &[(u32, u32)]) {
         let Some(record) = self.records.get(slot as usize).copied() else { return };
         let first = self.passages.len();
         if record.gone || record.passages > 0 || passages.is_empty() {
@@ -247,25 +244,24 @@ impl Index {
         let mut metadata: Vec<u32> =
             terms.metadata().terms().iter().filter_map(|(t, _)| self.ids.get(t.as_str()).copied()).collect();
         sort::sort(&mut metadata);
-        let mut new_terms: Vec<u32> = Vec::new();
         let mut content_len = 0u64;
-        let count = passages.len() as u32;
-        for (i, (len, terms)) in passages.into_iter().enumerate() {
+        let mut flat = flat.iter();
+        for (i, &(len, n)) in passages.iter().enumerate() {
             let number = (first + i) as u32;
-            for (id, n) in terms {
-                self.terms[id as usize].content.push(number, n);
-                if metadata.binary_search(&id).is_err() {
-                    new_terms.push(id);
+            for &(id, tf) in flat.by_ref().take(n as usize) {
+                let lists = &mut self.terms[id as usize];
+                // The record's passages are numbered from `first`, the highest numbers
+                // yet: a term whose last passage is one of them was counted already.
+                let counted = lists.content.last().is_some_and(|last| last >= first as u32);
+                if !counted && metadata.binary_search(&id).is_err() {
+                    lists.df += 1;
                 }
+                lists.content.push(number, tf);
             }
             self.passages.push(Passage { record: slot, len });
             content_len += u64::from(len);
         }
-        sort::sort(&mut new_terms);
-        new_terms.dedup();
-        for id in new_terms {
-            self.terms[id as usize].df += 1;
-        }
+        let count = passages.len() as u32;
         let r = &mut self.records[slot as usize];
         (r.first_passage, r.passages) = (first as u32, count);
         self.total.passages += count as usize;
@@ -780,7 +776,7 @@ mod tests {
         for (i, (record, (d, _))) in seg.records.iter().zip(texts).enumerate() {
             let meta = terms(d);
             let slot = stored.add(i as u64, &meta).unwrap();
-            stored.add_stored_content(slot, &meta, &seg.dictionary, &record.passages, &mut ids);
+            stored.add_stored_content(slot, &meta, &seg.dictionary, record, &mut ids);
         }
         for q in ["header parser", "parsed lazily", "src a rs", "the body"] {
             let query = query_for(q, Strategy::Bm25, false);

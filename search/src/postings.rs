@@ -40,6 +40,11 @@ impl Postings {
         self.last = slot;
     }
 
+    /// The slot of the last posting, if any.
+    pub(super) fn last(&self) -> Option<u32> {
+        (self.len > 0).then_some(self.last)
+    }
+
     /// Whether it holds none.
     pub(super) fn is_empty(&self) -> bool {
         self.len == 0

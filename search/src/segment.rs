@@ -57,18 +57,24 @@ pub struct SegmentRecord {
     pub size: u64,
     /// Its header: the record's JSON without its result.
     pub header: String,
-    /// Its content passages.
-    pub passages: Vec<StoredPassage>,
+    /// Its content passages, in order: each its length in tokens and how many of
+    /// `terms` are its own (one allocation a record, not one a passage).
+    pub passages: Vec<(u32, u32)>,
+    /// The passages' terms, one passage after the other: (dictionary id, frequency), ids
+    /// ascending within a passage.
+    pub terms: Vec<(u32, u32)>,
 }
 
-/// A content passage of a [`SegmentRecord`]: its length in tokens and its terms, as
-/// ascending ids into the segment's dictionary, with their frequencies.
-#[derive(Debug, Clone, Default)]
-pub struct StoredPassage {
-    /// Its length in tokens.
-    pub len: u32,
-    /// (dictionary id, frequency), ids ascending.
-    pub terms: Vec<(u32, u32)>,
+impl SegmentRecord {
+    /// Its passages: each its length and its terms.
+    pub fn passages(&self) -> impl Iterator<Item = (u32, &[(u32, u32)])> + '_ {
+        let mut at = 0;
+        self.passages.iter().map(move |&(len, n)| {
+            let terms = &self.terms[at..at + n as usize];
+            at += n as usize;
+            (len, terms)
+        })
+    }
 }
 
 /// A record to write into a segment: its path, size, header and content passages (each
@@ -98,9 +104,8 @@ impl<'a> ToWrite<'a> {
     /// A record of a decoded segment, to write again (a merge).
     pub fn from_segment(segment: &'a Segment, record: &'a SegmentRecord) -> ToWrite<'a> {
         let passages = record
-            .passages
-            .iter()
-            .map(|p| (p.len, p.terms.iter().map(|&(id, n)| (&*segment.dictionary[id as usize], n)).collect()))
+            .passages()
+            .map(|(len, terms)| (len, terms.iter().map(|&(id, n)| (&*segment.dictionary[id as usize], n)).collect()))
             .collect();
         ToWrite { path: &record.path, size: record.size, header: &record.header, passages }
     }
@@ -198,10 +203,11 @@ impl Segment {
             let header = r.str()?.to_owned();
             let count = r.count()?;
             let mut passages = Vec::with_capacity(count);
+            let mut terms = Vec::new();
             for _ in 0..count {
                 let len = r.u32()?;
                 let m = r.count()?;
-                let mut terms = Vec::with_capacity(m);
+                terms.reserve(m);
                 let mut id = 0u32;
                 for i in 0..m {
                     let gap = r.u32()?;
@@ -212,9 +218,9 @@ impl Segment {
                     }
                     terms.push((id, r.u32()?));
                 }
-                passages.push(StoredPassage { len, terms });
+                passages.push((len, m as u32));
             }
-            records.push(SegmentRecord { path, size, header, passages });
+            records.push(SegmentRecord { path, size, header, passages, terms });
         }
         if r.at != bytes.len() {
             return Err(Refused::Malformed);
@@ -226,12 +232,11 @@ impl Segment {
     /// metadata: what the process that saved it indexed.
     pub fn terms_of(&self, record: &SegmentRecord) -> Terms {
         let passages = record
-            .passages
-            .iter()
-            .map(|p| {
+            .passages()
+            .map(|(len, terms)| {
                 Field::from_sorted(
-                    p.terms.iter().map(|&(id, n)| (self.dictionary[id as usize].to_string(), n)).collect(),
-                    p.len,
+                    terms.iter().map(|&(id, n)| (self.dictionary[id as usize].to_string(), n)).collect(),
+                    len,
                 )
             })
             .collect();
