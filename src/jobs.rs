@@ -717,10 +717,12 @@ impl<S: Storage> ContextManager<S> {
     fn known_pointer(&self, victim: &Owned) -> Option<String> {
         let path = victim.path.as_str();
         let mut out = String::new();
-        if let Some(entry) = self.state.borrow().entry(path) {
-            entry.pointer_json(&mut out);
+        let state = self.state.borrow();
+        if let Some(entry) = state.entry(path) {
+            entry.pointer_json(&mut out, state.handle_len(entry));
             return Some(out);
         }
+        drop(state);
         let from_manifest = self.session.as_ref().and_then(|s| {
             let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
             s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
@@ -732,7 +734,7 @@ impl<S: Storage> ContextManager<S> {
                 parse_record(&held).and_then(|v| v.meta()).ok()?
             }
         };
-        Entry::new(path, meta, victim.size, &mut Default::default(), None).pointer_json(&mut out);
+        Entry::new(path, meta, victim.size, &mut Default::default(), None).pointer_json(&mut out, crate::handle::SHORT);
         Some(out)
     }
 
@@ -742,7 +744,8 @@ impl<S: Storage> ContextManager<S> {
         let path = victim.path.as_str();
         let mut out = String::new();
         match bytes.and_then(|b| parse_record(b).and_then(|v| v.meta()).ok()) {
-            Some(meta) => Entry::new(path, meta, victim.size, &mut Default::default(), None).pointer_json(&mut out),
+            Some(meta) => Entry::new(path, meta, victim.size, &mut Default::default(), None)
+                .pointer_json(&mut out, crate::handle::SHORT),
             None => {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);

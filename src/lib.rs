@@ -37,6 +37,7 @@
 //! - [`paths`]: path normalising and confinement;
 //! - [`plan`]: the storage operations a synchronous step asks for, and their outcomes;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
+//! - [`handle`]: a record's handle, `ctx:` and base32 (what the model sees and passes back);
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
 //! - [`retention`]: caps by bytes, records and age over the records a manager owns;
 //! - [`store`]: [`ContextManager`], the workflow;
@@ -48,6 +49,7 @@
 pub mod conversation;
 pub mod describe;
 pub mod error;
+pub mod handle;
 mod lifecycle;
 pub mod naming;
 pub(crate) use toolctx_search::paged;

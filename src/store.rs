@@ -13,6 +13,7 @@ use futures_util::lock::Mutex;
 use serde_json::{Number, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::handle;
 use crate::lifecycle::{Gate, Pass, Phase};
 use crate::naming::{
     args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, StoredPath, RANDOM_LEN,
@@ -513,7 +514,14 @@ impl Entry {
 
     /// The pointer's JSON (SPEC §2 fields, plus `argsHash`, `timestamp`, `size`).
     /// The JS glue copies these fields by name (pkg-template/pointers.js): a new field goes there too.
-    fn pointer_json(&self, out: &mut String) {
+    /// The digest its handles are made of (SPEC §3: from its file name alone).
+    fn handle_digest(&self) -> u64 {
+        let path = self.path_text();
+        handle::digest(path.rsplit('/').next().unwrap_or(&path))
+    }
+
+    /// Its pointer as JSON, its handle `handle_len` base32 characters long.
+    fn pointer_json(&self, out: &mut String, handle_len: usize) {
         // The tail (the parts after the prefix) holds no `/` and nothing JSON escapes.
         let (head, tail) = self.filepath.split(&self.args.hash);
         let push_path = |out: &mut String, head: &str| {
@@ -526,7 +534,9 @@ impl Entry {
         push_path(out, head);
         out.push_str(",\"filename\":");
         push_path(out, head.rsplit('/').next().unwrap_or(head));
-        out.push_str(",\"toolName\":");
+        out.push_str(",\"handle\":\"");
+        handle::push_handle(out, self.handle_digest(), handle_len);
+        out.push_str("\",\"toolName\":");
         push_json_str(out, &self.tool_name);
         out.push_str(",\"toolDescription\":");
         push_json_str(out, &self.description());
@@ -598,6 +608,9 @@ struct State {
     /// Persisted records whose content is indexed but in no segment this manager wrote
     /// or read: filepath and content terms, for the next segment (SPEC §4).
     unsegmented: Vec<(String, Terms)>,
+    /// How many live pointers share each short handle (SPEC §3): those that share one
+    /// get long handles.
+    handle_keys: HashMap<u64, u32>,
 }
 
 /// Filepath → slot, keyed by a 32-bit hash of the path so the map does not hold a second
@@ -715,11 +728,23 @@ impl State {
             return false;
         };
         entry.written |= self.orphans.remove(path.as_str());
+        *self.handle_keys.entry(handle::short_key(entry.handle_digest())).or_insert(0) += 1;
         let at = self.order.partition_point(|&s| self.index.order(s) < seq);
         self.order.insert(at, slot);
         self.entries.push(entry);
         self.slot_by_path.insert(&path, slot, &self.entries);
         true
+    }
+
+    /// How long the handle of `entry` (a live pointer's) is: long when another live
+    /// pointer shares its short one.
+    fn handle_len(&self, entry: &Entry) -> usize {
+        let shared = self.handle_keys.get(&handle::short_key(entry.handle_digest())).is_some_and(|&n| n > 1);
+        if shared {
+            handle::LONG
+        } else {
+            handle::SHORT
+        }
     }
 
     /// Notes that this manager wrote the record at `path`.
@@ -764,6 +789,13 @@ impl State {
     /// Drops the pointer at `path`, and its index entry; `false` when there is none.
     fn remove_pointer(&mut self, path: &str) -> bool {
         let Some(slot) = self.slot_of(path) else { return false };
+        let key = handle::short_key(self.entries[slot as usize].handle_digest());
+        if let Some(n) = self.handle_keys.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.handle_keys.remove(&key);
+            }
+        }
         let seq = self.index.order(slot);
         if self.entries[slot as usize].written {
             self.orphans.insert(path.into());
@@ -834,6 +866,7 @@ impl State {
         self.vectors.clear();
         self.unindexed.clear();
         self.unindexed_bytes = 0;
+        self.handle_keys.clear();
         self.dead = 0;
         self.latest_copy.clear();
         self.epoch = self.epoch.wrapping_add(1);
@@ -1367,7 +1400,8 @@ impl<S: Storage> ContextManager<S> {
             if out.len() > 1 {
                 out.push(',');
             }
-            state.entries[slot as usize].pointer_json(&mut out);
+            let entry = &state.entries[slot as usize];
+            entry.pointer_json(&mut out, state.handle_len(entry));
         }
         out.push(']');
         out
@@ -1422,8 +1456,28 @@ impl<S: Storage> ContextManager<S> {
     pub fn pointer_json_of(&self, slot: u32, out: &mut String) -> bool {
         let state = self.state.borrow();
         let Some(entry) = state.entries.get(slot as usize) else { return false };
-        entry.pointer_json(out);
+        entry.pointer_json(out, state.handle_len(entry));
         true
+    }
+
+    /// The slot of the pointer whose handle is `text` (SPEC §3: `ctx:` and base32, any
+    /// case; a long handle or its short form). `Ok(None)`: no such handle here (or
+    /// `text` is none). An `INVALID_ARGUMENT` error when a short handle names two records
+    /// (their long handles tell them apart).
+    pub fn slot_of_handle(&self, text: &str) -> Result<Option<u32>> {
+        let Some(body) = handle::parse(text.trim()) else { return Ok(None) };
+        let state = self.state.borrow();
+        let mut found = None;
+        for &slot in &state.order {
+            if handle::names(&body, state.entries[slot as usize].handle_digest()) {
+                if found.is_some() {
+                    let message = format!("the handle {text:?} names more than one record: use a long handle");
+                    return Err(Error::invalid(message));
+                }
+                found = Some(slot);
+            }
+        }
+        Ok(found)
     }
 
     /// The filepath of the pointer in `slot`.
@@ -2247,7 +2301,7 @@ mod tests {
             assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
             assert_eq!(e.path_text(), path);
             let mut json = String::new();
-            e.pointer_json(&mut json);
+            e.pointer_json(&mut json, handle::SHORT);
             let v: Value = serde_json::from_str(&json).unwrap();
             assert_eq!((v["filepath"].as_str(), v["argsHash"].as_str()), (Some(path), Some(&*meta.args_hash)));
             assert_eq!((v["timestamp"].as_str(), v["toolCallId"].as_str()), (Some(&*meta.timestamp), call));

@@ -286,3 +286,39 @@ fn a_resumed_session_ranks_from_its_segments_and_ending_it_removes_them() {
     let left: Vec<String> = storage.paths().into_iter().filter(|p| p.contains(&id)).collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn every_pointer_has_a_short_handle_that_every_manager_of_the_store_resolves_alike() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let saved = save_all(&a, 0, 20);
+    block_on(a.close()).unwrap();
+    fn handles(m: &ContextManager<impl Storage>) -> Vec<(String, String)> {
+        let all: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::ALL)).unwrap();
+        let mut out: Vec<(String, String)> = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["handle"].as_str().unwrap().to_owned(), p["filepath"].as_str().unwrap().to_owned()))
+            .collect();
+        out.sort();
+        out
+    }
+    let (b, _) = open(&storage, Options::new("/ctx"));
+    let found = handles(&b);
+    assert_eq!(found.len(), saved.len());
+    for (h, path) in &found {
+        assert_eq!(h.len(), 14, "{h}");
+        assert!(h.starts_with("ctx:") && h[4..].bytes().all(|c| c.is_ascii_lowercase() || (b'2'..=b'7').contains(&c)));
+        let slot = b.slot_of_handle(h).unwrap().expect("resolves");
+        assert_eq!(b.filepath_of(slot).as_deref(), Some(path.as_str()));
+        assert_eq!(b.slot_of_handle(&h.to_uppercase()).unwrap(), Some(slot), "any case");
+    }
+    let distinct: std::collections::HashSet<&String> = found.iter().map(|(h, _)| h).collect();
+    assert_eq!(distinct.len(), found.len(), "unique in the store");
+    // The manager that saved them printed the same handles.
+    let a2 = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    assert_eq!(handles(&a2), found);
+    assert_eq!(b.slot_of_handle("ctx:aaaaaaaaaa").unwrap(), None);
+    assert_eq!(b.slot_of_handle("toolctx://x.json").unwrap(), None, "not a handle");
+}

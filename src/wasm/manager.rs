@@ -1212,6 +1212,14 @@ impl JsContextManager {
         self.inner.len()
     }
 
+    /// The filepath of the record whose handle is `handle` (SPEC §3: `ctx:` and base32,
+    /// any case, long or short), or `undefined` when no pointer has it. Throws
+    /// `INVALID_ARGUMENT` when a short handle names two records.
+    #[wasm_bindgen(js_name = resolveHandle)]
+    pub fn resolve_handle(&self, handle: &str) -> Result<Option<String>, JsValue> {
+        Ok(self.inner.slot_of_handle(handle).js()?.and_then(|slot| self.inner.filepath_of(slot)))
+    }
+
     /// The (normalised, absolute where the runtime has paths) context dir.
     #[wasm_bindgen(js_name = getContextDir)]
     pub fn get_context_dir(&self) -> String {

@@ -78,6 +78,9 @@ export interface StoredContext {
 export interface ContextPointer {
   filepath: string;
   filename: string;
+  /** What a model sees and passes back: `ctx:` and lowercase base32, at most 16
+   * characters, the same in every process and backend, unique in its store (SPEC §3). */
+  handle: string;
   toolName: string;
   toolDescription: string;
   args: Record<string, unknown>;
@@ -365,6 +368,9 @@ export class ContextManager {
   [Symbol.asyncDispose](): Promise<void>;
   readonly size: number;
   getContextDir(): string;
+  /** The filepath of the record whose handle is `handle` (`ctx:…`, SPEC §3), or undefined
+   * when no pointer has it. Throws `INVALID_ARGUMENT` when a short handle names two records. */
+  resolveHandle(handle: string): string | undefined;
   readonly sessionId?: string;
   free(): void;
 }
