@@ -52,7 +52,7 @@ function copy(value) {
  * times faster than a spread or a generic copy.
  */
 function copyPointer(p) {
-  const out = { filepath: p.filepath, filename: p.filename, toolName: p.toolName, toolDescription: p.toolDescription, args: copy(p.args) };
+  const out = { filepath: p.filepath, filename: p.filename, handle: p.handle, toolName: p.toolName, toolDescription: p.toolDescription, args: copy(p.args) };
   if (p.taskId !== undefined) out.taskId = p.taskId;
   if (p.queryId !== undefined) out.queryId = p.queryId;
   if (p.toolCallId !== undefined) out.toolCallId = p.toolCallId;

@@ -728,7 +728,13 @@ impl State {
             return false;
         };
         entry.written |= self.orphans.remove(path.as_str());
-        *self.handle_keys.entry(handle::short_key(entry.handle_digest())).or_insert(0) += 1;
+        let sharing = self.handle_keys.entry(handle::short_key(entry.handle_digest())).or_insert(0);
+        *sharing += 1;
+        if *sharing == 2 {
+            // A pointer listed before with a short handle now has a long one: lists kept
+            // by slot (the JS glue's) are stale.
+            self.epoch = self.epoch.wrapping_add(1);
+        }
         let at = self.order.partition_point(|&s| self.index.order(s) < seq);
         self.order.insert(at, slot);
         self.entries.push(entry);

@@ -1165,6 +1165,16 @@ impl JsContextManager {
         Ok(o.into())
     }
 
+    /// A result (`result_json`, its JSON text) as the model reads it: its line view
+    /// (src/view.rs), the lines passages number and the model's tools read and grep.
+    #[wasm_bindgen(js_name = "__lines")]
+    pub fn lines(result_json: String) -> Result<String, JsValue> {
+        let result: Value = crate::record::from_json(&result_json)
+            .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
+            .js()?;
+        Ok(crate::view::lines_of(&result))
+    }
+
     /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
     #[wasm_bindgen(js_name = hashQuery)]
     pub fn hash_query(query: JsValue) -> Result<String, JsValue> {

@@ -19,6 +19,8 @@ import { runConversationTests } from "./conversation.mjs";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
 import { runAiSdkTests } from "./ai-sdk.mjs";
+import { runToolTests } from "./tools.mjs";
+import * as contextToolsModule from "toolctx/tools";
 import { runAnthropicTests } from "./anthropic.mjs";
 import { memoryToolHandlers } from "toolctx/anthropic";
 import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
@@ -89,4 +91,5 @@ test("[bun] files are created 0600 in folders 0700, also by the synchronous crea
 });
 
 runAiSdkTests(test, assert); // toolctx/ai-sdk with the real `ai` (ai-sdk.mjs)
+runToolTests({ test, assert, ContextManager, memoryStorage, tools: contextToolsModule }); // toolctx/tools (tools.mjs)
 runTrapTests({ name: "bun", test, assert, toolctx }); // last: a trap costs earlier managers their state

@@ -14,6 +14,8 @@ import { runConversationTests } from "./conversation.mjs";
 import * as toolctx from "toolctx";
 import { runWindowTests } from "./window.mjs";
 import { runAiSdkTests } from "./ai-sdk.mjs";
+import { runToolTests } from "./tools.mjs";
+import * as contextToolsModule from "toolctx/tools";
 import { runAnthropicTests } from "./anthropic.mjs";
 import { memoryToolHandlers } from "toolctx/anthropic";
 import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
@@ -127,4 +129,5 @@ test("[deno] denoStorage creates and reads small files with blocking calls and l
 });
 
 runAiSdkTests(test, assert); // toolctx/ai-sdk with the real `ai` (ai-sdk.mjs)
+runToolTests({ test, assert, ContextManager, memoryStorage, tools: contextToolsModule }); // toolctx/tools (tools.mjs)
 runTrapTests({ name: "deno", test, assert, toolctx }); // last: a trap costs earlier managers their state

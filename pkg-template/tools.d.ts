@@ -1,0 +1,75 @@
+// toolctx/tools: the model's tools over a ContextManager, framework-free (SPEC §1).
+import type { ContextManager, ContextPointer } from "./types.js";
+
+/** A JSON Schema object (the tools' input schemas). */
+export type JsonSchema = { [key: string]: unknown };
+
+/** One tool the model calls: what every integration is built from. */
+export interface ContextTool<Input = Record<string, unknown>> {
+  name: "read_context" | "search_context" | "grep_context";
+  description: string;
+  /** JSON Schema of the input. */
+  inputSchema: JsonSchema;
+  /** Resolves to the text the model reads; rejects with an Error whose `code` says why (its message is written for the model). */
+  execute(input: Input): Promise<string>;
+}
+
+export interface ReadInput { handle: string; offset?: number; limit?: number }
+export interface SearchInput { query: string; limit?: number }
+export interface GrepInput { pattern: string; handle?: string; limit?: number }
+
+/** The limits every integration shares. */
+export interface ContextToolLimits {
+  readLines: number;
+  maxReadLines: number;
+  maxReadChars: number;
+  maxLineChars: number;
+  searchResults: number;
+  maxSearchResults: number;
+  grepMatches: number;
+  maxGrepMatches: number;
+  /** Lines of context around a grep hit (0 for none). */
+  grepContext: number;
+  maxGrepBytes: number;
+  maxPatternChars: number;
+}
+
+export interface ContextToolOptions extends Partial<ContextToolLimits> {
+  /** Counts what the tools read back. */
+  usage?: Usage;
+}
+
+/** What a wrapper kept out of the prompt. */
+export interface UsageSnapshot {
+  outputsOffloaded: number;
+  charsKeptOut: number;
+  tokensKeptOut: number;
+  readsBack: number;
+  charsReadBack: number;
+}
+
+export interface Usage {
+  offloaded(chars: number, shownChars?: number): void;
+  readBack(chars: number): void;
+  snapshot(): UsageSnapshot;
+}
+
+export const TOOL_NAMES: readonly ["read_context", "search_context", "grep_context"];
+export const POINTER_SCHEME: "toolctx://";
+export const LIMITS: Readonly<ContextToolLimits>;
+export const BYTES_PER_TOKEN: 4;
+
+/** read_context, search_context and grep_context over `manager`, in that order. */
+export function contextTools(manager: ContextManager, options?: ContextToolOptions): [ContextTool<ReadInput>, ContextTool<SearchInput>, ContextTool<GrepInput>];
+
+/** A copy of `args` with every string that is exactly a handle (optionally `#L10-40` or `#$.path`) replaced by the stored value. */
+export function resolveHandles<T>(args: T, manager: ContextManager): Promise<T>;
+
+/** The pointer of the record a handle, a toolctx:// pointer, a filepath or a file name names; throws NOT_FOUND. */
+export function findRecord(manager: ContextManager, ref: string): ContextPointer;
+
+/** A result as the model reads it: one line per field or array element (the lines passages number). */
+export function lineView(result: unknown): string[];
+
+/** A tally of what a wrapper kept out of the prompt. */
+export function createUsage(): Usage;
