@@ -66,7 +66,7 @@ export default async function scenario() {
     record: { tool: record.toolName, result: record.result },
     rebuilt,
     grep: loaded.map((r) => r.result),
-    storedPaths: storage.paths().length,
+    storedPaths: storage.paths().filter((p) => !p.includes("/.index/")).length, // records (beside them, index segments)
     artifact: { size: artifact.size, users: stats.messagesByRole.user, tools: stats.messagesByRole.tool },
     window: { edits: window.edits.length, notice: window.messages[4].content[0].content.slice(0, 40), before: window.metrics.tokensBefore > window.metrics.tokensAfter },
     trap: { ...trap, oldManager, afterTrap: afterTrap.size, hash: ContextManager.hashQuery("x") },
