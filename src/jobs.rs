@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-use super::persist::{Content, Opening, SegmentWrite};
+use super::persist::{Content, Opening, SegmentWrite, Stored};
 use super::segments::{segment_records, segments_dir};
 use super::{content_terms, manifest_words, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
 use crate::error::{Error, ErrorKind, Result};
@@ -151,7 +151,7 @@ struct Resuming {
     /// record file is; the removals of those refused.
     segment_names: Vec<String>,
     segments: Vec<Segment>,
-    covered: HashMap<String, (usize, usize)>,
+    covered: HashMap<String, Stored>,
     segment_removes: Vec<Op>,
     /// The content terms of the records read whole (those it did not list): their
     /// pointers rank on all of it, not on what the manifest keeps.
@@ -859,14 +859,14 @@ impl<S: Storage> ContextManager<S> {
         }
         // A record a segment holds is restored from it (and enters the manifest if it is
         // not there: a crash between the two writes); any other is read whole.
-        for (rel, &at) in &r.covered {
+        for (rel, stored) in &r.covered {
             if manifest.context_files.contains_key(rel) {
                 continue;
             }
-            let Some((meta, size)) = self.stored_meta(&r.segments, at) else { continue };
-            match ManifestEntry::new(&meta, size, &manifest_words(&meta)) {
+            match ManifestEntry::new(&stored.meta, stored.size, &manifest_words(&stored.meta)) {
                 Ok(entry) => {
-                    let terms = r.segments[at.0].terms_of(&r.segments[at.0].records[at.1]);
+                    let (s, i) = stored.at;
+                    let terms = r.segments[s].terms_of(&r.segments[s].records[i]);
                     manifest.context_files.insert(rel.clone(), entry.with_content(&terms));
                     r.changed = true;
                 }
@@ -904,8 +904,8 @@ impl<S: Storage> ContextManager<S> {
                 if let Some(terms) = r.read.remove(rel) {
                     return Some(Content::Terms(terms));
                 }
-                if let Some(&(s, i)) = r.covered.get(rel) {
-                    return Some(Content::Stored(s, i));
+                if let Some(stored) = r.covered.get(rel) {
+                    return Some(Content::Stored(stored.at.0, stored.at.1));
                 }
                 let e = manifest.context_files.get(rel)?;
                 Some(Content::Terms(Terms::default().with_content(&e.content_terms, e.content_length)))

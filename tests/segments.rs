@@ -322,3 +322,23 @@ fn every_pointer_has_a_short_handle_that_every_manager_of_the_store_resolves_ali
     assert_eq!(b.slot_of_handle("ctx:aaaaaaaaaa").unwrap(), None);
     assert_eq!(b.slot_of_handle("toolctx://x.json").unwrap(), None, "not a handle");
 }
+
+#[test]
+fn a_record_whose_header_in_a_segment_does_not_parse_is_read_instead() {
+    use toolctx::select::segment::{encode, ToWrite};
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+    let saved = save_all(&a, 0, 3);
+    let before = rankings(&a);
+    drop(a); // no segment written
+    let name = saved[1].rsplit('/').next().unwrap();
+    let empty = toolctx::Terms::default();
+    let bytes = encode(&[ToWrite::from_terms(name, 10, "{not a header", &empty)]);
+    block_on(storage.write("/ctx/.index/1-1-abcd.seg", &bytes, WriteOptions::default())).unwrap();
+    let mut o = Options::new("/ctx");
+    let log = logged(&mut o);
+    let (b, reads) = open(&storage, o);
+    assert_eq!((reads, b.len()), (3, 3), "all three read: two in no segment, one whose header does not parse");
+    assert_eq!(rankings(&b), before);
+    assert!(log.borrow().iter().any(|m| m.contains("header that does not parse")), "{:?}", log.borrow());
+}

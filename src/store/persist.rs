@@ -29,7 +29,8 @@ pub(super) enum Content {
 
 /// Writing a segment, then merging if a level is full.
 pub(super) struct SegmentWrite {
-    /// Whether it writes whatever waits (flush, close, open), else only [`SEGMENT_RECORDS`].
+    /// Whether it writes whatever waits (flush, close, open), else only [`SEGMENT_RECORDS`]:
+    /// the background write (at most one runs at a time).
     forced: bool,
     phase: WritePhase,
     /// The records the segment being written holds: put back to wait on a failure.
@@ -69,8 +70,10 @@ pub(super) struct Opening {
     files: Vec<String>,
     names: Vec<String>,
     segments: Vec<Segment>,
-    covered: HashMap<String, (usize, usize)>,
+    covered: HashMap<String, Stored>,
     tail: Vec<String>,
+    /// The removals of the segments refused, once the tail is read.
+    removes: Vec<Op>,
 }
 
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -82,12 +85,20 @@ enum OpenPhase {
     Removing,
 }
 
-/// Segments read: the segments that decoded, which record of which each listed file is
-/// (the first segment holding it), and the removals of the segments refused.
+/// Segments read: the segments that decoded, the listed records they hold (each from the
+/// first segment holding it), and the removals of the segments refused.
 pub(super) struct SegmentsRead {
     pub segments: Vec<Segment>,
-    pub covered: HashMap<String, (usize, usize)>,
+    pub covered: HashMap<String, Stored>,
     pub removes: Vec<Op>,
+}
+
+/// A listed record a segment holds: which record of which segment, and what its header says.
+pub(super) struct Stored {
+    /// Segment `.0`'s record `.1`.
+    pub at: (usize, usize),
+    pub meta: RecordMeta,
+    pub size: usize,
 }
 
 impl<S: Storage> ContextManager<S> {
@@ -277,15 +288,18 @@ impl<S: Storage> ContextManager<S> {
         Next::Unlock
     }
 
-    fn segment_done(&self, _w: &mut SegmentWrite) -> Next {
-        self.segmenting.set(false);
+    fn segment_done(&self, w: &mut SegmentWrite) -> Next {
+        if !w.forced {
+            self.segmenting.set(false);
+        }
         Next::Nothing
     }
 
     /// The segments named `names` of this manager's segment folder, read (`out`): those
-    /// that decode, which record of which each of `files` (listed record paths) is, and
-    /// the removals of the refused ones (none for a read-only manager). A refused segment
-    /// is reported and never trusted: the records it held are read instead.
+    /// that decode, the records of `files` (listed record paths) they hold, and the
+    /// removals of the refused ones (none for a read-only manager). A refused segment is
+    /// reported and never trusted: the records it held are read instead, as is a record
+    /// whose header in it does not parse.
     pub(super) fn segments_read(&self, names: &[String], out: Outcomes, files: &[String]) -> SegmentsRead {
         let dir = self.segment_dir();
         let listed: HashSet<&str> = files.iter().map(String::as_str).collect();
@@ -307,8 +321,18 @@ impl<S: Storage> ContextManager<S> {
                 Ok(segment) => {
                     let at = read.segments.len();
                     for (i, r) in segment.records.iter().enumerate() {
-                        if listed.contains(r.path.as_str()) {
-                            read.covered.entry(r.path.clone()).or_insert((at, i));
+                        if !listed.contains(r.path.as_str()) || read.covered.contains_key(&r.path) {
+                            continue;
+                        }
+                        match parse_record(r.header.as_bytes()).and_then(|v| v.meta()) {
+                            Ok(meta) => {
+                                let size = usize::try_from(r.size).unwrap_or(usize::MAX);
+                                read.covered.insert(r.path.clone(), Stored { at: (at, i), meta, size });
+                            }
+                            Err(e) => self.debug(
+                                format!("an index segment holds a header that does not parse ({e})"),
+                                Some(&path),
+                            ),
                         }
                     }
                     read.segments.push(segment);
@@ -325,19 +349,6 @@ impl<S: Storage> ContextManager<S> {
             }
         }
         read
-    }
-
-    /// The metadata and size of record `.1` of segment `.0` (from its header); `None`,
-    /// reported, when the header does not parse (the record is then read).
-    pub(super) fn stored_meta(&self, segments: &[Segment], at: (usize, usize)) -> Option<(RecordMeta, usize)> {
-        let record = &segments[at.0].records[at.1];
-        match parse_record(record.header.as_bytes()).and_then(|v| v.meta()) {
-            Ok(meta) => Some((meta, usize::try_from(record.size).unwrap_or(usize::MAX))),
-            Err(e) => {
-                self.debug(format!("an index segment holds a header that does not parse ({e})"), Some(&record.path));
-                None
-            }
-        }
     }
 
     // -- open() outside a session
@@ -377,29 +388,23 @@ impl<S: Storage> ContextManager<S> {
             }
             OpenPhase::ReadingSegments => {
                 let read = self.segments_read(&l.names, out, &l.files);
-                (l.segments, l.covered) = (read.segments, read.covered);
-                let removes = read.removes;
+                (l.segments, l.covered, l.removes) = (read.segments, read.covered, read.removes);
                 l.tail = l.files.iter().filter(|f| !l.covered.contains_key(*f)).cloned().collect();
                 l.phase = OpenPhase::ReadingTail;
                 if l.tail.is_empty() {
-                    return self.loaded(l, Vec::new(), removes);
+                    return self.loaded(l, Vec::new());
                 }
-                l.names =
-                    removes.into_iter().filter_map(|op| if let Op::Remove(p) = op { Some(p) } else { None }).collect();
                 let root = self.record_root();
                 Next::Run(l.tail.iter().map(|rel| Op::Read(paths::join(root, rel))).collect())
             }
-            OpenPhase::ReadingTail => {
-                let removes = std::mem::take(&mut l.names).into_iter().map(Op::Remove).collect();
-                self.loaded(l, out, removes)
-            }
+            OpenPhase::ReadingTail => self.loaded(l, out),
             OpenPhase::Removing => Next::Nothing,
         }
     }
 
     /// The pointers restored: from the segments, and from the records read whole (`out`,
     /// the tail's reads), which wait for the next segment; then the refused segments removed.
-    fn loaded(&self, l: &mut Opening, out: Outcomes, removes: Vec<Op>) -> Next {
+    fn loaded(&self, l: &mut Opening, out: Outcomes) -> Next {
         let root = self.record_root().to_owned();
         let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(l.files.len());
         let mut contents: HashMap<String, Content> = HashMap::with_capacity(l.files.len());
@@ -413,11 +418,9 @@ impl<S: Storage> ContextManager<S> {
                 records.push((rel, meta, size));
             }
         }
-        for (rel, at) in std::mem::take(&mut l.covered) {
-            if let Some((meta, size)) = self.stored_meta(&l.segments, at) {
-                contents.insert(rel.clone(), Content::Stored(at.0, at.1));
-                records.push((rel, meta, size));
-            }
+        for (rel, stored) in std::mem::take(&mut l.covered) {
+            contents.insert(rel.clone(), Content::Stored(stored.at.0, stored.at.1));
+            records.push((rel, stored.meta, stored.size));
         }
         self.restore_pointers(&root, records.into_iter(), &l.segments, |rel| contents.remove(rel), false);
         l.segments = Vec::new();
@@ -425,6 +428,6 @@ impl<S: Storage> ContextManager<S> {
             self.to_segment(&full, content);
         }
         l.phase = OpenPhase::Removing;
-        removes.into()
+        std::mem::take(&mut l.removes).into()
     }
 }
