@@ -4,7 +4,9 @@
 // The same tool calls run twice: with the tools as they are, and wrapped by
 // withToolContext. The mock records every prompt it received; the demo prints the
 // tokens the model saw each way (estimateTokens: 4 UTF-8 bytes a token, over the JSON
-// of each call's messages and tool definitions).
+// of each call's messages and tool definitions), and what the wrapper itself counted
+// (usageOf). Wrapped, the model also hands a saved output to another tool by its handle
+// (resolveHandles) instead of copying it into its call.
 //
 //   node demo/ai-sdk.mjs [--dir DIR]
 //
@@ -17,8 +19,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { ContextManager, estimateTokens } from "toolctx";
-import { withToolContext } from "toolctx/ai-sdk";
-import { callTools, say, scriptedModel, toolResults, pointerIn } from "../tests/js/ai-sdk.mjs";
+import { usageOf, withToolContext } from "toolctx/ai-sdk";
+import { callTools, say, scriptedModel, toolResults, handleIn } from "../tests/js/ai-sdk.mjs";
 
 const repo = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const { values: flags } = parseArgs({ options: { dir: { type: "string" } } });
@@ -57,6 +59,14 @@ const tools = {
       return hits.join("\n");
     },
   }),
+  countMatches: tool({
+    description: "Count the lines of a text that match a regular expression",
+    inputSchema: jsonSchema({ type: "object", properties: { text: { type: "string" }, pattern: { type: "string" } }, required: ["text", "pattern"] }),
+    execute: async ({ text, pattern }) => {
+      const re = new RegExp(pattern);
+      return { lines: text.split("\n").length, matching: text.split("\n").filter((line) => re.test(line)).length };
+    },
+  }),
 };
 
 async function* walk(dir) {
@@ -77,25 +87,37 @@ const explore = callTools([
   ["grep", { pattern: "\\b(fn|struct|enum|impl)\\b", path: "src" }],
 ]);
 
-// Without toolctx the model has every output in full and answers at once.
-const plainScript = [explore, say("{toolName}_{argsHash12}_{epochMs}_{counter}_{random4}.json")];
-
-// With it, the model has pointers and previews, and reads what it needs: it looks for
-// the README among the saved outputs, greps it, and reads the paragraph it found.
-let found;
+// Without toolctx the model has every output in full: it answers, and copies the whole
+// grep output into countMatches to count the definitions in it.
 const lastText = (prompt) => toolResults(prompt).at(-1).output.value;
+const grepOutput = (prompt) => toolResults(prompt).find((r) => r.toolName === "grep").output.value;
+const plainScript = [
+  explore,
+  (prompt) => callTools([["countMatches", { text: grepOutput(prompt), pattern: "\\bstruct\\b" }]]),
+  say("{toolName}_{argsHash12}_{epochMs}_{counter}_{random4}.json"),
+];
+
+// With it, the model has handles and previews, and reads what it needs: it looks for the
+// README among the saved outputs, greps it, reads the paragraph it found, and passes the
+// grep output to countMatches by its handle.
+let found;
 const wrappedScript = [
   explore,
-  callTools([["search_context", { query: "README records file name", k: 3 }]]),
+  callTools([["search_context", { query: "README records file name", limit: 3 }]]),
   (prompt) => {
     const readme = lastText(prompt).split("\n").find((line) => line.includes("path=README.md"));
-    return callTools([["grep_context", { pattern: "^\\*\\*Records\\.\\*\\*", pointer: pointerIn(readme) }]]);
+    return callTools([["grep_context", { pattern: "^\\*\\*Records\\.\\*\\*", handle: handleIn(readme) }]]);
   },
   (prompt) => {
-    found = lastText(prompt).match(/^(toolctx:\/\/\S+?):(\d+):/);
-    return callTools([["read_context", { pointer: found[1], offset: Number(found[2]) - 1, limit: 4 }]]);
+    const text = lastText(prompt);
+    found = { handle: handleIn(text), line: Number(/^ {2}(\d+):/m.exec(text)[1]) };
+    return callTools([["read_context", { handle: found.handle, offset: found.line, limit: 4 }]]);
   },
-  (prompt) => say(`From the README:\n${lastText(prompt)}`),
+  (prompt) => callTools([["countMatches", { text: handleIn(grepOutput(prompt)), pattern: "\\bstruct\\b" }]]),
+  (prompt) => {
+    const { lines, matching } = lastText(prompt);
+    return say(`From the README:\n${lastText(wrappedModel.doGenerateCalls[4].prompt)}\n${matching.toLocaleString("en-US")} of the ${lines.toLocaleString("en-US")} lines of the grep output declare a struct.`);
+  },
 ];
 
 // ---- the two runs -----------------------------------------------------------------------------
@@ -110,26 +132,35 @@ const plainModel = scriptedModel(plainScript);
 await generateText({ model: plainModel, tools, prompt: question, stopWhen: stepCountIs(10) });
 
 const wrappedModel = scriptedModel(wrappedScript);
-const run = await generateText({ model: wrappedModel, tools: withToolContext(tools, manager), prompt: question, stopWhen: stepCountIs(10) });
+const wrapped = withToolContext(tools, manager, { resolveHandles: ["countMatches"] });
+const run = await generateText({ model: wrappedModel, tools: wrapped, prompt: question, stopWhen: stepCountIs(10) });
 
 const without = seen(plainModel);
 const withIt = seen(wrappedModel);
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+const n = (x) => x.toLocaleString("en-US");
 
 console.log(`toolctx/ai-sdk demo — question: "${question}"`);
 console.log(`store: ${manager.getContextDir()}\n`);
 console.log("Saved tool outputs (what the model got instead of a large one):");
 for (const p of manager.getAllPointers()) {
-  const output = toolResults(wrappedModel.doGenerateCalls[1].prompt).find((r) => r.toolCallId === p.toolDescription.match(/\[tool call (.+)\]$/)[1]).output;
-  const sent = output.type === "text" && output.value.startsWith("[toolctx]") ? `pointer + preview, ${output.value.length.toLocaleString("en-US")} chars` : "in full";
-  console.log(`  ${p.toolName.padEnd(14)} ${String(p.size.toLocaleString("en-US")).padStart(8)} bytes  → ${sent}`);
+  const result = run.steps.flatMap((s) => s.toolResults).find((r) => r.toolCallId === p.toolCallId);
+  const output = wrappedModel.doGenerateCalls.flatMap((c) => toolResults(c.prompt)).find((r) => r.toolCallId === p.toolCallId)?.output;
+  const sent = output?.type === "text" && output.value.startsWith("[toolctx]") ? `${p.handle} + preview, ${n(output.value.length)} chars` : "in full";
+  console.log(`  ${p.toolName.padEnd(14)} ${n(p.size).padStart(8)} bytes  → ${sent}${result?.toolName === "countMatches" ? `  (input: ${JSON.stringify(p.args)})` : ""}`);
 }
 console.log(`\nThe model's calls: ${run.steps.map((s) => s.toolCalls.map((c) => c.toolName).join("+") || "answer").join(" → ")}`);
-console.log(`It found the README at ${found[1]}, line ${found[2]}, and read:\n${run.text.split("\n").slice(2, 6).map((l) => `  │ ${l}`).join("\n")}\n`);
+const answer = run.text.split("\n");
+console.log(`It found the README at ${found.handle}, line ${found.line}, and read:\n${answer.slice(2, 6).map((l) => `  │ ${l}`).join("\n")}`);
+console.log(`It passed the grep output to countMatches by its handle, not as ${n(manager.getAllPointers().find((p) => p.toolName === "grep").size)} bytes of arguments:\n  │ ${answer.at(-1)}\n`);
 console.log("Tokens the model saw (estimateTokens over each prompt and its tool definitions):");
-console.log(`  without toolctx: ${without.length} calls, ${sum(without).toLocaleString("en-US")} tokens (largest prompt ${Math.max(...without).toLocaleString("en-US")})`);
-console.log(`  with toolctx:    ${withIt.length} calls, ${sum(withIt).toLocaleString("en-US")} tokens (largest prompt ${Math.max(...withIt).toLocaleString("en-US")})`);
-console.log(`  → ${(sum(without) / sum(withIt)).toFixed(1)}× fewer tokens, every output still retrievable by pointer.`);
+console.log(`  without toolctx: ${without.length} calls, ${n(sum(without))} tokens (largest prompt ${n(Math.max(...without))})`);
+console.log(`  with toolctx:    ${withIt.length} calls, ${n(sum(withIt))} tokens (largest prompt ${n(Math.max(...withIt))})`);
+console.log(`  → ${(sum(without) / sum(withIt)).toFixed(1)}× fewer tokens, every output still retrievable by handle.`);
+const usage = usageOf(wrapped);
+console.log("What the wrapper counted (usageOf):");
+console.log(`  ${usage.outputsOffloaded} outputs offloaded: ${n(usage.charsKeptOut)} characters (~${n(usage.tokensKeptOut)} tokens) kept out of the prompt`);
+console.log(`  ${usage.readsBack} reads back (read_context, search_context, grep_context): ${n(usage.charsReadBack)} characters`);
 
 await manager.endSession(); // removes this run's records
 await manager.close();

@@ -17,7 +17,11 @@ export interface ClearToolUsesOptions {
   clearToolInputs?: boolean | string[];
   /** The input tokens of the conversation as the last response reported them; otherwise estimated (4 bytes a token). */
   inputTokens?: number;
-  /** Save each cleared result (unless it already names a `toolctx://` pointer); the placeholder names the pointer. */
+  /**
+   * Save each cleared result (unless it is already a wrapper's compact text naming its
+   * handle, or an older `toolctx://` pointer); the placeholder names the record's handle
+   * (`ctx:…`), which read_context reads back.
+   */
   manager?: ContextManager;
   /** Given to `saveContext` with each saved result. */
   taskId?: number;

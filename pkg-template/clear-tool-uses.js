@@ -3,8 +3,10 @@
 // (the window optimiser's shape: `{role, content}`, content a string or text / tool_use /
 // tool_result blocks), so it works for any provider. Past a trigger, old tool results
 // become a short placeholder; with a `manager`, each cleared result is saved first and
-// the placeholder names its `toolctx://` pointer, so nothing is lost. Plain JS: no wasm
-// call, no I/O but the manager's saves. Also exported by toolctx/anthropic.
+// the placeholder names its handle (`ctx:…`), which read_context reads back (toolctx/tools,
+// and every integration's tools), so nothing is lost. Plain JS: no wasm call, no I/O but
+// the manager's saves, no import (the package's entries re-export it). Also exported by
+// toolctx/anthropic.
 
 const encoder = new TextEncoder();
 
@@ -56,7 +58,9 @@ function threshold(value, fallback, types, name) {
 const CLEARED_PREFIX = "[toolctx: tool result cleared";
 // How toolctx/ai-sdk's compact text starts: only such a result is already saved.
 const SAVED_PREFIX = "[toolctx] The output of";
-const POINTER = /toolctx:\/\/[^\s\]"'<>)]+/;
+// What such a text names the record by: its handle, or (written before handles) a toolctx:// pointer.
+const SAVED_AS = /\bctx:[a-z2-7]{10,16}\b|toolctx:\/\/[^\s\]"'<>)]+/i;
+const POINTER_SCHEME = "toolctx://";
 const savedByManager = new WeakMap(); // manager → Map<tool_use_id, filepath>
 
 function resultText(content) {
@@ -126,9 +130,9 @@ export async function clearToolUses(messages, options = {}) {
     }
     return next;
   };
-  const placeholder = (u, pointer) => {
+  const placeholder = (u, handle) => {
     const tokens = Math.ceil(contentBytes(blockAt(u.result).content) / 4);
-    const where = pointer ? `; it is kept at ${pointer}` : "";
+    const where = handle ? `; read_context {"handle": "${handle}"} reads it back` : "";
     return `${CLEARED_PREFIX} to save context (${u.name}, ~${tokens} tokens)${where}]`;
   };
   const before = messageTokens(messages);
@@ -142,13 +146,15 @@ export async function clearToolUses(messages, options = {}) {
   // Only saves whose record still exists are remembered (evicted since: retention, clear()),
   // so over a long run this never outgrows the manager's records plus one call's saves.
   for (const [id, filepath] of saved ?? []) if (!present.has(filepath)) saved.delete(id);
-  const pointers = new Map();
+  const names = new Map(); // tool_use id → what the placeholder names: a handle, a filepath to find the handle of, or an older pointer
   for (const u of candidates) {
     const result = blockAt(u.result);
-    // A pointer merely quoted by a result (a README, code using toolctx) is no sign it was saved.
+    // A handle or pointer merely quoted by a result (a README, code using toolctx) is no sign it was saved.
     const text = resultText(result.content);
-    let pointer = text.startsWith(SAVED_PREFIX) ? POINTER.exec(text)?.[0] : undefined;
-    if (!pointer && manager) {
+    const savedAs = text.startsWith(SAVED_PREFIX) ? SAVED_AS.exec(text)?.[0] : undefined;
+    if (savedAs) {
+      names.set(u.id, savedAs);
+    } else if (manager) {
       // Evicted since: saved again, so the placeholder never names a record that is gone.
       let filepath = saved.get(u.id);
       if (filepath === undefined) {
@@ -156,14 +162,35 @@ export async function clearToolUses(messages, options = {}) {
         filepath = await manager.saveContext(u.name, args, result.content, { taskId: options.taskId, queryId: options.queryId, toolCallId: typeof u.id === "string" ? u.id : undefined });
         saved.set(u.id, filepath);
       }
-      pointer = `toolctx://${filepath}`;
+      names.set(u.id, { filepath });
     }
-    pointers.set(u.id, pointer);
   }
-  const next = edited((u) => placeholder(u, pointers.get(u.id)));
+  const handles = manager ? handlesOf(manager, names) : names;
+  const next = edited((u) => placeholder(u, handles.get(u.id)));
   const cleared = before - messageTokens(next);
   if (cleared < Math.max(1, clearAtLeast)) return unchanged;
   return { messages: next, clearedInputTokens: cleared, clearedToolUses: candidates.length };
+}
+
+/**
+ * What each placeholder names: the handle of the record saved (or, for an older
+ * `toolctx://` pointer another wrapper wrote, of the record it names, when the manager has
+ * it; the pointer itself otherwise, which read_context also reads).
+ */
+function handlesOf(manager, names) {
+  const pointers = manager.getAllPointers();
+  const byFilepath = new Map(pointers.map((p) => [p.filepath, p.handle]));
+  const byName = new Map(pointers.map((p) => [p.filename, p.handle]));
+  const out = new Map();
+  for (const [id, name] of names) {
+    if (typeof name === "object") out.set(id, byFilepath.get(name.filepath));
+    else if (!name.startsWith(POINTER_SCHEME)) out.set(id, name);
+    else {
+      const rest = name.slice(POINTER_SCHEME.length);
+      out.set(id, byFilepath.get(rest) ?? byName.get(rest) ?? name);
+    }
+  }
+  return out;
 }
 
 /** How many saves `clearToolUses` remembers for `manager` (for tests; not part of the API). */

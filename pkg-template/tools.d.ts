@@ -69,7 +69,7 @@ export function resolveHandles<T>(args: T, manager: ContextManager): Promise<T>;
 export function findRecord(manager: ContextManager, ref: string): ContextPointer;
 
 /** A result as the model reads it: one line per field or array element (the lines passages number). */
-export function lineView(result: unknown): string[];
+export function lineView(result: unknown, manager: ContextManager): string[];
 
 /** A tally of what a wrapper kept out of the prompt. */
 export function createUsage(): Usage;

@@ -13,14 +13,17 @@
 //   where it would re-emit a whole output.
 // - findRecord(manager, ref): the record a handle, a toolctx:// pointer, a filepath or a
 //   file name names.
-// - lineView(result): a result as the model reads it (the lines passages number).
+// - lineView(result, manager): a result as the model reads it (the lines passages number).
+//
+// It imports nothing: the line view is the core's, reached through the manager
+// (`__lines`), so the module loads wherever the manager does (a bundle, a page without an
+// import map). A stand-in for a manager (the MCP server's view of a whole store) has
+// getAllPointers, loadContexts, selectRelevant, resolveHandle and __lines.
 //
 // A record reads as its line view (the core's, src/view.rs): a string is its own lines;
 // an object a field per line (a multi-line string field as its lines); an array an
 // element per line. read_context and grep_context number those lines from 1, as the
 // passages of search_context do.
-
-import { ContextManager } from "toolctx";
 
 /** The names of the tools, in the order contextTools gives them. */
 export const TOOL_NAMES = ["read_context", "search_context", "grep_context"];
@@ -76,10 +79,11 @@ const clip = (text, max) => (text.length <= max ? text : `${text.slice(0, Math.m
 
 // ---- records --------------------------------------------------------------------------------
 
-/** A result as the model reads it: its line view (see the module's docs), as lines. */
-export function lineView(result) {
+/** A result as the model reads it: its line view (see the module's docs; `manager`'s core makes it), as lines. */
+export function lineView(result, manager) {
+  checkManager(manager, "lineView");
   if (result === undefined) return [];
-  return ContextManager.__lines(JSON.stringify(result)).split("\n");
+  return manager.__lines(JSON.stringify(result)).split("\n");
 }
 
 /**
@@ -110,7 +114,7 @@ export function findRecord(manager, ref) {
 async function linesOf(manager, pointer) {
   const [record] = await manager.loadContexts([pointer.filepath]);
   if (!record) throw toolctxError("NOT_FOUND", `the saved output ${pointer.handle} can no longer be read (removed since)`);
-  return lineView(record.result);
+  return lineView(record.result, manager);
 }
 
 /** A line as shown: clipped at `max` characters, saying how many more there are. */
@@ -336,7 +340,7 @@ async function resolveOne(manager, text) {
   if (slice === undefined) return record.result;
   const lines = /^L(\d+)(?:-L?(\d+))?$/i.exec(slice);
   if (lines) {
-    const view = lineView(record.result);
+    const view = lineView(record.result, manager);
     const from = Number(lines[1]);
     const to = lines[2] === undefined ? from : Number(lines[2]);
     if (from < 1 || to < from || from > view.length) {

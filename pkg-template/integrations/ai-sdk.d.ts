@@ -1,39 +1,29 @@
 // toolctx/ai-sdk: toolctx for the Vercel AI SDK (npm `ai` 7, an optional peer dependency).
 import type { ModelMessage, PrepareStepFunction, Tool, ToolSet } from "ai";
 import type { ContextManager, WindowOptions, WindowResult } from "../index.js";
+import type { ContextToolLimits, GrepInput, ReadInput, SearchInput, Usage, UsageSnapshot } from "../tools.js";
 
-/** The scheme of the pointers the model is given: `toolctx://{record filename}`. */
+/** The scheme of the older pointers (`toolctx://…`): the tools still take one where a handle goes. */
 export declare const POINTER_SCHEME: "toolctx://";
 
-/** Sizes and caps, all in characters or lines (positive integers). */
-export interface ToolContextLimits {
-  /** An output the model would receive in more characters than this is replaced by a pointer and a preview. Default 16000. */
+/** The wrapper's own sizes, in characters or lines (positive integers). */
+export interface ToolContextSizes {
+  /** An output the model would receive in more characters than this is replaced by its handle and a preview. Default 16000. */
   maxInlineChars?: number;
   /** Lines of the preview from the start, and again from the end. Default 5. */
   previewLines?: number;
   /** Characters of the whole preview. Default 1500. */
   previewChars?: number;
-  /** Lines longer than this count as several lines of this many characters (preview, read_context, grep_context). Default 1000. */
-  wrapChars?: number;
-  /** read_context lines when the model gives no limit. Default 100. */
-  readLines?: number;
-  /** Most read_context lines a call. Default 400. */
-  maxReadLines?: number;
-  /** Most read_context characters a call. Default 16000. */
-  maxReadChars?: number;
-  /** search_context results when the model gives no k. Default 5. */
-  searchResults?: number;
-  /** Most search_context results. Default 20. */
-  maxSearchResults?: number;
-  /** grep_context lines when the model gives no limit. Default 30. */
-  grepMatches?: number;
-  /** Most grep_context lines a call. Default 100. */
-  maxGrepMatches?: number;
-  /** Characters of records grep_context reads a call before it stops. Default 16 MiB. */
-  maxGrepBytes?: number;
-  /** Longest grep_context pattern. Default 500. */
-  maxPatternChars?: number;
 }
+
+/** Options of the tools the model calls: toolctx/tools' limits, and a tally of what they read back. */
+export interface ContextToolsOptions extends Partial<ContextToolLimits> {
+  /** Counts what the tools read back (toolctx/tools' `createUsage()`). */
+  usage?: Usage;
+}
+
+/** @deprecated Use `ToolContextSizes` and `ContextToolsOptions`. */
+export type ToolContextLimits = ToolContextSizes & Partial<ContextToolLimits>;
 
 /** One tool call, as the options' functions see it. */
 export interface ToolCallInfo {
@@ -44,7 +34,7 @@ export interface ToolCallInfo {
   messages: ModelMessage[];
 }
 
-export interface ToolContextOptions extends ToolContextLimits {
+export interface ToolContextOptions extends ToolContextSizes, ContextToolsOptions {
   /** The record's queryId. Default: `ContextManager.hashQuery(query)`. */
   queryId?: string | ((call: ToolCallInfo) => string | undefined);
   /** The query hashed into the queryId. Default: the text of the last user message before the call. */
@@ -59,27 +49,42 @@ export interface ToolContextOptions extends ToolContextLimits {
   /** Add read_context, search_context and grep_context. Default true. */
   retrievalTools?: boolean;
   /**
-   * Called when an output cannot be saved; the output then reaches the model as it
-   * would without toolctx. Without it, the tool call fails with the toolctx error.
+   * The tools (`true`: every tool with an `execute`) whose input goes through toolctx/tools'
+   * `resolveHandles` before they run: a string argument that is exactly a handle (`ctx:…`,
+   * `ctx:…#L10-40`, `ctx:…#$.path`) becomes the value it names, so the model passes a stored
+   * output by handle instead of re-emitting it. Their descriptions say so; the record of a call
+   * keeps the input as the model gave it. A handle that names nothing is the tool's error.
+   * (A tool whose input schema is validated, zod for one, must accept a string there.)
+   */
+  resolveHandles?: boolean | string[];
+  /**
+   * Called when an output cannot be saved (`NOT_SERIALIZABLE`: a BigInt, a cycle;
+   * `TOO_LARGE`; the host failed); the output then reaches the model as it would without
+   * toolctx, and one JSON cannot hold as text (BigInts as their digits, a cycle as
+   * "[Circular]"). The run goes on. Without it, the tool call fails with the toolctx error.
    */
   onSaveError?: (error: unknown, call: ToolCallInfo) => void;
 }
 
-/** The retrieval tools the model calls. Their outputs are capped and never saved. (A type, not an interface: a ToolSet needs an index signature.) */
+/**
+ * The tools the model calls, toolctx/tools' definitions as AI SDK tools: same names,
+ * descriptions and JSON Schemas. Their outputs are capped and never saved. (A type, not an
+ * interface: a ToolSet needs an index signature.)
+ */
 export type ContextTools = {
-  /** `{pointer, offset?, limit?}`: a page of a saved output's lines, with a continuation hint. */
-  read_context: Tool<{ pointer: string; offset?: number; limit?: number }, string>;
-  /** `{query, k?}`: the store's ranking, best first, with descriptions. */
-  search_context: Tool<{ query: string; k?: number }, string>;
-  /** `{pattern, pointer?, ignoreCase?, limit?}`: matching lines, as `pointer:line: text`. */
-  grep_context: Tool<{ pattern: string; pointer?: string; ignoreCase?: boolean; limit?: number }, string>;
+  /** `{handle, offset?, limit?}`: a page of a saved output's numbered lines (offset: the first line, from 1). */
+  read_context: Tool<ReadInput, string>;
+  /** `{query, limit?}`: the store's ranking, best first: handles, descriptions, sizes and best-matching lines. */
+  search_context: Tool<SearchInput, string>;
+  /** `{pattern, handle?, limit?}`: the lines that match, with their handles and line numbers. */
+  grep_context: Tool<GrepInput, string>;
 };
 
 /**
  * Wraps every tool of `tools` that has an `execute`: its output is saved in `manager`
- * (tool-call id, the step's query and task) and a large one reaches the model as a
- * pointer and a preview (through the tool's `toModelOutput`). Adds the retrieval tools
- * unless `retrievalTools` is false.
+ * (tool-call id, the step's query and task) and a large one reaches the model as its handle
+ * and a preview (through the tool's `toModelOutput`). Adds the tools of `contextTools`
+ * unless `retrievalTools` is false. `usageOf(result)` tells what it kept out of the prompt.
  */
 export declare function withToolContext<TOOLS extends ToolSet>(
   tools: TOOLS,
@@ -87,10 +92,18 @@ export declare function withToolContext<TOOLS extends ToolSet>(
   options?: ToolContextOptions,
 ): TOOLS & ContextTools;
 
-/** The retrieval tools alone. */
-export declare function contextTools(manager: ContextManager, options?: ToolContextLimits): ContextTools;
+/**
+ * What a tool set `withToolContext` returned kept out of the prompt so far: outputs
+ * replaced by their handle, the characters and estimated tokens the model was not sent,
+ * and what its tools read back. Throws INVALID_ARGUMENT for any other object (a copy too:
+ * pass `options.usage` to tally into a Usage of your own).
+ */
+export declare function usageOf(toolSet: ToolSet): UsageSnapshot;
 
-/** A record's result as read_context shows it: a string as is, anything else as indented JSON. */
+/** The tools the model calls, alone. */
+export declare function contextTools(manager: ContextManager, options?: ContextToolsOptions): ContextTools;
+
+/** @deprecated A record's result as indented JSON (a string as is); read_context now reads its line view (toolctx/tools' `lineView`). */
 export declare function recordText(result: unknown): string;
 
 export interface WindowPrepareStepOptions extends Omit<WindowOptions, "history"> {

@@ -1,83 +1,106 @@
-// toolctx/ai-sdk: toolctx where the Vercel AI SDK (npm `ai`, an optional peer
+// toolctx/ai-sdk: toolctx where the Vercel AI SDK (npm `ai` 7, an optional peer
 // dependency) produces tool outputs.
 //
 // - withToolContext(tools, manager, options) wraps a tool set: every output is saved
 //   with manager.saveContext (the tool-call id in the record's description, the step's
 //   query and task), a small one goes to the model as the SDK would send it, a large one
-//   is replaced (through the tool's toModelOutput) by a compact text: a toolctx://
-//   pointer, the size, the description and a capped preview of its first and last lines.
+//   is replaced (through the tool's toModelOutput) by a compact text: the record's handle
+//   (ctx:…), its size, its description and a capped preview of its first and last lines,
+//   numbered as read_context numbers them. With `resolveHandles`, the tools named take a
+//   handle where the model would re-emit a whole output. `usageOf(toolSet)` tells what
+//   was kept out of the prompt.
 // - contextTools(manager, options): read_context, search_context and grep_context, the
-//   retrieval tools the model calls. Their outputs are capped and never saved, so no
-//   evict/read loop can start.
+//   tools of toolctx/tools (one description, one schema, one wording in every framework)
+//   as AI SDK tools. Their outputs are capped and never saved, so no evict/read loop can
+//   start.
 // - windowPrepareStep(options): a prepareStep that runs the window optimiser over the
 //   step's messages when the window fills up.
 
-import { jsonSchema } from "ai";
+import { jsonSchema, tool } from "ai";
 import { ContextManager, estimateTokens, optimizeWindow, shouldCompact } from "toolctx";
+import { LIMITS, contextTools as toolDefinitions, lineView, resolveHandles } from "../tools.js";
+import {
+  checkManager,
+  compactText,
+  lenientJson,
+  previewSettings,
+  resolvingNames,
+  retrievalOption,
+  TAKES_HANDLES,
+  toolctxError,
+  usageOption,
+} from "./offload.js";
 
-/** The scheme of the pointers the model is given. */
-export const POINTER_SCHEME = "toolctx://";
+/** The scheme of the older pointers (`toolctx://…`); the tools still take them for a handle. */
+export { POINTER_SCHEME } from "../tools.js";
 
-const DEFAULTS = {
-  maxInlineChars: 16_000,
-  previewLines: 5,
-  previewChars: 1_500,
-  wrapChars: 1_000,
-  readLines: 100,
-  maxReadLines: 400,
-  maxReadChars: 16_000,
-  searchResults: 5,
-  maxSearchResults: 20,
-  grepMatches: 30,
-  maxGrepMatches: 100,
-  maxGrepBytes: 16 * 1024 * 1024,
-  maxPatternChars: 500,
+const MODULE = "toolctx/ai-sdk";
+
+/** How much of a value a record's description quotes. */
+const QUOTED = {
+  toolCallId: 80,
+  argument: 120,
+  arguments: 12, // arguments named in a description
 };
 
-const RETRIEVAL_TOOLS = ["read_context", "search_context", "grep_context"];
-
-function toolctxError(code, message, cause) {
-  const error = new Error(message, cause === undefined ? undefined : { cause });
-  error.name = "ToolctxError";
-  error.code = code;
-  return error;
-}
-
-function settings(options) {
-  const merged = { ...DEFAULTS };
-  for (const [key, value] of Object.entries(options ?? {})) if (value !== undefined) merged[key] = value;
-  for (const key of Object.keys(DEFAULTS)) {
-    if (!Number.isInteger(merged[key]) || merged[key] < 1) {
-      throw toolctxError("INVALID_ARGUMENT", `toolctx/ai-sdk: ${key} must be a positive integer, got ${merged[key]}`);
-    }
-  }
-  return merged;
-}
-
-// ---- the text the model reads ----------------------------------------------------------
-
-/** A record's result as the text read_context pages through: a string as is, anything else as indented JSON. */
-export function recordText(result) {
-  if (typeof result === "string") return result;
-  if (result === undefined) return "";
-  return JSON.stringify(result, null, 2) ?? "";
-}
-
-/** The text's display lines: its lines, each longer one cut into pieces of `width` characters. */
-function displayLines(text, width) {
-  const lines = [];
-  for (const line of text.split("\n")) {
-    if (line.length <= width) lines.push(line);
-    else for (let i = 0; i < line.length; i += width) lines.push(line.slice(i, i + width));
-  }
-  return lines;
+/** What toolctx/tools takes of the options: its limits (it checks them), and the tally. */
+function toolOptions(options, usage) {
+  const out = { usage };
+  for (const key of Object.keys(LIMITS)) if (options[key] !== undefined) out[key] = options[key];
+  return out;
 }
 
 function clip(text, max) {
   return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }
 
-const count = (n) => n.toLocaleString("en-US");
+
+// ---- the tools the model calls -----------------------------------------------------------
+
+/**
+ * read_context, search_context and grep_context (toolctx/tools) as an AI SDK tool set.
+ * `options`: toolctx/tools' limits, and `usage` (toolctx/tools' createUsage) to count what
+ * they read back.
+ */
+export function contextTools(manager, options = {}) {
+  const definitions = toolDefinitions(manager, toolOptions(options, options.usage));
+  return Object.fromEntries(
+    definitions.map((d) => [
+      d.name,
+      tool({ description: d.description, inputSchema: jsonSchema(d.inputSchema), execute: (input) => d.execute(olderInput(d.name, input)) }),
+    ]),
+  );
+}
+
+/**
+ * An input written for this module's earlier tools, which conversations saved with them
+ * still hold, as the tools' input: `pointer` named the record (now `handle`), and
+ * read_context's `offset` counted the lines to skip (now the first line); `k` was
+ * search_context's `limit`. Any other input is passed as it is.
+ */
+function olderInput(name, input) {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return input;
+  if (name === "search_context") {
+    const { k, ...rest } = input;
+    return k === undefined || rest.limit !== undefined ? rest : { ...rest, limit: k };
+  }
+  const { pointer, ...rest } = input;
+  if (pointer === undefined || rest.handle !== undefined) return rest;
+  const skipped = name === "read_context" && Number.isInteger(rest.offset) ? { offset: rest.offset + 1 } : {};
+  return { ...rest, handle: pointer, ...skipped };
+}
+
+/**
+ * @deprecated A record's result as indented JSON (a string as is): what read_context paged
+ * through before it read the line view (toolctx/tools' lineView). Kept for callers.
+ */
+export function recordText(result) {
+  if (typeof result === "string") return result;
+  if (result === undefined) return "";
+  return JSON.stringify(result, null, 2) ?? "";
+}
+
+// ---- the text the model reads ----------------------------------------------------------
 
 /** How many characters the model would receive for a tool result output. */
 function modelChars(output) {
@@ -93,35 +116,42 @@ function modelChars(output) {
   }
 }
 
-/** The compact text that stands for a large output. */
-function compactText({ pointer, toolName, toolCallId, description, text }, s) {
-  const lines = displayLines(text, s.wrapChars);
-  const head = lines.slice(0, s.previewLines);
-  const tail = lines.length > 2 * s.previewLines ? lines.slice(-s.previewLines) : lines.slice(s.previewLines);
-  const omitted = lines.length - head.length - tail.length;
-  // Each preview line gets an equal share of the character budget.
-  const share = Math.max(20, Math.floor(s.previewChars / Math.max(1, head.length + tail.length)));
-  const preview = [...head.map((l) => clip(l, share))];
-  if (omitted > 0) preview.push(`… ${count(omitted)} lines not shown …`);
-  preview.push(...tail.map((l) => clip(l, share)));
-  return [
-    `[toolctx] The output of ${toolName} (tool call ${clip(toolCallId, 80)}) is ${count(text.length)} characters ` +
-      `in ${count(lines.length)} lines; it was saved as ${pointer} instead of being shown in full.`,
-    `Description: ${clip(description, 300)}`,
-    `Preview (first and last lines):`,
-    ...preview,
-    `Read it with read_context({"pointer": "${pointer}", "offset": 0, "limit": ${s.readLines}}); ` +
-      `find records with search_context, lines with grep_context.`,
-  ].join("\n");
+/**
+ * What the SDK sends for an output without a toModelOutput of its own: a string as text,
+ * anything else through JSON (`null` for none). An output JSON cannot hold (a BigInt, a
+ * cycle) goes as text the model can read: BigInts as their digits, a cycle as
+ * "[Circular]"; one that cannot be written at all (a getter that throws) as the tool's
+ * error. Never a throw: the run goes on.
+ */
+function defaultModelOutput(toolName, output) {
+  if (typeof output === "string") return { type: "text", value: output };
+  try {
+    return { type: "json", value: jsonValue(output) };
+  } catch {
+    // not JSON as it is: written leniently below
+  }
+  try {
+    return { type: "text", value: lenientJson(output) };
+  } catch (error) {
+    return { type: "error-text", value: `toolctx: the output of ${toolName} cannot be sent to the model: ${error?.message ?? error}` };
+  }
+}
+
+/** What the SDK sends for a non-string output: the value through JSON, `null` for none. */
+function jsonValue(output) {
+  const text = output === undefined ? undefined : JSON.stringify(output);
+  return text === undefined ? null : JSON.parse(text);
 }
 
 // ---- the record's description ----------------------------------------------------------
 
 function argsSummary(input) {
-  if (input === null || typeof input !== "object" || Array.isArray(input)) return clip(JSON.stringify(input) ?? "", 120);
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return clip(JSON.stringify(input) ?? "", QUOTED.argument);
   const entries = Object.entries(input);
-  const parts = entries.slice(0, 12).map(([k, v]) => `${k}=${clip(typeof v === "string" ? v : JSON.stringify(v) ?? "", 120)}`);
-  if (entries.length > 12) parts.push(`… ${entries.length - 12} more`);
+  const parts = entries
+    .slice(0, QUOTED.arguments)
+    .map(([k, v]) => `${k}=${clip(typeof v === "string" ? v : JSON.stringify(v) ?? "", QUOTED.argument)}`);
+  if (entries.length > QUOTED.arguments) parts.push(`… ${entries.length - QUOTED.arguments} more`);
   return parts.join(", ");
 }
 
@@ -153,38 +183,44 @@ function resolve(value, call) {
 
 // ---- the wrapper ----------------------------------------------------------------------------
 
+// The tally of each tool set withToolContext returned (usageOf reads it).
+const usageBySet = new WeakMap();
+
 /**
  * Wraps each tool of `tools` that has an `execute` so its output is saved in `manager`,
- * and adds the retrieval tools (unless `retrievalTools: false`).
+ * and adds the tools of `contextTools` (unless `retrievalTools: false`).
  */
 export function withToolContext(tools, manager, options = {}) {
-  if (!tools || typeof tools !== "object") throw toolctxError("INVALID_ARGUMENT", "toolctx/ai-sdk: tools must be a tool set (an object)");
-  if (!manager || typeof manager.saveContext !== "function") {
-    throw toolctxError("INVALID_ARGUMENT", "toolctx/ai-sdk: manager must be a toolctx ContextManager");
-  }
-  const s = settings(pick(options, Object.keys(DEFAULTS)));
-  const retrieval = options.retrievalTools ?? true;
-  if (retrieval) {
-    for (const name of RETRIEVAL_TOOLS) {
-      if (name in tools) throw toolctxError("INVALID_ARGUMENT", `toolctx/ai-sdk: the tool set already has a tool named ${name}`);
-    }
-  }
-  const describe = options.describe ?? defaultDescribe;
-  const saved = savedCalls(manager);
+  if (!tools || typeof tools !== "object") throw toolctxError("INVALID_ARGUMENT", `${MODULE}: tools must be a tool set (an object)`);
+  checkManager(manager, MODULE);
+  const s = previewSettings(options, MODULE);
+  const retrieval = retrievalOption(options, Object.keys(tools), MODULE);
+  const runnable = Object.keys(tools).filter((name) => typeof tools[name]?.execute === "function");
+  const takers = resolvingNames(options.resolveHandles, runnable, MODULE);
+  const usage = usageOption(options, MODULE);
+  const context = { manager, options, s, usage, takers, describe: options.describe ?? defaultDescribe, saved: savedCalls(manager) };
   const wrapped = {};
-  for (const [toolName, tool] of Object.entries(tools)) {
-    wrapped[toolName] = typeof tool?.execute === "function" ? wrapTool(toolName, tool, manager, options, s, describe, saved) : tool;
+  for (const [toolName, t] of Object.entries(tools)) {
+    wrapped[toolName] = typeof t?.execute === "function" ? wrapTool(toolName, t, context) : t;
   }
-  return retrieval ? { ...wrapped, ...contextTools(manager, options) } : wrapped;
+  const set = retrieval ? { ...wrapped, ...contextTools(manager, { ...toolOptions(options), usage }) } : wrapped;
+  usageBySet.set(set, usage);
+  return set;
 }
 
-function pick(object, keys) {
-  return Object.fromEntries(keys.filter((k) => object[k] !== undefined).map((k) => [k, object[k]]));
+/**
+ * What the tool set `withToolContext` returned kept out of the prompt so far:
+ * `{outputsOffloaded, charsKeptOut, tokensKeptOut, readsBack, charsReadBack}`.
+ */
+export function usageOf(toolSet) {
+  const usage = usageBySet.get(toolSet);
+  if (!usage) throw toolctxError("INVALID_ARGUMENT", `${MODULE}: usageOf takes a tool set that withToolContext returned`);
+  return usage.snapshot();
 }
 
-// The calls a manager's wrappers saved lately: tool-call id → {filepath, pointer,
-// description}, or `null` for a call whose save failed. Shared by every wrapper over the
-// same manager, and by read_context. Older calls are found by their description.
+// The calls a manager's wrappers saved lately: tool-call id → {filepath, description}, or
+// `null` for a call whose save failed. Shared by every wrapper over the same manager.
+// Older calls are found by their record's toolCallId (findSaved).
 const REMEMBERED_CALLS = 10_000;
 const savedByManager = new WeakMap();
 function savedCalls(manager) {
@@ -199,7 +235,10 @@ function remember(calls, toolCallId, entry) {
   if (calls.size > REMEMBERED_CALLS) calls.delete(calls.keys().next().value);
 }
 
-function wrapTool(toolName, tool, manager, options, s, describe, saved) {
+const isAsyncIterable = (value) => value !== null && typeof value?.[Symbol.asyncIterator] === "function";
+const isAsyncGeneratorFunction = (fn) => Object.prototype.toString.call(fn) === "[object AsyncGeneratorFunction]";
+
+function wrapTool(toolName, original, { manager, options, s, usage, takers, describe, saved }) {
   const save = async (input, execution, output) => {
     const call = { toolName, input, toolCallId: execution.toolCallId, messages: execution.messages };
     const query = resolve(options.query, call) ?? lastUserText(execution.messages);
@@ -210,8 +249,7 @@ function wrapTool(toolName, tool, manager, options, s, describe, saved) {
     const args = input !== null && typeof input === "object" && !Array.isArray(input) ? input : { input };
     try {
       const filepath = await manager.saveContext(toolName, args, output, { queryId, taskId, description, toolCallId: execution.toolCallId });
-      const filename = filepath.slice(filepath.lastIndexOf("/") + 1);
-      remember(saved, execution.toolCallId, { filepath, pointer: POINTER_SCHEME + filename, description });
+      remember(saved, execution.toolCallId, { filepath, description });
     } catch (error) {
       remember(saved, execution.toolCallId, null);
       if (!options.onSaveError) {
@@ -221,20 +259,34 @@ function wrapTool(toolName, tool, manager, options, s, describe, saved) {
     }
   };
 
-  const execute = (input, execution) => {
-    const result = tool.execute(input, execution);
-    if (result && typeof result[Symbol.asyncIterator] === "function") return saveLast(result, input, execution, save);
+  /** The tool run on `args`; its output (a streaming tool's last value) saved with the input the model gave. */
+  const run = (args, input, execution) => {
+    const result = original.execute(args, execution);
+    if (isAsyncIterable(result)) return saveLast(result, input, execution, save);
     return Promise.resolve(result).then(async (output) => {
       await save(input, execution, output);
       return output;
     });
   };
 
+  const takesHandles = takers.includes(toolName);
+  let execute = (input, execution) => run(input, input, execution);
+  if (takesHandles && isAsyncGeneratorFunction(original.execute)) {
+    execute = async function* (input, execution) {
+      yield* run(await resolveHandles(input, manager), input, execution);
+    };
+  } else if (takesHandles) {
+    // Resolving is asynchronous, so a tool that is not an async generator function gives
+    // its output at once: should it return an async iterable, its last value.
+    execute = async (input, execution) => lastValue(await run(await resolveHandles(input, manager), input, execution));
+  }
+
+  // toModelOutput runs once per tool result, and again whenever convertToModelMessages rebuilds the conversation.
+  const counted = new Map();
   const toModelOutput = async ({ toolCallId, input, output }) => {
-    const own = tool.toModelOutput
-      ? await tool.toModelOutput({ toolCallId, input, output })
-      : typeof output === "string" ? { type: "text", value: output } : { type: "json", value: jsonValue(output) };
-    if (modelChars(own) <= s.maxInlineChars) return own;
+    const own = original.toModelOutput ? await original.toModelOutput({ toolCallId, input, output }) : defaultModelOutput(toolName, output);
+    const chars = modelChars(own);
+    if (chars <= s.maxInlineChars) return own;
     let entry = saved.has(toolCallId) ? saved.get(toolCallId) : findSaved(manager, toolCallId);
     if (entry === undefined) {
       // An output this manager never saw (a conversation rebuilt elsewhere): save it now.
@@ -242,19 +294,19 @@ function wrapTool(toolName, tool, manager, options, s, describe, saved) {
       entry = saved.get(toolCallId);
     }
     if (!entry) return own; // its save failed and onSaveError chose to go on: the model gets it all
-    // Evicted since (retention, clear()): a pointer to it would answer NOT_FOUND, so the model gets it all.
-    if (!manager.getAllPointers().some((p) => p.filepath === entry.filepath)) return own;
-    const text = recordText(output);
-    return { type: "text", value: compactText({ ...entry, toolName, toolCallId, text }, s) };
+    // Evicted since (retention, clear()): a handle to it would answer NOT_FOUND, so the model gets it all.
+    const pointer = manager.getAllPointers().find((p) => p.filepath === entry.filepath);
+    if (!pointer) return own;
+    const value = compactText({ handle: pointer.handle, toolName, chars, lines: lineView(output, manager), takers, description: entry.description }, s);
+    if (!counted.has(toolCallId)) {
+      remember(counted, toolCallId, true);
+      usage.offloaded(chars, value.length);
+    }
+    return { type: "text", value };
   };
 
-  return { ...tool, execute, toModelOutput };
-}
-
-/** What the SDK sends for a non-string output: the value through JSON, `null` for none. */
-function jsonValue(output) {
-  const text = output === undefined ? undefined : JSON.stringify(output);
-  return text === undefined ? null : JSON.parse(text);
+  const description = takesHandles ? [original.description, TAKES_HANDLES].filter(Boolean).join(" ") : original.description;
+  return { ...original, ...(description !== undefined && { description }), execute, toModelOutput };
 }
 
 /** A streaming tool: every value goes through; the last one (the output) is saved. */
@@ -269,6 +321,13 @@ async function* saveLast(iterable, input, execution, save) {
   if (any) await save(input, execution, last);
 }
 
+async function lastValue(value) {
+  if (!isAsyncIterable(value)) return value;
+  let last;
+  for await (const v of value) last = v;
+  return last;
+}
+
 /**
  * A call saved by another wrapper or process (a resumed session, say): the pointer whose
  * toolCallId is the call's, or (a record saved before toolCallId was stored) whose
@@ -280,171 +339,10 @@ function findSaved(manager, toolCallId) {
   for (let i = pointers.length - 1; i >= 0; i--) { // the newest, should an id come back
     const p = pointers[i];
     if (p.toolCallId === toolCallId || (p.toolCallId === undefined && p.toolDescription.endsWith(mark))) {
-      return { filepath: p.filepath, pointer: POINTER_SCHEME + p.filename, description: p.toolDescription };
+      return { filepath: p.filepath, description: p.toolDescription };
     }
   }
   return undefined;
-}
-
-// ---- the retrieval tools ---------------------------------------------------------------------
-
-const READ_SCHEMA = {
-  type: "object",
-  properties: {
-    pointer: { type: "string", description: "The toolctx:// pointer of a saved tool output." },
-    offset: { type: "integer", minimum: 0, description: "Lines to skip (0 starts at the first line; grep_context's line N is offset N-1)." },
-    limit: { type: "integer", minimum: 1, description: "Lines to return." },
-  },
-  required: ["pointer"],
-  additionalProperties: false,
-};
-
-const SEARCH_SCHEMA = {
-  type: "object",
-  properties: {
-    query: { type: "string", description: "What you are looking for, in words." },
-    k: { type: "integer", minimum: 1, description: "How many records to list." },
-  },
-  required: ["query"],
-  additionalProperties: false,
-};
-
-const GREP_SCHEMA = {
-  type: "object",
-  properties: {
-    pattern: { type: "string", description: "A JavaScript regular expression, matched against each line." },
-    pointer: { type: "string", description: "Only this record (a toolctx:// pointer); default: every saved output." },
-    ignoreCase: { type: "boolean" },
-    limit: { type: "integer", minimum: 1, description: "Most matching lines to return." },
-  },
-  required: ["pattern"],
-  additionalProperties: false,
-};
-
-/** read_context, search_context and grep_context over `manager`'s records. */
-export function contextTools(manager, options = {}) {
-  if (!manager || typeof manager.loadContexts !== "function") {
-    throw toolctxError("INVALID_ARGUMENT", "toolctx/ai-sdk: manager must be a toolctx ContextManager");
-  }
-  const s = settings(pick(options, Object.keys(DEFAULTS)));
-  return {
-    read_context: {
-      description:
-        "Read a saved tool output by its toolctx:// pointer, a page of lines at a time " +
-        `(at most ${s.maxReadLines} lines and ${count(s.maxReadChars)} characters a call).`,
-      inputSchema: jsonSchema(READ_SCHEMA),
-      execute: (input) => readContext(manager, input, s),
-    },
-    search_context: {
-      description: "Find saved tool outputs relevant to a query: their toolctx:// pointers and descriptions, best first.",
-      inputSchema: jsonSchema(SEARCH_SCHEMA),
-      execute: (input) => searchContext(manager, input, s),
-    },
-    grep_context: {
-      description:
-        "Find the lines of saved tool outputs that match a regular expression: pointer, line number and line " +
-        `(at most ${s.maxGrepMatches} lines a call).`,
-      inputSchema: jsonSchema(GREP_SCHEMA),
-      execute: (input) => grepContext(manager, input, s),
-    },
-  };
-}
-
-/** The manager's pointer for a toolctx:// pointer, or a NOT_FOUND error the model can read. */
-function resolvePointer(manager, pointer) {
-  if (typeof pointer !== "string" || !pointer.startsWith(POINTER_SCHEME)) {
-    throw toolctxError("INVALID_ARGUMENT", `not a toolctx pointer: ${clip(String(pointer), 200)} (expected ${POINTER_SCHEME}<name>)`);
-  }
-  const name = pointer.slice(POINTER_SCHEME.length);
-  for (const entry of savedCalls(manager).values()) {
-    if (entry?.pointer === pointer) return { filepath: entry.filepath, name };
-  }
-  // toolctx://{filename} is this module's form; toolctx://{filepath} is what clearToolUses and the MCP server write.
-  const found = manager.getAllPointers().find((p) => p.filename === name || p.filepath === name);
-  if (!found) {
-    throw toolctxError("NOT_FOUND", `no saved tool output at ${clip(pointer, 200)}; search_context lists the pointers that exist`);
-  }
-  return { filepath: found.filepath, name };
-}
-
-async function loadText(manager, filepath, pointer) {
-  const [record] = await manager.loadContexts([filepath]);
-  if (!record) throw toolctxError("NOT_FOUND", `the record behind ${clip(pointer, 200)} can no longer be read`);
-  return recordText(record.result);
-}
-
-async function readContext(manager, { pointer, offset = 0, limit }, s) {
-  const { filepath } = resolvePointer(manager, pointer);
-  const lines = displayLines(await loadText(manager, filepath, pointer), s.wrapChars);
-  const start = Math.max(0, Math.trunc(offset));
-  if (start >= lines.length && lines.length > 0) {
-    throw toolctxError("INVALID_ARGUMENT", `offset ${start} is past the end of ${pointer} (${count(lines.length)} lines)`);
-  }
-  const want = Math.min(Math.max(1, Math.trunc(limit ?? s.readLines)), s.maxReadLines);
-  const out = [];
-  let chars = 0;
-  for (let i = start; i < lines.length && out.length < want; i++) {
-    if (out.length > 0 && chars + lines[i].length + 1 > s.maxReadChars) break;
-    out.push(lines[i]);
-    chars += lines[i].length + 1;
-  }
-  const end = start + out.length;
-  const header = `${pointer}: lines ${count(lines.length ? start + 1 : 0)}–${count(end)} of ${count(lines.length)}`;
-  const more = end < lines.length ? `\n[${count(lines.length - end)} more lines: read_context with offset=${end}]` : "";
-  return `${header}\n${out.join("\n")}${more}`;
-}
-
-async function searchContext(manager, { query, k }, s) {
-  const limit = Math.min(Math.max(1, Math.trunc(k ?? s.searchResults)), s.maxSearchResults);
-  const found = await manager.selectRelevant(String(query), { limit, fallback: "none" });
-  if (found.length === 0) return `No saved tool output matches "${clip(String(query), 200)}".`;
-  return found
-    .map(({ pointer: p, score }, i) =>
-      `${i + 1}. ${POINTER_SCHEME}${p.filename} (${p.toolName}, ${count(p.size ?? 0)} bytes, score ${score.toFixed(2)}): ${clip(p.toolDescription, 300)}`)
-    .join("\n");
-}
-
-async function grepContext(manager, { pattern, pointer, ignoreCase = false, limit }, s) {
-  if (typeof pattern !== "string" || pattern.length === 0 || pattern.length > s.maxPatternChars) {
-    throw toolctxError("INVALID_ARGUMENT", `pattern must be 1 to ${s.maxPatternChars} characters`);
-  }
-  let re;
-  try {
-    re = new RegExp(pattern, ignoreCase ? "i" : "");
-  } catch (error) {
-    throw toolctxError("INVALID_ARGUMENT", `invalid pattern: ${error.message}`, error);
-  }
-  const want = Math.min(Math.max(1, Math.trunc(limit ?? s.grepMatches)), s.maxGrepMatches);
-  const targets = pointer
-    ? [{ ...resolvePointer(manager, pointer), pointer }]
-    : manager.getAllPointers().reverse().map((p) => ({ filepath: p.filepath, pointer: POINTER_SCHEME + p.filename }));
-  const hits = [];
-  let scanned = 0;
-  let bytes = 0;
-  let stopped = "";
-  outer: for (const target of targets) {
-    if (bytes >= s.maxGrepBytes) {
-      stopped = `stopped after ${count(bytes)} characters (${scanned} of ${targets.length} records searched)`;
-      break;
-    }
-    const text = await loadText(manager, target.filepath, target.pointer).catch((error) => {
-      if (pointer) throw error;
-      return ""; // a record gone since it was listed
-    });
-    scanned++;
-    bytes += text.length;
-    const lines = displayLines(text, s.wrapChars);
-    for (let i = 0; i < lines.length; i++) {
-      if (!re.test(lines[i])) continue;
-      if (hits.length === want) {
-        stopped = `more matches not shown; narrow the pattern or pass a pointer`;
-        break outer;
-      }
-      hits.push(`${target.pointer}:${i + 1}: ${clip(lines[i].trim(), 300)}`);
-    }
-  }
-  const summary = hits.length ? hits.join("\n") : `No line matches /${clip(pattern, 200)}/.`;
-  return stopped ? `${summary}\n[${stopped}]` : summary;
 }
 
 // ---- the window optimiser before each step ----------------------------------------------------

@@ -1,4 +1,5 @@
-import type { StorageHost } from "../index.js";
+import type { ContextManager, StorageHost } from "../index.js";
+import type { ContextToolOptions, GrepInput, JsonSchema, ReadInput, SearchInput } from "../tools.js";
 
 /** The commands of Anthropic's memory tool (`memory_20250818`), as the SDK types them. */
 export interface MemoryViewCommand { command: "view"; path: string; view_range?: Array<number> }
@@ -34,6 +35,29 @@ export function memoryToolHandlers(options: MemoryToolOptions): MemoryToolHandle
 
 /** The segments under /memories of a memory path; throws the protocol's error for a path outside it or one that tries to leave it. */
 export function memorySegments(memoryPath: string): string[];
+
+/** One of toolctx/tools' tools in the shape the SDK's `betaTool` gives, for `client.beta.messages.toolRunner({tools})`. */
+export interface AnthropicContextTool<Name extends string, Input> {
+  type: "custom";
+  name: Name;
+  description: string;
+  /** toolctx/tools' JSON Schema of the input. */
+  input_schema: JsonSchema & { type: "object" };
+  /** Resolves to the text the model reads; rejects with a toolctx error (the runner sends `Error: <message>`, `is_error`). */
+  run(input: Input): Promise<string>;
+  parse(input: unknown): Input;
+}
+
+/**
+ * read_context, search_context and grep_context over `manager` (toolctx/tools' names,
+ * descriptions and schemas), for the SDK's tool runner: a `clearToolUses` placeholder's
+ * handle reads back with read_context. Throws UNSUPPORTED where toolctx/tools cannot be
+ * loaded (a page without an import map for the package).
+ */
+export function contextTools(
+  manager: ContextManager,
+  options?: ContextToolOptions,
+): [AnthropicContextTool<"read_context", ReadInput>, AnthropicContextTool<"search_context", SearchInput>, AnthropicContextTool<"grep_context", GrepInput>];
 
 export { clearToolUses, messageTokens } from "../clear-tool-uses.js";
 export type { ClearToolUsesOptions, ClearToolUsesResult } from "../clear-tool-uses.js";

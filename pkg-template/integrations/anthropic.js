@@ -8,9 +8,17 @@
 //   of the SDK's own filesystem tool (`BetaLocalFilesystemMemoryTool`), which works only
 //   in Node; this file imports nothing from Node, so it runs in browsers and workers too.
 // - `clearToolUses(messages, options)` does what `clear_tool_uses_20250919` does on the
-//   server (re-exported from the main entry, where it lives with the window optimiser).
+//   server (re-exported from the main entry, where it lives with the window optimiser);
+//   with a manager, each placeholder names the handle of the saved result.
+// - `contextTools(manager, options)`: read_context, search_context and grep_context of
+//   toolctx/tools in the SDK's tool-runner shape (what its `betaTool` makes), so the model
+//   reads a cleared result back by its handle.
 //
-// The Anthropic SDK is an optional peer dependency: nothing here imports it.
+// The Anthropic SDK is an optional peer dependency: nothing here imports it. toolctx/tools
+// imports nothing either (it reaches the core through the manager it is given), so this
+// file loads wherever it is served, an import map or not.
+
+import { contextTools as toolDefinitions } from "../tools.js";
 
 const MEMORIES = "/memories";
 const MAX_LINES = 999999;
@@ -315,6 +323,27 @@ export function memoryToolHandlers(options = {}) {
       });
     },
   };
+}
+
+// -- the tools that read saved outputs back ------------------------------------------------
+
+/**
+ * read_context, search_context and grep_context over `manager`, each as the SDK's
+ * `betaTool` makes a tool: `{type: "custom", name, description, input_schema, run, parse}`,
+ * for `client.beta.messages.toolRunner({tools})`. Names, descriptions and JSON Schemas
+ * are toolctx/tools' own; `run` resolves to the text the model reads, or rejects with the
+ * toolctx error, which the runner sends back as `Error: <message>` with `is_error`.
+ * `options`: toolctx/tools' limits, and `usage` to count what the tools read back.
+ */
+export function contextTools(manager, options = {}) {
+  return toolDefinitions(manager, options).map((tool) => ({
+    type: "custom",
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.inputSchema,
+    run: (input) => tool.execute(input),
+    parse: (input) => input,
+  }));
 }
 
 export { clearToolUses, messageTokens } from "../clear-tool-uses.js";

@@ -1168,7 +1168,7 @@ impl JsContextManager {
     /// A result (`result_json`, its JSON text) as the model reads it: its line view
     /// (src/view.rs), the lines passages number and the model's tools read and grep.
     #[wasm_bindgen(js_name = "__lines")]
-    pub fn lines(result_json: String) -> Result<String, JsValue> {
+    pub fn lines(&self, result_json: String) -> Result<String, JsValue> {
         let result: Value = crate::record::from_json(&result_json)
             .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
             .js()?;

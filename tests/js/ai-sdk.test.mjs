@@ -5,8 +5,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { tool } from "ai";
 import { ContextManager, memoryStorage, optimizeWindow } from "toolctx";
-import { withToolContext, contextTools, windowPrepareStep, toWindowMessages, applyWindowResult } from "toolctx/ai-sdk";
-import { callTools, say, scriptedModel, toolResults, lastResultText, pointerIn, lines, objectSchema, fileTool, run, runAiSdkTests } from "./ai-sdk.mjs";
+import { withToolContext, contextTools, usageOf, windowPrepareStep, toWindowMessages, applyWindowResult, POINTER_SCHEME } from "toolctx/ai-sdk";
+import * as shared from "toolctx/tools";
+import { callTools, say, scriptedModel, toolResults, lastResultText, handleIn, lines, objectSchema, fileTool, run, runAiSdkTests } from "./ai-sdk.mjs";
 
 const open = (options = {}) => ContextManager.open({ storage: memoryStorage(), contextDir: "/ctx", ...options });
 
@@ -50,7 +51,7 @@ test("ai-sdk: the tool's own toModelOutput decides what is small; the threshold 
   await run(model, tools);
   const [list, dump] = toolResults(model.doGenerateCalls[1].prompt);
   assert.deepEqual(list.output, { type: "text", value: "5000 files" });
-  assert.match(dump.output.value, /^\[toolctx\] The output of dump .* is 600 characters in 1 lines/);
+  assert.match(dump.output.value, /^\[toolctx\] The output of dump \(600 characters in 1 line\) was saved as ctx:/);
   assert.equal(manager.size, 2);
 });
 
@@ -67,11 +68,27 @@ test("ai-sdk: the preview is capped in lines and in characters, whatever the out
   );
   await run(model, tools);
   for (const { output } of toolResults(model.doGenerateCalls[1].prompt)) {
-    const preview = output.value.split("Preview (first and last lines):\n")[1].split("\nRead it with")[0];
+    const preview = output.value.split("Preview (first and last lines, numbered):\n")[1].split("\nRead it with")[0];
     assert.ok(preview.split("\n").length <= 3 + 1 + 3, preview);
     assert.ok(preview.length <= 600 + 60, `preview of ${preview.length} characters`);
     assert.ok(output.value.length < 1_500);
   }
+});
+
+test("ai-sdk: the tools are toolctx/tools' own: same names, descriptions and JSON Schemas, the same limits", async () => {
+  const manager = await open();
+  const defined = shared.contextTools(manager, { maxReadLines: 150 });
+  const sdk = contextTools(manager, { maxReadLines: 150 });
+  assert.deepEqual(Object.keys(sdk), [...shared.TOOL_NAMES]);
+  for (const d of defined) {
+    assert.equal(sdk[d.name].description, d.description);
+    assert.deepEqual(sdk[d.name].inputSchema.jsonSchema, d.inputSchema);
+  }
+  const wrapped = withToolContext({}, manager, { maxReadLines: 150 });
+  assert.deepEqual(Object.keys(wrapped), [...shared.TOOL_NAMES]);
+  assert.equal(wrapped.read_context.description, defined[0].description);
+  assert.throws(() => contextTools(manager, { readLines: 0 }), { code: "INVALID_ARGUMENT" });
+  assert.equal(POINTER_SCHEME, shared.POINTER_SCHEME);
 });
 
 test("ai-sdk: read_context is capped by lines and characters, and a huge read is returned capped, never saved", async () => {
@@ -79,64 +96,78 @@ test("ai-sdk: read_context is capped by lines and characters, and a huge read is
   const huge = Array.from({ length: 50 }, (_, i) => `${i}:${"w".repeat(900)}`).join("\n") + "\n" + lines(5_000);
   const model = scriptedModel([
     callTools([["readFile", { path: "big.txt" }]]),
-    (prompt) => callTools([["read_context", { pointer: pointerIn(lastResultText(prompt)), limit: 100_000 }]]),
-    (prompt) => callTools([["read_context", { pointer: pointerIn(lastResultText(prompt)), offset: 100, limit: 100_000 }]]),
+    (prompt) => callTools([["read_context", { handle: handleIn(lastResultText(prompt)), limit: 100_000 }]]),
+    (prompt) => callTools([["read_context", { handle: handleIn(lastResultText(prompt)), offset: 101, limit: 100_000 }]]),
     say("done"),
   ]);
   await run(model, withToolContext({ readFile: fileTool(huge) }, manager, { maxReadChars: 10_000, maxReadLines: 150 }));
   const first = lastResultText(model.doGenerateCalls[2].prompt);
   const second = lastResultText(model.doGenerateCalls[3].prompt);
-  // 50 lines of 902 characters: the character cap stops the first page after 11 of them.
+  // 50 numbered lines of 908 characters: the character cap stops the first page after 11 of them.
   assert.match(first, /: lines 1–11 of 5,050\n/);
   assert.ok(first.length < 10_000 + 200, `${first.length}`);
-  assert.match(first, /\[5,039 more lines: read_context with offset=11\]$/);
+  assert.match(first, /\[5,039 more lines: read_context \{"handle": "ctx:\w+", "offset": 12\}\]$/);
   // Short lines: the line cap.
   assert.match(second, /: lines 101–250 of 5,050\n/);
-  assert.match(second, /\[4,800 more lines: read_context with offset=250\]$/);
-  assert.equal(toolResults(model.doGenerateCalls[3].prompt).at(-1).output.type, "text", "read_context's output is never replaced by a pointer");
+  assert.match(second, /\[4,800 more lines: read_context \{"handle": "ctx:\w+", "offset": 251\}\]$/);
+  assert.equal(toolResults(model.doGenerateCalls[3].prompt).at(-1).output.type, "text", "read_context's output is never replaced by a handle");
   assert.equal(manager.size, 1, "only the tool's output is saved");
 });
 
-test("ai-sdk: search_context ranks the saved outputs with the store's ranking, top k with descriptions", async () => {
+test("ai-sdk: search_context ranks the saved outputs with the store's ranking: handles, descriptions, best lines", async () => {
   const manager = await open();
   await manager.saveContext("readFile", { path: "src/naming.rs" }, "fn args_hash() {}", { description: "read file: path=src/naming.rs" });
   await manager.saveContext("readFile", { path: "README.md" }, "# toolctx", { description: "read file: path=README.md" });
   await manager.saveContext("grep", { pattern: "args_hash", path: "src" }, ["src/naming.rs:10"], { description: "grep: pattern=args_hash" });
   const { search_context } = contextTools(manager);
-  const best = await search_context.execute({ query: "naming args hash", k: 2 }, { toolCallId: "s", messages: [] });
-  const rows = best.split("\n");
-  assert.equal(rows.length, 2);
-  const expected = (await manager.selectRelevant("naming args hash", { limit: 2, fallback: "none" })).map((s) => `toolctx://${s.pointer.filename}`);
-  assert.deepEqual(rows.map(pointerIn), expected);
-  assert.match(rows[0], /^1\. toolctx:\/\/\S+ \((readFile|grep), \d+ bytes, score \d+\.\d\d\): /);
+  const best = await search_context.execute({ query: "naming args hash", limit: 2 }, { toolCallId: "s", messages: [] });
+  const expected = (await manager.selectRelevant("naming args hash", { limit: 2, fallback: "none" })).map((s) => s.pointer.handle);
+  const titles = best.split("\n").filter((row) => /^\d+\. /.test(row));
+  assert.deepEqual(titles.map(handleIn), expected);
+  assert.match(titles[0], /^1\. ctx:\w+ (read file|grep): \S.* \(\d+ bytes\)$/);
+  assert.equal(await search_context.execute({ query: "naming args hash", k: 1 }, { toolCallId: "s", messages: [] }), best.split("\n2. ")[0], "an older input: k for limit");
   assert.equal(await search_context.execute({ query: "kubernetes" }, { toolCallId: "s", messages: [] }), 'No saved tool output matches "kubernetes".');
 });
 
-test("ai-sdk: grep_context finds lines across records, bounded in matches and in bytes read", async () => {
+test("ai-sdk: grep_context finds lines across records, bounded in matches and in bytes read; older pointer inputs still work", async () => {
   const manager = await open();
   const a = await manager.saveContext("readFile", { path: "a.rs" }, "fn one() {}\nlet x = 1;\nfn two() {}");
   await manager.saveContext("readFile", { path: "b.rs" }, { code: "fn three() {}" });
-  const pa = `toolctx://${a.slice(a.lastIndexOf("/") + 1)}`;
+  const [pa, pb] = manager.getAllPointers();
   const { grep_context, read_context } = contextTools(manager);
   const exec = (tool, input) => tool.execute(input, { toolCallId: "g", messages: [] });
 
   const all = (await exec(grep_context, { pattern: "fn \\w+" })).split("\n");
-  assert.equal(all.length, 3);
-  assert.match(all[0], /^toolctx:\/\/readFile_\S+:2:\s+"code": "fn three\(\) \{\}"$/); // newest record first
-  assert.deepEqual(all.slice(1), [`${pa}:1: fn one() {}`, `${pa}:3: fn two() {}`]);
-  // grep's line N is read_context's offset N-1.
-  assert.equal((await exec(read_context, { pointer: pa, offset: 2, limit: 1 })).split("\n")[1], "fn two() {}");
-
-  assert.equal(await exec(grep_context, { pattern: "fn", pointer: pa, limit: 1 }),
-    `${pa}:1: fn one() {}\n[more matches not shown; narrow the pattern or pass a pointer]`);
-  assert.equal(await exec(grep_context, { pattern: "FN ONE", ignoreCase: true, pointer: pa }), `${pa}:1: fn one() {}`);
+  assert.equal(all[0], `${pb.handle} read file: path=b.rs (${pb.size} bytes)`, "newest record first");
+  assert.equal(all[1], "  1: code: fn three() {}");
+  assert.equal(all[2], `${pa.handle} read file: path=a.rs (${pa.size} bytes)`);
+  assert.deepEqual(all.slice(3), ["  1: fn one() {}", "  2- let x = 1;", "  3: fn two() {}"]);
+  // grep's line N is read_context's offset N.
+  assert.equal((await exec(read_context, { handle: pa.handle, offset: 3, limit: 1 })).split("\n")[1], "3  fn two() {}");
+  // Older inputs: a toolctx:// pointer for the handle; read_context's offset then counted the lines to skip.
+  assert.equal((await exec(read_context, { pointer: `toolctx://${pa.filename}`, offset: 2, limit: 1 })).split("\n")[1], "3  fn two() {}");
+  assert.equal((await exec(read_context, { handle: a, offset: 3, limit: 1 })).split("\n")[1], "3  fn two() {}", "a filepath for the handle");
+  assert.equal(await exec(grep_context, { pattern: "one", pointer: `toolctx://${pa.filename}` }), `${pa.handle} read file: path=a.rs (${pa.size} bytes)\n  1: fn one() {}\n  2- let x = 1;`);
   assert.equal(await exec(grep_context, { pattern: "nothing-like-this" }), "No line matches /nothing-like-this/.");
 
   const bounded = contextTools(manager, { maxGrepBytes: 10 }).grep_context;
-  assert.match(await exec(bounded, { pattern: "zzz" }), /\[stopped after 29 characters \(1 of 2 records searched\)\]$/);
+  assert.match(await exec(bounded, { pattern: "zzz" }), /\[stopped after \d+ characters \(1 of 2 saved outputs searched\); pass a handle\]$/);
 
   await assert.rejects(exec(grep_context, { pattern: "(" }), { code: "INVALID_ARGUMENT", message: /invalid pattern/ });
   await assert.rejects(exec(grep_context, { pattern: "a".repeat(501) }), { code: "INVALID_ARGUMENT" });
+});
+
+test("ai-sdk: usageOf counts each offloaded output once, however often toModelOutput runs; options.usage tallies across tool sets", async () => {
+  const manager = await open();
+  const usage = shared.createUsage();
+  const tools = withToolContext({ readFile: fileTool("unused") }, manager, { maxInlineChars: 100, usage });
+  const output = lines(50);
+  const first = await tools.readFile.toModelOutput({ toolCallId: "c1", input: { path: "x" }, output });
+  await tools.readFile.toModelOutput({ toolCallId: "c1", input: { path: "x" }, output });
+  await tools.readFile.toModelOutput({ toolCallId: "c2", input: { path: "y" }, output: "short" });
+  assert.deepEqual(usageOf(tools), { outputsOffloaded: 1, charsKeptOut: output.length - first.value.length, tokensKeptOut: Math.ceil((output.length - first.value.length) / 4), readsBack: 0, charsReadBack: 0 });
+  assert.deepEqual(usage.snapshot(), usageOf(tools));
+  assert.throws(() => usageOf({ ...tools }), { code: "INVALID_ARGUMENT" });
 });
 
 test("ai-sdk: a failed save fails the tool call with the toolctx error, unless onSaveError takes it", async () => {
@@ -186,6 +217,29 @@ test("ai-sdk: options set the query, the task and the description; a streaming t
   assert.deepEqual((await manager.loadContexts([p.filepath]))[0].result, { done: 3, of: 3 });
 });
 
+test("ai-sdk: resolveHandles with a streaming tool: it streams as before, over the resolved value", async () => {
+  const manager = await open();
+  await manager.saveContext("listFiles", {}, ["a.ts", "b.ts", "c.ts"]);
+  const [p] = manager.getAllPointers();
+  const tools = withToolContext(
+    {
+      lint: tool({
+        inputSchema: objectSchema({ files: {} }),
+        async *execute({ files }) {
+          for (let i = 1; i <= files.length; i++) yield { linted: files.slice(0, i) };
+        },
+      }),
+    },
+    manager,
+    { resolveHandles: true },
+  );
+  const model = scriptedModel([callTools([["lint", { files: p.handle }, "c-lint"]]), say("ok")]);
+  const result = await run(model, tools);
+  assert.deepEqual(result.steps[0].toolResults[0].output, { linted: ["a.ts", "b.ts", "c.ts"] });
+  const saved = manager.getAllPointers().find((x) => x.toolCallId === "c-lint");
+  assert.deepEqual(saved.args, { files: p.handle }, "saved with the input the model gave");
+});
+
 test("ai-sdk: the step number is the taskId; a resumed session finds a call's record by its tool-call id", async () => {
   const storage = memoryStorage();
   const first = await ContextManager.open({ storage, contextDir: "/ctx", session: true, persistThreshold: 0 });
@@ -199,7 +253,7 @@ test("ai-sdk: the step number is the taskId; a resumed session finds a call's re
   const tools = withToolContext({ readFile: fileTool("unused") }, resumed);
   const output = await tools.readFile.toModelOutput({ toolCallId: "call-two", input: { path: "b" }, output: result.steps[1].toolResults[0].output });
   const expected = resumed.getAllPointers().find((p) => p.args.path === "b");
-  assert.equal(pointerIn(output.value), `toolctx://${expected.filename}`);
+  assert.equal(handleIn(output.value), expected.handle);
   assert.equal(resumed.size, 2, "nothing saved twice");
 });
 
@@ -216,7 +270,7 @@ test("ai-sdk: the tool-call id is stored as the record's toolCallId; a resumed s
   const tools = withToolContext({ readFile: fileTool("unused") }, resumed, { describe });
   const output = await tools.readFile.toModelOutput({ toolCallId: "call-one", input: { path: "a" }, output: result.steps[0].toolResults[0].output });
   assert.equal(resumed.size, 1, "found by its toolCallId, not saved twice");
-  assert.equal(pointerIn(output.value), `toolctx://${resumed.getAllPointers()[0].filename}`);
+  assert.equal(handleIn(output.value), resumed.getAllPointers()[0].handle);
 });
 
 test("ai-sdk: toModelOutput of an output the manager never saw saves it once, then points at it", async () => {
@@ -227,7 +281,7 @@ test("ai-sdk: toModelOutput of an output the manager never saw saves it once, th
   const again = await tools.readFile.toModelOutput({ toolCallId: "elsewhere", input: { path: "x" }, output });
   assert.equal(manager.size, 1);
   const [p] = manager.getAllPointers();
-  assert.equal(pointerIn(first.value), `toolctx://${p.filename}`);
+  assert.equal(handleIn(first.value), p.handle);
   assert.equal(again.value, first.value);
   assert.deepEqual((await manager.loadContexts([p.filepath]))[0].result, output);
 });
@@ -240,15 +294,15 @@ test("ai-sdk: a record evicted (retention) before toModelOutput runs: the model 
   const b = await tools.readFile.execute({ path: "b" }, { toolCallId: "call-b", messages: [] });
   assert.equal(manager.size, 1);
   const outA = await tools.readFile.toModelOutput({ toolCallId: "call-a", input: { path: "a" }, output: a });
-  assert.deepEqual(outA, { type: "text", value: a }, "no pointer to a record that is gone");
+  assert.deepEqual(outA, { type: "text", value: a }, "no handle of a record that is gone");
   const outB = await tools.readFile.toModelOutput({ toolCallId: "call-b", input: { path: "b" }, output: b });
   const [p] = manager.getAllPointers();
-  assert.equal(pointerIn(outB.value), `toolctx://${p.filename}`, "a record still there is pointed at");
+  assert.equal(handleIn(outB.value), p.handle, "a record still there is pointed at");
 });
 
 test("ai-sdk: bad arguments are typed errors", async () => {
   const manager = await open();
-  assert.throws(() => withToolContext({ read_context: fileTool("x") }, manager), { code: "INVALID_ARGUMENT", message: /already has a tool named read_context/ });
+  assert.throws(() => withToolContext({ read_context: fileTool("x") }, manager), { code: "INVALID_ARGUMENT", message: /already have one named read_context/ });
   assert.throws(() => withToolContext({}, {}), { code: "INVALID_ARGUMENT" });
   assert.throws(() => withToolContext({}, manager, { maxInlineChars: 0 }), { code: "INVALID_ARGUMENT", message: /maxInlineChars/ });
   assert.throws(() => windowPrepareStep({}), { code: "INVALID_ARGUMENT", message: /contextWindow/ });
@@ -350,7 +404,7 @@ test("ai-sdk: a truncated window is accepted by the SDK and carried to later ste
   assert.deepEqual(toolResults(last).at(-1).output, { type: "text", value: "f\n".repeat(50) });
 });
 
-test("a pointer another integration wrote (clearToolUses names toolctx://{filepath}) is read by read_context", async () => {
+test("a clearToolUses placeholder names the handle that read_context reads; an older toolctx://{filepath} pointer reads too", async () => {
   const { clearToolUses } = await import("toolctx/anthropic");
   const manager = await ContextManager.open({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
   const big = Array.from({ length: 400 }, (_, i) => `line ${i + 1}`).join("\n");
@@ -363,8 +417,11 @@ test("a pointer another integration wrote (clearToolUses names toolctx://{filepa
   ];
   const edited = await clearToolUses(messages, { trigger: 1, keep: 1, manager });
   assert.equal(edited.clearedToolUses, 1);
-  const pointer = /toolctx:\/\/\S+\.json/.exec(edited.messages[2].content[0].content)[0];
+  const [p] = manager.getAllPointers();
+  assert.equal(handleIn(edited.messages[2].content[0].content), p.handle);
   const { read_context } = contextTools(manager);
-  const page = await read_context.execute({ pointer, offset: 399, limit: 1 }, { toolCallId: "r", messages: [] });
-  assert.equal(page.split("\n")[1], "line 400");
+  for (const handle of [p.handle, `toolctx://${p.filepath}`]) {
+    const page = await read_context.execute({ handle, offset: 400, limit: 1 }, { toolCallId: "r", messages: [] });
+    assert.equal(page.split("\n")[1], "400  line 400");
+  }
 });

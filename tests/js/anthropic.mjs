@@ -1,7 +1,7 @@
 // toolctx/anthropic over every adapter in every runtime (node, Deno, Bun, Chromium: OPFS
 // and IndexedDB): the memory-tool handlers give the protocol's texts (those of the SDK's
 // own filesystem tool; tests/js/anthropic.test.mjs checks them against it), keep every
-// path inside /memories, and clearToolUses saves what it clears so its pointer reads it
+// path inside /memories, and clearToolUses saves what it clears so its handle reads it
 // back. No `node:` import here: the same module runs in a browser.
 //
 //   runAnthropicTests(test, assert, makeStorage, { api, name, dir })
@@ -141,7 +141,7 @@ export function runAnthropicTests(test, assert, makeStorage, { api, name, dir })
     assert.equal(text(await storage.read(`${base}/memories/a/keep.md`)), "keep");
   });
 
-  test(`[${name}] clearToolUses: cleared results are saved in the store and read back by their pointer`, async () => {
+  test(`[${name}] clearToolUses: cleared results are saved in the store and read back by their handle`, async () => {
     const storage = makeStorage();
     const contextDir = dir();
     const manager = await ContextManager.open({ storage, contextDir, persistThreshold: 0 });
@@ -155,11 +155,11 @@ export function runAnthropicTests(test, assert, makeStorage, { api, name, dir })
     assert.ok(clearedInputTokens > 2400, String(clearedInputTokens));
     for (let i = 0; i < 3; i++) {
       const placeholder = next[2 + 2 * i].content[0].content;
-      const match = /^\[toolctx: tool result cleared to save context \(read_file, ~875 tokens\); it is kept at toolctx:\/\/(\S+)\]$/.exec(placeholder);
+      const match = /^\[toolctx: tool result cleared to save context \(read_file, ~875 tokens\); read_context \{"handle": "(ctx:[a-z2-7]{10,12})"\} reads it back\]$/.exec(placeholder);
       assert.ok(match, placeholder);
-      // Another manager over the same storage (a restart) reads it back.
+      // Another manager over the same storage (a restart) reads it back by the handle.
       const reader = await ContextManager.open({ storage, contextDir, readOnly: true });
-      const [record] = await reader.loadContexts([match[1]]);
+      const [record] = await reader.loadContexts([reader.resolveHandle(match[1])]);
       assert.equal(record.result, `file ${i}\n`.repeat(500));
       assert.deepEqual(record.args, { path: `src/f${i}.ts` });
     }

@@ -18,7 +18,8 @@ import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/no
 import { ContextManager, estimateTokens, memoryStorage } from "toolctx";
 import { nodeStorage } from "toolctx/node";
 import * as toolctx from "toolctx";
-import { clearToolUses, memoryToolHandlers, messageTokens } from "toolctx/anthropic";
+import { clearToolUses, contextTools, memoryToolHandlers, messageTokens } from "toolctx/anthropic";
+import * as shared from "toolctx/tools";
 import { SCRIPT as SHARED_SCRIPT, outcome, runAnthropicTests } from "./anthropic.mjs";
 
 // The shared suite (also run by Deno, Bun and Chromium over their adapters).
@@ -139,6 +140,48 @@ test("the SDK's tool runner drives the memory handlers over toolctx storage (moc
   assert.deepEqual(results.t8, { content: "Error: Path /memories/../x would escape /memories directory", isError: true });
   assert.deepEqual(results.t9, { content: "Successfully deleted /memories/done", isError: false });
   assert.deepEqual(storage.paths(), []);
+});
+
+test("the SDK's tool runner: clearToolUses clears a result, and the model reads it back by its handle with contextTools' read_context (mocked API)", async () => {
+  const manager = await ContextManager.open({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
+  const login = Array.from({ length: 300 }, (_, i) => (i === 41 ? "throw new AuthError('token expired')" : `export const x${i} = 1;`)).join("\n");
+  const history = [
+    { role: "user", content: "Why does login fail?" },
+    { role: "assistant", content: [{ type: "tool_use", id: "t0", name: "read_file", input: { path: "src/auth/login.ts" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t0", content: login }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "read_file", input: { path: "README.md" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "# app" }] },
+  ];
+  const { messages } = await clearToolUses(history, { trigger: 0, keep: 1, manager });
+  const placeholder = messages[2].content[0].content;
+  const [p] = manager.getAllPointers();
+  assert.equal(handleOf(placeholder), p.handle);
+
+  const usage = shared.createUsage();
+  const tools = contextTools(manager, { usage });
+  const defined = shared.contextTools(manager);
+  assert.deepEqual(tools.map((t) => [t.type, t.name, t.description, t.input_schema]), defined.map((d) => ["custom", d.name, d.description, d.inputSchema]));
+
+  const call = (id, name, input) => [{ type: "tool_use", id, name, input }];
+  const api = mockApi([
+    call("r1", "grep_context", { pattern: "AuthError", handle: p.handle }),
+    call("r2", "read_context", { handle: p.handle, offset: 41, limit: 3 }),
+    call("r3", "read_context", { handle: "ctx:aaaaaaaaaa" }),
+    [{ type: "text", text: "The token expired." }],
+  ]);
+  const client = new Anthropic({ apiKey: "test-key", fetch: api.fetch, maxRetries: 0 });
+  const final = await client.beta.messages.toolRunner({ model: "claude-opus-4-6", max_tokens: 1024, messages, tools });
+  assert.equal(final.content[0].text, "The token expired.");
+  // The API was sent the definitions alone, as toolctx/tools writes them.
+  assert.deepEqual(api.requests[0].tools, defined.map((d) => ({ type: "custom", name: d.name, description: d.description, input_schema: d.inputSchema })));
+  assert.equal(api.requests[0].messages[2].content[0].content, placeholder);
+  const results = Object.assign({}, ...api.requests.slice(1).map(toolResults));
+  assert.equal(results.r1.isError, false);
+  assert.match(results.r1.content, /^ {2}42: throw new AuthError\('token expired'\)$/m);
+  assert.equal(results.r2.isError, false);
+  assert.deepEqual(results.r2.content.split("\n").slice(1, 4), ["41  export const x40 = 1;", "42  throw new AuthError('token expired')", "43  export const x42 = 1;"]);
+  assert.deepEqual(results.r3, { content: "Error: no saved tool output has the handle ctx:aaaaaaaaaa; search_context lists the handles that exist", isError: true });
+  assert.equal(usage.snapshot().readsBack, 2);
 });
 
 // -- the same texts as the SDK's own filesystem tool ---------------------------------------
@@ -315,11 +358,15 @@ test("types: the handlers fit the SDK's betaMemoryTool under tsc --strict", () =
     `import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory";
 import type { BetaMessageParam } from "@anthropic-ai/sdk/resources/beta";
 import { memoryStorage } from "toolctx";
-import { clearToolUses, memoryToolHandlers } from "toolctx/anthropic";
+import Anthropic from "@anthropic-ai/sdk";
+import { ContextManager } from "toolctx";
+import { clearToolUses, contextTools, memoryToolHandlers } from "toolctx/anthropic";
 const tool = betaMemoryTool(memoryToolHandlers({ storage: memoryStorage(), dir: "m" }));
 const messages: BetaMessageParam[] = [{ role: "user", content: "hi" }];
 const cleared: BetaMessageParam[] = (await clearToolUses(messages, { trigger: { type: "input_tokens", value: 10 }, keep: 1 })).messages;
-export { tool, cleared };
+const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx" });
+const reply = await new Anthropic().beta.messages.toolRunner({ model: "m", max_tokens: 1, messages: cleared, tools: [tool, ...contextTools(manager, { readLines: 50 })] });
+export { tool, cleared, reply };
 `,
   );
   writeFileSync(
@@ -394,21 +441,27 @@ test("clearToolUses: keep, excludeTools, clearToolInputs, clearAtLeast, a tool_u
   await assert.rejects(clearToolUses("nope"), { code: "INVALID_ARGUMENT" });
 });
 
-test("clearToolUses with a manager: cleared results are saved once and stay readable through the pointer in the placeholder", async () => {
+/** The handle a placeholder names. */
+const handleOf = (placeholder) => /read_context \{"handle": "([^"]+)"\} reads it back\]$/.exec(placeholder)?.[1];
+
+test("clearToolUses with a manager: cleared results are saved once and stay readable through the handle in the placeholder", async () => {
   const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
-  const messages = deepFreeze(conversation(5));
-  // A result that already names its pointer (saved by toolctx/ai-sdk) is not saved again.
+  const messages = deepFreeze(conversation(6));
+  // Results that already name their record (toolctx/ai-sdk's compact text, by handle or, older, by pointer) are not saved again.
   const presaved = structuredClone(messages);
   presaved[2].content[0].content = "[toolctx] The output of read_file (tool call tu_0) is 4,000 characters in 1 lines; it was saved as toolctx:///ctx/read_file_0123456789ab_1_0_abcd.json instead of being shown in full.";
+  presaved[4].content[0].content = "[toolctx] The output of grep (tool call tu_1) is 4,000 characters in 1 lines; it was saved as ctx:abcdefghij instead of being shown in full.";
   deepFreeze(presaved);
 
   const first = await clearToolUses(presaved, { trigger: 0, keep: 2, manager, taskId: 7 });
-  assert.equal(first.clearedToolUses, 3);
+  assert.equal(first.clearedToolUses, 4);
   assert.equal(manager.size, 2);
-  assert.match(resultOf(first.messages, 0), /kept at toolctx:\/\/\/ctx\/read_file_0123456789ab_1_0_abcd\.json\]$/);
-  for (const i of [1, 2]) {
-    const pointer = /toolctx:\/\/(\S+?)\]$/.exec(resultOf(first.messages, i))[1];
-    const [record] = await manager.loadContexts([pointer]);
+  assert.equal(handleOf(resultOf(first.messages, 0)), "toolctx:///ctx/read_file_0123456789ab_1_0_abcd.json", "an older pointer this manager does not have is named as it is");
+  assert.equal(handleOf(resultOf(first.messages, 1)), "ctx:abcdefghij");
+  for (const i of [2, 3]) {
+    const handle = handleOf(resultOf(first.messages, i));
+    assert.match(handle, /^ctx:[a-z2-7]{10,12}$/);
+    const [record] = await manager.loadContexts([manager.resolveHandle(handle)]);
     assert.equal(record.result, resultOf(messages, i));
     assert.deepEqual(record.args, { path: `src/f${i}.ts` });
     assert.equal(record.taskId, 7);
@@ -419,12 +472,19 @@ test("clearToolUses with a manager: cleared results are saved once and stay read
   assert.deepEqual(again.messages, first.messages);
   assert.equal(manager.size, 2);
 
+  // An older pointer to a record the manager has is named by that record's handle.
+  const [p] = manager.getAllPointers();
+  const older = structuredClone(messages);
+  older[2].content[0].content = `[toolctx] The output of read_file (tool call tu_0) is 4,000 characters in 1 lines; it was saved as toolctx://${p.filename} instead of being shown in full.`;
+  const named = await clearToolUses(deepFreeze(older), { trigger: 0, keep: 5, manager });
+  assert.equal(handleOf(resultOf(named.messages, 0)), p.handle);
+
   // A failed save clears nothing.
   const failing = new ContextManager({ storage: { ...memoryStorage(), write: () => Promise.reject(Object.assign(new Error("disk"), { code: "EIO" })) }, contextDir: "/x", persistThreshold: 0 });
   await assert.rejects(clearToolUses(messages, { trigger: 0, keep: 2, manager: failing }), { code: "STORAGE" });
 });
 
-test("clearToolUses with a manager: a result saved before but evicted since (retention, clear()) is saved again, never pointed at while gone", async () => {
+test("clearToolUses with a manager: a result saved before but evicted since (retention, clear()) is saved again, never named while gone", async () => {
   const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
   const messages = deepFreeze(conversation(3));
   await clearToolUses(messages, { trigger: 0, keep: 1, manager });
@@ -433,22 +493,20 @@ test("clearToolUses with a manager: a result saved before but evicted since (ret
   const { messages: next } = await clearToolUses(messages, { trigger: 0, keep: 1, manager });
   assert.equal(manager.size, 2, "saved again");
   for (const i of [0, 1]) {
-    const pointer = /kept at toolctx:\/\/(\S+?)\]$/.exec(resultOf(next, i))[1];
-    const [record] = await manager.loadContexts([pointer]);
+    const [record] = await manager.loadContexts([manager.resolveHandle(handleOf(resultOf(next, i)))]);
     assert.equal(record.result, resultOf(messages, i));
   }
 });
 
-test("clearToolUses with a manager: a result that merely mentions a toolctx:// pointer (a README, code) is saved, not taken as saved", async () => {
+test("clearToolUses with a manager: a result that merely mentions a handle or a toolctx:// pointer (a README, code) is saved, not taken as saved", async () => {
   const manager = new ContextManager({ storage: memoryStorage(), contextDir: "/ctx", persistThreshold: 0 });
   const messages = structuredClone(conversation(3));
-  const readme = "# toolctx\nRecords are named like toolctx:///ctx/read_file_x.json; read them with read_context.\n".padEnd(4000, "x");
+  const readme = "# toolctx\nRecords are named like ctx:abcdefghij (toolctx:///ctx/read_file_x.json before); read them with read_context.\n".padEnd(4000, "x");
   messages[2].content[0].content = readme;
   const { messages: next, clearedToolUses } = await clearToolUses(deepFreeze(messages), { trigger: 0, keep: 1, manager });
   assert.equal(clearedToolUses, 2);
   assert.equal(manager.size, 2, "both cleared results are saved, the README too");
-  const pointer = /kept at toolctx:\/\/(\S+?)\]$/.exec(resultOf(next, 0))[1];
-  const [record] = await manager.loadContexts([pointer]);
+  const [record] = await manager.loadContexts([manager.resolveHandle(handleOf(resultOf(next, 0)))]);
   assert.equal(record.result, readme, "the README's content is retrievable through its placeholder");
 });
 

@@ -13,6 +13,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 
 import { ContextManager } from "toolctx";
 import { nodeStorage } from "toolctx/node";
+import { contextTools } from "toolctx/tools";
 
 const bin = fileURLToPath(new URL("../../pkg/bin/toolctx.js", import.meta.url));
 
@@ -61,62 +62,92 @@ async function store(t) {
   return { dir, login, wide, long, sessionId };
 }
 
-test("toolctx mcp: search_context, read_context and list_sessions over a real stdio pipe; reading writes nothing", async (t) => {
+/** Every pointer of the store (sessions included), as the server sees them. */
+async function pointersOf(dir, sessionId) {
+  const root = await ContextManager.open({ contextDir: dir, fileSystem: nodeStorage(), readOnly: true });
+  const session = await ContextManager.open({ contextDir: dir, fileSystem: nodeStorage(), readOnly: true, session: sessionId });
+  const all = [...root.getAllPointers(), ...session.getAllPointers()];
+  root.free();
+  session.free();
+  return all;
+}
+
+test("toolctx mcp: its tools are toolctx/tools' own (names, descriptions, JSON Schemas), plus list_sessions", async (t) => {
+  const { dir } = await store(t);
+  const { client, close } = await connect(dir);
+  t.after(close);
+  assert.deepEqual(client.getServerVersion().name, "toolctx");
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((x) => x.name), ["read_context", "search_context", "grep_context", "list_sessions"], "save_context is off by default");
+  const manager = new ContextManager({ contextDir: dir, fileSystem: nodeStorage() });
+  for (const defined of contextTools(manager)) {
+    const served = tools.find((x) => x.name === defined.name);
+    assert.deepEqual({ name: served.name, description: served.description, inputSchema: served.inputSchema }, { name: defined.name, description: defined.description, inputSchema: defined.inputSchema });
+    assert.equal(served.annotations.readOnlyHint, true);
+  }
+  manager.free();
+});
+
+test("toolctx mcp: read_context, search_context, grep_context and list_sessions over a real stdio pipe, sessions included; reading writes nothing", async (t) => {
   const { dir, login, sessionId } = await store(t);
+  const pointers = await pointersOf(dir, sessionId);
+  const handle = (filepath) => pointers.find((p) => p.filepath === filepath).handle;
+  const billing = pointers.find((p) => p.args.url === "https://example.com/billing");
   const before = snapshot(dir);
   const { client, stderr, close } = await connect(dir);
   t.after(close);
 
-  assert.deepEqual(client.getServerVersion().name, "toolctx");
-  const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((x) => x.name).sort(), ["list_sessions", "read_context", "search_context"], "save_context is off by default");
-  assert.deepEqual(Object.keys(tools.find((x) => x.name === "read_context").inputSchema.properties).sort(), ["limit", "offset", "pointer"]);
+  // search_context: the store's ranking, sessions included; each hit's handle and best lines.
+  const search = textOf(await client.callTool({ name: "search_context", arguments: { query: "why does login fail with an AuthError?" } }));
+  const titles = search.split("\n").filter((line) => /^\d+\. /.test(line));
+  assert.equal(titles.length, 2, search);
+  assert.ok(titles.some((line) => line.includes(`${handle(login)} read file: path=src/auth/login.ts (`)), search);
+  assert.ok(search.includes("   42: line 42: throw new AuthError('token expired')"), search);
+  const fromSession = textOf(await client.callTool({ name: "search_context", arguments: { query: "billing invoice" } }));
+  assert.match(fromSession, new RegExp(`^1\\. ${billing.handle} fetch: url=https://example\\.com/billing `));
+  assert.equal(textOf(await client.callTool({ name: "search_context", arguments: { query: "kubernetes" } })), 'No saved tool output matches "kubernetes".');
 
-  // search_context: the store's ranking, sessions included.
-  const search = await client.callTool({ name: "search_context", arguments: { query: "why does login fail with an AuthError?" } });
-  assert.ok(!search.isError, textOf(search));
-  const results = search.structuredContent.results;
-  assert.deepEqual(results.map((r) => r.toolName).sort(), ["grep", "readFile"]);
-  assert.ok(results.every((r) => r.pointer.startsWith(`toolctx://${dir}/`)));
-  assert.match(textOf(search), /2 of 6 records match/);
-  assert.match(textOf(search), new RegExp(`toolctx://${login}`));
-  const billing = await client.callTool({ name: "search_context", arguments: { query: "billing invoice", session: sessionId } });
-  assert.deepEqual(billing.structuredContent.results.map((r) => r.toolName), ["fetch"]);
-  const none = await client.callTool({ name: "search_context", arguments: { query: "kubernetes" } });
-  assert.match(textOf(none), /No saved tool output matches "kubernetes" \(6 records searched\)/);
-
-  // read_context: by pointer, paged by lines, capped.
-  const first = await client.callTool({ name: "read_context", arguments: { pointer: `toolctx://${login}` } });
-  const firstText = textOf(first);
-  assert.match(firstText, /readFile: read file: path=src\/auth\/login\.ts\nlines 1-200 of 500\nline 1: /);
-  assert.match(firstText, /\[300 more lines: read_context with offset=200\]$/);
-  const page = await client.callTool({ name: "read_context", arguments: { pointer: login, offset: 40, limit: 3 } });
-  assert.deepEqual(textOf(page).split("\n").slice(1), [
-    "lines 41-43 of 500",
-    "line 41: export const x = 1;",
-    "line 42: throw new AuthError('token expired')",
-    "line 43: export const x = 1;",
-    "[457 more lines: read_context with offset=43]",
+  // read_context: by handle, numbered lines paged from `offset` (the first line).
+  const first = textOf(await client.callTool({ name: "read_context", arguments: { handle: handle(login) } })).split("\n");
+  assert.match(first[0], new RegExp(`^${handle(login)} read file: path=src/auth/login\\.ts \\([\\d,]+ bytes\\): lines 1–200 of 500$`));
+  assert.equal(first[1], "  1  line 1: export const x = 1;");
+  assert.equal(first.at(-1), `[300 more lines: read_context {"handle": "${handle(login)}", "offset": 201}]`);
+  const page = textOf(await client.callTool({ name: "read_context", arguments: { handle: handle(login), offset: 41, limit: 3 } })).split("\n");
+  assert.deepEqual(page.slice(1), [
+    "41  line 41: export const x = 1;",
+    "42  line 42: throw new AuthError('token expired')",
+    "43  line 43: export const x = 1;",
+    `[457 more lines: read_context {"handle": "${handle(login)}", "offset": 44}]`,
   ]);
-  const byName = await client.callTool({ name: "read_context", arguments: { pointer: login.split("/").pop(), offset: 499 } });
-  assert.match(textOf(byName), /lines 500-500 of 500\nline 500: export const x = 1;$/);
-  const json = await client.callTool({ name: "read_context", arguments: { pointer: results.find((r) => r.toolName === "grep").pointer } });
-  assert.match(textOf(json), /"hits": \[\n {4}"src\/auth\/errors\.ts:3"\n {2}\]/);
-
-  // Refused: past the end, unknown, outside the store; bad arguments.
-  const past = await client.callTool({ name: "read_context", arguments: { pointer: login, offset: 500 } });
-  assert.equal(past.isError, true);
-  assert.match(textOf(past), /offset 500 is past the end: the result has 500 lines/);
-  for (const pointer of ["toolctx:///etc/passwd", "/etc/passwd", `${dir}/../../etc/passwd`, "../../etc/passwd", "toolctx://nope.json"]) {
-    const r = await client.callTool({ name: "read_context", arguments: { pointer } });
-    assert.equal(r.isError, true, pointer);
-    assert.match(textOf(r), /^No record .* in the store; search_context gives the pointers\.$/);
+  // Its older forms too: a toolctx:// pointer, a filepath, a file name; and a session's record.
+  for (const older of [`toolctx://${login}`, login, login.split("/").pop()]) {
+    assert.equal(textOf(await client.callTool({ name: "read_context", arguments: { handle: older, offset: 42, limit: 1 } })).split("\n")[1], "42  line 42: throw new AuthError('token expired')", older);
   }
-  const bad = await client.callTool({ name: "read_context", arguments: { pointer: login, limit: 0 } });
+  assert.equal(textOf(await client.callTool({ name: "read_context", arguments: { handle: billing.handle } })).split("\n")[1], "1  invoice totals and billing rules");
+  const grepped = textOf(await client.callTool({ name: "read_context", arguments: { handle: handle(pointers.find((p) => p.toolName === "grep").filepath) } }));
+  assert.match(grepped, /: lines 1–1 of 1\n1  hits\[0\]: src\/auth\/errors\.ts:3$/, "a structured output reads a field or an element per line");
+
+  // grep_context: every record newest first, sessions included, or one by handle.
+  const hits = textOf(await client.callTool({ name: "grep_context", arguments: { pattern: "AuthError|billing" } }));
+  assert.ok(hits.indexOf(billing.handle) < hits.indexOf(handle(login)), hits);
+  assert.ok(hits.includes("  42: line 42: throw new AuthError('token expired')"), hits);
+  assert.equal(textOf(await client.callTool({ name: "grep_context", arguments: { pattern: "token", handle: handle(login) } })).split("\n").length, 4);
+
+  // Refused, with the error the model reads: past the end, unknown, outside the store, bad arguments.
+  const past = await client.callTool({ name: "read_context", arguments: { handle: handle(login), offset: 501 } });
+  assert.equal(past.isError, true);
+  assert.match(textOf(past), /offset 501 is past the end of ctx:\w+ \(500 lines\)/);
+  for (const ref of ["ctx:aaaaaaaaaa", "toolctx:///etc/passwd", "/etc/passwd", `${dir}/../../etc/passwd`, "../../etc/passwd", "toolctx://nope.json"]) {
+    const r = await client.callTool({ name: "read_context", arguments: { handle: ref } });
+    assert.equal(r.isError, true, ref);
+    assert.match(textOf(r), /^no saved tool output has the handle .*; search_context lists the handles that exist$/);
+  }
+  const bad = await client.callTool({ name: "read_context", arguments: { handle: handle(login), limit: 0 } });
   assert.equal(bad.isError, true);
+  assert.match(textOf(bad), /limit must be a positive whole number/);
   const save = await client.callTool({ name: "save_context", arguments: { toolName: "x", result: "y" } });
   assert.equal(save.isError, true);
-  assert.match(textOf(save), /save_context/);
+  assert.match(textOf(save), /--allow-save offers save_context/);
 
   // list_sessions
   const sessions = await client.callTool({ name: "list_sessions", arguments: {} });
@@ -127,22 +158,22 @@ test("toolctx mcp: search_context, read_context and list_sessions over a real st
   assert.match(stderr(), /toolctx mcp: serving .* over stdio/);
 });
 
-test("toolctx mcp: read_context is capped at 20,000 characters a call, also for one long line", async (t) => {
-  const { dir, wide, long } = await store(t);
+test("toolctx mcp: read_context is capped at 20,000 characters a call, and a line at 2,000", async (t) => {
+  const { dir, wide, long, sessionId } = await store(t);
+  const pointers = await pointersOf(dir, sessionId);
+  const handle = (filepath) => pointers.find((p) => p.filepath === filepath).handle;
   const { client, close } = await connect(dir);
   t.after(close);
-  const page = textOf(await client.callTool({ name: "read_context", arguments: { pointer: wide, limit: 2000 } }));
-  const lines = page.split("\n");
-  assert.equal(lines[1], "lines 1-100 of 300"); // 100 lines of 199 characters and their newlines: 20,000
-  assert.equal(lines.slice(2, -1).join("\n").length + 1, 20_000);
-  assert.equal(lines.at(-1), "[200 more lines: read_context with offset=100]");
-  const next = textOf(await client.callTool({ name: "read_context", arguments: { pointer: wide, offset: 100, limit: 2000 } }));
-  assert.match(next, /\nlines 101-200 of 300\n100:w/);
-  const one = textOf(await client.callTool({ name: "read_context", arguments: { pointer: `toolctx://${long}` } }));
-  assert.deepEqual(one.split("\n").slice(1), ["lines 1-1 of 1", "z".repeat(20_000), "[line 1 cut at 20000 of its 50000 characters]"]);
+  const page = textOf(await client.callTool({ name: "read_context", arguments: { handle: handle(wide), limit: 1000 } })).split("\n");
+  assert.match(page[0], /: lines 1–97 of 300$/); // lines of 199 characters, numbered: 97 fit in 20,000
+  assert.ok(page.slice(1, -1).join("\n").length <= 20_000);
+  assert.equal(page.at(-1), `[203 more lines: read_context {"handle": "${handle(wide)}", "offset": 98}]`);
+  const one = textOf(await client.callTool({ name: "read_context", arguments: { handle: handle(long) } })).split("\n");
+  assert.match(one[0], /: lines 1–1 of 1$/);
+  assert.equal(one[1], `1  ${"z".repeat(2_000)}… [48,000 more characters]`);
 });
 
-test("toolctx mcp --allow-save: save_context writes a record that search_context and read_context find", async (t) => {
+test("toolctx mcp --allow-save: save_context writes a record that search_context and read_context find by its handle", async (t) => {
   const { dir } = await store(t);
   const { client, close } = await connect(dir, ["--allow-save"]);
   t.after(close);
@@ -154,18 +185,26 @@ test("toolctx mcp --allow-save: save_context writes a record that search_context
     arguments: { toolName: "runTests", args: { suite: "payments" }, result: { failed: ["refund rounding"], passed: 41 }, taskId: 4, toolCallId: "toolu_01Pay" },
   });
   assert.ok(!saved.isError, textOf(saved));
-  const pointer = saved.structuredContent.pointer;
+  const { handle, pointer } = saved.structuredContent;
+  assert.match(handle, /^ctx:[a-z2-7]{10,12}$/);
   assert.match(pointer, new RegExp(`^toolctx://${dir}/runTests_[0-9a-f]{12}_\\d{13}_\\d+_[a-z0-9]{4}\\.json$`));
+  assert.equal(textOf(saved), `Saved as ${handle} (${pointer.slice("toolctx://".length)})`);
   const onDisk = JSON.parse(readFileSync(pointer.slice("toolctx://".length), "utf8"));
   assert.deepEqual(
     [onDisk.toolName, onDisk.args, onDisk.result, onDisk.taskId, onDisk.toolCallId],
     ["runTests", { suite: "payments" }, { failed: ["refund rounding"], passed: 41 }, 4, "toolu_01Pay"],
   );
 
-  const found = await client.callTool({ name: "search_context", arguments: { query: "payments tests" } });
-  assert.equal(found.structuredContent.results[0].pointer, pointer);
-  const read = await client.callTool({ name: "read_context", arguments: { pointer } });
-  assert.match(textOf(read), /"refund rounding"/);
+  const found = textOf(await client.callTool({ name: "search_context", arguments: { query: "payments tests" } }));
+  assert.match(found, new RegExp(`^1\\. ${handle} `));
+  const read = textOf(await client.callTool({ name: "read_context", arguments: { handle } }));
+  assert.match(read, /\n1  failed\[0\]: refund rounding\n2  passed: 41$/);
+
+  const wrong = await client.callTool({ name: "save_context", arguments: { toolName: "", result: 1 } });
+  assert.equal(wrong.isError, true);
+  assert.equal(textOf(wrong), "save_context: toolName must not be empty.");
+  const typo = await client.callTool({ name: "save_context", arguments: { toolName: "x", result: 1, taskid: 3 } });
+  assert.equal(textOf(typo), "save_context: unknown argument taskid.");
 });
 
 test("toolctx mcp --allow-save: concurrent first save_context calls share one writer (its counter numbers them 0, 1, 2, ...)", async (t) => {

@@ -14,7 +14,7 @@ test("the README's Vercel AI SDK example runs and prints what it says", () => {
   assert.ok(match, "the README has a js example under 'Vercel AI SDK'");
   const code = match[1];
   const promised = code.split("\n").filter((line) => line.startsWith("// → ")).map((line) => line.slice(5));
-  assert.equal(promised.length, 2);
+  assert.equal(promised.length, 3);
   const dir = `${root}tests/js/.tmp`;
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}/readme-ai-sdk.mjs`, code);

@@ -70,7 +70,7 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     const m = manager();
     await m.saveContext("grep", { pattern: "backoff" }, HITS);
     const [p] = m.getAllPointers();
-    assert.deepEqual(lineView(HITS), [
+    assert.deepEqual(lineView(HITS, m), [
       "pattern: backoff",
       'hits[0]: {"file":"src/upload.ts","line":150,"text":"return backoff(chunk);"}',
       'hits[1]: {"file":"src/retry.ts","line":9,"text":"function backoff(n) {"}',

@@ -249,7 +249,7 @@ try {
       join(app, "read.mjs"),
       `import { ContextManager } from "toolctx";
        const dir = globalThis.Deno ? Deno.args[0] : process.argv[2];
-       const names = (globalThis.Deno ? [...Deno.readDirSync(dir)].map((e) => e.name) : (await import("node:fs")).readdirSync(dir)).sort();
+       const names = (globalThis.Deno ? [...Deno.readDirSync(dir)].map((e) => e.name) : (await import("node:fs")).readdirSync(dir)).filter((n) => n.endsWith(".json")).sort(); // the records, not .index/
        const m = new ContextManager({ contextDir: dir });
        await m.rebuildIndex();
        const pointers = m.getAllPointers();

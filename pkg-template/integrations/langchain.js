@@ -1,0 +1,218 @@
+// toolctx/langchain: toolctx for LangChain.js and LangGraph.js (npm `@langchain/core`, an
+// optional peer dependency), built on the framework-free tools of toolctx/tools.
+//
+// - contextTools(manager, options): read_context, search_context and grep_context as
+//   LangChain tools (`tool(fn, {name, description, schema: <JSON Schema>})`, validated by
+//   @langchain/core itself), with the names, descriptions, schemas and texts of
+//   toolctx/tools. A mistake of the model (a handle no record has, a bad pattern) comes
+//   back to it as a ToolMessage with status "error" and the reason; called without a tool
+//   call, the tool throws the error instead.
+// - withToolContext(tools, manager, options): the tools, each structured tool wrapped so
+//   that its output is saved (manager.saveContext: the tool's name, the arguments the
+//   model sent, the tool-call id); an output the model would read in more than
+//   maxInlineChars characters reaches it as a compact text naming its handle (ctx:…), with
+//   a preview of its first and last lines. The retrieval tools are added. Tools that opt in
+//   (resolveHandles) receive the stored value wherever the model passed a handle: handles
+//   are resolved before the tool's schema validates the input, so `ctx:…#$.rows[0:5]` may
+//   stand for an array.
+// - usageOf(tools): what those tools kept out of the prompt, and what the model read back.
+//
+// The wrapped tools are DynamicStructuredTools with the original's name, description,
+// schema, responseFormat and returnDirect; they run the original's `_call`. Tool
+// definitions that are not structured tools (plain objects given to bindTools, runnables
+// turned into tools) pass unchanged, as do outputs a tool returns as a ToolMessage or a
+// Command.
+
+import { parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
+import { isDirectToolOutput, ToolMessage } from "@langchain/core/messages";
+import { DynamicStructuredTool, isStructuredTool, tool, Tool } from "@langchain/core/tools";
+import { contextTools as toolDefinitions, resolveHandles } from "../tools.js";
+import { checkManager, createOffloader, isForTheModel, toolctxError } from "./offload.js";
+
+const MODULE = "toolctx/langchain";
+
+/** LangChain's ToolCall: `{type: "tool_call", id, name, args}`. */
+const isToolCall = (value) => value !== null && typeof value === "object" && value.type === "tool_call";
+
+/**
+ * The model's mistake as the ToolMessage it reads (status "error"), when the call came
+ * from a model (a tool-call id); otherwise, the error is thrown to the code that called.
+ */
+function errorForTheModel(error, toolCall, name) {
+  if (!isForTheModel(error) || typeof toolCall?.id !== "string") throw error;
+  return new ToolMessage({ content: error.message, status: "error", tool_call_id: toolCall.id, name });
+}
+
+// ---- the retrieval tools ------------------------------------------------------------------------
+
+/**
+ * read_context, search_context and grep_context over `manager`, as LangChain tools.
+ * `options`: toolctx/tools' limits, and `usage` to count what they read back.
+ */
+export function contextTools(manager, options = {}) {
+  checkManager(manager, MODULE);
+  return toolDefinitions(manager, options).map((definition) =>
+    tool(
+      async (input, config) => {
+        try {
+          return await definition.execute(input);
+        } catch (error) {
+          return errorForTheModel(error, config?.toolCall, definition.name);
+        }
+      },
+      {
+        name: definition.name,
+        description: definition.description,
+        // A copy: a model adapter may annotate the schema it is given.
+        schema: structuredClone(definition.inputSchema),
+      },
+    ),
+  );
+}
+
+// ---- wrapping LangChain tools -------------------------------------------------------------------
+
+/**
+ * How many characters the model reads for a tool's content, as a ToolMessage carries it:
+ * a string as is, content blocks as their texts, anything else as JSON (String() when
+ * JSON fails); undefined when blocks other than text (images, files) are in it, which
+ * are saved but never replaced.
+ */
+function modelChars(content) {
+  if (typeof content === "string") return content.length;
+  const isBlock = (v) => v !== null && typeof v === "object" && "type" in v;
+  if (Array.isArray(content) && content.length > 0 && content.every(isBlock)) {
+    if (!content.every((block) => block.type === "text" && typeof block.text === "string")) return undefined;
+    return content.reduce((n, block) => n + block.text.length, 0);
+  }
+  try {
+    return (JSON.stringify(content) ?? "").length;
+  } catch {
+    return `${content}`.length;
+  }
+}
+
+const isWrappable = (t) => isStructuredTool(t) && typeof t._call === "function" && typeof t.name === "string";
+
+/**
+ * A wrapped tool: DynamicStructuredTool resolves handles before its schema validates the
+ * input (when the tool opted in), then runs the original tool through `func`.
+ */
+class ContextSavingTool extends DynamicStructuredTool {
+  static lc_name() {
+    return "ContextSavingTool";
+  }
+
+  constructor(fields, resolveInput) {
+    super(fields);
+    this.resolveInput = resolveInput;
+  }
+
+  async call(arg, configArg, tags) {
+    let config = parseCallbackConfigArg(configArg);
+    let input = arg;
+    if (isToolCall(arg)) { // as invoke passes it: the arguments, and the call in the config
+      input = arg.args;
+      config = { ...config, toolCall: arg };
+    }
+    if (this.resolveInput) {
+      try {
+        input = await this.resolveInput(input);
+      } catch (error) {
+        return errorForTheModel(error, config.toolCall, this.name);
+      }
+    }
+    return super.call(input, config, tags);
+  }
+}
+
+/** Yields what `generator` yields; returns its result through `finish`. */
+async function* relay(generator, finish) {
+  const result = yield* generator;
+  return finish(result);
+}
+
+function wrapTool(original, manager, offloader) {
+  const toolName = original.name;
+  /** The content (or [content, artifact]) as the model gets it, after its save. */
+  const finish = async (result, input, config) => {
+    if (isDirectToolOutput(result)) return result; // a ToolMessage or a Command the tool made itself
+    const call = { toolName, input: config?.toolCall?.args ?? input, toolCallId: config?.toolCall?.id, config };
+    if (original.responseFormat === "content_and_artifact") {
+      if (!Array.isArray(result) || result.length !== 2) return result; // LangChain reports the shape
+      const [content, artifact] = result;
+      return [await offloader.offload(call, content, modelChars(content)), artifact];
+    }
+    return offloader.offload(call, result, modelChars(result));
+  };
+  const func = async (input, runManager, config) => {
+    const result = await original._call(input, runManager, config);
+    if (result !== null && typeof result === "object" && typeof result[Symbol.asyncIterator] === "function" && typeof result.next === "function") {
+      return relay(result, (last) => finish(last, input, config)); // a tool that streams events: its result is saved
+    }
+    return finish(result, input, config);
+  };
+  const resolveInput = offloader.resolves(toolName)
+    ? async (input) => {
+        // A string tool (LangChain's Tool) takes `{input}`; code may call it with the string alone.
+        const structured = typeof input === "string" && original instanceof Tool ? { input } : input;
+        return resolveHandles(structured, manager);
+      }
+    : undefined;
+  return new ContextSavingTool(
+    {
+      name: toolName,
+      description: original.description,
+      schema: original.schema,
+      func,
+      responseFormat: original.responseFormat,
+      returnDirect: original.returnDirect,
+      verboseParsingErrors: original.verboseParsingErrors,
+      defaultConfig: original.defaultConfig,
+      metadata: original.metadata,
+      tags: original.tags,
+      extras: original.extras,
+      callbacks: original.callbacks,
+      verbose: original.verbose,
+    },
+    resolveInput,
+  );
+}
+
+// The tally of each tool a withToolContext call returned, for usageOf.
+const usageByTool = new WeakMap();
+
+/**
+ * `tools` with every structured tool's output saved in `manager` and the retrieval tools
+ * added (unless `retrievalTools: false`). Other tool definitions pass unchanged.
+ */
+export function withToolContext(tools, manager, options = {}) {
+  if (!Array.isArray(tools)) throw toolctxError("INVALID_ARGUMENT", `${MODULE}: tools must be an array of LangChain tools`);
+  checkManager(manager, MODULE);
+  if (options === null || typeof options !== "object") throw toolctxError("INVALID_ARGUMENT", `${MODULE}: options must be an object`);
+  const allNames = tools.map((t) => t?.name ?? t?.function?.name).filter((name) => typeof name === "string");
+  const offloader = createOffloader(manager, options, tools.filter(isWrappable).map((t) => t.name), allNames, MODULE);
+  const wrapped = tools.map((t) => (isWrappable(t) ? wrapTool(t, manager, offloader) : t));
+  const retrieval = offloader.retrievalTools ? contextTools(manager, { ...options, usage: offloader.usage }) : [];
+  const all = [...wrapped, ...retrieval];
+  for (const t of all) if (isWrappable(t)) usageByTool.set(t, offloader.usage);
+  return all;
+}
+
+/**
+ * What the tools of `tools` (withToolContext's result, or any array holding its tools)
+ * kept out of the prompt and read back: the sum over the withToolContext calls they came from.
+ */
+export function usageOf(tools) {
+  const tallies = new Set();
+  for (const t of Array.isArray(tools) ? tools : []) {
+    const usage = usageByTool.get(t);
+    if (usage) tallies.add(usage);
+  }
+  if (tallies.size === 0) throw toolctxError("INVALID_ARGUMENT", `${MODULE}: usageOf takes the tools withToolContext returned`);
+  const total = {};
+  for (const usage of tallies) {
+    for (const [key, value] of Object.entries(usage.snapshot())) total[key] = (total[key] ?? 0) + value;
+  }
+  return total;
+}

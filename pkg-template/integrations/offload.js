@@ -1,0 +1,221 @@
+// What every framework wrapper of toolctx shares (toolctx/ai-sdk, toolctx/openai-agents,
+// toolctx/langchain; internal, not an entry point of the package): saving a tool's output,
+// the compact text a large output becomes for the model (one wording everywhere), the
+// options they take alike, and output JSON cannot hold.
+//
+// A wrapper saves every output with manager.saveContext. An output the model would read
+// in more than `maxInlineChars` characters reaches it as the compact text: the record's
+// handle (ctx:…), its size, a numbered preview of its first and last lines, and how to
+// read it back with the tools of toolctx/tools. Tools named in `resolveHandles` take a
+// handle where the model would re-emit a whole output.
+
+import { createUsage, findRecord, lineView, TOOL_NAMES } from "../tools.js";
+
+/** The sizes of the compact text, in characters or lines; each wrapper option may change them. */
+export const PREVIEW_DEFAULTS = Object.freeze({
+  /** An output the model would read in more characters than this is replaced by the compact text. */
+  maxInlineChars: 16_000,
+  /** Lines of the preview from the start, and again from the end. */
+  previewLines: 5,
+  /** Characters of the whole preview. */
+  previewChars: 1_500,
+});
+
+/** However many lines share the preview, each keeps at least this many characters. */
+const MIN_PREVIEW_LINE_CHARS = 40;
+/** At most this many tool names are listed in the compact text as taking a handle. */
+const MAX_LISTED_TAKERS = 10;
+/** How much of a record's description the compact text quotes. */
+const QUOTED_DESCRIPTION = 300;
+
+/** What a tool that resolves handles tells the model, after its own description. */
+export const TAKES_HANDLES =
+  'Any string argument may be the handle of a saved tool output ("ctx:…"; "ctx:…#L10-40" for those lines, ' +
+  '"ctx:…#$.items[0:5]" for part of a JSON value): the tool receives that value instead.';
+
+export function toolctxError(code, message, cause) {
+  const error = new Error(message, cause === undefined ? undefined : { cause });
+  error.name = "ToolctxError";
+  error.code = code;
+  return error;
+}
+
+/** Errors of toolctx/tools and of resolveHandles are worded for the model (a handle no record has, a bad slice). */
+export function isForTheModel(error) {
+  return error?.name === "ToolctxError" && typeof error.message === "string";
+}
+
+/** `manager`, checked to be a toolctx ContextManager. */
+export function checkManager(manager, module) {
+  if (!manager || typeof manager.saveContext !== "function" || typeof manager.getAllPointers !== "function") {
+    throw toolctxError("INVALID_ARGUMENT", `${module}: manager must be a toolctx ContextManager`);
+  }
+}
+
+const count = (n) => n.toLocaleString("en-US");
+const clip = (text, max) => (text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`);
+const valueOf = (option, call) => (typeof option === "function" ? option(call) : option);
+
+/** The compact-text sizes of `options` (PREVIEW_DEFAULTS' keys), checked. */
+export function previewSettings(options, module) {
+  const s = { ...PREVIEW_DEFAULTS };
+  for (const key of Object.keys(PREVIEW_DEFAULTS)) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < 1) throw toolctxError("INVALID_ARGUMENT", `${module}: ${key} must be a positive integer, got ${value}`);
+    s[key] = value;
+  }
+  return s;
+}
+
+/** The names of the tools whose input goes through resolveHandles: `true` all of `names`, an array those (each one of `names`). */
+export function resolvingNames(option, names, module) {
+  if (option === undefined || option === false) return [];
+  if (option === true) return [...names];
+  if (!Array.isArray(option) || option.some((name) => typeof name !== "string")) {
+    throw toolctxError("INVALID_ARGUMENT", `${module}: resolveHandles must be true, false or a list of tool names`);
+  }
+  const missing = option.filter((name) => !names.includes(name));
+  if (missing.length > 0) {
+    throw toolctxError("INVALID_ARGUMENT", `${module}: resolveHandles names ${missing.map((n) => JSON.stringify(n)).join(", ")}, which is not one of the tools it wraps`);
+  }
+  return [...new Set(option)];
+}
+
+/** The tally a wrapper counts in: `options.usage` (checked), else a new one. */
+export function usageOption(options, module) {
+  const usage = options.usage ?? createUsage();
+  if (typeof usage?.offloaded !== "function" || typeof usage.readBack !== "function" || typeof usage.snapshot !== "function") {
+    throw toolctxError("INVALID_ARGUMENT", `${module}: usage must be a tally from createUsage() (toolctx/tools)`);
+  }
+  return usage;
+}
+
+/** Whether the retrieval tools are added (`retrievalTools`, default true); none of `names` may then be one of theirs. */
+export function retrievalOption(options, names, module) {
+  const retrieval = options.retrievalTools ?? true;
+  if (typeof retrieval !== "boolean") throw toolctxError("INVALID_ARGUMENT", `${module}: retrievalTools must be true or false`);
+  const taken = retrieval ? names.find((name) => TOOL_NAMES.includes(name)) : undefined;
+  if (taken) throw toolctxError("INVALID_ARGUMENT", `${module}: the tools already have one named ${taken}; pass retrievalTools: false to add none`);
+  return retrieval;
+}
+
+/** The args a record keeps: the model's input when it is an object, else `{input}`. */
+export function argsOf(input) {
+  return input !== null && typeof input === "object" && !Array.isArray(input) ? input : { input };
+}
+
+/** JSON with BigInts as strings of their digits and an object met again inside itself as "[Circular]". */
+export function lenientJson(value) {
+  const ancestors = [];
+  const text = JSON.stringify(value, function (key, v) {
+    if (typeof v === "bigint") return v.toString();
+    if (v === null || typeof v !== "object") return v;
+    // `this` holds `key`: the objects after it on the path are done with.
+    while (ancestors.length > 0 && ancestors.at(-1) !== this) ancestors.pop();
+    if (ancestors.includes(v)) return "[Circular]";
+    ancestors.push(v);
+    return v;
+  });
+  return text ?? "null";
+}
+
+/** `output` as it is when JSON can carry it, else as lenient JSON text (String(output) when even that fails). */
+export function jsonSafe(output) {
+  try {
+    JSON.stringify(output);
+    return output;
+  } catch {
+    try {
+      return lenientJson(output);
+    } catch {
+      return String(output);
+    }
+  }
+}
+
+/**
+ * The compact text the model reads instead of a large output: what it was and where it
+ * went (`handle`), a numbered preview of its first and last `lines` (numbered as
+ * read_context numbers them), how to read it back, and which tools (`takers`) take the
+ * handle itself. `description` is quoted when given.
+ */
+export function compactText({ handle, toolName, chars, lines, takers = [], description }, s) {
+  const head = lines.slice(0, s.previewLines);
+  const tailFrom = Math.max(head.length, lines.length - s.previewLines);
+  const tail = lines.slice(tailFrom);
+  const width = String(lines.length).length;
+  const share = Math.max(MIN_PREVIEW_LINE_CHARS, Math.floor(s.previewChars / Math.max(1, head.length + tail.length)) - width - 2);
+  const numbered = (line, i) => `${String(i + 1).padStart(width)}  ${clip(line, share)}`;
+  const preview = head.map((line, i) => numbered(line, i));
+  if (tailFrom > head.length) preview.push(`… ${count(tailFrom - head.length)} lines not shown …`);
+  preview.push(...tail.map((line, i) => numbered(line, tailFrom + i)));
+  const text = [
+    `[toolctx] The output of ${toolName} (${count(chars)} characters in ${count(lines.length)} line${lines.length === 1 ? "" : "s"}) ` +
+      `was saved as ${handle} instead of being shown in full.`,
+    ...(description ? [`Description: ${clip(description, QUOTED_DESCRIPTION)}`] : []),
+    "Preview (first and last lines, numbered):",
+    ...preview,
+    `Read it with read_context {"handle": "${handle}"} ("offset": the first line, "limit": how many), ` +
+      `find lines with grep_context {"pattern": "…", "handle": "${handle}"}, or search every saved output with search_context.`,
+  ];
+  if (takers.length > 0) {
+    const listed = takers.slice(0, MAX_LISTED_TAKERS).join(", ") + (takers.length > MAX_LISTED_TAKERS ? ", …" : "");
+    text.push(`To hand the whole output to ${listed}, pass "${handle}" as an argument's value (or "${handle}#L10-40" for lines 10 to 40).`);
+  }
+  return text.join("\n");
+}
+
+/**
+ * What the wrapped tools of one wrapper call share: the options checked once, the tally,
+ * and `offload`, which saves one call's output and resolves to what the model gets in
+ * its place. `names`: the tools being wrapped; `allNames`: every tool's name (none may
+ * be a retrieval tool's when those are added).
+ */
+export function createOffloader(manager, options, names, allNames, module) {
+  const s = previewSettings(options, module);
+  const retrievalTools = retrievalOption(options, allNames, module);
+  for (const key of ["onSaveError", "describe"]) {
+    if (options[key] !== undefined && typeof options[key] !== "function") throw toolctxError("INVALID_ARGUMENT", `${module}: ${key} must be a function`);
+  }
+  const usage = usageOption(options, module);
+  const takers = resolvingNames(options.resolveHandles, names, module);
+
+  /**
+   * Saves `output` of `call` ({toolName, input, toolCallId, …}). `chars`: how many
+   * characters the model would read, or undefined when it is not text (never replaced).
+   * Resolves to the compact text when the output is large and saved, else to the output
+   * (made JSON-safe when its save failed and onSaveError let the run go on).
+   */
+  async function offload(call, output, chars) {
+    let filepath;
+    try {
+      const saveOptions = {
+        toolCallId: call.toolCallId,
+        description: options.describe?.(call),
+        taskId: valueOf(options.taskId, call),
+        queryId: valueOf(options.queryId, call),
+      };
+      for (const key of Object.keys(saveOptions)) if (saveOptions[key] === undefined) delete saveOptions[key];
+      filepath = await manager.saveContext(call.toolName, argsOf(call.input), output, saveOptions);
+    } catch (error) {
+      if (!options.onSaveError) {
+        throw toolctxError(error?.code ?? "STORAGE", `${module}: the output of ${call.toolName} could not be saved: ${error?.message ?? error}`, error);
+      }
+      options.onSaveError(error, call); // the output then reaches the model as it would without toolctx
+      return jsonSafe(output);
+    }
+    if (chars === undefined || chars <= s.maxInlineChars) return output;
+    let pointer;
+    try {
+      pointer = findRecord(manager, filepath);
+    } catch {
+      return output; // evicted at once (retention): a handle would answer NOT_FOUND, so the model gets it all
+    }
+    const compact = compactText({ handle: pointer.handle, toolName: call.toolName, chars, lines: lineView(output, manager), takers }, s);
+    usage.offloaded(chars, compact.length);
+    return compact;
+  }
+
+  return { offload, usage, retrievalTools, resolves: (name) => takers.includes(name) };
+}

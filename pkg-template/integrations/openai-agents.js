@@ -1,0 +1,148 @@
+// toolctx/openai-agents: toolctx for the OpenAI Agents SDK (npm `@openai/agents`, an
+// optional peer dependency), built on the framework-free tools of toolctx/tools.
+//
+// - contextTools(manager, options): read_context, search_context and grep_context as the
+//   SDK's function tools (`tool({parameters: <JSON Schema>, strict: false})`), with the
+//   names, descriptions, schemas and texts of toolctx/tools. Their errors (a handle no
+//   record has, a bad pattern) reach the model as their message, through errorFunction.
+// - withToolContext(tools, manager, options): an agent's tools, each function tool wrapped
+//   so that its output is saved (manager.saveContext: the tool's name, the arguments the
+//   model sent, the call id); an output the model would read in more than maxInlineChars
+//   characters reaches it as a compact text naming its handle (ctx:…), with a preview of
+//   its first and last lines. The retrieval tools are added. Tools that opt in
+//   (resolveHandles) receive the stored value wherever the model passed a handle.
+// - usageOf(tools): what those tools kept out of the prompt, and what the model read back.
+//
+// Hosted tools (web search, code interpreter…), computer, shell and apply-patch tools are
+// passed through unchanged: the SDK does not run them through `invoke`.
+
+import { tool } from "@openai/agents";
+import { contextTools as toolDefinitions, resolveHandles } from "../tools.js";
+import { checkManager, createOffloader, isForTheModel, toolctxError } from "./offload.js";
+
+const MODULE = "toolctx/openai-agents";
+
+/** What the SDK's own errorFunction tells the model: used for an error not written for the model. */
+const GENERIC_TOOL_ERROR = "An error occurred while running the tool. Please try again.";
+
+// ---- the retrieval tools ------------------------------------------------------------------------
+
+/**
+ * read_context, search_context and grep_context over `manager`, as the SDK's function
+ * tools. `options`: toolctx/tools' limits, and `usage` to count what they read back.
+ */
+export function contextTools(manager, options = {}) {
+  checkManager(manager, MODULE);
+  return toolDefinitions(manager, options).map((definition) =>
+    tool({
+      name: definition.name,
+      description: definition.description,
+      // A copy: the SDK (or a model adapter) may annotate the schema it is given.
+      parameters: structuredClone(definition.inputSchema),
+      // Optional fields: strict mode would require every property.
+      strict: false,
+      execute: (input) => definition.execute(input),
+      errorFunction: (_runContext, error) => (isForTheModel(error) ? error.message : GENERIC_TOOL_ERROR),
+    }),
+  );
+}
+
+// ---- wrapping the SDK's function tools ------------------------------------------------------------
+
+/** Items the SDK sends as structured content (input_text / input_image / input_file). */
+const CONTENT_TYPES = ["text", "image", "file"];
+const isContentItem = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && CONTENT_TYPES.includes(v.type);
+
+/**
+ * How many characters the model reads for `output`, as the SDK converts it (its
+ * toSmartString, or structured content); undefined for what is not text (images, files,
+ * bytes), which is saved but never replaced.
+ */
+function modelChars(output) {
+  if (typeof output === "string") return output.length;
+  if (output === null || output === undefined) return String(output).length;
+  if (output instanceof ArrayBuffer || ArrayBuffer.isView(output)) return undefined;
+  const items = Array.isArray(output) ? output : [output];
+  if (items.length > 0 && items.every(isContentItem)) {
+    if (!items.every((item) => item.type === "text" && typeof item.text === "string")) return undefined;
+    return items.reduce((n, item) => n + item.text.length, 0);
+  }
+  if (typeof output !== "object") return String(output).length;
+  try {
+    return (JSON.stringify(output) ?? "").length;
+  } catch {
+    return undefined;
+  }
+}
+
+const isFunctionTool = (t) => t?.type === "function" && typeof t.invoke === "function";
+
+function parseInput(input) {
+  try {
+    return JSON.parse(input);
+  } catch {
+    return input; // not JSON: the tool itself reports it
+  }
+}
+
+/**
+ * A copy of `original` whose `invoke` resolves handles (when the tool opted in), runs the
+ * tool, saves its output and hands the model the compact text when the output is large.
+ * A tool with an outputSchema keeps its structured output: it is saved, never replaced.
+ */
+function wrapFunctionTool(original, manager, offloader) {
+  const invoke = async (runContext, input, details) => {
+    const args = parseInput(input);
+    const call = { toolName: original.name, input: args, toolCallId: details?.toolCall?.callId, runContext };
+    let forwarded = input;
+    if (offloader.resolves(original.name) && typeof args === "object" && args !== null) {
+      try {
+        forwarded = JSON.stringify(await resolveHandles(args, manager));
+      } catch (error) {
+        if (!isForTheModel(error)) throw error;
+        return `[toolctx] ${error.message}`; // the model named a handle no record has: it reads why, the run goes on
+      }
+    }
+    const output = await original.invoke(runContext, forwarded, details);
+    return offloader.offload(call, output, original.outputSchema === undefined ? modelChars(output) : undefined);
+  };
+  return { ...original, invoke };
+}
+
+// The tally of each tool a withToolContext call returned, for usageOf.
+const usageByTool = new WeakMap();
+
+/**
+ * `tools` (an Agent's `tools`) with every function tool's output saved in `manager` and
+ * the retrieval tools added (unless `retrievalTools: false`). Other tools pass unchanged.
+ */
+export function withToolContext(tools, manager, options = {}) {
+  if (!Array.isArray(tools)) throw toolctxError("INVALID_ARGUMENT", `${MODULE}: tools must be an array of the SDK's tools`);
+  checkManager(manager, MODULE);
+  if (options === null || typeof options !== "object") throw toolctxError("INVALID_ARGUMENT", `${MODULE}: options must be an object`);
+  const allNames = tools.map((t) => t?.name).filter((name) => typeof name === "string");
+  const offloader = createOffloader(manager, options, tools.filter(isFunctionTool).map((t) => t.name), allNames, MODULE);
+  const wrapped = tools.map((t) => (isFunctionTool(t) ? wrapFunctionTool(t, manager, offloader) : t));
+  const retrieval = offloader.retrievalTools ? contextTools(manager, { ...options, usage: offloader.usage }) : [];
+  const all = [...wrapped, ...retrieval];
+  for (const t of all) if (isFunctionTool(t)) usageByTool.set(t, offloader.usage);
+  return all;
+}
+
+/**
+ * What the tools of `tools` (withToolContext's result, or any array holding its tools)
+ * kept out of the prompt and read back: the sum over the withToolContext calls they came from.
+ */
+export function usageOf(tools) {
+  const tallies = new Set();
+  for (const t of Array.isArray(tools) ? tools : []) {
+    const usage = usageByTool.get(t);
+    if (usage) tallies.add(usage);
+  }
+  if (tallies.size === 0) throw toolctxError("INVALID_ARGUMENT", `${MODULE}: usageOf takes the tools withToolContext returned`);
+  const total = {};
+  for (const usage of tallies) {
+    for (const [key, value] of Object.entries(usage.snapshot())) total[key] = (total[key] ?? 0) + value;
+  }
+  return total;
+}
