@@ -39,6 +39,48 @@ export interface ContextToolOptions extends Partial<ContextToolLimits> {
   usage?: Usage;
 }
 
+/** The options of every integration's `contextTools`: the limits, and the tally. */
+export type ContextToolsOptions = ContextToolOptions;
+
+/** Sizes of the compact text that stands for a large output (positive integers). */
+export interface CompactTextLimits {
+  /** An output the model would read in more characters than this reaches it as a compact text with the record's handle. Default 16000. */
+  maxInlineChars?: number;
+  /** Lines of the preview from the start, and again from the end. Default 5. */
+  previewLines?: number;
+  /** Characters of the whole preview. Default 1500. */
+  previewChars?: number;
+}
+
+/**
+ * The options of the framework wrappers' `withToolContext` (toolctx/openai-agents,
+ * toolctx/langchain; toolctx/ai-sdk takes these and more). `Call` is what the framework
+ * tells of one tool call.
+ */
+export interface WrapperOptions<Call> extends CompactTextLimits, ContextToolOptions {
+  /** Add read_context, search_context and grep_context. Default true. */
+  retrievalTools?: boolean;
+  /**
+   * Tools whose arguments go through `resolveHandles` before they run: `true` for every
+   * wrapped tool, or their names. A string argument that is exactly a handle (`ctx:…`,
+   * `ctx:…#L10-40`, `ctx:…#$.rows[0:5]`) becomes the stored value. Default: none.
+   */
+  resolveHandles?: boolean | readonly string[];
+  /**
+   * Called when an output cannot be saved (storage failure, a BigInt, a cycle); the output
+   * then reaches the model as it would without toolctx (as text, BigInts as their digits,
+   * when JSON cannot carry it), and the run goes on. Without it, the tool call fails with
+   * a ToolctxError whose code is the save's.
+   */
+  onSaveError?: (error: unknown, call: Call) => void;
+  /** The record's description. Default: the core's, from the tool's name and arguments. */
+  describe?: (call: Call) => string;
+  /** The record's taskId. */
+  taskId?: number | ((call: Call) => number | undefined);
+  /** The record's queryId (see `ContextManager.hashQuery`). */
+  queryId?: string | ((call: Call) => string | undefined);
+}
+
 /** What a wrapper kept out of the prompt. */
 export interface UsageSnapshot {
   outputsOffloaded: number;

@@ -1,7 +1,7 @@
 // toolctx/langchain: toolctx for LangChain.js and LangGraph.js (npm `@langchain/core` ≥ 1.0, an optional peer dependency).
 import type { DynamicStructuredTool, ToolRunnableConfig } from "@langchain/core/tools";
 import type { ContextManager } from "../index.js";
-import type { ContextToolLimits, GrepInput, JsonSchema, ReadInput, SearchInput, Usage, UsageSnapshot } from "../tools.js";
+import type { ContextToolsOptions, GrepInput, JsonSchema, ReadInput, SearchInput, UsageSnapshot, WrapperOptions } from "../tools.js";
 
 /** One call of a wrapped tool, as the options' functions see it. */
 export interface ToolCallInfo {
@@ -14,45 +14,10 @@ export interface ToolCallInfo {
   config?: ToolRunnableConfig;
 }
 
-/** Sizes of the compact text that stands for a large output (positive integers). */
-export interface CompactTextLimits {
-  /** An output the model would read in more characters than this reaches it as a compact text with the record's handle. Default 16000. */
-  maxInlineChars?: number;
-  /** Lines of the preview from the start, and again from the end. Default 5. */
-  previewLines?: number;
-  /** Characters of the whole preview. Default 1500. */
-  previewChars?: number;
-}
+export type { CompactTextLimits, ContextToolsOptions } from "../tools.js";
 
-export interface ContextToolsOptions extends Partial<ContextToolLimits> {
-  /** Counts what the tools read back (a tally from `createUsage()` of toolctx/tools). */
-  usage?: Usage;
-}
-
-export interface ToolContextOptions extends CompactTextLimits, ContextToolsOptions {
-  /** Add read_context, search_context and grep_context. Default true. */
-  retrievalTools?: boolean;
-  /**
-   * Tools whose arguments go through `resolveHandles` before their schema validates them:
-   * `true` for every wrapped tool, or their names. A string argument that is exactly a
-   * handle (`ctx:…`, `ctx:…#L10-40`, `ctx:…#$.rows[0:5]`) becomes the stored value.
-   * Default: none.
-   */
-  resolveHandles?: boolean | readonly string[];
-  /**
-   * Called when an output cannot be saved (storage failure, a BigInt, a cycle); the output
-   * then reaches the model as it would without toolctx (as text with BigInts as strings
-   * when JSON cannot carry it). Without it, the tool call rejects with a ToolctxError
-   * whose code is the save's.
-   */
-  onSaveError?: (error: unknown, call: ToolCallInfo) => void;
-  /** The record's description. Default: the core's, from the tool's name and arguments. */
-  describe?: (call: ToolCallInfo) => string;
-  /** The record's taskId. */
-  taskId?: number | ((call: ToolCallInfo) => number | undefined);
-  /** The record's queryId (see `ContextManager.hashQuery`). */
-  queryId?: string | ((call: ToolCallInfo) => string | undefined);
-}
+/** The options of `withToolContext` (see `WrapperOptions` of toolctx/tools). */
+export interface ToolContextOptions extends WrapperOptions<ToolCallInfo> {}
 
 /** A retrieval tool: a LangChain tool with toolctx/tools' name, description and JSON Schema. */
 export type ContextTool<Input> = DynamicStructuredTool<JsonSchema, Input, Input, string>;

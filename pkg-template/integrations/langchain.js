@@ -27,7 +27,7 @@ import { parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
 import { isDirectToolOutput, ToolMessage } from "@langchain/core/messages";
 import { DynamicStructuredTool, isStructuredTool, tool, Tool } from "@langchain/core/tools";
 import { contextTools as toolDefinitions, resolveHandles } from "../tools.js";
-import { checkManager, createOffloader, isForTheModel, toolctxError } from "./offload.js";
+import { checkManager, isForTheModel, usageOfTools, wrapTools } from "./offload.js";
 
 const MODULE = "toolctx/langchain";
 
@@ -179,24 +179,13 @@ function wrapTool(original, manager, offloader) {
   );
 }
 
-// The tally of each tool a withToolContext call returned, for usageOf.
-const usageByTool = new WeakMap();
-
 /**
  * `tools` with every structured tool's output saved in `manager` and the retrieval tools
  * added (unless `retrievalTools: false`). Other tool definitions pass unchanged.
  */
 export function withToolContext(tools, manager, options = {}) {
-  if (!Array.isArray(tools)) throw toolctxError("INVALID_ARGUMENT", `${MODULE}: tools must be an array of LangChain tools`);
-  checkManager(manager, MODULE);
-  if (options === null || typeof options !== "object") throw toolctxError("INVALID_ARGUMENT", `${MODULE}: options must be an object`);
-  const allNames = tools.map((t) => t?.name ?? t?.function?.name).filter((name) => typeof name === "string");
-  const offloader = createOffloader(manager, options, tools.filter(isWrappable).map((t) => t.name), allNames, MODULE);
-  const wrapped = tools.map((t) => (isWrappable(t) ? wrapTool(t, manager, offloader) : t));
-  const retrieval = offloader.retrievalTools ? contextTools(manager, { ...options, usage: offloader.usage }) : [];
-  const all = [...wrapped, ...retrieval];
-  for (const t of all) if (isWrappable(t)) usageByTool.set(t, offloader.usage);
-  return all;
+  const wrap = (t, offloader) => wrapTool(t, manager, offloader);
+  return wrapTools(tools, manager, options, { module: MODULE, canWrap: isWrappable, wrap, contextTools, nameOf: (t) => t?.name ?? t?.function?.name });
 }
 
 /**
@@ -204,15 +193,5 @@ export function withToolContext(tools, manager, options = {}) {
  * kept out of the prompt and read back: the sum over the withToolContext calls they came from.
  */
 export function usageOf(tools) {
-  const tallies = new Set();
-  for (const t of Array.isArray(tools) ? tools : []) {
-    const usage = usageByTool.get(t);
-    if (usage) tallies.add(usage);
-  }
-  if (tallies.size === 0) throw toolctxError("INVALID_ARGUMENT", `${MODULE}: usageOf takes the tools withToolContext returned`);
-  const total = {};
-  for (const usage of tallies) {
-    for (const [key, value] of Object.entries(usage.snapshot())) total[key] = (total[key] ?? 0) + value;
-  }
-  return total;
+  return usageOfTools(tools, MODULE);
 }

@@ -219,3 +219,45 @@ export function createOffloader(manager, options, names, allNames, module) {
 
   return { offload, usage, retrievalTools, resolves: (name) => takers.includes(name) };
 }
+
+// ---- wrappers that hand back an array of a framework's tools (Agents, LangChain) ---------------
+
+// The tally of each tool a wrapper returned, for usageOfTools.
+const usageByTool = new WeakMap();
+
+/**
+ * `tools` (an array of a framework's tools) with each tool `canWrap` accepts wrapped by
+ * `wrap(tool, offloader)`, and the retrieval tools (`contextTools(manager, options)`, the
+ * framework's) added unless `retrievalTools: false`. Other tools pass unchanged. `nameOf`
+ * reads any tool's name (for the check that no retrieval tool's name is taken).
+ */
+export function wrapTools(tools, manager, options, { module, canWrap, wrap, contextTools, nameOf = (t) => t?.name }) {
+  if (!Array.isArray(tools)) throw toolctxError("INVALID_ARGUMENT", `${module}: tools must be an array of the framework's tools`);
+  checkManager(manager, module);
+  if (options === null || typeof options !== "object") throw toolctxError("INVALID_ARGUMENT", `${module}: options must be an object`);
+  const allNames = tools.map(nameOf).filter((name) => typeof name === "string");
+  const offloader = createOffloader(manager, options, tools.filter(canWrap).map((t) => t.name), allNames, module);
+  const wrapped = tools.map((t) => (canWrap(t) ? wrap(t, offloader) : t));
+  const retrieval = offloader.retrievalTools ? contextTools(manager, { ...options, usage: offloader.usage }) : [];
+  const all = [...wrapped, ...retrieval];
+  for (const t of all) if (canWrap(t)) usageByTool.set(t, offloader.usage);
+  return all;
+}
+
+/**
+ * What the tools of `tools` (what wrapTools returned, or any array holding its tools)
+ * kept out of the prompt and read back: the sum over the wrapTools calls they came from.
+ */
+export function usageOfTools(tools, module) {
+  const tallies = new Set();
+  for (const t of Array.isArray(tools) ? tools : []) {
+    const usage = usageByTool.get(t);
+    if (usage) tallies.add(usage);
+  }
+  if (tallies.size === 0) throw toolctxError("INVALID_ARGUMENT", `${module}: usageOf takes the tools withToolContext returned`);
+  const total = {};
+  for (const usage of tallies) {
+    for (const [key, value] of Object.entries(usage.snapshot())) total[key] = (total[key] ?? 0) + value;
+  }
+  return total;
+}
