@@ -866,7 +866,7 @@ impl<S: Storage> ContextManager<S> {
             match ManifestEntry::new(&stored.meta, stored.size, &manifest_words(&stored.meta)) {
                 Ok(entry) => {
                     let (s, i) = stored.at;
-                    let terms = r.segments[s].terms_of(&r.segments[s].records[i]);
+                    let terms = r.segments[s].terms_of(i);
                     manifest.context_files.insert(rel.clone(), entry.with_content(&terms));
                     r.changed = true;
                 }

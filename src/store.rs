@@ -719,14 +719,23 @@ impl State {
     }
 
     /// Adds a pointer, `seq` in save order; `false` when the index is full.
-    fn add(&mut self, seq: u64, mut entry: Entry, terms: &Terms) -> bool {
-        let path = entry.path_text();
+    fn add(&mut self, seq: u64, entry: Entry, terms: &Terms) -> bool {
         let Some(slot) = self.index.add(seq, terms) else {
             if entry.written {
-                self.orphans.insert(path.into());
+                self.orphans.insert(entry.path_text().into());
             }
             return false;
         };
+        self.place(seq, slot, entry, true);
+        true
+    }
+
+    /// Holds `entry` as the pointer of index slot `slot` (just added to the index, so the
+    /// next entry), saved in order `seq`. `sorted`: its place in `order` is found now;
+    /// else it goes last, and the caller sorts `order` once it has placed them all.
+    fn place(&mut self, seq: u64, slot: u32, mut entry: Entry, sorted: bool) {
+        debug_assert_eq!(slot as usize, self.entries.len(), "an entry's slot is the index's");
+        let path = entry.path_text();
         entry.written |= self.orphans.remove(path.as_str());
         let sharing = self.handle_keys.entry(handle::short_key(entry.handle_digest())).or_insert(0);
         *sharing += 1;
@@ -735,11 +744,14 @@ impl State {
             // by slot (the JS glue's) are stale.
             self.epoch = self.epoch.wrapping_add(1);
         }
-        let at = self.order.partition_point(|&s| self.index.order(s) < seq);
-        self.order.insert(at, slot);
+        if sorted {
+            let at = self.order.partition_point(|&s| self.index.order(s) < seq);
+            self.order.insert(at, slot);
+        } else {
+            self.order.push(slot);
+        }
         self.entries.push(entry);
         self.slot_by_path.insert(&path, slot, &self.entries);
-        true
     }
 
     /// How long the handle of `entry` (a live pointer's) is: long when another live
@@ -1862,38 +1874,97 @@ impl<S: Storage> ContextManager<S> {
             let State { owned, memory, .. } = &mut *state;
             owned.retain(|p| memory.contains(p));
         }
-        // Per segment: its dictionary's ids in the index, as they are met.
-        let mut ids: HashMap<usize, Vec<u32>> = HashMap::new();
-        for (_, (rel, meta, size)) in records {
-            let filepath = paths::join(dir, &rel);
-            let seq = state.next_seq;
-            state.next_seq += 1;
-            if own && self.keeps_ledger() {
-                state.owned.add(&filepath, saved_at_ms(&rel, &meta), seq, size);
+        // Save order: the pointers' seq.
+        let first_seq = state.next_seq;
+        state.next_seq += records.len() as u64;
+        let mut records: Vec<Restored> = records
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, (rel, meta, size)))| {
+                let content = content_of(&rel);
+                Restored { seq: first_seq + i as u64, rel, meta, size, content }
+            })
+            .collect();
+        // A segment every record of which is restored from it is appended whole (its
+        // lists as they are); the other records are added one by one.
+        let mut taken = vec![0usize; segments.len()];
+        for r in &records {
+            if let Some(Content::Stored(s, _)) = r.content {
+                taken[s] += 1;
             }
-            // The args parsed once, for the terms and to tell a generated description.
-            let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
-            let generated = crate::describe::describe(&meta.tool_name, &args) == meta.tool_description;
-            let terms = Terms::of_record(&meta.tool_description, &meta.tool_name, &args);
-            let (terms, stored) = match content_of(&rel) {
+        }
+        let whole = |s: usize| segments[s].records.len() == taken[s] && taken[s] > 0;
+        let mut by_segment: Vec<Vec<Option<Restored>>> = segments
+            .iter()
+            .enumerate()
+            .map(|(s, seg)| if whole(s) { (0..seg.records.len()).map(|_| None).collect() } else { Vec::new() })
+            .collect();
+        let mut one_by_one = Vec::with_capacity(records.len());
+        for r in records.drain(..) {
+            match r.content {
+                Some(Content::Stored(s, i)) if whole(s) => by_segment[s][i] = Some(r),
+                _ => one_by_one.push(r),
+            }
+        }
+        let mut placed_unordered = false;
+        for (s, restored) in by_segment.into_iter().enumerate() {
+            let restored: Vec<Restored> = restored.into_iter().flatten().collect();
+            if restored.is_empty() {
+                continue;
+            }
+            let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
+            let Some(first) = state.index.append_segment(&segments[s], &orders) else {
+                one_by_one.extend(restored);
+                continue;
+            };
+            for (i, r) in restored.into_iter().enumerate() {
+                let (_, entry) = self.restored_entry(&mut state, dir, r, own);
+                state.place(orders[i], first + i as u32, entry, false);
+                placed_unordered = true;
+            }
+        }
+        if placed_unordered {
+            let State { order, index, .. } = &mut *state;
+            crate::sort::sort_by_key(order, |&slot| index.order(slot));
+        }
+        // Per segment read one by one: its dictionary's ids in the index, as they are met.
+        let mut ids: HashMap<usize, Vec<u32>> = HashMap::new();
+        crate::sort::sort_by_key(&mut one_by_one, |r| r.seq);
+        for mut r in one_by_one {
+            let content = r.content.take();
+            let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
+            let terms = Terms::of_record(&r.meta.tool_description, &r.meta.tool_name, &args);
+            let (terms, stored) = match content {
                 Some(Content::Terms(content)) => (terms.with_passages_of(content), None),
-                Some(Content::Stored(s, r)) => (terms, Some((s, r))),
+                Some(Content::Stored(s, i)) => (terms, Some((s, i))),
                 None => (terms, None),
             };
-            // A pointer, not ownership: only what this manager wrote is marked written
-            // (`add` takes the mark back from `orphans`).
-            let entry = Entry::new(&filepath, meta, size, &mut state.interned, Some(generated));
+            let seq = r.seq;
+            let (filepath, entry) = self.restored_entry(&mut state, dir, r, own);
             if !state.add(seq, entry, &terms) {
                 continue;
             }
-            if let (Some((s, r)), Some(slot)) = (stored, state.slot_of(&filepath)) {
+            if let (Some((s, i)), Some(slot)) = (stored, state.slot_of(&filepath)) {
                 // Read from a segment: ranked on the terms the saving process indexed.
                 let segment = &segments[s];
                 let ids = ids.entry(s).or_insert_with(|| vec![u32::MAX; segment.dictionary.len()]);
-                let record = &segment.records[r];
-                state.index.add_stored_content(slot, &terms, &segment.dictionary, record, ids);
+                state.index.add_stored_content(slot, &terms, &segment.dictionary, &segment.forward()[i], ids);
             }
         }
+    }
+
+    /// The filepath and the pointer of a record being restored; owned records enter
+    /// retention's ledger. A pointer, not ownership: only what this manager wrote is
+    /// marked written (placing it takes the mark back from `orphans`).
+    fn restored_entry(&self, state: &mut State, dir: &str, r: Restored, own: bool) -> (String, Entry) {
+        let filepath = paths::join(dir, &r.rel);
+        if own && self.keeps_ledger() {
+            state.owned.add(&filepath, saved_at_ms(&r.rel, &r.meta), r.seq, r.size);
+        }
+        let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
+        let generated = crate::describe::describe(&r.meta.tool_name, &args) == r.meta.tool_description;
+        let entry = Entry::new(&filepath, r.meta, r.size, &mut state.interned, Some(generated));
+        (filepath, entry)
     }
 
     /// Rebuilds the index from the record files: in a session, the manifest (a torn
@@ -1977,6 +2048,16 @@ impl<S: Storage> ContextManager<S> {
             }
         }
     }
+}
+
+/// A record whose pointer is being restored: its save order, path (relative to its
+/// folder), metadata, size and what its content is indexed from.
+struct Restored {
+    seq: u64,
+    rel: String,
+    meta: RecordMeta,
+    size: usize,
+    content: Option<Content>,
 }
 
 /// When a record was saved, in epoch ms: its timestamp, else its file name's.

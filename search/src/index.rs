@@ -36,7 +36,7 @@ use std::collections::HashMap;
 
 use super::postings::{Posting, Postings};
 use super::query::Query;
-use super::segment::SegmentRecord;
+use super::segment::{Forward, Segment};
 use super::{Strategy, Terms};
 use crate::paged::Paged;
 use crate::sort;
@@ -203,16 +203,17 @@ impl Index {
         self.add_passages(slot, terms, &passages, &flat);
     }
 
-    /// [`Index::add_content`] for a record read from an index segment: its passages with
-    /// their terms as ids into `dictionary` (the segment's), `ids` mapping those to this
-    /// index's ids as they are met (`u32::MAX`: not yet; one map per segment, as long as
-    /// its dictionary). `terms` holds the record's metadata.
+    /// [`Index::add_content`] for a record read out of an index segment one by one (a
+    /// segment whose records are not all taken): its passages with their terms as ids
+    /// into `dictionary` (the segment's), `ids` mapping those to this index's ids as they
+    /// are met (`u32::MAX`: not yet; one map per segment, as long as its dictionary).
+    /// `terms` holds the record's metadata.
     pub fn add_stored_content(
         &mut self,
         slot: u32,
         terms: &Terms,
         dictionary: &[Box<str>],
-        record: &SegmentRecord,
+        record: &Forward,
         ids: &mut [u32],
     ) {
         let flat: Vec<(u32, u32)> = record
@@ -266,6 +267,49 @@ impl Index {
         (r.first_passage, r.passages) = (first as u32, count);
         self.total.passages += count as usize;
         self.total.content_len += content_len;
+    }
+
+    /// Adds every record of `segment`, record `i` with `orders[i]` (see [`Index::add`]),
+    /// in the segment's order; returns the slot of its first (the others follow). Each
+    /// term's lists are appended as they are, their numbers shifted past those held (a
+    /// segment's lists are the index's own layout, see [`crate::segment`]): nothing is
+    /// tokenised or inverted again. `None`, and nothing added, once slots or passage
+    /// numbers would pass `u32::MAX`.
+    pub fn append_segment(&mut self, segment: &Segment, orders: &[u64]) -> Option<u32> {
+        debug_assert_eq!(orders.len(), segment.records.len());
+        let first_slot = u32::try_from(self.records.len()).ok()?;
+        let first_passage = u32::try_from(self.passages.len()).ok()?;
+        let passages: usize = segment.records.iter().map(|r| r.passages.len()).sum();
+        u32::try_from(self.records.len() + segment.records.len()).ok()?;
+        u32::try_from(self.passages.len() + passages).ok()?;
+        for (i, record) in segment.records.iter().enumerate() {
+            let slot = first_slot + i as u32;
+            let first = self.passages.len() as u32;
+            for &len in &record.passages {
+                self.passages.push(Passage { record: slot, len });
+                self.total.content_len += u64::from(len);
+            }
+            let (count, metadata_len) = (record.passages.len() as u32, record.metadata_len);
+            self.records.push(Record {
+                order: orders[i],
+                metadata_len,
+                first_passage: first,
+                passages: count,
+                gone: false,
+            });
+            self.total.records += 1;
+            self.total.metadata_len += u64::from(metadata_len);
+            self.total.passages += count as usize;
+        }
+        for (term, word) in segment.dictionary.iter().enumerate() {
+            let id = self.id(word) as usize;
+            let from = segment.lists(term);
+            let lists = &mut self.terms[id];
+            lists.metadata.append_shifted(from.metadata.bytes, from.metadata.count, from.metadata.last, first_slot);
+            lists.content.append_shifted(from.content.bytes, from.content.count, from.content.last, first_passage);
+            lists.df += from.df;
+        }
+        Some(first_slot)
     }
 
     /// The id of `term`, a new one when it is new.
@@ -771,20 +815,36 @@ mod tests {
         }
         let bytes = encode(&all.iter().map(|t| ToWrite::from_terms("r.json", 1, "{}", t)).collect::<Vec<_>>());
         let seg = Segment::decode(&bytes).unwrap();
+        // One by one, out of the forward view (a segment whose records are not all taken).
         let mut stored = Index::new();
         let mut ids = vec![u32::MAX; seg.dictionary.len()];
-        for (i, (record, (d, _))) in seg.records.iter().zip(texts).enumerate() {
+        for (i, (record, (d, _))) in seg.forward().iter().zip(texts).enumerate() {
             let meta = terms(d);
             let slot = stored.add(i as u64, &meta).unwrap();
             stored.add_stored_content(slot, &meta, &seg.dictionary, record, &mut ids);
         }
-        for q in ["header parser", "parsed lazily", "src a rs", "the body"] {
+        // Whole, its lists appended after a record already held (their numbers shifted).
+        let mut appended = Index::new();
+        let before = terms("list directory: path=src");
+        appended.add(100, &before).unwrap();
+        direct.add(100, &before).unwrap();
+        stored.add(100, &before).unwrap();
+        assert_eq!(appended.append_segment(&seg, &[0, 1, 2]), Some(1));
+        // The same record removed from each: ranked by none.
+        direct.remove(0);
+        stored.remove(0);
+        appended.remove(1);
+        // Slots differ (the appended index holds `before` first): hits compared by order.
+        let by_order = |index: &Index, r: Ranking| -> Vec<(u64, u64)> {
+            r.hits.iter().map(|h| (index.order(h.index as u32), h.score.to_bits())).collect()
+        };
+        for q in ["header parser", "parsed lazily", "src a rs", "the body", "list directory src"] {
             let query = query_for(q, Strategy::Bm25, false);
-            assert_eq!(
-                direct.rank_all(&query, Strategy::Bm25, None),
-                stored.rank_all(&query, Strategy::Bm25, None),
-                "{q}"
-            );
+            let ranked = direct.rank_all(&query, Strategy::Bm25, None);
+            assert_eq!(ranked, stored.rank_all(&query, Strategy::Bm25, None), "{q}");
+            let appended_ranked = appended.rank_all(&query, Strategy::Bm25, None);
+            assert!(!ranked.hits.is_empty(), "{q}");
+            assert_eq!(by_order(&direct, ranked), by_order(&appended, appended_ranked), "{q}");
         }
     }
 

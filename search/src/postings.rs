@@ -45,6 +45,23 @@ impl Postings {
         (self.len > 0).then_some(self.last)
     }
 
+    /// Appends a list of `count` postings in this encoding (`bytes`, numbers from 0, the
+    /// last `last`) with every number shifted by `base`: only its first gap is written
+    /// again, the rest is copied. `base` is above every number held.
+    pub(super) fn append_shifted(&mut self, bytes: &[u8], count: u32, last: u32, base: u32) {
+        let mut it = Iter::new(bytes);
+        let Some(first) = it.next() else { return };
+        debug_assert!(self.len == 0 || base + first.slot > self.last, "a shifted list comes after the list");
+        let gap = base + first.slot - if self.len == 0 { 0 } else { self.last };
+        let rest = it.bytes;
+        self.bytes.reserve_exact(10 + rest.len());
+        push_varint(&mut self.bytes, gap);
+        push_varint(&mut self.bytes, first.tf);
+        self.bytes.extend_from_slice(rest);
+        self.len += count;
+        self.last = base + last;
+    }
+
     /// Whether it holds none.
     pub(super) fn is_empty(&self) -> bool {
         self.len == 0
@@ -76,7 +93,8 @@ impl Postings {
     }
 }
 
-fn push_varint(out: &mut Vec<u8>, mut n: u32) {
+/// Appends `n` as a LEB128 varint.
+pub(crate) fn push_varint(out: &mut Vec<u8>, mut n: u32) {
     while n >= 0x80 {
         out.push(n as u8 | 0x80);
         n >>= 7;
@@ -84,13 +102,23 @@ fn push_varint(out: &mut Vec<u8>, mut n: u32) {
     out.push(n as u8);
 }
 
-/// The postings of a [`Postings`].
-pub(super) struct Iter<'a> {
+/// The postings of a [`Postings`], or of a list in its encoding (a segment's).
+pub(crate) struct Iter<'a> {
     bytes: &'a [u8],
     slot: u32,
 }
 
-impl Iter<'_> {
+impl<'a> Iter<'a> {
+    /// The postings encoded in `bytes` (gaps from 0).
+    pub(crate) fn new(bytes: &'a [u8]) -> Iter<'a> {
+        Iter { bytes, slot: 0 }
+    }
+
+    /// Whether every byte was read (a list that stopped early was cut inside a posting).
+    pub(crate) fn is_done(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
     fn varint(&mut self) -> Option<u32> {
         let mut n = 0u32;
         let mut shift = 0;

@@ -1,51 +1,67 @@
-//! An index segment (SPEC §4): the indexed content of a set of records, written through
-//! the host storage beside them so that another process ranks them without reading them.
+//! An index segment (SPEC §4): the inverted index of a set of records, written through the
+//! host storage beside them so that another process ranks them without reading them.
 //!
 //! A segment is derived data: the records are the source of truth. It holds, for each
 //! record, its path relative to the record folder, its size, its header (the record's
-//! JSON without its result, from which the pointer and the metadata terms are made again)
-//! and the terms of its content passages, exactly as the process that saved it indexed
-//! them ([`crate::Terms`]), so a reader ranks the record as that process did.
+//! JSON without its result, from which its pointer is made again), its metadata length
+//! and its passages' lengths; and for each term, the term's posting lists over those
+//! records, in the layout the in-memory index keeps them ([`crate::Index`]): the records
+//! holding it in their metadata, numbered from 0 in the segment, the passages holding it,
+//! numbered from 0 across the segment's records in order, and the number of records
+//! holding it at all. Loading a segment is then appending each list with its numbers
+//! shifted ([`crate::Index::append_segment`]), as Lucene merges segments by a document
+//! base, never tokenising a record nor inverting its terms again; and the terms are those
+//! the saving process indexed, so a reader ranks the records as it did.
 //!
-//! Layout (integers are LEB128 varints unless said otherwise):
+//! Layout (integers are LEB128 varints unless said otherwise; a string is its byte length
+//! and its UTF-8 bytes):
 //!
 //! ```text
 //! magic     8 bytes   "tcxseg" + format version (2 bytes, big-endian)
 //! checksum  8 bytes   little-endian, ResultHasher over everything after it
-//! terms     n, then n strings (varint length + UTF-8), sorted, distinct: the dictionary
-//! records   n, then per record:
-//!   path    string
-//!   size    varint (u64)
-//!   header  string (JSON)
-//!   passages n, then per passage: its length in tokens, its term count m, then m pairs
-//!           (gap between dictionary ids, ascending; frequency)
+//! terms     n, then n strings, sorted, distinct: the dictionary
+//! records   n, then per record: path, size, header, metadata length,
+//!           its passage count p, then the p passage lengths
+//! postings  per dictionary term, in order: the records holding it (df), then its
+//!           metadata list and its content list, each as its posting count, its byte
+//!           length and its bytes (per posting: the gap from the previous number, the
+//!           first from 0, and the frequency)
 //! ```
 //!
 //! A segment that is torn (its checksum fails), of another format or engine version
-//! ([`FORMAT`]), or that does not parse whole is refused ([`Segment::decode`] fails);
-//! the caller rebuilds its records from their files.
+//! ([`FORMAT`]), or that does not parse whole (a number out of range, a list out of
+//! order) is refused ([`Segment::decode`] fails); the caller reads its records instead.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use toolctx_text::ResultHasher;
 
+use crate::postings::{push_varint, Iter};
 use crate::terms::{Field, Terms};
 
 /// The format version, with the terms it holds: bump it when the layout changes or when
 /// the same text gives other terms (tokeniser, stemmer, stop words, passage length), so
 /// an older segment is refused and rebuilt rather than ranked on stale terms.
-pub const FORMAT: u16 = 1;
+pub const FORMAT: u16 = 2;
 
 const MAGIC: &[u8; 6] = b"tcxseg";
 const HEADER: usize = 16;
 
-/// A decoded segment: its dictionary and its records.
+/// A decoded segment: its dictionary, its records and its terms' posting lists.
 #[derive(Debug, Default)]
 pub struct Segment {
-    /// The terms its records' passages hold, sorted.
+    /// The terms its records hold, sorted.
     pub dictionary: Vec<Box<str>>,
-    /// Its records, in the order written.
+    /// Its records, in the order their numbers follow.
     pub records: Vec<SegmentRecord>,
+    /// Per dictionary term: its lists.
+    lists: Vec<TermLists>,
+    /// The lists' bytes.
+    postings: Vec<u8>,
+    /// Each record's terms, read back out of the lists when asked (a merge, a load that
+    /// takes only some of the records).
+    forward: OnceCell<Vec<Forward>>,
 }
 
 /// One record of a segment.
@@ -57,15 +73,96 @@ pub struct SegmentRecord {
     pub size: u64,
     /// Its header: the record's JSON without its result.
     pub header: String,
-    /// Its content passages, in order: each its length in tokens and how many of
-    /// `terms` are its own (one allocation a record, not one a passage).
+    /// Its metadata field's length in tokens.
+    pub metadata_len: u32,
+    /// Its content passages' lengths in tokens, in order.
+    pub passages: Vec<u32>,
+}
+
+/// A term's lists in a segment.
+#[derive(Debug, Default, Clone, Copy)]
+struct TermLists {
+    df: u32,
+    metadata: Block,
+    content: Block,
+}
+
+/// A posting list in a segment's bytes: how many postings, the last number, where.
+#[derive(Debug, Default, Clone, Copy)]
+struct Block {
+    count: u32,
+    last: u32,
+    start: usize,
+    end: usize,
+}
+
+/// A term's lists in a segment, as [`crate::Index::append_segment`] takes them.
+pub(crate) struct Lists<'a> {
+    /// The records holding the term, in either field.
+    pub(crate) df: u32,
+    /// The records holding it in their metadata, numbered from 0 in the segment.
+    pub(crate) metadata: List<'a>,
+    /// The passages holding it, numbered from 0 across the segment's records.
+    pub(crate) content: List<'a>,
+}
+
+/// A posting list: how many postings, the last number, and its bytes (postings.rs's encoding).
+pub(crate) struct List<'a> {
+    pub(crate) count: u32,
+    pub(crate) last: u32,
+    pub(crate) bytes: &'a [u8],
+}
+
+/// A record's terms read back out of a segment's lists: its metadata terms, its
+/// passages (each its length and how many of `terms` are its own) and their terms, as
+/// (dictionary id, frequency), ids ascending within each.
+#[derive(Debug, Default, Clone)]
+pub struct Forward {
+    /// Its metadata terms.
+    pub metadata: Vec<(u32, u32)>,
+    /// Its passages: length, and how many of `terms` are the passage's.
     pub passages: Vec<(u32, u32)>,
-    /// The passages' terms, one passage after the other: (dictionary id, frequency), ids
-    /// ascending within a passage.
+    /// The passages' terms, one passage after the other.
     pub terms: Vec<(u32, u32)>,
 }
 
-impl SegmentRecord {
+/// A record to write into a segment: its path, size, header, and its terms: metadata
+/// (and its length) and content passages (each its length and its terms), terms sorted
+/// and distinct within each, with their frequencies.
+pub struct ToWrite<'a> {
+    /// Its path relative to the record folder.
+    pub path: &'a str,
+    /// Its file's size in bytes.
+    pub size: u64,
+    /// Its header (the record's JSON without its result).
+    pub header: &'a str,
+    /// Its metadata terms and the field's length.
+    pub metadata: (Vec<(&'a str, u32)>, u32),
+    /// Its passages: length, and (term, frequency) sorted by term.
+    pub passages: Vec<(u32, Vec<(&'a str, u32)>)>,
+}
+
+impl<'a> ToWrite<'a> {
+    /// A record indexed by `terms` (its metadata and its content passages).
+    pub fn from_terms(path: &'a str, size: u64, header: &'a str, terms: &'a Terms) -> ToWrite<'a> {
+        let field = |f: &'a Field| f.terms().iter().map(|(t, n)| (t.as_str(), *n)).collect::<Vec<_>>();
+        let metadata = (field(terms.metadata()), terms.metadata().len());
+        let passages = terms.passages().iter().map(|f| (f.len(), field(f))).collect();
+        ToWrite { path, size, header, metadata, passages }
+    }
+
+    /// Record `i` of a decoded segment, to write again (a merge).
+    pub fn from_segment(segment: &'a Segment, i: usize) -> ToWrite<'a> {
+        let record = &segment.records[i];
+        let forward = &segment.forward()[i];
+        let word = |&(id, n): &(u32, u32)| (&*segment.dictionary[id as usize], n);
+        let metadata = (forward.metadata.iter().map(word).collect(), record.metadata_len);
+        let passages = forward.passages().map(|(len, terms)| (len, terms.iter().map(word).collect())).collect();
+        ToWrite { path: &record.path, size: record.size, header: &record.header, metadata, passages }
+    }
+}
+
+impl Forward {
     /// Its passages: each its length and its terms.
     pub fn passages(&self) -> impl Iterator<Item = (u32, &[(u32, u32)])> + '_ {
         let mut at = 0;
@@ -74,40 +171,6 @@ impl SegmentRecord {
             at += n as usize;
             (len, terms)
         })
-    }
-}
-
-/// A record to write into a segment: its path, size, header and content passages (each
-/// its length and its terms, sorted, distinct, with their frequencies).
-pub struct ToWrite<'a> {
-    /// Its path relative to the record folder.
-    pub path: &'a str,
-    /// Its file's size in bytes.
-    pub size: u64,
-    /// Its header (the record's JSON without its result).
-    pub header: &'a str,
-    /// Its passages: length, and (term, frequency) sorted by term.
-    pub passages: Vec<(u32, Vec<(&'a str, u32)>)>,
-}
-
-impl<'a> ToWrite<'a> {
-    /// A record whose content passages are those of `content` (terms as indexed).
-    pub fn from_terms(path: &'a str, size: u64, header: &'a str, content: &'a Terms) -> ToWrite<'a> {
-        let passages = content
-            .passages()
-            .iter()
-            .map(|f| (f.len(), f.terms().iter().map(|(t, n)| (t.as_str(), *n)).collect()))
-            .collect();
-        ToWrite { path, size, header, passages }
-    }
-
-    /// A record of a decoded segment, to write again (a merge).
-    pub fn from_segment(segment: &'a Segment, record: &'a SegmentRecord) -> ToWrite<'a> {
-        let passages = record
-            .passages()
-            .map(|(len, terms)| (len, terms.iter().map(|&(id, n)| (&*segment.dictionary[id as usize], n)).collect()))
-            .collect();
-        ToWrite { path: &record.path, size: record.size, header: &record.header, passages }
     }
 }
 
@@ -134,12 +197,43 @@ impl std::fmt::Display for Refused {
 
 /// The bytes of a segment holding `records`.
 pub fn encode(records: &[ToWrite<'_>]) -> Vec<u8> {
-    let mut words: Vec<&str> =
-        records.iter().flat_map(|r| r.passages.iter().flat_map(|p| p.1.iter().map(|t| t.0))).collect();
+    let mut words: Vec<&str> = records
+        .iter()
+        .flat_map(|r| r.metadata.0.iter().chain(r.passages.iter().flat_map(|p| p.1.iter())).map(|t| t.0))
+        .collect();
     crate::sort::sort(&mut words);
     words.dedup();
     let ids: HashMap<&str, u32> = words.iter().enumerate().map(|(i, w)| (*w, i as u32)).collect();
-    let mut out = Vec::with_capacity(HEADER + words.len() * 8);
+    // Invert: per term, its metadata postings (record numbers) and content postings
+    // (passage numbers), in ascending order since records and passages are taken in order.
+    let mut metadata: Vec<Vec<(u32, u32)>> = vec![Vec::new(); words.len()];
+    let mut content: Vec<Vec<(u32, u32)>> = vec![Vec::new(); words.len()];
+    let mut df = vec![0u32; words.len()];
+    let mut counted = vec![u32::MAX; words.len()];
+    let mut passage = 0u32;
+    for (i, r) in records.iter().enumerate() {
+        let i = i as u32;
+        let mut count = |id: usize| {
+            if counted[id] != i {
+                counted[id] = i;
+                df[id] += 1;
+            }
+        };
+        for (t, n) in &r.metadata.0 {
+            let id = ids[t] as usize;
+            metadata[id].push((i, *n));
+            count(id);
+        }
+        for (_, terms) in &r.passages {
+            for (t, n) in terms {
+                let id = ids[t] as usize;
+                content[id].push((passage, *n));
+                count(id);
+            }
+            passage += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(HEADER + words.len() * 16);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_be_bytes());
     out.extend_from_slice(&[0; 8]);
@@ -152,17 +246,26 @@ pub fn encode(records: &[ToWrite<'_>]) -> Vec<u8> {
         push_str(&mut out, r.path);
         push(&mut out, r.size);
         push_str(&mut out, r.header);
+        push(&mut out, u64::from(r.metadata.1));
         push(&mut out, r.passages.len() as u64);
-        for (len, terms) in &r.passages {
+        for (len, _) in &r.passages {
             push(&mut out, u64::from(*len));
-            push(&mut out, terms.len() as u64);
+        }
+    }
+    let mut list = Vec::new();
+    for id in 0..words.len() {
+        push(&mut out, u64::from(df[id]));
+        for postings in [&metadata[id], &content[id]] {
+            list.clear();
             let mut last = 0;
-            for (i, (t, n)) in terms.iter().enumerate() {
-                let id = ids[t];
-                push(&mut out, u64::from(if i == 0 { id } else { id - last }));
-                push(&mut out, u64::from(*n));
-                last = id;
+            for &(number, n) in postings {
+                push_varint(&mut list, number - last);
+                push_varint(&mut list, n);
+                last = number;
             }
+            push(&mut out, postings.len() as u64);
+            push(&mut out, list.len() as u64);
+            out.extend_from_slice(&list);
         }
     }
     let sum = checksum(&out[HEADER..]);
@@ -197,50 +300,84 @@ impl Segment {
         }
         let n = r.count()?;
         let mut records = Vec::with_capacity(n);
+        let mut passages = 0u64;
         for _ in 0..n {
             let path = r.str()?.to_owned();
             let size = r.varint()?;
             let header = r.str()?.to_owned();
+            let metadata_len = r.u32()?;
             let count = r.count()?;
-            let mut passages = Vec::with_capacity(count);
-            let mut terms = Vec::new();
+            let mut lens = Vec::with_capacity(count);
             for _ in 0..count {
-                let len = r.u32()?;
-                let m = r.count()?;
-                terms.reserve(m);
-                let mut id = 0u32;
-                for i in 0..m {
-                    let gap = r.u32()?;
-                    id =
-                        if i == 0 { gap } else { id.checked_add(gap).filter(|_| gap > 0).ok_or(Refused::Malformed)? };
-                    if id as usize >= dictionary.len() {
-                        return Err(Refused::Malformed);
-                    }
-                    terms.push((id, r.u32()?));
-                }
-                passages.push((len, m as u32));
+                lens.push(r.u32()?);
             }
-            records.push(SegmentRecord { path, size, header, passages, terms });
+            passages += count as u64;
+            records.push(SegmentRecord { path, size, header, metadata_len, passages: lens });
+        }
+        let passages = u32::try_from(passages).map_err(|_| Refused::Malformed)?;
+        let start = r.at;
+        let mut lists = Vec::with_capacity(dictionary.len());
+        for _ in 0..dictionary.len() {
+            let df = r.u32()?;
+            let metadata = r.block(start, records.len() as u32)?;
+            let content = r.block(start, passages)?;
+            if df as usize > records.len() || (metadata.count == 0 && content.count == 0) {
+                return Err(Refused::Malformed);
+            }
+            lists.push(TermLists { df, metadata, content });
         }
         if r.at != bytes.len() {
             return Err(Refused::Malformed);
         }
-        Ok(Segment { dictionary, records })
+        Ok(Segment { dictionary, records, lists, postings: bytes[start..].to_vec(), forward: OnceCell::new() })
     }
 
-    /// The content terms of `record` (one of this segment's), as [`Terms`] with no
-    /// metadata: what the process that saved it indexed.
-    pub fn terms_of(&self, record: &SegmentRecord) -> Terms {
-        let passages = record
-            .passages()
-            .map(|(len, terms)| {
-                Field::from_sorted(
-                    terms.iter().map(|&(id, n)| (self.dictionary[id as usize].to_string(), n)).collect(),
-                    len,
-                )
-            })
-            .collect();
-        Terms::from_passages(passages)
+    /// Term `id`'s lists: the records holding it, and its metadata and content lists.
+    pub(crate) fn lists(&self, id: usize) -> Lists<'_> {
+        let t = &self.lists[id];
+        let list = |b: Block| List { count: b.count, last: b.last, bytes: &self.postings[b.start..b.end] };
+        Lists { df: t.df, metadata: list(t.metadata), content: list(t.content) }
+    }
+
+    /// Each record's terms, read back out of the lists (once, then kept).
+    pub fn forward(&self) -> &[Forward] {
+        self.forward.get_or_init(|| {
+            // Each passage's record and length, by passage number.
+            let mut passage_of = Vec::new();
+            let mut per_passage: Vec<Vec<(u32, u32)>> = Vec::new();
+            for (i, r) in self.records.iter().enumerate() {
+                for &len in &r.passages {
+                    passage_of.push((i, len));
+                    per_passage.push(Vec::new());
+                }
+            }
+            let mut forward: Vec<Forward> = vec![Forward::default(); self.records.len()];
+            for id in 0..self.dictionary.len() {
+                let lists = self.lists(id);
+                for p in Iter::new(lists.metadata.bytes) {
+                    forward[p.slot as usize].metadata.push((id as u32, p.tf));
+                }
+                for p in Iter::new(lists.content.bytes) {
+                    per_passage[p.slot as usize].push((id as u32, p.tf));
+                }
+            }
+            for (terms, (record, len)) in per_passage.into_iter().zip(passage_of) {
+                let f = &mut forward[record];
+                f.passages.push((len, terms.len() as u32));
+                f.terms.extend(terms);
+            }
+            forward
+        })
+    }
+
+    /// The terms of record `i` (metadata and content passages), as [`Terms`]: what the
+    /// process that saved it indexed.
+    pub fn terms_of(&self, i: usize) -> Terms {
+        let forward = &self.forward()[i];
+        let words =
+            |terms: &[(u32, u32)]| terms.iter().map(|&(id, n)| (self.dictionary[id as usize].to_string(), n)).collect();
+        let passages = forward.passages().map(|(len, terms)| Field::from_sorted(words(terms), len)).collect();
+        Terms::from_parts(Field::from_sorted(words(&forward.metadata), self.records[i].metadata_len), passages)
     }
 }
 
@@ -292,6 +429,30 @@ impl<'a> Reader<'a> {
         self.at += len;
         Ok(s)
     }
+
+    /// A posting list of numbers below `limit`, checked whole: as many postings as it
+    /// says, numbers ascending, every frequency above 0. Its place is from `base`.
+    fn block(&mut self, base: usize, limit: u32) -> Result<Block, Refused> {
+        let count = self.u32()?;
+        let len = self.count()?;
+        let (start, end) = (self.at, self.at + len);
+        self.at = end;
+        let mut seen = 0u32;
+        let mut last = None;
+        let mut it = Iter::new(&self.bytes[start..end]);
+        for p in it.by_ref() {
+            let ascending = last.map_or(true, |l| p.slot > l);
+            if !ascending || p.slot >= limit || p.tf == 0 {
+                return Err(Refused::Malformed);
+            }
+            last = Some(p.slot);
+            seen += 1;
+        }
+        if seen != count || !it.is_done() {
+            return Err(Refused::Malformed);
+        }
+        Ok(Block { count, last: last.unwrap_or(0), start: start - base, end: end - base })
+    }
 }
 
 #[cfg(test)]
@@ -299,15 +460,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn terms(text: &str) -> Terms {
-        Terms::of_record_with_content("", "", &json!(null), Some(&json!(text).to_string()), usize::MAX)
+    fn terms(description: &str, text: &str) -> Terms {
+        Terms::of_record_with_content(description, "", &json!(null), Some(&json!(text).to_string()), usize::MAX)
     }
 
     #[test]
     fn a_segment_gives_back_the_terms_it_was_written_with() {
-        let a = terms("the quick brown fox jumps over the lazy dog\nand again the fox");
+        let a = terms("read file: path=a.rs", "the quick brown fox jumps over the lazy dog\nand again the fox");
         let long: String = (0..400).map(|i| format!("word{}\n", i % 37)).collect();
-        let b = terms(&long);
+        let b = terms("grep: pattern=word", &long);
         let empty = Terms::default();
         let bytes = encode(&[
             ToWrite::from_terms("a.json", 10, "{\"toolName\":\"a\"}", &a),
@@ -320,17 +481,17 @@ mod tests {
         assert_eq!(seg.records[1].size, 20_000);
         assert_eq!(seg.records[0].header, "{\"toolName\":\"a\"}");
         assert!(b.passages().len() > 1);
-        for (record, want) in seg.records.iter().zip([&a, &b, &empty]) {
-            assert_eq!(seg.terms_of(record).passages(), want.passages());
+        for (i, want) in [&a, &b, &empty].into_iter().enumerate() {
+            assert_eq!(&seg.terms_of(i), want, "record {i}");
         }
         // Written again from the decoded segment (a merge): the same bytes.
-        let again: Vec<ToWrite<'_>> = seg.records.iter().map(|r| ToWrite::from_segment(&seg, r)).collect();
+        let again: Vec<ToWrite<'_>> = (0..seg.records.len()).map(|i| ToWrite::from_segment(&seg, i)).collect();
         assert_eq!(encode(&again), bytes);
     }
 
     #[test]
     fn a_torn_foreign_or_malformed_segment_is_refused() {
-        let a = terms("alpha beta gamma");
+        let a = terms("d", "alpha beta gamma");
         let bytes = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
         assert_eq!(Segment::decode(&bytes[..bytes.len() - 1]).unwrap_err(), Refused::Torn);
         let mut flipped = bytes.clone();
@@ -343,10 +504,19 @@ mod tests {
         assert_eq!(Segment::decode(b"{\"not\":\"a segment\"}").unwrap_err(), Refused::Foreign);
         assert_eq!(Segment::decode(b"").unwrap_err(), Refused::Foreign);
         // Well summed but not whole: a count past the end.
+        let resummed = |mut bad: Vec<u8>| {
+            let sum = checksum(&bad[HEADER..]);
+            bad[8..HEADER].copy_from_slice(&sum.to_le_bytes());
+            bad
+        };
         let mut bad = bytes[..HEADER].to_vec();
-        bad.extend_from_slice(&[0x7f]);
-        let sum = checksum(&bad[HEADER..]);
-        bad[8..HEADER].copy_from_slice(&sum.to_le_bytes());
-        assert_eq!(Segment::decode(&bad).unwrap_err(), Refused::Malformed);
+        bad.push(0x7f);
+        assert_eq!(Segment::decode(&resummed(bad)).unwrap_err(), Refused::Malformed);
+        // Well summed, whole, but a posting past the passages there are.
+        let seg = Segment::decode(&bytes).unwrap();
+        let mut past = bytes.clone();
+        let tail = past.len() - 2; // the last posting's gap (a one-byte varint), before its frequency
+        past[tail] = 0x7e;
+        assert_eq!(Segment::decode(&resummed(past)).unwrap_err(), Refused::Malformed);
     }
 }

@@ -98,9 +98,9 @@ impl Terms {
         Terms { metadata: Field::of(tokens, len), passages }
     }
 
-    /// Terms with no metadata and `passages` as their content (a segment's record).
-    pub(crate) fn from_passages(passages: Vec<Field>) -> Terms {
-        Terms { metadata: Field::default(), passages }
+    /// Terms of `metadata` and `passages` (a segment's record).
+    pub(crate) fn from_parts(metadata: Field, passages: Vec<Field>) -> Terms {
+        Terms { metadata, passages }
     }
 
     /// The metadata field.

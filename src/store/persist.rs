@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::segments::{self, segment_name, segment_records, segments_dir, to_merge};
-use super::{ContextManager, RecordMeta};
+use super::{terms_of, ContextManager, RecordMeta};
 use crate::naming::is_record_filename;
 use crate::paths;
 use crate::plan::{self, Op, Outcomes, Plan, Step};
@@ -146,15 +146,19 @@ impl<S: Storage> ContextManager<S> {
         let mut headers: Vec<(String, u64, String)> = Vec::with_capacity(waiting.len());
         {
             let state = self.state.borrow();
-            for (path, terms) in waiting {
+            let mut seen = HashSet::new();
+            for (path, content) in waiting {
                 let (Some(rel), Some(entry)) = (path.strip_prefix(&root), state.entry(&path)) else { continue };
-                if state.memory.contains(&path) {
+                if state.memory.contains(&path) || !seen.insert(path.clone()) {
                     continue;
                 }
+                // Its metadata terms as the index made them, whatever `content` came with.
+                let meta = entry.meta();
+                let terms = terms_of(&meta).with_passages_of(content);
                 headers.push((
                     rel.to_owned(),
                     entry.size() as u64,
-                    String::from_utf8_lossy(&entry.meta().encode(None)).into_owned(),
+                    String::from_utf8_lossy(&meta.encode(None)).into_owned(),
                 ));
                 w.taken.push((path, terms));
             }
@@ -253,9 +257,9 @@ impl<S: Storage> ContextManager<S> {
                 let mut seen = HashSet::new();
                 let records: Vec<ToWrite<'_>> = read
                     .iter()
-                    .flat_map(|s| s.records.iter().map(move |r| (s, r)))
-                    .filter(|(_, r)| w.records.contains(&r.path) && seen.insert(r.path.as_str()))
-                    .map(|(s, r)| ToWrite::from_segment(s, r))
+                    .flat_map(|s| s.records.iter().enumerate().map(move |(i, r)| (s, i, r)))
+                    .filter(|(_, _, r)| w.records.contains(&r.path) && seen.insert(r.path.as_str()))
+                    .map(|(s, i, _)| ToWrite::from_segment(s, i))
                     .collect();
                 w.phase = WritePhase::WritingMerged;
                 if records.is_empty() {
