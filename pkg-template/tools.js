@@ -363,7 +363,7 @@ function jsonPath(value, path, text) {
     rest = rest.slice(m[0].length);
     const key = m[1] ?? (m[2] !== undefined ? JSON.parse(`"${m[2]}"`) : undefined);
     if (key !== undefined) {
-      if (at === null || typeof at !== "object" || Array.isArray(at) || !(key in at)) {
+      if (at === null || typeof at !== "object" || Array.isArray(at) || !Object.hasOwn(at, key)) {
         throw toolctxError("INVALID_ARGUMENT", `${text}: no field "${clip(key, 60)}" there`);
       }
       at = at[key];

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use super::persist::{Content, Opening, SegmentWrite, Stored};
-use super::segments::{segment_records, segments_dir};
+use super::segments::{newest_first, segment_records, segments_dir};
 use super::{content_terms, manifest_words, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
@@ -165,6 +165,8 @@ enum ResumePhase {
     Manifest,
     Segments,
     Adopting,
+    /// Removing the segments refused (their outcomes do not matter).
+    RemovingSegments,
 }
 
 #[derive(Default)]
@@ -348,7 +350,11 @@ impl Job {
         let mut job = Job::new(
             Some(pass),
             false,
-            [Stage::Rebuild(Box::default()), Stage::segment(true), Stage::manifest(Due::Reindex)],
+            [
+                Stage::Rebuild(Box::default()),
+                Stage::Segment(Box::new(SegmentWrite::replacing())),
+                Stage::manifest(Due::Reindex),
+            ],
         );
         job.fatal = true;
         job
@@ -783,6 +789,7 @@ impl<S: Storage> ContextManager<S> {
                 r.manifest = Some(out.next().map_or(Ok(None), plan::bytes));
                 let names = out.next().map(plan::names).and_then(Result::ok).unwrap_or_default();
                 r.segment_names = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+                newest_first(&mut r.segment_names);
                 if r.segment_names.is_empty() {
                     return self.read_unlisted(r, job);
                 }
@@ -816,8 +823,10 @@ impl<S: Storage> ContextManager<S> {
                     }
                 }
                 self.resumed(r);
+                r.phase = ResumePhase::RemovingSegments;
                 std::mem::take(&mut r.segment_removes).into()
             }
+            ResumePhase::RemovingSegments => Next::Nothing,
         }
     }
 
@@ -880,7 +889,7 @@ impl<S: Storage> ContextManager<S> {
         r.found = Some(manifest);
         if r.unlisted.is_empty() {
             self.resumed(r);
-            r.phase = ResumePhase::Adopting;
+            r.phase = ResumePhase::RemovingSegments;
             return std::mem::take(&mut r.segment_removes).into();
         }
         r.phase = ResumePhase::Adopting;
@@ -1103,6 +1112,9 @@ impl<S: Storage> ContextManager<S> {
                     self.fail(job, "could not end the session", e, None);
                     return Next::Nothing;
                 }
+                // From here no segment write of this manager lands in the session (they
+                // take this lock and look).
+                s.ended.set(true);
                 *phase = EndPhase::Reading;
                 Next::Run(vec![Op::Read(paths::join(&s.dir, MANIFEST))])
             }

@@ -810,8 +810,13 @@ impl State {
         let key = handle::short_key(self.entries[slot as usize].handle_digest());
         if let Some(n) = self.handle_keys.get_mut(&key) {
             *n -= 1;
-            if *n == 0 {
-                self.handle_keys.remove(&key);
+            match *n {
+                0 => {
+                    self.handle_keys.remove(&key);
+                }
+                // The one left gets its short handle back: lists kept by slot are stale.
+                1 => self.epoch = self.epoch.wrapping_add(1),
+                _ => {}
             }
         }
         let seq = self.index.order(slot);
@@ -884,6 +889,7 @@ impl State {
         self.vectors.clear();
         self.unindexed.clear();
         self.unindexed_bytes = 0;
+        self.unsegmented.clear();
         self.handle_keys.clear();
         self.dead = 0;
         self.latest_copy.clear();
@@ -920,6 +926,8 @@ struct Session {
     last_write_ms: Cell<Option<i64>>,
     /// Manifest writes between their lock and their unlock (a flush waits for them).
     writes_in_flight: Cell<usize>,
+    /// `endSession` holds (or held) the session's lock to remove it: segment writes stop.
+    ended: Cell<bool>,
 }
 
 /// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
@@ -971,6 +979,7 @@ impl<S: Storage> ContextManager<S> {
                     evicted: RefCell::new(HashSet::new()),
                     last_write_ms: Cell::new(None),
                     writes_in_flight: Cell::new(0),
+                    ended: Cell::new(false),
                 })
             }
         };
@@ -1133,6 +1142,10 @@ impl<S: Storage> ContextManager<S> {
     pub fn begin_save(&self, input: SaveInput<'_>) -> Result<Begun> {
         let pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
+        if let Some(s) = &self.session {
+            // A save after endSession brings the session back: its segments are written again.
+            s.ended.set(false);
+        }
         self.compact();
         let args: Value = from_json(input.args_json)
             .map_err(|e| Error::new(ErrorKind::NotSerializable, format!("args are not canonicalisable JSON: {e}")))?;
@@ -1313,12 +1326,18 @@ impl<S: Storage> ContextManager<S> {
                 let slot = (state.entries.len() - 1) as u32;
                 state.latest_copy.insert(key, slot);
             }
+            let nothing_to_index = added && content.is_none();
             if let (true, Some(json)) = (added, content) {
                 state.unindexed_bytes += json.len();
                 state.unindexed.push_back((filepath.clone(), json));
             }
-            added
+            (added, nothing_to_index)
         };
+        let (added, nothing_to_index) = added;
+        if nothing_to_index && written {
+            // No content to wait for: it waits for the next segment as it is.
+            self.to_segment(&filepath, Terms::default());
+        }
         if !added {
             self.debug("the index is full: this record has no pointer", Some(&filepath));
         }

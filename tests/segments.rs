@@ -23,6 +23,8 @@ struct Probe {
     record_reads: Cell<usize>,
     index_writes: Cell<usize>,
     stop_after: Cell<Option<usize>>,
+    /// Reads of segments fail (a storage that answers 503 for them).
+    failing_segment_reads: Cell<bool>,
 }
 
 impl Probe {
@@ -32,6 +34,7 @@ impl Probe {
             record_reads: Cell::new(0),
             index_writes: Cell::new(0),
             stop_after: Cell::new(None),
+            failing_segment_reads: Cell::new(false),
         }
     }
 
@@ -46,6 +49,9 @@ impl Probe {
 impl Storage for Probe {
     async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
         self.stopped()?;
+        if self.failing_segment_reads.get() && path.ends_with(".seg") {
+            return Err(Error::new(ErrorKind::Storage, "503 Slow Down"));
+        }
         if path.ends_with(".json") && !path.ends_with(".manifest.json") {
             self.record_reads.set(self.record_reads.get() + 1);
         }
@@ -341,4 +347,72 @@ fn a_record_whose_header_in_a_segment_does_not_parse_is_read_instead() {
     assert_eq!((reads, b.len()), (3, 3), "all three read: two in no segment, one whose header does not parse");
     assert_eq!(rankings(&b), before);
     assert!(log.borrow().iter().any(|m| m.contains("header that does not parse")), "{:?}", log.borrow());
+}
+
+fn segment_files(storage: &Shared) -> Vec<String> {
+    storage.paths().into_iter().filter(|p| p.contains("/.index/") && p.ends_with(".seg")).collect()
+}
+
+#[test]
+fn a_rebuild_replaces_the_segments_that_hold_records_as_they_were() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let input = SaveInput {
+        tool_name: "env",
+        args_json: "{}",
+        result_json: Some("\"TOKEN=abc123secret\""),
+        ..SaveInput::default()
+    };
+    let path = block_on(a.save(input)).unwrap();
+    save_all(&a, 0, 5);
+    block_on(a.close()).unwrap();
+    // The user redacts the record by hand, then rebuilds the index.
+    let record: serde_json::Value = serde_json::from_slice(&block_on(storage.read(&path)).unwrap().unwrap()).unwrap();
+    let mut redacted = record.clone();
+    redacted["result"] = serde_json::json!("TOKEN=[redacted]");
+    block_on(storage.write(&path, redacted.to_string().as_bytes(), WriteOptions::default())).unwrap();
+    let b = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+    block_on(b.rebuild_index()).unwrap();
+    assert_eq!(segment_files(&storage).len(), 1, "the rebuild's segment replaced the older one");
+    let (c, reads) = open(&storage, Options::new("/ctx"));
+    assert_eq!(reads, 0);
+    assert!(ranked(&c, "abc123secret").is_empty(), "nothing ranks on what the record no longer holds");
+    assert_eq!(ranked(&c, "redacted").len(), 1);
+}
+
+#[test]
+fn a_merge_whose_reads_fail_removes_nothing() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    for round in 0..10 {
+        let probe = Probe::new(&storage);
+        probe.failing_segment_reads.set(round == 9);
+        let m = ContextManager::new(probe, Options::new("/ctx")).unwrap();
+        save_all(&m, round * 2, 2);
+        block_on(m.close()).unwrap();
+    }
+    assert_eq!(segment_files(&storage).len(), 10, "the tenth close could not read the inputs: they stay");
+    let (m, reads) = open(&storage, Options::new("/ctx"));
+    assert_eq!((m.len(), reads), (20, 0));
+}
+
+#[test]
+fn a_writer_that_never_closes_writes_a_segment_once_enough_records_wait() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+    save_all(&a, 0, 300);
+    // A record without a result has nothing to index: it waits as it is.
+    let bare = SaveInput { tool_name: "ping", args_json: "{}", result_json: None, ..SaveInput::default() };
+    block_on(a.save(bare)).unwrap();
+    block_on(a.close()).unwrap();
+    let files = segment_files(&storage);
+    assert_eq!(files.len(), 2, "one in the background after 256 records, one at close: {files:?}");
+    let (b, reads) = open(&storage, Options::new("/ctx"));
+    assert_eq!((b.len(), reads), (301, 0), "the record without a result is in a segment too");
+    // A writer that exits without close(): only what waited after the background segment is read.
+    let c = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+    save_all(&c, 1000, 300);
+    drop(c);
+    let (d, reads) = open(&storage, Options::new("/ctx"));
+    assert_eq!(d.len(), 601);
+    assert!(reads > 0 && reads < 300 - 255 + 1, "{reads}");
 }

@@ -65,7 +65,8 @@ function storeView({ root, pointers }) {
     // As a manager resolves one: the handle itself, or the short form of a lengthened one.
     resolveHandle(handle) {
       const wanted = handle.trim().toLowerCase();
-      const found = pointers.filter((p) => p.handle === wanted || p.handle.startsWith(wanted));
+      // A long handle extends the short one: either names the record.
+      const found = pointers.filter((p) => p.handle.startsWith(wanted) || wanted.startsWith(p.handle));
       if (found.length > 1) {
         throw Object.assign(new Error(`the handle "${handle}" names more than one record: use a long handle`), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
       }

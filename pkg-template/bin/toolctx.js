@@ -94,8 +94,8 @@ function observed(storage, on) {
 }
 
 /**
- * Every persisted record of the store: those outside sessions (the library's
- * `rebuildIndex`) and each session's (resumed from its manifest and the records it does
+ * Every persisted record of the store: those outside sessions (what `open` restores
+ * from the index segments and the records they do not hold) and each session's (resumed from its manifest and the records it does
  * not list yet). Every manager is opened `readOnly`: reading writes nothing, so a
  * manifest and its `last_activity` stay as they were and `gc` still sees an idle
  * session as stale. `pick(manager)` chooses the pointers (all, or a task's or a query's).
@@ -111,7 +111,7 @@ async function readStore(dir, { pick = (m) => m.getAllPointers(), session, quiet
   }
   const pointers = [];
   if (session === undefined) {
-    await root.rebuildIndex();
+    // open() restored them: from the index segments, and the records no segment holds read.
     for (const p of pick(root)) pointers.push({ ...p, session: null });
   }
   for (const s of sessions) {

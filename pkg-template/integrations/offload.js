@@ -40,9 +40,11 @@ export function toolctxError(code, message, cause) {
   return error;
 }
 
-/** Errors of toolctx/tools and of resolveHandles are worded for the model (a handle no record has, a bad slice). */
+/** The errors worded for the model: toolctx/tools' and resolveHandles' answers to a call it got wrong (a handle no record has, a bad slice or pattern). Others (storage, a closed manager, a trap) are the application's. */
+const MODEL_ERRORS = ["NOT_FOUND", "INVALID_ARGUMENT"];
+
 export function isForTheModel(error) {
-  return error?.name === "ToolctxError" && typeof error.message === "string";
+  return error?.name === "ToolctxError" && MODEL_ERRORS.includes(error.code) && typeof error.message === "string";
 }
 
 /** `manager`, checked to be a toolctx ContextManager. */

@@ -14,7 +14,7 @@ use crate::plan::{self, Op, Outcomes, Plan, Step};
 use crate::record::parse_record;
 use crate::select::segment::{self as format, Segment, ToWrite};
 use crate::select::Terms;
-use crate::session::RecordFiles;
+use crate::session::{self, RecordFiles};
 use crate::storage::Storage;
 
 use super::jobs::{Job, Next};
@@ -27,25 +27,32 @@ pub(super) enum Content {
     Stored(usize, usize),
 }
 
-/// Writing a segment, then merging if a level is full.
+/// Writing a segment, then merging if a level is full, under the folder's lock (a
+/// session's own lock, which `endSession` takes too; outside a session the segment
+/// folder's).
 pub(super) struct SegmentWrite {
-    /// Whether it writes whatever waits (flush, close, open), else only [`SEGMENT_RECORDS`]:
-    /// the background write (at most one runs at a time).
+    /// Whether it writes whatever waits (flush, close, open, a rebuild), else only once
+    /// [`SEGMENT_RECORDS`] wait: the background write (at most one runs at a time).
     forced: bool,
+    /// A rebuild's: once written, its segment replaces every other (they may hold
+    /// records as they were before the rebuild read them).
+    replaces: bool,
     phase: WritePhase,
     /// The records the segment being written holds: put back to wait on a failure.
     taken: Vec<(String, Terms)>,
+    /// The segment being written: its name and bytes.
+    segment: Option<(String, Vec<u8>)>,
     /// A session folder's listing (a merge keeps only records still there).
     listing: Option<RecordFiles>,
-    /// The segments being merged.
+    /// The segments being merged, or replaced.
     inputs: Vec<String>,
     records: HashSet<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum WritePhase {
-    Writing,
     Locking,
+    Writing,
     ListingSegments,
     ListingRecords,
     Reading,
@@ -58,7 +65,21 @@ impl SegmentWrite {
     /// A segment write: `forced`, of whatever waits; else once [`SEGMENT_RECORDS`] wait.
     pub(super) fn new(forced: bool) -> SegmentWrite {
         let (taken, listing, inputs, records) = (Vec::new(), None, Vec::new(), HashSet::new());
-        SegmentWrite { forced, phase: WritePhase::Writing, taken, listing, inputs, records }
+        SegmentWrite {
+            forced,
+            replaces: false,
+            phase: WritePhase::Locking,
+            taken,
+            segment: None,
+            listing,
+            inputs,
+            records,
+        }
+    }
+
+    /// A rebuild's segment write: of whatever waits, replacing every other segment.
+    pub(super) fn replacing() -> SegmentWrite {
+        SegmentWrite { replaces: true, ..SegmentWrite::new(true) }
     }
 }
 
@@ -175,35 +196,62 @@ impl<S: Storage> ContextManager<S> {
         let Ok(name) = self.random_part().map(|r| segment_name(records.len(), (self.options.clock)(), &r)) else {
             return self.segment_done(w);
         };
-        w.phase = WritePhase::Writing;
-        Next::Run(vec![Op::Write { path: paths::join(&self.segment_dir(), &name), bytes, exclusive: true }])
+        w.segment = Some((name, bytes));
+        w.phase = WritePhase::Locking;
+        Next::Lock(self.segment_lock())
+    }
+
+    /// The lock a segment write and a merge hold: a session's own (`endSession` takes it
+    /// too, so no segment lands in a session being removed), else the segment folder's.
+    fn segment_lock(&self) -> String {
+        match &self.session {
+            Some(s) => session::lock_name(&s.dir),
+            None => segments::merge_lock(&self.segment_dir()),
+        }
     }
 
     /// The next step of a segment write, given what the last one's ops gave.
     pub(super) fn segment_step(&self, w: &mut SegmentWrite, out: Outcomes) -> Next {
         const WHAT: &str = "could not write an index segment";
+        const MERGE: &str = "could not merge index segments";
         let dir = self.segment_dir();
         match w.phase {
-            WritePhase::Writing => {
-                if let Err(e) = plan::only(out) {
+            WritePhase::Locking => {
+                if let Some(Err(e)) = out.into_iter().next() {
                     self.debug(format!("{WHAT}: {e}"), None);
                     self.state.borrow_mut().unsegmented.append(&mut w.taken);
                     return self.segment_done(w);
                 }
-                w.taken.clear();
-                w.phase = WritePhase::Locking;
-                Next::Lock(segments::merge_lock(&dir))
-            }
-            WritePhase::Locking => {
-                if let Some(Err(e)) = out.into_iter().next() {
-                    self.debug(format!("could not merge index segments: {e}"), None);
-                    return self.segment_done(w);
+                if self.session.as_ref().is_some_and(|s| s.ended.get()) {
+                    // The session was removed meanwhile: nothing of it is written again.
+                    w.taken.clear();
+                    return self.unlock_segments(w);
                 }
+                let Some((name, bytes)) = w.segment.take() else { return self.unlock_segments(w) };
+                w.phase = WritePhase::Writing;
+                w.inputs = vec![name.clone()];
+                Next::Run(vec![Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true }])
+            }
+            WritePhase::Writing => {
+                if let Err(e) = plan::only(out) {
+                    self.debug(format!("{WHAT}: {e}"), None);
+                    self.state.borrow_mut().unsegmented.append(&mut w.taken);
+                    return self.unlock_segments(w);
+                }
+                w.taken.clear();
                 w.phase = WritePhase::ListingSegments;
                 Next::Run(vec![Op::List(dir)])
             }
             WritePhase::ListingSegments => {
-                let names = plan::names(plan::only(out)).unwrap_or_default();
+                let names: Vec<String> = plan::names(plan::only(out)).unwrap_or_default();
+                let names: Vec<String> = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+                if w.replaces {
+                    // A rebuild's segment holds every record as it is now: the others go.
+                    let written = std::mem::take(&mut w.inputs);
+                    w.phase = WritePhase::Removing;
+                    let others = names.iter().filter(|n| !written.contains(n));
+                    return self.run_or_unlock(others.map(|n| Op::Remove(paths::join(&dir, n))).collect(), w);
+                }
                 match to_merge(&names) {
                     None => self.unlock_segments(w),
                     Some(inputs) => {
@@ -233,7 +281,7 @@ impl<S: Storage> ContextManager<S> {
                 w.listing = None;
                 match listed {
                     Err(e) => {
-                        self.debug(format!("could not merge index segments: {e}"), None);
+                        self.debug(format!("{MERGE}: {e}"), None);
                         self.unlock_segments(w)
                     }
                     Ok(files) => {
@@ -245,15 +293,25 @@ impl<S: Storage> ContextManager<S> {
             }
             WritePhase::Reading => {
                 let mut read = Vec::new();
+                let mut gone = Vec::new();
                 for (name, outcome) in w.inputs.iter().zip(out) {
-                    match plan::bytes(outcome).ok().flatten().map(|b| Segment::decode(&b)) {
-                        Some(Ok(segment)) => read.push(segment),
-                        Some(Err(why)) => {
-                            self.debug(format!("an index segment was refused ({why}): merged without it"), Some(name))
+                    match plan::bytes(outcome) {
+                        // A read that failed says nothing of the segment: no merge now.
+                        Err(e) => {
+                            self.debug(format!("{MERGE}: {e}"), Some(name));
+                            return self.unlock_segments(w);
                         }
-                        None => {}
+                        Ok(None) => gone.push(name.clone()),
+                        Ok(Some(bytes)) => match Segment::decode(&bytes) {
+                            Ok(segment) => read.push(segment),
+                            Err(why) => self
+                                .debug(format!("an index segment was refused ({why}): merged without it"), Some(name)),
+                        },
                     }
                 }
+                // The inputs to remove once merged: those read (a refused one too); one
+                // gone meanwhile (another process merged it) is no input.
+                w.inputs.retain(|n| !gone.contains(n));
                 let mut seen = HashSet::new();
                 let records: Vec<ToWrite<'_>> = read
                     .iter()
@@ -274,16 +332,26 @@ impl<S: Storage> ContextManager<S> {
             }
             WritePhase::WritingMerged => {
                 if let Err(e) = plan::only(out) {
-                    self.debug(format!("could not merge index segments: {e}"), None);
+                    self.debug(format!("{MERGE}: {e}"), None);
                     return self.unlock_segments(w);
                 }
                 // Written before its inputs go: a writer stopped here leaves both, and a
                 // reader takes each record once.
                 w.phase = WritePhase::Removing;
-                Next::Run(w.inputs.iter().map(|n| Op::Remove(paths::join(&dir, n))).collect())
+                let removes = w.inputs.iter().map(|n| Op::Remove(paths::join(&dir, n))).collect();
+                self.run_or_unlock(removes, w)
             }
             WritePhase::Removing => self.unlock_segments(w),
             WritePhase::Unlocking => self.segment_done(w),
+        }
+    }
+
+    /// `ops` to run, or (none) the lock released.
+    fn run_or_unlock(&self, ops: Vec<Op>, w: &mut SegmentWrite) -> Next {
+        if ops.is_empty() {
+            self.unlock_segments(w)
+        } else {
+            Next::Run(ops)
         }
     }
 
@@ -383,6 +451,7 @@ impl<S: Storage> ContextManager<S> {
                 l.files = files.into_iter().filter(|n| is_record_filename(n)).collect();
                 let names = out.next().map(plan::names).and_then(Result::ok).unwrap_or_default();
                 l.names = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+                segments::newest_first(&mut l.names);
                 l.phase = OpenPhase::ReadingSegments;
                 if l.names.is_empty() {
                     return self.opening_step(l, job, Vec::new());

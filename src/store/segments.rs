@@ -11,8 +11,11 @@
 //! background once [`SEGMENT_RECORDS`] wait, at `flush`/`close`, and after an `open` that
 //! had to read records no segment held. Segments merge as Lucene's `LogMergePolicy`
 //! merges them: a segment's level is the order of magnitude of its record count in
-//! [`SEGMENT_RECORDS`]; once [`MERGE_FACTOR`] segments share a level they are merged into
-//! one of the next. Each record is so rewritten about log₁₀(n) times, never n times.
+//! [`SEGMENT_RECORDS`] × [`MERGE_FACTOR`]; once [`MERGE_FACTOR`] segments share a level
+//! they are merged into one. Segments of [`SEGMENT_RECORDS`] records (the background
+//! writes) are rewritten about log₁₀(n) times; smaller ones (a process that saves a few
+//! records and closes) share level 0 until it holds 2,560 records, so a record of those is
+//! rewritten up to that many / 10 times before it leaves it.
 //!
 //! A merge writes its segment before it removes its inputs: a writer killed in between
 //! leaves both, and a reader takes each record once (the first segment holding it), so
@@ -55,6 +58,14 @@ pub fn segment_records(name: &str) -> Option<usize> {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let ok = digits(records) && digits(ms) && !random.is_empty() && random.bytes().all(|b| b.is_ascii_alphanumeric());
     ok.then(|| records.parse().ok()).flatten()
+}
+
+/// Orders segment names newest first (by the time in the name, then the name): where
+/// two segments hold a record (a merge cut short, a rebuild beside an older segment), the
+/// reader takes it from the newest.
+pub fn newest_first(names: &mut [String]) {
+    let ms = |name: &str| name.split('-').nth(1).and_then(|ms| ms.parse::<u64>().ok()).unwrap_or(0);
+    crate::sort::sort_by(names, |a, b| ms(b).cmp(&ms(a)).then_with(|| a.cmp(b)));
 }
 
 /// The level of a segment of `records` records: 0 up to [`SEGMENT_RECORDS`] × 10, then
@@ -101,6 +112,13 @@ mod tests {
             assert_eq!(segment_records(bad), None, "{bad}");
         }
         assert!(crate::session::check_category(INDEX_DIR).is_err(), "no category is the segment folder");
+    }
+
+    #[test]
+    fn the_newest_segment_comes_first() {
+        let mut names = vec![segment_name(5, 100, "aaaa"), segment_name(9, 300, "bbbb"), segment_name(1, 200, "cccc")];
+        newest_first(&mut names);
+        assert_eq!(names, ["9-300-bbbb.seg", "1-200-cccc.seg", "5-100-aaaa.seg"]);
     }
 
     #[test]

@@ -2924,6 +2924,29 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     }
   });
 
+  test("a writer that never closes gets a segment in the background once 256 records wait; endSession right after leaves nothing", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    const base = `${m.getContextDir()}/sessions/${m.sessionId}`;
+    for (let i = 0; i < 260; i++) await m.saveContext("grep", { pattern: `p${i}` }, { hits: [`hit ${i}`] });
+    // The background write starts after a save resolves, off its path: wait for it.
+    for (let waited = 0; (await listSegments(storage, base)).length === 0 && waited < 5000; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal((await listSegments(storage, base)).length, 1, "a segment without close()");
+    // The 256th save of another session, then endSession at once: whatever the background
+    // write was doing, nothing of the session is left.
+    const n = await ContextManager.open({ contextDir: dir, fileSystem: storage, session: true });
+    for (let i = 0; i < 256; i++) await n.saveContext("grep", { pattern: `q${i}` }, { hits: [`hit ${i}`] });
+    await n.endSession();
+    // Whatever was in flight has settled once a tick has passed.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const nBase = `${n.getContextDir()}/sessions/${n.sessionId}`;
+    assert.deepEqual([...(await listFiles(storage, nBase)), ...(await listSegments(storage, nBase))], []);
+    await m.close();
+  });
+
   test("a resumed session ranks from its segments; endSession removes them with the folder", async () => {
     const storage = makeStorage();
     const dir = contextDir();

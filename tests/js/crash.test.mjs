@@ -144,7 +144,9 @@ test(`SIGKILL in the middle of index merges, ${RUNS} times: every record once, r
   try {
     for (let run = 0; run < RUNS; run++) {
       const dir = join(top, `run-${run}`);
-      const merging = String(9 + 10 * (run % 3)); // the closes of rounds 9, 19, 29 merge
+      // Rounds 0-9 make ten segments of a level: the tenth close merges them; the merged one
+      // (120 records) stays at that level, so each ninth close after merges again.
+      const merging = String(9 + 9 * (run % 3)); // the closes of rounds 9, 18, 27
       const delay = run % 4; // ms after the close began
       const signal = await new Promise((resolve, reject) => {
         const child = spawn(process.execPath, [script, dir], { stdio: ["ignore", "pipe", "inherit"] });

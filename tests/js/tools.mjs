@@ -133,6 +133,8 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     await rejects(resolveHandles({ x: "ctx:cccccccccc" }, m), "NOT_FOUND");
     await rejects(resolveHandles({ x: `${file.handle}#L400-401` }, m), "INVALID_ARGUMENT", /not within the 300 lines/);
     await rejects(resolveHandles({ x: `${hits.handle}#$.nope` }, m), "INVALID_ARGUMENT", /no field "nope"/);
+    await rejects(resolveHandles({ x: `${hits.handle}#$.toString` }, m), "INVALID_ARGUMENT", /no field "toString"/);
+    await rejects(resolveHandles({ x: `${hits.handle}#$.constructor` }, m), "INVALID_ARGUMENT", /no field "constructor"/);
     assert.equal(findRecord(m, file.handle).filepath, file.filepath);
   });
 
