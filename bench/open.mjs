@@ -56,6 +56,12 @@ async function time(fn) {
 }
 const first = (m) => m.selectRelevantContexts(QUERY, m.getAllPointers()).slice(0, 5);
 
+// The parts, from segments: open(); its first selectRelevant (the engine's query); the
+// seed's flow after it (getAllPointers copies every pointer to JS, then ranks them).
+const [openOnly, opened] = await time(() => ContextManager.open({ contextDir: dir, readOnly: true }));
+const [engineQuery] = await time(() => opened.selectRelevant(QUERY, { limit: 5 }));
+const [seedFlow] = await time(() => first(opened));
+opened.free();
 const [fromSegments, a] = await time(async () => {
   const m = await ContextManager.open({ contextDir: dir, readOnly: true });
   return [m.size, first(m)];
@@ -76,6 +82,7 @@ if (JSON.stringify(a[1]) !== JSON.stringify(b[1])) throw new Error("the two open
 const ms = (x) => `${x.toFixed(0)} ms`;
 console.log(`open() → first ranked query, ${files.length} records (${(bytes / 1e6).toFixed(1)} MB of real text files), node fs:`);
 console.log(`  from segments (${segments.length})  ${ms(fromSegments)}   (${(fromSegments / rawRead).toFixed(2)}× reading every record raw)`);
+console.log(`    of which, another run: open() ${ms(openOnly)}; then selectRelevant ${ms(engineQuery)}; getAllPointers + selectRelevantContexts ${ms(seedFlow)}`);
 console.log(`  rebuilt from the records           ${ms(rebuilt)}   (${(rebuilt / rawRead).toFixed(2)}×)`);
 console.log(`  raw readFile + JSON.parse of all   ${ms(rawRead)}`);
 console.log(`  segments on storage: ${(segmentBytes / files.length / 1024).toFixed(2)} KiB per record (${((100 * segmentBytes) / bytes).toFixed(0)}% of the text)`);
