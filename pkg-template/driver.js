@@ -168,13 +168,14 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * Once `saved` resolves, off the save's path (a timer later): the background work the
-   * save made due, an index segment written (`__persistIndex`, SPEC §4), run as a plan of
-   * `manager` so `close()` waits for it. Its failures went to `onDebug`; a manager closed
-   * meanwhile has none due.
+   * Once `saved` resolves: the background work the save made due, an index segment
+   * written (`__persistIndex`, SPEC §4: once 256 records wait), run as a plan of `manager`
+   * so `close()` waits for it; the save's Promise does not. It starts as soon as the save
+   * resolves (a microtask, not a timer), so a loop of awaited saves never lets more than
+   * a segment's worth wait. Its failures went to `onDebug`; a closed manager has none due.
    */
   function afterSave(manager, saved) {
-    saved.then(() => setTimeout(() => {
+    saved.then(() => {
       let step;
       try {
         step = manager.__persistIndex();
@@ -182,7 +183,7 @@ export function createDriver(core, onTrap) {
         return;
       }
       if (step !== undefined) plan(step, manager).catch(() => {});
-    }, 0), () => {});
+    }, () => {});
     return saved;
   }
 

@@ -607,7 +607,7 @@ struct State {
     unindexed_bytes: usize,
     /// Persisted records whose content is indexed but in no segment this manager wrote
     /// or read: filepath and content terms, for the next segment (SPEC §4).
-    unsegmented: Vec<(String, Terms)>,
+    unsegmented: crate::select::segment::Builder,
     /// How many live pointers share each short handle (SPEC §3): those that share one
     /// get long handles.
     handle_keys: HashMap<u64, u32>,

@@ -174,6 +174,127 @@ impl Forward {
     }
 }
 
+/// The records waiting for the next segment, held compactly: each term once, in the
+/// builder's dictionary, and each record's terms as (id, frequency) pairs, so what waits
+/// costs a few bytes a term rather than a string (a [`Terms`] per record would hold its
+/// words as strings, several times the text's size).
+#[derive(Debug, Default)]
+pub struct Builder {
+    ids: HashMap<Box<str>, u32>,
+    words: Vec<Box<str>>,
+    records: Vec<Pending>,
+}
+
+/// A record waiting in a [`Builder`].
+#[derive(Debug)]
+struct Pending {
+    /// Its filepath (the caller's key: what it drops, and where it is relative to).
+    key: String,
+    size: u64,
+    header: String,
+    metadata_len: u32,
+    metadata: Vec<(u32, u32)>,
+    /// Passages: length, and how many of `terms` are the passage's.
+    passages: Vec<(u32, u32)>,
+    terms: Vec<(u32, u32)>,
+}
+
+impl Builder {
+    /// Adds the record at `key` (its filepath), of `size` bytes, with `header` (its JSON
+    /// without its result) and indexed by `terms`.
+    pub fn add(&mut self, key: &str, size: u64, header: String, terms: &Terms) {
+        let mut id = |word: &str| -> u32 {
+            if let Some(&id) = self.ids.get(word) {
+                return id;
+            }
+            let id = self.words.len() as u32;
+            self.words.push(word.into());
+            self.ids.insert(word.into(), id);
+            id
+        };
+        let metadata = terms.metadata().terms().iter().map(|(t, n)| (id(t), *n)).collect();
+        let mut passages = Vec::with_capacity(terms.passages().len());
+        let mut flat = Vec::new();
+        for p in terms.passages() {
+            passages.push((p.len(), p.terms().len() as u32));
+            flat.extend(p.terms().iter().map(|(t, n)| (id(t), *n)));
+        }
+        let metadata_len = terms.metadata().len();
+        self.records.push(Pending { key: key.to_owned(), size, header, metadata_len, metadata, passages, terms: flat });
+    }
+
+    /// How many records wait.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether none waits.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Drops the records waiting and their words.
+    pub fn clear(&mut self) {
+        *self = Builder::default();
+    }
+
+    /// Moves every record of `other` in (a write that failed puts its records back).
+    pub fn absorb(&mut self, other: Builder) {
+        for r in other.records {
+            let word = |&(id, n): &(u32, u32)| (other.words[id as usize].to_string(), n);
+            let metadata = Field::from_sorted(r.metadata.iter().map(word).collect(), r.metadata_len);
+            let mut at = 0;
+            let passages = r
+                .passages
+                .iter()
+                .map(|&(len, n)| {
+                    let terms = r.terms[at..at + n as usize].iter().map(word).collect();
+                    at += n as usize;
+                    Field::from_sorted(terms, len)
+                })
+                .collect();
+            self.add(&r.key, r.size, r.header, &Terms::from_parts(metadata, passages));
+        }
+    }
+
+    /// The segment of the records `keep(key)` (and where it is, relative to the record
+    /// folder) accepts, each once (the last added); `None` when none is kept. The builder
+    /// is left as it was.
+    pub fn encode(&self, mut keep: impl FnMut(&str) -> Option<String>) -> Option<(usize, Vec<u8>)> {
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        for (i, r) in self.records.iter().enumerate() {
+            last.insert(r.key.as_str(), i);
+        }
+        let word = |&(id, n): &(u32, u32)| (&*self.words[id as usize], n);
+        let mut kept = Vec::new();
+        for (i, r) in self.records.iter().enumerate() {
+            if last.get(r.key.as_str()) != Some(&i) {
+                continue;
+            }
+            let Some(path) = keep(&r.key) else { continue };
+            kept.push((path, r));
+        }
+        let records: Vec<ToWrite<'_>> = kept
+            .iter()
+            .map(|(path, r)| {
+                let mut at = 0;
+                let passages = r
+                    .passages
+                    .iter()
+                    .map(|&(len, n)| {
+                        let terms = r.terms[at..at + n as usize].iter().map(word).collect();
+                        at += n as usize;
+                        (len, terms)
+                    })
+                    .collect();
+                let metadata = (r.metadata.iter().map(word).collect(), r.metadata_len);
+                ToWrite { path: path.as_str(), size: r.size, header: &r.header, metadata, passages }
+            })
+            .collect();
+        (!records.is_empty()).then(|| (records.len(), encode(&records)))
+    }
+}
+
 /// Why a segment was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
@@ -487,6 +608,28 @@ mod tests {
         // Written again from the decoded segment (a merge): the same bytes.
         let again: Vec<ToWrite<'_>> = (0..seg.records.len()).map(|i| ToWrite::from_segment(&seg, i)).collect();
         assert_eq!(encode(&again), bytes);
+    }
+
+    #[test]
+    fn a_builder_writes_what_from_terms_writes_keeping_the_last_copy_of_a_record() {
+        let a = terms("read file: path=a.rs", "fn main() {}\nthe main function");
+        let b = terms("grep: pattern=main", "a.rs:1: fn main() {}");
+        let mut builder = Builder::default();
+        builder.add("/ctx/a.json", 10, "{\"a\":1}".into(), &b);
+        builder.add("/ctx/a.json", 10, "{\"a\":1}".into(), &a);
+        builder.add("/ctx/gone.json", 5, "{}".into(), &b);
+        builder.add("/ctx/b.json", 20, "{\"b\":2}".into(), &b);
+        let mut moved = Builder::default();
+        moved.absorb(builder);
+        let keep = |key: &str| (key != "/ctx/gone.json").then(|| key.trim_start_matches("/ctx/").to_owned());
+        let (n, bytes) = moved.encode(keep).expect("two kept");
+        assert_eq!(n, 2);
+        let want = encode(&[
+            ToWrite::from_terms("a.json", 10, "{\"a\":1}", &a),
+            ToWrite::from_terms("b.json", 20, "{\"b\":2}", &b),
+        ]);
+        assert_eq!(bytes, want);
+        assert!(moved.encode(|_| None).is_none());
     }
 
     #[test]

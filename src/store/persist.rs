@@ -12,7 +12,7 @@ use crate::naming::is_record_filename;
 use crate::paths;
 use crate::plan::{self, Op, Outcomes, Plan, Step};
 use crate::record::parse_record;
-use crate::select::segment::{self as format, Segment, ToWrite};
+use crate::select::segment::{self as format, Builder, Segment, ToWrite};
 use crate::select::Terms;
 use crate::session::{self, RecordFiles};
 use crate::storage::Storage;
@@ -39,7 +39,7 @@ pub(super) struct SegmentWrite {
     replaces: bool,
     phase: WritePhase,
     /// The records the segment being written holds: put back to wait on a failure.
-    taken: Vec<(String, Terms)>,
+    taken: Option<Builder>,
     /// The segment being written: its name and bytes.
     segment: Option<(String, Vec<u8>)>,
     /// A session folder's listing (a merge keeps only records still there).
@@ -64,7 +64,7 @@ enum WritePhase {
 impl SegmentWrite {
     /// A segment write: `forced`, of whatever waits; else once [`SEGMENT_RECORDS`] wait.
     pub(super) fn new(forced: bool) -> SegmentWrite {
-        let (taken, listing, inputs, records) = (Vec::new(), None, Vec::new(), HashSet::new());
+        let (taken, listing, inputs, records) = (None, None, Vec::new(), HashSet::new());
         SegmentWrite {
             forced,
             replaces: false,
@@ -148,52 +148,43 @@ impl<S: Storage> ContextManager<S> {
         segments_dir(self.record_root())
     }
 
-    /// Notes the content terms of the persisted record at `path` for the next segment.
-    pub(super) fn to_segment(&self, path: &str, terms: Terms) {
-        if !self.options.read_only {
-            self.state.borrow_mut().unsegmented.push((path.to_owned(), terms));
+    /// Adds the persisted record at `path`, whose content `content` holds (its passages;
+    /// its metadata is made again from its pointer, as the index made it), to those
+    /// waiting for the next segment. A record whose pointer is gone waits for none.
+    pub(super) fn to_segment(&self, path: &str, content: Terms) {
+        if self.options.read_only {
+            return;
         }
+        let mut state = self.state.borrow_mut();
+        let Some(entry) = state.entry(path) else { return };
+        let meta = entry.meta();
+        let size = entry.size() as u64;
+        let header = String::from_utf8_lossy(&meta.encode(None)).into_owned();
+        let terms = terms_of(&meta).with_passages_of(content);
+        state.unsegmented.add(path, size, header, &terms);
     }
 
-    /// The first step of a segment write: the content waiting indexed, the records still
-    /// here and persisted taken, their segment written.
+    /// The first step of a segment write: the content waiting indexed; the records still
+    /// here and persisted taken, their segment made; then the lock.
     pub(super) fn start_segment(&self, w: &mut SegmentWrite) -> Next {
         if self.options.read_only || (!w.forced && !self.segment_due()) {
             return self.segment_done(w);
         }
         self.index_content();
         let root = format!("{}/", self.record_root());
-        let waiting = std::mem::take(&mut self.state.borrow_mut().unsegmented);
-        let mut headers: Vec<(String, u64, String)> = Vec::with_capacity(waiting.len());
-        {
+        let taken = std::mem::take(&mut self.state.borrow_mut().unsegmented);
+        let made = {
             let state = self.state.borrow();
-            let mut seen = HashSet::new();
-            for (path, content) in waiting {
-                let (Some(rel), Some(entry)) = (path.strip_prefix(&root), state.entry(&path)) else { continue };
-                if state.memory.contains(&path) || !seen.insert(path.clone()) {
-                    continue;
-                }
-                // Its metadata terms as the index made them, whatever `content` came with.
-                let meta = entry.meta();
-                let terms = terms_of(&meta).with_passages_of(content);
-                headers.push((
-                    rel.to_owned(),
-                    entry.size() as u64,
-                    String::from_utf8_lossy(&meta.encode(None)).into_owned(),
-                ));
-                w.taken.push((path, terms));
-            }
-        }
-        if w.taken.is_empty() {
-            return self.segment_done(w);
-        }
-        let records: Vec<ToWrite<'_>> = headers
-            .iter()
-            .zip(&w.taken)
-            .map(|((rel, size, header), (_, terms))| ToWrite::from_terms(rel, *size, header, terms))
-            .collect();
-        let bytes = format::encode(&records);
-        let Ok(name) = self.random_part().map(|r| segment_name(records.len(), (self.options.clock)(), &r)) else {
+            let keep = |path: &str| {
+                let rel = path.strip_prefix(&root)?;
+                (state.slot_of(path).is_some() && !state.memory.contains(path)).then(|| rel.to_owned())
+            };
+            taken.encode(keep)
+        };
+        let Some((records, bytes)) = made else { return self.segment_done(w) };
+        w.taken = Some(taken);
+        let Ok(name) = self.random_part().map(|r| segment_name(records, (self.options.clock)(), &r)) else {
+            self.put_back(w);
             return self.segment_done(w);
         };
         w.segment = Some((name, bytes));
@@ -219,12 +210,12 @@ impl<S: Storage> ContextManager<S> {
             WritePhase::Locking => {
                 if let Some(Err(e)) = out.into_iter().next() {
                     self.debug(format!("{WHAT}: {e}"), None);
-                    self.state.borrow_mut().unsegmented.append(&mut w.taken);
+                    self.put_back(w);
                     return self.segment_done(w);
                 }
                 if self.session.as_ref().is_some_and(|s| s.ended.get()) {
                     // The session was removed meanwhile: nothing of it is written again.
-                    w.taken.clear();
+                    w.taken = None;
                     return self.unlock_segments(w);
                 }
                 let Some((name, bytes)) = w.segment.take() else { return self.unlock_segments(w) };
@@ -235,10 +226,10 @@ impl<S: Storage> ContextManager<S> {
             WritePhase::Writing => {
                 if let Err(e) = plan::only(out) {
                     self.debug(format!("{WHAT}: {e}"), None);
-                    self.state.borrow_mut().unsegmented.append(&mut w.taken);
+                    self.put_back(w);
                     return self.unlock_segments(w);
                 }
-                w.taken.clear();
+                w.taken = None;
                 w.phase = WritePhase::ListingSegments;
                 Next::Run(vec![Op::List(dir)])
             }
@@ -343,6 +334,13 @@ impl<S: Storage> ContextManager<S> {
             }
             WritePhase::Removing => self.unlock_segments(w),
             WritePhase::Unlocking => self.segment_done(w),
+        }
+    }
+
+    /// The records a segment write took, back with those waiting (its write failed).
+    fn put_back(&self, w: &mut SegmentWrite) {
+        if let Some(taken) = w.taken.take() {
+            self.state.borrow_mut().unsegmented.absorb(taken);
         }
     }
 
