@@ -9,13 +9,18 @@ TEMPLATE := $(shell find pkg-template -type f)
 WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRIVER_JSON=$(CURDIR)/tests/webdriver.json \
 	cargo test --target wasm32-unknown-unknown --lib --config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
 
-.PHONY: setup pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
+.PHONY: setup setup-build pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
 
+## Everything the tests need (the build's tools too).
 setup:
 	@scripts/setup.sh
 
+## What the build needs: `make pkg` and `make demo` install no browser, server or test tool.
+setup-build:
+	@scripts/setup.sh build
+
 ## pkg/: the directory `npm pack` publishes (the three wasm modules and their glue + pkg-template/).
-pkg: setup pkg/.built
+pkg: setup-build pkg/.built
 	@mkdir -p node_modules && ln -sfn ../pkg node_modules/toolctx
 
 pkg/.built: $(CORE_SOURCES) $(TEMPLATE) scripts/build-wasm.sh scripts/bundle-cli.mjs scripts/bundle-node.mjs README.md CHANGELOG.md
@@ -57,14 +62,14 @@ bench: pkg
 ## Every test.
 test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground
 
-lint:
+lint: setup-build
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
 	for module in core conversation window; do \
 	  cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$module -- -D warnings || exit 1; done
 
-test-rust:
+test-rust: setup-build
 	cargo test --workspace
 
 # The wasm-side tests in Node, then in headless Chromium on the main thread and in a
@@ -74,38 +79,38 @@ test-wasm: setup
 	WASM_BINDGEN_USE_BROWSER=1 $(WASM_BROWSER_TEST)
 	WASM_BINDGEN_USE_DEDICATED_WORKER=1 $(WASM_BROWSER_TEST)
 
-test-js: pkg
+test-js: setup pkg
 	node --test --test-reporter=spec tests/js/
 
-test-deno: pkg
+test-deno: setup pkg
 	deno test -A --no-check tests/js/deno.suite.mjs
 	deno test -A --unstable-kv --no-check tests/js/deno-kv.suite.mjs
 
-test-bun: pkg
+test-bun: setup pkg
 	bun test ./tests/js/bun.suite.mjs
 
-test-browser: pkg
+test-browser: setup pkg
 	node tests/js/browser/run.mjs
 
 ## Edge runtimes: real workerd (npm miniflare, on 127.0.0.1) and Vercel's edge-runtime emulator,
 ## each loading the package through its export condition (workerd, edge-light); toolctx/cloudflare
 ## over miniflare's local R2, KV and Durable Object simulators.
-test-edge: pkg
+test-edge: setup pkg
 	node --test --test-reporter=spec tests/edge/
 
 ## Shared stores: toolctx/redis and toolctx/s3 against redis-server and s3s-fs, which the tests
 ## start on 127.0.0.1 (free ports) and stop: conformance, 8 writer processes, faults; then both under Deno and Bun.
-test-servers: pkg
+test-servers: setup pkg
 	node --test --test-reporter=spec tests/servers/
 	deno test -A --no-check tests/servers/deno.suite.mjs
 	bun test ./tests/servers/bun.suite.mjs
 
 ## The packed tarball, installed into scratch projects: Node, Deno, Bun, a Vite page.
-test-pack: pkg
+test-pack: setup pkg
 	node tests/pack/run.mjs
 
 ## The playground in headless Chromium; leaves a screenshot in test-output/playground.png.
-test-playground: pkg
+test-playground: setup pkg
 	node tests/playground/run.mjs
 
 clean:

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, skipping whatever is already right.
 # Safe to run any number of times; on a fresh machine of this kind it is the whole set-up.
+#   scripts/setup.sh         everything: the build's tools, then the tests' (make test)
+#   scripts/setup.sh build   the build's tools only: the wasm target, wasm-bindgen-cli and the
+#                            npm dev dependencies (make pkg, make demo: a few minutes, not
+#                            the browser, the servers and wasm-pack, which only the tests use)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+only_build=false
+[ "${1:-}" = "build" ] && only_build=true
 
 say() { printf '[setup] %s\n' "$*"; }
 
@@ -29,12 +35,7 @@ if [ "$have" != "$want" ]; then
   cargo_install wasm-bindgen-cli "$want"
 fi
 
-if ! command -v wasm-pack >/dev/null; then
-  say "installing wasm-pack"
-  cargo_install wasm-pack
-fi
-
-# npm dev tools (binaryen's wasm-opt for wasm-pack; later the runtimes and browsers).
+# npm dev tools (binaryen's wasm-opt for the build; the runtimes, frameworks and test tools).
 stamp=node_modules/.toolctx-setup
 if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
   say "installing npm dev dependencies"
@@ -42,6 +43,14 @@ if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt
   # rollup, so the lock cannot list the others and `npm ci` would call it out of sync.
   npm install --no-save --no-audit --no-fund --loglevel=error
   touch "$stamp"
+fi
+
+$only_build && exit 0
+
+# The tests' tools from here on.
+if ! command -v wasm-pack >/dev/null; then
+  say "installing wasm-pack"
+  cargo_install wasm-pack
 fi
 
 # Debian's Chromium and ChromeDriver for the browser tests (never a tool's own download).
