@@ -19,6 +19,7 @@
 //! ```text
 //! magic     8 bytes   "tcxseg" + format version (2 bytes, big-endian)
 //! checksum  8 bytes   little-endian, ResultHasher over everything after it
+//! engine    8 bytes   little-endian: the terms this build makes of a probe text ([`engine`])
 //! terms     n, then n strings, sorted, distinct: the dictionary
 //! records   n, then per record: path, size, header, metadata length,
 //!           its passage count p, then the p passage lengths
@@ -28,9 +29,11 @@
 //!           first from 0, and the frequency)
 //! ```
 //!
-//! A segment that is torn (its checksum fails), of another format or engine version
-//! ([`FORMAT`]), or that does not parse whole (a number out of range, a list out of
-//! order) is refused ([`Segment::decode`] fails); the caller reads its records instead.
+//! A segment that is torn (its checksum fails), of another format ([`FORMAT`]), written
+//! by a build that makes other terms of the same text ([`engine`]: another tokeniser,
+//! stemmer, stop list or passage length), or that does not parse whole (a number out of
+//! range, a list out of order) is refused ([`Segment::decode`] fails); the caller reads
+//! its records instead.
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -46,7 +49,42 @@ use crate::terms::{Field, Terms};
 pub const FORMAT: u16 = 2;
 
 const MAGIC: &[u8; 6] = b"tcxseg";
+/// Magic and version, checksum: what the checksum does not cover.
 const HEADER: usize = 16;
+
+/// A text that exercises what makes terms: words and identifiers split at case and
+/// punctuation, stems, stop words, a script without spaces, and passages (more words than
+/// one holds, over lines).
+const PROBE: &str = "The readFile handler parses HTTP_HEADERS in src/auth/login.ts; it's running, \
+    ran and runs.\nデータベース接続 db io v2 f0.ts\n";
+
+/// The fingerprint of this build's terms: a hash of the terms of [`PROBE`] (repeated past
+/// a passage), metadata and passages. A segment records the one it was written with; a
+/// build whose tokeniser, stemmer, stop words or passage length differ refuses it.
+pub fn engine() -> u64 {
+    static ENGINE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ENGINE.get_or_init(|| {
+        let text = PROBE.repeat(crate::terms::PASSAGE_WORDS / 8 + 2);
+        let json = serde_json::Value::String(text.clone()).to_string();
+        let terms = Terms::of_record_with_content(
+            PROBE,
+            "readFile",
+            &serde_json::json!({"path": "src/a.ts"}),
+            Some(&json),
+            usize::MAX,
+        );
+        let mut h = ResultHasher::default();
+        for field in std::iter::once(terms.metadata()).chain(terms.passages()) {
+            h.update(&field.len().to_le_bytes());
+            for (t, n) in field.terms() {
+                h.update(t.as_bytes());
+                h.update(&[0xff]);
+                h.update(&n.to_le_bytes());
+            }
+        }
+        h.finish()
+    })
+}
 
 /// A decoded segment: its dictionary, its records and its terms' posting lists.
 #[derive(Debug, Default)]
@@ -358,6 +396,7 @@ pub fn encode(records: &[ToWrite<'_>]) -> Vec<u8> {
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_be_bytes());
     out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&engine().to_le_bytes());
     push(&mut out, words.len() as u64);
     for w in &words {
         push_str(&mut out, w);
@@ -410,7 +449,11 @@ impl Segment {
         if checksum(&bytes[HEADER..]) != sum {
             return Err(Refused::Torn);
         }
-        let mut r = Reader { bytes, at: HEADER };
+        let written_by = bytes.get(HEADER..HEADER + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
+        if written_by != Some(engine()) {
+            return Err(Refused::Foreign);
+        }
+        let mut r = Reader { bytes, at: HEADER + 8 };
         let n = r.count()?;
         let mut dictionary = Vec::with_capacity(n);
         for _ in 0..n {
@@ -611,6 +654,18 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_of_a_build_that_makes_other_terms_is_foreign() {
+        let a = terms("d", "alpha beta gamma");
+        let mut bytes = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
+        assert!(Segment::decode(&bytes).is_ok());
+        bytes[HEADER] ^= 1; // another engine fingerprint, the checksum made again
+        let sum = checksum(&bytes[HEADER..]);
+        bytes[8..HEADER].copy_from_slice(&sum.to_le_bytes());
+        assert_eq!(Segment::decode(&bytes).unwrap_err(), Refused::Foreign);
+        assert_eq!(engine(), engine(), "the same in one build");
+    }
+
+    #[test]
     fn a_builder_writes_what_from_terms_writes_keeping_the_last_copy_of_a_record() {
         let a = terms("read file: path=a.rs", "fn main() {}\nthe main function");
         let b = terms("grep: pattern=main", "a.rs:1: fn main() {}");
@@ -652,7 +707,7 @@ mod tests {
             bad[8..HEADER].copy_from_slice(&sum.to_le_bytes());
             bad
         };
-        let mut bad = bytes[..HEADER].to_vec();
+        let mut bad = bytes[..HEADER + 8].to_vec();
         bad.push(0x7f);
         assert_eq!(Segment::decode(&resummed(bad)).unwrap_err(), Refused::Malformed);
         // Well summed, whole, but a posting past the passages there are.
