@@ -231,10 +231,8 @@ struct Pending {
     size: u64,
     header: String,
     metadata_len: u32,
-    metadata: Vec<(u32, u32)>,
-    /// Passages: length, and how many of `terms` are the passage's.
-    passages: Vec<(u32, u32)>,
-    terms: Vec<(u32, u32)>,
+    /// Its terms, by ids into the builder's words.
+    terms: Forward,
 }
 
 impl Builder {
@@ -258,7 +256,8 @@ impl Builder {
             flat.extend(p.terms().iter().map(|(t, n)| (id(t), *n)));
         }
         let metadata_len = terms.metadata().len();
-        self.records.push(Pending { key: key.to_owned(), size, header, metadata_len, metadata, passages, terms: flat });
+        let terms = Forward { metadata, passages, terms: flat };
+        self.records.push(Pending { key: key.to_owned(), size, header, metadata_len, terms });
     }
 
     /// How many records wait.
@@ -279,18 +278,10 @@ impl Builder {
     /// Moves every record of `other` in (a write that failed puts its records back).
     pub fn absorb(&mut self, other: Builder) {
         for r in other.records {
-            let word = |&(id, n): &(u32, u32)| (other.words[id as usize].to_string(), n);
-            let metadata = Field::from_sorted(r.metadata.iter().map(word).collect(), r.metadata_len);
-            let mut at = 0;
-            let passages = r
-                .passages
-                .iter()
-                .map(|&(len, n)| {
-                    let terms = r.terms[at..at + n as usize].iter().map(word).collect();
-                    at += n as usize;
-                    Field::from_sorted(terms, len)
-                })
-                .collect();
+            let words =
+                |terms: &[(u32, u32)]| terms.iter().map(|&(id, n)| (other.words[id as usize].to_string(), n)).collect();
+            let metadata = Field::from_sorted(words(&r.terms.metadata), r.metadata_len);
+            let passages = r.terms.passages().map(|(len, terms)| Field::from_sorted(words(terms), len)).collect();
             self.add(&r.key, r.size, r.header, &Terms::from_parts(metadata, passages));
         }
     }
@@ -315,17 +306,8 @@ impl Builder {
         let records: Vec<ToWrite<'_>> = kept
             .iter()
             .map(|(path, r)| {
-                let mut at = 0;
-                let passages = r
-                    .passages
-                    .iter()
-                    .map(|&(len, n)| {
-                        let terms = r.terms[at..at + n as usize].iter().map(word).collect();
-                        at += n as usize;
-                        (len, terms)
-                    })
-                    .collect();
-                let metadata = (r.metadata.iter().map(word).collect(), r.metadata_len);
+                let passages = r.terms.passages().map(|(len, terms)| (len, terms.iter().map(word).collect())).collect();
+                let metadata = (r.terms.metadata.iter().map(word).collect(), r.metadata_len);
                 ToWrite { path: path.as_str(), size: r.size, header: &r.header, metadata, passages }
             })
             .collect();
