@@ -18,7 +18,8 @@
 // It imports nothing: the line view is the core's, reached through the manager
 // (`__lines`), so the module loads wherever the manager does (a bundle, a page without an
 // import map). A stand-in for a manager (the MCP server's view of a whole store) has
-// getAllPointers, loadContexts, selectRelevant, resolveHandle and __lines.
+// getAllPointers, loadContexts, selectRelevant, resolveHandle and __lines (and may have
+// __pointerAt, the pointer at a filepath).
 //
 // A record reads as its line view (the core's, src/view.rs): a string is its own lines;
 // an object a field per line (a multi-line string field as its lines); an array an
@@ -97,17 +98,24 @@ export function findRecord(manager, ref) {
     throw toolctxError("INVALID_ARGUMENT", "a record is named by its handle (ctx:…), which search_context and grep_context print");
   }
   const text = ref.trim();
-  const pointers = manager.getAllPointers();
-  if (HANDLE.test(text)) {
-    const filepath = manager.resolveHandle(text);
-    const found = filepath === undefined ? undefined : pointers.find((p) => p.filepath === filepath);
-    if (found) return found;
-  } else {
-    const name = text.startsWith(POINTER_SCHEME) ? text.slice(POINTER_SCHEME.length) : text;
-    const found = pointers.find((p) => p.filepath === name || p.filename === name || p.handle === name);
-    if (found) return found;
+  const name = text.startsWith(POINTER_SCHEME) ? text.slice(POINTER_SCHEME.length) : text;
+  // A handle or a filepath names one pointer, read alone; a file name is looked for.
+  const filepath = HANDLE.test(text) ? manager.resolveHandle(text) : name;
+  const found = filepath === undefined ? undefined : pointerAt(manager, filepath);
+  if (found) return found;
+  if (!HANDLE.test(text)) {
+    const named = manager.getAllPointers().find((p) => p.filename === name || p.handle === name);
+    if (named) return named;
   }
   throw toolctxError("NOT_FOUND", `no saved tool output has the handle ${clip(text, 120)}; search_context lists the handles that exist`);
+}
+
+/** The pointer at `filepath`, or undefined: the core's one pointer (`__pointerAt`), else
+ * (a stand-in for a manager) a look through every pointer. */
+function pointerAt(manager, filepath) {
+  if (typeof manager.__pointerAt !== "function") return manager.getAllPointers().find((p) => p.filepath === filepath);
+  const json = manager.__pointerAt(filepath);
+  return json === undefined ? undefined : JSON.parse(json);
 }
 
 /** The line view of the record of `pointer`, or NOT_FOUND when it can no longer be read. */

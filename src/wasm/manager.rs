@@ -1230,6 +1230,15 @@ impl JsContextManager {
         Ok(self.inner.slot_of_handle(handle).js()?.and_then(|slot| self.inner.filepath_of(slot)))
     }
 
+    /// The pointer at `filepath` as JSON text, or `undefined` when none is there: one
+    /// pointer without copying every one (toolctx/tools finds the record a handle names).
+    #[wasm_bindgen(js_name = "__pointerAt")]
+    pub fn pointer_at(&self, filepath: &str) -> Option<String> {
+        let slot = self.inner.slot_of(filepath)?;
+        let mut json = String::new();
+        self.inner.pointer_json_of(slot, &mut json).then_some(json)
+    }
+
     /// The (normalised, absolute where the runtime has paths) context dir.
     #[wasm_bindgen(js_name = getContextDir)]
     pub fn get_context_dir(&self) -> String {

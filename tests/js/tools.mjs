@@ -136,6 +136,19 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     await rejects(resolveHandles({ x: `${hits.handle}#$.toString` }, m), "INVALID_ARGUMENT", /no field "toString"/);
     await rejects(resolveHandles({ x: `${hits.handle}#$.constructor` }, m), "INVALID_ARGUMENT", /no field "constructor"/);
     assert.equal(findRecord(m, file.handle).filepath, file.filepath);
+    // A handle or a filepath finds its pointer alone, without listing every pointer.
+    let listed = 0;
+    const counting = {
+      getAllPointers: () => (listed++, m.getAllPointers()),
+      loadContexts: (paths) => m.loadContexts(paths),
+      resolveHandle: (h) => m.resolveHandle(h),
+      __pointerAt: (path) => m.__pointerAt(path),
+    };
+    assert.deepEqual(findRecord(counting, file.handle), file);
+    assert.deepEqual(findRecord(counting, `toolctx://${hits.filepath}`), hits);
+    assert.equal(listed, 0);
+    assert.deepEqual(findRecord(counting, hits.filename), hits, "a file name is looked for");
+    assert.equal(listed, 1);
   });
 
   test("usage counts what the tools read back; createUsage tallies what a wrapper kept out", async () => {
