@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use super::persist::{Content, Opening, SegmentWrite, Stored};
-use super::segments::{newest_first, segment_records, segments_dir};
+use super::segments::segments_dir;
 use super::{content_terms, manifest_words, ContextManager, Entry, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
@@ -787,15 +787,13 @@ impl<S: Storage> ContextManager<S> {
             ResumePhase::Manifest => {
                 let mut out = out.into_iter();
                 r.manifest = Some(out.next().map_or(Ok(None), plan::bytes));
-                let names = out.next().map(plan::names).and_then(Result::ok).unwrap_or_default();
-                r.segment_names = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
-                newest_first(&mut r.segment_names);
+                let reads;
+                (r.segment_names, reads) = self.segment_reads(out.next());
                 if r.segment_names.is_empty() {
                     return self.read_unlisted(r, job);
                 }
                 r.phase = ResumePhase::Segments;
-                let dir = segments_dir(self.record_root());
-                Next::Run(r.segment_names.iter().map(|n| Op::Read(paths::join(&dir, n))).collect())
+                Next::Run(reads)
             }
             ResumePhase::Segments => {
                 let read = self.segments_read(&std::mem::take(&mut r.segment_names), out, &r.files);

@@ -1937,7 +1937,8 @@ impl<S: Storage> ContextManager<S> {
                 continue;
             };
             for (i, r) in restored.into_iter().enumerate() {
-                let (_, entry) = self.restored_entry(&mut state, dir, r, own);
+                let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
+                let (_, entry) = self.restored_entry(&mut state, dir, r, &args, own);
                 state.place(orders[i], first + i as u32, entry, false);
                 placed_unordered = true;
             }
@@ -1959,7 +1960,7 @@ impl<S: Storage> ContextManager<S> {
                 None => (terms, None),
             };
             let seq = r.seq;
-            let (filepath, entry) = self.restored_entry(&mut state, dir, r, own);
+            let (filepath, entry) = self.restored_entry(&mut state, dir, r, &args, own);
             if !state.add(seq, entry, &terms) {
                 continue;
             }
@@ -1972,16 +1973,16 @@ impl<S: Storage> ContextManager<S> {
         }
     }
 
-    /// The filepath and the pointer of a record being restored; owned records enter
-    /// retention's ledger. A pointer, not ownership: only what this manager wrote is
-    /// marked written (placing it takes the mark back from `orphans`).
-    fn restored_entry(&self, state: &mut State, dir: &str, r: Restored, own: bool) -> (String, Entry) {
+    /// The filepath and the pointer of a record being restored (`args`: its args, parsed
+    /// once by the caller); owned records enter retention's ledger. A pointer, not
+    /// ownership: only what this manager wrote is marked written (placing it takes the mark
+    /// back from `orphans`).
+    fn restored_entry(&self, state: &mut State, dir: &str, r: Restored, args: &Value, own: bool) -> (String, Entry) {
         let filepath = paths::join(dir, &r.rel);
         if own && self.keeps_ledger() {
             state.owned.add(&filepath, saved_at_ms(&r.rel, &r.meta), r.seq, r.size);
         }
-        let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
-        let generated = crate::describe::describe(&r.meta.tool_name, &args) == r.meta.tool_description;
+        let generated = crate::describe::describe(&r.meta.tool_name, args) == r.meta.tool_description;
         let entry = Entry::new(&filepath, r.meta, r.size, &mut state.interned, Some(generated));
         (filepath, entry)
     }

@@ -10,7 +10,7 @@ use super::segments::{self, segment_name, segment_records, segments_dir, to_merg
 use super::{terms_of, ContextManager, RecordMeta};
 use crate::naming::is_record_filename;
 use crate::paths;
-use crate::plan::{self, Op, Outcomes, Plan, Step};
+use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::parse_record;
 use crate::select::segment::{self as format, Builder, Segment, ToWrite};
 use crate::select::Terms;
@@ -365,6 +365,17 @@ impl<S: Storage> ContextManager<S> {
         Next::Nothing
     }
 
+    /// The segments of the segment folder's listing (`listed`, the outcome of its List; a
+    /// failed one lists none), newest first, and their reads.
+    pub(super) fn segment_reads(&self, listed: Option<crate::error::Result<Outcome>>) -> (Vec<String>, Vec<Op>) {
+        let names = listed.map(plan::names).and_then(Result::ok).unwrap_or_default();
+        let mut names: Vec<String> = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+        segments::newest_first(&mut names);
+        let dir = self.segment_dir();
+        let reads = names.iter().map(|n| Op::Read(paths::join(&dir, n))).collect();
+        (names, reads)
+    }
+
     /// The segments named `names` of this manager's segment folder, read (`out`): those
     /// that decode, the records of `files` (listed record paths) they hold, and the
     /// removals of the refused ones (none for a read-only manager). A refused segment is
@@ -447,15 +458,13 @@ impl<S: Storage> ContextManager<S> {
                     }
                 };
                 l.files = files.into_iter().filter(|n| is_record_filename(n)).collect();
-                let names = out.next().map(plan::names).and_then(Result::ok).unwrap_or_default();
-                l.names = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
-                segments::newest_first(&mut l.names);
+                let reads;
+                (l.names, reads) = self.segment_reads(out.next());
                 l.phase = OpenPhase::ReadingSegments;
                 if l.names.is_empty() {
                     return self.opening_step(l, job, Vec::new());
                 }
-                let dir = self.segment_dir();
-                Next::Run(l.names.iter().map(|n| Op::Read(paths::join(&dir, n))).collect())
+                Next::Run(reads)
             }
             OpenPhase::ReadingSegments => {
                 let read = self.segments_read(&l.names, out, &l.files);
