@@ -122,8 +122,8 @@ test("workerd Durable Object: 8 MiB is cut into cells under 2 MB; a write failin
 });
 
 test("README: the toolctx/cloudflare worker runs in workerd and answers what the README says", async () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const section = readme.slice(readme.indexOf("### Cloudflare Workers"));
+  const readme = readFileSync(new URL("../../docs/storage.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("## Cloudflare Workers"));
   const [code] = section.match(/```js\n([\s\S]*?)```/).slice(1);
   const [, path, promised] = code.match(/^\/\/ GET (\S+) → (.*)$/m);
   const bundle = await bundleForWorkerd({ stdin: { contents: code, resolveDir: here, sourcefile: "readme-worker.mjs" } });

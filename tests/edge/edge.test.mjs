@@ -53,7 +53,7 @@ addEventListener("fetch", (event) => event.respondWith(suites("edge-light").then
 
 test("README: the Edge runtimes worker runs in workerd and answers what the README says", async () => {
   const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const [code] = readme.slice(readme.indexOf("## Edge runtimes")).match(/```js\n([\s\S]*?)```/).slice(1);
+  const [code] = readme.slice(readme.indexOf("## Usage in Cloudflare Workers")).match(/```js\n([\s\S]*?)```/).slice(1);
   const [, path, promised] = code.match(/^\/\/ GET (\S+) → (.*)$/m);
   const { body } = await fetchFromWorkerd(await bundleForWorkerd(entry(code)), path);
   assert.deepEqual(body, JSON.parse(promised));

@@ -562,8 +562,8 @@ test("conversation views: unknown or malformed conversation ids and a missing bu
 });
 
 test("the README's command table names every command of the bin, and its session runs known commands", () => {
-  const readme = fs.readFileSync(path.join(repo, "README.md"), "utf8");
-  const start = readme.indexOf("## Command line");
+  const readme = fs.readFileSync(path.join(repo, "docs/guides/cli.md"), "utf8");
+  const start = readme.indexOf("# Command line");
   const section = readme.slice(start, readme.indexOf("\n## ", start));
   const documented = [...section.matchAll(/^\| `([a-z]+)/gm)].map((m) => m[1]);
   const help = cli(["--help"]).stdout;

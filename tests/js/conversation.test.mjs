@@ -40,8 +40,8 @@ test("[node] conversations: the default context dir is ~/.agent/context, files a
 
 // Docs that run: the README's conversation example prints what it says it prints.
 test("[node] conversations: the README example runs and prints what it says", () => {
-  const readme = fs.readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const section = readme.slice(readme.indexOf("## Conversations and artifacts"));
+  const readme = fs.readFileSync(new URL("../../docs/guides/conversations.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("# Conversations and artifacts"));
   const code = section.match(/```js\n([\s\S]*?)```/)[1];
   const promised = code.split("\n").find((line) => line.startsWith("// [")).slice(4, -1);
   const dir = new URL("./.tmp/", import.meta.url);

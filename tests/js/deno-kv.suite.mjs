@@ -311,8 +311,8 @@ t("a ContextManager session over Deno KV resumes in a second connection", async 
 });
 
 t("the README's Deno KV example runs", async () => {
-  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
-  const code = readme.slice(readme.indexOf("### Deno KV")).match(/```js\n([\s\S]*?)```/)[1];
+  const readme = await Deno.readTextFile(new URL("../../docs/storage.md", import.meta.url));
+  const code = readme.slice(readme.indexOf("## Deno KV")).match(/```js\n([\s\S]*?)```/)[1];
   const file = new URL(`./.tmp/readme-deno-kv-${n++}.mjs`, import.meta.url);
   await Deno.mkdir(new URL("./.tmp/", import.meta.url), { recursive: true });
   const kvPath = `${top}/readme.kv`;

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
 test("the README's Vercel AI SDK example runs and prints what it says", () => {
-  const readme = readFileSync(`${root}README.md`, "utf8");
+  const readme = readFileSync(`${root}docs/guides/integrations.md`, "utf8");
   const match = readme.slice(readme.indexOf("## Vercel AI SDK")).match(/```js\n([\s\S]*?)```/);
   assert.ok(match, "the README has a js example under 'Vercel AI SDK'");
   const code = match[1];

@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The first js example under `heading`, and the lines it promises to print. */
 function example(heading) {
-  const readme = readFileSync(`${root}README.md`, "utf8");
+  const readme = ["docs/guides/integrations.md", "docs/guides/mcp.md"].map((f) => readFileSync(`${root}${f}`, "utf8")).join("\n");
   const at = readme.indexOf(`\n${heading}\n`);
   assert.ok(at >= 0, `the README has a section '${heading}'`);
   const match = readme.slice(at).match(/```js\n([\s\S]*?)```/);
@@ -40,10 +40,10 @@ test("the README's Anthropic example runs and prints what it says", () => {
 });
 
 test("the README's MCP example runs `npx toolctx mcp` and prints what it says", () => {
-  const { promised } = example("## MCP server");
+  const { promised } = example("## From code");
   assert.equal(promised.length, 2);
   // A project with toolctx installed: npx finds its bin, as after `npm install toolctx`.
-  check("## MCP server", `${root}tests/js/.tmp/readme-mcp`, (dir) => {
+  check("## From code", `${root}tests/js/.tmp/readme-mcp`, (dir) => {
     mkdirSync(`${dir}/node_modules/.bin`, { recursive: true });
     writeFileSync(`${dir}/package.json`, JSON.stringify({ name: "readme-mcp", private: true, type: "module" }));
     symlinkSync(`${root}pkg`, `${dir}/node_modules/toolctx`);

@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
 test("the README's context-window example runs and prints what it says", () => {
-  const readme = readFileSync(`${root}README.md`, "utf8");
-  const match = readme.slice(readme.indexOf("## Context-window optimiser")).match(/```js\n([\s\S]*?)```/);
+  const readme = readFileSync(`${root}docs/guides/window.md`, "utf8");
+  const match = readme.slice(readme.indexOf("# Context-window optimiser")).match(/```js\n([\s\S]*?)```/);
   assert.ok(match, "the README has a js example under 'Context-window optimiser'");
   const code = match[1];
   const promised = code.split("\n").filter((line) => line.startsWith("// → ")).map((line) => line.slice(5));

@@ -32,8 +32,8 @@ test("the README usage example runs and prints what it says", () => {
 });
 
 test("the README retention example runs and prints what it says", () => {
-  const readme = readFileSync(`${root}README.md`, "utf8");
-  const section = readme.slice(readme.indexOf("**Retention and repair.**"));
+  const readme = readFileSync(`${root}docs/api.md`, "utf8");
+  const section = readme.slice(readme.indexOf("## Retention and repair"));
   const code = section.match(/```js\n([\s\S]*?)```/)?.[1];
   assert.ok(code, "the README has a js example under 'Retention and repair'");
   const promised = code.split("\n").filter((line) => line.startsWith("// → ")).map((line) => line.slice(5));

@@ -57,8 +57,8 @@ for (const [driverName, makeDriver] of Object.entries(drivers)) {
 }
 
 test("[unstorage] the README's example runs", async () => {
-  const readme = fs.readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const code = readme.slice(readme.indexOf("### Any unstorage driver")).match(/```js\n([\s\S]*?)```/)[1];
+  const readme = fs.readFileSync(new URL("../../docs/storage.md", import.meta.url), "utf8");
+  const code = readme.slice(readme.indexOf("## Any unstorage driver")).match(/```js\n([\s\S]*?)```/)[1];
   const base = path.join(root, "readme-fs");
   const file = new URL(`./.tmp/readme-unstorage-${n++}.mjs`, import.meta.url);
   fs.mkdirSync(new URL("./.tmp/", import.meta.url), { recursive: true });

@@ -10,8 +10,8 @@ import { fileURLToPath } from "node:url";
 import { startRedis, startS3 } from "./local.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const readme = readFileSync(`${root}README.md`, "utf8");
-const section = readme.slice(readme.indexOf("### Shared stores"), readme.indexOf("**Moving a store between runtimes.**"));
+const readme = readFileSync(`${root}docs/storage.md`, "utf8");
+const section = readme.slice(readme.indexOf("## Shared stores"), readme.indexOf("## Deno KV"));
 const examples = [...section.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
 
 const s3 = await startS3();
