@@ -2296,12 +2296,10 @@ fn terms_of(meta: &RecordMeta) -> Terms {
     Terms::of_record(&meta.tool_description, &meta.tool_name, &args)
 }
 
-#[path = "jobs.rs"]
 mod jobs;
 pub use jobs::{Job, JobPlan};
 
 #[cfg(test)]
-#[path = "footprint.rs"]
 pub(crate) mod footprint;
 
 #[cfg(test)]
