@@ -37,6 +37,7 @@ mod close;
 mod entry;
 mod held;
 mod load;
+mod native;
 mod options;
 mod persist;
 mod pointers;
@@ -150,15 +151,6 @@ impl<S: Storage> ContextManager<S> {
                 })
             }
         };
-        Ok(manager)
-    }
-
-    /// A manager, ready: a new session's manifest is written, a named one is resumed.
-    pub async fn open(storage: S, options: Options) -> Result<Self> {
-        let manager = Self::new(storage, options)?;
-        if let Some(job) = manager.opening() {
-            manager.drive(job).await?;
-        }
         Ok(manager)
     }
 

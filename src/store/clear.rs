@@ -13,13 +13,6 @@ impl<S: Storage> ContextManager<S> {
         self.state.borrow_mut().forget_pointers();
     }
 
-    /// Removes the records this manager wrote and drops those held in memory. Never
-    /// touches any other file. Every removal is attempted; the first failure is returned.
-    pub async fn clear_context_dir(&self) -> Result<()> {
-        let clearing = self.begin_clear("clearContextDir")?;
-        self.remove_written(clearing).await
-    }
-
     /// The first step of `clear_context_dir` and `clear` (`what`): the gate passed and the
     /// manager writable, what to remove. Without a session, the records held in memory are
     /// dropped here.
@@ -66,39 +59,11 @@ impl<S: Storage> ContextManager<S> {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// `clear_context_dir` after its first step.
-    pub(super) async fn remove_written(&self, clearing: Clearing) -> Result<()> {
-        match clearing {
-            Clearing::Session(job) => self.drive(job).await,
-            Clearing::Files(_pass, written) => plan::run(&self.storage, self.remove_written_plan(written)).await,
-        }
-    }
-
-    /// Ends the session: removes the files its manifest tracks and this manager wrote,
-    /// the manifest, and then the folders if empty; drops pointers and in-memory records.
-    pub async fn end_session(&self) -> Result<()> {
-        let job = self.begin_end_session()?;
-        self.drive(job).await
-    }
-
     /// The first step of `endSession`: its job (see [`ContextManager::job_step`]).
     pub fn begin_end_session(&self) -> Result<Job> {
         let pass = self.gate.enter("endSession")?;
         self.check_writable()?;
         Ok(Job::end_session(Some(pass)))
-    }
-
-    /// `clear_context_dir` and `clear_pointers`.
-    pub async fn clear(&self) -> Result<()> {
-        match self.begin_clear("clear")? {
-            // The job clears the pointers.
-            clearing @ Clearing::Session(_) => self.remove_written(clearing).await,
-            clearing => {
-                let result = self.remove_written(clearing).await;
-                self.clear_pointers();
-                result
-            }
-        }
     }
 }
 

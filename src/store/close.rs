@@ -6,34 +6,9 @@ use crate::lifecycle::Phase;
 use crate::storage::Storage;
 
 impl<S: Storage> ContextManager<S> {
-    /// Writes out every record held in memory.
-    pub async fn flush(&self) -> Result<()> {
-        let pass = self.gate.enter("flush")?;
-        self.drive(Job::write_out(Some(pass))).await
-    }
-
     /// The first step of `flush`: its job (see [`ContextManager::job_step`]).
     pub fn begin_flush(&self) -> Result<Job> {
         Ok(Job::write_out(Some(self.gate.enter("flush")?)))
-    }
-
-    /// Closes the manager: later operations fail with [`ErrorKind::Closed`]; the
-    /// operations in flight finish; the records held in memory are written out and the
-    /// session manifest brought up to date. Once it resolves nothing of this manager
-    /// runs any more (no write, no lock). Closing a closed manager does nothing. If
-    /// writing out fails, the error is returned and the manager stays open with its
-    /// records, so nothing is lost and `close` can be retried. Pointers stay readable.
-    pub async fn close(&self) -> Result<()> {
-        loop {
-            match self.gate.phase() {
-                Phase::Closed => return Ok(()),
-                Phase::Closing => self.gate.settled().await,
-                Phase::Open => break,
-            }
-        }
-        self.gate.set(Phase::Closing);
-        self.gate.idle().await;
-        self.drive(Job::close()).await
     }
 
     /// `close` in steps, its first: closed already ([`Closing::Done`]), or the manager is

@@ -427,17 +427,6 @@ impl<S: Storage> ContextManager<S> {
         Step::Done(result.map(|()| std::mem::take(&mut job.indexed)))
     }
 
-    /// Runs `job` natively: its operations against the storage, between its steps, its
-    /// locks inside this manager's turn at them.
-    pub(super) async fn drive(&self, job: Job) -> Result<()> {
-        self.drive_indexing(job).await.map(drop)
-    }
-
-    /// [`ContextManager::drive`], resolving to the filepaths the job indexed.
-    pub(super) async fn drive_indexing(&self, job: Job) -> Result<Vec<String>> {
-        plan::run_in_turn(&self.storage, &self.turn, JobPlan { manager: self, job }).await
-    }
-
     /// A failure of `job`: reported through `onDebug` (`what` says what failed), or kept.
     pub(super) fn fail(&self, job: &mut Job, what: &str, e: Error, path: Option<&str>) {
         if job.quiet {

@@ -176,34 +176,10 @@ impl<S: Storage> ContextManager<S> {
         (filepath, entry)
     }
 
-    /// Rebuilds the index from the record files: in a session, the manifest (a torn
-    /// record is removed); without one, the pointers of every record in the context
-    /// dir (records written by the seed implementation are adopted too). Adopted records
-    /// are pointers, not this manager's own: `clear_context_dir` leaves them. Read-only,
-    /// only the pointers are rebuilt. Returns the number of records indexed.
-    pub async fn rebuild_index(&self) -> Result<usize> {
-        let job = self.begin_rebuild_index()?;
-        Ok(self.drive_indexing(job).await?.len())
-    }
-
     /// The first step of `rebuildIndex`: its job, which resolves to the filepaths indexed
     /// (see [`ContextManager::job_step`]).
     pub fn begin_rebuild_index(&self) -> Result<Job> {
         Ok(Job::rebuild(self.gate.enter("rebuildIndex")?))
-    }
-
-    /// Adopts the records a crash left out of the session manifest: the record files of
-    /// the session folder (and its category folders) that neither this manager nor the
-    /// manifest on disk lists get a manifest entry and a pointer, so `endSession`, stale
-    /// cleanup and retention count them. A file that does not parse is skipped (reported
-    /// through `onDebug`). Outside a session there is nothing to reconcile: records in a
-    /// shared folder belong to whoever wrote them (`rebuildIndex` re-reads them as
-    /// pointers). Returns the filepaths adopted.
-    pub async fn reconcile(&self) -> Result<Vec<String>> {
-        match self.begin_reconcile()? {
-            Some(job) => self.drive_indexing(job).await,
-            None => Ok(Vec::new()),
-        }
     }
 
     /// The first step of `reconcile`: its job, which resolves to the filepaths adopted

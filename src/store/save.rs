@@ -9,7 +9,7 @@ use crate::paths;
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, RecordMeta};
 use crate::select::Terms;
 use crate::session;
-use crate::storage::{Storage, WriteOptions};
+use crate::storage::Storage;
 use serde_json::{Number, Value};
 use std::rc::Rc;
 
@@ -67,68 +67,6 @@ impl<S: Storage> ContextManager<S> {
             })),
             None => os_random_chars(RANDOM_LEN),
         }
-    }
-
-    /// Saves one tool output and returns its filepath. Nothing is written and no
-    /// pointer is added when it fails.
-    ///
-    /// The save runs the same synchronous steps that the JavaScript driver runs (see
-    /// [`ContextManager::begin_save`]); only the I/O is awaited here.
-    pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
-        let mut pending = match self.begin_save(input)? {
-            Begun::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
-            Begun::Write(pending) => pending,
-        };
-        loop {
-            let written = if pending.terms.is_none() {
-                // The result is indexed while the host writes it: the write is started
-                // first (the task yields once it is queued), then the index work runs.
-                let indexed = async {
-                    yield_now().await;
-                    (pending.terms_of(), pending.content(self.options.content_bytes))
-                };
-                let (written, (terms, content)) =
-                    futures_util::future::join(self.write_record(&pending), indexed).await;
-                (pending.terms, pending.content) = (Some(terms), content);
-                written
-            } else {
-                self.write_record(&pending).await
-            };
-            match self.record_written(pending, written) {
-                Written::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
-                Written::Retry(next) => pending = next,
-                Written::Remove(failed) => {
-                    // The file did not exist before (the write was exclusive), so
-                    // whatever a failed write left there is ours to remove.
-                    let _ = self.storage.remove(&failed.path).await;
-                    return Err(failed.into_error());
-                }
-                Written::Failed(e) => return Err(e),
-            }
-        }
-    }
-
-    /// The record of `pending` written to its path exclusively.
-    pub(super) async fn write_record(&self, pending: &PendingSave) -> Result<()> {
-        let exclusive = WriteOptions { exclusive: true };
-        match pending.body {
-            Some(body) => self.storage.write_parts(&pending.path, &pending.bytes, body, b"}", exclusive).await,
-            None => self.storage.write(&pending.path, &pending.bytes, exclusive).await,
-        }
-    }
-
-    /// The follow-up of a save, if it has one; the filepath.
-    pub(super) async fn finish_save(&self, filepath: String, after: Option<Job>) -> String {
-        if let Some(after) = after {
-            // Its failures went to onDebug: the record is saved.
-            let _ = self.drive(after).await;
-        }
-        // Natively there is no background: a segment due is written here (JavaScript's
-        // driver starts it after the save resolves).
-        if let Some(job) = self.begin_persist_index() {
-            let _ = self.drive(job).await;
-        }
-        filepath
     }
 
     /// The first step of a save, synchronous: checks, the args' hash, the description,
@@ -370,21 +308,6 @@ pub fn result_hash(result_json: Option<&[u8]>) -> u64 {
         }
         None => u64::MAX,
     }
-}
-
-/// Yields once: the task gives way (in wasm, the host calls it queued are started)
-/// and is polled again.
-pub(super) async fn yield_now() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            return std::task::Poll::Ready(());
-        }
-        yielded = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    })
-    .await
 }
 
 /// What the first step of a save did ([`ContextManager::begin_save`]).
