@@ -31,13 +31,31 @@ pub enum Need {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Replaces a file; `exclusive` fails with `ALREADY_EXISTS` instead.
-    Write { path: String, bytes: Vec<u8>, exclusive: bool },
+    Write {
+        /// The file.
+        path: String,
+        /// Its whole content.
+        bytes: Vec<u8>,
+        /// Fail with `ALREADY_EXISTS` if the file exists.
+        exclusive: bool,
+    },
     /// Adds bytes at the end of a file.
-    Append { path: String, bytes: Vec<u8> },
+    Append {
+        /// The file.
+        path: String,
+        /// What to add at its end.
+        bytes: Vec<u8>,
+    },
     /// Removes a file (idempotent).
-    Remove { path: String },
+    Remove {
+        /// The file.
+        path: String,
+    },
     /// Removes an empty folder (idempotent).
-    RemoveDir { path: String },
+    RemoveDir {
+        /// The folder.
+        path: String,
+    },
 }
 
 impl Action {
