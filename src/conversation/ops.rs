@@ -8,7 +8,7 @@
 
 use super::artifacts::{self, reference_text, ArtifactMeta};
 use super::export::{self, ExportedArtifact, Format, Snapshot};
-use super::files::{execute, fetch, Action, Files, Need, Side, Want};
+use super::files::{Action, Files, Need, Side, Want};
 use super::ids::new_id;
 use super::messages::{merge, Message, Role};
 use super::prune::{self, PruneOptions, Pruned};
@@ -540,33 +540,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             }
         }
         Err(error)
-    }
-
-    /// Runs `request` on the local storage (as the only writer, for one that writes).
-    pub(crate) async fn perform(&self, request: Request) -> Result<Answer> {
-        let mut op = self.begin(request);
-        if op.exclusive() {
-            self.exclusive(self.drive(&mut op)).await
-        } else {
-            self.drive(&mut op).await
-        }
-    }
-
-    async fn drive(&self, op: &mut Operation) -> Result<Answer> {
-        loop {
-            let needs = self.needs(op);
-            if needs.is_empty() {
-                break;
-            }
-            fetch(&self.local, needs, &mut op.files).await?;
-        }
-        loop {
-            let decision = self.decide(op)?;
-            match execute(&self.local, &decision.actions[op.done..]).await {
-                Ok(()) => return Ok(self.finish(decision)),
-                Err((at, e)) => self.failed(op, &decision, at, e)?,
-            }
-        }
     }
 }
 

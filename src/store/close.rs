@@ -46,7 +46,7 @@ impl<S: Storage> ContextManager<S> {
         self.gate.phase() != Phase::Open
     }
 
-    /// Fails with [`ErrorKind::Closed`] once `close` has begun (for operations that do
+    /// Fails with [`ErrorKind::Closed`](crate::ErrorKind::Closed) once `close` has begun (for operations that do
     /// no I/O but answer through a Promise).
     pub fn check_open(&self, what: &str) -> Result<()> {
         self.gate.enter(what).map(drop)

@@ -129,7 +129,7 @@ impl<S: Storage> ContextManager<S> {
         self.drive(Job::write_out(Some(pass))).await
     }
 
-    /// Closes the manager: later operations fail with [`ErrorKind::Closed`]; the
+    /// Closes the manager: later operations fail with [`ErrorKind::Closed`](crate::ErrorKind::Closed); the
     /// operations in flight finish; the records held in memory are written out and the
     /// session manifest brought up to date. Once it resolves nothing of this manager
     /// runs any more (no write, no lock). Closing a closed manager does nothing. If

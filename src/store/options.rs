@@ -35,7 +35,7 @@ pub type DebugSink = Rc<dyn Fn(&DebugEvent)>;
 /// Receiver of the pointers retention evicted, as a JSON array (save order).
 pub type EvictSink = Rc<dyn Fn(&str)>;
 
-/// Settings of a [`ContextManager`].
+/// Settings of a [`ContextManager`](super::ContextManager).
 #[derive(Clone)]
 pub struct Options {
     /// The store's folder (absolute on file systems; a key prefix elsewhere).
@@ -54,7 +54,7 @@ pub struct Options {
     pub on_debug: Option<DebugSink>,
     /// A new session, or one to resume (SPEC §5); `None` keeps records in the context dir.
     pub session: Option<SessionChoice>,
-    /// Inspection only: every write is refused with [`ErrorKind::ReadOnly`], and opening
+    /// Inspection only: every write is refused with [`ErrorKind::ReadOnly`](crate::ErrorKind::ReadOnly), and opening
     /// or re-indexing a session never writes its manifest (nor takes its lock).
     pub read_only: bool,
     /// Caps on the records this manager owns (see [`crate::retention`]).
@@ -71,7 +71,7 @@ pub struct Options {
 pub enum SessionChoice {
     /// A fresh session with a new id.
     New,
-    /// The session with this id (resumed by [`ContextManager::open`]).
+    /// The session with this id (resumed by [`ContextManager::open`](super::ContextManager::open)).
     Resume(String),
 }
 

@@ -103,7 +103,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// Frees what evicted pointers still hold once they are as many as the live ones (at
-    /// least [`COMPACT_FROM`]): an evicted pointer keeps its slot, so a pointer list
+    /// least [`COMPACT_FROM`](super::COMPACT_FROM)): an evicted pointer keeps its slot, so a pointer list
     /// handed out earlier stays valid, until this. Slots change (the epoch moves).
     /// Returns whether it compacted.
     pub fn compact(&self) -> bool {
@@ -198,7 +198,7 @@ impl<S: Storage> ContextManager<S> {
     /// Indexes the content of every record saved since the last call (near-real-time,
     /// SPEC §6): a save writes its record and adds its pointer with its metadata; the
     /// tokenising of its result waits until the next ranking, a session manifest's write,
-    /// or [`UNINDEXED_BYTES`] of results waiting. Every ranking calls it first, so it sees
+    /// or [`UNINDEXED_BYTES`](super::UNINDEXED_BYTES) of results waiting. Every ranking calls it first, so it sees
     /// every save acknowledged before it. A record whose pointer is gone is passed over.
     pub fn index_content(&self) {
         let waiting = {
