@@ -26,6 +26,38 @@
 //! # }).unwrap();
 //! ```
 //!
+//! ## Records, pointers, handles and file names
+//!
+//! - A **record** is one UTF-8 JSON file per tool output: `{"v":1,"toolName",
+//!   "toolDescription","args","argsHash","timestamp","result"}` and, when given,
+//!   `queryId`, `taskId`, `toolCallId` ([`record`]). The args hash is the SHA-256 of the
+//!   args' canonical JSON (RFC 8785), so equal args hash alike whatever their key order.
+//! - A **file name** is `{tool}_{hash12}_{ms13}_{counter}_{random4}.json`: the sanitised
+//!   tool name, the args hash's first 12 hex digits, the save instant in epoch
+//!   milliseconds, the manager's counter and four random `[a-z0-9]`. One grammar
+//!   recognises records everywhere ([`is_record_filename`]), the TypeScript original's
+//!   names included. An index segment lives in `.index/`, a name no record can take.
+//! - A **pointer** is what stays in memory: the record's path, tool name, description,
+//!   args hash, timestamp, ids and size, never its result.
+//! - A **handle** is what the model sees and passes back: `ctx:` and 10 base32
+//!   characters of a hash of the file name (12 when two records of a store share the
+//!   short one), the same in every process ([`handle`]).
+//!
+//! ```
+//! use toolctx::{args_hash, handle, is_record_filename, naming::record_filename, sanitize_tool_name};
+//! let args: serde_json::Value = serde_json::from_str(r#"{"path":"a.ts","lines":10}"#)?;
+//! let reordered: serde_json::Value = serde_json::from_str(r#"{"lines":10,"path":"a.ts"}"#)?;
+//! let hash = args_hash(&args)?;
+//! assert_eq!(hash, args_hash(&reordered)?, "canonical JSON: key order does not matter");
+//! let name = record_filename(&sanitize_tool_name("read file"), &hash, 1_795_811_832_434, 2, "80nz");
+//! assert_eq!(name, format!("read-file_{}_1795811832434_2_80nz.json", &hash[..12]));
+//! assert!(is_record_filename(&name));
+//! let h = handle::handle(handle::digest(&name), handle::SHORT);
+//! assert!(h.starts_with("ctx:") && h.len() == 14);
+//! assert_eq!(handle::parse(&h).as_deref(), Some(&h[4..]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## Contents
 //!
 //! - [`error`]: the one [`Error`] type and its [`ErrorKind`] codes;
@@ -40,11 +72,15 @@
 //! - [`handle`]: a record's handle, `ctx:` and base32 (what the model sees and passes back);
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
 //! - [`retention`]: caps by bytes, records and age over the records a manager owns;
-//! - [`store`]: [`ContextManager`], the workflow;
+//! - [`store`]: [`ContextManager`], the workflow as synchronous steps (one file per
+//!   part: save, load, pointers, close, clear, restore, jobs, the persisted index), and
+//!   `store/native.rs`, its async methods over a [`Storage`] for Rust users and tests;
 //! - `lifecycle` (internal): open, closing, closed, and the operations in flight;
 //! - [`conversation`]: [`ConversationStore`](conversation::ConversationStore): messages, artifacts, stats,
 //!   pruning, export/import and sync.
 //! - [`window`]: the context-window optimiser (duplicate reads, truncation, edit history).
+
+#![deny(missing_docs)]
 
 pub mod conversation;
 pub mod describe;

@@ -12,6 +12,8 @@
 //! is among its terms; relevant pointers come first, best first, and when nothing
 //! matches every candidate is returned in the order given.
 
+#![deny(missing_docs)]
+
 #[doc(hidden)]
 pub mod footprint;
 mod index;

@@ -2,12 +2,12 @@
 //! before it can decide ([`Want`], answered by [`Need`]s into [`Files`]), and what it
 //! then changes, in order ([`Action`]s). The store's decisions are synchronous functions
 //! of the files read; a driver does the host calls in between: native Rust awaiting a
-//! [`Storage`] ([`fetch`], [`execute`]), or `conversation.js` awaiting the host.
+//! [`Storage`](crate::Storage) (`fetch` and `execute` in `native.rs`), or `conversation.js`
+//! awaiting the host.
 
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::storage::{Storage, WriteOptions};
 
 /// Which storage an operation reads or changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,13 +31,31 @@ pub enum Need {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Replaces a file; `exclusive` fails with `ALREADY_EXISTS` instead.
-    Write { path: String, bytes: Vec<u8>, exclusive: bool },
+    Write {
+        /// The file.
+        path: String,
+        /// Its whole content.
+        bytes: Vec<u8>,
+        /// Fail with `ALREADY_EXISTS` if the file exists.
+        exclusive: bool,
+    },
     /// Adds bytes at the end of a file.
-    Append { path: String, bytes: Vec<u8> },
+    Append {
+        /// The file.
+        path: String,
+        /// What to add at its end.
+        bytes: Vec<u8>,
+    },
     /// Removes a file (idempotent).
-    Remove { path: String },
+    Remove {
+        /// The file.
+        path: String,
+    },
     /// Removes an empty folder (idempotent).
-    RemoveDir { path: String },
+    RemoveDir {
+        /// The folder.
+        path: String,
+    },
 }
 
 impl Action {
@@ -138,37 +156,4 @@ impl Files {
     pub fn put_listed(&mut self, dir: String, names: Vec<String>) {
         self.listed.insert(dir, names);
     }
-}
-
-/// Answers `needs` from `storage` into `files`.
-pub async fn fetch<S: Storage>(storage: &S, needs: Vec<Need>, files: &mut Files) -> Result<()> {
-    for need in needs {
-        match need {
-            Need::Read(path) => {
-                let bytes = storage.read(&path).await?;
-                files.put_read(path, bytes);
-            }
-            Need::List(dir) => {
-                let names = storage.list(&dir).await?;
-                files.put_listed(dir, names);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Runs `actions` in order on `storage`; on a failure, how many ran before it and why.
-pub async fn execute<S: Storage>(storage: &S, actions: &[Action]) -> std::result::Result<(), (usize, Error)> {
-    for (i, action) in actions.iter().enumerate() {
-        let done = match action {
-            Action::Write { path, bytes, exclusive } => {
-                storage.write(path, bytes, WriteOptions { exclusive: *exclusive }).await
-            }
-            Action::Append { path, bytes } => storage.append(path, bytes).await,
-            Action::Remove { path } => storage.remove(path).await,
-            Action::RemoveDir { path } => storage.remove_dir(path).await,
-        };
-        done.map_err(|e| (i, e))?;
-    }
-    Ok(())
 }

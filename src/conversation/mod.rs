@@ -34,6 +34,7 @@ mod export;
 mod files;
 mod ids;
 mod messages;
+mod native;
 mod ops;
 mod prune;
 mod replica;
@@ -42,7 +43,6 @@ mod sync;
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::future::Future;
 
 use futures_util::lock::Mutex;
 use serde::Deserialize;
@@ -283,67 +283,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         ))
     }
 
-    /// Waits for this store's writes and sync in flight; nothing else is held open.
-    pub async fn close(&self) {
-        // The order sync takes them in (sync, then writes), so the two never deadlock.
-        let _sync = self.sync_lock.lock().await;
-        let _writes = self.writes.lock().await;
-    }
-
-    /// Runs `work` as this store's only writer (in this process, and under the
-    /// storage's lock across processes and tabs).
-    pub(crate) async fn exclusive<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
-        let _guard = self.writes.lock().await;
-        // Boxed: one instance of the storage's `locked` per result type rather than one
-        // per call site (the wasm binary is smaller for it).
-        let work: std::pin::Pin<Box<dyn Future<Output = Result<T>> + '_>> = Box::pin(work);
-        self.local.locked(&join(&self.base, ".lock"), work).await?
-    }
-
-    /// A new, empty conversation (with the caller's id, if one is given).
-    pub async fn create_conversation(&self, title: Option<String>, id: Option<String>) -> Result<ConversationMetadata> {
-        if let Some(id) = &id {
-            validate_id(id, "conversation id")?;
-        }
-        match self.perform(Request::Create { title, id }).await? {
-            Answer::Conversation(meta) => Ok(meta),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Every conversation, newest `updatedAt` first (from the index, rebuilt when
-    /// missing or corrupt).
-    pub async fn list_conversations(&self) -> Result<Vec<ConversationMetadata>> {
-        match self.perform(Request::List).await? {
-            Answer::Conversations(list) => Ok(list),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// A conversation's metadata; `NOT_FOUND` when it does not exist.
-    pub async fn conversation(&self, id: &str) -> Result<ConversationMetadata> {
-        validate_id(id, "conversation id")?;
-        match self.perform(Request::Get(id.to_owned())).await? {
-            Answer::Conversation(meta) => Ok(meta),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Removes a conversation and everything in it (and, at the next sync, on the remote).
-    pub async fn delete_conversation(&self, id: &str) -> Result<()> {
-        validate_id(id, "conversation id")?;
-        self.perform(Request::Delete(id.to_owned())).await.map(drop)
-    }
-
-    /// Appends a message to `messages.jsonl` and updates the metadata and index. A
-    /// caller's id that the conversation already has is `INVALID_ARGUMENT`.
-    pub async fn append_message(&self, conversation_id: &str, input: MessageInput) -> Result<Message> {
-        match self.perform(self.append_request(conversation_id, input, None)?).await? {
-            Answer::Message(message, _) => Ok(message),
-            other => Err(unexpected(other)),
-        }
-    }
-
     /// The request of an append (of a message that references `artifact`, when given).
     pub fn append_request(
         &self,
@@ -393,120 +332,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             success: input.success,
         };
         Ok((message, defaulted))
-    }
-
-    /// The messages in conversation order (timestamp, then id), optionally of one role; torn and corrupt lines are
-    /// skipped and reported through `on_debug`.
-    pub async fn messages(&self, conversation_id: &str, role: Option<&str>) -> Result<Vec<Message>> {
-        let role = role.map(Role::parse).transpose()?;
-        validate_id(conversation_id, "conversation id")?;
-        match self.perform(Request::Messages { conv: conversation_id.to_owned(), role }).await? {
-            Answer::Messages(list) => Ok(list),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Stores `content` as an artifact of the conversation.
-    pub async fn store_artifact(&self, conversation_id: &str, input: ArtifactInput) -> Result<ArtifactMeta> {
-        validate_id(conversation_id, "conversation id")?;
-        artifacts::validate_type(&input.kind)?;
-        match self.perform(Request::StoreArtifact { conv: conversation_id.to_owned(), input }).await? {
-            Answer::Artifact(meta) => Ok(meta),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Stores the artifact, then appends the message with ` (artifact://{id})` after
-    /// its content (the compact summary).
-    pub async fn append_with_artifact(
-        &self,
-        conversation_id: &str,
-        message: MessageInput,
-        artifact: ArtifactInput,
-    ) -> Result<(Message, ArtifactMeta)> {
-        match self.perform(self.append_request(conversation_id, message, Some(artifact))?).await? {
-            Answer::Message(message, Some(meta)) => Ok((message, meta)),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// An artifact's meta and content; `NOT_FOUND` when missing.
-    pub async fn artifact(&self, conversation_id: &str, artifact_id: &str) -> Result<(ArtifactMeta, Vec<u8>)> {
-        validate_id(artifact_id, "artifact id")?;
-        validate_id(conversation_id, "conversation id")?;
-        let request = Request::Artifact { conv: conversation_id.to_owned(), art: artifact_id.to_owned() };
-        match self.perform(request).await? {
-            Answer::Found(meta, content) => Ok((meta, content)),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// The artifacts' metas, oldest first.
-    pub async fn list_artifacts(&self, conversation_id: &str) -> Result<Vec<ArtifactMeta>> {
-        validate_id(conversation_id, "conversation id")?;
-        match self.perform(Request::ListArtifacts(conversation_id.to_owned())).await? {
-            Answer::Artifacts(list) => Ok(list),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// The artifacts `text` references (`artifact://{id}`), in order of first mention;
-    /// a reference to a missing artifact is skipped and reported.
-    pub async fn resolve_artifacts(&self, conversation_id: &str, text: &str) -> Result<Vec<(ArtifactMeta, Vec<u8>)>> {
-        validate_id(conversation_id, "conversation id")?;
-        match self.perform(Request::Resolve { conv: conversation_id.to_owned(), text: text.to_owned() }).await? {
-            Answer::Contents(list) => Ok(list),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Messages by role, artifacts by type, bytes, estimated tokens and cost.
-    pub async fn stats(&self, conversation_id: &str, cost_per_token: Option<f64>) -> Result<Stats> {
-        validate_id(conversation_id, "conversation id")?;
-        match self.perform(Request::Stats { conv: conversation_id.to_owned(), cost: cost_per_token }).await? {
-            Answer::Stats(stats) => Ok(stats),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// What pruning would keep and drop; with `apply`, rewrites `messages.jsonl` with the
-    /// kept messages (one whole-file write, atomic where the storage's writes are) and
-    /// remembers the dropped ids so a sync does not bring them back.
-    pub async fn prune(&self, conversation_id: &str, options: PruneOptions, apply: bool) -> Result<Pruned> {
-        validate_id(conversation_id, "conversation id")?;
-        match self.perform(Request::Prune { conv: conversation_id.to_owned(), options, apply }).await? {
-            Answer::Pruned(pruned) => Ok(pruned),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// The conversation as JSON, JSON Lines or Markdown.
-    pub async fn export(&self, conversation_id: &str, format: Format) -> Result<String> {
-        validate_id(conversation_id, "conversation id")?;
-        match self.perform(Request::Export { conv: conversation_id.to_owned(), format }).await? {
-            Answer::Text(text) => Ok(text),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Imports a JSON or JSON Lines export (`None` guesses). Into a store without the
-    /// conversation it is a plain restore (exporting it again gives the same bytes);
-    /// into one that has it, it merges as a sync does: messages by id, metadata
-    /// last-write-wins, missing artifacts added.
-    pub async fn import(&self, text: &str, format: Option<Format>) -> Result<ConversationMetadata> {
-        let snapshot = export::parse(text, format)?;
-        match self.perform(Request::Import(Box::new(snapshot))).await? {
-            Answer::Conversation(meta) => Ok(meta),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// How many items are queued, and how many of them have failed.
-    pub async fn sync_status(&self) -> Result<SyncStatus> {
-        match self.perform(Request::SyncStatus).await? {
-            Answer::SyncStatus(status) => Ok(status),
-            other => Err(unexpected(other)),
-        }
     }
 }
 

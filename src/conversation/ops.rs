@@ -8,7 +8,7 @@
 
 use super::artifacts::{self, reference_text, ArtifactMeta};
 use super::export::{self, ExportedArtifact, Format, Snapshot};
-use super::files::{execute, fetch, Action, Files, Need, Side, Want};
+use super::files::{Action, Files, Need, Side, Want};
 use super::ids::new_id;
 use super::messages::{merge, Message, Role};
 use super::prune::{self, PruneOptions, Pruned};
@@ -24,7 +24,12 @@ use crate::storage::Storage;
 #[derive(Debug, Clone)]
 pub enum Request {
     /// A new conversation (with the caller's id, if given).
-    Create { title: Option<String>, id: Option<String> },
+    Create {
+        /// Its title.
+        title: Option<String>,
+        /// The id the caller chose, if any.
+        id: Option<String>,
+    },
     /// The index.
     List,
     /// One conversation's metadata.
@@ -32,23 +37,71 @@ pub enum Request {
     /// Removes a conversation.
     Delete(String),
     /// Appends a message (and stores an artifact it references, when given).
-    Append { conv: String, message: Message, defaulted: bool, given_id: bool, artifact: Option<ArtifactInput> },
+    Append {
+        /// The conversation id.
+        conv: String,
+        /// The message.
+        message: Message,
+        /// Its timestamp was filled in (the caller gave none).
+        defaulted: bool,
+        /// The caller gave the message its id.
+        given_id: bool,
+        /// An artifact to store with it.
+        artifact: Option<ArtifactInput>,
+    },
     /// The messages, optionally of one role.
-    Messages { conv: String, role: Option<Role> },
+    Messages {
+        /// The conversation id.
+        conv: String,
+        /// Only messages of this role.
+        role: Option<Role>,
+    },
     /// Stores an artifact.
-    StoreArtifact { conv: String, input: ArtifactInput },
+    StoreArtifact {
+        /// The conversation id.
+        conv: String,
+        /// The artifact.
+        input: ArtifactInput,
+    },
     /// One artifact with its content.
-    Artifact { conv: String, art: String },
+    Artifact {
+        /// The conversation id.
+        conv: String,
+        /// The artifact id.
+        art: String,
+    },
     /// The artifacts' metas.
     ListArtifacts(String),
     /// The artifacts a text references.
-    Resolve { conv: String, text: String },
+    Resolve {
+        /// The conversation id.
+        conv: String,
+        /// The text whose artifact references are resolved.
+        text: String,
+    },
     /// Stats, with an optional cost per token.
-    Stats { conv: String, cost: Option<f64> },
+    Stats {
+        /// The conversation id.
+        conv: String,
+        /// Cost per token, for an estimate.
+        cost: Option<f64>,
+    },
     /// Pruning; `apply` rewrites the conversation.
-    Prune { conv: String, options: PruneOptions, apply: bool },
+    Prune {
+        /// The conversation id.
+        conv: String,
+        /// What to prune.
+        options: PruneOptions,
+        /// Rewrite the conversation (else only report).
+        apply: bool,
+    },
     /// The conversation in a format.
-    Export { conv: String, format: Format },
+    Export {
+        /// The conversation id.
+        conv: String,
+        /// The export format.
+        format: Format,
+    },
     /// Imports an export.
     Import(Box<Snapshot>),
     /// The sync queue's state.
@@ -487,33 +540,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
             }
         }
         Err(error)
-    }
-
-    /// Runs `request` on the local storage (as the only writer, for one that writes).
-    pub(crate) async fn perform(&self, request: Request) -> Result<Answer> {
-        let mut op = self.begin(request);
-        if op.exclusive() {
-            self.exclusive(self.drive(&mut op)).await
-        } else {
-            self.drive(&mut op).await
-        }
-    }
-
-    async fn drive(&self, op: &mut Operation) -> Result<Answer> {
-        loop {
-            let needs = self.needs(op);
-            if needs.is_empty() {
-                break;
-            }
-            fetch(&self.local, needs, &mut op.files).await?;
-        }
-        loop {
-            let decision = self.decide(op)?;
-            match execute(&self.local, &decision.actions[op.done..]).await {
-                Ok(()) => return Ok(self.finish(decision)),
-                Err((at, e)) => self.failed(op, &decision, at, e)?,
-            }
-        }
     }
 }
 

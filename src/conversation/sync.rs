@@ -26,10 +26,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::ArtifactMeta;
-use std::future::Future;
-use std::pin::Pin;
 
-use super::files::{execute, fetch, Action, Files, Need, Side, Want};
+use super::files::{Action, Files, Need, Side, Want};
 use super::messages::{merge, Message};
 use super::replica::{corrupt, to_json, ConversationMetadata, View};
 use super::ConversationStore;
@@ -274,9 +272,10 @@ pub struct SyncRun {
     at: At,
     phase: Phase,
     now: i64,
-    /// What was read locally, and on the remote (a queue item is read once a sync).
-    local: Files,
-    remote: Files,
+    /// What was read locally (a queue item is read once a sync).
+    pub(super) local: Files,
+    /// What was read on the remote.
+    pub(super) remote: Files,
     report: SyncReport,
     convs: Vec<String>,
     next: usize,
@@ -784,63 +783,5 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                 }
             }
         }
-    }
-
-    /// Pushes the queued changes to the remote and pulls what the remote has that is
-    /// newer; see the module docs. Fails only when there is no remote or the local
-    /// queue cannot be read: remote failures are reported in the result.
-    pub async fn sync(&self) -> Result<SyncReport> {
-        let mut run = self.begin_sync()?;
-        let Some(remote) = self.remote.as_ref() else { return Err(Error::invalid("no remote")) };
-        let _one_at_a_time = self.sync_lock.lock().await;
-        match self.drive_sync(remote, &mut run, Ok(())).await? {
-            Some(report) => Ok(report),
-            None => Err(Error::new(ErrorKind::Internal, "a sync released a lock it did not hold")),
-        }
-    }
-
-    /// Runs `run`'s steps until it is done (`Some`) or releases the lock it runs under
-    /// (`None`); a lock runs the steps it covers inside the storage's `locked`.
-    fn drive_sync<'a>(
-        &'a self,
-        remote: &'a R,
-        run: &'a mut SyncRun,
-        mut last: Result<()>,
-    ) -> Pin<Box<dyn Future<Output = Result<Option<SyncReport>>> + 'a>> {
-        Box::pin(async move {
-            loop {
-                last = match self.sync_step(run, last)? {
-                    Step::Done(report) => return Ok(Some(report)),
-                    Step::Unlock(_) => return Ok(None),
-                    Step::Read(side, needs) => match side {
-                        Side::Local => fetch(&self.local, needs, &mut run.local).await,
-                        Side::Remote => fetch(remote, needs, &mut run.remote).await,
-                    },
-                    Step::Change(side, plan) => match side {
-                        Side::Local => execute(&self.local, &plan).await,
-                        Side::Remote => execute(remote, &plan).await,
-                    }
-                    .map_err(|(_, e)| e),
-                    Step::Lock(side) => {
-                        let [local_lock, remote_lock] = self.lock_names();
-                        let covered = self.drive_sync(remote, run, Ok(()));
-                        let held = match side {
-                            Side::Local => {
-                                let _writes = self.writes.lock().await;
-                                self.local.locked(&local_lock, covered).await
-                            }
-                            Side::Remote => remote.locked(&remote_lock, covered).await,
-                        };
-                        // Released by the covered steps (`None`): the run goes on.
-                        match held {
-                            Ok(covered) => {
-                                covered?.map_or(Ok(()), |_| Err(Error::new(ErrorKind::Internal, "done while locked")))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
-                };
-            }
-        })
     }
 }

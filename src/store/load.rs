@@ -17,13 +17,10 @@
 use std::fmt;
 use std::rc::Rc;
 
-use futures_util::future::join_all;
-
 use super::ContextManager;
 use crate::error::{Error, Result};
 use crate::lifecycle::Pass;
 use crate::paths;
-use crate::record::parse_record;
 use crate::storage::Storage;
 
 /// A load in flight: it holds the manager's gate (`close` waits for it) until dropped.
@@ -85,41 +82,5 @@ impl<S: Storage> ContextManager<S> {
     /// Tells `onDebug` that the path `asked` is skipped, and why.
     pub fn load_skipped(&self, asked: &str, why: &NotLoaded) {
         self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
-    }
-
-    /// The records at `filepaths`, in the order asked (a path asked twice, twice). A
-    /// path outside the store, a missing file, one the storage cannot read or one that
-    /// is not a whole record is skipped with a debug warning.
-    pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
-        let _loading = self.begin_load()?;
-        let steps: Vec<LoadStep> = filepaths.iter().map(|asked| self.load_step(asked)).collect();
-        let reads = join_all(steps.iter().map(|step| async move {
-            match step {
-                LoadStep::Read(path) => Some(self.storage.read(path).await),
-                _ => None,
-            }
-        }))
-        .await;
-        let mut records = Vec::with_capacity(steps.len());
-        for ((asked, step), read) in filepaths.iter().zip(steps).zip(reads) {
-            let why = match (step, read) {
-                (LoadStep::Held(bytes), _) => {
-                    records.push(bytes);
-                    continue;
-                }
-                (LoadStep::Read(_), Some(Ok(Some(bytes)))) => match parse_record(&bytes) {
-                    Ok(_) => {
-                        records.push(Rc::from(bytes));
-                        continue;
-                    }
-                    Err(e) => NotLoaded::NotARecord(e.to_string()),
-                },
-                (LoadStep::Read(_), Some(Ok(None))) => NotLoaded::Missing,
-                (LoadStep::Read(_), Some(Err(e))) => NotLoaded::Unreadable(e),
-                _ => continue,
-            };
-            self.load_skipped(asked, &why);
-        }
-        Ok(records)
     }
 }

@@ -13,9 +13,23 @@ pub enum Block<'a> {
     /// A string `content` (block 0) or a `text` block.
     Text(&'a str),
     /// `tool_use {id, name, input}`.
-    ToolUse { id: &'a str, name: &'a str, input: &'a Value },
+    ToolUse {
+        /// The tool call id.
+        id: &'a str,
+        /// The tool name.
+        name: &'a str,
+        /// The arguments.
+        input: &'a Value,
+    },
     /// `tool_result {tool_use_id, content, is_error?}`.
-    ToolResult { tool_use_id: &'a str, content: &'a Value, is_error: bool },
+    ToolResult {
+        /// The id of the call it answers.
+        tool_use_id: &'a str,
+        /// The result.
+        content: &'a Value,
+        /// The call failed.
+        is_error: bool,
+    },
     /// Anything else (images, thinking, documents...), kept verbatim.
     Other(&'a Value),
 }

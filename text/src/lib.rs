@@ -9,6 +9,8 @@
 //! functions, not generic ones: a generic function is compiled in the crate that calls
 //! it, with that crate's settings.
 
+#![deny(missing_docs)]
+
 pub mod content;
 pub mod fxhash;
 pub mod lines;

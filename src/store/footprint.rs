@@ -24,11 +24,11 @@ impl Entry {
             m.shared("entry: path text (not record-name form)", text);
         }
         if let Some(rare) = &self.rare {
-            m.alloc("entry: rare", size_of::<super::Rare>());
+            m.alloc("entry: rare", size_of::<super::entry::Rare>());
             for text in [&rare.tool_description, &rare.tool_call_id, &rare.args_hash].into_iter().flatten() {
                 m.alloc("entry: rare", text.len());
             }
-            if let Some(super::Stamp::Text(text)) = &rare.timestamp {
+            if let Some(super::entry::Stamp::Text(text)) = &rare.timestamp {
                 m.alloc("entry: rare", text.len());
             }
         }
@@ -55,7 +55,7 @@ impl State {
         }
         m.set("interned: args table", &self.interned.args);
         for a in &self.interned.args {
-            m.alloc("interned: args (hash, text)", 2 * size_of::<usize>() + size_of::<super::Args>());
+            m.alloc("interned: args (hash, text)", 2 * size_of::<usize>() + size_of::<super::entry::Args>());
             m.alloc("interned: args (hash, text)", a.json.len());
         }
         m.vec("order", &self.order);

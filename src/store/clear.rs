@@ -1,0 +1,78 @@
+//! Forgetting and removing: `clear_pointers`, `clear_context_dir`, `clear` and `end_session`
+//! ([`Clearing`]).
+
+use super::{ContextManager, Job, State};
+use crate::error::Result;
+use crate::lifecycle::Pass;
+use crate::plan::{self, Op, Outcomes, Plan};
+use crate::storage::Storage;
+
+impl<S: Storage> ContextManager<S> {
+    /// Forgets every pointer (records stay where they are).
+    pub fn clear_pointers(&self) {
+        self.state.borrow_mut().forget_pointers();
+    }
+
+    /// The first step of `clear_context_dir` and `clear` (`what`): the gate passed and the
+    /// manager writable, what to remove. Without a session, the records held in memory are
+    /// dropped here.
+    pub(crate) fn begin_clear(&self, what: &str) -> Result<Clearing> {
+        let pass = self.gate.enter(what)?;
+        self.check_writable()?;
+        if self.session.is_some() {
+            let job = if what == "clear" { Job::clear_session(pass) } else { Job::end_session(Some(pass)) };
+            return Ok(Clearing::Session(job));
+        }
+        let mut state = self.state.borrow_mut();
+        state.memory.clear();
+        state.memory_bytes = 0;
+        Ok(Clearing::Files(pass, state.written_paths()))
+    }
+
+    /// The removals of `Clearing::Files`: a plan of one batch.
+    pub(crate) fn remove_written_plan<'a>(&'a self, written: Vec<String>) -> impl Plan<Output = ()> + 'a
+    where
+        S: 'a,
+    {
+        let removes = written.iter().map(|p| Op::Remove(p.clone())).collect();
+        plan::batch(removes, move |outcomes| self.written_removed(&written, outcomes))
+    }
+
+    /// The last step of the removal of the records this manager wrote, given how each
+    /// removal of `written` ended: those removed are no longer its own; the first failure
+    /// is the error.
+    pub(crate) fn written_removed(&self, written: &[String], outcomes: Outcomes) -> Result<()> {
+        let mut first_error = None;
+        let mut state = self.state.borrow_mut();
+        for (path, result) in written.iter().zip(outcomes) {
+            match result {
+                Ok(_) => state.unmark_written(path),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        let State { owned, .. } = &mut *state;
+        let mut owned = std::mem::take(owned);
+        owned.retain(|p| state.is_written(p));
+        state.owned = owned;
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The first step of `endSession`: its job (see [`ContextManager::job_step`]).
+    pub fn begin_end_session(&self) -> Result<Job> {
+        let pass = self.gate.enter("endSession")?;
+        self.check_writable()?;
+        Ok(Job::end_session(Some(pass)))
+    }
+}
+
+/// What `clear_context_dir` removes, decided by its first step; each holds the pass of
+/// the operation (a `close()` waits for it).
+pub(crate) enum Clearing {
+    /// In a session, the session: its files, manifest and folders ([`Job::end_session`];
+    /// for `clear`, [`Job::clear_session`]).
+    Session(Job),
+    /// Else the records this manager wrote ([`ContextManager::remove_written_plan`]).
+    Files(Pass, Vec<String>),
+}

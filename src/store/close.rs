@@ -1,0 +1,67 @@
+//! Flushing and closing: `flush`, `close` and the steps of a close ([`Closing`]).
+
+use super::{ContextManager, Job};
+use crate::error::Result;
+use crate::lifecycle::Phase;
+use crate::storage::Storage;
+
+impl<S: Storage> ContextManager<S> {
+    /// The first step of `flush`: its job (see [`ContextManager::job_step`]).
+    pub fn begin_flush(&self) -> Result<Job> {
+        Ok(Job::write_out(Some(self.gate.enter("flush")?)))
+    }
+
+    /// `close` in steps, its first: closed already ([`Closing::Done`]), or the manager is
+    /// closing now, and the next step is [`ContextManager::close_when_idle`]'s. Another
+    /// `close` under way makes this one wait ([`Closing::Wait`]).
+    pub fn begin_close(&self) -> Closing {
+        match self.gate.phase() {
+            Phase::Closed => Closing::Done,
+            Phase::Closing => Closing::Wait,
+            Phase::Open => {
+                self.gate.set(Phase::Closing);
+                self.close_when_idle()
+            }
+        }
+    }
+
+    /// The step of a `close` once the operations in flight have ended: the write-out
+    /// job (which ends with [`ContextManager::end_close`]), or [`Closing::Busy`] while one is left.
+    pub fn close_when_idle(&self) -> Closing {
+        if self.gate.is_idle() {
+            Closing::WriteOut(Job::close())
+        } else {
+            Closing::Busy
+        }
+    }
+
+    /// The end of a `close` whose write-out gave `result`: closed, or open again (it can
+    /// be retried, nothing is lost).
+    pub fn end_close(&self, result: &Result<()>) {
+        self.gate.set(if result.is_ok() { Phase::Closed } else { Phase::Open });
+    }
+
+    /// Whether `close` has begun or ended.
+    pub fn is_closed(&self) -> bool {
+        self.gate.phase() != Phase::Open
+    }
+
+    /// Fails with [`ErrorKind::Closed`](crate::ErrorKind::Closed) once `close` has begun (for operations that do
+    /// no I/O but answer through a Promise).
+    pub fn check_open(&self, what: &str) -> Result<()> {
+        self.gate.enter(what).map(drop)
+    }
+}
+
+/// Where a `close` run in steps stands ([`ContextManager::begin_close`]).
+pub enum Closing {
+    /// Closed: nothing to do.
+    Done,
+    /// Another `close` is under way: ask [`ContextManager::begin_close`] again once the
+    /// operations in flight have ended.
+    Wait,
+    /// Operations are in flight: ask [`ContextManager::close_when_idle`] again once they end.
+    Busy,
+    /// Run this job (it ends the close).
+    WriteOut(Job),
+}

@@ -1,0 +1,235 @@
+//! The native driver: the manager's async methods, for Rust users and the tests. Each
+//! runs the manager's synchronous steps over a [`Storage`], as the package's JavaScript
+//! driver (`pkg-template/driver.js`) runs them over a host: begin a step, do the I/O it
+//! asks for, hand the outcome back. Nothing else in the manager awaits.
+
+use std::rc::Rc;
+
+use futures_util::future::join_all;
+
+use super::clear::Clearing;
+use super::{Begun, ContextManager, Job, JobPlan, LoadStep, NotLoaded, Options, PendingSave, SaveInput, Written};
+use crate::error::Result;
+use crate::lifecycle::Phase;
+use crate::plan;
+use crate::record::parse_record;
+use crate::storage::{Storage, WriteOptions};
+
+impl<S: Storage> ContextManager<S> {
+    /// A manager, ready: a new session's manifest is written, a named one is resumed.
+    pub async fn open(storage: S, options: Options) -> Result<Self> {
+        let manager = Self::new(storage, options)?;
+        if let Some(job) = manager.opening() {
+            manager.drive(job).await?;
+        }
+        Ok(manager)
+    }
+
+    /// Saves one tool output and returns its filepath. Nothing is written and no
+    /// pointer is added when it fails.
+    ///
+    /// The save runs the same synchronous steps that the JavaScript driver runs (see
+    /// [`ContextManager::begin_save`]); only the I/O is awaited here.
+    pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
+        let mut pending = match self.begin_save(input)? {
+            Begun::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
+            Begun::Write(pending) => pending,
+        };
+        loop {
+            let written = if pending.terms.is_none() {
+                // The result is indexed while the host writes it: the write is started
+                // first (the task yields once it is queued), then the index work runs.
+                let indexed = async {
+                    yield_now().await;
+                    (pending.terms_of(), pending.content(self.options.content_bytes))
+                };
+                let (written, (terms, content)) =
+                    futures_util::future::join(self.write_record(&pending), indexed).await;
+                (pending.terms, pending.content) = (Some(terms), content);
+                written
+            } else {
+                self.write_record(&pending).await
+            };
+            match self.record_written(pending, written) {
+                Written::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
+                Written::Retry(next) => pending = next,
+                Written::Remove(failed) => {
+                    // The file did not exist before (the write was exclusive), so
+                    // whatever a failed write left there is ours to remove.
+                    let _ = self.storage.remove(&failed.path).await;
+                    return Err(failed.into_error());
+                }
+                Written::Failed(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The record of `pending` written to its path exclusively.
+    async fn write_record(&self, pending: &PendingSave) -> Result<()> {
+        let exclusive = WriteOptions { exclusive: true };
+        match pending.body {
+            Some(body) => self.storage.write_parts(&pending.path, &pending.bytes, body, b"}", exclusive).await,
+            None => self.storage.write(&pending.path, &pending.bytes, exclusive).await,
+        }
+    }
+
+    /// The follow-up of a save, if it has one; the filepath.
+    async fn finish_save(&self, filepath: String, after: Option<Job>) -> String {
+        if let Some(after) = after {
+            // Its failures went to onDebug: the record is saved.
+            let _ = self.drive(after).await;
+        }
+        // Natively there is no background: a segment due is written here (JavaScript's
+        // driver starts it after the save resolves).
+        if let Some(job) = self.begin_persist_index() {
+            let _ = self.drive(job).await;
+        }
+        filepath
+    }
+
+    /// The records at `filepaths`, in the order asked (a path asked twice, twice). A
+    /// path outside the store, a missing file, one the storage cannot read or one that
+    /// is not a whole record is skipped with a debug warning.
+    pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
+        let _loading = self.begin_load()?;
+        let steps: Vec<LoadStep> = filepaths.iter().map(|asked| self.load_step(asked)).collect();
+        let reads = join_all(steps.iter().map(|step| async move {
+            match step {
+                LoadStep::Read(path) => Some(self.storage.read(path).await),
+                _ => None,
+            }
+        }))
+        .await;
+        let mut records = Vec::with_capacity(steps.len());
+        for ((asked, step), read) in filepaths.iter().zip(steps).zip(reads) {
+            let why = match (step, read) {
+                (LoadStep::Held(bytes), _) => {
+                    records.push(bytes);
+                    continue;
+                }
+                (LoadStep::Read(_), Some(Ok(Some(bytes)))) => match parse_record(&bytes) {
+                    Ok(_) => {
+                        records.push(Rc::from(bytes));
+                        continue;
+                    }
+                    Err(e) => NotLoaded::NotARecord(e.to_string()),
+                },
+                (LoadStep::Read(_), Some(Ok(None))) => NotLoaded::Missing,
+                (LoadStep::Read(_), Some(Err(e))) => NotLoaded::Unreadable(e),
+                _ => continue,
+            };
+            self.load_skipped(asked, &why);
+        }
+        Ok(records)
+    }
+
+    /// Writes out every record held in memory.
+    pub async fn flush(&self) -> Result<()> {
+        let pass = self.gate.enter("flush")?;
+        self.drive(Job::write_out(Some(pass))).await
+    }
+
+    /// Closes the manager: later operations fail with [`ErrorKind::Closed`](crate::ErrorKind::Closed); the
+    /// operations in flight finish; the records held in memory are written out and the
+    /// session manifest brought up to date. Once it resolves nothing of this manager
+    /// runs any more (no write, no lock). Closing a closed manager does nothing. If
+    /// writing out fails, the error is returned and the manager stays open with its
+    /// records, so nothing is lost and `close` can be retried. Pointers stay readable.
+    pub async fn close(&self) -> Result<()> {
+        loop {
+            match self.gate.phase() {
+                Phase::Closed => return Ok(()),
+                Phase::Closing => self.gate.settled().await,
+                Phase::Open => break,
+            }
+        }
+        self.gate.set(Phase::Closing);
+        self.gate.idle().await;
+        self.drive(Job::close()).await
+    }
+
+    /// Removes the records this manager wrote and drops those held in memory. Never
+    /// touches any other file. Every removal is attempted; the first failure is returned.
+    pub async fn clear_context_dir(&self) -> Result<()> {
+        let clearing = self.begin_clear("clearContextDir")?;
+        self.remove_written(clearing).await
+    }
+
+    /// `clear_context_dir` after its first step.
+    async fn remove_written(&self, clearing: Clearing) -> Result<()> {
+        match clearing {
+            Clearing::Session(job) => self.drive(job).await,
+            Clearing::Files(_pass, written) => plan::run(&self.storage, self.remove_written_plan(written)).await,
+        }
+    }
+
+    /// `clear_context_dir` and `clear_pointers`.
+    pub async fn clear(&self) -> Result<()> {
+        match self.begin_clear("clear")? {
+            // The job clears the pointers.
+            clearing @ Clearing::Session(_) => self.remove_written(clearing).await,
+            clearing => {
+                let result = self.remove_written(clearing).await;
+                self.clear_pointers();
+                result
+            }
+        }
+    }
+
+    /// Ends the session: removes the files its manifest tracks and this manager wrote,
+    /// the manifest, and then the folders if empty; drops pointers and in-memory records.
+    pub async fn end_session(&self) -> Result<()> {
+        let job = self.begin_end_session()?;
+        self.drive(job).await
+    }
+
+    /// Rebuilds the index from the record files: in a session, the manifest (a torn
+    /// record is removed); without one, the pointers of every record in the context
+    /// dir (records written by the seed implementation are adopted too). Adopted records
+    /// are pointers, not this manager's own: `clear_context_dir` leaves them. Read-only,
+    /// only the pointers are rebuilt. Returns the number of records indexed.
+    pub async fn rebuild_index(&self) -> Result<usize> {
+        let job = self.begin_rebuild_index()?;
+        Ok(self.drive_indexing(job).await?.len())
+    }
+
+    /// Adopts the records a crash left out of the session manifest: the record files of
+    /// the session folder (and its category folders) that neither this manager nor the
+    /// manifest on disk lists get a manifest entry and a pointer, so `endSession`, stale
+    /// cleanup and retention count them. A file that does not parse is skipped (reported
+    /// through `onDebug`). Outside a session there is nothing to reconcile: records in a
+    /// shared folder belong to whoever wrote them (`rebuildIndex` re-reads them as
+    /// pointers). Returns the filepaths adopted.
+    pub async fn reconcile(&self) -> Result<Vec<String>> {
+        match self.begin_reconcile()? {
+            Some(job) => self.drive_indexing(job).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Runs `job` natively: its operations against the storage, between its steps, its
+    /// locks inside this manager's turn at them.
+    async fn drive(&self, job: Job) -> Result<()> {
+        self.drive_indexing(job).await.map(drop)
+    }
+
+    /// [`ContextManager::drive`], resolving to the filepaths the job indexed.
+    async fn drive_indexing(&self, job: Job) -> Result<Vec<String>> {
+        plan::run_in_turn(&self.storage, &self.turn, JobPlan { manager: self, job }).await
+    }
+}
+
+/// Yields once: the task gives way (in wasm, the host calls it queued are started)
+/// and is polled again.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
+}

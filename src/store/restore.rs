@@ -1,0 +1,224 @@
+//! Pointers from storage: adopting records into the session manifest, restoring pointers
+//! (resume, open), `rebuild_index` and `reconcile`.
+
+use super::{content_terms, manifest_words, Content, ContextManager, Entry, Job, State};
+use crate::error::Result;
+use crate::paths;
+use crate::record::{from_json, parse_record, RecordMeta};
+use crate::select::Terms;
+use crate::session::{self, ManifestEntry};
+use crate::storage::Storage;
+use serde_json::Value;
+use std::collections::HashMap;
+
+impl<S: Storage> ContextManager<S> {
+    /// Adds a persisted record of this manager to the session manifest, with the top
+    /// content terms of `terms` (its indexed terms).
+    pub(super) fn track(&self, path: &str, terms: &Terms) {
+        let Some(s) = &self.session else { return };
+        let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
+        let state = self.state.borrow();
+        let Some(entry) = state.entry(path) else { return };
+        let meta = entry.meta();
+        match ManifestEntry::new(&meta, entry.size(), &manifest_words(&meta)) {
+            Ok(m) => {
+                let m = m.with_content(terms);
+                s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
+                s.dirty.set(s.dirty.get() + 1);
+            }
+            Err(e) => self.debug(format!("could not index a record in the manifest: {e}"), Some(path)),
+        }
+    }
+
+    /// A record file's bytes read for the index: its metadata, size and the terms of its
+    /// content; `None`, reported, when they are torn or foreign.
+    pub(super) fn adopted(&self, path: &str, bytes: &[u8]) -> Option<(RecordMeta, usize, Terms)> {
+        match parse_record(bytes).and_then(|v| v.meta()) {
+            Ok(meta) => Some((meta, bytes.len(), content_terms(bytes, self.options.content_bytes))),
+            Err(e) => {
+                self.debug(format!("skipped a record that does not parse: {e}"), Some(path));
+                None
+            }
+        }
+    }
+
+    /// Replaces the pointers with those of `records` (relative to `dir`), in save order
+    /// (the filenames' timestamp, then counter). `own`: they are the session's records,
+    /// so retention counts them (with the records held in memory), and nothing else.
+    /// `content_of(rel)`: the terms of the record's content (its passages): all of them
+    /// when the record was read, or what its manifest entry keeps; a restored pointer
+    /// ranks on them and its metadata.
+    pub(super) fn restore_pointers(
+        &self,
+        dir: &str,
+        records: impl Iterator<Item = (String, RecordMeta, usize)>,
+        segments: &[crate::select::segment::Segment],
+        mut content_of: impl FnMut(&str) -> Option<Content>,
+        own: bool,
+    ) {
+        // Each keyed once: by timestamp, counter and name.
+        type Keyed = ((u64, u64, String), (String, RecordMeta, usize));
+        let mut records: Vec<Keyed> = records
+            .map(|record| {
+                let rel = &record.0;
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                let mut parts = name.rsplitn(5, '_');
+                let (_, counter, ts) = (parts.next(), parts.next(), parts.next());
+                let num = |p: Option<&str>| p.and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+                ((num(ts), num(counter), name.to_owned()), record)
+            })
+            .collect();
+        crate::sort::sort_by(&mut records, |a, b| a.0.cmp(&b.0));
+        let mut state = self.state.borrow_mut();
+        state.forget_pointers();
+        if own {
+            let State { owned, memory, .. } = &mut *state;
+            owned.retain(|p| memory.contains(p));
+        }
+        // Save order: the pointers' seq.
+        let first_seq = state.next_seq;
+        state.next_seq += records.len() as u64;
+        let mut records: Vec<Restored> = records
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, (rel, meta, size)))| {
+                let content = content_of(&rel);
+                Restored { seq: first_seq + i as u64, rel, meta, size, content }
+            })
+            .collect();
+        // A segment every record of which is restored from it is appended whole (its
+        // lists as they are); the other records are added one by one.
+        let mut taken = vec![0usize; segments.len()];
+        for r in &records {
+            if let Some(Content::Stored(s, _)) = r.content {
+                taken[s] += 1;
+            }
+        }
+        let whole = |s: usize| segments[s].records.len() == taken[s] && taken[s] > 0;
+        let mut by_segment: Vec<Vec<Option<Restored>>> = segments
+            .iter()
+            .enumerate()
+            .map(|(s, seg)| if whole(s) { (0..seg.records.len()).map(|_| None).collect() } else { Vec::new() })
+            .collect();
+        let mut one_by_one = Vec::with_capacity(records.len());
+        for r in records.drain(..) {
+            match r.content {
+                Some(Content::Stored(s, i)) if whole(s) => by_segment[s][i] = Some(r),
+                _ => one_by_one.push(r),
+            }
+        }
+        let mut placed_unordered = false;
+        for (s, restored) in by_segment.into_iter().enumerate() {
+            let restored: Vec<Restored> = restored.into_iter().flatten().collect();
+            if restored.is_empty() {
+                continue;
+            }
+            let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
+            let Some(first) = state.index.append_segment(&segments[s], &orders) else {
+                one_by_one.extend(restored);
+                continue;
+            };
+            for (i, r) in restored.into_iter().enumerate() {
+                let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
+                let (_, entry) = self.restored_entry(&mut state, dir, r, &args, own);
+                state.place(orders[i], first + i as u32, entry, false);
+                placed_unordered = true;
+            }
+        }
+        if placed_unordered {
+            let State { order, index, .. } = &mut *state;
+            crate::sort::sort_by_key(order, |&slot| index.order(slot));
+        }
+        // Per segment read one by one: its dictionary's ids in the index, as they are met.
+        let mut ids: HashMap<usize, Vec<u32>> = HashMap::new();
+        crate::sort::sort_by_key(&mut one_by_one, |r| r.seq);
+        for mut r in one_by_one {
+            let content = r.content.take();
+            let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
+            let terms = Terms::of_record(&r.meta.tool_description, &r.meta.tool_name, &args);
+            let (terms, stored) = match content {
+                Some(Content::Terms(content)) => (terms.with_passages_of(content), None),
+                Some(Content::Stored(s, i)) => (terms, Some((s, i))),
+                None => (terms, None),
+            };
+            let seq = r.seq;
+            let (filepath, entry) = self.restored_entry(&mut state, dir, r, &args, own);
+            if !state.add(seq, entry, &terms) {
+                continue;
+            }
+            if let (Some((s, i)), Some(slot)) = (stored, state.slot_of(&filepath)) {
+                // Read from a segment: ranked on the terms the saving process indexed.
+                let segment = &segments[s];
+                let ids = ids.entry(s).or_insert_with(|| vec![u32::MAX; segment.dictionary.len()]);
+                state.index.add_stored_content(slot, &terms, &segment.dictionary, &segment.forward()[i], ids);
+            }
+        }
+    }
+
+    /// The filepath and the pointer of a record being restored (`args`: its args, parsed
+    /// once by the caller); owned records enter retention's ledger. A pointer, not
+    /// ownership: only what this manager wrote is marked written (placing it takes the mark
+    /// back from `orphans`).
+    pub(super) fn restored_entry(
+        &self,
+        state: &mut State,
+        dir: &str,
+        r: Restored,
+        args: &Value,
+        own: bool,
+    ) -> (String, Entry) {
+        let filepath = paths::join(dir, &r.rel);
+        if own && self.keeps_ledger() {
+            state.owned.add(&filepath, saved_at_ms(&r.rel, &r.meta), r.seq, r.size);
+        }
+        let generated = crate::describe::describe(&r.meta.tool_name, args) == r.meta.tool_description;
+        let entry = Entry::new(&filepath, r.meta, r.size, &mut state.interned, Some(generated));
+        (filepath, entry)
+    }
+
+    /// The first step of `rebuildIndex`: its job, which resolves to the filepaths indexed
+    /// (see [`ContextManager::job_step`]).
+    pub fn begin_rebuild_index(&self) -> Result<Job> {
+        Ok(Job::rebuild(self.gate.enter("rebuildIndex")?))
+    }
+
+    /// The first step of `reconcile`: its job, which resolves to the filepaths adopted
+    /// (see [`ContextManager::job_step`]); `None` outside a session (nothing to adopt).
+    pub fn begin_reconcile(&self) -> Result<Option<Job>> {
+        let pass = self.gate.enter("reconcile")?;
+        self.check_writable()?;
+        Ok(self.session.is_some().then(|| Job::reconcile(pass)))
+    }
+
+    /// A pointer for the record file `full` (`rel` in the session folder) that a
+    /// reconcile adopts, owned (retention counts it); `false` when it has one already.
+    pub(super) fn adopt_pointer(&self, full: &str, rel: &str, meta: RecordMeta, size: usize, terms: &Terms) -> bool {
+        let mut state = self.state.borrow_mut();
+        if state.slot_of(full).is_some() {
+            return false;
+        }
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        if self.keeps_ledger() {
+            state.owned.add(full, saved_at_ms(rel, &meta), seq, size);
+        }
+        let pointer = Entry::new(full, meta, size, &mut state.interned, None);
+        state.add(seq, pointer, terms);
+        true
+    }
+}
+
+/// A record whose pointer is being restored: its save order, path (relative to its
+/// folder), metadata, size and what its content is indexed from.
+pub(super) struct Restored {
+    pub(super) seq: u64,
+    pub(super) rel: String,
+    pub(super) meta: RecordMeta,
+    pub(super) size: usize,
+    pub(super) content: Option<Content>,
+}
+
+/// When a record was saved, in epoch ms: its timestamp, else its file name's.
+pub(super) fn saved_at_ms(rel: &str, meta: &RecordMeta) -> i64 {
+    session::parse_iso_ms(&meta.timestamp).or_else(|| session::record_time_ms(rel)).unwrap_or(0)
+}
