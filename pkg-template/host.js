@@ -48,9 +48,24 @@ let traps = 0;
 /** module name → fails that module's calls in flight (its driver, extras.js) */
 const inFlight = new Map();
 
+/**
+ * The one constructor of toolctx's errors (SPEC §9; import it from errors.js, which holds
+ * the table of codes): an `Error` named "ToolctxError" with a stable `code`, the host's or
+ * backend's error as `cause`, and `fields` (`status`, `r2Code`, ...) as properties. The
+ * message never quotes a secret (a password, a key, a URL that holds one). It lives here
+ * because the wasm glue imports this file, which cannot import another: the wasm-bindgen
+ * tests load it as a snippet, alone.
+ */
+export function toolctxError(code, message, { cause, ...fields } = {}) {
+  const error = new Error(message, cause === undefined ? undefined : { cause });
+  error.name = "ToolctxError";
+  error.code = code;
+  return Object.assign(error, fields);
+}
+
 /** An `INTERNAL` error (SPEC §9). */
 export function internal(cause, message) {
-  return Object.assign(new Error(`toolctx: internal error: ${message}`), { name: "ToolctxError", code: "INTERNAL", cause });
+  return toolctxError("INTERNAL", `toolctx: internal error: ${message}`, { cause });
 }
 
 /** `fail(error)` fails the calls in flight of `module` ("core", "conversation", "window") when it panics. */

@@ -15,16 +15,19 @@
 //   file name names.
 // - lineView(result, manager): a result as the model reads it (the lines passages number).
 //
-// It imports nothing: the line view is the core's, reached through the manager
-// (`__lines`), so the module loads wherever the manager does (a bundle, a page without an
-// import map). A stand-in for a manager (the MCP server's view of a whole store) has
-// getAllPointers, loadContexts, selectRelevant, resolveHandle and __lines (and may have
-// __pointerAt, the pointer at a filepath).
+// It imports nothing but errors.js (the package's error constructor, a file beside it):
+// the line view is the core's, reached through the manager (`__lines`), so the module
+// loads wherever the manager does (a bundle, a page without an import map). A stand-in
+// for a manager (the MCP server's view of a whole store) has getAllPointers,
+// loadContexts, selectRelevant, resolveHandle and __lines (and may have __pointerAt, the
+// pointer at a filepath).
 //
 // A record reads as its line view (the core's, src/view.rs): a string is its own lines;
 // an object a field per line (a multi-line string field as its lines); an array an
 // element per line. read_context and grep_context number those lines from 1, as the
 // passages of search_context do.
+
+import { toolctxError } from "./errors.js";
 
 /** The names of the tools, in the order contextTools gives them. */
 export const TOOL_NAMES = ["read_context", "search_context", "grep_context"];
@@ -49,13 +52,6 @@ export const LIMITS = Object.freeze({
 
 const HANDLE = /^ctx:[a-z2-7]{10,12}$/i;
 const HANDLE_WITH_SLICE = /^(ctx:[a-z2-7]{10,12})(?:#(.+))?$/is;
-
-function toolctxError(code, message, cause) {
-  const error = new Error(message, cause === undefined ? undefined : { cause });
-  error.name = "ToolctxError";
-  error.code = code;
-  return error;
-}
 
 function checkManager(manager, what) {
   if (!manager || typeof manager.loadContexts !== "function" || typeof manager.getAllPointers !== "function") {
@@ -265,7 +261,7 @@ async function grepContext(manager, { pattern, handle, limit }, s) {
   try {
     re = new RegExp(pattern);
   } catch (error) {
-    throw toolctxError("INVALID_ARGUMENT", `invalid pattern: ${error.message}`, error);
+    throw toolctxError("INVALID_ARGUMENT", `invalid pattern: ${error.message}`, { cause: error });
   }
   const want = wanted(limit, s.grepMatches, s.maxGrepMatches, "limit");
   const targets = handle !== undefined ? [findRecord(manager, handle)] : manager.getAllPointers().reverse();

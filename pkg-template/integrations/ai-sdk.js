@@ -18,6 +18,7 @@
 
 import { jsonSchema, tool } from "ai";
 import { ContextManager, estimateTokens, optimizeWindow, shouldCompact } from "toolctx";
+import { toolctxError } from "../errors.js";
 import { LIMITS, contextTools as toolDefinitions, lineView, resolveHandles } from "../tools.js";
 import {
   checkManager,
@@ -27,7 +28,6 @@ import {
   resolvingNames,
   retrievalOption,
   TAKES_HANDLES,
-  toolctxError,
   usageOption,
 } from "./offload.js";
 
@@ -253,7 +253,7 @@ function wrapTool(toolName, original, { manager, options, s, usage, takers, desc
     } catch (error) {
       remember(saved, execution.toolCallId, null);
       if (!options.onSaveError) {
-        throw toolctxError(error?.code ?? "STORAGE", `toolctx could not save the output of ${toolName}: ${error?.message ?? error}`, error);
+        throw toolctxError(error?.code ?? "STORAGE", `toolctx could not save the output of ${toolName}: ${error?.message ?? error}`, { cause: error });
       }
       options.onSaveError(error, call); // the output then reaches the model as it would without toolctx
     }

@@ -15,9 +15,10 @@
 //   reads a cleared result back by its handle.
 //
 // The Anthropic SDK is an optional peer dependency: nothing here imports it. toolctx/tools
-// imports nothing either (it reaches the core through the manager it is given), so this
-// file loads wherever it is served, an import map or not.
+// imports only the package's errors.js (it reaches the core through the manager it is
+// given), so this file loads wherever it is served, an import map or not.
 
+import { toolctxError } from "../errors.js";
 import { contextTools as toolDefinitions } from "../tools.js";
 
 const MEMORIES = "/memories";
@@ -27,10 +28,6 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 // -- paths -------------------------------------------------------------------------------
-
-function codeError(message, code) {
-  return Object.assign(new Error(message), { code });
-}
 
 /** A segment that is, or decodes to, something that could leave its folder. */
 function unsafeSegment(segment) {
@@ -53,11 +50,11 @@ function unsafeSegment(segment) {
  */
 export function memorySegments(memoryPath) {
   if (typeof memoryPath !== "string" || (memoryPath !== MEMORIES && !memoryPath.startsWith(`${MEMORIES}/`))) {
-    throw codeError(`Path must start with /memories, got: ${memoryPath}`, "OUTSIDE_STORE");
+    throw toolctxError("OUTSIDE_STORE", `Path must start with /memories, got: ${memoryPath}`);
   }
   const segments = memoryPath.slice(MEMORIES.length).split("/").filter((s) => s !== "" && s !== ".");
   if (/[\\\0]/.test(memoryPath) || segments.some(unsafeSegment)) {
-    throw codeError(`Path ${memoryPath} would escape /memories directory`, "OUTSIDE_STORE");
+    throw toolctxError("OUTSIDE_STORE", `Path ${memoryPath} would escape /memories directory`);
   }
   return segments;
 }
@@ -82,11 +79,11 @@ export function memoryToolHandlers(options = {}) {
   const { storage } = options;
   for (const method of ["read", "write", "remove", "list"]) {
     if (typeof storage?.[method] !== "function") {
-      throw codeError(`memoryToolHandlers: options.storage must be a StorageHost (it has no ${method}())`, "INVALID_ARGUMENT");
+      throw toolctxError("INVALID_ARGUMENT", `memoryToolHandlers: options.storage must be a StorageHost (it has no ${method}())`);
     }
   }
   const dir = options.dir ?? "memory";
-  if (typeof dir !== "string") throw codeError("memoryToolHandlers: options.dir must be a string", "INVALID_ARGUMENT");
+  if (typeof dir !== "string") throw toolctxError("INVALID_ARGUMENT", "memoryToolHandlers: options.dir must be a string");
   const root = dir === "" ? "memories" : `${dir.replace(/\/+$/, "")}/memories`;
   const lockName = dir === "" ? ".memories.lock" : `${dir.replace(/\/+$/, "")}/.memories.lock`;
 
@@ -148,12 +145,12 @@ export function memoryToolHandlers(options = {}) {
       data = await storage.read(storagePath(segments), { root });
     } catch (err) {
       if (err?.code === "ELOOP" || err?.code === "OUTSIDE_STORE" || err?.code === "EMLINK") {
-        throw Object.assign(new Error("Path would escape /memories directory via symlink"), { code: "OUTSIDE_STORE", cause: err });
+        throw toolctxError("OUTSIDE_STORE", "Path would escape /memories directory via symlink", { cause: err });
       }
       throw err;
     }
     if (data === undefined) {
-      throw Object.assign(new Error(`The file ${memoryPath} no longer exists (may have been deleted or renamed concurrently).`), { code: "NOT_FOUND" });
+      throw toolctxError("NOT_FOUND", `The file ${memoryPath} no longer exists (may have been deleted or renamed concurrently).`);
     }
     return typeof data === "string" ? data : decoder.decode(data);
   }

@@ -9,6 +9,7 @@
 // read it back with the tools of toolctx/tools. Tools named in `resolveHandles` take a
 // handle where the model would re-emit a whole output.
 
+import { toolctxError } from "../errors.js";
 import { createUsage, findRecord, lineView, TOOL_NAMES } from "../tools.js";
 
 /** The sizes of the compact text, in characters or lines; each wrapper option may change them. */
@@ -32,13 +33,6 @@ const QUOTED_DESCRIPTION = 300;
 export const TAKES_HANDLES =
   'Any string argument may be the handle of a saved tool output ("ctx:…"; "ctx:…#L10-40" for those lines, ' +
   '"ctx:…#$.items[0:5]" for part of a JSON value): the tool receives that value instead.';
-
-export function toolctxError(code, message, cause) {
-  const error = new Error(message, cause === undefined ? undefined : { cause });
-  error.name = "ToolctxError";
-  error.code = code;
-  return error;
-}
 
 /** The errors worded for the model: toolctx/tools' and resolveHandles' answers to a call it got wrong (a handle no record has, a bad slice or pattern). Others (storage, a closed manager, a trap) are the application's. */
 const MODEL_ERRORS = ["NOT_FOUND", "INVALID_ARGUMENT"];
@@ -202,7 +196,7 @@ export function createOffloader(manager, options, names, allNames, module) {
       filepath = await manager.saveContext(call.toolName, argsOf(call.input), output, saveOptions);
     } catch (error) {
       if (!options.onSaveError) {
-        throw toolctxError(error?.code ?? "STORAGE", `${module}: the output of ${call.toolName} could not be saved: ${error?.message ?? error}`, error);
+        throw toolctxError(error?.code ?? "STORAGE", `${module}: the output of ${call.toolName} could not be saved: ${error?.message ?? error}`, { cause: error });
       }
       options.onSaveError(error, call); // the output then reaches the model as it would without toolctx
       return jsonSafe(output);
