@@ -40,9 +40,11 @@ export interface DurableObjectStorageLike {
 export interface R2StorageOptions {
   /** Put before every path, e.g. `"tenant-a/"`. Default `""`. */
   prefix?: string;
-  /** Compare-and-swap rounds an `append` may lose to other writers before it fails with `code: "CONFLICT"`. Default 50. */
+  /** Compare-and-swap rounds an `append` may lose to other writers before it fails with `code: "STORAGE"`. Default 50. */
   appendAttempts?: number;
   /** How long a `lock` lease lasts unless refreshed (it is refreshed every third of it while held). Default 30,000 ms. */
+  lockLeaseMs?: number;
+  /** @deprecated The old name of `lockLeaseMs`, still read when `lockLeaseMs` is not given. */
   leaseMs?: number;
   /** How long `lock` waits for a holder before it fails with `code: "TIMEOUT"`. Default 60,000 ms. */
   lockWaitMs?: number;
@@ -63,14 +65,15 @@ export const DO_CHUNK_BYTES: number;
 /**
  * Records as R2 objects. Exclusive create is R2's conditional put (`code: "EEXIST"` when
  * the key exists); a put replaces a whole object; `lock` is a lease object in the bucket;
- * binding errors have `code: "R2_ERROR"` and R2's number in `r2Code`.
+ * binding errors have `code: "STORAGE"`, R2's number in `r2Code` and the binding's error as `cause`.
  */
 export function r2Storage(bucket: R2BucketLike, options?: R2StorageOptions): CloudflareStorage;
 
 /**
  * Small values in Workers KV (eventually consistent). An exclusive write refuses a key
  * visible here but is not atomic; values over 25 MiB and keys over 512 bytes fail with
- * `code: "TOO_LARGE"`; binding errors have `code: "KV_ERROR"`. No `lock`, no `append`.
+ * `code: "TOO_LARGE"`; binding errors have `code: "STORAGE"` (and `status`, the HTTP status
+ * the binding's message names). No `lock`, no `append`.
  */
 export function kvStorage(namespace: KVNamespaceLike, options?: KvStorageOptions): CloudflareStorage;
 

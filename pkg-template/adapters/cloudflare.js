@@ -17,10 +17,13 @@
 //   which is a real mutual exclusion: a Durable Object is one instance in the world and
 //   runs one thing at a time, and everyone who uses its storage runs inside it.
 
-import { sleep as pause } from "./backoff.js";
-import { bytesOf as toBytes } from "./bytes.js";
-import { alreadyExists, typedError } from "./errors.js";
-import { children, folderPrefix } from "./listing.js";
+import { toolctxError } from "../errors.js";
+import { sleep as pause } from "./base/backoff.js";
+import { backendCall } from "./base/backend.js";
+import { bytesOf as toBytes, concat } from "./base/bytes.js";
+import { leaseLock, lockOptions } from "./base/lease-lock.js";
+import { queueLock } from "./base/queue-lock.js";
+import { children, folderPrefix } from "./base/listing.js";
 
 const encoder = new TextEncoder();
 
@@ -31,49 +34,61 @@ export const KV_MAX_KEY_BYTES = 512;
 /** The largest cell written to Durable Object SQLite (its limit is 2 MB per row). */
 export const DO_CHUNK_BYTES = 1024 * 1024;
 
-function concat(head, tail) {
-  const joined = new Uint8Array(head.length + tail.length);
-  joined.set(head);
-  joined.set(tail, head.length);
-  return joined;
-}
-
-/** A typed error with the backend's details as fields (`r2Code`, `status`, ...). */
-function fail(code, message, extra = {}) {
-  const { cause, ...fields } = extra;
-  return Object.assign(typedError(code, message, cause), fields);
-}
-
 function exists(backend, path) {
-  return alreadyExists(`EEXIST: ${backend} already has ${path}`);
+  return toolctxError("EEXIST", `EEXIST: ${backend} already has ${path}`);
 }
 
 // ---------------------------------------------------------------------------
 // R2
 
-/** An R2 binding error rethrown with `code: "R2_ERROR"` and R2's number (`r2Code`), e.g. 10020. */
-function r2Error(op, key, err) {
-  const r2Code = Number(/\((\d{5})\)\s*$/.exec(String(err?.message ?? ""))?.[1]) || undefined;
-  return fail("R2_ERROR", `R2_ERROR: R2 ${op} of ${JSON.stringify(key)} failed: ${err?.message ?? err}`, { r2Code, cause: err });
-}
-
-async function r2(op, key, call) {
-  try {
-    return await call();
-  } catch (err) {
-    throw r2Error(op, key, err);
-  }
+/** An R2 binding call; its error rethrown with `code: "STORAGE"` and R2's number (`r2Code`), e.g. 10020. */
+function r2(op, key, call) {
+  const r2Code = (err) => Number(/\((\d{5})\)\s*$/.exec(String(err?.message ?? ""))?.[1]) || undefined;
+  return backendCall(`R2 ${op} of ${JSON.stringify(key)}`, {}, call, (err) => ({ r2Code: r2Code(err) }));
 }
 
 /**
  * A StorageHost over an R2 bucket binding. `prefix` (default "") is put before every path.
  * @returns {import("./cloudflare.d.ts").CloudflareStorage}
  */
-export function r2Storage(bucket, { prefix = "", appendAttempts = 50, leaseMs = 30_000, lockWaitMs = 60_000 } = {}) {
+export function r2Storage(bucket, options = {}) {
+  const { prefix = "", appendAttempts = 50 } = options;
   if (!bucket || typeof bucket.put !== "function" || typeof bucket.list !== "function") {
-    throw fail("INVALID_ARGUMENT", "r2Storage needs an R2 bucket binding (env.MY_BUCKET)");
+    throw toolctxError("INVALID_ARGUMENT", "r2Storage needs an R2 bucket binding (env.MY_BUCKET)");
   }
   const keyOf = (path) => prefix + path;
+  const leased = (leaseMs) => ({ customMetadata: { expires: String(Date.now() + leaseMs) } });
+  /**
+   * A lease object in the bucket: created exclusively, or taken over by a compare-and-swap
+   * on its ETag once its lease (`customMetadata.expires`) has passed; refreshed and
+   * deleted only while it is still the object we wrote.
+   */
+  const lock = leaseLock(
+    {
+      async acquire(name, token, leaseMs) {
+        const key = keyOf(name);
+        let put = await r2("put", key, () => bucket.put(key, token, { onlyIf: { etagDoesNotMatch: "*" }, ...leased(leaseMs) }));
+        if (put === null) {
+          const holder = await r2("head", key, () => bucket.head(key));
+          if (holder === null || !(Number(holder.customMetadata?.expires) < Date.now())) return undefined;
+          put = await r2("put", key, () => bucket.put(key, token, { onlyIf: { etagMatches: holder.etag }, ...leased(leaseMs) }));
+        }
+        return put === null ? undefined : { key, token, etag: put.etag };
+      },
+      async refresh(hold, leaseMs) {
+        const renewed = await r2("put", hold.key, () => bucket.put(hold.key, hold.token, { onlyIf: { etagMatches: hold.etag }, ...leased(leaseMs) }));
+        if (renewed !== null) hold.etag = renewed.etag;
+        return renewed !== null;
+      },
+      async release({ key, etag }) {
+        const holder = await r2("head", key, () => bucket.head(key));
+        if (holder?.etag !== etag) return false;
+        await r2("delete", key, () => bucket.delete(key));
+        return true;
+      },
+    },
+    { label: "R2 lock", maxPauseMs: 200, ...lockOptions(options, "r2Storage", { lease: ["leaseMs"] }) },
+  );
   return {
     description: "R2 storage: objects in a bucket, exclusive create by a conditional put",
     async read(path) {
@@ -95,64 +110,16 @@ export function r2Storage(bucket, { prefix = "", appendAttempts = 50, leaseMs = 
         const current = await r2("get", key, () => bucket.get(key));
         const head = current === null ? new Uint8Array(0) : new Uint8Array(await current.arrayBuffer());
         const onlyIf = current === null ? { etagDoesNotMatch: "*" } : { etagMatches: current.etag };
-        if ((await r2("put", key, () => bucket.put(key, concat(head, tail), { onlyIf }))) !== null) return;
+        if ((await r2("put", key, () => bucket.put(key, concat([head, tail]), { onlyIf }))) !== null) return;
         await pause(Math.random() * Math.min(50, 2 ** attempt));
       }
-      throw fail("CONFLICT", `CONFLICT: R2 append to ${JSON.stringify(key)} lost ${appendAttempts} races in a row`);
+      throw toolctxError("STORAGE", `R2 append to ${JSON.stringify(key)} lost ${appendAttempts} races in a row to other writers`);
     },
     async remove(path) {
       const key = keyOf(path);
       await r2("delete", key, () => bucket.delete(key));
     },
-    /**
-     * A lease in the bucket: the lock object is created exclusively (or taken over by a
-     * compare-and-swap once its lease has expired), refreshed while `fn` runs, and deleted
-     * after it if it is still ours.
-     */
-    async lock(name, fn) {
-      const key = keyOf(name);
-      const lease = () => ({ customMetadata: { expires: String(Date.now() + leaseMs) } });
-      const token = crypto.randomUUID();
-      const started = Date.now();
-      let etag;
-      for (let attempt = 0; ; attempt++) {
-        const created = await r2("put", key, () => bucket.put(key, token, { onlyIf: { etagDoesNotMatch: "*" }, ...lease() }));
-        if (created !== null) etag = created.etag;
-        else {
-          const holder = await r2("head", key, () => bucket.head(key));
-          if (holder !== null && Number(holder.customMetadata?.expires) < Date.now()) {
-            const taken = await r2("put", key, () => bucket.put(key, token, { onlyIf: { etagMatches: holder.etag }, ...lease() }));
-            if (taken !== null) etag = taken.etag;
-          }
-        }
-        if (etag !== undefined) break;
-        if (Date.now() - started > lockWaitMs) {
-          throw fail("TIMEOUT", `TIMEOUT: the R2 lock ${JSON.stringify(key)} was held for more than ${lockWaitMs} ms`);
-        }
-        await pause(5 + Math.random() * Math.min(200, 5 * 2 ** attempt));
-      }
-      let refreshing = Promise.resolve();
-      const refresh = setInterval(() => {
-        refreshing = refreshing.then(async () => {
-          const renewed = await bucket.put(key, token, { onlyIf: { etagMatches: etag }, ...lease() }).catch(() => null);
-          if (renewed !== null) etag = renewed.etag;
-        });
-      }, leaseMs / 3);
-      let value;
-      let ours;
-      try {
-        value = await fn();
-      } finally {
-        clearInterval(refresh);
-        await refreshing;
-        const holder = await r2("head", key, () => bucket.head(key));
-        ours = holder?.etag === etag;
-        if (ours) await r2("delete", key, () => bucket.delete(key));
-      }
-      // Not ours at release: the lease ran out (no refresh in time) and fn ran unprotected.
-      if (!ours) throw fail("LOCK_LOST", `LOCK_LOST: the R2 lock ${JSON.stringify(key)} expired before its holder finished; another holder may have taken it`);
-      return value;
-    },
+    lock,
     async list(dir) {
       const within = keyOf(folderPrefix(dir));
       const keys = [];
@@ -171,17 +138,10 @@ export function r2Storage(bucket, { prefix = "", appendAttempts = 50, leaseMs = 
 // ---------------------------------------------------------------------------
 // Workers KV
 
-function kvError(op, key, err) {
-  const status = Number(/\b(\d{3})\b/.exec(String(err?.message ?? ""))?.[1]) || undefined;
-  return fail("KV_ERROR", `KV_ERROR: KV ${op} of ${JSON.stringify(key)} failed: ${err?.message ?? err}`, { status, cause: err });
-}
-
-async function kv(op, key, call) {
-  try {
-    return await call();
-  } catch (err) {
-    throw kvError(op, key, err);
-  }
+/** A Workers KV binding call; its error rethrown with `code: "STORAGE"` and the HTTP status it names (`status`). */
+function kv(op, key, call) {
+  const status = (err) => Number(/\b(\d{3})\b/.exec(String(err?.message ?? ""))?.[1]) || undefined;
+  return backendCall(`KV ${op} of ${JSON.stringify(key)}`, {}, call, (err) => ({ status: status(err) }));
 }
 
 /**
@@ -191,13 +151,13 @@ async function kv(op, key, call) {
  */
 export function kvStorage(namespace, { prefix = "" } = {}) {
   if (!namespace || typeof namespace.get !== "function" || typeof namespace.list !== "function") {
-    throw fail("INVALID_ARGUMENT", "kvStorage needs a KV namespace binding (env.MY_KV)");
+    throw toolctxError("INVALID_ARGUMENT", "kvStorage needs a KV namespace binding (env.MY_KV)");
   }
   const keyOf = (path) => {
     const key = prefix + path;
     const size = encoder.encode(key).length;
     if (size > KV_MAX_KEY_BYTES) {
-      throw fail("TOO_LARGE", `TOO_LARGE: KV keys are at most ${KV_MAX_KEY_BYTES} bytes; ${JSON.stringify(path)} makes ${size}`);
+      throw toolctxError("TOO_LARGE", `TOO_LARGE: KV keys are at most ${KV_MAX_KEY_BYTES} bytes; ${JSON.stringify(path)} makes ${size}`);
     }
     return key;
   };
@@ -212,7 +172,7 @@ export function kvStorage(namespace, { prefix = "" } = {}) {
       const key = keyOf(path);
       const bytes = toBytes(data);
       if (bytes.length > KV_MAX_VALUE_BYTES) {
-        throw fail("TOO_LARGE", `TOO_LARGE: KV values are at most 25 MiB; ${path} has ${bytes.length} bytes`, {
+        throw toolctxError("TOO_LARGE", `TOO_LARGE: KV values are at most 25 MiB; ${path} has ${bytes.length} bytes`, {
           size: bytes.length,
           limit: KV_MAX_VALUE_BYTES,
         });
@@ -248,8 +208,8 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS toolctx_files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, chunks INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS toolctx_chunks (path TEXT NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (path, n));`;
 
-/** The lock queues of each Durable Object's storage, shared by every adapter made over it. */
-const queuesOf = new WeakMap();
+/** The lock of each Durable Object's storage, shared by every adapter made over it. */
+const locksOf = new WeakMap();
 
 /** The paths below a prefix are one key range: "a/b/" <= path < "a/b0" ("0" follows "/"). */
 function rangeOf(prefix) {
@@ -263,15 +223,14 @@ function rangeOf(prefix) {
  */
 export function durableObjectStorage(storage) {
   if (!storage || typeof storage.transactionSync !== "function" || !storage.sql) {
-    throw fail(
+    throw toolctxError(
       "INVALID_ARGUMENT",
       "durableObjectStorage needs the storage of a SQLite-backed Durable Object (ctx.storage, class listed in new_sqlite_classes)",
     );
   }
   const { sql } = storage;
   sql.exec(SCHEMA);
-  if (!queuesOf.has(storage)) queuesOf.set(storage, new Map());
-  const queues = queuesOf.get(storage);
+  if (!locksOf.has(storage)) locksOf.set(storage, queueLock());
 
   const head = (path) => sql.exec("SELECT size, chunks FROM toolctx_files WHERE path = ?", path).toArray()[0];
   const addChunks = (path, bytes, first) => {
@@ -328,15 +287,6 @@ export function durableObjectStorage(storage) {
       return children(prefix, Array.from(rows, ({ path }) => path));
     },
     /** Mutual exclusion by name among everyone using this object's storage (see above). */
-    lock(name, fn) {
-      const previous = queues.get(name) ?? Promise.resolve();
-      const run = previous.then(() => fn());
-      const tail = run.catch(() => {});
-      queues.set(name, tail);
-      tail.then(() => {
-        if (queues.get(name) === tail) queues.delete(name);
-      });
-      return run;
-    },
+    lock: locksOf.get(storage),
   };
 }

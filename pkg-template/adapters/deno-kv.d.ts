@@ -8,10 +8,14 @@ export interface DenoKvStorageOptions {
   /** The first key parts of every entry, to share one KV with other data. Default `["toolctx"]`. */
   prefix?: string | Array<string | number>;
   /** How long a lock entry lives unless its holder refreshes it (every third of it). Default 30 000. */
+  lockLeaseMs?: number;
+  /** @deprecated The old name of `lockLeaseMs`, still read when `lockLeaseMs` is not given. */
   lockTtlMs?: number;
-  /** How long `lock` waits for a held lock before it rejects with code "ELOCKED". Default 60 000. */
+  /** How long `lock` waits for a held lock before it rejects with code "TIMEOUT". Default 60 000. */
+  lockWaitMs?: number;
+  /** @deprecated The old name of `lockWaitMs`, still read when `lockWaitMs` is not given. */
   lockTimeoutMs?: number;
-  /** Each KV request rejects with code "TIMEOUT" past this many ms (a commit may still land). */
+  /** Each KV request rejects with code "TIMEOUT" past this many ms (a commit may still land). Default: none (0). */
   timeoutMs?: number;
   /** Once aborted, pending and later requests reject with code "ABORTED". */
   signal?: AbortSignal;

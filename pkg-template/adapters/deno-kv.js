@@ -21,10 +21,13 @@
 // Requests: a save of a new record up to 768 KiB is one commit; a replace is a get and a
 // commit; a load is a get and one getMany per 10 chunks (640 KiB), in parallel.
 
-import { sleep } from "./backoff.js";
-import { bounded, boundsOf } from "./bounded.js";
-import { invalidArgument as invalid, typedError as typed } from "./errors.js";
-import { randomHex } from "./random.js";
+import { toolctxError } from "../errors.js";
+import { sleep } from "./base/backoff.js";
+import { backendCall, backendFailure } from "./base/backend.js";
+import { concat } from "./base/bytes.js";
+import { deadlineOf } from "./base/deadline.js";
+import { leaseLock, lockOptions } from "./base/lease-lock.js";
+import { randomHex } from "./base/random.js";
 
 const PART = 65536; // Deno KV's largest value
 const ATOMIC_BYTES = 768 * 1024; // under KV's 800 KiB of keys + values per commit
@@ -33,7 +36,7 @@ const KEY_BYTES = 2048;
 const GET_MANY = 10;
 const FOLDED_DELETES = 100; // old chunks deleted in the commit that replaces their head, up to this many
 const encoder = new TextEncoder();
-
+const invalid = (message) => toolctxError("INVALID_ARGUMENT", message);
 
 /**
  * Runs a KV call again while SQLite reports the file busy: a local KV file opened by several
@@ -46,7 +49,7 @@ async function retryBusy(call) {
       return await call();
     } catch (err) {
       if (!/database is locked|database table is locked|SQLITE_BUSY/i.test(String(err?.message))) throw err;
-      if (attempt >= 400) throw typed("EBUSY", "the Deno KV file stayed locked by other writers", err);
+      if (attempt >= 400) throw toolctxError("STORAGE", "the Deno KV file stayed locked by other writers", { cause: err });
       await sleep(Math.min(1 + Math.random() * 2 ** Math.min(attempt, 6), 50));
     }
   }
@@ -69,19 +72,9 @@ function keyBytes(key) {
   return size;
 }
 
-function concat(parts, size) {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 function checkOptions(options) {
   if (options === null || typeof options !== "object") throw invalid("denoKvStorage(options): options must be an object");
-  const { kv, path, prefix = ["toolctx"], lockTtlMs = 30_000, lockTimeoutMs = 60_000 } = options;
+  const { kv, path, prefix = ["toolctx"] } = options;
   if (kv !== undefined && (kv === null || typeof kv.atomic !== "function" || typeof kv.list !== "function")) {
     throw invalid("denoKvStorage({kv}): kv must be a Deno.Kv (from Deno.openKv)");
   }
@@ -93,10 +86,8 @@ function checkOptions(options) {
   if (!parts.every((p) => typeof p === "string" || (typeof p === "number" && Number.isFinite(p)))) {
     throw invalid("denoKvStorage({prefix}): prefix must be a string or an array of strings and numbers");
   }
-  for (const [label, ms] of [["lockTtlMs", lockTtlMs], ["lockTimeoutMs", lockTimeoutMs]]) {
-    if (typeof ms !== "number" || !(ms > 0)) throw invalid(`denoKvStorage({${label}}): must be a positive number of ms`);
-  }
-  return { kv, path, prefix: parts, lockTtlMs, lockTimeoutMs, bounds: boundsOf(options, "denoKvStorage") };
+  const lock = lockOptions(options, "denoKvStorage", { lease: ["lockTtlMs"], wait: ["lockTimeoutMs"] });
+  return { kv, path, prefix: parts, lock, deadline: deadlineOf(options, "denoKvStorage") };
 }
 
 /**
@@ -104,26 +95,23 @@ function checkOptions(options) {
  * @returns {import("./deno-kv.d.ts").DenoKvStorage}
  */
 export function denoKvStorage(options = {}) {
-  const { kv: given, path, prefix, lockTtlMs, lockTimeoutMs, bounds } = checkOptions(options);
+  const { kv: given, path, prefix, lock: lockTimes, deadline } = checkOptions(options);
   let opened;
   const kvReady = () =>
     given
       ? Promise.resolve(given)
-      : bounded(
-          "deno kv open",
-          () =>
-            (opened ??= Deno.openKv(path).catch((err) => {
-              opened = undefined; // the next call tries again
-              throw err;
-            })),
-          bounds,
+      : backendCall("deno kv open", deadline, () =>
+          (opened ??= Deno.openKv(path).catch((err) => {
+            opened = undefined; // the next call tries again
+            throw err;
+          })),
         );
-  /** One KV request: again while the file is busy, within `timeoutMs` and `signal`. */
-  const unlessBusy = (call) => bounded("deno kv request", () => retryBusy(call), bounds);
+  /** One KV request: again while the file is busy, within `timeoutMs` and `signal`, its failure typed. */
+  const unlessBusy = (call) => backendCall("deno kv request", deadline, () => retryBusy(call));
 
   const headKey = (p) => {
     const key = [...prefix, "file", ...segments(p)];
-    if (keyBytes(key) > KEY_BYTES) throw typed("ENAMETOOLONG", `path too long for a Deno KV key (over ${KEY_BYTES} bytes): ${String(p).slice(0, 80)}…`);
+    if (keyBytes(key) > KEY_BYTES) throw toolctxError("TOO_LARGE", `path too long for a Deno KV key (over ${KEY_BYTES} bytes): ${String(p).slice(0, 80)}…`);
     return key;
   };
   const dataKey = (gen, i) => [...prefix, "data", gen, i];
@@ -135,8 +123,8 @@ export function denoKvStorage(options = {}) {
     for (let i = 0; i < keys.length; i += GET_MANY) groups.push(unlessBusy(() => kv.getMany(keys.slice(i, i + GET_MANY))));
     const parts = (await Promise.all(groups)).flat().map((e) => e.value);
     if (parts.some((v) => !(v instanceof Uint8Array))) return undefined;
-    const bytes = concat(parts, head.size);
-    return parts.reduce((n, p) => n + p.length, 0) === head.size ? bytes : undefined;
+    const bytes = concat(parts);
+    return bytes.length === head.size ? bytes : undefined;
   }
 
   /** The head entry and the record's bytes, consistent with each other. */
@@ -146,11 +134,11 @@ export function denoKvStorage(options = {}) {
       if (head.value === null) return { head, bytes: undefined };
       const { size, gen, chunks } = head.value;
       if (!(Number.isSafeInteger(size) && typeof gen === "string" && Number.isSafeInteger(chunks) && chunks >= 1)) {
-        throw typed("CORRUPT_RECORD", `${key.join("/")} is not a toolctx record head (another program's entry under the prefix?)`);
+        throw toolctxError("CORRUPT_RECORD", `${key.join("/")} is not a toolctx record head (another program's entry under the prefix?)`);
       }
       const bytes = await readChunks(kv, head.value);
       if (bytes !== undefined) return { head, bytes };
-      if (attempt >= 50) throw typed("EAGAIN", `${key.join("/")}: the record kept changing while it was read`);
+      if (attempt >= 50) throw toolctxError("STORAGE", `${key.join("/")}: the record kept changing while it was read`);
       await sleep(Math.min(2 ** attempt, 20));
     }
   }
@@ -203,7 +191,7 @@ export function denoKvStorage(options = {}) {
     const kv = await kvReady();
     if (exclusive) {
       if (await commit(kv, key, bytes, null, undefined)) return;
-      throw typed("EEXIST", `EEXIST: record already exists: ${path}`);
+      throw toolctxError("EEXIST", `EEXIST: record already exists: ${path}`);
     }
     for (;;) {
       const current = await unlessBusy(() => kv.get(key));
@@ -217,7 +205,7 @@ export function denoKvStorage(options = {}) {
     const kv = await kvReady();
     for (;;) {
       const { head, bytes = new Uint8Array(0) } = await readEntry(kv, key);
-      const joined = concat([bytes, tail], bytes.length + tail.length);
+      const joined = concat([bytes, tail]);
       if (await commit(kv, key, joined, head.versionstamp, head.value ?? undefined)) return;
     }
   }
@@ -259,82 +247,51 @@ export function denoKvStorage(options = {}) {
 
   /**
    * A lock entry {owner, expiresAt}, created only where there is none (or an expired one),
-   * refreshed every third of `lockTtlMs` while `fn` runs, and deleted afterwards only if
-   * it is still ours (checked by versionstamp). A holder that dies stops refreshing, and
-   * the lock is taken over once its expiry has passed.
+   * refreshed while `fn` runs and deleted afterwards only if it is still ours (checked by
+   * versionstamp). A holder that dies stops refreshing, and the lock is taken over once its
+   * expiry has passed.
    */
-  async function lock(name, fn) {
-    const key = [...prefix, "lock", ...segments(name)];
-    if (keyBytes(key) > KEY_BYTES) throw typed("ENAMETOOLONG", `lock name too long for a Deno KV key: ${String(name).slice(0, 80)}…`);
-    const kv = await kvReady();
-    const owner = randomHex(12);
-    const started = Date.now();
-    let versionstamp;
-    for (let attempt = 0; versionstamp === undefined; attempt++) {
-      const current = await unlessBusy(() => kv.get(key));
-      if (current.value === null || !(current.value.expiresAt > Date.now())) {
-        const taken = await unlessBusy(() =>
-          kv
-            .atomic()
-            .check(current)
-            .set(key, { owner, expiresAt: Date.now() + lockTtlMs }, { expireIn: lockTtlMs })
-            .commit(),
-        );
-        if (taken.ok) versionstamp = taken.versionstamp;
-        continue;
-      }
-      if (Date.now() - started > lockTimeoutMs) throw typed("ELOCKED", `lock ${name} is held by another owner`);
-      await sleep(Math.min(2 ** Math.min(attempt, 6), 50));
-    }
-    let refreshing = Promise.resolve();
-    let timer;
-    const refresh = async () => {
-      // a failed request is tried again at the next tick; only a failed check (the lock is no longer ours) stops it
-      const next = await unlessBusy(() =>
-        kv
-          .atomic()
-          .check({ key, versionstamp })
-          .set(key, { owner, expiresAt: Date.now() + lockTtlMs }, { expireIn: lockTtlMs })
-          .commit(),
-      ).catch(() => undefined);
-      if (next?.ok) versionstamp = next.versionstamp;
-      timer = next?.ok === false ? undefined : setTimeout(() => (refreshing = refresh()), lockTtlMs / 3);
-    };
-    timer = setTimeout(() => (refreshing = refresh()), lockTtlMs / 3);
-    let value;
-    let released;
-    try {
-      value = await fn();
-    } finally {
-      clearTimeout(timer);
-      await refreshing;
-      clearTimeout(timer);
-      released = await unlessBusy(() => kv.atomic().check({ key, versionstamp }).delete(key).commit());
-    }
-    // The check failed: the lease ran out (no refresh in time) and fn ran unprotected.
-    if (!released.ok) throw typed("LOCK_LOST", `lock ${name}: the lease expired before the holder finished; another holder may have taken it`);
-    return value;
-  }
+  const lock = leaseLock(
+    {
+      async acquire(name, owner, leaseMs) {
+        const key = [...prefix, "lock", ...segments(name)];
+        if (keyBytes(key) > KEY_BYTES) throw toolctxError("TOO_LARGE", `lock name too long for a Deno KV key: ${String(name).slice(0, 80)}…`);
+        const kv = await kvReady();
+        const current = await unlessBusy(() => kv.get(key));
+        if (current.value !== null && current.value.expiresAt > Date.now()) return undefined;
+        const taken = await unlessBusy(() => kv.atomic().check(current).set(key, { owner, expiresAt: Date.now() + leaseMs }, { expireIn: leaseMs }).commit());
+        return taken.ok ? { kv, key, owner, versionstamp: taken.versionstamp } : undefined;
+      },
+      async refresh(hold, leaseMs) {
+        const { kv, key, owner, versionstamp } = hold;
+        const next = await unlessBusy(() => kv.atomic().check({ key, versionstamp }).set(key, { owner, expiresAt: Date.now() + leaseMs }, { expireIn: leaseMs }).commit());
+        if (next.ok) hold.versionstamp = next.versionstamp;
+        return next.ok;
+      },
+      release: async ({ kv, key, versionstamp }) => (await unlessBusy(() => kv.atomic().check({ key, versionstamp }).delete(key).commit())).ok,
+    },
+    { label: "deno kv lock", ...lockTimes },
+  );
 
-  const guard =
-    (fn) =>
-    async (...args) => {
+  /** `fn` whose failures are typed (a KV error outside a request, bad data). */
+  const typed =
+    (op, fn) =>
+    async (path, ...rest) => {
       try {
-        return await fn(...args);
+        return await fn(path, ...rest);
       } catch (err) {
-        if (err && typeof err === "object" && !err.code) err.code = "EKV";
-        throw err;
+        throw backendFailure(`deno kv ${op} ${path}`, err);
       }
     };
 
   return {
     description: `deno kv storage${path ? ` (${path})` : ""}`,
-    read: guard(read),
-    write: guard(write),
-    append: guard(append),
-    remove: guard(remove),
-    list: guard(list),
-    lock: guard(lock),
+    read: typed("read", read),
+    write: typed("write", write),
+    append: typed("append", append),
+    remove: typed("remove", remove),
+    list: typed("list", list),
+    lock,
     removeDir() {}, // folders exist only while they hold records
     async close() {
       if (opened) (await opened).close();

@@ -1,35 +1,45 @@
-// toolctx/deno: a StorageHost over Deno's file APIs.
-//
-// The same behaviour as toolctx/node: folders 0700, files 0600; exclusive writes
-// create the file with `createNew` (O_EXCL); replacing writes go to a temporary name
-// and are renamed over the target; a read that symbolic links would take outside the
-// store (`read(path, {root})`) is refused; `lock(name, fn)` holds a lock file at `name`
-// (file-lock.js: refreshed while held, taken over once stale, `lockStaleMs`, default 30 s).
+// toolctx/deno: a StorageHost over Deno's file APIs, on the file-system base (base/fs.js)
+// as toolctx/node is: folders 0700, files 0600; exclusive writes create the file with
+// `createNew` (O_EXCL); replacing writes go to a temporary name and are renamed over the
+// target; `lock(name, fn)` holds a lock file at `name`. A read that symbolic links would
+// take outside the store (`read(path, {root})`) is refused; Deno has no O_NOFOLLOW, so
+// the file itself is checked with lstat.
 
-import { outsideStore } from "./errors.js";
-import { fileLock } from "./file-lock.js";
-import { randomHex } from "./random.js";
+import { containment, DIR_MODE, FILE_MODE, fsStorage, isMissing, outsideStore } from "./base/fs.js";
 
-const DIR_MODE = 0o700;
-const FILE_MODE = 0o600;
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+const bytes = (data) => (typeof data === "string" ? encoder.encode(data) : data);
 
 function dirname(path) {
   const i = path.lastIndexOf("/");
   return i <= 0 ? "/" : path.slice(0, i);
 }
 
-/** Gives Deno's error classes the `code` the core reads (EEXIST, ENOSPC, ...). */
+/** Gives Deno's error classes the `code` the base and the core read (EEXIST, ENOENT, ...). */
 function withCode(err) {
   if (err && typeof err === "object" && !err.code) {
     if (err instanceof Deno.errors.AlreadyExists) err.code = "EEXIST";
     else if (err instanceof Deno.errors.NotFound) err.code = "ENOENT";
+    else if (Deno.errors.NotADirectory && err instanceof Deno.errors.NotADirectory) err.code = "ENOTDIR";
   }
   return err;
 }
 
-function isMissing(err) {
-  return err instanceof Deno.errors.NotFound || err?.code === "ENOENT" || err?.code === "ENOTDIR";
-}
+/** `fn` whose errors have Node's codes. */
+const coded =
+  (fn) =>
+  async (...args) => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      throw withCode(err);
+    }
+  };
+
+const ignoreMissing = (err) => {
+  if (!isMissing(withCode(err))) throw err;
+};
 
 /**
  * @param {import("./deno.d.ts").DenoStorageOptions} [options]
@@ -39,38 +49,20 @@ export function denoStorage(options = {}) {
   const strict = options.durability === "strict";
   // As in toolctx/node: small files are created and read with blocking calls, which
   // skip the op round trips of the asynchronous API (bench/io.mjs).
-  const syncCreateMax = options.syncCreateMaxBytes ?? 256 * 1024; // as toolctx/node
+  const syncCreateMax = options.syncCreateMaxBytes ?? 256 * 1024;
   const syncReadMax = options.syncReadMaxBytes ?? 256 * 1024;
-  const madeDirs = new Set();
-  const realRoots = new Map();
-  const encoder = new TextEncoder();
-  const decoder = new TextDecoder();
-  const bytes = (data) => (typeof data === "string" ? encoder.encode(data) : data);
-
-  async function ensureDir(dir) {
-    if (madeDirs.has(dir)) return;
-    await Deno.mkdir(dir, { recursive: true, mode: DIR_MODE });
-    madeDirs.add(dir);
-  }
+  const inside = containment({ realpathSync: Deno.realPathSync, dirname, sep: "/" });
 
   // Synchronous: an lstat and a realpath over cached folder entries cost microseconds,
   // less than two asynchronous op round trips.
   function assertInside(path, root) {
     const info = Deno.lstatSync(path);
     if (info.isSymlink) throw outsideStore(path);
-    let realRoot = realRoots.get(root);
-    if (realRoot === undefined) {
-      realRoot = Deno.realPathSync(root);
-      realRoots.set(root, realRoot);
-    }
-    const realDir = Deno.realPathSync(dirname(path));
-    if (realDir !== realRoot && !realDir.startsWith(realRoot.endsWith("/") ? realRoot : `${realRoot}/`)) {
-      throw outsideStore(path);
-    }
+    inside(path, root);
     return info;
   }
 
-  async function writeFresh(path, data) {
+  async function createFile(path, data) {
     if (!strict) {
       // One call (open O_EXCL, write, close) instead of three ops; a failed write leaves no part.
       const view = bytes(data);
@@ -78,7 +70,7 @@ export function denoStorage(options = {}) {
       try {
         return view.length <= syncCreateMax ? Deno.writeFileSync(path, view, opts) : await Deno.writeFile(path, view, opts);
       } catch (err) {
-        if (!(err instanceof Deno.errors.AlreadyExists) && !isMissing(err)) await Deno.remove(path).catch(() => {});
+        if (!(err instanceof Deno.errors.AlreadyExists) && !isMissing(withCode(err))) await Deno.remove(path).catch(() => {});
         throw err;
       }
     }
@@ -95,108 +87,56 @@ export function denoStorage(options = {}) {
     file.close();
   }
 
-  async function write(path, data, { exclusive = false } = {}) {
-    const dir = dirname(path);
-    await ensureDir(dir);
-    if (exclusive) {
-      try {
-        return await writeFresh(path, data);
-      } catch (err) {
-        if (!isMissing(err)) throw err;
-        madeDirs.delete(dir); // the folder went away after we made it: again
-        await ensureDir(dir);
-        return await writeFresh(path, data);
-      }
-    }
-    const tmp = `${path}.${randomHex(6)}.tmp`;
+  async function inspect(path) {
+    let file;
     try {
-      await writeFresh(tmp, data);
-      await Deno.rename(tmp, path);
+      file = await Deno.open(path, { read: true });
     } catch (err) {
-      await Deno.remove(tmp).catch(() => {});
+      if (isMissing(withCode(err))) return undefined;
       throw err;
+    }
+    try {
+      const info = await file.stat();
+      const text = new Uint8Array(info.size); // a token: a few bytes
+      let at = 0;
+      for (let n; at < text.length && (n = await file.read(text.subarray(at))) !== null; ) at += n;
+      return { text: decoder.decode(text.subarray(0, at)), mtimeMs: info.mtime?.getTime() ?? Number.NaN };
+    } finally {
+      file.close();
     }
   }
 
-  const guard =
-    (fn) =>
-    async (...args) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        throw withCode(err);
-      }
-    };
-
-  return {
-    description: "deno fs storage",
-    read: guard(async (path, { root } = {}) => {
-      try {
-        if (root !== undefined && assertInside(path, root).size <= syncReadMax) return Deno.readFileSync(path);
-        return await Deno.readFile(path);
-      } catch (err) {
-        if (isMissing(err)) return undefined;
-        throw err;
-      }
-    }),
-    write: guard(write),
-    append: guard(async (path, data) => {
-      await ensureDir(dirname(path));
-      await Deno.writeFile(path, bytes(data), { append: true, create: true, mode: FILE_MODE });
-    }),
-    remove: guard(async (path) => {
-      await Deno.remove(path).catch((err) => {
-        if (!isMissing(err)) throw err;
-      });
-    }),
-    list: guard(async (dir) => {
-      const names = [];
-      try {
+  return fsStorage(
+    {
+      description: "deno fs storage",
+      dirname,
+      read: coded(async (path, { root } = {}) => {
+        try {
+          if (root !== undefined && assertInside(path, root).size <= syncReadMax) return Deno.readFileSync(path);
+          return await Deno.readFile(path);
+        } catch (err) {
+          if (isMissing(withCode(err))) return undefined;
+          throw err;
+        }
+      }),
+      mkdir: coded((dir) => Deno.mkdir(dir, { recursive: true, mode: DIR_MODE })),
+      createFile: coded(createFile),
+      rename: coded(Deno.rename),
+      appendFile: coded((path, data) => Deno.writeFile(path, bytes(data), { append: true, create: true, mode: FILE_MODE })),
+      removeFile: coded((path) => Deno.remove(path).catch(ignoreMissing)),
+      removeDir: coded((path) => Deno.remove(path).catch(ignoreMissing)),
+      readDir: coded(async (dir) => {
+        const names = [];
         for await (const entry of Deno.readDir(dir)) names.push(entry.isDirectory ? `${entry.name}/` : entry.name);
-      } catch (err) {
-        if (isMissing(err)) return [];
-        throw err;
-      }
-      return names.sort();
-    }),
-    lock: fileLock(
-      {
-        create: guard((path, text) => write(path, text, { exclusive: true })),
-        inspect: guard(async (path) => {
-          let file;
-          try {
-            file = await Deno.open(path, { read: true });
-          } catch (err) {
-            if (isMissing(err)) return undefined;
-            throw err;
-          }
-          try {
-            const info = await file.stat();
-            const bytes = new Uint8Array(info.size); // a token: a few bytes
-            let at = 0;
-            for (let n; at < bytes.length && (n = await file.read(bytes.subarray(at))) !== null; ) at += n;
-            return { text: decoder.decode(bytes.subarray(0, at)), mtimeMs: info.mtime?.getTime() ?? Number.NaN };
-          } finally {
-            file.close();
-          }
-        }),
-        touch: guard(async (path) => {
-          const now = new Date();
-          await Deno.utime(path, now, now);
-        }),
-        remove: guard(async (path) => {
-          await Deno.remove(path).catch((err) => {
-            if (!isMissing(err)) throw err;
-          });
-        }),
-      },
-      { staleMs: options.lockStaleMs },
-    ),
-    removeDir: guard(async (path) => {
-      madeDirs.delete(path);
-      await Deno.remove(path).catch((err) => {
-        if (!isMissing(err)) throw err;
-      });
-    }),
-  };
+        return names;
+      }),
+      inspect: coded(inspect),
+      touch: coded(async (path) => {
+        const now = new Date();
+        await Deno.utime(path, now, now);
+      }),
+    },
+    options,
+    "denoStorage",
+  );
 }

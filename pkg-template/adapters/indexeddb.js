@@ -5,10 +5,10 @@
 // `add`, which fails inside the same transaction when the key exists. Folders are
 // implied by paths; `list` walks a key range.
 
-import { copyOf } from "./bytes.js";
-import { alreadyExists } from "./errors.js";
-import { children, folderPrefix } from "./listing.js";
-import { webLock } from "./web-lock.js";
+import { toolctxError } from "../errors.js";
+import { concat, copyOf } from "./base/bytes.js";
+import { children, folderPrefix } from "./base/listing.js";
+import { webLock } from "./base/web-lock.js";
 
 const STORE = "files";
 
@@ -28,7 +28,7 @@ function done(tx) {
 }
 
 function exists(path) {
-  return alreadyExists(`EEXIST: file already exists: ${path}`);
+  return toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
 }
 
 /**
@@ -46,7 +46,7 @@ export function indexedDbStorage(options = {}) {
       req.onupgradeneeded = () => req.result.createObjectStore(STORE);
       req.onsuccess = () => resolve(req.result);
       req.onerror = () => reject(req.error);
-      req.onblocked = () => reject(new Error(`IndexedDB ${name} is blocked by another connection`));
+      req.onblocked = () => reject(toolctxError("STORAGE", `IndexedDB ${name} is blocked by another connection`));
     });
     return opened;
   }
@@ -87,10 +87,7 @@ export function indexedDbStorage(options = {}) {
       const t = await tx("readwrite");
       const store = t.objectStore(STORE);
       const head = (await request(store.get(path))) ?? new Uint8Array(0);
-      const joined = new Uint8Array(head.length + tail.length);
-      joined.set(head);
-      joined.set(tail, head.length);
-      store.put(joined, path);
+      store.put(concat([head, tail]), path);
       await done(t);
     },
     async remove(path) {

@@ -21,10 +21,14 @@ export interface NodeStorageOptions {
   syncReadMaxBytes?: number;
   /**
    * Milliseconds after which a lock file that was not refreshed is taken over (default
-   * 30000). A holder refreshes its lock every `lockStaleMs / 2`; a holder found to have
-   * lost its lock fails its locked operation with `ELOCKCOMPROMISED`. Keep it at 2000 or
-   * more on file systems with coarse modification times.
+   * 30000). A holder refreshes its lock every third of it; a holder found to have lost
+   * its lock fails its locked operation with `ELOCKCOMPROMISED`. Keep it at 2000 or more
+   * on file systems with coarse modification times.
    */
+  lockLeaseMs?: number;
+  /** How long `lock` waits for a held lock before it rejects with code "TIMEOUT" (default 60 000). */
+  lockWaitMs?: number;
+  /** @deprecated The old name of `lockLeaseMs`, still read when `lockLeaseMs` is not given. */
   lockStaleMs?: number;
 }
 

@@ -7,22 +7,22 @@
 // dedicated worker they are written through a `FileSystemSyncAccessHandle`, the
 // fastest OPFS path. A torn record left by a crash does not parse and is skipped.
 
-import { bytesOf } from "./bytes.js";
-import { alreadyExists } from "./errors.js";
-import { webLock } from "./web-lock.js";
+import { toolctxError } from "../errors.js";
+import { bytesOf } from "./base/bytes.js";
+import { webLock } from "./base/web-lock.js";
 
 function isMissing(err) {
   return err?.name === "NotFoundError" || err?.name === "TypeMismatchError";
 }
 
 function exists(path) {
-  return alreadyExists(`EEXIST: file already exists: ${path}`);
+  return toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
 }
 
 function parts(path) {
   const list = path.split("/").filter((p) => p !== "" && p !== ".");
   if (list.includes("..")) {
-    throw Object.assign(new Error(`${path} climbs out of the store`), { code: "OUTSIDE_STORE" });
+    throw toolctxError("OUTSIDE_STORE", `${path} climbs out of the store`);
   }
   return list;
 }
@@ -55,7 +55,7 @@ export function opfsStorage(options = {}) {
   async function locate(path, create) {
     const names = parts(path);
     const file = names.pop();
-    if (file === undefined) throw new TypeError(`not a file path: ${path}`);
+    if (file === undefined) throw toolctxError("INVALID_ARGUMENT", `not a file path: ${path}`);
     return [await dirAt(names, create), file];
   }
 

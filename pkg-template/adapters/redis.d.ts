@@ -8,12 +8,16 @@ export interface RedisStorageOptions {
   /** Prefix of every key (default "toolctx:"). With Redis Cluster, include a hash tag: "{toolctx}:". */
   prefix?: string;
   /** Milliseconds one operation may take before it rejects with code "TIMEOUT" (default 10 000; 0: none). */
+  timeoutMs?: number;
+  /** @deprecated The old name of `timeoutMs`, still read when `timeoutMs` is not given. */
   timeout?: number;
   /** Aborting it makes every pending and later operation reject with code "ABORTED". */
   signal?: AbortSignal;
   /** Lease of a lock in ms (default 30 000); the holder refreshes it every third of that. */
+  lockLeaseMs?: number;
+  /** @deprecated The old name of `lockLeaseMs`, still read when `lockLeaseMs` is not given. */
   lockTtlMs?: number;
-  /** How long `lock` waits for a held lock before it rejects with code "LOCK_TIMEOUT" (default 60 000). */
+  /** How long `lock` waits for a held lock before it rejects with code "TIMEOUT" (default 60 000). */
   lockWaitMs?: number;
   /** Largest value written, in bytes (default 512 MiB, Redis's own limit); a larger write rejects with code "TOO_LARGE" and writes nothing. */
   maxValueBytes?: number;
@@ -23,7 +27,7 @@ export interface RedisStorageOptions {
 export interface RedisLockHold {
   /** Grows by one with every acquisition of this lock name: pass it to systems that can reject stale holders. */
   fencingToken: number;
-  /** Aborts when the lease was lost (the process stalled past `lockTtlMs`); `lock` then rejects with code "LOCK_LOST". */
+  /** Aborts when the lease was lost (the process stalled past `lockLeaseMs`); `lock` then rejects with code "LOCK_LOST". */
   signal: AbortSignal;
 }
 

@@ -13,11 +13,11 @@
 // the prefix ("{toolctx}:").
 
 import { Buffer } from "node:buffer";
-import { sleep } from "./backoff.js";
-import { copyOf } from "./bytes.js";
-import { typedError } from "./errors.js";
-import { randomHex } from "./random.js";
-import { folder, splitPath, withDeadline } from "./remote.js";
+import { CODES, toolctxError } from "../errors.js";
+import { backendFailure } from "./base/backend.js";
+import { copyOf } from "./base/bytes.js";
+import { deadlineOf, withDeadline } from "./base/deadline.js";
+import { leaseLock, lockOptions } from "./base/lease-lock.js";
 
 const WRITE = `
 if ARGV[1] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -57,13 +57,21 @@ const AUTH_ERROR = /WRONGPASS|NOAUTH|NOPERM|invalid password/i;
 
 /** A Redis error turned into a typed one; the URL (which may hold the password) is never quoted. */
 function classify(op, path, err) {
-  if (err?.code === "TIMEOUT" || err?.code === "ABORTED" || err?.code === "EEXIST") return err;
   const message = String(err?.message ?? err);
-  if (AUTH_ERROR.test(message)) {
-    return typedError("UNAUTHORIZED", `redis ${op} refused: wrong credentials or no permission (${message.split(/\s/)[0]})`, err);
+  if (!Object.hasOwn(CODES, String(err?.code)) && AUTH_ERROR.test(message)) {
+    return toolctxError("UNAUTHORIZED", `redis ${op} refused: wrong credentials or no permission (${message.split(/\s/)[0]})`, { cause: err });
   }
-  return typedError(err?.code ?? "STORAGE", `redis ${op} ${path} failed: ${message}`, err);
+  return backendFailure(`redis ${op} ${path}`, err);
 }
+
+/** `path` split into its folder and its name: "a/b/c.json" → ["a/b", "c.json"]. */
+function splitPath(path) {
+  const slash = path.lastIndexOf("/");
+  return slash === -1 ? ["", path] : [path.slice(0, slash), path.slice(slash + 1)];
+}
+
+/** A folder path without its trailing slashes ("a/b/" → "a/b"). */
+const folder = (dir) => dir.replace(/\/+$/, "");
 
 /**
  * @param {import("./redis.d.ts").RedisStorageOptions} [options]
@@ -71,10 +79,7 @@ function classify(op, path, err) {
  */
 export function redisStorage(options = {}) {
   const prefix = options.prefix ?? "toolctx:";
-  const timeout = options.timeout ?? 10_000;
-  const signal = options.signal;
-  const lockTtl = options.lockTtlMs ?? 30_000;
-  const lockWait = options.lockWaitMs ?? 60_000;
+  const deadline = deadlineOf(options, "redisStorage", 10_000, ["timeout"]);
   const maxValue = options.maxValueBytes ?? REDIS_MAX_VALUE;
   const owned = options.client === undefined;
   let client = options.client;
@@ -87,20 +92,20 @@ export function redisStorage(options = {}) {
       try {
         ({ createClient } = await import("redis"));
       } catch (err) {
-        throw typedError("INVALID_ARGUMENT", "toolctx/redis needs the npm package `redis` (npm install redis), or a `client`", err);
+        throw toolctxError("INVALID_ARGUMENT", "toolctx/redis needs the npm package `redis` (npm install redis), or a `client`", { cause: err });
       }
       try {
         client = createClient({
           url: options.url ?? "redis://127.0.0.1:6379",
           socket: {
-            connectTimeout: timeout || undefined,
+            connectTimeout: deadline.timeoutMs,
             // wrong credentials stay wrong: give up at once; a server away may come back
             reconnectStrategy: (n, cause) => (AUTH_ERROR.test(String(cause?.message)) ? cause : Math.min(50 * 2 ** n, 2000)),
           },
         });
       } catch {
         // No cause: Node's URL error carries the whole URL, password and all, as `input`.
-        throw typedError(
+        throw toolctxError(
           "INVALID_ARGUMENT",
           "toolctx/redis: options.url is not a valid redis:// or rediss:// URL (percent-encode any of : / ? # [ ] @ % in the user name or password)",
         );
@@ -115,7 +120,7 @@ export function redisStorage(options = {}) {
   /** Sends one command under the deadline; bulk strings come back as Buffers. */
   async function command(op, path, args) {
     try {
-      return await withDeadline(`redis ${op} ${path}`, timeout, signal, async (abortSignal) => {
+      return await withDeadline(`redis ${op} ${path}`, deadline, async (abortSignal) => {
         connecting ??= connect().catch((err) => {
           connecting = undefined; // the next operation tries again
           throw err;
@@ -167,48 +172,25 @@ export function redisStorage(options = {}) {
   async function put(op, path, data, mode) {
     const bytes = copyOf(data);
     if (bytes.length > maxValue) {
-      throw typedError("TOO_LARGE", `redis ${op} ${path}: ${bytes.length} bytes is over the ${maxValue}-byte value limit; nothing was written`);
+      throw toolctxError("TOO_LARGE", `redis ${op} ${path}: ${bytes.length} bytes is over the ${maxValue}-byte value limit; nothing was written`);
     }
     const { keys, members } = ancestry(path);
     const done = await script(op, path, WRITE, [fileKey(path), ...keys], [mode, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), ...members]);
-    if (Number(done) === 0) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+    if (Number(done) === 0) throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
   }
 
-  async function lock(name, fn) {
-    const key = `${prefix}l:${name}`;
-    const token = randomHex(16);
-    const giveUp = Date.now() + lockWait;
-    let fence = 0;
-    for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
-      fence = Number(await script("lock", name, ACQUIRE, [key, `${prefix}n:${name}`], [token, String(lockTtl)]));
-      if (fence > 0) break;
-      if (Date.now() > giveUp) throw typedError("LOCK_TIMEOUT", `redis lock ${name}: still held by another holder after ${lockWait} ms`);
-      await sleep(pause * (0.5 + Math.random()));
-    }
-    const lost = new AbortController();
-    const refresh = setInterval(async () => {
-      try {
-        const kept = await script("lock refresh", name, REFRESH, [key], [token, String(lockTtl)]);
-        if (Number(kept) === 0) lost.abort(typedError("LOCK_LOST", `redis lock ${name}: the lease expired and another holder may have taken it`));
-      } catch {
-        // a missed refresh is retried at the next tick; the lease covers two of them
-      }
-    }, Math.max(10, Math.floor(lockTtl / 3)));
-    let value;
-    let released;
-    try {
-      value = await fn({ fencingToken: fence, signal: lost.signal });
-      if (lost.signal.aborted) throw lost.signal.reason;
-    } finally {
-      clearInterval(refresh);
-      released = await script("unlock", name, RELEASE, [key], [token]).catch(() => undefined); // the lease ends it anyway
-    }
-    // Not ours any more at release (an event loop blocked past the TTL): fn ran unprotected.
-    if (released !== undefined && Number(released) === 0) {
-      throw typedError("LOCK_LOST", `redis lock ${name}: the lease expired before the holder finished; another holder may have taken it`);
-    }
-    return value;
-  }
+  // A lease: SET NX PX with a fencing counter; refreshed and released only while the key holds our token.
+  const lock = leaseLock(
+    {
+      async acquire(name, token, leaseMs) {
+        const fence = Number(await script("lock", name, ACQUIRE, [`${prefix}l:${name}`, `${prefix}n:${name}`], [token, String(leaseMs)]));
+        return fence > 0 ? { name, token, fencingToken: fence } : undefined;
+      },
+      refresh: async ({ name, token }, leaseMs) => Number(await script("lock refresh", name, REFRESH, [`${prefix}l:${name}`], [token, String(leaseMs)])) !== 0,
+      release: async ({ name, token }) => Number(await script("unlock", name, RELEASE, [`${prefix}l:${name}`], [token])) !== 0,
+    },
+    { label: "redis lock", ...lockOptions(options, "redisStorage", { lease: ["lockTtlMs"] }) },
+  );
 
   return {
     description: `redis storage (prefix ${prefix})`,

@@ -14,6 +14,8 @@ export interface S3StorageOptions {
   /** Prepended to every key (default ""). Paths lose their leading "/". */
   prefix?: string;
   /** Milliseconds one request may take before it rejects with code "TIMEOUT" (default 30 000; 0: none). */
+  timeoutMs?: number;
+  /** @deprecated The old name of `timeoutMs`, still read when `timeoutMs` is not given. */
   timeout?: number;
   /** Aborting it makes every pending and later operation reject with code "ABORTED". */
   signal?: AbortSignal;
@@ -48,7 +50,7 @@ export interface S3StorageOptions {
  * A StorageHost over an S3-compatible object store, over `fetch`. Its errors carry a `code`:
  * "EEXIST" (an exclusive create lost), "UNAUTHORIZED" (403: wrong keys or no permission; no
  * secret in any message), "NOT_FOUND" (no such bucket), "TOO_LARGE", "TIMEOUT", "ABORTED",
- * "NETWORK" (no answer: refused, reset), "STORAGE" (any other status; `status` and `s3Code`
- * say which), "INVALID_ARGUMENT" and "UNSUPPORTED" (options).
+ * "STORAGE" (no answer: refused, reset, the network error as `cause`; or any other status,
+ * `status` and `s3Code` say which), "INVALID_ARGUMENT" and "UNSUPPORTED" (options).
  */
 export function s3Storage(options: S3StorageOptions): StorageHost;

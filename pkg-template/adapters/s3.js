@@ -13,34 +13,40 @@
 //   unique either way;
 // - list is ListObjectsV2 with delimiter "/", following continuation tokens;
 // - GET, whole-object PUT, DELETE, LIST and part uploads retry 500/503 (and network
-//   errors) with backoff; every request has a deadline (`timeout`) and honours `signal`;
+//   errors) with backoff; every request has a deadline (`timeoutMs`) and honours `signal`;
 // - S3 has no locks. `lock` is mutual exclusion within this process (the default), a
 //   function you pass (for instance a Redis storage's `lock`), or none; see s3.d.ts.
 
-import { copyOf } from "./bytes.js";
-import { typedError } from "./errors.js";
-import { withDeadline, withRetry } from "./remote.js";
+import { toolctxError } from "../errors.js";
+import { sleep } from "./base/backoff.js";
+import { copyOf } from "./base/bytes.js";
+import { deadlineOf, withDeadline } from "./base/deadline.js";
+import { queueLock } from "./base/queue-lock.js";
 
 const MiB = 1024 * 1024;
 const MIN_PART = 5 * MiB; // S3's smallest part (all but the last)
 const MAX_PARTS = 10_000;
 const AUTH_CODES = new Set(["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken"]);
 
-/** Locks of every s3Storage of this process, by store and name (see `lock: "process"`). */
-const processLocks = new Map();
+/** The lock of every s3Storage of this process, by store and name (see `lock: "process"`). */
+const processLock = queueLock();
 
-function processLock(key, fn) {
-  const previous = processLocks.get(key) ?? Promise.resolve();
-  const run = previous.then(() => fn());
-  const tail = run.then(
-    () => {},
-    () => {},
-  );
-  processLocks.set(key, tail);
-  tail.then(() => {
-    if (processLocks.get(key) === tail) processLocks.delete(key);
-  });
-  return run;
+/** The errors of requests that got no answer (refused, reset): retried as 500 and 503 are. */
+const unanswered = new WeakSet();
+
+/**
+ * Calls `attempt()` up to `retries + 1` times while it throws an error for which
+ * `retryable(err)` holds, waiting `base * 2^n` ms (with jitter, at most 2 s) in between.
+ */
+async function withRetry(attempt, { retries, base, retryable }) {
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (n >= retries || !retryable(err)) throw err;
+      await sleep(Math.min(2000, base * 2 ** n) * (0.5 + Math.random() / 2));
+    }
+  }
 }
 
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
@@ -83,13 +89,12 @@ function sameBytes(a, b) {
  */
 export function s3Storage(options = {}) {
   const { bucket } = options;
-  if (typeof bucket !== "string" || bucket === "") throw typedError("INVALID_ARGUMENT", "s3Storage needs a `bucket`");
-  if (typeof options.endpoint !== "string") throw typedError("INVALID_ARGUMENT", "s3Storage needs an `endpoint` (for example https://s3.us-east-1.amazonaws.com)");
+  if (typeof bucket !== "string" || bucket === "") throw toolctxError("INVALID_ARGUMENT", "s3Storage needs a `bucket`");
+  if (typeof options.endpoint !== "string") throw toolctxError("INVALID_ARGUMENT", "s3Storage needs an `endpoint` (for example https://s3.us-east-1.amazonaws.com)");
   const endpoint = options.endpoint.replace(/\/+$/, "");
   const prefix = options.prefix ?? "";
   const region = options.region ?? "us-east-1";
-  const timeout = options.timeout ?? 30_000;
-  const signal = options.signal;
+  const deadline = deadlineOf(options, "s3Storage", 30_000, ["timeout"]);
   const retries = options.retries ?? 3;
   const retryBase = options.retryBaseMs ?? 100;
   const pageSize = options.pageSize ?? 1000;
@@ -97,11 +102,11 @@ export function s3Storage(options = {}) {
   const partSize = options.partSize ?? 8 * MiB;
   const maxObject = options.maxObjectBytes ?? 5 * 1024 * 1024 * MiB;
   const fetchImpl = options.fetch ?? ((request) => fetch(request));
-  if (partSize < MIN_PART) throw typedError("INVALID_ARGUMENT", `partSize must be at least 5 MiB (S3's smallest part), got ${partSize}`);
+  if (partSize < MIN_PART) throw toolctxError("INVALID_ARGUMENT", `partSize must be at least 5 MiB (S3's smallest part), got ${partSize}`);
   let verify = options.verifyExclusive ?? "auto"; // "auto" | "always" | "never"; "auto" becomes one of the others after the probe
   const lockOption = options.lock ?? "process";
   if (lockOption !== "process" && lockOption !== false && typeof lockOption !== "function") {
-    throw typedError(
+    throw toolctxError(
       "UNSUPPORTED",
       `s3Storage: lock ${JSON.stringify(lockOption)} is not available: S3 has no locks, and a lock object made by a conditional PUT is unsafe on servers that check then write. ` +
         'Use lock: "process" (one process), a lock function (for example redisStorage(...).lock), or false',
@@ -115,10 +120,10 @@ export function s3Storage(options = {}) {
     try {
       ({ AwsClient } = await import("aws4fetch"));
     } catch (err) {
-      throw typedError("INVALID_ARGUMENT", "toolctx/s3 needs the npm package `aws4fetch` (npm install aws4fetch), or a `client`", err);
+      throw toolctxError("INVALID_ARGUMENT", "toolctx/s3 needs the npm package `aws4fetch` (npm install aws4fetch), or a `client`", { cause: err });
     }
     if (!options.accessKeyId || !options.secretAccessKey) {
-      throw typedError("INVALID_ARGUMENT", "s3Storage needs `accessKeyId` and `secretAccessKey`, or a `client`");
+      throw toolctxError("INVALID_ARGUMENT", "s3Storage needs `accessKeyId` and `secretAccessKey`, or a `client`");
     }
     signer = new AwsClient({
       accessKeyId: options.accessKeyId,
@@ -144,22 +149,24 @@ export function s3Storage(options = {}) {
     else if (code === "NoSuchBucket") typed = "NOT_FOUND";
     else if (code === "EntityTooLarge") typed = "TOO_LARGE";
     else if (response.status === 412) typed = "EEXIST";
-    return Object.assign(typedError(typed, what), { status: response.status, s3Code: code });
+    return toolctxError(typed, what, { status: response.status, s3Code: code });
   }
 
-  const retryable = (err) => err?.status === 500 || err?.status === 503 || err?.code === "NETWORK";
+  const retryable = (err) => err?.status === 500 || err?.status === 503 || unanswered.has(err);
 
   /** One signed request under the deadline; resolves to the Response when `ok(status)`. */
   async function request(op, key, { method = "GET", query = "", headers, body, ok = (s) => s >= 200 && s < 300 } = {}) {
-    return withDeadline(`s3 ${op} ${key}`, timeout, signal, async (abortSignal) => {
+    return withDeadline(`s3 ${op} ${key}`, deadline, async (abortSignal) => {
       const client = await getSigner();
       const signed = await client.sign(urlOf(key, query), { method, headers, body, signal: abortSignal });
       let response;
       try {
         response = await fetchImpl(signed);
       } catch (err) {
-        if (abortSignal.aborted) throw abortSignal.reason;
-        throw typedError("NETWORK", `s3 ${op} ${key}: ${err?.message ?? err}`, err);
+        if (abortSignal?.aborted) throw abortSignal.reason;
+        const failed = toolctxError("STORAGE", `s3 ${op} ${key}: no answer: ${err?.message ?? err}`, { cause: err });
+        unanswered.add(failed);
+        throw failed;
       }
       if (!ok(response.status)) throw await failure(op, key, response);
       return response;
@@ -187,7 +194,7 @@ export function s3Storage(options = {}) {
   async function putMultipart(key, bytes, complete = {}) {
     const created = await idempotent("write", key, { method: "POST", query: "?uploads" });
     const uploadId = tags(await created.text(), "UploadId")[0];
-    if (!uploadId) throw typedError("STORAGE", `s3 write ${key}: the server gave no UploadId`);
+    if (!uploadId) throw toolctxError("STORAGE", `s3 write ${key}: the server gave no UploadId`);
     const id = encodeURIComponent(uploadId);
     try {
       const etags = [];
@@ -206,7 +213,7 @@ export function s3Storage(options = {}) {
       });
       // CompleteMultipartUpload may answer 200 with an <Error> body
       const answer = await done.text();
-      if (answer.includes("<Error>")) throw typedError("STORAGE", `s3 write ${key}: completing the upload failed: ${tags(answer, "Code")[0] ?? "?"}`);
+      if (answer.includes("<Error>")) throw toolctxError("STORAGE", `s3 write ${key}: completing the upload failed: ${tags(answer, "Code")[0] ?? "?"}`);
     } catch (err) {
       await request("abort upload", key, { method: "DELETE", query: `?uploadId=${id}`, ok: () => true }).catch(() => {});
       throw err;
@@ -251,21 +258,21 @@ export function s3Storage(options = {}) {
     const key = keyOf(path);
     const bytes = copyOf(data);
     if (bytes.length > maxObject || bytes.length > partSize * MAX_PARTS) {
-      throw typedError("TOO_LARGE", `s3 write ${key}: ${bytes.length} bytes is over the object limit; nothing was written`);
+      throw toolctxError("TOO_LARGE", `s3 write ${key}: ${bytes.length} bytes is over the object limit; nothing was written`);
     }
     if (writeOptions.exclusive) {
       if (bytes.length > threshold) {
         // If-None-Match on CompleteMultipartUpload is recent (AWS 2024) and not everywhere:
         // check, upload with the condition, then read back whose object it is
-        if (await exists(key)) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+        if (await exists(key)) throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
         await putMultipart(key, bytes, { "If-None-Match": "*" }).catch((err) => {
           if (err?.code !== "EEXIST") throw err;
         });
         const stored = await getObject(key);
-        if (stored === undefined || !sameBytes(stored, bytes)) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+        if (stored === undefined || !sameBytes(stored, bytes)) throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
         return;
       }
-      if (!(await putExclusive(key, bytes))) throw typedError("EEXIST", `EEXIST: file already exists: ${path}`);
+      if (!(await putExclusive(key, bytes))) throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
       return;
     }
     if (bytes.length > threshold) return putMultipart(key, bytes);

@@ -1,6 +1,8 @@
 // Wraps the seed's IFileSystem (readFile, writeFile, readdir, unlink, mkdir,
 // exists, rename) as a StorageHost, so seed users keep their injected file systems.
 
+import { toolctxError } from "../errors.js";
+
 const decoder = new TextDecoder();
 
 function parentOf(path) {
@@ -33,7 +35,7 @@ export function fromFileSystem(fs) {
     async write(path, data, { exclusive = false } = {}) {
       await ensureParent(path);
       if (exclusive && fs.exists && (await fs.exists(path))) {
-        throw Object.assign(new Error(`EEXIST: file already exists: ${path}`), { code: "EEXIST" });
+        throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
       }
       if (!exclusive && fs.rename) {
         const tmp = `${path}.${Math.random().toString(36).slice(2, 10)}.tmp`;

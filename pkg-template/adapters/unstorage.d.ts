@@ -16,7 +16,7 @@ export interface UnstorageStorageOptions {
   base?: string;
   /** A lock of your own (e.g. for a single process); without it `lock` rejects with code "UNSUPPORTED". */
   lock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
-  /** Each driver call rejects with code "TIMEOUT" past this many ms (the call itself may still land). */
+  /** Each driver call rejects with code "TIMEOUT" past this many ms (the call itself may still land). Default: none (0). */
   timeoutMs?: number;
   /** Once aborted, pending and later calls reject with code "ABORTED". */
   signal?: AbortSignal;

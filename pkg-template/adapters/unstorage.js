@@ -17,12 +17,13 @@
 //     features that need one (sessions, whose manifest is locked; conversations;
 //     cleanupStaleSessions) are refused, unless the caller passes a `lock` of their own.
 
-import { bounded, boundsOf } from "./bounded.js";
-import { invalidArgument as invalid, typedError as typed } from "./errors.js";
+import { toolctxError } from "../errors.js";
+import { backendCall } from "./base/backend.js";
+import { deadlineOf } from "./base/deadline.js";
 
 const encoder = new TextEncoder();
 const UNSAFE = /[%:/\\?#$]|\.$/g;
-
+const invalid = (message) => toolctxError("INVALID_ARGUMENT", message);
 
 function encodeSegment(segment) {
   return segment.replace(UNSAFE, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
@@ -48,7 +49,7 @@ function toBytes(value, key) {
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   if (typeof value === "string") return encoder.encode(value);
-  throw typed("UNEXPECTED_VALUE", `unstorage returned neither bytes nor a string for ${key}`);
+  throw toolctxError("STORAGE", `unstorage returned neither bytes nor a string for ${key}`);
 }
 
 function checkOptions(options) {
@@ -60,7 +61,7 @@ function checkOptions(options) {
   }
   if (typeof base !== "string" || /[:/\\?#$]/.test(base)) throw invalid("unstorageStorage({base}): base must be a key segment without : / \\ ? # $");
   if (lock !== undefined && typeof lock !== "function") throw invalid("unstorageStorage({lock}): lock must be a function (name, fn)");
-  return { storage, base, lock, bounds: boundsOf(options, "unstorageStorage") };
+  return { storage, base, lock, deadline: deadlineOf(options, "unstorageStorage") };
 }
 
 /**
@@ -68,16 +69,12 @@ function checkOptions(options) {
  * @returns {import("./unstorage.d.ts").UnstorageHost}
  */
 export function unstorageStorage(options) {
-  const { storage, base, lock, bounds } = checkOptions(options ?? null);
+  const { storage, base, lock, deadline } = checkOptions(options ?? null);
   const key = (path) => keyOf(path, base);
   const prefix = base ? `${base}:` : "";
 
-  /** One driver call, bounded by `timeoutMs` and `signal`; a driver error without a code becomes EUNSTORAGE. */
-  function call(op, what, run) {
-    return bounded(`unstorage ${op} ${what}`, run, bounds).catch((err) => {
-      throw typeof err?.code === "string" ? err : typed("EUNSTORAGE", `unstorage ${op} ${what} failed: ${err?.message ?? err}`, err);
-    });
-  }
+  /** One driver call, bounded by `timeoutMs` and `signal`; a driver's error is the cause of a STORAGE one. */
+  const call = (op, what, run) => backendCall(`unstorage ${op} ${what}`, deadline, () => run());
 
   return {
     description: `unstorage storage${base ? ` (base ${base})` : ""}`,
@@ -89,7 +86,7 @@ export function unstorageStorage(options) {
     },
     async write(path, data, { exclusive = false } = {}) {
       const k = key(path);
-      if (exclusive && (await call("write", k, () => storage.hasItem(k)))) throw typed("EEXIST", `EEXIST: record already exists: ${path}`);
+      if (exclusive && (await call("write", k, () => storage.hasItem(k)))) throw toolctxError("EEXIST", `EEXIST: record already exists: ${path}`);
       const bytes = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data); // our own copy
       await call("write", k, () => storage.setItemRaw(k, bytes));
     },
@@ -113,7 +110,7 @@ export function unstorageStorage(options) {
     removeDir() {}, // keys have no folders
     async lock(name, fn) {
       if (lock) return lock(name, fn);
-      throw typed(
+      throw toolctxError(
         "UNSUPPORTED",
         `toolctx/unstorage has no lock (an unstorage driver has no atomic check-and-set), so ${name} cannot be locked: ` +
           "sessions and conversations need a storage with locks (toolctx/deno-kv, toolctx/redis, a file system) or a `lock` option of your own",

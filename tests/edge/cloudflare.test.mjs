@@ -77,9 +77,9 @@ for (const [backend, what] of [["r2", "one R2 bucket"], ["do", "one Durable Obje
   });
 }
 
-test("workerd R2: a bad key is a typed R2_ERROR with R2's code; of 16 exclusive creates of one key exactly one wins", async () => {
+test("workerd R2: a bad key is a typed STORAGE error with R2's code; of 16 exclusive creates of one key exactly one wins", async () => {
   const found = await workerd.fetch("w0", "/r2/faults");
-  assert.equal(found.invalidKey.code, "R2_ERROR");
+  assert.equal(found.invalidKey.code, "STORAGE");
   assert.equal(found.invalidKey.r2Code, 10020, found.invalidKey.message);
   assert.ok(found.invalidKey.cause, "the binding's error is the cause");
   assert.deepEqual(found.race, { won: 1, lost: 15, storedIsWinner: true });

@@ -172,30 +172,35 @@ t("a lock whose refresh fails once (a transient error) keeps being refreshed: no
     return "a";
   });
   await new Promise((r) => setTimeout(r, 500)); // past the ttl: only refreshes keep it
-  await expectRejection(assert, () => b.lock("/l.lock", async () => "b"), "ELOCKED", "second holder");
+  await expectRejection(assert, () => b.lock("/l.lock", async () => "b"), "TIMEOUT", "second holder");
   assert.equal(await held, "a");
 });
 
-t("a lock held by a live holder times out with ELOCKED", async () => {
-  const a = denoKvStorage({ kv, prefix: "locks2", lockTtlMs: 5_000 });
-  const b = denoKvStorage({ kv, prefix: "locks2", lockTimeoutMs: 150 });
+t("a lock held by a live holder times out with TIMEOUT after lockWaitMs (or lockTimeoutMs, its deprecated name)", async () => {
+  const a = denoKvStorage({ kv, prefix: "locks2", lockLeaseMs: 5_000 });
   let release;
   const held = a.lock("/l.lock", () => new Promise((r) => (release = r)));
   await new Promise((r) => setTimeout(r, 20));
-  await expectRejection(assert, () => b.lock("/l.lock", async () => "never"), "ELOCKED", "second holder");
+  for (const options of [{ lockWaitMs: 150 }, { lockTimeoutMs: 150 }]) {
+    const b = denoKvStorage({ kv, prefix: "locks2", ...options });
+    const started = Date.now();
+    await expectRejection(assert, () => b.lock("/l.lock", async () => "never"), "TIMEOUT", JSON.stringify(options));
+    assert.ok(Date.now() - started < 2_000, `gave up after about 150 ms, not the default minute (${JSON.stringify(options)})`);
+  }
   release();
   await held;
 });
 
-t("bad input: a path too long for a key is ENAMETOOLONG and writes nothing; a foreign entry is CORRUPT_RECORD; bad options are INVALID_ARGUMENT", async () => {
+t("bad input: a path too long for a key is TOO_LARGE and writes nothing; a foreign entry is CORRUPT_RECORD; bad options are INVALID_ARGUMENT", async () => {
   const s = denoKvStorage({ kv, prefix: "bad" });
   const long = `/x/${"a".repeat(2100)}.json`;
-  await expectRejection(assert, () => s.write(long, "x"), "ENAMETOOLONG", "long write");
+  await expectRejection(assert, () => s.write(long, "x"), "TOO_LARGE", "long write");
   assert.deepEqual(await s.list("/x"), []);
   assert.equal(await s.read(long), undefined, "a key that cannot exist is missing");
   assert.throws(() => denoKvStorage({ kv: {} }), { code: "INVALID_ARGUMENT" });
   assert.throws(() => denoKvStorage({ prefix: [{}] }), { code: "INVALID_ARGUMENT" });
   assert.throws(() => denoKvStorage({ lockTtlMs: -1 }), { code: "INVALID_ARGUMENT" });
+  assert.throws(() => denoKvStorage({ lockLeaseMs: 0 }), { code: "INVALID_ARGUMENT" });
   await kv.set(["bad", "file", "x", "foreign.json"], "not a head");
   await expectRejection(assert, () => s.read("/x/foreign.json"), "CORRUPT_RECORD", "foreign entry");
   await kv.delete(["bad", "file", "x", "foreign.json"]);
@@ -262,7 +267,7 @@ t("a slow KV: timeoutMs rejects with TIMEOUT, an aborted signal with ABORTED; a 
   controller.abort();
   await expectRejection(assert, () => pending, "ABORTED", "aborted write");
   await expectRejection(assert, () => aborting.read("/b.json"), "ABORTED", "after abort");
-  assert.throws(() => denoKvStorage({ kv, timeoutMs: 0 }), { code: "INVALID_ARGUMENT" });
+  assert.throws(() => denoKvStorage({ kv, timeoutMs: -1 }), { code: "INVALID_ARGUMENT" });
   await delay(400); // let the slow requests finish before the KV closes
 });
 

@@ -95,6 +95,29 @@ test("[node] a lock taken over while its holder ran fails the operation: STORAGE
   assert.equal(err.cause?.code, "ELOCKCOMPROMISED", err.message);
 });
 
+test("[node] lock options: lockWaitMs bounds the wait (TIMEOUT); after lockLeaseMs, or lockStaleMs (its old name), a lock nobody refreshed is taken over", async () => {
+  const dir = fresh("lock-options");
+  fs.mkdirSync(dir, { recursive: true });
+  const name = `${dir}/held.lock`;
+  const heldTwoSecondsAgo = () => {
+    fs.writeFileSync(name, "another holder");
+    const then = new Date(Date.now() - 2_000);
+    fs.utimesSync(name, then, then);
+  };
+  heldTwoSecondsAgo();
+  const started = Date.now();
+  const err = await nodeStorage({ lockWaitMs: 100 }).lock(name, async () => "entered").then(() => assert.fail("entered"), (e) => e);
+  assert.equal(err.code, "TIMEOUT", err.message);
+  assert.ok(Date.now() - started < 5_000, "gave up after lockWaitMs, not a minute");
+  for (const options of [{ lockLeaseMs: 1_000 }, { lockStaleMs: 1_000 }]) {
+    heldTwoSecondsAgo();
+    assert.equal(await nodeStorage({ ...options, lockWaitMs: 100 }).lock(name, async () => "taken over"), "taken over", JSON.stringify(options));
+    assert.equal(fs.existsSync(name), false, "released");
+  }
+  assert.throws(() => nodeStorage({ lockLeaseMs: 0 }), { code: "INVALID_ARGUMENT" });
+  assert.throws(() => nodeStorage({ lockWaitMs: -1 }), { code: "INVALID_ARGUMENT" });
+});
+
 // -- memory adapter
 
 let m = 0;

@@ -123,15 +123,15 @@ test("[redis] lock: fencing tokens grow; a holder that lost its lease gets LOCK_
   }
 });
 
-test("[redis] lock: the lease is refreshed while the holder works past the TTL; a waiter gets LOCK_TIMEOUT", async () => {
+test("[redis] lock: the lease is refreshed while the holder works past it; a waiter gets TIMEOUT", async () => {
   // generous margins: the refresh runs every TTL/3, so only a stall of 2 refreshes loses the lease
-  const a = makeStorage({ lockTtlMs: 400 });
-  const b = makeStorage({ lockTtlMs: 400, lockWaitMs: 600 });
+  const a = makeStorage({ lockTtlMs: 400 }); // the deprecated name of lockLeaseMs
+  const b = makeStorage({ lockLeaseMs: 400, lockWaitMs: 600 });
   const name = `${fresh("lease")}/l.lock`;
   let bRan = false;
   const holding = a.lock(name, () => new Promise((r) => setTimeout(r, 2000)));
   await new Promise((r) => setTimeout(r, 50));
-  await expectRejection(assert, () => b.lock(name, async () => (bRan = true)), "LOCK_TIMEOUT", "waiter");
+  await expectRejection(assert, () => b.lock(name, async () => (bRan = true)), "TIMEOUT", "waiter");
   await holding;
   assert.equal(bRan, false, "never two holders, though the work took 5 TTLs");
   assert.equal(await b.lock(name, async () => "free"), "free");
@@ -139,7 +139,7 @@ test("[redis] lock: the lease is refreshed while the holder works past the TTL; 
 
 test("[redis] the server down: a timeout rejects with TIMEOUT, an AbortSignal with ABORTED", async () => {
   const port = await freePort(); // nothing listens there
-  const slow = makeStorage({ url: `redis://127.0.0.1:${port}`, timeout: 200 });
+  const slow = makeStorage({ url: `redis://127.0.0.1:${port}`, timeoutMs: 200 });
   await expectRejection(assert, () => slow.read("/down/x.json"), "TIMEOUT", "read");
   const controller = new AbortController();
   const stopped = makeStorage({ url: `redis://127.0.0.1:${port}`, timeout: 0, signal: controller.signal });

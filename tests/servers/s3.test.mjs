@@ -203,14 +203,15 @@ test("[s3] a record over maxObjectBytes: TOO_LARGE before any request, nothing v
   assert.deepEqual(await s.list(dir), []);
 });
 
-test("[s3] the server slow or down: a timeout rejects with TIMEOUT, an AbortSignal with ABORTED", async () => {
+test("[s3] the server slow or down: timeoutMs rejects with TIMEOUT (also by its old name timeout), an AbortSignal with ABORTED", async () => {
   const sockets = new Set();
   const silent = createServer((socket) => sockets.add(socket)); // accepts, never answers
   await new Promise((r) => silent.listen(0, "127.0.0.1", r));
   try {
     const endpoint = `http://127.0.0.1:${silent.address().port}`;
-    const slow = makeStorage({ endpoint, timeout: 200, retries: 0 });
+    const slow = makeStorage({ endpoint, timeoutMs: 200, retries: 0 });
     await expectRejection(assert, () => slow.read("/slow/x.json"), "TIMEOUT", "read");
+    await expectRejection(assert, () => makeStorage({ endpoint, timeout: 200, retries: 0 }).read("/slow/x.json"), "TIMEOUT", "read, deprecated name");
     const controller = new AbortController();
     const stopped = makeStorage({ endpoint, timeout: 0, signal: controller.signal });
     const pending = stopped.write("/slow/y.json", "y");
@@ -218,7 +219,7 @@ test("[s3] the server slow or down: a timeout rejects with TIMEOUT, an AbortSign
     await expectRejection(assert, () => pending, "ABORTED", "write");
     await expectRejection(assert, () => stopped.list("/slow"), "ABORTED", "after abort");
     const down = makeStorage({ endpoint: `http://127.0.0.1:${await freePort()}`, retries: 1, retryBaseMs: 1 });
-    const err = await expectRejection(assert, () => down.read("/down/x.json"), "NETWORK", "nothing listening");
+    const err = await expectRejection(assert, () => down.read("/down/x.json"), "STORAGE", "nothing listening");
     assert.ok(err.cause, "the fetch error is the cause");
     const m = new ContextManager({ contextDir: "/slow/ctx", fileSystem: slow, persistThreshold: 0 });
     const saved = await expectRejection(assert, () => m.saveContext("t", {}, 1), "STORAGE", "save");

@@ -1,4 +1,4 @@
-// The bytes of what a storage adapter is asked to write (`data`: a string or bytes).
+// The bytes the storage adapters are asked to write (`data`: a string or bytes), and joined.
 
 const encoder = new TextEncoder();
 
@@ -12,4 +12,17 @@ export function copyOf(data) {
   if (typeof data === "string") return encoder.encode(data);
   if (data instanceof ArrayBuffer) return new Uint8Array(data.slice(0));
   return new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+}
+
+/** `parts` (bytes) joined into one new array. */
+export function concat(parts) {
+  let size = 0;
+  for (const part of parts) size += part.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }

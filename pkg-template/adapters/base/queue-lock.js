@@ -1,0 +1,24 @@
+// Mutual exclusion within one process (toolctx/memory, toolctx/s3's `lock: "process"`)
+// or one Durable Object (toolctx/cloudflare): a queue per name, each `fn` starting once
+// the one before it has settled.
+
+/**
+ * `lock(name, fn)` over `queues` (name → the tail of its queue), which lockers that must
+ * exclude each other share.
+ * @param {Map<string, Promise<void>>} [queues]
+ */
+export function queueLock(queues = new Map()) {
+  return function lock(name, fn) {
+    const previous = queues.get(name) ?? Promise.resolve();
+    const run = previous.then(() => fn());
+    const tail = run.then(
+      () => {},
+      () => {},
+    );
+    queues.set(name, tail);
+    tail.then(() => {
+      if (queues.get(name) === tail) queues.delete(name);
+    });
+    return run;
+  };
+}
