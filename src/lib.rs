@@ -68,6 +68,7 @@
 //! - [`view`]: a result as the model reads it, in numbered lines;
 //! - [`paths`]: path normalising and confinement;
 //! - [`plan`]: the storage operations a synchronous step asks for, and their outcomes;
+//! - [`platform`]: the system clock and the CSPRNG, the defaults handed to the core;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`handle`]: a record's handle, `ctx:` and base32 (what the model sees and passes back);
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
@@ -91,6 +92,7 @@ pub mod naming;
 pub(crate) use toolctx_search::paged;
 pub mod paths;
 pub mod plan;
+pub mod platform;
 pub mod record;
 pub mod retention;
 pub use toolctx_search as select;

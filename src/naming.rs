@@ -2,7 +2,6 @@
 //! the RFC 8785 canonical-JSON args hash, and `hashQuery`.
 
 use sha2::{Digest, Sha256};
-use std::cell::RefCell;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::shared::Shared;
@@ -302,57 +301,6 @@ pub fn random_chars(n: usize, mut next_byte: impl FnMut() -> u8) -> String {
         }
     }
     out
-}
-
-/// `n` characters of `[a-z0-9]` from the platform's CSPRNG.
-///
-/// The bytes come from a pool of [`RandomPool::SIZE`] filled in one call: asking the
-/// platform costs microseconds a call in wasm (`crypto.getRandomValues`), about what the
-/// rest of a small save's naming costs, and a name takes a handful of bytes. The names
-/// are not secrets (a record's path shows them); the pool only spares the calls.
-pub fn os_random_chars(n: usize) -> Result<String> {
-    thread_local! {
-        static POOL: RefCell<RandomPool> = const { RefCell::new(RandomPool { bytes: [0; RandomPool::SIZE], used: RandomPool::SIZE }) };
-    }
-    POOL.with(|pool| {
-        let mut pool = pool.borrow_mut();
-        let mut failure = None;
-        let out = random_chars(n, || {
-            pool.next().unwrap_or_else(|e| {
-                failure = Some(e);
-                0
-            })
-        });
-        match failure {
-            // Bytes drawn before the failure are dropped with the pool's remainder.
-            Some(e) => {
-                pool.used = RandomPool::SIZE;
-                Err(Error::new(ErrorKind::Internal, format!("no CSPRNG: {e}")))
-            }
-            None => Ok(out),
-        }
-    })
-}
-
-/// CSPRNG bytes drawn ahead, each handed out once.
-struct RandomPool {
-    bytes: [u8; RandomPool::SIZE],
-    /// How many of `bytes` are handed out (`SIZE`: none left).
-    used: usize,
-}
-
-impl RandomPool {
-    /// Bytes drawn per call to the platform: a few dozen names' worth.
-    const SIZE: usize = 256;
-
-    fn next(&mut self) -> std::result::Result<u8, getrandom::Error> {
-        if self.used == Self::SIZE {
-            getrandom::fill(&mut self.bytes)?;
-            self.used = 0;
-        }
-        self.used += 1;
-        Ok(self.bytes[self.used - 1])
-    }
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -52,7 +52,7 @@ use persist::Content;
 pub use segments::{segments_dir, INDEX_DIR};
 
 // The wasm glue runs a clear in steps; natively `clear_context_dir` does.
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "core"))]
 pub(crate) use clear::Clearing;
 use entry::{Entry, Interned};
 pub use options::{

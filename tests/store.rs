@@ -177,14 +177,10 @@ fn a_taken_name_draws_a_new_random_part_and_never_replaces() {
             let mut o = options("/ctx");
             o.clock = Rc::new(|| 1_700_000_000_000);
             // The same first name for both managers, then varying parts.
-            o.random = Some(Rc::new(move || {
+            o.random = Rc::new(move || {
                 calls.set(calls.get() + 1);
-                if calls.get() <= 4 {
-                    0.5
-                } else {
-                    (calls.get() % 36) as f64 / 36.0
-                }
-            }));
+                Ok(if calls.get() <= 4 { 0.5 } else { (calls.get() % 36) as f64 / 36.0 })
+            });
             o
         };
         let a = ContextManager::new(storage.clone(), fixed(Rc::new(Cell::new(0))))?;
@@ -838,10 +834,10 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
             let mut o = options("/ctx");
             o.persist_threshold = threshold;
             o.clock = Rc::new(|| 1_700_000_000_000);
-            let fixed = || -> Rc<dyn Fn() -> f64> { Rc::new(|| 0.5) };
-            o.random = Some(fixed());
+            let fixed = || -> toolctx::store::Random { Rc::new(|| Ok(0.5)) };
+            o.random = fixed();
             let text = ContextManager::new(MemoryStorage::new(), o.clone())?;
-            o.random = Some(fixed());
+            o.random = fixed();
             let holding = Holding {
                 inner: MemoryStorage::new(),
                 bodies: RefCell::new([(7, result.clone().into_bytes())].into()),

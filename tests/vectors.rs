@@ -46,10 +46,10 @@ fn sample_record_file_byte_for_byte() {
     options.persist_threshold = 0;
     let epoch = input["epochMs"].as_i64().unwrap();
     options.clock = std::rc::Rc::new(move || epoch);
-    options.random = Some(std::rc::Rc::new(move || {
+    options.random = std::rc::Rc::new(move || {
         next.set(next.get() + 1);
-        randoms[(next.get() - 1) % randoms.len()]
-    }));
+        Ok(randoms[(next.get() - 1) % randoms.len()])
+    });
     let manager = toolctx::ContextManager::new(toolctx::MemoryStorage::new(), options).unwrap();
     assert_eq!(toolctx::hash_query(input["query"].as_str().unwrap()), input["queryId"].as_str().unwrap());
     let (args, result) = (input["args"].to_string(), input["result"].to_string());

@@ -4,14 +4,14 @@
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
-use crate::naming::os_random_chars;
 
 /// Longest id accepted.
 pub const MAX_ID_LEN: usize = 128;
 /// Random characters in a generated id.
 pub const RANDOM_ID_LEN: usize = 16;
 
-/// A source of `n` characters of `[a-z0-9]` (tests); the default is the CSPRNG.
+/// A source of `n` characters of `[a-z0-9]`: the CSPRNG ([`crate::platform::random_chars`]),
+/// or a caller's (tests, the `random` option).
 pub type IdRandom = Rc<dyn Fn(usize) -> Result<String>>;
 
 /// Checks an id: 1 to 128 characters of `[A-Za-z0-9_-]`, so never `/`, `.`, `..`, a
@@ -36,16 +36,15 @@ pub fn validate_id(id: &str, what: &str) -> Result<()> {
 }
 
 /// A fresh id `{prefix}-{16 random characters}`.
-pub fn new_id(prefix: &str, random: Option<&IdRandom>) -> Result<String> {
-    let chars = match random {
-        Some(random) => {
-            let s = random(RANDOM_ID_LEN)?;
-            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
-                return Err(Error::invalid("the random option must give characters of [a-z0-9]"));
-            }
-            s
-        }
-        None => os_random_chars(RANDOM_ID_LEN)?,
-    };
-    Ok(format!("{prefix}-{chars}"))
+pub fn new_id(prefix: &str, random: &IdRandom) -> Result<String> {
+    Ok(format!("{prefix}-{}", checked_random(random, RANDOM_ID_LEN)?))
+}
+
+/// `n` characters from `random`, checked to be of `[a-z0-9]`.
+pub(crate) fn checked_random(random: &IdRandom, n: usize) -> Result<String> {
+    let s = random(n)?;
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+        return Err(Error::invalid("the random option must give characters of [a-z0-9]"));
+    }
+    Ok(s)
 }

@@ -83,10 +83,10 @@ pub struct StoreOptions {
     pub context_dir: String,
     /// The folder on the remote (default: `context_dir`).
     pub remote_dir: Option<String>,
-    /// Milliseconds since the epoch.
+    /// Milliseconds since the epoch ([`crate::platform::now_ms`] by default).
     pub clock: Clock,
-    /// Random characters for ids (tests); default the CSPRNG.
-    pub random: Option<IdRandom>,
+    /// Random characters for ids ([`crate::platform::random_chars`] by default).
+    pub random: IdRandom,
     /// Receiver of warnings (skipped lines, rebuilt indexes, sync failures).
     pub on_debug: Option<DebugSink>,
     /// Backoff of failed sync items.
@@ -94,14 +94,14 @@ pub struct StoreOptions {
 }
 
 impl StoreOptions {
-    /// Defaults for a store in `context_dir`.
-    pub fn new(context_dir: impl Into<String>) -> Self {
-        let defaults = crate::store::Options::new("");
+    /// Defaults for a store in `context_dir`, with this clock and random source (natively,
+    /// `StoreOptions::new` hands in the platform's).
+    pub fn with(context_dir: impl Into<String>, clock: Clock, random: IdRandom) -> Self {
         StoreOptions {
             context_dir: context_dir.into(),
             remote_dir: None,
-            clock: defaults.clock,
-            random: None,
+            clock,
+            random,
             on_debug: None,
             retry: Backoff::default(),
         }
@@ -258,16 +258,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     }
 
     pub(crate) fn random_chars(&self, n: usize) -> Result<String> {
-        match &self.options.random {
-            Some(random) => {
-                let s = random(n)?;
-                if s.is_empty() || !s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
-                    return Err(Error::invalid("the random option must give characters of [a-z0-9]"));
-                }
-                Ok(s)
-            }
-            None => crate::naming::os_random_chars(n),
-        }
+        ids::checked_random(&self.options.random, n)
     }
 
     /// A message id that sorts after this store's earlier ones within a millisecond:

@@ -291,7 +291,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                         }
                         id.clone()
                     }
-                    None => new_id("conv", self.options.random.as_ref())?,
+                    None => new_id("conv", &self.options.random)?,
                 };
                 let at = iso_timestamp(now);
                 let meta = ConversationMetadata {
@@ -494,7 +494,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     ) -> Result<ArtifactMeta> {
         let id = match drawn {
             Some(id) => id.clone(),
-            None => drawn.insert(new_id("art", self.options.random.as_ref())?).clone(),
+            None => drawn.insert(new_id("art", &self.options.random)?).clone(),
         };
         let meta = ArtifactMeta {
             id,

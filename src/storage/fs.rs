@@ -71,7 +71,7 @@ impl Storage for FsStorage {
             }
             return Ok(());
         }
-        let tmp = format!("{path}.{}.tmp", crate::naming::os_random_chars(8)?);
+        let tmp = format!("{path}.{}.tmp", crate::platform::random_chars(8)?);
         let result =
             open_options(true).open(&tmp).and_then(|mut f| f.write_all(data)).and_then(|()| fs::rename(&tmp, path));
         if let Err(e) = result {

@@ -28,8 +28,9 @@ pub struct DebugEvent {
 
 /// Milliseconds since the Unix epoch.
 pub type Clock = Rc<dyn Fn() -> i64>;
-/// Uniform numbers in `[0, 1)`, like `Math.random` (tests only; default is the CSPRNG).
-pub type Random = Rc<dyn Fn() -> f64>;
+/// Uniform numbers in `[0, 1)`, like `Math.random`: the CSPRNG ([`crate::platform::random_unit`]),
+/// or a caller's source (tests, the `random` option).
+pub type Random = Rc<dyn Fn() -> crate::Result<f64>>;
 /// Receiver of debug messages.
 pub type DebugSink = Rc<dyn Fn(&DebugEvent)>;
 /// Receiver of the pointers retention evicted, as a JSON array (save order).
@@ -46,10 +47,10 @@ pub struct Options {
     pub memory_budget: usize,
     /// Largest record accepted.
     pub max_record_bytes: usize,
-    /// The clock; the default is the system clock.
+    /// The clock ([`crate::platform::now_ms`] by default).
     pub clock: Clock,
-    /// A random source for filenames; `None` uses the platform's CSPRNG.
-    pub random: Option<Random>,
+    /// The random source of file names ([`crate::platform::random_unit`] by default).
+    pub random: Random,
     /// Receiver of warnings and traces.
     pub on_debug: Option<DebugSink>,
     /// A new session, or one to resume (SPEC §5); `None` keeps records in the context dir.
@@ -76,15 +77,16 @@ pub enum SessionChoice {
 }
 
 impl Options {
-    /// Defaults for a store in `context_dir`.
-    pub fn new(context_dir: impl Into<String>) -> Self {
+    /// Defaults for a store in `context_dir`, with this clock and random source (natively,
+    /// `Options::new` hands in the platform's).
+    pub fn with(context_dir: impl Into<String>, clock: Clock, random: Random) -> Self {
         Options {
             context_dir: context_dir.into(),
             persist_threshold: DEFAULT_PERSIST_THRESHOLD,
             memory_budget: DEFAULT_MEMORY_BUDGET,
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
-            clock: Rc::new(system_clock),
-            random: None,
+            clock,
+            random,
             on_debug: None,
             session: None,
             read_only: false,
@@ -93,15 +95,4 @@ impl Options {
             content_bytes: crate::select::DEFAULT_CONTENT_BYTES,
         }
     }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-pub(super) fn system_clock() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
-#[cfg(target_arch = "wasm32")]
-pub(super) fn system_clock() -> i64 {
-    // The wasm layer always installs `Date.now`; std has no clock on wasm32-unknown-unknown.
-    0
 }

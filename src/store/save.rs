@@ -4,7 +4,7 @@
 use super::{ContextManager, Entry, Job, ResultHasher, State, NAME_ATTEMPTS, UNINDEXED_BYTES};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
-use crate::naming::{args_hash, os_random_chars, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
+use crate::naming::{args_hash, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, RecordMeta};
 use crate::select::Terms;
@@ -57,16 +57,20 @@ pub struct HostBody<'a> {
 }
 
 impl<S: Storage> ContextManager<S> {
+    /// The random part of a record's (or a segment's) name: four characters of `[a-z0-9]`
+    /// from the `random` option.
     pub(super) fn random_part(&self) -> Result<String> {
-        match &self.options.random {
-            Some(random) => Ok(random_chars(RANDOM_LEN, || {
-                let x = random();
-                let x = if x.is_finite() { x.clamp(0.0, 0.999_999_999) } else { 0.0 };
-                // Map [0, 1) onto 0..252 so random_chars' rejection never loops.
-                (x * 252.0) as u8
-            })),
-            None => os_random_chars(RANDOM_LEN),
-        }
+        let mut failure = None;
+        let chars = random_chars(RANDOM_LEN, || {
+            let x = (self.options.random)().unwrap_or_else(|e| {
+                failure.get_or_insert(e);
+                0.0
+            });
+            let x = if x.is_finite() { x.clamp(0.0, 0.999_999_999) } else { 0.0 };
+            // Map [0, 1) onto 0..252 so random_chars' rejection never loops.
+            (x * 252.0) as u8
+        });
+        failure.map_or(Ok(chars), Err)
     }
 
     /// The first step of a save, synchronous: checks, the args' hash, the description,

@@ -112,13 +112,16 @@ fn build(options: &JsValue) -> Result<Store> {
     } else {
         Some(storage_from(remote_given, remote_dir.as_deref().unwrap_or(&root), &note)?)
     };
-    let mut core = StoreOptions::new(dir);
-    core.remote_dir = remote_dir;
-    core.clock = match opt_function(options, "clock")? {
+    let clock: crate::store::Clock = match opt_function(options, "clock")? {
         Some(f) => Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64),
-        None => Rc::new(|| js_sys::Date::now() as i64),
+        None => Rc::new(crate::platform::now_ms),
     };
-    core.random = opt_function(options, "random")?.map(id_random);
+    let random = match opt_function(options, "random")? {
+        Some(f) => id_random(f),
+        None => Rc::new(crate::platform::random_chars),
+    };
+    let mut core = StoreOptions::with(dir, clock, random);
+    core.remote_dir = remote_dir;
     core.on_debug = sink;
     let retry = get(options, "syncRetry");
     let defaults = Backoff::default();

@@ -180,7 +180,17 @@ impl Parts {
                 s(&DebugEvent { message: note.to_owned(), path: None });
             }
         })?;
-        let mut core = Options::new(dir);
+        let clock: crate::store::Clock = match opt_function(options, "clock")? {
+            Some(f) => {
+                Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64)
+            }
+            None => Rc::new(crate::platform::now_ms),
+        };
+        let random: crate::store::Random = match opt_function(options, "random")? {
+            Some(f) => Rc::new(move || Ok(f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0))),
+            None => Rc::new(crate::platform::random_unit),
+        };
+        let mut core = Options::with(dir, clock, random);
         if let Some(n) = opt_size(options, "persistThreshold")? {
             core.persist_threshold = n;
         }
@@ -192,16 +202,6 @@ impl Parts {
         }
         if let Some(n) = opt_size(options, "indexContentBytes")? {
             core.content_bytes = n;
-        }
-        core.clock = match opt_function(options, "clock")? {
-            Some(f) => {
-                Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64)
-            }
-            None => Rc::new(|| js_sys::Date::now() as i64),
-        };
-        if let Some(f) = opt_function(options, "random")? {
-            core.random =
-                Some(Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)));
         }
         core.on_debug = sink;
         core.read_only = match get(options, "readOnly") {
