@@ -421,367 +421,443 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         (!needs.is_empty()).then_some(Step::Read(side, needs))
     }
 
+    /// Runs `run` from where it is to its next step: each state of [`At`] is a method that
+    /// answers a step, or moves `run` on and lets the next state run (`None`).
     fn advance(&self, run: &mut SyncRun) -> Result<Step> {
-        let queue = Want { queue: true, ..Want::default() };
-        let queue_dir = self.layout(Side::Local).queue_dir();
         loop {
-            match run.at {
-                At::Start => {
-                    if let Some(step) = self.load(run, Side::Local, &queue) {
-                        return Ok(step);
-                    }
-                    let items = queue_items(&self.view(&run.local, Side::Local))?;
-                    run.convs = set_of(items.into_iter().filter_map(|(_, i)| i.ok()).map(|i| i.conversation_id))
-                        .into_iter()
-                        .collect();
-                    run.at = At::NextConv;
-                }
-                At::NextConv => {
-                    let Some(conv) = run.convs.get(run.next).cloned() else {
-                        run.at = At::Unreadable;
-                        run.local.forget_listing(&queue_dir);
-                        continue;
-                    };
-                    run.next += 1;
-                    run.conv = conv;
-                    // Read again under the lock: the items written since.
-                    run.local.forget_listing(&queue_dir);
-                    run.at = At::Take;
-                    return Ok(Step::Lock(Side::Local));
-                }
-                At::Take => {
-                    if let Some(step) = self.load(run, Side::Local, &queue) {
-                        return Ok(step);
-                    }
-                    let conv = run.conv.clone();
-                    run.items = queue_items(&self.view(&run.local, Side::Local))?
-                        .into_iter()
-                        .filter_map(|(name, item)| match item {
-                            Ok(item) if item.conversation_id == conv => Some((name, item)),
-                            _ => None,
-                        })
-                        .collect();
-                    let now = run.now;
-                    if run.items.iter().all(|(_, i)| i.next_attempt_ms.is_some_and(|t| t > now)) {
-                        if !run.items.is_empty() {
-                            run.waiting.insert(conv);
-                        }
-                        run.at = At::NextConv;
-                        return Ok(Step::Unlock(Side::Local));
-                    }
-                    run.local.forget(&self.layout(Side::Local).dir(&conv));
-                    run.at = At::TakeState;
-                }
-                At::TakeState => {
-                    if let Some(step) = self.load(run, Side::Local, &conv_want(&run.conv)) {
-                        return Ok(step);
-                    }
-                    let view = self.view(&run.local, Side::Local);
-                    let conv = run.conv.as_str();
-                    run.state = match view.metadata(conv)? {
-                        None => None,
-                        Some(meta) => Some(Box::new(LocalState {
-                            meta,
-                            messages: view.messages(conv)?.messages,
-                            artifacts: view.artifacts(conv)?,
-                            pruned: view.pruned(conv)?,
-                        })),
-                    };
-                    run.at = At::PushLock;
-                    return Ok(Step::Unlock(Side::Local));
-                }
-                At::PushLock => {
-                    run.phase = Phase::Push;
-                    run.merged = None;
-                    run.remote.forget(&self.view(&run.remote, Side::Remote).dir(&run.conv));
-                    run.remote.forget_index(&self.remote_base);
-                    run.at = At::PushRead;
-                    return Ok(Step::Lock(Side::Remote));
-                }
-                At::PushRead => {
-                    let want = Want { index: true, ..conv_want(&run.conv) };
-                    if let Some(step) = self.load(run, Side::Remote, &want) {
-                        return Ok(step);
-                    }
-                    let remote = self.view(&run.remote, Side::Remote);
-                    let conv = run.conv.as_str();
-                    let Some(state) = &run.state else {
-                        let mut plan = Vec::new();
-                        remote.remove_conversation(&mut plan, conv)?;
-                        remote.index_remove(&mut plan, conv)?;
-                        run.at = At::Pushed;
-                        return Ok(Step::Change(Side::Remote, plan));
-                    };
-                    // Every content is there before anything is written: a missing one fails
-                    // the push rather than reach the remote as an empty artifact.
-                    let have = set_of(remote.artifacts(conv)?.into_iter().map(|a| a.id));
-                    let local = self.view(&run.local, Side::Local);
-                    let contents = local.artifact_contents(conv)?;
-                    let missing: Vec<String> =
-                        state.artifacts.iter().filter(|a| !have.contains(&a.id)).map(|a| a.id.clone()).collect();
-                    if let Some(art) = missing.iter().find(|a| !contents.contains(*a)) {
-                        return Err(missing_content(&local, conv, art));
-                    }
-                    run.at = At::PushContents;
-                    let want = Want { conv: Some(conv.to_owned()), artifact_ids: missing, ..Want::default() };
-                    if let Some(step) = self.load(run, Side::Local, &want) {
-                        return Ok(step);
-                    }
-                }
-                At::PushContents => {
-                    let remote = self.view(&run.remote, Side::Remote);
-                    let local = self.view(&run.local, Side::Local);
-                    let conv = run.conv.as_str();
-                    let Some(state) = &run.state else { return Err(Error::new(ErrorKind::Internal, "no state")) };
-                    let rmeta = remote.metadata(conv)?;
-                    let rmsgs = remote.messages(conv)?.messages;
-                    let rarts = remote.artifacts(conv)?;
-                    let rpruned = remote.pruned(conv)?;
-                    let pruned = set_of(state.pruned.union(&rpruned).cloned());
-                    let merged = merge(&state.messages, &rmsgs, &pruned);
-                    let have = set_of(rarts.iter().map(|a| a.id.clone()));
-                    let mut plan = Vec::new();
-                    let mut art_count = rarts.len();
-                    for a in state.artifacts.iter().filter(|a| !have.contains(&a.id)) {
-                        let content =
-                            local.artifact_content(conv, &a.id)?.ok_or_else(|| missing_content(&local, conv, &a.id))?;
-                        remote.write_artifact(&mut plan, conv, a, &content, false)?;
-                        art_count += 1;
-                    }
-                    if pruned != rpruned {
-                        remote.write_pruned(&mut plan, conv, &pruned)?;
-                    }
-                    if merged != rmsgs {
-                        remote.write_messages(&mut plan, conv, &merged)?;
-                    }
-                    let mut meta = lww(&state.meta, rmeta.as_ref());
-                    meta.message_count = merged.len() as u64;
-                    meta.artifact_count = art_count as u64;
-                    if rmeta.as_ref() != Some(&meta) {
-                        remote.write_metadata(&mut plan, &meta)?;
-                        remote.index_upsert(&mut plan, &meta)?;
-                    }
-                    run.merged = Some(Box::new(Merged { meta, messages: merged, pruned, artifacts: rarts }));
-                    run.at = At::Pushed;
-                    return Ok(Step::Change(Side::Remote, plan));
-                }
-                At::Pushed => {
-                    run.at = if run.merged.is_some() { At::Absorb } else { At::AbsorbEnd };
-                    run.changed = false;
-                    run.local.forget(&self.layout(Side::Local).dir(&run.conv));
-                    return Ok(Step::Unlock(Side::Remote));
-                }
-                At::Absorb => {
-                    let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
-                    let conv = merged.meta.id.clone();
-                    let want = Want { conv: Some(conv.clone()), artifacts: true, ..Want::default() };
-                    if let Some(step) = self.load(run, Side::Local, &want) {
-                        return Ok(step);
-                    }
-                    let have = set_of(self.view(&run.local, Side::Local).artifacts(&conv)?.into_iter().map(|a| a.id));
-                    let missing = merged.artifacts.iter().filter(|a| !have.contains(&a.id)).map(|a| a.id.clone());
-                    let want = Want { conv: Some(conv), artifact_ids: missing.collect(), ..Want::default() };
-                    run.at = At::AbsorbContents;
-                    if let Some(step) = self.load(run, Side::Remote, &want) {
-                        return Ok(step);
-                    }
-                }
-                At::AbsorbContents => {
-                    let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
-                    let conv = merged.meta.id.as_str();
-                    let local = self.view(&run.local, Side::Local);
-                    let remote = self.view(&run.remote, Side::Remote);
-                    let have = set_of(local.artifacts(conv)?.into_iter().map(|a| a.id));
-                    let mut plan = Vec::new();
-                    for a in merged.artifacts.iter().filter(|a| !have.contains(&a.id)) {
-                        let Some(content) = remote.artifact_content(conv, &a.id)? else { continue };
-                        local.write_artifact(&mut plan, conv, a, &content, false)?;
-                    }
-                    run.changed = !plan.is_empty();
-                    run.local.forget(&self.layout(Side::Local).dir(conv));
-                    run.local.forget_index(&self.base);
-                    run.at = At::AbsorbRead;
-                    return Ok(Step::Change(Side::Local, plan));
-                }
-                At::AbsorbRead => {
-                    if run.held != Some(Side::Local) {
-                        return Ok(Step::Lock(Side::Local));
-                    }
-                    let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
-                    let conv = merged.meta.id.clone();
-                    let want = Want { index: true, ..conv_want(&conv) };
-                    if let Some(step) = self.load(run, Side::Local, &want) {
-                        return Ok(step);
-                    }
-                    let local = self.view(&run.local, Side::Local);
-                    let current = local.metadata(&conv)?;
-                    let cur = local.messages(&conv)?.messages;
-                    let cur_pruned = local.pruned(&conv)?;
-                    let pruned = set_of(cur_pruned.union(&merged.pruned).cloned());
-                    let messages = merge(&cur, &merged.messages, &pruned);
-                    let mut plan = Vec::new();
-                    if messages != cur {
-                        local.write_messages(&mut plan, &conv, &messages)?;
-                        self.set_tail(&conv, super::latest(&messages));
-                        run.changed = true;
-                    }
-                    if pruned != cur_pruned {
-                        local.write_pruned(&mut plan, &conv, &pruned)?;
-                    }
-                    let mut meta = match &current {
-                        Some(l) => lww(l, Some(&merged.meta)),
-                        None => merged.meta.clone(),
-                    };
-                    meta.message_count = messages.len() as u64;
-                    meta.artifact_count = local.artifacts(&conv)?.len() as u64;
-                    if current.as_ref() != Some(&meta) {
-                        local.write_metadata(&mut plan, &meta)?;
-                        local.index_upsert(&mut plan, &meta)?;
-                        run.changed = true;
-                    }
-                    run.at = At::Absorbed;
-                    return Ok(Step::Change(Side::Local, plan));
-                }
-                At::Absorbed => {
-                    run.at = At::AbsorbEnd;
-                    return Ok(Step::Unlock(Side::Local));
-                }
-                At::AbsorbEnd => {
-                    run.report.pulled += usize::from(run.changed);
-                    if run.phase == Phase::Pull {
-                        run.at = At::PullNext;
-                        continue;
-                    }
-                    // Pushed: its items go (an item written meanwhile stays for the next sync).
-                    run.phase = Phase::Queue;
-                    run.report.pushed += run.items.len();
-                    let plan =
-                        run.items.iter().map(|(name, _)| Action::Remove { path: join(&queue_dir, name) }).collect();
-                    run.at = At::NextConv;
-                    return Ok(Step::Change(Side::Local, plan));
-                }
-                At::PushFailed => {
-                    let e = run.failure.take().unwrap_or_else(|| Error::new(ErrorKind::Internal, "no failure"));
-                    let conv = run.conv.clone();
-                    run.waiting.insert(conv.clone());
-                    self.debug(format!("sync of conversation {conv} failed: {e}"), None);
-                    let mut plan = Vec::new();
-                    for (name, item) in std::mem::take(&mut run.items) {
-                        let mut item = item.clone();
-                        item.attempts += 1;
-                        item.last_error = Some(e.to_string());
-                        item.next_attempt_ms =
-                            Some(run.now.saturating_add(self.options.retry.delay(item.attempts) as i64));
-                        plan.push(Action::Write {
-                            path: join(&queue_dir, &name),
-                            bytes: to_json(&item)?.into_bytes(),
-                            exclusive: false,
-                        });
-                        run.report.failed.push(SyncFailure {
-                            item: name,
-                            conversation_id: Some(conv.clone()),
-                            code: e.code(),
-                            error: e.to_string(),
-                            attempts: item.attempts,
-                        });
-                    }
-                    run.at = At::NextConv;
-                    return Ok(Step::Change(Side::Local, plan));
-                }
-                At::Unreadable => {
-                    if let Some(step) = self.load(run, Side::Local, &queue) {
-                        return Ok(step);
-                    }
-                    for (name, item) in queue_items(&self.view(&run.local, Side::Local))? {
-                        if let Err(e) = item {
-                            run.report.failed.push(SyncFailure {
-                                item: name,
-                                conversation_id: None,
-                                code: e.code(),
-                                error: format!("unreadable queue item, kept: {e}"),
-                                attempts: 0,
-                            });
-                        }
-                    }
-                    run.phase = Phase::Pull;
-                    run.remote.forget_index(&self.remote_base);
-                    run.at = At::Pull;
-                }
-                At::Pull => {
-                    if let Some(step) = self.load(run, Side::Remote, &Want { index: true, ..Want::default() }) {
-                        return Ok(step);
-                    }
-                    // Not those with changes still queued, nor those that failed or wait.
-                    let queued = queue_items(&self.view(&run.local, Side::Local))?
-                        .into_iter()
-                        .filter_map(|(_, i)| i.ok().map(|i| i.conversation_id));
-                    let skip = set_of(queued.chain(run.waiting.iter().cloned()));
-                    let mut list = self.view(&run.remote, Side::Remote).index()?;
-                    list.retain(|m| !skip.contains(&m.id));
-                    list.reverse();
-                    run.pull = list;
-                    run.at = At::PullNext;
-                }
-                At::PullNext => {
-                    let Some(rmeta) = run.pull.last() else {
-                        run.phase = Phase::Queue;
-                        run.local.forget_listing(&queue_dir);
-                        run.at = At::Final;
-                        continue;
-                    };
-                    run.conv = rmeta.id.clone();
-                    run.local.forget(&self.layout(Side::Local).dir(&run.conv));
-                    run.remote.forget(&self.view(&run.remote, Side::Remote).dir(&run.conv));
-                    run.at = At::PullLocal;
-                }
-                At::PullLocal => {
-                    let want = Want { conv: Some(run.conv.clone()), meta: true, ..Want::default() };
-                    if let Some(step) = self.load(run, Side::Local, &want) {
-                        return Ok(step);
-                    }
-                    // Any difference, not only a later updatedAt: two sides can change within
-                    // one clock tick, or with skewed clocks.
-                    let rmeta = run.pull.pop();
-                    if self.view(&run.local, Side::Local).metadata(&run.conv)? == rmeta {
-                        run.at = At::PullNext;
-                        continue;
-                    }
-                    run.at = At::PullRemote;
-                }
-                At::PullRemote => {
-                    if let Some(step) = self.load(run, Side::Remote, &conv_want(&run.conv)) {
-                        return Ok(step);
-                    }
-                    let remote = self.view(&run.remote, Side::Remote);
-                    let conv = run.conv.as_str();
-                    let meta = match remote.metadata(conv) {
-                        Ok(Some(meta)) => meta,
-                        Ok(None) => {
-                            run.at = At::PullNext;
-                            continue;
-                        }
-                        Err(e) if e.kind() == ErrorKind::CorruptRecord => {
-                            self.debug(format!("skipped the remote's conversation {conv}: {e}"), e.path());
-                            run.at = At::PullNext;
-                            continue;
-                        }
-                        Err(e) => return Err(e),
-                    };
-                    let messages = remote.messages(conv)?.messages;
-                    let pruned = remote.pruned(conv)?;
-                    let artifacts = remote.artifacts(conv)?;
-                    run.merged = Some(Box::new(Merged { meta, messages, pruned, artifacts }));
-                    run.changed = false;
-                    run.at = At::Absorb;
-                }
-                At::Final => {
-                    if let Some(step) = self.load(run, Side::Local, &queue) {
-                        return Ok(step);
-                    }
-                    run.report.pending = queue_items(&self.view(&run.local, Side::Local))?.len();
-                    return Ok(Step::Done(std::mem::take(&mut run.report)));
-                }
+            let step = match run.at {
+                At::Start => self.start(run)?,
+                At::NextConv => self.next_conv(run)?,
+                At::Take => self.take(run)?,
+                At::TakeState => self.take_state(run)?,
+                At::PushLock => self.push_lock(run)?,
+                At::PushRead => self.push_read(run)?,
+                At::PushContents => self.push_contents(run)?,
+                At::Pushed => self.pushed(run)?,
+                At::Absorb => self.absorb(run)?,
+                At::AbsorbContents => self.absorb_contents(run)?,
+                At::AbsorbRead => self.absorb_read(run)?,
+                At::Absorbed => self.absorbed(run)?,
+                At::AbsorbEnd => self.absorb_end(run)?,
+                At::PushFailed => self.push_failed(run)?,
+                At::Unreadable => self.unreadable(run)?,
+                At::Pull => self.pull(run)?,
+                At::PullNext => self.pull_next(run)?,
+                At::PullLocal => self.pull_local(run)?,
+                At::PullRemote => self.pull_remote(run)?,
+                At::Final => self.finish_sync(run)?,
+            };
+            if let Some(step) = step {
+                return Ok(step);
             }
         }
+    }
+
+    /// Reads the queue: which conversations have items.
+    fn start(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let queue = Want { queue: true, ..Want::default() };
+        if let Some(step) = self.load(run, Side::Local, &queue) {
+            return Ok(Some(step));
+        }
+        let items = queue_items(&self.view(&run.local, Side::Local))?;
+        run.convs =
+            set_of(items.into_iter().filter_map(|(_, i)| i.ok()).map(|i| i.conversation_id)).into_iter().collect();
+        run.at = At::NextConv;
+        Ok(None)
+    }
+
+    /// Moves to the next conversation to push, under the local lock.
+    fn next_conv(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let queue_dir = self.layout(Side::Local).queue_dir();
+        let Some(conv) = run.convs.get(run.next).cloned() else {
+            run.at = At::Unreadable;
+            run.local.forget_listing(&queue_dir);
+            return Ok(None);
+        };
+        run.next += 1;
+        run.conv = conv;
+        // Read again under the lock: the items written since.
+        run.local.forget_listing(&queue_dir);
+        run.at = At::Take;
+        Ok(Some(Step::Lock(Side::Local)))
+    }
+
+    /// Takes the conversation's items that are due (none: on to the next).
+    fn take(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let queue = Want { queue: true, ..Want::default() };
+        if let Some(step) = self.load(run, Side::Local, &queue) {
+            return Ok(Some(step));
+        }
+        let conv = run.conv.clone();
+        run.items = queue_items(&self.view(&run.local, Side::Local))?
+            .into_iter()
+            .filter_map(|(name, item)| match item {
+                Ok(item) if item.conversation_id == conv => Some((name, item)),
+                _ => None,
+            })
+            .collect();
+        let now = run.now;
+        if run.items.iter().all(|(_, i)| i.next_attempt_ms.is_some_and(|t| t > now)) {
+            if !run.items.is_empty() {
+                run.waiting.insert(conv);
+            }
+            run.at = At::NextConv;
+            return Ok(Some(Step::Unlock(Side::Local)));
+        }
+        run.local.forget(&self.layout(Side::Local).dir(&conv));
+        run.at = At::TakeState;
+        Ok(None)
+    }
+
+    /// Reads the conversation's local state, then releases the local lock.
+    fn take_state(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        if let Some(step) = self.load(run, Side::Local, &conv_want(&run.conv)) {
+            return Ok(Some(step));
+        }
+        let view = self.view(&run.local, Side::Local);
+        let conv = run.conv.as_str();
+        run.state = match view.metadata(conv)? {
+            None => None,
+            Some(meta) => Some(Box::new(LocalState {
+                meta,
+                messages: view.messages(conv)?.messages,
+                artifacts: view.artifacts(conv)?,
+                pruned: view.pruned(conv)?,
+            })),
+        };
+        run.at = At::PushLock;
+        Ok(Some(Step::Unlock(Side::Local)))
+    }
+
+    /// Locks the remote.
+    fn push_lock(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        run.phase = Phase::Push;
+        run.merged = None;
+        run.remote.forget(&self.view(&run.remote, Side::Remote).dir(&run.conv));
+        run.remote.forget_index(&self.remote_base);
+        run.at = At::PushRead;
+        Ok(Some(Step::Lock(Side::Remote)))
+    }
+
+    /// Reads the remote's copy; a conversation deleted locally is removed there.
+    fn push_read(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let want = Want { index: true, ..conv_want(&run.conv) };
+        if let Some(step) = self.load(run, Side::Remote, &want) {
+            return Ok(Some(step));
+        }
+        let remote = self.view(&run.remote, Side::Remote);
+        let conv = run.conv.as_str();
+        let Some(state) = &run.state else {
+            let mut plan = Vec::new();
+            remote.remove_conversation(&mut plan, conv)?;
+            remote.index_remove(&mut plan, conv)?;
+            run.at = At::Pushed;
+            return Ok(Some(Step::Change(Side::Remote, plan)));
+        };
+        // Every content is there before anything is written: a missing one fails
+        // the push rather than reach the remote as an empty artifact.
+        let have = set_of(remote.artifacts(conv)?.into_iter().map(|a| a.id));
+        let local = self.view(&run.local, Side::Local);
+        let contents = local.artifact_contents(conv)?;
+        let missing: Vec<String> =
+            state.artifacts.iter().filter(|a| !have.contains(&a.id)).map(|a| a.id.clone()).collect();
+        if let Some(art) = missing.iter().find(|a| !contents.contains(*a)) {
+            return Err(missing_content(&local, conv, art));
+        }
+        run.at = At::PushContents;
+        let want = Want { conv: Some(conv.to_owned()), artifact_ids: missing, ..Want::default() };
+        if let Some(step) = self.load(run, Side::Local, &want) {
+            return Ok(Some(step));
+        }
+        Ok(None)
+    }
+
+    /// Writes the merged state to the remote, with the artifacts it lacks.
+    fn push_contents(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let remote = self.view(&run.remote, Side::Remote);
+        let local = self.view(&run.local, Side::Local);
+        let conv = run.conv.as_str();
+        let Some(state) = &run.state else { return Err(Error::new(ErrorKind::Internal, "no state")) };
+        let rmeta = remote.metadata(conv)?;
+        let rmsgs = remote.messages(conv)?.messages;
+        let rarts = remote.artifacts(conv)?;
+        let rpruned = remote.pruned(conv)?;
+        let pruned = set_of(state.pruned.union(&rpruned).cloned());
+        let merged = merge(&state.messages, &rmsgs, &pruned);
+        let have = set_of(rarts.iter().map(|a| a.id.clone()));
+        let mut plan = Vec::new();
+        let mut art_count = rarts.len();
+        for a in state.artifacts.iter().filter(|a| !have.contains(&a.id)) {
+            let content = local.artifact_content(conv, &a.id)?.ok_or_else(|| missing_content(&local, conv, &a.id))?;
+            remote.write_artifact(&mut plan, conv, a, &content, false)?;
+            art_count += 1;
+        }
+        if pruned != rpruned {
+            remote.write_pruned(&mut plan, conv, &pruned)?;
+        }
+        if merged != rmsgs {
+            remote.write_messages(&mut plan, conv, &merged)?;
+        }
+        let mut meta = lww(&state.meta, rmeta.as_ref());
+        meta.message_count = merged.len() as u64;
+        meta.artifact_count = art_count as u64;
+        if rmeta.as_ref() != Some(&meta) {
+            remote.write_metadata(&mut plan, &meta)?;
+            remote.index_upsert(&mut plan, &meta)?;
+        }
+        run.merged = Some(Box::new(Merged { meta, messages: merged, pruned, artifacts: rarts }));
+        run.at = At::Pushed;
+        Ok(Some(Step::Change(Side::Remote, plan)))
+    }
+
+    /// Unlocks the remote; the merged state is absorbed locally next.
+    fn pushed(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        run.at = if run.merged.is_some() { At::Absorb } else { At::AbsorbEnd };
+        run.changed = false;
+        run.local.forget(&self.layout(Side::Local).dir(&run.conv));
+        Ok(Some(Step::Unlock(Side::Remote)))
+    }
+
+    /// Reads which artifacts the local copy lacks, and their contents on the remote.
+    fn absorb(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
+        let conv = merged.meta.id.clone();
+        let want = Want { conv: Some(conv.clone()), artifacts: true, ..Want::default() };
+        if let Some(step) = self.load(run, Side::Local, &want) {
+            return Ok(Some(step));
+        }
+        let have = set_of(self.view(&run.local, Side::Local).artifacts(&conv)?.into_iter().map(|a| a.id));
+        let missing = merged.artifacts.iter().filter(|a| !have.contains(&a.id)).map(|a| a.id.clone());
+        let want = Want { conv: Some(conv), artifact_ids: missing.collect(), ..Want::default() };
+        run.at = At::AbsorbContents;
+        if let Some(step) = self.load(run, Side::Remote, &want) {
+            return Ok(Some(step));
+        }
+        Ok(None)
+    }
+
+    /// Writes the artifacts the local copy lacks.
+    fn absorb_contents(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
+        let conv = merged.meta.id.as_str();
+        let local = self.view(&run.local, Side::Local);
+        let remote = self.view(&run.remote, Side::Remote);
+        let have = set_of(local.artifacts(conv)?.into_iter().map(|a| a.id));
+        let mut plan = Vec::new();
+        for a in merged.artifacts.iter().filter(|a| !have.contains(&a.id)) {
+            let Some(content) = remote.artifact_content(conv, &a.id)? else { continue };
+            local.write_artifact(&mut plan, conv, a, &content, false)?;
+        }
+        run.changed = !plan.is_empty();
+        run.local.forget(&self.layout(Side::Local).dir(conv));
+        run.local.forget_index(&self.base);
+        run.at = At::AbsorbRead;
+        Ok(Some(Step::Change(Side::Local, plan)))
+    }
+
+    /// Merges the state into the local copy, under the local lock.
+    fn absorb_read(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        if run.held != Some(Side::Local) {
+            return Ok(Some(Step::Lock(Side::Local)));
+        }
+        let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };
+        let conv = merged.meta.id.clone();
+        let want = Want { index: true, ..conv_want(&conv) };
+        if let Some(step) = self.load(run, Side::Local, &want) {
+            return Ok(Some(step));
+        }
+        let local = self.view(&run.local, Side::Local);
+        let current = local.metadata(&conv)?;
+        let cur = local.messages(&conv)?.messages;
+        let cur_pruned = local.pruned(&conv)?;
+        let pruned = set_of(cur_pruned.union(&merged.pruned).cloned());
+        let messages = merge(&cur, &merged.messages, &pruned);
+        let mut plan = Vec::new();
+        if messages != cur {
+            local.write_messages(&mut plan, &conv, &messages)?;
+            self.set_tail(&conv, super::latest(&messages));
+            run.changed = true;
+        }
+        if pruned != cur_pruned {
+            local.write_pruned(&mut plan, &conv, &pruned)?;
+        }
+        let mut meta = match &current {
+            Some(l) => lww(l, Some(&merged.meta)),
+            None => merged.meta.clone(),
+        };
+        meta.message_count = messages.len() as u64;
+        meta.artifact_count = local.artifacts(&conv)?.len() as u64;
+        if current.as_ref() != Some(&meta) {
+            local.write_metadata(&mut plan, &meta)?;
+            local.index_upsert(&mut plan, &meta)?;
+            run.changed = true;
+        }
+        run.at = At::Absorbed;
+        Ok(Some(Step::Change(Side::Local, plan)))
+    }
+
+    /// Releases the local lock.
+    fn absorbed(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        run.at = At::AbsorbEnd;
+        Ok(Some(Step::Unlock(Side::Local)))
+    }
+
+    /// Counts the pull; after a push, removes the pushed items from the queue.
+    fn absorb_end(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let queue_dir = self.layout(Side::Local).queue_dir();
+        run.report.pulled += usize::from(run.changed);
+        if run.phase == Phase::Pull {
+            run.at = At::PullNext;
+            return Ok(None);
+        }
+        // Pushed: its items go (an item written meanwhile stays for the next sync).
+        run.phase = Phase::Queue;
+        run.report.pushed += run.items.len();
+        let plan = run.items.iter().map(|(name, _)| Action::Remove { path: join(&queue_dir, name) }).collect();
+        run.at = At::NextConv;
+        Ok(Some(Step::Change(Side::Local, plan)))
+    }
+
+    /// Records a failed push in its items (attempts, error, the next attempt).
+    fn push_failed(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let queue_dir = self.layout(Side::Local).queue_dir();
+        let e = run.failure.take().unwrap_or_else(|| Error::new(ErrorKind::Internal, "no failure"));
+        let conv = run.conv.clone();
+        run.waiting.insert(conv.clone());
+        self.debug(format!("sync of conversation {conv} failed: {e}"), None);
+        let mut plan = Vec::new();
+        for (name, item) in std::mem::take(&mut run.items) {
+            let mut item = item.clone();
+            item.attempts += 1;
+            item.last_error = Some(e.to_string());
+            item.next_attempt_ms = Some(run.now.saturating_add(self.options.retry.delay(item.attempts) as i64));
+            plan.push(Action::Write {
+                path: join(&queue_dir, &name),
+                bytes: to_json(&item)?.into_bytes(),
+                exclusive: false,
+            });
+            run.report.failed.push(SyncFailure {
+                item: name,
+                conversation_id: Some(conv.clone()),
+                code: e.code(),
+                error: e.to_string(),
+                attempts: item.attempts,
+            });
+        }
+        run.at = At::NextConv;
+        Ok(Some(Step::Change(Side::Local, plan)))
+    }
+
+    /// Reports the queue's unreadable items; the pull begins.
+    fn unreadable(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let queue = Want { queue: true, ..Want::default() };
+        if let Some(step) = self.load(run, Side::Local, &queue) {
+            return Ok(Some(step));
+        }
+        for (name, item) in queue_items(&self.view(&run.local, Side::Local))? {
+            if let Err(e) = item {
+                run.report.failed.push(SyncFailure {
+                    item: name,
+                    conversation_id: None,
+                    code: e.code(),
+                    error: format!("unreadable queue item, kept: {e}"),
+                    attempts: 0,
+                });
+            }
+        }
+        run.phase = Phase::Pull;
+        run.remote.forget_index(&self.remote_base);
+        run.at = At::Pull;
+        Ok(None)
+    }
+
+    /// Reads the remote's index: the conversations to pull.
+    fn pull(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        if let Some(step) = self.load(run, Side::Remote, &Want { index: true, ..Want::default() }) {
+            return Ok(Some(step));
+        }
+        // Not those with changes still queued, nor those that failed or wait.
+        let queued = queue_items(&self.view(&run.local, Side::Local))?
+            .into_iter()
+            .filter_map(|(_, i)| i.ok().map(|i| i.conversation_id));
+        let skip = set_of(queued.chain(run.waiting.iter().cloned()));
+        let mut list = self.view(&run.remote, Side::Remote).index()?;
+        list.retain(|m| !skip.contains(&m.id));
+        list.reverse();
+        run.pull = list;
+        run.at = At::PullNext;
+        Ok(None)
+    }
+
+    /// Moves to the next conversation to pull (none: the end).
+    fn pull_next(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let queue_dir = self.layout(Side::Local).queue_dir();
+        let Some(rmeta) = run.pull.last() else {
+            run.phase = Phase::Queue;
+            run.local.forget_listing(&queue_dir);
+            run.at = At::Final;
+            return Ok(None);
+        };
+        run.conv = rmeta.id.clone();
+        run.local.forget(&self.layout(Side::Local).dir(&run.conv));
+        run.remote.forget(&self.view(&run.remote, Side::Remote).dir(&run.conv));
+        run.at = At::PullLocal;
+        Ok(None)
+    }
+
+    /// Compares its local metadata with the remote's.
+    fn pull_local(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let want = Want { conv: Some(run.conv.clone()), meta: true, ..Want::default() };
+        if let Some(step) = self.load(run, Side::Local, &want) {
+            return Ok(Some(step));
+        }
+        // Any difference, not only a later updatedAt: two sides can change within
+        // one clock tick, or with skewed clocks.
+        let rmeta = run.pull.pop();
+        if self.view(&run.local, Side::Local).metadata(&run.conv)? == rmeta {
+            run.at = At::PullNext;
+            return Ok(None);
+        }
+        run.at = At::PullRemote;
+        Ok(None)
+    }
+
+    /// Reads its remote copy, to absorb.
+    fn pull_remote(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        if let Some(step) = self.load(run, Side::Remote, &conv_want(&run.conv)) {
+            return Ok(Some(step));
+        }
+        let remote = self.view(&run.remote, Side::Remote);
+        let conv = run.conv.as_str();
+        let meta = match remote.metadata(conv) {
+            Ok(Some(meta)) => meta,
+            Ok(None) => {
+                run.at = At::PullNext;
+                return Ok(None);
+            }
+            Err(e) if e.kind() == ErrorKind::CorruptRecord => {
+                self.debug(format!("skipped the remote's conversation {conv}: {e}"), e.path());
+                run.at = At::PullNext;
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let messages = remote.messages(conv)?.messages;
+        let pruned = remote.pruned(conv)?;
+        let artifacts = remote.artifacts(conv)?;
+        run.merged = Some(Box::new(Merged { meta, messages, pruned, artifacts }));
+        run.changed = false;
+        run.at = At::Absorb;
+        Ok(None)
+    }
+
+    /// Counts the queue that is left: the sync is done.
+    fn finish_sync(&self, run: &mut SyncRun) -> Result<Option<Step>> {
+        let queue = Want { queue: true, ..Want::default() };
+        if let Some(step) = self.load(run, Side::Local, &queue) {
+            return Ok(Some(step));
+        }
+        run.report.pending = queue_items(&self.view(&run.local, Side::Local))?.len();
+        Ok(Some(Step::Done(std::mem::take(&mut run.report))))
     }
 }
