@@ -107,11 +107,11 @@ async function hold(host, name) {
   if (typeof host.lock !== "function") return async () => {};
   const lock = holdLock(host, host.lock, name);
   const taken = await lock.held;
-  if (taken.length > 0) throw taken[1];
+  if (!taken.ok) throw taken.error;
   return async () => {
     lock.release();
-    const [ok, err] = await lock.settled;
-    if (!ok) throw err;
+    const settled = await lock.settled;
+    if (!settled.ok) throw settled.error;
   };
 }
 
