@@ -6,8 +6,8 @@
 //! kinds in pkg-template/protocol.js; `__stepKinds` lists these enums for the test that
 //! keeps the two equal (tests/js/protocol.test.mjs).
 //!
-//! Steps are built with `Reflect.set` over keys made once (a save is hot: no JSON, no
-//! serde on its path).
+//! Steps are built field by field with a setter each (a save is hot: no JSON, no serde,
+//! no `Reflect` on its path).
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -121,78 +121,115 @@ impl LoadSource {
     }
 }
 
-named! {
-    /// The field names of steps, ops, outcomes and the objects around them.
-    enum Key {
-        Kind = "kind",
-        Id = "id",
-        Storage = "storage",
-        Ops = "ops",
-        Op = "op",
-        Path = "path",
-        Bytes = "bytes",
-        Parts = "parts",
-        Exclusive = "exclusive",
-        Name = "name",
-        Value = "value",
-        Json = "json",
-        Error = "error",
-        Ok = "ok",
-        Method = "method",
-        Sources = "sources",
-        Held = "held",
-        Paths = "paths",
-        Asked = "asked",
-        Why = "why",
-        Host = "host",
-        ReadFn = "read",
-        WriteFn = "write",
-        RemoveFn = "remove",
-        ListFn = "list",
-        RemoveDirFn = "removeDir",
-        AppendFn = "append",
-        LockFn = "lock",
-        ReadOptions = "readOptions",
-        Close = "close",
-        Manager = "manager",
-        Step = "step",
-        Filepath = "filepath",
-        Embed = "embed",
+/// The fields of steps, ops, outcomes and the objects around them: each set and read
+/// by a setter or getter of its own (`o.kind = v`, with no key to pass and no `Reflect`).
+macro_rules! fields {
+    (set { $($key:ident: $set:ident = $js:ident,)* } get { $($gkey:ident: $get:ident = $gjs:ident,)* }) => {
+        #[wasm_bindgen]
+        extern "C" {
+            /// A plain object a step, op or outcome is made of.
+            #[wasm_bindgen(extends = Object)]
+            type Fields;
+            $(
+                #[wasm_bindgen(method, setter = $js)]
+                fn $set(this: &Fields, value: &JsValue);
+            )*
+            $(
+                #[wasm_bindgen(method, getter = $gjs)]
+                fn $get(this: &Fields) -> JsValue;
+            )*
+        }
+
+        /// A field set (`kind` and `op` are set directly).
+        #[derive(Clone, Copy)]
+        #[allow(dead_code)]
+        enum Key { $($key,)* }
+
+        /// A field read.
+        #[derive(Clone, Copy)]
+        enum Got { $($gkey,)* }
+
+        fn set(o: &Fields, key: Key, value: &JsValue) {
+            match key { $(Key::$key => o.$set(value),)* }
+        }
+
+        /// `key` of `o`; `undefined` when `o` is no object.
+        fn get(o: &JsValue, key: Got) -> JsValue {
+            if !o.is_object() {
+                return JsValue::UNDEFINED;
+            }
+            let o: &Fields = o.unchecked_ref();
+            match key { $(Got::$gkey => o.$get(),)* }
+        }
+    };
+}
+
+fields! {
+    set {
+        Kind: set_kind = kind,
+        Id: set_id = id,
+        Storage: set_storage = storage,
+        Ops: set_ops = ops,
+        Op: set_op = op,
+        Path: set_path = path,
+        Bytes: set_bytes = bytes,
+        Parts: set_parts = parts,
+        Exclusive: set_exclusive = exclusive,
+        Name: set_name = name,
+        Value: set_value = value,
+        Json: set_json = json,
+        Error: set_error = error,
+        Method: set_method = method,
+        Sources: set_sources = sources,
+        Held: set_held = held,
+        Paths: set_paths = paths,
+        Host: set_host = host,
+        ReadFn: set_read = read,
+        WriteFn: set_write = write,
+        RemoveFn: set_remove = remove,
+        ListFn: set_list = list,
+        RemoveDirFn: set_remove_dir = removeDir,
+        AppendFn: set_append = append,
+        LockFn: set_lock = lock,
+        ReadOptions: set_read_options = readOptions,
+        Close: set_close = close,
+        Manager: set_manager = manager,
+        Step: set_step = step,
+        Filepath: set_filepath = filepath,
+        Embed: set_embed = embed,
+    }
+    get {
+        Ok: get_ok = ok,
+        Value: get_value = value,
+        Error: get_error = error,
+        Asked: get_asked = asked,
+        Path: get_path = path,
+        Why: get_why = why,
     }
 }
 
-/// The strings of [`Key`], [`Kind`] and [`OpKind`], made once per instance.
+/// The strings of [`Kind`] and [`OpKind`], made once per instance.
 struct Strings {
-    keys: Vec<JsValue>,
     kinds: Vec<JsValue>,
     ops: Vec<JsValue>,
 }
 
 thread_local! {
     static STRINGS: Strings = Strings {
-        keys: Key::ALL.iter().map(|k| JsValue::from_str(k.name())).collect(),
         kinds: Kind::ALL.iter().map(|k| JsValue::from_str(k.name())).collect(),
         ops: OpKind::ALL.iter().map(|k| JsValue::from_str(k.name())).collect(),
     };
 }
 
-fn set(o: &Object, key: Key, value: &JsValue) {
-    // Setting a property of a fresh plain object cannot fail.
-    STRINGS.with(|s| {
-        let _ = Reflect::set(o, &s.keys[key as usize], value);
-    });
-}
-
-fn get(o: &JsValue, key: Key) -> JsValue {
-    STRINGS.with(|s| Reflect::get(o, &s.keys[key as usize]).unwrap_or(JsValue::UNDEFINED))
+/// A fresh plain object.
+fn object() -> Fields {
+    Object::new().unchecked_into()
 }
 
 /// A step of `kind`, its other fields to set.
-fn step(kind: Kind) -> Object {
-    let o = Object::new();
-    STRINGS.with(|s| {
-        let _ = Reflect::set(&o, &s.keys[Key::Kind as usize], &s.kinds[kind as usize]);
-    });
+fn step(kind: Kind) -> Fields {
+    let o = object();
+    STRINGS.with(|s| o.set_kind(&s.kinds[kind as usize]));
     o
 }
 
@@ -220,10 +257,8 @@ pub fn failed(error: &JsValue) -> JsValue {
 
 /// `{op, path, bytes?, exclusive?}`: one host call.
 pub fn op(kind: OpKind, path: &str, bytes: Option<&[u8]>, exclusive: Option<bool>) -> JsValue {
-    let o = Object::new();
-    STRINGS.with(|s| {
-        let _ = Reflect::set(&o, &s.keys[Key::Op as usize], &s.ops[kind as usize]);
-    });
+    let o = object();
+    STRINGS.with(|s| o.set_op(&s.ops[kind as usize]));
     set(&o, Key::Path, &path.into());
     if let Some(bytes) = bytes {
         set(&o, Key::Bytes, &Uint8Array::from(bytes));
@@ -308,10 +343,10 @@ pub fn read_records(id: u32, storage: &JsStorage, sources: &[u8], held: &str, pa
 /// An outcome the driver answers, `{ok: true, value}` or `{ok: false, error}`: the value,
 /// or the host's error.
 pub fn outcome(outcome: &JsValue) -> Result<JsValue, JsValue> {
-    if get(outcome, Key::Ok).as_bool() == Some(true) {
-        Ok(get(outcome, Key::Value))
+    if get(outcome, Got::Ok).as_bool() == Some(true) {
+        Ok(get(outcome, Got::Value))
     } else {
-        Err(get(outcome, Key::Error))
+        Err(get(outcome, Got::Error))
     }
 }
 
@@ -329,12 +364,12 @@ pub fn skipped(list: &JsValue) -> Vec<Skipped> {
     let Some(list) = list.dyn_ref::<Array>() else { return Vec::new() };
     list.iter()
         .map(|s| {
-            let why = get(&s, Key::Why).as_string();
+            let why = get(&s, Got::Why).as_string();
             Skipped {
-                asked: get(&s, Key::Asked).as_string().unwrap_or_default(),
-                path: get(&s, Key::Path).as_string().unwrap_or_default(),
+                asked: get(&s, Got::Asked).as_string().unwrap_or_default(),
+                path: get(&s, Got::Path).as_string().unwrap_or_default(),
                 why: Skip::ALL.iter().copied().find(|k| why.as_deref() == Some(k.name())),
-                value: get(&s, Key::Value),
+                value: get(&s, Got::Value),
             }
         })
         .collect()
@@ -353,8 +388,8 @@ pub fn storage(
     append: &JsValue,
     lock: &JsValue,
     read_options: &JsValue,
-) -> Object {
-    let o = Object::new();
+) -> JsValue {
+    let o = object();
     for (key, value) in [
         (Key::Host, host),
         (Key::ReadFn, read),
@@ -368,12 +403,12 @@ pub fn storage(
     ] {
         set(&o, key, value);
     }
-    o
+    o.into()
 }
 
 /// `{host, close}`: the host's `close()` for the driver to call last.
 pub fn close_call(host: &JsValue, close: &JsValue) -> JsValue {
-    let o = Object::new();
+    let o = object();
     set(&o, Key::Host, host);
     set(&o, Key::Close, close);
     o.into()
@@ -381,7 +416,7 @@ pub fn close_call(host: &JsValue, close: &JsValue) -> JsValue {
 
 /// `{manager, step}`: `open()`'s manager and the first step of what makes it ready.
 pub fn opened(manager: JsValue, first: &JsValue) -> JsValue {
-    let o = Object::new();
+    let o = object();
     set(&o, Key::Manager, &manager);
     set(&o, Key::Step, first);
     o.into()
@@ -389,7 +424,7 @@ pub fn opened(manager: JsValue, first: &JsValue) -> JsValue {
 
 /// `{filepath, embed}`: a saved record and the text the `embed` option gets.
 pub fn saved_to_embed(filepath: &str, text: &str) -> JsValue {
-    let o = Object::new();
+    let o = object();
     set(&o, Key::Filepath, &filepath.into());
     set(&o, Key::Embed, &text.into());
     o.into()

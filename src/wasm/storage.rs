@@ -98,8 +98,7 @@ impl JsStorage {
             &optional(&append),
             &optional(&lock),
             &read_options,
-        )
-        .into();
+        );
         Ok(JsStorage {
             read,
             write,
