@@ -148,13 +148,6 @@ impl JsStorage {
         };
         settled.map_err(|e| host_failure(op, path, e))
     }
-
-    /// The host object and the options its `read` takes (`{root}`), for the JavaScript
-    /// that runs the calls itself (window.js, conversation.js: those modules run no tasks).
-    #[cfg_attr(not(any(feature = "window", feature = "conversation")), allow(dead_code))]
-    pub fn host(&self) -> (&JsValue, &Object) {
-        (&self.host, &self.read_options)
-    }
 }
 
 /// The bytes of what the host's `read` gave for `path` (bytes or a string); `None` for
