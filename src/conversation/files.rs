@@ -2,7 +2,8 @@
 //! before it can decide ([`Want`], answered by [`Need`]s into [`Files`]), and what it
 //! then changes, in order ([`Action`]s). The store's decisions are synchronous functions
 //! of the files read; a driver does the host calls in between: native Rust awaiting a
-//! [`Storage`] ([`fetch`], [`execute`]), or `conversation.js` awaiting the host.
+//! [`Storage`] ([`fetch`], [`execute`]), or the JavaScript driver running them as steps
+//! (`src/wasm/conversation.rs`, docs/protocol.md).
 
 use std::collections::BTreeMap;
 
