@@ -1,26 +1,22 @@
 // The JavaScript half of the sans-IO core: the only code that awaits.
 //
-// The core's methods are synchronous. Where an operation needs I/O, its first call
-// returns what to do: the record to write (`save`), the records to read (`load`), or
-// the first step of a plan (src/plan.rs, src/wasm/plans.rs) whose steps this driver
-// follows (`plan`): it calls the host, hands the outcomes back (`__planStep`) and gets
-// the next step, until the plan is done. So every entry into the module is a
-// synchronous call from here, and a panic (a trap) is caught where it happens: the
-// operations in flight fail with INTERNAL and the next call gets a fresh instance (see
-// extras.js). No Rust future runs in the module.
+// The wasm modules' methods are synchronous. Where an operation needs I/O, its first call
+// returns a step (docs/protocol.md; its kinds are named in protocol.js): what to do, as a
+// plain object whose `kind` says what. This driver does it and hands the outcomes back
+// for the next step, until the operation is done. Plans (src/plan.rs: the store-wide
+// operations, a save's follow-up, flush, endSession, open, close, rebuildIndex,
+// reconcile), the conversation store's operations and syncs, and the window history's
+// file all follow one loop (`run`); saveContext (`save`) and loadContexts (`load`) have
+// steps of their own, the hot paths. So every entry into a module is a synchronous call
+// from here, and a panic (a trap) is caught where it happens: the operations in flight
+// fail with INTERNAL and the next call gets a fresh instance (see extras.js). No Rust
+// future runs in the modules.
 //
-// saveContext and loadContexts: the core's synchronous steps, and the host's write
-// (`save`) or reads (`load`) between them. The store-wide operations (purge, export,
-// import, sessions), a save's follow-up, flush, endSession, open, close, rebuildIndex
-// and reconcile: plans. A lock is taken in this module's turn at its name (`hold`), and
-// `close()` waits for the manager's operations in flight that it tracks (`track`).
+// A lock is taken in this module's turn at its name (`hold`), and `close()` waits for
+// the manager's operations in flight that it tracks (`track`).
 
 import { parseRecord } from "./records.js";
-
-/** What `__loadBegin` says of a filepath (src/wasm/manager.rs): held in memory, to read, skipped. */
-const HELD = 0, READ = 1;
-/** Why a load skips a path it read (`__loadEnd`): no such file, the read failed, not a whole record. */
-const MISSING = 0, UNREADABLE = 1, NOT_A_RECORD = 2;
+import { OP, SKIP, SOURCE, STEP, failure, ok } from "./protocol.js";
 
 /**
  * Where a host's `write` function may keep its gather write: `(path, parts, options)`,
@@ -44,31 +40,98 @@ function join(parts) {
 }
 
 /**
- * How `call()` ended, `[ok, value or error]`: at once when it returns a plain value or
- * throws, in a Promise when it returns a thenable (a host method may do either).
+ * How `call()` ended, an outcome (`{ok: true, value}` or `{ok: false, error}`): at once
+ * when it returns a plain value or throws, in a Promise when it returns a thenable (a
+ * host method may do either).
  */
 function attempt(call) {
   let value;
   try {
     value = call();
   } catch (err) {
-    return [false, err];
+    return failure(err);
   }
-  if (typeof value?.then !== "function") return [true, value];
+  if (typeof value?.then !== "function") return ok(value);
   // Through Promise.resolve: a bare thenable's `then` need not return anything.
-  return Promise.resolve(value).then((v) => [true, v], (err) => [false, err]);
+  return Promise.resolve(value).then(ok, failure);
+}
+
+/** Whether `outcome` (from `attempt`) is still to come. */
+const later = (outcome) => typeof outcome.then === "function";
+
+/** The bytes of what a host's `read` gave (bytes or a string; nothing: none). */
+function bytesOf(value) {
+  if (value === undefined || value === null) return new Uint8Array(0);
+  if (typeof value === "string") return new TextEncoder().encode(value);
+  return new Uint8Array(value.buffer ?? value, value.byteOffset ?? 0, value.byteLength);
+}
+
+/** An append where the host has none: a read and a whole-file write (not atomic across processes). */
+async function appendByRewrite(storage, path, bytes) {
+  const before = bytesOf(await storage.read.call(storage.host, path, storage.readOptions));
+  const joined = new Uint8Array(before.length + bytes.length);
+  joined.set(before);
+  joined.set(bytes, before.length);
+  return storage.write.call(storage.host, path, joined, { exclusive: false });
+}
+
+/** The host call of `op` (protocol.js `OP`) on a step's `storage`: its value or its Promise. */
+function call(storage, op) {
+  const host = storage.host;
+  switch (op.op) {
+    case OP.READ:
+      return storage.read.call(host, op.path, storage.readOptions);
+    case OP.LIST:
+      return storage.list.call(host, op.path);
+    case OP.WRITE:
+      return storage.write.call(host, op.path, op.bytes, { exclusive: op.exclusive });
+    case OP.APPEND:
+      if (typeof storage.append === "function") return storage.append.call(host, op.path, op.bytes);
+      return appendByRewrite(storage, op.path, op.bytes);
+    case OP.REMOVE:
+      return storage.remove.call(host, op.path);
+    case OP.REMOVE_DIR:
+      // Folders that hold nothing need no removal where the host has no folders.
+      return typeof storage.removeDir === "function" ? storage.removeDir.call(host, op.path) : undefined;
+    default:
+      throw new Error(`toolctx: internal error: no host op ${op.op}`);
+  }
+}
+
+/** The outcomes of `ops` run all at once, in order; in a Promise if any is still to come. */
+function perform(storage, ops) {
+  const out = new Array(ops.length);
+  let waits;
+  for (let i = 0; i < ops.length; i++) {
+    const outcome = attempt(() => call(storage, ops[i]));
+    if (!later(outcome)) out[i] = outcome;
+    else (waits ??= []).push(outcome.then((o) => (out[i] = o)));
+  }
+  return waits === undefined ? out : Promise.all(waits).then(() => out);
+}
+
+/** The outcomes of `ops` run one after the other, up to the first that fails. */
+async function change(storage, ops) {
+  const out = [];
+  for (const op of ops) {
+    let outcome = attempt(() => call(storage, op));
+    if (later(outcome)) outcome = await outcome;
+    out.push(outcome);
+    if (!outcome.ok) break;
+  }
+  return out;
 }
 
 /** host → name → the tail of the turns at that lock in this process (`hold`). */
 const turns = new WeakMap();
 
 /**
- * The lock `name` of `host`, for a plan, a conversation store or `JsStorage`: first this
- * process's turn at it (its operations take it one after the other, whatever the host
- * does), then `lock.call(host, name, callback)` (no `lock`: the turn alone). `held` resolves to `[]`
- * once the callback runs, or `[false, error]` if the lock fails (or returns) before;
- * `release()` ends the callback (and the turn); `settled` resolves to `[ok, value or
- * error]` of the host's lock.
+ * The lock `name` of `host`, for a step or `JsStorage`: first this process's turn at it
+ * (its operations take it one after the other, whatever the host does), then
+ * `lock.call(host, name, callback)` (no `lock`: the turn alone). `held` resolves to an
+ * outcome once the callback runs, or a failure if the lock fails (or returns) before;
+ * `release()` ends the callback (and the turn); `settled` resolves to the outcome of the
+ * host's lock.
  */
 export function hold(host, lock, name) {
   let release;
@@ -80,38 +143,38 @@ export function hold(host, lock, name) {
   const previous = names.get(name) ?? Promise.resolve();
   const settled = previous.then(() => {
     if (typeof lock !== "function") {
-      taken([]);
-      return gate.then(() => [true, undefined]);
+      taken(ok(undefined));
+      return gate.then(() => ok(undefined));
     }
     let result;
     try {
       result = Promise.resolve(lock.call(host, name, () => {
-        taken([]);
+        taken(ok(undefined));
         return gate;
       }));
     } catch (err) {
       result = Promise.reject(err);
     }
-    return result.then((value) => [true, value], (err) => [false, err]);
+    return result.then(ok, failure);
   });
   names.set(name, settled);
-  settled.then(([ok, err]) => {
+  settled.then((outcome) => {
     if (names.get(name) === settled) names.delete(name);
-    taken([false, ok ? new Error("storage lock() returned without running its callback") : err]);
+    taken(failure(outcome.ok ? new Error("storage lock() returned without running its callback") : outcome.error));
   });
   return { held, release, settled };
 }
 
 /**
  * A driver for one wasm module's operations.
- * @param {{ __planStep(id: number, outcomes: unknown[]): unknown[] }} core
+ * @param {{ __planStep?(id: number, outcomes: unknown[]): unknown }} core the module's glue
  * @param {(err: unknown) => unknown} onTrap turns a trap into the error that every operation in flight rejects with
  */
 export function createDriver(core, onTrap) {
   /** The `reject` of each save whose record is being written (`save`), and of each load
    * whose records are being read (`load`): a trap rejects them. */
   const pending = new Set();
-  /** The `reject` of each plan in flight (`plan`) → the release of the lock it holds. */
+  /** The `reject` of each run in flight (`run`) → the release of the locks it holds. */
   const runs = new Map();
   /** manager → key → the Promise of an operation of it in flight (`track`). */
   const inFlight = new WeakMap();
@@ -149,15 +212,100 @@ export function createDriver(core, onTrap) {
   }
 
   /**
+   * The Promise of the operation whose first step is `step`: each step done, its
+   * outcomes handed to `next(step, outcomes)` for the next step, until one is `done` or
+   * `failed`. `next` throwing fails the operation (its locks released). Tracked as an
+   * operation of `owner` when given (`close` waits); a trap rejects it.
+   */
+  function run(step, next, owner) {
+    let key;
+    const promise = new Promise((resolve, reject) => {
+      key = reject;
+      runs.set(reject, undefined);
+      follow(step, next, reject).then(
+        (value) => runs.delete(reject) && resolve(value),
+        (err) => runs.delete(reject) && reject(err),
+      );
+    });
+    return owner === undefined ? promise : track(owner, promise, key);
+  }
+
+  async function follow(step, next, key) {
+    /** The locks held: `{storage, name, lock}` (`hold`). */
+    const locks = [];
+    const releaseAll = () => {
+      for (const held of locks.splice(0)) held.lock.release();
+    };
+    try {
+      for (;;) {
+        let outcomes;
+        switch (step.kind) {
+          case STEP.DONE:
+            return step.json === undefined ? step.value : JSON.parse(step.json);
+          case STEP.FAILED:
+            throw step.error;
+          case STEP.RUN:
+            outcomes = perform(step.storage, step.ops);
+            if (!Array.isArray(outcomes)) outcomes = await outcomes;
+            break;
+          case STEP.CHANGE:
+            outcomes = await change(step.storage, step.ops);
+            break;
+          case STEP.LOCK: {
+            const lock = hold(step.storage.host, step.storage.lock, step.name);
+            const held = { storage: step.storage, name: step.name, lock };
+            locks.push(held);
+            runs.set(key, releaseAll);
+            const outcome = await lock.held;
+            if (!outcome.ok) locks.splice(locks.indexOf(held), 1);
+            outcomes = [outcome];
+            break;
+          }
+          case STEP.UNLOCK: {
+            const at = locks.findIndex((held) => held.storage === step.storage && held.name === step.name);
+            if (at < 0) {
+              outcomes = [failure(new Error(`toolctx: internal error: the lock ${step.name} is not held`))];
+              break;
+            }
+            const [held] = locks.splice(at, 1);
+            held.lock.release();
+            outcomes = [await held.lock.settled];
+            break;
+          }
+          default:
+            throw new Error(`toolctx: internal error: no step of kind ${step.kind}`);
+        }
+        if (!runs.has(key)) return undefined; // the module trapped: the run failed with it
+        step = next(step, outcomes);
+      }
+    } finally {
+      releaseAll();
+    }
+  }
+
+  /** The next step of a plan (src/wasm/plans.rs); a trap fails every operation in flight. */
+  function planStep(step, outcomes) {
+    try {
+      return core.__planStep(step.id, outcomes);
+    } catch (err) {
+      throw fail(err);
+    }
+  }
+
+  /** The Promise of a plan (src/plan.rs), from its first step, tracked as `manager`'s when given. */
+  function plan(step, manager) {
+    return run(step, planStep, manager);
+  }
+
+  /**
    * The Promise of a save, from the core's first step (`__saveBegin`, src/wasm/manager.rs):
-   * `[0, filepath]` saved (a record held in memory); `[6, step]` a plan finishes it (the
-   * follow-up I/O: a spill, retention, the session manifest), `step` its first; else the
-   * record to write (`writeRecord`), whose end is one of these. The save is tracked as an
-   * operation of `manager` (`close` waits).
+   * `done` (a record held in memory), the first step of a plan that finishes it (the
+   * follow-up I/O: a spill, retention, the session manifest), or `write`, the record to
+   * write (`writeRecord`). The save is tracked as an operation of `manager` (`close` waits).
    */
   function save(manager, step) {
-    if (step[0] === 0) return afterSave(manager, Promise.resolve(step[1]));
-    if (step[0] === 6) return afterSave(manager, plan(step[1], manager));
+    if (step.kind === STEP.DONE) return afterSave(manager, Promise.resolve(step.value));
+    if (step.kind !== STEP.WRITE) return afterSave(manager, plan(step, manager));
     return afterSave(manager, track(manager, new Promise((resolve, reject) => {
       pending.add(reject);
       writeRecord(manager, step, reject).then(
@@ -188,24 +336,23 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * Writes a new record exclusively, while the core indexes the result (`__saveIndex`),
-   * and hands the outcome to the core (`__saveWritten`), which adds the pointer, or
-   * answers `[2, path]` (the name was taken: write again there) or `[3, path]` (the write
-   * failed: remove what it left; `__saveEnd` then throws why). A host write that returns
-   * a plain value completes the save without an await. `reject` leaves `pending` when
-   * the module traps: then nothing of the save runs on.
+   * Writes a new record exclusively (a `write` step), while the core indexes the result
+   * (`__saveIndex`), and hands the outcome to the core (`__saveWritten`), which adds the
+   * pointer and answers `done` or a plan, or `write` (the name was taken: the same record
+   * again at `path`) or `remove` (the write failed: remove what it left; `__saveEnd` then
+   * throws why). A host write that returns a plain value completes the save without an
+   * await. `reject` leaves `pending` when the module traps: then nothing of the save runs on.
    */
   async function writeRecord(manager, begun, reject) {
-    // Indexed, not destructured: with host calls completing inside the loop, Node 20's V8
-    // crashed (SIGTRAP) deoptimising the array iterator's builtin continuation.
-    const id = begun[1], host = begun[2], write = begun[3], remove = begun[4];
-    let path = begun[5];
+    const id = begun.id, storage = begun.storage, parts = begun.parts;
+    const host = storage.host, write = storage.write;
+    let path = begun.path;
     // A large result's record comes as parts (header, result, `}`). The host's write
     // takes them as they are when that very function has a gather write (the Node and
     // Bun adapters' writev); a write of another kind, a wrapper's too, gets them joined.
-    const gather = Array.isArray(begun[6]) ? write[WRITE_PARTS] : undefined;
+    const gather = parts === undefined ? undefined : write[WRITE_PARTS];
     const writeOnce = typeof gather === "function" ? gather : write;
-    const record = Array.isArray(begun[6]) && writeOnce === write ? join(begun[6]) : begun[6];
+    const record = parts === undefined ? begun.bytes : writeOnce === write ? join(parts) : parts;
     let indexed = false;
     for (;;) {
       let outcome = attempt(() => writeOnce.call(host, path, record, { exclusive: true }));
@@ -213,51 +360,30 @@ export function createDriver(core, onTrap) {
         indexed = true;
         manager.__saveIndex(id);
       }
-      if (!Array.isArray(outcome)) {
+      if (later(outcome)) {
         outcome = await outcome;
         if (!pending.has(reject)) return undefined;
       }
-      const step = manager.__saveWritten(id, outcome[0], outcome[1]);
-      if (step[0] === 0) return step[1];
-      if (step[0] === 6) return plan(step[1]);
-      path = step[1];
-      if (step[0] === 3) {
-        // Best effort: the save fails with the write's error, whatever the removal gives.
-        const removed = attempt(() => remove.call(host, path));
-        if (!Array.isArray(removed)) await removed;
-        if (!pending.has(reject)) return undefined;
-        manager.__saveEnd(id); // throws why the save failed
-        return undefined;
+      const step = manager.__saveWritten(id, outcome.ok, outcome.ok ? outcome.value : outcome.error);
+      if (step.kind === STEP.DONE) return step.value;
+      if (step.kind === STEP.WRITE) {
+        path = step.path;
+        continue;
       }
+      if (step.kind !== STEP.REMOVE) return plan(step);
+      // Best effort: the save fails with the write's error, whatever the removal gives.
+      const removed = attempt(() => storage.remove.call(host, step.path));
+      if (later(removed)) await removed;
+      if (!pending.has(reject)) return undefined;
+      manager.__saveEnd(id); // throws why the save failed
+      return undefined;
     }
   }
 
   /**
-   * The Promise of a plan (src/plan.rs), from its first step (src/wasm/plans.rs):
-   *   [0, value, json]         done: resolve with value (JSON.parse(value) when json)
-   *   [4, error]               failed: reject with error
-   *   [1, id, host, calls]     call the host (calls: fn, args, …, all at once)
-   *   [2, id, host, lock, name] take host.lock(name, callback)
-   *   [3, id]                  release that lock
-   * then hand the outcomes to the core (`__planStep`), which answers the next step.
-   */
-  function plan(step, manager) {
-    let key;
-    const promise = new Promise((resolve, reject) => {
-      key = reject;
-      runs.set(reject, undefined);
-      follow(step, reject).then(
-        (value) => runs.delete(reject) && resolve(value),
-        (err) => runs.delete(reject) && reject(err),
-      );
-    });
-    return manager === undefined ? promise : track(manager, promise, key);
-  }
-
-  /**
    * `close()` of `manager` (src/wasm/manager.rs, `closing`): its first step is a plan's,
-   * or the name of the method to call once the manager's other operations in flight have
-   * settled (then again). The plan resolves to `[host, close]`, the host's own `close()`
+   * or `wait`: the method to call once the manager's other operations in flight have
+   * settled (then again). The plan resolves to `{host, close}`, the host's own `close()`
    * to call last (a storage the manager made), or undefined.
    */
   function close(manager) {
@@ -278,85 +404,43 @@ export function createDriver(core, onTrap) {
 
   async function closing(manager, key) {
     let step = manager.__close();
-    while (typeof step === "string") {
+    while (step.kind === STEP.WAIT) {
       await othersSettled(manager, key);
-      step = manager[step]();
+      step = manager[step.method]();
     }
-    const host = await plan(step);
-    if (host === undefined) return undefined;
+    const closer = await plan(step);
+    if (closer === undefined) return undefined;
     try {
-      await host[1].call(host[0]);
+      await closer.close.call(closer.host);
     } catch (err) {
       manager.__debug(`could not close the storage: ${err?.message ?? err}`);
     }
     return undefined;
   }
 
-  async function follow(step, reject) {
-    let lock;
-    for (;;) {
-      if (step[0] === 4) throw step[1];
-      if (step[0] === 0) return step[2] ? JSON.parse(step[1]) : step[1];
-      let outcomes;
-      if (step[0] === 1) {
-        outcomes = perform(step[2], step[3]);
-        if (!Array.isArray(outcomes)) outcomes = await outcomes;
-      } else if (step[0] === 2) {
-        lock = hold(step[2], step[3], step[4]);
-        runs.set(reject, lock.release);
-        outcomes = await lock.held;
-      } else {
-        lock.release();
-        outcomes = await lock.settled;
-        runs.set(reject, undefined);
-      }
-      if (!runs.has(reject)) return undefined; // the module trapped: the plan failed with it
-      try {
-        step = core.__planStep(step[1], outcomes);
-      } catch (err) {
-        fail(err);
-        return undefined;
-      }
-    }
-  }
-
   /**
-   * Runs a plan's host calls (`fn, args, …`; no fn: nothing to call) at once; their
-   * outcomes `ok, value or error, …` in the same order, in a Promise if any is a thenable.
-   */
-  function perform(host, calls) {
-    const out = new Array(calls.length);
-    let waits;
-    for (let i = 0; i < calls.length; i += 2) {
-      const outcome = calls[i] === undefined ? [true, undefined] : attempt(() => calls[i].apply(host, calls[i + 1]));
-      const settle = (o) => {
-        out[i] = o[0];
-        out[i + 1] = o[1];
-      };
-      if (Array.isArray(outcome)) settle(outcome);
-      else (waits ??= []).push(outcome.then(settle));
-    }
-    return waits === undefined ? out : Promise.all(waits).then(() => out);
-  }
-
-  /**
-   * The records of a load whose reads have ended (`ok[r]`, `values[r]`: how its r-th read
+   * The records of a load whose reads have ended (`outcomes[r]`: how its r-th read
    * ended), parsed (records.js), in the order asked; the core gives the onDebug warning
    * of each path skipped and ends the load (`__loadEnd`).
    */
-  function loaded(manager, asked, plan, ok, values) {
-    const kinds = plan[4];
-    const held = plan[5] === "" ? [] : plan[5].split("\0");
+  function loaded(manager, asked, step, outcomes) {
+    const sources = step.sources, paths = step.paths;
+    const held = step.held === "" ? [] : step.held.split("\0");
     const records = [];
     let skipped;
-    for (let i = 0, h = 0, r = 0; i < kinds.length; i++) {
+    for (let i = 0, h = 0, r = 0; i < sources.length; i++) {
       let value, path, why;
-      if (kinds[i] === HELD) value = held[h++];
-      else if (kinds[i] === READ) {
-        path = plan[6 + r];
-        value = values[r];
-        if (!ok[r++]) why = UNREADABLE;
-        else if (value === undefined || value === null) why = MISSING;
+      if (sources[i] === SOURCE.HELD) value = held[h++];
+      else if (sources[i] === SOURCE.READ) {
+        path = paths[r];
+        const outcome = outcomes[r++];
+        if (!outcome.ok) {
+          why = SKIP.UNREADABLE;
+          value = outcome.error;
+        } else {
+          value = outcome.value;
+          if (value === undefined || value === null) why = SKIP.MISSING;
+        }
       } else continue; // skipped: the core has warned
       if (why === undefined) {
         const record = parseRecord(value);
@@ -365,47 +449,42 @@ export function createDriver(core, onTrap) {
           continue;
         }
         value = record;
-        why = NOT_A_RECORD;
+        why = SKIP.NOT_A_RECORD;
       }
-      (skipped ??= []).push(asked[i], path, why, value);
+      (skipped ??= []).push({ asked: asked[i], path, why, value });
     }
-    if (plan[0] !== 0 || skipped) manager.__loadEnd(plan[0], skipped);
+    if (step.id !== 0 || skipped) manager.__loadEnd(step.id, skipped);
     return records;
   }
 
   /**
-   * The Promise of a load, from the core's first step (`__loadBegin`, src/wasm/manager.rs):
-   * `[id, host, read, readOptions, kinds, held, path, …]`, per filepath asked a record
-   * held in memory (its text in `held`), a path to read, or skipped. Every read starts at
-   * once, and a host read that returns a plain value is not awaited: the load then
-   * settles at once. `filepaths`: the paths asked.
+   * The Promise of a load, from the core's `read` step (`__loadBegin`, src/wasm/manager.rs):
+   * per filepath asked, a record held in memory (its text in `held`), a path to read, or
+   * skipped (`sources`). Every read starts at once, and a host read that returns a plain
+   * value is not awaited: the load then settles at once. `filepaths`: the paths asked.
    */
-  function load(manager, filepaths, plan) {
-    const host = plan[1], read = plan[2], options = plan[3];
-    const count = plan.length - 6;
-    const ok = new Array(count);
-    const values = new Array(count);
+  function load(manager, filepaths, step) {
+    const storage = step.storage, paths = step.paths;
+    const host = storage.host, read = storage.read, options = storage.readOptions;
+    const count = paths.length;
+    const outcomes = new Array(count);
     let reading = 0;
     let done;
     for (let r = 0; r < count; r++) {
-      const outcome = attempt(() => read.call(host, plan[6 + r], options));
-      const settle = (o) => {
-        ok[r] = o[0];
-        values[r] = o[1];
-      };
-      if (Array.isArray(outcome)) {
-        settle(outcome);
+      const outcome = attempt(() => read.call(host, paths[r], options));
+      if (!later(outcome)) {
+        outcomes[r] = outcome;
         continue;
       }
       reading++;
       outcome.then((o) => {
-        settle(o);
+        outcomes[r] = o;
         if (--reading === 0) done();
       });
     }
     if (reading === 0) {
       try {
-        return Promise.resolve(loaded(manager, filepaths, plan, ok, values));
+        return Promise.resolve(loaded(manager, filepaths, step, outcomes));
       } catch (err) {
         return Promise.reject(err);
       }
@@ -416,7 +495,7 @@ export function createDriver(core, onTrap) {
       done = () => {
         if (!pending.delete(reject)) return; // the module trapped: rejected already
         try {
-          resolve(loaded(manager, asked, plan, ok, values));
+          resolve(loaded(manager, asked, step, outcomes));
         } catch (err) {
           reject(err);
         }
@@ -428,6 +507,7 @@ export function createDriver(core, onTrap) {
     save,
     load,
     plan,
+    run,
     close,
     track,
     /** A trap seen outside the driver (a synchronous method): fail the operations in flight. */

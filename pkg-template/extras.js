@@ -16,6 +16,7 @@
 import * as core from "./toolctx_core.js";
 import { ContextManager as Core } from "./toolctx_core.js";
 import { createDriver } from "./driver.js";
+import { STEP } from "./protocol.js";
 import { internal, onFailInFlight, trapCount } from "./host.js";
 import { installPointerLists, listedSlots } from "./pointers.js";
 
@@ -127,8 +128,9 @@ guardClass(Core);
 // record, and saves one held in memory at once; the driver writes one to persist while
 // the core indexes it, and the core then adds its pointer (driver.js, `save`). The I/O
 // left (a spill, retention, the session manifest) is a plan the driver follows. With the
-// `embed` option, the save resolves in the core to `[filepath, text]`: the text's vector
-// is asked of `embed` here (a model call: the host's), then handed to the core.
+// `embed` option, the save resolves in the core to `{filepath, embed}`: the vector of the
+// text `embed` is asked of the `embed` option here (a model call: the host's), then
+// handed to the core.
 for (const name of ["__saveBegin", "__saveIndex", "__saveWritten", "__saveEnd", "__close", "__closeIdle", "__setVector", "__selectRelevant"]) {
   Core.prototype[name] = guard(name, Core.prototype[name]);
 }
@@ -142,8 +144,8 @@ Core.prototype.saveContext = function saveContext(toolName, args, result, taskOr
     return Promise.reject(err);
   }
   const saved = coreModule.driver.save(this, step);
-  if (step[0] === 0 && typeof step[1] === "string") return saved;
-  return coreModule.driver.track(this, saved.then((out) => (Array.isArray(out) ? embedSaved(this, out[0], out[1]) : out)));
+  if (step.kind === STEP.DONE && typeof step.value === "string") return saved;
+  return coreModule.driver.track(this, saved.then((out) => (typeof out === "object" && out !== null ? embedSaved(this, out.filepath, out.embed) : out)));
 };
 
 /**
@@ -190,9 +192,9 @@ Core.open = function open(options) {
   } catch (err) {
     return Promise.reject(err);
   }
-  const [manager, plan] = out;
+  const { manager, step } = out;
   const traps = trapCount();
-  return coreModule.driver.plan(plan).then(() => manager, (err) => {
+  return coreModule.driver.plan(step).then(() => manager, (err) => {
     // Nobody else holds the manager of a failed open: its wasm memory is freed now. Not
     // after a trap, though: the manager was the old instance's, and free() would reach
     // into the fresh one.
@@ -208,13 +210,13 @@ for (const name of ["__loadBegin", "__loadEnd"]) {
   Core.prototype[name] = guard(name, Core.prototype[name]);
 }
 Core.prototype.loadContexts = function loadContexts(filepaths) {
-  let plan;
+  let step;
   try {
-    plan = this.__loadBegin(filepaths, joined(filepaths));
+    step = this.__loadBegin(filepaths, joined(filepaths));
   } catch (err) {
     return Promise.reject(err);
   }
-  return coreModule.driver.track(this, coreModule.driver.load(this, filepaths, plan));
+  return coreModule.driver.track(this, coreModule.driver.load(this, filepaths, step));
 };
 
 /** `filepaths` NUL-joined (one crossing into the core), when they are strings free of NUL. */

@@ -49,6 +49,11 @@ export class LazyModule {
     this.ready();
   }
 
+  /** The driver of the module's operations (driver.js): a trap fails those in flight. */
+  get driver() {
+    return this.#module.driver;
+  }
+
   /** `fn` through the trap guard, the module instantiated first. */
   guard(name, fn) {
     return guard(name, fn, this.#module);

@@ -75,28 +75,20 @@ Object.defineProperty(HistoryCore.prototype, "deletedRange", {
 });
 windowModule.guardClass(HistoryCore);
 
-// The history file's read and write run here: the module computes (what to write, what
-// the file holds, how a host failure is typed) and runs no tasks. The internals are
-// guarded like the methods: a trap is INTERNAL, and the async methods reject with it.
-const [openIn, ioIn, loadIn, failedIn, bytesIn, restoreIn] = ["__open", "__io", "__load", "__failed", "__bytes", "__restoreCheckpoint"]
+// The history file's read and write are steps (docs/protocol.md) the module's driver runs
+// (driver.js `run`): the module computes (what to write, what the file holds, how a host
+// failure is typed) and runs no tasks. The internals are guarded like the methods: a trap
+// is INTERNAL, and the async methods reject with it.
+const [openIn, readStepIn, loadedIn, writeStepIn, writtenIn, restoreIn] = ["__open", "__readStep", "__loaded", "__writeStep", "__written", "__restoreCheckpoint"]
   .map((name) => windowModule.guard(name, name === "__open" ? HistoryCore.__open : HistoryCore.prototype[name]));
-async function hostCall(history, op, call) {
-  try {
-    return await call();
-  } catch (err) {
-    throw failedIn.call(history, op, err);
-  }
-}
-async function write(history) {
-  const bytes = bytesIn.call(history); // what the history holds now, when the call is made
-  const [host, path] = ioIn.call(history);
-  await hostCall(history, "write", () => host.write(path, bytes, { exclusive: false }));
+/** Writes the history file with what the history holds now, when the call is made. */
+function write(history) {
+  return windowModule.driver.run(writeStepIn.call(history), (_, outcomes) => writtenIn.call(history, outcomes));
 }
 Object.defineProperty(HistoryCore, "open", {
   value: async function open(options) {
     const history = openIn(options);
-    const [host, path, readOptions] = ioIn.call(history);
-    loadIn.call(history, await hostCall(history, "read", () => host.read(path, readOptions)), options);
+    await windowModule.driver.run(readStepIn.call(history), (_, outcomes) => loadedIn.call(history, outcomes, options));
     return history;
   },
   writable: true,

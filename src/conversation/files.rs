@@ -2,8 +2,8 @@
 //! before it can decide ([`Want`], answered by [`Need`]s into [`Files`]), and what it
 //! then changes, in order ([`Action`]s). The store's decisions are synchronous functions
 //! of the files read; a driver does the host calls in between: native Rust awaiting a
-//! [`Storage`](crate::Storage) (`fetch` and `execute` in `native.rs`), or `conversation.js`
-//! awaiting the host.
+//! [`Storage`](crate::Storage) (`fetch` and `execute` in `native.rs`), or the JavaScript
+//! driver running them as steps (`src/wasm/conversation.rs`, docs/protocol.md).
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,8 @@
 //! actions and reports how they went ([`ConversationStore::finish`],
 //! [`ConversationStore::failed`]). An exclusive operation runs all of that as the store's
 //! only writer (see [`ConversationStore::exclusive`]). Native Rust drives it in
-//! [`ConversationStore::perform`]; JavaScript in `conversation.js`.
+//! [`ConversationStore::perform`]; in wasm, `src/wasm/conversation.rs` makes it steps
+//! (docs/protocol.md) that the JavaScript driver runs (`pkg-template/driver.js`).
 
 use super::artifacts::{self, reference_text, ArtifactMeta};
 use super::export::{self, ExportedArtifact, Format, Snapshot};

@@ -8,7 +8,7 @@
 
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Uint8Array, JSON};
+use js_sys::{Array, Function, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -16,6 +16,7 @@ use wasm_bindgen::prelude::*;
 use super::args::{debug_sink, get, opt_function, opt_size, opt_string};
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
+use super::steps::{self, Kind, OpKind};
 use super::storage::{host_failure, list_names, read_bytes, JsStorage};
 use crate::conversation::{parse_export, validate_type};
 use crate::conversation::{
@@ -254,113 +255,181 @@ fn request(store: &Store, method: &str, a: &JsValue, b: &JsValue) -> Result<Requ
     })
 }
 
-/// One operation of a store, run by `conversation.js`: what to read (`needs`, answered by
-/// `fed`), then what to change (`plan`, its failures told to `failed`), then the answer
-/// (`finish`). Every method is synchronous.
+/// One operation of a store, run by the driver (conversation.js, driver.js `run`): each
+/// `step(outcomes)` answers the last step with its outcomes and gives the next
+/// (docs/protocol.md). A writing operation takes the local writers' lock first (`lock`),
+/// reads what it needs (`run`: reads and listings), makes its changes in order (`change`;
+/// a taken name is drawn again and the changes run on from there), releases the lock
+/// (`unlock`), and ends (`done`: the answer as JSON text, or `failed`).
 #[wasm_bindgen(js_name = ConversationOp, skip_typescript)]
 pub struct JsOperation {
     store: Rc<Store>,
     op: Operation,
-    /// The reads of the last `needs`, answered in order by `fed`.
-    asked: Vec<Need>,
-    decision: Option<Decision>,
+    at: OpAt,
+    /// It holds the local writers' lock.
+    locked: bool,
+}
+
+/// Where an operation is: what its last step asked for.
+enum OpAt {
+    Start,
+    Locking,
+    Reading(Vec<Need>),
+    Changing(Decision),
+    /// Releasing the lock; the operation's result.
+    Releasing(Result<JsValue>),
+    Over,
+}
+
+impl JsOperation {
+    fn storage(&self) -> &JsStorage {
+        self.store.storage()
+    }
+
+    fn lock_name(&self) -> String {
+        let [local, _] = self.store.lock_names();
+        local
+    }
+
+    /// The next step, given the outcomes of the last.
+    fn next(&mut self, outcomes: &Array) -> JsValue {
+        let result = match std::mem::replace(&mut self.at, OpAt::Over) {
+            OpAt::Start if self.op.exclusive() => {
+                self.at = OpAt::Locking;
+                return steps::lock(Kind::Lock, None, self.storage(), &self.lock_name());
+            }
+            OpAt::Start => self.read(),
+            OpAt::Locking => match steps::outcome(&outcomes.get(0)) {
+                Ok(_) => {
+                    self.locked = true;
+                    self.read()
+                }
+                Err(e) => Err(host_failure("lock", &self.lock_name(), e)),
+            },
+            OpAt::Reading(asked) => feed(&mut self.op.files, asked, outcomes).and_then(|()| self.read()),
+            OpAt::Changing(decision) => match failure_in(outcomes) {
+                None => answer_js(self.store.finish(decision)),
+                Some((at, err)) => {
+                    let error = action_failure(&decision.actions[self.op.done + at], err);
+                    self.store.failed(&mut self.op, &decision, at, error).and_then(|()| self.change())
+                }
+            },
+            OpAt::Releasing(result) => {
+                let released = steps::outcome(&outcomes.get(0));
+                // A release that fails fails the operation, unless it failed already.
+                let result = match (result, released) {
+                    (Ok(_), Err(e)) => Err(host_failure("lock", &self.lock_name(), e)),
+                    (result, _) => result,
+                };
+                return end(result);
+            }
+            OpAt::Over => Err(Error::new(ErrorKind::Internal, "an operation was stepped after it ended")),
+        };
+        match result {
+            // A step to take.
+            Ok(step) if !matches!(self.at, OpAt::Over) => step,
+            // The answer (`Ok`) or the error: the lock released first.
+            result if self.locked => {
+                self.locked = false;
+                self.at = OpAt::Releasing(result);
+                steps::lock(Kind::Unlock, None, self.storage(), &self.lock_name())
+            }
+            result => end(result),
+        }
+    }
+
+    /// The reads it still needs, as a step; once it has all, its changes.
+    fn read(&mut self) -> Result<JsValue> {
+        let needs = self.store.needs(&mut self.op);
+        if needs.is_empty() {
+            return self.change();
+        }
+        let step = steps::run(Kind::Run, None, self.storage(), needs_js(&needs));
+        self.at = OpAt::Reading(needs);
+        Ok(step)
+    }
+
+    /// Its changes from where the last stopped, as a step; with none left, its answer
+    /// (`at` stays `Over`).
+    fn change(&mut self) -> Result<JsValue> {
+        let decision = self.store.decide(&mut self.op)?;
+        if decision.actions.len() <= self.op.done {
+            return answer_js(self.store.finish(decision));
+        }
+        let step = steps::run(Kind::Change, None, self.storage(), actions_js(&decision.actions[self.op.done..]));
+        self.at = OpAt::Changing(decision);
+        Ok(step)
+    }
+}
+
+/// The last step of an operation or a sync: `done` with its answer (JSON text, or
+/// `undefined`), or `failed`.
+fn end(result: Result<JsValue>) -> JsValue {
+    match result {
+        Ok(answer) => match answer.as_string() {
+            Some(json) => steps::done_json(&json),
+            None => steps::done(&answer),
+        },
+        Err(e) => steps::failed(&super::errors::to_js(e)),
+    }
 }
 
 #[wasm_bindgen(js_class = ConversationOp)]
 impl JsOperation {
-    /// Whether the operation runs as the store's only writer (under its lock).
-    pub fn exclusive(&self) -> bool {
-        self.op.exclusive()
-    }
-
-    /// `[kind, path, …]` of the reads (0) and listings (1) still needed; empty when none.
-    pub fn needs(&mut self) -> Array {
-        self.asked = self.store.needs(&mut self.op);
-        needs_js(&self.asked)
-    }
-
-    /// The outcomes of the reads and listings `needs` asked for: `[ok, value, …]` in
-    /// order. The first failure is the operation's error.
-    pub fn fed(&mut self, outcomes: Array) -> Result<(), JsValue> {
-        feed(&mut self.op.files, std::mem::take(&mut self.asked), &outcomes).js()
-    }
-
-    /// `[kind, path, bytes, exclusive, …]` of the changes to make in order (0 write,
-    /// 1 append, 2 remove, 3 removeDir), from where the last plan stopped.
-    pub fn plan(&mut self) -> Result<Array, JsValue> {
-        let decision = self.store.decide(&mut self.op).js()?;
-        let out = plan_js(&decision.actions[self.op.done..]);
-        self.decision = Some(decision);
-        Ok(out)
-    }
-
-    /// Change `at` of the last plan failed with `err`: nothing to throw when the
-    /// operation plans again (a taken name drawn again); else its error.
-    pub fn failed(&mut self, at: usize, err: JsValue) -> Result<(), JsValue> {
-        let decision = self.decision.take().ok_or_else(|| Error::new(ErrorKind::Internal, "no plan")).js()?;
-        let error = action_failure(&decision.actions[self.op.done + at], err);
-        self.store.failed(&mut self.op, &decision, at, error).js()
-    }
-
-    /// Every change of the plan was made: the answer, as JSON text.
-    pub fn finish(&mut self) -> Result<JsValue, JsValue> {
-        let decision = self.decision.take().ok_or_else(|| Error::new(ErrorKind::Internal, "no plan")).js()?;
-        answer_js(self.store.finish(decision)).js()
+    /// The next step, given the outcomes of the last (none for the first).
+    pub fn step(&mut self, outcomes: Array) -> JsValue {
+        self.next(&outcomes)
     }
 }
 
-/// `[kind, path, …]` of `needs`: 0 a read, 1 a listing.
+/// `needs` as the ops of a `run` step: reads and listings.
 fn needs_js(needs: &[Need]) -> Array {
-    let out = Array::new();
-    for need in needs {
-        let (kind, path) = match need {
-            Need::Read(path) => (0, path),
-            Need::List(dir) => (1, dir),
-        };
-        out.push(&kind.into());
-        out.push(&path.into());
-    }
-    out
+    needs
+        .iter()
+        .map(|need| match need {
+            Need::Read(path) => steps::op(OpKind::Read, path, None, None),
+            Need::List(dir) => steps::op(OpKind::List, dir, None, None),
+        })
+        .collect()
 }
 
-/// Puts the outcomes `[ok, value, …]` of the host calls of `asked` into `files`; the
-/// first failure, typed, is the error.
+/// Puts the outcomes of the ops of `asked` into `files`; the first failure, typed, is
+/// the error.
 fn feed(files: &mut Files, asked: Vec<Need>, outcomes: &Array) -> Result<()> {
     for (i, need) in asked.into_iter().enumerate() {
-        let ok = outcomes.get(2 * i as u32).as_bool().unwrap_or(false);
-        let value = outcomes.get(2 * i as u32 + 1);
-        match need {
-            Need::Read(path) if ok => {
+        let outcome = steps::outcome(&outcomes.get(i as u32));
+        match (need, outcome) {
+            (Need::Read(path), Ok(value)) => {
                 let bytes = read_bytes(value, &path)?;
                 files.put_read(path, bytes);
             }
-            Need::List(dir) if ok => {
+            (Need::List(dir), Ok(value)) => {
                 let names = list_names(value, &dir)?;
                 files.put_listed(dir, names);
             }
-            Need::Read(path) => return Err(host_failure("read", &path, value)),
-            Need::List(dir) => return Err(host_failure("list", &dir, value)),
+            (Need::Read(path), Err(e)) => return Err(host_failure("read", &path, e)),
+            (Need::List(dir), Err(e)) => return Err(host_failure("list", &dir, e)),
         }
     }
     Ok(())
 }
 
-/// `[kind, path, bytes, exclusive, …]` of `actions`: 0 write, 1 append, 2 remove, 3 removeDir.
-fn plan_js(actions: &[Action]) -> Array {
-    let out = Array::new();
-    for action in actions {
-        let (kind, bytes, exclusive) = match action {
-            Action::Write { bytes, exclusive, .. } => (0, Some(bytes), *exclusive),
-            Action::Append { bytes, .. } => (1, Some(bytes), false),
-            Action::Remove { .. } => (2, None, false),
-            Action::RemoveDir { .. } => (3, None, false),
-        };
-        out.push(&kind.into());
-        out.push(&action.path().into());
-        out.push(&bytes.map_or(JsValue::UNDEFINED, |b| Uint8Array::from(b.as_slice()).into()));
-        out.push(&exclusive.into());
-    }
-    out
+/// `actions` as the ops of a `change` step.
+fn actions_js(actions: &[Action]) -> Array {
+    actions
+        .iter()
+        .map(|action| match action {
+            Action::Write { path, bytes, exclusive } => steps::op(OpKind::Write, path, Some(bytes), Some(*exclusive)),
+            Action::Append { path, bytes } => steps::op(OpKind::Append, path, Some(bytes), None),
+            Action::Remove { path } => steps::op(OpKind::Remove, path, None, None),
+            Action::RemoveDir { path } => steps::op(OpKind::RemoveDir, path, None, None),
+        })
+        .collect()
+}
+
+/// The change that failed among the outcomes of a `change` step, and the host's error.
+fn failure_in(outcomes: &Array) -> Option<(usize, JsValue)> {
+    outcomes.iter().enumerate().find_map(|(i, o)| steps::outcome(&o).err().map(|e| (i, e)))
 }
 
 /// The error of the host's failed `action`.
@@ -374,76 +443,89 @@ fn action_failure(action: &Action, err: JsValue) -> Error {
     host_failure(op, action.path(), err)
 }
 
-/// A sync of a store, run by `conversation.js`: each `next()` is the step to take
-/// (`[0, side, reads…]`, `[1, side, changes…]`, `[2, side]` lock, `[3, side]` unlock,
-/// `[4, report]` done; side 0 local, 1 remote), and how it went is told before the next
-/// (`fed`, `changed`, `locked`).
+/// A sync of a store, run by the driver as an operation is (see [`JsOperation`]): its
+/// steps read and change the local storage or the remote (each step carries its
+/// storage), and take and release the writers' lock of either, one at a time.
 #[wasm_bindgen(js_name = ConversationSync, skip_typescript)]
 pub struct JsSync {
     store: Rc<Store>,
     run: SyncRun,
-    last: Result<()>,
-    asked: (Side, Vec<Need>),
-    plan: Vec<Action>,
+    /// What its last step asked for.
+    last: SyncAt,
 }
 
-fn side_js(side: Side) -> JsValue {
-    JsValue::from(u8::from(side == Side::Remote))
+/// What a sync's last step asked for.
+enum SyncAt {
+    Nothing,
+    Read(Side, Vec<Need>),
+    Change(Vec<Action>),
+    Lock(Side),
+}
+
+impl JsSync {
+    fn storage(&self, side: Side) -> Result<&JsStorage> {
+        match side {
+            Side::Local => Ok(self.store.storage()),
+            Side::Remote => self.store.remote().ok_or_else(|| Error::new(ErrorKind::Internal, "no remote to sync to")),
+        }
+    }
+
+    fn lock_name(&self, side: Side) -> String {
+        let [local, remote] = self.store.lock_names();
+        if side == Side::Local {
+            local
+        } else {
+            remote
+        }
+    }
+
+    /// How the last step went, typed.
+    fn last(&mut self, outcomes: &Array) -> Result<()> {
+        match std::mem::replace(&mut self.last, SyncAt::Nothing) {
+            SyncAt::Nothing => Ok(()),
+            SyncAt::Read(side, asked) => feed(self.run.files(side), asked, outcomes),
+            SyncAt::Change(plan) => match failure_in(outcomes) {
+                Some((at, err)) => Err(action_failure(&plan[at], err)),
+                None => Ok(()),
+            },
+            SyncAt::Lock(side) => {
+                steps::outcome(&outcomes.get(0)).map(drop).map_err(|e| host_failure("lock", &self.lock_name(side), e))
+            }
+        }
+    }
+
+    fn next(&mut self, outcomes: &Array) -> Result<JsValue> {
+        let last = self.last(outcomes);
+        Ok(match self.store.sync_step(&mut self.run, last)? {
+            Step::Read(side, needs) => {
+                let step = steps::run(Kind::Run, None, self.storage(side)?, needs_js(&needs));
+                self.last = SyncAt::Read(side, needs);
+                step
+            }
+            Step::Change(side, plan) => {
+                let step = steps::run(Kind::Change, None, self.storage(side)?, actions_js(&plan));
+                self.last = SyncAt::Change(plan);
+                step
+            }
+            Step::Lock(side) => {
+                let step = steps::lock(Kind::Lock, None, self.storage(side)?, &self.lock_name(side));
+                self.last = SyncAt::Lock(side);
+                step
+            }
+            Step::Unlock(side) => {
+                self.last = SyncAt::Lock(side);
+                steps::lock(Kind::Unlock, None, self.storage(side)?, &self.lock_name(side))
+            }
+            Step::Done(report) => end(to_js(&report)),
+        })
+    }
 }
 
 #[wasm_bindgen(js_class = ConversationSync)]
 impl JsSync {
-    /// The next step (see the type).
-    pub fn next(&mut self) -> Result<Array, JsValue> {
-        let last = std::mem::replace(&mut self.last, Ok(()));
-        let out = Array::new();
-        match self.store.sync_step(&mut self.run, last).js()? {
-            Step::Read(side, needs) => {
-                out.push(&0.into());
-                out.push(&side_js(side));
-                out.push(&needs_js(&needs));
-                self.asked = (side, needs);
-            }
-            Step::Change(side, plan) => {
-                out.push(&1.into());
-                out.push(&side_js(side));
-                out.push(&plan_js(&plan));
-                self.plan = plan;
-            }
-            Step::Lock(side) => {
-                out.push(&2.into());
-                out.push(&side_js(side));
-            }
-            Step::Unlock(side) => {
-                out.push(&3.into());
-                out.push(&side_js(side));
-            }
-            Step::Done(report) => {
-                out.push(&4.into());
-                out.push(&to_js(&report).js()?);
-            }
-        }
-        Ok(out)
-    }
-
-    /// The outcomes `[ok, value, …]` of the reads asked for.
-    pub fn fed(&mut self, outcomes: Array) {
-        let (side, asked) = std::mem::replace(&mut self.asked, (Side::Local, Vec::new()));
-        self.last = feed(self.run.files(side), asked, &outcomes);
-    }
-
-    /// The changes were made (`at` < 0), or change `at` failed with `err`.
-    pub fn changed(&mut self, at: i32, err: JsValue) {
-        let plan = std::mem::take(&mut self.plan);
-        self.last = match usize::try_from(at).ok().and_then(|at| plan.get(at)) {
-            Some(action) => Err(action_failure(action, err)),
-            None => Ok(()),
-        };
-    }
-
-    /// The lock named `name` was taken or released (`ok`), or failed with `err`.
-    pub fn locked(&mut self, ok: bool, name: &str, err: JsValue) {
-        self.last = if ok { Ok(()) } else { Err(host_failure("lock", name, err)) };
+    /// The next step, given the outcomes of the last (none for the first).
+    pub fn step(&mut self, outcomes: Array) -> JsValue {
+        self.next(&outcomes).unwrap_or_else(|e| end(Err(e)))
     }
 }
 
@@ -463,34 +545,11 @@ impl JsConversationStore {
         build(&options).map(|s| JsConversationStore { inner: Rc::new(s) }).js()
     }
 
-    /// `[host, readOptions, lockName]` of the local storage, then of the remote one (if
-    /// any), for `conversation.js`, which makes the host calls.
-    #[wasm_bindgen(js_name = "__hosts")]
-    pub fn hosts(&self) -> Array {
-        let out = Array::new();
-        let storages = [Some(self.inner.storage()), self.inner.remote()];
-        for (storage, lock) in storages.into_iter().zip(self.inner.lock_names()) {
-            if let Some(storage) = storage {
-                let (host, read_options) = storage.host();
-                for value in [host.clone(), read_options.into(), lock.into()] {
-                    out.push(&value);
-                }
-            }
-        }
-        out
-    }
-
     /// A sync of the store (`INVALID_ARGUMENT` without a remote).
     #[wasm_bindgen(js_name = "__sync")]
     pub fn begin_sync(&self) -> Result<JsSync, JsValue> {
         let run = self.inner.begin_sync().js()?;
-        Ok(JsSync { store: self.inner.clone(), run, last: Ok(()), asked: (Side::Local, Vec::new()), plan: Vec::new() })
-    }
-
-    /// The error of the storage's `lock(name)` failing with `err`.
-    #[wasm_bindgen(js_name = "__lockFailed")]
-    pub fn lock_failed(&self, name: &str, err: JsValue) -> JsValue {
-        super::errors::to_js(host_failure("lock", name, err))
+        Ok(JsSync { store: self.inner.clone(), run, last: SyncAt::Nothing })
     }
 
     /// The operation of `method` (a method of the class) called with `a`, `b`, `c`.
@@ -504,6 +563,6 @@ impl JsConversationStore {
             request(&self.inner, method, &a, &b).js()?
         };
         let op = self.inner.begin(request);
-        Ok(JsOperation { store: self.inner.clone(), op, asked: Vec::new(), decision: None })
+        Ok(JsOperation { store: self.inner.clone(), op, at: OpAt::Start, locked: false })
     }
 }

@@ -20,6 +20,7 @@ use super::errors::{invalid, with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
 use super::json::json_value;
 use super::plans::{self, Reply};
+use super::steps::{self, LoadSource, Skip};
 use super::storage::{host_failure, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::Plan;
@@ -47,12 +48,6 @@ pub struct JsContextManager {
     loads: RefCell<HashMap<u32, Loading>>,
     next_load: Cell<u32>,
 }
-
-/// What `__loadBegin` says of one filepath: a record held in memory (its text), a path
-/// to read, or skipped.
-const HELD: u8 = 0;
-const READ: u8 = 1;
-const SKIPPED: u8 = 2;
 
 /// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
 /// integer; any other key is refused, so a misspelt cap is not silently no cap.
@@ -334,19 +329,21 @@ impl JsContextManager {
         Ok((tool, args_json, result_in, fields))
     }
 
-    /// A saved record: `[0, filepath]`; `[6, step]` when I/O is left (the save's
-    /// follow-up: a spill, retention, the session manifest), `step` the first of its plan
-    /// (src/wasm/plans.rs). With the `embed` option the save resolves to `[filepath,
-    /// text]`, the text to embed (the JS glue calls `embed`, then `__setVector`).
-    fn saved(&self, filepath: String, after: Option<Job>, result_in: ResultIn) -> Result<Array, JsValue> {
+    /// A saved record: `{kind: "done", value: filepath}`, or the first step of the plan
+    /// of the I/O left (the save's follow-up: a spill, retention, the session manifest;
+    /// src/wasm/plans.rs) that resolves to it. With the `embed` option the value is
+    /// `{filepath, embed}`, the text to embed (the JS glue calls `embed`, then
+    /// `__setVector`).
+    fn saved(&self, filepath: String, after: Option<Job>, result_in: ResultIn) -> JsValue {
         let text = self.embed.is_some().then(|| self.embed_text(&filepath, &result_in)).flatten();
         let value = move || match text {
-            Some(text) => Array::of2(&filepath.as_str().into(), &text.into()).into(),
+            Some(text) => steps::saved_to_embed(&filepath, &text),
             None => JsValue::from(filepath),
         };
-        let Some(job) = after else { return Ok(Array::of2(&0.into(), &value())) };
-        let step = self.run_job(job, move |_| Ok(Reply::Value(value())));
-        Ok(Array::of2(&6.into(), &step))
+        match after {
+            None => steps::done(&value()),
+            Some(job) => self.run_job(job, move |_| Ok(Reply::Value(value()))),
+        }
     }
 
     /// The text the `embed` option gets for the record saved at `filepath`: its indexed
@@ -358,28 +355,28 @@ impl JsContextManager {
     }
 
     /// The answer of a `close()` step: the first step of its plan (src/wasm/plans.rs),
-    /// resolving to `[host, close]`, the host's `close()` for the driver to call last, or
-    /// `undefined`; or the name of the method to call once this manager's operations in
-    /// flight have ended.
+    /// resolving to `{host, close}`, the host's `close()` for the driver to call last, or
+    /// `undefined`; or a `wait` step, naming the method to call once this manager's
+    /// operations in flight have ended.
     fn closing(&self, closing: Closing) -> JsValue {
         match closing {
-            Closing::Done => plans::done(JsValue::UNDEFINED).into(),
-            Closing::Wait => "__close".into(),
-            Closing::Busy => "__closeIdle".into(),
+            Closing::Done => plans::done(JsValue::UNDEFINED),
+            Closing::Wait => steps::wait("__close"),
+            Closing::Busy => steps::wait("__closeIdle"),
             Closing::WriteOut(job) => {
                 let (inner, owns_storage) = (self.inner.clone(), self.owns_storage);
                 let close = move |_| {
                     let close = owns_storage.then(|| inner.storage().close_call()).flatten();
-                    Ok(Reply::Value(close.map_or(JsValue::UNDEFINED, JsValue::from)))
+                    Ok(Reply::Value(close.unwrap_or(JsValue::UNDEFINED)))
                 };
-                self.run_job(job, close).into()
+                self.run_job(job, close)
             }
         }
     }
 
     /// Starts `job` as a plan (src/wasm/plans.rs), `reply` making its result once it is
     /// done: its first step, for the driver.
-    fn run_job(&self, job: Job, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> Array {
+    fn run_job(&self, job: Job, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> JsValue {
         let plan = JobPlan { manager: self.inner.clone(), job };
         plans::start(self.inner.clone(), plan, reply)
     }
@@ -451,7 +448,8 @@ impl JsContextManager {
 /// What `__loadBegin` says of a load, gathered ([`JsContextManager::plan_load`]).
 #[derive(Default)]
 struct LoadPlan {
-    kinds: Vec<u8>,
+    /// Where the record of each path asked comes from ([`LoadSource`]).
+    sources: Vec<u8>,
     /// The texts of the records held in memory, NUL-joined.
     held: String,
     reads: Vec<String>,
@@ -467,20 +465,20 @@ impl JsContextManager {
                         plan.held.push('\0'); // a record's text is never empty
                     }
                     plan.held.push_str(text);
-                    HELD
+                    LoadSource::Held
                 }
                 _ => {
                     self.inner.load_skipped(asked, &NotLoaded::NotARecord("not UTF-8 JSON text".to_owned()));
-                    SKIPPED
+                    LoadSource::Skipped
                 }
             },
             LoadStep::Read(path) => {
                 plan.reads.push(path);
-                READ
+                LoadSource::Read
             }
-            LoadStep::Skipped => SKIPPED,
+            LoadStep::Skipped => LoadSource::Skipped,
         };
-        plan.kinds.push(kind);
+        plan.sources.push(kind.code());
     }
 }
 
@@ -580,11 +578,11 @@ impl JsContextManager {
         Ok(manager)
     }
 
-    /// `open()`, its first step: `[manager, step]`, the manager and the first step of the
+    /// `open()`, its first step: `{manager, step}`, the manager and the first step of the
     /// plan that makes it ready (src/wasm/plans.rs): a new session's manifest written, a
     /// named session resumed (a pointer for every persisted record).
     #[wasm_bindgen(js_name = "__open")]
-    pub fn open(options: JsValue) -> Result<Array, JsValue> {
+    pub fn open(options: JsValue) -> Result<JsValue, JsValue> {
         let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options).js()?;
         let inner = ContextManager::new(storage, core).js()?;
         let manager = JsContextManager::around(inner, describe, redact, embed, owns_storage);
@@ -601,7 +599,7 @@ impl JsContextManager {
                 plans::done(JsValue::UNDEFINED)
             }
         };
-        Ok(Array::of2(&JsValue::from(manager), &step))
+        Ok(steps::opened(JsValue::from(manager), &step))
     }
 
     /// The first step of a background write of an index segment (SPEC §4), when one is
@@ -611,7 +609,7 @@ impl JsContextManager {
     #[wasm_bindgen(js_name = "__persistIndex")]
     pub fn persist_index(&self) -> JsValue {
         match self.inner.begin_persist_index() {
-            Some(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))).into(),
+            Some(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
             None => JsValue::UNDEFINED,
         }
     }
@@ -619,7 +617,7 @@ impl JsContextManager {
     /// `endSession()`: removes the session's records, manifest and (if empty) folder; the
     /// first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
     #[wasm_bindgen(js_name = endSession)]
-    pub fn end_session(&self) -> Array {
+    pub fn end_session(&self) -> JsValue {
         match self.inner.begin_end_session() {
             Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
             Err(e) => plans::failed(e),
@@ -628,7 +626,7 @@ impl JsContextManager {
 
     /// Writes out the records held in memory (and brings the session manifest up to
     /// date); the first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
-    pub fn flush(&self) -> Array {
+    pub fn flush(&self) -> JsValue {
         match self.inner.begin_flush() {
             Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
             Err(e) => plans::failed(e),
@@ -638,7 +636,7 @@ impl JsContextManager {
     /// Adopts the records of the session folder its manifest does not list (left by a
     /// crash); resolves to their filepaths. Outside a session, nothing: `[]`. The first
     /// step of its plan (src/wasm/plans.rs).
-    pub fn reconcile(&self) -> Array {
+    pub fn reconcile(&self) -> JsValue {
         match self.inner.begin_reconcile() {
             Err(e) => plans::failed(e),
             Ok(None) => plans::done(Array::new().into()),
@@ -652,7 +650,7 @@ impl JsContextManager {
     /// from the record files; resolves to the number of records indexed. The first step
     /// of its plan (src/wasm/plans.rs).
     #[wasm_bindgen(js_name = rebuildIndex)]
-    pub fn rebuild_index(&self) -> Array {
+    pub fn rebuild_index(&self) -> JsValue {
         match self.inner.begin_rebuild_index() {
             Err(e) => plans::failed(e),
             Ok(job) => self.run_job(job, |indexed| Ok(Reply::Value((indexed.len() as f64).into()))),
@@ -661,7 +659,7 @@ impl JsContextManager {
 
     /// `[{id, createdAt, lastActivity, records, bytes}]` for the sessions of `contextDir`.
     #[wasm_bindgen(js_name = listSessions)]
-    pub fn list_sessions(options: JsValue) -> Array {
+    pub fn list_sessions(options: JsValue) -> JsValue {
         Self::store_plan(
             options,
             |m| Ok(crate::session::ListSessions::new(m.context_dir())),
@@ -687,7 +685,7 @@ impl JsContextManager {
     /// `[{sessionId, filepath, score, matched, pointer}]`: the best `limit` (default 10)
     /// records of every session of `contextDir` for `query`, ranked from the sessions'
     /// manifests alone.
-    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> Array {
+    pub fn search(options: JsValue, query: JsValue, search_options: JsValue) -> JsValue {
         let Some(query) = query.as_string() else {
             return plans::failed(Error::invalid("query must be a string"));
         };
@@ -706,7 +704,7 @@ impl JsContextManager {
     /// Removes the sessions idle longer than `olderThanMs` (default 24 h): only the files
     /// their manifests track. Resolves to the ids removed.
     #[wasm_bindgen(js_name = cleanupStaleSessions)]
-    pub fn cleanup_stale_sessions(options: JsValue) -> Array {
+    pub fn cleanup_stale_sessions(options: JsValue) -> JsValue {
         let older_than = match opt_size(&options, "olderThanMs") {
             Ok(v) => v.map_or(crate::session::DEFAULT_STALE_MS, |n| n.min(i64::MAX as usize) as i64),
             Err(e) => return plans::failed(e),
@@ -724,7 +722,7 @@ impl JsContextManager {
 
     /// Removes every toolctx record of `contextDir` (files named as records), whoever
     /// wrote them, and nothing else; resolves to the number removed.
-    pub fn purge(options: JsValue) -> Array {
+    pub fn purge(options: JsValue) -> JsValue {
         Self::store_plan(
             options,
             |m| {
@@ -739,7 +737,7 @@ impl JsContextManager {
     /// every record's bytes recoverable); resolves to `{jsonl, exported, skipped}`, the
     /// files named as records that are not records listed with the reason.
     #[wasm_bindgen(js_name = exportRecords)]
-    pub fn export_records(options: JsValue) -> Array {
+    pub fn export_records(options: JsValue) -> JsValue {
         Self::store_plan(
             options,
             |m| Ok(crate::storewide::ExportJsonl::new(m.context_dir())),
@@ -763,7 +761,7 @@ impl JsContextManager {
     /// Writes the records of an `exportRecords` result (or its `jsonl` text) into
     /// `contextDir`, byte for byte; resolves to `{imported, unchanged}`.
     #[wasm_bindgen(js_name = importRecords)]
-    pub fn import_records(options: JsValue, jsonl: JsValue) -> Array {
+    pub fn import_records(options: JsValue, jsonl: JsValue) -> JsValue {
         let text = if jsonl.is_object() { get(&jsonl, "jsonl") } else { jsonl };
         let Some(text) = text.as_string() else {
             return plans::failed(Error::invalid(
@@ -786,11 +784,11 @@ impl JsContextManager {
     }
 
     /// `saveContext`, its first step; the driver runs the rest (driver.js, `save`).
-    /// Returns `[0, filepath]` (saved: a record held in memory), `[6, step]` (a plan
-    /// finishes the save: its follow-up I/O), or `[2, id, host, write, remove, path,
-    /// bytes]`: write `bytes` (the record, or its parts to join: the header, the
-    /// result's bytes that JavaScript holds, and `}`) to `path` exclusively with
-    /// `write.call(host, …)`, call `__saveIndex(id)` meanwhile, then `__saveWritten`.
+    /// Returns `done` (saved: a record held in memory), the first step of a plan (it
+    /// finishes the save: its follow-up I/O), or `write` (docs/protocol.md): write the
+    /// record (`bytes`, or `parts` to join: the header, the result's bytes that JavaScript
+    /// holds, and `}`) to `path` exclusively, call `__saveIndex(id)` meanwhile, then
+    /// `__saveWritten`.
     #[wasm_bindgen(js_name = "__saveBegin")]
     pub fn save_begin(
         &self,
@@ -799,30 +797,27 @@ impl JsContextManager {
         result: JsValue,
         task_or_options: JsValue,
         query_id: JsValue,
-    ) -> Result<Array, JsValue> {
+    ) -> Result<JsValue, JsValue> {
         // Closed first: no argument is read and no describe/redact callback runs.
         self.inner.check_open("saveContext").js()?;
         let (tool, args_json, result_in, fields) =
             self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
         let pending = match self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields)) {
-            Ok(Begun::Saved(filepath, after)) => return self.saved(filepath, after, result_in),
+            Ok(Begun::Saved(filepath, after)) => return Ok(self.saved(filepath, after, result_in)),
             Ok(Begun::Write(pending)) => pending,
             Err(e) => return Err(e).js(),
         };
-        let bytes: JsValue = match (pending.record(), &result_in) {
+        let (record, parts): (JsValue, bool) = match (pending.record(), &result_in) {
             ((head, Some(_)), ResultIn::Held(body)) => {
-                Array::of3(&Uint8Array::from(head), body.bytes(), &Uint8Array::from(&b"}"[..])).into()
+                (Array::of3(&Uint8Array::from(head), body.bytes(), &Uint8Array::from(&b"}"[..])).into(), true)
             }
-            ((whole, _), _) => Uint8Array::from(whole).into(),
+            ((whole, _), _) => (Uint8Array::from(whole).into(), false),
         };
         let id = self.next_save.get().wrapping_add(1);
         self.next_save.set(id);
-        let (host, write, remove) = self.inner.storage().record_writer();
-        let plan = Array::of5(&2.into(), &id.into(), host, write, remove);
-        plan.push(&pending.path().into());
-        plan.push(&bytes);
+        let step = steps::write_record(id, self.inner.storage(), pending.path(), &record, parts);
         self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
-        Ok(plan)
+        Ok(step)
     }
 
     /// Indexes the result of save `id` (while the host writes its record).
@@ -836,25 +831,25 @@ impl JsContextManager {
         }
     }
 
-    /// How the write of save `id` ended (`ok`, and the host's value or error): `[0,
-    /// filepath]` or `[6, step]` as `__saveBegin`; `[2, path]`: the name was taken, write
-    /// the same bytes there; `[3, path]`: the write failed, remove `path` (whatever it
-    /// left), then `__saveEnd`.
+    /// How the write of save `id` ended (`ok`, and the host's value or error): `done` or
+    /// a plan's first step as `__saveBegin`; `write` again at another `path` (the name was
+    /// taken: the same record there); `remove` (the write failed: remove `path`, whatever
+    /// it left, then `__saveEnd`).
     #[wasm_bindgen(js_name = "__saveWritten")]
-    pub fn save_written(&self, id: u32, ok: bool, value: JsValue) -> Result<Array, JsValue> {
+    pub fn save_written(&self, id: u32, ok: bool, value: JsValue) -> Result<JsValue, JsValue> {
         let Some(Saving::Writing(pending, result_in)) = self.saves.borrow_mut().remove(&id) else {
             return Err(Error::new(ErrorKind::Internal, "no save is writing under this id")).js();
         };
         let written = if ok { Ok(()) } else { Err(host_failure("write", pending.path(), value)) };
         match self.inner.record_written(pending, written) {
-            Written::Saved(filepath, after) => self.saved(filepath, after, result_in),
+            Written::Saved(filepath, after) => Ok(self.saved(filepath, after, result_in)),
             Written::Retry(pending) => {
-                let step = Array::of2(&2.into(), &pending.path().into());
+                let step = steps::write_again(id, pending.path());
                 self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
                 Ok(step)
             }
             Written::Remove(failed) => {
-                let step = Array::of2(&3.into(), &failed.path.as_str().into());
+                let step = steps::remove_record(id, &failed.path);
                 self.saves.borrow_mut().insert(id, Saving::Removing(failed));
                 Ok(step)
             }
@@ -873,14 +868,13 @@ impl JsContextManager {
 
     /// `loadContexts`, its first step; the driver runs the rest (driver.js, `load`).
     /// `filepaths` as asked, also NUL-joined in `joined` when they are all strings free
-    /// of NUL (one crossing for all). Returns `[id, host, read, readOptions, kinds, held,
-    /// path, …]`: `kinds`, a byte per filepath: [`HELD`] (a record held in memory),
-    /// [`READ`] (read it with `read.call(host, path, readOptions)`), [`SKIPPED`] (the
-    /// `onDebug` warning is given); `held`, the texts of the held ones, NUL-joined (JSON
-    /// text never holds a NUL); then the paths to read, in order. `id` names the load
-    /// until `__loadEnd`; 0 when there is nothing to read (the load has ended).
+    /// of NUL (one crossing for all). Returns a `read` step (docs/protocol.md): `sources`,
+    /// a [`LoadSource`] byte per filepath (held in memory, to read, skipped with its `onDebug`
+    /// warning given); `held`, the texts of the held ones, NUL-joined (JSON text never
+    /// holds a NUL); `paths`, the paths to read, in order. `id` names the load until
+    /// `__loadEnd`; 0 when there is nothing to read (the load has ended).
     #[wasm_bindgen(js_name = "__loadBegin")]
-    pub fn load_begin(&self, filepaths: JsValue, joined: Option<String>) -> Result<Array, JsValue> {
+    pub fn load_begin(&self, filepaths: JsValue, joined: Option<String>) -> Result<JsValue, JsValue> {
         let loading = self.inner.begin_load().js()?;
         let list: &Array = filepaths.dyn_ref().ok_or_else(|| invalid("filepaths must be an array of strings"))?;
         let mut plan = LoadPlan::default();
@@ -896,7 +890,7 @@ impl JsContextManager {
                                 .and_then(|t| t.as_string())
                                 .unwrap_or_else(|| format!("{value:?}"));
                             self.inner.debug(format!("Failed to load {shown}: a filepath must be a string"), None);
-                            plan.kinds.push(SKIPPED);
+                            plan.sources.push(LoadSource::Skipped.code());
                         }
                     }
                 }
@@ -908,35 +902,23 @@ impl JsContextManager {
             self.next_load.set(id);
             self.loads.borrow_mut().insert(id, loading);
         }
-        let (host, read, read_options) = self.inner.storage().record_reader();
-        let out = Array::of4(&id.into(), host, read, read_options);
-        out.push(&Uint8Array::from(&plan.kinds[..]));
-        out.push(&JsValue::from_str(&plan.held));
-        for path in plan.reads {
-            out.push(&path.into());
-        }
-        Ok(out)
+        Ok(steps::read_records(id, self.inner.storage(), &plan.sources, &plan.held, plan.reads))
     }
 
-    /// The end of load `id` (0: one that read nothing): `skipped` holds `[asked, path,
-    /// kind, value, …]` for each path it skipped after its read, in order: kind 0, the
-    /// storage has no such file; 1, its read failed with `value`; 2, what it read is not
-    /// a whole record, `value` says why. The `onDebug` warnings are given in that order.
+    /// The end of load `id` (0: one that read nothing): `skipped`, `[{asked, path, why,
+    /// value}]`, each path it skipped after its read, in order ([`Skip`]: the storage has
+    /// no such file; its read failed with `value`; what it read is not a whole record,
+    /// `value` says why). The `onDebug` warnings are given in that order.
     #[wasm_bindgen(js_name = "__loadEnd")]
     pub fn load_end(&self, id: u32, skipped: JsValue) {
         let loading = self.loads.borrow_mut().remove(&id);
-        if let Some(list) = skipped.dyn_ref::<Array>() {
-            for at in (0..list.length()).step_by(4) {
-                let asked = list.get(at).as_string().unwrap_or_default();
-                let path = list.get(at + 1).as_string().unwrap_or_default();
-                let value = list.get(at + 3);
-                let why = match list.get(at + 2).as_f64() {
-                    Some(0.0) => NotLoaded::Missing,
-                    Some(1.0) => NotLoaded::Unreadable(host_failure("read", &path, value)),
-                    _ => NotLoaded::NotARecord(value.as_string().unwrap_or_default()),
-                };
-                self.inner.load_skipped(&asked, &why);
-            }
+        for s in steps::skipped(&skipped) {
+            let why = match s.why {
+                Some(Skip::Missing) => NotLoaded::Missing,
+                Some(Skip::Unreadable) => NotLoaded::Unreadable(host_failure("read", &s.path, s.value)),
+                _ => NotLoaded::NotARecord(s.value.as_string().unwrap_or_default()),
+            };
+            self.inner.load_skipped(&s.asked, &why);
         }
         drop(loading);
     }
@@ -1138,7 +1120,7 @@ impl JsContextManager {
     /// Like `__panicForTests`, in a plan's second step (so in the driver's `__planStep`,
     /// after the call returned), over the default storage.
     #[wasm_bindgen(js_name = "__panicForTestsAsync")]
-    pub fn panic_for_tests_async(message: String) -> Array {
+    pub fn panic_for_tests_async(message: String) -> JsValue {
         Self::store_plan(
             JsValue::UNDEFINED,
             |_| Ok(PanicInStep(message, false)),
@@ -1190,12 +1172,12 @@ impl JsContextManager {
 
     /// Removes the records this manager wrote and drops those held in memory.
     #[wasm_bindgen(js_name = clearContextDir)]
-    pub fn clear_context_dir(&self) -> Array {
+    pub fn clear_context_dir(&self) -> JsValue {
         self.clearing("clearContextDir", false)
     }
 
     /// `clearContextDir()` and `clearPointers()`.
-    pub fn clear(&self) -> Array {
+    pub fn clear(&self) -> JsValue {
         self.clearing("clear", true)
     }
 
@@ -1373,7 +1355,7 @@ impl JsContextManager {
         options: JsValue,
         plan: impl FnOnce(&ContextManager<JsStorage>) -> Result<P>,
         reply: impl FnOnce(P::Output) -> Result<Reply> + 'static,
-    ) -> Array {
+    ) -> JsValue {
         let manager = match Self::build(options) {
             Ok((manager, _)) => manager.inner.clone(),
             Err(e) => return plans::failed(e),
@@ -1386,7 +1368,7 @@ impl JsContextManager {
 
     /// `clearContextDir` (`what`), and with `pointers` `clear`: a plan that removes the
     /// records this manager wrote; in a session, one that removes the session.
-    fn clearing(&self, what: &str, pointers: bool) -> Array {
+    fn clearing(&self, what: &str, pointers: bool) -> JsValue {
         let inner = self.inner.clone();
         match inner.begin_clear(what) {
             Err(e) => plans::failed(e),

@@ -23,6 +23,9 @@ mod json;
 mod manager;
 #[cfg(feature = "core")]
 mod plans;
+// The step protocol (docs/protocol.md): every step, op and outcome that crosses.
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
+mod steps;
 #[cfg_attr(not(feature = "core"), allow(dead_code))]
 mod storage;
 #[cfg(feature = "core")]

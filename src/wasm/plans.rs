@@ -2,19 +2,10 @@
 //!
 //! No Rust future runs: an export that starts a plan returns its first step, the driver
 //! (`pkg-template/driver.js`, `plan`) does what the step says and calls
-//! `__planStep(id, outcomes)` for the next one, until the plan is done. A step, as the
-//! driver gets it:
-//!
-//! - `[0, value, json]`: done, resolve with `value` (`JSON.parse(value)` when `json`);
-//!   `[4, error]`: failed, reject with `error`;
-//! - `[1, id, host, calls]`: call the host, all at once. `calls` is flat, `fn, args, …`
-//!   (`fn` undefined: the host has no such method, the call gives `undefined`); the
-//!   outcomes go back flat in the same order, `ok, value or error, …`;
-//! - `[2, id, host, lock, name]`: this process's turn at `name` for `host` (its plans
-//!   and conversation stores take it one after the other), then `lock.call(host, name,
-//!   callback)` (`lock` undefined: the host has none, the turn alone); once the callback runs (the lock is
-//!   held), `__planStep(id, [])`; if the lock fails before, `[false, error]`;
-//! - `[3, id]`: release that lock; once the host's `lock` settles, `[ok, value or error]`.
+//! `__planStep(id, outcomes)` for the next one, until the plan is done. The steps are
+//! those of docs/protocol.md, built in src/wasm/steps.rs: `run` (the plan's ops, all at
+//! once), `lock` and `unlock` (the storage's named lock, in this process's turn at it),
+//! `done` and `failed`; each carries the plan's `id`.
 //!
 //! A lock that fails is handed to the plan ([`Plan::lock_failed`]). The host's values are
 //! typed here as [`JsStorage`] types its own calls.
@@ -27,7 +18,8 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
 use super::errors::to_js;
-use super::storage::JsStorage;
+use super::steps::{self, Kind};
+use super::storage::{host_failure, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Plan, Step};
 use crate::store::ContextManager;
@@ -69,7 +61,7 @@ thread_local! {
 
 /// Starts `plan` over the storage of `manager`, its result made a JavaScript value by `reply`: its
 /// first step, for the driver.
-pub fn start<P, F>(manager: Rc<ContextManager<JsStorage>>, plan: P, reply: F) -> Array
+pub fn start<P, F>(manager: Rc<ContextManager<JsStorage>>, plan: P, reply: F) -> JsValue
 where
     P: Plan + 'static,
     F: FnOnce(P::Output) -> Result<Reply> + 'static,
@@ -83,56 +75,55 @@ where
 }
 
 /// The step of a plan that failed (before it began, or with its state dropped).
-pub fn failed(err: Error) -> Array {
+pub fn failed(err: Error) -> JsValue {
     finish(Err(err))
 }
 
 /// The step of an operation done before it needed a plan: `value`.
-pub fn done(value: JsValue) -> Array {
+pub fn done(value: JsValue) -> JsValue {
     finish(Ok(Reply::Value(value)))
 }
 
-/// The next step of plan `id`, given the outcomes of its last one (see the module docs).
+/// The next step of plan `id`, given the outcomes of its last one (see the module docs):
+/// one a `run` op, in order; one for a `lock` (held, or not) and an `unlock`.
 #[wasm_bindgen(js_name = "__planStep")]
-pub fn plan_step(id: u32, outcomes: Array) -> Array {
+pub fn plan_step(id: u32, outcomes: Array) -> JsValue {
     let Some(mut running) = PLANS.with(|p| p.borrow_mut().remove(&id)) else {
         return failed(Error::new(ErrorKind::Internal, "no plan runs under this id"));
     };
-    let ok = |i: u32| outcomes.get(i).as_bool() == Some(true);
     match std::mem::replace(&mut running.lock, Lock::Free) {
-        Lock::Taking(name) if outcomes.length() > 0 => {
-            let step = running.plan.lock_failed(super::storage::host_failure("lock", &name, outcomes.get(1)));
-            advance(id, running, Some(step))
-        }
-        Lock::Taking(name) => {
-            running.lock = Lock::Held(name);
-            advance(id, running, None)
-        }
-        Lock::Releasing(name, result) if !ok(0) => {
-            let e = super::storage::host_failure("lock", &name, outcomes.get(1));
-            match result {
-                Some(result) => {
-                    drop(running);
-                    finish(result.and(Err(e)))
-                }
-                None => {
-                    let step = running.plan.lock_failed(e);
-                    advance(id, running, Some(step))
-                }
+        Lock::Taking(name) => match steps::outcome(&outcomes.get(0)) {
+            Err(e) => {
+                let step = running.plan.lock_failed(host_failure("lock", &name, e));
+                advance(id, running, Some(step))
             }
-        }
-        Lock::Releasing(_, Some(result)) => {
-            drop(running);
-            finish(result)
-        }
-        Lock::Releasing(_, None) => advance(id, running, None),
+            Ok(_) => {
+                running.lock = Lock::Held(name);
+                advance(id, running, None)
+            }
+        },
+        Lock::Releasing(name, result) => match (steps::outcome(&outcomes.get(0)), result) {
+            (Err(e), Some(result)) => {
+                drop(running);
+                finish(result.and(Err(host_failure("lock", &name, e))))
+            }
+            (Err(e), None) => {
+                let step = running.plan.lock_failed(host_failure("lock", &name, e));
+                advance(id, running, Some(step))
+            }
+            (Ok(_), Some(result)) => {
+                drop(running);
+                finish(result)
+            }
+            (Ok(_), None) => advance(id, running, None),
+        },
         lock => {
             running.lock = lock;
             let storage = running.manager.storage();
             let typed = std::mem::take(&mut running.asked)
                 .iter()
                 .enumerate()
-                .map(|(i, op)| storage.outcome(op, ok(2 * i as u32), outcomes.get(2 * i as u32 + 1)))
+                .map(|(i, op)| storage.outcome(op, &outcomes.get(i as u32)))
                 .collect();
             let step = running.plan.step(typed);
             advance(id, running, Some(step))
@@ -142,7 +133,7 @@ pub fn plan_step(id: u32, outcomes: Array) -> Array {
 
 /// Steps `running` from `step` (`None`: its next step, given no outcomes) until it needs
 /// the driver; keeps it while it runs.
-fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> Array {
+fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> JsValue {
     let mut next = step;
     let step = loop {
         let storage = running.manager.storage();
@@ -152,32 +143,28 @@ fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> Array {
         };
         match step {
             Step::Run(ops) => {
-                let calls = Array::new();
-                for op in &ops {
-                    let (f, args) = storage.call_of(op);
-                    calls.push(&f);
-                    calls.push(&args);
-                }
+                let list: Array = ops.iter().map(JsStorage::op_js).collect();
                 running.asked = ops;
-                break Array::of4(&1.into(), &id.into(), storage.host().0, &calls);
+                break steps::run(Kind::Run, Some(id), storage, list);
             }
             Step::Lock(name) => match &running.lock {
                 Lock::Held(held) => {
                     let error = Error::new(ErrorKind::Internal, "a plan took a lock it holds");
+                    let step = steps::lock(Kind::Unlock, Some(id), storage, held);
                     running.lock = Lock::Releasing(held.clone(), Some(Err(error)));
-                    break Array::of2(&3.into(), &id.into());
+                    break step;
                 }
                 _ => {
-                    let lock = storage.lock_fn();
-                    let step = Array::of5(&2.into(), &id.into(), storage.host().0, &lock, &name.as_str().into());
+                    let step = steps::lock(Kind::Lock, Some(id), storage, &name);
                     running.lock = Lock::Taking(name);
                     break step;
                 }
             },
             Step::Unlock => match std::mem::replace(&mut running.lock, Lock::Free) {
                 Lock::Held(name) => {
+                    let step = steps::lock(Kind::Unlock, Some(id), storage, &name);
                     running.lock = Lock::Releasing(name, None);
-                    break Array::of2(&3.into(), &id.into());
+                    break step;
                 }
                 _ => {
                     let error = Error::new(ErrorKind::Internal, "a plan released a lock it did not hold");
@@ -186,8 +173,9 @@ fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> Array {
             },
             Step::Done(result) => match std::mem::replace(&mut running.lock, Lock::Free) {
                 Lock::Held(name) => {
+                    let step = steps::lock(Kind::Unlock, Some(id), storage, &name);
                     running.lock = Lock::Releasing(name, Some(result));
-                    break Array::of2(&3.into(), &id.into());
+                    break step;
                 }
                 _ => {
                     drop(running);
@@ -202,10 +190,10 @@ fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> Array {
 
 /// The last step of a plan: its value, or its error. The plan's state is dropped before
 /// (a pass it holds ends the operation).
-fn finish(result: Result<Reply>) -> Array {
+fn finish(result: Result<Reply>) -> JsValue {
     match result {
-        Ok(Reply::Value(value)) => Array::of3(&0.into(), &value, &false.into()),
-        Ok(Reply::Json(text)) => Array::of3(&0.into(), &text.into(), &true.into()),
-        Err(e) => Array::of2(&4.into(), &to_js(e)),
+        Ok(Reply::Value(value)) => steps::done(&value),
+        Ok(Reply::Json(text)) => steps::done_json(&text),
+        Err(e) => steps::failed(&to_js(e)),
     }
 }

@@ -5,7 +5,8 @@
 //! "already exists", out-of-space errors become `QUOTA_EXCEEDED`, the rest `STORAGE`.
 //!
 //! The package's workflows never await it: their plans' ops go to the JavaScript driver
-//! as host calls ([`JsStorage::call_of`]) and come back typed ([`JsStorage::outcome`]).
+//! in steps (src/wasm/steps.rs), which carry this storage as [`JsStorage::js`], and their
+//! outcomes come back typed ([`JsStorage::outcome`]).
 //! Its [`Storage`] implementation serves Rust code that drives the core's async API in
 //! wasm itself (the wasm-bindgen tests do), awaiting the host's Promises with
 //! `wasm-bindgen-futures`; the module links none of it unless such code is compiled in.
@@ -18,6 +19,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::body;
+use super::steps::{self, OpKind};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Op, Outcome};
@@ -60,6 +62,8 @@ pub struct JsStorage {
     append: Option<Function>,
     /// `close_call` handed out the host's `close()`: it is called once.
     closed: std::cell::Cell<bool>,
+    /// The storage as steps carry it (steps::storage): the host, its methods, `read_options`.
+    js: JsValue,
 }
 
 fn method(host: &JsValue, name: &str) -> Option<Function> {
@@ -78,22 +82,41 @@ impl JsStorage {
         let required = |name: &str| {
             method(&host, name).ok_or_else(|| Error::invalid(format!("the storage has no {name}() method")))
         };
+        let (read, write, remove, list) =
+            (required("read")?, required("write")?, required("remove")?, required("list")?);
+        let (remove_dir, lock, append) = (method(&host, "removeDir"), method(&host, "lock"), method(&host, "append"));
+        let read_options = Object::new();
+        let _ = Reflect::set(&read_options, &"root".into(), &root.into());
+        let optional = |f: &Option<Function>| f.as_ref().map_or(JsValue::UNDEFINED, |f| f.clone().into());
+        let js = steps::storage(
+            &host,
+            &read,
+            &write,
+            &remove,
+            &list,
+            &optional(&remove_dir),
+            &optional(&append),
+            &optional(&lock),
+            &read_options,
+        );
         Ok(JsStorage {
-            read: required("read")?,
-            write: required("write")?,
-            remove: required("remove")?,
-            list: required("list")?,
-            remove_dir: method(&host, "removeDir"),
-            lock: method(&host, "lock"),
-            append: method(&host, "append"),
+            read,
+            write,
+            remove,
+            list,
+            remove_dir,
+            lock,
+            append,
             closed: std::cell::Cell::new(false),
-            read_options: {
-                let o = Object::new();
-                let _ = Reflect::set(&o, &"root".into(), &root.into());
-                o
-            },
+            read_options,
             host,
+            js,
         })
+    }
+
+    /// The storage as a step carries it (src/wasm/steps.rs: `storage`).
+    pub fn js(&self) -> &JsValue {
+        &self.js
     }
 
     /// What the host says it is (adapters set `description`), or `custom storage`.
@@ -105,14 +128,14 @@ impl JsStorage {
             .unwrap_or_else(|| "custom storage".to_owned())
     }
 
-    /// The host's `close()` for the driver to call, `[host, close]`, once: for a storage
+    /// The host's `close()` for the driver to call, `{host, close}`, once: for a storage
     /// its manager made itself; `None` when it has none or it was handed out.
-    pub fn close_call(&self) -> Option<Array> {
+    pub fn close_call(&self) -> Option<JsValue> {
         if self.closed.replace(true) {
             return None;
         }
         let close = method(&self.host, "close")?;
-        Some(Array::of2(&self.host, &close))
+        Some(steps::close_call(&self.host, &close))
     }
 
     /// `f` called on the host and its value awaited (a plain value or a thenable), its
@@ -124,24 +147,6 @@ impl JsStorage {
             Err(e) => Err(e),
         };
         settled.map_err(|e| host_failure(op, path, e))
-    }
-
-    /// What the driver writes a new record with: the host, its `write` and its `remove`.
-    pub fn record_writer(&self) -> (&JsValue, &Function, &Function) {
-        (&self.host, &self.write, &self.remove)
-    }
-
-    /// What the driver reads a record with: the host, its `read` and the options it
-    /// takes (`{root}`).
-    pub fn record_reader(&self) -> (&JsValue, &Function, &Object) {
-        (&self.host, &self.read, &self.read_options)
-    }
-
-    /// The host object and the options its `read` takes (`{root}`), for the JavaScript
-    /// that runs the calls itself (window.js, conversation.js: those modules run no tasks).
-    #[cfg_attr(not(any(feature = "window", feature = "conversation")), allow(dead_code))]
-    pub fn host(&self) -> (&JsValue, &Object) {
-        (&self.host, &self.read_options)
     }
 }
 
@@ -223,33 +228,22 @@ impl JsStorage {
     }
 }
 
-/// A plan's ops as host calls (src/wasm/plans.rs): what the driver calls, and how its
-/// outcome is typed, as this storage's own calls below.
+/// A plan's ops as steps carry them (src/wasm/plans.rs), and how their outcomes are
+/// typed, as this storage's own calls below.
 impl JsStorage {
-    /// The host method for `op` (`undefined` when the host has none: `removeDir`) and
-    /// its arguments.
-    pub fn call_of(&self, op: &Op) -> (JsValue, Array) {
-        let method = |f: &Function| JsValue::from(f.clone());
+    /// `op` as a step's op (src/wasm/steps.rs).
+    pub fn op_js(op: &Op) -> JsValue {
         match op {
-            Op::Read(path) => (method(&self.read), Array::of2(&path.into(), &self.read_options)),
-            Op::List(dir) => (method(&self.list), Array::of1(&dir.into())),
-            Op::Write { path, bytes, exclusive } => (
-                method(&self.write),
-                Array::of3(
-                    &path.into(),
-                    &Uint8Array::from(&bytes[..]),
-                    &write_options(WriteOptions { exclusive: *exclusive }),
-                ),
-            ),
-            Op::Remove(path) => (method(&self.remove), Array::of1(&path.into())),
-            Op::RemoveDir(path) => {
-                (self.remove_dir.as_ref().map_or(JsValue::UNDEFINED, method), Array::of1(&path.into()))
-            }
+            Op::Read(path) => steps::op(OpKind::Read, path, None, None),
+            Op::List(dir) => steps::op(OpKind::List, dir, None, None),
+            Op::Write { path, bytes, exclusive } => steps::op(OpKind::Write, path, Some(bytes), Some(*exclusive)),
+            Op::Remove(path) => steps::op(OpKind::Remove, path, None, None),
+            Op::RemoveDir(path) => steps::op(OpKind::RemoveDir, path, None, None),
         }
     }
 
-    /// The outcome of `op` from the host call's `ok` and its value (or error).
-    pub fn outcome(&self, op: &Op, ok: bool, value: JsValue) -> Result<Outcome> {
+    /// The outcome of `op` from what the driver answered (`{ok, value}` or `{ok, error}`).
+    pub fn outcome(&self, op: &Op, outcome: &JsValue) -> Result<Outcome> {
         let (name, path) = match op {
             Op::Read(path) => ("read", path),
             Op::List(dir) => ("list", dir),
@@ -257,9 +251,7 @@ impl JsStorage {
             Op::Remove(path) => ("remove", path),
             Op::RemoveDir(path) => ("removeDir", path),
         };
-        if !ok {
-            return Err(host_failure(name, path, value));
-        }
+        let value = steps::outcome(outcome).map_err(|e| host_failure(name, path, e))?;
         match op {
             Op::Read(path) => read_bytes(value, path).map(Outcome::Read),
             Op::List(dir) => list_names(value, dir).map(Outcome::List),
@@ -269,7 +261,7 @@ impl JsStorage {
 
     /// The host's `lock`, or `undefined` (then the driver gives this process's turns at
     /// a lock name alone).
-    pub fn lock_fn(&self) -> JsValue {
+    fn lock_fn(&self) -> JsValue {
         self.lock.as_ref().map_or(JsValue::UNDEFINED, |f| f.clone().into())
     }
 }
@@ -327,20 +319,16 @@ impl Storage for JsStorage {
         let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
         let lock = hold(&self.host, &self.lock_fn(), name);
         let part = |key: &str| Reflect::get(&lock, &key.into()).unwrap_or(JsValue::UNDEFINED);
-        // `held`: `[]` once held, `[false, error]` if the lock failed before.
-        let held = Array::from(&JsFuture::from(Promise::resolve(&part("held"))).await.map_err(failed)?);
-        if held.length() > 0 {
-            return Err(failed(held.get(1)));
-        }
+        // `held`: an outcome (src/wasm/steps.rs), once held or once the lock failed before.
+        let held = JsFuture::from(Promise::resolve(&part("held"))).await.map_err(failed)?;
+        steps::outcome(&held).map_err(failed)?;
         let out = work.await;
         if let Some(release) = part("release").dyn_ref::<Function>() {
             let _ = release.call0(&JsValue::UNDEFINED);
         }
-        // `settled`: `[ok, value or error]` of the host's lock.
-        let settled = Array::from(&JsFuture::from(Promise::resolve(&part("settled"))).await.map_err(failed)?);
-        if settled.get(0).as_bool() != Some(true) {
-            return Err(failed(settled.get(1)));
-        }
+        // `settled`: the outcome of the host's lock.
+        let settled = JsFuture::from(Promise::resolve(&part("settled"))).await.map_err(failed)?;
+        steps::outcome(&settled).map_err(failed)?;
         Ok(out)
     }
 }

@@ -81,11 +81,17 @@ extern "C" {
     fn use_runtime(defaults: &JsValue);
 }
 
-// What driver.js parses a load's records with (the snippet it imports, beside it).
+// What driver.js parses a load's records with, and the step kinds it reads (the snippets
+// it imports, beside it).
 #[wasm_bindgen(module = "/pkg-template/records.js")]
 extern "C" {
     #[wasm_bindgen(js_name = parseRecord)]
     fn parse_record(value: &JsValue) -> JsValue;
+}
+#[wasm_bindgen(module = "/pkg-template/protocol.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = STEP)]
+    static STEP: JsValue;
 }
 
 // The package's own driver follows the plans, as in the package.
@@ -98,7 +104,7 @@ extern "C" {
 thread_local! {
     static DRIVER: JsValue = {
         let core = Object::new();
-        let step = Closure::<dyn Fn(u32, Array) -> Array>::new(super::plans::plan_step).into_js_value();
+        let step = Closure::<dyn Fn(u32, Array) -> JsValue>::new(super::plans::plan_step).into_js_value();
         Reflect::set(&core, &"__planStep".into(), &step).unwrap();
         create_driver(&core, &Function::new_with_args("err", "return err"))
     };
@@ -182,28 +188,31 @@ async fn save_and_load_through_a_js_host() {
         let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED).await;
         paths.push(saved.unwrap().as_string().unwrap());
     }
-    // `[id, host, read, readOptions, kinds, held, path, …]`: both records were written
-    // (persistThreshold 0), so both are to be read (kind 1), at their paths; the driver
-    // reads them and records.js parses them. The paths NUL-joined give the same plan.
+    // A `read` step: both records were written (persistThreshold 0), so both are to be
+    // read (source 1), at their paths; the driver reads them and records.js parses them.
+    // The paths NUL-joined give the same step.
+    assert_eq!(STEP.with(|kinds| get(kinds, "READ")).as_string().as_deref(), Some("read"));
     let asked = Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into());
     let joined = m.load_begin(asked.clone().into(), Some(format!("{}\0{}", paths[2], paths[0]))).unwrap();
-    m.load_end(joined.get(0).as_f64().unwrap() as u32, JsValue::UNDEFINED);
-    let plan = m.load_begin(asked.into(), None).unwrap();
-    assert_eq!(plan.length(), 8);
-    let id = plan.get(0).as_f64().unwrap() as u32;
+    m.load_end(get(&joined, "id").as_f64().unwrap() as u32, JsValue::UNDEFINED);
+    let step = m.load_begin(asked.into(), None).unwrap();
+    assert_eq!(get(&step, "kind").as_string().as_deref(), Some("read"));
+    let id = get(&step, "id").as_f64().unwrap() as u32;
     assert_ne!(id, 0, "a load with reads has an id");
-    assert_eq!(Uint8Array::from(plan.get(4)).to_vec(), [1, 1]);
-    assert_eq!(Uint8Array::from(joined.get(4)).to_vec(), [1, 1]);
-    assert_eq!(plan.get(5).as_string().as_deref(), Some(""), "none held");
-    for at in [6, 7] {
-        assert_eq!(plan.get(at).as_string(), joined.get(at).as_string());
-    }
-    assert_eq!(plan.get(6).as_string().as_deref(), Some(paths[2].as_str()));
-    assert_eq!(plan.get(7).as_string().as_deref(), Some(paths[0].as_str()));
-    let read: Function = plan.get(2).into();
+    assert_eq!(Uint8Array::from(get(&step, "sources")).to_vec(), [1, 1]);
+    assert_eq!(Uint8Array::from(get(&joined, "sources")).to_vec(), [1, 1]);
+    assert_eq!(get(&step, "held").as_string().as_deref(), Some(""), "none held");
+    let to_read = |step: &JsValue| -> Vec<String> {
+        Array::from(&get(step, "paths")).iter().map(|p| p.as_string().unwrap()).collect()
+    };
+    assert_eq!(to_read(&step), to_read(&joined));
+    assert_eq!(to_read(&step), [paths[2].clone(), paths[0].clone()]);
+    let storage = get(&step, "storage");
+    let read: Function = get(&storage, "read").into();
     let mut records = Vec::new();
-    for at in [6, 7] {
-        let text = JsFuture::from(Promise::from(read.call2(&plan.get(1), &plan.get(at), &plan.get(3)).unwrap()));
+    for path in to_read(&step) {
+        let called = read.call2(&get(&storage, "host"), &path.into(), &get(&storage, "readOptions")).unwrap();
+        let text = JsFuture::from(Promise::from(called));
         records.push(parse_record(&text.await.unwrap()));
     }
     m.load_end(id, JsValue::UNDEFINED);

@@ -18,6 +18,7 @@ use wasm_bindgen::JsCast;
 
 use super::errors::IntoJs;
 use super::host::{resolve_context_dir, storage_from};
+use super::steps::{self, Kind, OpKind};
 use super::storage::{host_failure, read_bytes, JsStorage};
 use crate::error::{Error, Result};
 use crate::select::estimated_tokens;
@@ -339,40 +340,45 @@ impl JsContextHistory {
     }
 }
 
-/// What `window.js` runs the file's read and write with.
+/// The history file's read and write, as steps the driver runs (window.js, driver.js
+/// `run`; docs/protocol.md).
 #[wasm_bindgen(js_class = ContextHistory)]
 impl JsContextHistory {
-    /// A history with nothing loaded yet: `open` reads the file (`__io`) and loads it
-    /// (`__load`).
+    /// A history with nothing loaded yet: `open` reads the file (`__readStep`) and loads
+    /// it (`__loaded`).
     #[wasm_bindgen(js_name = "__open")]
     pub fn open_empty(options: JsValue) -> Result<JsContextHistory, JsValue> {
         Self::build(&options).js()
     }
 
-    /// `[host, path, readOptions]`: the storage, the history file, the options of its `read`.
-    #[wasm_bindgen(js_name = "__io")]
-    pub fn io(&self) -> Array {
-        let (host, read_options) = self.storage.host();
-        Array::of3(host, &self.path.as_str().into(), read_options)
+    /// A `run` step: read the history file.
+    #[wasm_bindgen(js_name = "__readStep")]
+    pub fn read_step(&self) -> JsValue {
+        let read = steps::op(OpKind::Read, &self.path, None, None);
+        steps::run(Kind::Run, None, &self.storage, Array::of1(&read))
     }
 
-    /// Loads what the host's `read` of the file gave (`open`'s `options` say whether a
-    /// corrupt file is discarded).
-    #[wasm_bindgen(js_name = "__load")]
-    pub fn load_read(&self, value: JsValue, options: JsValue) -> Result<(), JsValue> {
-        self.load(value, &options).js()
+    /// Loads what the read gave (`open`'s `options` say whether a corrupt file is
+    /// discarded): `done`, or `failed` with the typed error.
+    #[wasm_bindgen(js_name = "__loaded")]
+    pub fn loaded(&self, outcomes: Array, options: JsValue) -> JsValue {
+        let read = steps::outcome(&outcomes.get(0)).map_err(|e| host_failure("read", &self.path, e));
+        last_step(read.and_then(|value| self.load(value, &options)))
     }
 
-    /// The host's failure of `op` (`read`, `write`) on the file, typed.
-    #[wasm_bindgen(js_name = "__failed")]
-    pub fn host_failed(&self, op: &str, err: JsValue) -> JsValue {
-        super::errors::to_js(host_failure(op, &self.path, err))
+    /// A `run` step: write the history file with what the history holds now (replaced
+    /// whole, atomically where the storage allows).
+    #[wasm_bindgen(js_name = "__writeStep")]
+    pub fn write_step(&self) -> JsValue {
+        let bytes = self.history.borrow().to_json();
+        let write = steps::op(OpKind::Write, &self.path, Some(&bytes), Some(false));
+        steps::run(Kind::Run, None, &self.storage, Array::of1(&write))
     }
 
-    /// The file's bytes, for `save`.
-    #[wasm_bindgen(js_name = "__bytes")]
-    pub fn bytes(&self) -> Vec<u8> {
-        self.history.borrow().to_json()
+    /// How the write went: `done`, or `failed` with the typed error.
+    #[wasm_bindgen(js_name = "__written")]
+    pub fn written(&self, outcomes: Array) -> JsValue {
+        last_step(steps::outcome(&outcomes.get(0)).map(drop).map_err(|e| host_failure("write", &self.path, e)))
     }
 
     /// Drops the edits and truncations made after `ts`; how many (`restoreCheckpoint`
@@ -383,6 +389,14 @@ impl JsContextHistory {
             return Err(super::errors::invalid("ts must be a number"));
         };
         Ok(self.history.borrow_mut().restore_checkpoint(ts.floor() as i64) as f64)
+    }
+}
+
+/// `done` (with nothing), or `failed`.
+fn last_step(result: Result<()>) -> JsValue {
+    match result {
+        Ok(()) => steps::done(&JsValue::UNDEFINED),
+        Err(e) => steps::failed(&super::errors::to_js(e)),
     }
 }
 

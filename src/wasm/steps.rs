@@ -1,0 +1,483 @@
+//! The step protocol (docs/protocol.md): every step, host op and outcome that crosses the
+//! boundary is built or read here, and nowhere else.
+//!
+//! A step is a plain JavaScript object whose `kind` says what the driver
+//! (pkg-template/driver.js) must do, its other fields named. JavaScript names the same
+//! kinds in pkg-template/protocol.js; `__stepKinds` lists these enums for the test that
+//! keeps the two equal (tests/js/protocol.test.mjs).
+//!
+//! Steps are built field by field with a setter each (a save is hot: no JSON, no serde,
+//! no `Reflect` on its path).
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+use super::storage::JsStorage;
+
+/// An enum whose variants cross as fixed JavaScript strings (or numbers), listed in `ALL`.
+macro_rules! named {
+    ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name { $($(#[$vm])* $v,)* }
+
+        impl $name {
+            /// Every variant, in order.
+            pub const ALL: &'static [$name] = &[$($name::$v,)*];
+
+            /// Its name in pkg-template/protocol.js (`RemoveDir`: `REMOVE_DIR`).
+            #[allow(dead_code)]
+            fn constant(self) -> &'static str {
+                match self { $($name::$v => stringify!($v),)* }
+            }
+
+            /// What crosses.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$v => $s,)* }
+            }
+        }
+    };
+}
+
+named! {
+    /// What a step asks of the driver (protocol.js `STEP`).
+    pub enum Kind {
+        /// Run `ops` over `storage`, all at once; answer their outcomes in order.
+        Run = "run",
+        /// Run `ops` over `storage` one after the other, stopping at the first that fails;
+        /// answer the outcomes of those run.
+        Change = "change",
+        /// Take this process's turn at the lock `name` of `storage`, then the host's lock;
+        /// answer one outcome once it is held (or failed).
+        Lock = "lock",
+        /// Release that lock; answer the outcome of the host's `lock` call.
+        Unlock = "unlock",
+        /// Wait for the manager's other operations in flight, then call `method`.
+        Wait = "wait",
+        /// Finished: `value`, or `json` (text the driver parses).
+        Done = "done",
+        /// Failed with `error`.
+        Failed = "failed",
+        /// A save's record: write `bytes` (or the `parts` joined) to `path` exclusively.
+        Write = "write",
+        /// A save's record write failed: remove `path`, whatever it left.
+        Remove = "remove",
+        /// A load's records: read `paths`, parse them with the `held` ones.
+        Read = "read",
+    }
+}
+
+named! {
+    /// A host call (protocol.js `OP`): the StorageHost method of that name.
+    pub enum OpKind {
+        Read = "read",
+        List = "list",
+        Write = "write",
+        Append = "append",
+        Remove = "remove",
+        RemoveDir = "removeDir",
+    }
+}
+
+named! {
+    /// Why a load skips a path it read (protocol.js `SKIP`).
+    pub enum Skip {
+        /// The storage has no such file.
+        Missing = "missing",
+        /// The read failed (`value`: the host's error).
+        Unreadable = "unreadable",
+        /// What was read is not a whole record (`value`: why).
+        NotARecord = "notARecord",
+    }
+}
+
+/// Where a load finds the record of each path asked (protocol.js `SOURCE`): one byte a
+/// path, in the read step's `sources`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadSource {
+    /// Held in memory: the next text of `held`.
+    Held = 0,
+    /// Read from storage: the next of `paths`.
+    Read = 1,
+    /// Skipped (its onDebug warning given).
+    Skipped = 2,
+}
+
+impl LoadSource {
+    /// Every variant, in order.
+    const ALL: &'static [LoadSource] = &[LoadSource::Held, LoadSource::Read, LoadSource::Skipped];
+
+    fn constant(self) -> &'static str {
+        match self {
+            LoadSource::Held => "Held",
+            LoadSource::Read => "Read",
+            LoadSource::Skipped => "Skipped",
+        }
+    }
+
+    /// Its byte in `sources`.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// The fields of steps, ops, outcomes and the objects around them: each set and read
+/// by a setter or getter of its own (`o.kind = v`, with no key to pass and no `Reflect`).
+macro_rules! fields {
+    (set { $($key:ident: $set:ident = $js:ident,)* } get { $($gkey:ident: $get:ident = $gjs:ident,)* }) => {
+        #[wasm_bindgen]
+        extern "C" {
+            /// A plain object a step, op or outcome is made of.
+            #[wasm_bindgen(extends = Object)]
+            type Fields;
+            $(
+                #[wasm_bindgen(method, setter = $js)]
+                fn $set(this: &Fields, value: &JsValue);
+            )*
+            $(
+                #[wasm_bindgen(method, getter = $gjs)]
+                fn $get(this: &Fields) -> JsValue;
+            )*
+        }
+
+        /// A field set (`kind` and `op` are set directly).
+        #[derive(Clone, Copy)]
+        #[allow(dead_code)]
+        enum Key { $($key,)* }
+
+        /// A field read.
+        #[derive(Clone, Copy)]
+        enum Got { $($gkey,)* }
+
+        fn set(o: &Fields, key: Key, value: &JsValue) {
+            match key { $(Key::$key => o.$set(value),)* }
+        }
+
+        /// `key` of `o`; `undefined` when `o` is no object.
+        fn get(o: &JsValue, key: Got) -> JsValue {
+            if !o.is_object() {
+                return JsValue::UNDEFINED;
+            }
+            let o: &Fields = o.unchecked_ref();
+            match key { $(Got::$gkey => o.$get(),)* }
+        }
+    };
+}
+
+fields! {
+    set {
+        Kind: set_kind = kind,
+        Id: set_id = id,
+        Storage: set_storage = storage,
+        Ops: set_ops = ops,
+        Op: set_op = op,
+        Path: set_path = path,
+        Bytes: set_bytes = bytes,
+        Parts: set_parts = parts,
+        Exclusive: set_exclusive = exclusive,
+        Name: set_name = name,
+        Value: set_value = value,
+        Json: set_json = json,
+        Error: set_error = error,
+        Method: set_method = method,
+        Sources: set_sources = sources,
+        Held: set_held = held,
+        Paths: set_paths = paths,
+        Host: set_host = host,
+        ReadFn: set_read = read,
+        WriteFn: set_write = write,
+        RemoveFn: set_remove = remove,
+        ListFn: set_list = list,
+        RemoveDirFn: set_remove_dir = removeDir,
+        AppendFn: set_append = append,
+        LockFn: set_lock = lock,
+        ReadOptions: set_read_options = readOptions,
+        Close: set_close = close,
+        Manager: set_manager = manager,
+        Step: set_step = step,
+        Filepath: set_filepath = filepath,
+        Embed: set_embed = embed,
+    }
+    get {
+        Ok: get_ok = ok,
+        Value: get_value = value,
+        Error: get_error = error,
+        Asked: get_asked = asked,
+        Path: get_path = path,
+        Why: get_why = why,
+    }
+}
+
+/// The strings of [`Kind`] and [`OpKind`], made once per instance.
+struct Strings {
+    kinds: Vec<JsValue>,
+    ops: Vec<JsValue>,
+}
+
+thread_local! {
+    static STRINGS: Strings = Strings {
+        kinds: Kind::ALL.iter().map(|k| JsValue::from_str(k.name())).collect(),
+        ops: OpKind::ALL.iter().map(|k| JsValue::from_str(k.name())).collect(),
+    };
+}
+
+/// A fresh plain object.
+fn object() -> Fields {
+    Object::new().unchecked_into()
+}
+
+/// A step of `kind`, its other fields to set.
+fn step(kind: Kind) -> Fields {
+    let o = object();
+    STRINGS.with(|s| o.set_kind(&s.kinds[kind as usize]));
+    o
+}
+
+/// `{kind: "done", value}`.
+pub fn done(value: &JsValue) -> JsValue {
+    let o = step(Kind::Done);
+    set(&o, Key::Value, value);
+    o.into()
+}
+
+/// `{kind: "done", json}`: the driver resolves with `JSON.parse(json)`, once the wasm call
+/// has returned (a `JSON.parse` inside one has crashed Node 20's V8).
+pub fn done_json(text: &str) -> JsValue {
+    let o = step(Kind::Done);
+    set(&o, Key::Json, &text.into());
+    o.into()
+}
+
+/// `{kind: "failed", error}`.
+pub fn failed(error: &JsValue) -> JsValue {
+    let o = step(Kind::Failed);
+    set(&o, Key::Error, error);
+    o.into()
+}
+
+/// `{op, path, bytes?, exclusive?}`: one host call.
+pub fn op(kind: OpKind, path: &str, bytes: Option<&[u8]>, exclusive: Option<bool>) -> JsValue {
+    let o = object();
+    STRINGS.with(|s| o.set_op(&s.ops[kind as usize]));
+    set(&o, Key::Path, &path.into());
+    if let Some(bytes) = bytes {
+        set(&o, Key::Bytes, &Uint8Array::from(bytes));
+    }
+    if let Some(exclusive) = exclusive {
+        set(&o, Key::Exclusive, &exclusive.into());
+    }
+    o.into()
+}
+
+/// `{kind: "run" | "change", id?, storage, ops}`.
+pub fn run(kind: Kind, id: Option<u32>, storage: &JsStorage, ops: Array) -> JsValue {
+    let o = step(kind);
+    if let Some(id) = id {
+        set(&o, Key::Id, &id.into());
+    }
+    set(&o, Key::Storage, storage.js());
+    set(&o, Key::Ops, &ops);
+    o.into()
+}
+
+/// `{kind: "lock" | "unlock", id?, storage, name}`.
+pub fn lock(kind: Kind, id: Option<u32>, storage: &JsStorage, name: &str) -> JsValue {
+    let o = step(kind);
+    if let Some(id) = id {
+        set(&o, Key::Id, &id.into());
+    }
+    set(&o, Key::Storage, storage.js());
+    set(&o, Key::Name, &name.into());
+    o.into()
+}
+
+/// `{kind: "wait", method}`.
+pub fn wait(method: &str) -> JsValue {
+    let o = step(Kind::Wait);
+    set(&o, Key::Method, &method.into());
+    o.into()
+}
+
+/// `{kind: "write", id, storage, path, bytes}` or `{…, parts}` (the header, the result's
+/// bytes that JavaScript holds, and `}`), the first write of a save's record.
+pub fn write_record(id: u32, storage: &JsStorage, path: &str, record: &JsValue, parts: bool) -> JsValue {
+    let o = step(Kind::Write);
+    set(&o, Key::Id, &id.into());
+    set(&o, Key::Storage, storage.js());
+    set(&o, Key::Path, &path.into());
+    set(&o, if parts { Key::Parts } else { Key::Bytes }, record);
+    o.into()
+}
+
+/// `{kind: "write", id, path}`: the name was taken, write the same record at `path`.
+pub fn write_again(id: u32, path: &str) -> JsValue {
+    let o = step(Kind::Write);
+    set(&o, Key::Id, &id.into());
+    set(&o, Key::Path, &path.into());
+    o.into()
+}
+
+/// `{kind: "remove", id, path}`.
+pub fn remove_record(id: u32, path: &str) -> JsValue {
+    let o = step(Kind::Remove);
+    set(&o, Key::Id, &id.into());
+    set(&o, Key::Path, &path.into());
+    o.into()
+}
+
+/// `{kind: "read", id, storage, sources, held, paths}`.
+pub fn read_records(id: u32, storage: &JsStorage, sources: &[u8], held: &str, paths: Vec<String>) -> JsValue {
+    let o = step(Kind::Read);
+    set(&o, Key::Id, &id.into());
+    set(&o, Key::Storage, storage.js());
+    set(&o, Key::Sources, &Uint8Array::from(sources));
+    set(&o, Key::Held, &held.into());
+    let list = Array::new_with_length(paths.len() as u32);
+    for (i, path) in paths.into_iter().enumerate() {
+        list.set(i as u32, path.into());
+    }
+    set(&o, Key::Paths, &list);
+    o.into()
+}
+
+/// An outcome the driver answers, `{ok: true, value}` or `{ok: false, error}`: the value,
+/// or the host's error.
+pub fn outcome(outcome: &JsValue) -> Result<JsValue, JsValue> {
+    if get(outcome, Got::Ok).as_bool() == Some(true) {
+        Ok(get(outcome, Got::Value))
+    } else {
+        Err(get(outcome, Got::Error))
+    }
+}
+
+/// A path a load skipped after its read, as the driver gives it to `__loadEnd`:
+/// `{asked, path, why, value}`.
+pub struct Skipped {
+    pub asked: String,
+    pub path: String,
+    pub why: Option<Skip>,
+    pub value: JsValue,
+}
+
+/// The skipped paths of a load (`undefined`: none).
+pub fn skipped(list: &JsValue) -> Vec<Skipped> {
+    let Some(list) = list.dyn_ref::<Array>() else { return Vec::new() };
+    list.iter()
+        .map(|s| {
+            let why = get(&s, Got::Why).as_string();
+            Skipped {
+                asked: get(&s, Got::Asked).as_string().unwrap_or_default(),
+                path: get(&s, Got::Path).as_string().unwrap_or_default(),
+                why: Skip::ALL.iter().copied().find(|k| why.as_deref() == Some(k.name())),
+                value: get(&s, Got::Value),
+            }
+        })
+        .collect()
+}
+
+/// What a step's `storage` is: the host object and its methods, looked up once (`undefined`
+/// where the host has none), and the options its `read` takes.
+#[allow(clippy::too_many_arguments)]
+pub fn storage(
+    host: &JsValue,
+    read: &JsValue,
+    write: &JsValue,
+    remove: &JsValue,
+    list: &JsValue,
+    remove_dir: &JsValue,
+    append: &JsValue,
+    lock: &JsValue,
+    read_options: &JsValue,
+) -> JsValue {
+    let o = object();
+    for (key, value) in [
+        (Key::Host, host),
+        (Key::ReadFn, read),
+        (Key::WriteFn, write),
+        (Key::RemoveFn, remove),
+        (Key::ListFn, list),
+        (Key::RemoveDirFn, remove_dir),
+        (Key::AppendFn, append),
+        (Key::LockFn, lock),
+        (Key::ReadOptions, read_options),
+    ] {
+        set(&o, key, value);
+    }
+    o.into()
+}
+
+/// `{host, close}`: the host's `close()` for the driver to call last.
+pub fn close_call(host: &JsValue, close: &JsValue) -> JsValue {
+    let o = object();
+    set(&o, Key::Host, host);
+    set(&o, Key::Close, close);
+    o.into()
+}
+
+/// `{manager, step}`: `open()`'s manager and the first step of what makes it ready.
+pub fn opened(manager: JsValue, first: &JsValue) -> JsValue {
+    let o = object();
+    set(&o, Key::Manager, &manager);
+    set(&o, Key::Step, first);
+    o.into()
+}
+
+/// `{filepath, embed}`: a saved record and the text the `embed` option gets.
+pub fn saved_to_embed(filepath: &str, text: &str) -> JsValue {
+    let o = object();
+    set(&o, Key::Filepath, &filepath.into());
+    set(&o, Key::Embed, &text.into());
+    o.into()
+}
+
+/// `RemoveDir` as protocol.js names it: `REMOVE_DIR`.
+fn screaming(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if i > 0 && c.is_ascii_uppercase() {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// `{NAME: value}` of an enum's variants.
+fn table<T: Copy>(all: &[T], constant: fn(T) -> &'static str, value: impl Fn(T) -> JsValue) -> JsValue {
+    let o = Object::new();
+    for &v in all {
+        let _ = Reflect::set(&o, &screaming(constant(v)).into(), &value(v));
+    }
+    o.into()
+}
+
+/// `{STEP, OP, SKIP, SOURCE}`: every kind that crosses, as protocol.js must name them (its
+/// test compares them). Not part of the API.
+#[wasm_bindgen(js_name = "__stepKinds")]
+pub fn step_kinds() -> JsValue {
+    let o = Object::new();
+    let name = |s: &'static str| JsValue::from_str(s);
+    let tables = [
+        ("STEP", table(Kind::ALL, Kind::constant, |k| name(k.name()))),
+        ("OP", table(OpKind::ALL, OpKind::constant, |k| name(k.name()))),
+        ("SKIP", table(Skip::ALL, Skip::constant, |k| name(k.name()))),
+        ("SOURCE", table(LoadSource::ALL, LoadSource::constant, |k| JsValue::from(k.code()))),
+    ];
+    for (key, value) in tables {
+        let _ = Reflect::set(&o, &key.into(), &value);
+    }
+    o.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    #[wasm_bindgen_test]
+    fn constants_are_the_variants_in_screaming_case() {
+        assert_eq!(screaming("RemoveDir"), "REMOVE_DIR");
+        assert_eq!(screaming("NotARecord"), "NOT_A_RECORD");
+        assert_eq!(screaming("Run"), "RUN");
+    }
+}

@@ -1,0 +1,54 @@
+// The step protocol (docs/protocol.md): the kinds the driver reads (pkg/protocol.js, from
+// pkg-template/) are exactly the kinds the wasm modules emit (src/wasm/steps.rs, listed by
+// each module's `__stepKinds`), and every step the driver gets is a plain object with a
+// `kind` it knows, never a positional array.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import * as protocol from "../../pkg/protocol.js";
+
+const pkg = new URL("../../pkg/", import.meta.url);
+
+for (const name of ["core", "conversation", "window"]) {
+  test(`protocol: the ${name} module emits exactly the kinds protocol.js names`, async () => {
+    const glue = await import(new URL(`toolctx_${name}.js`, pkg).href);
+    glue.initSync({ module: readFileSync(fileURLToPath(new URL(`toolctx_${name}_bg.wasm`, pkg))) });
+    const emitted = glue.__stepKinds();
+    assert.deepEqual(Object.keys(emitted).sort(), ["OP", "SKIP", "SOURCE", "STEP"]);
+    for (const [table, kinds] of Object.entries(emitted)) {
+      assert.deepEqual({ ...protocol[table] }, kinds, `protocol.js ${table}`);
+      assert.ok(Object.isFrozen(protocol[table]), `${table} is frozen`);
+    }
+    const values = Object.values(protocol.STEP);
+    assert.equal(new Set(values).size, values.length, "no two step kinds alike");
+  });
+}
+
+test("protocol: every step a ContextManager's driver gets is a plain object of a known kind", async () => {
+  const { ContextManager, memoryStorage } = await import("toolctx");
+  const kinds = new Set(Object.values(protocol.STEP));
+  const seen = new Set();
+  const storage = memoryStorage();
+  const m = new ContextManager({ storage, contextDir: "/protocol", persistThreshold: 0, session: true });
+  // Every step the core hands the driver passes through one of these methods.
+  const wrap = (target, name) => {
+    const inner = target[name];
+    target[name] = function (...args) {
+      const step = inner.apply(this, args);
+      if (step !== undefined) {
+        assert.equal(Object.getPrototypeOf(step), Object.prototype, `${name} gives a plain object`);
+        assert.ok(kinds.has(step.kind), `${name}: ${step.kind}`);
+        seen.add(step.kind);
+      }
+      return step;
+    };
+  };
+  for (const name of ["__saveBegin", "__saveWritten", "__loadBegin", "__close", "__persistIndex"]) wrap(m, name);
+  const filepath = await m.saveContext("readFile", { path: "a.ts" }, "export const a = 1;");
+  assert.deepEqual((await m.loadContexts([filepath])).map((r) => r.result), ["export const a = 1;"]);
+  await m.flush();
+  await m.close();
+  for (const kind of [protocol.STEP.WRITE, protocol.STEP.READ]) assert.ok(seen.has(kind), `saw ${kind}`);
+});
