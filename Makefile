@@ -2,7 +2,7 @@
 # what is already installed), so `make demo` and `make test` work on a fresh machine.
 
 SHELL := /bin/bash
-export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+export PATH := $(CURDIR)/node_modules/.bin:$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$(PATH)
 
 CORE_SOURCES := $(shell find src text search -type f) Cargo.toml Cargo.lock
 TEMPLATE := $(shell find pkg-template -type f)
@@ -15,7 +15,9 @@ WASM_BROWSER_TEST := CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_TEST_WEBDRI
 setup:
 	@scripts/setup.sh
 
-## What the build needs: `make pkg` and `make demo` install no browser, server or test tool.
+## What the build and the demo need, and no more: `make pkg` and `make demo` install the wasm
+## target, wasm-bindgen-cli and a few npm packages (scripts/setup.sh's build_packages), no
+## runtime, browser, server or test tool.
 setup-build:
 	@scripts/setup.sh build
 
@@ -38,7 +40,7 @@ demo: pkg
 	node demo/ai-sdk.mjs
 
 ## The browser playground (www/): build it and serve it on 127.0.0.1 (vite prints the address).
-playground: pkg
+playground: setup pkg
 	vite build --logLevel warn www
 	vite preview www
 
@@ -47,7 +49,7 @@ playground: pkg
 ## import time, the wasm modules and ranking quality in Node; `node bench/run.mjs --quick` for a short check);
 ## then storage adapters in every runtime, toolctx/cloudflare in workerd, resume, selection; the window optimiser;
 ## the installed size of the packed tarball; the shared stores (redis, s3) against their local servers, node fs as the baseline.
-bench: pkg
+bench: setup pkg
 	node bench/run.mjs
 	node bench/run-adapters.mjs
 	node bench/cloudflare.mjs

@@ -83,7 +83,7 @@ async function* walk(dir) {
 const explore = callTools([
   ["listDirectory", { path: "." }],
   ["readFile", { path: "src/naming.rs" }],
-  ["readFile", { path: "README.md" }],
+  ["readFile", { path: "docs/api.md" }],
   ["grep", { pattern: "\\b(fn|struct|enum|impl)\\b", path: "src" }],
 ]);
 
@@ -98,15 +98,15 @@ const plainScript = [
 ];
 
 // With it, the model has handles and previews, and reads what it needs: it looks for the
-// README among the saved outputs, greps it, reads the paragraph it found, and passes the
+// API reference among the saved outputs, greps it, reads the section it found, and passes the
 // grep output to countMatches by its handle.
 let found;
 const wrappedScript = [
   explore,
-  callTools([["search_context", { query: "README records file name", limit: 3 }]]),
+  callTools([["search_context", { query: "records file name", limit: 3 }]]),
   (prompt) => {
-    const readme = lastText(prompt).split("\n").find((line) => line.includes("path=README.md"));
-    return callTools([["grep_context", { pattern: "^\\*\\*Records\\.\\*\\*", handle: handleIn(readme) }]]);
+    const api = lastText(prompt).split("\n").find((line) => line.includes("path=docs/api.md"));
+    return callTools([["grep_context", { pattern: "^## Records$", handle: handleIn(api) }]]);
   },
   (prompt) => {
     const text = lastText(prompt);
@@ -116,7 +116,7 @@ const wrappedScript = [
   (prompt) => callTools([["countMatches", { text: handleIn(grepOutput(prompt)), pattern: "\\bstruct\\b" }]]),
   (prompt) => {
     const { lines, matching } = lastText(prompt);
-    return say(`From the README:\n${lastText(wrappedModel.doGenerateCalls[4].prompt)}\n${matching.toLocaleString("en-US")} of the ${lines.toLocaleString("en-US")} lines of the grep output declare a struct.`);
+    return say(`From docs/api.md:\n${lastText(wrappedModel.doGenerateCalls[4].prompt)}\n${matching.toLocaleString("en-US")} of the ${lines.toLocaleString("en-US")} lines of the grep output declare a struct.`);
   },
 ];
 
@@ -151,7 +151,7 @@ for (const p of manager.getAllPointers()) {
 }
 console.log(`\nThe model's calls: ${run.steps.map((s) => s.toolCalls.map((c) => c.toolName).join("+") || "answer").join(" → ")}`);
 const answer = run.text.split("\n");
-console.log(`It found the README at ${found.handle}, line ${found.line}, and read:\n${answer.slice(2, 6).map((l) => `  │ ${l}`).join("\n")}`);
+console.log(`It found docs/api.md at ${found.handle}, line ${found.line}, and read:\n${answer.slice(2, 6).map((l) => `  │ ${l}`).join("\n")}`);
 console.log(`It passed the grep output to countMatches by its handle, not as ${n(manager.getAllPointers().find((p) => p.toolName === "grep").size)} bytes of arguments:\n  │ ${answer.at(-1)}\n`);
 console.log("Tokens the model saw (estimateTokens over each prompt and its tool definitions):");
 console.log(`  without toolctx: ${without.length} calls, ${n(sum(without))} tokens (largest prompt ${n(Math.max(...without))})`);

@@ -2,23 +2,35 @@
 # Installs what the build and the tests need, skipping whatever is already right.
 # Safe to run any number of times; on a fresh machine of this kind it is the whole set-up.
 #   scripts/setup.sh         everything: the build's tools, then the tests' (make test)
-#   scripts/setup.sh build   the build's tools only: the wasm target, wasm-bindgen-cli and the
-#                            npm dev dependencies (make pkg, make demo: a few minutes, not
-#                            the browser, the servers and wasm-pack, which only the tests use)
+#   scripts/setup.sh build   what make pkg and make demo need, and no more: the wasm target,
+#                            wasm-bindgen-cli and the few npm packages of build_packages below
+#                            (a few minutes; none of the runtimes, browsers, servers and test
+#                            tools, which only the tests use)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only_build=false
 [ "${1:-}" = "build" ] && only_build=true
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+# The npm packages the build and the demo import, installed at the versions package.json and
+# package-lock.json pin: scripts/build-wasm.sh runs binaryen's wasm-opt; scripts/bundle-*.mjs
+# import esbuild, and bundle-cli.mjs bundles what pkg-template/bin/ imports; demo/ai-sdk.mjs
+# (with tests/js/ai-sdk.mjs) and toolctx/ai-sdk import `ai`. A new import in bin/ goes here too.
+build_packages=(
+  binaryen esbuild
+  commander cli-table3 cli-progress ms picocolors @modelcontextprotocol/sdk
+  ai
+)
 
 say() { printf '[setup] %s\n' "$*"; }
 
-cargo_install() { # name version-or-empty
+cargo_install() { # name version-or-empty [cargo install options]
   local name=$1 version=${2:-}
   local args=(--locked "$name")
   [ -n "$version" ] && args+=(--version "$version")
   # --locked pins the tool's own lockfile; if the registry lacks one of its pinned
   # dependencies, resolve fresh ones instead.
-  cargo install "${args[@]}" || cargo install "${args[@]:1}"
+  cargo install "${args[@]}" "${@:3}" || cargo install "${args[@]:1}" "${@:3}"
 }
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
@@ -26,24 +38,64 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
+# npm: make pkg and make demo install build_packages alone, into node_modules as npm lays
+# them out for the whole of package.json, so that the full install later (make test) only adds.
+# The stamps: .toolctx-setup, every dev dependency; .toolctx-setup-build, build_packages only.
+full_stamp=node_modules/.toolctx-setup
+build_stamp=node_modules/.toolctx-setup-build
+fresh() { [ -f "$1" ] && [ ! package.json -nt "$1" ] && [ ! package-lock.json -nt "$1" ]; }
+# Not `npm ci`: the registry here serves only this platform's builds of deno, bun and
+# rollup, so the lock cannot list the others and `npm ci` would call it out of sync.
+npm_install() { npm install --no-save --no-audit --no-fund --loglevel=error "$@"; }
+
+npm_setup() {
+  if $only_build && [ ! -f "$full_stamp" ]; then
+    # package.json with only build_packages among its devDependencies, which npm installs at
+    # the versions of the whole lock (it drops the packages nothing then needs).
+    manifest=$(node -e '
+      const p = JSON.parse(require("fs").readFileSync("package.json", "utf8"));
+      const dev = {};
+      for (const name of process.argv.slice(1)) {
+        if (!p.devDependencies?.[name]) throw new Error(`scripts/setup.sh: ${name} is not among package.json'"'"'s devDependencies`);
+        dev[name] = p.devDependencies[name];
+      }
+      console.log(JSON.stringify({ ...p, devDependencies: dev }, null, 2));' "${build_packages[@]}")
+    if ! fresh "$build_stamp" || [ "$(cat "$build_stamp")" != "$manifest" ]; then
+      say "installing the npm packages of the build and the demo: ${build_packages[*]}"
+      work=$(mktemp -d)
+      trap 'rm -rf "$work"' EXIT
+      printf '%s\n' "$manifest" > "$work/package.json"
+      cp package-lock.json "$work/"
+      (cd "$work" && npm_install)
+      rm -rf node_modules
+      mv "$work/node_modules" node_modules
+      printf '%s\n' "$manifest" > "$build_stamp"
+    fi
+  elif ! fresh "$full_stamp"; then
+    say "installing npm dev dependencies"
+    npm_install
+    rm -f "$build_stamp"
+    touch "$full_stamp"
+  fi
+}
+
+# The npm packages download while wasm-bindgen-cli compiles.
+npm_setup &
+npm_pid=$!
+
 # wasm-bindgen-cli must match the wasm-bindgen in Cargo.lock exactly.
 [ -f Cargo.lock ] || cargo generate-lockfile
 want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
 if [ "$have" != "$want" ]; then
   say "installing wasm-bindgen-cli $want (found: ${have:-none})"
-  cargo_install wasm-bindgen-cli "$want"
+  # Without its default TLS features (no crate of ring and rustls: its HTTP is only to a local
+  # WebDriver) and at opt-level 0: 1 min of CPU to build instead of 4 (2 cores), and
+  # wasm-bindgen takes 0.5 s instead of 0.1 s over a module, with the same output.
+  (export CARGO_PROFILE_RELEASE_OPT_LEVEL=0; cargo_install wasm-bindgen-cli "$want" --no-default-features)
 fi
 
-# npm dev tools (binaryen's wasm-opt for the build; the runtimes, frameworks and test tools).
-stamp=node_modules/.toolctx-setup
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
-  say "installing npm dev dependencies"
-  # Not `npm ci`: the registry here serves only this platform's builds of deno, bun and
-  # rollup, so the lock cannot list the others and `npm ci` would call it out of sync.
-  npm install --no-save --no-audit --no-fund --loglevel=error
-  touch "$stamp"
-fi
+wait "$npm_pid"
 
 $only_build && exit 0
 
