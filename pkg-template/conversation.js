@@ -1,27 +1,24 @@
 // The conversation store (SPEC §7) from its own wasm module (toolctx_conversation_bg.wasm),
-// instantiated by the first `ConversationStore.open` (lazy.js).
+// instantiated by the first `ConversationStore.open` (module.js).
 //
 // The module decides and the driver does the I/O (driver.js `run`, src/wasm/conversation.rs):
 // each method is an operation whose steps (docs/protocol.md) take the local writers' lock
 // when it writes, read what it needs, make its changes in order and end with its answer; a
 // sync is a run of such steps on the local storage and the remote. Every call into the
-// module is synchronous and goes through the trap guard (extras.js). A store's writing
+// module is synchronous; a trap is INTERNAL (module.js). A store's writing
 // operations run one at a time, under the storage's lock on `conversations/.lock` (other
 // processes and tabs) taken in this process's turn at it; its syncs run one at a time.
 //
 // Answers cross as JSON text, which the driver parses once the wasm call has returned (a
 // JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
 import * as glue from "./toolctx_conversation.js";
-import { disposeWithClose } from "./extras.js";
-import { LazyModule } from "./lazy.js";
+import { WasmModule, disposeWithClose } from "./module.js";
 
-export const conversationModule = new LazyModule("conversation", glue);
-// The module's class (its state: storage, options, what it knows of each conversation)
-// is wrapped by the exported one below, whose methods run its operations.
-const { ConversationStore: Core, ConversationOp: Op, ConversationSync: Sync } = glue;
-for (const cls of [Core, Op, Sync]) conversationModule.guardClass(cls);
-const [openCore, begin, beginSync] = ["__open", "__begin", "__sync"]
-  .map((name) => conversationModule.guard(name, name === "__open" ? Core.__open : Core.prototype[name]));
+export const conversationModule = new WasmModule("conversation", glue);
+// The module's class (its state: storage, options, what it knows of each conversation) is
+// held by the exported one below, whose methods run its operations; an operation or a
+// sync (ConversationOp, ConversationSync) gives its steps one by one.
+const { ConversationStore: Core } = glue;
 
 const OPEN = Symbol("ConversationStore.open");
 
@@ -29,13 +26,28 @@ function invalid(message) {
   return Object.assign(new Error(`toolctx: ${message}`), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
 }
 
-/** The Promise of an operation or a sync (`run`: `step(outcomes)`), its steps done by the module's driver. */
-function drive(run) {
-  return conversationModule.driver.run(run.step([]), (_, outcomes) => run.step(outcomes));
+/**
+ * The Promise of an operation or a sync (`run`: `step(outcomes)`) begun at the module's
+ * `generation`, its steps done by the module's driver. A trap since fails it with INTERNAL
+ * before `run` is touched again.
+ */
+function drive(run, generation) {
+  const next = (outcomes) => {
+    if (conversationModule.generation !== generation) throw conversationModule.stale("conversation store");
+    try {
+      return run.step(outcomes);
+    } catch (err) {
+      throw conversationModule.error(err);
+    }
+  };
+  return conversationModule.driver.run(next([]), (_, outcomes) => next(outcomes));
 }
 
 export class ConversationStore {
+  /** The module's store (the generated class's instance): never handed out. */
   #core;
+  /** The module's generation when the store was made (module.js). */
+  #generation;
   /** The store's operations in flight (close() waits for them). */
   #inFlight = new Set();
   /** The store's syncs, one after another. */
@@ -47,17 +59,35 @@ export class ConversationStore {
       throw invalid("use `await ConversationStore.open(options)` to open a conversation store; `new ConversationStore()` makes none");
     }
     this.#core = core;
+    this.#generation = conversationModule.generation;
+  }
+
+  /** The module's store, if it is of the current instance; INTERNAL if a trap lost it. */
+  #live() {
+    if (this.#generation !== conversationModule.generation) throw conversationModule.stale("conversation store");
+    return this.#core;
   }
 
   /** A store over `options.storage` (or the runtime's default), syncing to `options.remote`. */
   static async open(options) {
     await conversationModule.load(); // where the module is fetched (browsers)
-    return new ConversationStore(OPEN, openCore(options));
+    let core;
+    try {
+      core = Core.__open(options);
+    } catch (err) {
+      throw conversationModule.error(err);
+    }
+    return new ConversationStore(OPEN, core);
   }
 
-  /** Panics inside the module on purpose (tests of the trap guard). Not part of the API. */
+  /** Panics inside the module on purpose (tests of the trap handling). Not part of the API. */
   static __panicForTests(message) {
-    return Core.__panicForTests(message);
+    conversationModule.ready();
+    try {
+      return Core.__panicForTests(message);
+    } catch (err) {
+      throw conversationModule.error(err);
+    }
   }
 
   /** `promise`, noted as in flight until it settles. */
@@ -71,16 +101,21 @@ export class ConversationStore {
   /** Runs `method` of the store as an operation. */
   #perform(method, a, b, c) {
     try {
-      return this.#track(drive(begin.call(this.#core, method, a, b, c)));
+      return this.#track(drive(this.#live().__begin(method, a, b, c), this.#generation));
     } catch (err) {
-      return Promise.reject(err);
+      return Promise.reject(conversationModule.error(err));
     }
   }
 
   /** Pushes the queued changes to the remote and pulls what it has (one sync at a time). */
   async sync() {
-    const run = beginSync.call(this.#core);
-    const turn = this.#syncs.then(() => drive(run));
+    let run;
+    try {
+      run = this.#live().__sync();
+    } catch (err) {
+      throw conversationModule.error(err);
+    }
+    const turn = this.#syncs.then(() => drive(run, this.#generation));
     this.#syncs = turn.catch(() => {});
     return turn;
   }

@@ -9,11 +9,13 @@
 // file all follow one loop (`run`); saveContext (`save`) and loadContexts (`load`) have
 // steps of their own, the hot paths. So every entry into a module is a synchronous call
 // from here, and a panic (a trap) is caught where it happens: the operations in flight
-// fail with INTERNAL and the next call gets a fresh instance (see extras.js). No Rust
+// fail with INTERNAL and the next call gets a fresh instance (see module.js). No Rust
 // future runs in the modules.
 //
 // A lock is taken in this module's turn at its name (`hold`), and `close()` waits for
-// the manager's operations in flight that it tracks (`track`).
+// the manager's operations in flight that it tracks (`track`). A `manager` here is the
+// package's ContextManager (context-manager.js): the driver calls its `__` methods, each
+// the core handle's method of that name.
 
 import { parseRecord } from "./records.js";
 import { OP, SKIP, SOURCE, STEP, failure, ok } from "./protocol.js";

@@ -31,7 +31,7 @@ export function start({ core, conversation, window: optimiser }) {
   });
 }
 
-export { ContextManager } from "./extras.js";
+export { ContextManager } from "./context-manager.js";
 export { ConversationStore } from "./conversation.js";
 export { memoryStorage };
 export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./window.js";

@@ -44,8 +44,7 @@ export const defaultStorage = () => runtime.defaultStorage?.();
 /** A seed `IFileSystem` wrapped as a storage host. */
 export const adaptFileSystem = (fs) => runtime.adaptFileSystem?.(fs);
 
-let traps = 0;
-/** module name → fails that module's calls in flight (its driver, extras.js) */
+/** module name → fails that module's calls in flight (its driver) and counts the trap (module.js) */
 const inFlight = new Map();
 
 /**
@@ -82,11 +81,8 @@ export function onFailInFlight(module, fail) {
  * wasm frames); the throw ends the call before the engine's own `unreachable` trap.
  */
 export function onTrap(module, message) {
-  traps++;
   const error = internal(new WebAssembly.RuntimeError(message), `${message}; the module was re-instantiated`);
   inFlight.get(module)?.(error);
   throw error;
 }
 
-/** How many traps there were. */
-export const trapCount = () => traps;

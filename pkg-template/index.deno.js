@@ -5,7 +5,7 @@
 import { initSync } from "./toolctx_core.js";
 import { denoStorage } from "./adapters/deno.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager } from "./extras.js";
+import { ContextManager } from "./context-manager.js";
 import { noteDefaultDir, useRuntime } from "./host.js";
 import { ConversationStore, conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";

@@ -2,7 +2,8 @@
 // caller may mutate, sort, structuredClone, postMessage or print them.
 //
 // The pointers live in wasm memory in a compact form. Crossing the boundary is what
-// costs, so each manager keeps a mirror here: its pointers as objects, by slot (a slot
+// costs, so each manager keeps a mirror (a PointerMirror, a private field of the
+// ContextManager: context-manager.js): its pointers as objects, by slot (a slot
 // names one pointer until the manager's epoch changes: clearPointers, rebuild, resume,
 // compaction). A list asks the core for the slots it holds (one Uint32Array), fetches
 // the pointers the mirror lacks (JSON text, one crossing per 1,024, parsed here once the
@@ -22,9 +23,7 @@
  * about 2 MB, grew it by 23 B a pointer listed at 100,000 more; fewer than 1,024 save nothing).
  */
 const FETCH = 1024;
-// manager → { epoch, bySlot: Array<pointer | undefined> by slot, byArgsHash: Map<argsHash, pointer> }
-const mirrors = new WeakMap();
-// A list handed out → { manager, epoch, slots }: the slots of its pointers, so a
+// A list handed out → { mirror, epoch, slots }: the slots of its pointers, so a
 // selection over it (the seed's flow: getPointersForQuery, then selectRelevantContexts)
 // gives the core slots rather than filepaths it would look up one by one.
 const lists = new WeakMap();
@@ -91,87 +90,86 @@ function share(p, byArgsHash) {
   }
 }
 
-/** The pointers in `slots` (a Uint32Array, in list order), copied. */
-function listed(manager, slots) {
-  let mirror = mirrors.get(manager);
-  const epoch = manager.__epoch;
-  if (mirror === undefined || mirror.epoch !== epoch) {
-    mirror = { epoch, bySlot: [], byArgsHash: new Map() };
-    mirrors.set(manager, mirror);
-  }
-  const { bySlot, byArgsHash } = mirror;
-  const missing = [];
-  for (let i = 0; i < slots.length; i++) {
-    const slot = slots[i];
-    // Grown by push, never by a store past the end, so V8 keeps the elements a flat array.
-    while (bySlot.length <= slot) bySlot.push(undefined);
-    if (bySlot[slot] === undefined) missing.push(slot);
-  }
-  for (let start = 0; start < missing.length; start += FETCH) {
-    const some = new Uint32Array(missing.slice(start, start + FETCH));
-    const made = JSON.parse(manager.__pointers(some));
-    for (let i = 0; i < some.length; i++) {
-      const p = made[i];
-      if (p !== null) {
-        p.filename = p.filepath.slice(p.filepath.lastIndexOf("/") + 1);
-        share(p, byArgsHash);
-      }
-      bySlot[some[i]] = p;
-    }
-  }
-  const out = new Array(slots.length);
-  for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot[slots[i]]);
-  lists.set(out, { manager, epoch, slots });
-  return out;
-}
-
 /**
- * How a selection gives the core `pointers` (src/wasm/manager.rs, `Given`): the
- * filepaths read (the selection returns them), and a slot for each pointer whose
- * filepath is the one this mirror listed at that place of the list, in this epoch.
- * The caller may have changed the list or its objects since: only the filepath of a
- * manager's pointer counts for its ranking, so an element with the filepath listed at
- * its place names that slot's pointer, whatever object it is. The others go by their
- * filepath, NUL-joined in `unknown`. The core checks the slots are still current
- * (the epoch, and that the pointer was not evicted since).
- * @returns {{ epoch: number, slots: Uint32Array, paths: string[], unknown: string }}
+ * A manager's pointers as objects, by slot (the slots of its epoch), over its wasm handle
+ * (`__epoch`, `__pointers`: src/wasm/manager.rs). The manager hands its handle to each
+ * call, checked to be of the module's current instance.
  */
-export function listedSlots(manager, pointers) {
-  const epoch = manager.__epoch;
-  const list = lists.get(pointers);
-  const mirror = mirrors.get(manager);
-  const current = list !== undefined && list.manager === manager && list.epoch === epoch && mirror?.epoch === epoch;
-  const known = current ? list.slots : undefined;
-  const bySlot = current ? mirror.bySlot : undefined;
-  const n = pointers.length;
-  const slots = new Uint32Array(n);
-  const paths = new Array(n);
-  const unknown = [];
-  for (let i = 0; i < n; i++) {
-    const p = pointers[i];
-    const path = typeof p?.filepath === "string" ? p.filepath : "";
-    paths[i] = path;
-    const slot = known !== undefined && i < known.length ? known[i] : NO_SLOT;
-    if (slot !== NO_SLOT && path !== "" && bySlot[slot]?.filepath === path) {
-      slots[i] = slot;
-    } else {
-      slots[i] = NO_SLOT;
-      unknown.push(path);
-    }
-  }
-  return { epoch, slots, paths, unknown: unknown.join("\0") };
-}
+export class PointerMirror {
+  /** The epoch the slots are of. */
+  #epoch = -1;
+  /** Array<pointer | undefined> by slot */
+  #bySlot = [];
+  /** argsHash → the first pointer listed with it */
+  #byArgsHash = new Map();
 
-/** Installs getAllPointers, getPointersForQuery and getPointersForTask on the core class's prototype. */
-export function installPointerLists(proto) {
-  const slots = proto.__slots;
-  proto.getAllPointers = function getAllPointers() {
-    return listed(this, slots.call(this, 0, undefined));
-  };
-  proto.getPointersForQuery = function getPointersForQuery(queryId) {
-    return listed(this, slots.call(this, 1, queryId));
-  };
-  proto.getPointersForTask = function getPointersForTask(taskId) {
-    return listed(this, slots.call(this, 2, taskId));
-  };
+  /** The pointers in `slots` (a Uint32Array, in list order, from the handle's `__slots`), copied. */
+  list(handle, slots) {
+    const epoch = handle.__epoch;
+    if (this.#epoch !== epoch) {
+      this.#epoch = epoch;
+      this.#bySlot = [];
+      this.#byArgsHash = new Map();
+    }
+    const bySlot = this.#bySlot, byArgsHash = this.#byArgsHash;
+    const missing = [];
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i];
+      // Grown by push, never by a store past the end, so V8 keeps the elements a flat array.
+      while (bySlot.length <= slot) bySlot.push(undefined);
+      if (bySlot[slot] === undefined) missing.push(slot);
+    }
+    for (let start = 0; start < missing.length; start += FETCH) {
+      const some = new Uint32Array(missing.slice(start, start + FETCH));
+      const made = JSON.parse(handle.__pointers(some));
+      for (let i = 0; i < some.length; i++) {
+        const p = made[i];
+        if (p !== null) {
+          p.filename = p.filepath.slice(p.filepath.lastIndexOf("/") + 1);
+          share(p, byArgsHash);
+        }
+        bySlot[some[i]] = p;
+      }
+    }
+    const out = new Array(slots.length);
+    for (let i = 0; i < slots.length; i++) out[i] = copyPointer(bySlot[slots[i]]);
+    lists.set(out, { mirror: this, epoch, slots });
+    return out;
+  }
+
+  /**
+   * How a selection gives the core `pointers` (src/wasm/manager.rs, `Given`): the
+   * filepaths read (the selection returns them), and a slot for each pointer whose
+   * filepath is the one this mirror listed at that place of the list, in this epoch.
+   * The caller may have changed the list or its objects since: only the filepath of a
+   * manager's pointer counts for its ranking, so an element with the filepath listed at
+   * its place names that slot's pointer, whatever object it is. The others go by their
+   * filepath, NUL-joined in `unknown`. The core checks the slots are still current
+   * (the epoch, and that the pointer was not evicted since).
+   * @returns {{ epoch: number, slots: Uint32Array, paths: string[], unknown: string }}
+   */
+  given(handle, pointers) {
+    const epoch = handle.__epoch;
+    const list = lists.get(pointers);
+    const current = list !== undefined && list.mirror === this && list.epoch === epoch && this.#epoch === epoch;
+    const known = current ? list.slots : undefined;
+    const bySlot = current ? this.#bySlot : undefined;
+    const n = pointers.length;
+    const slots = new Uint32Array(n);
+    const paths = new Array(n);
+    const unknown = [];
+    for (let i = 0; i < n; i++) {
+      const p = pointers[i];
+      const path = typeof p?.filepath === "string" ? p.filepath : "";
+      paths[i] = path;
+      const slot = known !== undefined && i < known.length ? known[i] : NO_SLOT;
+      if (slot !== NO_SLOT && path !== "" && bySlot[slot]?.filepath === path) {
+        slots[i] = slot;
+      } else {
+        slots[i] = NO_SLOT;
+        unknown.push(path);
+      }
+    }
+    return { epoch, slots, paths, unknown: unknown.join("\0") };
+  }
 }

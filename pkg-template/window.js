@@ -1,15 +1,16 @@
 // The context-window optimiser (SPEC §7) from its own wasm module (toolctx_window_bg.wasm),
-// instantiated by the first call (lazy.js): the same trap guard as ContextManager for its
-// functions and the ContextHistory class; optimizeWindow({history}) runs in the history.
+// instantiated by the first call (module.js): its functions and the ContextHistory class
+// (written here over the module's handle) turn a trap into INTERNAL as ContextManager
+// does; optimizeWindow({history}) runs in the history.
 // The module returns a plan (the new content of the messages it changed, the range to
 // remove); the result is a copy of the messages (plain objects and arrays copied; strings,
 // dates and other non-plain objects shared) with the new contents swapped in. Plans and
 // other values cross as JSON text, parsed here once the wasm call has returned (a
 // JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
 import * as glue from "./toolctx_window.js";
-import { LazyModule } from "./lazy.js";
+import { WasmModule } from "./module.js";
 
-export const windowModule = new LazyModule("window", glue);
+export const windowModule = new WasmModule("window", glue);
 const {
   ContextHistory: HistoryCore, estimateTokens: estimateCore, findDuplicateFileReads: findDuplicatesCore,
   __optimizeWindow: optimizeCore, shouldCompact: shouldCompactCore, truncationRange: truncationRangeCore,
@@ -50,83 +51,140 @@ function finish(messages, plan) {
   const { edits, truncated, metrics } = plan;
   return { messages: assemble(messages, plan), edits, truncated, metrics };
 }
-const planIn = HistoryCore.prototype.__optimize;
-HistoryCore.prototype.optimize = function optimize(messages, options) {
-  return finish(messages, JSON.parse(planIn.call(this, wire(messages), options)));
-};
-const applyIn = HistoryCore.prototype.__apply;
-HistoryCore.prototype.apply = function apply(messages) {
-  return assemble(messages, JSON.parse(applyIn.call(this, wire(messages))));
-};
-for (const name of ["edits", "toJSON"]) {
-  const method = HistoryCore.prototype[name];
-  Object.defineProperty(HistoryCore.prototype, name, {
-    value: { [name]() { return JSON.parse(method.call(this)); } }[name],
-    writable: true,
-    configurable: true,
-  });
-}
-const deletedRangeIn = Object.getOwnPropertyDescriptor(HistoryCore.prototype, "deletedRange").get;
-Object.defineProperty(HistoryCore.prototype, "deletedRange", {
-  get() {
-    return JSON.parse(deletedRangeIn.call(this));
-  },
-  configurable: true,
-});
-windowModule.guardClass(HistoryCore);
 
-// The history file's read and write are steps (docs/protocol.md) the module's driver runs
-// (driver.js `run`): the module computes (what to write, what the file holds, how a host
-// failure is typed) and runs no tasks. The internals are guarded like the methods: a trap
-// is INTERNAL, and the async methods reject with it.
-const [openIn, readStepIn, loadedIn, writeStepIn, writtenIn, restoreIn] = ["__open", "__readStep", "__loaded", "__writeStep", "__written", "__restoreCheckpoint"]
-  .map((name) => windowModule.guard(name, name === "__open" ? HistoryCore.__open : HistoryCore.prototype[name]));
-/** Writes the history file with what the history holds now, when the call is made. */
-function write(history) {
-  return windowModule.driver.run(writeStepIn.call(history), (_, outcomes) => writtenIn.call(history, outcomes));
+/** `fn()` (a synchronous call into the module, instantiated first) with a trap as INTERNAL. */
+function call(fn) {
+  windowModule.ready();
+  try {
+    return fn();
+  } catch (err) {
+    throw windowModule.error(err);
+  }
 }
-Object.defineProperty(HistoryCore, "open", {
-  value: async function open(options) {
-    const history = openIn(options);
-    await windowModule.driver.run(readStepIn.call(history), (_, outcomes) => loadedIn.call(history, outcomes, options));
+
+const OPEN = Symbol("ContextHistory.open");
+
+/** The timestamped edit history of one conversation, persisted as one JSON file. */
+export class ContextHistory {
+  /** The module's history (the generated class's instance): never handed out. */
+  #handle;
+  /** The module's generation when the history was made (module.js). */
+  #generation;
+
+  /** Not a way to a history: `await ContextHistory.open(options)` is. */
+  constructor(token, handle) {
+    if (token !== OPEN) {
+      throw Object.assign(new Error("toolctx: use `await ContextHistory.open(options)` to open a history; `new ContextHistory()` makes none"), {
+        name: "ToolctxError", code: "INVALID_ARGUMENT",
+      });
+    }
+    this.#handle = handle;
+    this.#generation = windowModule.generation;
+  }
+
+  /** The module's history, if it is of the current instance; INTERNAL if a trap lost it. */
+  #live() {
+    if (this.#generation !== windowModule.generation) throw windowModule.stale("history");
+    return this.#handle;
+  }
+
+  /** Loads the history (empty when the file does not exist). */
+  static async open(options) {
+    await windowModule.load(); // where the module is fetched (browsers)
+    const history = new ContextHistory(OPEN, call(() => HistoryCore.__open(options)));
+    const handle = history.#handle;
+    await windowModule.driver.run(call(() => handle.__readStep()), (_, outcomes) => history.#call((h) => h.__loaded(outcomes, options)));
     return history;
-  },
-  writable: true,
-  configurable: true,
-});
-for (const [name, method] of Object.entries({
+  }
+
+  /** Panics inside the module on purpose (tests of the trap handling). Not part of the API. */
+  static __panicForTests(message) {
+    return call(() => HistoryCore.__panicForTests(message));
+  }
+
+  /** `fn(handle)` (a call into the module) with a trap as INTERNAL. */
+  #call(fn) {
+    return call(() => fn(this.#live()));
+  }
+
+  get id() {
+    return this.#call((h) => h.id);
+  }
+
+  get path() {
+    return this.#call((h) => h.path);
+  }
+
+  get deletedRange() {
+    return JSON.parse(this.#call((h) => h.deletedRange));
+  }
+
+  optimize(messages, options) {
+    return finish(messages, JSON.parse(this.#call((h) => h.__optimize(wire(messages), options))));
+  }
+
+  apply(messages) {
+    return assemble(messages, JSON.parse(this.#call((h) => h.__apply(wire(messages)))));
+  }
+
+  edits() {
+    return JSON.parse(this.#call((h) => h.edits()));
+  }
+
+  toJSON() {
+    return JSON.parse(this.#call((h) => h.toJSON()));
+  }
+
   /** Writes the history file (replaced whole, atomically where the storage allows). */
   async save() {
-    await write(this);
-  },
+    await this.#write();
+  }
+
   /** Drops the edits and truncations made after `ts` and saves; resolves to how many were dropped. */
   async restoreCheckpoint(ts) {
-    const dropped = restoreIn.call(this, ts);
-    await write(this);
+    const dropped = this.#call((h) => h.__restoreCheckpoint(ts));
+    await this.#write();
     return dropped;
-  },
-})) {
-  Object.defineProperty(HistoryCore.prototype, name, { value: method, writable: true, configurable: true });
+  }
+
+  /** Frees the history's wasm memory now (it is freed when collected otherwise). */
+  free() {
+    if (this.#generation === windowModule.generation) this.#handle.free();
+  }
+
+  // The history file's read and write are steps (docs/protocol.md) the module's driver runs
+  // (driver.js `run`): the module computes (what to write, what the file holds, how a host
+  // failure is typed) and runs no tasks.
+  /** Writes the history file with what the history holds now, when the call is made. */
+  #write() {
+    return windowModule.driver.run(this.#call((h) => h.__writeStep()), (_, outcomes) => this.#call((h) => h.__written(outcomes)));
+  }
 }
 
-// Where the module is fetched (browsers), open waits for it.
-windowModule.loadBeforeOpen(HistoryCore);
-
-export const ContextHistory = HistoryCore;
-export const optimizeWindow = windowModule.guard("optimizeWindow", (messages, options) => {
+export function optimizeWindow(messages, options) {
   const history = options?.history;
   if (history === undefined || history === null) {
-    return finish(messages, JSON.parse(optimizeCore(wire(messages), options)));
+    return finish(messages, JSON.parse(call(() => optimizeCore(wire(messages), options))));
   }
-  if (!(history instanceof HistoryCore)) {
+  if (!(history instanceof ContextHistory)) {
     throw Object.assign(new TypeError("options.history must be a ContextHistory"), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
   }
   const { history: _, ...rest } = options;
   return history.optimize(messages, rest);
-});
-export const findDuplicateFileReads = windowModule.guard("findDuplicateFileReads", (messages, options) =>
-  JSON.parse(findDuplicatesCore(wire(messages), options)));
-export const truncationRange = windowModule.guard("truncationRange", (messages, strategy, options) =>
-  JSON.parse(truncationRangeCore(wire(messages), strategy, options)));
-export const shouldCompact = windowModule.guard("shouldCompact", shouldCompactCore);
-export const estimateTokens = windowModule.guard("estimateTokens", (value) => estimateCore(typeof value === "string" ? value : wire(value)));
+}
+
+export function findDuplicateFileReads(messages, options) {
+  return JSON.parse(call(() => findDuplicatesCore(wire(messages), options)));
+}
+
+export function truncationRange(messages, strategy, options) {
+  return JSON.parse(call(() => truncationRangeCore(wire(messages), strategy, options)));
+}
+
+export function shouldCompact(usage, contextWindow, options) {
+  return call(() => shouldCompactCore(usage, contextWindow, options));
+}
+
+export function estimateTokens(value) {
+  return call(() => estimateCore(typeof value === "string" ? value : wire(value)));
+}

@@ -1,0 +1,509 @@
+// The public ContextManager: a class of the package over the core module's handle (SPEC §0:
+// the generated class is never patched, never handed out). Each method calls the handle
+// (src/wasm/manager.rs) and, where what the handle returns is a step (docs/protocol.md),
+// hands it to the driver (driver.js), which does the I/O and settles the caller's Promise.
+// A method that does I/O reports every failure by rejecting, never by throwing.
+//
+// Traps (SPEC §9, module.js): a panic is INTERNAL for the call it happened in and for the
+// operations in flight; the module is instantiated again for the next call. A manager made
+// before the trap lost its in-memory state with the old instance: its calls fail as
+// INTERNAL, known by the module's generation (`#live`), before the handle is touched.
+//
+// The `__` methods are what the driver (driver.js), toolctx/tools (`__lines`,
+// `__pointerAt`) and the MCP server call on a manager; they are not part of the API.
+import * as glue from "./toolctx_core.js";
+import { STEP } from "./protocol.js";
+import { PointerMirror } from "./pointers.js";
+import { WasmModule, disposeWithClose } from "./module.js";
+
+const Core = glue.ContextManager;
+const core = new WasmModule("core", glue, true);
+const driver = core.driver;
+
+/** The constructor's first argument when `open` wraps a handle it made. */
+const ADOPT = Symbol("ContextManager.adopt");
+
+/** The first step of a plan from `start()` (a call into the core), run by the driver for `owner`. */
+function plan(start, owner) {
+  let step;
+  try {
+    step = start();
+  } catch (err) {
+    return Promise.reject(core.error(err));
+  }
+  return driver.plan(step, owner);
+}
+
+/** `fn()` (a synchronous call into the core) with a trap as INTERNAL. */
+function call(fn) {
+  try {
+    return fn();
+  } catch (err) {
+    throw core.error(err);
+  }
+}
+
+export class ContextManager {
+  /** The core's manager (the generated class's instance): never handed out. */
+  #handle;
+  /** The core module's generation when the handle was made (module.js). */
+  #generation;
+  /** The pointers listed, by slot (pointers.js). */
+  #pointers = new PointerMirror();
+
+  /** A manager over `options.storage` (or `fileSystem`, or the runtime's default). */
+  constructor(options, handle) {
+    if (options === ADOPT) {
+      this.#handle = handle;
+    } else {
+      try {
+        this.#handle = new Core(options);
+      } catch (err) {
+        throw core.error(err);
+      }
+    }
+    this.#generation = core.generation;
+  }
+
+  /** The handle, if it is of the core's current instance; INTERNAL if a trap lost it. */
+  #live() {
+    if (this.#generation !== core.generation) throw core.stale("manager");
+    return this.#handle;
+  }
+
+  /** A manager made ready first: a session's manifest read, a resume run. */
+  static open(options) {
+    let out;
+    try {
+      out = Core.__open(options);
+    } catch (err) {
+      return Promise.reject(core.error(err));
+    }
+    const { manager: handle, step } = out;
+    const manager = new ContextManager(ADOPT, handle);
+    return driver.plan(step).then(() => manager, (err) => {
+      // Nobody else holds the manager of a failed open: its wasm memory is freed now (not
+      // after a trap, though: the handle was the old instance's; `free` knows).
+      manager.free();
+      throw err;
+    });
+  }
+
+  static listSessions(options) {
+    return plan(() => Core.listSessions(options));
+  }
+
+  static search(options, query, searchOptions) {
+    return plan(() => Core.search(options, query, searchOptions));
+  }
+
+  static cleanupStaleSessions(options) {
+    return plan(() => Core.cleanupStaleSessions(options));
+  }
+
+  static purge(options) {
+    return plan(() => Core.purge(options));
+  }
+
+  static exportRecords(options) {
+    return plan(() => Core.exportRecords(options));
+  }
+
+  static importRecords(options, jsonl) {
+    return plan(() => Core.importRecords(options, jsonl));
+  }
+
+  static hashQuery(query) {
+    return call(() => Core.hashQuery(query));
+  }
+
+  /** Panics inside the core on purpose (tests of the trap handling). Not part of the API. */
+  static __panicForTests(message) {
+    return call(() => Core.__panicForTests(message));
+  }
+
+  /** Panics inside a plan's step on purpose (tests of the trap handling). Not part of the API. */
+  static __panicForTestsAsync(message) {
+    return plan(() => Core.__panicForTestsAsync(message));
+  }
+
+  endSession() {
+    return plan(() => this.#live().endSession(), this);
+  }
+
+  rebuildIndex() {
+    return plan(() => this.#live().rebuildIndex(), this);
+  }
+
+  reconcile() {
+    return plan(() => this.#live().reconcile(), this);
+  }
+
+  flush() {
+    return plan(() => this.#live().flush(), this);
+  }
+
+  clearContextDir() {
+    return plan(() => this.#live().clearContextDir(), this);
+  }
+
+  clear() {
+    return plan(() => this.#live().clear(), this);
+  }
+
+  clearPointers() {
+    try {
+      this.#live().clearPointers();
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  /** Once the manager's operations in flight have settled, the plan that writes it out (driver.js, `close`). */
+  close() {
+    return driver.close(this);
+  }
+
+  get size() {
+    try {
+      return this.#live().size;
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  get sessionId() {
+    try {
+      return this.#live().sessionId;
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  getContextDir() {
+    try {
+      return this.#live().getContextDir();
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  resolveHandle(handle) {
+    try {
+      return this.#live().resolveHandle(handle);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  /** Frees the manager's wasm memory now (it is freed when collected otherwise). */
+  free() {
+    // A handle from before a trap is the old instance's: nothing of it is left to free.
+    if (this.#generation === core.generation) this.#handle.free();
+  }
+
+  // saveContext in steps (src/wasm/manager.rs): the core checks, encodes and names the
+  // record, and saves one held in memory at once; the driver writes one to persist while
+  // the core indexes it, and the core then adds its pointer (driver.js, `save`). The I/O
+  // left (a spill, retention, the session manifest) is a plan the driver follows. With the
+  // `embed` option, the save resolves in the core to `{filepath, embed}`: the vector of the
+  // text `embed` is asked of the `embed` option here (a model call: the host's), then
+  // handed to the core.
+  saveContext(toolName, args, result, taskOrOptions, queryId) {
+    let step;
+    try {
+      step = this.__saveBegin(toolName, args, result, taskOrOptions, queryId);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const saved = driver.save(this, step);
+    if (step.kind === STEP.DONE && typeof step.value === "string") return saved;
+    return driver.track(this, saved.then((out) => (typeof out === "object" && out !== null ? this.#embedSaved(out.filepath, out.embed) : out)));
+  }
+
+  /** Gives the record saved at `filepath` the vector `embed` makes of `text`; resolves to the
+   * filepath whatever happens (a failing embed leaves the record ranked by BM25 alone). */
+  async #embedSaved(filepath, text) {
+    const embed = call(() => this.#live().__embed);
+    if (embed === undefined) return filepath;
+    await embedOne(embed, text, (out) => call(() => this.#live().__setVector(filepath, out)), (err) =>
+      this.__debug(`embed failed, the record is ranked by BM25 alone: ${err?.message ?? err}`, filepath));
+    return filepath;
+  }
+
+  // loadContexts in steps (src/wasm/manager.rs): the core decides for each path (a record
+  // held in memory, a path to read, or skipped with its onDebug warning); the driver reads
+  // and parses, and the core words why a path it read is skipped (driver.js, `load`).
+  loadContexts(filepaths) {
+    let step;
+    try {
+      step = this.__loadBegin(filepaths, joined(filepaths));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return driver.track(this, driver.load(this, filepaths, step));
+  }
+
+  // Pointer lists (pointers.js): the slots from the core, the pointers from the mirror.
+  getAllPointers() {
+    return this.#listPointers(0, undefined);
+  }
+
+  getPointersForQuery(queryId) {
+    return this.#listPointers(1, queryId);
+  }
+
+  getPointersForTask(taskId) {
+    return this.#listPointers(2, taskId);
+  }
+
+  #listPointers(kind, value) {
+    try {
+      const handle = this.#live();
+      return this.#pointers.list(handle, handle.__slots(kind, value));
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  // selectRelevantContexts through one crossing each way: the pointers go in by slot
+  // where this manager listed them, else by filepath (pointers.js: `given`), and the
+  // core returns the places of the relevant ones, which become the filepaths read here.
+  selectRelevantContexts(query, pointers, options) {
+    try {
+      const handle = this.#live();
+      if (!Array.isArray(pointers)) return handle.__selectListed(query, pointers, options, NO_POINTERS, 0, "");
+      const { epoch, slots, paths, unknown } = this.#pointers.given(handle, pointers);
+      const places = handle.__selectListed(query, pointers, options, slots, epoch, unknown);
+      const out = new Array(places.length);
+      for (let i = 0; i < places.length; i++) out[i] = paths[places[i]];
+      return out;
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  // selectRelevant: the core ranks synchronously (`__selectRelevant`: over this manager's
+  // pointers, JSON text parsed here, after the call). With the `embed` option the query's
+  // vector is asked of `embed` first (hybrid ranking). The rerank hook: a host callback (a
+  // model call, typically) may reorder or cut the heuristic candidates; on error or timeout
+  // the heuristic order stands and onDebug says why. The timer and AbortSignal belong to
+  // the host, so this lives here.
+  selectRelevant(query, options) {
+    return driver.track(this, this.#selecting(query, options));
+  }
+
+  async #selecting(query, options) {
+    const { rerank, rerankTimeoutMs, ...rest } = options ?? {};
+    // The pointers cross by slot or in one string (see selectRelevantContexts).
+    if (Array.isArray(rest.pointers)) {
+      const { epoch, slots, unknown } = call(() => this.#pointers.given(this.#live(), rest.pointers));
+      Object.assign(rest, { __epoch: epoch, __slots: slots, __paths: unknown });
+    }
+    // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
+    const vector = await this.#embedQuery(query);
+    if (vector) rest.__queryVector = vector;
+    const given = options == null && !vector ? options : rest;
+    const out = call(() => this.#live().__selectRelevant(query, given));
+    const ranked = typeof out === "string" ? JSON.parse(out) : out;
+    await this.#withPassages(query, ranked);
+    if (typeof rerank !== "function" || ranked.length === 0) return ranked;
+    const controller = new AbortController();
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      if (Number.isFinite(rerankTimeoutMs)) {
+        timer = setTimeout(() => {
+          controller.abort(new Error(`rerank timed out after ${rerankTimeoutMs} ms`));
+          reject(controller.signal.reason);
+        }, rerankTimeoutMs);
+      }
+    });
+    try {
+      const order = await Promise.race([rerank(query, ranked.map((c) => ({ ...c })), controller.signal), timeout]);
+      if (!Array.isArray(order)) throw new TypeError("rerank must resolve to an array of filepaths");
+      const byPath = new Map(ranked.map((c) => [c.filepath, c]));
+      const picked = [];
+      for (const path of order) {
+        const candidate = byPath.get(path);
+        if (candidate) {
+          picked.push(candidate);
+          byPath.delete(path);
+        }
+      }
+      return picked;
+    } catch (err) {
+      this.__debug(`rerank failed, keeping the heuristic order: ${err?.message ?? err}`);
+      return ranked;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The query's vector from the `embed` option (undefined without it, or when it fails:
+   * onDebug says why). */
+  async #embedQuery(query) {
+    const embed = call(() => this.#live().__embed);
+    if (embed === undefined || typeof query !== "string") return undefined;
+    return embedOne(embed, query, (out) => call(() => Core.__queryVector(out)), (err) =>
+      this.__debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`));
+  }
+
+  /** Gives the first PASSAGES results that matched a word their `passage`: the record's
+   * best-matching lines (the core's `__passage`), read from the record. The ranking stands
+   * whatever happens here: a record that can no longer be read (removed meanwhile:
+   * loadContexts skips it, onDebug says why) or whose passage fails gets none, and onDebug
+   * says why; only a trap (INTERNAL) is thrown on. */
+  async #withPassages(query, ranked) {
+    if (typeof query !== "string") return;
+    const first = ranked.slice(0, PASSAGES).filter((hit) => hit.matched.length > 0);
+    await Promise.all(first.map(async (hit) => {
+      try {
+        const [record] = await this.loadContexts([hit.filepath]);
+        if (record === undefined || !("result" in record)) return;
+        const passage = call(() => Core.__passage(query, JSON.stringify(record.result)));
+        if (passage !== undefined) hit.passage = passage;
+      } catch (err) {
+        if (err?.code === "INTERNAL") throw err;
+        this.__debug(`no passage for ${hit.filepath}: ${err?.message ?? err}`);
+      }
+    }));
+  }
+
+  // What the driver calls (driver.js: a save's, a load's and close()'s steps; the index
+  // segment due after a save), each the handle's method of that name.
+  __saveBegin(toolName, args, result, taskOrOptions, queryId) {
+    try {
+      return this.#live().__saveBegin(toolName, args, result, taskOrOptions, queryId);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __saveIndex(id) {
+    try {
+      return this.#live().__saveIndex(id);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __saveWritten(id, ok, value) {
+    try {
+      return this.#live().__saveWritten(id, ok, value);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __saveEnd(id) {
+    try {
+      return this.#live().__saveEnd(id);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __persistIndex() {
+    try {
+      return this.#live().__persistIndex();
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __loadBegin(filepaths, joinedPaths) {
+    try {
+      return this.#live().__loadBegin(filepaths, joinedPaths);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __loadEnd(id, skipped) {
+    try {
+      return this.#live().__loadEnd(id, skipped);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __close() {
+    try {
+      return this.#live().__close();
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __closeIdle() {
+    try {
+      return this.#live().__closeIdle();
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  /** Tells `onDebug` (with the path it is about). */
+  __debug(message, path) {
+    try {
+      return this.#live().__debug(message, path);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  // What toolctx/tools reads (tools.js): a record's result as numbered lines, and the one
+  // pointer at a filepath (JSON text).
+  __lines(resultJson) {
+    try {
+      return this.#live().__lines(resultJson);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  __pointerAt(filepath) {
+    try {
+      return this.#live().__pointerAt(filepath);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+}
+
+disposeWithClose(ContextManager);
+
+/** Results past this many carry no passage (each passage reads its record). */
+const PASSAGES = 20;
+const NO_POINTERS = new Uint32Array(0);
+
+/**
+ * What `take` (the core's check of what `embed` returned) makes of `embed([text])`;
+ * undefined when `embed` throws, rejects or returns something `take` refuses (`failed`
+ * hears why). A trap (INTERNAL) is thrown on.
+ */
+async function embedOne(embed, text, take, failed) {
+  let out;
+  try {
+    out = await embed([text]);
+  } catch (err) {
+    failed(err);
+    return undefined;
+  }
+  try {
+    return take(out);
+  } catch (err) {
+    if (err?.code !== "INVALID_ARGUMENT") throw err;
+    failed(err);
+    return undefined;
+  }
+}
+
+/** `filepaths` NUL-joined (one crossing into the core), when they are strings free of NUL. */
+function joined(filepaths) {
+  if (!Array.isArray(filepaths)) return undefined;
+  for (let i = 0; i < filepaths.length; i++) {
+    if (typeof filepaths[i] !== "string" || filepaths[i].includes("\0")) return undefined;
+  }
+  return filepaths.join("\0");
+}
