@@ -27,14 +27,16 @@ use crate::plan::Plan;
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy, Terms};
 use crate::store::{
-    Begun, Candidate, Clearing, Closing, ContextManager, DebugEvent, FailedSave, Filter, HostBody, Job, JobPlan,
-    Listed, LoadStep, Loading, NotLoaded, Options, PendingSave, SaveInput, SessionChoice, Written,
+    Begun, Candidate, Clearing, Closing, DebugEvent, FailedSave, Filter, HostBody, Job, JobPlan, Listed, LoadStep,
+    Loading, Manager, NotLoaded, Options, PendingSave, SaveInput, SessionChoice, Written,
 };
 
 /// The tool-context store.
 #[wasm_bindgen(js_name = ContextManager, skip_typescript)]
 pub struct JsContextManager {
-    inner: Rc<ContextManager<JsStorage>>,
+    inner: Rc<Manager>,
+    /// The host storage its steps run over.
+    storage: Rc<JsStorage>,
     describe: Option<Function>,
     redact: Option<Function>,
     /// The `embed` option: texts to vectors, for hybrid ranking.
@@ -186,6 +188,8 @@ impl Parts {
             None => Rc::new(crate::platform::random_unit),
         };
         let mut core = Options::with(dir, clock, random);
+        // A large result's bytes stay in JavaScript (body.rs): the core reads them by handle.
+        core.host_bytes = Some(Rc::new(|handle| super::body::held(handle).map(|b| b.to_vec())));
         if let Some(n) = opt_size(options, "persistThreshold")? {
             core.persist_threshold = n;
         }
@@ -240,21 +244,22 @@ impl Parts {
 impl JsContextManager {
     fn build(options: JsValue) -> Result<(Self, Option<Function>)> {
         let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
-        let inner = ContextManager::new(storage, core)?;
-        Ok((JsContextManager::around(inner, describe, redact, embed, owns_storage), on_debug))
+        let inner = Manager::new(core)?;
+        Ok((JsContextManager::around(inner, storage, describe, redact, embed, owns_storage), on_debug))
     }
 
     /// The wasm object around a core manager and the hooks it was given.
     fn around(
-        inner: ContextManager<JsStorage>,
+        inner: Manager,
+        storage: JsStorage,
         describe: Option<Function>,
         redact: Option<Function>,
         embed: Option<Function>,
         owns_storage: bool,
     ) -> Self {
-        let inner = Rc::new(inner);
         JsContextManager {
-            inner,
+            inner: Rc::new(inner),
+            storage: Rc::new(storage),
             describe,
             redact,
             embed,
@@ -268,7 +273,7 @@ impl JsContextManager {
 
     /// Tells `onDebug` the folder and the storage in use (see [`announce`]).
     fn announce(&self, on_debug: &Option<Function>) {
-        announce(&self.inner, on_debug)
+        announce(&self.inner, &self.storage, on_debug)
     }
 
     /// Everything `saveContext` does before its first await.
@@ -364,9 +369,9 @@ impl JsContextManager {
             Closing::Wait => steps::wait("__close"),
             Closing::Busy => steps::wait("__closeIdle"),
             Closing::WriteOut(job) => {
-                let (inner, owns_storage) = (self.inner.clone(), self.owns_storage);
+                let (storage, owns_storage) = (self.storage.clone(), self.owns_storage);
                 let close = move |_| {
-                    let close = owns_storage.then(|| inner.storage().close_call()).flatten();
+                    let close = owns_storage.then(|| storage.close_call()).flatten();
                     Ok(Reply::Value(close.unwrap_or(JsValue::UNDEFINED)))
                 };
                 self.run_job(job, close)
@@ -378,16 +383,16 @@ impl JsContextManager {
     /// done: its first step, for the driver.
     fn run_job(&self, job: Job, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> JsValue {
         let plan = JobPlan { manager: self.inner.clone(), job };
-        plans::start(self.inner.clone(), plan, reply)
+        plans::start(self.storage.clone(), plan, reply)
     }
 }
 
 /// Tells `onDebug` the folder and the storage in use, as the seed's constructor does:
 /// `ContextManager initialized in <dir> with <storage>`, and
 /// `{contextDir, storage, persistThreshold, sessionId?}` as data.
-fn announce(inner: &ContextManager<JsStorage>, on_debug: &Option<Function>) {
+fn announce(inner: &Manager, storage: &JsStorage, on_debug: &Option<Function>) {
     let Some(f) = on_debug else { return };
-    let storage = inner.storage().description();
+    let storage = storage.description();
     let mut message = format!("ContextManager initialized in {} with {storage}", inner.context_dir());
     let data = Object::new();
     let set = |k: &str, v: JsValue| {
@@ -427,8 +432,9 @@ fn save_input<'a>(tool: &'a str, args_json: &'a str, result_in: &'a ResultIn, fi
 
 #[cfg(test)]
 impl JsContextManager {
-    /// `saveContext` running the core's native `save` (the same steps, with the I/O
-    /// awaited in Rust over `JsStorage`), for the wasm-bindgen tests.
+    /// `saveContext` with its steps driven here, the record written through `JsStorage`'s
+    /// async `Storage` (the host's methods awaited in Rust), for the wasm-bindgen tests. A
+    /// save's follow-up job is not run.
     pub async fn save_context(
         &self,
         tool_name: JsValue,
@@ -437,11 +443,34 @@ impl JsContextManager {
         task_or_options: JsValue,
         query_id: JsValue,
     ) -> Result<JsValue, JsValue> {
+        use crate::storage::{Storage, WriteOptions};
         self.inner.check_open("saveContext").js()?;
         let (tool, args_json, result_in, fields) =
             self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
-        let filepath = self.inner.save(save_input(&tool, &args_json, &result_in, fields)).await.js()?;
-        Ok(JsValue::from(filepath))
+        let mut pending = match self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields)).js()? {
+            Begun::Saved(filepath, _) => return Ok(filepath.into()),
+            Begun::Write(pending) => pending,
+        };
+        let exclusive = WriteOptions { exclusive: true };
+        loop {
+            if let (true, ResultIn::Held(body)) = (pending.wants_result_hash(), &result_in) {
+                pending.set_result_hash(body.hash());
+            }
+            pending.index(self.inner.options().content_bytes);
+            let written = match pending.record() {
+                (head, Some(body)) => self.storage.write_parts(pending.path(), head, body, b"}", exclusive).await,
+                (whole, None) => self.storage.write(pending.path(), whole, exclusive).await,
+            };
+            match self.inner.record_written(pending, written) {
+                Written::Saved(filepath, _) => return Ok(filepath.into()),
+                Written::Retry(next) => pending = next,
+                Written::Remove(failed) => {
+                    let _ = self.storage.remove(&failed.path).await;
+                    return Err(failed.into_error()).js();
+                }
+                Written::Failed(e) => return Err(e).js(),
+            }
+        }
     }
 }
 
@@ -584,13 +613,13 @@ impl JsContextManager {
     #[wasm_bindgen(js_name = "__open")]
     pub fn open(options: JsValue) -> Result<JsValue, JsValue> {
         let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options).js()?;
-        let inner = ContextManager::new(storage, core).js()?;
-        let manager = JsContextManager::around(inner, describe, redact, embed, owns_storage);
+        let inner = Manager::new(core).js()?;
+        let manager = JsContextManager::around(inner, storage, describe, redact, embed, owns_storage);
         let step = match manager.inner.opening() {
             Some(job) => {
-                let inner = manager.inner.clone();
+                let (inner, storage) = (manager.inner.clone(), manager.storage.clone());
                 manager.run_job(job, move |_| {
-                    announce(&inner, &on_debug);
+                    announce(&inner, &storage, &on_debug);
                     Ok(Reply::Value(JsValue::UNDEFINED))
                 })
             }
@@ -815,7 +844,7 @@ impl JsContextManager {
         };
         let id = self.next_save.get().wrapping_add(1);
         self.next_save.set(id);
-        let step = steps::write_record(id, self.inner.storage(), pending.path(), &record, parts);
+        let step = steps::write_record(id, &self.storage, pending.path(), &record, parts);
         self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
         Ok(step)
     }
@@ -902,7 +931,7 @@ impl JsContextManager {
             self.next_load.set(id);
             self.loads.borrow_mut().insert(id, loading);
         }
-        Ok(steps::read_records(id, self.inner.storage(), &plan.sources, &plan.held, plan.reads))
+        Ok(steps::read_records(id, &self.storage, &plan.sources, &plan.held, plan.reads))
     }
 
     /// The end of load `id` (0: one that read nothing): `skipped`, `[{asked, path, why,
@@ -1353,15 +1382,15 @@ impl JsContextManager {
     /// first step, for the driver (src/wasm/plans.rs).
     fn store_plan<P: Plan + 'static>(
         options: JsValue,
-        plan: impl FnOnce(&ContextManager<JsStorage>) -> Result<P>,
+        plan: impl FnOnce(&Manager) -> Result<P>,
         reply: impl FnOnce(P::Output) -> Result<Reply> + 'static,
     ) -> JsValue {
         let manager = match Self::build(options) {
-            Ok((manager, _)) => manager.inner.clone(),
+            Ok((manager, _)) => manager,
             Err(e) => return plans::failed(e),
         };
-        match plan(&manager) {
-            Ok(plan) => plans::start(manager, plan, reply),
+        match plan(&manager.inner) {
+            Ok(plan) => plans::start(manager.storage.clone(), plan, reply),
             Err(e) => plans::failed(e),
         }
     }
@@ -1385,7 +1414,7 @@ impl JsContextManager {
                     drop(pass);
                     result
                 });
-                plans::start(inner, plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
+                plans::start(self.storage.clone(), plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
             }
         }
     }
