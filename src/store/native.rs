@@ -62,7 +62,7 @@ impl<S: Storage> ContextManager<S> {
     /// pointer is added when it fails.
     ///
     /// The save runs the same synchronous steps that the JavaScript driver runs (see
-    /// [`ContextManager::begin_save`]); only the I/O is awaited here.
+    /// [`Manager::begin_save`]); only the I/O is awaited here.
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
         let mut pending = match self.begin_save(input)? {
             Begun::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),

@@ -79,7 +79,7 @@ pub struct Options {
 pub enum SessionChoice {
     /// A fresh session with a new id.
     New,
-    /// The session with this id (resumed by [`Manager::open`](super::Manager::open)).
+    /// The session with this id (resumed by [`ContextManager::open`](super::ContextManager::open)).
     Resume(String),
 }
 

@@ -38,7 +38,7 @@ pub struct SaveInput<'a> {
 
 /// A result whose JSON text the host holds as UTF-8 bytes. The core gets what it needs
 /// to index, name and size the record; the storage writes the record as the header
-/// the core encodes, the body, then `}` ([`Storage::write_parts`]).
+/// the core encodes, the body, then `}` ([`Storage::write_parts`](crate::Storage::write_parts)).
 #[derive(Debug, Clone, Copy)]
 pub struct HostBody<'a> {
     /// The host's handle of the bytes (read through [`Options::host_bytes`](super::Options::host_bytes)).
@@ -339,7 +339,7 @@ pub enum Written {
 }
 
 /// A save whose record is to be written by the caller (the JavaScript driver, or
-/// [`Manager::save`]). It holds the manager's gate until it is finished.
+/// [`ContextManager::save`](super::ContextManager::save)). It holds the manager's gate until it is finished.
 pub struct PendingSave {
     pub(super) pass: Pass,
     pub(super) seq: u64,
