@@ -73,9 +73,10 @@
 //! - [`handle`]: a record's handle, `ctx:` and base32 (what the model sees and passes back);
 //! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
 //! - [`retention`]: caps by bytes, records and age over the records a manager owns;
-//! - [`store`]: [`ContextManager`], the workflow as synchronous steps (one file per
-//!   part: save, load, pointers, close, clear, restore, jobs, the persisted index), and
-//!   `store/native.rs`, its async methods over a [`Storage`] for Rust users and tests;
+//! - [`store`]: [`Manager`], the workflow as synchronous steps, owning no storage (one
+//!   file per part: save, load, pointers, close, clear, restore, jobs, the persisted
+//!   index), and [`ContextManager`] (`store/native.rs`): a manager over a [`Storage`]
+//!   with async methods, for Rust users and the tests;
 //! - `lifecycle` (internal): open, closing, closed, and the operations in flight;
 //! - [`conversation`]: [`ConversationStore`](conversation::ConversationStore): messages, artifacts, stats,
 //!   pruning, export/import and sync.
@@ -117,5 +118,6 @@ pub use session::{cleanup_stale_sessions, list_sessions, search_sessions, Sessio
 pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
 pub use store::{
     export_jsonl, import_jsonl, purge, result_hash, Candidate, ContextManager, DebugEvent, Export, Filter, HostBody,
-    ImportReport, Listed, LoadStep, Loading, NotLoaded, Options, ResultHasher, SaveInput, SessionChoice, Skipped,
+    ImportReport, Listed, LoadStep, Loading, Manager, NotLoaded, Options, ResultHasher, SaveInput, SessionChoice,
+    Skipped,
 };

@@ -1,6 +1,8 @@
-//! `ContextManager<S: Storage>`: the whole workflow of SPEC §2–§4 and the seed part of
-//! §6, generic over storage. The wasm layer wraps it with `JsStorage`; native code and
-//! tests use [`MemoryStorage`](crate::MemoryStorage) or [`FsStorage`](crate::FsStorage).
+//! The whole workflow of SPEC §2–§4 and the seed part of §6: [`Manager`], its state and
+//! synchronous steps (sans-IO: no storage, no await), and [`ContextManager`], a manager
+//! over a [`Storage`](crate::Storage) whose async methods drive those steps natively
+//! (with [`MemoryStorage`](crate::MemoryStorage) or [`FsStorage`](crate::FsStorage)). The
+//! wasm layer drives the same steps through the JavaScript driver.
 //!
 //! All methods take `&self`: state lives in a `RefCell` that is never borrowed across
 //! an `.await`, so any number of saves and loads may be in flight at once.
@@ -9,26 +11,24 @@
 //!
 //! - `options`: [`Options`], their defaults and the callbacks a manager is given;
 //! - `entry`: a pointer as the table keeps it, packed; `table`: the pointer table;
-//! - `save`: a save in steps ([`ContextManager::begin_save`], [`Begun`], [`Written`]);
+//! - `save`: a save in steps ([`Manager::begin_save`], [`Begun`], [`Written`]);
 //! - `load`: loading records in steps ([`Loading`]); `held`: records held in memory;
 //! - `pointers`: listing, handles and ranking over the table ([`Filter`]);
 //! - `close`: flush and close ([`Closing`]); `clear`: clearing and ending a session;
 //! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
 //! - `jobs`: the multi-step jobs ([`Job`]) and their plan ([`JobPlan`]);
-//! - `persist`, `segments`: the persisted index (segments beside the records).
+//! - `persist`, `segments`: the persisted index (segments beside the records);
+//! - `native`: [`ContextManager`], a manager over a storage: the one file that awaits.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
-
-use futures_util::lock::Mutex;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Gate;
 use crate::paths;
 use crate::record::{iso_timestamp, RecordMeta};
 use crate::session::{self, Manifest};
-use crate::storage::Storage;
 pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
 pub use toolctx_text::ResultHasher;
 
@@ -38,6 +38,7 @@ mod entry;
 mod held;
 mod load;
 mod native;
+pub use native::ContextManager;
 mod options;
 mod persist;
 mod pointers;
@@ -56,7 +57,7 @@ pub use segments::{segments_dir, INDEX_DIR};
 pub(crate) use clear::Clearing;
 use entry::{Entry, Interned};
 pub use options::{
-    Clock, DebugEvent, DebugSink, EvictSink, Options, Random, SessionChoice, DEFAULT_MAX_RECORD_BYTES,
+    Clock, DebugEvent, DebugSink, EvictSink, HostBytes, Options, Random, SessionChoice, DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_MEMORY_BUDGET, DEFAULT_PERSIST_THRESHOLD, NAME_ATTEMPTS, UNINDEXED_BYTES,
 };
 pub use pointers::{Candidate, Filter, Listed};
@@ -65,17 +66,15 @@ use save::{content_terms, manifest_words, terms_of};
 pub use save::{result_hash, Begun, FailedSave, HostBody, PendingSave, SaveInput, Written};
 use table::{PathSlots, State};
 
-/// The tool-context store. See the crate docs for an example.
-pub struct ContextManager<S> {
-    storage: S,
+/// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage
+/// and awaits nothing. [`ContextManager`] runs it over a [`Storage`](crate::Storage)
+/// natively; the wasm layer, over the host's storage through the JavaScript driver.
+pub struct Manager {
     options: Options,
     dir: String,
     state: RefCell<State>,
     session: Option<Session>,
     gate: Rc<Gate>,
-    /// This manager's turn at the session lock, natively (in wasm the driver keeps one
-    /// per lock name): so an older manifest never lands after a newer one.
-    turn: Mutex<()>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
 }
@@ -105,23 +104,21 @@ pub const COMPACT_FROM: usize = 1024;
 const MANIFEST_EVERY_MS: i64 = 1000;
 const MANIFEST_EVERY_RECORDS: usize = 64;
 
-impl<S: Storage> ContextManager<S> {
-    /// A manager over `storage` with `options`. The context dir is normalised; it
-    /// must not be empty or hold NUL or backslash characters.
-    pub fn new(storage: S, mut options: Options) -> Result<Self> {
+impl Manager {
+    /// A manager with `options`. The context dir is normalised; it must not be empty or
+    /// hold NUL or backslash characters.
+    pub fn new(mut options: Options) -> Result<Self> {
         options.retention.check()?;
         let dir = paths::normalize(&options.context_dir)
             .filter(|d| !d.is_empty() && d != "/")
             .ok_or_else(|| Error::invalid(format!("contextDir {:?} is not a usable folder", options.context_dir)))?;
         options.context_dir = dir.clone();
-        let mut manager = ContextManager {
-            storage,
+        let mut manager = Manager {
             options,
             dir,
             state: RefCell::new(State::default()),
             session: None,
             gate: Rc::default(),
-            turn: Mutex::new(()),
             segmenting: Cell::new(false),
         };
         manager.session = match manager.options.session.clone() {
@@ -179,11 +176,6 @@ impl<S: Storage> ContextManager<S> {
     /// The options in force.
     pub fn options(&self) -> &Options {
         &self.options
-    }
-
-    /// The storage.
-    pub fn storage(&self) -> &S {
-        &self.storage
     }
 
     /// Number of pointers.

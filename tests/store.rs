@@ -785,12 +785,21 @@ fn rebuild_then_clear_keeps_the_records_another_manager_wrote() {
 
 /// A storage that holds result bodies, as the wasm host does: the core never sees them
 /// unless a record stays in memory.
+#[derive(Clone)]
 struct Holding {
-    inner: MemoryStorage,
-    bodies: RefCell<std::collections::HashMap<u32, Vec<u8>>>,
-    copied_in: Cell<usize>,
+    inner: Rc<MemoryStorage>,
+    bodies: Rc<RefCell<std::collections::HashMap<u32, Vec<u8>>>>,
+    copied_in: Rc<Cell<usize>>,
     /// `body` answers `None` (the host no longer lends the bytes), though it writes them.
-    withholds: Cell<bool>,
+    withholds: Rc<Cell<bool>>,
+}
+
+impl Holding {
+    /// The `host_bytes` option over this host's bodies (what the wasm layer hands the core).
+    fn host_bytes(&self) -> toolctx::store::HostBytes {
+        let host = self.clone();
+        Rc::new(move |handle| host.body(handle))
+    }
 }
 
 impl Storage for Holding {
@@ -839,11 +848,12 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
             let text = ContextManager::new(MemoryStorage::new(), o.clone())?;
             o.random = fixed();
             let holding = Holding {
-                inner: MemoryStorage::new(),
-                bodies: RefCell::new([(7, result.clone().into_bytes())].into()),
-                copied_in: Cell::new(0),
-                withholds: Cell::new(false),
+                inner: Rc::new(MemoryStorage::new()),
+                bodies: Rc::new(RefCell::new([(7, result.clone().into_bytes())].into())),
+                copied_in: Rc::new(Cell::new(0)),
+                withholds: Rc::new(Cell::new(false)),
             };
+            o.host_bytes = Some(holding.host_bytes());
             let held = ContextManager::new(holding, o)?;
             let args = r#"{"path":"src/auth/login.ts"}"#;
             let a = text.save(save("readFile", args, &result)).await?;

@@ -1,13 +1,12 @@
 //! Forgetting and removing: `clear_pointers`, `clear_context_dir`, `clear` and `end_session`
 //! ([`Clearing`]).
 
-use super::{ContextManager, Job, State};
+use super::{Job, Manager, State};
 use crate::error::Result;
 use crate::lifecycle::Pass;
 use crate::plan::{self, Op, Outcomes, Plan};
-use crate::storage::Storage;
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// Forgets every pointer (records stay where they are).
     pub fn clear_pointers(&self) {
         self.state.borrow_mut().forget_pointers();
@@ -30,10 +29,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// The removals of `Clearing::Files`: a plan of one batch.
-    pub(crate) fn remove_written_plan<'a>(&'a self, written: Vec<String>) -> impl Plan<Output = ()> + 'a
-    where
-        S: 'a,
-    {
+    pub(crate) fn remove_written_plan<'a>(&'a self, written: Vec<String>) -> impl Plan<Output = ()> + 'a {
         let removes = written.iter().map(|p| Op::Remove(p.clone())).collect();
         plan::batch(removes, move |outcomes| self.written_removed(&written, outcomes))
     }
@@ -59,7 +55,7 @@ impl<S: Storage> ContextManager<S> {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// The first step of `endSession`: its job (see [`ContextManager::job_step`]).
+    /// The first step of `endSession`: its job (see [`Manager::job_step`]).
     pub fn begin_end_session(&self) -> Result<Job> {
         let pass = self.gate.enter("endSession")?;
         self.check_writable()?;
@@ -73,6 +69,6 @@ pub(crate) enum Clearing {
     /// In a session, the session: its files, manifest and folders ([`Job::end_session`];
     /// for `clear`, [`Job::clear_session`]).
     Session(Job),
-    /// Else the records this manager wrote ([`ContextManager::remove_written_plan`]).
+    /// Else the records this manager wrote ([`Manager::remove_written_plan`]).
     Files(Pass, Vec<String>),
 }

@@ -1,18 +1,17 @@
 //! Flushing and closing: `flush`, `close` and the steps of a close ([`Closing`]).
 
-use super::{ContextManager, Job};
+use super::{Job, Manager};
 use crate::error::Result;
 use crate::lifecycle::Phase;
-use crate::storage::Storage;
 
-impl<S: Storage> ContextManager<S> {
-    /// The first step of `flush`: its job (see [`ContextManager::job_step`]).
+impl Manager {
+    /// The first step of `flush`: its job (see [`Manager::job_step`]).
     pub fn begin_flush(&self) -> Result<Job> {
         Ok(Job::write_out(Some(self.gate.enter("flush")?)))
     }
 
     /// `close` in steps, its first: closed already ([`Closing::Done`]), or the manager is
-    /// closing now, and the next step is [`ContextManager::close_when_idle`]'s. Another
+    /// closing now, and the next step is [`Manager::close_when_idle`]'s. Another
     /// `close` under way makes this one wait ([`Closing::Wait`]).
     pub fn begin_close(&self) -> Closing {
         match self.gate.phase() {
@@ -26,7 +25,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// The step of a `close` once the operations in flight have ended: the write-out
-    /// job (which ends with [`ContextManager::end_close`]), or [`Closing::Busy`] while one is left.
+    /// job (which ends with [`Manager::end_close`]), or [`Closing::Busy`] while one is left.
     pub fn close_when_idle(&self) -> Closing {
         if self.gate.is_idle() {
             Closing::WriteOut(Job::close())
@@ -53,14 +52,14 @@ impl<S: Storage> ContextManager<S> {
     }
 }
 
-/// Where a `close` run in steps stands ([`ContextManager::begin_close`]).
+/// Where a `close` run in steps stands ([`Manager::begin_close`]).
 pub enum Closing {
     /// Closed: nothing to do.
     Done,
-    /// Another `close` is under way: ask [`ContextManager::begin_close`] again once the
+    /// Another `close` is under way: ask [`Manager::begin_close`] again once the
     /// operations in flight have ended.
     Wait,
-    /// Operations are in flight: ask [`ContextManager::close_when_idle`] again once they end.
+    /// Operations are in flight: ask [`Manager::close_when_idle`] again once they end.
     Busy,
     /// Run this job (it ends the close).
     WriteOut(Job),

@@ -3,15 +3,15 @@
 //! manifest), `flush`, `close`, `open` of a session, `endSession`, `rebuildIndex` and
 //! `reconcile`.
 //!
-//! A [`Job`] is a queue of stages; [`ContextManager::job_step`] runs them in order, each
+//! A [`Job`] is a queue of stages; [`Manager::job_step`] runs them in order, each
 //! deciding what to read, write or remove ([`Op`]), or which lock to take, and consuming
 //! the outcomes. A job runs as a [`Plan`] ([`JobPlan`]): the JavaScript driver runs it
-//! as any other (`src/wasm/plans.rs`), and natively [`ContextManager::drive`] does.
+//! as any other (`src/wasm/plans.rs`), and natively [`Manager::drive`] does.
 
 use std::collections::{HashMap, VecDeque};
 
 use super::persist::{Opening, SegmentWrite, Stored};
-use super::{manifest_words, ContextManager};
+use super::{manifest_words, Manager};
 use crate::error::{Error, Result};
 use crate::lifecycle::Pass;
 use crate::paths;
@@ -21,7 +21,6 @@ use crate::retention::Owned;
 use crate::select::segment::Segment;
 use crate::select::Terms;
 use crate::session::{self, Manifest, ManifestEntry, RecordFiles, RemoveSession, MANIFEST};
-use crate::storage::Storage;
 
 mod evict;
 mod manifest;
@@ -66,7 +65,7 @@ pub struct JobPlan<M> {
     pub job: Job,
 }
 
-impl<M: std::ops::Deref<Target = ContextManager<S>>, S: Storage> Plan for JobPlan<M> {
+impl<M: std::ops::Deref<Target = Manager>> Plan for JobPlan<M> {
     /// The filepaths the job indexed ([`Job::rebuild`], [`Job::reconcile`]).
     type Output = Vec<String>;
 
@@ -128,7 +127,7 @@ enum Stage {
     Open(Box<Opening>),
 }
 
-/// A record file read whole for a manifest (see `ContextManager::read_entry`).
+/// A record file read whole for a manifest (see `Manager::read_entry`).
 struct ReadEntry {
     full: String,
     meta: RecordMeta,
@@ -295,7 +294,7 @@ impl Job {
         Job::new(pass, false, [Stage::spill(true), Stage::segment(true), Stage::manifest(Due::Forced)])
     }
 
-    /// A background write of an index segment (see [`ContextManager::begin_persist_index`]).
+    /// A background write of an index segment (see [`Manager::begin_persist_index`]).
     pub(super) fn persist_index(pass: Pass) -> Job {
         Job::new(Some(pass), true, [Stage::segment(false)])
     }
@@ -309,7 +308,7 @@ impl Job {
     }
 
     /// `close()`: [`Job::write_out`], then the manager closed (or reopened, on a failure:
-    /// see [`ContextManager::end_close`]).
+    /// see [`Manager::end_close`]).
     pub(super) fn close() -> Job {
         let mut job = Job::write_out(None);
         job.end = End::Close;
@@ -393,7 +392,7 @@ impl Stage {
     }
 }
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// The next step of `job`, given the outcomes of the operations the last one asked
     /// for (none at the first step, nor after taking or releasing a lock; the lock's
     /// failure then): operations to run, a lock to take or release, or the job's result.

@@ -1,34 +1,33 @@
 //! `loadContexts` in synchronous steps (SPEC §0, §4): the core decides what each path
 //! asked is, the caller reads, and the core words why a path was skipped.
 //!
-//! 1. [`ContextManager::begin_load`] enters the manager's gate (`CLOSED` once `close`
+//! 1. [`Manager::begin_load`] enters the manager's gate (`CLOSED` once `close`
 //!    began); the [`Loading`] it returns holds it, so `close` waits for the reads.
-//! 2. [`ContextManager::load_step`], per path as asked: the bytes of a record held in
+//! 2. [`Manager::load_step`], per path as asked: the bytes of a record held in
 //!    memory, the confined path to read, or skipped (a path outside the store: the
 //!    `onDebug` warning is given here).
 //! 3. The caller reads (every read at once), checks what it read is a record, and
-//!    reports each path it skips with [`ContextManager::load_skipped`], in the words of
+//!    reports each path it skips with [`Manager::load_skipped`], in the words of
 //!    the original: `Failed to load <path as asked>: <why>`.
 //!
-//! The native [`ContextManager::load`] runs these steps over its storage; in wasm the JS
+//! The native [`Manager::load`] runs these steps over its storage; in wasm the JS
 //! driver runs them over the host's (src/wasm/manager.rs, `__loadBegin`), so the bytes
 //! a host read stay in JavaScript, which parses them.
 
 use std::fmt;
 use std::rc::Rc;
 
-use super::ContextManager;
+use super::Manager;
 use crate::error::{Error, Result};
 use crate::lifecycle::Pass;
 use crate::paths;
-use crate::storage::Storage;
 
 /// A load in flight: it holds the manager's gate (`close` waits for it) until dropped.
 pub struct Loading {
     _pass: Pass,
 }
 
-/// What a load does for one path as asked ([`ContextManager::load_step`]).
+/// What a load does for one path as asked ([`Manager::load_step`]).
 pub enum LoadStep {
     /// A record held in memory: its bytes.
     Held(Rc<[u8]>),
@@ -61,7 +60,7 @@ impl fmt::Display for NotLoaded {
     }
 }
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// The first step of a load: `CLOSED` once `close` has begun.
     pub fn begin_load(&self) -> Result<Loading> {
         Ok(Loading { _pass: self.gate.enter("loadContexts")? })

@@ -1,21 +1,54 @@
-//! The native driver: the manager's async methods, for Rust users and the tests. Each
-//! runs the manager's synchronous steps over a [`Storage`], as the package's JavaScript
-//! driver (`pkg-template/driver.js`) runs them over a host: begin a step, do the I/O it
-//! asks for, hand the outcome back. Nothing else in the manager awaits.
+//! The native driver: [`ContextManager`], a [`Manager`] over a [`Storage`], for Rust users
+//! and the tests. Its async methods run the manager's synchronous steps over the storage,
+//! as the package's JavaScript driver (`pkg-template/driver.js`) runs them over a host:
+//! begin a step, do the I/O it asks for, hand the outcome back. Nothing in the manager
+//! itself awaits.
 
+use std::ops::Deref;
 use std::rc::Rc;
 
 use futures_util::future::join_all;
+use futures_util::lock::Mutex;
 
 use super::clear::Clearing;
-use super::{Begun, ContextManager, Job, JobPlan, LoadStep, NotLoaded, Options, PendingSave, SaveInput, Written};
+use super::{Begun, Job, JobPlan, LoadStep, Manager, NotLoaded, Options, PendingSave, SaveInput, Written};
 use crate::error::Result;
 use crate::lifecycle::Phase;
 use crate::plan;
 use crate::record::parse_record;
 use crate::storage::{Storage, WriteOptions};
 
+/// The tool-context store over a [`Storage`]: a [`Manager`] (the state and its
+/// synchronous steps, which it derefs to, as a guard to what it guards) and the storage
+/// its async methods do the I/O with. See the crate docs for an example.
+pub struct ContextManager<S> {
+    core: Manager,
+    storage: S,
+    /// This manager's turn at the session lock (the JavaScript driver keeps one per lock
+    /// name): so an older manifest never lands after a newer one.
+    turn: Mutex<()>,
+}
+
+impl<S> Deref for ContextManager<S> {
+    type Target = Manager;
+
+    fn deref(&self) -> &Manager {
+        &self.core
+    }
+}
+
 impl<S: Storage> ContextManager<S> {
+    /// A manager over `storage` with `options` (see [`Manager::new`]); a session it names
+    /// is read by [`ContextManager::open`].
+    pub fn new(storage: S, options: Options) -> Result<Self> {
+        Ok(ContextManager { core: Manager::new(options)?, storage, turn: Mutex::new(()) })
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
     /// A manager, ready: a new session's manifest is written, a named one is resumed.
     pub async fn open(storage: S, options: Options) -> Result<Self> {
         let manager = Self::new(storage, options)?;
@@ -29,7 +62,7 @@ impl<S: Storage> ContextManager<S> {
     /// pointer is added when it fails.
     ///
     /// The save runs the same synchronous steps that the JavaScript driver runs (see
-    /// [`ContextManager::begin_save`]); only the I/O is awaited here.
+    /// [`Manager::begin_save`]); only the I/O is awaited here.
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
         let mut pending = match self.begin_save(input)? {
             Begun::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
@@ -215,7 +248,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// [`ContextManager::drive`], resolving to the filepaths the job indexed.
     async fn drive_indexing(&self, job: Job) -> Result<Vec<String>> {
-        plan::run_in_turn(&self.storage, &self.turn, JobPlan { manager: self, job }).await
+        plan::run_in_turn(&self.storage, &self.turn, JobPlan { manager: &self.core, job }).await
     }
 }
 

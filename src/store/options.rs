@@ -31,12 +31,16 @@ pub type Clock = Rc<dyn Fn() -> i64>;
 /// Uniform numbers in `[0, 1)`, like `Math.random`: the CSPRNG ([`crate::platform::random_unit`]),
 /// or a caller's source (tests, the `random` option).
 pub type Random = Rc<dyn Fn() -> crate::Result<f64>>;
+/// The bytes a host holds under a handle ([`HostBody`](super::HostBody)), `None` once it
+/// no longer holds them: results whose JSON text stays on the host's side (in wasm, the
+/// JavaScript `Uint8Array` a save encoded).
+pub type HostBytes = Rc<dyn Fn(u32) -> Option<Vec<u8>>>;
 /// Receiver of debug messages.
 pub type DebugSink = Rc<dyn Fn(&DebugEvent)>;
 /// Receiver of the pointers retention evicted, as a JSON array (save order).
 pub type EvictSink = Rc<dyn Fn(&str)>;
 
-/// Settings of a [`ContextManager`](super::ContextManager).
+/// Settings of a [`Manager`](super::ContextManager).
 #[derive(Clone)]
 pub struct Options {
     /// The store's folder (absolute on file systems; a key prefix elsewhere).
@@ -51,6 +55,9 @@ pub struct Options {
     pub clock: Clock,
     /// The random source of file names ([`crate::platform::random_unit`] by default).
     pub random: Random,
+    /// Reads the bytes of a result the host holds ([`HostBody`](super::HostBody)); `None`
+    /// where saves hand their results over whole.
+    pub host_bytes: Option<HostBytes>,
     /// Receiver of warnings and traces.
     pub on_debug: Option<DebugSink>,
     /// A new session, or one to resume (SPEC §5); `None` keeps records in the context dir.
@@ -87,6 +94,7 @@ impl Options {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             clock,
             random,
+            host_bytes: None,
             on_debug: None,
             session: None,
             read_only: false,

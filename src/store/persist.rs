@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::segments::{self, segment_name, segment_records, segments_dir, to_merge};
-use super::{terms_of, ContextManager, RecordMeta};
+use super::{terms_of, Manager, RecordMeta};
 use crate::naming::is_record_filename;
 use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
@@ -15,7 +15,6 @@ use crate::record::parse_record;
 use crate::select::segment::{self as format, Builder, Segment, ToWrite};
 use crate::select::Terms;
 use crate::session::{self, RecordFiles};
-use crate::storage::Storage;
 
 use super::jobs::{Job, Next};
 
@@ -122,7 +121,7 @@ pub(super) struct Stored {
     pub size: usize,
 }
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// Whether a background segment write is due: enough records wait to be written into
     /// one (see [`super::segments`]).
     pub fn segment_due(&self) -> bool {

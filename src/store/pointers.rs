@@ -1,13 +1,12 @@
 //! Reading the pointer table: listing pointers by filter, handles, slots and epochs, ranking
 //! and nearest-vector search over the records a manager knows.
 
-use super::{terms_of, ContextManager, Entry, State};
+use super::{terms_of, Entry, Manager, State};
 use crate::error::{Error, Result};
 use crate::handle;
 use crate::record::from_json;
 use crate::select::{Doc, Fallback, Query, Ranking, Scored, Strategy, Terms};
 use crate::shared::Shared;
-use crate::storage::Storage;
 use serde_json::{Number, Value};
 use std::collections::HashMap;
 
@@ -46,7 +45,7 @@ impl<'a> Filter<'a> {
     }
 }
 
-/// A pointer of a list, as [`ContextManager::resolve_slot`] finds it.
+/// A pointer of a list, as [`Manager::resolve_slot`] finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listed {
     /// This manager's pointer in that slot.
@@ -64,7 +63,7 @@ pub enum Candidate {
     Foreign(Terms),
 }
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// The pointers matching `filter`, as a JSON array, in save order.
     pub fn pointers_json(&self, filter: Filter<'_>) -> String {
         let state = self.state.borrow();
@@ -81,7 +80,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// The slots of the pointers matching `filter`, in save order. A slot names one
-    /// pointer until the pointers are forgotten ([`ContextManager::epoch`] changes).
+    /// pointer until the pointers are forgotten ([`Manager::epoch`] changes).
     pub fn slots(&self, filter: Filter<'_>) -> Vec<u32> {
         let state = self.state.borrow();
         self.slots_in(&state, filter).collect()
@@ -236,7 +235,7 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// How many saved records' content waits to be indexed (see
-    /// [`ContextManager::index_content`]).
+    /// [`Manager::index_content`]).
     pub fn content_waiting(&self) -> usize {
         self.state.borrow().unindexed.len()
     }
@@ -354,7 +353,7 @@ impl<S: Storage> ContextManager<S> {
         self.rank_slots(query, &self.slots(filter), fallback, strategy, limit)
     }
 
-    /// Ranks the pointers in `slots` (as [`ContextManager::rank`] does); `Scored::index`
+    /// Ranks the pointers in `slots` (as [`Manager::rank`] does); `Scored::index`
     /// is a slot.
     pub fn rank_slots(
         &self,

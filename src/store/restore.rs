@@ -1,17 +1,16 @@
 //! Pointers from storage: adopting records into the session manifest, restoring pointers
 //! (resume, open), `rebuild_index` and `reconcile`.
 
-use super::{content_terms, manifest_words, Content, ContextManager, Entry, Job, State};
+use super::{content_terms, manifest_words, Content, Entry, Job, Manager, State};
 use crate::error::Result;
 use crate::paths;
 use crate::record::{from_json, parse_record, RecordMeta};
 use crate::select::Terms;
 use crate::session::{self, ManifestEntry};
-use crate::storage::Storage;
 use serde_json::Value;
 use std::collections::HashMap;
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// Adds a persisted record of this manager to the session manifest, with the top
     /// content terms of `terms` (its indexed terms).
     pub(super) fn track(&self, path: &str, terms: &Terms) {
@@ -177,13 +176,13 @@ impl<S: Storage> ContextManager<S> {
     }
 
     /// The first step of `rebuildIndex`: its job, which resolves to the filepaths indexed
-    /// (see [`ContextManager::job_step`]).
+    /// (see [`Manager::job_step`]).
     pub fn begin_rebuild_index(&self) -> Result<Job> {
         Ok(Job::rebuild(self.gate.enter("rebuildIndex")?))
     }
 
     /// The first step of `reconcile`: its job, which resolves to the filepaths adopted
-    /// (see [`ContextManager::job_step`]); `None` outside a session (nothing to adopt).
+    /// (see [`Manager::job_step`]); `None` outside a session (nothing to adopt).
     pub fn begin_reconcile(&self) -> Result<Option<Job>> {
         let pass = self.gate.enter("reconcile")?;
         self.check_writable()?;

@@ -1,7 +1,7 @@
 //! Saving a record in steps: the input, naming, the record's bytes, and what a save did
 //! ([`Begun`], [`Written`]); the async `save` that drives them over a [`Storage`].
 
-use super::{ContextManager, Entry, Job, ResultHasher, State, NAME_ATTEMPTS, UNINDEXED_BYTES};
+use super::{Entry, Job, Manager, ResultHasher, State, NAME_ATTEMPTS, UNINDEXED_BYTES};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
 use crate::naming::{args_hash, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
@@ -9,7 +9,6 @@ use crate::paths;
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, RecordMeta};
 use crate::select::Terms;
 use crate::session;
-use crate::storage::Storage;
 use serde_json::{Number, Value};
 use std::rc::Rc;
 
@@ -39,10 +38,10 @@ pub struct SaveInput<'a> {
 
 /// A result whose JSON text the host holds as UTF-8 bytes. The core gets what it needs
 /// to index, name and size the record; the storage writes the record as the header
-/// the core encodes, the body, then `}` ([`Storage::write_parts`]).
+/// the core encodes, the body, then `}` ([`Storage::write_parts`](crate::Storage::write_parts)).
 #[derive(Debug, Clone, Copy)]
 pub struct HostBody<'a> {
-    /// The storage's handle of the bytes (see [`Storage::body`]).
+    /// The host's handle of the bytes (read through [`Options::host_bytes`](super::Options::host_bytes)).
     pub handle: u32,
     /// Their length.
     pub len: usize,
@@ -52,11 +51,17 @@ pub struct HostBody<'a> {
     /// hashes the bytes it copies in for a record held in memory; for a record to write,
     /// the host hands it over while the record is written
     /// ([`PendingSave::set_result_hash`]), else the core reads the bytes
-    /// ([`Storage::body`]) once the record is written.
+    /// ([`Options::host_bytes`](super::Options::host_bytes)) once the record is written.
     pub hash: Option<u64>,
 }
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
+    /// The bytes the host holds under `handle` ([`HostBody`]), through the `host_bytes`
+    /// option.
+    fn host_bytes(&self, handle: u32) -> Option<Vec<u8>> {
+        self.options.host_bytes.as_ref().and_then(|read| read(handle))
+    }
+
     /// The random part of a record's (or a segment's) name: four characters of `[a-z0-9]`
     /// from the `random` option.
     pub(super) fn random_part(&self) -> Result<String> {
@@ -78,7 +83,7 @@ impl<S: Storage> ContextManager<S> {
     /// than `persistThreshold`) is saved by this step; else the caller writes
     /// [`PendingSave::record`] exclusively to [`PendingSave::path`], has the result
     /// indexed meanwhile ([`PendingSave::index`]), and hands the outcome to
-    /// [`ContextManager::record_written`]. The pending save holds the manager's gate:
+    /// [`Manager::record_written`]. The pending save holds the manager's gate:
     /// `close()` waits for it.
     pub fn begin_save(&self, input: SaveInput<'_>) -> Result<Begun> {
         let pass = self.gate.enter("saveContext")?;
@@ -187,9 +192,8 @@ impl<S: Storage> ContextManager<S> {
         pending.index(self.options.content_bytes);
         if let Some(handle) = pending.body.take() {
             let body = self
-                .storage
-                .body(handle)
-                .ok_or_else(|| Error::new(ErrorKind::Internal, "the storage no longer holds the result's bytes"))?;
+                .host_bytes(handle)
+                .ok_or_else(|| Error::new(ErrorKind::Internal, "the host no longer holds the result's bytes"))?;
             pending.result_hash.get_or_insert_with(|| result_hash(Some(&body)));
             pending.bytes.extend_from_slice(&body);
             pending.bytes.push(b'}');
@@ -242,7 +246,7 @@ impl<S: Storage> ContextManager<S> {
     pub(super) fn commit_save(&self, pending: PendingSave, written: bool) -> (String, Option<Job>) {
         let hash = pending
             .result_hash
-            .or_else(|| pending.body.and_then(|h| self.storage.body(h)).map(|b| result_hash(Some(&b))));
+            .or_else(|| pending.body.and_then(|h| self.host_bytes(h)).map(|b| result_hash(Some(&b))));
         let PendingSave { pass, seq, now, size, meta, generated, path: filepath, terms, content, .. } = pending;
         let terms = terms.unwrap_or_default();
         let added = {
@@ -314,7 +318,7 @@ pub fn result_hash(result_json: Option<&[u8]>) -> u64 {
     }
 }
 
-/// What the first step of a save did ([`ContextManager::begin_save`]).
+/// What the first step of a save did ([`Manager::begin_save`]).
 pub enum Begun {
     /// Saved already (held in memory): its filepath, and the follow-up, if any.
     Saved(String, Option<Job>),
@@ -322,7 +326,7 @@ pub enum Begun {
     Write(Box<PendingSave>),
 }
 
-/// What the step after a save's write did ([`ContextManager::record_written`]).
+/// What the step after a save's write did ([`Manager::record_written`]).
 pub enum Written {
     /// Saved: its filepath, and the follow-up, if any.
     Saved(String, Option<Job>),
@@ -335,7 +339,7 @@ pub enum Written {
 }
 
 /// A save whose record is to be written by the caller (the JavaScript driver, or
-/// [`ContextManager::save`]). It holds the manager's gate until it is finished.
+/// [`ContextManager::save`](super::ContextManager::save)). It holds the manager's gate until it is finished.
 pub struct PendingSave {
     pub(super) pass: Pass,
     pub(super) seq: u64,
@@ -404,7 +408,7 @@ impl PendingSave {
     }
 
     /// The terms of the record's metadata: its content is indexed after the save
-    /// ([`ContextManager::index_content`]).
+    /// ([`Manager::index_content`]).
     pub(super) fn terms_of(&self) -> Terms {
         Terms::of_record(&self.meta.tool_description, &self.meta.tool_name, &self.args)
     }

@@ -42,12 +42,12 @@ pub(super) struct State {
     /// it back as its flag.
     pub(super) orphans: HashSet<Rc<str>>,
     /// The records retention counts, oldest first; none without a cap (see
-    /// [`ContextManager::own`]).
+    /// [`Manager::own`]).
     pub(super) owned: Ledger,
     /// Slots whose pointer was evicted (their entries stay until [`State::compact`]).
     pub(super) dead: usize,
     /// Saved records whose content is not indexed yet: filepath and result JSON text, in
-    /// save order ([`ContextManager::index_content`]).
+    /// save order ([`Manager::index_content`]).
     pub(super) unindexed: VecDeque<(String, String)>,
     pub(super) unindexed_bytes: usize,
     /// Persisted records whose content is indexed but in no segment this manager wrote

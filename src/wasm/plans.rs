@@ -22,7 +22,6 @@ use super::steps::{self, Kind};
 use super::storage::{host_failure, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Plan, Step};
-use crate::store::ContextManager;
 
 /// What a plan resolves with in JavaScript.
 pub enum Reply {
@@ -36,8 +35,8 @@ pub enum Reply {
 
 /// A plan in flight.
 struct Running {
-    /// Whose storage it runs over.
-    manager: Rc<ContextManager<JsStorage>>,
+    /// The storage it runs over.
+    storage: Rc<JsStorage>,
     plan: Box<dyn Plan<Output = Reply>>,
     /// The ops of its last [`Step::Run`], whose outcomes the driver hands back.
     asked: Vec<crate::plan::Op>,
@@ -61,7 +60,7 @@ thread_local! {
 
 /// Starts `plan` over the storage of `manager`, its result made a JavaScript value by `reply`: its
 /// first step, for the driver.
-pub fn start<P, F>(manager: Rc<ContextManager<JsStorage>>, plan: P, reply: F) -> JsValue
+pub fn start<P, F>(storage: Rc<JsStorage>, plan: P, reply: F) -> JsValue
 where
     P: Plan + 'static,
     F: FnOnce(P::Output) -> Result<Reply> + 'static,
@@ -70,7 +69,7 @@ where
         n.set(n.get().wrapping_add(1));
         n.get()
     });
-    let running = Running { manager, plan: Box::new(plan.map(reply)), asked: Vec::new(), lock: Lock::Free };
+    let running = Running { storage, plan: Box::new(plan.map(reply)), asked: Vec::new(), lock: Lock::Free };
     advance(id, running, None)
 }
 
@@ -119,7 +118,7 @@ pub fn plan_step(id: u32, outcomes: Array) -> JsValue {
         },
         lock => {
             running.lock = lock;
-            let storage = running.manager.storage();
+            let storage = &running.storage;
             let typed = std::mem::take(&mut running.asked)
                 .iter()
                 .enumerate()
@@ -136,7 +135,7 @@ pub fn plan_step(id: u32, outcomes: Array) -> JsValue {
 fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> JsValue {
     let mut next = step;
     let step = loop {
-        let storage = running.manager.storage();
+        let storage = &running.storage;
         let step = match next.take() {
             Some(step) => step,
             None => running.plan.step(Vec::new()),

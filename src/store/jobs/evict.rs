@@ -6,10 +6,9 @@ use crate::plan::{self, Op, Outcomes};
 use crate::record::{parse_record, push_json_str};
 use crate::retention::Owned;
 use crate::session::ManifestEntry;
-use crate::storage::Storage;
-use crate::store::{content_terms, ContextManager, Entry};
+use crate::store::{content_terms, Entry, Manager};
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// The writes of the oldest in-memory records while they exceed `memoryBudget` (or
     /// of every one).
     pub(super) fn start_spill(&self, all: bool, writing: &mut Vec<String>) -> Next {

@@ -7,10 +7,9 @@ use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::iso_timestamp;
 use crate::session::{self, Manifest, RemoveSession, MANIFEST};
-use crate::storage::Storage;
-use crate::store::{ContextManager, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
+use crate::store::{Manager, MANIFEST_EVERY_MS, MANIFEST_EVERY_RECORDS};
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// Under the session lock: the manifest on disk read (its entries are the session's
     /// too), the removal run ([`RemoveSession`]), the lock released; then the manager forgets
     /// the session's records.

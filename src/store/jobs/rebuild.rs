@@ -8,15 +8,14 @@ use crate::plan::{self, Op, Outcomes};
 use crate::record::RecordMeta;
 use crate::select::Terms;
 use crate::session::{self, Manifest, ManifestEntry};
-use crate::storage::Storage;
 use crate::store::persist::Content;
-use crate::store::{manifest_words, ContextManager};
+use crate::store::{manifest_words, Manager};
 use std::collections::{BTreeMap, HashMap};
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// The steps of a rebuild: the listing (a session's record files, or the context
     /// dir's `.json` files), the reads of every file, then the index replaced
-    /// ([`ContextManager::rebuilt`]) and the torn records of a session removed.
+    /// ([`Manager::rebuilt`]) and the torn records of a session removed.
     pub(super) fn rebuilding(&self, r: &mut Rebuilding, job: &mut Job, out: Outcomes) -> Next {
         const WHAT: &str = "could not rebuild the index";
         match r.phase {

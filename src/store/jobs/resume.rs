@@ -7,13 +7,12 @@ use crate::paths;
 use crate::plan::{self, Op, Outcomes};
 use crate::select::Terms;
 use crate::session::{Manifest, ManifestEntry, MANIFEST};
-use crate::storage::Storage;
 use crate::store::persist::Content;
 use crate::store::segments::segments_dir;
-use crate::store::{manifest_words, ContextManager};
+use crate::store::{manifest_words, Manager};
 use std::collections::HashSet;
 
-impl<S: Storage> ContextManager<S> {
+impl Manager {
     /// The steps of a resume: the listings (the folder's, then its category folders'),
     /// the manifest, the records it does not list yet; then the pointers restored.
     pub(super) fn resuming(&self, r: &mut Resuming, job: &mut Job, out: Outcomes) -> Next {

@@ -1,0 +1,527 @@
+//! The exported `ContextManager` class: the seed API (SPEC §2) with its exact names.
+//!
+//! Methods that do I/O return a Promise and never throw: argument errors become
+//! rejections. `saveContext` serialises `args` and `result` before it returns, so a
+//! caller mutating them afterwards changes nothing stored.
+//!
+//! This file holds the class, its options and its lifecycle (open, flush, close, clear,
+//! sessions); the rest, a file each: `save` (`saveContext` in steps), `load`
+//! (`loadContexts` in steps), `select` (selection, vectors, passages and line views) and
+//! `storewide` (the static operations over a folder).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Reflect};
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::args::{debug_sink, get, opt_function, opt_size, opt_string};
+use super::errors::{invalid, IntoJs};
+use super::host::{resolve_context_dir, storage_from};
+use super::json::json_value;
+use super::plans::{self, Reply};
+use super::steps;
+use super::storage::JsStorage;
+use crate::error::{Error, Result};
+use crate::store::{Clearing, Closing, DebugEvent, Job, JobPlan, Loading, Manager, Options, SessionChoice};
+
+mod load;
+mod save;
+mod select;
+mod storewide;
+use save::Saving;
+use select::score_json;
+
+/// The tool-context store.
+#[wasm_bindgen(js_name = ContextManager, skip_typescript)]
+pub struct JsContextManager {
+    inner: Rc<Manager>,
+    /// The host storage its steps run over.
+    storage: Rc<JsStorage>,
+    describe: Option<Function>,
+    redact: Option<Function>,
+    /// The `embed` option: texts to vectors, for hybrid ranking.
+    embed: Option<Function>,
+    /// The storage is the runtime's default, made for this manager: `close()` closes it.
+    owns_storage: bool,
+    /// The saves whose record the driver is writing, by id.
+    saves: RefCell<HashMap<u32, Saving>>,
+    next_save: Cell<u32>,
+    /// The loads whose records the driver is reading, by id.
+    loads: RefCell<HashMap<u32, Loading>>,
+    next_load: Cell<u32>,
+}
+
+/// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
+/// integer; any other key is refused, so a misspelt cap is not silently no cap.
+fn retention(value: &JsValue) -> Result<crate::Retention> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(crate::Retention::default());
+    }
+    if !value.is_object() || Array::is_array(value) {
+        return Err(Error::invalid("retention must be an object {maxBytes?, maxRecords?, maxAgeMs?}"));
+    }
+    const KEYS: [&str; 3] = ["maxBytes", "maxRecords", "maxAgeMs"];
+    for key in Object::keys(value.unchecked_ref::<Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !KEYS.contains(&key.as_str()) {
+            return Err(Error::invalid(format!("retention has no option {key:?} (maxBytes, maxRecords, maxAgeMs)")));
+        }
+    }
+    let cap = |key: &str| -> Result<Option<f64>> {
+        let v = get(value, key);
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        match v.as_f64() {
+            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => Ok(Some(n)),
+            _ => Err(Error::invalid(format!("retention.{key} must be a positive integer"))),
+        }
+    };
+    Ok(crate::Retention {
+        max_bytes: cap("maxBytes")?.map(|n| n as usize),
+        max_records: cap("maxRecords")?.map(|n| n as usize),
+        max_age_ms: cap("maxAgeMs")?.map(|n| n as i64),
+    })
+}
+
+/// Below this many UTF-16 units a call into `TextEncoder` costs more than it saves.
+const ENCODER_FROM: u32 = 4096;
+
+/// What an options object holds, checked.
+struct Parts {
+    storage: JsStorage,
+    core: Options,
+    describe: Option<Function>,
+    redact: Option<Function>,
+    embed: Option<Function>,
+    on_debug: Option<Function>,
+    owns_storage: bool,
+}
+
+impl Parts {
+    fn read(options: &JsValue) -> Result<Parts> {
+        if !(options.is_undefined() || options.is_null() || options.is_object()) {
+            return Err(Error::invalid("options must be an object"));
+        }
+        let on_debug = opt_function(options, "onDebug")?;
+        let sink = debug_sink(&on_debug);
+        let mut storage_opt = get(options, "fileSystem");
+        if storage_opt.is_undefined() {
+            storage_opt = get(options, "storage");
+        }
+        let owns_storage = storage_opt.is_undefined() || storage_opt.is_null();
+        let given_dir = opt_string(options, "contextDir")?;
+        let defaulted = given_dir.is_none();
+        let dir = resolve_context_dir(given_dir, &storage_opt)?;
+        if let (true, Some(s)) = (defaulted, &sink) {
+            // The runtime could not resolve the default store as documented: said once.
+            if let Some(note) = super::host::default_dir_note() {
+                s(&DebugEvent { message: note, path: None });
+            }
+        }
+        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
+        let storage = storage_from(storage_opt, &root, &|note| {
+            if let Some(s) = &sink {
+                s(&DebugEvent { message: note.to_owned(), path: None });
+            }
+        })?;
+        let clock: crate::store::Clock = match opt_function(options, "clock")? {
+            Some(f) => {
+                Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64)
+            }
+            None => Rc::new(crate::platform::now_ms),
+        };
+        let random: crate::store::Random = match opt_function(options, "random")? {
+            Some(f) => Rc::new(move || Ok(f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0))),
+            None => Rc::new(crate::platform::random_unit),
+        };
+        let mut core = Options::with(dir, clock, random);
+        // A large result's bytes stay in JavaScript (body.rs): the core reads them by handle.
+        core.host_bytes = Some(Rc::new(|handle| super::body::held(handle).map(|b| b.to_vec())));
+        if let Some(n) = opt_size(options, "persistThreshold")? {
+            core.persist_threshold = n;
+        }
+        if let Some(n) = opt_size(options, "memoryBudget")? {
+            core.memory_budget = n;
+        }
+        if let Some(n) = opt_size(options, "maxRecordBytes")? {
+            core.max_record_bytes = n;
+        }
+        if let Some(n) = opt_size(options, "indexContentBytes")? {
+            core.content_bytes = n;
+        }
+        core.on_debug = sink;
+        core.read_only = match get(options, "readOnly") {
+            v if v.is_undefined() || v.is_null() => false,
+            v => v.as_bool().ok_or_else(|| Error::invalid("readOnly must be a boolean"))?,
+        };
+        core.retention = retention(&get(options, "retention"))?;
+        if let Some(f) = opt_function(options, "onEvict")? {
+            let debug = core.on_debug.clone();
+            core.on_evict = Some(Rc::new(move |pointers: &str| {
+                // A throwing callback must not fail the save that evicted.
+                if let Err(e) = f.call1(&JsValue::UNDEFINED, &json_value(pointers)) {
+                    if let Some(sink) = &debug {
+                        let why = e.as_string().or_else(|| Reflect::get(&e, &"message".into()).ok()?.as_string());
+                        let message = format!("onEvict threw: {}", why.unwrap_or_default());
+                        sink(&DebugEvent { message, path: None });
+                    }
+                }
+            }));
+        }
+        core.session = match get(options, "session") {
+            v if v.is_undefined() || v.is_null() || v.as_bool() == Some(false) => None,
+            v if v.as_bool() == Some(true) => Some(SessionChoice::New),
+            v => match v.as_string() {
+                Some(id) => Some(SessionChoice::Resume(id)),
+                None => return Err(Error::invalid("session must be true or a session id")),
+            },
+        };
+        Ok(Parts {
+            storage,
+            core,
+            describe: opt_function(options, "describe")?,
+            redact: opt_function(options, "redact")?,
+            embed: opt_function(options, "embed")?,
+            on_debug,
+            owns_storage,
+        })
+    }
+}
+
+impl JsContextManager {
+    fn build(options: JsValue) -> Result<(Self, Option<Function>)> {
+        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
+        let inner = Manager::new(core)?;
+        Ok((JsContextManager::around(inner, storage, describe, redact, embed, owns_storage), on_debug))
+    }
+
+    /// The wasm object around a core manager and the hooks it was given.
+    fn around(
+        inner: Manager,
+        storage: JsStorage,
+        describe: Option<Function>,
+        redact: Option<Function>,
+        embed: Option<Function>,
+        owns_storage: bool,
+    ) -> Self {
+        JsContextManager {
+            inner: Rc::new(inner),
+            storage: Rc::new(storage),
+            describe,
+            redact,
+            embed,
+            owns_storage,
+            saves: RefCell::default(),
+            next_save: Cell::new(0),
+            loads: RefCell::default(),
+            next_load: Cell::new(0),
+        }
+    }
+
+    /// Tells `onDebug` the folder and the storage in use (see [`announce`]).
+    fn announce(&self, on_debug: &Option<Function>) {
+        announce(&self.inner, &self.storage, on_debug)
+    }
+
+    /// The answer of a `close()` step: the first step of its plan (src/wasm/plans.rs),
+    /// resolving to `{host, close}`, the host's `close()` for the driver to call last, or
+    /// `undefined`; or a `wait` step, naming the method to call once this manager's
+    /// operations in flight have ended.
+    fn closing(&self, closing: Closing) -> JsValue {
+        match closing {
+            Closing::Done => plans::done(JsValue::UNDEFINED),
+            Closing::Wait => steps::wait("__close"),
+            Closing::Busy => steps::wait("__closeIdle"),
+            Closing::WriteOut(job) => {
+                let (storage, owns_storage) = (self.storage.clone(), self.owns_storage);
+                let close = move |_| {
+                    let close = owns_storage.then(|| storage.close_call()).flatten();
+                    Ok(Reply::Value(close.unwrap_or(JsValue::UNDEFINED)))
+                };
+                self.run_job(job, close)
+            }
+        }
+    }
+
+    /// Starts `job` as a plan (src/wasm/plans.rs), `reply` making its result once it is
+    /// done: its first step, for the driver.
+    fn run_job(&self, job: Job, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> JsValue {
+        let plan = JobPlan { manager: self.inner.clone(), job };
+        plans::start(self.storage.clone(), plan, reply)
+    }
+}
+
+/// Tells `onDebug` the folder and the storage in use, as the seed's constructor does:
+/// `ContextManager initialized in <dir> with <storage>`, and
+/// `{contextDir, storage, persistThreshold, sessionId?}` as data.
+fn announce(inner: &Manager, storage: &JsStorage, on_debug: &Option<Function>) {
+    let Some(f) = on_debug else { return };
+    let storage = storage.description();
+    let mut message = format!("ContextManager initialized in {} with {storage}", inner.context_dir());
+    let data = Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&data, &k.into(), &v);
+    };
+    set("contextDir", inner.context_dir().into());
+    set("storage", storage.as_str().into());
+    set("persistThreshold", (inner.options().persist_threshold as f64).into());
+    if let Some(id) = inner.session_id() {
+        message.push_str(&format!(", session {id}"));
+        set("sessionId", id.into());
+    }
+    // A throwing debug callback must not break the constructor.
+    let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
+}
+
+impl JsContextManager {}
+
+#[wasm_bindgen(js_class = ContextManager)]
+impl JsContextManager {
+    /// A manager over the given (or the runtime's default) storage.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<JsContextManager, JsValue> {
+        // For the tests: a panic inside a constructor (`{__panicForTests: message}`).
+        if let Some(message) = Reflect::get(&options, &"__panicForTests".into()).ok().and_then(|m| m.as_string()) {
+            panic!("{message}");
+        }
+        let (manager, on_debug) = Self::build(options).js()?;
+        manager.announce(&on_debug);
+        Ok(manager)
+    }
+
+    /// `open()`, its first step: `{manager, step}`, the manager and the first step of the
+    /// plan that makes it ready (src/wasm/plans.rs): a new session's manifest written, a
+    /// named session resumed (a pointer for every persisted record).
+    #[wasm_bindgen(js_name = "__open")]
+    pub fn open(options: JsValue) -> Result<JsValue, JsValue> {
+        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options).js()?;
+        let inner = Manager::new(core).js()?;
+        let manager = JsContextManager::around(inner, storage, describe, redact, embed, owns_storage);
+        let step = match manager.inner.opening() {
+            Some(job) => {
+                let (inner, storage) = (manager.inner.clone(), manager.storage.clone());
+                manager.run_job(job, move |_| {
+                    announce(&inner, &storage, &on_debug);
+                    Ok(Reply::Value(JsValue::UNDEFINED))
+                })
+            }
+            None => {
+                manager.announce(&on_debug);
+                plans::done(JsValue::UNDEFINED)
+            }
+        };
+        Ok(steps::opened(JsValue::from(manager), &step))
+    }
+
+    /// The first step of a background write of an index segment (SPEC §4), when one is
+    /// due and none is under way; `undefined` otherwise. The driver asks after each save
+    /// resolves and runs it as a plan of this manager (so `close()` waits for it); its
+    /// failures go to `onDebug`.
+    #[wasm_bindgen(js_name = "__persistIndex")]
+    pub fn persist_index(&self) -> JsValue {
+        match self.inner.begin_persist_index() {
+            Some(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
+            None => JsValue::UNDEFINED,
+        }
+    }
+
+    /// `endSession()`: removes the session's records, manifest and (if empty) folder; the
+    /// first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
+    #[wasm_bindgen(js_name = endSession)]
+    pub fn end_session(&self) -> JsValue {
+        match self.inner.begin_end_session() {
+            Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
+            Err(e) => plans::failed(e),
+        }
+    }
+
+    /// Writes out the records held in memory (and brings the session manifest up to
+    /// date); the first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
+    pub fn flush(&self) -> JsValue {
+        match self.inner.begin_flush() {
+            Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
+            Err(e) => plans::failed(e),
+        }
+    }
+
+    /// Adopts the records of the session folder its manifest does not list (left by a
+    /// crash); resolves to their filepaths. Outside a session, nothing: `[]`. The first
+    /// step of its plan (src/wasm/plans.rs).
+    pub fn reconcile(&self) -> JsValue {
+        match self.inner.begin_reconcile() {
+            Err(e) => plans::failed(e),
+            Ok(None) => plans::done(Array::new().into()),
+            Ok(Some(job)) => self.run_job(job, |adopted| {
+                Ok(Reply::Value(adopted.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()))
+            }),
+        }
+    }
+
+    /// Rebuilds the index (the session manifest, or the pointers of the context dir)
+    /// from the record files; resolves to the number of records indexed. The first step
+    /// of its plan (src/wasm/plans.rs).
+    #[wasm_bindgen(js_name = rebuildIndex)]
+    pub fn rebuild_index(&self) -> JsValue {
+        match self.inner.begin_rebuild_index() {
+            Err(e) => plans::failed(e),
+            Ok(job) => self.run_job(job, |indexed| Ok(Reply::Value((indexed.len() as f64).into()))),
+        }
+    }
+
+    /// Changes whenever slots are forgotten or moved (clearPointers, rebuild, compaction),
+    /// so pointers the JS glue keeps by slot are stale.
+    #[wasm_bindgen(getter, js_name = "__epoch")]
+    pub fn epoch(&self) -> u32 {
+        self.inner.epoch()
+    }
+
+    /// Sends a message to this manager's `onDebug` (for the JS glue).
+    #[wasm_bindgen(js_name = "__debug")]
+    pub fn debug_js(&self, message: String, path: Option<String>) {
+        self.inner.debug(message, path.as_deref());
+    }
+
+    /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and
+    /// that the module works again afterwards. Not part of the API.
+    #[wasm_bindgen(js_name = "__panicForTests")]
+    pub fn panic_for_tests(message: String) {
+        panic!("{message}");
+    }
+
+    /// Like `__panicForTests`, in a plan's second step (so in the driver's `__planStep`,
+    /// after the call returned), over the default storage.
+    #[wasm_bindgen(js_name = "__panicForTestsAsync")]
+    pub fn panic_for_tests_async(message: String) -> JsValue {
+        Self::store_plan(
+            JsValue::UNDEFINED,
+            |_| Ok(PanicInStep(message, false)),
+            |()| Ok(Reply::Value(JsValue::UNDEFINED)),
+        )
+    }
+
+    /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
+    #[wasm_bindgen(js_name = hashQuery)]
+    pub fn hash_query(query: JsValue) -> Result<String, JsValue> {
+        let q = query.as_string().ok_or_else(|| invalid("query must be a string"))?;
+        Ok(crate::naming::hash_query(&q))
+    }
+
+    /// Forgets every pointer; records stay.
+    #[wasm_bindgen(js_name = clearPointers)]
+    pub fn clear_pointers(&self) {
+        self.inner.clear_pointers();
+    }
+
+    /// Removes the records this manager wrote and drops those held in memory.
+    #[wasm_bindgen(js_name = clearContextDir)]
+    pub fn clear_context_dir(&self) -> JsValue {
+        self.clearing("clearContextDir", false)
+    }
+
+    /// `clearContextDir()` and `clearPointers()`.
+    pub fn clear(&self) -> JsValue {
+        self.clearing("clear", true)
+    }
+
+    /// Closes the manager: waits for the operations in flight, writes out the records
+    /// held in memory and the session manifest, and closes the storage if it is the
+    /// runtime's default (made for this manager). Afterwards every method that returns
+    /// a Promise rejects with `CLOSED`; pointers stay readable. A second call resolves.
+    ///
+    /// Its first step, for the driver (driver.js, `close`): see `closing`.
+    #[wasm_bindgen(js_name = "__close")]
+    pub fn close(&self) -> JsValue {
+        self.closing(self.inner.begin_close())
+    }
+
+    /// The step of `close()` once the operations in flight have ended (as `__close`).
+    #[wasm_bindgen(js_name = "__closeIdle")]
+    pub fn close_idle(&self) -> JsValue {
+        self.closing(self.inner.close_when_idle())
+    }
+
+    /// Number of pointers.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// The filepath of the record whose handle is `handle` (SPEC §3: `ctx:` and base32,
+    /// any case, long or short), or `undefined` when no pointer has it. Throws
+    /// `INVALID_ARGUMENT` when a short handle names two records.
+    #[wasm_bindgen(js_name = resolveHandle)]
+    pub fn resolve_handle(&self, handle: &str) -> Result<Option<String>, JsValue> {
+        Ok(self.inner.slot_of_handle(handle).js()?.and_then(|slot| self.inner.filepath_of(slot)))
+    }
+
+    /// The pointer at `filepath` as JSON text, or `undefined` when none is there: one
+    /// pointer without copying every one (toolctx/tools finds the record a handle names).
+    #[wasm_bindgen(js_name = "__pointerAt")]
+    pub fn pointer_at(&self, filepath: &str) -> Option<String> {
+        let slot = self.inner.slot_of(filepath)?;
+        let mut json = String::new();
+        self.inner.pointer_json_of(slot, &mut json).then_some(json)
+    }
+
+    /// The (normalised, absolute where the runtime has paths) context dir.
+    #[wasm_bindgen(js_name = getContextDir)]
+    pub fn get_context_dir(&self) -> String {
+        self.inner.context_dir().to_owned()
+    }
+
+    /// The session id; `undefined` without a session.
+    #[wasm_bindgen(getter, js_name = sessionId)]
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.session_id().map(str::to_owned)
+    }
+}
+
+/// No slot: the pointer is given by its filepath.
+const NO_SLOT: u32 = u32::MAX;
+
+impl JsContextManager {
+    /// `clearContextDir` (`what`), and with `pointers` `clear`: a plan that removes the
+    /// records this manager wrote; in a session, one that removes the session.
+    fn clearing(&self, what: &str, pointers: bool) -> JsValue {
+        let inner = self.inner.clone();
+        match inner.begin_clear(what) {
+            Err(e) => plans::failed(e),
+            // The job clears the pointers for `clear`.
+            Ok(Clearing::Session(job)) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
+            Ok(Clearing::Files(pass, written)) => {
+                let manager = inner.clone();
+                let removes = written.iter().map(|p| crate::plan::Op::Remove(p.clone())).collect();
+                let plan = crate::plan::batch(removes, move |outcomes| {
+                    let result = manager.written_removed(&written, outcomes);
+                    if pointers {
+                        manager.clear_pointers();
+                    }
+                    drop(pass);
+                    result
+                });
+                plans::start(self.storage.clone(), plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
+            }
+        }
+    }
+}
+
+/// A plan that asks for nothing, then panics at its next step (`__panicForTestsAsync`):
+/// the message, and whether it has asked.
+struct PanicInStep(String, bool);
+
+impl crate::plan::Plan for PanicInStep {
+    type Output = ();
+
+    fn step(&mut self, _: crate::plan::Outcomes) -> crate::plan::Step<()> {
+        if !self.1 {
+            self.1 = true;
+            return crate::plan::Step::Run(Vec::new());
+        }
+        panic!("{}", self.0);
+    }
+}

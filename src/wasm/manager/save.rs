@@ -1,0 +1,395 @@
+//! `saveContext` in steps: the arguments checked and serialised once, the record's
+//! header from the core, the result's bytes left in JavaScript (`Body`), and the
+//! `write` / `remove` steps the driver runs (docs/protocol.md).
+
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array, JSON};
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::{JsContextManager, ENCODER_FROM};
+use crate::error::{Error, ErrorKind, Result};
+use crate::record::task_id_from_f64;
+use crate::store::{Begun, FailedSave, HostBody, Job, PendingSave, SaveInput, Written};
+use crate::wasm::args::{get, opt_string};
+use crate::wasm::body::Body;
+use crate::wasm::errors::{with_cause, IntoJs};
+use crate::wasm::json::json_value;
+use crate::wasm::plans::Reply;
+use crate::wasm::steps::{self};
+use crate::wasm::storage::host_failure;
+
+/// A well-formed string, or `NOT_SERIALIZABLE` (a lone surrogate cannot be stored).
+pub(super) fn well_formed(value: &JsValue, what: &str) -> Result<String> {
+    let s: &JsString = value.dyn_ref().ok_or_else(|| Error::invalid(format!("{what} must be a string")))?;
+    if !s.is_valid_utf16() {
+        return Err(Error::new(ErrorKind::NotSerializable, format!("{what} holds a lone UTF-16 surrogate")));
+    }
+    Ok(String::from(s))
+}
+
+/// `JSON.stringify(value)`; `None` when it yields `undefined`.
+///
+/// A long text crosses into wasm as UTF-8 bytes from `TextEncoder` (a native encoder
+/// and one memory copy) rather than through wasm-bindgen's string passing, whose per-
+/// character loop over ASCII text dominated the cost of saving a large result.
+/// `JSON.stringify` escapes lone surrogates, so its text is always well formed.
+pub(super) fn stringify(value: &JsValue, what: &str) -> Result<Option<String>> {
+    stringify_js(value, what)?.map(text_of).transpose()
+}
+
+/// `JSON.stringify(value)` as a JavaScript string (not copied into wasm).
+pub(super) fn stringify_js(value: &JsValue, what: &str) -> Result<Option<JsString>> {
+    let json = JSON::stringify(value)
+        .map_err(|e| with_cause(ErrorKind::NotSerializable, format!("{what} cannot be serialised as JSON"), e))?;
+    Ok(json.is_string().then_some(json))
+}
+
+/// A JavaScript string in wasm (see [`stringify`]).
+pub(super) fn text_of(json: JsString) -> Result<String> {
+    if json.length() < ENCODER_FROM {
+        return Ok(String::from(json));
+    }
+    String::from_utf8(crate::wasm::body::utf8(&json))
+        .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
+}
+
+/// A result as `saveContext` hands it to the core: its text, or (a large one) its
+/// bytes held in JavaScript.
+pub(super) enum ResultIn {
+    Text(Option<String>),
+    Held(Body),
+}
+
+/// The core's input of a save, from what `prepare_save` made.
+pub(super) fn save_input<'a>(
+    tool: &'a str,
+    args_json: &'a str,
+    result_in: &'a ResultIn,
+    fields: SaveFields,
+) -> SaveInput<'a> {
+    let (result_json, result_body) = match result_in {
+        ResultIn::Text(text) => (text.as_deref(), None),
+        ResultIn::Held(body) => {
+            (None, Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: None }))
+        }
+    };
+    SaveInput {
+        tool_name: tool,
+        args_json,
+        result_json,
+        task_id: fields.task_id,
+        query_id: fields.query_id,
+        description: fields.description,
+        category: fields.category,
+        tool_call_id: fields.tool_call_id,
+        result_body,
+    }
+}
+
+/// A save between its steps (see `__saveBegin`).
+pub(super) enum Saving {
+    /// Its record is being written; the result, held until the save ends.
+    Writing(Box<PendingSave>, ResultIn),
+    /// Its write failed: what it left is being removed.
+    Removing(FailedSave),
+}
+
+/// Runs the `redact` option over a copy of the record and returns the JSON of the args
+/// and result it hands back (or leaves in the record, if it mutates it in place).
+pub(super) fn redacted(
+    redact: &Function,
+    tool: &str,
+    args_json: &str,
+    result_json: Option<String>,
+    fields: &SaveFields,
+) -> Result<(String, Option<String>)> {
+    let record = Object::new();
+    let put = |k: &str, v: &JsValue| {
+        let _ = Reflect::set(&record, &k.into(), v);
+    };
+    put("toolName", &tool.into());
+    put("args", &json_value(args_json));
+    if let Some(result) = &result_json {
+        put("result", &json_value(result));
+    }
+    if let Some(task) = &fields.task_id {
+        put("taskId", &task.as_f64().unwrap_or(f64::NAN).into());
+    }
+    if let Some(query) = &fields.query_id {
+        put("queryId", &query.as_str().into());
+    }
+    if let Some(call) = &fields.tool_call_id {
+        put("toolCallId", &call.as_str().into());
+    }
+    let returned = redact
+        .call1(&JsValue::UNDEFINED, &record)
+        .map_err(|e| with_cause(ErrorKind::InvalidArgument, "the redact option threw", e))?;
+    if returned.is_instance_of::<Promise>() {
+        return Err(Error::invalid("redact must return the record synchronously"));
+    }
+    let out: JsValue = if returned.is_object() { returned } else { record.into() };
+    let args = get(&out, "args");
+    if !args.is_object() || Array::is_array(&args) {
+        return Err(Error::invalid("redact must leave args a plain object"));
+    }
+    let args_json = stringify(&args, "redacted args")?.ok_or_else(|| Error::invalid("redacted args vanished"))?;
+    Ok((args_json, stringify(&get(&out, "result"), "redacted result")?))
+}
+
+/// The optional per-save fields.
+pub(super) struct SaveFields {
+    task_id: Option<serde_json::Number>,
+    query_id: Option<String>,
+    description: Option<String>,
+    category: Option<String>,
+    tool_call_id: Option<String>,
+}
+
+impl ResultIn {
+    /// The result's JSON text, or its first `contentBytes` bytes when it is held.
+    pub(super) fn indexed(&self) -> Option<&str> {
+        match self {
+            ResultIn::Text(text) => text.as_deref(),
+            ResultIn::Held(body) => Some(&body.prefix),
+        }
+    }
+}
+
+impl SaveFields {
+    pub(super) fn parse(task_id: &JsValue, query_id: &JsValue, description: &JsValue) -> Result<Self> {
+        let task_id = match task_id {
+            v if v.is_undefined() || v.is_null() => None,
+            v => Some(task_id_from_f64(v.as_f64().ok_or_else(|| Error::invalid("taskId must be a number"))?)?),
+        };
+        let optional = |v: &JsValue, what: &str| {
+            if v.is_undefined() || v.is_null() {
+                Ok(None)
+            } else {
+                well_formed(v, what).map(Some)
+            }
+        };
+        Ok(SaveFields {
+            task_id,
+            query_id: optional(query_id, "queryId")?,
+            description: optional(description, "description")?,
+            category: None,
+            tool_call_id: None,
+        })
+    }
+}
+
+#[wasm_bindgen(js_class = ContextManager)]
+impl JsContextManager {
+    /// `saveContext`, its first step; the driver runs the rest (driver.js, `save`).
+    /// Returns `done` (saved: a record held in memory), the first step of a plan (it
+    /// finishes the save: its follow-up I/O), or `write` (docs/protocol.md): write the
+    /// record (`bytes`, or `parts` to join: the header, the result's bytes that JavaScript
+    /// holds, and `}`) to `path` exclusively, call `__saveIndex(id)` meanwhile, then
+    /// `__saveWritten`.
+    #[wasm_bindgen(js_name = "__saveBegin")]
+    pub fn save_begin(
+        &self,
+        tool_name: JsValue,
+        args: JsValue,
+        result: JsValue,
+        task_or_options: JsValue,
+        query_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        // Closed first: no argument is read and no describe/redact callback runs.
+        self.inner.check_open("saveContext").js()?;
+        let (tool, args_json, result_in, fields) =
+            self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
+        let pending = match self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields)) {
+            Ok(Begun::Saved(filepath, after)) => return Ok(self.saved(filepath, after, result_in)),
+            Ok(Begun::Write(pending)) => pending,
+            Err(e) => return Err(e).js(),
+        };
+        let (record, parts): (JsValue, bool) = match (pending.record(), &result_in) {
+            ((head, Some(_)), ResultIn::Held(body)) => {
+                (Array::of3(&Uint8Array::from(head), body.bytes(), &Uint8Array::from(&b"}"[..])).into(), true)
+            }
+            ((whole, _), _) => (Uint8Array::from(whole).into(), false),
+        };
+        let id = self.next_save.get().wrapping_add(1);
+        self.next_save.set(id);
+        let step = steps::write_record(id, &self.storage, pending.path(), &record, parts);
+        self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
+        Ok(step)
+    }
+
+    /// Indexes the result of save `id` (while the host writes its record).
+    #[wasm_bindgen(js_name = "__saveIndex")]
+    pub fn save_index(&self, id: u32) {
+        if let Some(Saving::Writing(pending, result_in)) = self.saves.borrow_mut().get_mut(&id) {
+            if let (true, ResultIn::Held(body)) = (pending.wants_result_hash(), &*result_in) {
+                pending.set_result_hash(body.hash());
+            }
+            pending.index(self.inner.options().content_bytes);
+        }
+    }
+
+    /// How the write of save `id` ended (`ok`, and the host's value or error): `done` or
+    /// a plan's first step as `__saveBegin`; `write` again at another `path` (the name was
+    /// taken: the same record there); `remove` (the write failed: remove `path`, whatever
+    /// it left, then `__saveEnd`).
+    #[wasm_bindgen(js_name = "__saveWritten")]
+    pub fn save_written(&self, id: u32, ok: bool, value: JsValue) -> Result<JsValue, JsValue> {
+        let Some(Saving::Writing(pending, result_in)) = self.saves.borrow_mut().remove(&id) else {
+            return Err(Error::new(ErrorKind::Internal, "no save is writing under this id")).js();
+        };
+        let written = if ok { Ok(()) } else { Err(host_failure("write", pending.path(), value)) };
+        match self.inner.record_written(pending, written) {
+            Written::Saved(filepath, after) => Ok(self.saved(filepath, after, result_in)),
+            Written::Retry(pending) => {
+                let step = steps::write_again(id, pending.path());
+                self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
+                Ok(step)
+            }
+            Written::Remove(failed) => {
+                let step = steps::remove_record(id, &failed.path);
+                self.saves.borrow_mut().insert(id, Saving::Removing(failed));
+                Ok(step)
+            }
+            Written::Failed(e) => Err(e).js(),
+        }
+    }
+
+    /// The end of save `id` whose write failed, once what it left is removed: throws why.
+    #[wasm_bindgen(js_name = "__saveEnd")]
+    pub fn save_end(&self, id: u32) -> Result<(), JsValue> {
+        match self.saves.borrow_mut().remove(&id) {
+            Some(Saving::Removing(failed)) => Err(failed.into_error()).js(),
+            _ => Err(Error::new(ErrorKind::Internal, "no failed save under this id")).js(),
+        }
+    }
+}
+
+impl JsContextManager {
+    /// Everything `saveContext` does before its first await.
+    pub(super) fn prepare_save(
+        &self,
+        tool_name: &JsValue,
+        args: &JsValue,
+        result: &JsValue,
+        task_or_options: &JsValue,
+        query_id: &JsValue,
+    ) -> Result<(String, String, ResultIn, SaveFields)> {
+        let tool = well_formed(tool_name, "toolName")?;
+        if !args.is_object() || Array::is_array(args) {
+            return Err(Error::invalid("args must be a plain object"));
+        }
+        let args_json = stringify(args, "args")?.filter(|j| j.starts_with('{'));
+        let args_json = args_json.ok_or_else(|| Error::invalid("args must serialise to a JSON object"))?;
+        let result_json = stringify_js(result, "result")?;
+        let fields = if task_or_options.is_object() {
+            let o = task_or_options;
+            let mut fields = SaveFields::parse(&get(o, "taskId"), &get(o, "queryId"), &get(o, "description"))?;
+            fields.category = opt_string(o, "category")?;
+            fields.tool_call_id = match get(o, "toolCallId") {
+                v if v.is_undefined() || v.is_null() => None,
+                v => Some(well_formed(&v, "toolCallId")?),
+            };
+            fields
+        } else {
+            SaveFields::parse(task_or_options, query_id, &JsValue::UNDEFINED)?
+        };
+        let mut fields = fields;
+        let (args_json, result_in) = match (&self.redact, result_json) {
+            (Some(redact), json) => {
+                let json = json.map(text_of).transpose()?;
+                let (args_json, json) = redacted(redact, &tool, &args_json, json, &fields)?;
+                (args_json, ResultIn::Text(json))
+            }
+            (None, Some(json)) if json.length() >= ENCODER_FROM => {
+                // JSON.stringify escapes a lone surrogate (ES2019), so only an escaped
+                // one can be there: the exact check runs only when the text has `\ud`.
+                if json.includes("\\ud", 0) {
+                    crate::record::check_no_lone_surrogates(&text_of(json.clone())?)?;
+                }
+                (args_json, ResultIn::Held(Body::new(&json, self.inner.options().content_bytes)?))
+            }
+            (None, json) => (args_json, ResultIn::Text(json.map(text_of).transpose()?)),
+        };
+        if fields.description.is_none() {
+            if let Some(describe) = &self.describe {
+                let d = describe
+                    .call2(&JsValue::UNDEFINED, &tool.as_str().into(), &json_value(&args_json))
+                    .map_err(|e| with_cause(ErrorKind::InvalidArgument, "the describe option threw", e))?;
+                if !d.is_undefined() {
+                    fields.description = Some(well_formed(&d, "describe()'s result")?);
+                }
+            }
+        }
+        Ok((tool, args_json, result_in, fields))
+    }
+
+    /// A saved record: `{kind: "done", value: filepath}`, or the first step of the plan
+    /// of the I/O left (the save's follow-up: a spill, retention, the session manifest;
+    /// src/wasm/plans.rs) that resolves to it. With the `embed` option the value is
+    /// `{filepath, embed}`, the text to embed (the JS glue calls `embed`, then
+    /// `__setVector`).
+    pub(super) fn saved(&self, filepath: String, after: Option<Job>, result_in: ResultIn) -> JsValue {
+        let text = self.embed.is_some().then(|| self.embed_text(&filepath, &result_in)).flatten();
+        let value = move || match text {
+            Some(text) => steps::saved_to_embed(&filepath, &text),
+            None => JsValue::from(filepath),
+        };
+        match after {
+            None => steps::done(&value()),
+            Some(job) => self.run_job(job, move |_| Ok(Reply::Value(value()))),
+        }
+    }
+
+    /// The text the `embed` option gets for the record saved at `filepath`: its indexed
+    /// text (description, tool, args and the bounded start of its result); `None` once
+    /// its pointer is gone.
+    pub(super) fn embed_text(&self, filepath: &str, result_in: &ResultIn) -> Option<String> {
+        let description = self.inner.description_of(filepath)?;
+        Some(crate::select::indexed_text(&description, result_in.indexed(), self.inner.options().content_bytes))
+    }
+}
+
+#[cfg(test)]
+impl JsContextManager {
+    /// `saveContext` with its steps driven here, the record written through `JsStorage`'s
+    /// async `Storage` (the host's methods awaited in Rust), for the wasm-bindgen tests. A
+    /// save's follow-up job is not run.
+    pub async fn save_context(
+        &self,
+        tool_name: JsValue,
+        args: JsValue,
+        result: JsValue,
+        task_or_options: JsValue,
+        query_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        use crate::storage::{Storage, WriteOptions};
+        self.inner.check_open("saveContext").js()?;
+        let (tool, args_json, result_in, fields) =
+            self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
+        let mut pending = match self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields)).js()? {
+            Begun::Saved(filepath, _) => return Ok(filepath.into()),
+            Begun::Write(pending) => pending,
+        };
+        let exclusive = WriteOptions { exclusive: true };
+        loop {
+            if let (true, ResultIn::Held(body)) = (pending.wants_result_hash(), &result_in) {
+                pending.set_result_hash(body.hash());
+            }
+            pending.index(self.inner.options().content_bytes);
+            let written = match pending.record() {
+                (head, Some(body)) => self.storage.write_parts(pending.path(), head, body, b"}", exclusive).await,
+                (whole, None) => self.storage.write(pending.path(), whole, exclusive).await,
+            };
+            match self.inner.record_written(pending, written) {
+                Written::Saved(filepath, _) => return Ok(filepath.into()),
+                Written::Retry(next) => pending = next,
+                Written::Remove(failed) => {
+                    let _ = self.storage.remove(&failed.path).await;
+                    return Err(failed.into_error()).js();
+                }
+                Written::Failed(e) => return Err(e).js(),
+            }
+        }
+    }
+}
