@@ -154,9 +154,7 @@ impl JsContextManager {
             },
         )
     }
-}
 
-impl JsContextManager {
     /// `[{sessionId, filepath, score, matched, pointer}]`: the best `limit` (default 10)
     /// records of every session of `contextDir` for `query`, ranked from the sessions'
     /// manifests alone.
@@ -188,7 +186,9 @@ impl JsContextManager {
             |removed| Ok(Reply::Value(JsValue::from(removed as f64))),
         )
     }
+}
 
+impl JsContextManager {
     /// Starts a store-wide operation over the storage and context dir that `options`
     /// name: the plan `plan` makes, its result made a JavaScript value by `reply`. Its
     /// first step, for the driver (src/wasm/plans.rs).
