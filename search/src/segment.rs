@@ -34,6 +34,9 @@
 //! stemmer, stop list or passage length), or that does not parse whole (a number out of
 //! range, a list out of order) is refused ([`Segment::decode`] fails); the caller reads
 //! its records instead.
+//!
+//! Over 600 lines only with its tests (about 100): the encoder and the decoder are one
+//! format and stay in one file, so every field is written and read side by side.
 
 use std::cell::OnceCell;
 use std::collections::HashMap;

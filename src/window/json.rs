@@ -7,6 +7,9 @@
 //! and compiles to some 30 KB of wasm for the one type read here; this one is a few KB.
 //! Numbers are written by `serde_json::Number`'s `Display`, which is serde_json's own
 //! writer of them.
+//!
+//! Over 600 lines only with its tests (about 200): the reader and the writer are one
+//! concept, checked together against `serde_json` byte for byte.
 
 use std::fmt::Write as _;
 
