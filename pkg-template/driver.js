@@ -17,6 +17,7 @@
 // package's ContextManager (context-manager.js): the driver calls its `__` methods, each
 // the core handle's method of that name.
 
+import { concat } from "./adapters/base/bytes.js";
 import { parseRecord } from "./records.js";
 import { OP, SKIP, SOURCE, STEP, failure, ok } from "./protocol.js";
 
@@ -27,19 +28,6 @@ import { OP, SKIP, SOURCE, STEP, failure, ok } from "./protocol.js";
  * (`{...nodeStorage(), write}`) never has its write passed over.
  */
 const WRITE_PARTS = Symbol.for("toolctx.writeParts");
-
-/** The bytes of `parts` (Uint8Arrays) in one Uint8Array. */
-function join(parts) {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
 
 /**
  * How `call()` ended, an outcome (`{ok: true, value}` or `{ok: false, error}`): at once
@@ -71,10 +59,7 @@ function bytesOf(value) {
 /** An append where the host has none: a read and a whole-file write (not atomic across processes). */
 async function appendByRewrite(storage, path, bytes) {
   const before = bytesOf(await storage.read.call(storage.host, path, storage.readOptions));
-  const joined = new Uint8Array(before.length + bytes.length);
-  joined.set(before);
-  joined.set(bytes, before.length);
-  return storage.write.call(storage.host, path, joined, { exclusive: false });
+  return storage.write.call(storage.host, path, concat([before, bytes]), { exclusive: false });
 }
 
 /** The host call of `op` (protocol.js `OP`) on a step's `storage`: its value or its Promise. */
@@ -354,7 +339,7 @@ export function createDriver(core, onTrap) {
     // Bun adapters' writev); a write of another kind, a wrapper's too, gets them joined.
     const gather = parts === undefined ? undefined : write[WRITE_PARTS];
     const writeOnce = typeof gather === "function" ? gather : write;
-    const record = parts === undefined ? begun.bytes : writeOnce === write ? join(parts) : parts;
+    const record = parts === undefined ? begun.bytes : writeOnce === write ? concat(parts) : parts;
     let indexed = false;
     for (;;) {
       let outcome = attempt(() => writeOnce.call(host, path, record, { exclusive: true }));
