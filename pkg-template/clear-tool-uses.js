@@ -5,14 +5,12 @@
 // become a short placeholder; with a `manager`, each cleared result is saved first and
 // the placeholder names its handle (`ctx:…`), which read_context reads back (toolctx/tools,
 // and every integration's tools), so nothing is lost. Plain JS: no wasm call, no I/O but
-// the manager's saves, no import (the package's entries re-export it). Also exported by
-// toolctx/anthropic.
+// the manager's saves, no import but the errors module (the package's entries re-export
+// it). Also exported by toolctx/anthropic.
+
+import { toolctxError } from "./errors.js";
 
 const encoder = new TextEncoder();
-
-function codeError(message, code) {
-  return Object.assign(new Error(message), { name: "ToolctxError", code });
-}
 
 const bytesOf = (text) => encoder.encode(text).length;
 const json = (value) => JSON.stringify(value ?? null);
@@ -50,7 +48,7 @@ function threshold(value, fallback, types, name) {
   if (value === undefined || value === null) return fallback;
   const t = typeof value === "number" ? { type: types[0], value } : value;
   if (!types.includes(t?.type) || !Number.isFinite(t.value) || t.value < 0) {
-    throw codeError(`clearToolUses: ${name} must be a number or {type: ${types.map((x) => `"${x}"`).join(" | ")}, value}`, "INVALID_ARGUMENT");
+    throw toolctxError("INVALID_ARGUMENT", `clearToolUses: ${name} must be a number or {type: ${types.map((x) => `"${x}"`).join(" | ")}, value}`);
   }
   return t;
 }
@@ -77,7 +75,7 @@ function resultText(content) {
  * frees fewer than `clearAtLeast` tokens. The input is never modified.
  */
 export async function clearToolUses(messages, options = {}) {
-  if (!Array.isArray(messages)) throw codeError("clearToolUses: messages must be an array", "INVALID_ARGUMENT");
+  if (!Array.isArray(messages)) throw toolctxError("INVALID_ARGUMENT", "clearToolUses: messages must be an array");
   const trigger = threshold(options.trigger, { type: "input_tokens", value: 100_000 }, ["input_tokens", "tool_uses"], "trigger");
   const keep = threshold(options.keep, { type: "tool_uses", value: 3 }, ["tool_uses"], "keep").value;
   const clearAtLeast = threshold(options.clearAtLeast, { type: "input_tokens", value: 0 }, ["input_tokens"], "clearAtLeast").value;

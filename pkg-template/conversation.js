@@ -12,6 +12,7 @@
 // Answers cross as JSON text, which the driver parses once the wasm call has returned (a
 // JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
 import * as glue from "./toolctx_conversation.js";
+import { toolctxError } from "./errors.js";
 import { WasmModule, disposeWithClose } from "./module.js";
 
 export const conversationModule = new WasmModule("conversation", glue);
@@ -23,7 +24,7 @@ const { ConversationStore: Core } = glue;
 const OPEN = Symbol("ConversationStore.open");
 
 function invalid(message) {
-  return Object.assign(new Error(`toolctx: ${message}`), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
+  return toolctxError("INVALID_ARGUMENT", `toolctx: ${message}`);
 }
 
 /**

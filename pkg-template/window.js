@@ -8,6 +8,7 @@
 // other values cross as JSON text, parsed here once the wasm call has returned (a
 // JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
 import * as glue from "./toolctx_window.js";
+import { toolctxError } from "./errors.js";
 import { WasmModule } from "./module.js";
 
 export const windowModule = new WasmModule("window", glue);
@@ -24,9 +25,7 @@ function wire(messages) {
   try {
     return encoder.encode(JSON.stringify(messages));
   } catch (cause) {
-    throw Object.assign(new Error(`toolctx: messages cannot be serialised as JSON: ${cause?.message}`), {
-      name: "ToolctxError", code: "NOT_SERIALIZABLE", cause,
-    });
+    throw toolctxError("NOT_SERIALIZABLE", `toolctx: messages cannot be serialised as JSON: ${cause?.message}`, { cause });
   }
 }
 const plain = (v) => v !== null && typeof v === "object" && [Object.prototype, null].includes(Object.getPrototypeOf(v));
@@ -74,9 +73,7 @@ export class ContextHistory {
   /** Not a way to a history: `await ContextHistory.open(options)` is. */
   constructor(token, handle) {
     if (token !== OPEN) {
-      throw Object.assign(new Error("toolctx: use `await ContextHistory.open(options)` to open a history; `new ContextHistory()` makes none"), {
-        name: "ToolctxError", code: "INVALID_ARGUMENT",
-      });
+      throw toolctxError("INVALID_ARGUMENT", "toolctx: use `await ContextHistory.open(options)` to open a history; `new ContextHistory()` makes none");
     }
     this.#handle = handle;
     this.#generation = windowModule.generation;
@@ -167,7 +164,7 @@ export function optimizeWindow(messages, options) {
     return finish(messages, JSON.parse(call(() => optimizeCore(wire(messages), options))));
   }
   if (!(history instanceof ContextHistory)) {
-    throw Object.assign(new TypeError("options.history must be a ContextHistory"), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
+    throw toolctxError("INVALID_ARGUMENT", "options.history must be a ContextHistory");
   }
   const { history: _, ...rest } = options;
   return history.optimize(messages, rest);

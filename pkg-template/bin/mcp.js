@@ -13,6 +13,7 @@
 // stderr.
 
 import { nodeStorage } from "../adapters/node.js";
+import { toolctxError } from "../errors.js";
 
 /** `toolctx://{filepath}`: how records were named before handles; save_context still gives it. */
 const pointerOf = (filepath) => `toolctx://${filepath}`;
@@ -68,7 +69,7 @@ function storeView({ root, pointers }) {
       // A long handle extends the short one: either names the record.
       const found = pointers.filter((p) => p.handle.startsWith(wanted) || wanted.startsWith(p.handle));
       if (found.length > 1) {
-        throw Object.assign(new Error(`the handle "${handle}" names more than one record: use a long handle`), { name: "ToolctxError", code: "INVALID_ARGUMENT" });
+        throw toolctxError("INVALID_ARGUMENT", `the handle "${handle}" names more than one record: use a long handle`);
       }
       return found[0]?.filepath;
     },

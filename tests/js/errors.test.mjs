@@ -69,8 +69,12 @@ test("every code given to toolctxError in pkg-template is in the table", () => {
   assert.deepEqual(unknown, [], "codes outside errors.js's CODES (and LEGACY_CODES)");
 });
 
-test("the adapters, the integrations, tools.js and host.js make their errors with toolctxError only", () => {
-  const scope = sources.filter(({ file }) => /^(adapters|integrations)\/|^(tools|host|errors)\.js$/.test(file));
+test("the adapters, the integrations, tools.js, host.js, conversation.js, window.js, clear-tool-uses.js and bin/mcp.js make their errors with toolctxError only", () => {
+  const scope = sources.filter(({ file }) =>
+    /^(adapters|integrations)\/|^(tools|host|errors|conversation|window|clear-tool-uses)\.js$|^bin\/mcp\.js$/.test(file));
+  for (const file of ["conversation.js", "window.js", "clear-tool-uses.js", "bin/mcp.js"]) {
+    assert.ok(scope.some((s) => s.file === file), `${file} is in scope`);
+  }
   assert.ok(scope.length > 20, `${scope.length} files`);
   for (const { file, source } of scope) {
     assert.doesNotMatch(source, /Object\.assign\(new (Type)?Error/, `${file} builds an error by hand`);
