@@ -5,8 +5,9 @@
 // become a short placeholder; with a `manager`, each cleared result is saved first and
 // the placeholder names its handle (`ctx:…`), which read_context reads back (toolctx/tools,
 // and every integration's tools), so nothing is lost. Plain JS: no wasm call, no I/O but
-// the manager's saves, no import but the errors module (the package's entries re-export
-// it). Also exported by toolctx/anthropic.
+// the manager's saves, no import but the errors module (scripts/bundle-node.mjs inlines
+// it in pkg/, so the file stays one module). The package's entries re-export it; so does
+// toolctx/anthropic.
 
 import { toolctxError } from "./errors.js";
 

@@ -6,7 +6,7 @@
 // read, compile), so `import("toolctx")` loads 3 files instead of 18. The modules whose
 // exports are also another entry point's stay shared files, so each has one instance in a
 // process: the memory adapter (toolctx/memory) and clear-tool-uses.js (toolctx/anthropic
-// re-exports it); pkg/adapters/memory.js is made one file itself (its helpers inlined).
+// re-exports it); each is made one file itself (its helpers and toolctxError inlined).
 //
 //   node scripts/bundle-node.mjs        (run by `make pkg` after pkg-template/ is copied)
 import { dirname, join, relative, resolve } from "node:path";
@@ -25,5 +25,6 @@ await inPlace(join(pkg, "index.node.js"), {
   target: "node20",
   external: ["./adapters/memory.js", "./clear-tool-uses.js"],
 });
-// Every runtime's entry imports it; it has no built-in imports.
+// Every runtime's entry imports them; they have no built-in imports.
 await inPlace(join(pkg, "adapters", "memory.js"), { platform: "neutral" });
+await inPlace(join(pkg, "clear-tool-uses.js"), { platform: "neutral" });
