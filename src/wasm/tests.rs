@@ -93,6 +93,18 @@ extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = STEP)]
     static STEP: JsValue;
 }
+// What driver.js joins a record's parts with (another snippet it imports, beside it).
+#[wasm_bindgen(module = "/pkg-template/adapters/base/bytes.js")]
+extern "C" {
+    fn concat(parts: &Array) -> js_sys::Uint8Array;
+}
+
+#[wasm_bindgen_test]
+fn a_records_parts_join_into_the_bytes_of_the_whole_record() {
+    let part = |b: &[u8]| js_sys::Uint8Array::from(b);
+    let parts = Array::of3(&part(b"{\"result\":"), &part(b"\"ok\""), &part(b"}"));
+    assert_eq!(concat(&parts).to_vec(), br#"{"result":"ok"}"#);
+}
 
 // The package's own driver follows the plans, as in the package.
 #[wasm_bindgen(module = "/pkg-template/driver.js")]
