@@ -78,8 +78,8 @@ test-rust: setup-build
 # dedicated worker (wasm-bindgen-test-runner reads WASM_BINDGEN_USE_*).
 # The runner's headless Chromium sometimes never finishes loading the test module (it
 # stops at "Loading Wasm module...", then times out): measured here in about one run in
-# four in a dedicated worker, none under Node, and not in the package's own Chromium suite
-# (test-browser). So each Chromium step is tried up to three times.
+# four in a dedicated worker, never under Node, and not seen in the package's own Chromium
+# suite (test-browser). So each Chromium step is tried up to three times.
 test-wasm: setup
 	wasm-pack test --node
 	for attempt in 1 2 3; do WASM_BINDGEN_USE_BROWSER=1 $(WASM_BROWSER_TEST) && break; [ $$attempt -lt 3 ] || exit 1; echo "test-wasm: Chromium attempt $$attempt failed, retrying"; done
