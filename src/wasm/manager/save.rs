@@ -196,14 +196,10 @@ impl JsContextManager {
         task_or_options: JsValue,
         query_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        // Closed first: no argument is read and no describe/redact callback runs.
-        self.inner.check_open("saveContext").js()?;
-        let (tool, args_json, result_in, fields) =
-            self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
-        let pending = match self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields)) {
-            Ok(Begun::Saved(filepath, after)) => return Ok(self.saved(filepath, after, result_in)),
-            Ok(Begun::Write(pending)) => pending,
-            Err(e) => return Err(e).js(),
+        let (begun, result_in) = self.start_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
+        let pending = match begun {
+            Begun::Saved(filepath, after) => return Ok(self.saved(filepath, after, result_in)),
+            Begun::Write(pending) => pending,
         };
         let (record, parts): (JsValue, bool) = match (pending.record(), &result_in) {
             ((head, Some(_)), ResultIn::Held(body)) => {
@@ -266,8 +262,26 @@ impl JsContextManager {
 }
 
 impl JsContextManager {
+    /// The first step of a save: the manager open (checked first, so no argument is read
+    /// and no describe/redact callback runs on a closed one), the arguments prepared, the
+    /// core's `begin_save`; with where the result is.
+    fn start_save(
+        &self,
+        tool_name: &JsValue,
+        args: &JsValue,
+        result: &JsValue,
+        task_or_options: &JsValue,
+        query_id: &JsValue,
+    ) -> Result<(Begun, ResultIn)> {
+        self.inner.check_open("saveContext")?;
+        let (tool, args_json, result_in, fields) =
+            self.prepare_save(tool_name, args, result, task_or_options, query_id)?;
+        let begun = self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields))?;
+        Ok((begun, result_in))
+    }
+
     /// Everything `saveContext` does before its first await.
-    pub(super) fn prepare_save(
+    fn prepare_save(
         &self,
         tool_name: &JsValue,
         args: &JsValue,
@@ -364,10 +378,8 @@ impl JsContextManager {
         query_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         use crate::storage::{Storage, WriteOptions};
-        self.inner.check_open("saveContext").js()?;
-        let (tool, args_json, result_in, fields) =
-            self.prepare_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
-        let mut pending = match self.inner.begin_save(save_input(&tool, &args_json, &result_in, fields)).js()? {
+        let (begun, result_in) = self.start_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
+        let mut pending = match begun {
             Begun::Saved(filepath, _) => return Ok(filepath.into()),
             Begun::Write(pending) => pending,
         };
