@@ -67,6 +67,7 @@ test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser tes
 lint: setup-build
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps # every intra-doc link resolves
 	cargo clippy --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
 	for module in core conversation window; do \
 	  cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$module -- -D warnings || exit 1; done

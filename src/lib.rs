@@ -62,7 +62,7 @@
 //!
 //! - [`error`]: the one [`Error`] type and its [`ErrorKind`] codes;
 //! - [`naming`]: filenames, tool-name sanitising, the canonical args hash, `hashQuery`;
-//! - [`describe`]: tool descriptions;
+//! - [`describe`](mod@describe): tool descriptions;
 //! - [`record`]: the record and pointer encodings;
 //! - [`select`]: tokeniser, indexed terms, ranking;
 //! - [`view`]: a result as the model reads it, in numbered lines;
@@ -71,16 +71,19 @@
 //! - [`platform`]: the system clock and the CSPRNG, the defaults handed to the core;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`handle`]: a record's handle, `ctx:` and base32 (what the model sees and passes back);
-//! - [`storage`]: the [`Storage`] trait, [`MemoryStorage`], [`FsStorage`];
 //! - [`retention`]: caps by bytes, records and age over the records a manager owns;
 //! - [`store`]: [`Manager`], the workflow as synchronous steps, owning no storage (one
 //!   file per part: save, load, pointers, close, clear, restore, jobs, the persisted
-//!   index), and [`ContextManager`] (`store/native.rs`): a manager over a [`Storage`]
-//!   with async methods, for Rust users and the tests;
+//!   index);
 //! - `lifecycle` (internal): open, closing, closed, and the operations in flight;
-//! - [`conversation`]: [`ConversationStore`](conversation::ConversationStore): messages, artifacts, stats,
-//!   pruning, export/import and sync.
-//! - [`window`]: the context-window optimiser (duplicate reads, truncation, edit history).
+//! - [`conversation`]: [`Conversations`](conversation::Conversations): messages, artifacts, stats,
+//!   pruning, export/import and sync, as synchronous steps;
+//! - [`window`]: the context-window optimiser (duplicate reads, truncation, edit history);
+//! - [`native`]: everything that awaits, beside the core: the [`Storage`] trait,
+//!   [`MemoryStorage`], [`FsStorage`], the runner of plans, and the async API over them
+//!   ([`ContextManager`], [`ConversationStore`], sessions,
+//!   store-wide operations, the window history). The package's wasm modules do not
+//!   compile it.
 
 #![deny(missing_docs)]
 
@@ -100,8 +103,10 @@ pub use toolctx_search as select;
 pub mod session;
 mod shared;
 pub(crate) use toolctx_search::sort;
-pub mod storage;
 pub mod store;
+// A default feature: the package's wasm modules are built without it (no async code).
+#[cfg(feature = "native")]
+pub mod native;
 pub mod storewide;
 pub mod view;
 pub mod window;
@@ -112,12 +117,15 @@ mod wasm;
 pub use describe::{describe, tool_words};
 pub use error::{Error, ErrorKind, Result};
 pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
+#[cfg(feature = "native")]
+pub use native::{
+    cleanup_stale_sessions, export_jsonl, import_jsonl, list_sessions, purge, search_sessions, ContextManager,
+    ConversationStore, FsStorage, MemoryStorage, Storage, WriteOptions,
+};
 pub use retention::Retention;
 pub use select::{keywords, tokenize, Fallback, Scored, Strategy, Terms};
-pub use session::{cleanup_stale_sessions, list_sessions, search_sessions, SessionHit, SessionInfo};
-pub use storage::{FsStorage, MemoryStorage, Storage, WriteOptions};
+pub use session::{SessionHit, SessionInfo};
 pub use store::{
-    export_jsonl, import_jsonl, purge, result_hash, Candidate, ContextManager, DebugEvent, Export, Filter, HostBody,
-    ImportReport, Listed, LoadStep, Loading, Manager, NotLoaded, Options, ResultHasher, SaveInput, SessionChoice,
-    Skipped,
+    result_hash, Candidate, DebugEvent, Export, Filter, HostBody, ImportReport, Listed, LoadStep, Loading, Manager,
+    NotLoaded, Options, ResultHasher, SaveInput, SessionChoice, Skipped,
 };

@@ -7,9 +7,8 @@
 //! has resolved, no write, lock or timer of the manager is left running.
 
 use std::cell::{Cell, RefCell};
-use std::future::poll_fn;
 use std::rc::Rc;
-use std::task::{Poll, Waker};
+use std::task::Waker;
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -78,25 +77,11 @@ impl Gate {
         self.in_flight.get() == 0
     }
 
-    /// Resolves once no operation is in flight.
-    pub async fn idle(&self) {
-        self.until(|g| g.in_flight.get() == 0).await;
-    }
-
-    /// Resolves once the gate is not `Closing`.
-    pub async fn settled(&self) {
-        self.until(|g| g.phase.get() != Phase::Closing).await;
-    }
-
-    async fn until(&self, done: impl Fn(&Gate) -> bool) {
-        poll_fn(|cx| {
-            if done(self) {
-                return Poll::Ready(());
-            }
-            self.waiters.borrow_mut().push(cx.waker().clone());
-            Poll::Pending
-        })
-        .await;
+    /// Calls `waker` at the next change: an operation ending, or the phase changing (the
+    /// native driver waits on it; the JavaScript driver is told by its own steps).
+    #[cfg(feature = "native")]
+    pub fn wake_on_change(&self, waker: &Waker) {
+        self.waiters.borrow_mut().push(waker.clone());
     }
 
     fn wake_all(&self) {

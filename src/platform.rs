@@ -37,7 +37,7 @@ thread_local! {
 
 /// `n` characters of `[a-z0-9]` from the platform's CSPRNG.
 ///
-/// The bytes come from a pool of [`RandomPool::SIZE`] filled in one call: asking the
+/// The bytes come from a pool of `RandomPool::SIZE` filled in one call: asking the
 /// platform costs microseconds a call in wasm (`crypto.getRandomValues`), about what the
 /// rest of a small save's naming costs, and a name takes a handful of bytes. The names
 /// are not secrets (a record's path shows them); the pool only spares the calls.

@@ -1,8 +1,7 @@
 //! The whole workflow of SPEC §2–§4 and the seed part of §6: [`Manager`], its state and
-//! synchronous steps (sans-IO: no storage, no await), and [`ContextManager`], a manager
-//! over a [`Storage`](crate::Storage) whose async methods drive those steps natively
-//! (with [`MemoryStorage`](crate::MemoryStorage) or [`FsStorage`](crate::FsStorage)). The
-//! wasm layer drives the same steps through the JavaScript driver.
+//! synchronous steps (sans-IO: no storage, no await). `ContextManager`
+//! (`src/native/manager.rs`) drives those steps natively over a storage; the wasm layer
+//! drives them through the JavaScript driver.
 //!
 //! All methods take `&self`: state lives in a `RefCell` that is never borrowed across
 //! an `.await`, so any number of saves and loads may be in flight at once.
@@ -17,8 +16,7 @@
 //! - `close`: flush and close ([`Closing`]); `clear`: clearing and ending a session;
 //! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
 //! - `jobs`: the multi-step jobs ([`Job`]) and their plan ([`JobPlan`]);
-//! - `persist`, `segments`: the persisted index (segments beside the records);
-//! - `native`: [`ContextManager`], a manager over a storage: the one file that awaits.
+//! - `persist`, `segments`: the persisted index (segments beside the records).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -29,7 +27,7 @@ use crate::lifecycle::Gate;
 use crate::paths;
 use crate::record::{iso_timestamp, RecordMeta};
 use crate::session::{self, Manifest};
-pub use crate::storewide::{export_jsonl, import_jsonl, purge, Export, ImportReport, Skipped};
+pub use crate::storewide::{Export, ImportReport, Skipped};
 pub use toolctx_text::ResultHasher;
 
 mod clear;
@@ -37,8 +35,6 @@ mod close;
 mod entry;
 mod held;
 mod load;
-mod native;
-pub use native::ContextManager;
 mod options;
 mod persist;
 mod pointers;
@@ -52,9 +48,7 @@ pub use load::{LoadStep, Loading, NotLoaded};
 use persist::Content;
 pub use segments::{segments_dir, INDEX_DIR};
 
-// The wasm glue runs a clear in steps; natively `clear_context_dir` does.
-#[cfg(all(target_arch = "wasm32", feature = "core"))]
-pub(crate) use clear::Clearing;
+pub use clear::{remove_written, Clearing};
 use entry::{Entry, Interned};
 pub use options::{
     Clock, DebugEvent, DebugSink, EvictSink, HostBytes, Options, Random, SessionChoice, DEFAULT_MAX_RECORD_BYTES,
@@ -67,14 +61,14 @@ pub use save::{result_hash, Begun, FailedSave, HostBody, PendingSave, SaveInput,
 use table::{PathSlots, State};
 
 /// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage
-/// and awaits nothing. [`ContextManager`] runs it over a [`Storage`](crate::Storage)
+/// and awaits nothing. `ContextManager` (`src/native/manager.rs`) runs it over a storage
 /// natively; the wasm layer, over the host's storage through the JavaScript driver.
 pub struct Manager {
-    options: Options,
+    pub(crate) options: Options,
     dir: String,
     state: RefCell<State>,
     session: Option<Session>,
-    gate: Rc<Gate>,
+    pub(crate) gate: Rc<Gate>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
 }

@@ -1,23 +1,15 @@
 //! Store-wide operations over the records of a context dir, whoever wrote them: purge,
-//! export to JSON Lines, import. Each is a [plan](crate::plan): synchronous steps that a
-//! driver runs (natively [`plan::run`], in wasm the JavaScript driver); the async
-//! functions here run them natively.
+//! export to JSON Lines, import. Each is a [plan]: synchronous steps that a
+//! driver runs (natively [`crate::native::run`], in wasm the JavaScript driver;
+//! `crate::native::storewide` has the async functions that run them natively).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::naming::is_record_filename;
 use crate::paths;
 use crate::plan::{self, Op, Outcomes, Plan, Step};
 use crate::record::{from_json, parse_record, push_json_str};
-use crate::storage::Storage;
 
-/// Removes every file of `dir` whose name is a record filename (SPEC §3), whoever
-/// wrote it, and the index segments of its records (its `.index/` folder: derived data);
-/// other files and sub-folders stay. Returns the number of records removed.
-pub async fn purge<S: Storage>(storage: &S, dir: &str) -> Result<usize> {
-    plan::run(storage, Purge::new(dir)).await
-}
-
-/// [`purge`] as a plan: list the folder, remove its records at once; the first failure
+/// [`purge`](crate::native::storewide::purge) as a plan: list the folder, remove its records at once; the first failure
 /// (in name order) is the error.
 pub enum Purge {
     /// Nothing asked yet.
@@ -99,7 +91,7 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// What [`export_jsonl`] gives: the JSON Lines, and what went into them.
+/// What [`export_jsonl`](crate::native::storewide::export_jsonl) gives: the JSON Lines, and what went into them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Export {
     /// One line a record.
@@ -110,22 +102,7 @@ pub struct Export {
     pub skipped: Vec<Skipped>,
 }
 
-/// The persisted records of `dir` as JSON Lines, one record a line, sorted by file name,
-/// every record's bytes recoverable exactly:
-///
-/// - `{"filename":"…","record":{…}}`, the record's bytes embedded verbatim, when they are
-///   one line that reads back as themselves (no line break, nothing around the object):
-///   every record this library writes;
-/// - `{"filename":"…","recordText":"…"}`, the bytes as a JSON string, otherwise (a
-///   pretty-printed record of the TypeScript original, a trailing newline, CRLF).
-///
-/// A file named as a record that does not parse as one (torn, corrupt) is not a record:
-/// it is left out and listed in [`Export::skipped`] with the reason, never silently.
-pub async fn export_jsonl<S: Storage>(storage: &S, dir: &str) -> Result<Export> {
-    plan::run(storage, ExportJsonl::new(dir)).await
-}
-
-/// [`export_jsonl`] as a plan: list the folder, read its records at once, write the lines.
+/// [`export_jsonl`](crate::native::storewide::export_jsonl) as a plan: list the folder, read its records at once, write the lines.
 pub enum ExportJsonl {
     /// Nothing asked yet.
     Start(String),
@@ -211,7 +188,7 @@ fn reads_back_verbatim(text: &str) -> bool {
     text.starts_with('{') && text.ends_with('}') && !text.contains(['\n', '\r'])
 }
 
-/// What [`import_jsonl`] did.
+/// What [`import_jsonl`](crate::native::storewide::import_jsonl) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ImportReport {
     /// Records written.
@@ -220,15 +197,7 @@ pub struct ImportReport {
     pub unchanged: usize,
 }
 
-/// Writes the records of a JSON Lines export into `dir`, each under its own file name
-/// and byte for byte (from `record`, verbatim, or `recordText`, the exact text). A record already present with the same bytes is left alone; a
-/// different file under the same name, a malformed line, or a name outside the record
-/// grammar fails the import with the line number (the lines before it are written).
-pub async fn import_jsonl<S: Storage>(storage: &S, dir: &str, jsonl: &str) -> Result<ImportReport> {
-    plan::run(storage, ImportJsonl::new(dir, jsonl.to_owned())).await
-}
-
-/// [`import_jsonl`] as a plan: one line at a time, in order.
+/// [`import_jsonl`](crate::native::storewide::import_jsonl) as a plan: one line at a time, in order.
 pub struct ImportJsonl {
     dir: String,
     jsonl: String,

@@ -5,10 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use futures_executor::block_on;
-use toolctx::conversation::{
-    ArtifactInput, ConversationStore, Format, MessageInput, PruneOptions, StoreOptions, ToolCall,
-};
-use toolctx::{ErrorKind, FsStorage, MemoryStorage, Storage, WriteOptions};
+use toolctx::conversation::{ArtifactInput, Format, MessageInput, PruneOptions, StoreOptions, ToolCall};
+use toolctx::{ConversationStore, ErrorKind, FsStorage, MemoryStorage, Storage, WriteOptions};
 
 /// Storage that fails every call while `failing` is set (a remote that is down).
 #[derive(Default)]

@@ -26,7 +26,7 @@ pub struct Passage {
     pub end_line: usize,
 }
 
-/// The passage of `view` (a result's lines, see [`crate::view::lines_of`]) for `query`;
+/// The passage of `view` (a result's lines, see `toolctx::view::lines_of`) for `query`;
 /// `None` when no line holds a query word.
 ///
 /// ```

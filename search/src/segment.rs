@@ -61,7 +61,7 @@ const HEADER: usize = 16;
 const PROBE: &str = "The readFile handler parses HTTP_HEADERS in src/auth/login.ts; it's running, \
     ran and runs.\nデータベース接続 db io v2 f0.ts\n";
 
-/// The fingerprint of this build's terms: a hash of the terms of [`PROBE`] (repeated past
+/// The fingerprint of this build's terms: a hash of the terms of `PROBE` (repeated past
 /// a passage), metadata and passages. A segment records the one it was written with; a
 /// build whose tokeniser, stemmer, stop words or passage length differ refuses it.
 pub fn engine() -> u64 {

@@ -3,8 +3,8 @@
 //! export/import, and local-first sync to a remote storage.
 //!
 //! ```
-//! use toolctx::conversation::{ArtifactInput, ConversationStore, MessageInput, StoreOptions};
-//! use toolctx::MemoryStorage;
+//! use toolctx::conversation::{ArtifactInput, MessageInput, StoreOptions};
+//! use toolctx::{ConversationStore, MemoryStorage};
 //! # futures_executor::block_on(async {
 //! let store: ConversationStore<MemoryStorage> =
 //!     ConversationStore::new(MemoryStorage::new(), None, StoreOptions::new("/ctx"))?;
@@ -34,7 +34,6 @@ mod export;
 mod files;
 mod ids;
 mod messages;
-mod native;
 mod ops;
 mod prune;
 mod replica;
@@ -44,7 +43,6 @@ mod sync;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use futures_util::lock::Mutex;
 use serde::Deserialize;
 
 pub use artifacts::{artifact_refs, reference_text, validate_type, ArtifactMeta, SCHEME};
@@ -61,7 +59,6 @@ pub use sync::{Backoff, Op, QueueItem, Step, SyncFailure, SyncReport, SyncRun, S
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::{join, normalize};
 use crate::record::iso_timestamp;
-use crate::storage::Storage;
 use crate::store::{Clock, DebugEvent, DebugSink};
 
 /// Parses JSON bytes. Every parse of the conversation store goes through one reader,
@@ -75,7 +72,7 @@ pub(crate) fn from_json<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::
     }
 }
 
-/// Settings of a [`ConversationStore`].
+/// Settings of a [`Conversations`] (and of a [`ConversationStore`](crate::ConversationStore)).
 #[derive(Clone)]
 pub struct StoreOptions {
     /// The store's folder (the `contextDir` of `ContextManager`); conversations live
@@ -153,15 +150,15 @@ pub struct ArtifactInput {
     pub mime_type: Option<String>,
 }
 
-/// The conversation store, over local storage `L` and an optional remote `R`.
-pub struct ConversationStore<L, R = L> {
-    local: L,
-    remote: Option<R>,
+/// The conversation store's state and its synchronous steps: no storage, nothing awaited.
+/// A driver runs the steps over the storages: natively [`ConversationStore`](crate::ConversationStore), in
+/// JavaScript the package's driver.
+pub struct Conversations {
     options: StoreOptions,
     base: String,
     remote_base: String,
-    writes: Mutex<()>,
-    sync_lock: Mutex<()>,
+    /// Whether the store syncs to a remote (its changes are queued for it).
+    has_remote: bool,
     /// Per conversation whose `messages.jsonl` is known to end with a newline, the latest
     /// message timestamp in it (ms): default timestamps of new messages go after it.
     /// `None`: not known (the file is read again); a set entry, not a removed one, keeps
@@ -179,32 +176,19 @@ pub(crate) fn not_found(what: &str, id: &str) -> Error {
     Error::new(ErrorKind::NotFound, format!("no {what} {id:?}"))
 }
 
-impl<L: Storage, R: Storage> ConversationStore<L, R> {
-    /// A store over `local`, syncing to `remote` when given.
-    pub fn new(local: L, remote: Option<R>, options: StoreOptions) -> Result<Self> {
+impl Conversations {
+    /// A store's state, with a remote to sync to or not.
+    pub fn new(options: StoreOptions, has_remote: bool) -> Result<Self> {
         let base = base_of(&options.context_dir)?;
         let remote_base = base_of(options.remote_dir.as_deref().unwrap_or(&options.context_dir))?;
-        Ok(ConversationStore {
-            local,
-            remote,
+        Ok(Conversations {
             options,
             base,
             remote_base,
-            writes: Mutex::new(()),
-            sync_lock: Mutex::new(()),
+            has_remote,
             tails: RefCell::new(BTreeMap::new()),
             counter: Cell::new(0),
         })
-    }
-
-    /// The local storage.
-    pub fn storage(&self) -> &L {
-        &self.local
-    }
-
-    /// The remote storage, if any.
-    pub fn remote(&self) -> Option<&R> {
-        self.remote.as_ref()
     }
 
     /// The names of the writers' locks, locally and on the remote.
@@ -324,11 +308,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         };
         Ok((message, defaulted))
     }
-}
-
-/// An answer of another kind than the request's (a bug).
-fn unexpected(answer: Answer) -> Error {
-    Error::new(ErrorKind::Internal, format!("the conversation store answered {answer:?}"))
 }
 
 /// The latest timestamp of `messages` in ms (`i64::MIN` for none).

@@ -1,8 +1,8 @@
 //! The store's operations as synchronous steps (sans-IO): an [`Operation`] says what it
-//! needs to read ([`ConversationStore::needs`], until nothing), then decides what to
-//! change and what to answer ([`ConversationStore::decide`]); the driver runs the
-//! actions and reports how they went ([`ConversationStore::finish`],
-//! [`ConversationStore::failed`]). An exclusive operation runs all of that as the store's
+//! needs to read ([`Conversations::needs`], until nothing), then decides what to
+//! change and what to answer ([`Conversations::decide`]); the driver runs the
+//! actions and reports how they went ([`Conversations::finish`],
+//! [`Conversations::failed`]). An exclusive operation runs all of that as the store's
 //! only writer (see [`ConversationStore::exclusive`]). Native Rust drives it in
 //! [`ConversationStore::perform`]; in wasm, `src/wasm/conversation.rs` makes it steps
 //! (docs/protocol.md) that the JavaScript driver runs (`pkg-template/driver.js`).
@@ -16,10 +16,9 @@ use super::prune::{self, PruneOptions, Pruned};
 use super::replica::{ConversationMetadata, View};
 use super::stats::{self, Stats};
 use super::sync::{queue_items, sync_status, Op, SyncStatus};
-use super::{latest, not_found, ArtifactInput, ConversationStore};
+use super::{latest, not_found, ArtifactInput, Conversations};
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::iso_timestamp;
-use crate::storage::Storage;
 
 /// An operation and its arguments, checked.
 #[derive(Debug, Clone)]
@@ -210,7 +209,7 @@ impl Operation {
     }
 }
 
-impl<L: Storage, R: Storage> ConversationStore<L, R> {
+impl Conversations {
     /// An operation of `request`, started now.
     pub fn begin(&self, request: Request) -> Operation {
         Operation {
@@ -277,7 +276,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     pub fn decide(&self, op: &mut Operation) -> Result<Decision> {
         let now = op.now;
         let mut plan = Vec::new();
-        if op.request.exclusive() && self.remote.is_some() && op.queue_name.is_none() {
+        if op.request.exclusive() && self.has_remote && op.queue_name.is_none() {
             op.queue_name = Some(self.queue_name(now)?);
         }
         let queue_name = op.queue_name.clone().unwrap_or_default();

@@ -15,7 +15,7 @@ pub fn message_tokens(message: &Message) -> usize {
     estimated_tokens(message.content.len())
 }
 
-/// What [`stats`] reports.
+/// What `stats` reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {

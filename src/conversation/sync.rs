@@ -34,10 +34,9 @@ use super::artifacts::ArtifactMeta;
 use super::files::{Action, Files, Need, Side, Want};
 use super::messages::Message;
 use super::replica::{corrupt, to_json, ConversationMetadata, View};
-use super::ConversationStore;
+use super::Conversations;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
-use crate::storage::Storage;
 
 /// Backoff between attempts of a failed item: `base_ms × 2^(attempts-1)`, at most `max_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,7 +191,7 @@ pub(crate) fn sync_status(items: &Listed) -> SyncStatus {
     SyncStatus { pending: items.len(), failed }
 }
 
-/// What a sync asks its driver to do next ([`ConversationStore::sync_step`]).
+/// What a sync asks its driver to do next ([`Conversations::sync_step`]).
 #[derive(Debug)]
 pub enum Step {
     /// Read these on a side, into [`SyncRun::files`].
@@ -270,15 +269,15 @@ struct Merged {
     artifacts: Vec<ArtifactMeta>,
 }
 
-/// A sync under way: see the module docs. Driven by [`ConversationStore::sync_step`].
+/// A sync under way: see the module docs. Driven by [`Conversations::sync_step`].
 pub struct SyncRun {
     at: At,
     phase: Phase,
     now: i64,
     /// What was read locally (a queue item is read once a sync).
-    pub(super) local: Files,
+    pub(crate) local: Files,
     /// What was read on the remote.
-    pub(super) remote: Files,
+    pub(crate) remote: Files,
     report: SyncReport,
     convs: Vec<String>,
     next: usize,
@@ -309,7 +308,7 @@ fn conv_want(conv: &str) -> Want {
     Want { conv: Some(conv.to_owned()), meta: true, messages: true, pruned: true, artifacts: true, ..Want::default() }
 }
 
-impl<L: Storage, R: Storage> ConversationStore<L, R> {
+impl Conversations {
     /// Queues a change of `conversation_id` (before the change itself, so a change that
     /// lands always has its item) in the file `name` of the queue, created exclusively
     /// (a taken name is drawn again). Does nothing without a remote.
@@ -321,7 +320,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         now: i64,
         name: &str,
     ) -> Result<()> {
-        if self.remote.is_none() {
+        if !self.has_remote {
             return Ok(());
         }
         let item = QueueItem {
@@ -344,7 +343,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
 
     /// A sync, started now; `INVALID_ARGUMENT` without a remote.
     pub fn begin_sync(&self) -> Result<SyncRun> {
-        if self.remote.is_none() {
+        if !self.has_remote {
             return Err(Error::invalid("this store has no remote to sync with"));
         }
         Ok(SyncRun {

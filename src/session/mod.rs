@@ -14,11 +14,9 @@ use crate::record::{civil_from_days, iso_timestamp};
 mod cleanup;
 mod list;
 mod manifest;
-mod native;
 pub use cleanup::{CleanupStale, RecordFiles, RemoveSession};
 pub use list::{ListSessions, Manifests, SearchSessions, SessionHit, SessionInfo};
 pub use manifest::{Manifest, ManifestEntry};
-pub use native::{cleanup_stale_sessions, list_sessions, record_files, remove_session, search_sessions};
 
 /// The folder of sessions inside a context dir.
 pub const SESSIONS_DIR: &str = "sessions";

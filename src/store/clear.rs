@@ -5,6 +5,7 @@ use super::{Job, Manager, State};
 use crate::error::Result;
 use crate::lifecycle::Pass;
 use crate::plan::{self, Op, Outcomes, Plan};
+use std::ops::Deref;
 
 impl Manager {
     /// Forgets every pointer (records stay where they are).
@@ -15,7 +16,7 @@ impl Manager {
     /// The first step of `clear_context_dir` and `clear` (`what`): the gate passed and the
     /// manager writable, what to remove. Without a session, the records held in memory are
     /// dropped here.
-    pub(crate) fn begin_clear(&self, what: &str) -> Result<Clearing> {
+    pub fn begin_clear(&self, what: &str) -> Result<Clearing> {
         let pass = self.gate.enter(what)?;
         self.check_writable()?;
         if self.session.is_some() {
@@ -28,16 +29,10 @@ impl Manager {
         Ok(Clearing::Files(pass, state.written_paths()))
     }
 
-    /// The removals of `Clearing::Files`: a plan of one batch.
-    pub(crate) fn remove_written_plan<'a>(&'a self, written: Vec<String>) -> impl Plan<Output = ()> + 'a {
-        let removes = written.iter().map(|p| Op::Remove(p.clone())).collect();
-        plan::batch(removes, move |outcomes| self.written_removed(&written, outcomes))
-    }
-
     /// The last step of the removal of the records this manager wrote, given how each
     /// removal of `written` ended: those removed are no longer its own; the first failure
     /// is the error.
-    pub(crate) fn written_removed(&self, written: &[String], outcomes: Outcomes) -> Result<()> {
+    pub fn written_removed(&self, written: &[String], outcomes: Outcomes) -> Result<()> {
         let mut first_error = None;
         let mut state = self.state.borrow_mut();
         for (path, result) in written.iter().zip(outcomes) {
@@ -65,10 +60,30 @@ impl Manager {
 
 /// What `clear_context_dir` removes, decided by its first step; each holds the pass of
 /// the operation (a `close()` waits for it).
-pub(crate) enum Clearing {
-    /// In a session, the session: its files, manifest and folders ([`Job::end_session`];
-    /// for `clear`, [`Job::clear_session`]).
+pub enum Clearing {
+    /// In a session, the session: its files, manifest and folders (the job of
+    /// `end_session`; for `clear`, the one that also forgets the pointers).
     Session(Job),
-    /// Else the records this manager wrote ([`Manager::remove_written_plan`]).
+    /// Else the records this manager wrote ([`remove_written`]).
     Files(Pass, Vec<String>),
+}
+
+/// The removals of `Clearing::Files` (`pass`, `written`) over the manager `m` (a reference,
+/// or the `Rc` a wasm plan keeps): a plan of one batch, whose last step forgets every
+/// pointer too when `pointers` (`clear`), and ends the operation.
+pub fn remove_written<M: Deref<Target = Manager>>(
+    m: M,
+    pass: Pass,
+    written: Vec<String>,
+    pointers: bool,
+) -> impl Plan<Output = ()> {
+    let removes = written.iter().map(|p| Op::Remove(p.clone())).collect();
+    plan::batch(removes, move |outcomes| {
+        let result = m.written_removed(&written, outcomes);
+        if pointers {
+            m.clear_pointers();
+        }
+        drop(pass);
+        result
+    })
 }

@@ -14,9 +14,10 @@ use std::mem::size_of;
 
 pub(crate) use toolctx_search::footprint::Meter;
 
-use super::{ContextManager, Entry, State};
+use super::{Entry, State};
 use crate::naming::StoredPath;
-use crate::storage::{Storage, WriteOptions};
+use crate::native::{Storage, WriteOptions};
+use crate::ContextManager;
 
 impl Entry {
     fn footprint(&self, m: &mut Meter) {

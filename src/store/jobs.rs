@@ -66,7 +66,7 @@ pub struct JobPlan<M> {
 }
 
 impl<M: std::ops::Deref<Target = Manager>> Plan for JobPlan<M> {
-    /// The filepaths the job indexed ([`Job::rebuild`], [`Job::reconcile`]).
+    /// The filepaths the job indexed (`Job::rebuild`, `Job::reconcile`).
     type Output = Vec<String>;
 
     fn step(&mut self, outcomes: Outcomes) -> Step<Vec<String>> {
@@ -290,7 +290,7 @@ impl Job {
 
     /// `flush`/`close`: every record held in memory written out, a segment of the records
     /// indexed since the last one written, the manifest brought up to date.
-    pub(super) fn write_out(pass: Option<Pass>) -> Job {
+    pub(crate) fn write_out(pass: Option<Pass>) -> Job {
         Job::new(pass, false, [Stage::spill(true), Stage::segment(true), Stage::manifest(Due::Forced)])
     }
 
@@ -309,7 +309,7 @@ impl Job {
 
     /// `close()`: [`Job::write_out`], then the manager closed (or reopened, on a failure:
     /// see [`Manager::end_close`]).
-    pub(super) fn close() -> Job {
+    pub(crate) fn close() -> Job {
         let mut job = Job::write_out(None);
         job.end = End::Close;
         job

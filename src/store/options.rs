@@ -40,7 +40,7 @@ pub type DebugSink = Rc<dyn Fn(&DebugEvent)>;
 /// Receiver of the pointers retention evicted, as a JSON array (save order).
 pub type EvictSink = Rc<dyn Fn(&str)>;
 
-/// Settings of a [`Manager`](super::ContextManager).
+/// Settings of a [`Manager`](crate::ContextManager).
 #[derive(Clone)]
 pub struct Options {
     /// The store's folder (absolute on file systems; a key prefix elsewhere).
@@ -79,7 +79,7 @@ pub struct Options {
 pub enum SessionChoice {
     /// A fresh session with a new id.
     New,
-    /// The session with this id (resumed by [`ContextManager::open`](super::ContextManager::open)).
+    /// The session with this id (resumed by [`ContextManager::open`](crate::ContextManager::open)).
     Resume(String),
 }
 

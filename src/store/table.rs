@@ -347,7 +347,8 @@ mod tests {
     use super::*;
     use crate::paged::Paged;
     use crate::record::{iso_timestamp, RecordMeta};
-    use crate::store::{ContextManager, Entry, Interned, Options, SaveInput};
+    use crate::store::{Entry, Interned, Options, SaveInput};
+    use crate::ContextManager;
     use serde_json::{Number, Value};
 
     /// The metadata of a record of tool `t` with no args, described as `description`.

@@ -20,7 +20,7 @@ use super::steps::{self, Kind, OpKind};
 use super::storage::{host_failure, list_names, read_bytes, JsStorage};
 use crate::conversation::{parse_export, validate_type};
 use crate::conversation::{
-    validate_id, Action, Answer, ArtifactInput, ArtifactMeta, Backoff, ConversationStore, Decision, ExportedArtifact,
+    validate_id, Action, Answer, ArtifactInput, ArtifactMeta, Backoff, Conversations, Decision, ExportedArtifact,
     Files, Format, IdRandom, Message, MessageInput, Need, Operation, PruneOptions, Request, Role, Side, Step,
     StoreOptions, SyncRun, DEFAULT_KEEP_RECENT,
 };
@@ -30,7 +30,20 @@ use crate::store::DebugEvent;
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = include_str!("conversation.d.ts");
 
-type Store = ConversationStore<JsStorage>;
+/// The store's state and the host storages its steps run over, side by side.
+struct Store {
+    core: Conversations,
+    local: JsStorage,
+    remote: Option<JsStorage>,
+}
+
+impl std::ops::Deref for Store {
+    type Target = Conversations;
+
+    fn deref(&self) -> &Conversations {
+        &self.core
+    }
+}
 
 /// Conversations, messages and artifacts over host storage.
 #[wasm_bindgen(js_name = ConversationStore, skip_typescript)]
@@ -130,7 +143,7 @@ fn build(options: &JsValue) -> Result<Store> {
         base_ms: opt_size(&retry, "baseMs")?.map_or(defaults.base_ms, |n| n as u64),
         max_ms: opt_size(&retry, "maxMs")?.map_or(defaults.max_ms, |n| n as u64),
     };
-    ConversationStore::new(local, remote, core)
+    Ok(Store { core: Conversations::new(core, remote.is_some())?, local, remote })
 }
 
 #[derive(Serialize)]
@@ -283,7 +296,7 @@ enum OpAt {
 
 impl JsOperation {
     fn storage(&self) -> &JsStorage {
-        self.store.storage()
+        &self.store.local
     }
 
     fn lock_name(&self) -> String {
@@ -465,8 +478,10 @@ enum SyncAt {
 impl JsSync {
     fn storage(&self, side: Side) -> Result<&JsStorage> {
         match side {
-            Side::Local => Ok(self.store.storage()),
-            Side::Remote => self.store.remote().ok_or_else(|| Error::new(ErrorKind::Internal, "no remote to sync to")),
+            Side::Local => Ok(&self.store.local),
+            Side::Remote => {
+                self.store.remote.as_ref().ok_or_else(|| Error::new(ErrorKind::Internal, "no remote to sync to"))
+            }
         }
     }
 

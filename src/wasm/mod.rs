@@ -33,6 +33,8 @@ mod types;
 #[cfg(feature = "window")]
 mod window;
 
+#[cfg(all(test, feature = "native"))]
+mod awaited;
 #[cfg(all(test, feature = "core"))]
 mod tests;
 

@@ -7,23 +7,19 @@
 //! The package's workflows never await it: their plans' ops go to the JavaScript driver
 //! in steps (src/wasm/steps.rs), which carry this storage as [`JsStorage::js`], and their
 //! outcomes come back typed ([`JsStorage::outcome`]).
-//! Its [`Storage`] implementation serves Rust code that drives the core's async API in
-//! wasm itself (the wasm-bindgen tests do), awaiting the host's Promises with
-//! `wasm-bindgen-futures`; the module links none of it unless such code is compiled in.
+//! Nothing here awaits: the wasm tests' `Storage` implementation over it, which awaits the
+//! host's Promises, is in `awaited.rs`, compiled for the tests only.
 
 use std::fmt;
 
-use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
-use super::body;
 use super::steps::{self, OpKind};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Op, Outcome};
-use crate::storage::{Storage, WriteOptions};
 
 /// A JavaScript value thrown or rejected by the host, kept as an error's source.
 pub struct HostError(pub JsValue);
@@ -49,24 +45,16 @@ impl std::error::Error for HostError {}
 
 /// The host object and its methods, looked up once.
 pub struct JsStorage {
-    host: JsValue,
-    /// `{root}`: the store folder, passed to `read` so file-system adapters can refuse
-    /// a read that a symbolic link would take outside it.
-    read_options: Object,
-    read: Function,
-    write: Function,
-    remove: Function,
-    list: Function,
-    remove_dir: Option<Function>,
-    lock: Option<Function>,
-    append: Option<Function>,
+    pub(super) host: JsValue,
     /// `close_call` handed out the host's `close()`: it is called once.
     closed: std::cell::Cell<bool>,
-    /// The storage as steps carry it (steps::storage): the host, its methods, `read_options`.
+    /// The storage as steps carry it (steps::storage): the host, its methods, and
+    /// `{root}`, the store folder, passed to `read` so file-system adapters can refuse a
+    /// read that a symbolic link would take outside it.
     js: JsValue,
 }
 
-fn method(host: &JsValue, name: &str) -> Option<Function> {
+pub(super) fn method(host: &JsValue, name: &str) -> Option<Function> {
     Reflect::get(host, &name.into()).ok()?.dyn_into::<Function>().ok()
 }
 
@@ -99,19 +87,7 @@ impl JsStorage {
             &optional(&lock),
             &read_options,
         );
-        Ok(JsStorage {
-            read,
-            write,
-            remove,
-            list,
-            remove_dir,
-            lock,
-            append,
-            closed: std::cell::Cell::new(false),
-            read_options,
-            host,
-            js,
-        })
+        Ok(JsStorage { host, closed: std::cell::Cell::new(false), js })
     }
 
     /// The storage as a step carries it (src/wasm/steps.rs: `storage`).
@@ -136,17 +112,6 @@ impl JsStorage {
         }
         let close = method(&self.host, "close")?;
         Some(steps::close_call(&self.host, &close))
-    }
-
-    /// `f` called on the host and its value awaited (a plain value or a thenable), its
-    /// failure typed.
-    async fn call(&self, op: &str, path: &str, f: &Function, args: &[JsValue]) -> Result<JsValue> {
-        let args: Array = args.iter().collect();
-        let settled = match f.apply(&self.host, &args) {
-            Ok(value) => JsFuture::from(Promise::resolve(&value)).await,
-            Err(e) => Err(e),
-        };
-        settled.map_err(|e| host_failure(op, path, e))
     }
 }
 
@@ -173,19 +138,13 @@ pub fn list_names(value: JsValue, dir: &str) -> Result<Vec<String>> {
     Ok(array.iter().filter_map(|v| v.as_string()).collect())
 }
 
-fn write_options(options: WriteOptions) -> JsValue {
-    let opts = Object::new();
-    let _ = Reflect::set(&opts, &"exclusive".into(), &options.exclusive.into());
-    opts.into()
-}
-
 /// The host's failed `op` on `path`, typed (see [`classify`]), its error kept as `cause`.
 pub fn host_failure(op: &str, path: &str, err: JsValue) -> Error {
     classify(op, &err).with_path(path).with_source(HostError(err))
 }
 
 /// Maps a host error onto a kind by its `code` or `name`.
-fn classify(op: &str, err: &JsValue) -> Error {
+pub(super) fn classify(op: &str, err: &JsValue) -> Error {
     let field = |k: &str| Reflect::get(err, &k.into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
     let (code, name) = (field("code"), field("name"));
     let kind = match (code.as_str(), name.as_str()) {
@@ -219,15 +178,6 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
     None
 }
 
-impl JsStorage {
-    /// What the host's `read` gives (bytes or a string), not copied into wasm; `None`
-    /// when the file does not exist.
-    pub async fn read_value(&self, path: &str) -> Result<Option<JsValue>> {
-        let value = self.call("read", path, &self.read, &[path.into(), self.read_options.clone().into()]).await?;
-        Ok((!value.is_undefined() && !value.is_null()).then_some(value))
-    }
-}
-
 /// A plan's ops as steps carry them (src/wasm/plans.rs), and how their outcomes are
 /// typed, as this storage's own calls below.
 impl JsStorage {
@@ -258,85 +208,4 @@ impl JsStorage {
             _ => Ok(Outcome::Done),
         }
     }
-
-    /// The host's `lock`, or `undefined` (then the driver gives this process's turns at
-    /// a lock name alone).
-    fn lock_fn(&self) -> JsValue {
-        self.lock.as_ref().map_or(JsValue::UNDEFINED, |f| f.clone().into())
-    }
-}
-
-impl Storage for JsStorage {
-    async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        match self.read_value(path).await? {
-            Some(value) => read_bytes(value, path),
-            None => Ok(None),
-        }
-    }
-
-    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
-        let bytes = Uint8Array::from(data);
-        self.call("write", path, &self.write, &[path.into(), bytes.into(), write_options(options)]).await?;
-        Ok(())
-    }
-
-    fn body(&self, handle: u32) -> Option<Vec<u8>> {
-        body::held(handle).map(|b| b.to_vec())
-    }
-
-    async fn remove(&self, path: &str) -> Result<()> {
-        self.call("remove", path, &self.remove, &[path.into()]).await?;
-        Ok(())
-    }
-
-    /// The host's `append` when it has one; else a read and a whole-file write (not atomic).
-    async fn append(&self, path: &str, data: &[u8]) -> Result<()> {
-        let Some(append) = &self.append else {
-            let mut bytes = self.read(path).await?.unwrap_or_default();
-            bytes.extend_from_slice(data);
-            return self.write(path, &bytes, WriteOptions::default()).await;
-        };
-        self.call("append", path, append, &[path.into(), Uint8Array::from(data).into()]).await?;
-        Ok(())
-    }
-
-    async fn list(&self, dir: &str) -> Result<Vec<String>> {
-        list_names(self.call("list", dir, &self.list, &[dir.into()]).await?, dir)
-    }
-
-    async fn remove_dir(&self, path: &str) -> Result<()> {
-        if let Some(f) = &self.remove_dir {
-            self.call("removeDir", path, f, &[path.into()]).await?;
-        }
-        Ok(())
-    }
-
-    /// `host.lock(name, fn)` through the driver's `hold` (driver.js), as the plans take
-    /// it: this process's turn at the name first, then the host's lock (none: the turn
-    /// alone), held from the callback's call until `work` is done and the host's `lock`
-    /// has settled.
-    async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
-        let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
-        let lock = hold(&self.host, &self.lock_fn(), name);
-        let part = |key: &str| Reflect::get(&lock, &key.into()).unwrap_or(JsValue::UNDEFINED);
-        // `held`: an outcome (src/wasm/steps.rs), once held or once the lock failed before.
-        let held = JsFuture::from(Promise::resolve(&part("held"))).await.map_err(failed)?;
-        steps::outcome(&held).map_err(failed)?;
-        let out = work.await;
-        if let Some(release) = part("release").dyn_ref::<Function>() {
-            let _ = release.call0(&JsValue::UNDEFINED);
-        }
-        // `settled`: the outcome of the host's lock.
-        let settled = JsFuture::from(Promise::resolve(&part("settled"))).await.map_err(failed)?;
-        steps::outcome(&settled).map_err(failed)?;
-        Ok(out)
-    }
-}
-
-// The driver's lock holder (pkg-template/driver.js, beside the glue in the package; a
-// snippet for the wasm-bindgen tests, as host.js is).
-#[cfg_attr(not(test), wasm_bindgen(raw_module = "./driver.js"))]
-#[cfg_attr(test, wasm_bindgen(module = "/pkg-template/driver.js"))]
-extern "C" {
-    fn hold(host: &JsValue, lock: &JsValue, name: &str) -> JsValue;
 }

@@ -10,7 +10,7 @@ use wasm_bindgen_test::*;
 use super::manager::JsContextManager;
 use super::storage::JsStorage;
 use crate::error::ErrorKind;
-use crate::storage::{Storage, WriteOptions};
+use crate::native::{Storage, WriteOptions};
 
 #[wasm_bindgen(inline_js = r#"
 export function makeHost(asPromises) {

@@ -13,12 +13,13 @@
 //! what makes the optimised conversation reproducible, so it is not silently dropped
 //! (the caller may remove the file, or open with `discardCorrupt`).
 
+#[cfg(doc)]
+use crate::native::Storage;
 use serde_json::Value;
 
 use super::json::object;
 use super::Edit;
 use crate::error::{Error, ErrorKind, Result};
-use crate::storage::{Storage, WriteOptions};
 
 /// Version of the history file.
 pub const HISTORY_VERSION: u32 = 1;
@@ -126,22 +127,11 @@ pub fn history_path(context_dir: &str, id: &str) -> Result<String> {
     Ok(format!("{}/window/{id}.json", context_dir.trim_end_matches('/')))
 }
 
-/// Reads the history at `path`: empty when the file does not exist, `CORRUPT_RECORD` when
-/// it does not parse.
-pub async fn load<S: Storage>(storage: &S, path: &str) -> Result<History> {
-    of_file(storage.read(path).await?.as_deref(), path)
-}
-
 /// The history in the bytes of the file at `path` (`None`: there is no file), as
-/// [`load`] reads it: empty for no file, `CORRUPT_RECORD` when it does not parse.
+/// `crate::native::window::load` reads it: empty for no file, `CORRUPT_RECORD` when it does not parse.
 pub fn of_file(bytes: Option<&[u8]>, path: &str) -> Result<History> {
     match bytes {
         None => Ok(History::default()),
         Some(bytes) => History::from_json(bytes).map_err(|e| e.with_path(path)),
     }
-}
-
-/// Writes the history to `path`, replacing the file whole.
-pub async fn save<S: Storage>(storage: &S, path: &str, history: &History) -> Result<()> {
-    storage.write(path, &history.to_json(), WriteOptions::default()).await
 }

@@ -204,7 +204,7 @@ pub fn total_size(messages: &[Value]) -> Size {
     out
 }
 
-/// Compact JSON text of a value, as `serde_json::to_string` writes it ([`super::json`]).
+/// Compact JSON text of a value, as `serde_json::to_string` writes it (`window/json.rs`).
 pub fn json_text(value: &Value) -> String {
     super::json::text(value)
 }

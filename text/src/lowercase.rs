@@ -3,7 +3,7 @@
 //! std's (an 11.5 KB table of pairs, plus the code and tables of its `Final_Sigma` rule):
 //! the tokeniser and `hashQuery` lowercase every text, so every wasm module carried them.
 //!
-//! The tables are generated from std itself ([`tests::tables_are_std_s`] prints them again
+//! The tables are generated from std itself (`tests::tables_are_std_s` prints them again
 //! when a Rust release moves to a new Unicode version), and a test compares this
 //! lowercasing with `str::to_lowercase` for every character, alone and on either side of
 //! a `Σ`.

@@ -4,13 +4,12 @@
 use super::{conv_want, lww, At, Phase, Step, SyncRun};
 use crate::conversation::files::{Action, Side, Want};
 use crate::conversation::messages::merge;
-use crate::conversation::ConversationStore;
+use crate::conversation::Conversations;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
 use crate::sort::set_of;
-use crate::storage::Storage;
 
-impl<L: Storage, R: Storage> ConversationStore<L, R> {
+impl Conversations {
     /// Reads which artifacts the local copy lacks, and their contents on the remote.
     pub(super) fn absorb(&self, run: &mut SyncRun) -> Result<Option<Step>> {
         let Some(merged) = &run.merged else { return Err(Error::new(ErrorKind::Internal, "no merge")) };

@@ -3,12 +3,11 @@
 
 use super::{conv_want, queue_items, At, Merged, Phase, Step, SyncFailure, SyncRun};
 use crate::conversation::files::{Side, Want};
-use crate::conversation::ConversationStore;
+use crate::conversation::Conversations;
 use crate::error::{ErrorKind, Result};
 use crate::sort::set_of;
-use crate::storage::Storage;
 
-impl<L: Storage, R: Storage> ConversationStore<L, R> {
+impl Conversations {
     /// Reports the queue's unreadable items; the pull begins.
     pub(super) fn unreadable(&self, run: &mut SyncRun) -> Result<Option<Step>> {
         let queue = Want { queue: true, ..Want::default() };

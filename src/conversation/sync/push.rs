@@ -6,13 +6,12 @@ use super::{conv_want, lww, missing_content, queue_items, At, LocalState, Merged
 use crate::conversation::files::{Action, Side, Want};
 use crate::conversation::messages::merge;
 use crate::conversation::replica::to_json;
-use crate::conversation::ConversationStore;
+use crate::conversation::Conversations;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
 use crate::sort::set_of;
-use crate::storage::Storage;
 
-impl<L: Storage, R: Storage> ConversationStore<L, R> {
+impl Conversations {
     /// Reads the queue: which conversations have items.
     pub(super) fn start(&self, run: &mut SyncRun) -> Result<Option<Step>> {
         let queue = Want { queue: true, ..Want::default() };

@@ -26,7 +26,9 @@ use super::plans::{self, Reply};
 use super::steps;
 use super::storage::JsStorage;
 use crate::error::{Error, Result};
-use crate::store::{Clearing, Closing, DebugEvent, Job, JobPlan, Loading, Manager, Options, SessionChoice};
+use crate::store::{
+    remove_written, Clearing, Closing, DebugEvent, Job, JobPlan, Loading, Manager, Options, SessionChoice,
+};
 
 mod load;
 mod save;
@@ -494,16 +496,7 @@ impl JsContextManager {
             // The job clears the pointers for `clear`.
             Ok(Clearing::Session(job)) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
             Ok(Clearing::Files(pass, written)) => {
-                let manager = inner.clone();
-                let removes = written.iter().map(|p| crate::plan::Op::Remove(p.clone())).collect();
-                let plan = crate::plan::batch(removes, move |outcomes| {
-                    let result = manager.written_removed(&written, outcomes);
-                    if pointers {
-                        manager.clear_pointers();
-                    }
-                    drop(pass);
-                    result
-                });
+                let plan = remove_written(inner, pass, written, pointers);
                 plans::start(self.storage.clone(), plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
             }
         }

@@ -377,7 +377,7 @@ impl JsContextManager {
         task_or_options: JsValue,
         query_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        use crate::storage::{Storage, WriteOptions};
+        use crate::native::{Storage, WriteOptions};
         let (begun, result_in) = self.start_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
         let mut pending = match begun {
             Begun::Saved(filepath, _) => return Ok(filepath.into()),

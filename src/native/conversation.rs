@@ -5,23 +5,60 @@
 //! over a host in the package. Nothing else in the store awaits.
 
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 
-use super::files::Side;
-use super::files::{Action, Files, Need};
-use super::ops::{Answer, Operation, Request};
-use super::sync::{Step, SyncReport, SyncRun, SyncStatus};
-use super::{artifacts, export};
-use super::{
-    unexpected, validate_id, ArtifactInput, ArtifactMeta, ConversationMetadata, ConversationStore, Format, Message,
-    MessageInput, PruneOptions, Pruned, Role, Stats,
-};
+use futures_util::lock::Mutex;
 
+use super::storage::{Storage, WriteOptions};
+use crate::conversation::{
+    parse_export, validate_id, validate_type, Action, Answer, ArtifactInput, ArtifactMeta, ConversationMetadata,
+    Conversations, Files, Format, Message, MessageInput, Need, Operation, PruneOptions, Pruned, Request, Role, Side,
+    Stats, Step, StoreOptions, SyncReport, SyncRun, SyncStatus,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
-use crate::storage::{Storage, WriteOptions};
+
+/// The conversation store over local storage `L` and an optional remote `R`: the
+/// [`Conversations`] state (which it derefs to) driven over the storages.
+pub struct ConversationStore<L, R = L> {
+    core: Conversations,
+    local: L,
+    remote: Option<R>,
+    writes: Mutex<()>,
+    sync_lock: Mutex<()>,
+}
+
+impl<L, R> Deref for ConversationStore<L, R> {
+    type Target = Conversations;
+
+    fn deref(&self) -> &Conversations {
+        &self.core
+    }
+}
 
 impl<L: Storage, R: Storage> ConversationStore<L, R> {
+    /// A store over `local`, syncing to `remote` when given.
+    pub fn new(local: L, remote: Option<R>, options: StoreOptions) -> Result<Self> {
+        Ok(ConversationStore {
+            core: Conversations::new(options, remote.is_some())?,
+            local,
+            remote,
+            writes: Mutex::new(()),
+            sync_lock: Mutex::new(()),
+        })
+    }
+
+    /// The local storage.
+    pub fn storage(&self) -> &L {
+        &self.local
+    }
+
+    /// The remote storage, if any.
+    pub fn remote(&self) -> Option<&R> {
+        self.remote.as_ref()
+    }
+
     /// Waits for this store's writes and sync in flight; nothing else is held open.
     pub async fn close(&self) {
         // The order sync takes them in (sync, then writes), so the two never deadlock.
@@ -36,7 +73,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         // Boxed: one instance of the storage's `locked` per result type rather than one
         // per call site (the wasm binary is smaller for it).
         let work: std::pin::Pin<Box<dyn Future<Output = Result<T>> + '_>> = Box::pin(work);
-        self.local.locked(&join(&self.base, ".lock"), work).await?
+        self.local.locked(&join(self.base(), ".lock"), work).await?
     }
 
     /// A new, empty conversation (with the caller's id, if one is given).
@@ -97,7 +134,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// Stores `content` as an artifact of the conversation.
     pub async fn store_artifact(&self, conversation_id: &str, input: ArtifactInput) -> Result<ArtifactMeta> {
         validate_id(conversation_id, "conversation id")?;
-        artifacts::validate_type(&input.kind)?;
+        validate_type(&input.kind)?;
         match self.perform(Request::StoreArtifact { conv: conversation_id.to_owned(), input }).await? {
             Answer::Artifact(meta) => Ok(meta),
             other => Err(unexpected(other)),
@@ -182,7 +219,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// into one that has it, it merges as a sync does: messages by id, metadata
     /// last-write-wins, missing artifacts added.
     pub async fn import(&self, text: &str, format: Option<Format>) -> Result<ConversationMetadata> {
-        let snapshot = export::parse(text, format)?;
+        let snapshot = parse_export(text, format)?;
         match self.perform(Request::Import(Box::new(snapshot))).await? {
             Answer::Conversation(meta) => Ok(meta),
             other => Err(unexpected(other)),
@@ -314,4 +351,9 @@ pub async fn execute<S: Storage>(storage: &S, actions: &[Action]) -> std::result
         done.map_err(|e| (i, e))?;
     }
     Ok(())
+}
+
+/// An answer of another kind than the request's (a bug).
+fn unexpected(answer: Answer) -> Error {
+    Error::new(ErrorKind::Internal, format!("the conversation store answered {answer:?}"))
 }

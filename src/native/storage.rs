@@ -18,12 +18,8 @@
 //!
 //! [`ErrorKind::AlreadyExists`]: crate::ErrorKind::AlreadyExists
 
-mod fs;
-mod memory;
-
-pub use fs::FsStorage;
-pub use memory::MemoryStorage;
-
+#[cfg(doc)]
+use super::{FsStorage, MemoryStorage};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Options of [`Storage::write`].

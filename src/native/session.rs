@@ -1,15 +1,15 @@
 //! The session operations run natively: each plan of this module run over a [`Storage`].
 
-use super::{
+use super::runner;
+use super::storage::Storage;
+use crate::error::Result;
+use crate::session::{
     CleanupStale, ListSessions, Manifest, RecordFiles, RemoveSession, SearchSessions, SessionHit, SessionInfo,
 };
-use crate::error::Result;
-use crate::plan;
-use crate::storage::Storage;
 
 /// The sessions of a context dir whose manifest parses, by id.
 pub async fn list_sessions<S: Storage>(storage: &S, context_dir: &str) -> Result<Vec<SessionInfo>> {
-    plan::run(storage, ListSessions::new(context_dir)).await
+    runner::run(storage, ListSessions::new(context_dir)).await
 }
 
 /// Removes the sessions idle for longer than `older_than_ms` at `now_ms`: the files their
@@ -24,19 +24,19 @@ pub async fn cleanup_stale_sessions<S: Storage>(
     now_ms: i64,
     older_than_ms: i64,
 ) -> Result<Vec<String>> {
-    plan::run(storage, CleanupStale::new(context_dir, now_ms, older_than_ms)).await
+    runner::run(storage, CleanupStale::new(context_dir, now_ms, older_than_ms)).await
 }
 
 /// The record files of a session folder (one level of category folders), as paths
 /// relative to it: names in the record grammar only.
 pub async fn record_files<S: Storage>(storage: &S, dir: &str) -> Result<Vec<String>> {
-    plan::run(storage, RecordFiles::new(dir)).await
+    runner::run(storage, RecordFiles::new(dir)).await
 }
 
 /// Removes the files a manifest tracks (and `also`, paths inside the session), the
 /// manifest, and then the category folders and the session folder if they are empty.
 pub async fn remove_session<S: Storage>(storage: &S, dir: &str, manifest: &Manifest, also: &[String]) -> Result<()> {
-    plan::run(storage, RemoveSession::new(dir, manifest, also)).await
+    runner::run(storage, RemoveSession::new(dir, manifest, also)).await
 }
 
 /// Ranks the records of every session of `context_dir` for `query`, from the sessions'
@@ -49,5 +49,5 @@ pub async fn search_sessions<S: Storage>(
     query: &str,
     limit: usize,
 ) -> Result<Vec<SessionHit>> {
-    plan::run(storage, SearchSessions::new(context_dir, query, limit)).await
+    runner::run(storage, SearchSessions::new(context_dir, query, limit)).await
 }

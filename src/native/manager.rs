@@ -4,19 +4,23 @@
 //! begin a step, do the I/O it asks for, hand the outcome back. Nothing in the manager
 //! itself awaits.
 
+use std::future::poll_fn;
 use std::ops::Deref;
 use std::rc::Rc;
+use std::task::Poll;
 
 use futures_util::future::join_all;
 use futures_util::lock::Mutex;
 
-use super::clear::Clearing;
-use super::{Begun, Job, JobPlan, LoadStep, Manager, NotLoaded, Options, PendingSave, SaveInput, Written};
+use super::runner;
+use super::storage::{Storage, WriteOptions};
 use crate::error::Result;
-use crate::lifecycle::Phase;
-use crate::plan;
+use crate::lifecycle::{Gate, Phase};
 use crate::record::parse_record;
-use crate::storage::{Storage, WriteOptions};
+use crate::store::{
+    remove_written, Begun, Clearing, Job, JobPlan, LoadStep, Manager, NotLoaded, Options, PendingSave, SaveInput,
+    Written,
+};
 
 /// The tool-context store over a [`Storage`]: a [`Manager`] (the state and its
 /// synchronous steps, which it derefs to, as a guard to what it guards) and the storage
@@ -172,41 +176,35 @@ impl<S: Storage> ContextManager<S> {
         loop {
             match self.gate.phase() {
                 Phase::Closed => return Ok(()),
-                Phase::Closing => self.gate.settled().await,
+                Phase::Closing => until(&self.gate, |g| g.phase() != Phase::Closing).await,
                 Phase::Open => break,
             }
         }
         self.gate.set(Phase::Closing);
-        self.gate.idle().await;
+        until(&self.gate, Gate::is_idle).await;
         self.drive(Job::close()).await
     }
 
     /// Removes the records this manager wrote and drops those held in memory. Never
     /// touches any other file. Every removal is attempted; the first failure is returned.
     pub async fn clear_context_dir(&self) -> Result<()> {
-        let clearing = self.begin_clear("clearContextDir")?;
-        self.remove_written(clearing).await
+        self.remove_written(self.begin_clear("clearContextDir")?, false).await
     }
 
-    /// `clear_context_dir` after its first step.
-    async fn remove_written(&self, clearing: Clearing) -> Result<()> {
+    /// `clear_context_dir` after its first step (and `clear` with `pointers`).
+    async fn remove_written(&self, clearing: Clearing, pointers: bool) -> Result<()> {
         match clearing {
             Clearing::Session(job) => self.drive(job).await,
-            Clearing::Files(_pass, written) => plan::run(&self.storage, self.remove_written_plan(written)).await,
+            Clearing::Files(pass, written) => {
+                runner::run(&self.storage, remove_written(&self.core, pass, written, pointers)).await
+            }
         }
     }
 
     /// `clear_context_dir` and `clear_pointers`.
     pub async fn clear(&self) -> Result<()> {
-        match self.begin_clear("clear")? {
-            // The job clears the pointers.
-            clearing @ Clearing::Session(_) => self.remove_written(clearing).await,
-            clearing => {
-                let result = self.remove_written(clearing).await;
-                self.clear_pointers();
-                result
-            }
-        }
+        // In a session, the job clears the pointers.
+        self.remove_written(self.begin_clear("clear")?, true).await
     }
 
     /// Ends the session: removes the files its manifest tracks and this manager wrote,
@@ -248,7 +246,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// [`ContextManager::drive`], resolving to the filepaths the job indexed.
     async fn drive_indexing(&self, job: Job) -> Result<Vec<String>> {
-        plan::run_in_turn(&self.storage, &self.turn, JobPlan { manager: &self.core, job }).await
+        runner::run_in_turn(&self.storage, &self.turn, JobPlan { manager: &self.core, job }).await
     }
 }
 
@@ -265,4 +263,16 @@ async fn yield_now() {
         std::task::Poll::Pending
     })
     .await
+}
+
+/// Resolves once `done` holds of the gate (checked again at each of its changes).
+async fn until(gate: &Gate, done: impl Fn(&Gate) -> bool) {
+    poll_fn(|cx| {
+        if done(gate) {
+            return Poll::Ready(());
+        }
+        gate.wake_on_change(cx.waker());
+        Poll::Pending
+    })
+    .await;
 }

@@ -1,0 +1,36 @@
+//! Everything that awaits: the [`Storage`] trait and its native backends, the runner of
+//! plans, and the async API over them, for Rust users and the Rust tests. The core
+//! (every other module but `wasm`) owns no I/O: its workflows are synchronous steps, and
+//! these drive them, as the package's JavaScript driver (`pkg-template/driver.js`) does
+//! over a host.
+//!
+//! - [`storage`]: the [`Storage`] contract; [`MemoryStorage`], [`FsStorage`];
+//! - [`runner`]: [`run`], a plan run to its end over a storage;
+//! - [`manager`]: [`ContextManager`], a [`Manager`](crate::Manager) over a storage;
+//! - [`session`]: listing, searching and cleaning sessions;
+//! - [`conversation`]: [`ConversationStore`], a
+//!   [`Conversations`](crate::conversation::Conversations) over a local and a remote storage;
+//! - [`storewide`]: purge, export and import of a context dir;
+//! - [`window`]: the window optimiser's edit history, read and written.
+//!
+//! None of it is compiled into the package's wasm modules (see `lib.rs`): they link no
+//! async runtime.
+
+pub mod conversation;
+mod fs;
+pub mod manager;
+mod memory;
+pub mod runner;
+pub mod session;
+pub mod storage;
+pub mod storewide;
+pub mod window;
+
+pub use conversation::{execute, fetch, ConversationStore};
+pub use fs::FsStorage;
+pub use manager::ContextManager;
+pub use memory::MemoryStorage;
+pub use runner::{run, run_in_turn};
+pub use session::{cleanup_stale_sessions, list_sessions, record_files, remove_session, search_sessions};
+pub use storage::{Storage, WriteOptions};
+pub use storewide::{export_jsonl, import_jsonl, purge};

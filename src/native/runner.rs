@@ -1,0 +1,201 @@
+//! The blocking runner's part: a [plan](crate::plan) run to its end over a [`Storage`],
+//! awaiting the storage and nothing else (the package's JavaScript driver runs the same
+//! plans over a host).
+
+use futures_util::lock::Mutex;
+
+use super::storage::{Storage, WriteOptions};
+use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{Op, Outcome, Outcomes, Plan, Step};
+
+/// Runs `plan` to its end over `storage` (the native driver).
+pub async fn run<S: Storage, P: Plan>(storage: &S, plan: P) -> Result<P::Output> {
+    run_in_turn(storage, &Mutex::new(()), plan).await
+}
+
+/// [`run`], each lock the plan takes inside `turn` first (a manager's turn at its locks:
+/// its plans take them one after the other, whatever the storage's lock does; in wasm the
+/// driver keeps these turns).
+pub async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<()>, mut plan: P) -> Result<P::Output> {
+    let mut step = plan.step(Vec::new());
+    loop {
+        step = match step {
+            Step::Run(ops) => plan.step(perform(storage, &ops).await),
+            Step::Lock(name) => {
+                let _turn = turn.lock().await;
+                // The plan runs on under the lock until it releases it, or finishes.
+                let mut inside = None;
+                match storage.locked(&name, until_unlocked(storage, &mut plan, &mut inside)).await {
+                    Ok(()) => match inside {
+                        Some(step) => step,
+                        None => plan.step(Vec::new()),
+                    },
+                    // Taking it or releasing it failed: the plan hears it (unless it is done).
+                    Err(e) => match inside {
+                        Some(Step::Done(result)) => Step::Done(result.and(Err(e))),
+                        _ => plan.lock_failed(e),
+                    },
+                }
+            }
+            Step::Unlock => plan.lock_failed(Error::new(ErrorKind::Internal, "a plan released a lock it did not hold")),
+            Step::Done(result) => return result,
+        }
+    }
+}
+
+/// Steps `plan` while it holds a lock, until it releases it (`inside` stays `None`) or
+/// finishes (`inside`: its last step).
+async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P, inside: &mut Option<Step<P::Output>>) {
+    let mut outcomes = Vec::new();
+    loop {
+        match plan.step(std::mem::take(&mut outcomes)) {
+            Step::Run(ops) => outcomes = perform(storage, &ops).await,
+            Step::Unlock => return,
+            Step::Lock(_) => {
+                *inside = Some(Step::Done(Err(Error::new(ErrorKind::Internal, "a plan took a lock it holds"))));
+                return;
+            }
+            done => {
+                *inside = Some(done);
+                return;
+            }
+        }
+    }
+}
+
+/// Runs `ops` over `storage`, one after the other: native storages complete at once, and
+/// in wasm the JavaScript driver runs a plan's ops (this only serves the workflows that
+/// still await plans inside a Rust task), so nothing is gained by polling them together.
+async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
+    let mut outcomes = Vec::with_capacity(ops.len());
+    for op in ops {
+        outcomes.push(match op {
+            Op::Read(path) => storage.read(path).await.map(Outcome::Read),
+            Op::List(dir) => storage.list(dir).await.map(Outcome::List),
+            Op::Write { path, bytes, exclusive } => {
+                storage.write(path, bytes, WriteOptions { exclusive: *exclusive }).await.map(|()| Outcome::Done)
+            }
+            Op::Remove(path) => storage.remove(path).await.map(|()| Outcome::Done),
+            Op::RemoveDir(path) => storage.remove_dir(path).await.map(|()| Outcome::Done),
+        });
+    }
+    outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::native::MemoryStorage;
+    use crate::plan::bytes;
+    use futures_executor::block_on;
+    use std::cell::RefCell;
+
+    /// A memory storage whose lock logs when it is taken and released, and what ran under it.
+    #[derive(Default)]
+    struct Logged {
+        files: MemoryStorage,
+        log: RefCell<Vec<String>>,
+        /// Its lock fails, before running the work.
+        lock_fails: bool,
+    }
+
+    impl Storage for Logged {
+        async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+            self.log.borrow_mut().push(format!("read {path}"));
+            self.files.read(path).await
+        }
+        async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
+            self.files.write(path, data, options).await
+        }
+        async fn remove(&self, path: &str) -> Result<()> {
+            self.files.remove(path).await
+        }
+        async fn list(&self, dir: &str) -> Result<Vec<String>> {
+            self.files.list(dir).await
+        }
+        async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
+            self.log.borrow_mut().push(format!("lock {name}"));
+            if self.lock_fails {
+                return Err(Error::new(ErrorKind::Storage, "the lock failed"));
+            }
+            let out = work.await;
+            self.log.borrow_mut().push("unlock".into());
+            Ok(out)
+        }
+    }
+
+    /// Reads `a` under the lock `l`, then `b` after it; with `fail_locked`, fails under the lock.
+    struct Sample {
+        at: u8,
+        fail_locked: bool,
+    }
+
+    impl Plan for Sample {
+        type Output = Vec<Option<Vec<u8>>>;
+
+        fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output> {
+            self.at += 1;
+            match self.at {
+                1 => Step::Lock("l".into()),
+                2 => Step::Run(vec![Op::Read("a".into())]),
+                3 if self.fail_locked => Step::Done(Err(Error::invalid("failed under the lock"))),
+                3 => Step::Unlock,
+                4 => Step::Run(vec![Op::Read("b".into()), Op::Read("a".into())]),
+                _ => Step::Done(outcomes.into_iter().map(bytes).collect()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_plan_runs_its_ops_under_the_lock_it_takes_and_hands_back_their_outcomes_in_order() {
+        let storage = Logged::default();
+        block_on(storage.files.write("a", b"A", WriteOptions::default())).unwrap();
+        let out = block_on(run(&storage, Sample { at: 0, fail_locked: false })).unwrap();
+        assert_eq!(out, vec![None, Some(b"A".to_vec())]);
+        assert_eq!(*storage.log.borrow(), ["lock l", "read a", "unlock", "read b", "read a"]);
+    }
+
+    #[test]
+    fn a_plan_that_ends_holding_the_lock_has_it_released_then_fails() {
+        let storage = Logged::default();
+        let err = block_on(run(&storage, Sample { at: 0, fail_locked: true })).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+        assert_eq!(*storage.log.borrow(), ["lock l", "read a", "unlock"]);
+    }
+
+    /// Takes the lock `l`; hears its failure and reads `b` instead.
+    struct Hears(Option<Error>);
+
+    impl Plan for Hears {
+        type Output = String;
+
+        fn step(&mut self, outcomes: Outcomes) -> Step<String> {
+            match self.0.take() {
+                None if outcomes.is_empty() => Step::Lock("l".into()),
+                Some(e) if outcomes.is_empty() => Step::Run(vec![Op::Read(format!("b {}", e.kind().code()))]),
+                _ => Step::Done(Ok(format!("{:?}", outcomes.len()))),
+            }
+        }
+
+        fn lock_failed(&mut self, e: Error) -> Step<String> {
+            self.0 = Some(e);
+            self.step(Vec::new())
+        }
+    }
+
+    #[test]
+    fn a_plan_hears_that_its_lock_failed_and_goes_on_while_by_default_it_fails() {
+        let storage = Logged { lock_fails: true, ..Logged::default() };
+        assert_eq!(block_on(run(&storage, Hears(None))).unwrap(), "1");
+        assert_eq!(*storage.log.borrow(), ["lock l", "read b STORAGE"]);
+        let err = block_on(run(&storage, Sample { at: 0, fail_locked: false })).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Storage, "{err}");
+    }
+
+    #[test]
+    fn a_mapped_plan_gives_its_result_through_the_function() {
+        let storage = Logged::default();
+        let plan = Sample { at: 0, fail_locked: false }.map(|reads| Ok(reads.len()));
+        assert_eq!(block_on(run(&storage, plan)).unwrap(), 2);
+    }
+}
