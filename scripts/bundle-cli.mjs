@@ -3,14 +3,15 @@
 // is) and the npm packages it imports (commander, cli-table3, cli-progress, ms,
 // picocolors) bundled by esbuild into one file, pkg/bin/toolctx.js, so the package has no
 // runtime dependencies and a browser or edge project installing it pulls none of them.
-// Imports of the library itself (`../index.node.js`, `../adapters/node.js`) stay as they
-// are: the bin uses the package's own files. The bundled packages' licences go beside it
-// in pkg/bin/THIRD-PARTY-LICENSES.txt.
+// Imports of the library itself (`../index.node.js`, `../adapters/node.js`; from
+// bin/commands/, `../../…`) stay imports, rewritten to be relative to pkg/bin/toolctx.js:
+// the bin uses the package's own files. The bundled packages' licences go beside it in
+// pkg/bin/THIRD-PARTY-LICENSES.txt.
 //
 //   node scripts/bundle-cli.mjs        (run by `make pkg` after pkg-template/ is copied)
 
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -18,14 +19,28 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const source = join(root, "pkg-template", "bin");
 const target = join(root, "pkg", "bin");
 
+/** Whether `path` is `folder` or under it. */
+function inside(folder, path) {
+  const rel = relative(folder, path);
+  return rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
+
 /**
- * `../…` imports of bin/'s own files leave bin/: the library's own modules, loaded from the
- * package at run time. (A bundled package's `../…` imports are its own files, bundled.)
+ * A `../…` import of a file of bin/ (or bin/commands/) that leaves bin/ is the library's
+ * own module, loaded from the package at run time: external, its path made relative to
+ * the bundle, bin/toolctx.js (`../../adapters/node.js` from commands/ is
+ * `../adapters/node.js`). One between bin/'s files (`../store.js`) is bundled, and so are a
+ * bundled package's `../…` imports (its own files).
  */
 const libraryExternal = {
   name: "library-external",
   setup(b) {
-    b.onResolve({ filter: /^\.\.\// }, (args) => (dirname(args.importer) === source ? { path: args.path, external: true } : undefined));
+    b.onResolve({ filter: /^\.\.\// }, (args) => {
+      if (!inside(source, args.importer)) return undefined;
+      const file = resolve(dirname(args.importer), args.path);
+      if (inside(source, file)) return undefined;
+      return { path: relative(source, file).split(sep).join("/"), external: true };
+    });
   },
 };
 
@@ -45,7 +60,15 @@ const result = await build({
   logLevel: "warning",
 });
 
-// Everything else in bin/ is now inside toolctx.js.
+// The library stays outside the bundle: no file of pkg-template/ but bin/'s is in it.
+const template = join(root, "pkg-template");
+const inlined = Object.keys(result.metafile.inputs).filter((input) => {
+  const file = resolve(root, input);
+  return inside(template, file) && !inside(source, file);
+});
+if (inlined.length) throw new Error(`the library was bundled into bin/toolctx.js, not imported: ${inlined.join(", ")}`);
+
+// Everything else in bin/ (commands/ too) is now inside toolctx.js.
 for (const name of readdirSync(target)) {
   if (name !== "toolctx.js") rmSync(join(target, name), { recursive: true, force: true });
 }
