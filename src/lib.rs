@@ -68,7 +68,7 @@
 //! - [`view`]: a result as the model reads it, in numbered lines;
 //! - [`paths`]: path normalising and confinement;
 //! - [`plan`]: the storage operations a synchronous step asks for, and their outcomes;
-//! - [`platform`]: the system clock and the CSPRNG, the defaults handed to the core;
+//! - [`platform`]: the system clock and the random source, the defaults handed to the core;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`handle`]: a record's handle, `ctx:` and base32 (what the model sees and passes back);
 //! - [`retention`]: caps by bytes, records and age over the records a manager owns;

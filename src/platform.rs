@@ -1,13 +1,12 @@
-//! The platform's clock and CSPRNG. The core never reads them itself: they are inputs of
+//! The platform's clock and random source. The core never reads them itself: they are inputs of
 //! its options ([`Options::clock`], [`Options::random`], [`StoreOptions`]'s), and this
 //! module holds the defaults that the native constructors ([`Options::new`],
 //! [`StoreOptions::new`]) and the wasm layer hand in. Tests hand in their own.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::conversation::StoreOptions;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::store::Options;
 
 /// Milliseconds since the Unix epoch, from the system clock (`Date.now()` in wasm).
@@ -18,74 +17,100 @@ pub fn now_ms() -> i64 {
     return js_sys::Date::now() as i64;
 }
 
-/// A uniform number in `[0, 1)` from the CSPRNG (53 random bits).
+/// A uniform number in `[0, 1)`: natively from the OS CSPRNG (53 random bits); in wasm
+/// the host's `Math.random()`, as the TypeScript original named its records. Names need to
+/// differ, not to be secret (a record's path shows them; a taken name is drawn again), and
+/// in Node the first `crypto.getRandomValues` loads WebCrypto, which cost about 2.4 ms of
+/// the first save (measured: `bench/README.md`, start-up).
 pub fn random_unit() -> Result<f64> {
-    let mut bytes = [0u8; 8];
-    for b in &mut bytes {
-        *b = POOL.with(|pool| pool.borrow_mut().next()).map_err(no_csprng)?;
+    #[cfg(target_arch = "wasm32")]
+    return Ok(js_sys::Math::random());
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let mut bytes = [0u8; 8];
+        for b in &mut bytes {
+            *b = native_random::next_byte()?;
+        }
+        Ok((u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64)
     }
-    Ok((u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64)
 }
 
-fn no_csprng(e: getrandom::Error) -> Error {
-    Error::new(ErrorKind::Internal, format!("no CSPRNG: {e}"))
-}
-
-thread_local! {
-    static POOL: RefCell<RandomPool> = const { RefCell::new(RandomPool { bytes: [0; RandomPool::SIZE], used: RandomPool::SIZE }) };
-}
-
-/// `n` characters of `[a-z0-9]` from the platform's CSPRNG.
-///
-/// The bytes come from a pool of `RandomPool::SIZE` filled in one call: asking the
-/// platform costs microseconds a call in wasm (`crypto.getRandomValues`), about what the
-/// rest of a small save's naming costs, and a name takes a handful of bytes. The names
-/// are not secrets (a record's path shows them); the pool only spares the calls.
+/// `n` characters of `[a-z0-9]` from the platform's random source ([`random_unit`]'s).
 pub fn random_chars(n: usize) -> Result<String> {
-    POOL.with(|pool| {
-        let mut pool = pool.borrow_mut();
-        let mut failure = None;
-        let out = crate::naming::random_chars(n, || {
-            pool.next().unwrap_or_else(|e| {
-                failure = Some(e);
-                0
-            })
-        });
-        match failure {
-            // Bytes drawn before the failure are dropped with the pool's remainder.
-            Some(e) => {
-                pool.used = RandomPool::SIZE;
-                Err(no_csprng(e))
+    #[cfg(target_arch = "wasm32")]
+    return Ok(crate::naming::random_chars(n, || (js_sys::Math::random() * 252.0) as u8));
+    #[cfg(not(target_arch = "wasm32"))]
+    native_random::chars(n)
+}
+
+/// The OS CSPRNG, drawn through a pool.
+#[cfg(not(target_arch = "wasm32"))]
+mod native_random {
+    use std::cell::RefCell;
+
+    use crate::error::{Error, ErrorKind, Result};
+
+    thread_local! {
+        static POOL: RefCell<RandomPool> = const { RefCell::new(RandomPool { bytes: [0; RandomPool::SIZE], used: RandomPool::SIZE }) };
+    }
+
+    fn no_csprng(e: getrandom::Error) -> Error {
+        Error::new(ErrorKind::Internal, format!("no CSPRNG: {e}"))
+    }
+
+    /// One byte of the pool.
+    pub fn next_byte() -> Result<u8> {
+        POOL.with(|pool| pool.borrow_mut().next()).map_err(no_csprng)
+    }
+
+    /// `n` characters of `[a-z0-9]`. The bytes come from a pool of `RandomPool::SIZE`
+    /// filled in one call: a name takes a handful of bytes, and the pool spares the calls.
+    pub fn chars(n: usize) -> Result<String> {
+        POOL.with(|pool| {
+            let mut pool = pool.borrow_mut();
+            let mut failure = None;
+            let out = crate::naming::random_chars(n, || {
+                pool.next().unwrap_or_else(|e| {
+                    failure = Some(e);
+                    0
+                })
+            });
+            match failure {
+                // Bytes drawn before the failure are dropped with the pool's remainder.
+                Some(e) => {
+                    pool.used = RandomPool::SIZE;
+                    Err(no_csprng(e))
+                }
+                None => Ok(out),
             }
-            None => Ok(out),
+        })
+    }
+
+    /// CSPRNG bytes drawn ahead, each handed out once.
+    struct RandomPool {
+        bytes: [u8; RandomPool::SIZE],
+        /// How many of `bytes` are handed out (`SIZE`: none left).
+        used: usize,
+    }
+
+    impl RandomPool {
+        /// Bytes drawn per call to the platform: a few dozen names' worth.
+        const SIZE: usize = 256;
+
+        fn next(&mut self) -> std::result::Result<u8, getrandom::Error> {
+            if self.used == Self::SIZE {
+                getrandom::fill(&mut self.bytes)?;
+                self.used = 0;
+            }
+            self.used += 1;
+            Ok(self.bytes[self.used - 1])
         }
-    })
-}
-
-/// CSPRNG bytes drawn ahead, each handed out once.
-struct RandomPool {
-    bytes: [u8; RandomPool::SIZE],
-    /// How many of `bytes` are handed out (`SIZE`: none left).
-    used: usize,
-}
-
-impl RandomPool {
-    /// Bytes drawn per call to the platform: a few dozen names' worth.
-    const SIZE: usize = 256;
-
-    fn next(&mut self) -> std::result::Result<u8, getrandom::Error> {
-        if self.used == Self::SIZE {
-            getrandom::fill(&mut self.bytes)?;
-            self.used = 0;
-        }
-        self.used += 1;
-        Ok(self.bytes[self.used - 1])
     }
 }
 
 impl Options {
     /// Defaults for a store in `context_dir`, with the platform's clock ([`now_ms`]) and
-    /// CSPRNG ([`random_unit`]).
+    /// random source ([`random_unit`]).
     pub fn new(context_dir: impl Into<String>) -> Self {
         Options::with(context_dir, Rc::new(now_ms), Rc::new(random_unit))
     }
@@ -93,7 +118,7 @@ impl Options {
 
 impl StoreOptions {
     /// Defaults for a conversation store in `context_dir`, with the platform's clock
-    /// ([`now_ms`]) and CSPRNG ([`random_chars`]).
+    /// ([`now_ms`]) and random source ([`random_chars`]).
     pub fn new(context_dir: impl Into<String>) -> Self {
         StoreOptions::with(context_dir, Rc::new(now_ms), Rc::new(random_chars))
     }

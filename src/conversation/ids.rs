@@ -10,7 +10,7 @@ pub const MAX_ID_LEN: usize = 128;
 /// Random characters in a generated id.
 pub const RANDOM_ID_LEN: usize = 16;
 
-/// A source of `n` characters of `[a-z0-9]`: the CSPRNG ([`crate::platform::random_chars`]),
+/// A source of `n` characters of `[a-z0-9]`: the platform's ([`crate::platform::random_chars`]),
 /// or a caller's (tests, the `random` option).
 pub type IdRandom = Rc<dyn Fn(usize) -> Result<String>>;
 

@@ -28,7 +28,7 @@ pub struct DebugEvent {
 
 /// Milliseconds since the Unix epoch.
 pub type Clock = Rc<dyn Fn() -> i64>;
-/// Uniform numbers in `[0, 1)`, like `Math.random`: the CSPRNG ([`crate::platform::random_unit`]),
+/// Uniform numbers in `[0, 1)`, like `Math.random`: the platform's ([`crate::platform::random_unit`]),
 /// or a caller's source (tests, the `random` option).
 pub type Random = Rc<dyn Fn() -> crate::Result<f64>>;
 /// The bytes a host holds under a handle ([`HostBody`](super::HostBody)), `None` once it
