@@ -45,10 +45,40 @@ pub enum Op {
         /// Fail with `AlreadyExists` rather than replace.
         exclusive: bool,
     },
+    /// [`Storage::append`]: [`Outcome::Done`].
+    Append {
+        /// Where.
+        path: String,
+        /// What to add at the end of the file.
+        bytes: Vec<u8>,
+    },
     /// [`Storage::remove`]: [`Outcome::Done`].
     Remove(String),
     /// [`Storage::remove_dir`]: [`Outcome::Done`].
     RemoveDir(String),
+}
+
+impl Op {
+    /// The file or folder the op reads or changes.
+    pub fn path(&self) -> &str {
+        match self {
+            Op::Read(path) | Op::List(path) | Op::Remove(path) | Op::RemoveDir(path) => path,
+            Op::Write { path, .. } | Op::Append { path, .. } => path,
+        }
+    }
+
+    /// The storage method it calls (`read`, `list`, `write`, `append`, `remove`,
+    /// `removeDir`), as errors name it.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Op::Read(_) => "read",
+            Op::List(_) => "list",
+            Op::Write { .. } => "write",
+            Op::Append { .. } => "append",
+            Op::Remove(_) => "remove",
+            Op::RemoveDir(_) => "removeDir",
+        }
+    }
 }
 
 /// What an [`Op`] gave.

@@ -1,13 +1,15 @@
 //! The I/O of the conversation store as data (sans-IO): what an operation has to read
-//! before it can decide ([`Want`], answered by [`Need`]s into [`Files`]), and what it
-//! then changes, in order ([`Action`]s). The store's decisions are synchronous functions
+//! before it can decide ([`Want`], answered by reads and listings, [`Op`]s, into
+//! [`Files`]), and what it then changes, in order (writes, appends and removals, [`Op`]s
+//! too: the ops every plan asks for). The store's decisions are synchronous functions
 //! of the files read; a driver does the host calls in between: native Rust awaiting a
-//! [`Storage`](crate::Storage) (`fetch` and `execute` in `native.rs`), or the JavaScript
+//! [`Storage`](crate::Storage) (`fetch` and `execute` in `crate::native::conversation`), or the JavaScript
 //! driver running them as steps (`src/wasm/conversation.rs`, docs/protocol.md).
 
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{Op, Outcome};
 
 /// Which storage an operation reads or changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,58 +18,6 @@ pub enum Side {
     Local,
     /// The remote it syncs to.
     Remote,
-}
-
-/// A read or a listing an operation needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Need {
-    /// The bytes of a file (or that it does not exist).
-    Read(String),
-    /// The names in a folder.
-    List(String),
-}
-
-/// A change to the storage.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// Replaces a file; `exclusive` fails with `ALREADY_EXISTS` instead.
-    Write {
-        /// The file.
-        path: String,
-        /// Its whole content.
-        bytes: Vec<u8>,
-        /// Fail with `ALREADY_EXISTS` if the file exists.
-        exclusive: bool,
-    },
-    /// Adds bytes at the end of a file.
-    Append {
-        /// The file.
-        path: String,
-        /// What to add at its end.
-        bytes: Vec<u8>,
-    },
-    /// Removes a file (idempotent).
-    Remove {
-        /// The file.
-        path: String,
-    },
-    /// Removes an empty folder (idempotent).
-    RemoveDir {
-        /// The folder.
-        path: String,
-    },
-}
-
-impl Action {
-    /// The path the action changes.
-    pub fn path(&self) -> &str {
-        match self {
-            Action::Write { path, .. }
-            | Action::Append { path, .. }
-            | Action::Remove { path }
-            | Action::RemoveDir { path } => path,
-        }
-    }
 }
 
 /// What an operation reads of a conversation store: parts of one conversation, the
@@ -121,11 +71,12 @@ impl Files {
         self.listed.get(dir).map(Vec::as_slice).ok_or_else(|| not_loaded(dir))
     }
 
-    /// Whether `need` has its answer.
-    pub fn has(&self, need: &Need) -> bool {
+    /// Whether the read or listing `need` has its answer (a change has none to keep).
+    pub fn has(&self, need: &Op) -> bool {
         match need {
-            Need::Read(path) => self.read.contains_key(path),
-            Need::List(dir) => self.listed.contains_key(dir),
+            Op::Read(path) => self.read.contains_key(path),
+            Op::List(dir) => self.listed.contains_key(dir),
+            _ => false,
         }
     }
 
@@ -155,5 +106,14 @@ impl Files {
     /// The names in `dir`, as listed.
     pub fn put_listed(&mut self, dir: String, names: Vec<String>) {
         self.listed.insert(dir, names);
+    }
+
+    /// What the read or the listing `op` gave (a change gives nothing to keep).
+    pub fn put(&mut self, op: Op, outcome: Outcome) {
+        match (op, outcome) {
+            (Op::Read(path), Outcome::Read(bytes)) => self.put_read(path, bytes),
+            (Op::List(dir), Outcome::List(names)) => self.put_listed(dir, names),
+            _ => {}
+        }
     }
 }

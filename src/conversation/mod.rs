@@ -47,14 +47,14 @@ use serde::Deserialize;
 
 pub use artifacts::{artifact_refs, reference_text, validate_type, ArtifactMeta, SCHEME};
 pub use export::{parse as parse_export, ExportedArtifact, Format, Snapshot};
-pub use files::{Action, Files, Need, Side, Want};
+pub use files::{Files, Side, Want};
 pub use ids::{new_id, validate_id, IdRandom};
 pub use messages::{merge, parse_jsonl, parse_timestamp, Message, Role, ToolCall};
 pub use ops::{Answer, Decision, Operation, Request};
 pub use prune::{PruneOptions, Pruned, DEFAULT_KEEP_RECENT};
 pub use replica::{ConversationMetadata, View};
 pub use stats::{message_tokens, Stats};
-pub use sync::{Backoff, Op, QueueItem, Step, SyncFailure, SyncReport, SyncRun, SyncStatus};
+pub use sync::{Backoff, QueueItem, QueueOp, Step, SyncFailure, SyncReport, SyncRun, SyncStatus};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::{join, normalize};

@@ -9,15 +9,16 @@
 
 use super::artifacts::{self, reference_text, ArtifactMeta};
 use super::export::{self, ExportedArtifact, Format, Snapshot};
-use super::files::{Action, Files, Need, Side, Want};
+use super::files::{Files, Side, Want};
 use super::ids::new_id;
 use super::messages::{merge, Message, Role};
 use super::prune::{self, PruneOptions, Pruned};
 use super::replica::{ConversationMetadata, View};
 use super::stats::{self, Stats};
-use super::sync::{queue_items, sync_status, Op, SyncStatus};
+use super::sync::{queue_items, sync_status, QueueOp, SyncStatus};
 use super::{latest, not_found, ArtifactInput, Conversations};
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::Op;
 use crate::record::iso_timestamp;
 
 /// An operation and its arguments, checked.
@@ -162,7 +163,7 @@ pub struct Operation {
 /// store knows afterwards of the end of the conversation's `messages.jsonl`.
 pub struct Decision {
     /// The changes.
-    pub actions: Vec<Action>,
+    pub actions: Vec<Op>,
     /// The answer, once the changes are made.
     pub answer: Answer,
     /// `Some(None)`: not known (a conversation deleted).
@@ -267,7 +268,7 @@ impl Conversations {
     }
 
     /// The reads and listings `op` still needs (none: it can decide).
-    pub fn needs(&self, op: &mut Operation) -> Vec<Need> {
+    pub fn needs(&self, op: &mut Operation) -> Vec<Op> {
         let want = self.want(op);
         self.view(&op.files, Side::Local).needs(&want)
     }
@@ -302,7 +303,7 @@ impl Conversations {
                     message_count: 0,
                     artifact_count: 0,
                 };
-                self.enqueue(&mut plan, &id, Op::Update, now, &queue_name)?;
+                self.enqueue(&mut plan, &id, QueueOp::Update, now, &queue_name)?;
                 view.write_metadata(&mut plan, &meta)?;
                 view.index_upsert(&mut plan, &meta)?;
                 Answer::Conversation(meta)
@@ -311,7 +312,7 @@ impl Conversations {
             Request::Get(conv) => Answer::Conversation(view.existing(conv)?),
             Request::Delete(conv) => {
                 view.existing(conv)?;
-                self.enqueue(&mut plan, conv, Op::Delete, now, &queue_name)?;
+                self.enqueue(&mut plan, conv, QueueOp::Delete, now, &queue_name)?;
                 view.remove_conversation(&mut plan, conv)?;
                 tail = Some((conv.clone(), None));
                 view.index_remove(&mut plan, conv)?;
@@ -334,7 +335,7 @@ impl Conversations {
                         }
                     }
                 };
-                self.enqueue(&mut plan, conv, Op::Update, now, &queue_name)?;
+                self.enqueue(&mut plan, conv, QueueOp::Update, now, &queue_name)?;
                 let mut message = message.clone();
                 let stored = match artifact {
                     Some(input) => {
@@ -356,7 +357,7 @@ impl Conversations {
                     self.debug("messages.jsonl ends in a torn line (a crash mid-append?); the next message starts a new line and the torn one is skipped on read", Some(&path));
                     line.insert(0, '\n');
                 }
-                plan.push(Action::Append { path, bytes: line.into_bytes() });
+                plan.push(Op::Append { path, bytes: line.into_bytes() });
                 let own = super::parse_timestamp(&message.timestamp).unwrap_or(last);
                 tail = Some((conv.clone(), Some(last.max(own))));
                 meta.message_count += 1;
@@ -377,7 +378,7 @@ impl Conversations {
             }
             Request::StoreArtifact { conv, input } => {
                 let mut meta = view.existing(conv)?;
-                self.enqueue(&mut plan, conv, Op::Update, now, &queue_name)?;
+                self.enqueue(&mut plan, conv, QueueOp::Update, now, &queue_name)?;
                 let art = self.store_artifact_in(&view, &mut plan, &mut op.artifact_id, conv, input, now)?;
                 meta.artifact_count += 1;
                 meta.updated_at = iso_timestamp(now).max(meta.updated_at);
@@ -421,7 +422,7 @@ impl Conversations {
                 let messages = view.messages(conv)?.messages;
                 let pruned = prune::prune(&messages, options);
                 if *apply && !pruned.dropped.is_empty() {
-                    self.enqueue(&mut plan, conv, Op::Update, now, &queue_name)?;
+                    self.enqueue(&mut plan, conv, QueueOp::Update, now, &queue_name)?;
                     let mut dropped = view.pruned(conv)?;
                     dropped.extend(pruned.dropped.iter().map(|m| m.id.clone()));
                     view.write_pruned(&mut plan, conv, &dropped)?;
@@ -448,7 +449,7 @@ impl Conversations {
             }
             Request::Import(snapshot) => {
                 let id = &snapshot.conversation.id;
-                self.enqueue(&mut plan, id, Op::Update, now, &queue_name)?;
+                self.enqueue(&mut plan, id, QueueOp::Update, now, &queue_name)?;
                 let current = view.metadata(id)?;
                 let mut have = crate::sort::set_of(view.artifacts(id)?.into_iter().map(|a| a.id));
                 for a in &snapshot.artifacts {
@@ -486,7 +487,7 @@ impl Conversations {
     fn store_artifact_in(
         &self,
         view: &View<'_>,
-        plan: &mut Vec<Action>,
+        plan: &mut Vec<Op>,
         drawn: &mut Option<String>,
         conv: &str,
         input: &ArtifactInput,
@@ -516,13 +517,13 @@ impl Conversations {
         decision.answer
     }
 
-    /// Action `done + at` of `op`'s decision failed with `error`. A taken name of an
+    /// Change `done + at` of `op`'s decision failed with `error`. A taken name of an
     /// exclusive write (the sync queue item, the artifact) is drawn again: `Ok`, decide
     /// again and run on from there. Anything else is the operation's error.
     pub fn failed(&self, op: &mut Operation, decision: &Decision, at: usize, error: Error) -> Result<()> {
         let index = op.done + at;
         if error.kind() == ErrorKind::AlreadyExists {
-            if let Some(Action::Write { path, exclusive: true, .. }) = decision.actions.get(index) {
+            if let Some(Op::Write { path, exclusive: true, .. }) = decision.actions.get(index) {
                 let queue_dir = self.layout(Side::Local).queue_dir();
                 if path.starts_with(&queue_dir) {
                     op.queue_name = None;

@@ -16,10 +16,11 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::artifacts::{ArtifactMeta, META_SUFFIX};
-use super::files::{Action, Files, Need, Want};
+use super::files::{Files, Want};
 use super::messages::{encode_jsonl, parse_jsonl, Message, Parsed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
+use crate::plan::Op;
 use crate::sort::{set_of, sort_by};
 use crate::store::{DebugEvent, DebugSink};
 
@@ -73,8 +74,8 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<String> {
     serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
 }
 
-fn write(path: String, json: String) -> Action {
-    Action::Write { path, bytes: json.into_bytes(), exclusive: false }
+fn write(path: String, json: String) -> Op {
+    Op::Write { path, bytes: json.into_bytes(), exclusive: false }
 }
 
 /// The artifact id of a meta file's name in `artifacts/`.
@@ -136,9 +137,9 @@ impl View<'_> {
     /// The reads and listings of `want` not done yet (none: everything is there). A
     /// listing comes before the reads of what it lists, so an operation asks until none
     /// are left (three rounds at most).
-    pub fn needs(&self, want: &Want) -> Vec<Need> {
+    pub fn needs(&self, want: &Want) -> Vec<Op> {
         let mut out = Vec::new();
-        let mut need = |n: Need| {
+        let mut need = |n: Op| {
             if !self.files.has(&n) {
                 out.push(n);
             }
@@ -150,38 +151,38 @@ impl View<'_> {
                 (want.pruned, self.pruned_path(id)),
             ] {
                 if wanted {
-                    need(Need::Read(path));
+                    need(Op::Read(path));
                 }
             }
             if want.artifacts || want.contents {
                 let dir = self.artifacts_dir(id);
                 match self.files.listed(&dir) {
-                    Err(_) => need(Need::List(dir)),
+                    Err(_) => need(Op::List(dir)),
                     Ok(names) => {
                         for art in names.iter().filter_map(|n| meta_of(n)) {
-                            need(Need::Read(self.artifact_meta_path(id, art)));
+                            need(Op::Read(self.artifact_meta_path(id, art)));
                             if want.contents {
-                                need(Need::Read(self.artifact_path(id, art)));
+                                need(Op::Read(self.artifact_path(id, art)));
                             }
                         }
                     }
                 }
             }
             for art in &want.artifact_ids {
-                need(Need::Read(self.artifact_meta_path(id, art)));
-                need(Need::Read(self.artifact_path(id, art)));
+                need(Op::Read(self.artifact_meta_path(id, art)));
+                need(Op::Read(self.artifact_path(id, art)));
             }
         }
         if want.index {
             let path = self.index_path();
             match self.files.read(&path) {
-                Err(_) => need(Need::Read(path)),
+                Err(_) => need(Op::Read(path)),
                 Ok(Some(bytes)) if super::from_json::<IndexFile>(bytes).is_ok() => {}
                 Ok(_) => match self.files.listed(self.base) {
-                    Err(_) => need(Need::List(self.base.to_owned())),
+                    Err(_) => need(Op::List(self.base.to_owned())),
                     Ok(names) => {
                         for id in conversation_dirs(names) {
-                            need(Need::Read(self.metadata_path(id)));
+                            need(Op::Read(self.metadata_path(id)));
                         }
                     }
                 },
@@ -190,10 +191,10 @@ impl View<'_> {
         if want.queue {
             let dir = self.queue_dir();
             match self.files.listed(&dir) {
-                Err(_) => need(Need::List(dir)),
+                Err(_) => need(Op::List(dir)),
                 Ok(names) => {
                     for name in names.iter().filter(|n| n.ends_with(".json")) {
-                        need(Need::Read(join(&dir, name)));
+                        need(Op::Read(join(&dir, name)));
                     }
                 }
             }
@@ -220,7 +221,7 @@ impl View<'_> {
     }
 
     /// Replaces `metadata.json` (atomically, as the storage writes whole files).
-    pub fn write_metadata(&self, plan: &mut Vec<Action>, meta: &ConversationMetadata) -> Result<()> {
+    pub fn write_metadata(&self, plan: &mut Vec<Op>, meta: &ConversationMetadata) -> Result<()> {
         plan.push(write(self.metadata_path(&meta.id), to_json(meta)?));
         Ok(())
     }
@@ -239,7 +240,7 @@ impl View<'_> {
     }
 
     /// Replaces `messages.jsonl` whole (atomic where the storage's writes are).
-    pub fn write_messages(&self, plan: &mut Vec<Action>, id: &str, messages: &[Message]) -> Result<()> {
+    pub fn write_messages(&self, plan: &mut Vec<Op>, id: &str, messages: &[Message]) -> Result<()> {
         plan.push(write(self.messages_path(id), encode_jsonl(messages)?));
         Ok(())
     }
@@ -254,7 +255,7 @@ impl View<'_> {
     }
 
     /// Replaces the ids prune dropped.
-    pub fn write_pruned(&self, plan: &mut Vec<Action>, id: &str, ids: &BTreeSet<String>) -> Result<()> {
+    pub fn write_pruned(&self, plan: &mut Vec<Op>, id: &str, ids: &BTreeSet<String>) -> Result<()> {
         plan.push(write(self.pruned_path(id), to_json(&PrunedFile { v: 1, ids: ids.clone() })?));
         Ok(())
     }
@@ -300,31 +301,31 @@ impl View<'_> {
     /// artifact is whole). `exclusive` refuses to replace an existing content file.
     pub fn write_artifact(
         &self,
-        plan: &mut Vec<Action>,
+        plan: &mut Vec<Op>,
         id: &str,
         meta: &ArtifactMeta,
         content: &[u8],
         exclusive: bool,
     ) -> Result<()> {
-        plan.push(Action::Write { path: self.artifact_path(id, &meta.id), bytes: content.to_vec(), exclusive });
+        plan.push(Op::Write { path: self.artifact_path(id, &meta.id), bytes: content.to_vec(), exclusive });
         plan.push(write(self.artifact_meta_path(id, &meta.id), to_json(meta)?));
         Ok(())
     }
 
     /// Removes every file of a conversation and its folders (the artifacts listed).
-    pub fn remove_conversation(&self, plan: &mut Vec<Action>, id: &str) -> Result<()> {
+    pub fn remove_conversation(&self, plan: &mut Vec<Op>, id: &str) -> Result<()> {
         let dir = self.artifacts_dir(id);
         for name in self.files.listed(&dir)? {
             if !name.ends_with('/') {
-                plan.push(Action::Remove { path: join(&dir, name) });
+                plan.push(Op::Remove(join(&dir, name)));
             }
         }
-        plan.push(Action::RemoveDir { path: dir });
+        plan.push(Op::RemoveDir(dir));
         // metadata.json last: while it exists the conversation does.
         for path in [self.messages_path(id), self.pruned_path(id), self.metadata_path(id)] {
-            plan.push(Action::Remove { path });
+            plan.push(Op::Remove(path));
         }
-        plan.push(Action::RemoveDir { path: self.dir(id) });
+        plan.push(Op::RemoveDir(self.dir(id)));
         Ok(())
     }
 
@@ -373,14 +374,14 @@ impl View<'_> {
         Ok(list)
     }
 
-    fn write_index(&self, plan: &mut Vec<Action>, mut list: Vec<ConversationMetadata>) -> Result<()> {
+    fn write_index(&self, plan: &mut Vec<Op>, mut list: Vec<ConversationMetadata>) -> Result<()> {
         sort_newest_first(&mut list);
         plan.push(write(self.index_path(), to_json(&IndexFile { v: 1, conversations: list })?));
         Ok(())
     }
 
     /// Puts `meta` into the index (replacing its id's entry).
-    pub fn index_upsert(&self, plan: &mut Vec<Action>, meta: &ConversationMetadata) -> Result<()> {
+    pub fn index_upsert(&self, plan: &mut Vec<Op>, meta: &ConversationMetadata) -> Result<()> {
         let mut list = self.index()?;
         list.retain(|m| m.id != meta.id);
         list.push(meta.clone());
@@ -388,7 +389,7 @@ impl View<'_> {
     }
 
     /// Takes `id` out of the index.
-    pub fn index_remove(&self, plan: &mut Vec<Action>, id: &str) -> Result<()> {
+    pub fn index_remove(&self, plan: &mut Vec<Op>, id: &str) -> Result<()> {
         let mut list = self.index()?;
         let before = list.len();
         list.retain(|m| m.id != id);

@@ -31,12 +31,13 @@ use serde::{Deserialize, Serialize};
 
 use super::artifacts::ArtifactMeta;
 
-use super::files::{Action, Files, Need, Side, Want};
+use super::files::{Files, Side, Want};
 use super::messages::Message;
 use super::replica::{corrupt, to_json, ConversationMetadata, View};
 use super::Conversations;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
+use crate::plan::Op;
 
 /// Backoff between attempts of a failed item: `base_ms × 2^(attempts-1)`, at most `max_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +65,7 @@ impl Backoff {
 /// What a queue item asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Op {
+pub enum QueueOp {
     /// Push the conversation's state.
     Update,
     /// Delete the conversation on the remote.
@@ -78,7 +79,7 @@ pub struct QueueItem {
     /// The conversation changed.
     pub conversation_id: String,
     /// What to do.
-    pub op: Op,
+    pub op: QueueOp,
     /// When the change was made (ms since the epoch).
     pub created_ms: i64,
     /// Failed attempts so far.
@@ -195,9 +196,9 @@ pub(crate) fn sync_status(items: &Listed) -> SyncStatus {
 #[derive(Debug)]
 pub enum Step {
     /// Read these on a side, into [`SyncRun::files`].
-    Read(Side, Vec<Need>),
+    Read(Side, Vec<Op>),
     /// Make these changes on a side, in order.
-    Change(Side, Vec<Action>),
+    Change(Side, Vec<Op>),
     /// Take the writers' lock of a side (locally, also as the store's only writer).
     Lock(Side),
     /// Release it.
@@ -314,9 +315,9 @@ impl Conversations {
     /// (a taken name is drawn again). Does nothing without a remote.
     pub(crate) fn enqueue(
         &self,
-        plan: &mut Vec<Action>,
+        plan: &mut Vec<Op>,
         conversation_id: &str,
-        op: Op,
+        op: QueueOp,
         now: i64,
         name: &str,
     ) -> Result<()> {
@@ -332,7 +333,7 @@ impl Conversations {
             last_error: None,
         };
         let path = join(&self.layout(Side::Local).queue_dir(), name);
-        plan.push(Action::Write { path, bytes: to_json(&item)?.into_bytes(), exclusive: true });
+        plan.push(Op::Write { path, bytes: to_json(&item)?.into_bytes(), exclusive: true });
         Ok(())
     }
 

@@ -10,14 +10,16 @@ use std::pin::Pin;
 
 use futures_util::lock::Mutex;
 
-use super::storage::{Storage, WriteOptions};
+use super::runner::{perform, perform_one};
+use super::storage::Storage;
 use crate::conversation::{
-    parse_export, validate_id, validate_type, Action, Answer, ArtifactInput, ArtifactMeta, ConversationMetadata,
-    Conversations, Files, Format, Message, MessageInput, Need, Operation, PruneOptions, Pruned, Request, Role, Side,
-    Stats, Step, StoreOptions, SyncReport, SyncRun, SyncStatus,
+    parse_export, validate_id, validate_type, Answer, ArtifactInput, ArtifactMeta, ConversationMetadata, Conversations,
+    Files, Format, Message, MessageInput, Operation, PruneOptions, Pruned, Request, Role, Side, Stats, Step,
+    StoreOptions, SyncReport, SyncRun, SyncStatus,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
+use crate::plan::Op;
 
 /// The conversation store over local storage `L` and an optional remote `R`: the
 /// [`Conversations`] state (which it derefs to) driven over the storages.
@@ -320,35 +322,19 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     }
 }
 
-/// Answers `needs` from `storage` into `files`.
-pub async fn fetch<S: Storage>(storage: &S, needs: Vec<Need>, files: &mut Files) -> Result<()> {
-    for need in needs {
-        match need {
-            Need::Read(path) => {
-                let bytes = storage.read(&path).await?;
-                files.put_read(path, bytes);
-            }
-            Need::List(dir) => {
-                let names = storage.list(&dir).await?;
-                files.put_listed(dir, names);
-            }
-        }
+/// Answers `needs` (reads and listings) from `storage` into `files`.
+pub async fn fetch<S: Storage>(storage: &S, needs: Vec<Op>, files: &mut Files) -> Result<()> {
+    let outcomes = perform(storage, &needs).await;
+    for (op, outcome) in needs.into_iter().zip(outcomes) {
+        files.put(op, outcome?);
     }
     Ok(())
 }
 
 /// Runs `actions` in order on `storage`; on a failure, how many ran before it and why.
-pub async fn execute<S: Storage>(storage: &S, actions: &[Action]) -> std::result::Result<(), (usize, Error)> {
+pub async fn execute<S: Storage>(storage: &S, actions: &[Op]) -> std::result::Result<(), (usize, Error)> {
     for (i, action) in actions.iter().enumerate() {
-        let done = match action {
-            Action::Write { path, bytes, exclusive } => {
-                storage.write(path, bytes, WriteOptions { exclusive: *exclusive }).await
-            }
-            Action::Append { path, bytes } => storage.append(path, bytes).await,
-            Action::Remove { path } => storage.remove(path).await,
-            Action::RemoveDir { path } => storage.remove_dir(path).await,
-        };
-        done.map_err(|e| (i, e))?;
+        perform_one(storage, action).await.map_err(|e| (i, e))?;
     }
     Ok(())
 }

@@ -66,20 +66,26 @@ async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P, inside: 
 /// Runs `ops` over `storage`, one after the other: native storages complete at once, and
 /// in wasm the JavaScript driver runs a plan's ops (this only serves the workflows that
 /// still await plans inside a Rust task), so nothing is gained by polling them together.
-async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
+pub(crate) async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
-        outcomes.push(match op {
-            Op::Read(path) => storage.read(path).await.map(Outcome::Read),
-            Op::List(dir) => storage.list(dir).await.map(Outcome::List),
-            Op::Write { path, bytes, exclusive } => {
-                storage.write(path, bytes, WriteOptions { exclusive: *exclusive }).await.map(|()| Outcome::Done)
-            }
-            Op::Remove(path) => storage.remove(path).await.map(|()| Outcome::Done),
-            Op::RemoveDir(path) => storage.remove_dir(path).await.map(|()| Outcome::Done),
-        });
+        outcomes.push(perform_one(storage, op).await);
     }
     outcomes
+}
+
+/// Runs `op` over `storage`.
+pub(crate) async fn perform_one<S: Storage>(storage: &S, op: &Op) -> Result<Outcome> {
+    match op {
+        Op::Read(path) => storage.read(path).await.map(Outcome::Read),
+        Op::List(dir) => storage.list(dir).await.map(Outcome::List),
+        Op::Write { path, bytes, exclusive } => {
+            storage.write(path, bytes, WriteOptions { exclusive: *exclusive }).await.map(|()| Outcome::Done)
+        }
+        Op::Append { path, bytes } => storage.append(path, bytes).await.map(|()| Outcome::Done),
+        Op::Remove(path) => storage.remove(path).await.map(|()| Outcome::Done),
+        Op::RemoveDir(path) => storage.remove_dir(path).await.map(|()| Outcome::Done),
+    }
 }
 
 #[cfg(test)]

@@ -16,15 +16,16 @@ use wasm_bindgen::prelude::*;
 use super::args::{debug_sink, get, opt_function, opt_size, opt_string};
 use super::errors::{with_cause, IntoJs};
 use super::host::{resolve_context_dir, storage_from};
-use super::steps::{self, Kind, OpKind};
-use super::storage::{host_failure, list_names, read_bytes, JsStorage};
+use super::steps::{self, Kind};
+use super::storage::{host_failure, JsStorage};
 use crate::conversation::{parse_export, validate_type};
 use crate::conversation::{
-    validate_id, Action, Answer, ArtifactInput, ArtifactMeta, Backoff, Conversations, Decision, ExportedArtifact,
-    Files, Format, IdRandom, Message, MessageInput, Need, Operation, PruneOptions, Request, Role, Side, Step,
-    StoreOptions, SyncRun, DEFAULT_KEEP_RECENT,
+    validate_id, Answer, ArtifactInput, ArtifactMeta, Backoff, Conversations, Decision, ExportedArtifact, Files,
+    Format, IdRandom, Message, MessageInput, Operation, PruneOptions, Request, Role, Side, Step, StoreOptions, SyncRun,
+    DEFAULT_KEEP_RECENT,
 };
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::Op;
 use crate::store::DebugEvent;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -287,7 +288,7 @@ pub struct JsOperation {
 enum OpAt {
     Start,
     Locking,
-    Reading(Vec<Need>),
+    Reading(Vec<Op>),
     Changing(Decision),
     /// Releasing the lock; the operation's result.
     Releasing(Result<JsValue>),
@@ -357,7 +358,7 @@ impl JsOperation {
         if needs.is_empty() {
             return self.change();
         }
-        let step = steps::run(Kind::Run, None, self.storage(), needs_js(&needs));
+        let step = steps::run(Kind::Run, None, self.storage(), ops_js(&needs));
         self.at = OpAt::Reading(needs);
         Ok(step)
     }
@@ -369,7 +370,7 @@ impl JsOperation {
         if decision.actions.len() <= self.op.done {
             return answer_js(self.store.finish(decision));
         }
-        let step = steps::run(Kind::Change, None, self.storage(), actions_js(&decision.actions[self.op.done..]));
+        let step = steps::run(Kind::Change, None, self.storage(), ops_js(&decision.actions[self.op.done..]));
         self.at = OpAt::Changing(decision);
         Ok(step)
     }
@@ -395,49 +396,19 @@ impl JsOperation {
     }
 }
 
-/// `needs` as the ops of a `run` step: reads and listings.
-fn needs_js(needs: &[Need]) -> Array {
-    needs
-        .iter()
-        .map(|need| match need {
-            Need::Read(path) => steps::op(OpKind::Read, path, None, None),
-            Need::List(dir) => steps::op(OpKind::List, dir, None, None),
-        })
-        .collect()
+/// `ops` as a step carries them.
+fn ops_js(ops: &[Op]) -> Array {
+    ops.iter().map(JsStorage::op_js).collect()
 }
 
-/// Puts the outcomes of the ops of `asked` into `files`; the first failure, typed, is
-/// the error.
-fn feed(files: &mut Files, asked: Vec<Need>, outcomes: &Array) -> Result<()> {
-    for (i, need) in asked.into_iter().enumerate() {
-        let outcome = steps::outcome(&outcomes.get(i as u32));
-        match (need, outcome) {
-            (Need::Read(path), Ok(value)) => {
-                let bytes = read_bytes(value, &path)?;
-                files.put_read(path, bytes);
-            }
-            (Need::List(dir), Ok(value)) => {
-                let names = list_names(value, &dir)?;
-                files.put_listed(dir, names);
-            }
-            (Need::Read(path), Err(e)) => return Err(host_failure("read", &path, e)),
-            (Need::List(dir), Err(e)) => return Err(host_failure("list", &dir, e)),
-        }
+/// Puts the outcomes of the reads and listings of `asked` into `files`; the first
+/// failure, typed, is the error.
+fn feed(files: &mut Files, asked: Vec<Op>, outcomes: &Array) -> Result<()> {
+    for (i, op) in asked.into_iter().enumerate() {
+        let outcome = JsStorage::outcome(&op, &outcomes.get(i as u32))?;
+        files.put(op, outcome);
     }
     Ok(())
-}
-
-/// `actions` as the ops of a `change` step.
-fn actions_js(actions: &[Action]) -> Array {
-    actions
-        .iter()
-        .map(|action| match action {
-            Action::Write { path, bytes, exclusive } => steps::op(OpKind::Write, path, Some(bytes), Some(*exclusive)),
-            Action::Append { path, bytes } => steps::op(OpKind::Append, path, Some(bytes), None),
-            Action::Remove { path } => steps::op(OpKind::Remove, path, None, None),
-            Action::RemoveDir { path } => steps::op(OpKind::RemoveDir, path, None, None),
-        })
-        .collect()
 }
 
 /// The change that failed among the outcomes of a `change` step, and the host's error.
@@ -446,14 +417,8 @@ fn failure_in(outcomes: &Array) -> Option<(usize, JsValue)> {
 }
 
 /// The error of the host's failed `action`.
-fn action_failure(action: &Action, err: JsValue) -> Error {
-    let op = match action {
-        Action::Write { .. } => "write",
-        Action::Append { .. } => "append",
-        Action::Remove { .. } => "remove",
-        Action::RemoveDir { .. } => "removeDir",
-    };
-    host_failure(op, action.path(), err)
+fn action_failure(action: &Op, err: JsValue) -> Error {
+    host_failure(action.method(), action.path(), err)
 }
 
 /// A sync of a store, run by the driver as an operation is (see [`JsOperation`]): its
@@ -470,8 +435,8 @@ pub struct JsSync {
 /// What a sync's last step asked for.
 enum SyncAt {
     Nothing,
-    Read(Side, Vec<Need>),
-    Change(Vec<Action>),
+    Read(Side, Vec<Op>),
+    Change(Vec<Op>),
     Lock(Side),
 }
 
@@ -513,12 +478,12 @@ impl JsSync {
         let last = self.last(outcomes);
         Ok(match self.store.sync_step(&mut self.run, last)? {
             Step::Read(side, needs) => {
-                let step = steps::run(Kind::Run, None, self.storage(side)?, needs_js(&needs));
+                let step = steps::run(Kind::Run, None, self.storage(side)?, ops_js(&needs));
                 self.last = SyncAt::Read(side, needs);
                 step
             }
             Step::Change(side, plan) => {
-                let step = steps::run(Kind::Change, None, self.storage(side)?, actions_js(&plan));
+                let step = steps::run(Kind::Change, None, self.storage(side)?, ops_js(&plan));
                 self.last = SyncAt::Change(plan);
                 step
             }

@@ -118,11 +118,10 @@ pub fn plan_step(id: u32, outcomes: Array) -> JsValue {
         },
         lock => {
             running.lock = lock;
-            let storage = &running.storage;
             let typed = std::mem::take(&mut running.asked)
                 .iter()
                 .enumerate()
-                .map(|(i, op)| storage.outcome(op, &outcomes.get(i as u32)))
+                .map(|(i, op)| JsStorage::outcome(op, &outcomes.get(i as u32)))
                 .collect();
             let step = running.plan.step(typed);
             advance(id, running, Some(step))

@@ -187,21 +187,15 @@ impl JsStorage {
             Op::Read(path) => steps::op(OpKind::Read, path, None, None),
             Op::List(dir) => steps::op(OpKind::List, dir, None, None),
             Op::Write { path, bytes, exclusive } => steps::op(OpKind::Write, path, Some(bytes), Some(*exclusive)),
+            Op::Append { path, bytes } => steps::op(OpKind::Append, path, Some(bytes), None),
             Op::Remove(path) => steps::op(OpKind::Remove, path, None, None),
             Op::RemoveDir(path) => steps::op(OpKind::RemoveDir, path, None, None),
         }
     }
 
     /// The outcome of `op` from what the driver answered (`{ok, value}` or `{ok, error}`).
-    pub fn outcome(&self, op: &Op, outcome: &JsValue) -> Result<Outcome> {
-        let (name, path) = match op {
-            Op::Read(path) => ("read", path),
-            Op::List(dir) => ("list", dir),
-            Op::Write { path, .. } => ("write", path),
-            Op::Remove(path) => ("remove", path),
-            Op::RemoveDir(path) => ("removeDir", path),
-        };
-        let value = steps::outcome(outcome).map_err(|e| host_failure(name, path, e))?;
+    pub fn outcome(op: &Op, outcome: &JsValue) -> Result<Outcome> {
+        let value = steps::outcome(outcome).map_err(|e| host_failure(op.method(), op.path(), e))?;
         match op {
             Op::Read(path) => read_bytes(value, path).map(Outcome::Read),
             Op::List(dir) => list_names(value, dir).map(Outcome::List),

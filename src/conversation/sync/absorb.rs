@@ -2,11 +2,12 @@
 //! it lacks, then messages, pruned ids and metadata, under the local lock.
 
 use super::{conv_want, lww, At, Phase, Step, SyncRun};
-use crate::conversation::files::{Action, Side, Want};
+use crate::conversation::files::{Side, Want};
 use crate::conversation::messages::merge;
 use crate::conversation::Conversations;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
+use crate::plan::Op;
 use crate::sort::set_of;
 
 impl Conversations {
@@ -105,7 +106,7 @@ impl Conversations {
         // Pushed: its items go (an item written meanwhile stays for the next sync).
         run.phase = Phase::Queue;
         run.report.pushed += run.items.len();
-        let plan = run.items.iter().map(|(name, _)| Action::Remove { path: join(&queue_dir, name) }).collect();
+        let plan = run.items.iter().map(|(name, _)| Op::Remove(join(&queue_dir, name))).collect();
         run.at = At::NextConv;
         Ok(Some(Step::Change(Side::Local, plan)))
     }

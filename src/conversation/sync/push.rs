@@ -3,12 +3,13 @@
 //! recorded in its items.
 
 use super::{conv_want, lww, missing_content, queue_items, At, LocalState, Merged, Phase, Step, SyncFailure, SyncRun};
-use crate::conversation::files::{Action, Side, Want};
+use crate::conversation::files::{Side, Want};
 use crate::conversation::messages::merge;
 use crate::conversation::replica::to_json;
 use crate::conversation::Conversations;
 use crate::error::{Error, ErrorKind, Result};
 use crate::paths::join;
+use crate::plan::Op;
 use crate::sort::set_of;
 
 impl Conversations {
@@ -190,7 +191,7 @@ impl Conversations {
             item.attempts += 1;
             item.last_error = Some(e.to_string());
             item.next_attempt_ms = Some(run.now.saturating_add(self.options.retry.delay(item.attempts) as i64));
-            plan.push(Action::Write {
+            plan.push(Op::Write {
                 path: join(&queue_dir, &name),
                 bytes: to_json(&item)?.into_bytes(),
                 exclusive: false,
