@@ -1,22 +1,25 @@
-// toolctx for browsers, workers and edge runtimes: the wasm core is ready when this
-// module's import resolves (top-level await), and so is the window optimiser's module (its
-// functions are synchronous); the conversation store's module is fetched by the first
-// ConversationStore.open. The default storage is OPFS where the runtime has it, else
-// IndexedDB, else memory (and onDebug says so).
+// toolctx for browsers and workers: each wasm module whose exports the page uses is ready
+// when this module's import resolves (top-level await). The core (ContextManager) and the
+// window optimiser's module (its functions are synchronous) are fetched side by side by
+// browser-core.js and browser-window.js as they are evaluated, and awaited here; the
+// conversation store's module is fetched by the first ConversationStore.open. In a bundle,
+// a module whose exports the page never uses is left out with its fetch (package.json
+// "sideEffects" lists only the entry points); unbundled, the core and window modules are
+// both fetched. The default storage is OPFS where the runtime has it, else IndexedDB, else
+// memory (and onDebug says so).
 
-import init from "./toolctx_core.js";
 import { memoryStorage } from "./adapters/memory.js";
 import { opfsStorage } from "./adapters/opfs.js";
 import { indexedDbStorage } from "./adapters/indexeddb.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager } from "./context-manager.js";
 import { useRuntime } from "./host.js";
-import { ConversationStore, conversationModule } from "./conversation.js";
-import { windowModule } from "./window.js";
+import { loading } from "./browser-loading.js";
 
-await init({ module_or_path: new URL("./toolctx_core_bg.wasm", import.meta.url) });
-conversationModule.provide(new URL("./toolctx_conversation_bg.wasm", import.meta.url));
-windowModule.provide(new URL("./toolctx_window_bg.wasm", import.meta.url));
+export { ContextManager } from "./browser-core.js";
+export { ConversationStore } from "./browser-conversation.js";
+export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./browser-window.js";
+export { memoryStorage };
+export { clearToolUses } from "./clear-tool-uses.js";
 
 function defaultStorage() {
   if (typeof navigator !== "undefined" && typeof navigator.storage?.getDirectory === "function") {
@@ -34,9 +37,4 @@ useRuntime({
   defaultStorage,
   adaptFileSystem: fromFileSystem,
 });
-await windowModule.load();
-
-export { ContextManager, ConversationStore };
-export { memoryStorage };
-export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./window.js";
-export { clearToolUses } from "./clear-tool-uses.js";
+await Promise.all(loading);

@@ -18,7 +18,9 @@
 // point says where a module comes from (`provide`): a function returning its bytes or its
 // compiled WebAssembly.Module, instantiated synchronously by the first call (Node, Deno,
 // Bun, edge runtimes); or its URL, fetched by the first async call such as
-// `ConversationStore.open` (browsers). The core is instantiated by the entry point itself.
+// `ConversationStore.open` (browsers). The core is instantiated by the entry point itself;
+// in browsers, browser-core.js and browser-window.js fetch the core and window modules while
+// the import resolves, where a page uses them (index.js).
 import { createDriver } from "./driver.js";
 import { internal, onFailInFlight } from "./host.js";
 

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { chromium } from "playwright-core";
 import { launchChromium, repoRoot, serve } from "../js/browser/serve.mjs";
+import { watchWasm } from "../js/browser/wasm-fetches.mjs";
 import { bundleForEdgeLight, bundleForWorkerd } from "../edge/bundle.mjs";
 import { checkScenario, edgeLightHandler, workerdHandler } from "../edge/check.mjs";
 import { fetchFromEdgeLight, fetchFromWorkerd } from "../edge/runtimes.mjs";
@@ -336,6 +337,74 @@ try {
       await browser.close();
       server.close();
     }
+  });
+
+  // A page fetches only the wasm modules whose exports it uses (index.js and its
+  // browser-*.js, package.json "sideEffects"): three pages bundled apart by Vite. Vite copies
+  // every wasm file the package names into dist/assets (each glue names its own), so what
+  // is checked is what the page's JavaScript loads and what Chromium fetches.
+  const pages = {
+    manager: `import { ContextManager } from "toolctx";
+      const m = new ContextManager({ contextDir: "app/ctx", persistThreshold: 0 });
+      window.__result = { fp: await m.saveContext("fetch", { url: "https://example.test/a" }, { status: 200 }) };`,
+    // The window functions are synchronous: usable as soon as the import resolves.
+    window: `import { estimateTokens, optimizeWindow } from "toolctx";
+      const { messages } = optimizeWindow([{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+      window.__result = { tokens: estimateTokens("abcdefgh"), messages: messages.length };`,
+    both: `import { ContextManager, optimizeWindow } from "toolctx";
+      const messages = optimizeWindow([{ role: "user", content: "hi" }]).messages.length;
+      const m = new ContextManager({ contextDir: "app/both", persistThreshold: 0 });
+      window.__result = { messages, fp: await m.saveContext("grep", { pattern: "x" }, ["x"]) };`,
+  };
+  const assetsOf = {};
+  await check("vite: a page bundles the loading of only the wasm modules it imports", () => {
+    for (const [name, main] of Object.entries(pages)) {
+      const root = join(web, "pages", name);
+      mkdirSync(root, { recursive: true });
+      writeFileSync(join(root, "index.html"), `<!doctype html><script type="module" src="./main.js"></script>`);
+      writeFileSync(join(root, "main.js"), main);
+      writeFileSync(join(root, "vite.config.mjs"), `export default { build: { target: "es2022" }, logLevel: "error" };`);
+      run("node", [join(repoRoot, "node_modules", "vite", "bin", "vite.js"), "build"], root);
+      const assets = join(root, "dist", "assets");
+      const code = readdirSync(assets).filter((f) => f.endsWith(".js")).map((f) => readFileSync(join(assets, f), "utf8")).join("\n");
+      assetsOf[name] = ["core", "conversation", "window"].filter((m) => {
+        const file = readdirSync(assets).find((f) => f.startsWith(`toolctx_${m}_bg`) && f.endsWith(".wasm"));
+        return file !== undefined && code.includes(file);
+      });
+    }
+    const want = { manager: ["core"], window: ["window"], both: ["core", "window"] };
+    if (JSON.stringify(assetsOf) !== JSON.stringify(want)) {
+      throw new Error(`the pages' JavaScript names ${JSON.stringify(assetsOf)}, expected ${JSON.stringify(want)}`);
+    }
+  });
+
+  await check("chromium: each bundled page fetches only its wasm modules (the core and window ones side by side), and the window functions work right after the import", async () => {
+    const browser = await launchChromium(chromium);
+    const seen = {};
+    try {
+      for (const name of Object.keys(pages)) {
+        const server = await serve(`${join(web, "pages", name, "dist")}/`);
+        try {
+          const page = await browser.newPage();
+          const errors = [];
+          page.on("pageerror", (e) => errors.push(e.message));
+          const wasm = await watchWasm(page, { together: name === "both" ? ["core", "window"] : [] });
+          await page.goto(`${server.url}/index.html`);
+          await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 30_000 }).catch(() => {});
+          seen[name] = { result: await page.evaluate(() => window.__result), fetched: [...wasm.requested].sort(), apart: wasm.apart, errors };
+          await page.close();
+        } finally {
+          server.close();
+        }
+      }
+    } finally {
+      await browser.close();
+    }
+    const { manager, window, both } = seen;
+    const ok = manager.fetched.join() === "core" && typeof manager.result?.fp === "string" &&
+      window.fetched.join() === "window" && window.result?.tokens === 2 && window.result?.messages === 2 &&
+      both.fetched.join() === "core,window" && both.apart.length === 0 && both.result?.messages === 1 && typeof both.result?.fp === "string";
+    if (!ok) throw new Error(JSON.stringify(seen));
   });
 } finally {
   rmSync(scratch, { recursive: true, force: true });

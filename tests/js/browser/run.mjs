@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { chromium } from "playwright-core";
 import { ContextManager } from "toolctx";
 import { serve, launchChromium } from "./serve.mjs";
+import { watchWasm } from "./wasm-fetches.mjs";
 
 const server = await serve();
 const browser = await launchChromium(chromium);
@@ -36,7 +37,7 @@ try {
     }
     await context.close();
   }
-  for (const [name, ok, detail] of [...(await interchange(browser)), ...(await twoTabs(browser)), ...(await asyncTrap(browser))]) {
+  for (const [name, ok, detail] of [...(await unbundled(browser)), ...(await interchange(browser)), ...(await twoTabs(browser)), ...(await asyncTrap(browser))]) {
     if (ok) passed++;
     else failed++;
     console.log(`${ok ? "ok" : "not ok"} - [interchange] ${name}${ok ? "" : `\n  ${detail}`}`);
@@ -47,6 +48,27 @@ try {
 }
 console.log(`browser: ${passed} passed, ${failed} failed`);
 process.exitCode = failed === 0 && passed > 0 ? 0 : 1;
+
+/**
+ * The package imported as plain ES modules (no bundler): index.js fetches the core and the
+ * window optimiser's module side by side (neither request is answered before both are
+ * made: wasm-fetches.mjs), and the conversation store's module not until it is opened.
+ */
+async function unbundled(browser) {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const wasm = await watchWasm(page, { together: ["core", "window"] });
+    await page.goto(`${server.url}/tests/js/browser/interchange.html`);
+    await page.waitForFunction(() => window.__ready === true);
+    const fetched = [...wasm.requested].sort().join();
+    return [["unbundled, the import fetches the core and window modules side by side, not the conversation store's", fetched === "core,window" && wasm.apart.length === 0, JSON.stringify(wasm)]];
+  } catch (err) {
+    return [["unbundled", false, err.stack]];
+  } finally {
+    await context.close();
+  }
+}
 
 /**
  * A browser store (OPFS) exported as JSON Lines and imported by Node, and the reverse:
