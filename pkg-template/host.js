@@ -1,4 +1,4 @@
-// What the wasm modules import from JavaScript (src/wasm/host.rs): the runtime's host
+// What the wasm modules import from JavaScript (src/wasm/interop/host.rs): the runtime's host
 // defaults, and the notice of a trap. Every module's glue imports this file, so the
 // three modules share one set of defaults; and the defaults live here, in JavaScript, so
 // an instance made again after a trap has them at once (nothing is registered with wasm).

@@ -8,9 +8,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::body;
-use super::steps;
-use super::storage::{classify, host_failure, list_names, method, read_bytes, HostError, JsStorage};
+use super::interop::body;
+use super::interop::steps;
+use super::interop::storage::{classify, host_failure, list_names, method, read_bytes, HostError, JsStorage};
 use crate::error::Result;
 use crate::native::{Storage, WriteOptions};
 
@@ -105,7 +105,7 @@ impl Storage for JsStorage {
         let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
         let lock = hold(&self.host, &self.lock_fn(), name);
         let part = |key: &str| Reflect::get(&lock, &key.into()).unwrap_or(JsValue::UNDEFINED);
-        // `held`: an outcome (src/wasm/steps.rs), once held or once the lock failed before.
+        // `held`: an outcome (src/wasm/interop/steps.rs), once held or once the lock failed before.
         let held = JsFuture::from(Promise::resolve(&part("held"))).await.map_err(failed)?;
         steps::outcome(&held).map_err(failed)?;
         let out = work.await;

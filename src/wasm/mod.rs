@@ -1,5 +1,7 @@
-//! Everything wasm-bindgen: the exported `ContextManager`, host storage (`JsStorage`),
-//! typed JavaScript errors, host defaults, and the TypeScript types of the boundary.
+//! Everything wasm-bindgen: the exports (`manager/`: `ContextManager`; `conversation.rs`;
+//! `window.rs`; `plans.rs`, the plans' stepping), the TypeScript types of the boundary
+//! (`types.rs` and the `*.d.ts` beside it), and in `interop/` every conversion between
+//! JavaScript values and the core's types.
 //!
 //! The package ships three wasm modules built from this crate, one per cargo feature
 //! (scripts/build-wasm.sh): `core` (ContextManager: hashing, selection, sessions),
@@ -7,27 +9,13 @@
 //! feature compiles only its own exported boundary; what every module needs (host
 //! storage, host defaults, errors, the panic hook) is shared.
 
-#[cfg(any(feature = "core", feature = "conversation"))]
-mod args;
-// Held result bytes: made by the core's saveContext, written by the storage of any module.
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-mod body;
 #[cfg(feature = "conversation")]
 mod conversation;
-// The ContextManager uses all of the shared modules; the other modules use parts of them.
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-mod errors;
-mod host;
-mod json;
+mod interop;
 #[cfg(feature = "core")]
 mod manager;
 #[cfg(feature = "core")]
 mod plans;
-// The step protocol (docs/protocol.md): every step, op and outcome that crosses.
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-mod steps;
-#[cfg_attr(not(feature = "core"), allow(dead_code))]
-mod storage;
 #[cfg(feature = "core")]
 mod types;
 #[cfg(feature = "window")]
@@ -61,6 +49,6 @@ fn start() {
         // nothing of this instance is used again), so every entry, constructors included,
         // ends in it.
         wasm_bindgen::handler::schedule_reinit();
-        host::notify_trap(MODULE, &info.to_string());
+        interop::host::notify_trap(MODULE, &info.to_string());
     }));
 }

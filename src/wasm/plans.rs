@@ -3,7 +3,7 @@
 //! No Rust future runs: an export that starts a plan returns its first step, the driver
 //! (`pkg-template/driver.js`, `plan`) does what the step says and calls
 //! `__planStep(id, outcomes)` for the next one, until the plan is done. The steps are
-//! those of docs/protocol.md, built in src/wasm/steps.rs: `run` (the plan's ops, all at
+//! those of docs/protocol.md, built in src/wasm/interop/steps.rs: `run` (the plan's ops, all at
 //! once), `lock` and `unlock` (the storage's named lock, in this process's turn at it),
 //! `done` and `failed`; each carries the plan's `id`.
 //!
@@ -17,9 +17,9 @@ use std::rc::Rc;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use super::errors::to_js;
-use super::steps::{self, Kind};
-use super::storage::{host_failure, JsStorage};
+use super::interop::errors::to_js;
+use super::interop::steps::{self, Kind};
+use super::interop::storage::{host_failure, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Plan, Step};
 

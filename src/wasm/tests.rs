@@ -7,8 +7,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
+use super::interop::storage::JsStorage;
 use super::manager::JsContextManager;
-use super::storage::JsStorage;
 use crate::error::ErrorKind;
 use crate::native::{Storage, WriteOptions};
 
@@ -74,7 +74,7 @@ extern "C" {
     fn closable_defaults() -> JsValue;
 }
 
-// The package's host defaults (src/wasm/host.rs imports the same file).
+// The package's host defaults (src/wasm/interop/host.rs imports the same file).
 #[wasm_bindgen(module = "/pkg-template/host.js")]
 extern "C" {
     #[wasm_bindgen(js_name = useRuntime)]

@@ -9,9 +9,9 @@ use wasm_bindgen::JsCast;
 use super::JsContextManager;
 use crate::error::Result;
 use crate::store::{LoadStep, NotLoaded};
-use crate::wasm::errors::{invalid, IntoJs};
-use crate::wasm::steps::{self, LoadSource, Skip};
-use crate::wasm::storage::host_failure;
+use crate::wasm::interop::errors::{invalid, IntoJs};
+use crate::wasm::interop::steps::{self, LoadSource, Skip};
+use crate::wasm::interop::storage::host_failure;
 
 /// What `__loadBegin` says of a load, gathered ([`JsContextManager::plan_load`]).
 #[derive(Default)]

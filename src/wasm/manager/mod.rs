@@ -16,26 +16,20 @@ use std::rc::Rc;
 use js_sys::{Array, Function, Object, Reflect};
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
-use super::args::{debug_sink, get, opt_function, opt_size, opt_string};
-use super::errors::{invalid, IntoJs};
-use super::host::{resolve_context_dir, storage_from};
-use super::json::json_value;
+use super::interop::errors::{invalid, IntoJs};
+use super::interop::options::ManagerOptions;
+use super::interop::steps;
+use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
-use super::steps;
-use super::storage::JsStorage;
-use crate::error::{Error, Result};
-use crate::store::{
-    remove_written, Clearing, Closing, DebugEvent, Job, JobPlan, Loading, Manager, Options, SessionChoice,
-};
+use crate::error::Result;
+use crate::store::{remove_written, Clearing, Closing, Job, JobPlan, Loading, Manager};
 
 mod load;
 mod save;
 mod select;
 mod storewide;
 use save::Saving;
-use select::score_json;
 
 /// The tool-context store.
 #[wasm_bindgen(js_name = ContextManager, skip_typescript)]
@@ -57,147 +51,13 @@ pub struct JsContextManager {
     next_load: Cell<u32>,
 }
 
-/// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
-/// integer; any other key is refused, so a misspelt cap is not silently no cap.
-fn retention(value: &JsValue) -> Result<crate::Retention> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(crate::Retention::default());
-    }
-    if !value.is_object() || Array::is_array(value) {
-        return Err(Error::invalid("retention must be an object {maxBytes?, maxRecords?, maxAgeMs?}"));
-    }
-    const KEYS: [&str; 3] = ["maxBytes", "maxRecords", "maxAgeMs"];
-    for key in Object::keys(value.unchecked_ref::<Object>()).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !KEYS.contains(&key.as_str()) {
-            return Err(Error::invalid(format!("retention has no option {key:?} (maxBytes, maxRecords, maxAgeMs)")));
-        }
-    }
-    let cap = |key: &str| -> Result<Option<f64>> {
-        let v = get(value, key);
-        if v.is_undefined() {
-            return Ok(None);
-        }
-        match v.as_f64() {
-            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => Ok(Some(n)),
-            _ => Err(Error::invalid(format!("retention.{key} must be a positive integer"))),
-        }
-    };
-    Ok(crate::Retention {
-        max_bytes: cap("maxBytes")?.map(|n| n as usize),
-        max_records: cap("maxRecords")?.map(|n| n as usize),
-        max_age_ms: cap("maxAgeMs")?.map(|n| n as i64),
-    })
-}
-
 /// Below this many UTF-16 units a call into `TextEncoder` costs more than it saves.
 const ENCODER_FROM: u32 = 4096;
 
-/// What an options object holds, checked.
-struct Parts {
-    storage: JsStorage,
-    core: Options,
-    describe: Option<Function>,
-    redact: Option<Function>,
-    embed: Option<Function>,
-    on_debug: Option<Function>,
-    owns_storage: bool,
-}
-
-impl Parts {
-    fn read(options: &JsValue) -> Result<Parts> {
-        if !(options.is_undefined() || options.is_null() || options.is_object()) {
-            return Err(Error::invalid("options must be an object"));
-        }
-        let on_debug = opt_function(options, "onDebug")?;
-        let sink = debug_sink(&on_debug);
-        let mut storage_opt = get(options, "fileSystem");
-        if storage_opt.is_undefined() {
-            storage_opt = get(options, "storage");
-        }
-        let owns_storage = storage_opt.is_undefined() || storage_opt.is_null();
-        let given_dir = opt_string(options, "contextDir")?;
-        let defaulted = given_dir.is_none();
-        let dir = resolve_context_dir(given_dir, &storage_opt)?;
-        if let (true, Some(s)) = (defaulted, &sink) {
-            // The runtime could not resolve the default store as documented: said once.
-            if let Some(note) = super::host::default_dir_note() {
-                s(&DebugEvent { message: note, path: None });
-            }
-        }
-        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
-        let storage = storage_from(storage_opt, &root, &|note| {
-            if let Some(s) = &sink {
-                s(&DebugEvent { message: note.to_owned(), path: None });
-            }
-        })?;
-        let clock: crate::store::Clock = match opt_function(options, "clock")? {
-            Some(f) => {
-                Rc::new(move || f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64)
-            }
-            None => Rc::new(crate::platform::now_ms),
-        };
-        let random: crate::store::Random = match opt_function(options, "random")? {
-            Some(f) => Rc::new(move || Ok(f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0))),
-            None => Rc::new(crate::platform::random_unit),
-        };
-        let mut core = Options::with(dir, clock, random);
-        // A large result's bytes stay in JavaScript (body.rs): the core reads them by handle.
-        core.host_bytes = Some(Rc::new(|handle| super::body::held(handle).map(|b| b.to_vec())));
-        if let Some(n) = opt_size(options, "persistThreshold")? {
-            core.persist_threshold = n;
-        }
-        if let Some(n) = opt_size(options, "memoryBudget")? {
-            core.memory_budget = n;
-        }
-        if let Some(n) = opt_size(options, "maxRecordBytes")? {
-            core.max_record_bytes = n;
-        }
-        if let Some(n) = opt_size(options, "indexContentBytes")? {
-            core.content_bytes = n;
-        }
-        core.on_debug = sink;
-        core.read_only = match get(options, "readOnly") {
-            v if v.is_undefined() || v.is_null() => false,
-            v => v.as_bool().ok_or_else(|| Error::invalid("readOnly must be a boolean"))?,
-        };
-        core.retention = retention(&get(options, "retention"))?;
-        if let Some(f) = opt_function(options, "onEvict")? {
-            let debug = core.on_debug.clone();
-            core.on_evict = Some(Rc::new(move |pointers: &str| {
-                // A throwing callback must not fail the save that evicted.
-                if let Err(e) = f.call1(&JsValue::UNDEFINED, &json_value(pointers)) {
-                    if let Some(sink) = &debug {
-                        let why = e.as_string().or_else(|| Reflect::get(&e, &"message".into()).ok()?.as_string());
-                        let message = format!("onEvict threw: {}", why.unwrap_or_default());
-                        sink(&DebugEvent { message, path: None });
-                    }
-                }
-            }));
-        }
-        core.session = match get(options, "session") {
-            v if v.is_undefined() || v.is_null() || v.as_bool() == Some(false) => None,
-            v if v.as_bool() == Some(true) => Some(SessionChoice::New),
-            v => match v.as_string() {
-                Some(id) => Some(SessionChoice::Resume(id)),
-                None => return Err(Error::invalid("session must be true or a session id")),
-            },
-        };
-        Ok(Parts {
-            storage,
-            core,
-            describe: opt_function(options, "describe")?,
-            redact: opt_function(options, "redact")?,
-            embed: opt_function(options, "embed")?,
-            on_debug,
-            owns_storage,
-        })
-    }
-}
-
 impl JsContextManager {
     fn build(options: JsValue) -> Result<(Self, Option<Function>)> {
-        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options)?;
+        let ManagerOptions { storage, core, describe, redact, embed, on_debug, owns_storage } =
+            ManagerOptions::read(&options)?;
         let inner = Manager::new(core)?;
         Ok((JsContextManager::around(inner, storage, describe, redact, embed, owns_storage), on_debug))
     }
@@ -301,7 +161,8 @@ impl JsContextManager {
     /// named session resumed (a pointer for every persisted record).
     #[wasm_bindgen(js_name = "__open")]
     pub fn open(options: JsValue) -> Result<JsValue, JsValue> {
-        let Parts { storage, core, describe, redact, embed, on_debug, owns_storage } = Parts::read(&options).js()?;
+        let ManagerOptions { storage, core, describe, redact, embed, on_debug, owns_storage } =
+            ManagerOptions::read(&options).js()?;
         let inner = Manager::new(core).js()?;
         let manager = JsContextManager::around(inner, storage, describe, redact, embed, owns_storage);
         let step = match manager.inner.opening() {

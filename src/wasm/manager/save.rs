@@ -11,13 +11,13 @@ use super::{JsContextManager, ENCODER_FROM};
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::store::{Begun, FailedSave, HostBody, Job, PendingSave, SaveInput, Written};
-use crate::wasm::args::{get, opt_string};
-use crate::wasm::body::Body;
-use crate::wasm::errors::{with_cause, IntoJs};
-use crate::wasm::json::json_value;
+use crate::wasm::interop::args::{get, opt_string};
+use crate::wasm::interop::body::Body;
+use crate::wasm::interop::errors::{with_cause, IntoJs};
+use crate::wasm::interop::json::json_value;
+use crate::wasm::interop::steps::{self};
+use crate::wasm::interop::storage::host_failure;
 use crate::wasm::plans::Reply;
-use crate::wasm::steps::{self};
-use crate::wasm::storage::host_failure;
 
 /// A well-formed string, or `NOT_SERIALIZABLE` (a lone surrogate cannot be stored).
 pub(super) fn well_formed(value: &JsValue, what: &str) -> Result<String> {
@@ -50,7 +50,7 @@ pub(super) fn text_of(json: JsString) -> Result<String> {
     if json.length() < ENCODER_FROM {
         return Ok(String::from(json));
     }
-    String::from_utf8(crate::wasm::body::utf8(&json))
+    String::from_utf8(crate::wasm::interop::body::utf8(&json))
         .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
 }
 

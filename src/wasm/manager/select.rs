@@ -12,10 +12,11 @@ use wasm_bindgen::JsCast;
 use super::{JsContextManager, NO_SLOT};
 use crate::error::{Error, Result};
 use crate::record::task_id_from_f64;
-use crate::select::{Fallback, Strategy, Terms};
+use crate::select::{Fallback, Strategy};
 use crate::store::{Candidate, Filter, Listed};
-use crate::wasm::args::{get, opt_size};
-use crate::wasm::errors::{invalid, IntoJs};
+use crate::wasm::interop::args::{get, opt_size};
+use crate::wasm::interop::errors::{invalid, IntoJs};
+use crate::wasm::interop::selection::{filter_options, foreign_terms, one_vector, score_json};
 
 /// Which selection ranks: `selectRelevantContexts` (the seed's contract: only its
 /// keywords make a pointer relevant, duplicates kept unless asked) or `selectRelevant`.
@@ -57,49 +58,6 @@ pub(super) struct Given {
     slots: Vec<u32>,
     epoch: u32,
     joined: Option<String>,
-}
-
-/// The `queryId` and `taskId` selection options, checked.
-pub(super) fn filter_options(options: &JsValue) -> Result<(Option<String>, Option<serde_json::Number>)> {
-    let query_id = match get(options, "queryId") {
-        v if v.is_undefined() || v.is_null() => None,
-        v => Some(v.as_string().ok_or_else(|| Error::invalid("queryId must be a string"))?),
-    };
-    let task_id = match get(options, "taskId") {
-        v if v.is_undefined() || v.is_null() => None,
-        v => Some(task_id_from_f64(v.as_f64().ok_or_else(|| Error::invalid("taskId must be a number"))?)?),
-    };
-    Ok((query_id, task_id))
-}
-
-/// A score as JSON (scores are finite; JSON has no NaN).
-pub(super) fn score_json(score: f64) -> String {
-    if score.is_finite() {
-        serde_json::Number::from_f64(score).map_or_else(|| "0".to_owned(), |n| n.to_string())
-    } else {
-        "0".to_owned()
-    }
-}
-
-/// The one vector in what the `embed` option returned for one text: an array holding
-/// one array of numbers or `Float32Array`.
-pub(super) fn one_vector(embedded: &JsValue) -> Result<Vec<f32>> {
-    let first = embedded.dyn_ref::<Array>().filter(|a| a.length() == 1).map(|a| a.get(0));
-    let vector = first.filter(|v| Array::is_array(v) || v.is_instance_of::<js_sys::Float32Array>());
-    let vector =
-        vector.ok_or_else(|| Error::invalid("embed must return one array of numbers (or Float32Array) per text"))?;
-    Ok(js_sys::Float32Array::new(&vector).to_vec())
-}
-
-/// The indexed terms of a pointer object this manager did not make.
-pub(super) fn foreign_terms(pointer: &JsValue) -> Candidate {
-    let text = |k: &str| get(pointer, k).as_string().unwrap_or_default();
-    let args = JSON::stringify(&get(pointer, "args"))
-        .ok()
-        .and_then(|s| s.as_string())
-        .and_then(|s| crate::record::from_json::<Value>(&s).ok())
-        .unwrap_or(Value::Null);
-    Candidate::Foreign(Terms::of_record(&text("toolDescription"), &text("toolName"), &args))
 }
 
 #[wasm_bindgen(js_class = ContextManager)]

@@ -6,11 +6,12 @@ use js_sys::{Array, Object, Reflect};
 
 use wasm_bindgen::prelude::*;
 
-use super::{score_json, JsContextManager};
+use super::JsContextManager;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::store::Manager;
-use crate::wasm::args::{get, opt_size};
+use crate::wasm::interop::args::{get, opt_size};
+use crate::wasm::interop::selection::score_json;
 use crate::wasm::plans::{self, Reply};
 
 /// The hits of `search` as JSON text.

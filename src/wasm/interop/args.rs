@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 use crate::error::{Error, Result};
 use crate::store::DebugEvent;
 
-pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
+pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() || obj.is_function() {
         Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
     } else {
@@ -17,7 +17,7 @@ pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-pub(super) fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
+pub(crate) fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
     let v = get(obj, key);
     if v.is_undefined() {
         return Ok(None);
@@ -25,7 +25,7 @@ pub(super) fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
     v.as_string().map(Some).ok_or_else(|| Error::invalid(format!("{key} must be a string")))
 }
 
-pub(super) fn opt_size(obj: &JsValue, key: &str) -> Result<Option<usize>> {
+pub(crate) fn opt_size(obj: &JsValue, key: &str) -> Result<Option<usize>> {
     let v = get(obj, key);
     if v.is_undefined() {
         return Ok(None);
@@ -37,7 +37,7 @@ pub(super) fn opt_size(obj: &JsValue, key: &str) -> Result<Option<usize>> {
     }
 }
 
-pub(super) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>> {
+pub(crate) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>> {
     let v = get(obj, key);
     if v.is_undefined() || v.is_null() {
         return Ok(None);
@@ -45,7 +45,7 @@ pub(super) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>>
     v.dyn_into::<Function>().map(Some).map_err(|_| Error::invalid(format!("{key} must be a function")))
 }
 
-pub(super) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
+pub(crate) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
     let f = on_debug.clone()?;
     Some(Rc::new(move |event: &DebugEvent| {
         let data = match &event.path {

@@ -5,7 +5,7 @@
 //! "already exists", out-of-space errors become `QUOTA_EXCEEDED`, the rest `STORAGE`.
 //!
 //! The package's workflows never await it: their plans' ops go to the JavaScript driver
-//! in steps (src/wasm/steps.rs), which carry this storage as [`JsStorage::js`], and their
+//! in steps (src/wasm/interop/steps.rs), which carry this storage as [`JsStorage::js`], and their
 //! outcomes come back typed ([`JsStorage::outcome`]).
 //! Nothing here awaits: the wasm tests' `Storage` implementation over it, which awaits the
 //! host's Promises, is in `awaited.rs`, compiled for the tests only.
@@ -45,7 +45,7 @@ impl std::error::Error for HostError {}
 
 /// The host object and its methods, looked up once.
 pub struct JsStorage {
-    pub(super) host: JsValue,
+    pub(crate) host: JsValue,
     /// `close_call` handed out the host's `close()`: it is called once.
     closed: std::cell::Cell<bool>,
     /// The storage as steps carry it (steps::storage): the host, its methods, and
@@ -54,7 +54,7 @@ pub struct JsStorage {
     js: JsValue,
 }
 
-pub(super) fn method(host: &JsValue, name: &str) -> Option<Function> {
+pub(crate) fn method(host: &JsValue, name: &str) -> Option<Function> {
     Reflect::get(host, &name.into()).ok()?.dyn_into::<Function>().ok()
 }
 
@@ -90,7 +90,7 @@ impl JsStorage {
         Ok(JsStorage { host, closed: std::cell::Cell::new(false), js })
     }
 
-    /// The storage as a step carries it (src/wasm/steps.rs: `storage`).
+    /// The storage as a step carries it (src/wasm/interop/steps.rs: `storage`).
     pub fn js(&self) -> &JsValue {
         &self.js
     }
@@ -144,7 +144,7 @@ pub fn host_failure(op: &str, path: &str, err: JsValue) -> Error {
 }
 
 /// Maps a host error onto a kind by its `code` or `name`.
-pub(super) fn classify(op: &str, err: &JsValue) -> Error {
+pub(crate) fn classify(op: &str, err: &JsValue) -> Error {
     let field = |k: &str| Reflect::get(err, &k.into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
     let (code, name) = (field("code"), field("name"));
     let kind = match (code.as_str(), name.as_str()) {
@@ -181,7 +181,7 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
 /// A plan's ops as steps carry them (src/wasm/plans.rs), and how their outcomes are
 /// typed, as this storage's own calls below.
 impl JsStorage {
-    /// `op` as a step's op (src/wasm/steps.rs).
+    /// `op` as a step's op (src/wasm/interop/steps.rs).
     pub fn op_js(op: &Op) -> JsValue {
         match op {
             Op::Read(path) => steps::op(OpKind::Read, path, None, None),

@@ -1,0 +1,56 @@
+//! Selection's arguments and results: the `queryId`/`taskId` options, the vectors the
+//! `embed` option returns, the terms of a pointer object from elsewhere, scores as JSON.
+
+use js_sys::{Array, JSON};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::args::get;
+use crate::error::{Error, Result};
+use crate::record::task_id_from_f64;
+use crate::select::Terms;
+use crate::store::Candidate;
+
+/// The `queryId` and `taskId` selection options, checked.
+pub(crate) fn filter_options(options: &JsValue) -> Result<(Option<String>, Option<serde_json::Number>)> {
+    let query_id = match get(options, "queryId") {
+        v if v.is_undefined() || v.is_null() => None,
+        v => Some(v.as_string().ok_or_else(|| Error::invalid("queryId must be a string"))?),
+    };
+    let task_id = match get(options, "taskId") {
+        v if v.is_undefined() || v.is_null() => None,
+        v => Some(task_id_from_f64(v.as_f64().ok_or_else(|| Error::invalid("taskId must be a number"))?)?),
+    };
+    Ok((query_id, task_id))
+}
+
+/// A score as JSON (scores are finite; JSON has no NaN).
+pub(crate) fn score_json(score: f64) -> String {
+    if score.is_finite() {
+        serde_json::Number::from_f64(score).map_or_else(|| "0".to_owned(), |n| n.to_string())
+    } else {
+        "0".to_owned()
+    }
+}
+
+/// The one vector in what the `embed` option returned for one text: an array holding
+/// one array of numbers or `Float32Array`.
+pub(crate) fn one_vector(embedded: &JsValue) -> Result<Vec<f32>> {
+    let first = embedded.dyn_ref::<Array>().filter(|a| a.length() == 1).map(|a| a.get(0));
+    let vector = first.filter(|v| Array::is_array(v) || v.is_instance_of::<js_sys::Float32Array>());
+    let vector =
+        vector.ok_or_else(|| Error::invalid("embed must return one array of numbers (or Float32Array) per text"))?;
+    Ok(js_sys::Float32Array::new(&vector).to_vec())
+}
+
+/// The indexed terms of a pointer object this manager did not make.
+pub(crate) fn foreign_terms(pointer: &JsValue) -> Candidate {
+    let text = |k: &str| get(pointer, k).as_string().unwrap_or_default();
+    let args = JSON::stringify(&get(pointer, "args"))
+        .ok()
+        .and_then(|s| s.as_string())
+        .and_then(|s| crate::record::from_json::<Value>(&s).ok())
+        .unwrap_or(Value::Null);
+    Candidate::Foreign(Terms::of_record(&text("toolDescription"), &text("toolName"), &args))
+}
