@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use toolctx::{ContextManager, MemoryStorage, Options, SaveInput};
-//! # futures_executor::block_on(async {
+//! # toolctx::native::block_on(async {
 //! let manager = ContextManager::new(MemoryStorage::new(), Options::new("/store"))?;
 //! let path = manager
 //!     .save(SaveInput {

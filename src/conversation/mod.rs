@@ -5,7 +5,7 @@
 //! ```
 //! use toolctx::conversation::{ArtifactInput, MessageInput, StoreOptions};
 //! use toolctx::{ConversationStore, MemoryStorage};
-//! # futures_executor::block_on(async {
+//! # toolctx::native::block_on(async {
 //! let store: ConversationStore<MemoryStorage> =
 //!     ConversationStore::new(MemoryStorage::new(), None, StoreOptions::new("/ctx"))?;
 //! let conv = store.create_conversation(Some("Add login".into()), None).await?;

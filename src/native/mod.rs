@@ -5,7 +5,8 @@
 //! over a host.
 //!
 //! - [`storage`]: the [`Storage`] contract; [`MemoryStorage`], [`FsStorage`];
-//! - [`runner`]: [`run`], a plan run to its end over a storage;
+//! - [`runner`]: [`run`], a plan run to its end over a storage, and [`block_on`], a small
+//!   blocking executor for the async API;
 //! - [`manager`]: [`ContextManager`], a [`Manager`](crate::Manager) over a storage;
 //! - [`session`]: listing, searching and cleaning sessions;
 //! - [`conversation`]: [`ConversationStore`], a
@@ -30,6 +31,8 @@ pub use conversation::{execute, fetch, ConversationStore};
 pub use fs::FsStorage;
 pub use manager::ContextManager;
 pub use memory::MemoryStorage;
+#[cfg(not(target_arch = "wasm32"))]
+pub use runner::block_on;
 pub use runner::{run, run_in_turn};
 pub use session::{cleanup_stale_sessions, list_sessions, record_files, remove_session, search_sessions};
 pub use storage::{Storage, WriteOptions};

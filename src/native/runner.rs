@@ -1,6 +1,13 @@
-//! The blocking runner's part: a [plan](crate::plan) run to its end over a [`Storage`],
-//! awaiting the storage and nothing else (the package's JavaScript driver runs the same
-//! plans over a host).
+//! The runner: a [plan](crate::plan) run to its end over a [`Storage`], awaiting the
+//! storage and nothing else (the package's JavaScript driver runs the same plans over a
+//! host), and [`block_on`], a small blocking executor for the async API.
+
+#[cfg(not(target_arch = "wasm32"))]
+use std::future::Future;
+#[cfg(not(target_arch = "wasm32"))]
+use std::sync::Arc;
+#[cfg(not(target_arch = "wasm32"))]
+use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::lock::Mutex;
 
@@ -88,11 +95,47 @@ pub(crate) async fn perform_one<S: Storage>(storage: &S, op: &Op) -> Result<Outc
     }
 }
 
+/// Runs `future` to its end on this thread, parking it while the future waits: the
+/// blocking executor of the async API, for Rust users with no runtime of their own (the
+/// native storages do their I/O inside their calls, so a future of theirs never waits on
+/// another thread; one that does is woken by it).
+///
+/// ```
+/// use toolctx::{native::block_on, ContextManager, MemoryStorage, Options, SaveInput};
+/// let manager = ContextManager::new(MemoryStorage::new(), Options::new("/store"))?;
+/// let input = SaveInput { tool_name: "grep", args_json: "{}", result_json: Some("\"hit\""), ..SaveInput::default() };
+/// let path = block_on(manager.save(input))?;
+/// assert_eq!(block_on(manager.load(&[path]))?.len(), 1);
+/// # Ok::<(), toolctx::Error>(())
+/// ```
+#[cfg(not(target_arch = "wasm32"))]
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    /// Wakes the thread that runs the future.
+    struct Unpark(std::thread::Thread);
+
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::native::MemoryStorage;
     use crate::plan::bytes;
+    #[cfg(target_arch = "wasm32")]
     use futures_executor::block_on;
     use std::cell::RefCell;
 
@@ -203,5 +246,41 @@ mod tests {
         let storage = Logged::default();
         let plan = Sample { at: 0, fail_locked: false }.map(|reads| Ok(reads.len()));
         assert_eq!(block_on(run(&storage, plan)).unwrap(), 2);
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn block_on_waits_for_a_wake_from_another_thread() {
+        use std::future::Future;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex as StdMutex};
+        use std::task::{Context, Poll, Waker};
+        /// Pending until another thread sets `done` and wakes it.
+        struct Later {
+            done: Arc<AtomicBool>,
+            waker: Arc<StdMutex<Option<Waker>>>,
+        }
+        impl Future for Later {
+            type Output = &'static str;
+            fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<&'static str> {
+                if self.done.load(Ordering::SeqCst) {
+                    return Poll::Ready("woken");
+                }
+                *self.waker.lock().unwrap() = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+        let (done, waker) = (Arc::new(AtomicBool::new(false)), Arc::new(StdMutex::new(None::<Waker>)));
+        let (d, w) = (done.clone(), waker.clone());
+        let other = std::thread::spawn(move || loop {
+            if let Some(waker) = w.lock().unwrap().take() {
+                d.store(true, Ordering::SeqCst);
+                waker.wake();
+                return;
+            }
+            std::thread::yield_now();
+        });
+        assert_eq!(block_on(Later { done, waker }), "woken");
+        other.join().unwrap();
     }
 }
