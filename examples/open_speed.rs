@@ -4,10 +4,17 @@
 //!   cargo run --release --example open_speed DIR
 //! Prints the record count and the time of three opens, read-only.
 
+#[cfg(not(target_arch = "wasm32"))]
 use std::time::Instant;
 
-use toolctx::{ContextManager, FsStorage, Options};
+#[cfg(not(target_arch = "wasm32"))]
+use toolctx::{native::block_on, ContextManager, FsStorage, Options};
 
+/// A native tool: nothing to do in wasm (where `cargo test` builds the examples too).
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {
     let Some(dir) = std::env::args().nth(1) else {
         eprintln!("usage: cargo run --release --example open_speed DIR");
@@ -17,7 +24,7 @@ fn main() {
         let mut options = Options::new(&dir);
         options.read_only = true;
         let started = Instant::now();
-        match futures_executor::block_on(ContextManager::open(FsStorage::new(), options)) {
+        match block_on(ContextManager::open(FsStorage::new(), options)) {
             Ok(m) => println!("open: {} records in {:?}", m.len(), started.elapsed()),
             Err(e) => {
                 eprintln!("open failed: {e}");

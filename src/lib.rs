@@ -96,6 +96,8 @@ pub mod naming;
 pub(crate) use toolctx_search::paged;
 pub mod paths;
 pub mod plan;
+// The native clock and random source (in wasm the exports hand in the host's).
+#[cfg(not(target_arch = "wasm32"))]
 pub mod platform;
 pub mod record;
 pub mod retention;
@@ -117,10 +119,12 @@ mod wasm;
 pub use describe::{describe, tool_words};
 pub use error::{Error, ErrorKind, Result};
 pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+pub use native::FsStorage;
 #[cfg(feature = "native")]
 pub use native::{
     cleanup_stale_sessions, export_jsonl, import_jsonl, list_sessions, purge, search_sessions, ContextManager,
-    ConversationStore, FsStorage, MemoryStorage, Storage, WriteOptions,
+    ConversationStore, MemoryStorage, Storage, WriteOptions,
 };
 pub use retention::Retention;
 pub use select::{keywords, tokenize, Fallback, Scored, Strategy, Terms};

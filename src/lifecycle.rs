@@ -77,9 +77,7 @@ impl Gate {
         self.in_flight.get() == 0
     }
 
-    /// Calls `waker` at the next change: an operation ending, or the phase changing (the
-    /// native driver waits on it; the JavaScript driver is told by its own steps).
-    #[cfg(feature = "native")]
+    /// Calls `waker` at the next change: an operation ending, or the phase changing.
     pub fn wake_on_change(&self, waker: &Waker) {
         self.waiters.borrow_mut().push(waker.clone());
     }

@@ -26,7 +26,7 @@
 //! result into another.
 
 use crate::error::{Error, ErrorKind, Result};
-#[cfg(doc)]
+#[cfg(all(doc, feature = "native"))]
 use crate::native::Storage;
 
 /// A host operation a plan asks for.
@@ -88,7 +88,7 @@ pub enum Outcome {
     Read(Option<Vec<u8>>),
     /// A list: the names of the children, folders ending in `/`.
     List(Vec<String>),
-    /// A write, remove or folder removal.
+    /// A write, an append, a removal or a folder removal.
     Done,
 }
 

@@ -1,7 +1,8 @@
-//! The platform's clock and random source. The core never reads them itself: they are inputs of
-//! its options ([`Options::clock`], [`Options::random`], [`StoreOptions`]'s), and this
-//! module holds the defaults that the native constructors ([`Options::new`],
-//! [`StoreOptions::new`]) and the wasm layer hand in. Tests hand in their own.
+//! The native platform's clock and random source. The core never reads them itself: they
+//! are inputs of its options ([`Options::clock`], [`Options::random`], [`StoreOptions`]'s),
+//! and this module holds the defaults that the native constructors ([`Options::new`],
+//! [`StoreOptions::new`]) hand in. In wasm the exports hand in the host's (`Date.now()`,
+//! `Math.random()`: `src/wasm/interop/options/`); tests hand in their own.
 
 use std::rc::Rc;
 
@@ -9,42 +10,26 @@ use crate::conversation::StoreOptions;
 use crate::error::Result;
 use crate::store::Options;
 
-/// Milliseconds since the Unix epoch, from the system clock (`Date.now()` in wasm).
+/// Milliseconds since the Unix epoch, from the system clock.
 pub fn now_ms() -> i64 {
-    #[cfg(not(target_arch = "wasm32"))]
-    return std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-    #[cfg(target_arch = "wasm32")]
-    return js_sys::Date::now() as i64;
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-/// A uniform number in `[0, 1)`: natively from the OS CSPRNG (53 random bits); in wasm
-/// the host's `Math.random()`, as the TypeScript original named its records. Names need to
-/// differ, not to be secret (a record's path shows them; a taken name is drawn again), and
-/// in Node the first `crypto.getRandomValues` loads WebCrypto, which cost about 2.4 ms of
-/// the first save (measured: `bench/README.md`, start-up).
+/// A uniform number in `[0, 1)` from the OS CSPRNG (53 random bits).
 pub fn random_unit() -> Result<f64> {
-    #[cfg(target_arch = "wasm32")]
-    return Ok(js_sys::Math::random());
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let mut bytes = [0u8; 8];
-        for b in &mut bytes {
-            *b = native_random::next_byte()?;
-        }
-        Ok((u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64)
+    let mut bytes = [0u8; 8];
+    for b in &mut bytes {
+        *b = native_random::next_byte()?;
     }
+    Ok((u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64)
 }
 
-/// `n` characters of `[a-z0-9]` from the platform's random source ([`random_unit`]'s).
+/// `n` characters of `[a-z0-9]` from the OS CSPRNG.
 pub fn random_chars(n: usize) -> Result<String> {
-    #[cfg(target_arch = "wasm32")]
-    return Ok(crate::naming::random_chars(n, || (js_sys::Math::random() * 252.0) as u8));
-    #[cfg(not(target_arch = "wasm32"))]
     native_random::chars(n)
 }
 
 /// The OS CSPRNG, drawn through a pool.
-#[cfg(not(target_arch = "wasm32"))]
 mod native_random {
     use std::cell::RefCell;
 

@@ -64,11 +64,11 @@ use table::{PathSlots, State};
 /// and awaits nothing. `ContextManager` (`src/native/manager.rs`) runs it over a storage
 /// natively; the wasm layer, over the host's storage through the JavaScript driver.
 pub struct Manager {
-    pub(crate) options: Options,
+    options: Options,
     dir: String,
     state: RefCell<State>,
     session: Option<Session>,
-    pub(crate) gate: Rc<Gate>,
+    gate: Rc<Gate>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
 }
@@ -207,5 +207,5 @@ impl Manager {
 mod jobs;
 pub use jobs::{Job, JobPlan};
 
-#[cfg(test)]
+#[cfg(all(test, feature = "native"))]
 pub(crate) mod footprint;

@@ -24,7 +24,8 @@
 //!
 //! Every operation is synchronous steps over the files it read (`ops.rs`, `sync.rs`: what
 //! to read, then what to change and answer); a driver does the I/O in between: natively
-//! the methods below, awaiting the storage; in JavaScript the driver (driver.js). Writes of one
+//! the async methods of `ConversationStore` (`src/native/conversation.rs`), awaiting the
+//! storage; in JavaScript the driver (driver.js). Writes of one
 //! store are serialised and run under the storage's lock on `conversations/.lock`, so
 //! processes and tabs sharing a store do not interleave their read-modify-writes of
 //! `metadata.json` and `index.json`.

@@ -1,10 +1,10 @@
 //! The store's operations as synchronous steps (sans-IO): an [`Operation`] says what it
 //! needs to read ([`Conversations::needs`], until nothing), then decides what to
 //! change and what to answer ([`Conversations::decide`]); the driver runs the
-//! actions and reports how they went ([`Conversations::finish`],
+//! changes and reports how they went ([`Conversations::finish`],
 //! [`Conversations::failed`]). An exclusive operation runs all of that as the store's
-//! only writer (see [`ConversationStore::exclusive`]). Native Rust drives it in
-//! [`ConversationStore::perform`]; in wasm, `src/wasm/conversation.rs` makes it steps
+//! only writer. Native Rust drives it in `ConversationStore::perform`
+//! (`src/native/conversation.rs`); in wasm, `src/wasm/conversation.rs` makes it steps
 //! (docs/protocol.md) that the JavaScript driver runs (`pkg-template/driver.js`).
 
 use super::artifacts::{self, reference_text, ArtifactMeta};

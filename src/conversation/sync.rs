@@ -11,7 +11,7 @@
 //! - a deleted conversation is deleted on the remote.
 //!
 //! A change and its item are written in one exclusive section of the store (see
-//! [`ConversationStore::exclusive`]); `sync()` takes a conversation's items and reads its
+//! `ConversationStore::exclusive`, `src/native/conversation.rs`); `sync()` takes a conversation's items and reads its
 //! local state in one such section too, so the state it pushes holds every change whose
 //! item it took, whatever runs between (another task, another process). It removes only
 //! the items it took; an item written meanwhile stays for the next sync.
@@ -276,9 +276,9 @@ pub struct SyncRun {
     phase: Phase,
     now: i64,
     /// What was read locally (a queue item is read once a sync).
-    pub(crate) local: Files,
+    pub(super) local: Files,
     /// What was read on the remote.
-    pub(crate) remote: Files,
+    pub(super) remote: Files,
     report: SyncReport,
     convs: Vec<String>,
     next: usize,

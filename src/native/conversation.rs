@@ -1,7 +1,7 @@
 //! The native driver of the conversation store: its async API, for Rust users and the
 //! tests. Each method checks its arguments, makes a [`Request`] and runs its steps over the
 //! local [`Storage`] (and the remote, for `sync`): the reads an operation needs
-//! ([`fetch`]), then the changes it decides ([`execute`]), as `conversation.js` runs them
+//! (`fetch`), then the changes it decides (`execute`), as `conversation.js` runs them
 //! over a host in the package. Nothing else in the store awaits.
 
 use std::future::Future;
@@ -18,7 +18,6 @@ use crate::conversation::{
     StoreOptions, SyncReport, SyncRun, SyncStatus,
 };
 use crate::error::{Error, ErrorKind, Result};
-use crate::paths::join;
 use crate::plan::Op;
 
 /// The conversation store over local storage `L` and an optional remote `R`: the
@@ -73,9 +72,9 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     pub(crate) async fn exclusive<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
         let _guard = self.writes.lock().await;
         // Boxed: one instance of the storage's `locked` per result type rather than one
-        // per call site (the wasm binary is smaller for it).
+        // per call site.
         let work: std::pin::Pin<Box<dyn Future<Output = Result<T>> + '_>> = Box::pin(work);
-        self.local.locked(&join(self.base(), ".lock"), work).await?
+        self.local.locked(&self.lock_names()[0], work).await?
     }
 
     /// A new, empty conversation (with the caller's id, if one is given).
@@ -290,8 +289,8 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
                     Step::Done(report) => return Ok(Some(report)),
                     Step::Unlock(_) => return Ok(None),
                     Step::Read(side, needs) => match side {
-                        Side::Local => fetch(&self.local, needs, &mut run.local).await,
-                        Side::Remote => fetch(remote, needs, &mut run.remote).await,
+                        Side::Local => fetch(&self.local, needs, run.files(side)).await,
+                        Side::Remote => fetch(remote, needs, run.files(side)).await,
                     },
                     Step::Change(side, plan) => match side {
                         Side::Local => execute(&self.local, &plan).await,
@@ -323,7 +322,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
 }
 
 /// Answers `needs` (reads and listings) from `storage` into `files`.
-pub async fn fetch<S: Storage>(storage: &S, needs: Vec<Op>, files: &mut Files) -> Result<()> {
+async fn fetch<S: Storage>(storage: &S, needs: Vec<Op>, files: &mut Files) -> Result<()> {
     let outcomes = perform(storage, &needs).await;
     for (op, outcome) in needs.into_iter().zip(outcomes) {
         files.put(op, outcome?);
@@ -332,7 +331,7 @@ pub async fn fetch<S: Storage>(storage: &S, needs: Vec<Op>, files: &mut Files) -
 }
 
 /// Runs `actions` in order on `storage`; on a failure, how many ran before it and why.
-pub async fn execute<S: Storage>(storage: &S, actions: &[Op]) -> std::result::Result<(), (usize, Error)> {
+async fn execute<S: Storage>(storage: &S, actions: &[Op]) -> std::result::Result<(), (usize, Error)> {
     for (i, action) in actions.iter().enumerate() {
         perform_one(storage, action).await.map_err(|e| (i, e))?;
     }

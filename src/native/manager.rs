@@ -15,11 +15,10 @@ use futures_util::lock::Mutex;
 use super::runner;
 use super::storage::{Storage, WriteOptions};
 use crate::error::Result;
-use crate::lifecycle::{Gate, Phase};
 use crate::record::parse_record;
 use crate::store::{
-    remove_written, Begun, Clearing, Job, JobPlan, LoadStep, Manager, NotLoaded, Options, PendingSave, SaveInput,
-    Written,
+    remove_written, Begun, Clearing, Closing, Job, JobPlan, LoadStep, Manager, NotLoaded, Options, PendingSave,
+    SaveInput, Written,
 };
 
 /// The tool-context store over a [`Storage`]: a [`Manager`] (the state and its
@@ -73,20 +72,10 @@ impl<S: Storage> ContextManager<S> {
             Begun::Write(pending) => pending,
         };
         loop {
-            let written = if pending.terms.is_none() {
-                // The result is indexed while the host writes it: the write is started
-                // first (the task yields once it is queued), then the index work runs.
-                let indexed = async {
-                    yield_now().await;
-                    (pending.terms_of(), pending.content(self.options.content_bytes))
-                };
-                let (written, (terms, content)) =
-                    futures_util::future::join(self.write_record(&pending), indexed).await;
-                (pending.terms, pending.content) = (Some(terms), content);
-                written
-            } else {
-                self.write_record(&pending).await
-            };
+            // What the JavaScript driver does while the host writes: here the storage's
+            // write is awaited after, as a native storage does its I/O in the call.
+            pending.index(self.options().content_bytes);
+            let written = self.write_record(&pending).await;
             match self.record_written(pending, written) {
                 Written::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
                 Written::Retry(next) => pending = next,
@@ -104,9 +93,9 @@ impl<S: Storage> ContextManager<S> {
     /// The record of `pending` written to its path exclusively.
     async fn write_record(&self, pending: &PendingSave) -> Result<()> {
         let exclusive = WriteOptions { exclusive: true };
-        match pending.body {
-            Some(body) => self.storage.write_parts(&pending.path, &pending.bytes, body, b"}", exclusive).await,
-            None => self.storage.write(&pending.path, &pending.bytes, exclusive).await,
+        match pending.record() {
+            (header, Some(body)) => self.storage.write_parts(pending.path(), header, body, b"}", exclusive).await,
+            (record, None) => self.storage.write(pending.path(), record, exclusive).await,
         }
     }
 
@@ -162,8 +151,7 @@ impl<S: Storage> ContextManager<S> {
 
     /// Writes out every record held in memory.
     pub async fn flush(&self) -> Result<()> {
-        let pass = self.gate.enter("flush")?;
-        self.drive(Job::write_out(Some(pass))).await
+        self.drive(self.begin_flush()?).await
     }
 
     /// Closes the manager: later operations fail with [`ErrorKind::Closed`](crate::ErrorKind::Closed); the
@@ -173,16 +161,37 @@ impl<S: Storage> ContextManager<S> {
     /// writing out fails, the error is returned and the manager stays open with its
     /// records, so nothing is lost and `close` can be retried. Pointers stay readable.
     pub async fn close(&self) -> Result<()> {
+        let mut step = self.begin_close();
         loop {
-            match self.gate.phase() {
-                Phase::Closed => return Ok(()),
-                Phase::Closing => until(&self.gate, |g| g.phase() != Phase::Closing).await,
-                Phase::Open => break,
+            step = match step {
+                Closing::Done => return Ok(()),
+                // Another close is under way: once it ends, this one begins again.
+                Closing::Wait => {
+                    self.changed().await;
+                    self.begin_close()
+                }
+                Closing::Busy => {
+                    self.changed().await;
+                    self.close_when_idle()
+                }
+                Closing::WriteOut(job) => return self.drive(job).await,
             }
         }
-        self.gate.set(Phase::Closing);
-        until(&self.gate, Gate::is_idle).await;
-        self.drive(Job::close()).await
+    }
+
+    /// Resolves at the manager's next change (an operation ending, its phase changing)
+    /// or sooner: the caller checks again.
+    async fn changed(&self) {
+        let mut asked = false;
+        poll_fn(|cx| {
+            if asked {
+                return Poll::Ready(());
+            }
+            asked = true;
+            self.wake_on_change(cx.waker());
+            Poll::Pending
+        })
+        .await
     }
 
     /// Removes the records this manager wrote and drops those held in memory. Never
@@ -248,31 +257,4 @@ impl<S: Storage> ContextManager<S> {
     async fn drive_indexing(&self, job: Job) -> Result<Vec<String>> {
         runner::run_in_turn(&self.storage, &self.turn, JobPlan { manager: &self.core, job }).await
     }
-}
-
-/// Yields once: the task gives way (in wasm, the host calls it queued are started)
-/// and is polled again.
-async fn yield_now() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            return std::task::Poll::Ready(());
-        }
-        yielded = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    })
-    .await
-}
-
-/// Resolves once `done` holds of the gate (checked again at each of its changes).
-async fn until(gate: &Gate, done: impl Fn(&Gate) -> bool) {
-    poll_fn(|cx| {
-        if done(gate) {
-            return Poll::Ready(());
-        }
-        gate.wake_on_change(cx.waker());
-        Poll::Pending
-    })
-    .await;
 }

@@ -18,6 +18,8 @@
 //! async runtime.
 
 pub mod conversation;
+// A file system: not in wasm (the wasm tests run this module over the host's storage).
+#[cfg(not(target_arch = "wasm32"))]
 mod fs;
 pub mod manager;
 mod memory;
@@ -27,13 +29,14 @@ pub mod storage;
 pub mod storewide;
 pub mod window;
 
-pub use conversation::{execute, fetch, ConversationStore};
+pub use conversation::ConversationStore;
+#[cfg(not(target_arch = "wasm32"))]
 pub use fs::FsStorage;
 pub use manager::ContextManager;
 pub use memory::MemoryStorage;
 #[cfg(not(target_arch = "wasm32"))]
 pub use runner::block_on;
-pub use runner::{run, run_in_turn};
+pub use runner::run;
 pub use session::{cleanup_stale_sessions, list_sessions, record_files, remove_session, search_sessions};
 pub use storage::{Storage, WriteOptions};
 pub use storewide::{export_jsonl, import_jsonl, purge};

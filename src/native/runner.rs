@@ -23,7 +23,7 @@ pub async fn run<S: Storage, P: Plan>(storage: &S, plan: P) -> Result<P::Output>
 /// [`run`], each lock the plan takes inside `turn` first (a manager's turn at its locks:
 /// its plans take them one after the other, whatever the storage's lock does; in wasm the
 /// driver keeps these turns).
-pub async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<()>, mut plan: P) -> Result<P::Output> {
+pub(super) async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<()>, mut plan: P) -> Result<P::Output> {
     let mut step = plan.step(Vec::new());
     loop {
         step = match step {
@@ -70,10 +70,10 @@ async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P, inside: 
     }
 }
 
-/// Runs `ops` over `storage`, one after the other: native storages complete at once, and
-/// in wasm the JavaScript driver runs a plan's ops (this only serves the workflows that
-/// still await plans inside a Rust task), so nothing is gained by polling them together.
-pub(crate) async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
+/// Runs `ops` over `storage`, one after the other: native storages do their I/O in the
+/// call (and in wasm only the tests' `awaited.rs` storage comes here), so nothing is
+/// gained by polling them together.
+pub(super) async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
         outcomes.push(perform_one(storage, op).await);
@@ -82,7 +82,7 @@ pub(crate) async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
 }
 
 /// Runs `op` over `storage`.
-pub(crate) async fn perform_one<S: Storage>(storage: &S, op: &Op) -> Result<Outcome> {
+pub(super) async fn perform_one<S: Storage>(storage: &S, op: &Op) -> Result<Outcome> {
     match op {
         Op::Read(path) => storage.read(path).await.map(Outcome::Read),
         Op::List(dir) => storage.list(dir).await.map(Outcome::List),

@@ -18,7 +18,7 @@
 //!
 //! [`ErrorKind::AlreadyExists`]: crate::ErrorKind::AlreadyExists
 
-#[cfg(doc)]
+#[cfg(all(doc, not(target_arch = "wasm32")))]
 use super::{FsStorage, MemoryStorage};
 use crate::error::{Error, ErrorKind, Result};
 

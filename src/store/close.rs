@@ -3,8 +3,16 @@
 use super::{Job, Manager};
 use crate::error::Result;
 use crate::lifecycle::Phase;
+use std::task::Waker;
 
 impl Manager {
+    /// Calls `waker` at the manager's next change: an operation ending, or its phase
+    /// changing (what a native driver waits on between the steps of a close; the
+    /// JavaScript driver is told by the steps themselves).
+    pub fn wake_on_change(&self, waker: &Waker) {
+        self.gate.wake_on_change(waker);
+    }
+
     /// The first step of `flush`: its job (see [`Manager::job_step`]).
     pub fn begin_flush(&self) -> Result<Job> {
         Ok(Job::write_out(Some(self.gate.enter("flush")?)))

@@ -11,6 +11,7 @@
 //! or natively (64-bit sizes) with `cargo test --lib footprint -- --ignored --nocapture`.
 
 use std::mem::size_of;
+use std::rc::Rc;
 
 pub(crate) use toolctx_search::footprint::Meter;
 
@@ -179,7 +180,9 @@ impl Corpus {
 
 /// The bench's "default" store: the saves of `calls` (small results) with the default options.
 async fn build(calls: &[(&'static str, String, String)]) -> ContextManager<Discard> {
-    let m = ContextManager::new(Discard, crate::Options::new("/bench")).unwrap();
+    // A fixed clock and random part: the names differ by their counter.
+    let options = crate::Options::with("/bench", Rc::new(|| 1_795_811_832_434), Rc::new(|| Ok(0.5)));
+    let m = ContextManager::new(Discard, options).unwrap();
     for (i, (tool, args, result)) in calls.iter().enumerate() {
         let input = crate::SaveInput {
             tool_name: tool,

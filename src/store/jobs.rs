@@ -6,7 +6,8 @@
 //! A [`Job`] is a queue of stages; [`Manager::job_step`] runs them in order, each
 //! deciding what to read, write or remove ([`Op`]), or which lock to take, and consuming
 //! the outcomes. A job runs as a [`Plan`] ([`JobPlan`]): the JavaScript driver runs it
-//! as any other (`src/wasm/plans.rs`), and natively [`Manager::drive`] does.
+//! as any other (`src/wasm/plans.rs`), and natively `ContextManager::drive`
+//! (`src/native/manager.rs`) does.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -290,7 +291,7 @@ impl Job {
 
     /// `flush`/`close`: every record held in memory written out, a segment of the records
     /// indexed since the last one written, the manifest brought up to date.
-    pub(crate) fn write_out(pass: Option<Pass>) -> Job {
+    pub(super) fn write_out(pass: Option<Pass>) -> Job {
         Job::new(pass, false, [Stage::spill(true), Stage::segment(true), Stage::manifest(Due::Forced)])
     }
 
@@ -309,7 +310,7 @@ impl Job {
 
     /// `close()`: [`Job::write_out`], then the manager closed (or reopened, on a failure:
     /// see [`Manager::end_close`]).
-    pub(crate) fn close() -> Job {
+    pub(super) fn close() -> Job {
         let mut job = Job::write_out(None);
         job.end = End::Close;
         job

@@ -11,7 +11,7 @@
 //!    the original: `Failed to load <path as asked>: <why>`.
 //!
 //! The native [`Manager::load`] runs these steps over its storage; in wasm the JS
-//! driver runs them over the host's (src/wasm/manager.rs, `__loadBegin`), so the bytes
+//! driver runs them over the host's (src/wasm/manager/load.rs, `__loadBegin`), so the bytes
 //! a host read stay in JavaScript, which parses them.
 
 use std::fmt;

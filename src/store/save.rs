@@ -354,15 +354,15 @@ pub struct PendingSave {
     pub(super) result_hash: Option<u64>,
     pub(super) args: Value,
     /// The whole record, or its header when the host holds the body.
-    pub(crate) bytes: Vec<u8>,
+    pub(super) bytes: Vec<u8>,
     /// The host's handle of the result's bytes, written between the header and `}`.
-    pub(crate) body: Option<u32>,
+    pub(super) body: Option<u32>,
     pub(super) indexed: Indexed,
-    pub(crate) path: String,
+    pub(super) path: String,
     pub(super) attempts: usize,
-    pub(crate) terms: Option<Terms>,
+    pub(super) terms: Option<Terms>,
     /// The result's JSON text, kept by [`PendingSave::index`] for the content's indexing.
-    pub(crate) content: Option<String>,
+    pub(super) content: Option<String>,
 }
 
 /// The result's text that the index reads.
@@ -409,13 +409,13 @@ impl PendingSave {
 
     /// The terms of the record's metadata: its content is indexed after the save
     /// ([`Manager::index_content`]).
-    pub(crate) fn terms_of(&self) -> Terms {
+    pub(super) fn terms_of(&self) -> Terms {
         Terms::of_record(&self.meta.tool_description, &self.meta.tool_name, &self.args)
     }
 
     /// The JSON text of the result, to index once the record is saved (none when there is
     /// no result or no content is indexed).
-    pub(crate) fn content(&self, content_bytes: usize) -> Option<String> {
+    pub(super) fn content(&self, content_bytes: usize) -> Option<String> {
         if content_bytes == 0 {
             return None;
         }

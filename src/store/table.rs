@@ -342,7 +342,7 @@ impl State {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "native"))]
 mod tests {
     use super::*;
     use crate::paged::Paged;
@@ -372,7 +372,7 @@ mod tests {
     #[test]
     fn compaction_keeps_the_later_copy_of_a_key_whose_latest_holder_was_evicted() {
         futures_executor::block_on(async {
-            let mut o = Options::new("/ctx");
+            let mut o = Options::with("/ctx", std::rc::Rc::new(|| 0), std::rc::Rc::new(|| Ok(0.5)));
             o.persist_threshold = 0;
             let m = ContextManager::new(crate::MemoryStorage::new(), o).unwrap();
             let save = |result: &'static str| SaveInput {

@@ -10,7 +10,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::interop::body;
 use super::interop::steps;
-use super::interop::storage::{classify, host_failure, list_names, method, read_bytes, HostError, JsStorage};
+use super::interop::storage::{host_failure, list_names, method, read_bytes, JsStorage};
 use crate::error::Result;
 use crate::native::{Storage, WriteOptions};
 
@@ -102,7 +102,7 @@ impl Storage for JsStorage {
     /// alone), held from the callback's call until `work` is done and the host's `lock`
     /// has settled.
     async fn locked<T>(&self, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
-        let failed = |v: JsValue| classify("lock", &v).with_path(name).with_source(HostError(v));
+        let failed = |v: JsValue| host_failure("lock", name, v);
         let lock = hold(&self.host, &self.lock_fn(), name);
         let part = |key: &str| Reflect::get(&lock, &key.into()).unwrap_or(JsValue::UNDEFINED);
         // `held`: an outcome (src/wasm/interop/steps.rs), once held or once the lock failed before.
@@ -119,10 +119,8 @@ impl Storage for JsStorage {
     }
 }
 
-// The driver's lock holder (pkg-template/driver.js, beside the glue in the package; a
-// snippet for the wasm-bindgen tests, as host.js is).
-#[cfg_attr(not(test), wasm_bindgen(raw_module = "./driver.js"))]
-#[cfg_attr(test, wasm_bindgen(module = "/pkg-template/driver.js"))]
+// The driver's lock holder (pkg-template/driver.js, a snippet for the wasm-bindgen tests).
+#[wasm_bindgen(module = "/pkg-template/driver.js")]
 extern "C" {
     fn hold(host: &JsValue, lock: &JsValue, name: &str) -> JsValue;
 }

@@ -1,10 +1,10 @@
 //! The exported `ConversationStore` class (SPEC §7) over host storage, with an
 //! optional remote host storage to sync to.
 //!
-//! Arguments cross as `JSON.stringify` text into serde types and results go back as JSON
-//! text, which `conversation.js` parses once the wasm call has returned (a `JSON.parse`
-//! inside a wasm call can crash Node 20's V8; see `__pointers` in `manager.rs`). The
-//! shapes are the core's, checked in one place.
+//! Its arguments and results are converted in `interop/conversation.rs` (JSON text both
+//! ways; `conversation.js` parses the results once the wasm call has returned, as a
+//! `JSON.parse` inside a wasm call can crash Node 20's V8: see `__pointers` in
+//! `manager/select.rs`).
 
 use std::rc::Rc;
 

@@ -23,7 +23,7 @@ mod window;
 
 #[cfg(all(test, feature = "native"))]
 mod awaited;
-#[cfg(all(test, feature = "core"))]
+#[cfg(all(test, feature = "core", feature = "native"))]
 mod tests;
 
 use wasm_bindgen::prelude::*;

@@ -19,7 +19,7 @@ use wasm_bindgen::prelude::*;
 
 use super::interop::errors::to_js;
 use super::interop::steps::{self, Kind};
-use super::interop::storage::{host_failure, JsStorage};
+use super::interop::storage::{host_failure, op_js, outcome_of, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Plan, Step};
 
@@ -121,7 +121,7 @@ pub fn plan_step(id: u32, outcomes: Array) -> JsValue {
             let typed = std::mem::take(&mut running.asked)
                 .iter()
                 .enumerate()
-                .map(|(i, op)| JsStorage::outcome(op, &outcomes.get(i as u32)))
+                .map(|(i, op)| outcome_of(op, &outcomes.get(i as u32)))
                 .collect();
             let step = running.plan.step(typed);
             advance(id, running, Some(step))
@@ -141,7 +141,7 @@ fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> JsValue 
         };
         match step {
             Step::Run(ops) => {
-                let list: Array = ops.iter().map(JsStorage::op_js).collect();
+                let list: Array = ops.iter().map(op_js).collect();
                 running.asked = ops;
                 break steps::run(Kind::Run, Some(id), storage, list);
             }

@@ -7,25 +7,26 @@
 //! ones swapped in (a 2,000-message conversation sends back a few small messages rather
 //! than megabytes of unchanged text). The glue parses the text once the wasm call has
 //! returned (a `JSON.parse` inside a wasm call can crash Node 20's V8; see `__pointers` in
-//! `manager.rs`).
+//! `manager/select.rs`).
 
 use std::cell::RefCell;
 
-use js_sys::{Array, Function};
+use js_sys::Array;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::interop::args::get;
 use super::interop::errors::IntoJs;
-use super::interop::host::{resolve_context_dir, storage_from};
-use super::interop::steps::{self, Kind, OpKind};
-use super::interop::storage::{host_failure, read_bytes, JsStorage};
+use super::interop::options::history::{debug_to, on_debug};
+use super::interop::options::HistoryOptions;
+use super::interop::steps::{self, Kind};
+use super::interop::storage::{host_failure, op_js, outcome_of, JsStorage};
 use super::interop::window::{
     changed_value, check_options, messages_of, opt_number, opt_range, optimize_options, plan_js, range_value, strategy,
     to_js, tools,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{Op, Outcome};
 use crate::select::estimated_tokens;
 use crate::window::json::object;
 use crate::window::{self, history, Edit, History, Usage};
@@ -144,42 +145,15 @@ pub struct JsContextHistory {
     history: RefCell<History>,
 }
 
-fn debug_to(on_debug: &Option<Function>, message: &str) {
-    if let Some(f) = on_debug {
-        let _ = f.call1(&JsValue::UNDEFINED, &message.into());
-    }
-}
-
-fn on_debug(options: &JsValue) -> Option<Function> {
-    get(options, "onDebug").dyn_into::<Function>().ok()
-}
-
 impl JsContextHistory {
-    fn build(options: &JsValue) -> Result<JsContextHistory> {
-        if !options.is_object() {
-            return Err(Error::invalid("ContextHistory.open needs an options object with an id"));
-        }
-        let id = get(options, "id").as_string().ok_or_else(|| Error::invalid("id must be a string"))?;
-        let on_debug = on_debug(options);
-        let dir = match get(options, "contextDir") {
-            v if v.is_undefined() => None,
-            v => Some(v.as_string().ok_or_else(|| Error::invalid("contextDir must be a string"))?),
-        };
-        let mut given = get(options, "storage");
-        if given.is_undefined() {
-            given = get(options, "fileSystem");
-        }
-        let dir = resolve_context_dir(dir, &given)?;
-        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
-        let path = history::history_path(&root, &id)?;
-        let storage = storage_from(given, &root, &|note| debug_to(&on_debug, note))?;
-        Ok(JsContextHistory { storage, path, id, history: RefCell::new(History::default()) })
+    /// The read of the history's file.
+    fn read_op(&self) -> Op {
+        Op::Read(self.path.clone())
     }
 
     /// The history in what the host's `read` gave: empty for no file; `CORRUPT_RECORD`
     /// when it does not parse, unless `discardCorrupt`.
-    fn load(&self, value: JsValue, options: &JsValue) -> Result<()> {
-        let bytes = read_bytes(value, &self.path)?;
+    fn load(&self, bytes: Option<Vec<u8>>, options: &JsValue) -> Result<()> {
         let loaded = match history::of_file(bytes.as_deref(), &self.path) {
             Err(e) if get(options, "discardCorrupt").is_truthy() => {
                 debug_to(&on_debug(options), &format!("discarded a corrupt window history: {e}"));
@@ -200,31 +174,33 @@ impl JsContextHistory {
     /// it (`__loaded`).
     #[wasm_bindgen(js_name = "__open")]
     pub fn open_empty(options: JsValue) -> Result<JsContextHistory, JsValue> {
-        Self::build(&options).js()
+        let HistoryOptions { id, path, storage } = HistoryOptions::read(&options).js()?;
+        Ok(JsContextHistory { storage, path, id, history: RefCell::new(History::default()) })
     }
 
     /// A `run` step: read the history file.
     #[wasm_bindgen(js_name = "__readStep")]
     pub fn read_step(&self) -> JsValue {
-        let read = steps::op(OpKind::Read, &self.path, None, None);
-        steps::run(Kind::Run, None, &self.storage, Array::of1(&read))
+        steps::run(Kind::Run, None, &self.storage, Array::of1(&op_js(&self.read_op())))
     }
 
     /// Loads what the read gave (`open`'s `options` say whether a corrupt file is
     /// discarded): `done`, or `failed` with the typed error.
     #[wasm_bindgen(js_name = "__loaded")]
     pub fn loaded(&self, outcomes: Array, options: JsValue) -> JsValue {
-        let read = steps::outcome(&outcomes.get(0)).map_err(|e| host_failure("read", &self.path, e));
-        last_step(read.and_then(|value| self.load(value, &options)))
+        let read = outcome_of(&self.read_op(), &outcomes.get(0));
+        last_step(read.and_then(|read| match read {
+            Outcome::Read(bytes) => self.load(bytes, &options),
+            _ => Err(Error::new(ErrorKind::Internal, "a read gave another outcome")),
+        }))
     }
 
     /// A `run` step: write the history file with what the history holds now (replaced
     /// whole, atomically where the storage allows).
     #[wasm_bindgen(js_name = "__writeStep")]
     pub fn write_step(&self) -> JsValue {
-        let bytes = self.history.borrow().to_json();
-        let write = steps::op(OpKind::Write, &self.path, Some(&bytes), Some(false));
-        steps::run(Kind::Run, None, &self.storage, Array::of1(&write))
+        let write = Op::Write { path: self.path.clone(), bytes: self.history.borrow().to_json(), exclusive: false };
+        steps::run(Kind::Run, None, &self.storage, Array::of1(&op_js(&write)))
     }
 
     /// How the write went: `done`, or `failed` with the typed error.

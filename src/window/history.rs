@@ -13,7 +13,7 @@
 //! what makes the optimised conversation reproducible, so it is not silently dropped
 //! (the caller may remove the file, or open with `discardCorrupt`).
 
-#[cfg(doc)]
+#[cfg(all(doc, feature = "native"))]
 use crate::native::Storage;
 use serde_json::Value;
 

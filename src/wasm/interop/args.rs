@@ -45,6 +45,15 @@ pub(crate) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>>
     v.dyn_into::<Function>().map(Some).map_err(|_| Error::invalid(format!("{key} must be a function")))
 }
 
+/// What a store's parts say while it is made (the runtime's choices), as `onDebug` events.
+pub(crate) fn debug_note(sink: &Option<crate::store::DebugSink>) -> impl Fn(&str) + '_ {
+    move |message: &str| {
+        if let Some(s) = sink {
+            s(&DebugEvent { message: message.to_owned(), path: None });
+        }
+    }
+}
+
 pub(crate) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
     let f = on_debug.clone()?;
     Some(Rc::new(move |event: &DebugEvent| {

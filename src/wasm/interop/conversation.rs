@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use super::args::{get, opt_size, opt_string};
 use super::errors::with_cause;
 use super::steps;
-use super::storage::{host_failure, JsStorage};
+use super::storage::{host_failure, op_js, outcome_of};
 use crate::conversation::{parse_export, validate_type};
 use crate::conversation::{
     validate_id, Answer, ArtifactInput, ArtifactMeta, Conversations, ExportedArtifact, Files, Format, Message,
@@ -174,14 +174,14 @@ pub(crate) fn request(store: &Conversations, method: &str, a: &JsValue, b: &JsVa
 
 /// `ops` as a step carries them.
 pub(crate) fn ops_js(ops: &[Op]) -> Array {
-    ops.iter().map(JsStorage::op_js).collect()
+    ops.iter().map(op_js).collect()
 }
 
 /// Puts the outcomes of the reads and listings of `asked` into `files`; the first
 /// failure, typed, is the error.
 pub(crate) fn feed(files: &mut Files, asked: Vec<Op>, outcomes: &Array) -> Result<()> {
     for (i, op) in asked.into_iter().enumerate() {
-        let outcome = JsStorage::outcome(&op, &outcomes.get(i as u32))?;
+        let outcome = outcome_of(&op, &outcomes.get(i as u32))?;
         files.put(op, outcome);
     }
     Ok(())

@@ -2,7 +2,8 @@
 //! exports around it only call these):
 //!
 //! - `args`: an argument or an option read, checked (`INVALID_ARGUMENT` when wrong);
-//! - `options`: the options objects of `ContextManager` and `ConversationStore`;
+//! - `options`: the options objects of `ContextManager`, `ConversationStore` and
+//!   `ContextHistory`;
 //! - `json`: JSON text to and from JavaScript values;
 //! - `errors`: the core's errors as JavaScript `Error`s with a `code`;
 //! - `host`: the runtime's defaults (folder, storage) and the trap hook (host.js);
@@ -26,7 +27,6 @@ pub mod conversation;
 pub mod errors;
 pub mod host;
 pub mod json;
-#[cfg(any(feature = "core", feature = "conversation"))]
 pub mod options;
 #[cfg(feature = "core")]
 pub mod selection;

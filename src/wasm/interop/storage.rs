@@ -1,14 +1,13 @@
-//! `JsStorage`: the core's [`Storage`] over a JavaScript host object (SPEC §4).
+//! `JsStorage`: a JavaScript host storage object (SPEC §4), and the typing of what its
+//! methods give.
 //!
-//! Host methods may return a value or a Promise; a synchronous throw and a rejection
-//! are both turned into typed errors with the host's error as `cause`: `EEXIST` stays
+//! The package's workflows never await it: their ops go to the JavaScript driver in steps
+//! (`steps.rs`), which carry this storage as [`JsStorage::js`] and each op as
+//! [`op_js`] makes it; the outcomes come back typed ([`outcome_of`]). A failed host call,
+//! thrown or rejected, is a typed error with the host's error as `cause`: `EEXIST` stays
 //! "already exists", out-of-space errors become `QUOTA_EXCEEDED`, the rest `STORAGE`.
-//!
-//! The package's workflows never await it: their plans' ops go to the JavaScript driver
-//! in steps (src/wasm/interop/steps.rs), which carry this storage as [`JsStorage::js`], and their
-//! outcomes come back typed ([`JsStorage::outcome`]).
 //! Nothing here awaits: the wasm tests' `Storage` implementation over it, which awaits the
-//! host's Promises, is in `awaited.rs`, compiled for the tests only.
+//! host's Promises, is in `src/wasm/awaited.rs`, compiled for the tests only.
 
 use std::fmt;
 
@@ -144,7 +143,7 @@ pub fn host_failure(op: &str, path: &str, err: JsValue) -> Error {
 }
 
 /// Maps a host error onto a kind by its `code` or `name`.
-pub(crate) fn classify(op: &str, err: &JsValue) -> Error {
+fn classify(op: &str, err: &JsValue) -> Error {
     let field = |k: &str| Reflect::get(err, &k.into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
     let (code, name) = (field("code"), field("name"));
     let kind = match (code.as_str(), name.as_str()) {
@@ -178,28 +177,24 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
     None
 }
 
-/// A plan's ops as steps carry them (src/wasm/plans.rs), and how their outcomes are
-/// typed, as this storage's own calls below.
-impl JsStorage {
-    /// `op` as a step's op (src/wasm/interop/steps.rs).
-    pub fn op_js(op: &Op) -> JsValue {
-        match op {
-            Op::Read(path) => steps::op(OpKind::Read, path, None, None),
-            Op::List(dir) => steps::op(OpKind::List, dir, None, None),
-            Op::Write { path, bytes, exclusive } => steps::op(OpKind::Write, path, Some(bytes), Some(*exclusive)),
-            Op::Append { path, bytes } => steps::op(OpKind::Append, path, Some(bytes), None),
-            Op::Remove(path) => steps::op(OpKind::Remove, path, None, None),
-            Op::RemoveDir(path) => steps::op(OpKind::RemoveDir, path, None, None),
-        }
+/// `op` as a step carries it (`steps.rs`).
+pub fn op_js(op: &Op) -> JsValue {
+    match op {
+        Op::Read(path) => steps::op(OpKind::Read, path, None, None),
+        Op::List(dir) => steps::op(OpKind::List, dir, None, None),
+        Op::Write { path, bytes, exclusive } => steps::op(OpKind::Write, path, Some(bytes), Some(*exclusive)),
+        Op::Append { path, bytes } => steps::op(OpKind::Append, path, Some(bytes), None),
+        Op::Remove(path) => steps::op(OpKind::Remove, path, None, None),
+        Op::RemoveDir(path) => steps::op(OpKind::RemoveDir, path, None, None),
     }
+}
 
-    /// The outcome of `op` from what the driver answered (`{ok, value}` or `{ok, error}`).
-    pub fn outcome(op: &Op, outcome: &JsValue) -> Result<Outcome> {
-        let value = steps::outcome(outcome).map_err(|e| host_failure(op.method(), op.path(), e))?;
-        match op {
-            Op::Read(path) => read_bytes(value, path).map(Outcome::Read),
-            Op::List(dir) => list_names(value, dir).map(Outcome::List),
-            _ => Ok(Outcome::Done),
-        }
+/// The outcome of `op` from what the driver answered (`{ok, value}` or `{ok, error}`).
+pub fn outcome_of(op: &Op, outcome: &JsValue) -> Result<Outcome> {
+    let value = steps::outcome(outcome).map_err(|e| host_failure(op.method(), op.path(), e))?;
+    match op {
+        Op::Read(path) => read_bytes(value, path).map(Outcome::Read),
+        Op::List(dir) => list_names(value, dir).map(Outcome::List),
+        _ => Ok(Outcome::Done),
     }
 }

@@ -4,8 +4,8 @@
 //! rejections. `saveContext` serialises `args` and `result` before it returns, so a
 //! caller mutating them afterwards changes nothing stored.
 //!
-//! This file holds the class, its options and its lifecycle (open, flush, close, clear,
-//! sessions); the rest, a file each: `save` (`saveContext` in steps), `load`
+//! This file holds the class and its lifecycle (open, flush, close, clear, sessions; its
+//! options are read in `interop/options/manager.rs`); the rest, a file each: `save` (`saveContext` in steps), `load`
 //! (`loadContexts` in steps), `select` (selection, vectors, passages and line views) and
 //! `storewide` (the static operations over a folder).
 

@@ -364,7 +364,7 @@ impl JsContextManager {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "native"))]
 impl JsContextManager {
     /// `saveContext` with its steps driven here, the record written through `JsStorage`'s
     /// async `Storage` (the host's methods awaited in Rust), for the wasm-bindgen tests. A

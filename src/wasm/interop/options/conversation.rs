@@ -5,14 +5,13 @@ use std::rc::Rc;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-use super::super::args::{debug_sink, get, opt_function, opt_size, opt_string};
+use super::super::args::{debug_note, debug_sink, get, opt_function, opt_size, opt_string};
 use super::super::errors::with_cause;
-use super::super::host::{resolve_context_dir, storage_from};
+use super::super::host::storage_from;
 use super::super::storage::JsStorage;
-use super::clock;
+use super::{clock, folder, host_random_chars, storage_option};
 use crate::conversation::{Backoff, IdRandom, StoreOptions};
 use crate::error::{Error, ErrorKind, Result};
-use crate::store::DebugEvent;
 
 /// `random`: `(n) => string` of `[a-z0-9]`, or `() => number` in `[0, 1)` like the
 /// `ContextManager` option.
@@ -51,17 +50,9 @@ impl ConversationOptions {
         }
         let on_debug = opt_function(options, "onDebug")?;
         let sink = debug_sink(&on_debug);
-        let note = |n: &str| {
-            if let Some(s) = &sink {
-                s(&DebugEvent { message: n.to_owned(), path: None });
-            }
-        };
-        let mut given = get(options, "storage");
-        if given.is_undefined() {
-            given = get(options, "fileSystem");
-        }
-        let dir = resolve_context_dir(opt_string(options, "contextDir")?, &given)?;
-        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
+        let note = debug_note(&sink);
+        let given = storage_option(options, "storage", "fileSystem");
+        let (dir, root) = folder(opt_string(options, "contextDir")?, &given)?;
         let local = storage_from(given, &root, &note)?;
         let remote_dir = opt_string(options, "remoteDir")?;
         let remote_given = get(options, "remote");
@@ -73,11 +64,11 @@ impl ConversationOptions {
         let clock = clock(options)?;
         let random = match opt_function(options, "random")? {
             Some(f) => id_random(f),
-            None => Rc::new(crate::platform::random_chars),
+            None => Rc::new(host_random_chars),
         };
         let mut core = StoreOptions::with(dir, clock, random);
         core.remote_dir = remote_dir;
-        core.on_debug = sink;
+        core.on_debug = sink.clone();
         let retry = get(options, "syncRetry");
         let defaults = Backoff::default();
         core.retry = Backoff {

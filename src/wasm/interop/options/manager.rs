@@ -6,11 +6,11 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::super::args::{debug_sink, get, opt_function, opt_size, opt_string};
-use super::super::host::{default_dir_note, resolve_context_dir, storage_from};
+use super::super::args::{debug_note, debug_sink, get, opt_function, opt_size, opt_string};
+use super::super::host::{default_dir_note, storage_from};
 use super::super::json::json_value;
 use super::super::storage::JsStorage;
-use super::clock;
+use super::{clock, folder, host_random, storage_option};
 use crate::error::{Error, Result};
 use crate::store::{DebugEvent, Options, SessionChoice};
 
@@ -33,30 +33,22 @@ impl ManagerOptions {
         }
         let on_debug = opt_function(options, "onDebug")?;
         let sink = debug_sink(&on_debug);
-        let mut storage_opt = get(options, "fileSystem");
-        if storage_opt.is_undefined() {
-            storage_opt = get(options, "storage");
-        }
+        let storage_opt = storage_option(options, "fileSystem", "storage");
         let owns_storage = storage_opt.is_undefined() || storage_opt.is_null();
         let given_dir = opt_string(options, "contextDir")?;
         let defaulted = given_dir.is_none();
-        let dir = resolve_context_dir(given_dir, &storage_opt)?;
+        let (dir, root) = folder(given_dir, &storage_opt)?;
         if let (true, Some(s)) = (defaulted, &sink) {
             // The runtime could not resolve the default store as documented: said once.
             if let Some(note) = default_dir_note() {
                 s(&DebugEvent { message: note, path: None });
             }
         }
-        let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
-        let storage = storage_from(storage_opt, &root, &|note| {
-            if let Some(s) = &sink {
-                s(&DebugEvent { message: note.to_owned(), path: None });
-            }
-        })?;
+        let storage = storage_from(storage_opt, &root, &debug_note(&sink))?;
         let clock = clock(options)?;
         let random: crate::store::Random = match opt_function(options, "random")? {
             Some(f) => Rc::new(move || Ok(f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0))),
-            None => Rc::new(crate::platform::random_unit),
+            None => Rc::new(host_random),
         };
         let mut core = Options::with(dir, clock, random);
         // A large result's bytes stay in JavaScript (body.rs): the core reads them by handle.
