@@ -105,12 +105,13 @@ if ! command -v wasm-pack >/dev/null; then
   cargo_install wasm-pack
 fi
 
-# Debian's Chromium and ChromeDriver for the browser tests (never a tool's own download).
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-  say "installing Debian's chromium and chromium-driver"
+# Debian's Chromium for the browser tests, driven by playwright-core (never a tool's own
+# download).
+if ! command -v chromium >/dev/null; then
+  say "installing Debian's chromium"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq chromium chromium-driver >/dev/null
+  apt-get install -y -qq chromium >/dev/null
 fi
 
 # The servers the shared-store adapters are tested against (tests/servers/, make test-servers),
