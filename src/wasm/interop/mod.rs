@@ -11,6 +11,7 @@
 //! - `steps`: the step objects of the protocol (docs/protocol.md), built and read;
 //! - `body`: result bytes the JavaScript side holds, read by handle;
 //! - `selection`: selection's options, embedding vectors, pointer terms and scores;
+//! - `storewide`: the static store-wide operations' arguments and results;
 //! - `conversation`: the conversation store's arguments, results and step ops;
 //! - `window`: the window optimiser's messages in and plan out.
 
@@ -30,6 +31,8 @@ pub mod json;
 pub mod options;
 #[cfg(feature = "core")]
 pub mod selection;
+#[cfg(feature = "core")]
+pub mod storewide;
 // The step protocol (docs/protocol.md): every step, op and outcome that crosses.
 #[cfg_attr(not(feature = "core"), allow(dead_code))]
 pub mod steps;

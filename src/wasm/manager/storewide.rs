@@ -2,63 +2,15 @@
 //! `purge`, `exportRecords`, `importRecords`): plans over the storage and folder their
 //! options name.
 
-use js_sys::{Array, Object, Reflect};
-
 use wasm_bindgen::prelude::*;
 
 use super::JsContextManager;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::store::Manager;
-use crate::wasm::interop::args::{get, opt_size};
-use crate::wasm::interop::selection::score_json;
+use crate::wasm::interop::args::opt_size;
+use crate::wasm::interop::storewide::{export_js, hits_json, import_report_js, import_text, sessions_js, strings_js};
 use crate::wasm::plans::{self, Reply};
-
-/// The hits of `search` as JSON text.
-pub(super) fn hits_json(hits: &[crate::session::SessionHit]) -> String {
-    let mut json = String::from("[");
-    for hit in hits {
-        if json.len() > 1 {
-            json.push(',');
-        }
-        let e = &hit.entry;
-        json.push_str("{\"sessionId\":");
-        crate::record::push_json_str(&mut json, &hit.session_id);
-        json.push_str(",\"filepath\":");
-        crate::record::push_json_str(&mut json, &hit.filepath);
-        json.push_str(",\"score\":");
-        json.push_str(&score_json(hit.score));
-        json.push_str(",\"matched\":");
-        json.push_str(&serde_json::to_string(&hit.matched).unwrap_or_else(|_| "[]".into()));
-        json.push_str(",\"pointer\":{\"filepath\":");
-        crate::record::push_json_str(&mut json, &hit.filepath);
-        json.push_str(",\"filename\":");
-        crate::record::push_json_str(&mut json, hit.filepath.rsplit('/').next().unwrap_or(&hit.filepath));
-        json.push_str(",\"toolName\":");
-        crate::record::push_json_str(&mut json, &e.tool_name);
-        json.push_str(",\"toolDescription\":");
-        crate::record::push_json_str(&mut json, &e.tool_description);
-        json.push_str(",\"args\":");
-        json.push_str(e.args.get());
-        if let Some(task) = &e.task_id {
-            json.push_str(",\"taskId\":");
-            json.push_str(&task.to_string());
-        }
-        if let Some(q) = &e.query_id {
-            json.push_str(",\"queryId\":");
-            crate::record::push_json_str(&mut json, q);
-        }
-        json.push_str(",\"argsHash\":");
-        crate::record::push_json_str(&mut json, &e.args_hash);
-        json.push_str(",\"timestamp\":");
-        crate::record::push_json_str(&mut json, &e.created);
-        json.push_str(",\"size\":");
-        json.push_str(&e.size.to_string());
-        json.push_str("}}");
-    }
-    json.push(']');
-    json
-}
 
 #[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
@@ -68,22 +20,7 @@ impl JsContextManager {
         Self::store_plan(
             options,
             |m| Ok(crate::session::ListSessions::new(m.context_dir())),
-            |sessions| {
-                let out = Array::new();
-                for info in sessions {
-                    let o = Object::new();
-                    let set = |k: &str, v: JsValue| {
-                        let _ = Reflect::set(&o, &k.into(), &v);
-                    };
-                    set("id", info.id.as_str().into());
-                    set("createdAt", info.created_at.as_str().into());
-                    set("lastActivity", info.last_activity.as_str().into());
-                    set("records", (info.records as f64).into());
-                    set("bytes", (info.bytes as f64).into());
-                    out.push(&o);
-                }
-                Ok(Reply::Value(out.into()))
-            },
+            |sessions| Ok(Reply::Value(sessions_js(&sessions))),
         )
     }
 
@@ -102,7 +39,7 @@ impl JsContextManager {
                 let now = (m.options().clock)();
                 Ok(crate::session::CleanupStale::new(m.context_dir(), now, older_than))
             },
-            |ids| Ok(Reply::Value(ids.iter().map(|id| JsValue::from(id.as_str())).collect::<Array>().into())),
+            |ids| Ok(Reply::Value(strings_js(&ids))),
         )
     }
 
@@ -114,20 +51,7 @@ impl JsContextManager {
         Self::store_plan(
             options,
             |m| Ok(crate::storewide::ExportJsonl::new(m.context_dir())),
-            |export| {
-                let skipped = Array::new();
-                for s in &export.skipped {
-                    let o = Object::new();
-                    let _ = Reflect::set(&o, &"filename".into(), &s.filename.as_str().into());
-                    let _ = Reflect::set(&o, &"reason".into(), &s.reason.as_str().into());
-                    skipped.push(&o);
-                }
-                let out = Object::new();
-                let _ = Reflect::set(&out, &"jsonl".into(), &export.jsonl.into());
-                let _ = Reflect::set(&out, &"exported".into(), &(export.exported as f64).into());
-                let _ = Reflect::set(&out, &"skipped".into(), &skipped);
-                Ok(Reply::Value(out.into()))
-            },
+            |export| Ok(Reply::Value(export_js(export))),
         )
     }
 
@@ -135,11 +59,9 @@ impl JsContextManager {
     /// `contextDir`, byte for byte; resolves to `{imported, unchanged}`.
     #[wasm_bindgen(js_name = importRecords)]
     pub fn import_records(options: JsValue, jsonl: JsValue) -> JsValue {
-        let text = if jsonl.is_object() { get(&jsonl, "jsonl") } else { jsonl };
-        let Some(text) = text.as_string() else {
-            return plans::failed(Error::invalid(
-                "the records to import must be a string of JSON Lines or an exportRecords result",
-            ));
+        let text = match import_text(&jsonl) {
+            Ok(text) => text,
+            Err(e) => return plans::failed(e),
         };
         Self::store_plan(
             options,
@@ -147,12 +69,7 @@ impl JsContextManager {
                 m.check_writable()?;
                 Ok(crate::storewide::ImportJsonl::new(m.context_dir(), text))
             },
-            |report| {
-                let out = Object::new();
-                let _ = Reflect::set(&out, &"imported".into(), &(report.imported as f64).into());
-                let _ = Reflect::set(&out, &"unchanged".into(), &(report.unchanged as f64).into());
-                Ok(Reply::Value(out.into()))
-            },
+            |report| Ok(Reply::Value(import_report_js(&report))),
         )
     }
 
