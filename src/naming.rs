@@ -303,6 +303,14 @@ pub fn random_chars(n: usize, mut next_byte: impl FnMut() -> u8) -> String {
     out
 }
 
+/// A byte for [`random_chars`] from a uniform number in `[0, 1)` (`Math.random`'s range):
+/// `[0, 1)` onto `0..252`, so no draw is rejected; a number outside the range is held to
+/// it, and one that is not finite gives 0.
+pub fn unit_byte(x: f64) -> u8 {
+    let x = if x.is_finite() { x.clamp(0.0, 0.999_999_999) } else { 0.0 };
+    (x * 252.0) as u8
+}
+
 fn hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 2);
     push_hex(bytes, &mut out);

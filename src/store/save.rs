@@ -4,7 +4,7 @@
 use super::{Entry, Job, Manager, ResultHasher, State, NAME_ATTEMPTS, UNINDEXED_BYTES};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
-use crate::naming::{args_hash, random_chars, record_filename, sanitize_tool_name, RANDOM_LEN};
+use crate::naming::{args_hash, random_chars, record_filename, sanitize_tool_name, unit_byte, RANDOM_LEN};
 use crate::paths;
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, RecordMeta};
 use crate::select::Terms;
@@ -67,13 +67,10 @@ impl Manager {
     pub(super) fn random_part(&self) -> Result<String> {
         let mut failure = None;
         let chars = random_chars(RANDOM_LEN, || {
-            let x = (self.options.random)().unwrap_or_else(|e| {
+            unit_byte((self.options.random)().unwrap_or_else(|e| {
                 failure.get_or_insert(e);
                 0.0
-            });
-            let x = if x.is_finite() { x.clamp(0.0, 0.999_999_999) } else { 0.0 };
-            // Map [0, 1) onto 0..252 so random_chars' rejection never loops.
-            (x * 252.0) as u8
+            }))
         });
         failure.map_or(Ok(chars), Err)
     }

@@ -38,13 +38,15 @@ impl ManagerOptions {
         let given_dir = opt_string(options, "contextDir")?;
         let defaulted = given_dir.is_none();
         let (dir, root) = folder(given_dir, &storage_opt)?;
-        if let (true, Some(s)) = (defaulted, &sink) {
-            // The runtime could not resolve the default store as documented: said once.
-            if let Some(note) = default_dir_note() {
-                s(&DebugEvent { message: note, path: None });
+        let note = debug_note(&sink);
+        if defaulted && sink.is_some() {
+            // The runtime could not resolve the default store as documented: said once,
+            // to a manager that listens.
+            if let Some(default_dir) = default_dir_note() {
+                note(&default_dir);
             }
         }
-        let storage = storage_from(storage_opt, &root, &debug_note(&sink))?;
+        let storage = storage_from(storage_opt, &root, &note)?;
         let clock = clock(options)?;
         let random: crate::store::Random = match opt_function(options, "random")? {
             Some(f) => Rc::new(move || Ok(f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0))),
@@ -65,7 +67,7 @@ impl ManagerOptions {
         if let Some(n) = opt_size(options, "indexContentBytes")? {
             core.content_bytes = n;
         }
-        core.on_debug = sink;
+        core.on_debug = sink.clone();
         core.read_only = match get(options, "readOnly") {
             v if v.is_undefined() || v.is_null() => false,
             v => v.as_bool().ok_or_else(|| Error::invalid("readOnly must be a boolean"))?,

@@ -69,5 +69,5 @@ fn host_random() -> Result<f64> {
 /// `n` characters of `[a-z0-9]` from [`host_random`]'s source.
 #[cfg(feature = "conversation")]
 fn host_random_chars(n: usize) -> Result<String> {
-    Ok(crate::naming::random_chars(n, || (js_sys::Math::random() * 252.0) as u8))
+    Ok(crate::naming::random_chars(n, || crate::naming::unit_byte(js_sys::Math::random())))
 }
