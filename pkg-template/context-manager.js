@@ -452,11 +452,20 @@ export class ContextManager {
     }
   }
 
-  // What toolctx/tools reads (tools.js): a record's result as numbered lines, and the one
-  // pointer at a filepath (JSON text).
+  // What toolctx/tools reads (tools.js): a record's result as numbered lines, the matcher of
+  // grep_context, and the one pointer at a filepath (JSON text).
   __lines(resultJson) {
     try {
       return this.#live().__lines(resultJson);
+    } catch (err) {
+      throw core.error(err);
+    }
+  }
+
+  /** grep_context's matcher (tools.js): the core's linear-time `LinePattern`, to `free()` after use. */
+  __linePattern(pattern) {
+    try {
+      return new glue.LinePattern(pattern);
     } catch (err) {
       throw core.error(err);
     }

@@ -10,8 +10,13 @@ export interface ContextTool<Input = Record<string, unknown>> {
   description: string;
   /** JSON Schema of the input. */
   inputSchema: JsonSchema;
-  /** Resolves to the text the model reads; rejects with an Error whose `code` says why (its message is written for the model). */
+  /**
+   * Resolves to the text the model reads, whatever the input (never rejects): a call that
+   * fails is answered with `"<tool>: <parameter> …"`, saying what would work.
+   */
   execute(input: Input): Promise<string>;
+  /** The same answer, with the ToolctxError behind it when the call failed (its `code` says why). */
+  run(input: Input): Promise<{ text: string; error?: Error & { code: string } }>;
 }
 
 export interface ReadInput { handle: string; offset?: number; limit?: number }
@@ -32,6 +37,12 @@ export interface ContextToolLimits {
   grepContext: number;
   maxGrepBytes: number;
   maxPatternChars: number;
+  /** A search_context query is clipped to this many characters. */
+  maxQueryChars: number;
+  /** A line is matched by grep_context in its first this many characters. */
+  maxMatchChars: number;
+  /** grep_context stops scanning after this many milliseconds, and says how far it got. */
+  grepMillis: number;
 }
 
 export interface ContextToolOptions extends Partial<ContextToolLimits> {
@@ -104,8 +115,16 @@ export const BYTES_PER_TOKEN: 4;
 /** read_context, search_context and grep_context over `manager`, in that order. */
 export function contextTools(manager: ContextManager, options?: ContextToolOptions): [ContextTool<ReadInput>, ContextTool<SearchInput>, ContextTool<GrepInput>];
 
-/** A copy of `args` with every string that is exactly a handle (optionally `#L10-40` or `#$.path`) replaced by the stored value. */
+/**
+ * A copy of `args` with every string that is exactly a handle (optionally `#L10-40` or
+ * `#$.path`; quotes, backticks and trailing punctuation forgiven) replaced by the stored
+ * value. Arrays and plain objects are copied with their shape (cycles, any depth, own
+ * `__proto__` keys); other values are kept.
+ */
 export function resolveHandles<T>(args: T, manager: ContextManager): Promise<T>;
+
+/** The handle and slice a model's text names (`ctx:…`, `` `ctx:…#L10-40`. ``), or undefined for anything else. */
+export function parseReference(text: unknown): { handle: string; slice?: string } | undefined;
 
 /** The pointer of the record a handle, a toolctx:// pointer, a filepath or a file name names; throws NOT_FOUND. */
 export function findRecord(manager: ContextManager, ref: string): ContextPointer;

@@ -1,26 +1,37 @@
 // toolctx/tools: the model's tools over a ContextManager, framework-free (SPEC §1).
 //
-// - contextTools(manager, options) → [{name, description, inputSchema, execute}]:
+// - contextTools(manager, options) → [{name, description, inputSchema, execute, run}]:
 //   read_context {handle, offset?, limit?}, search_context {query, limit?} and
 //   grep_context {pattern, handle?, limit?}. `inputSchema` is JSON Schema; `execute(input)`
-//   resolves to the text the model reads, or rejects with an Error whose `code` says why
-//   (its message is written for the model). Every integration (AI SDK, Anthropic, MCP,
-//   OpenAI Agents, LangChain) is built from these same definitions: one description, one
-//   set of limits, one wording.
+//   resolves to the text the model reads, whatever the input: a mistake is answered with
+//   a text that names the tool and the parameter and says what would work, never a
+//   rejection (SPEC §1: the tools never stall and never throw past `execute`). `run(input)`
+//   resolves to `{text, error?}`: the same text, and the ToolctxError behind it when the
+//   call failed (its `code`), for a caller that marks failed calls (the MCP server's
+//   `isError`). Every integration (AI SDK, Anthropic, MCP, OpenAI Agents, LangChain) is
+//   built from these same definitions: one description, one set of limits, one wording.
 // - resolveHandles(args, manager): a copy of `args` in which every string that is exactly
 //   a handle (`ctx:…`, optionally with a slice: `#L10-40` for lines, `#$.hits[0:5]` for a
-//   JSON path) is replaced by the stored value, so a model passes a 14-character handle
-//   where it would re-emit a whole output.
+//   JSON path; quotes, backticks and trailing punctuation around it are forgiven) is
+//   replaced by the stored value, so a model passes a 14-character handle where it would
+//   re-emit a whole output.
 // - findRecord(manager, ref): the record a handle, a toolctx:// pointer, a filepath or a
 //   file name names.
 // - lineView(result, manager): a result as the model reads it (the lines passages number).
 //
+// Bounded by design: every input is answered in bounded time. grep_context matches with
+// the core's linear-time matcher (src/grep.rs: no look-around, no back-references; a
+// pattern such as `(a+)+$` cannot backtrack), in chunks of lines, and stops at its time
+// budget (`grepMillis`) saying how far it got; lines are matched in their first
+// `maxMatchChars` characters; a query is clipped at `maxQueryChars`. resolveHandles walks
+// without recursion, so a cycle or a 100,000-deep argument is copied as it is.
+//
 // It imports nothing but errors.js (the package's error constructor, a file beside it):
-// the line view is the core's, reached through the manager (`__lines`), so the module
-// loads wherever the manager does (a bundle, a page without an import map). A stand-in
-// for a manager (the MCP server's view of a whole store) has getAllPointers,
-// loadContexts, selectRelevant, resolveHandle and __lines (and may have __pointerAt, the
-// pointer at a filepath).
+// the line view and the matcher are the core's, reached through the manager (`__lines`,
+// `__linePattern`), so the module loads wherever the manager does (a bundle, a page
+// without an import map). A stand-in for a manager (the MCP server's view of a whole
+// store) has getAllPointers, loadContexts, selectRelevant, resolveHandle, __lines and
+// __linePattern (and may have __pointerAt, the pointer at a filepath).
 //
 // A record reads as its line view (the core's, src/view.rs): a string is its own lines;
 // an object a field per line (a multi-line string field as its lines); an array an
@@ -43,15 +54,26 @@ export const LIMITS = Object.freeze({
   maxLineChars: 2_000,
   searchResults: 5,
   maxSearchResults: 20,
+  maxQueryChars: 1_000,
   grepMatches: 30,
   maxGrepMatches: 200,
   grepContext: 1,
   maxGrepBytes: 16 * 1024 * 1024,
   maxPatternChars: 500,
+  /** A line is matched in its first this many characters (a minified file is one line). */
+  maxMatchChars: 64 * 1024,
+  /** grep_context stops scanning after this long, and says how far it got. */
+  grepMillis: 500,
 });
 
-const HANDLE = /^ctx:[a-z2-7]{10,12}$/i;
+/** Characters of lines handed to the matcher at once: the time between two looks at the clock. */
+const GREP_CHUNK_CHARS = 16 * 1024;
+
 const HANDLE_WITH_SLICE = /^(ctx:[a-z2-7]{10,12})(?:#(.+))?$/is;
+/** What models put around a handle: quotes and brackets of every kind, and punctuation after it. */
+const OPENERS = "`'\"“‘«<([{";
+const CLOSERS = "`'\"”’»>)]}";
+const TRAILING = /[.,;:!?]+$/;
 
 function checkManager(manager, what) {
   if (!manager || typeof manager.loadContexts !== "function" || typeof manager.getAllPointers !== "function") {
@@ -73,8 +95,39 @@ function limitsOf(options) {
 
 const count = (n) => n.toLocaleString("en-US");
 const clip = (text, max) => (text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`);
+/** A value as a message quotes it: JSON where it can be, clipped. */
+const quoted = (value) => {
+  let text;
+  try {
+    text = typeof value === "bigint" ? `${value}n` : JSON.stringify(value);
+  } catch {
+    text = undefined; // a cycle
+  }
+  return clip(text ?? String(typeof value === "symbol" ? value.description : typeof value), 60);
+};
 
-// ---- records --------------------------------------------------------------------------------
+// ---- references -----------------------------------------------------------------------------
+
+/**
+ * The handle and slice `text` names, as a model writes it (`ctx:…`, `ctx:…#L10-40`,
+ * `ctx:…#$.a[0]`), forgiving what models put around it: white space, quotes, backticks
+ * (one or three), brackets, and punctuation after it. Undefined when `text` is anything
+ * else (prose that mentions a handle included).
+ */
+export function parseReference(text) {
+  if (typeof text !== "string" || text.length > 4096) return undefined;
+  let t = text.trim();
+  for (let changed = true; changed && t.length > 0; ) {
+    changed = false;
+    const unwrapped = t.replace(TRAILING, "").trim();
+    if (unwrapped !== t && HANDLE_WITH_SLICE.test(t) && !HANDLE_WITH_SLICE.test(unwrapped)) break; // a slice's own last character
+    if (unwrapped !== t) [t, changed] = [unwrapped, true];
+    const open = OPENERS.indexOf(t[0]);
+    if (open >= 0 && t.length > 1 && CLOSERS.includes(t[t.length - 1])) [t, changed] = [t.slice(1, -1).trim(), true];
+  }
+  const m = HANDLE_WITH_SLICE.exec(t);
+  return m ? { handle: m[1].toLowerCase(), slice: m[2] } : undefined;
+}
 
 /** A result as the model reads it: its line view (see the module's docs; `manager`'s core makes it), as lines. */
 export function lineView(result, manager) {
@@ -84,26 +137,28 @@ export function lineView(result, manager) {
 }
 
 /**
- * The pointer of the record `ref` names: a handle (`ctx:…`), a `toolctx://` pointer (a
- * file name or a filepath after the scheme), a filepath or a file name. A NOT_FOUND error,
- * worded for the model, when no record of `manager` has it.
+ * The pointer of the record `ref` names: a handle (`ctx:…`, decorated or with a slice as
+ * models write it), a `toolctx://` pointer (a file name or a filepath after the scheme), a
+ * filepath or a file name. A NOT_FOUND error, worded for the model, when no record of
+ * `manager` has it.
  */
 export function findRecord(manager, ref) {
   checkManager(manager, "findRecord");
   if (typeof ref !== "string" || ref.trim() === "") {
-    throw toolctxError("INVALID_ARGUMENT", "a record is named by its handle (ctx:…), which search_context and grep_context print");
+    throw toolctxError("INVALID_ARGUMENT", `handle: a record is named by its handle (ctx:…), which search_context and grep_context print; got ${quoted(ref)}`);
   }
+  const reference = parseReference(ref);
   const text = ref.trim();
   const name = text.startsWith(POINTER_SCHEME) ? text.slice(POINTER_SCHEME.length) : text;
   // A handle or a filepath names one pointer, read alone; a file name is looked for.
-  const filepath = HANDLE.test(text) ? manager.resolveHandle(text) : name;
+  const filepath = reference ? manager.resolveHandle(reference.handle) : name;
   const found = filepath === undefined ? undefined : pointerAt(manager, filepath);
   if (found) return found;
-  if (!HANDLE.test(text)) {
+  if (!reference) {
     const named = manager.getAllPointers().find((p) => p.filename === name || p.handle === name);
     if (named) return named;
   }
-  throw toolctxError("NOT_FOUND", `no saved tool output has the handle ${clip(text, 120)}; search_context lists the handles that exist`);
+  throw toolctxError("NOT_FOUND", `handle: no saved tool output has the handle ${clip(reference?.handle ?? text, 120)}; search_context lists the handles that exist`);
 }
 
 /** The pointer at `filepath`, or undefined: the core's one pointer (`__pointerAt`), else
@@ -114,21 +169,34 @@ function pointerAt(manager, filepath) {
   return json === undefined ? undefined : JSON.parse(json);
 }
 
-/** The line view of the record of `pointer`, or NOT_FOUND when it can no longer be read. */
-async function linesOf(manager, pointer) {
+/** The record of `pointer`, or NOT_FOUND when it can no longer be read. */
+async function recordOf(manager, pointer) {
   const [record] = await manager.loadContexts([pointer.filepath]);
-  if (!record) throw toolctxError("NOT_FOUND", `the saved output ${pointer.handle} can no longer be read (removed since)`);
-  return lineView(record.result, manager);
+  if (!record) throw toolctxError("NOT_FOUND", `handle: the saved output ${pointer.handle} can no longer be read (removed since)`);
+  return record;
 }
 
-/** A line as shown: clipped at `max` characters, saying how many more there are. */
-function shown(line, max) {
-  return line.length <= max ? line : `${line.slice(0, max)}… [${count(line.length - max)} more characters]`;
+/** The line view of the record of `pointer`. */
+async function linesOf(manager, pointer) {
+  return lineView((await recordOf(manager, pointer)).result, manager);
 }
 
-/** How a record is introduced in the tools' texts: its handle, what it is, its size. */
-function title(pointer) {
-  return `${pointer.handle} ${clip(pointer.toolDescription, 200)} (${count(pointer.size ?? 0)} bytes)`;
+/**
+ * A `#L<from>-<to>` slice as 1-based lines `{from, to}` of a view of `total` lines: the
+ * bounds in either order, `to` past the end read as the end. An INVALID_ARGUMENT error
+ * naming what exists when the lines start past the end; undefined when `slice` is no
+ * line slice.
+ */
+function lineRange(slice, total, handle) {
+  const m = /^L(\d+)(?:-L?(\d+))?$/i.exec(slice ?? "");
+  if (!m) return undefined;
+  let [from, to] = [Number(m[1]), m[2] === undefined ? Number(m[1]) : Number(m[2])];
+  if (to < from) [from, to] = [to, from];
+  if (from < 1) throw toolctxError("INVALID_ARGUMENT", `handle: lines are numbered from 1 (${handle}#L${m[1]}${m[2] ? `-${m[2]}` : ""})`);
+  if (from > total) {
+    throw toolctxError("INVALID_ARGUMENT", `handle: ${handle} has ${count(total)} lines, so #L${from}${to === from ? "" : `-${to}`} is past its end; ask for lines 1-${count(total)}`);
+  }
+  return { from, to: Math.min(to, total) };
 }
 
 // ---- the tools ------------------------------------------------------------------------------
@@ -157,7 +225,10 @@ const SEARCH_SCHEMA = {
 const GREP_SCHEMA = {
   type: "object",
   properties: {
-    pattern: { type: "string", description: "A JavaScript regular expression, matched against each line (case-sensitive; (?i) is not supported, use [Aa])." },
+    pattern: {
+      type: "string",
+      description: "A regular expression matched against each line: the usual syntax (classes, alternation, repetition, anchors, \\b), (?i) for case-insensitive; no look-around or back-references (it is matched in linear time).",
+    },
     handle: { type: "string", description: "Only this saved output (its ctx:… handle); default: every saved output, newest first." },
     limit: { type: "integer", minimum: 1, description: "Most matching lines to return." },
   },
@@ -166,62 +237,92 @@ const GREP_SCHEMA = {
 };
 
 /**
- * The model's tools over `manager`: `[{name, description, inputSchema, execute}]`, in
- * TOOL_NAMES order. `options`: the limits (LIMITS' keys), and `usage` (a Usage, see
+ * The model's tools over `manager`: `[{name, description, inputSchema, execute, run}]`,
+ * in TOOL_NAMES order. `options`: the limits (LIMITS' keys), and `usage` (a Usage, see
  * `createUsage`) to count what the tools read back.
  */
 export function contextTools(manager, options = {}) {
   checkManager(manager, "contextTools");
   const s = limitsOf(options);
   const usage = options.usage;
-  const counted = (fn) => async (input) => {
-    const text = await fn(manager, input ?? {}, s);
-    usage?.readBack(text.length);
-    return text;
+  const tool = (name, description, inputSchema, fn) => {
+    const run = async (input) => {
+      try {
+        const text = await fn(manager, input !== null && typeof input === "object" && !Array.isArray(input) ? input : {}, s);
+        usage?.readBack(text.length);
+        return { text };
+      } catch (error) {
+        const cause = error instanceof Error ? error : new Error(String(error));
+        return { text: `${name}: ${cause.message}`, error: cause };
+      }
+    };
+    return { name, description, inputSchema, execute: async (input) => (await run(input)).text, run };
   };
   return [
-    {
-      name: "read_context",
-      description:
-        "Read a saved tool output by its handle (ctx:…), a page of numbered lines at a time " +
+    tool(
+      "read_context",
+      "Read a saved tool output by its handle (ctx:…), a page of numbered lines at a time " +
         `(default ${s.readLines} lines; at most ${s.maxReadLines} lines and ${count(s.maxReadChars)} characters a call). ` +
         "Structured outputs read one field or array element per line.",
-      inputSchema: READ_SCHEMA,
-      execute: counted(readContext),
-    },
-    {
-      name: "search_context",
-      description:
-        "Find the saved tool outputs relevant to a query, best first: each one's handle, description and size, " +
+      READ_SCHEMA,
+      readContext,
+    ),
+    tool(
+      "search_context",
+      "Find the saved tool outputs relevant to a query, best first: each one's handle, description and size, " +
         "and its best-matching lines with their line numbers.",
-      inputSchema: SEARCH_SCHEMA,
-      execute: counted(searchContext),
-    },
-    {
-      name: "grep_context",
-      description:
-        "Find the lines of saved tool outputs that match a regular expression: each hit with its handle, " +
+      SEARCH_SCHEMA,
+      searchContext,
+    ),
+    tool(
+      "grep_context",
+      "Find the lines of saved tool outputs that match a regular expression: each hit with its handle, " +
         `line number and a line of context (at most ${s.maxGrepMatches} lines a call).`,
-      inputSchema: GREP_SCHEMA,
-      execute: counted(grepContext),
-    },
+      GREP_SCHEMA,
+      grepContext,
+    ),
   ];
 }
 
-function wanted(value, fallback, max, what) {
+/** A positive whole number a model passed as `name`, or `fallback` when it passed none; at most `max`. */
+function wanted(value, fallback, max, name) {
   if (value === undefined || value === null) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw toolctxError("INVALID_ARGUMENT", `${what} must be a positive whole number, got ${clip(JSON.stringify(value) ?? String(value), 40)}`);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    if (Number.isInteger(value) && value > 0) return max; // a huge whole number: as many as there are
+    throw toolctxError("INVALID_ARGUMENT", `${name} must be a positive whole number (1, 2, …), got ${quoted(value)}`);
+  }
   return Math.min(value, max);
+}
+
+/** A line as shown: clipped at `max` characters, saying how many more there are. */
+function shown(line, max) {
+  return line.length <= max ? line : `${line.slice(0, max)}… [${count(line.length - max)} more characters]`;
+}
+
+/** How a record is introduced in the tools' texts: its handle, what it is, its size. */
+function title(pointer) {
+  return `${pointer.handle} ${clip(pointer.toolDescription, 200)} (${count(pointer.size ?? 0)} bytes)`;
 }
 
 async function readContext(manager, { handle, offset, limit }, s) {
   const pointer = findRecord(manager, handle);
-  const lines = await linesOf(manager, pointer);
-  const first = wanted(offset, 1, Number.MAX_SAFE_INTEGER, "offset");
-  if (first > Math.max(1, lines.length)) {
-    throw toolctxError("INVALID_ARGUMENT", `offset ${first} is past the end of ${pointer.handle} (${count(lines.length)} lines)`);
+  const record = await recordOf(manager, pointer);
+  const slice = parseReference(handle)?.slice;
+  if (slice?.startsWith("$")) {
+    const value = jsonPath(record.result, slice, `${pointer.handle}#${slice}`, "handle");
+    return `${title(pointer)}: ${clip(slice, 200)}\n${clip(JSON.stringify(value, null, 1) ?? "undefined", s.maxReadChars)}`;
   }
-  const want = wanted(limit, s.readLines, s.maxReadLines, "limit");
+  const lines = lineView(record.result, manager);
+  // A #L slice on the handle (the form the compact text teaches) reads those lines.
+  const range = lineRange(slice, lines.length, pointer.handle);
+  if (slice !== undefined && range === undefined) {
+    throw toolctxError("INVALID_ARGUMENT", `handle: read_context reads a handle, optionally with #L<from>-<to> (lines) or #$<path> (a JSON path); "#${clip(slice, 40)}" is neither`);
+  }
+  const first = range ? range.from : wanted(offset, 1, Number.MAX_SAFE_INTEGER, "offset");
+  if (first > Math.max(1, lines.length)) {
+    throw toolctxError("INVALID_ARGUMENT", `offset ${count(first)} is past the end of ${pointer.handle} (${count(lines.length)} lines); read from offset 1 to ${count(lines.length)}`);
+  }
+  const want = range ? Math.min(range.to - range.from + 1, s.maxReadLines) : wanted(limit, s.readLines, s.maxReadLines, "limit");
   const width = String(Math.min(lines.length, first + want)).length;
   const out = [];
   let chars = 0;
@@ -238,146 +339,242 @@ async function readContext(manager, { handle, offset, limit }, s) {
 }
 
 async function searchContext(manager, { query, limit }, s) {
-  if (typeof query !== "string" || query.trim() === "") throw toolctxError("INVALID_ARGUMENT", "query must be words to look for");
+  if (typeof query !== "string" || query.trim() === "") throw toolctxError("INVALID_ARGUMENT", `query must be words to look for (a string), got ${quoted(query)}`);
   const want = wanted(limit, s.searchResults, s.maxSearchResults, "limit");
-  const found = await manager.selectRelevant(query, { limit: want, fallback: "none" });
-  if (found.length === 0) return `No saved tool output matches "${clip(query, 200)}".`;
-  return found
-    .map((hit, i) => {
-      const lines = [`${i + 1}. ${title(hit.pointer)}`];
-      if (hit.passage) {
-        hit.passage.text.split("\n").forEach((line, k) => lines.push(`   ${hit.passage.startLine + k}: ${shown(line, 300)}`));
-      }
-      return lines.join("\n");
-    })
-    .join("\n");
+  const clipped = query.length > s.maxQueryChars;
+  const asked = clipped ? query.slice(0, s.maxQueryChars) : query;
+  const note = clipped ? `\n[query clipped to its first ${count(s.maxQueryChars)} characters: ask with the words that matter]` : "";
+  const found = await manager.selectRelevant(asked, { limit: want, fallback: "none" });
+  if (found.length === 0) return `No saved tool output matches "${clip(asked, 200)}".${note}`;
+  const listed = found.map((hit, i) => {
+    const lines = [`${i + 1}. ${title(hit.pointer)}`];
+    if (hit.passage) {
+      hit.passage.text.split("\n").forEach((line, k) => lines.push(`   ${hit.passage.startLine + k}: ${shown(line, 300)}`));
+    }
+    return lines.join("\n");
+  });
+  return `${listed.join("\n")}${note}`;
+}
+
+/**
+ * The core's matcher for a pattern as a model writes it: a plain pattern, or the
+ * JavaScript literal form `/…/i` (its flags: `i` → case-insensitive, `s` → `.` matches
+ * anything; `g`, `m`, `u` and `y` mean nothing for one line).
+ */
+function linePattern(manager, pattern, s) {
+  if (typeof pattern !== "string" || pattern.length === 0) throw toolctxError("INVALID_ARGUMENT", `pattern must be a regular expression (a non-empty string), got ${quoted(pattern)}`);
+  if (pattern.length > s.maxPatternChars) {
+    throw toolctxError("INVALID_ARGUMENT", `pattern is ${count(pattern.length)} characters; at most ${count(s.maxPatternChars)}: match a distinctive part of the line`);
+  }
+  const literal = /^\/(.+)\/([gimsuy]+)$/s.exec(pattern);
+  const source = literal ? `${literal[2].includes("i") ? "(?i)" : ""}${literal[2].includes("s") ? "(?s)" : ""}${literal[1]}` : pattern;
+  try {
+    return manager.__linePattern(source);
+  } catch (error) {
+    if (error?.code !== "INVALID_ARGUMENT") throw error;
+    throw toolctxError("INVALID_ARGUMENT", `pattern: ${error.message}`, { cause: error });
+  }
+}
+
+/**
+ * The 0-based numbers of the lines of `lines` from `from` that match, scanned in chunks
+ * until `enough` matches, the end, or `deadline`: `{hits, next}`, where `next` is the first
+ * line not scanned.
+ */
+function scan(pattern, lines, from, enough, deadline, s) {
+  const hits = [];
+  let i = from;
+  while (i < lines.length && hits.length < enough && Date.now() < deadline) {
+    const chunk = [];
+    let chars = 0;
+    for (let j = i; j < lines.length && (chunk.length === 0 || chars < GREP_CHUNK_CHARS); j++) {
+      const line = lines[j].length > s.maxMatchChars ? lines[j].slice(0, s.maxMatchChars) : lines[j];
+      chunk.push(line);
+      chars += line.length + 1;
+    }
+    for (const k of pattern.matchingLines(chunk.join("\n"))) hits.push(i + k);
+    i += chunk.length;
+  }
+  return { hits, next: i };
 }
 
 async function grepContext(manager, { pattern, handle, limit }, s) {
-  if (typeof pattern !== "string" || pattern.length === 0 || pattern.length > s.maxPatternChars) {
-    throw toolctxError("INVALID_ARGUMENT", `pattern must be a regular expression of 1 to ${s.maxPatternChars} characters`);
-  }
-  let re;
+  const matcher = linePattern(manager, pattern, s);
   try {
-    re = new RegExp(pattern);
-  } catch (error) {
-    throw toolctxError("INVALID_ARGUMENT", `invalid pattern: ${error.message}`, { cause: error });
+    const want = wanted(limit, s.grepMatches, s.maxGrepMatches, "limit");
+    if (handle !== undefined && typeof handle !== "string") throw toolctxError("INVALID_ARGUMENT", `handle must be a string (ctx:…), got ${quoted(handle)}`);
+    const targets = handle !== undefined ? [findRecord(manager, handle)] : manager.getAllPointers().reverse();
+    const deadline = Date.now() + s.grepMillis;
+    const out = [];
+    let hits = 0;
+    let bytes = 0;
+    let stopped = "";
+    let long = 0;
+    for (let t = 0; t < targets.length && !stopped; t++) {
+      if (bytes >= s.maxGrepBytes) {
+        stopped = `stopped after ${count(bytes)} characters (${t} of ${targets.length} saved outputs searched); pass a handle`;
+        break;
+      }
+      if (Date.now() >= deadline) {
+        stopped = `stopped after ${count(s.grepMillis)} ms: searched ${t} of ${targets.length} saved outputs; pass a handle or narrow the pattern`;
+        break;
+      }
+      let lines;
+      try {
+        lines = await linesOf(manager, targets[t]);
+      } catch (error) {
+        if (handle !== undefined) throw error;
+        continue; // a record removed since it was listed
+      }
+      for (const line of lines) {
+        bytes += line.length + 1;
+        if (line.length > s.maxMatchChars) long++;
+      }
+      // One match more than can be shown tells that there are more.
+      const found = scan(matcher, lines, 0, want - hits + 1, deadline, s);
+      if (found.next < lines.length && found.hits.length <= want - hits) {
+        stopped = `stopped after ${count(s.grepMillis)} ms: searched ${t + 1} of ${targets.length} saved outputs (${targets[t].handle} to line ${count(found.next)}); pass a handle or narrow the pattern`;
+      }
+      const matched = new Set(found.hits);
+      let shownTo = -1;
+      let titled = false;
+      for (const i of found.hits) {
+        if (hits === want) {
+          stopped = "more matches not shown; narrow the pattern, pass a handle or raise limit";
+          break;
+        }
+        if (!titled) {
+          out.push(title(targets[t]));
+          titled = true;
+        }
+        const from = Math.max(i - s.grepContext, shownTo + 1);
+        if (shownTo >= 0 && from > shownTo + 1) out.push("  --");
+        for (let k = from; k <= Math.min(lines.length - 1, i + s.grepContext); k++) {
+          if (k <= shownTo) continue;
+          // A later line that matches is a hit of its own (shown as one), never context past the limit.
+          const match = k === i || matched.has(k);
+          if (match && k > i) break;
+          out.push(`  ${k + 1}${match ? ":" : "-"} ${shown(lines[k], 300)}`);
+          shownTo = k;
+        }
+        hits++;
+      }
+    }
+    const notes = [stopped, long ? `${count(long)} lines longer than ${count(s.maxMatchChars)} characters were matched in their first ${count(s.maxMatchChars)}` : ""].filter(Boolean);
+    const text = hits ? out.join("\n") : `No line matches /${clip(pattern, 200)}/.`;
+    return notes.length ? `${text}\n[${notes.join("; ")}]` : text;
+  } finally {
+    matcher.free?.();
   }
-  const want = wanted(limit, s.grepMatches, s.maxGrepMatches, "limit");
-  const targets = handle !== undefined ? [findRecord(manager, handle)] : manager.getAllPointers().reverse();
-  const out = [];
-  let hits = 0;
-  let bytes = 0;
-  let stopped = "";
-  outer: for (let t = 0; t < targets.length; t++) {
-    if (bytes >= s.maxGrepBytes) {
-      stopped = `stopped after ${count(bytes)} characters (${t} of ${targets.length} saved outputs searched); pass a handle`;
-      break;
-    }
-    let lines;
-    try {
-      lines = await linesOf(manager, targets[t]);
-    } catch (error) {
-      if (handle !== undefined) throw error;
-      continue; // a record removed since it was listed
-    }
-    bytes += lines.reduce((n, l) => n + l.length + 1, 0);
-    let shownTo = -1;
-    let titled = false;
-    for (let i = 0; i < lines.length; i++) {
-      if (!re.test(lines[i])) continue;
-      if (hits === want) {
-        stopped = "more matches not shown; narrow the pattern, pass a handle or raise limit";
-        break outer;
-      }
-      if (!titled) {
-        out.push(title(targets[t]));
-        titled = true;
-      }
-      const from = Math.max(i - s.grepContext, shownTo + 1);
-      if (shownTo >= 0 && from > shownTo + 1) out.push("  --");
-      for (let k = from; k <= Math.min(lines.length - 1, i + s.grepContext); k++) {
-        if (k <= shownTo) continue;
-        // A later line that matches is a hit of its own (shown as one), never context past the limit.
-        const match = k === i || re.test(lines[k]);
-        if (match && k > i && hits + 1 >= want) break;
-        out.push(`  ${k + 1}${match ? ":" : "-"} ${shown(lines[k], 300)}`);
-        shownTo = k;
-      }
-      hits++;
-    }
-  }
-  const text = hits ? out.join("\n") : `No line matches /${clip(pattern, 200)}/.`;
-  return stopped ? `${text}\n[${stopped}]` : text;
 }
 
 // ---- references passed by handle ----------------------------------------------------------------
+
+/** Whether `value` is a container resolveHandles copies: an array, or a plain object (its prototype Object.prototype or null). */
+function copied(value) {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
 
 /**
  * A copy of `args` in which every string that is exactly a handle, optionally with a
  * slice, is replaced by the stored value: `ctx:…` the whole result; `ctx:…#L10-40` (or
  * `#L10`) those lines of its line view, as one string; `ctx:…#$.hits[0:5]` the part a
- * JSON path names (`.key`, `["key"]`, `[i]`, `[start:end]`). Other values are kept as
- * they are. A handle no record has, or a slice that does not apply, is an error whose
- * message the model can act on.
+ * JSON path names (`.key`, `["key"]`, `[i]`, `[start:end]`). Quotes, backticks and
+ * trailing punctuation a model puts around a handle are forgiven (`parseReference`).
+ * Arrays and plain objects are copied (own keys such as `__proto__` stay keys; a cycle
+ * or any depth of nesting is copied as it is); other values are kept as they are. A
+ * handle no record has, or a slice that does not apply, is an error whose message the
+ * model can act on.
  */
 export async function resolveHandles(args, manager) {
   checkManager(manager, "resolveHandles");
-  const walk = async (value) => {
-    if (typeof value === "string") return HANDLE_WITH_SLICE.test(value.trim()) ? resolveOne(manager, value.trim()) : value;
-    if (Array.isArray(value)) return Promise.all(value.map(walk));
-    if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-      const out = {};
-      for (const [k, v] of Object.entries(value)) out[k] = await walk(v);
-      return out;
+  // 1. The references, each once (a walk without recursion: any depth, cycles seen once).
+  const texts = new Map();
+  const seen = new Set();
+  const stack = [args];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "string") {
+      const reference = parseReference(value);
+      if (reference) texts.set(value, reference);
+    } else if (copied(value) && !seen.has(value)) {
+      seen.add(value);
+      for (const key of Object.keys(value)) stack.push(value[key]);
     }
-    return value;
-  };
-  return walk(args);
-}
-
-async function resolveOne(manager, text) {
-  const [, handle, slice] = HANDLE_WITH_SLICE.exec(text);
-  const pointer = findRecord(manager, handle);
-  const [record] = await manager.loadContexts([pointer.filepath]);
-  if (!record) throw toolctxError("NOT_FOUND", `the saved output ${pointer.handle} can no longer be read (removed since)`);
-  if (slice === undefined) return record.result;
-  const lines = /^L(\d+)(?:-L?(\d+))?$/i.exec(slice);
-  if (lines) {
-    const view = lineView(record.result, manager);
-    const from = Number(lines[1]);
-    const to = lines[2] === undefined ? from : Number(lines[2]);
-    if (from < 1 || to < from || from > view.length) {
-      throw toolctxError("INVALID_ARGUMENT", `${text}: lines ${from}-${to} are not within the ${count(view.length)} lines of ${pointer.handle}`);
-    }
-    return view.slice(from - 1, to).join("\n");
   }
-  if (slice.startsWith("$")) return jsonPath(record.result, slice, text);
-  throw toolctxError("INVALID_ARGUMENT", `${text}: a slice is #L<from>-<to> (lines) or #$<path> (a JSON path such as $.hits[0:5])`);
+  // 2. Their values.
+  const values = new Map();
+  for (const [text, reference] of texts) values.set(text, await resolveOne(manager, reference));
+  // 3. The copy, with the same shape (cycles and shared parts included).
+  const copies = new Map();
+  const pending = [];
+  const copyOf = (value) => {
+    if (typeof value === "string") return values.has(value) ? values.get(value) : value;
+    if (!copied(value)) return value;
+    let copy = copies.get(value);
+    if (copy === undefined) {
+      copy = Array.isArray(value) ? new Array(value.length) : Object.create(Object.getPrototypeOf(value));
+      copies.set(value, copy);
+      pending.push(value);
+    }
+    return copy;
+  };
+  const root = copyOf(args);
+  while (pending.length > 0) {
+    const value = pending.pop();
+    const copy = copies.get(value);
+    for (const key of Object.keys(value)) {
+      // defineProperty, not assignment: an own "__proto__" key stays a key.
+      Object.defineProperty(copy, key, { value: copyOf(value[key]), writable: true, enumerable: true, configurable: true });
+    }
+  }
+  return root;
 }
 
-/** The part of `value` that `path` ($, .key, ["key"], [i], [start:end]) names. */
-function jsonPath(value, path, text) {
+async function resolveOne(manager, { handle, slice }) {
+  const pointer = findRecord(manager, handle);
+  const record = await recordOf(manager, pointer);
+  if (slice === undefined) return record.result;
+  const text = `${pointer.handle}#${slice}`;
+  if (slice.startsWith("$")) return jsonPath(record.result, slice, text);
+  const view = lineView(record.result, manager);
+  const range = lineRange(slice, view.length, pointer.handle);
+  if (range) return view.slice(range.from - 1, range.to).join("\n");
+  throw toolctxError("INVALID_ARGUMENT", `${clip(text, 80)}: a slice is #L<from>-<to> (lines) or #$<path> (a JSON path such as $.hits[0:5])`);
+}
+
+/** The part of `value` that `path` ($, .key, ["key"], [i], [start:end]) names; errors begin with `name`. */
+function jsonPath(value, path, text, name = clip(text, 80)) {
   const step = /^(?:\.([A-Za-z_$][\w$-]*)|\[\s*"((?:[^"\\]|\\.)*)"\s*\]|\[\s*(-?\d+)\s*\]|\[\s*(-?\d*)\s*:\s*(-?\d*)\s*\])/;
+  const where = name === clip(text, 80) ? "" : ` (in ${clip(text, 80)})`;
+  const fail = (why) => toolctxError("INVALID_ARGUMENT", `${name}: ${why}${where}`);
   let rest = path.slice(1);
   let at = value;
   while (rest.length > 0) {
     const m = step.exec(rest);
-    if (!m) throw toolctxError("INVALID_ARGUMENT", `${text}: cannot read the JSON path at "${clip(rest, 60)}"`);
+    if (!m) throw fail(`cannot read the JSON path at "${clip(rest, 60)}"; a path is $ then .key, ["key"], [i] or [start:end]`);
     rest = rest.slice(m[0].length);
-    const key = m[1] ?? (m[2] !== undefined ? JSON.parse(`"${m[2]}"`) : undefined);
-    if (key !== undefined) {
-      if (at === null || typeof at !== "object" || Array.isArray(at) || !Object.hasOwn(at, key)) {
-        throw toolctxError("INVALID_ARGUMENT", `${text}: no field "${clip(key, 60)}" there`);
+    let key = m[1];
+    if (m[2] !== undefined) {
+      try {
+        key = JSON.parse(`"${m[2]}"`);
+      } catch {
+        throw fail(`["${clip(m[2], 40)}"] is not a JSON string (a bad escape)`);
       }
+    }
+    if (key !== undefined) {
+      if (at === null || typeof at !== "object" || Array.isArray(at) || !Object.hasOwn(at, key)) throw fail(`no field "${clip(key, 60)}" there`);
       at = at[key];
     } else if (m[3] !== undefined) {
-      if (!Array.isArray(at)) throw toolctxError("INVALID_ARGUMENT", `${text}: [${m[3]}] needs an array`);
+      if (!Array.isArray(at)) throw fail(`[${m[3]}] needs an array`);
       const i = Number(m[3]) < 0 ? at.length + Number(m[3]) : Number(m[3]);
-      if (i < 0 || i >= at.length) throw toolctxError("INVALID_ARGUMENT", `${text}: index ${m[3]} is outside the ${at.length} elements`);
+      if (i < 0 || i >= at.length) throw fail(`index ${m[3]} is outside the ${at.length} elements`);
       at = at[i];
     } else {
-      if (!Array.isArray(at) && typeof at !== "string") throw toolctxError("INVALID_ARGUMENT", `${text}: a slice needs an array or a string`);
+      if (!Array.isArray(at) && typeof at !== "string") throw fail("a slice needs an array or a string");
       at = at.slice(m[4] === "" ? 0 : Number(m[4]), m[5] === "" ? undefined : Number(m[5]));
     }
   }

@@ -66,6 +66,7 @@
 //! - [`record`]: the record and pointer encodings;
 //! - [`select`]: tokeniser, indexed terms, ranking;
 //! - [`view`]: a result as the model reads it, in numbered lines;
+//! - [`grep`]: `grep_context`'s line matcher, linear-time whatever the pattern;
 //! - [`paths`]: path normalising and confinement;
 //! - [`plan`]: the storage operations a synchronous step asks for, and their outcomes;
 //! - [`platform`]: the system clock and the random source, the defaults handed to the core;
@@ -90,6 +91,7 @@
 pub mod conversation;
 pub mod describe;
 pub mod error;
+pub mod grep;
 pub mod handle;
 mod lifecycle;
 pub mod naming;

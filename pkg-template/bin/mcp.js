@@ -11,6 +11,11 @@
 // Reads open the store read-only and re-read it on every call, so records saved
 // meanwhile by the agent are found; stdout carries only the protocol, diagnostics go to
 // stderr.
+//
+// Every call is bounded: the tools answer any input in bounded time (grep_context matches
+// in linear time and stops at its own budget, yielding between chunks), and a call that
+// has not answered after --call-timeout (a slow disk, a huge store) is answered with an
+// error then, so one client's call never holds the server from the others.
 
 import { nodeStorage } from "../adapters/node.js";
 import { toolctxError } from "../errors.js";
@@ -50,6 +55,7 @@ const SAVE_SCHEMA = {
 export function registerMcpCommand(command, withGlobals, { storeDir, readStore, version }) {
   command("mcp", "serve the store to an agent over stdio (Model Context Protocol): read_context, search_context, grep_context, list_sessions")
     .option("--allow-save", "also offer save_context, which writes records into the store (off by default)")
+    .option("--call-timeout <seconds>", "answer a call that has not finished by then with an error (default 10)", positiveNumber)
     .action(withGlobals((opts) => serve(storeDir(opts), opts, { readStore, version })));
 }
 
@@ -62,6 +68,7 @@ function storeView({ root, pointers }) {
     getAllPointers: () => pointers.slice(),
     loadContexts: (filepaths) => root.loadContexts(filepaths),
     __lines: (resultJson) => root.__lines(resultJson),
+    __linePattern: (pattern) => root.__linePattern(pattern),
     selectRelevant: (query, options) => root.selectRelevant(query, { ...options, pointers }),
     // As a manager resolves one: the handle itself, or the short form of a lengthened one.
     resolveHandle(handle) {
@@ -74,6 +81,26 @@ function storeView({ root, pointers }) {
       return found[0]?.filepath;
     },
   };
+}
+
+/** A command-line number of seconds. */
+function positiveNumber(text) {
+  const value = Number(text);
+  if (!(Number.isFinite(value) && value > 0)) throw toolctxError("INVALID_ARGUMENT", `--call-timeout takes a positive number of seconds, got ${text}`);
+  return value;
+}
+
+/** `work`'s answer, or a failure saying that `name` took longer than `seconds`. */
+async function bounded(work, name, seconds) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(failure(`${name}: no answer within ${seconds} s (the store is slow or large): try again, or narrow the call (a handle, a smaller limit)`)), seconds * 1000);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** What a value of each JSON Schema type is called, and how to tell one. */
@@ -111,7 +138,8 @@ async function serve(dir, opts, { readStore, version }) {
     const snapshot = await readStore(dir, { quiet: true });
     try {
       const tool = tools.contextTools(storeView(snapshot)).find((t) => t.name === name);
-      return text(await tool.execute(input));
+      const answer = await tool.run(input);
+      return answer.error ? failure(answer.text) : text(answer.text);
     } finally {
       snapshot.root.free();
     }
@@ -164,7 +192,7 @@ async function serve(dir, opts, { readStore, version }) {
 
   const server = new Server({ name: "toolctx", version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async ({ params: { name, arguments: input = {} } }) => {
+  const call = async (name, input) => {
     try {
       if (tools.TOOL_NAMES.includes(name)) return await retrieve(name, input);
       const extra = extras[name];
@@ -173,9 +201,11 @@ async function serve(dir, opts, { readStore, version }) {
       if (wrong) return failure(`${name}: ${wrong}.`);
       return await extra.run(input);
     } catch (error) {
-      return failure(error?.message ?? String(error));
+      return failure(`${name}: ${error?.message ?? String(error)}`);
     }
-  });
+  };
+  const seconds = opts.callTimeout ?? 10;
+  server.setRequestHandler(CallToolRequestSchema, ({ params: { name, arguments: input = {} } }) => bounded(call(name, input), name, seconds));
 
   const transport = new StdioServerTransport();
   transport.onclose = () => writing?.then((w) => w.close(), () => {});

@@ -140,7 +140,7 @@ test("toolctx mcp: read_context, search_context, grep_context and list_sessions 
   for (const ref of ["ctx:aaaaaaaaaa", "toolctx:///etc/passwd", "/etc/passwd", `${dir}/../../etc/passwd`, "../../etc/passwd", "toolctx://nope.json"]) {
     const r = await client.callTool({ name: "read_context", arguments: { handle: ref } });
     assert.equal(r.isError, true, ref);
-    assert.match(textOf(r), /^no saved tool output has the handle .*; search_context lists the handles that exist$/);
+    assert.match(textOf(r), /^read_context: handle: no saved tool output has the handle .*; search_context lists the handles that exist$/);
   }
   const bad = await client.callTool({ name: "read_context", arguments: { handle: handle(login), limit: 0 } });
   assert.equal(bad.isError, true);
@@ -239,4 +239,33 @@ test("toolctx mcp --allow-save: concurrent first save_context calls share one wr
   // The filename's counter is per manager (SPEC §3): one writer gives every save its own.
   const counters = pointers.map((p) => Number(/_\d{13}_(\d+)_[a-z0-9]{4}\.json$/.exec(p)[1])).sort();
   assert.deepEqual(counters, [0, 1, 2, 3, 4, 5, 6, 7], pointers.join("\n"));
+});
+
+test("toolctx mcp: a catastrophic pattern from one client holds no other call, and the server lives on", { timeout: 60_000 }, async (t) => {
+  const { dir } = await store(t);
+  const m = await ContextManager.open({ contextDir: dir, fileSystem: nodeStorage(), persistThreshold: 0 });
+  await m.saveContext("cat", {}, Array.from({ length: 200 }, () => `${"a".repeat(5_000)}!`));
+  await m.close();
+  const { client, close } = await connect(dir);
+  t.after(close);
+  // A backtracking engine would take years over these lines; the other calls are answered meanwhile.
+  const [grep, search, read] = await Promise.all([
+    client.callTool({ name: "grep_context", arguments: { pattern: "(a+)+$" } }),
+    client.callTool({ name: "search_context", arguments: { query: "token expired" } }),
+    client.callTool({ name: "grep_context", arguments: { pattern: "foo(?=bar)" } }),
+  ]);
+  assert.equal(grep.isError, undefined, textOf(grep));
+  assert.match(textOf(search), /login\.ts/);
+  assert.equal(read.isError, true);
+  assert.match(textOf(read), /^grep_context: pattern: look-around/);
+  assert.match(textOf(await client.callTool({ name: "search_context", arguments: { query: "billing" } })), /billing/);
+});
+
+test("toolctx mcp --call-timeout: a call that has not answered by then is answered with an error", { timeout: 60_000 }, async (t) => {
+  const { dir } = await store(t);
+  const { client, close } = await connect(dir, ["--call-timeout", "0.0001"]);
+  t.after(close);
+  const late = await client.callTool({ name: "search_context", arguments: { query: "token" } });
+  assert.equal(late.isError, true);
+  assert.match(textOf(late), /^search_context: no answer within 0\.0001 s/);
 });

@@ -9,6 +9,14 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
   let n = 0;
   const manager = () => new ContextManager({ contextDir: `/tools/${++n}`, fileSystem: memoryStorage() });
   const byName = (m, options) => Object.fromEntries(contextTools(m, options).map((t) => [t.name, t]));
+  // A tool answers every input with a text (`execute`); `run` also gives the error behind a failed call.
+  const fails = async (tool, input, code, pattern) => {
+    const { text, error } = await tool.run(input);
+    assert.equal(error?.code, code, text);
+    assert.equal(await tool.execute(input), text, "execute resolves to the same text");
+    assert.ok(text.startsWith(`${tool.name}: `), text);
+    if (pattern) assert.match(text, pattern);
+  };
   const rejects = async (promise, code, pattern) => {
     let error;
     try {
@@ -61,9 +69,9 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     for (const older of [`toolctx://${p.filename}`, `toolctx://${fp}`, fp, p.filename]) {
       assert.equal((await read_context.execute({ handle: older, offset: 150, limit: 1 })).split("\n")[1], lines[2], older);
     }
-    await rejects(read_context.execute({ handle: "ctx:bbbbbbbbbb" }), "NOT_FOUND", /search_context lists the handles/);
-    await rejects(read_context.execute({ handle: p.handle, offset: 301 }), "INVALID_ARGUMENT", /past the end/);
-    await rejects(read_context.execute({ handle: p.handle, limit: -1 }), "INVALID_ARGUMENT");
+    await fails(read_context, { handle: "ctx:bbbbbbbbbb" }, "NOT_FOUND", /handle: .*search_context lists the handles/);
+    await fails(read_context, { handle: p.handle, offset: 301 }, "INVALID_ARGUMENT", /offset 301 is past the end/);
+    await fails(read_context, { handle: p.handle, limit: -1 }, "INVALID_ARGUMENT", /limit must be/);
   });
 
   test("a structured output reads a field or an element per line: a grep hit is one line with its file, line and text", async () => {
@@ -91,7 +99,7 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     assert.equal(first, `1. ${p.handle} read file: path=src/upload.ts (${p.size.toLocaleString("en-US")} bytes)`);
     assert.ok(rest.includes("   150: export function retryUpload(chunk) { return backoff(chunk); }"), text);
     assert.equal(await search_context.execute({ query: "kubernetes" }), 'No saved tool output matches "kubernetes".');
-    await rejects(search_context.execute({ query: "  " }), "INVALID_ARGUMENT");
+    await fails(search_context, { query: "  " }, "INVALID_ARGUMENT", /query must be/);
   });
 
   test("grep_context: every record newest first, or one by handle; context lines, a cap, and errors the model can read", async () => {
@@ -107,8 +115,8 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     assert.ok(one.endsWith("[more matches not shown; narrow the pattern, pass a handle or raise limit]"), one);
     assert.equal((one.match(/^  \d+:/gm) ?? []).length, 3, one);
     assert.equal(await grep_context.execute({ pattern: "nowhere" }), "No line matches /nowhere/.");
-    await rejects(grep_context.execute({ pattern: "(" }), "INVALID_ARGUMENT", /invalid pattern/);
-    await rejects(grep_context.execute({ pattern: "x".repeat(LIMITS.maxPatternChars + 1) }), "INVALID_ARGUMENT");
+    await fails(grep_context, { pattern: "(" }, "INVALID_ARGUMENT", /pattern: not a regular expression/);
+    await fails(grep_context, { pattern: "x".repeat(LIMITS.maxPatternChars + 1) }, "INVALID_ARGUMENT", /pattern is 501 characters/);
   });
 
   test("resolveHandles: a handle becomes the stored value, a line slice its lines, a JSON path its part; other values stay", async () => {
@@ -131,7 +139,7 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     assert.deepEqual(out.nested, args.nested);
     assert.equal(args.content, file.handle, "the input is not changed");
     await rejects(resolveHandles({ x: "ctx:cccccccccc" }, m), "NOT_FOUND");
-    await rejects(resolveHandles({ x: `${file.handle}#L400-401` }, m), "INVALID_ARGUMENT", /not within the 300 lines/);
+    await rejects(resolveHandles({ x: `${file.handle}#L400-401` }, m), "INVALID_ARGUMENT", /has 300 lines, so #L400-401 is past its end/);
     await rejects(resolveHandles({ x: `${hits.handle}#$.nope` }, m), "INVALID_ARGUMENT", /no field "nope"/);
     await rejects(resolveHandles({ x: `${hits.handle}#$.toString` }, m), "INVALID_ARGUMENT", /no field "toString"/);
     await rejects(resolveHandles({ x: `${hits.handle}#$.constructor` }, m), "INVALID_ARGUMENT", /no field "constructor"/);

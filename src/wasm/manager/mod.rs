@@ -25,6 +25,7 @@ use super::plans::{self, Reply};
 use crate::error::Result;
 use crate::store::{remove_written, Clearing, Closing, Job, JobPlan, Loading, Manager};
 
+mod grep;
 mod load;
 mod save;
 mod select;
@@ -318,8 +319,9 @@ impl JsContextManager {
     /// any case, long or short), or `undefined` when no pointer has it. Throws
     /// `INVALID_ARGUMENT` when a short handle names two records.
     #[wasm_bindgen(js_name = resolveHandle)]
-    pub fn resolve_handle(&self, handle: &str) -> Result<Option<String>, JsValue> {
-        Ok(self.inner.slot_of_handle(handle).js()?.and_then(|slot| self.inner.filepath_of(slot)))
+    pub fn resolve_handle(&self, handle: JsValue) -> Result<Option<String>, JsValue> {
+        let handle = handle.as_string().ok_or_else(|| invalid("handle must be a string (ctx:…)"))?;
+        Ok(self.inner.slot_of_handle(&handle).js()?.and_then(|slot| self.inner.filepath_of(slot)))
     }
 
     /// The pointer at `filepath` as JSON text, or `undefined` when none is there: one
