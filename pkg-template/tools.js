@@ -368,12 +368,35 @@ function linePattern(manager, pattern, s) {
   }
   const literal = /^\/(.+)\/([gimsuy]+)$/s.exec(pattern);
   const source = literal ? `${literal[2].includes("i") ? "(?i)" : ""}${literal[2].includes("s") ? "(?s)" : ""}${literal[1]}` : pattern;
+  const plain = PLAIN_TEXT.exec(source);
+  if (plain) return plainText(plain[2], plain[1] !== undefined);
   try {
     return manager.__linePattern(source);
   } catch (error) {
     if (error?.code !== "INVALID_ARGUMENT") throw error;
     throw toolctxError("INVALID_ARGUMENT", `pattern: ${error.message}`, { cause: error });
   }
+}
+
+/** A pattern with no regular-expression syntax (optionally after `(?i)`): text to find as it is. */
+const PLAIN_TEXT = /^(\(\?i\))?([^\\^$.|?*+()[\]{}]+)$/;
+
+/**
+ * The matcher of a plain-text pattern, with the core matcher's interface: the text is
+ * found with `includes` (the engine's own substring search, many times faster than the
+ * core's automaton, which has no literal search of its own), case-folded with `(?i)`.
+ */
+function plainText(text, caseless) {
+  const needle = caseless ? text.toLowerCase() : text;
+  return {
+    matchingLines(chunk) {
+      const hits = [];
+      chunk.split("\n").forEach((line, i) => {
+        if ((caseless ? line.toLowerCase() : line).includes(needle)) hits.push(i);
+      });
+      return hits;
+    },
+  };
 }
 
 /**

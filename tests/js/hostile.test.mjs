@@ -50,6 +50,10 @@ test("grep_context: what a linear-time matcher cannot do is said, naming the par
   // (?i) and the /…/i form a model writes both work.
   assert.match(await grep_context.execute({ pattern: "(?i)FOO BAR" }), /2: foo bar/);
   assert.match(await grep_context.execute({ pattern: "/FOOBAR/i" }), /1: foobar/);
+  // Plain text is found as it is (a substring search): the same lines as the regular expression.
+  for (const [plain, regex] of [["foo", "fo[o]"], ["(?i)FOO", "(?i)F[O]O"], ["o b", "o\\sb"]]) {
+    assert.equal(await grep_context.execute({ pattern: plain }), (await grep_context.execute({ pattern: regex })).replaceAll(regex, plain), plain);
+  }
 });
 
 test("grep_context: scanning stops at its time budget and says how far it got", GUARD, async () => {
