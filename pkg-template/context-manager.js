@@ -15,6 +15,7 @@ import * as glue from "./toolctx_core.js";
 import { STEP } from "./protocol.js";
 import { PointerMirror } from "./pointers.js";
 import { WasmModule, disposeWithClose } from "./module.js";
+import { toolctxError } from "./errors.js";
 
 const Core = glue.ContextManager;
 const core = new WasmModule("core", glue, true);
@@ -194,6 +195,17 @@ export class ContextManager {
     } catch (err) {
       throw core.error(err);
     }
+  }
+
+  /** The handle (`ctx:…`) of the record at `filepath`, exactly as `saveContext` resolved to it
+   * and pointers hold it; undefined when this manager has no pointer there. One pointer is
+   * read (`__pointerAt`), not the list. */
+  handleOf(filepath) {
+    if (typeof filepath !== "string") {
+      throw toolctxError("INVALID_ARGUMENT", `filepath must be a string (what saveContext resolved to), not ${typeName(filepath)}`);
+    }
+    const json = this.__pointerAt(filepath);
+    return json === undefined ? undefined : JSON.parse(json).handle;
   }
 
   /** Frees the manager's wasm memory now (it is freed when collected otherwise). */
@@ -506,6 +518,14 @@ async function embedOne(embed, text, take, failed) {
     failed(err);
     return undefined;
   }
+}
+
+/** What `value` is, for an error message: `null`, `an array`, `a number`... */
+function typeName(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  const type = typeof value;
+  return type === "undefined" ? "undefined" : `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
 }
 
 /** `filepaths` NUL-joined (one crossing into the core), when they are strings free of NUL. */

@@ -128,7 +128,7 @@ export function groupBy(pointers, key) {
 
 export const sum = (pointers) => pointers.reduce((n, p) => n + (p.size ?? 0), 0);
 
-/** A pointer as `--json` prints it: the library's fields plus `session` and `path`. */
-export const pointerJson = ({ filepath, filename, toolName, toolDescription, args, taskId, queryId, argsHash, timestamp, size, session, path }) => ({
-  filepath, filename, path, session, toolName, toolDescription, args, taskId, queryId, argsHash, timestamp, size,
+/** A pointer as `--json` prints it: the library's fields (its `handle` too) plus `session` and `path`. */
+export const pointerJson = ({ filepath, filename, handle, toolName, toolDescription, args, taskId, queryId, argsHash, timestamp, size, session, path }) => ({
+  filepath, filename, handle, path, session, toolName, toolDescription, args, taskId, queryId, argsHash, timestamp, size,
 });

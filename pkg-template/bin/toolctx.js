@@ -100,7 +100,7 @@ Run 'toolctx <command> --help' for a command's options.`,
     .action(withGlobals(lsCommand));
 
   command("show", "print one record: its fields, then its result (the raw record with --json)")
-    .argument("<file>", "the record: a path relative to the store (as 'ls' prints it), an absolute path, or a file name")
+    .argument("<record>", "the record: its handle (ctx:…, as 'ls' prints it), a path relative to the store, an absolute path, a file name, or a toolctx:// pointer")
     .action(withGlobals(showCommand));
 
   command("select", "the records relevant to a query, best first, with scores")

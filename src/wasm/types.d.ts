@@ -368,6 +368,10 @@ export class ContextManager {
   [Symbol.asyncDispose](): Promise<void>;
   readonly size: number;
   getContextDir(): string;
+  /** The handle (`ctx:…`, SPEC §3) of the record at `filepath` (as `saveContext` resolved to
+   * it), or undefined when this manager has no pointer there. Throws `INVALID_ARGUMENT` when
+   * `filepath` is not a string. */
+  handleOf(filepath: string): string | undefined;
   /** The filepath of the record whose handle is `handle` (`ctx:…`, SPEC §3), or undefined
    * when no pointer has it. Throws `INVALID_ARGUMENT` when a short handle names two records. */
   resolveHandle(handle: string): string | undefined;

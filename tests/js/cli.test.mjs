@@ -147,6 +147,23 @@ test("ls --json: every record with its path, session and pointer fields, oldest 
   assert.equal(records.filter((r) => r.session === null).length, 3);
 });
 
+test("ls --json: each record's handle, the one the library gives its filepath", async () => {
+  const { records } = json(["--dir", store, "ls"]);
+  assert.equal(new Set(records.map((r) => r.handle)).size, 5, "one handle a record");
+  const root = await ContextManager.open({ contextDir: store, readOnly: true });
+  const sessions = new Map();
+  for (const r of records) {
+    assert.match(r.handle, /^ctx:[a-z2-7]{10,12}$/, JSON.stringify(r));
+    let m = root;
+    if (r.session !== null) {
+      if (!sessions.has(r.session)) sessions.set(r.session, await ContextManager.open({ contextDir: store, session: r.session, readOnly: true }));
+      m = sessions.get(r.session);
+    }
+    assert.equal(r.handle, m.handleOf(r.filepath), r.path);
+  }
+  for (const m of [root, ...sessions.values()]) await m.close();
+});
+
 test("ls filters by --task, --query (text or id) and --session", () => {
   const tools = (args) => json(["--dir", store, "ls", ...args]).records.map((r) => r.toolName);
   assert.deepEqual(tools(["--task", "1"]), ["readFile", "grep"]);
@@ -173,6 +190,11 @@ test("ls prints an aligned table with human sizes and relative times", () => {
   const fetchRow = rows.find((l) => l.includes("fetch_"));
   assert.match(fetchRow, /4\.9 KB|5\.0 KB|5\.1 KB/);
   assert.match(fetchRow, /3 days ago/);
+  // Each row shows its record's handle, under HANDLE.
+  const { records } = json(["--dir", store, "ls"]);
+  const at = header.indexOf("HANDLE");
+  assert.ok(at >= 0, `a HANDLE column: ${header}`);
+  assert.deepEqual(rows.map((row) => row.slice(at).split(/\s+/)[0]), records.map((r) => r.handle));
 });
 
 test("show prints a record by store-relative path, absolute path or bare file name", () => {
@@ -194,6 +216,63 @@ test("show prints a record by store-relative path, absolute path or bare file na
   assert.equal(bySessionName.code, 0, bySessionName.stderr);
   assert.match(bySessionName.stdout, new RegExp(`session\\s+${ids.active}`));
   assert.match(bySessionName.stdout, /"src\/auth\/token\.ts"/);
+});
+
+test("show takes a handle (any case, a record of a session too), its toolctx:// forms, and prints the handle", () => {
+  const { records } = json(["--dir", store, "ls"]);
+  const readFile = records.find((r) => r.toolName === "readFile");
+  const searchCode = records.find((r) => r.toolName === "searchCode");
+
+  const r = cli(["--dir", store, "show", readFile.handle]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`^handle\\s+${readFile.handle}$`, "m"));
+  assert.match(r.stdout, new RegExp(`^file\\s+${readFile.path}$`, "m"));
+  assert.match(r.stdout, /result\nexport function login\(\) \{\}/);
+
+  const inSession = cli(["--dir", store, "show", searchCode.handle]);
+  assert.equal(inSession.code, 0, inSession.stderr);
+  assert.match(inSession.stdout, new RegExp(`session\\s+${ids.active}`));
+  assert.match(inSession.stdout, new RegExp(`^handle\\s+${searchCode.handle}$`, "m"));
+
+  const raw = JSON.parse(fs.readFileSync(readFile.filepath, "utf8"));
+  assert.deepEqual(json(["--dir", store, "show", readFile.handle]), raw, "--json is the record as stored");
+  assert.deepEqual(json(["--dir", store, "show", readFile.handle.toUpperCase()]), raw, "a handle in any case");
+  for (const decorated of [`\`${readFile.handle}\``, `"${readFile.handle}"`, `${readFile.handle}.`, ` ${readFile.handle}, `]) {
+    assert.deepEqual(json(["--dir", store, "show", decorated]), raw, `as a model writes it: ${decorated}`);
+  }
+  assert.deepEqual(json(["--dir", store, "show", `toolctx://${readFile.filename}`]), raw, "toolctx://<file name>");
+  assert.deepEqual(json(["--dir", store, "show", `toolctx://${readFile.filepath}`]), raw, "toolctx://<filepath>");
+  assert.deepEqual(json(["--dir", store, "show", `toolctx://${searchCode.filename}`]), JSON.parse(fs.readFileSync(searchCode.filepath, "utf8")));
+
+  // By path, the handle is printed too.
+  assert.match(cli(["--dir", store, "show", readFile.path]).stdout, new RegExp(`^handle\\s+${readFile.handle}$`, "m"));
+
+  assertUserError(cli(["--dir", store, "show", "ctx:aaaaaaaaaa"]), 1, /no record ctx:aaaaaaaaaa in /);
+  assertUserError(cli(["--dir", store, "show", "toolctx://nope.json"]), 1, /no record toolctx:\/\/nope\.json in /);
+});
+
+test("select, summary and stats give each record's handle, in --json and in text", () => {
+  const handles = new Map(json(["--dir", store, "ls"]).records.map((r) => [r.filepath, r.handle]));
+  const check = (list, what) => {
+    assert.ok(list.length > 0, what);
+    for (const r of list) assert.equal(r.handle, handles.get(r.filepath), `${what}: ${r.path}`);
+  };
+  check(json(["--dir", store, "select", "AuthError in src"]).results, "select");
+  check(json(["--dir", store, "select", "token refresh", "--all-sessions"]).results, "select --all-sessions");
+  check(json(["--dir", store, "summary"]).recent, "summary");
+  check(json(["--dir", store, "stats"]).largest, "stats");
+
+  const grep = json(["--dir", store, "select", "AuthError in src"]).results[0];
+  const text = cli(["--dir", store, "select", "AuthError in src"]);
+  assert.match(text.stdout.split("\n")[0], /HANDLE/);
+  assert.match(text.stdout, new RegExp(grep.handle));
+  const session = cli(["--dir", store, "select", "token refresh", "--all-sessions"]).stdout;
+  assert.match(session, new RegExp(handles.get(json(["--dir", store, "select", "token refresh", "--all-sessions"]).results[0].filepath)));
+  const summary = cli(["--dir", store]).stdout;
+  for (const r of json(["--dir", store, "summary"]).recent) assert.match(summary, new RegExp(`  ${r.handle} \\[${r.toolName}\\]`));
+  assert.match(summary, /'toolctx show <handle>'/);
+  const stats = cli(["--dir", store, "stats"]).stdout;
+  for (const r of json(["--dir", store, "stats"]).largest) assert.match(stats, new RegExp(r.handle));
 });
 
 test("show refuses paths outside the store, and says so for unknown records", () => {
@@ -400,7 +479,7 @@ test("mistakes give a one-line message, a hint, exit code 1 or 2, and no stack t
   assertUserError(cli(["--dir", store, "ls", "--task", "one"]), 2, /--task <n>.*'one' is invalid/);
   assertUserError(cli(["--dir", store, "gc", "--older-than", "5 parsecs"]), 2, /expected a duration such as 30m, 24h or 7d/);
   assertUserError(cli(["--dir", store, "gc", "--older-than", "100"]), 2, /expected a duration/);
-  assertUserError(cli(["--dir", store, "show"]), 2, /missing required argument 'file'/);
+  assertUserError(cli(["--dir", store, "show"]), 2, /missing required argument 'record'/);
   assertUserError(cli(["--dir", store, "ls", "--session", "20990101-000000-zzzz"]), 1, /no session 20990101-000000-zzzz/);
   assertUserError(cli(["--dir", store, "select", "x", "--strategy", "magic"]), 2, /Allowed choices are bm25, overlap/);
   const debug = cli(["--dir", path.join(root, "no-such-store"), "ls"], { env: { TOOLCTX_DEBUG: "1" } });

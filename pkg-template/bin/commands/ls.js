@@ -1,4 +1,5 @@
-// `toolctx ls`: the records, oldest first; `--query`, `--task` or `--session` narrow them.
+// `toolctx ls`: the records, oldest first, each with its handle (what `show` takes);
+// `--query`, `--task` or `--session` narrow them.
 
 import { ContextManager, existingStore, pointerJson, readStore, sum } from "../store.js";
 import { humanBytes, out, plural, print, printJson, relativeTime, shorten, table, usage } from "../ui.js";
@@ -22,6 +23,7 @@ export async function lsCommand(opts) {
   if (pointers.length === 0) return print(out.dim("no records"));
   const withSessions = pointers.some((p) => p.session !== null);
   const columns = [
+    { title: "HANDLE" },
     { title: "FILE" },
     ...(withSessions ? [{ title: "SESSION" }] : []),
     { title: "TOOL" },
@@ -31,6 +33,7 @@ export async function lsCommand(opts) {
     { title: "SAVED" },
   ];
   const rows = pointers.map((p) => [
+    p.handle,
     p.filename,
     ...(withSessions ? [p.session ?? out.dim("-")] : []),
     out.cyan(p.toolName),

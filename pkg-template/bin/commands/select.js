@@ -24,11 +24,12 @@ export async function selectCommand(query, opts) {
   print(rankedTable(results), out.dim(`${count(results.length)} of ${plural(pointers.length, "record")}, ${humanBytes(sum(results))}`));
 }
 
-/** The table `select` prints: rank, score, tool, description, matched words, size, file. */
+/** The table `select` prints: rank, score, handle, tool, description, matched words, size, file. */
 function rankedTable(results) {
   const rows = results.map((r, i) => [
     String(i + 1),
     r.score.toFixed(2),
+    r.handle,
     out.cyan(r.toolName),
     shorten(r.toolDescription, 48),
     r.matched.join(" "),
@@ -38,6 +39,7 @@ function rankedTable(results) {
   const columns = [
     { title: "#", align: "right" },
     { title: "SCORE", align: "right" },
+    { title: "HANDLE" },
     { title: "TOOL" },
     { title: "DESCRIPTION" },
     { title: "MATCHED" },

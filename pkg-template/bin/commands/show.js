@@ -1,27 +1,67 @@
-// `toolctx show <file>`: one record, its fields and then its result (the record as stored
-// with --json). Paths the library refuses as outside the store are errors, never read.
+// `toolctx show <record>`: one record, its fields and then its result (the record as stored
+// with --json). The record is named by its handle (as `ls` lists it), its older
+// `toolctx://` form, or its path or file name. Paths the library refuses as outside the
+// store are errors, never read.
 
 import { isAbsolute, relative, resolve } from "node:path";
 
 import { existingStore, readStore, toSlashes } from "../store.js";
 import { CliError, absoluteTime, fields, humanBytes, out, print, printJson, relativeTime } from "../ui.js";
 
+/** How records were named before handles: `toolctx://<file name>` or `toolctx://<filepath>`. */
+const POINTER_SCHEME = "toolctx://";
+/** What the library resolves as a handle (`ctx:` and base32, any case: SPEC §3). */
+const HANDLE = /^ctx:/i;
+
 /**
- * `show <file>`: a path relative to the store (as `ls` prints it) or absolute, or a bare
- * record file name found anywhere in the store. The library decides what is inside the
- * store: a path it refuses is an error, never read.
+ * `show <record>`: a handle (`ctx:…`, resolved by the library in the store and in each
+ * session), a `toolctx://` pointer, a path relative to the store (as `ls` prints it) or
+ * absolute, or a bare record file name found anywhere in the store. The library decides
+ * what is inside the store: a path it refuses is an error, never read.
  */
 export async function showCommand(file, opts) {
   const dir = existingStore(opts);
-  const { root, pointers, warnings } = await readStore(dir, { quiet: true });
-  const wanted = toSlashes(isAbsolute(file) ? resolve(file) : resolve(dir, file));
-  let pointer = pointers.find((p) => p.filepath === wanted);
-  if (!pointer && !file.includes("/") && !file.includes("\\")) {
-    const named = pointers.filter((p) => p.filename === file);
-    if (named.length > 1) {
-      throw new CliError(`${file} names ${named.length} records`, { hint: `pass the path: ${named.map((p) => p.path).join(", ")}` });
+  const text = file.trim();
+  // A handle copied out of a model's text may keep its quotes, backticks or a full stop.
+  const bare = text.replace(/^[`'"]+/, "").replace(/[`'".,;]+$/, "");
+  const handle = HANDLE.test(bare) ? bare : undefined;
+  // The filepaths the handle names, one manager (the store's, each session's) at a time.
+  const named = [];
+  let refused;
+  const pick = (m) => {
+    if (handle !== undefined) {
+      try {
+        const filepath = m.resolveHandle(handle);
+        if (filepath !== undefined) named.push(filepath);
+      } catch (err) {
+        if (err?.code !== "INVALID_ARGUMENT") throw err;
+        refused ??= err; // a short handle that names two records of one manager
+      }
     }
-    pointer = named[0];
+    return m.getAllPointers();
+  };
+  const { root, pointers, warnings } = await readStore(dir, { pick, quiet: true });
+  let pointer;
+  let wanted;
+  if (handle !== undefined) {
+    if (refused) throw new CliError(refused.message.replace(/^toolctx: /, ""), { hint: "pass the record's path, as 'toolctx ls' prints it" });
+    const found = pointers.filter((p) => named.includes(p.filepath));
+    if (found.length > 1) {
+      throw new CliError(`${file} names ${found.length} records`, { hint: `pass the path: ${found.map((p) => p.path).join(", ")}` });
+    }
+    if (found.length === 0) throw new CliError(`no record ${file} in ${dir}`, { hint: "run 'toolctx ls' to list the records and their handles" });
+    pointer = found[0];
+  } else {
+    const name = text.startsWith(POINTER_SCHEME) ? text.slice(POINTER_SCHEME.length) : file;
+    wanted = toSlashes(isAbsolute(name) ? resolve(name) : resolve(dir, name));
+    pointer = pointers.find((p) => p.filepath === wanted);
+    if (!pointer && !name.includes("/") && !name.includes("\\")) {
+      const byName = pointers.filter((p) => p.filename === name);
+      if (byName.length > 1) {
+        throw new CliError(`${file} names ${byName.length} records`, { hint: `pass the path: ${byName.map((p) => p.path).join(", ")}` });
+      }
+      pointer = byName[0];
+    }
   }
   const filepath = pointer?.filepath ?? wanted;
   const [record] = await root.loadContexts([filepath]);
@@ -43,6 +83,7 @@ export async function showCommand(file, opts) {
   if (opts.json) return printJson(record);
   const size = pointer?.size ?? Buffer.byteLength(JSON.stringify(record));
   const pairs = [
+    ...(pointer?.handle ? [["handle", pointer.handle]] : []),
     ["file", pointer?.path ?? toSlashes(relative(dir, filepath))],
     ["tool", out.cyan(record.toolName)],
     ["description", record.toolDescription],

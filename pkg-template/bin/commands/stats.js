@@ -44,6 +44,6 @@ export async function statsCommand(opts) {
   print(
     "",
     out.bold("Largest records:"),
-    ...largest.map((p) => `  ${humanBytes(p.size).padStart(8)}  ${out.cyan(p.toolName)} ${shorten(p.toolDescription, 50)} ${out.dim(p.path)}`),
+    ...largest.map((p) => `  ${humanBytes(p.size).padStart(8)}  ${p.handle} ${out.cyan(p.toolName)} ${shorten(p.toolDescription, 50)} ${out.dim(p.path)}`),
   );
 }

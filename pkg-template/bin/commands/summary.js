@@ -47,8 +47,8 @@ export async function summaryCommand(opts) {
   ];
   if (recent.length) {
     lines.push("", out.bold("Recent records:"));
-    for (const p of recent) lines.push(`  ${out.cyan(`[${p.toolName}]`)} ${shorten(p.toolDescription, 60)} ${out.dim(relativeTime(p.timestamp))}`);
-    lines.push("", out.dim("Run 'toolctx ls' to list every record, 'toolctx show <file>' to read one."));
+    for (const p of recent) lines.push(`  ${p.handle} ${out.cyan(`[${p.toolName}]`)} ${shorten(p.toolDescription, 60)} ${out.dim(relativeTime(p.timestamp))}`);
+    lines.push("", out.dim("Run 'toolctx ls' to list every record, 'toolctx show <handle>' to read one."));
   }
   print(...lines);
 }

@@ -86,8 +86,14 @@ pub(crate) fn hits_json(hits: &[SessionHit]) -> String {
         json.push_str(&serde_json::to_string(&hit.matched).unwrap_or_else(|_| "[]".into()));
         json.push_str(",\"pointer\":{\"filepath\":");
         crate::record::push_json_str(&mut json, &hit.filepath);
+        let filename = hit.filepath.rsplit('/').next().unwrap_or(&hit.filepath);
         json.push_str(",\"filename\":");
-        crate::record::push_json_str(&mut json, hit.filepath.rsplit('/').next().unwrap_or(&hit.filepath));
+        crate::record::push_json_str(&mut json, filename);
+        // The handle (SPEC §3), short as an evicted pointer's (jobs/evict.rs): the manifests
+        // alone say nothing of the collisions that lengthen one.
+        json.push_str(",\"handle\":\"");
+        crate::handle::push_handle(&mut json, crate::handle::digest(filename), crate::handle::SHORT);
+        json.push('"');
         json.push_str(",\"toolName\":");
         crate::record::push_json_str(&mut json, &e.tool_name);
         json.push_str(",\"toolDescription\":");

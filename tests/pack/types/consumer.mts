@@ -76,6 +76,8 @@ const m = await ContextManager.open(options);
 const fp = expectType<string>()(await m.saveContext("readFile", { path: "src/auth/login.ts" }, "export function login() {}", 1, "q"));
 await m.saveContext("grep", { pattern: "login" }, ["src/auth/login.ts"], { taskId: 2, description: "grep login" });
 const pointers = expectType<ContextPointer[]>()(m.getAllPointers());
+const handle = expectType<string | undefined>()(m.handleOf(fp));
+expectType<string | undefined>()(m.resolveHandle(handle ?? "ctx:aaaaaaaaaa"));
 expectType<ContextPointer[]>()(m.getPointersForQuery("q"));
 expectType<ContextPointer[]>()(m.getPointersForTask(1));
 const select: SelectOptions = { strategy: "bm25", limit: 5, fallback: "none", maxTokens: 10_000 };
