@@ -178,7 +178,7 @@ async function serve(dir, opts, { readStore, version }) {
         // Written at once (persistThreshold 0): this process's memory ends with the session.
         const writer = await openWriter();
         const filepath = await writer.saveContext(toolName, args, result, { taskId, queryId, description, toolCallId });
-        const handle = writer.getAllPointers().find((p) => p.filepath === filepath)?.handle;
+        const handle = writer.handleOf(filepath);
         return { ...text(`Saved as ${handle} (${filepath})`), structuredContent: { handle, pointer: pointerOf(filepath) } };
       },
     };
