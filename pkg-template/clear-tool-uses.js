@@ -62,6 +62,24 @@ const SAVED_AS = /\bctx:[a-z2-7]{10,16}\b|toolctx:\/\/[^\s\]"'<>)]+/i;
 const POINTER_SCHEME = "toolctx://";
 const savedByManager = new WeakMap(); // manager → Map<tool_use_id, filepath>
 
+/**
+ * What is saved of a tool_result's content: a text that is a JSON object or array (a tool
+ * that returned JSON.stringify(value)) as that value, so read_context, grep_context, `#L`
+ * and `#$` see a field or an element per line, not one long line; any other content as it is.
+ * (toolctx/anthropic's withToolContext saves its tools' outputs the same way; not part of the API.)
+ */
+export function savedValue(content) {
+  const text = typeof content === "string" ? content : Array.isArray(content) && content.length > 0 && content.every((b) => b?.type === "text") ? resultText(content) : undefined;
+  const start = text?.trimStart()[0];
+  if (start !== "{" && start !== "[") return content;
+  try {
+    const value = JSON.parse(text);
+    return value !== null && typeof value === "object" ? value : content;
+  } catch {
+    return content;
+  }
+}
+
 function resultText(content) {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) return content.filter((b) => b?.type === "text").map((b) => b.text).join("\n");
@@ -141,7 +159,9 @@ export async function clearToolUses(messages, options = {}) {
   // Saving first: a result is cleared only once it is retrievable.
   const saved = manager ? (savedByManager.get(manager) ?? new Map()) : undefined;
   if (manager) savedByManager.set(manager, saved);
-  const present = manager ? new Set(manager.getAllPointers().map((p) => p.filepath)) : undefined;
+  const pointers = manager ? manager.getAllPointers() : [];
+  const present = manager ? new Set(pointers.map((p) => p.filepath)) : undefined;
+  const byCallId = new Map(pointers.filter((p) => typeof p.toolCallId === "string").map((p) => [p.toolCallId, p.filepath]));
   // Only saves whose record still exists are remembered (evicted since: retention, clear()),
   // so over a long run this never outgrows the manager's records plus one call's saves.
   for (const [id, filepath] of saved ?? []) if (!present.has(filepath)) saved.delete(id);
@@ -155,12 +175,13 @@ export async function clearToolUses(messages, options = {}) {
       names.set(u.id, savedAs);
     } else if (manager) {
       // Evicted since: saved again, so the placeholder never names a record that is gone.
-      let filepath = saved.get(u.id);
+      // Saved already: by this function earlier, or by a wrapper (toolctx/anthropic's withToolContext) under the call's id.
+      let filepath = saved.get(u.id) ?? byCallId.get(u.id);
       if (filepath === undefined) {
         const args = u.input && typeof u.input === "object" && !Array.isArray(u.input) ? u.input : { input: u.input };
-        filepath = await manager.saveContext(u.name, args, result.content, { taskId: options.taskId, queryId: options.queryId, toolCallId: typeof u.id === "string" ? u.id : undefined });
-        saved.set(u.id, filepath);
+        filepath = await manager.saveContext(u.name, args, savedValue(result.content), { taskId: options.taskId, queryId: options.queryId, toolCallId: typeof u.id === "string" ? u.id : undefined });
       }
+      saved.set(u.id, filepath);
       names.set(u.id, { filepath });
     }
   }

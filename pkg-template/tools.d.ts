@@ -92,25 +92,13 @@ export interface WrapperOptions<Call> extends CompactTextLimits, ContextToolOpti
   queryId?: string | ((call: Call) => string | undefined);
 }
 
-/** What a wrapper kept out of the prompt. */
-export interface UsageSnapshot {
-  outputsOffloaded: number;
-  charsKeptOut: number;
-  tokensKeptOut: number;
-  readsBack: number;
-  charsReadBack: number;
-}
-
-export interface Usage {
-  offloaded(chars: number, shownChars?: number): void;
-  readBack(chars: number): void;
-  snapshot(): UsageSnapshot;
-}
+import type { Usage } from "./usage.js";
+export type { Tokenizer, Usage, UsageOptions, UsageSnapshot } from "./usage.js";
+export { BYTES_PER_TOKEN, createUsage, sumUsage, USAGE_KEYS } from "./usage.js";
 
 export const TOOL_NAMES: readonly ["read_context", "search_context", "grep_context"];
 export const POINTER_SCHEME: "toolctx://";
 export const LIMITS: Readonly<ContextToolLimits>;
-export const BYTES_PER_TOKEN: 4;
 
 /** read_context, search_context and grep_context over `manager`, in that order. */
 export function contextTools(manager: ContextManager, options?: ContextToolOptions): [ContextTool<ReadInput>, ContextTool<SearchInput>, ContextTool<GrepInput>];
@@ -132,5 +120,3 @@ export function findRecord(manager: ContextManager, ref: string): ContextPointer
 /** A result as the model reads it: one line per field or array element (the lines passages number). */
 export function lineView(result: unknown, manager: ContextManager): string[];
 
-/** A tally of what a wrapper kept out of the prompt. */
-export function createUsage(): Usage;

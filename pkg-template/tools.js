@@ -606,31 +606,5 @@ function jsonPath(value, path, text, name = clip(text, 80)) {
 
 // ---- accounting ---------------------------------------------------------------------------
 
-/** The estimate `maxTokens` budgets use too (the core's `estimated_tokens`): 4 bytes a token. */
-export const BYTES_PER_TOKEN = 4;
-
-/**
- * A tally of what a wrapper kept out of the prompt: `offloaded(chars)` when an output of
- * `chars` characters went to storage and the model got `shownChars` instead,
- * `readBack(chars)` when a tool read some back. `snapshot()` →
- * `{outputsOffloaded, charsKeptOut, tokensKeptOut, readsBack, charsReadBack}`
- * (tokens estimated as selection budgets estimate them: BYTES_PER_TOKEN characters a token).
- */
-export function createUsage() {
-  const tally = { outputsOffloaded: 0, charsKeptOut: 0, tokensKeptOut: 0, readsBack: 0, charsReadBack: 0 };
-  return {
-    offloaded(chars, shownChars = 0) {
-      tally.outputsOffloaded++;
-      const kept = Math.max(0, chars - shownChars);
-      tally.charsKeptOut += kept;
-      tally.tokensKeptOut += Math.ceil(kept / BYTES_PER_TOKEN);
-    },
-    readBack(chars) {
-      tally.readsBack++;
-      tally.charsReadBack += chars;
-    },
-    snapshot() {
-      return { ...tally };
-    },
-  };
-}
+// The usage tally lives in usage.js (one shape for every integration); re-exported here.
+export { BYTES_PER_TOKEN, createUsage, sumUsage, USAGE_KEYS } from "./usage.js";

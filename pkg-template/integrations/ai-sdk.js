@@ -19,12 +19,18 @@
 import { jsonSchema, tool } from "ai";
 import { ContextManager, estimateTokens, optimizeWindow, shouldCompact } from "toolctx";
 import { toolctxError } from "../errors.js";
-import { LIMITS, contextTools as toolDefinitions, lineView, resolveHandles } from "../tools.js";
+import { LIMITS, lineView, sumUsage } from "../tools.js";
 import {
   checkManager,
   compactText,
+  countAddedDefinitions,
+  countedDefinitions,
+  errorText,
+  isForTheModel,
   lenientJson,
+  modelError,
   previewSettings,
+  resolveAsText,
   resolvingNames,
   retrievalOption,
   TAKES_HANDLES,
@@ -36,22 +42,11 @@ export { POINTER_SCHEME } from "../tools.js";
 
 const MODULE = "toolctx/ai-sdk";
 
-/** How much of a value a record's description quotes. */
-const QUOTED = {
-  toolCallId: 80,
-  argument: 120,
-  arguments: 12, // arguments named in a description
-};
-
 /** What toolctx/tools takes of the options: its limits (it checks them), and the tally. */
 function toolOptions(options, usage) {
   const out = { usage };
   for (const key of Object.keys(LIMITS)) if (options[key] !== undefined) out[key] = options[key];
   return out;
-}
-
-function clip(text, max) {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }
 
 
@@ -63,13 +58,30 @@ function clip(text, max) {
  * they read back.
  */
 export function contextTools(manager, options = {}) {
-  const definitions = toolDefinitions(manager, toolOptions(options, options.usage));
+  const definitions = countedDefinitions(manager, toolOptions(options, options.usage));
   return Object.fromEntries(
     definitions.map((d) => [
       d.name,
-      tool({ description: d.description, inputSchema: jsonSchema(d.inputSchema), execute: (input) => d.execute(olderInput(d.name, input)) }),
+      tool({ description: d.description, inputSchema: jsonSchema(d.inputSchema), execute: (input) => answer(d, olderInput(d.name, input)) }),
     ]),
   );
+}
+
+/**
+ * A retrieval tool's text; a failed call throws, so the SDK sends the text as an
+ * `error-text` output. The SDK sends a thrown Error as its toString(): the error prints
+ * as its message alone, the text every integration sends.
+ */
+async function answer(definition, input) {
+  const { text, error } = await definition.run(input);
+  if (!error) return text;
+  throw printedAsMessage(modelError(text, error));
+}
+
+/** `error`, whose toString() (what the SDK sends the model) is its message alone. */
+function printedAsMessage(error) {
+  if (error instanceof Error) Object.defineProperty(error, "toString", { value: () => error.message, configurable: true, writable: true });
+  return error;
 }
 
 /**
@@ -102,17 +114,17 @@ export function recordText(result) {
 
 // ---- the text the model reads ----------------------------------------------------------
 
-/** How many characters the model would receive for a tool result output. */
-function modelChars(output) {
+/** The text the model would receive for a tool result output ("" for errors and denials, which go through as they are). */
+function modelText(output) {
   switch (output?.type) {
     case "text":
-      return output.value.length;
+      return output.value;
     case "json":
-      return (JSON.stringify(output.value) ?? "").length;
+      return JSON.stringify(output.value) ?? "";
     case "content":
-      return output.value.reduce((n, part) => n + (part.type === "text" ? part.text.length : 0), 0);
+      return output.value.filter((part) => part.type === "text").map((part) => part.text).join("");
     default:
-      return 0; // errors and denials go through as they are
+      return "";
   }
 }
 
@@ -141,24 +153,6 @@ function defaultModelOutput(toolName, output) {
 function jsonValue(output) {
   const text = output === undefined ? undefined : JSON.stringify(output);
   return text === undefined ? null : JSON.parse(text);
-}
-
-// ---- the record's description ----------------------------------------------------------
-
-function argsSummary(input) {
-  if (input === null || typeof input !== "object" || Array.isArray(input)) return clip(JSON.stringify(input) ?? "", QUOTED.argument);
-  const entries = Object.entries(input);
-  const parts = entries
-    .slice(0, QUOTED.arguments)
-    .map(([k, v]) => `${k}=${clip(typeof v === "string" ? v : JSON.stringify(v) ?? "", QUOTED.argument)}`);
-  if (entries.length > QUOTED.arguments) parts.push(`… ${entries.length - QUOTED.arguments} more`);
-  return parts.join(", ");
-}
-
-/** The default description: the tool, its arguments and the tool-call id (how a record is found by call). */
-function defaultDescribe({ toolName, input, toolCallId }) {
-  const args = argsSummary(input);
-  return `${toolName}${args ? `: ${args}` : ""} [tool call ${toolCallId}]`;
 }
 
 // ---- the step's query and task ------------------------------------------------------------
@@ -198,24 +192,28 @@ export function withToolContext(tools, manager, options = {}) {
   const runnable = Object.keys(tools).filter((name) => typeof tools[name]?.execute === "function");
   const takers = resolvingNames(options.resolveHandles, runnable, MODULE);
   const usage = usageOption(options, MODULE);
-  const context = { manager, options, s, usage, takers, describe: options.describe ?? defaultDescribe, saved: savedCalls(manager) };
+  const context = { manager, options, s, usage, takers, describe: options.describe, saved: savedCalls(manager) };
   const wrapped = {};
   for (const [toolName, t] of Object.entries(tools)) {
     wrapped[toolName] = typeof t?.execute === "function" ? wrapTool(toolName, t, context) : t;
   }
   const set = retrieval ? { ...wrapped, ...contextTools(manager, { ...toolOptions(options), usage }) } : wrapped;
+  // What the wrapper adds to every model call: the retrieval tools, and a sentence in each taker's description.
+  if (retrieval) countAddedDefinitions(manager, toolOptions(options), usage);
+  usage.definitions(takers.map(() => ` ${TAKES_HANDLES}`));
   usageBySet.set(set, usage);
   return set;
 }
 
 /**
- * What the tool set `withToolContext` returned kept out of the prompt so far:
- * `{outputsOffloaded, charsKeptOut, tokensKeptOut, readsBack, charsReadBack}`.
+ * What the tool set `withToolContext` returned kept out of the prompt so far, read back
+ * and added (toolctx/tools' usage snapshot). `options.modelCalls`: how many model calls
+ * went out with the set (`result.steps.length`), each carrying the added definitions.
  */
-export function usageOf(toolSet) {
+export function usageOf(toolSet, options = {}) {
   const usage = usageBySet.get(toolSet);
   if (!usage) throw toolctxError("INVALID_ARGUMENT", `${MODULE}: usageOf takes a tool set that withToolContext returned`);
-  return usage.snapshot();
+  return sumUsage([usage.snapshot()], options?.modelCalls);
 }
 
 // The calls a manager's wrappers saved lately: tool-call id → {filepath, description}, or
@@ -245,11 +243,12 @@ function wrapTool(toolName, original, { manager, options, s, usage, takers, desc
     const queryId = resolve(options.queryId, call) ?? (query ? ContextManager.hashQuery(query) : undefined);
     // The step number: each earlier step left one assistant message.
     const taskId = resolve(options.taskId, call) ?? 1 + (execution.messages ?? []).filter((m) => m.role === "assistant").length;
-    const description = describe(call);
+    const description = describe?.(call);
     const args = input !== null && typeof input === "object" && !Array.isArray(input) ? input : { input };
     try {
-      const filepath = await manager.saveContext(toolName, args, output, { queryId, taskId, description, toolCallId: execution.toolCallId });
-      remember(saved, execution.toolCallId, { filepath, description });
+      const saveOptions = { queryId, taskId, toolCallId: execution.toolCallId, ...(description !== undefined && { description }) };
+      const filepath = await manager.saveContext(toolName, args, output, saveOptions);
+      remember(saved, execution.toolCallId, { filepath });
     } catch (error) {
       remember(saved, execution.toolCallId, null);
       if (!options.onSaveError) {
@@ -273,19 +272,20 @@ function wrapTool(toolName, original, { manager, options, s, usage, takers, desc
   let execute = (input, execution) => run(input, input, execution);
   if (takesHandles && isAsyncGeneratorFunction(original.execute)) {
     execute = async function* (input, execution) {
-      yield* run(await resolveHandles(input, manager), input, execution);
+      yield* run(await resolved(toolName, input, manager), input, execution);
     };
   } else if (takesHandles) {
     // Resolving is asynchronous, so a tool that is not an async generator function gives
     // its output at once: should it return an async iterable, its last value.
-    execute = async (input, execution) => lastValue(await run(await resolveHandles(input, manager), input, execution));
+    execute = async (input, execution) => lastValue(await run(await resolved(toolName, input, manager), input, execution));
   }
 
   // toModelOutput runs once per tool result, and again whenever convertToModelMessages rebuilds the conversation.
   const counted = new Map();
   const toModelOutput = async ({ toolCallId, input, output }) => {
     const own = original.toModelOutput ? await original.toModelOutput({ toolCallId, input, output }) : defaultModelOutput(toolName, output);
-    const chars = modelChars(own);
+    const text = modelText(own);
+    const chars = text.length;
     if (chars <= s.maxInlineChars) return own;
     let entry = saved.has(toolCallId) ? saved.get(toolCallId) : findSaved(manager, toolCallId);
     if (entry === undefined) {
@@ -297,16 +297,25 @@ function wrapTool(toolName, original, { manager, options, s, usage, takers, desc
     // Evicted since (retention, clear()): a handle to it would answer NOT_FOUND, so the model gets it all.
     const pointer = manager.getAllPointers().find((p) => p.filepath === entry.filepath);
     if (!pointer) return own;
-    const value = compactText({ handle: pointer.handle, toolName, chars, lines: lineView(output, manager), takers, description: entry.description }, s);
+    const value = compactText({ handle: pointer.handle, toolName, chars, lines: lineView(output, manager), takers, description: pointer.toolDescription }, s);
     if (!counted.has(toolCallId)) {
       remember(counted, toolCallId, true);
-      usage.offloaded(chars, value.length);
+      usage.offloaded(text, value);
     }
     return { type: "text", value };
   };
 
   const description = takesHandles ? [original.description, TAKES_HANDLES].filter(Boolean).join(" ") : original.description;
   return { ...original, ...(description !== undefined && { description }), execute, toModelOutput };
+}
+
+/** `input` with its handles resolved (as text: the SDK has validated it); a handle that names nothing is the tool's error, worded as the retrieval tools word theirs. */
+async function resolved(toolName, input, manager) {
+  try {
+    return await resolveAsText(input, manager);
+  } catch (error) {
+    throw isForTheModel(error) ? printedAsMessage(modelError(errorText(toolName, error), error)) : error;
+  }
 }
 
 /** A streaming tool: every value goes through; the last one (the output) is saved. */
@@ -339,7 +348,7 @@ function findSaved(manager, toolCallId) {
   for (let i = pointers.length - 1; i >= 0; i--) { // the newest, should an id come back
     const p = pointers[i];
     if (p.toolCallId === toolCallId || (p.toolCallId === undefined && p.toolDescription.endsWith(mark))) {
-      return { filepath: p.filepath, description: p.toolDescription };
+      return { filepath: p.filepath };
     }
   }
   return undefined;

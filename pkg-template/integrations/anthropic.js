@@ -13,13 +13,24 @@
 // - `contextTools(manager, options)`: read_context, search_context and grep_context of
 //   toolctx/tools in the SDK's tool-runner shape (what its `betaTool` makes), so the model
 //   reads a cleared result back by its handle.
+// - `withToolContext(tools, manager, options)`: the tools of a tool runner
+//   (`client.beta.messages.toolRunner({tools})`), each runnable custom tool (betaTool,
+//   betaZodTool, your own `{name, input_schema, run, parse}`) wrapped as the other
+//   integrations wrap theirs: its output is saved (a JSON text as the JSON value it holds,
+//   so read_context, grep_context, `#L` and `#$` see its fields and elements), a large one
+//   reaches the model as the compact text naming its handle, and the retrieval tools are
+//   added. `usageOf(tools)` reads the tally.
 //
 // The Anthropic SDK is an optional peer dependency: nothing here imports it. toolctx/tools
 // imports only the package's errors.js (it reaches the core through the manager it is
 // given), so this file loads wherever it is served, an import map or not.
 
 import { toolctxError } from "../errors.js";
-import { contextTools as toolDefinitions } from "../tools.js";
+import { checkManager, countedDefinitions, errorText, isForTheModel, jsonSafe, modelError, resolveAsText, usageOfTools, wrapTools } from "./offload.js";
+
+import { savedValue } from "../clear-tool-uses.js";
+
+const MODULE = "toolctx/anthropic";
 
 const MEMORIES = "/memories";
 const MAX_LINES = 999999;
@@ -333,14 +344,68 @@ export function memoryToolHandlers(options = {}) {
  * `options`: toolctx/tools' limits, and `usage` to count what the tools read back.
  */
 export function contextTools(manager, options = {}) {
-  return toolDefinitions(manager, options).map((tool) => ({
+  checkManager(manager, MODULE);
+  return countedDefinitions(manager, options).map((tool) => ({
     type: "custom",
     name: tool.name,
     description: tool.description,
     input_schema: tool.inputSchema,
-    run: (input) => tool.execute(input),
+    run: async (input) => {
+      const { text, error } = await tool.run(input);
+      if (error) throw modelError(text, error);
+      return text;
+    },
     parse: (input) => input,
   }));
+}
+
+// -- wrapping the tool runner's tools -------------------------------------------------------
+
+/** A tool the runner runs on the client and this module wraps: a custom tool with `run` (not the memory tool, not a server tool). */
+const isRunnableCustom = (t) => typeof t?.run === "function" && typeof t.name === "string" && (t.type === undefined || t.type === "custom");
+
+/** The text the model reads for a tool's content: a string, or its text blocks; undefined when other blocks (images, documents) are in it. */
+function modelText(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content) || !content.every((b) => b?.type === "text" && typeof b.text === "string")) return undefined;
+  return content.map((b) => b.text).join("");
+}
+
+function wrapRunnable(original, manager, offloader) {
+  const run = async (args, context) => {
+    let input = args;
+    if (offloader.resolves(original.name)) {
+      try {
+        input = await resolveAsText(args, manager); // after parse: the tool's schema has validated the model's input
+      } catch (error) {
+        throw isForTheModel(error) ? modelError(errorText(original.name, error), error) : error;
+      }
+    }
+    const content = await original.run(input, context);
+    const call = { toolName: original.name, input: args, toolCallId: context?.toolUse?.id ?? context?.toolUseBlock?.id, context };
+    const value = savedValue(content);
+    const shown = await offloader.offload(call, value, modelText(content));
+    return shown === value || shown === jsonSafe(value) ? content : shown;
+  };
+  return { ...original, run };
+}
+
+/**
+ * `tools` (a tool runner's `tools`) with every runnable custom tool's output saved in
+ * `manager` and the retrieval tools added (unless `retrievalTools: false`). The memory
+ * tool, server tools and toolsets pass unchanged.
+ */
+export function withToolContext(tools, manager, options = {}) {
+  const wrap = (t, offloader) => wrapRunnable(t, manager, offloader);
+  return wrapTools(tools, manager, options, { module: MODULE, canWrap: isRunnableCustom, wrap, contextTools, nameOf: (t) => t?.name });
+}
+
+/**
+ * What the tools of `tools` (withToolContext's result) kept out of the prompt, read back
+ * and added. `options.modelCalls`: how many requests the runner sent.
+ */
+export function usageOf(tools, options) {
+  return usageOfTools(tools, MODULE, options);
 }
 
 export { clearToolUses, messageTokens } from "../clear-tool-uses.js";

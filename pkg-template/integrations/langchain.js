@@ -12,9 +12,10 @@
 //   model sent, the tool-call id); an output the model would read in more than
 //   maxInlineChars characters reaches it as a compact text naming its handle (ctx:…), with
 //   a preview of its first and last lines. The retrieval tools are added. Tools that opt in
-//   (resolveHandles) receive the stored value wherever the model passed a handle: handles
-//   are resolved before the tool's schema validates the input, so `ctx:…#$.rows[0:5]` may
-//   stand for an array.
+//   (resolveHandles) receive the stored output wherever the model passed a handle: the
+//   tool's schema validates the model's input first, then each handle becomes the stored
+//   text (a JSON value, or a `#$` slice of one, as its JSON text), so a string parameter
+//   takes it.
 // - usageOf(tools): what those tools kept out of the prompt, and what the model read back.
 //
 // The wrapped tools are DynamicStructuredTools with the original's name, description,
@@ -25,9 +26,8 @@
 
 import { parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
 import { isDirectToolOutput, ToolMessage } from "@langchain/core/messages";
-import { DynamicStructuredTool, isStructuredTool, tool, Tool } from "@langchain/core/tools";
-import { contextTools as toolDefinitions, resolveHandles } from "../tools.js";
-import { checkManager, isForTheModel, usageOfTools, wrapTools } from "./offload.js";
+import { DynamicStructuredTool, isStructuredTool, tool } from "@langchain/core/tools";
+import { checkManager, countedDefinitions, errorText, isForTheModel, modelError, resolveAsText, usageOfTools, wrapTools } from "./offload.js";
 
 const MODULE = "toolctx/langchain";
 
@@ -51,14 +51,11 @@ function errorForTheModel(error, toolCall, name) {
  */
 export function contextTools(manager, options = {}) {
   checkManager(manager, MODULE);
-  return toolDefinitions(manager, options).map((definition) =>
+  return countedDefinitions(manager, options).map((definition) =>
     tool(
       async (input, config) => {
-        try {
-          return await definition.execute(input);
-        } catch (error) {
-          return errorForTheModel(error, config?.toolCall, definition.name);
-        }
+        const { text, error } = await definition.run(input);
+        return error ? errorForTheModel(modelError(text, error), config?.toolCall, definition.name) : text;
       },
       {
         name: definition.name,
@@ -73,56 +70,41 @@ export function contextTools(manager, options = {}) {
 // ---- wrapping LangChain tools -------------------------------------------------------------------
 
 /**
- * How many characters the model reads for a tool's content, as a ToolMessage carries it:
- * a string as is, content blocks as their texts, anything else as JSON (String() when
- * JSON fails); undefined when blocks other than text (images, files) are in it, which
- * are saved but never replaced.
+ * The text the model reads for a tool's content, as a ToolMessage carries it: a string as
+ * is, content blocks as their texts, anything else as JSON (String() when JSON fails);
+ * undefined when blocks other than text (images, files) are in it, which are saved but
+ * never replaced.
  */
-function modelChars(content) {
-  if (typeof content === "string") return content.length;
+function modelText(content) {
+  if (typeof content === "string") return content;
   const isBlock = (v) => v !== null && typeof v === "object" && "type" in v;
   if (Array.isArray(content) && content.length > 0 && content.every(isBlock)) {
     if (!content.every((block) => block.type === "text" && typeof block.text === "string")) return undefined;
-    return content.reduce((n, block) => n + block.text.length, 0);
+    return content.map((block) => block.text).join("");
   }
   try {
-    return (JSON.stringify(content) ?? "").length;
+    return JSON.stringify(content) ?? "";
   } catch {
-    return `${content}`.length;
+    return `${content}`;
   }
 }
 
 const isWrappable = (t) => isStructuredTool(t) && typeof t._call === "function" && typeof t.name === "string";
 
 /**
- * A wrapped tool: DynamicStructuredTool resolves handles before its schema validates the
- * input (when the tool opted in), then runs the original tool through `func`.
+ * A wrapped tool: a DynamicStructuredTool whose schema (the original's) validates the
+ * model's input; `func` then resolves handles (when the tool opted in) and runs the
+ * original tool.
  */
 class ContextSavingTool extends DynamicStructuredTool {
   static lc_name() {
     return "ContextSavingTool";
   }
 
-  constructor(fields, resolveInput) {
-    super(fields);
-    this.resolveInput = resolveInput;
-  }
-
   async call(arg, configArg, tags) {
-    let config = parseCallbackConfigArg(configArg);
-    let input = arg;
-    if (isToolCall(arg)) { // as invoke passes it: the arguments, and the call in the config
-      input = arg.args;
-      config = { ...config, toolCall: arg };
-    }
-    if (this.resolveInput) {
-      try {
-        input = await this.resolveInput(input);
-      } catch (error) {
-        return errorForTheModel(error, config.toolCall, this.name);
-      }
-    }
-    return super.call(input, config, tags);
+    if (!isToolCall(arg)) return super.call(arg, configArg, tags);
+    // Called with a tool call, as invoke passes one: the arguments, and the call in the config.
+    return super.call(arg.args, { ...parseCallbackConfigArg(configArg), toolCall: arg }, tags);
   }
 }
 
@@ -141,24 +123,28 @@ function wrapTool(original, manager, offloader) {
     if (original.responseFormat === "content_and_artifact") {
       if (!Array.isArray(result) || result.length !== 2) return result; // LangChain reports the shape
       const [content, artifact] = result;
-      return [await offloader.offload(call, content, modelChars(content)), artifact];
+      return [await offloader.offload(call, content, modelText(content)), artifact];
     }
-    return offloader.offload(call, result, modelChars(result));
+    return offloader.offload(call, result, modelText(result));
   };
-  const func = async (input, runManager, config) => {
+  const resolveInput = offloader.resolves(toolName)
+    ? (input) => resolveAsText(input, manager) // after the schema: a handle is the stored output's text
+    : undefined;
+  const func = async (validated, runManager, config) => {
+    let input = validated;
+    if (resolveInput) {
+      try {
+        input = await resolveInput(validated);
+      } catch (error) {
+        return errorForTheModel(isForTheModel(error) ? modelError(errorText(toolName, error), error) : error, config?.toolCall, toolName);
+      }
+    }
     const result = await original._call(input, runManager, config);
     if (result !== null && typeof result === "object" && typeof result[Symbol.asyncIterator] === "function" && typeof result.next === "function") {
       return relay(result, (last) => finish(last, input, config)); // a tool that streams events: its result is saved
     }
     return finish(result, input, config);
   };
-  const resolveInput = offloader.resolves(toolName)
-    ? async (input) => {
-        // A string tool (LangChain's Tool) takes `{input}`; code may call it with the string alone.
-        const structured = typeof input === "string" && original instanceof Tool ? { input } : input;
-        return resolveHandles(structured, manager);
-      }
-    : undefined;
   return new ContextSavingTool(
     {
       name: toolName,
@@ -175,7 +161,6 @@ function wrapTool(original, manager, offloader) {
       callbacks: original.callbacks,
       verbose: original.verbose,
     },
-    resolveInput,
   );
 }
 
@@ -190,8 +175,9 @@ export function withToolContext(tools, manager, options = {}) {
 
 /**
  * What the tools of `tools` (withToolContext's result, or any array holding its tools)
- * kept out of the prompt and read back: the sum over the withToolContext calls they came from.
+ * kept out of the prompt, read back and added: the sum over the withToolContext calls they
+ * came from. `options.modelCalls`: how many model calls went out.
  */
-export function usageOf(tools) {
-  return usageOfTools(tools, MODULE);
+export function usageOf(tools, options) {
+  return usageOfTools(tools, MODULE, options);
 }

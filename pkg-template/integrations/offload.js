@@ -10,7 +10,7 @@
 // handle where the model would re-emit a whole output.
 
 import { toolctxError } from "../errors.js";
-import { createUsage, findRecord, lineView, TOOL_NAMES } from "../tools.js";
+import { contextTools as toolDefinitions, createUsage, findRecord, lineView, resolveHandles, sumUsage, TOOL_NAMES } from "../tools.js";
 
 /** The sizes of the compact text, in characters or lines; each wrapper option may change them. */
 export const PREVIEW_DEFAULTS = Object.freeze({
@@ -78,14 +78,117 @@ export function resolvingNames(option, names, module) {
   return [...new Set(option)];
 }
 
-/** The tally a wrapper counts in: `options.usage` (checked), else a new one. */
+/**
+ * The tally a wrapper counts in: `options.usage` (checked), else a new one counting with
+ * `options.tokenizer` (text → tokens; 4 characters a token without one).
+ */
 export function usageOption(options, module) {
-  const usage = options.usage ?? createUsage();
-  if (typeof usage?.offloaded !== "function" || typeof usage.readBack !== "function" || typeof usage.snapshot !== "function") {
-    throw toolctxError("INVALID_ARGUMENT", `${module}: usage must be a tally from createUsage() (toolctx/tools)`);
+  if (options.usage !== undefined && options.tokenizer !== undefined) {
+    throw toolctxError("INVALID_ARGUMENT", `${module}: give tokenizer or usage, not both (createUsage({tokenizer}) takes the tokenizer)`);
+  }
+  if (options.tokenizer !== undefined && typeof options.tokenizer !== "function") {
+    throw toolctxError("INVALID_ARGUMENT", `${module}: tokenizer must be a function (text) => number of tokens`);
+  }
+  const usage = options.usage ?? createUsage({ tokenizer: options.tokenizer });
+  for (const method of ["offloaded", "readBack", "snapshot", "definitions", "modelCalls"]) {
+    if (typeof usage?.[method] !== "function") {
+      throw toolctxError("INVALID_ARGUMENT", `${module}: usage must be a tally from createUsage() (toolctx/tools)`);
+    }
   }
   return usage;
 }
+
+/** toolctx/tools' limits among `options` (the rest are the wrapper's). */
+function limitsOf(options) {
+  const { usage: _usage, tokenizer: _tokenizer, ...limits } = options ?? {};
+  return limits;
+}
+
+/**
+ * toolctx/tools' definitions over `manager` (its limits taken from `options`), each with
+ * `run(input)` → `{text, error?}`: the text the model reads (a mistake's text names the
+ * tool: `read_context: …`, the same in every integration and the MCP server), and the
+ * error behind a failed call, for the framework to mark the result as one. What they read
+ * back is counted in `options.usage` (the text itself, so a tokenizer counts it).
+ */
+export function countedDefinitions(manager, options = {}) {
+  const { usage } = options;
+  if (usage !== undefined && typeof usage?.readBack !== "function") {
+    throw toolctxError("INVALID_ARGUMENT", "toolctx/tools: usage must be a tally from createUsage()");
+  }
+  return toolDefinitions(manager, limitsOf(options)).map((d) => {
+    const run = async (input) => {
+      let answer;
+      if (typeof d.run === "function") answer = await d.run(input);
+      else {
+        try {
+          answer = { text: await d.execute(input) };
+        } catch (error) {
+          answer = { text: errorText(d.name, error), error };
+        }
+      }
+      usage?.readBack(answer.text);
+      return answer;
+    };
+    return { name: d.name, description: d.description, inputSchema: d.inputSchema, run };
+  });
+}
+
+/** What the model reads when a tool's call fails: the tool's name and the error's message, as toolctx/tools writes it. */
+export const errorText = (toolName, error) => `${toolName}: ${error?.message ?? String(error)}`;
+
+/**
+ * The error a framework reports for a failed call of a retrieval tool, or for a handle
+ * that did not resolve: a ToolctxError whose message is exactly the text the model is to
+ * read (the original error as its cause). An error not written for the model (storage, a
+ * closed manager) is the application's, and is returned as it is.
+ */
+export function modelError(text, error) {
+  if (!isForTheModel(error)) return error;
+  return toolctxError(error.code, text, { cause: error });
+}
+
+/** Counts the retrieval tools' definitions in `usage`: what the wrapper adds to every model call. */
+export function countAddedDefinitions(manager, options, usage) {
+  usage.definitions(toolDefinitions(manager, limitsOf(options)).map(definitionText));
+}
+
+/** A definition as a model is sent it (the JSON of its name, description and schema): what its tokens are counted on. */
+export const definitionText = (d) => JSON.stringify({ name: d.name, description: d.description, input_schema: d.inputSchema });
+
+/**
+ * A copy of `args`, which the tool's schema has validated, with every string that is a
+ * handle replaced by the stored output as text: a string as it is, any other value (a
+ * JSON record, a `#$` slice) as its JSON text, indented. Since the schema took a string
+ * there, it still takes what replaces it; resolveHandles of toolctx/tools reads each
+ * handle (and says what is wrong with one, for the model).
+ */
+export async function resolveAsText(args, manager) {
+  const walk = async (value, depth) => {
+    if (typeof value === "string") {
+      const resolved = await resolveHandles(value, manager);
+      if (resolved === value) return value;
+      return typeof resolved === "string" ? resolved : (JSON.stringify(resolved, null, 2) ?? String(resolved));
+    }
+    if (depth > MAX_RESOLVE_DEPTH || value === null || typeof value !== "object") return value;
+    if (Array.isArray(value)) {
+      const out = [];
+      for (const v of value) out.push(await walk(v, depth + 1));
+      return out;
+    }
+    if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
+    const out = {};
+    for (const key of Object.keys(value)) {
+      // defineProperty: an own "__proto__" key (JSON.parse makes one) stays a key, never the copy's prototype.
+      Object.defineProperty(out, key, { value: await walk(value[key], depth + 1), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  };
+  return walk(args, 0);
+}
+
+/** Deeper than this, an argument is passed as it is (a validated input from a model is never this deep). */
+const MAX_RESOLVE_DEPTH = 64;
 
 /** Whether the retrieval tools are added (`retrievalTools`, default true); none of `names` may then be one of theirs. */
 export function retrievalOption(options, names, module) {
@@ -176,14 +279,17 @@ export function createOffloader(manager, options, names, allNames, module) {
   }
   const usage = usageOption(options, module);
   const takers = resolvingNames(options.resolveHandles, names, module);
+  // What the wrapper adds to every model call: the TAKES_HANDLES sentence of each taker's description.
+  usage.definitions(takers.map(() => ` ${TAKES_HANDLES}`));
 
   /**
-   * Saves `output` of `call` ({toolName, input, toolCallId, …}). `chars`: how many
-   * characters the model would read, or undefined when it is not text (never replaced).
+   * Saves `output` of `call` ({toolName, input, toolCallId, …}). `text`: what the model
+   * would read, or undefined when it is not text (never replaced).
    * Resolves to the compact text when the output is large and saved, else to the output
    * (made JSON-safe when its save failed and onSaveError let the run go on).
    */
-  async function offload(call, output, chars) {
+  async function offload(call, output, text) {
+    const chars = text?.length;
     let filepath;
     try {
       const saveOptions = {
@@ -208,8 +314,8 @@ export function createOffloader(manager, options, names, allNames, module) {
     } catch {
       return output; // evicted at once (retention): a handle would answer NOT_FOUND, so the model gets it all
     }
-    const compact = compactText({ handle: pointer.handle, toolName: call.toolName, chars, lines: lineView(output, manager), takers }, s);
-    usage.offloaded(chars, compact.length);
+    const compact = compactText({ handle: pointer.handle, toolName: call.toolName, chars, lines: lineView(output, manager), takers, description: pointer.toolDescription }, s);
+    usage.offloaded(text, compact);
     return compact;
   }
 
@@ -234,7 +340,8 @@ export function wrapTools(tools, manager, options, { module, canWrap, wrap, cont
   const allNames = tools.map(nameOf).filter((name) => typeof name === "string");
   const offloader = createOffloader(manager, options, tools.filter(canWrap).map((t) => t.name), allNames, module);
   const wrapped = tools.map((t) => (canWrap(t) ? wrap(t, offloader) : t));
-  const retrieval = offloader.retrievalTools ? contextTools(manager, { ...options, usage: offloader.usage }) : [];
+  const retrieval = offloader.retrievalTools ? contextTools(manager, { ...options, usage: offloader.usage, tokenizer: undefined }) : [];
+  if (offloader.retrievalTools) countAddedDefinitions(manager, options, offloader.usage);
   const all = [...wrapped, ...retrieval];
   for (const t of all) if (canWrap(t)) usageByTool.set(t, offloader.usage);
   return all;
@@ -243,17 +350,14 @@ export function wrapTools(tools, manager, options, { module, canWrap, wrap, cont
 /**
  * What the tools of `tools` (what wrapTools returned, or any array holding its tools)
  * kept out of the prompt and read back: the sum over the wrapTools calls they came from.
+ * `options.modelCalls`: how many model calls went out (each carried the added definitions).
  */
-export function usageOfTools(tools, module) {
+export function usageOfTools(tools, module, options = {}) {
   const tallies = new Set();
   for (const t of Array.isArray(tools) ? tools : []) {
     const usage = usageByTool.get(t);
     if (usage) tallies.add(usage);
   }
   if (tallies.size === 0) throw toolctxError("INVALID_ARGUMENT", `${module}: usageOf takes the tools withToolContext returned`);
-  const total = {};
-  for (const usage of tallies) {
-    for (const [key, value] of Object.entries(usage.snapshot())) total[key] = (total[key] ?? 0) + value;
-  }
-  return total;
+  return sumUsage([...tallies].map((u) => u.snapshot()), options?.modelCalls);
 }

@@ -17,8 +17,7 @@
 // passed through unchanged: the SDK does not run them through `invoke`.
 
 import { tool } from "@openai/agents";
-import { contextTools as toolDefinitions, resolveHandles } from "../tools.js";
-import { checkManager, isForTheModel, usageOfTools, wrapTools } from "./offload.js";
+import { checkManager, countedDefinitions, errorText, isForTheModel, modelError, resolveAsText, usageOfTools, wrapTools } from "./offload.js";
 
 const MODULE = "toolctx/openai-agents";
 
@@ -33,7 +32,7 @@ const GENERIC_TOOL_ERROR = "An error occurred while running the tool. Please try
  */
 export function contextTools(manager, options = {}) {
   checkManager(manager, MODULE);
-  return toolDefinitions(manager, options).map((definition) =>
+  return countedDefinitions(manager, options).map((definition) =>
     tool({
       name: definition.name,
       description: definition.description,
@@ -41,7 +40,11 @@ export function contextTools(manager, options = {}) {
       parameters: structuredClone(definition.inputSchema),
       // Optional fields: strict mode would require every property.
       strict: false,
-      execute: (input) => definition.execute(input),
+      execute: async (input) => {
+        const { text, error } = await definition.run(input);
+        if (error) throw modelError(text, error);
+        return text;
+      },
       errorFunction: (_runContext, error) => (isForTheModel(error) ? error.message : GENERIC_TOOL_ERROR),
     }),
   );
@@ -54,22 +57,22 @@ const CONTENT_TYPES = ["text", "image", "file"];
 const isContentItem = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && CONTENT_TYPES.includes(v.type);
 
 /**
- * How many characters the model reads for `output`, as the SDK converts it (its
- * toSmartString, or structured content); undefined for what is not text (images, files,
- * bytes), which is saved but never replaced.
+ * The text the model reads for `output`, as the SDK converts it (its toSmartString, or
+ * structured content); undefined for what is not text (images, files, bytes), which is
+ * saved but never replaced.
  */
-function modelChars(output) {
-  if (typeof output === "string") return output.length;
-  if (output === null || output === undefined) return String(output).length;
+function modelText(output) {
+  if (typeof output === "string") return output;
+  if (output === null || output === undefined) return String(output);
   if (output instanceof ArrayBuffer || ArrayBuffer.isView(output)) return undefined;
   const items = Array.isArray(output) ? output : [output];
   if (items.length > 0 && items.every(isContentItem)) {
     if (!items.every((item) => item.type === "text" && typeof item.text === "string")) return undefined;
-    return items.reduce((n, item) => n + item.text.length, 0);
+    return items.map((item) => item.text).join("");
   }
-  if (typeof output !== "object") return String(output).length;
+  if (typeof output !== "object") return String(output);
   try {
-    return (JSON.stringify(output) ?? "").length;
+    return JSON.stringify(output) ?? "";
   } catch {
     return undefined;
   }
@@ -88,6 +91,9 @@ function parseInput(input) {
 /**
  * A copy of `original` whose `invoke` resolves handles (when the tool opted in), runs the
  * tool, saves its output and hands the model the compact text when the output is large.
+ * A handle becomes the stored output's text (resolveAsText), so wherever the tool's
+ * schema takes a string it takes what the handle stands for; the SDK's own invoke then
+ * validates the input against the tool's schema before the tool runs, as for any call.
  * A tool with an outputSchema keeps its structured output: it is saved, never replaced.
  */
 function wrapFunctionTool(original, manager, offloader) {
@@ -97,14 +103,14 @@ function wrapFunctionTool(original, manager, offloader) {
     let forwarded = input;
     if (offloader.resolves(original.name) && typeof args === "object" && args !== null) {
       try {
-        forwarded = JSON.stringify(await resolveHandles(args, manager));
+        forwarded = JSON.stringify(await resolveAsText(args, manager));
       } catch (error) {
         if (!isForTheModel(error)) throw error;
-        return `[toolctx] ${error.message}`; // the model named a handle no record has: it reads why, the run goes on
+        return errorText(original.name, error); // the model named a handle no record has: it reads why (worded as the retrieval tools' errors), the run goes on
       }
     }
     const output = await original.invoke(runContext, forwarded, details);
-    return offloader.offload(call, output, original.outputSchema === undefined ? modelChars(output) : undefined);
+    return offloader.offload(call, output, original.outputSchema === undefined ? modelText(output) : undefined);
   };
   return { ...original, invoke };
 }
@@ -120,8 +126,9 @@ export function withToolContext(tools, manager, options = {}) {
 
 /**
  * What the tools of `tools` (withToolContext's result, or any array holding its tools)
- * kept out of the prompt and read back: the sum over the withToolContext calls they came from.
+ * kept out of the prompt, read back and added: the sum over the withToolContext calls they
+ * came from. `options.modelCalls`: how many model calls went out (`result.rawResponses.length`).
  */
-export function usageOf(tools) {
-  return usageOfTools(tools, MODULE);
+export function usageOf(tools, options) {
+  return usageOfTools(tools, MODULE, options);
 }

@@ -180,8 +180,8 @@ test("the SDK's tool runner: clearToolUses clears a result, and the model reads 
   assert.match(results.r1.content, /^ {2}42: throw new AuthError\('token expired'\)$/m);
   assert.equal(results.r2.isError, false);
   assert.deepEqual(results.r2.content.split("\n").slice(1, 4), ["41  export const x40 = 1;", "42  throw new AuthError('token expired')", "43  export const x42 = 1;"]);
-  assert.deepEqual(results.r3, { content: "Error: no saved tool output has the handle ctx:aaaaaaaaaa; search_context lists the handles that exist", isError: true });
-  assert.equal(usage.snapshot().readsBack, 2);
+  assert.deepEqual(results.r3, { content: "Error: read_context: handle: no saved tool output has the handle ctx:aaaaaaaaaa; search_context lists the handles that exist", isError: true });
+  assert.equal(usage.snapshot().readsBack, 3, "the failed read's text reaches the model too");
 });
 
 // -- the same texts as the SDK's own filesystem tool ---------------------------------------
@@ -524,4 +524,59 @@ test("clearToolUses with a manager: over a long run its memory of saved results 
   assert.equal(manager.size, 6);
   // At most the records alive when the last call started, plus that call's 3 saves.
   assert.ok(savedCountForTests(manager) <= manager.size + 3, `remembers ${savedCountForTests(manager)} saves for ${manager.size} records`);
+});
+
+test("withToolContext (tool runner): a JSON result is saved as JSON, a large one reaches the model as its handle; #$ and #L reach a string parameter as text; clearToolUses reuses the record", async () => {
+  const { withToolContext, usageOf } = await import("toolctx/anthropic");
+  const manager = await ContextManager.open({ storage: memoryStorage(), contextDir: "/ctx" });
+  const rows = Array.from({ length: 400 }, (_, i) => ({ id: i, name: `row ${i}`, status: i === 217 ? "failed" : "ok" }));
+  const echoed = [];
+  const query = { type: "custom", name: "query", description: "Query.", input_schema: { type: "object", properties: {} }, run: async () => JSON.stringify({ rows }), parse: (x) => x };
+  const echo = {
+    type: "custom", name: "echo", description: "Echo.", input_schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    parse: (x) => {
+      if (typeof x?.text !== "string") throw new Error("text must be a string");
+      return x;
+    },
+    run: async ({ text }) => (echoed.push(text), "ok"),
+  };
+  const tools = withToolContext([query, echo], manager, { resolveHandles: ["echo"] });
+  assert.deepEqual(tools.map((t) => t.name), ["query", "echo", "read_context", "search_context", "grep_context"]);
+  let handle;
+  const call = (id, name, input) => ({ type: "tool_use", id, name, input });
+  const api = mockApi([
+    [call("q1", "query", {})],
+    [call("g1", "grep_context", { pattern: "failed", handle: "HANDLE" })],
+    [call("e1", "echo", { text: "HANDLE#$.rows[217]" }), call("e2", "echo", { text: "HANDLE#L218" })],
+    [{ type: "text", text: "row 217 failed" }],
+  ]);
+  // The canned turns name the handle once the model has seen it.
+  const turns = api;
+  const client = new Anthropic({ apiKey: "test-key", fetch: async (url, init) => {
+    handle ??= /ctx:[a-z2-7]{10,12}/.exec(JSON.stringify(JSON.parse(init.body).messages))?.[0];
+    const r = await api.fetch(url, init);
+    const json = await r.json();
+    const text = JSON.stringify(json).replaceAll("HANDLE", handle ?? "HANDLE");
+    return new Response(text, { status: 200, headers: { "content-type": "application/json" } });
+  }, maxRetries: 0 });
+  const final = await client.beta.messages.toolRunner({ model: "claude-opus-4-6", max_tokens: 1024, messages: [{ role: "user", content: "Which row failed?" }], tools, thread: false });
+  assert.equal(final.content[0].text, "row 217 failed");
+  const [p] = manager.getAllPointers();
+  const [record] = await manager.loadContexts([p.filepath]);
+  assert.deepEqual(record.result, { rows }, "saved as the JSON value, not one long line");
+  const results = Object.assign({}, ...turns.requests.slice(1).map(toolResults));
+  assert.match(results.q1.content, /^\[toolctx\] The output of query \(/);
+  assert.match(results.g1.content, /^ {2}218: .*"failed"/m, "grep_context sees one element a line");
+  assert.deepEqual(JSON.parse(echoed[0]), rows[217]);
+  assert.match(echoed[1], /"failed"/);
+  const usage = usageOf(tools, { modelCalls: turns.requests.length });
+  assert.equal(usage.outputsOffloaded, 1);
+  assert.equal(usage.readsBack, 1);
+  assert.equal(usage.modelCalls, 4);
+  // clearToolUses finds the wrapper's record by the call's id: nothing is saved twice.
+  const history = [...turns.requests.at(-1).messages];
+  const before = manager.size;
+  await clearToolUses(history, { trigger: 0, keep: 0, manager });
+  assert.equal(before, 3, "query, and the two echo calls");
+  assert.equal(manager.size, before + 1, "only grep_context's result is saved now: the wrapper's records are found by the call's id");
 });

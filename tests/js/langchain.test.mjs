@@ -161,13 +161,22 @@ test("langchain: a 60 KB output goes to storage, the model reads it back and han
   assert.equal(record.result, FILE);
 
   const kept = FILE.length - compact.length;
+  const tokensKeptOut = Math.ceil(FILE.length / BYTES_PER_TOKEN) - Math.ceil(compact.length / BYTES_PER_TOKEN);
+  const tokensReadBack = Math.ceil(page.length / BYTES_PER_TOKEN);
+  const definitionTokens = usageOf(tools).definitionTokens;
   assert.deepEqual(usageOf(tools), {
     outputsOffloaded: 1,
     charsKeptOut: kept,
-    tokensKeptOut: Math.ceil(kept / BYTES_PER_TOKEN),
+    tokensKeptOut,
     readsBack: 1,
     charsReadBack: page.length,
+    tokensReadBack,
+    definitionTokens,
+    modelCalls: 0,
+    tokensSaved: tokensKeptOut - tokensReadBack,
+    tokenizer: "estimate",
   });
+  assert.ok(definitionTokens > 400 && definitionTokens < 700, `the three definitions and one added sentence: ${definitionTokens} tokens`);
 });
 
 test("langchain: a small output reaches the model as LangChain sends it, and is saved too", async () => {
@@ -226,14 +235,14 @@ test("langchain: a handle no record has reaches the model as an error ToolMessag
   assert.deepEqual(received, []);
   const results = messages.filter((m) => ToolMessage.isInstance(m));
   assert.deepEqual(results.map((m) => [m.name, m.status]), [["summarize", "error"], ["read_context", "error"], ["grep_context", "error"]]);
-  assert.match(results[0].content, /^no saved tool output has the handle ctx:aaaaaaaaaa/);
-  assert.match(results[1].content, /^no saved tool output has the handle ctx:aaaaaaaaaa/);
-  assert.match(results[2].content, /^invalid pattern/);
+  assert.match(results[0].content, /^summarize: .*no saved tool output has the handle ctx:aaaaaaaaaa/);
+  assert.match(results[1].content, /^read_context: .*no saved tool output has the handle ctx:aaaaaaaaaa/);
+  assert.match(results[2].content, /^grep_context: pattern: /);
   // Called by code, without a tool call, the error is thrown.
   await assert.rejects(tools[1].invoke({ handle: "ctx:aaaaaaaaaa" }), { name: "ToolctxError", code: "NOT_FOUND" });
 });
 
-test("langchain: handles resolve before the schema validates, only for the tools that opt in", async () => {
+test("langchain: the schema validates the model's input first; a string parameter then receives the stored text (a JSON record, a #$ slice)", async () => {
   const manager = await open();
   const rows = Array.from({ length: 50 }, (_, i) => ({ id: i, name: `row ${i}` }));
   const counted = [];
@@ -254,18 +263,27 @@ test("langchain: handles resolve before the schema validates, only for the tools
   );
   const query = tool(async () => ({ rows }), { name: "query", description: "Query.", schema: z.object({}) });
   let handle;
+  let results;
   const model = new ScriptedChatModel([
     () => callTools([["query", {}]]),
-    (messages) => {
+    () => {
       handle = manager.getAllPointers()[0].handle;
-      return callTools([["countRows", { rows: `${handle}#$.rows[0:5]` }], ["echo", { text: handle }]]);
+      return callTools([["echo", { text: handle }], ["echo", { text: `${handle}#$.rows[0:2]` }], ["echo", { text: `${handle}#L2-3` }]]);
     },
-    () => say("ok"),
+    (messages) => {
+      results = messages.filter((m) => ToolMessage.isInstance(m)).slice(-3);
+      return say("ok");
+    },
   ]);
-  const tools = withToolContext([query, countRows, echo], manager, { resolveHandles: ["countRows"] });
+  const tools = withToolContext([query, countRows, echo], manager, { resolveHandles: true });
   await runLoop(model, tools, "go");
-  assert.deepEqual(counted, [rows.slice(0, 5)]);
-  assert.deepEqual(echoed, [handle]);
+  assert.deepEqual(echoed.slice(0, 2).map((t) => JSON.parse(t)), [{ rows }, rows.slice(0, 2)], "a JSON record and a #$ slice, as their JSON text");
+  assert.equal(typeof echoed[2], "string", "#L2-3: two lines of the record's line view");
+  assert.deepEqual(results.map((m) => m.content), ["ok", "ok", "ok"]);
+  // A handle where the schema wants an array is refused by the schema, as any string would be: the tool does not run.
+  const countTool = tools.find((t) => t.name === "countRows");
+  await assert.rejects(countTool.invoke({ type: "tool_call", id: "c", name: "countRows", args: { rows: `${handle}#$.rows[0:5]` } }), /expected array, received string/);
+  assert.deepEqual(counted, []);
 });
 
 test("langchain: a content_and_artifact tool keeps its artifact; the content is what is saved and replaced", async () => {

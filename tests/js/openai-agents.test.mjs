@@ -125,13 +125,22 @@ test("openai-agents: a 60 KB output goes to storage, the model reads it back and
 
   // What was kept out, and what came back.
   const kept = FILE.length - compact.length;
+  const tokensKeptOut = Math.ceil(FILE.length / BYTES_PER_TOKEN) - Math.ceil(compact.length / BYTES_PER_TOKEN);
+  const tokensReadBack = Math.ceil(page.length / BYTES_PER_TOKEN);
+  const definitionTokens = usageOf(tools).definitionTokens;
   assert.deepEqual(usageOf(tools), {
     outputsOffloaded: 1,
     charsKeptOut: kept,
-    tokensKeptOut: Math.ceil(kept / BYTES_PER_TOKEN),
+    tokensKeptOut,
     readsBack: 1,
     charsReadBack: page.length,
+    tokensReadBack,
+    definitionTokens,
+    modelCalls: 0,
+    tokensSaved: tokensKeptOut - tokensReadBack,
+    tokenizer: "estimate",
   });
+  assert.ok(definitionTokens > 400 && definitionTokens < 700, `the three definitions and one added sentence: ${definitionTokens} tokens`);
 });
 
 test("openai-agents: a small output reaches the model as the SDK sends it, and is saved too", async () => {
@@ -222,9 +231,48 @@ test("openai-agents: a handle no record has reaches the model as an error it can
   const tools = withToolContext([summarizer(received)], manager, { resolveHandles: true });
   await run(new Agent({ name: "a", model, tools }), "go");
   assert.deepEqual(received, []);
-  assert.match(seen[0], /^\[toolctx\] no saved tool output has the handle ctx:aaaaaaaaaa/);
-  assert.match(seen[1], /^no saved tool output has the handle ctx:aaaaaaaaaa/);
-  assert.match(seen[2], /^invalid pattern/);
+  // The same texts as every integration's: the tool's name, then what went wrong.
+  assert.match(seen[0], /^summarize: .*no saved tool output has the handle ctx:aaaaaaaaaa/);
+  assert.match(seen[1], /^read_context: .*no saved tool output has the handle ctx:aaaaaaaaaa/);
+  assert.match(seen[2], /^grep_context: pattern: /);
+});
+
+test("openai-agents: a z.string() parameter receives the stored text of a JSON record and of a #$ slice; a handle where the schema wants an array is refused by the schema", async () => {
+  const manager = await open();
+  const rows = Array.from({ length: 50 }, (_, i) => ({ id: i, name: `row ${i}` }));
+  const echoed = [];
+  const counted = [];
+  const echo = tool({ name: "echo", description: "Echo.", parameters: z.object({ text: z.string() }), execute: async ({ text }) => (echoed.push(text), "ok") });
+  const countRows = tool({
+    name: "countRows",
+    description: "Count rows.",
+    parameters: z.object({ rows: z.array(z.object({ id: z.number(), name: z.string() })) }),
+    execute: async ({ rows: given }) => (counted.push(given), `${given.length} rows`),
+  });
+  const query = tool({ name: "query", description: "Query.", parameters: z.object({}), execute: async () => ({ rows }) });
+  let handle;
+  const seen = [];
+  const model = new ScriptedModel([
+    [functionCall("query", {}, { callId: "call-q" })],
+    modelResponder(() => {
+      handle = manager.getAllPointers()[0].handle;
+      return [
+        functionCall("echo", { text: handle }, { callId: "call-e1" }),
+        functionCall("echo", { text: `${handle}#$.rows[0:2]` }, { callId: "call-e2" }),
+        functionCall("countRows", { rows: `${handle}#$.rows[0:5]` }, { callId: "call-c" }),
+      ];
+    }),
+    modelResponder((call) => {
+      seen.push(...call.request.input.filter((i) => i.type === "function_call_result").slice(-3).map((i) => (typeof i.output === "string" ? i.output : i.output.text)));
+      return [assistantMessage("ok")];
+    }),
+  ]);
+  const tools = withToolContext([query, echo, countRows], manager, { resolveHandles: true });
+  await run(new Agent({ name: "a", model, tools }), "go");
+  assert.deepEqual(echoed.map((t) => JSON.parse(t)), [{ rows }, rows.slice(0, 2)]);
+  assert.deepEqual(counted, []);
+  assert.equal(seen[0], "ok");
+  assert.doesNotMatch(seen[2], /rows$/, "countRows did not run");
 });
 
 test("openai-agents: handles resolve only for the tools that opt in, slices included", async () => {

@@ -166,12 +166,19 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     const { read_context } = byName(m, { usage });
     const text = await read_context.execute({ handle: m.getAllPointers()[0].handle, limit: 10 });
     usage.offloaded(FILE.length, 200);
+    const tokensKeptOut = Math.ceil(FILE.length / 4) - Math.ceil(200 / 4);
+    const tokensReadBack = Math.ceil(text.length / 4);
     assert.deepEqual(usage.snapshot(), {
       outputsOffloaded: 1,
       charsKeptOut: FILE.length - 200,
-      tokensKeptOut: Math.ceil((FILE.length - 200) / 4),
+      tokensKeptOut,
       readsBack: 1,
       charsReadBack: text.length,
+      tokensReadBack,
+      definitionTokens: 0,
+      modelCalls: 0,
+      tokensSaved: tokensKeptOut - tokensReadBack,
+      tokenizer: "estimate",
     });
   });
 }
