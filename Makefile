@@ -6,6 +6,10 @@ export PATH := $(CURDIR)/node_modules/.bin:$(or $(CARGO_HOME),$(HOME)/.cargo)/bi
 
 CORE_SOURCES := $(shell find src text search -type f) Cargo.toml Cargo.lock
 TEMPLATE := $(shell find pkg-template -type f)
+# The wasm-side tests: in Node by wasm-bindgen-test-runner itself (wasm-bindgen-cli installs it
+# beside wasm-bindgen, so no wasm-pack), in Chromium through scripts/wasm-browser-test.mjs.
+WASM_NODE_TEST := cargo test --target wasm32-unknown-unknown --lib \
+	--config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
 WASM_BROWSER_TEST := cargo test --target wasm32-unknown-unknown --lib \
 	--config 'target.wasm32-unknown-unknown.runner=["node", "$(CURDIR)/scripts/wasm-browser-test.mjs"]'
 
@@ -84,7 +88,7 @@ test-rust: setup-build
 # in four in a worker at the start of this round, four in four on the main thread at its
 # end, while the same page loaded and passed at once under playwright-core.
 test-wasm: setup
-	wasm-pack test --node -- --lib # the doc examples are native Rust's (native::block_on, Options::new): test-rust runs them
+	$(WASM_NODE_TEST) # the doc examples are native Rust's (native::block_on, Options::new): test-rust runs them
 	WASM_BINDGEN_USE_BROWSER=1 $(WASM_BROWSER_TEST)
 	WASM_BINDGEN_USE_DEDICATED_WORKER=1 $(WASM_BROWSER_TEST)
 

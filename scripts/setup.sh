@@ -99,11 +99,7 @@ wait "$npm_pid"
 
 $only_build && exit 0
 
-# The tests' tools from here on.
-if ! command -v wasm-pack >/dev/null; then
-  say "installing wasm-pack"
-  cargo_install wasm-pack
-fi
+# The tests' tools from here on (the wasm tests' runner came with wasm-bindgen-cli above).
 
 # Debian's Chromium for the browser tests, driven by playwright-core (never a tool's own
 # download).
