@@ -145,7 +145,8 @@ export const errorText = (toolName, error) => `${toolName}: ${error?.message ?? 
  */
 export function modelError(text, error) {
   if (!isForTheModel(error)) return error;
-  return toolctxError(error.code, text, { cause: error });
+  const code = error.code === "NOT_FOUND" ? "NOT_FOUND" : "INVALID_ARGUMENT"; // MODEL_ERRORS
+  return toolctxError(code, text, { cause: error });
 }
 
 /** Counts the retrieval tools' definitions in `usage`: what the wrapper adds to every model call. */

@@ -57,7 +57,8 @@ test("every code given to toolctxError in pkg-template is in the table", () => {
       }
       // A code held in a variable: the literals the file assigns to it (`typed = "X"`, `lostCode: "X"`).
       assert.match(arg, /^[A-Za-z]\w*$/, `${file}: toolctxError(${arg}, …): a code is a literal or a variable`);
-      const assigned = [...source.matchAll(new RegExp(`\\b${arg}\\s*[=:]\\s*"([^"]*)"`, "g"))].map((m) => m[1]);
+      // Every literal on the lines that assign it (`code = x === "A" ? "A" : "B"` assigns both).
+      const assigned = [...source.matchAll(new RegExp(`\\b${arg}\\s*[=:](?!=)([^;\\n]*)`, "g"))].flatMap((m) => [...m[1].matchAll(/"([^"]*)"/g)].map((q) => q[1]));
       assert.ok(assigned.length > 0, `${file}: no literal is assigned to ${arg}, the code it passes to toolctxError`);
       for (const code of assigned) note(code, file);
     }
