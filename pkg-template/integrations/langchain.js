@@ -62,6 +62,8 @@ export function contextTools(manager, options = {}) {
         description: definition.description,
         // A copy: a model adapter may annotate the schema it is given.
         schema: structuredClone(definition.inputSchema),
+        // LangChain validates the input first; its error then names the field that is wrong.
+        verboseParsingErrors: true,
       },
     ),
   );

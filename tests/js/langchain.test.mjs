@@ -223,6 +223,17 @@ test("langchain: without onSaveError a failed save rejects the tool call with a 
   });
 });
 
+test("langchain: an argument of the wrong type or a missing one is refused naming the field", async () => {
+  const manager = new ContextManager({ contextDir: "/lc-fields", fileSystem: memoryStorage() });
+  const [read] = contextTools(manager);
+  for (const [args, field] of [[{ handle: 5 }, /handle\/type: .*Expected "string"/], [{}, /required property "handle"/], [{ handle: "ctx:aaaaaaaaaa", offset: "x" }, /offset\/type: .*Expected "integer"/]]) {
+    await assert.rejects(read.invoke({ type: "tool_call", id: "c1", name: "read_context", args }), (error) => {
+      assert.match(error.message, field);
+      return true;
+    });
+  }
+});
+
 test("langchain: a handle no record has reaches the model as an error ToolMessage; the tool does not run", async () => {
   const manager = await open();
   const received = [];
