@@ -18,6 +18,7 @@
 // the core handle's method of that name.
 
 import { concat } from "./adapters/base/bytes.js";
+import { toolctxError } from "./host.js"; // not errors.js: the wasm tests load this file as a snippet, beside host.js
 import { parseRecord } from "./records.js";
 import { OP, SKIP, SOURCE, STEP, failure, ok } from "./protocol.js";
 
@@ -109,6 +110,14 @@ async function change(storage, ops) {
   return out;
 }
 
+/**
+ * The end of the name of the segment folder's lock (src/store/segments.rs `merge_lock`).
+ * Only index work takes it (a segment written, segments merged) and a failure to take it
+ * only skips that work (its records wait for the next segment): it is never waited for,
+ * so no open(), flush() or close() waits on another process's index work (SPEC §4).
+ */
+const MERGE_LOCK = "/merge.lock";
+
 /** host → name → the tail of the turns at that lock in this process (`hold`). */
 const turns = new WeakMap();
 
@@ -118,27 +127,35 @@ const turns = new WeakMap();
  * `lock.call(host, name, callback)` (no `lock`: the turn alone). `held` resolves to an
  * outcome once the callback runs, or a failure if the lock fails (or returns) before;
  * `release()` ends the callback (and the turn); `settled` resolves to the outcome of the
- * host's lock.
+ * host's lock. `wait: false`: a lock held (in this process's turns or by the host's lock,
+ * `lock.call(host, name, callback, {wait: false})`) fails at once instead of being waited
+ * for; a host lock without that option waits.
  */
-export function hold(host, lock, name) {
+export function hold(host, lock, name, wait = true) {
   let release;
   let taken;
   const gate = new Promise((resolve) => (release = resolve));
   const held = new Promise((resolve) => (taken = resolve));
   let names = turns.get(host);
   if (!names) turns.set(host, (names = new Map()));
-  const previous = names.get(name) ?? Promise.resolve();
-  const settled = previous.then(() => {
+  const previous = names.get(name);
+  if (!wait && previous !== undefined) {
+    const busy = failure(toolctxError("TIMEOUT", `lock ${name} is held in this process (not waited for)`));
+    taken(busy);
+    return { held, release, settled: Promise.resolve(busy) };
+  }
+  const settled = (previous ?? Promise.resolve()).then(() => {
     if (typeof lock !== "function") {
       taken(ok(undefined));
       return gate.then(() => ok(undefined));
     }
     let result;
     try {
-      result = Promise.resolve(lock.call(host, name, () => {
+      const callback = () => {
         taken(ok(undefined));
         return gate;
-      }));
+      };
+      result = Promise.resolve(wait ? lock.call(host, name, callback) : lock.call(host, name, callback, { wait: false }));
     } catch (err) {
       result = Promise.reject(err);
     }
@@ -202,14 +219,15 @@ export function createDriver(core, onTrap) {
    * The Promise of the operation whose first step is `step`: each step done, its
    * outcomes handed to `next(step, outcomes)` for the next step, until one is `done` or
    * `failed`. `next` throwing fails the operation (its locks released). Tracked as an
-   * operation of `owner` when given (`close` waits); a trap rejects it.
+   * operation of `owner` when given (`close` waits); a trap rejects it. `background`:
+   * index work that nobody awaits, which takes no lock held by another (it yields).
    */
-  function run(step, next, owner) {
+  function run(step, next, owner, background = false) {
     let key;
     const promise = new Promise((resolve, reject) => {
       key = reject;
       runs.set(reject, undefined);
-      follow(step, next, reject).then(
+      follow(step, next, reject, background).then(
         (value) => runs.delete(reject) && resolve(value),
         (err) => runs.delete(reject) && reject(err),
       );
@@ -217,7 +235,7 @@ export function createDriver(core, onTrap) {
     return owner === undefined ? promise : track(owner, promise, key);
   }
 
-  async function follow(step, next, key) {
+  async function follow(step, next, key, background) {
     /** The locks held: `{storage, name, lock}` (`hold`). */
     const locks = [];
     const releaseAll = () => {
@@ -239,7 +257,8 @@ export function createDriver(core, onTrap) {
             outcomes = await change(step.storage, step.ops);
             break;
           case STEP.LOCK: {
-            const lock = hold(step.storage.host, step.storage.lock, step.name);
+            const wait = !background && !step.name.endsWith(MERGE_LOCK);
+            const lock = hold(step.storage.host, step.storage.lock, step.name, wait);
             const held = { storage: step.storage, name: step.name, lock };
             locks.push(held);
             runs.set(key, releaseAll);
@@ -280,8 +299,8 @@ export function createDriver(core, onTrap) {
   }
 
   /** The Promise of a plan (src/plan.rs), from its first step, tracked as `manager`'s when given. */
-  function plan(step, manager) {
-    return run(step, planStep, manager);
+  function plan(step, manager, background = false) {
+    return run(step, planStep, manager, background);
   }
 
   /**
@@ -308,6 +327,8 @@ export function createDriver(core, onTrap) {
    * so `close()` waits for it; the save's Promise does not. It starts as soon as the save
    * resolves (a microtask, not a timer), so a loop of awaited saves never lets more than
    * a segment's worth wait. Its failures went to `onDebug`; a closed manager has none due.
+   * It never waits for a lock (`background`): held by another, the segment waits for the
+   * next time instead.
    */
   function afterSave(manager, saved) {
     saved.then(() => {
@@ -317,7 +338,7 @@ export function createDriver(core, onTrap) {
       } catch {
         return;
       }
-      if (step !== undefined) plan(step, manager).catch(() => {});
+      if (step !== undefined) plan(step, manager, true).catch(() => {});
     }, () => {});
     return saved;
   }

@@ -37,6 +37,16 @@ const coded =
     }
   };
 
+/** What base/holder.js needs: who this process is, and whether another one runs. Without
+ * --allow-sys (hostname) or --allow-read of /proc, a holder is judged by its lease alone. */
+const granted = (descriptor) => Deno.permissions?.querySync?.(descriptor).state === "granted"; // never a prompt
+const os = {
+  hostname: () => (granted({ name: "sys", kind: "hostname" }) ? Deno.hostname() : undefined),
+  pid: Deno.pid,
+  readText: (path) => (granted({ name: "read", path }) ? Deno.readTextFileSync(path) : undefined),
+  readLink: (path) => (granted({ name: "read", path }) ? Deno.readLinkSync(path) : undefined),
+};
+
 const ignoreMissing = (err) => {
   if (!isMissing(withCode(err))) throw err;
 };
@@ -92,7 +102,7 @@ export function denoStorage(options = {}) {
     try {
       file = await Deno.open(path, { read: true });
     } catch (err) {
-      if (isMissing(withCode(err))) return undefined;
+      if (withCode(err).code === "ENOENT") return undefined; // a file where a folder is: ENOTDIR
       throw err;
     }
     try {
@@ -135,6 +145,17 @@ export function denoStorage(options = {}) {
         const now = new Date();
         await Deno.utime(path, now, now);
       }),
+      os,
+      // Deno.exit() dispatches "unload"; an uncaught exception does not (the holder check then).
+      onExit: (fn) => globalThis.addEventListener("unload", fn),
+      readTextSync(path) {
+        try {
+          return Deno.readTextFileSync(path);
+        } catch {
+          return undefined;
+        }
+      },
+      removeFileSync: (path) => Deno.removeSync(path),
     },
     options,
     "denoStorage",

@@ -14,9 +14,27 @@ import { builtin } from "./builtin.js";
 /** Where a write function keeps its gather write (see driver.js). */
 const WRITE_PARTS = Symbol.for("toolctx.writeParts");
 
-const { closeSync, constants, fstatSync, openSync, readSync, realpathSync, unlinkSync, writeSync, writevSync, fsyncSync } = builtin("node:fs");
+const { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync, unlinkSync, writeSync, writevSync, fsyncSync } = builtin("node:fs");
 const { mkdir, open, readdir, readFile, rename, rm, rmdir, unlink, utimes, appendFile } = builtin("node:fs/promises");
 const { dirname, sep } = builtin("node:path");
+const { hostname } = builtin("node:os");
+
+/** What base/holder.js needs: who this process is, and whether another one runs (Node and Bun). */
+const os = {
+  hostname,
+  pid: process.pid,
+  readText: (path) => readFileSync(path, "utf8"),
+  readLink: (path) => readlinkSync(path),
+  signalZero(pid) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (err) {
+      if (err?.code === "ESRCH") return false;
+      return err?.code === "EPERM" ? true : undefined;
+    }
+  },
+};
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 /** What readSmallSync returns for a file past syncReadMaxBytes. */
@@ -115,12 +133,12 @@ export function nodeStorage(options = {}) {
     await handle.close();
   }
 
-  /** The file at `path` opened for reading, never through a final symbolic link; undefined when missing. */
+  /** The file at `path` opened for reading, never through a final symbolic link; undefined when missing (a file where a folder is: ENOTDIR). */
   async function openExisting(path) {
     try {
       return await open(path, constants.O_RDONLY | NOFOLLOW);
     } catch (err) {
-      if (isMissing(err)) return undefined;
+      if (err?.code === "ENOENT") return undefined;
       throw err;
     }
   }
@@ -211,6 +229,16 @@ export function nodeStorage(options = {}) {
         return utimes(path, now, now);
       },
       limit: limiter(options.maxOpenFiles ?? 64),
+      os,
+      onExit: (fn) => process.on("exit", fn),
+      readTextSync(path) {
+        try {
+          return readFileSync(path, { encoding: "utf8", flag: constants.O_RDONLY | NOFOLLOW });
+        } catch {
+          return undefined;
+        }
+      },
+      removeFileSync: (path) => unlinkSync(path),
     },
     options,
     "nodeStorage",

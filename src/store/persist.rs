@@ -457,8 +457,17 @@ impl Manager {
                     }
                 };
                 l.files = files.into_iter().filter(|n| is_record_filename(n)).collect();
+                // A segment folder that cannot be listed (a file where it should be, SPEC §4)
+                // fails the open, as the record folder does: no segment could be written either.
+                let listed = match out.next() {
+                    Some(Err(e)) => {
+                        self.fail(job, WHAT, e, None);
+                        return Next::Nothing;
+                    }
+                    listed => listed,
+                };
                 let reads;
-                (l.names, reads) = self.segment_reads(out.next());
+                (l.names, reads) = self.segment_reads(listed);
                 l.phase = OpenPhase::ReadingSegments;
                 if l.names.is_empty() {
                     return self.opening_step(l, job, Vec::new());

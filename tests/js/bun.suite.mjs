@@ -23,6 +23,7 @@ import { runToolTests } from "./tools.mjs";
 import * as contextToolsModule from "toolctx/tools";
 import { runAnthropicTests } from "./anthropic.mjs";
 import { memoryToolHandlers } from "toolctx/anthropic";
+import { runOpenAfterExitTests } from "./exit.mjs";
 import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
@@ -54,6 +55,23 @@ for (const [name, makeStorage, dir, lockContender] of [
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name), contender: lockContender });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
+
+// Locks die with their holder: open() after a Bun process ended holding one (exit.mjs).
+runOpenAfterExitTests({
+  name: "bun",
+  adapter: "bun",
+  test,
+  assert,
+  ContextManager,
+  makeStorage: (o) => bunStorage(o),
+  tmpDir: () => fresh("exit"),
+  spawn(args) {
+    const script = new URL("./exit-child.mjs", import.meta.url).pathname;
+    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "ignore"] });
+    const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
+    return { stdout: child.stdout, exited, kill: () => child.kill("SIGKILL") };
+  },
+});
 
 // toolctx/unstorage over unstorage's memory driver (no locks: sessions are refused, see unstorage.test.mjs)
 {

@@ -18,6 +18,7 @@ import { runToolTests } from "./tools.mjs";
 import * as contextToolsModule from "toolctx/tools";
 import { runAnthropicTests } from "./anthropic.mjs";
 import { memoryToolHandlers } from "toolctx/anthropic";
+import { runOpenAfterExitTests } from "./exit.mjs";
 import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
@@ -46,6 +47,22 @@ for (const [name, makeStorage, dir, lockContender] of [
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name), contender: lockContender });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
+
+// Locks die with their holder: open() after a Deno process ended holding one (exit.mjs).
+runOpenAfterExitTests({
+  name: "deno",
+  adapter: "deno",
+  test,
+  assert,
+  ContextManager,
+  makeStorage: (o) => denoStorage(o),
+  tmpDir: () => fresh("exit"),
+  spawn(args) {
+    const script = new URL("./exit-child.mjs", import.meta.url).pathname;
+    const child = new Deno.Command(Deno.execPath(), { args: ["run", "-A", script, ...args], stdin: "null", stdout: "piped", stderr: "null" }).spawn();
+    return { stdout: child.stdout, exited: child.status.then((s) => s.code), kill: () => child.kill("SIGKILL") };
+  },
+});
 
 // toolctx/unstorage over unstorage's memory driver (no locks: sessions are refused, see unstorage.test.mjs)
 {

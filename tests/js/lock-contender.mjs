@@ -10,6 +10,8 @@
 //   hold N    take the lock and keep it N ms (the adapter refreshes it meanwhile)
 //   enter     take the lock once and write the time of entry to DIR/entered.<pid>
 //   crash     take the lock, write the time to DIR/held, then wait to be killed
+//   exit      take the lock, write DIR/held, then process.exit(0) (Deno.exit(0)) holding it
+//   throw     take the lock, write DIR/held, then end by an uncaught exception holding it
 //
 // Every holder creates DIR/inside exclusively on entry and removes it on exit: a holder
 // that finds it already there is a second holder at once, and says so in DIR/overlaps.
@@ -84,6 +86,16 @@ async function main() {
       await writeFile(`${dir}/held`, String(Date.now()));
       await new Promise(() => setInterval(() => {}, 1000)); // until killed
     });
+  } else if (role === "exit" || role === "throw") {
+    let thrown;
+    const throws = new Promise((_, reject) => (thrown = reject));
+    storage.lock(lock, async () => {
+      await writeFile(`${dir}/held`, String(Date.now()));
+      if (role === "throw") thrown(new Error("the holder throws"));
+      else setTimeout(() => (globalThis.Deno ? Deno.exit(0) : process.exit(0)), 0);
+      await new Promise(() => {}); // until it ends
+    });
+    await throws; // throw: out of the top level, uncaught (Bun goes on after an exception in a timer)
   } else {
     throw new Error(`unknown role ${role}`);
   }
@@ -92,6 +104,7 @@ async function main() {
 try {
   await main();
 } catch (err) {
+  if (role === "throw") throw err; // uncaught: the process ends by it
   console.error(`lock-contender ${role} ${pid}: ${err?.code ?? ""} ${err?.message ?? err}`);
   if (globalThis.Deno) Deno.exit(3);
   process.exit(3);

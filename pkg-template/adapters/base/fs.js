@@ -10,7 +10,13 @@
 // - a folder made once is remembered, and made again if it went away (another manager
 //   cleaned up);
 // - `lock(name, fn)` holds a lock file at `name` (lock-file.js under lease-lock.js:
-//   refreshed while held, taken over once its lease ran out; `lockLeaseMs`, default 30 s).
+//   refreshed while held, taken over once its lease ran out, `lockLeaseMs`, default 30 s,
+//   or at once when its holder's process has ended, holder.js). `lock(name, fn, {wait:
+//   false})` gives up at once (TIMEOUT) when another holder has it: the background index
+//   work never waits. A process that exits (process.exit, an uncaught exception; not
+//   SIGKILL) removes the lock files it holds on the way out;
+// - a path the store expects as a folder that is a file (mkdir EEXIST or ENOTDIR, a
+//   listing ENOTDIR), or a lock path that is a folder, is a STORAGE error at once.
 //
 // Reads are the runtime's own (each has its fastest path), checked with `containment`.
 
@@ -18,12 +24,21 @@ import { toolctxError } from "../../errors.js";
 import { randomHex } from "./random.js";
 import { leaseLock, lockOptions } from "./lease-lock.js";
 import { lockFiles } from "./lock-file.js";
+import { holders, tokenOf } from "./holder.js";
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
 
 /** A missing file or folder, by the codes Node's errors carry (the Deno primitives give them too). */
 export const isMissing = (err) => err?.code === "ENOENT" || err?.code === "ENOTDIR";
+
+/** A folder of the store's that is a file: the error of any call that meets one. */
+export const notAFolder = (path, cause) =>
+  toolctxError("STORAGE", `${path} is a file where the store expects a folder (or a parent of it is)`, { cause });
+
+/** The locks this process holds through any file-system storage: removed if it exits holding them. */
+const heldAtExit = new Map();
+let exitHooked = false;
 
 /** A read that a symbolic link would take outside the store. */
 export const outsideStore = (path) => toolctxError("OUTSIDE_STORE", `${path} resolves outside the store through a symbolic link`);
@@ -65,6 +80,10 @@ export function containment({ realpathSync, dirname, sep }) {
  *   inspect(path: string): Promise<{text: string, mtimeMs: number} | undefined>, // a lock file, never through a link
  *   touch(path: string): Promise<void>,               // mtime := now
  *   limit?<T>(task: () => Promise<T>): Promise<T>,    // at most so many operations at once
+ *   os?: object,                                      // what holder.js needs to tell who holds a lock and whether it lives
+ *   onExit?(fn: () => void): void,                    // `fn` runs synchronously when the process exits
+ *   readTextSync?(path: string): string | undefined,  // at exit: a lock file's text
+ *   removeFileSync?(path: string): void,              // at exit: a lock file removed
  * }} fs  the runtime's primitives; their errors carry Node's codes (ENOENT, ENOTDIR, EEXIST)
  * @param {object} options  the adapter's options (its lock's are read here)
  * @param {string} adapter  the adapter's name, for errors about its options
@@ -75,7 +94,13 @@ export function fsStorage(fs, options, adapter) {
 
   async function ensureDir(dir) {
     if (madeDirs.has(dir)) return;
-    await fs.mkdir(dir);
+    try {
+      await fs.mkdir(dir);
+    } catch (err) {
+      // A file at the folder's path (EEXIST) or at a parent's (ENOTDIR): never a loop.
+      if (err?.code === "EEXIST" || err?.code === "ENOTDIR") throw notAFolder(dir, err);
+      throw err;
+    }
     madeDirs.add(dir);
   }
 
@@ -85,6 +110,7 @@ export function fsStorage(fs, options, adapter) {
       await ensureDir(dir);
       if (exclusive) return await fs.createFile(path, data);
     } catch (err) {
+      if (err?.code === "ENOTDIR") throw notAFolder(dir, err);
       if (err?.code !== "ENOENT") throw err;
       // The folder went away after we made it (another manager cleaned up): again.
       madeDirs.delete(dir);
@@ -98,12 +124,58 @@ export function fsStorage(fs, options, adapter) {
       await fs.syncDir?.(dir);
     } catch (err) {
       await fs.removeFile(tmp).catch(() => {});
+      if (err?.code === "ENOTDIR") throw notAFolder(dir, err);
       throw err;
     }
   }
 
+  /** A lock file's text and mtime; a folder in its way is a STORAGE error. */
+  async function inspect(path) {
+    try {
+      return await fs.inspect(path);
+    } catch (err) {
+      if (err?.name === "ToolctxError") throw err;
+      if (err?.code === "ENOTDIR") throw notAFolder(fs.dirname(path), err);
+      throw toolctxError("STORAGE", `${path}: the lock file cannot be read (${err?.code ?? err?.name ?? err}); a folder there?`, { cause: err });
+    }
+  }
+
+  const who = fs.os === undefined ? undefined : holders(fs.os);
+  const steps = lockFiles({
+    create: (path, text) => write(path, text, { exclusive: true }),
+    inspect,
+    touch: fs.touch,
+    remove: fs.removeFile,
+    holder: who?.me,
+    gone: who?.gone,
+  });
+  const atExit = (hold) => {
+    try {
+      if (tokenOf(fs.readTextSync(hold.path) ?? "") === hold.token) fs.removeFileSync(hold.path);
+    } catch {}
+  };
+  const canExit = typeof fs.onExit === "function" && typeof fs.readTextSync === "function" && typeof fs.removeFileSync === "function";
   const lock = leaseLock(
-    lockFiles({ create: (path, text) => write(path, text, { exclusive: true }), inspect: fs.inspect, touch: fs.touch, remove: fs.removeFile }),
+    {
+      async acquire(path, token, leaseMs) {
+        const hold = await steps.acquire(path, token, leaseMs);
+        if (hold !== undefined && canExit) {
+          if (!exitHooked) {
+            exitHooked = true;
+            fs.onExit(() => {
+              for (const [hold, remove] of heldAtExit) remove(hold);
+            });
+          }
+          heldAtExit.set(hold, atExit);
+        }
+        return hold;
+      },
+      refresh: steps.refresh,
+      release(hold) {
+        heldAtExit.delete(hold);
+        return steps.release(hold);
+      },
+    },
     { label: "lock", lostCode: "ELOCKCOMPROMISED", ...lockOptions(options, adapter, { lease: ["lockStaleMs"] }) },
   );
 
@@ -122,6 +194,7 @@ export function fsStorage(fs, options, adapter) {
         try {
           return (await fs.readDir(dir)).sort();
         } catch (err) {
+          if (err?.code === "ENOTDIR") throw notAFolder(dir, err);
           if (isMissing(err)) return [];
           throw err;
         }

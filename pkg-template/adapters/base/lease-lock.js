@@ -1,7 +1,9 @@
 // The one lock of the adapters that lock across processes: a lease. The holder takes it
 // with an expiry, refreshes it every third of the lease while `fn` runs, and releases it
 // if it is still its own; a holder that died stops refreshing, and its lease is taken
-// over once expired. Waiting gives up after `lockWaitMs` with TIMEOUT. `fn` cannot be
+// over once expired. Waiting gives up after `lockWaitMs` with TIMEOUT; `lock(name, fn,
+// {wait: false})` does not wait at all (TIMEOUT at once when the lock is held: the
+// background index work, which yields to everyone else). `fn` cannot be
 // stopped midway, so a holder that learns its lease was lost (a refresh or the release
 // finds it taken over, or gone) rejects once `fn` has finished, with LOCK_LOST (the
 // file-system adapters: ELOCKCOMPROMISED), `fn`'s own failure as the cause: what `fn` did
@@ -44,7 +46,7 @@ export function lockOptions(options, adapter, aliases = {}) {
 }
 
 /**
- * `lock(name, fn)` over a backend's lease steps. `fn` receives `{signal, fencingToken}`:
+ * `lock(name, fn, {wait})` over a backend's lease steps (`wait: false`: TIMEOUT at once when held). `fn` receives `{signal, fencingToken}`:
  * `signal` aborts when a refresh finds the lease lost; `fencingToken` is the hold's, where
  * the backend counts acquisitions (toolctx/redis).
  * @param {{ acquire(name: string, token: string, leaseMs: number): Promise<object | undefined>,
@@ -59,13 +61,13 @@ export function leaseLock(lease, { label, leaseMs, waitMs, lostCode = "LOCK_LOST
       { cause },
     );
 
-  async function take(name) {
+  async function take(name, wait) {
     const token = randomHex(12);
-    const giveUp = Date.now() + waitMs;
+    const giveUp = Date.now() + (wait ? waitMs : -1);
     for (let attempt = 0; ; attempt++) {
       const hold = await lease.acquire(name, token, leaseMs);
       if (hold !== undefined) return hold;
-      if (Date.now() > giveUp) throw toolctxError("TIMEOUT", `${label} ${name} is held by another holder (waited ${waitMs} ms)`);
+      if (Date.now() > giveUp) throw toolctxError("TIMEOUT", `${label} ${name} is held by another holder (${wait ? `waited ${waitMs} ms` : "not waited for"})`);
       await sleep(Math.min(2 ** attempt, maxPauseMs) * (0.5 + Math.random()));
     }
   }
@@ -98,8 +100,8 @@ export function leaseLock(lease, { label, leaseMs, waitMs, lostCode = "LOCK_LOST
     };
   }
 
-  return async function lock(name, fn) {
-    const hold = await take(name);
+  return async function lock(name, fn, { wait = true } = {}) {
+    const hold = await take(name, wait !== false);
     const beat = heartbeat(name, hold);
     let result;
     let failure;
