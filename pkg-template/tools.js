@@ -514,23 +514,35 @@ function copied(value) {
  */
 export async function resolveHandles(args, manager) {
   checkManager(manager, "resolveHandles");
-  // 1. The references, each once (a walk without recursion: any depth, cycles seen once).
+  // 1. The references, each once with where it was first seen (a walk without recursion:
+  // any depth, cycles seen once; a place is its key and its parent's place, made a path
+  // only for an error).
   const texts = new Map();
   const seen = new Set();
-  const stack = [args];
+  const stack = [{ value: args, key: undefined, parent: undefined }];
   while (stack.length > 0) {
-    const value = stack.pop();
+    const place = stack.pop();
+    const { value } = place;
     if (typeof value === "string") {
       const reference = parseReference(value);
-      if (reference) texts.set(value, reference);
+      if (reference && !texts.has(value)) texts.set(value, { reference, place });
     } else if (copied(value) && !seen.has(value)) {
       seen.add(value);
-      for (const key of Object.keys(value)) stack.push(value[key]);
+      const array = Array.isArray(value);
+      for (const key of Object.keys(value)) stack.push({ value: value[key], key: array ? Number(key) : key, parent: place });
     }
   }
-  // 2. Their values.
+  // 2. Their values; an error names the argument the handle was in.
   const values = new Map();
-  for (const [text, reference] of texts) values.set(text, await resolveOne(manager, reference));
+  for (const [text, { reference, place }] of texts) {
+    try {
+      values.set(text, await resolveOne(manager, reference));
+    } catch (error) {
+      if (error?.code !== "NOT_FOUND" && error?.code !== "INVALID_ARGUMENT") throw error; // the storage's, not the model's
+      const code = error.code === "NOT_FOUND" ? "NOT_FOUND" : "INVALID_ARGUMENT";
+      throw toolctxError(code, `${pathOf(place)}: ${error.message.replace(/^handle: /, "")}`, { cause: error });
+    }
+  }
   // 3. The copy, with the same shape (cycles and shared parts included).
   const copies = new Map();
   const pending = [];
@@ -555,6 +567,16 @@ export async function resolveHandles(args, manager) {
     }
   }
   return root;
+}
+
+/** A place of resolveHandles' walk as a path (`text`, `items[2].path`; the arguments themselves: `arguments`). */
+function pathOf(place) {
+  const parts = [];
+  for (let at = place; at?.parent !== undefined; at = at.parent) {
+    parts.push(typeof at.key === "number" ? `[${at.key}]` : /^[A-Za-z_$][\w$]*$/.test(at.key) ? `.${at.key}` : `[${JSON.stringify(at.key)}]`);
+  }
+  const path = parts.reverse().join("");
+  return path === "" ? "arguments" : path.replace(/^\./, "");
 }
 
 async function resolveOne(manager, { handle, slice }) {

@@ -129,6 +129,22 @@ test("resolveHandles: a bad escape in a JSON path slice is INVALID_ARGUMENT", GU
   assert.equal(await codeOf(resolveHandles({ x: `${h}#$["\\x"]` }, m)), "INVALID_ARGUMENT");
 });
 
+test("resolveHandles: an error names the argument the handle was in", GUARD, async () => {
+  const m = manager();
+  const h = handleOf(m, await m.saveContext("t", {}, "one line"));
+  const failure = async (args) => {
+    try {
+      await resolveHandles(args, m);
+    } catch (error) {
+      return `${error.code} ${error.message}`;
+    }
+  };
+  assert.match(await failure({ text: "ctx:aaaaaaaaaa" }), /^NOT_FOUND text: no saved tool output has the handle ctx:aaaaaaaaaa/);
+  assert.match(await failure({ items: [{ path: "x" }, { path: `${h}#L5` }] }), /^INVALID_ARGUMENT items\[1\]\.path: ctx:\w+ has 1 lines/);
+  assert.match(await failure({ "a b": `${h}#$.nope` }), /^INVALID_ARGUMENT \["a b"\]: ctx:\w+#\$\.nope: no field "nope"/);
+  assert.match(await failure("ctx:aaaaaaaaaa"), /^NOT_FOUND arguments: no saved/);
+});
+
 test("handles as models decorate them: quotes, backticks, trailing punctuation, slices", GUARD, async () => {
   const m = manager();
   const file = Array.from({ length: 60 }, (_, i) => `line ${i + 1}`).join("\n");
