@@ -42,7 +42,9 @@ const coded =
 const granted = (descriptor) => Deno.permissions?.querySync?.(descriptor).state === "granted"; // never a prompt
 const os = {
   hostname: () => (granted({ name: "sys", kind: "hostname" }) ? Deno.hostname() : undefined),
-  pid: Deno.pid,
+  get pid() {
+    return Deno.pid; // read when a lock is taken: importing this module outside Deno stays harmless
+  },
   readText: (path) => (granted({ name: "read", path }) ? Deno.readTextFileSync(path) : undefined),
   readLink: (path) => (granted({ name: "read", path }) ? Deno.readLinkSync(path) : undefined),
 };
