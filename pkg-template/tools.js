@@ -246,15 +246,19 @@ export function contextTools(manager, options = {}) {
   const s = limitsOf(options);
   const usage = options.usage;
   const tool = (name, description, inputSchema, fn) => {
-    const run = async (input) => {
+    const answer = async (input) => {
       try {
-        const text = await fn(manager, input !== null && typeof input === "object" && !Array.isArray(input) ? input : {}, s);
-        usage?.readBack(text.length);
-        return { text };
+        return { text: await fn(manager, input !== null && typeof input === "object" && !Array.isArray(input) ? input : {}, s) };
       } catch (error) {
         const cause = error instanceof Error ? error : new Error(String(error));
         return { text: `${name}: ${cause.message}`, error: cause };
       }
+    };
+    // The model reads a failed call's text too: every answer is counted (as text, so a tokenizer counts it).
+    const run = async (input) => {
+      const answered = await answer(input);
+      usage?.readBack(answered.text);
+      return answered;
     };
     return { name, description, inputSchema, execute: async (input) => (await run(input)).text, run };
   };

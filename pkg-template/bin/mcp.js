@@ -28,6 +28,9 @@ const failure = (message) => ({ content: [{ type: "text", text: message }], isEr
 
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false };
 
+/** The key of a retrieval call's `_meta` that holds the server's usage tally (toolctx/tools' `createUsage` shape). */
+const USAGE_META = "toolctx/usage";
+
 /** What a client shows for each tool. */
 const TITLES = {
   read_context: "Read a saved tool output",
@@ -133,13 +136,16 @@ async function serve(dir, opts, { readStore, version }) {
     import("../tools.js"),
   ]);
 
+  const usage = tools.createUsage();
+
   /** A retrieval tool's answer over the store as it is now. */
   async function retrieve(name, input) {
     const snapshot = await readStore(dir, { quiet: true });
     try {
-      const tool = tools.contextTools(storeView(snapshot)).find((t) => t.name === name);
+      const tool = tools.contextTools(storeView(snapshot), { usage }).find((t) => t.name === name);
       const answer = await tool.run(input);
-      return answer.error ? failure(answer.text) : text(answer.text);
+      // What this server's calls read back so far, in every integration's usage shape.
+      return { ...(answer.error ? failure(answer.text) : text(answer.text)), _meta: { [USAGE_META]: usage.snapshot() } };
     } finally {
       snapshot.root.free();
     }

@@ -258,7 +258,13 @@ test("toolctx mcp: a catastrophic pattern from one client holds no other call, a
   assert.match(textOf(search), /login\.ts/);
   assert.equal(read.isError, true);
   assert.match(textOf(read), /^grep_context: pattern: look-around/);
-  assert.match(textOf(await client.callTool({ name: "search_context", arguments: { query: "billing" } })), /billing/);
+  const last = await client.callTool({ name: "search_context", arguments: { query: "billing" } });
+  assert.match(textOf(last), /billing/);
+  // Every answer the model read is counted, in the usage shape of every integration.
+  const usage = last._meta["toolctx/usage"];
+  assert.equal(usage.readsBack, 4);
+  assert.equal(usage.tokenizer, "estimate");
+  assert.ok(usage.charsReadBack >= textOf(last).length + textOf(read).length, JSON.stringify(usage));
 });
 
 test("toolctx mcp --call-timeout: a call that has not answered by then is answered with an error", { timeout: 60_000 }, async (t) => {
