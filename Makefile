@@ -13,7 +13,7 @@ WASM_NODE_TEST := cargo test --target wasm32-unknown-unknown --lib \
 WASM_BROWSER_TEST := cargo test --target wasm32-unknown-unknown --lib \
 	--config 'target.wasm32-unknown-unknown.runner=["node", "$(CURDIR)/scripts/wasm-browser-test.mjs"]'
 
-.PHONY: setup setup-build pkg demo bench test test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
+.PHONY: setup setup-build pkg demo bench test test-local test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
 
 ## Everything the tests need (the build's tools too).
 setup:
@@ -65,8 +65,16 @@ bench: setup pkg
 	node bench/install-size.mjs
 	node bench/scaling.mjs
 
-## Every test.
-test: setup lint test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground
+## Every test. The shared stores' suites (test-servers, 5-6 minutes) mostly wait on their
+## servers (about 40% of a core), so they run beside the others: two jobs, the servers'
+## output printed whole when they end (--output-sync), the rest one target after another.
+LOCAL_TESTS := test-wasm test-js test-deno test-bun test-browser test-edge test-pack test-playground
+test: setup lint test-rust pkg
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-servers test-local
+
+## Every test but the shared stores', one target after another.
+test-local: setup pkg
+	for target in $(LOCAL_TESTS); do $(MAKE) --no-print-directory $$target || exit 1; done
 
 lint: setup-build
 	cargo fmt --all --check
