@@ -15,7 +15,7 @@ import { ContextManager, memoryStorage } from "toolctx";
 import { usageOf, withToolContext } from "toolctx/langchain";
 
 const o200k = getEncoding("o200k_base");
-const tokenizer = (text) => o200k.encode(text).length;
+const tokenizer = (text) => o200k.encode(text, "all").length;
 const rows = Array.from({ length: 600 }, (_, i) => ({ id: i, user: `user${i}@example.com`, status: i === 417 ? "failed" : "ok" }));
 
 /** A chat model whose turns are functions of the messages it is sent. */

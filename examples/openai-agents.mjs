@@ -14,7 +14,7 @@ import { usageOf, withToolContext } from "toolctx/openai-agents";
 
 setTracingDisabled(true); // nothing leaves the process
 const o200k = getEncoding("o200k_base");
-const tokenizer = (text) => o200k.encode(text).length;
+const tokenizer = (text) => o200k.encode(text, "all").length;
 const rows = Array.from({ length: 600 }, (_, i) => ({ id: i, user: `user${i}@example.com`, status: i === 417 ? "failed" : "ok" }));
 
 const manager = await ContextManager.open({ storage: memoryStorage(), contextDir: "/ctx" });

@@ -1,4 +1,4 @@
-/** Counts the tokens of a text: a real tokenizer's `(text) => enc.encode(text).length`. */
+/** Counts the tokens of a text: a real tokenizer's `(text) => enc.encode(text, "all").length` (a text it throws on is estimated). */
 export type Tokenizer = (text: string) => number;
 
 /** What a wrapper kept out of the prompt, read back and added, in one shape for every integration. */

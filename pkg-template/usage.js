@@ -53,19 +53,26 @@ function checkTokenizer(tokenizer) {
  *   modelCalls`; `tokenizer` is `"given"` or `"estimate"`.
  *
  * `options.tokenizer`: `(text) => number`, a real tokenizer's count (js-tiktoken's
- * `enc.encode(text).length`, say).
+ * `enc.encode(text, "all").length`, say: "all" counts special tokens such as
+ * `<|endoftext|>` as text, where the default throws). A text it throws on, or gives no
+ * count for, is estimated.
  */
 export function createUsage(options = {}) {
   const tokenizer = options?.tokenizer;
   checkTokenizer(tokenizer);
+  // Counting never fails what it counts: a tokenizer that throws on a text (js-tiktoken's
+  // encode(text) on "<|endoftext|>" in a fetched page, without "all") or gives no count
+  // has that text estimated instead.
   const tokensOf = (text) => {
     if (typeof text === "number") return estimate({ length: text });
     if (!tokenizer) return estimate(text);
-    const n = tokenizer(text);
-    if (!Number.isFinite(n) || n < 0) {
-      throw toolctxError("INVALID_ARGUMENT", `createUsage: the tokenizer gave ${String(n)}, not a count of tokens`);
+    let n;
+    try {
+      n = tokenizer(text);
+    } catch {
+      return estimate(text);
     }
-    return n;
+    return Number.isFinite(n) && n >= 0 ? n : estimate(text);
   };
   const charsOf = (text) => (typeof text === "number" ? text : text.length);
   const tally = Object.fromEntries(USAGE_KEYS.map((key) => [key, 0]));
