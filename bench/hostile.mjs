@@ -7,7 +7,8 @@
 //
 // The store: 200 records of 64 lines each of a 5,000-character line of `a` ending in `!`
 // (the shape that stalls a backtracking engine on `(a+)+$`), ~64 MB of lines in all, plus
-// a 300-line source file and a JSON record; node fs in a temporary folder.
+// a 300-line source file, a JSON record, a "minified" file of 20 lines of 100,000
+// characters and a 2 MB log; node fs in a temporary folder.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,8 +22,10 @@ const AS = `${"a".repeat(5000)}!`;
 for (let i = 0; i < 200; i++) await manager.saveContext("cat", { i }, Array.from({ length: 64 }, () => AS));
 const file = await manager.saveContext("readFile", { path: "src/a.ts" }, Array.from({ length: 300 }, (_, i) => `line ${i + 1}`).join("\n"));
 const json = await manager.saveContext("grep", {}, { hits: Array.from({ length: 50 }, (_, i) => ({ file: `f${i}.ts`, line: i })) });
+const minified = await manager.saveContext("readFile", { path: "dist/app.min.js" }, Array.from({ length: 20 }, () => "ab".repeat(50_000)).join("\n"));
+const twoMb = await manager.saveContext("readFile", { path: "big.log" }, Array.from({ length: 40_000 }, (_, i) => `line ${i} ${"x".repeat(45)}`).join("\n"));
 const handle = (fp) => manager.getAllPointers().find((p) => p.filepath === fp).handle;
-const [h, j] = [handle(file), handle(json)];
+const [h, j, min, big] = [handle(file), handle(json), handle(minified), handle(twoMb)];
 const tools = Object.fromEntries(contextTools(manager).map((t) => [t.name, t]));
 
 async function timed(fn) {
@@ -51,6 +54,10 @@ const kinds = {
     () => tools.grep_context.execute({ pattern: "\\w{1,100}\\s{1,100}\\w{1,100}z" }),
     () => tools.grep_context.execute({ pattern: `(${Array.from({ length: 60 }, (_, i) => `a${i % 10}`).join("|")})+b` }),
   ],
+  "grep: the slowest patterns over 100,000-character lines (one record)": [
+    () => tools.grep_context.execute({ pattern: "\\w{1,100}\\s{1,100}\\w{1,100}z", handle: min }),
+    () => tools.grep_context.execute({ pattern: "(?:a?){40}a{40}c", handle: min }),
+  ],
   "grep: patterns that do not compile (look-around, back-reference, too large, 10k chars)": [
     () => tools.grep_context.execute({ pattern: "a(?=b)" }),
     () => tools.grep_context.execute({ pattern: "(a)\\1" }),
@@ -76,6 +83,10 @@ const kinds = {
     () => resolveHandles(cyclic(), manager),
     () => resolveHandles(deep(100_000), manager),
     () => resolveHandles(JSON.parse(`{"__proto__": {"isAdmin": true, "x": "${h}"}}`), manager),
+  ],
+  "resolveHandles: 100 line slices of a 2 MB record; 101 (refused)": [
+    () => resolveHandles({ items: Array.from({ length: 100 }, (_, i) => `${big}#L${i + 1}-${i + 400}`) }, manager),
+    () => resolveHandles({ items: Array.from({ length: 101 }, (_, i) => `${big}#L${i + 1}`) }, manager).catch((e) => e),
   ],
   "resolveHandle: values that are not strings": [
     () => [12345, {}, null, [], Symbol("s")].forEach((v) => {

@@ -39,7 +39,7 @@ export interface ContextToolLimits {
   maxPatternChars: number;
   /** A search_context query is clipped to this many characters. */
   maxQueryChars: number;
-  /** A line is matched by grep_context in its first this many characters. */
+  /** grep_context matches a regular expression against a line's first this many characters (plain text, against all of it). */
   maxMatchChars: number;
   /** grep_context stops scanning after this many milliseconds, and says how far it got. */
   grepMillis: number;

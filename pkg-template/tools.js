@@ -60,20 +60,25 @@ export const LIMITS = Object.freeze({
   grepContext: 1,
   maxGrepBytes: 16 * 1024 * 1024,
   maxPatternChars: 500,
-  /** A line is matched in its first this many characters (a minified file is one line). */
-  maxMatchChars: 64 * 1024,
+  /** A regular expression is matched against a line's first this many characters (a minified
+   * file is one line; the slowest patterns take ~8 µs a character); plain text, against all of it. */
+  maxMatchChars: 16 * 1024,
   /** grep_context stops scanning after this long, and says how far it got. */
   grepMillis: 500,
 });
 
 /** Characters of lines handed to the matcher at once: the time between two looks at the clock. */
-const GREP_CHUNK_CHARS = 16 * 1024;
+const GREP_CHUNK_CHARS = 8 * 1024;
 
-const HANDLE_WITH_SLICE = /^(ctx:[a-z2-7]{10,12})(?:#(.+))?$/is;
+/** A handle, optionally with a slice: lines (`#L10-40`, `#L10`) or a JSON path (`#$` and
+ * what follows it, without white space but inside quoted keys). Nothing else: a handle
+ * followed by prose is prose. */
+const HANDLE_WITH_SLICE = /^(ctx:[a-z2-7]{10,12})(?:#(L\d+(?:-L?\d+)?|\$(?:[^\s"]|"(?:[^"\\]|\\.)*")*))?$/i;
 /** What models put around a handle: quotes and brackets of every kind, and punctuation after it. */
 const OPENERS = "`'\"“‘«<([{";
 const CLOSERS = "`'\"”’»>)]}";
-const TRAILING = /[.,;:!?]+$/;
+/** What a model puts after a handle: punctuation, and a closing quote or bracket without its opener. */
+const TRAILING = /[.,;:!?)>'"`”’»]$/;
 
 function checkManager(manager, what) {
   if (!manager || typeof manager.loadContexts !== "function" || typeof manager.getAllPointers !== "function") {
@@ -110,20 +115,23 @@ const quoted = (value) => {
 
 /**
  * The handle and slice `text` names, as a model writes it (`ctx:…`, `ctx:…#L10-40`,
- * `ctx:…#$.a[0]`), forgiving what models put around it: white space, quotes, backticks
- * (one or three), brackets, and punctuation after it. Undefined when `text` is anything
- * else (prose that mentions a handle included).
+ * `ctx:…#$.a[0]`), forgiving what models put around it: white space, a pair of quotes,
+ * backticks (one or three) or brackets, and punctuation after it. Undefined when `text` is
+ * anything else (prose that mentions a handle included).
  */
 export function parseReference(text) {
   if (typeof text !== "string" || text.length > 4096) return undefined;
   let t = text.trim();
-  for (let changed = true; changed && t.length > 0; ) {
-    changed = false;
-    const unwrapped = t.replace(TRAILING, "").trim();
-    if (unwrapped !== t && HANDLE_WITH_SLICE.test(t) && !HANDLE_WITH_SLICE.test(unwrapped)) break; // a slice's own last character
-    if (unwrapped !== t) [t, changed] = [unwrapped, true];
+  // Peeled one layer at a time: a pair (quotes, backticks, brackets), else a character after
+  // it (punctuation, a closer without its opener), else an opener without its closer.
+  for (;;) {
     const open = OPENERS.indexOf(t[0]);
-    if (open >= 0 && t.length > 1 && CLOSERS.includes(t[t.length - 1])) [t, changed] = [t.slice(1, -1).trim(), true];
+    let next;
+    if (open >= 0 && t.length > 1 && t[t.length - 1] === CLOSERS[open]) next = t.slice(1, -1);
+    else if (TRAILING.test(t) && !HANDLE_WITH_SLICE.test(t)) next = t.slice(0, -1);
+    else if (open >= 0 && !HANDLE_WITH_SLICE.test(t)) next = t.slice(1);
+    else break;
+    t = next.trim();
   }
   const m = HANDLE_WITH_SLICE.exec(t);
   return m ? { handle: m[1].toLowerCase(), slice: m[2] } : undefined;
@@ -157,6 +165,9 @@ export function findRecord(manager, ref) {
   if (!reference) {
     const named = manager.getAllPointers().find((p) => p.filename === name || p.handle === name);
     if (named) return named;
+    if (/^\W*ctx:[a-z2-7]{10,12}#/i.test(text)) {
+      throw toolctxError("INVALID_ARGUMENT", `handle: a slice is #L<from>-<to> (lines) or #$<path> (a JSON path such as $.hits[0:5]); got ${clip(text, 80)}`);
+    }
   }
   throw toolctxError("NOT_FOUND", `handle: no saved tool output has the handle ${clip(reference?.handle ?? text, 120)}; search_context lists the handles that exist`);
 }
@@ -184,12 +195,11 @@ async function linesOf(manager, pointer) {
 /**
  * A `#L<from>-<to>` slice as 1-based lines `{from, to}` of a view of `total` lines: the
  * bounds in either order, `to` past the end read as the end. An INVALID_ARGUMENT error
- * naming what exists when the lines start past the end; undefined when `slice` is no
- * line slice.
+ * naming what exists when the lines start past the end.
  */
 function lineRange(slice, total, handle) {
-  const m = /^L(\d+)(?:-L?(\d+))?$/i.exec(slice ?? "");
-  if (!m) return undefined;
+  const m = /^L(\d+)(?:-L?(\d+))?$/i.exec(slice);
+  if (!m) throw toolctxError("INVALID_ARGUMENT", `handle: #${clip(slice, 40)} is no line slice: read lines with #L<from>-<to>`);
   let [from, to] = [Number(m[1]), m[2] === undefined ? Number(m[1]) : Number(m[2])];
   if (to < from) [from, to] = [to, from];
   if (from < 1) throw toolctxError("INVALID_ARGUMENT", `handle: lines are numbered from 1 (${handle}#L${m[1]}${m[2] ? `-${m[2]}` : ""})`);
@@ -318,10 +328,7 @@ async function readContext(manager, { handle, offset, limit }, s) {
   }
   const lines = lineView(record.result, manager);
   // A #L slice on the handle (the form the compact text teaches) reads those lines.
-  const range = lineRange(slice, lines.length, pointer.handle);
-  if (slice !== undefined && range === undefined) {
-    throw toolctxError("INVALID_ARGUMENT", `handle: read_context reads a handle, optionally with #L<from>-<to> (lines) or #$<path> (a JSON path); "#${clip(slice, 40)}" is neither`);
-  }
+  const range = slice === undefined ? undefined : lineRange(slice, lines.length, pointer.handle);
   const first = range ? range.from : wanted(offset, 1, Number.MAX_SAFE_INTEGER, "offset");
   if (first > Math.max(1, lines.length)) {
     throw toolctxError("INVALID_ARGUMENT", `offset ${count(first)} is past the end of ${pointer.handle} (${count(lines.length)} lines); read from offset 1 to ${count(lines.length)}`);
@@ -393,6 +400,7 @@ const PLAIN_TEXT = /^(\(\?i\))?([^\\^$.|?*+()[\]{}]+)$/;
 function plainText(text, caseless) {
   const needle = caseless ? text.toLowerCase() : text;
   return {
+    wholeLines: true, // a substring search is fast enough for any line
     matchingLines(chunk) {
       const hits = [];
       chunk.split("\n").forEach((line, i) => {
@@ -403,19 +411,30 @@ function plainText(text, caseless) {
   };
 }
 
+/** How long a grep matches before it lets other work run (the MCP server's other calls). */
+const GREP_YIELD_MS = 20;
+
+/** A turn of the event loop (a macrotask: timers and I/O run). */
+const yieldToOthers = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 /**
- * The 0-based numbers of the lines of `lines` from `from` that match, scanned in chunks
- * until `enough` matches, the end, or `deadline`: `{hits, next}`, where `next` is the first
- * line not scanned.
+ * The 0-based numbers of the lines of `lines` from `from` up to `to` that match, scanned
+ * in chunks until `enough` matches, `to`, or `deadline`, letting other work run every
+ * GREP_YIELD_MS: `{hits, next}`, where `next` is the first line not scanned.
  */
-function scan(pattern, lines, from, enough, deadline, s) {
+async function scan(pattern, lines, { from, to, enough, deadline }, s) {
   const hits = [];
   let i = from;
-  while (i < lines.length && hits.length < enough && Date.now() < deadline) {
+  let since = Date.now();
+  while (i < to && hits.length < enough && Date.now() < deadline) {
+    if (Date.now() - since >= GREP_YIELD_MS) {
+      await yieldToOthers();
+      since = Date.now();
+    }
     const chunk = [];
     let chars = 0;
-    for (let j = i; j < lines.length && (chunk.length === 0 || chars < GREP_CHUNK_CHARS); j++) {
-      const line = lines[j].length > s.maxMatchChars ? lines[j].slice(0, s.maxMatchChars) : lines[j];
+    for (let j = i; j < to && (chunk.length === 0 || chars < GREP_CHUNK_CHARS); j++) {
+      const line = lines[j].length > s.maxMatchChars && !pattern.wholeLines ? lines[j].slice(0, s.maxMatchChars) : lines[j];
       chunk.push(line);
       chars += line.length + 1;
     }
@@ -431,6 +450,9 @@ async function grepContext(manager, { pattern, handle, limit }, s) {
     const want = wanted(limit, s.grepMatches, s.maxGrepMatches, "limit");
     if (handle !== undefined && typeof handle !== "string") throw toolctxError("INVALID_ARGUMENT", `handle must be a string (ctx:…), got ${quoted(handle)}`);
     const targets = handle !== undefined ? [findRecord(manager, handle)] : manager.getAllPointers().reverse();
+    // A handle with a line slice (ctx:…#L10-40) greps those lines.
+    const slice = handle === undefined ? undefined : parseReference(handle)?.slice;
+    if (slice?.startsWith("$")) throw toolctxError("INVALID_ARGUMENT", "handle: grep_context reads lines: pass the handle alone, or with #L<from>-<to>");
     const deadline = Date.now() + s.grepMillis;
     const out = [];
     let hits = 0;
@@ -455,11 +477,12 @@ async function grepContext(manager, { pattern, handle, limit }, s) {
       }
       for (const line of lines) {
         bytes += line.length + 1;
-        if (line.length > s.maxMatchChars) long++;
+        if (line.length > s.maxMatchChars && !matcher.wholeLines) long++;
       }
+      const range = slice === undefined ? { from: 1, to: lines.length } : lineRange(slice, lines.length, targets[t].handle);
       // One match more than can be shown tells that there are more.
-      const found = scan(matcher, lines, 0, want - hits + 1, deadline, s);
-      if (found.next < lines.length && found.hits.length <= want - hits) {
+      const found = await scan(matcher, lines, { from: range.from - 1, to: range.to, enough: want - hits + 1, deadline }, s);
+      if (found.next < range.to && found.hits.length <= want - hits) {
         stopped = `stopped after ${count(s.grepMillis)} ms: searched ${t + 1} of ${targets.length} saved outputs (${targets[t].handle} to line ${count(found.next)}); pass a handle or narrow the pattern`;
       }
       const matched = new Set(found.hits);
@@ -533,14 +556,19 @@ export async function resolveHandles(args, manager) {
     } else if (copied(value) && !seen.has(value)) {
       seen.add(value);
       const array = Array.isArray(value);
-      for (const key of Object.keys(value)) stack.push({ value: value[key], key: array ? Number(key) : key, parent: place });
+      // Pushed last to first, so that places are visited in order: an error names the first.
+      for (const key of Object.keys(value).reverse()) stack.push({ value: value[key], key: array ? Number(key) : key, parent: place });
     }
   }
-  // 2. Their values; an error names the argument the handle was in.
+  if (texts.size > MAX_REFERENCES) {
+    throw toolctxError("INVALID_ARGUMENT", `the arguments hold ${count(texts.size)} different handles; at most ${MAX_REFERENCES} are resolved in one call`);
+  }
+  // 2. Their values, each record read once; an error names the argument the handle was in.
   const values = new Map();
+  const records = new Map();
   for (const [text, { reference, place }] of texts) {
     try {
-      values.set(text, await resolveOne(manager, reference));
+      values.set(text, await resolveOne(manager, reference, records));
     } catch (error) {
       if (error?.code !== "NOT_FOUND" && error?.code !== "INVALID_ARGUMENT") throw error; // the storage's, not the model's
       const code = error.code === "NOT_FOUND" ? "NOT_FOUND" : "INVALID_ARGUMENT";
@@ -583,21 +611,26 @@ function pathOf(place) {
   return path === "" ? "arguments" : path.replace(/^\./, "");
 }
 
-async function resolveOne(manager, { handle, slice }) {
+/** How many different references one resolveHandles call resolves at most. */
+const MAX_REFERENCES = 100;
+
+/** The value `{handle, slice}` names; `records` keeps each record (and its line view) read by this call. */
+async function resolveOne(manager, { handle, slice }, records) {
   const pointer = findRecord(manager, handle);
-  const record = await recordOf(manager, pointer);
+  let read = records.get(pointer.filepath);
+  if (read === undefined) records.set(pointer.filepath, (read = { record: await recordOf(manager, pointer) }));
+  const { record } = read;
   if (slice === undefined) return record.result;
   const text = `${pointer.handle}#${slice}`;
   if (slice.startsWith("$")) return jsonPath(record.result, slice, text);
-  const view = lineView(record.result, manager);
-  const range = lineRange(slice, view.length, pointer.handle);
-  if (range) return view.slice(range.from - 1, range.to).join("\n");
-  throw toolctxError("INVALID_ARGUMENT", `${clip(text, 80)}: a slice is #L<from>-<to> (lines) or #$<path> (a JSON path such as $.hits[0:5])`);
+  const view = (read.view ??= lineView(record.result, manager));
+  const { from, to } = lineRange(slice, view.length, pointer.handle);
+  return view.slice(from - 1, to).join("\n");
 }
 
 /** The part of `value` that `path` ($, .key, ["key"], [i], [start:end]) names; errors begin with `name`. */
 function jsonPath(value, path, text, name = clip(text, 80)) {
-  const step = /^(?:\.([A-Za-z_$][\w$-]*)|\[\s*"((?:[^"\\]|\\.)*)"\s*\]|\[\s*(-?\d+)\s*\]|\[\s*(-?\d*)\s*:\s*(-?\d*)\s*\])/;
+  const step = /^(?:\.([A-Za-z_$][\w$-]*)|\[\s*"((?:[^"\\]|\\.)*)"\s*\]|\[\s*(-?\d+)\s*\]|\[\s*(-?\d+)?\s*:\s*(-?\d+)?\s*\])/;
   const where = name === clip(text, 80) ? "" : ` (in ${clip(text, 80)})`;
   const fail = (why) => toolctxError("INVALID_ARGUMENT", `${name}: ${why}${where}`);
   let rest = path.slice(1);
@@ -624,7 +657,7 @@ function jsonPath(value, path, text, name = clip(text, 80)) {
       at = at[i];
     } else {
       if (!Array.isArray(at) && typeof at !== "string") throw fail("a slice needs an array or a string");
-      at = at.slice(m[4] === "" ? 0 : Number(m[4]), m[5] === "" ? undefined : Number(m[5]));
+      at = at.slice(m[4] === undefined ? 0 : Number(m[4]), m[5] === undefined ? undefined : Number(m[5]));
     }
   }
   return at;

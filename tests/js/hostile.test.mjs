@@ -270,3 +270,58 @@ test("property: random hostile input at every tool and resolveHandles: no hang, 
   assert.equal(Object.getPrototypeOf({}), Object.prototype);
   assert.ok(Date.now() - started < 120_000);
 });
+
+test("references: prose after a handle stays prose; quotes and brackets pair; a lone closer is punctuation", GUARD, async () => {
+  const m = manager();
+  const h = handleOf(m, await m.saveContext("t", {}, "l1\nl2\nl3"));
+  const out = await resolveHandles({ note: `${h}#L1 is the line`, a: `(${h}#L1-2)`, b: `${h}#L1-2)`, c: `"${h}'`, d: `${h}#$["a b"]` }, m).catch((e) => e);
+  assert.equal(out.code, "INVALID_ARGUMENT", "d: the record is a string, not an object");
+  const ok = await resolveHandles({ note: `${h}#L1 is the line`, a: `(${h}#L1-2)`, b: `${h}#L1-2)`, c: `"${h}'` }, m);
+  assert.equal(ok.note, `${h}#L1 is the line`);
+  assert.equal(ok.a, "l1\nl2");
+  assert.equal(ok.b, "l1\nl2");
+  assert.equal(ok.c, "l1\nl2\nl3", "a closing quote of another kind is trailing punctuation");
+  const j = handleOf(m, await m.saveContext("t", {}, { "a b": [1, 2, 3] }));
+  assert.deepEqual((await resolveHandles({ x: `${j}#$["a b"][-2:]`, y: `${j}#$["a b"][:1]` }, m)), { x: [2, 3], y: [1] });
+  const { read_context } = byName(m);
+  assert.match(await read_context.execute({ handle: `${h}#lines` }), /^read_context: handle: a slice is #L<from>-<to>/);
+});
+
+test("resolveHandles: each record is read once a call, and at most 100 different handles are resolved", GUARD, async () => {
+  const m = manager();
+  const big = Array.from({ length: 40_000 }, (_, i) => `line ${i + 1} ${"x".repeat(40)}`).join("\n");
+  const h = handleOf(m, await m.saveContext("t", {}, big));
+  let reads = 0;
+  const counting = new Proxy(m, {
+    get: (target, key) => (key === "loadContexts" ? (paths) => (reads++, target.loadContexts(paths)) : typeof target[key] === "function" ? target[key].bind(target) : target[key]),
+  });
+  const items = Array.from({ length: 100 }, (_, i) => `${h}#L${i + 1}`);
+  const out = await resolveHandles({ items }, counting);
+  assert.equal(out.items[99], `line 100 ${"x".repeat(40)}`);
+  assert.equal(reads, 1);
+  const many = await resolveHandles({ items: [...items, `${h}#L101`] }, m).catch((e) => e);
+  assert.equal(many.code, "INVALID_ARGUMENT");
+  assert.match(many.message, /101 different handles; at most 100/);
+});
+
+test("resolveHandles: an error names the first argument, in order", GUARD, async () => {
+  const m = manager();
+  const error = await resolveHandles({ a: "ctx:aaaaaaaaaa", b: "ctx:bbbbbbbbbb" }, m).catch((e) => e);
+  assert.match(error.message, /^a: no saved tool output has the handle ctx:aaaaaaaaaa/);
+});
+
+test("grep_context: a handle with a line slice greps those lines; the matcher lets other work run", GUARD, async () => {
+  const m = manager();
+  const h = handleOf(m, await m.saveContext("t", {}, Array.from({ length: 100 }, (_, i) => `row ${i + 1}`).join("\n")));
+  const { grep_context } = byName(m, { grepContext: 0 });
+  const text = await grep_context.execute({ pattern: "row \\d+5$", handle: `${h}#L20-50` });
+  assert.deepEqual(text.split("\n").slice(1), ["  25: row 25", "  --", "  35: row 35", "  --", "  45: row 45"]);
+  assert.match(await grep_context.execute({ pattern: "row", handle: `${h}#$.x` }), /^grep_context: handle: grep_context reads lines/);
+  // A slow grep over long lines: timers still fire while it runs.
+  const slow = handleOf(m, await m.saveContext("t", {}, Array.from({ length: 1000 }, () => "ab".repeat(2_000))));
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 5);
+  await byName(m, { grepMillis: 300 }).grep_context.execute({ pattern: "(?:a|b){1,60}c", handle: slow });
+  clearInterval(timer);
+  assert.ok(ticks >= 3, `timers ran ${ticks} times during the grep`);
+});
