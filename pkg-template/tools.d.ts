@@ -109,7 +109,7 @@ export function contextTools(manager: ContextManager, options?: ContextToolOptio
  * value. Arrays and plain objects are copied with their shape (cycles, any depth, own
  * `__proto__` keys); other values are kept.
  */
-export function resolveHandles<T>(args: T, manager: ContextManager): Promise<T>;
+export function resolveHandles<T>(args: T, manager: ContextManager, options?: { asText?: boolean }): Promise<T>;
 
 /** The handle and slice a model's text names (`ctx:…`, `` `ctx:…#L10-40`. ``), or undefined for anything else. */
 export function parseReference(text: unknown): { handle: string; slice?: string } | undefined;

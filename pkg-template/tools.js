@@ -536,11 +536,13 @@ function copied(value) {
  * trailing punctuation a model puts around a handle are forgiven (`parseReference`).
  * Arrays and plain objects are copied (own keys such as `__proto__` stay keys; a cycle
  * or any depth of nesting is copied as it is); other values are kept as they are. A
- * handle no record has, or a slice that does not apply, is an error whose message the
- * model can act on.
+ * handle no record has, or a slice that does not apply, is an error whose message names
+ * the argument and the model can act on. `options.asText`: a stored value that is not a
+ * string is given as its JSON text (indented), for a parameter that takes text.
  */
-export async function resolveHandles(args, manager) {
+export async function resolveHandles(args, manager, options = {}) {
   checkManager(manager, "resolveHandles");
+  const asText = options?.asText === true;
   // 1. The references, each once with where it was first seen (a walk without recursion:
   // any depth, cycles seen once; a place is its key and its parent's place, made a path
   // only for an error).
@@ -568,7 +570,8 @@ export async function resolveHandles(args, manager) {
   const records = new Map();
   for (const [text, { reference, place }] of texts) {
     try {
-      values.set(text, await resolveOne(manager, reference, records));
+      const value = await resolveOne(manager, reference, records);
+      values.set(text, asText && typeof value !== "string" ? (JSON.stringify(value, null, 2) ?? String(value)) : value);
     } catch (error) {
       if (error?.code !== "NOT_FOUND" && error?.code !== "INVALID_ARGUMENT") throw error; // the storage's, not the model's
       const code = error.code === "NOT_FOUND" ? "NOT_FOUND" : "INVALID_ARGUMENT";

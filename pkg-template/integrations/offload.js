@@ -164,32 +164,9 @@ export const definitionText = (d) => JSON.stringify({ name: d.name, description:
  * there, it still takes what replaces it; resolveHandles of toolctx/tools reads each
  * handle (and says what is wrong with one, for the model).
  */
-export async function resolveAsText(args, manager) {
-  const walk = async (value, depth) => {
-    if (typeof value === "string") {
-      const resolved = await resolveHandles(value, manager);
-      if (resolved === value) return value;
-      return typeof resolved === "string" ? resolved : (JSON.stringify(resolved, null, 2) ?? String(resolved));
-    }
-    if (depth > MAX_RESOLVE_DEPTH || value === null || typeof value !== "object") return value;
-    if (Array.isArray(value)) {
-      const out = [];
-      for (const v of value) out.push(await walk(v, depth + 1));
-      return out;
-    }
-    if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
-    const out = {};
-    for (const key of Object.keys(value)) {
-      // defineProperty: an own "__proto__" key (JSON.parse makes one) stays a key, never the copy's prototype.
-      Object.defineProperty(out, key, { value: await walk(value[key], depth + 1), enumerable: true, writable: true, configurable: true });
-    }
-    return out;
-  };
-  return walk(args, 0);
+export function resolveAsText(args, manager) {
+  return resolveHandles(args, manager, { asText: true });
 }
-
-/** Deeper than this, an argument is passed as it is (a validated input from a model is never this deep). */
-const MAX_RESOLVE_DEPTH = 64;
 
 /** Whether the retrieval tools are added (`retrievalTools`, default true); none of `names` may then be one of theirs. */
 export function retrievalOption(options, names, module) {

@@ -325,3 +325,14 @@ test("grep_context: a handle with a line slice greps those lines; the matcher le
   clearInterval(timer);
   assert.ok(ticks >= 3, `timers ran ${ticks} times during the grep`);
 });
+
+test("resolveHandles {asText}: a stored value that is not a string comes as its JSON text, at any depth", GUARD, async () => {
+  const m = manager();
+  const j = handleOf(m, await m.saveContext("t", {}, { rows: [1, 2] }));
+  const s = handleOf(m, await m.saveContext("t", {}, "plain"));
+  let args = { j, s, slice: `${j}#$.rows` };
+  for (let i = 0; i < 1000; i++) args = { next: args };
+  let out = await resolveHandles(args, m, { asText: true });
+  for (let i = 0; i < 1000; i++) out = out.next;
+  assert.deepEqual(out, { j: JSON.stringify({ rows: [1, 2] }, null, 2), s: "plain", slice: JSON.stringify([1, 2], null, 2) });
+});
