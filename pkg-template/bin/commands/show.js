@@ -5,13 +5,9 @@
 
 import { isAbsolute, relative, resolve } from "node:path";
 
+import { POINTER_SCHEME, parseReference } from "../../tools.js";
 import { existingStore, readStore, toSlashes } from "../store.js";
 import { CliError, absoluteTime, fields, humanBytes, out, print, printJson, relativeTime } from "../ui.js";
-
-/** How records were named before handles: `toolctx://<file name>` or `toolctx://<filepath>`. */
-const POINTER_SCHEME = "toolctx://";
-/** What the library resolves as a handle (`ctx:` and base32, any case: SPEC §3). */
-const HANDLE = /^ctx:/i;
 
 /**
  * `show <record>`: a handle (`ctx:…`, resolved by the library in the store and in each
@@ -22,9 +18,9 @@ const HANDLE = /^ctx:/i;
 export async function showCommand(file, opts) {
   const dir = existingStore(opts);
   const text = file.trim();
-  // A handle copied out of a model's text may keep its quotes, backticks or a full stop.
-  const bare = text.replace(/^[`'"]+/, "").replace(/[`'".,;]+$/, "");
-  const handle = HANDLE.test(bare) ? bare : undefined;
+  // A handle copied out of a model's text may keep its quotes, backticks or a full stop:
+  // read as the model tools read it (toolctx/tools' parseReference).
+  const handle = parseReference(text)?.handle;
   // The filepaths the handle names, one manager (the store's, each session's) at a time.
   const named = [];
   let refused;
@@ -35,7 +31,7 @@ export async function showCommand(file, opts) {
         if (filepath !== undefined) named.push(filepath);
       } catch (err) {
         if (err?.code !== "INVALID_ARGUMENT") throw err;
-        refused ??= err; // a short handle that names two records of one manager
+        refused ??= err; // the library's reason (a short handle that names two records of one manager)
       }
     }
     return m.getAllPointers();
