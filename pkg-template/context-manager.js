@@ -1,6 +1,6 @@
 // The public ContextManager: a class of the package over the core module's handle (SPEC §0:
 // the generated class is never patched, never handed out). Each method calls the handle
-// (src/wasm/manager.rs) and, where what the handle returns is a step (docs/protocol.md),
+// (src/wasm/manager/) and, where what the handle returns is a step (docs/protocol.md),
 // hands it to the driver (driver.js), which does the I/O and settles the caller's Promise.
 // A method that does I/O reports every failure by rejecting, never by throwing.
 //
@@ -214,7 +214,7 @@ export class ContextManager {
     if (this.#generation === core.generation) this.#handle.free();
   }
 
-  // saveContext in steps (src/wasm/manager.rs): the core checks, encodes and names the
+  // saveContext in steps (src/wasm/manager/save.rs): the core checks, encodes and names the
   // record, and saves one held in memory at once; the driver writes one to persist while
   // the core indexes it, and the core then adds its pointer (driver.js, `save`). The I/O
   // left (a spill, retention, the session manifest) is a plan the driver follows. With the
@@ -243,7 +243,7 @@ export class ContextManager {
     return filepath;
   }
 
-  // loadContexts in steps (src/wasm/manager.rs): the core decides for each path (a record
+  // loadContexts in steps (src/wasm/manager/load.rs): the core decides for each path (a record
   // held in memory, a path to read, or skipped with its onDebug warning); the driver reads
   // and parses, and the core words why a path it read is skipped (driver.js, `load`).
   loadContexts(filepaths) {

@@ -304,7 +304,7 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * The Promise of a save, from the core's first step (`__saveBegin`, src/wasm/manager.rs):
+   * The Promise of a save, from the core's first step (`__saveBegin`, src/wasm/manager/save.rs):
    * `done` (a record held in memory), the first step of a plan that finishes it (the
    * follow-up I/O: a spill, retention, the session manifest), or `write`, the record to
    * write (`writeRecord`). The save is tracked as an operation of `manager` (`close` waits).
@@ -389,7 +389,7 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * `close()` of `manager` (src/wasm/manager.rs, `closing`): its first step is a plan's,
+   * `close()` of `manager` (src/wasm/manager/mod.rs, `closing`): its first step is a plan's,
    * or `wait`: the method to call once the manager's other operations in flight have
    * settled (then again). The plan resolves to `{host, close}`, the host's own `close()`
    * to call last (a storage the manager made), or undefined.
@@ -466,7 +466,7 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * The Promise of a load, from the core's `read` step (`__loadBegin`, src/wasm/manager.rs):
+   * The Promise of a load, from the core's `read` step (`__loadBegin`, src/wasm/manager/load.rs):
    * per filepath asked, a record held in memory (its text in `held`), a path to read, or
    * skipped (`sources`). Every read starts at once, and a host read that returns a plain
    * value is not awaited: the load then settles at once. `filepaths`: the paths asked.

@@ -92,7 +92,7 @@ function share(p, byArgsHash) {
 
 /**
  * A manager's pointers as objects, by slot (the slots of its epoch), over its wasm handle
- * (`__epoch`, `__pointers`: src/wasm/manager.rs). The manager hands its handle to each
+ * (`__epoch`, `__pointers`: src/wasm/manager/). The manager hands its handle to each
  * call, checked to be of the module's current instance.
  */
 export class PointerMirror {
@@ -138,7 +138,7 @@ export class PointerMirror {
   }
 
   /**
-   * How a selection gives the core `pointers` (src/wasm/manager.rs, `Given`): the
+   * How a selection gives the core `pointers` (src/wasm/manager/select.rs, `Given`): the
    * filepaths read (the selection returns them), and a slot for each pointer whose
    * filepath is the one this mirror listed at that place of the list, in this epoch.
    * The caller may have changed the list or its objects since: only the filepath of a

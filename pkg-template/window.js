@@ -6,7 +6,7 @@
 // remove); the result is a copy of the messages (plain objects and arrays copied; strings,
 // dates and other non-plain objects shared) with the new contents swapped in. Plans and
 // other values cross as JSON text, parsed here once the wasm call has returned (a
-// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager.rs).
+// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager/select.rs).
 import * as glue from "./toolctx_window.js";
 import { toolctxError } from "./errors.js";
 import { WasmModule } from "./module.js";

@@ -40,7 +40,7 @@ const MODULE: &str = "none";
 
 #[wasm_bindgen(start)]
 fn start() {
-    // The panic's message and location reach the caller in the INTERNAL error (extras.js),
+    // The panic's message and location reach the caller in the INTERNAL error (host.js),
     // with no console output of its own (console_error_panic_hook's cost 1.5 KB).
     std::panic::set_hook(Box::new(|info| {
         // The instance is abandoned: the next call into the module gets a fresh one. `onTrap`

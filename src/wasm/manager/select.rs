@@ -62,7 +62,7 @@ pub(super) struct Given {
 
 #[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
-    /// `selectRelevantContexts` (the JS glue's `extras.js` exports it under that name):
+    /// `selectRelevantContexts` (pkg-template/context-manager.js exports it under that name):
     /// the places in `pointers` of the relevant ones, best first, all of them when none
     /// match (the glue maps them to the filepaths it read). How the pointers are given
     /// (see [`Given`]): by `slots` taken at `epoch` where the glue knows them, else by
@@ -329,7 +329,7 @@ impl JsContextManager {
             v if v.is_undefined() || v.is_null() => dedupe_default,
             v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
         };
-        // `selectRelevant` with the `embed` option: the query's vector (extras.js asks
+        // `selectRelevant` with the `embed` option: the query's vector (context-manager.js asks
         // `embed` for it, `__queryVector` makes it).
         let vector = match get(options, "__queryVector") {
             v if v.is_undefined() => None,
