@@ -111,6 +111,9 @@ export function contextTools(manager: ContextManager, options?: ContextToolOptio
  */
 export function resolveHandles<T>(args: T, manager: ContextManager, options?: { asText?: boolean }): Promise<T>;
 
+/** What the model reads when a call of `toolName` failed: `"<toolName>: <message>"`, in every integration. */
+export function errorText(toolName: string, error: unknown): string;
+
 /** The handle and slice a model's text names (`ctx:…`, `` `ctx:…#L10-40`. ``), or undefined for anything else. */
 export function parseReference(text: unknown): { handle: string; slice?: string } | undefined;
 

@@ -152,6 +152,11 @@ export function lineView(result, manager) {
  */
 export function findRecord(manager, ref) {
   checkManager(manager, "findRecord");
+  return locate(manager, ref).pointer;
+}
+
+/** The pointer of the record `ref` names (findRecord) and the slice given with its handle (`#L…`, `#$…`), if any. */
+function locate(manager, ref) {
   if (typeof ref !== "string" || ref.trim() === "") {
     throw toolctxError("INVALID_ARGUMENT", `handle: a record is named by its handle (ctx:…), which search_context and grep_context print; got ${quoted(ref)}`);
   }
@@ -161,10 +166,10 @@ export function findRecord(manager, ref) {
   // A handle or a filepath names one pointer, read alone; a file name is looked for.
   const filepath = reference ? manager.resolveHandle(reference.handle) : name;
   const found = filepath === undefined ? undefined : pointerAt(manager, filepath);
-  if (found) return found;
+  if (found) return { pointer: found, slice: reference?.slice };
   if (!reference) {
     const named = manager.getAllPointers().find((p) => p.filename === name || p.handle === name);
-    if (named) return named;
+    if (named) return { pointer: named };
     if (/^\W*ctx:[a-z2-7]{10,12}#/i.test(text)) {
       throw toolctxError("INVALID_ARGUMENT", `handle: a slice is #L<from>-<to> (lines) or #$<path> (a JSON path such as $.hits[0:5]); got ${clip(text, 80)}`);
     }
@@ -261,7 +266,7 @@ export function contextTools(manager, options = {}) {
         return { text: await fn(manager, input !== null && typeof input === "object" && !Array.isArray(input) ? input : {}, s) };
       } catch (error) {
         const cause = error instanceof Error ? error : new Error(String(error));
-        return { text: `${name}: ${cause.message}`, error: cause };
+        return { text: errorText(name, cause), error: cause };
       }
     };
     // The model reads a failed call's text too: every answer is counted (as text, so a tokenizer counts it).
@@ -298,6 +303,9 @@ export function contextTools(manager, options = {}) {
   ];
 }
 
+/** What the model reads when a call of `toolName` failed: the tool's name and the error's message (every integration's wording). */
+export const errorText = (toolName, error) => `${toolName}: ${error?.message ?? String(error)}`;
+
 /** A positive whole number a model passed as `name`, or `fallback` when it passed none; at most `max`. */
 function wanted(value, fallback, max, name) {
   if (value === undefined || value === null) return fallback;
@@ -319,9 +327,8 @@ function title(pointer) {
 }
 
 async function readContext(manager, { handle, offset, limit }, s) {
-  const pointer = findRecord(manager, handle);
+  const { pointer, slice } = locate(manager, handle);
   const record = await recordOf(manager, pointer);
-  const slice = parseReference(handle)?.slice;
   if (slice?.startsWith("$")) {
     const value = jsonPath(record.result, slice, `${pointer.handle}#${slice}`, "handle");
     return `${title(pointer)}: ${clip(slice, 200)}\n${clip(JSON.stringify(value, null, 1) ?? "undefined", s.maxReadChars)}`;
@@ -381,33 +388,41 @@ function linePattern(manager, pattern, s) {
   const source = literal ? `${literal[2].includes("i") ? "(?i)" : ""}${literal[2].includes("s") ? "(?s)" : ""}${literal[1]}` : pattern;
   const plain = PLAIN_TEXT.exec(source);
   if (plain) return plainText(plain[2], plain[1] !== undefined);
+  let compiled;
   try {
-    return manager.__linePattern(source);
+    compiled = manager.__linePattern(source);
   } catch (error) {
     if (error?.code !== "INVALID_ARGUMENT") throw error;
     throw toolctxError("INVALID_ARGUMENT", `pattern: ${error.message}`, { cause: error });
   }
+  return {
+    wholeLines: false, // the automaton's time grows with the line: maxMatchChars bounds it
+    matchingLines: (lines) => compiled.matchingLines(lines.join("\n")), // one crossing into the core a chunk
+    free: () => compiled.free(),
+  };
 }
 
 /** A pattern with no regular-expression syntax (optionally after `(?i)`): text to find as it is. */
 const PLAIN_TEXT = /^(\(\?i\))?([^\\^$.|?*+()[\]{}]+)$/;
 
 /**
- * The matcher of a plain-text pattern, with the core matcher's interface: the text is
- * found with `includes` (the engine's own substring search, many times faster than the
- * core's automaton, which has no literal search of its own), case-folded with `(?i)`.
+ * The matcher of a plain-text pattern, with the interface of the core's (linePattern):
+ * the text is found with `includes` (the engine's own substring search, many times faster
+ * than the core's automaton, which has no literal search of its own), case-folded with
+ * `(?i)`.
  */
 function plainText(text, caseless) {
   const needle = caseless ? text.toLowerCase() : text;
   return {
     wholeLines: true, // a substring search is fast enough for any line
-    matchingLines(chunk) {
+    matchingLines(lines) {
       const hits = [];
-      chunk.split("\n").forEach((line, i) => {
+      lines.forEach((line, i) => {
         if ((caseless ? line.toLowerCase() : line).includes(needle)) hits.push(i);
       });
       return hits;
     },
+    free() {},
   };
 }
 
@@ -420,10 +435,12 @@ const yieldToOthers = () => new Promise((resolve) => setTimeout(resolve, 0));
 /**
  * The 0-based numbers of the lines of `lines` from `from` up to `to` that match, scanned
  * in chunks until `enough` matches, `to`, or `deadline`, letting other work run every
- * GREP_YIELD_MS: `{hits, next}`, where `next` is the first line not scanned.
+ * GREP_YIELD_MS: `{hits, next, clipped}`, where `next` is the first line not scanned and
+ * `clipped` counts the lines matched in their first maxMatchChars characters only.
  */
 async function scan(pattern, lines, { from, to, enough, deadline }, s) {
   const hits = [];
+  let clipped = 0;
   let i = from;
   let since = Date.now();
   while (i < to && hits.length < enough && Date.now() < deadline) {
@@ -434,24 +451,26 @@ async function scan(pattern, lines, { from, to, enough, deadline }, s) {
     const chunk = [];
     let chars = 0;
     for (let j = i; j < to && (chunk.length === 0 || chars < GREP_CHUNK_CHARS); j++) {
-      const line = lines[j].length > s.maxMatchChars && !pattern.wholeLines ? lines[j].slice(0, s.maxMatchChars) : lines[j];
+      const cut = lines[j].length > s.maxMatchChars && !pattern.wholeLines;
+      const line = cut ? lines[j].slice(0, s.maxMatchChars) : lines[j];
+      if (cut) clipped++;
       chunk.push(line);
       chars += line.length + 1;
     }
-    for (const k of pattern.matchingLines(chunk.join("\n"))) hits.push(i + k);
+    for (const k of pattern.matchingLines(chunk)) hits.push(i + k);
     i += chunk.length;
   }
-  return { hits, next: i };
+  return { hits, next: i, clipped };
 }
 
 async function grepContext(manager, { pattern, handle, limit }, s) {
   const matcher = linePattern(manager, pattern, s);
   try {
     const want = wanted(limit, s.grepMatches, s.maxGrepMatches, "limit");
-    if (handle !== undefined && typeof handle !== "string") throw toolctxError("INVALID_ARGUMENT", `handle must be a string (ctx:…), got ${quoted(handle)}`);
-    const targets = handle !== undefined ? [findRecord(manager, handle)] : manager.getAllPointers().reverse();
-    // A handle with a line slice (ctx:…#L10-40) greps those lines.
-    const slice = handle === undefined ? undefined : parseReference(handle)?.slice;
+    // One record by its handle (with a line slice, ctx:…#L10-40, those lines), or every record, newest first.
+    const named = handle === undefined ? undefined : locate(manager, handle);
+    const targets = named ? [named.pointer] : manager.getAllPointers().reverse();
+    const slice = named?.slice;
     if (slice?.startsWith("$")) throw toolctxError("INVALID_ARGUMENT", "handle: grep_context reads lines: pass the handle alone, or with #L<from>-<to>");
     const deadline = Date.now() + s.grepMillis;
     const out = [];
@@ -475,13 +494,11 @@ async function grepContext(manager, { pattern, handle, limit }, s) {
         if (handle !== undefined) throw error;
         continue; // a record removed since it was listed
       }
-      for (const line of lines) {
-        bytes += line.length + 1;
-        if (line.length > s.maxMatchChars && !matcher.wholeLines) long++;
-      }
+      for (const line of lines) bytes += line.length + 1;
       const range = slice === undefined ? { from: 1, to: lines.length } : lineRange(slice, lines.length, targets[t].handle);
       // One match more than can be shown tells that there are more.
       const found = await scan(matcher, lines, { from: range.from - 1, to: range.to, enough: want - hits + 1, deadline }, s);
+      long += found.clipped;
       if (found.next < range.to && found.hits.length <= want - hits) {
         stopped = `stopped after ${count(s.grepMillis)} ms: searched ${t + 1} of ${targets.length} saved outputs (${targets[t].handle} to line ${count(found.next)}); pass a handle or narrow the pattern`;
       }
@@ -514,7 +531,7 @@ async function grepContext(manager, { pattern, handle, limit }, s) {
     const text = hits ? out.join("\n") : `No line matches /${clip(pattern, 200)}/.`;
     return notes.length ? `${text}\n[${notes.join("; ")}]` : text;
   } finally {
-    matcher.free?.();
+    matcher.free();
   }
 }
 

@@ -207,7 +207,7 @@ async function serve(dir, opts, { readStore, version }) {
       if (wrong) return failure(`${name}: ${wrong}.`);
       return await extra.run(input);
     } catch (error) {
-      return failure(`${name}: ${error?.message ?? String(error)}`);
+      return failure(tools.errorText(name, error));
     }
   };
   const seconds = opts.callTimeout ?? 10;

@@ -10,7 +10,9 @@
 // handle where the model would re-emit a whole output.
 
 import { toolctxError } from "../errors.js";
-import { contextTools as toolDefinitions, createUsage, findRecord, lineView, resolveHandles, sumUsage, TOOL_NAMES } from "../tools.js";
+import { contextTools as toolDefinitions, createUsage, errorText, findRecord, lineView, resolveHandles, sumUsage, TOOL_NAMES } from "../tools.js";
+
+export { errorText };
 
 /** The sizes of the compact text, in characters or lines; each wrapper option may change them. */
 export const PREVIEW_DEFAULTS = Object.freeze({
@@ -116,26 +118,8 @@ export function countedDefinitions(manager, options = {}) {
   if (usage !== undefined && typeof usage?.readBack !== "function") {
     throw toolctxError("INVALID_ARGUMENT", "toolctx/tools: usage must be a tally from createUsage()");
   }
-  return toolDefinitions(manager, limitsOf(options)).map((d) => {
-    const run = async (input) => {
-      let answer;
-      if (typeof d.run === "function") answer = await d.run(input);
-      else {
-        try {
-          answer = { text: await d.execute(input) };
-        } catch (error) {
-          answer = { text: errorText(d.name, error), error };
-        }
-      }
-      usage?.readBack(answer.text);
-      return answer;
-    };
-    return { name: d.name, description: d.description, inputSchema: d.inputSchema, run };
-  });
+  return toolDefinitions(manager, { ...limitsOf(options), usage }).map(({ name, description, inputSchema, run }) => ({ name, description, inputSchema, run }));
 }
-
-/** What the model reads when a tool's call fails: the tool's name and the error's message, as toolctx/tools writes it. */
-export const errorText = (toolName, error) => `${toolName}: ${error?.message ?? String(error)}`;
 
 /**
  * The error a framework reports for a failed call of a retrieval tool, or for a handle

@@ -317,6 +317,11 @@ test("grep_context: a handle with a line slice greps those lines; the matcher le
   const text = await grep_context.execute({ pattern: "row \\d+5$", handle: `${h}#L20-50` });
   assert.deepEqual(text.split("\n").slice(1), ["  25: row 25", "  --", "  35: row 35", "  --", "  45: row 45"]);
   assert.match(await grep_context.execute({ pattern: "row", handle: `${h}#$.x` }), /^grep_context: handle: grep_context reads lines/);
+  // Only the lines matched are said to be matched in part: a long line outside the slice is not.
+  const long = handleOf(m, await m.saveContext("t", {}, ["short row", "x".repeat(20_000)]));
+  assert.match(await grep_context.execute({ pattern: "ro[w]", handle: long }), /\[1 lines longer than 16,384 characters were matched in their first 16,384\]$/);
+  assert.doesNotMatch(await grep_context.execute({ pattern: "ro[w]", handle: `${long}#L1` }), /longer than/);
+  assert.doesNotMatch(await grep_context.execute({ pattern: "row", handle: long }), /longer than/, "plain text reads whole lines");
   // A slow grep (it runs to its budget: 4 MB of lines at ~8 µs a character) lets a timer
   // set before it fire before it ends.
   const slow = handleOf(m, await m.saveContext("t", {}, Array.from({ length: 1000 }, () => "ab".repeat(2_000))));
