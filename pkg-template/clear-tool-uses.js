@@ -63,13 +63,24 @@ const POINTER_SCHEME = "toolctx://";
 const savedByManager = new WeakMap(); // manager → Map<tool_use_id, filepath>
 
 /**
+ * The text the model reads for a tool's content: a string, or its text blocks one after
+ * another; undefined when other blocks (images, documents) are in it. (toolctx/anthropic's
+ * withToolContext reads its tools' outputs so too; not part of the API.)
+ */
+export function contentText(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content) || !content.every((b) => b?.type === "text" && typeof b.text === "string")) return undefined;
+  return content.map((b) => b.text).join("");
+}
+
+/**
  * What is saved of a tool_result's content: a text that is a JSON object or array (a tool
  * that returned JSON.stringify(value)) as that value, so read_context, grep_context, `#L`
  * and `#$` see a field or an element per line, not one long line; any other content as it is.
  * (toolctx/anthropic's withToolContext saves its tools' outputs the same way; not part of the API.)
  */
 export function savedValue(content) {
-  const text = typeof content === "string" ? content : Array.isArray(content) && content.length > 0 && content.every((b) => b?.type === "text") ? resultText(content) : undefined;
+  const text = contentText(content);
   const start = text?.trimStart()[0];
   if (start !== "{" && start !== "[") return content;
   try {

@@ -28,7 +28,7 @@
 import { toolctxError } from "../errors.js";
 import { checkManager, countedDefinitions, errorText, isForTheModel, jsonSafe, modelError, resolveAsText, usageOfTools, wrapTools } from "./offload.js";
 
-import { savedValue } from "../clear-tool-uses.js";
+import { contentText, savedValue } from "../clear-tool-uses.js";
 
 const MODULE = "toolctx/anthropic";
 
@@ -364,13 +364,6 @@ export function contextTools(manager, options = {}) {
 /** A tool the runner runs on the client and this module wraps: a custom tool with `run` (not the memory tool, not a server tool). */
 const isRunnableCustom = (t) => typeof t?.run === "function" && typeof t.name === "string" && (t.type === undefined || t.type === "custom");
 
-/** The text the model reads for a tool's content: a string, or its text blocks; undefined when other blocks (images, documents) are in it. */
-function modelText(content) {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content) || !content.every((b) => b?.type === "text" && typeof b.text === "string")) return undefined;
-  return content.map((b) => b.text).join("");
-}
-
 function wrapRunnable(original, manager, offloader) {
   const run = async (args, context) => {
     let input = args;
@@ -384,7 +377,7 @@ function wrapRunnable(original, manager, offloader) {
     const content = await original.run(input, context);
     const call = { toolName: original.name, input: args, toolCallId: context?.toolUse?.id ?? context?.toolUseBlock?.id, context };
     const value = savedValue(content);
-    const shown = await offloader.offload(call, value, modelText(content));
+    const shown = await offloader.offload(call, value, contentText(content));
     return shown === value || shown === jsonSafe(value) ? content : shown;
   };
   return { ...original, run };
