@@ -26,6 +26,12 @@
 // `maxMatchChars` characters; a query is clipped at `maxQueryChars`. resolveHandles walks
 // without recursion, so a cycle or a 100,000-deep argument is copied as it is.
 //
+// Why one file of ~700 lines: its four sections (references, the tools, references passed
+// by handle, accounting) share the reference grammar, the limits and the message helpers,
+// and the subpath `toolctx/tools` is one module that loads wherever the manager does. Its
+// seams, for a split: references.js (parseReference, findRecord, lineRange, jsonPath,
+// resolveHandles) and grep.js (linePattern, plainText, scan), beside the tools.
+//
 // It imports nothing but errors.js (the package's error constructor, a file beside it):
 // the line view and the matcher are the core's, reached through the manager (`__lines`,
 // `__linePattern`), so the module loads wherever the manager does (a bundle, a page
