@@ -110,14 +110,6 @@ async function change(storage, ops) {
   return out;
 }
 
-/**
- * The end of the name of the segment folder's lock (src/store/segments.rs `merge_lock`).
- * Only index work takes it (a segment written, segments merged) and a failure to take it
- * only skips that work (its records wait for the next segment): it is never waited for,
- * so no open(), flush() or close() waits on another process's index work (SPEC §4).
- */
-const MERGE_LOCK = "/merge.lock";
-
 /** host → name → the tail of the turns at that lock in this process (`hold`). */
 const turns = new WeakMap();
 
@@ -219,15 +211,14 @@ export function createDriver(core, onTrap) {
    * The Promise of the operation whose first step is `step`: each step done, its
    * outcomes handed to `next(step, outcomes)` for the next step, until one is `done` or
    * `failed`. `next` throwing fails the operation (its locks released). Tracked as an
-   * operation of `owner` when given (`close` waits); a trap rejects it. `background`:
-   * index work that nobody awaits, which takes no lock held by another (it yields).
+   * operation of `owner` when given (`close` waits); a trap rejects it.
    */
-  function run(step, next, owner, background = false) {
+  function run(step, next, owner) {
     let key;
     const promise = new Promise((resolve, reject) => {
       key = reject;
       runs.set(reject, undefined);
-      follow(step, next, reject, background).then(
+      follow(step, next, reject).then(
         (value) => runs.delete(reject) && resolve(value),
         (err) => runs.delete(reject) && reject(err),
       );
@@ -235,7 +226,7 @@ export function createDriver(core, onTrap) {
     return owner === undefined ? promise : track(owner, promise, key);
   }
 
-  async function follow(step, next, key, background) {
+  async function follow(step, next, key) {
     /** The locks held: `{storage, name, lock}` (`hold`). */
     const locks = [];
     const releaseAll = () => {
@@ -257,8 +248,7 @@ export function createDriver(core, onTrap) {
             outcomes = await change(step.storage, step.ops);
             break;
           case STEP.LOCK: {
-            const wait = !background && !step.name.endsWith(MERGE_LOCK);
-            const lock = hold(step.storage.host, step.storage.lock, step.name, wait);
+            const lock = hold(step.storage.host, step.storage.lock, step.name, step.wait);
             const held = { storage: step.storage, name: step.name, lock };
             locks.push(held);
             runs.set(key, releaseAll);
@@ -299,8 +289,8 @@ export function createDriver(core, onTrap) {
   }
 
   /** The Promise of a plan (src/plan.rs), from its first step, tracked as `manager`'s when given. */
-  function plan(step, manager, background = false) {
-    return run(step, planStep, manager, background);
+  function plan(step, manager) {
+    return run(step, planStep, manager);
   }
 
   /**
@@ -327,8 +317,8 @@ export function createDriver(core, onTrap) {
    * so `close()` waits for it; the save's Promise does not. It starts as soon as the save
    * resolves (a microtask, not a timer), so a loop of awaited saves never lets more than
    * a segment's worth wait. Its failures went to `onDebug`; a closed manager has none due.
-   * It never waits for a lock (`background`): held by another, the segment waits for the
-   * next time instead.
+   * Its lock is asked without waiting (`wait: false`, src/store/persist.rs): held by
+   * another, the segment waits for the next time instead.
    */
   function afterSave(manager, saved) {
     saved.then(() => {
@@ -338,7 +328,7 @@ export function createDriver(core, onTrap) {
       } catch {
         return;
       }
-      if (step !== undefined) plan(step, manager, true).catch(() => {});
+      if (step !== undefined) plan(step, manager).catch(() => {});
     }, () => {});
     return saved;
   }
@@ -390,7 +380,7 @@ export function createDriver(core, onTrap) {
 
   /**
    * `close()` of `manager` (src/wasm/manager/mod.rs, `closing`): its first step is a plan's,
-   * or `wait`: the method to call once the manager's other operations in flight have
+   * or `wait`: call `__closeIdle` once the manager's other operations in flight have
    * settled (then again). The plan resolves to `{host, close}`, the host's own `close()`
    * to call last (a storage the manager made), or undefined.
    */
@@ -414,7 +404,7 @@ export function createDriver(core, onTrap) {
     let step = manager.__close();
     while (step.kind === STEP.WAIT) {
       await othersSettled(manager, key);
-      step = manager[step.method]();
+      step = manager.__closeIdle();
     }
     const closer = await plan(step);
     if (closer === undefined) return undefined;

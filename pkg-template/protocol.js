@@ -8,11 +8,11 @@ export const STEP = Object.freeze({
   RUN: "run",
   /** `{kind, storage, ops}`: run the ops in order, stopping at the first that fails; answer the outcomes of those run. */
   CHANGE: "change",
-  /** `{kind, id?, storage, name}`: take the lock `name` (this process's turn, then the host's); answer one outcome. */
+  /** `{kind, id?, storage, name, wait}`: take the lock `name` (this process's turn, then the host's; held by another and `wait` false: fail at once); answer one outcome. */
   LOCK: "lock",
   /** `{kind, id?, storage, name}`: release that lock; answer the outcome of the host's `lock`. */
   UNLOCK: "unlock",
-  /** `{kind, method}`: wait for the manager's other operations in flight, then call `method`. */
+  /** `{kind}`: close() waits for the manager's other operations in flight, then calls `__closeIdle`. */
   WAIT: "wait",
   /** `{kind, value}` or `{kind, json}`: finished with `value` (or `JSON.parse(json)`). */
   DONE: "done",

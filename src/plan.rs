@@ -9,7 +9,8 @@
 //!   outcomes; a failed op is an `Err` outcome, typed as the storage types it;
 //! - [`Step::Lock`] / [`Step::Unlock`]: take the storage's named lock (what
 //!   [`Storage::locked`] runs its work under), or release it; a plan holds one lock at a
-//!   time. A plan that finishes holding it has it released first, then finishes. If the
+//!   time. A lock asked with `wait: false` (background index work, which yields) fails at
+//!   once when another holds it, instead of being waited for. A plan that finishes holding it has it released first, then finishes. If the
 //!   lock fails (taking or releasing it), the plan hears it through
 //!   [`Plan::lock_failed`] (by default, it fails with that error);
 //! - [`Step::Done`]: the result.
@@ -101,7 +102,13 @@ pub enum Step<T> {
     /// Run these ops, then step with their outcomes.
     Run(Vec<Op>),
     /// Take the named lock, then step (with no outcomes).
-    Lock(String),
+    Lock {
+        /// The lock: a path inside the store.
+        name: String,
+        /// Whether to wait while another holds it; else taking it fails at once (the plan
+        /// hears it through [`Plan::lock_failed`]).
+        wait: bool,
+    },
     /// Release the lock, then step (with no outcomes).
     Unlock,
     /// Finished.
@@ -115,7 +122,7 @@ impl<T> Step<T> {
         match self {
             Step::Done(result) => Ok(result),
             Step::Run(ops) => Err(Step::Run(ops)),
-            Step::Lock(name) => Err(Step::Lock(name)),
+            Step::Lock { name, wait } => Err(Step::Lock { name, wait }),
             Step::Unlock => Err(Step::Unlock),
         }
     }

@@ -28,8 +28,19 @@ pub(super) async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<(
     loop {
         step = match step {
             Step::Run(ops) => plan.step(perform(storage, &ops).await),
-            Step::Lock(name) => {
-                let _turn = turn.lock().await;
+            Step::Lock { name, wait } => {
+                // Not waiting (`wait: false`) is for this manager's own turn: the native
+                // storages' locks (the Storage trait's default) exclude no one else.
+                let _turn = match wait {
+                    true => turn.lock().await,
+                    false => match turn.try_lock() {
+                        Some(turn) => turn,
+                        None => {
+                            step = plan.lock_failed(held_elsewhere(&name));
+                            continue;
+                        }
+                    },
+                };
                 // The plan runs on under the lock until it releases it, or finishes.
                 let mut inside = None;
                 match storage.locked(&name, until_unlocked(storage, &mut plan, &mut inside)).await {
@@ -50,6 +61,11 @@ pub(super) async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<(
     }
 }
 
+/// Why a lock asked without waiting was not taken.
+fn held_elsewhere(name: &str) -> Error {
+    Error::new(ErrorKind::Storage, format!("the lock {name} is held (not waited for)"))
+}
+
 /// Steps `plan` while it holds a lock, until it releases it (`inside` stays `None`) or
 /// finishes (`inside`: its last step).
 async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P, inside: &mut Option<Step<P::Output>>) {
@@ -58,7 +74,7 @@ async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P, inside: 
         match plan.step(std::mem::take(&mut outcomes)) {
             Step::Run(ops) => outcomes = perform(storage, &ops).await,
             Step::Unlock => return,
-            Step::Lock(_) => {
+            Step::Lock { .. } => {
                 *inside = Some(Step::Done(Err(Error::new(ErrorKind::Internal, "a plan took a lock it holds"))));
                 return;
             }
@@ -185,7 +201,7 @@ mod tests {
         fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output> {
             self.at += 1;
             match self.at {
-                1 => Step::Lock("l".into()),
+                1 => Step::Lock { name: "l".into(), wait: true },
                 2 => Step::Run(vec![Op::Read("a".into())]),
                 3 if self.fail_locked => Step::Done(Err(Error::invalid("failed under the lock"))),
                 3 => Step::Unlock,
@@ -212,15 +228,15 @@ mod tests {
         assert_eq!(*storage.log.borrow(), ["lock l", "read a", "unlock"]);
     }
 
-    /// Takes the lock `l`; hears its failure and reads `b` instead.
-    struct Hears(Option<Error>);
+    /// Takes the lock `l` (waiting for it when `.1`); hears its failure and reads `b` instead.
+    struct Hears(Option<Error>, bool);
 
     impl Plan for Hears {
         type Output = String;
 
         fn step(&mut self, outcomes: Outcomes) -> Step<String> {
             match self.0.take() {
-                None if outcomes.is_empty() => Step::Lock("l".into()),
+                None if outcomes.is_empty() => Step::Lock { name: "l".into(), wait: self.1 },
                 Some(e) if outcomes.is_empty() => Step::Run(vec![Op::Read(format!("b {}", e.kind().code()))]),
                 _ => Step::Done(Ok(format!("{:?}", outcomes.len()))),
             }
@@ -235,10 +251,20 @@ mod tests {
     #[test]
     fn a_plan_hears_that_its_lock_failed_and_goes_on_while_by_default_it_fails() {
         let storage = Logged { lock_fails: true, ..Logged::default() };
-        assert_eq!(block_on(run(&storage, Hears(None))).unwrap(), "1");
+        assert_eq!(block_on(run(&storage, Hears(None, true))).unwrap(), "1");
         assert_eq!(*storage.log.borrow(), ["lock l", "read b STORAGE"]);
         let err = block_on(run(&storage, Sample { at: 0, fail_locked: false })).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Storage, "{err}");
+    }
+
+    #[test]
+    fn a_lock_asked_without_waiting_fails_at_once_while_the_managers_turn_is_held() {
+        let storage = Logged::default();
+        let turn = Mutex::new(());
+        let busy = turn.try_lock().unwrap();
+        assert_eq!(block_on(run_in_turn(&storage, &turn, Hears(None, false))).unwrap(), "1");
+        assert_eq!(*storage.log.borrow(), ["read b STORAGE"], "the storage's lock is never asked");
+        drop(busy);
     }
 
     #[test]

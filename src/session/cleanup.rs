@@ -63,7 +63,7 @@ impl CleanupStale {
             Some(id) => {
                 let lock = lock_name(&self.dir(&id));
                 self.at = Cleanup::Locking(id);
-                Step::Lock(lock)
+                Step::Lock { name: lock, wait: true }
             }
             None => Step::Done(Ok(std::mem::take(&mut self.removed))),
         }

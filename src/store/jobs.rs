@@ -86,8 +86,9 @@ pub(super) enum Next {
     Nothing,
     /// Run these ops.
     Run(Vec<Op>),
-    /// Take the named lock (the stage's next step gets no outcome, or the lock's failure).
-    Lock(String),
+    /// Take the named lock (the stage's next step gets no outcome, or the lock's failure);
+    /// `wait: false` as [`Step::Lock`] says.
+    Lock { name: String, wait: bool },
     /// Release it (the next step gets no outcome, or the lock's failure).
     Unlock,
 }
@@ -412,7 +413,7 @@ impl Manager {
             let step = match next {
                 Next::Nothing => continue,
                 Next::Run(ops) => Step::Run(ops),
-                Next::Lock(name) => Step::Lock(name),
+                Next::Lock { name, wait } => Step::Lock { name, wait },
                 Next::Unlock => Step::Unlock,
             };
             job.stages.push_front(stage);
@@ -449,7 +450,7 @@ impl Manager {
                 None => Next::Nothing,
             },
             Stage::EndSession { .. } => match &self.session {
-                Some(s) => Next::Lock(session::lock_name(&s.dir)),
+                Some(s) => Next::Lock { name: session::lock_name(&s.dir), wait: true },
                 None => Next::Nothing,
             },
             Stage::Rebuild(r) => match &self.session {

@@ -188,15 +188,19 @@ impl Manager {
         };
         w.segment = Some((name, bytes));
         w.phase = WritePhase::Locking;
-        Next::Lock(self.segment_lock())
+        self.segment_lock(w.forced)
     }
 
-    /// The lock a segment write and a merge hold: a session's own (`endSession` takes it
-    /// too, so no segment lands in a session being removed), else the segment folder's.
-    fn segment_lock(&self) -> String {
+    /// The lock a segment write and a merge hold: a session's own (`endSession` and the
+    /// manifest writes take it too, so no segment lands in a session being removed), else
+    /// the segment folder's. Index work never makes anyone wait on it (SPEC §4), so it is
+    /// taken without waiting (held by another: the records wait for the next segment)
+    /// except by a `forced` write in a session, whose lock is held only by other
+    /// foreground work for as long as a manifest write.
+    fn segment_lock(&self, forced: bool) -> Next {
         match &self.session {
-            Some(s) => session::lock_name(&s.dir),
-            None => segments::merge_lock(&self.segment_dir()),
+            Some(s) => Next::Lock { name: session::lock_name(&s.dir), wait: forced },
+            None => Next::Lock { name: segments::merge_lock(&self.segment_dir()), wait: false },
         }
     }
 

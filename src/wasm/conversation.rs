@@ -94,7 +94,7 @@ impl JsOperation {
         let result = match std::mem::replace(&mut self.at, OpAt::Over) {
             OpAt::Start if self.op.exclusive() => {
                 self.at = OpAt::Locking;
-                return steps::lock(Kind::Lock, None, self.storage(), &self.lock_name());
+                return steps::lock(None, self.storage(), &self.lock_name(), true);
             }
             OpAt::Start => self.read(),
             OpAt::Locking => match steps::outcome(&outcomes.get(0)) {
@@ -130,7 +130,7 @@ impl JsOperation {
             result if self.locked => {
                 self.locked = false;
                 self.at = OpAt::Releasing(result);
-                steps::lock(Kind::Unlock, None, self.storage(), &self.lock_name())
+                steps::unlock(None, self.storage(), &self.lock_name())
             }
             result => end(result),
         }
@@ -247,13 +247,13 @@ impl JsSync {
                 step
             }
             Step::Lock(side) => {
-                let step = steps::lock(Kind::Lock, None, self.storage(side)?, &self.lock_name(side));
+                let step = steps::lock(None, self.storage(side)?, &self.lock_name(side), true);
                 self.last = SyncAt::Lock(side);
                 step
             }
             Step::Unlock(side) => {
                 self.last = SyncAt::Lock(side);
-                steps::lock(Kind::Unlock, None, self.storage(side)?, &self.lock_name(side))
+                steps::unlock(None, self.storage(side)?, &self.lock_name(side))
             }
             Step::Done(report) => end(to_js(&report)),
         })

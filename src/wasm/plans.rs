@@ -145,22 +145,22 @@ fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> JsValue 
                 running.asked = ops;
                 break steps::run(Kind::Run, Some(id), storage, list);
             }
-            Step::Lock(name) => match &running.lock {
+            Step::Lock { name, wait } => match &running.lock {
                 Lock::Held(held) => {
                     let error = Error::new(ErrorKind::Internal, "a plan took a lock it holds");
-                    let step = steps::lock(Kind::Unlock, Some(id), storage, held);
+                    let step = steps::unlock(Some(id), storage, held);
                     running.lock = Lock::Releasing(held.clone(), Some(Err(error)));
                     break step;
                 }
                 _ => {
-                    let step = steps::lock(Kind::Lock, Some(id), storage, &name);
+                    let step = steps::lock(Some(id), storage, &name, wait);
                     running.lock = Lock::Taking(name);
                     break step;
                 }
             },
             Step::Unlock => match std::mem::replace(&mut running.lock, Lock::Free) {
                 Lock::Held(name) => {
-                    let step = steps::lock(Kind::Unlock, Some(id), storage, &name);
+                    let step = steps::unlock(Some(id), storage, &name);
                     running.lock = Lock::Releasing(name, None);
                     break step;
                 }
@@ -171,7 +171,7 @@ fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> JsValue 
             },
             Step::Done(result) => match std::mem::replace(&mut running.lock, Lock::Free) {
                 Lock::Held(name) => {
-                    let step = steps::lock(Kind::Unlock, Some(id), storage, &name);
+                    let step = steps::unlock(Some(id), storage, &name);
                     running.lock = Lock::Releasing(name, Some(result));
                     break step;
                 }

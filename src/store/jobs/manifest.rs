@@ -109,7 +109,7 @@ impl Manager {
         }
         s.writes_in_flight.set(s.writes_in_flight.get() + 1);
         write.phase = ManifestPhase::Locking;
-        Next::Lock(session::lock_name(&s.dir))
+        Next::Lock { name: session::lock_name(&s.dir), wait: true }
     }
 
     /// Under the session lock: read the manifest on disk, merge it with ours (entries

@@ -179,7 +179,7 @@ fields! {
         Value: set_value = value,
         Json: set_json = json,
         Error: set_error = error,
-        Method: set_method = method,
+        Wait: set_wait = wait,
         Sources: set_sources = sources,
         Held: set_held = held,
         Paths: set_paths = paths,
@@ -280,22 +280,33 @@ pub fn run(kind: Kind, id: Option<u32>, storage: &JsStorage, ops: Array) -> JsVa
     o.into()
 }
 
-/// `{kind: "lock" | "unlock", id?, storage, name}`.
-pub fn lock(kind: Kind, id: Option<u32>, storage: &JsStorage, name: &str) -> JsValue {
+/// `{kind: "lock", id?, storage, name, wait}`: take the lock `name` (a plan's, when `id`),
+/// waiting while another holds it only when `wait`.
+pub fn lock(id: Option<u32>, storage: &JsStorage, name: &str, wait: bool) -> JsValue {
+    let o = lock_step(Kind::Lock, id, storage, name);
+    set(&o, Key::Wait, &wait.into());
+    o.into()
+}
+
+/// `{kind: "unlock", id?, storage, name}`: release the lock `name` (a plan's, when `id`).
+pub fn unlock(id: Option<u32>, storage: &JsStorage, name: &str) -> JsValue {
+    lock_step(Kind::Unlock, id, storage, name).into()
+}
+
+fn lock_step(kind: Kind, id: Option<u32>, storage: &JsStorage, name: &str) -> Fields {
     let o = step(kind);
     if let Some(id) = id {
         set(&o, Key::Id, &id.into());
     }
     set(&o, Key::Storage, storage.js());
     set(&o, Key::Name, &name.into());
-    o.into()
+    o
 }
 
-/// `{kind: "wait", method}`.
-pub fn wait(method: &str) -> JsValue {
-    let o = step(Kind::Wait);
-    set(&o, Key::Method, &method.into());
-    o.into()
+/// `{kind: "wait"}`: for `close()`, once the manager's other operations in flight have
+/// ended, its next step (`__closeIdle`).
+pub fn wait() -> JsValue {
+    step(Kind::Wait).into()
 }
 
 /// `{kind: "write", id, storage, path, bytes}` or `{…, parts}` (the header, the result's

@@ -93,13 +93,14 @@ impl JsContextManager {
 
     /// The answer of a `close()` step: the first step of its plan (src/wasm/plans.rs),
     /// resolving to `{host, close}`, the host's `close()` for the driver to call last, or
-    /// `undefined`; or a `wait` step, naming the method to call once this manager's
-    /// operations in flight have ended.
+    /// `undefined`; or a `wait` step: `__closeIdle` once this manager's operations in
+    /// flight have ended.
     fn closing(&self, closing: Closing) -> JsValue {
         match closing {
             Closing::Done => plans::done(JsValue::UNDEFINED),
-            Closing::Wait => steps::wait("__close"),
-            Closing::Busy => steps::wait("__closeIdle"),
+            // Another close under way (native Rust's concern: the driver runs one close of
+            // a manager at a time, so here it is this one) or operations in flight: wait.
+            Closing::Wait | Closing::Busy => steps::wait(),
             Closing::WriteOut(job) => {
                 let (storage, owns_storage) = (self.storage.clone(), self.owns_storage);
                 let close = move |_| {
