@@ -1,13 +1,13 @@
 // toolctx/indexeddb: a StorageHost over IndexedDB.
 //
-// One object store of files keyed by path. Every write is one transaction, so a
-// reader sees the old bytes or the new ones, never half; an exclusive write is an
-// `add`, which fails inside the same transaction when the key exists. Folders are
-// implied by paths; `list` walks a key range.
+// One object store of files keyed by path, over the key-value base. Every write is one
+// transaction, so a reader sees the old bytes or the new ones, never half; an exclusive
+// write is an `add`, which fails inside the same transaction when the key exists. Folders
+// are implied by paths; listing walks a key range.
 
 import { toolctxError } from "../errors.js";
-import { concat, copyOf } from "./base/bytes.js";
-import { children, folderPrefix } from "./base/listing.js";
+import { concat } from "./base/bytes.js";
+import { keyValueStorage } from "./base/key-value.js";
 import { webLock } from "./base/web-lock.js";
 
 const STORE = "files";
@@ -27,13 +27,9 @@ function done(tx) {
   });
 }
 
-function exists(path) {
-  return toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
-}
-
 /**
  * @param {import("./indexeddb.d.ts").IndexedDbStorageOptions} [options]
- * @returns {import("../index.js").StorageHost}
+ * @returns {import("../host.d.ts").StorageHost & { close(): Promise<void> }}
  */
 export function indexedDbStorage(options = {}) {
   const name = options.database ?? "toolctx";
@@ -55,54 +51,55 @@ export function indexedDbStorage(options = {}) {
     return (await db()).transaction(STORE, mode, { durability });
   }
 
+  /** Puts `bytes` at `path` (with `add`: only where there is none) in one transaction; false when `add` found it taken. */
+  async function store(path, bytes, { add }) {
+    const t = await tx("readwrite");
+    const files = t.objectStore(STORE);
+    const req = add ? files.add(bytes, path) : files.put(bytes, path);
+    // A taken key is an answer, not a failure of the transaction: keep it from aborting.
+    req.onerror = (event) => {
+      if (req.error?.name === "ConstraintError") event.preventDefault();
+    };
+    const finished = done(t);
+    try {
+      await request(req);
+    } catch (err) {
+      if (err?.name !== "ConstraintError") throw err;
+      await finished.catch(() => {});
+      return false;
+    }
+    await finished;
+    return true;
+  }
+
   return {
-    description: `indexeddb storage (database "${name}")`,
-    async read(path) {
-      const t = await tx("readonly");
-      const value = await request(t.objectStore(STORE).get(path));
-      return value === undefined ? undefined : value;
-    },
-    async write(path, data, { exclusive = false } = {}) {
-      const value = copyOf(data);
-      const t = await tx("readwrite");
-      const store = t.objectStore(STORE);
-      const req = exclusive ? store.add(value, path) : store.put(value, path);
-      req.onerror = (event) => {
-        if (req.error?.name === "ConstraintError") event.preventDefault();
-      };
-      const finished = done(t);
-      try {
-        await request(req);
-      } catch (err) {
-        if (err?.name === "ConstraintError") {
-          await finished.catch(() => {});
-          throw exists(path);
-        }
-        throw err;
-      }
-      await finished;
-    },
-    async append(path, data) {
-      const tail = copyOf(data);
-      const t = await tx("readwrite");
-      const store = t.objectStore(STORE);
-      const head = (await request(store.get(path))) ?? new Uint8Array(0);
-      store.put(concat([head, tail]), path);
-      await done(t);
-    },
-    async remove(path) {
-      const t = await tx("readwrite");
-      t.objectStore(STORE).delete(path);
-      await done(t);
-    },
-    async list(dir) {
-      const prefix = folderPrefix(dir);
-      const t = await tx("readonly");
-      const range = IDBKeyRange.bound(prefix, `${prefix}\uffff`, false, false);
-      return children(prefix, await request(t.objectStore(STORE).getAllKeys(range)));
-    },
-    removeDir() {},
-    lock: webLock,
+    ...keyValueStorage({
+      description: `indexeddb storage (database "${name}")`,
+      async get(path) {
+        const t = await tx("readonly");
+        return request(t.objectStore(STORE).get(path));
+      },
+      put: (path, bytes) => store(path, bytes, { add: false }),
+      create: (path, bytes) => store(path, bytes, { add: true }),
+      async append(path, tail) {
+        const t = await tx("readwrite");
+        const files = t.objectStore(STORE);
+        const head = (await request(files.get(path))) ?? new Uint8Array(0);
+        files.put(concat([head, tail]), path);
+        await done(t);
+      },
+      async delete(path) {
+        const t = await tx("readwrite");
+        t.objectStore(STORE).delete(path);
+        await done(t);
+      },
+      async keys(prefix) {
+        const t = await tx("readonly");
+        const range = IDBKeyRange.bound(prefix, `${prefix}\uffff`, false, false);
+        return (await request(t.objectStore(STORE).getAllKeys(range))).map((key) => key.slice(prefix.length));
+      },
+      lock: webLock,
+    }),
     /** Closes the database connection. */
     async close() {
       if (opened) (await opened).close();

@@ -1,0 +1,104 @@
+// toolctx/cloudflare's durableObjectStorage: records in the SQLite-backed storage of a
+// Durable Object (`ctx.storage`), for code running inside that object, over the
+// key-value base, with no Cloudflare SDK.
+//
+// Two tables in the object's SQLite database. A value is cut into cells under the 2 MB
+// limit and written with its head row in one synchronous transaction, so no reader ever
+// sees part of a value. Every call answers synchronously. lock() is a queue in the
+// object, which is a real mutual exclusion: a Durable Object is one instance in the world
+// and runs one thing at a time, and everyone who uses its storage runs inside it.
+
+import { toolctxError } from "../errors.js";
+import { keyValueStorage } from "./base/key-value.js";
+import { queueLock } from "./base/queue-lock.js";
+
+/** The largest cell written to Durable Object SQLite (its limit is 2 MB per row). */
+export const DO_CHUNK_BYTES = 1024 * 1024;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS toolctx_files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, chunks INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS toolctx_chunks (path TEXT NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (path, n));`;
+
+/** The lock of each Durable Object's storage, shared by every adapter made over it. */
+const locksOf = new WeakMap();
+
+/** The paths below a prefix are one key range: "a/b/" <= path < "a/b0" ("0" follows "/"). */
+function rangeOf(prefix) {
+  return prefix === "" ? ["", "\u{10FFFF}"] : [prefix, `${prefix.slice(0, -1)}0`];
+}
+
+/**
+ * A StorageHost over a Durable Object's SQLite storage (`ctx.storage`). Values are cut
+ * into cells of `DO_CHUNK_BYTES`; a write is one transaction.
+ * @param {import("./cloudflare.d.ts").DurableObjectStorageLike} storage
+ * @returns {import("./cloudflare.d.ts").CloudflareStorage}
+ */
+export function durableObjectStorage(storage) {
+  if (!storage || typeof storage.transactionSync !== "function" || !storage.sql) {
+    throw toolctxError(
+      "INVALID_ARGUMENT",
+      "durableObjectStorage needs the storage of a SQLite-backed Durable Object (ctx.storage, class listed in new_sqlite_classes)",
+    );
+  }
+  const { sql } = storage;
+  sql.exec(SCHEMA);
+  if (!locksOf.has(storage)) locksOf.set(storage, queueLock());
+
+  const head = (path) => sql.exec("SELECT size, chunks FROM toolctx_files WHERE path = ?", path).toArray()[0];
+  const addChunks = (path, bytes, first) => {
+    let n = first;
+    for (let at = 0; at < bytes.length; at += DO_CHUNK_BYTES, n++) {
+      sql.exec("INSERT INTO toolctx_chunks (path, n, data) VALUES (?, ?, ?)", path, n, bytes.subarray(at, at + DO_CHUNK_BYTES));
+    }
+    return n;
+  };
+  /** In one transaction: the value at `path` replaced by `bytes` (with `exclusive`, only where there is none); false when taken. */
+  const store = (path, bytes, { exclusive }) =>
+    storage.transactionSync(() => {
+      if (head(path) !== undefined) {
+        if (exclusive) return false;
+        sql.exec("DELETE FROM toolctx_chunks WHERE path = ?", path);
+      }
+      const chunks = addChunks(path, bytes, 0);
+      sql.exec("INSERT OR REPLACE INTO toolctx_files (path, size, chunks) VALUES (?, ?, ?)", path, bytes.length, chunks);
+      return true;
+    });
+
+  return keyValueStorage({
+    description: "Durable Object storage: SQLite in the object, one transaction per write",
+    get(path) {
+      const found = head(path);
+      if (found === undefined) return undefined;
+      const bytes = new Uint8Array(found.size);
+      let at = 0;
+      for (const { data } of sql.exec("SELECT data FROM toolctx_chunks WHERE path = ? ORDER BY n", path)) {
+        bytes.set(new Uint8Array(data), at);
+        at += data.byteLength;
+      }
+      return bytes;
+    },
+    put: (path, bytes) => store(path, bytes, { exclusive: false }),
+    create: (path, bytes) => store(path, bytes, { exclusive: true }),
+    /** New cells after the last one, and the head updated, in one transaction. */
+    append(path, bytes) {
+      storage.transactionSync(() => {
+        const found = head(path) ?? { size: 0, chunks: 0 };
+        const chunks = addChunks(path, bytes, found.chunks);
+        sql.exec("INSERT OR REPLACE INTO toolctx_files (path, size, chunks) VALUES (?, ?, ?)", path, found.size + bytes.length, chunks);
+      });
+    },
+    delete(path) {
+      storage.transactionSync(() => {
+        sql.exec("DELETE FROM toolctx_files WHERE path = ?", path);
+        sql.exec("DELETE FROM toolctx_chunks WHERE path = ?", path);
+      });
+    },
+    keys(folder) {
+      const [from, to] = rangeOf(folder);
+      const rows = sql.exec("SELECT path FROM toolctx_files WHERE path >= ? AND path < ?", from, to);
+      return Array.from(rows, ({ path }) => path.slice(folder.length));
+    },
+    /** Mutual exclusion by name among everyone using this object's storage (see above). */
+    lock: locksOf.get(storage),
+  });
+}
