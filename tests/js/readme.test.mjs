@@ -3,7 +3,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -25,7 +27,10 @@ test("the README usage example runs and prints what it says", () => {
   assert.equal(promised.length, 1, "one documented output line");
   const dir = `${root}tests/js/.tmp`;
   mkdirSync(dir, { recursive: true });
-  writeFileSync(`${dir}/readme-example.mjs`, code);
+  // The example's store, made fresh: what an earlier run left there would be opened too.
+  const store = mkdtempSync(join(tmpdir(), "toolctx-readme-"));
+  assert.ok(code.includes('"/tmp/toolctx-readme"'), "the example's contextDir");
+  writeFileSync(`${dir}/readme-example.mjs`, code.replace('"/tmp/toolctx-readme"', JSON.stringify(store)));
   const out = execFileSync(process.execPath, [`${dir}/readme-example.mjs`], { encoding: "utf8" });
   const squash = (s) => s.replace(/\s+/g, "");
   assert.equal(squash(out), squash(promised[0]));
