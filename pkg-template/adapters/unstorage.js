@@ -20,6 +20,7 @@
 import { toolctxError } from "../errors.js";
 import { backendCall } from "./base/backend.js";
 import { deadlineOf } from "./base/deadline.js";
+import { keyValueStorage } from "./base/key-value.js";
 
 const encoder = new TextEncoder();
 const UNSAFE = /[%:/\\?#$]|\.$/g;
@@ -77,44 +78,47 @@ export function unstorageStorage(options) {
   const call = (op, what, run) => backendCall(`unstorage ${op} ${what}`, deadline, () => run());
 
   return {
-    description: `unstorage storage${base ? ` (base ${base})` : ""}`,
+    ...keyValueStorage({
+      description: `unstorage storage${base ? ` (base ${base})` : ""}`,
+      async get(path) {
+        const k = key(path);
+        const value = await call("read", k, () => storage.getItemRaw(k));
+        return value === null || value === undefined ? undefined : toBytes(value, k);
+      },
+      async put(path, bytes) {
+        const k = key(path);
+        await call("write", k, () => storage.setItemRaw(k, bytes));
+      },
+      /** No atomic create in unstorage: the base checks, then puts (see above). */
+      has(path) {
+        const k = key(path);
+        return call("write", k, () => storage.hasItem(k));
+      },
+      async delete(path) {
+        const k = key(path);
+        await call("remove", k, () => storage.removeItem(k));
+      },
+      /** getKeys(folder) gives every key below it; a child is its first segment, decoded. */
+      async keys(folder) {
+        const d = key(folder);
+        const under = d === "" ? "" : `${d}:`;
+        const found = [];
+        for (const k of await call("list", d, () => storage.getKeys(d))) {
+          if (!k.startsWith(under) || !k.startsWith(prefix)) continue;
+          const rest = k.slice(under.length).split(":");
+          found.push(rest.length === 1 ? decodeSegment(rest[0]) : `${decodeSegment(rest[0])}/`);
+        }
+        return found;
+      },
+      async lock(name, fn) {
+        if (lock) return lock(name, fn);
+        throw toolctxError(
+          "UNSUPPORTED",
+          `toolctx/unstorage has no lock (an unstorage driver has no atomic check-and-set), so ${name} cannot be locked: ` +
+            "sessions and conversations need a storage with locks (toolctx/deno-kv, toolctx/redis, a file system) or a `lock` option of your own",
+        );
+      },
+    }),
     guarantees: { exclusiveCreate: "check-then-write", atomicReplace: "driver", locks: lock !== undefined },
-    async read(path) {
-      const k = key(path);
-      const value = await call("read", k, () => storage.getItemRaw(k));
-      return value === null || value === undefined ? undefined : toBytes(value, k);
-    },
-    async write(path, data, { exclusive = false } = {}) {
-      const k = key(path);
-      if (exclusive && (await call("write", k, () => storage.hasItem(k)))) throw toolctxError("EEXIST", `EEXIST: record already exists: ${path}`);
-      const bytes = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data); // our own copy
-      await call("write", k, () => storage.setItemRaw(k, bytes));
-    },
-    async remove(path) {
-      const k = key(path);
-      await call("remove", k, () => storage.removeItem(k));
-    },
-    /** getKeys(dir) gives every key below `dir`; its direct children are the first segments. */
-    async list(dir) {
-      const d = key(dir);
-      const under = d === "" ? "" : `${d}:`;
-      const keys = await call("list", d, () => storage.getKeys(d));
-      const names = new Set();
-      for (const k of keys) {
-        if (!k.startsWith(under) || !k.startsWith(prefix)) continue;
-        const rest = k.slice(under.length).split(":");
-        names.add(rest.length === 1 ? decodeSegment(rest[0]) : `${decodeSegment(rest[0])}/`);
-      }
-      return [...names].sort();
-    },
-    removeDir() {}, // keys have no folders
-    async lock(name, fn) {
-      if (lock) return lock(name, fn);
-      throw toolctxError(
-        "UNSUPPORTED",
-        `toolctx/unstorage has no lock (an unstorage driver has no atomic check-and-set), so ${name} cannot be locked: ` +
-          "sessions and conversations need a storage with locks (toolctx/deno-kv, toolctx/redis, a file system) or a `lock` option of your own",
-      );
-    },
   };
 }
