@@ -258,35 +258,37 @@ export class ContextManager {
 
   // Pointer lists (pointers.js): the slots from the core, the pointers from the mirror.
   getAllPointers() {
-    return this.#listPointers(0, undefined);
+    return this.#listPointers(undefined);
   }
 
+  // The seed's filters compare with ===: an id of another type matches nothing.
   getPointersForQuery(queryId) {
-    return this.#listPointers(1, queryId);
+    return typeof queryId === "string" ? this.#listPointers({ queryId }) : [];
   }
 
   getPointersForTask(taskId) {
-    return this.#listPointers(2, taskId);
+    return typeof taskId === "number" ? this.#listPointers({ taskId }) : [];
   }
 
-  #listPointers(kind, value) {
+  /** The pointers `filter` (`{queryId}`, `{taskId}`, or undefined for all) lets through. */
+  #listPointers(filter) {
     try {
       const handle = this.#live();
-      return this.#pointers.list(handle, handle.__slots(kind, value));
+      return this.#pointers.list(handle, handle.__slots(filter));
     } catch (err) {
       throw core.error(err);
     }
   }
 
-  // selectRelevantContexts through one crossing each way: the pointers go in by slot
-  // where this manager listed them, else by filepath (pointers.js: `given`), and the
-  // core returns the places of the relevant ones, which become the filepaths read here.
+  // selectRelevantContexts: the pointers go in by slot where this manager listed them,
+  // else the core reads them (pointers.js: `given`), and the core returns the places of
+  // the relevant ones, which become the filepaths read here.
   selectRelevantContexts(query, pointers, options) {
     try {
       const handle = this.#live();
-      if (!Array.isArray(pointers)) return handle.__selectListed(query, pointers, options, NO_POINTERS, 0, "");
-      const { epoch, slots, paths, unknown } = this.#pointers.given(handle, pointers);
-      const places = handle.__selectListed(query, pointers, options, slots, epoch, unknown);
+      if (!Array.isArray(pointers)) return handle.__selectListed(query, pointers, options, undefined);
+      const { listed, paths } = this.#pointers.given(handle, pointers);
+      const places = handle.__selectListed(query, pointers, options, listed);
       const out = new Array(places.length);
       for (let i = 0; i < places.length; i++) out[i] = paths[places[i]];
       return out;
@@ -306,17 +308,13 @@ export class ContextManager {
   }
 
   async #selecting(query, options) {
-    const { rerank, rerankTimeoutMs, ...rest } = options ?? {};
-    // The pointers cross by slot or in one string (see selectRelevantContexts).
-    if (Array.isArray(rest.pointers)) {
-      const { epoch, slots, unknown } = call(() => this.#pointers.given(this.#live(), rest.pointers));
-      Object.assign(rest, { __epoch: epoch, __slots: slots, __paths: unknown });
-    }
+    const { rerank, rerankTimeoutMs } = options ?? {};
+    // The pointers cross by slot where this manager listed them (see selectRelevantContexts).
+    const pointers = options?.pointers;
+    const listed = Array.isArray(pointers) ? call(() => this.#pointers.given(this.#live(), pointers)).listed : undefined;
     // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
     const vector = await this.#embedQuery(query);
-    if (vector) rest.__queryVector = vector;
-    const given = options == null && !vector ? options : rest;
-    const out = call(() => this.#live().__selectRelevant(query, given));
+    const out = call(() => this.#live().__selectRelevant(query, options, listed, vector));
     const ranked = typeof out === "string" ? JSON.parse(out) : out;
     await this.#withPassages(query, ranked);
     if (typeof rerank !== "function" || ranked.length === 0) return ranked;
@@ -496,7 +494,6 @@ disposeWithClose(ContextManager);
 
 /** Results past this many carry no passage (each passage reads its record). */
 const PASSAGES = 20;
-const NO_POINTERS = new Uint32Array(0);
 
 /**
  * What `take` (the core's check of what `embed` returned) makes of `embed([text])`;

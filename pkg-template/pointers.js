@@ -27,8 +27,6 @@ const FETCH = 1024;
 // selection over it (the seed's flow: getPointersForQuery, then selectRelevantContexts)
 // gives the core slots rather than filepaths it would look up one by one.
 const lists = new WeakMap();
-/** No slot: the pointer goes to the core by its filepath. */
-const NO_SLOT = 0xffffffff;
 
 /** A deep copy of a JSON value (what a pointer holds). */
 function copy(value) {
@@ -138,38 +136,37 @@ export class PointerMirror {
   }
 
   /**
-   * How a selection gives the core `pointers` (src/wasm/manager/select.rs, `Given`): the
-   * filepaths read (the selection returns them), and a slot for each pointer whose
-   * filepath is the one this mirror listed at that place of the list, in this epoch.
-   * The caller may have changed the list or its objects since: only the filepath of a
-   * manager's pointer counts for its ranking, so an element with the filepath listed at
-   * its place names that slot's pointer, whatever object it is. The others go by their
-   * filepath, NUL-joined in `unknown`. The core checks the slots are still current
-   * (the epoch, and that the pointer was not evicted since).
-   * @returns {{ epoch: number, slots: Uint32Array, paths: string[], unknown: string }}
+   * How a selection gives the core `pointers` (src/wasm/interop/selection.rs,
+   * `ListedSlots`): `listed`, the slot of each pointer whose filepath is the one this
+   * mirror listed at that place of the list, in this epoch; and `paths`, the filepaths
+   * read (the selection returns them). The caller may have changed the list or its
+   * objects since: only the filepath of a manager's pointer counts for its ranking, so an
+   * element with the filepath listed at its place names that slot's pointer, whatever
+   * object it is. The core reads the others from their objects, and checks the slots
+   * are still current (the epoch, and that the pointer was not evicted since).
+   * @returns {{ listed: { epoch: number, positions: Uint32Array, slots: Uint32Array } | undefined, paths: string[] }}
    */
   given(handle, pointers) {
     const epoch = handle.__epoch;
     const list = lists.get(pointers);
     const current = list !== undefined && list.mirror === this && list.epoch === epoch && this.#epoch === epoch;
-    const known = current ? list.slots : undefined;
-    const bySlot = current ? this.#bySlot : undefined;
     const n = pointers.length;
-    const slots = new Uint32Array(n);
     const paths = new Array(n);
-    const unknown = [];
     for (let i = 0; i < n; i++) {
       const p = pointers[i];
-      const path = typeof p?.filepath === "string" ? p.filepath : "";
-      paths[i] = path;
-      const slot = known !== undefined && i < known.length ? known[i] : NO_SLOT;
-      if (slot !== NO_SLOT && path !== "" && bySlot[slot]?.filepath === path) {
-        slots[i] = slot;
-      } else {
-        slots[i] = NO_SLOT;
-        unknown.push(path);
+      paths[i] = typeof p?.filepath === "string" ? p.filepath : "";
+    }
+    if (!current) return { listed: undefined, paths };
+    const known = list.slots, bySlot = this.#bySlot;
+    const most = Math.min(n, known.length);
+    const positions = new Uint32Array(most), slots = new Uint32Array(most);
+    let count = 0;
+    for (let i = 0; i < most; i++) {
+      if (paths[i] !== "" && bySlot[known[i]]?.filepath === paths[i]) {
+        positions[count] = i;
+        slots[count++] = known[i];
       }
     }
-    return { epoch, slots, paths, unknown: unknown.join("\0") };
+    return { listed: { epoch, positions: positions.subarray(0, count), slots: slots.subarray(0, count) }, paths };
   }
 }

@@ -235,14 +235,13 @@ async fn save_and_load_through_a_js_host() {
 
     // Ranking over three pointers, so a wrong answer is possible: only the relevant
     // ones, best first; every pointer in the given order only when none matches.
-    let pointers = js_sys::JSON::parse(&m.pointers(&m.slots(0, JsValue::UNDEFINED))).unwrap();
-    let joined = paths.join("\0");
+    let pointers = js_sys::JSON::parse(&m.pointers(&m.slots(JsValue::UNDEFINED))).unwrap();
     let select = |query: &str, fallback: Option<&str>| {
         let options = js_sys::Object::new();
         if let Some(f) = fallback {
             Reflect::set(&options, &"fallback".into(), &f.into()).unwrap();
         }
-        let out = m.select_listed(query.into(), pointers.clone(), options.into(), vec![], 0, joined.clone()).unwrap();
+        let out = m.select_listed(query.into(), pointers.clone(), options.into(), JsValue::UNDEFINED).unwrap();
         out.iter().map(|&i| paths[i as usize].clone()).collect::<Vec<_>>()
     };
     assert_eq!(select("login", None), [paths[2].clone()]);

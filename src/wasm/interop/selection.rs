@@ -1,5 +1,6 @@
-//! Selection's arguments and results: the `queryId`/`taskId` options, the vectors the
-//! `embed` option returns, the terms of a pointer object from elsewhere, scores as JSON.
+//! Selection's arguments and results: the `queryId`/`taskId` options, the slots of a
+//! listed pointer list, the vectors the `embed` option returns, the terms of a pointer
+//! object from elsewhere, scores as JSON.
 
 use js_sys::{Array, JSON};
 use serde_json::Value;
@@ -7,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::args::get;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
 use crate::select::Terms;
 use crate::store::Candidate;
@@ -23,6 +24,53 @@ pub(crate) fn filter_options(options: &JsValue) -> Result<(Option<String>, Optio
         v => Some(task_id_from_f64(v.as_f64().ok_or_else(|| Error::invalid("taskId must be a number"))?)?),
     };
     Ok((query_id, task_id))
+}
+
+/// The pointers of a list given to a selection that this manager listed itself (the JS
+/// glue, pointers.js `given`, knows them): `positions[i]` of the list is the pointer at
+/// `slots[i]` in the slots of `epoch`, positions ascending. The other pointers of the
+/// list are read from their objects. A slot names a pointer only within its epoch, and
+/// that pointer may be gone since: the core checks both
+/// ([`crate::store::Manager::resolve_slot`]).
+#[derive(Default)]
+pub(crate) struct ListedSlots {
+    pub epoch: u32,
+    pub positions: Vec<u32>,
+    pub slots: Vec<u32>,
+}
+
+/// [`ListedSlots`] from `{epoch, positions, slots}` (`undefined`: none known). The glue
+/// makes it, so a wrong shape is an internal error, named by its field.
+pub(crate) fn listed_slots(value: &JsValue) -> Result<ListedSlots> {
+    if value.is_undefined() {
+        return Ok(ListedSlots::default());
+    }
+    let internal = |field: &str, what: &str| Error::new(ErrorKind::Internal, format!("listed.{field} must be {what}"));
+    let array = |field: &str| {
+        get(value, field)
+            .dyn_into::<js_sys::Uint32Array>()
+            .map(|a| a.to_vec())
+            .map_err(|_| internal(field, "a Uint32Array"))
+    };
+    let epoch = get(value, "epoch").as_f64().filter(|e| e.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(e));
+    let epoch = epoch.ok_or_else(|| internal("epoch", "an epoch (a u32)"))? as u32;
+    let (positions, slots) = (array("positions")?, array("slots")?);
+    if positions.len() != slots.len() || positions.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(internal("positions", "ascending, one for each slot"));
+    }
+    Ok(ListedSlots { epoch, positions, slots })
+}
+
+/// The query's vector given to `selectRelevant` (`undefined`: none), made by
+/// `__queryVector` from what the `embed` option returned.
+pub(crate) fn query_vector(value: &JsValue) -> Result<Option<Vec<f32>>> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    match value.dyn_ref::<js_sys::Float32Array>() {
+        Some(vector) => Ok(Some(vector.to_vec())),
+        None => Err(Error::new(ErrorKind::Internal, "the query's vector must be a Float32Array")),
+    }
 }
 
 /// A score as JSON (scores are finite; JSON has no NaN).

@@ -347,9 +347,6 @@ impl JsContextManager {
     }
 }
 
-/// No slot: the pointer is given by its filepath.
-const NO_SLOT: u32 = u32::MAX;
-
 impl JsContextManager {
     /// `clearContextDir` (`what`), and with `pointers` `clear`: a plan that removes the
     /// records this manager wrote; in a session, one that removes the session.

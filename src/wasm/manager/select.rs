@@ -9,14 +9,16 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::{JsContextManager, NO_SLOT};
+use super::JsContextManager;
 use crate::error::{Error, Result};
 use crate::record::task_id_from_f64;
 use crate::select::{Fallback, Strategy};
 use crate::store::{Candidate, Filter, Listed};
 use crate::wasm::interop::args::{get, opt_size};
 use crate::wasm::interop::errors::{invalid, IntoJs};
-use crate::wasm::interop::selection::{filter_options, foreign_terms, one_vector, score_json};
+use crate::wasm::interop::selection::{
+    filter_options, foreign_terms, listed_slots, one_vector, query_vector, score_json, ListedSlots,
+};
 
 /// Which selection ranks: `selectRelevantContexts` (the seed's contract: only its
 /// keywords make a pointer relevant, duplicates kept unless asked) or `selectRelevant`.
@@ -48,40 +50,26 @@ pub(super) struct ListedPointer {
     path: Option<String>,
 }
 
-/// How the JS glue gives the pointers of a list (pointers.js: `listedSlots`): a slot
-/// for each pointer it listed itself at `epoch` and whose filepath is still the one it
-/// listed (`u32::MAX` for the others, and past the end), and the filepaths of the others
-/// NUL-joined in `joined` ("" for a pointer without one; filepaths never hold NUL),
-/// `None` to read them from the objects. A slot names a pointer only within its epoch,
-/// and the pointer may be gone since: the core checks both ([`ContextManager::resolve_slot`]).
-pub(super) struct Given {
-    slots: Vec<u32>,
-    epoch: u32,
-    joined: Option<String>,
-}
-
 #[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
     /// `selectRelevantContexts` (pkg-template/context-manager.js exports it under that name):
     /// the places in `pointers` of the relevant ones, best first, all of them when none
-    /// match (the glue maps them to the filepaths it read). How the pointers are given
-    /// (see [`Given`]): by `slots` taken at `epoch` where the glue knows them, else by
-    /// their filepaths NUL-joined in `joined`, one crossing for all.
+    /// match (the glue maps them to the filepaths it read). `listed`: the slots of the
+    /// pointers this manager listed itself ([`ListedSlots`]); the others are read from
+    /// their objects.
     #[wasm_bindgen(js_name = "__selectListed")]
     pub fn select_listed(
         &self,
         query: JsValue,
         pointers: JsValue,
         options: JsValue,
-        slots: Vec<u32>,
-        epoch: u32,
-        joined: String,
+        listed: JsValue,
     ) -> Result<Vec<u32>, JsValue> {
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
         let (query_id, task_id) = filter_options(&options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
-        let source = self.list_source(list, Given { slots, epoch, joined: Some(joined) }, filter);
-        let ranking = self.rank(&query, &source, &options, Selection::Seed).js()?;
+        let source = self.list_source(list, listed_slots(&listed).js()?, filter);
+        let ranking = self.rank(&query, &source, &options, None, Selection::Seed).js()?;
         let Source::List { listed, .. } = &source else { unreachable!("a list source") };
         Ok(ranking.hits.iter().map(|hit| listed[hit.index].position).collect())
     }
@@ -89,37 +77,33 @@ impl JsContextManager {
     /// Scored selection: `{filepath, score, pointer, matched}`, best first. Without
     /// `pointers`, the pointers of this manager through the index: every one, or those
     /// saved with the `queryId` / `taskId` given (no pointer object is made to rank
-    /// them). With `pointers` (given as [`Given`] says, in `__slots`, `__epoch` and
-    /// `__paths` when the JS glue made them), `queryId` / `taskId` narrow that list.
+    /// them). With `pointers` (their slots in `listed` where the glue knows them, as
+    /// `__selectListed` takes them), `queryId` / `taskId` narrow that list. `vector`: the
+    /// query's, for hybrid ranking (`__queryVector` made it), or `undefined`.
     /// Over this manager's pointers the answer is the JSON text of the list, which the
     /// glue parses once the call has returned (see `plans::Reply::Json`).
     #[wasm_bindgen(js_name = "__selectRelevant")]
-    pub fn select_relevant(&self, query: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    pub fn select_relevant(
+        &self,
+        query: JsValue,
+        options: JsValue,
+        listed: JsValue,
+        vector: JsValue,
+    ) -> Result<JsValue, JsValue> {
         self.inner.check_open("selectRelevant").js()?;
         let (query_id, task_id) = filter_options(&options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
+        let vector = query_vector(&vector).js()?;
         let given = get(&options, "pointers");
         let source = if given.is_undefined() {
             Source::Slots((!filter.is_all()).then(|| self.inner.slots(filter)))
         } else {
             match given.dyn_ref::<Array>() {
-                Some(list) => {
-                    let slots = get(&options, "__slots");
-                    let given = Given {
-                        slots: if slots.is_undefined() {
-                            Vec::new()
-                        } else {
-                            js_sys::Uint32Array::new(&slots).to_vec()
-                        },
-                        epoch: get(&options, "__epoch").as_f64().map_or(0, |e| e as u32),
-                        joined: get(&options, "__paths").as_string(),
-                    };
-                    self.list_source(list, given, filter)
-                }
+                Some(list) => self.list_source(list, listed_slots(&listed).js()?, filter),
                 None => return Err(Error::invalid("pointers must be an array")).js(),
             }
         };
-        let ranking = self.rank(&query, &source, &options, Selection::Scored).js()?;
+        let ranking = self.rank(&query, &source, &options, vector.as_deref(), Selection::Scored).js()?;
         let out = match &source {
             Source::Slots(_) => {
                 let (mut json, mut path) = (String::from("["), String::new());
@@ -203,17 +187,17 @@ impl JsContextManager {
         Ok(js_sys::Float32Array::from(vector.as_slice()))
     }
 
-    /// The slots of the pointers `getAllPointers` (`kind` 0), `getPointersForQuery` (1)
-    /// or `getPointersForTask` (2) list, in order (the JS glue makes the lists).
+    /// The slots of the pointers `getAllPointers` (`filter` undefined),
+    /// `getPointersForQuery` (`{queryId}`) or `getPointersForTask` (`{taskId}`) list, in
+    /// order (the JS glue makes the lists). A filter of the wrong type matches nothing,
+    /// as the seed's does.
     #[wasm_bindgen(js_name = "__slots")]
-    pub fn slots(&self, kind: u32, value: JsValue) -> Vec<u32> {
-        match kind {
-            0 => self.inner.slots(Filter::ALL),
-            1 => value.as_string().map_or_else(Vec::new, |q| self.inner.slots(Filter::query(&q))),
-            _ => match value.as_f64().map(task_id_from_f64) {
-                Some(Ok(t)) => self.inner.slots(Filter::task(&t)),
-                _ => Vec::new(),
-            },
+    pub fn slots(&self, filter: JsValue) -> Vec<u32> {
+        match filter_options(&filter) {
+            Ok((query_id, task_id)) => {
+                self.inner.slots(Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() })
+            }
+            Err(_) => Vec::new(),
         }
     }
 
@@ -270,20 +254,16 @@ impl JsContextManager {
     /// The usable pointers of `list` (those with a string filepath that `filter` lets
     /// through, by their own `queryId` and `taskId`), by slot where `given` has a
     /// current one, else by filepath (from `given`, else read from each object).
-    pub(super) fn list_source<'a>(&self, list: &'a Array, given: Given, filter: Filter<'_>) -> Source<'a> {
-        let mut joined = given.joined.as_deref().map(|j| j.split('\0'));
+    pub(super) fn list_source<'a>(&self, list: &'a Array, known: ListedSlots, filter: Filter<'_>) -> Source<'a> {
+        let mut known_slots = known.positions.iter().zip(&known.slots).peekable();
         let mut listed = Vec::new();
         for i in 0..list.length() {
-            let slot = given.slots.get(i as usize).copied().unwrap_or(NO_SLOT);
-            let resolved = if slot == NO_SLOT { None } else { self.inner.resolve_slot(given.epoch, slot) };
-            let (slot, path) = match resolved {
+            let slot = known_slots.next_if(|(&position, _)| position == i).map(|(_, &slot)| slot);
+            let (slot, path) = match slot.and_then(|slot| self.inner.resolve_slot(known.epoch, slot)) {
                 Some(Listed::Slot(slot)) => (Some(slot), None),
                 Some(Listed::Gone(path)) => (None, Some(path)),
                 None => {
-                    let path = match joined.as_mut() {
-                        Some(paths) if slot == NO_SLOT => paths.next().map(str::to_owned),
-                        _ => get(&list.get(i), "filepath").as_string(),
-                    };
+                    let path = get(&list.get(i), "filepath").as_string();
                     let Some(path) = path.filter(|p| !p.is_empty()) else { continue };
                     (self.inner.slot_of(&path), Some(path))
                 }
@@ -308,6 +288,7 @@ impl JsContextManager {
         query: &JsValue,
         source: &Source,
         options: &JsValue,
+        vector: Option<&[f32]>,
         selection: Selection,
     ) -> Result<crate::select::Ranking> {
         let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
@@ -329,13 +310,6 @@ impl JsContextManager {
             v if v.is_undefined() || v.is_null() => dedupe_default,
             v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
         };
-        // `selectRelevant` with the `embed` option: the query's vector (context-manager.js asks
-        // `embed` for it, `__queryVector` makes it).
-        let vector = match get(options, "__queryVector") {
-            v if v.is_undefined() => None,
-            v => Some(js_sys::Float32Array::new(&v).to_vec()),
-        };
-        let vector = vector.as_deref();
         let query = crate::select::query_for(&query, strategy, selection == Selection::Seed);
         // Without a budget only the best `limit` need sorting.
         let early = if max_bytes.is_none() && max_tokens.is_none() { limit } else { None };
