@@ -22,10 +22,11 @@
 // commit; a load is a get and one getMany per 10 chunks (640 KiB), in parallel.
 
 import { toolctxError } from "../errors.js";
-import { sleep } from "./base/backoff.js";
+import { retry, sleep } from "./base/backoff.js";
 import { backendCall, backendFailure } from "./base/backend.js";
 import { concat } from "./base/bytes.js";
 import { deadlineOf } from "./base/deadline.js";
+import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
 import { randomHex } from "./base/random.js";
 
@@ -35,8 +36,16 @@ const ATOMIC_MUTATIONS = 1000;
 const KEY_BYTES = 2048;
 const GET_MANY = 10;
 const FOLDED_DELETES = 100; // old chunks deleted in the commit that replaces their head, up to this many
+const LIST_BATCH = 500; // heads per request of a listing
 const encoder = new TextEncoder();
 const invalid = (message) => toolctxError("INVALID_ARGUMENT", message);
+
+/** SQLite's answers when another connection holds the file. */
+const BUSY = /database is locked|database table is locked|SQLITE_BUSY/i;
+/** Retries of a busy call before it fails: about 20 s at the longest waits. */
+const BUSY_RETRIES = 400;
+/** The wait before busy retry n + 1: 1 ms and up to 2^n more (n at most 6), at most 50 ms. */
+const busyDelay = (n) => Math.min(1 + Math.random() * 2 ** Math.min(n, 6), 50);
 
 /**
  * Runs a KV call again while SQLite reports the file busy: a local KV file opened by several
@@ -44,14 +53,12 @@ const invalid = (message) => toolctxError("INVALID_ARGUMENT", message);
  * that failed so changed nothing. Other errors pass through.
  */
 async function retryBusy(call) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await call();
-    } catch (err) {
-      if (!/database is locked|database table is locked|SQLITE_BUSY/i.test(String(err?.message))) throw err;
-      if (attempt >= 400) throw toolctxError("STORAGE", "the Deno KV file stayed locked by other writers", { cause: err });
-      await sleep(Math.min(1 + Math.random() * 2 ** Math.min(attempt, 6), 50));
-    }
+  const busy = (err) => BUSY.test(String(err?.message));
+  try {
+    return await retry(() => call(), { retries: BUSY_RETRIES, retryable: busy, delayMs: busyDelay });
+  } catch (err) {
+    if (busy(err)) throw toolctxError("STORAGE", "the Deno KV file stayed locked by other writers", { cause: err });
+    throw err;
   }
 }
 
@@ -185,23 +192,23 @@ export function denoKvStorage(options = {}) {
     return true;
   }
 
-  async function write(path, data, { exclusive = false } = {}) {
+  /** Creates the record only where there is no head: the commit checks for none (versionstamp null). */
+  async function create(path, bytes) {
     const key = headKey(path);
-    const bytes = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
+    return commit(await kvReady(), key, bytes, null, undefined);
+  }
+
+  async function put(path, bytes) {
+    const key = headKey(path);
     const kv = await kvReady();
-    if (exclusive) {
-      if (await commit(kv, key, bytes, null, undefined)) return;
-      throw toolctxError("EEXIST", `EEXIST: record already exists: ${path}`);
-    }
     for (;;) {
       const current = await unlessBusy(() => kv.get(key));
       if (await commit(kv, key, bytes, current.versionstamp, current.value ?? undefined)) return;
     }
   }
 
-  async function append(path, data) {
+  async function append(path, tail) {
     const key = headKey(path);
-    const tail = typeof data === "string" ? encoder.encode(data) : new Uint8Array(data);
     const kv = await kvReady();
     for (;;) {
       const { head, bytes = new Uint8Array(0) } = await readEntry(kv, key);
@@ -231,17 +238,18 @@ export function denoKvStorage(options = {}) {
     }
   }
 
-  async function list(dir) {
-    const base = [...prefix, "file", ...segments(dir)];
+  /** The heads below `folder`, each reduced to its first segment (sub-folders ending in "/"). */
+  async function keys(folder) {
+    const base = [...prefix, "file", ...segments(folder)];
     if (keyBytes(base) > KEY_BYTES) return [];
     const kv = await kvReady();
     return unlessBusy(async () => {
-      const names = new Set();
-      for await (const entry of kv.list({ prefix: base }, { batchSize: 500 })) {
+      const found = [];
+      for await (const entry of kv.list({ prefix: base }, { batchSize: LIST_BATCH })) {
         const child = entry.key[base.length];
-        names.add(entry.key.length === base.length + 1 ? child : `${child}/`);
+        found.push(entry.key.length === base.length + 1 ? child : `${child}/`);
       }
-      return [...names].sort();
+      return found;
     });
   }
 
@@ -285,14 +293,17 @@ export function denoKvStorage(options = {}) {
     };
 
   return {
-    description: `deno kv storage${path ? ` (${path})` : ""}`,
-    read: typed("read", read),
-    write: typed("write", write),
-    append: typed("append", append),
-    remove: typed("remove", remove),
-    list: typed("list", list),
-    lock,
-    removeDir() {}, // folders exist only while they hold records
+    // Folders exist only while they hold records: the base's removeDir has nothing to do.
+    ...keyValueStorage({
+      description: `deno kv storage${path ? ` (${path})` : ""}`,
+      get: typed("read", read),
+      put: typed("write", put),
+      create: typed("write", create),
+      append: typed("append", append),
+      delete: typed("remove", remove),
+      keys: typed("list", keys),
+      lock,
+    }),
     async close() {
       if (opened) (await opened).close();
       opened = undefined;
