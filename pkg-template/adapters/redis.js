@@ -6,17 +6,18 @@
 //   f:<path>   the record's bytes (a string key)
 //   d:<dir>    a sorted set of the folder's children ("name", "sub/"), all at score 0
 //   l:<name>   a lock: a random token, with a lease (PX); n:<name> its fencing counter
-// Every write, append and remove is one Lua script that changes the value and the
-// folder sets together, so a listing never misses a record that a read would find
-// (and `exclusive` is checked in the same step: SET NX semantics, atomic).
+// It is a key-value store (base/key-value.js) that keeps its folders itself: every write,
+// append and remove is one Lua script that changes the value and the folder sets
+// together, so a listing never misses a record that a read would find (and `exclusive`
+// is checked in the same step: SET NX semantics, atomic).
 // All keys of one store must live on one node: with Redis Cluster, put a hash tag in
 // the prefix ("{toolctx}:").
 
 import { Buffer } from "node:buffer";
-import { CODES, toolctxError } from "../errors.js";
-import { backendFailure } from "./base/backend.js";
-import { copyOf } from "./base/bytes.js";
+import { toolctxError } from "../errors.js";
+import { AUTH_MESSAGE, backendFailure } from "./base/backend.js";
 import { deadlineOf, withDeadline } from "./base/deadline.js";
+import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
 
 const WRITE = `
@@ -53,16 +54,6 @@ return 0`;
 
 const BLOB_STRING = 36; // RESP "$": bulk strings come back as Buffers, so bytes round-trip
 const REDIS_MAX_VALUE = 512 * 1024 * 1024;
-const AUTH_ERROR = /WRONGPASS|NOAUTH|NOPERM|invalid password/i;
-
-/** A Redis error turned into a typed one; the URL (which may hold the password) is never quoted. */
-function classify(op, path, err) {
-  const message = String(err?.message ?? err);
-  if (!Object.hasOwn(CODES, String(err?.code)) && AUTH_ERROR.test(message)) {
-    return toolctxError("UNAUTHORIZED", `redis ${op} refused: wrong credentials or no permission (${message.split(/\s/)[0]})`, { cause: err });
-  }
-  return backendFailure(`redis ${op} ${path}`, err);
-}
 
 /** `path` split into its folder and its name: "a/b/c.json" → ["a/b", "c.json"]. */
 function splitPath(path) {
@@ -100,7 +91,7 @@ export function redisStorage(options = {}) {
           socket: {
             connectTimeout: deadline.timeoutMs,
             // wrong credentials stay wrong: give up at once; a server away may come back
-            reconnectStrategy: (n, cause) => (AUTH_ERROR.test(String(cause?.message)) ? cause : Math.min(50 * 2 ** n, 2000)),
+            reconnectStrategy: (n, cause) => (AUTH_MESSAGE.test(String(cause?.message)) ? cause : Math.min(50 * 2 ** n, 2000)),
           },
         });
       } catch {
@@ -117,7 +108,11 @@ export function redisStorage(options = {}) {
     return client;
   }
 
-  /** Sends one command under the deadline; bulk strings come back as Buffers. */
+  /**
+   * Sends one command under the deadline; bulk strings come back as Buffers. A failure is
+   * typed by base/backend.js, which never quotes a refusal of credentials (the URL may
+   * hold the password).
+   */
   async function command(op, path, args) {
     try {
       return await withDeadline(`redis ${op} ${path}`, deadline, async (abortSignal) => {
@@ -129,7 +124,7 @@ export function redisStorage(options = {}) {
         return connected.sendCommand(args, { abortSignal, typeMapping: { [BLOB_STRING]: Buffer } });
       });
     } catch (err) {
-      throw classify(op, path, err);
+      throw backendFailure(`redis ${op} ${path}`, err);
     }
   }
 
@@ -169,14 +164,14 @@ export function redisStorage(options = {}) {
     return { keys, members };
   }
 
-  async function put(op, path, data, mode) {
-    const bytes = copyOf(data);
+  /** Writes (mode "0"), creates ("1") or appends ("a") with the folder sets; false when a create found the path taken. */
+  async function put(op, path, bytes, mode) {
     if (bytes.length > maxValue) {
       throw toolctxError("TOO_LARGE", `redis ${op} ${path}: ${bytes.length} bytes is over the ${maxValue}-byte value limit; nothing was written`);
     }
     const { keys, members } = ancestry(path);
     const done = await script(op, path, WRITE, [fileKey(path), ...keys], [mode, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), ...members]);
-    if (Number(done) === 0) throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
+    return Number(done) !== 0;
   }
 
   // A lease: SET NX PX with a fencing counter; refreshed and released only while the key holds our token.
@@ -193,31 +188,32 @@ export function redisStorage(options = {}) {
   );
 
   return {
-    description: `redis storage (prefix ${prefix})`,
-    async read(path) {
-      const value = await command("read", path, ["GET", fileKey(path)]);
-      return value == null ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.length);
-    },
-    write(path, data, writeOptions = {}) {
-      return put("write", path, data, writeOptions.exclusive ? "1" : "0");
-    },
-    append(path, data) {
-      return put("append", path, data, "a");
-    },
-    async remove(path) {
-      const { keys, members } = ancestry(path);
-      await script("remove", path, REMOVE, [fileKey(path), ...keys], [...members, "file"]);
-    },
-    async removeDir(path) {
-      const { keys, members } = ancestry(path);
-      members[0] = `${members[0]}/`;
-      await script("removeDir", path, REMOVE, [dirKey(path), ...keys], [...members, "dir"]);
-    },
-    async list(dir) {
-      const names = await command("list", dir, ["ZRANGE", dirKey(dir), "0", "-1"]);
-      return names.map((name) => name.toString("utf8"));
-    },
-    lock,
+    ...keyValueStorage({
+      description: `redis storage (prefix ${prefix})`,
+      async get(path) {
+        const value = await command("read", path, ["GET", fileKey(path)]);
+        return value == null ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.length);
+      },
+      put: (path, bytes) => put("write", path, bytes, "0"),
+      /** SET NX semantics, checked in the script that writes: atomic. */
+      create: (path, bytes) => put("write", path, bytes, "1"),
+      append: (path, bytes) => put("append", path, bytes, "a"),
+      async delete(path) {
+        const { keys, members } = ancestry(path);
+        await script("remove", path, REMOVE, [fileKey(path), ...keys], [...members, "file"]);
+      },
+      async removeDir(path) {
+        const { keys, members } = ancestry(path);
+        members[0] = `${members[0]}/`;
+        await script("removeDir", path, REMOVE, [dirKey(path), ...keys], [...members, "dir"]);
+      },
+      /** Redis keeps each folder's children in a sorted set: the listing is that set. */
+      async children(dir) {
+        const names = await command("list", dir, ["ZRANGE", dirKey(dir), "0", "-1"]);
+        return names.map((name) => name.toString("utf8"));
+      },
+      lock,
+    }),
     async close() {
       connecting = undefined;
       if (!owned || client === undefined) return;
