@@ -249,7 +249,7 @@ export class ContextManager {
   loadContexts(filepaths) {
     let step;
     try {
-      step = this.__loadBegin(filepaths, joined(filepaths));
+      step = this.__loadBegin(filepaths);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -421,9 +421,9 @@ export class ContextManager {
     }
   }
 
-  __loadBegin(filepaths, joinedPaths) {
+  __loadBegin(filepaths) {
     try {
-      return this.#live().__loadBegin(filepaths, joinedPaths);
+      return this.#live().__loadBegin(filepaths);
     } catch (err) {
       throw core.error(err);
     }
@@ -525,11 +525,3 @@ function typeName(value) {
   return type === "undefined" ? "undefined" : `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
 }
 
-/** `filepaths` NUL-joined (one crossing into the core), when they are strings free of NUL. */
-function joined(filepaths) {
-  if (!Array.isArray(filepaths)) return undefined;
-  for (let i = 0; i < filepaths.length; i++) {
-    if (typeof filepaths[i] !== "string" || filepaths[i].includes("\0")) return undefined;
-  }
-  return filepaths.join("\0");
-}

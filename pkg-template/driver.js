@@ -20,7 +20,7 @@
 import { concat } from "./adapters/base/bytes.js";
 import { toolctxError } from "./host.js"; // not errors.js: the wasm tests load this file as a snippet, beside host.js
 import { parseRecord } from "./records.js";
-import { OP, SKIP, SOURCE, STEP, failure, ok } from "./protocol.js";
+import { OP, SKIP, STEP, failure, ok } from "./protocol.js";
 
 /**
  * Where a host's `write` function may keep its gather write: `(path, parts, options)`,
@@ -422,43 +422,34 @@ export function createDriver(core, onTrap) {
    * of each path skipped and ends the load (`__loadEnd`).
    */
   function loaded(manager, asked, step, outcomes) {
-    const sources = step.sources, paths = step.paths;
-    const held = step.held === "" ? [] : step.held.split("\0");
-    const records = [];
+    const { paths, readAt, held, heldAt } = step;
+    // By place in the filepaths asked; a place left empty was skipped.
+    const byPlace = new Array(asked.length);
     let skipped;
-    for (let i = 0, h = 0, r = 0; i < sources.length; i++) {
-      let value, path, why;
-      if (sources[i] === SOURCE.HELD) value = held[h++];
-      else if (sources[i] === SOURCE.READ) {
-        path = paths[r];
-        const outcome = outcomes[r++];
-        if (!outcome.ok) {
-          why = SKIP.UNREADABLE;
-          value = outcome.error;
-        } else {
-          value = outcome.value;
-          if (value === undefined || value === null) why = SKIP.MISSING;
-        }
-      } else continue; // skipped: the core has warned
-      if (why === undefined) {
-        const record = parseRecord(value);
-        if (typeof record !== "string") {
-          records.push(record);
-          continue;
-        }
-        value = record;
-        why = SKIP.NOT_A_RECORD;
-      }
-      (skipped ??= []).push({ asked: asked[i], path, why, value });
+    const skip = (at, path, why, value) => (skipped ??= []).push({ asked: asked[at], path, why, value });
+    /** The record of `text` at place `at`, or skipped with why it is none. */
+    const parse = (at, path, text) => {
+      const record = parseRecord(text);
+      if (typeof record !== "string") byPlace[at] = record;
+      else skip(at, path, SKIP.NOT_A_RECORD, record);
+    };
+    for (let h = 0; h < held.length; h++) parse(heldAt[h], undefined, held[h]);
+    for (let r = 0; r < paths.length; r++) {
+      const outcome = outcomes[r];
+      if (!outcome.ok) skip(readAt[r], paths[r], SKIP.UNREADABLE, outcome.error);
+      else if (outcome.value === undefined || outcome.value === null) skip(readAt[r], paths[r], SKIP.MISSING);
+      else parse(readAt[r], paths[r], outcome.value);
     }
     if (step.id !== 0 || skipped) manager.__loadEnd(step.id, skipped);
+    const records = [];
+    for (const record of byPlace) if (record !== undefined) records.push(record);
     return records;
   }
 
   /**
    * The Promise of a load, from the core's `read` step (`__loadBegin`, src/wasm/manager/load.rs):
-   * per filepath asked, a record held in memory (its text in `held`), a path to read, or
-   * skipped (`sources`). Every read starts at once, and a host read that returns a plain
+   * the paths to read and the texts of the records held in memory, each with its place in
+   * the filepaths asked (a place in neither is skipped). Every read starts at once, and a host read that returns a plain
    * value is not awaited: the load then settles at once. `filepaths`: the paths asked.
    */
   function load(manager, filepaths, step) {

@@ -22,7 +22,7 @@ export const STEP = Object.freeze({
   WRITE: "write",
   /** `{kind, id, path}`: a save's record write failed; remove `path`, then `__saveEnd(id)`. */
   REMOVE: "remove",
-  /** `{kind, id, storage, sources, held, paths}`: a load's records, read and parsed. */
+  /** `{kind, id, storage, paths, readAt, held, heldAt}`: a load's records, read (`paths`) or held in memory (`held`, their texts), each at its place in the filepaths asked; read and parsed. */
   READ: "read",
 });
 
@@ -44,16 +44,6 @@ export const SKIP = Object.freeze({
   UNREADABLE: "unreadable",
   /** What was read is not a whole record: `value` says why. */
   NOT_A_RECORD: "notARecord",
-});
-
-/** Where a load finds the record of each path asked: a byte each, in a read step's `sources`. */
-export const SOURCE = Object.freeze({
-  /** Held in memory: the next text of `held` (NUL-joined). */
-  HELD: 0,
-  /** In storage: the next of `paths`. */
-  READ: 1,
-  /** Skipped: the core has given its onDebug warning. */
-  SKIPPED: 2,
 });
 
 /** What the driver answers for one op, lock or unlock. */

@@ -1,7 +1,7 @@
 //! wasm-bindgen tests of the JavaScript boundary (`wasm-pack test --node`): host
 //! storage calls, error mapping, and the vectors computed inside wasm.
 
-use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -201,23 +201,20 @@ async fn save_and_load_through_a_js_host() {
         paths.push(saved.unwrap().as_string().unwrap());
     }
     // A `read` step: both records were written (persistThreshold 0), so both are to be
-    // read (source 1), at their paths; the driver reads them and records.js parses them.
-    // The paths NUL-joined give the same step.
+    // read, at their paths, each at its place in the filepaths asked; a path outside the
+    // store (asked second) is at none. The driver reads them and records.js parses them.
     assert_eq!(STEP.with(|kinds| get(kinds, "READ")).as_string().as_deref(), Some("read"));
-    let asked = Array::of2(&paths[2].as_str().into(), &paths[0].as_str().into());
-    let joined = m.load_begin(asked.clone().into(), Some(format!("{}\0{}", paths[2], paths[0]))).unwrap();
-    m.load_end(get(&joined, "id").as_f64().unwrap() as u32, JsValue::UNDEFINED);
-    let step = m.load_begin(asked.into(), None).unwrap();
+    let asked = Array::of3(&paths[2].as_str().into(), &"/elsewhere/x.json".into(), &paths[0].as_str().into());
+    let step = m.load_begin(asked.into()).unwrap();
     assert_eq!(get(&step, "kind").as_string().as_deref(), Some("read"));
     let id = get(&step, "id").as_f64().unwrap() as u32;
     assert_ne!(id, 0, "a load with reads has an id");
-    assert_eq!(Uint8Array::from(get(&step, "sources")).to_vec(), [1, 1]);
-    assert_eq!(Uint8Array::from(get(&joined, "sources")).to_vec(), [1, 1]);
-    assert_eq!(get(&step, "held").as_string().as_deref(), Some(""), "none held");
+    assert_eq!(Uint32Array::from(get(&step, "readAt")).to_vec(), [0, 2]);
+    assert_eq!(Array::from(&get(&step, "held")).length(), 0, "none held");
+    assert_eq!(Uint32Array::from(get(&step, "heldAt")).length(), 0);
     let to_read = |step: &JsValue| -> Vec<String> {
         Array::from(&get(step, "paths")).iter().map(|p| p.as_string().unwrap()).collect()
     };
-    assert_eq!(to_read(&step), to_read(&joined));
     assert_eq!(to_read(&step), [paths[2].clone(), paths[0].clone()]);
     let storage = get(&step, "storage");
     let read: Function = get(&storage, "read").into();

@@ -16,7 +16,7 @@ for (const name of ["core", "conversation", "window"]) {
     const glue = await import(new URL(`toolctx_${name}.js`, pkg).href);
     glue.initSync({ module: readFileSync(fileURLToPath(new URL(`toolctx_${name}_bg.wasm`, pkg))) });
     const emitted = glue.__stepKinds();
-    assert.deepEqual(Object.keys(emitted).sort(), ["OP", "SKIP", "SOURCE", "STEP"]);
+    assert.deepEqual(Object.keys(emitted).sort(), ["OP", "SKIP", "STEP"]);
     for (const [table, kinds] of Object.entries(emitted)) {
       assert.deepEqual({ ...protocol[table] }, kinds, `protocol.js ${table}`);
       assert.ok(Object.isFrozen(protocol[table]), `${table} is frozen`);

@@ -9,7 +9,7 @@
 //! Steps are built field by field with a setter each (a save is hot: no JSON, no serde,
 //! no `Reflect` on its path).
 
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, Object, Reflect, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::storage::JsStorage;
@@ -91,36 +91,6 @@ named! {
     }
 }
 
-/// Where a load finds the record of each path asked (protocol.js `SOURCE`): one byte a
-/// path, in the read step's `sources`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoadSource {
-    /// Held in memory: the next text of `held`.
-    Held = 0,
-    /// Read from storage: the next of `paths`.
-    Read = 1,
-    /// Skipped (its onDebug warning given).
-    Skipped = 2,
-}
-
-impl LoadSource {
-    /// Every variant, in order.
-    const ALL: &'static [LoadSource] = &[LoadSource::Held, LoadSource::Read, LoadSource::Skipped];
-
-    fn constant(self) -> &'static str {
-        match self {
-            LoadSource::Held => "Held",
-            LoadSource::Read => "Read",
-            LoadSource::Skipped => "Skipped",
-        }
-    }
-
-    /// Its byte in `sources`.
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-}
-
 /// The fields of steps, ops, outcomes and the objects around them: each set and read
 /// by a setter or getter of its own (`o.kind = v`, with no key to pass and no `Reflect`).
 macro_rules! fields {
@@ -180,8 +150,9 @@ fields! {
         Json: set_json = json,
         Error: set_error = error,
         Wait: set_wait = wait,
-        Sources: set_sources = sources,
+        ReadAt: set_read_at = readAt,
         Held: set_held = held,
+        HeldAt: set_held_at = heldAt,
         Paths: set_paths = paths,
         Host: set_host = host,
         ReadFn: set_read = read,
@@ -336,19 +307,31 @@ pub fn remove_record(id: u32, path: &str) -> JsValue {
     o.into()
 }
 
-/// `{kind: "read", id, storage, sources, held, paths}`.
-pub fn read_records(id: u32, storage: &JsStorage, sources: &[u8], held: &str, paths: Vec<String>) -> JsValue {
+/// `{kind: "read", id, storage, paths, readAt, held, heldAt}`: a load's records, `paths`
+/// to read and `held` (their texts, held in memory), each at the place in the filepaths
+/// asked that `readAt` / `heldAt` gives; a place in neither was skipped.
+pub fn read_records(id: u32, storage: &JsStorage, load: &LoadPlan) -> JsValue {
     let o = step(Kind::Read);
     set(&o, Key::Id, &id.into());
     set(&o, Key::Storage, storage.js());
-    set(&o, Key::Sources, &Uint8Array::from(sources));
-    set(&o, Key::Held, &held.into());
-    let list = Array::new_with_length(paths.len() as u32);
-    for (i, path) in paths.into_iter().enumerate() {
-        list.set(i as u32, path.into());
-    }
-    set(&o, Key::Paths, &list);
+    set(&o, Key::Paths, &load.reads.iter().map(|p| JsValue::from_str(p)).collect::<Array>());
+    set(&o, Key::ReadAt, &Uint32Array::from(load.read_at.as_slice()));
+    set(&o, Key::Held, &load.held.iter().map(|t| JsValue::from_str(t)).collect::<Array>());
+    set(&o, Key::HeldAt, &Uint32Array::from(load.held_at.as_slice()));
     o.into()
+}
+
+/// Where a load finds the records of the filepaths asked ([`read_records`]).
+#[derive(Default)]
+pub struct LoadPlan {
+    /// The paths to read, in the order asked.
+    pub reads: Vec<String>,
+    /// The place of each in the filepaths asked.
+    pub read_at: Vec<u32>,
+    /// The texts of the records held in memory, in the order asked.
+    pub held: Vec<String>,
+    /// The place of each in the filepaths asked.
+    pub held_at: Vec<u32>,
 }
 
 /// An outcome the driver answers, `{ok: true, value}` or `{ok: false, error}`: the value,
@@ -462,7 +445,7 @@ fn table<T: Copy>(all: &[T], constant: fn(T) -> &'static str, value: impl Fn(T) 
     o.into()
 }
 
-/// `{STEP, OP, SKIP, SOURCE}`: every kind that crosses, as protocol.js must name them (its
+/// `{STEP, OP, SKIP}`: every kind that crosses, as protocol.js must name them (its
 /// test compares them). Not part of the API.
 #[wasm_bindgen(js_name = "__stepKinds")]
 pub fn step_kinds() -> JsValue {
@@ -472,7 +455,6 @@ pub fn step_kinds() -> JsValue {
         ("STEP", table(Kind::ALL, Kind::constant, |k| name(k.name()))),
         ("OP", table(OpKind::ALL, OpKind::constant, |k| name(k.name()))),
         ("SKIP", table(Skip::ALL, Skip::constant, |k| name(k.name()))),
-        ("SOURCE", table(LoadSource::ALL, LoadSource::constant, |k| JsValue::from(k.code()))),
     ];
     for (key, value) in tables {
         let _ = Reflect::set(&o, &key.into(), &value);
