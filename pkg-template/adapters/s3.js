@@ -18,36 +18,22 @@
 //   function you pass (for instance a Redis storage's `lock`), or none; see s3.d.ts.
 
 import { toolctxError } from "../errors.js";
-import { sleep } from "./base/backoff.js";
-import { copyOf } from "./base/bytes.js";
+import { exponential, retry } from "./base/backoff.js";
+import { classify } from "./base/backend.js";
 import { deadlineOf, withDeadline } from "./base/deadline.js";
+import { keyValueStorage } from "./base/key-value.js";
 import { queueLock } from "./base/queue-lock.js";
 
 const MiB = 1024 * 1024;
 const MIN_PART = 5 * MiB; // S3's smallest part (all but the last)
 const MAX_PARTS = 10_000;
-const AUTH_CODES = new Set(["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken"]);
+const MAX_BACKOFF_MS = 2000; // the longest wait between two attempts of a request
 
 /** The lock of every s3Storage of this process, by store and name (see `lock: "process"`). */
 const processLock = queueLock();
 
 /** The errors of requests that got no answer (refused, reset): retried as 500 and 503 are. */
 const unanswered = new WeakSet();
-
-/**
- * Calls `attempt()` up to `retries + 1` times while it throws an error for which
- * `retryable(err)` holds, waiting `base * 2^n` ms (with jitter, at most 2 s) in between.
- */
-async function withRetry(attempt, { retries, base, retryable }) {
-  for (let n = 0; ; n++) {
-    try {
-      return await attempt();
-    } catch (err) {
-      if (n >= retries || !retryable(err)) throw err;
-      await sleep(Math.min(2000, base * 2 ** n) * (0.5 + Math.random() / 2));
-    }
-  }
-}
 
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 function unescapeXml(text) {
@@ -85,7 +71,7 @@ function sameBytes(a, b) {
 
 /**
  * @param {import("./s3.d.ts").S3StorageOptions} options
- * @returns {import("../index.js").StorageHost}
+ * @returns {import("./host.js").StorageHost & { description: string }}
  */
 export function s3Storage(options = {}) {
   const { bucket } = options;
@@ -139,20 +125,23 @@ export function s3Storage(options = {}) {
   const keyOf = (path) => prefix + path.replace(/^\/+/, "");
   const urlOf = (key, query = "") => `${endpoint}/${encodeURIComponent(bucket)}${key === "" ? "" : `/${encodeKey(key)}`}${query}`;
 
-  /** An S3 error answer as a typed error (never the secret: only the status, S3's code and the key). */
+  /**
+   * An S3 error answer as a typed error, its code by base/backend.js's `classify` (never
+   * the secret: the message has only the status, S3's code and the key).
+   */
   async function failure(op, key, response) {
     const body = await response.text().catch(() => "");
     const code = tags(body, "Code")[0] ?? "";
     const what = `s3 ${op} ${key}: ${response.status}${code ? ` ${code}` : ""}`;
-    let typed = "STORAGE";
-    if (response.status === 401 || response.status === 403 || AUTH_CODES.has(code)) typed = "UNAUTHORIZED";
-    else if (code === "NoSuchBucket") typed = "NOT_FOUND";
-    else if (code === "EntityTooLarge") typed = "TOO_LARGE";
-    else if (response.status === 412) typed = "EEXIST";
-    return toolctxError(typed, what, { status: response.status, s3Code: code });
+    return toolctxError(classify(undefined, { status: response.status, backendCode: code }), what, { status: response.status, s3Code: code });
   }
 
-  const retryable = (err) => err?.status === 500 || err?.status === 503 || unanswered.has(err);
+  /** Retries of 500, 503 and unanswered requests, with exponential backoff (base/backoff.js). */
+  const policy = {
+    retries,
+    retryable: (err) => err?.status === 500 || err?.status === 503 || unanswered.has(err),
+    delayMs: exponential({ baseMs: retryBase, maxMs: MAX_BACKOFF_MS }),
+  };
 
   /** One signed request under the deadline; resolves to the Response when `ok(status)`. */
   async function request(op, key, { method = "GET", query = "", headers, body, ok = (s) => s >= 200 && s < 300 } = {}) {
@@ -174,7 +163,7 @@ export function s3Storage(options = {}) {
   }
 
   /** `request`, retried with backoff on 500, 503 and network errors: for idempotent operations. */
-  const idempotent = (op, key, init) => withRetry(() => request(op, key, init), { retries, base: retryBase, retryable });
+  const idempotent = (op, key, init) => retry(() => request(op, key, init), policy);
 
   async function getObject(key) {
     const response = await idempotent("read", key, { ok: (s) => s === 200 || s === 404 });
@@ -224,10 +213,8 @@ export function s3Storage(options = {}) {
   async function putExclusive(key, bytes) {
     // the server ignores If-None-Match: check first (a narrow window remains; see verify below)
     if (verify === "always" && (await exists(key))) return false;
-    let attempts = 0;
-    const created = await withRetry(
-      async () => {
-        attempts++;
+    const created = await retry(
+      async (attempt) => {
         try {
           await (await request("write", key, { method: "PUT", headers: { "If-None-Match": "*" }, body: bytes })).body?.cancel();
           return true;
@@ -235,10 +222,10 @@ export function s3Storage(options = {}) {
           if (err?.status === 409) err.status = 503; // ConditionalRequestConflict: another write in flight; ask again
           if (err?.code !== "EEXIST") throw err;
           // a retried create may find its own earlier attempt, whose answer was lost
-          return attempts > 1 && sameBytes((await getObject(key)) ?? new Uint8Array(0), bytes);
+          return attempt > 0 && sameBytes((await getObject(key)) ?? new Uint8Array(0), bytes);
         }
       },
-      { retries, base: retryBase, retryable },
+      policy,
     );
     if (!created) return false;
     if (verify === "auto") {
@@ -254,65 +241,74 @@ export function s3Storage(options = {}) {
     return true;
   }
 
-  async function write(path, data, writeOptions = {}) {
+  /** The key of `path`, once its bytes are known to fit in one object. */
+  function fitting(path, bytes) {
     const key = keyOf(path);
-    const bytes = copyOf(data);
     if (bytes.length > maxObject || bytes.length > partSize * MAX_PARTS) {
       throw toolctxError("TOO_LARGE", `s3 write ${key}: ${bytes.length} bytes is over the object limit; nothing was written`);
     }
-    if (writeOptions.exclusive) {
-      if (bytes.length > threshold) {
-        // If-None-Match on CompleteMultipartUpload is recent (AWS 2024) and not everywhere:
-        // check, upload with the condition, then read back whose object it is
-        if (await exists(key)) throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
-        await putMultipart(key, bytes, { "If-None-Match": "*" }).catch((err) => {
-          if (err?.code !== "EEXIST") throw err;
-        });
-        const stored = await getObject(key);
-        if (stored === undefined || !sameBytes(stored, bytes)) throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
-        return;
-      }
-      if (!(await putExclusive(key, bytes))) throw toolctxError("EEXIST", `EEXIST: file already exists: ${path}`);
-      return;
-    }
+    return key;
+  }
+
+  async function put(path, bytes) {
+    const key = fitting(path, bytes);
     if (bytes.length > threshold) return putMultipart(key, bytes);
     await (await idempotent("write", key, { method: "PUT", body: bytes })).body?.cancel();
   }
 
-  async function list(dir) {
-    const base = keyOf(dir).replace(/\/*$/, "/");
+  /** Whether this writer created the object at `path` (false: it was taken). */
+  async function create(path, bytes) {
+    const key = fitting(path, bytes);
+    if (bytes.length <= threshold) return putExclusive(key, bytes);
+    // If-None-Match on CompleteMultipartUpload is recent (AWS 2024) and not everywhere:
+    // check, upload with the condition, then read back whose object it is
+    if (await exists(key)) return false;
+    await putMultipart(key, bytes, { "If-None-Match": "*" }).catch((err) => {
+      if (err?.code !== "EEXIST") throw err;
+    });
+    const stored = await getObject(key);
+    return stored !== undefined && sameBytes(stored, bytes);
+  }
+
+  /** The objects and sub-folders right below `folder`: ListObjectsV2 with delimiter "/", page by page. */
+  async function keys(folder) {
+    const base = keyOf(folder).replace(/\/*$/, "/");
     const listPrefix = base === "/" ? "" : base;
-    const names = new Set();
+    const names = [];
     let token;
     do {
       const query = new URLSearchParams({ "list-type": "2", delimiter: "/", prefix: listPrefix, "max-keys": String(pageSize) });
       if (token !== undefined) query.set("continuation-token", token);
       const xml = await (await idempotent("list", "", { query: `?${query}` })).text();
-      for (const key of tags(xml, "Key")) if (key.length > listPrefix.length) names.add(key.slice(listPrefix.length));
+      for (const key of tags(xml, "Key")) if (key.length > listPrefix.length) names.push(key.slice(listPrefix.length));
       for (const sub of tags(xml, "Prefix").filter((p) => p.length > listPrefix.length && p.startsWith(listPrefix))) {
-        names.add(sub.slice(listPrefix.length));
+        names.push(sub.slice(listPrefix.length));
       }
       token = tags(xml, "IsTruncated")[0] === "true" ? tags(xml, "NextContinuationToken")[0] : undefined;
     } while (token);
-    return [...names].sort();
+    return names;
   }
 
-  const storage = {
-    description: `s3 storage (${endpoint}/${bucket}/${prefix})`,
-    read: (path) => getObject(keyOf(path)),
-    write,
-    async remove(path) {
+  const store = `${endpoint}/${bucket}/${prefix}`;
+  /** S3 has no locks: within this process, the caller's, or none (see s3.d.ts). */
+  const lock =
+    lockOption === "process"
+      ? (name, fn) => processLock(`${store}\u0000${name}`, fn)
+      : typeof lockOption === "function"
+        ? (name, fn) => lockOption(name, fn)
+        : undefined;
+
+  return keyValueStorage({
+    description: `s3 storage (${store})`,
+    get: (path) => getObject(keyOf(path)),
+    put,
+    create,
+    async delete(path) {
       const key = keyOf(path);
       await (await idempotent("remove", key, { method: "DELETE", ok: (s) => (s >= 200 && s < 300) || s === 404 })).body?.cancel();
     },
-    list,
-  };
-  if (lockOption === "process") {
-    const store = `${endpoint}/${bucket}/${prefix}`;
-    storage.lock = (name, fn) => processLock(`${store}\u0000${name}`, fn);
-  } else if (typeof lockOption === "function") {
-    storage.lock = (name, fn) => lockOption(name, fn);
-  }
-  return storage;
+    keys,
+    lock,
+  });
 }
 
