@@ -1,4 +1,4 @@
-import type { StorageHost } from "../index.js";
+import type { StorageHost } from "./host.js";
 import type { NodeStorageOptions } from "./node.js";
 
 /** A StorageHost for Bun: the Node adapter, creating new files up to 1 MiB with blocking calls (faster under Bun). */

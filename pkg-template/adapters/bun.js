@@ -13,7 +13,7 @@ import { nodeStorage } from "./node.js";
 
 /**
  * @param {import("./node.d.ts").NodeStorageOptions} [options]
- * @returns {import("../index.js").StorageHost}
+ * @returns {import("./host.js").StorageHost}
  */
 export function bunStorage(options = {}) {
   return nodeStorage({ syncCreateMaxBytes: 1 << 20, description: "bun fs storage", ...options });

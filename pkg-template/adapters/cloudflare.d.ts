@@ -1,4 +1,7 @@
-import type { StorageHost } from "../index.js";
+// The types of toolctx/cloudflare's three backends (r2.js, workers-kv.js,
+// durable-object.js) in one file: the package exports them as one entry whose `types`
+// name one file, and the three return the same CloudflareStorage.
+import type { StorageHost } from "./host.js";
 
 /** A StorageHost over a Cloudflare binding; `description` names the backend. */
 export interface CloudflareStorage extends StorageHost {

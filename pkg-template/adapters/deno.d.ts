@@ -1,4 +1,4 @@
-import type { StorageHost } from "../index.js";
+import type { StorageHost } from "./host.js";
 
 export interface DenoStorageOptions {
   /** `"strict"`: fsync new files so they survive power loss. Default: survive process crashes. */

@@ -55,7 +55,7 @@ const ignoreMissing = (err) => {
 
 /**
  * @param {import("./deno.d.ts").DenoStorageOptions} [options]
- * @returns {import("../index.js").StorageHost}
+ * @returns {import("./host.js").StorageHost}
  */
 export function denoStorage(options = {}) {
   const strict = options.durability === "strict";

@@ -29,7 +29,7 @@ function done(tx) {
 
 /**
  * @param {import("./indexeddb.d.ts").IndexedDbStorageOptions} [options]
- * @returns {import("../host.d.ts").StorageHost & { close(): Promise<void> }}
+ * @returns {import("./host.js").StorageHost & { close(): Promise<void> }}
  */
 export function indexedDbStorage(options = {}) {
   const name = options.database ?? "toolctx";

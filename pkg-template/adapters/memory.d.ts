@@ -1,4 +1,4 @@
-import type { StorageHost } from "../index.js";
+import type { StorageHost } from "./host.js";
 
 /** An in-process StorageHost; `paths()` lists what it holds (for tests). */
 export interface MemoryStorage extends StorageHost {

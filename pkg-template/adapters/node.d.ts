@@ -1,4 +1,4 @@
-import type { StorageHost } from "../index.js";
+import type { StorageHost } from "./host.js";
 
 export interface NodeStorageOptions {
   /** `"strict"`: fsync files and folders so writes survive power loss. Default: survive process crashes. */

@@ -83,7 +83,7 @@ function unwritten(parts, written) {
 
 /**
  * @param {import("./node.d.ts").NodeStorageOptions} [options]
- * @returns {import("../index.js").StorageHost}
+ * @returns {import("./host.js").StorageHost}
  */
 export function nodeStorage(options = {}) {
   const strict = options.durability === "strict";

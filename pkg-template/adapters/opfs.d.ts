@@ -1,4 +1,4 @@
-import type { StorageHost } from "../index.js";
+import type { StorageHost } from "./host.js";
 
 export interface OpfsStorageOptions {
   /**

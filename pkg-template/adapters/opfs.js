@@ -38,7 +38,7 @@ function inDedicatedWorker() {
 
 /**
  * @param {import("./opfs.d.ts").OpfsStorageOptions} [options]
- * @returns {import("../index.js").StorageHost}
+ * @returns {import("./host.js").StorageHost}
  */
 export function opfsStorage(options = {}) {
   const syncHandles = options.syncAccessHandles ?? inDedicatedWorker();

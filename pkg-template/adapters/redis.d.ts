@@ -1,4 +1,4 @@
-import type { StorageHost } from "../index.js";
+import type { StorageHost } from "./host.js";
 
 export interface RedisStorageOptions {
   /** A node-redis client (npm `redis` v5 or later), connected or not; the caller owns it (`close()` leaves it open). */

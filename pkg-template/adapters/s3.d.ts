@@ -1,4 +1,4 @@
-import type { StorageHost } from "../index.js";
+import type { StorageHost } from "./host.js";
 
 export interface S3StorageOptions {
   /** The S3 endpoint, for example "https://s3.us-east-1.amazonaws.com", "https://<account>.r2.cloudflarestorage.com", "http://127.0.0.1:9000". Path-style URLs: `${endpoint}/${bucket}/${key}`. */

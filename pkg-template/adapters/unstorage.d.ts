@@ -1,4 +1,4 @@
-import type { StorageHost } from "../index.js";
+import type { StorageHost } from "./host.js";
 
 /** The subset of an unstorage `Storage` (from `createStorage({driver})`) the bridge calls. */
 export interface UnstorageLike {

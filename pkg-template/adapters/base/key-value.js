@@ -53,7 +53,7 @@ export function taken(path) {
  *   removeDir?(path: string): unknown,                                           // only where the backend keeps folders
  *   lock?<T>(name: string, fn: () => Promise<T>): Promise<T>,
  * }} backend
- * @returns {import("../../host.d.ts").StorageHost & { description: string }}
+ * @returns {import("../host.js").StorageHost & { description: string }}
  */
 export function keyValueStorage(backend) {
   const { description, get, put, create, has, keys, append, removeDir, lock } = backend;
