@@ -1,12 +1,13 @@
-// The window optimiser's module in browsers and workers: its functions are synchronous, so
-// the module is fetched while the import of toolctx resolves (index.js awaits `loading`),
-// by this module, which a bundler keeps only in a page that uses one of its exports (see
-// browser-core.js: exported as bindings of this module, which package.json does not list
-// among its "sideEffects").
+// The window optimiser's exports, as bindings of this module (api.js re-exports them): what
+// ties the window module's load at import to their use. Its functions are synchronous, so
+// where the runtime fetches the wasm (browsers and workers), the module must be ready when
+// the import resolves: index.js awaits the load added to `atImport` here, beside the core's
+// (api-core.js says why these are bindings of this file and not re-exports). The other
+// runtimes never call it: their entry points say where the module's bytes are, and its
+// first use instantiates it.
 import * as optimiser from "./window.js";
-import { loading } from "./browser-loading.js";
+import { atImport } from "./module.js";
 
-optimiser.windowModule.provide(new URL("./toolctx_window_bg.wasm", import.meta.url));
-loading.push(optimiser.windowModule.load());
+atImport.push(() => optimiser.windowModule.load());
 
 export const { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } = optimiser;

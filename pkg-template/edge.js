@@ -2,8 +2,9 @@
 // index.workerd.js and index.edge-light.js share. They differ only in how their
 // platform's build spells a wasm module import; each hands the compiled modules to
 // start(), which instantiates the core synchronously (the conversation and window modules
-// at their first use): no fetch of the wasm, no compile of bytes at run time, no eval. There is no file system on the edge: the default storage is
-// memory (onDebug says so), under the browser's default folder "agent/context".
+// at their first use): no fetch of the wasm, no compile of bytes at run time, no eval.
+// There is no file system on the edge: the default storage is memory (onDebug says so),
+// under the browser's default folder "agent/context". Each entry re-exports api.js.
 
 import { initSync } from "./toolctx_core.js";
 import { memoryStorage } from "./adapters/memory.js";
@@ -30,9 +31,3 @@ export function start({ core, conversation, window: optimiser }) {
     adaptFileSystem: fromFileSystem,
   });
 }
-
-export { ContextManager } from "./context-manager.js";
-export { ConversationStore } from "./conversation.js";
-export { memoryStorage };
-export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./window.js";
-export { clearToolUses } from "./clear-tool-uses.js";

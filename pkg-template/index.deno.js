@@ -1,14 +1,16 @@
 // toolctx for Deno: the wasm core is read from the package and ready when this module's
 // import resolves; the default storage is the file system under ~/.agent/context. The
-// conversation and window modules are read and instantiated by their first use.
+// conversation and window modules are read and instantiated by their first use. The
+// exports: api.js.
 
 import { initSync } from "./toolctx_core.js";
 import { denoStorage } from "./adapters/deno.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager } from "./context-manager.js";
 import { noteDefaultDir, useRuntime } from "./host.js";
-import { ConversationStore, conversationModule } from "./conversation.js";
+import { conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
+
+export * from "./api.js";
 
 const file = (name) => new URL(`./toolctx_${name}_bg.wasm`, import.meta.url);
 initSync({ module: await Deno.readFile(file("core")) });
@@ -43,8 +45,3 @@ useRuntime({
   defaultStorage: () => denoStorage(),
   adaptFileSystem: fromFileSystem,
 });
-
-export { ContextManager, ConversationStore };
-export { memoryStorage } from "./adapters/memory.js";
-export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./window.js";
-export { clearToolUses } from "./clear-tool-uses.js";

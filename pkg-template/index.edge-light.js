@@ -1,5 +1,5 @@
 // toolctx for Vercel Edge Functions and Next.js middleware (the `edge-light` condition):
-// their build turns a `.wasm?module` import into a compiled module.
+// their build turns a `.wasm?module` import into a compiled module. The exports: api.js.
 
 import core from "./toolctx_core_bg.wasm?module";
 import conversation from "./toolctx_conversation_bg.wasm?module";
@@ -8,7 +8,4 @@ import { start } from "./edge.js";
 
 start({ core, conversation, window: windowWasm });
 
-export {
-  ContextHistory, ContextManager, ConversationStore, estimateTokens, findDuplicateFileReads, memoryStorage, optimizeWindow,
-  shouldCompact, truncationRange, clearToolUses,
-} from "./edge.js";
+export * from "./api.js";

@@ -1,25 +1,21 @@
-// toolctx for browsers and workers: each wasm module whose exports the page uses is ready
-// when this module's import resolves (top-level await). The core (ContextManager) and the
-// window optimiser's module (its functions are synchronous) are fetched side by side by
-// browser-core.js and browser-window.js as they are evaluated, and awaited here; the
-// conversation store's module is fetched by the first ConversationStore.open. In a bundle,
-// a module whose exports the page never uses is left out with its fetch (package.json
-// "sideEffects" lists only the entry points); unbundled, the core and window modules are
-// both fetched. The default storage is OPFS where the runtime has it, else IndexedDB, else
-// memory (and onDebug says so).
+// toolctx for browsers and workers: the wasm is fetched, and each module whose exports the
+// program uses is ready when this module's import resolves (top-level await). The core
+// (ContextManager) and the window optimiser's module (its functions are synchronous) are
+// fetched side by side while the import resolves, by the loads api-core.js and
+// api-window.js add to `atImport`; the conversation store's module is fetched by the first
+// ConversationStore.open. In a bundle, a file whose exports the program never uses is left
+// out with its load (package.json "sideEffects" lists only the entry points); unbundled,
+// the core and window modules are both fetched. The default storage is OPFS where the
+// runtime has it, else IndexedDB, else memory (and onDebug says so). The exports: api.js.
 
 import { memoryStorage } from "./adapters/memory.js";
 import { opfsStorage } from "./adapters/opfs.js";
 import { indexedDbStorage } from "./adapters/indexeddb.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
 import { useRuntime } from "./host.js";
-import { loading } from "./browser-loading.js";
+import { atImport, fetchWasm } from "./module.js";
 
-export { ContextManager } from "./browser-core.js";
-export { ConversationStore } from "./browser-conversation.js";
-export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./browser-window.js";
-export { memoryStorage };
-export { clearToolUses } from "./clear-tool-uses.js";
+export * from "./api.js";
 
 function defaultStorage() {
   if (typeof navigator !== "undefined" && typeof navigator.storage?.getDirectory === "function") {
@@ -37,4 +33,5 @@ useRuntime({
   defaultStorage,
   adaptFileSystem: fromFileSystem,
 });
-await Promise.all(loading);
+fetchWasm();
+await Promise.all(atImport.map((load) => load()));

@@ -2,16 +2,18 @@
 // from `import` and from `require` (Node's require(esm)), and the default storage is
 // the file system under ~/.agent/context (toolctx/node, or toolctx/bun under Bun).
 // The conversation and window modules are read and instantiated by their first use.
+// The exports: api.js.
 
 import { builtin } from "./adapters/builtin.js";
 import { initSync } from "./toolctx_core.js";
 import { nodeStorage } from "./adapters/node.js";
 import { bunStorage } from "./adapters/bun.js";
 import { fromFileSystem } from "./adapters/seed-fs.js";
-import { ContextManager } from "./context-manager.js";
 import { useRuntime } from "./host.js";
-import { ConversationStore, conversationModule } from "./conversation.js";
+import { conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
+
+export * from "./api.js";
 
 const { readFileSync } = builtin("node:fs");
 const { resolve, sep } = builtin("node:path");
@@ -32,8 +34,3 @@ useRuntime({
   defaultStorage: () => (typeof Bun === "undefined" ? nodeStorage() : bunStorage()),
   adaptFileSystem: fromFileSystem,
 });
-
-export { ContextManager, ConversationStore };
-export { memoryStorage } from "./adapters/memory.js";
-export { ContextHistory, estimateTokens, findDuplicateFileReads, optimizeWindow, shouldCompact, truncationRange } from "./window.js";
-export { clearToolUses } from "./clear-tool-uses.js";

@@ -1,5 +1,5 @@
 // toolctx for Cloudflare Workers (the `workerd` condition): wrangler, and any bundler that
-// follows its module rules, ships the imported .wasm as a compiled module.
+// follows its module rules, ships the imported .wasm as a compiled module. The exports: api.js.
 
 import core from "./toolctx_core_bg.wasm";
 import conversation from "./toolctx_conversation_bg.wasm";
@@ -8,7 +8,4 @@ import { start } from "./edge.js";
 
 start({ core, conversation, window: windowWasm });
 
-export {
-  ContextHistory, ContextManager, ConversationStore, estimateTokens, findDuplicateFileReads, memoryStorage, optimizeWindow,
-  shouldCompact, truncationRange, clearToolUses,
-} from "./edge.js";
+export * from "./api.js";

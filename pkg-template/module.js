@@ -15,14 +15,30 @@
 //
 // The conversation and window modules are instantiated on first use, so that
 // `import { ContextManager } from "toolctx"` instantiates the core module only. Each entry
-// point says where a module comes from (`provide`): a function returning its bytes or its
-// compiled WebAssembly.Module, instantiated synchronously by the first call (Node, Deno,
-// Bun, edge runtimes); or its URL, fetched by the first async call such as
-// `ConversationStore.open` (browsers). The core is instantiated by the entry point itself;
-// in browsers, browser-core.js and browser-window.js fetch the core and window modules while
-// the import resolves, where a page uses them (index.js).
+// point says how its runtime gets a module: where it has the bytes or the compiled
+// WebAssembly.Module at hand (Node, Deno, Bun, edge runtimes), a function returning them
+// (`provide`), which the first call instantiates synchronously; in browsers and workers,
+// `fetchWasm()`: the first async call (such as `ConversationStore.open`) fetches the .wasm
+// beside the module's glue. The core is instantiated by the entry point itself (in browsers,
+// through `atImport`); in browsers the core and window modules are fetched while the import
+// resolves, where a program uses them (api-core.js, api-window.js, index.js).
 import { createDriver } from "./driver.js";
 import { internal, onFailInFlight } from "./host.js";
+
+/**
+ * The loads a program awaits while it imports toolctx where the runtime fetches the wasm:
+ * api-core.js and api-window.js each add their module's as they are evaluated (a bundler
+ * keeps each file only where its exports are used), and index.js starts them together and
+ * awaits them, so the modules a program uses are fetched side by side.
+ */
+export const atImport = [];
+
+let fetching = false;
+
+/** The runtime fetches each module's .wasm from beside its glue, at the module's first load (browsers, workers). */
+export function fetchWasm() {
+  fetching = true;
+}
 
 export class WasmModule {
   #glue;
@@ -51,7 +67,7 @@ export class WasmModule {
     return this.#generation;
   }
 
-  /** Where the module comes from: `() => bytes | WebAssembly.Module`, or a URL. */
+  /** Where the module comes from: `() => bytes | WebAssembly.Module`. */
   provide(source) {
     this.#source = source;
   }
@@ -67,10 +83,10 @@ export class WasmModule {
     }
   }
 
-  /** Instantiates the module, fetching it first where it comes from a URL. */
+  /** Instantiates the module, fetching it first where the runtime fetches the wasm. */
   async load() {
-    if (!this.#loaded && typeof this.#source !== "function" && this.#source !== undefined) {
-      await this.#glue.default({ module_or_path: this.#source });
+    if (!this.#loaded && this.#source === undefined && fetching) {
+      await this.#glue.default(); // the glue's own URL: its .wasm beside it
       this.#loaded = true;
     }
     this.ready();

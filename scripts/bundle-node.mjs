@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Node's and Bun's entry, pkg/index.node.js, as one file: esbuild inlines the package's
-// own modules that it imports (the core's glue, extras, driver, records, pointers, host,
-// the conversation and window glue, the node and bun adapters), which are loaded one by
-// one elsewhere. Node 20's ES module loader costs about 0.4 ms of CPU a file (resolve,
+// own modules that it imports (the export list api.js, the core's glue, context-manager,
+// driver, records, pointers, host, the conversation and window glue, the node and bun
+// adapters), which are loaded one by one elsewhere. Node 20's ES module loader costs about 0.4 ms of CPU a file (resolve,
 // read, compile), so `import("toolctx")` loads 3 files instead of 18. The modules whose
 // exports are also another entry point's stay shared files, so each has one instance in a
 // process: the memory adapter (toolctx/memory) and clear-tool-uses.js (toolctx/anthropic
