@@ -4,9 +4,40 @@ import type { ContextManager, ContextPointer } from "./types.js";
 /** A JSON Schema object (the tools' input schemas). */
 export type JsonSchema = { [key: string]: unknown };
 
+/**
+ * The model's tools, each one's input by its name: the one place the types list them. The
+ * tuple `ContextToolNames` gives their order (that of `contextTools` and `TOOL_NAMES`);
+ * every integration's types are derived from these two (`EachContextTool`), so a tool added
+ * to tools.js is typed here and nowhere else.
+ */
+export interface ContextToolInputs {
+  /** A page of a saved output's numbered lines (offset: the first line, from 1). */
+  read_context: ReadInput;
+  /** The store's ranking, best first: handles, descriptions, sizes and best-matching lines. */
+  search_context: SearchInput;
+  /** The lines that match, with their handles and line numbers. */
+  grep_context: GrepInput;
+}
+
+/** The name of one of the model's tools. */
+export type ContextToolName = keyof ContextToolInputs;
+
+/** The tools' names in the order `contextTools` returns them. */
+export type ContextToolNames = readonly ["read_context", "search_context", "grep_context"];
+
+/**
+ * The tools in order as an integration types them: `Tools` gives each name its type, for
+ * example `{ [N in ContextToolName]: Tool<ContextToolInputs[N]> }`, and this is the tuple
+ * `[Tools["read_context"], Tools["search_context"], Tools["grep_context"]]`. (`Names` is a
+ * parameter so that the mapped type maps a tuple to a tuple; leave it to its default.)
+ */
+export type EachContextTool<Tools extends { [N in ContextToolName]: unknown }, Names extends readonly ContextToolName[] = ContextToolNames> = {
+  -readonly [I in keyof Names]: Tools[Names[I]];
+};
+
 /** One tool the model calls: what every integration is built from. */
-export interface ContextTool<Input = Record<string, unknown>> {
-  name: "read_context" | "search_context" | "grep_context";
+export interface ContextTool<Input = Record<string, unknown>, Name extends ContextToolName = ContextToolName> {
+  name: Name;
   description: string;
   /** JSON Schema of the input. */
   inputSchema: JsonSchema;
@@ -96,12 +127,15 @@ import type { Usage } from "./usage.js";
 export type { Tokenizer, Usage, UsageOptions, UsageSnapshot } from "./usage.js";
 export { BYTES_PER_TOKEN, createUsage, sumUsage, USAGE_KEYS } from "./usage.js";
 
-export const TOOL_NAMES: readonly ["read_context", "search_context", "grep_context"];
+export const TOOL_NAMES: ContextToolNames;
 export const POINTER_SCHEME: "toolctx://";
 export const LIMITS: Readonly<ContextToolLimits>;
 
 /** read_context, search_context and grep_context over `manager`, in that order. */
-export function contextTools(manager: ContextManager, options?: ContextToolOptions): [ContextTool<ReadInput>, ContextTool<SearchInput>, ContextTool<GrepInput>];
+export function contextTools(
+  manager: ContextManager,
+  options?: ContextToolOptions,
+): EachContextTool<{ [N in ContextToolName]: ContextTool<ContextToolInputs[N], N> }>;
 
 /**
  * A copy of `args` with every string that is exactly a handle (optionally `#L10-40` or

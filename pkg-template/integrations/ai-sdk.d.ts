@@ -1,26 +1,15 @@
 // toolctx/ai-sdk: toolctx for the Vercel AI SDK (npm `ai` 7, an optional peer dependency).
 import type { ModelMessage, PrepareStepFunction, Tool, ToolSet } from "ai";
 import type { ContextManager, WindowOptions, WindowResult } from "../index.js";
-import type { ContextToolLimits, GrepInput, ReadInput, SearchInput, Usage, UsageSnapshot } from "../tools.js";
+import type { CompactTextLimits, ContextToolInputs, ContextToolLimits, ContextToolsOptions, UsageSnapshot } from "../tools.js";
+
+export type { ContextToolsOptions } from "../tools.js";
 
 /** The scheme of the older pointers (`toolctx://…`): the tools still take one where a handle goes. */
 export declare const POINTER_SCHEME: "toolctx://";
 
-/** The wrapper's own sizes, in characters or lines (positive integers). */
-export interface ToolContextSizes {
-  /** An output the model would receive in more characters than this is replaced by its handle and a preview. Default 16000. */
-  maxInlineChars?: number;
-  /** Lines of the preview from the start, and again from the end. Default 5. */
-  previewLines?: number;
-  /** Characters of the whole preview. Default 1500. */
-  previewChars?: number;
-}
-
-/** Options of the tools the model calls: toolctx/tools' limits, and a tally of what they read back. */
-export interface ContextToolsOptions extends Partial<ContextToolLimits> {
-  /** Counts what the tools read back (toolctx/tools' `createUsage()`). */
-  usage?: Usage;
-}
+/** The wrapper's own sizes, in characters or lines (positive integers): toolctx/tools' `CompactTextLimits`. */
+export type ToolContextSizes = CompactTextLimits;
 
 /** @deprecated Use `ToolContextSizes` and `ContextToolsOptions`. */
 export type ToolContextLimits = ToolContextSizes & Partial<ContextToolLimits>;
@@ -68,17 +57,10 @@ export interface ToolContextOptions extends ToolContextSizes, ContextToolsOption
 
 /**
  * The tools the model calls, toolctx/tools' definitions as AI SDK tools: same names,
- * descriptions and JSON Schemas. Their outputs are capped and never saved. (A type, not an
- * interface: a ToolSet needs an index signature.)
+ * descriptions and JSON Schemas, one per name of `ContextToolInputs`. Their outputs are
+ * capped and never saved. (A type, not an interface: a ToolSet needs an index signature.)
  */
-export type ContextTools = {
-  /** `{handle, offset?, limit?}`: a page of a saved output's numbered lines (offset: the first line, from 1). */
-  read_context: Tool<ReadInput, string>;
-  /** `{query, limit?}`: the store's ranking, best first: handles, descriptions, sizes and best-matching lines. */
-  search_context: Tool<SearchInput, string>;
-  /** `{pattern, handle?, limit?}`: the lines that match, with their handles and line numbers. */
-  grep_context: Tool<GrepInput, string>;
-};
+export type ContextTools = { [N in keyof ContextToolInputs]: Tool<ContextToolInputs[N], string> };
 
 /**
  * Wraps every tool of `tools` that has an `execute`: its output is saved in `manager`

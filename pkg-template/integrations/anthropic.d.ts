@@ -1,5 +1,5 @@
 import type { ContextManager, StorageHost } from "../index.js";
-import type { ContextToolOptions, GrepInput, JsonSchema, ReadInput, SearchInput } from "../tools.js";
+import type { ContextToolInputs, ContextToolName, ContextToolOptions, EachContextTool, JsonSchema } from "../tools.js";
 
 /** The commands of Anthropic's memory tool (`memory_20250818`), as the SDK types them. */
 export interface MemoryViewCommand { command: "view"; path: string; view_range?: Array<number> }
@@ -57,7 +57,7 @@ export interface AnthropicContextTool<Name extends string, Input> {
 export function contextTools(
   manager: ContextManager,
   options?: ContextToolOptions,
-): [AnthropicContextTool<"read_context", ReadInput>, AnthropicContextTool<"search_context", SearchInput>, AnthropicContextTool<"grep_context", GrepInput>];
+): EachContextTool<{ [N in ContextToolName]: AnthropicContextTool<N, ContextToolInputs[N]> }>;
 
 export { clearToolUses, messageTokens } from "../clear-tool-uses.js";
 export type { ClearToolUsesOptions, ClearToolUsesResult } from "../clear-tool-uses.js";

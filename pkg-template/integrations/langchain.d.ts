@@ -1,7 +1,7 @@
 // toolctx/langchain: toolctx for LangChain.js and LangGraph.js (npm `@langchain/core` ≥ 1.0, an optional peer dependency).
 import type { DynamicStructuredTool, ToolRunnableConfig } from "@langchain/core/tools";
 import type { ContextManager } from "../index.js";
-import type { ContextToolsOptions, GrepInput, JsonSchema, ReadInput, SearchInput, UsageSnapshot, WrapperOptions } from "../tools.js";
+import type { ContextToolInputs, ContextToolName, ContextToolsOptions, EachContextTool, JsonSchema, UsageSnapshot, WrapperOptions } from "../tools.js";
 
 /** One call of a wrapped tool, as the options' functions see it. */
 export interface ToolCallInfo {
@@ -22,6 +22,9 @@ export interface ToolContextOptions extends WrapperOptions<ToolCallInfo> {}
 /** A retrieval tool: a LangChain tool with toolctx/tools' name, description and JSON Schema. */
 export type ContextTool<Input> = DynamicStructuredTool<JsonSchema, Input, Input, string>;
 
+/** Each retrieval tool by its name (toolctx/tools' `ContextToolInputs`). */
+export type ContextTools = { [N in ContextToolName]: ContextTool<ContextToolInputs[N]> };
+
 /**
  * read_context, search_context and grep_context (toolctx/tools' definitions) as LangChain
  * tools, in that order. A mistake of the model comes back as a ToolMessage with status
@@ -30,7 +33,7 @@ export type ContextTool<Input> = DynamicStructuredTool<JsonSchema, Input, Input,
 export declare function contextTools(
   manager: ContextManager,
   options?: ContextToolsOptions,
-): [ContextTool<ReadInput>, ContextTool<SearchInput>, ContextTool<GrepInput>];
+): EachContextTool<ContextTools>;
 
 /**
  * `tools` with every structured tool wrapped (a new DynamicStructuredTool with the
@@ -44,7 +47,7 @@ export declare function withToolContext<T extends object>(
   tools: readonly T[],
   manager: ContextManager,
   options?: ToolContextOptions,
-): Array<T | ContextTool<ReadInput> | ContextTool<SearchInput> | ContextTool<GrepInput>>;
+): Array<T | ContextTools[ContextToolName]>;
 
 /**
  * What the tools `withToolContext` returned (or an array holding some of them) kept out

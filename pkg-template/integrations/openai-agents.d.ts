@@ -1,7 +1,7 @@
 // toolctx/openai-agents: toolctx for the OpenAI Agents SDK (npm `@openai/agents` ≥ 0.20, an optional peer dependency).
 import type { FunctionTool, RunContext, Tool } from "@openai/agents";
 import type { ContextManager } from "../index.js";
-import type { ContextToolsOptions, UsageSnapshot, WrapperOptions } from "../tools.js";
+import type { ContextToolName, ContextToolsOptions, EachContextTool, UsageSnapshot, WrapperOptions } from "../tools.js";
 
 /** One call of a wrapped tool, as the options' functions see it. */
 export interface ToolCallInfo {
@@ -23,7 +23,7 @@ export interface ToolContextOptions extends WrapperOptions<ToolCallInfo> {}
 export declare function contextTools(
   manager: ContextManager,
   options?: ContextToolsOptions,
-): [FunctionTool<unknown, any, string>, FunctionTool<unknown, any, string>, FunctionTool<unknown, any, string>];
+): EachContextTool<{ [N in ContextToolName]: FunctionTool<unknown, any, string> }>;
 
 /**
  * `tools` with every function tool wrapped (a copy; the originals are left as they were):
