@@ -323,14 +323,14 @@ export class ContextManager {
     const timeout = new Promise((_, reject) => {
       if (Number.isFinite(rerankTimeoutMs)) {
         timer = setTimeout(() => {
-          controller.abort(new Error(`rerank timed out after ${rerankTimeoutMs} ms`));
+          controller.abort(toolctxError("TIMEOUT", `rerank timed out after ${rerankTimeoutMs} ms`));
           reject(controller.signal.reason);
         }, rerankTimeoutMs);
       }
     });
     try {
       const order = await Promise.race([rerank(query, ranked.map((c) => ({ ...c })), controller.signal), timeout]);
-      if (!Array.isArray(order)) throw new TypeError("rerank must resolve to an array of filepaths");
+      if (!Array.isArray(order)) throw toolctxError("INVALID_ARGUMENT", "rerank must resolve to an array of filepaths");
       const byPath = new Map(ranked.map((c) => [c.filepath, c]));
       const picked = [];
       for (const path of order) {

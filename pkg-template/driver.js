@@ -18,7 +18,7 @@
 // the core handle's method of that name.
 
 import { concat } from "./adapters/base/bytes.js";
-import { toolctxError } from "./host.js"; // not errors.js: the wasm tests load this file as a snippet, beside host.js
+import { internal, toolctxError } from "./host.js"; // not errors.js: the wasm tests load this file as a snippet, beside host.js
 import { parseRecord } from "./records.js";
 import { OP, SKIP, STEP, failure, ok } from "./protocol.js";
 
@@ -82,7 +82,7 @@ function call(storage, op) {
       // Folders that hold nothing need no removal where the host has no folders.
       return typeof storage.removeDir === "function" ? storage.removeDir.call(host, op.path) : undefined;
     default:
-      throw new Error(`toolctx: internal error: no host op ${op.op}`);
+      throw internal(undefined, `no host op ${op.op}`);
   }
 }
 
@@ -156,7 +156,7 @@ export function hold(host, lock, name, wait = true) {
   names.set(name, settled);
   settled.then((outcome) => {
     if (names.get(name) === settled) names.delete(name);
-    taken(failure(outcome.ok ? new Error("storage lock() returned without running its callback") : outcome.error));
+    taken(failure(outcome.ok ? toolctxError("STORAGE", "storage lock() returned without running its callback") : outcome.error));
   });
   return { held, release, settled };
 }
@@ -260,7 +260,7 @@ export function createDriver(core, onTrap) {
           case STEP.UNLOCK: {
             const at = locks.findIndex((held) => held.storage === step.storage && held.name === step.name);
             if (at < 0) {
-              outcomes = [failure(new Error(`toolctx: internal error: the lock ${step.name} is not held`))];
+              outcomes = [failure(internal(undefined, `the lock ${step.name} is not held`))];
               break;
             }
             const [held] = locks.splice(at, 1);
@@ -269,7 +269,7 @@ export function createDriver(core, onTrap) {
             break;
           }
           default:
-            throw new Error(`toolctx: internal error: no step of kind ${step.kind}`);
+            throw internal(undefined, `no step of kind ${step.kind}`);
         }
         if (!runs.has(key)) return undefined; // the module trapped: the run failed with it
         step = next(step, outcomes);

@@ -13,10 +13,11 @@ function decode(bytes) {
   return text.includes("\uFFFD") ? fatal.decode(bytes) : text;
 }
 
+/** The text of what a host's read gave; undefined when it is neither bytes nor a string. */
 function textOf(value) {
   if (typeof value === "string") return value;
   if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return decode(value);
-  throw new Error("storage read returned neither bytes, a string nor undefined");
+  return undefined;
 }
 
 const optional = (v, type) => v === undefined || v === null || typeof v === type;
@@ -27,9 +28,11 @@ const optional = (v, type) => v === undefined || v === null || typeof v === type
  * record (<why>)").
  */
 export function parseRecord(value) {
+  const text = textOf(value);
+  if (text === undefined) return "storage read returned neither bytes, a string nor undefined";
   let record;
   try {
-    record = JSON.parse(textOf(value));
+    record = JSON.parse(text);
   } catch (err) {
     return `not a toolctx record: ${err?.message ?? err}`;
   }
