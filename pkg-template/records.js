@@ -28,10 +28,10 @@ const optional = (v, type) => v === undefined || v === null || typeof v === type
  * record (<why>)").
  */
 export function parseRecord(value) {
-  const text = textOf(value);
-  if (text === undefined) return "storage read returned neither bytes, a string nor undefined";
   let record;
   try {
+    const text = textOf(value); // a fatal decode throws on bytes that are not UTF-8
+    if (text === undefined) return "storage read returned neither bytes, a string nor undefined";
     record = JSON.parse(text);
   } catch (err) {
     return `not a toolctx record: ${err?.message ?? err}`;
