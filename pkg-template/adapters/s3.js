@@ -19,7 +19,7 @@
 
 import { toolctxError } from "../errors.js";
 import { exponential, retry } from "./base/backoff.js";
-import { classify } from "./base/backend.js";
+import { answerFailure } from "./base/backend.js";
 import { deadlineOf, withDeadline } from "./base/deadline.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { queueLock } from "./base/queue-lock.js";
@@ -126,14 +126,14 @@ export function s3Storage(options = {}) {
   const urlOf = (key, query = "") => `${endpoint}/${encodeURIComponent(bucket)}${key === "" ? "" : `/${encodeKey(key)}`}${query}`;
 
   /**
-   * An S3 error answer as a typed error, its code by base/backend.js's `classify` (never
-   * the secret: the message has only the status, S3's code and the key).
+   * An S3 error answer as a typed error, its code by base/backend.js (never the secret:
+   * the message has only the status, S3's code and the key).
    */
   async function failure(op, key, response) {
     const body = await response.text().catch(() => "");
-    const code = tags(body, "Code")[0] ?? "";
-    const what = `s3 ${op} ${key}: ${response.status}${code ? ` ${code}` : ""}`;
-    return toolctxError(classify(undefined, { status: response.status, backendCode: code }), what, { status: response.status, s3Code: code });
+    const s3Code = tags(body, "Code")[0] ?? "";
+    const { status } = response;
+    return answerFailure(`s3 ${op} ${key}: ${status}${s3Code ? ` ${s3Code}` : ""}`, { status, backendCode: s3Code }, { status, s3Code });
   }
 
   /** Retries of 500, 503 and unanswered requests, with exponential backoff (base/backoff.js). */

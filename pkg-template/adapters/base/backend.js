@@ -4,8 +4,8 @@
 // backend's own error as the cause.
 //
 // `classify` is the one place where a backend's failure becomes a code: every adapter
-// over a backend calls it, directly (toolctx/s3, which reads an HTTP answer) or through
-// `backendFailure` and `backendCall`.
+// over a backend calls it, through `backendCall`, `backendFailure` or (toolctx/s3, which
+// reads an HTTP answer rather than an error) `answerFailure`.
 
 import { CODES, toolctxError } from "../../errors.js";
 import { withDeadline } from "./deadline.js";
@@ -16,36 +16,46 @@ const OUT_OF_SPACE = new Set(["ENOSPC", "EDQUOT", "QuotaExceededError"]);
 const REFUSED = new Set([401, 403]);
 /** HTTP's answer to a conditional write whose condition failed (`If-None-Match: *` on a taken key). */
 const PRECONDITION_FAILED = 412;
-/** S3's error codes for refused credentials or permission. */
+/** S3's error codes for refused credentials or permission, a missing bucket, an object over the limit. */
 const AUTH_CODES = new Set(["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken"]);
+const NO_BUCKET_CODES = new Set(["NoSuchBucket"]);
+const TOO_LARGE_CODES = new Set(["EntityTooLarge"]);
 /** How servers that answer in text refuse credentials or permission (Redis: WRONGPASS, NOAUTH, NOPERM). */
 export const AUTH_MESSAGE = /WRONGPASS|NOAUTH|NOPERM|invalid password/i;
 
 /**
- * The code of the table for a failure of a backend: `err`, the backend's error (if it
- * threw one), and `facts` its adapter read from the answer: `status` (HTTP) and
- * `backendCode` (S3's `<Code>`).
- *   - an error with a code of the table already (TIMEOUT, EEXIST, TOO_LARGE, ...): that code;
- *   - out of space (ENOSPC, EDQUOT, a QuotaExceededError): QUOTA_EXCEEDED;
- *   - credentials or permission refused (401, 403, S3's auth codes, Redis's WRONGPASS,
- *     NOAUTH, NOPERM): UNAUTHORIZED;
- *   - a conditional create refused (412): EEXIST;
- *   - a bucket that does not exist: NOT_FOUND; an object over the server's limit: TOO_LARGE;
- *   - anything else: STORAGE.
+ * How a failure that has no code of the table yet gets one, the first rule that holds:
+ * from the backend's error (`err`) and what its adapter read from the answer (`facts`:
+ * `status`, HTTP's; `backendCode`, S3's `<Code>`).
  */
-export function classify(err, { status, backendCode } = {}) {
+const RULES = [
+  { code: "QUOTA_EXCEEDED", when: (err) => OUT_OF_SPACE.has(err?.code) || OUT_OF_SPACE.has(err?.name) },
+  {
+    code: "UNAUTHORIZED",
+    when: (err, { status, backendCode }) => REFUSED.has(status) || AUTH_CODES.has(backendCode) || AUTH_MESSAGE.test(String(err?.message ?? "")),
+  },
+  { code: "EEXIST", when: (_, { status }) => status === PRECONDITION_FAILED },
+  { code: "NOT_FOUND", when: (_, { backendCode }) => NO_BUCKET_CODES.has(backendCode) },
+  { code: "TOO_LARGE", when: (_, { backendCode }) => TOO_LARGE_CODES.has(backendCode) },
+  { code: "STORAGE", when: () => true },
+];
+
+/**
+ * The code of the table for a failure of a backend: an error that has one already
+ * (TIMEOUT, EEXIST, TOO_LARGE, ... made by the adapter) keeps it; any other gets the
+ * code of the first of RULES that holds (out of space, refused credentials or
+ * permission, a refused conditional create, no such bucket, too large; else STORAGE).
+ * @param {unknown} err  the backend's error, if it threw one
+ * @param {{ status?: number, backendCode?: string }} [facts]
+ */
+export function classify(err, facts = {}) {
   if (typeof err?.code === "string" && Object.hasOwn(CODES, err.code)) return err.code;
-  if (OUT_OF_SPACE.has(err?.code) || OUT_OF_SPACE.has(err?.name)) return "QUOTA_EXCEEDED";
-  if (REFUSED.has(status) || AUTH_CODES.has(backendCode) || AUTH_MESSAGE.test(String(err?.message ?? ""))) return "UNAUTHORIZED";
-  if (status === PRECONDITION_FAILED) return "EEXIST";
-  if (backendCode === "NoSuchBucket") return "NOT_FOUND";
-  if (backendCode === "EntityTooLarge") return "TOO_LARGE";
-  return "STORAGE";
+  return RULES.find((rule) => rule.when(err, facts)).code;
 }
 
 /**
  * `err`, a failure of `what`, as a typed error (`classify`): one that has a code of the
- * table already as it is; any other with that code, `err` as its cause and `fields`
+ * table already as it is; any other with its code, `err` as its cause and `fields`
  * (`status`, `r2Code`, ...) as properties. The message quotes the backend's message,
  * except where it refused the credentials: that message may quote them (a Redis URL
  * holds its password), so only its first word is kept.
@@ -56,6 +66,16 @@ export function backendFailure(what, err, fields) {
   const message = String(err?.message ?? err);
   const said = code === "UNAUTHORIZED" ? `refused: wrong credentials or no permission (${message.split(/\s/)[0]})` : `failed: ${message}`;
   return toolctxError(code, `${what} ${said}`, { cause: err, ...fields });
+}
+
+/**
+ * A failed answer of a backend over HTTP (toolctx/s3), typed by `classify` from `facts`
+ * (its status and the backend's code): `what` is the whole message, which names the
+ * request and the answer and never a secret; `fields` become properties.
+ */
+export function answerFailure(what, facts, fields) {
+  const code = classify(undefined, facts);
+  return toolctxError(code, what, fields);
 }
 
 /**

@@ -1,0 +1,102 @@
+// The key-value base (pkg-template/adapters/base/key-value.js) on its own, over a Map:
+// what every key-value adapter inherits from it. The adapters themselves pass the
+// conformance suite in their runtimes (node.test.mjs, unstorage.test.mjs, tests/edge,
+// tests/servers, the Deno KV and browser suites).
+//   node --test tests/js/key-value-adapter.test.mjs   (after `make pkg`)
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { keyValueStorage } from "../../pkg/adapters/base/key-value.js";
+
+/** A backend over a Map; `async` makes every primitive answer in a Promise. */
+function mapBackend({ async = false, atomic = true } = {}) {
+  const values = new Map();
+  const answer = (value) => (async ? Promise.resolve(value) : value);
+  const backend = {
+    description: "a map",
+    get: (path) => answer(values.get(path)),
+    put: (path, bytes) => answer(void values.set(path, bytes)),
+    delete: (path) => answer(void values.delete(path)),
+    keys: (prefix) => answer([...values.keys()].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length))),
+  };
+  if (atomic) backend.create = (path, bytes) => answer(!values.has(path) && Boolean(values.set(path, bytes)));
+  return { values, backend };
+}
+
+test("key-value base: a backend that answers synchronously makes a host that answers synchronously", () => {
+  const { backend } = mapBackend();
+  const host = keyValueStorage(backend);
+  assert.equal(host.write("a/b.json", "x"), undefined);
+  assert.deepEqual(host.read("a/b.json"), new TextEncoder().encode("x"));
+  assert.deepEqual(host.list("a"), ["b.json"]);
+  assert.throws(() => host.write("a/b.json", "y", { exclusive: true }), { code: "EEXIST" });
+  assert.equal(host.remove("a/b.json"), undefined);
+  assert.equal(host.removeDir("a"), undefined);
+});
+
+test("key-value base: list gives direct children, sub-folders once with a trailing '/', sorted; [] for a missing folder", async () => {
+  const host = keyValueStorage(mapBackend({ async: true }).backend);
+  for (const path of ["d/z.json", "d/a.json", "d/sub/x.json", "d/sub/deeper/y.json", "dx/no.json", "top.json"]) await host.write(path, "1");
+  assert.deepEqual(await host.list("d"), ["a.json", "sub/", "z.json"]);
+  assert.deepEqual(await host.list("d/"), ["a.json", "sub/", "z.json"]);
+  assert.deepEqual(await host.list(""), ["d/", "dx/", "top.json"]);
+  assert.deepEqual(await host.list("missing"), []);
+});
+
+test("key-value base: without an atomic create, an exclusive write checks then puts and refuses a taken path with EEXIST", async () => {
+  const { values, backend } = mapBackend({ async: true, atomic: false });
+  const host = keyValueStorage(backend);
+  await host.write("r.json", "first", { exclusive: true });
+  const err = await host.write("r.json", "second", { exclusive: true }).then(() => assert.fail("written"), (e) => e);
+  assert.equal(err.code, "EEXIST");
+  assert.equal(err.name, "ToolctxError");
+  assert.equal(new TextDecoder().decode(values.get("r.json")), "first");
+});
+
+test("key-value base: the backend gets a copy of the bytes, never the caller's buffer", () => {
+  const { values, backend } = mapBackend();
+  const host = keyValueStorage({ ...backend, append: (path, bytes) => values.set(path, bytes) });
+  const mine = new Uint8Array([1, 2, 3]);
+  host.write("w", mine);
+  host.append("a", mine);
+  mine[0] = 9;
+  assert.deepEqual([...values.get("w")], [1, 2, 3]);
+  assert.deepEqual([...values.get("a")], [1, 2, 3]);
+});
+
+test("key-value base: append and lock only where the backend has them; removeDir is the backend's where it keeps folders", () => {
+  const { backend } = mapBackend();
+  const plain = keyValueStorage(backend);
+  assert.equal("append" in plain, false);
+  assert.equal("lock" in plain, false);
+  const removed = [];
+  const lock = async (name, fn) => fn();
+  const rich = keyValueStorage({ ...backend, append() {}, lock, removeDir: (path) => removed.push(path), children: () => ["x/"] });
+  assert.equal(rich.lock, lock);
+  assert.equal(typeof rich.append, "function");
+  rich.removeDir("p");
+  assert.deepEqual(removed, ["p"]);
+  assert.deepEqual(rich.list("anything"), ["x/"]);
+});
+
+test("backend failures: one classification (base/backend.js) gives every adapter's backend errors their codes", async () => {
+  const { classify, backendFailure, answerFailure } = await import("../../pkg/adapters/base/backend.js");
+  assert.equal(classify(Object.assign(new Error("late"), { code: "TIMEOUT" })), "TIMEOUT", "a code of the table is kept");
+  assert.equal(classify(Object.assign(new Error("full"), { code: "ENOSPC" })), "QUOTA_EXCEEDED");
+  assert.equal(classify(Object.assign(new Error("full"), { name: "QuotaExceededError" })), "QUOTA_EXCEEDED");
+  assert.equal(classify(new Error("WRONGPASS invalid username-password pair")), "UNAUTHORIZED");
+  assert.equal(classify(undefined, { status: 403, backendCode: "AccessDenied" }), "UNAUTHORIZED");
+  assert.equal(classify(undefined, { status: 412 }), "EEXIST");
+  assert.equal(classify(undefined, { status: 404, backendCode: "NoSuchBucket" }), "NOT_FOUND");
+  assert.equal(classify(undefined, { status: 400, backendCode: "EntityTooLarge" }), "TOO_LARGE");
+  assert.equal(classify(new Error("connection reset")), "STORAGE");
+
+  const secret = "redis://user:hunter2@host";
+  const refused = backendFailure("redis read a.json", new Error(`WRONGPASS for ${secret}`));
+  assert.equal(refused.code, "UNAUTHORIZED");
+  assert.ok(!refused.message.includes("hunter2"), refused.message);
+  const failed = backendFailure("R2 get of \"k\"", new Error("boom (10020)"), { r2Code: 10020 });
+  assert.deepEqual([failed.code, failed.r2Code, failed.cause.message], ["STORAGE", 10020, "boom (10020)"]);
+  const answer = answerFailure("s3 read k: 503 SlowDown", { status: 503, backendCode: "SlowDown" }, { status: 503, s3Code: "SlowDown" });
+  assert.deepEqual([answer.code, answer.status, answer.s3Code, answer.message], ["STORAGE", 503, "SlowDown", "s3 read k: 503 SlowDown"]);
+});
