@@ -77,6 +77,7 @@ test-local: setup pkg
 	for target in $(LOCAL_TESTS); do $(MAKE) --no-print-directory $$target || exit 1; done
 
 lint: setup-build
+	node scripts/check-paths.mjs # every path a comment or document names exists
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps # every intra-doc link resolves

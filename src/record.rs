@@ -363,8 +363,7 @@ mod tests {
         assert!(parse_record(br#"{"toolName":"t","args":[],"timestamp":"x"}"#).is_err());
     }
 
-    /// serde_json names a float it did not expect by its value (its own formatting, not
-    /// core's f64 `Display`, which the patched serde_core leaves out: patches/README.md).
+    /// serde_json names a float it did not expect by its value, with its own formatting.
     #[test]
     fn a_float_where_an_integer_belongs_is_named_with_its_value() {
         let err = parse_record(br#"{"v":1.5,"toolName":"t","args":{},"timestamp":"x"}"#).unwrap_err();

@@ -85,7 +85,7 @@ export function testNames(path, text) {
  * The module a test file tests, by naming convention only: foo.test.ts → foo.ts (or .tsx,
  * .js…, same folder); test_foo.py / foo_test.py → the non-test foo.py (when at most two
  * exist); foo_test.go → foo.go; a Rust file outside tests/ → itself (inline unit tests),
- * tests/foo.rs → a non-test foo.rs. Only paths in `files` (a Set) are returned.
+ * foo.rs in a tests folder → a non-test foo.rs. Only paths in `files` (a Set) are returned.
  */
 export function moduleUnderTest(path, files) {
   const dir = path.slice(0, path.lastIndexOf("/") + 1);
