@@ -9,36 +9,9 @@ declare global {
   }
 }
 
-/** Bytes or text, as a storage host reads and writes them. */
-export type StorageData = Uint8Array | string;
-
-/**
- * Where records live. Every method may return a value or a Promise. Paths are
- * `/`-joined strings; an adapter maps them onto its medium.
- */
-export interface StorageHost {
-  /**
-   * The file's contents, or `undefined` when it does not exist. `root` is the store
-   * folder the path lies in: adapters over real file systems refuse (with `code:
-   * "OUTSIDE_STORE"`) a read that symbolic links would take outside it.
-   */
-  read(path: string, options?: { root?: string }): Promise<StorageData | undefined> | StorageData | undefined;
-  /**
-   * Replaces the whole file, creating parents; atomic where possible. With
-   * `exclusive`, fails with an error whose `code` is `"EEXIST"` when the path exists.
-   */
-  write(path: string, data: StorageData, options?: { exclusive?: boolean }): Promise<void> | void;
-  /** Removes a file; removing a missing file succeeds. */
-  remove(path: string): Promise<void> | void;
-  /** Names of the direct children of `dir` (folders end in `/`); `[]` when missing. */
-  list(dir: string): Promise<string[]> | string[];
-  /** Appends to a file, creating it. */
-  append?(path: string, data: StorageData): Promise<void> | void;
-  /** Runs `fn` holding the named lock (cross-tab / cross-process). */
-  lock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
-  /** Removes an empty folder; idempotent. */
-  removeDir?(path: string): Promise<void> | void;
-}
+/** The storage host interface: one declaration, in a leaf beside the adapters. */
+import type { StorageData, StorageHost } from "./adapters/host.js";
+export type { StorageData, StorageHost };
 
 /** The seed's injectable file system; accepted and wrapped. */
 export interface IFileSystem {
