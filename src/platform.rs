@@ -1,5 +1,6 @@
 //! The native platform's clock and random source. The core never reads them itself: they
-//! are inputs of its options ([`Options::clock`], [`Options::random`], [`StoreOptions`]'s),
+//! are inputs of its options ([`crate::inputs`]; [`Options::clock`], [`Options::random`],
+//! [`StoreOptions`]'s),
 //! and this module holds the defaults that the native constructors ([`Options::new`],
 //! [`StoreOptions::new`]) hand in. In wasm the exports hand in the host's (`Date.now()`,
 //! `Math.random()`: `src/wasm/interop/options/`); tests hand in their own.

@@ -40,13 +40,12 @@ mod persist;
 mod pointers;
 mod restore;
 mod save;
-mod segments;
 mod table;
+pub use crate::segments::{segments_dir, INDEX_DIR};
 pub use close::Closing;
 use held::Held;
 pub use load::{LoadStep, Loading, NotLoaded};
 use persist::Content;
-pub use segments::{segments_dir, INDEX_DIR};
 
 pub use clear::{remove_written, Clearing};
 use entry::{Entry, Interned};
@@ -190,9 +189,7 @@ impl Manager {
 
     /// Sends a message (and the path it concerns) to the `on_debug` sink, if any.
     pub fn debug(&self, message: impl Into<String>, path: Option<&str>) {
-        if let Some(sink) = &self.options.on_debug {
-            sink(&DebugEvent { message: message.into(), path: path.map(str::to_owned) });
-        }
+        crate::inputs::debug(self.options.on_debug.as_ref(), message, path)
     }
 
     /// `Ok` unless the manager was opened read-only (then a typed `READ_ONLY` error).

@@ -49,7 +49,7 @@ impl Plan for Purge {
                 Ok(names) => {
                     let records = names.iter().filter(|n| is_record_filename(n));
                     let mut ops: Vec<Op> = records.map(|n| Op::Remove(paths::join(&dir, n))).collect();
-                    let segments = crate::store::segments_dir(&dir);
+                    let segments = crate::segments::segments_dir(&dir);
                     ops.push(Op::List(segments.clone()));
                     *self = Purge::Removing(segments);
                     Step::Run(ops)

@@ -58,9 +58,9 @@ pub use stats::{message_tokens, Stats};
 pub use sync::{Backoff, QueueItem, QueueOp, Step, SyncFailure, SyncReport, SyncRun, SyncStatus};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::inputs::{Clock, DebugSink};
 use crate::paths::{join, normalize};
 use crate::record::iso_timestamp;
-use crate::store::{Clock, DebugEvent, DebugSink};
 
 /// Parses JSON bytes. Every parse of the conversation store goes through one reader,
 /// serde_json's text one: serde_json compiles its whole parser once per reader, and the
@@ -204,9 +204,7 @@ impl Conversations {
 
     /// Sends a message to `on_debug`.
     pub fn debug(&self, message: impl Into<String>, path: Option<&str>) {
-        if let Some(sink) = &self.options.on_debug {
-            sink(&DebugEvent { message: message.into(), path: path.map(str::to_owned) });
-        }
+        crate::inputs::debug(self.options.on_debug.as_ref(), message, path)
     }
 
     /// What `files` holds of the store's files on `side`.

@@ -19,10 +19,10 @@ use super::artifacts::{ArtifactMeta, META_SUFFIX};
 use super::files::{Files, Want};
 use super::messages::{encode_jsonl, parse_jsonl, Message, Parsed};
 use crate::error::{Error, ErrorKind, Result};
+use crate::inputs::DebugSink;
 use crate::paths::join;
 use crate::plan::Op;
 use crate::sort::{set_of, sort_by};
-use crate::store::{DebugEvent, DebugSink};
 
 /// A conversation's `metadata.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,9 +93,7 @@ fn conversation_dirs(names: &[String]) -> impl Iterator<Item = &str> {
 
 impl View<'_> {
     fn report(&self, message: String, path: Option<&str>) {
-        if let Some(sink) = self.sink {
-            sink(&DebugEvent { message, path: path.map(str::to_owned) });
-        }
+        crate::inputs::debug(self.sink, message, path)
     }
 
     /// `{base}/{id}`.

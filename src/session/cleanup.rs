@@ -253,7 +253,7 @@ impl RemoveSession {
         crate::sort::sort(&mut folders);
         folders.dedup();
         let mut todo: std::collections::VecDeque<Removal> = files.into_iter().map(Removal::File).collect();
-        todo.push_back(Removal::Segments(crate::store::segments_dir(dir)));
+        todo.push_back(Removal::Segments(crate::segments::segments_dir(dir)));
         todo.push_back(Removal::File(paths::join(dir, MANIFEST)));
         todo.extend(folders.into_iter().map(Removal::Folder));
         todo.push_back(Removal::Folder(dir.to_owned()));

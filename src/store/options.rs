@@ -1,4 +1,5 @@
-//! A manager's options and their defaults, and the callbacks it is given (clock, randomness, debug).
+//! A manager's options and their defaults, and the callbacks it is given (the clock,
+//! randomness and debug sink are the core's inputs: [`crate::inputs`]).
 
 use crate::retention::Retention;
 use std::rc::Rc;
@@ -17,26 +18,12 @@ pub const UNINDEXED_BYTES: usize = 8 * 1024 * 1024;
 /// Fresh random parts tried when a record name is taken.
 pub const NAME_ATTEMPTS: usize = 16;
 
-/// A debug message for `onDebug`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DebugEvent {
-    /// What happened.
-    pub message: String,
-    /// The path concerned, if any.
-    pub path: Option<String>,
-}
+pub use crate::inputs::{Clock, DebugEvent, DebugSink, Random};
 
-/// Milliseconds since the Unix epoch.
-pub type Clock = Rc<dyn Fn() -> i64>;
-/// Uniform numbers in `[0, 1)`, like `Math.random`: the platform's ([`crate::platform::random_unit`]),
-/// or a caller's source (tests, the `random` option).
-pub type Random = Rc<dyn Fn() -> crate::Result<f64>>;
 /// The bytes a host holds under a handle ([`HostBody`](super::HostBody)), `None` once it
 /// no longer holds them: results whose JSON text stays on the host's side (in wasm, the
 /// JavaScript `Uint8Array` a save encoded).
 pub type HostBytes = Rc<dyn Fn(u32) -> Option<Vec<u8>>>;
-/// Receiver of debug messages.
-pub type DebugSink = Rc<dyn Fn(&DebugEvent)>;
 /// Receiver of the pointers retention evicted, as a JSON array (save order).
 pub type EvictSink = Rc<dyn Fn(&str)>;
 

@@ -6,12 +6,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::segments::{self, segment_name, segment_records, segments_dir, to_merge};
 use super::{terms_of, Manager, RecordMeta};
 use crate::naming::is_record_filename;
 use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::parse_record;
+use crate::segments::{self, segment_name, segment_records, segments_dir, to_merge};
 use crate::select::segment::{self as format, Builder, Segment, ToWrite};
 use crate::select::Terms;
 use crate::session::{self, RecordFiles};
@@ -123,7 +123,7 @@ pub(super) struct Stored {
 
 impl Manager {
     /// Whether a background segment write is due: enough records wait to be written into
-    /// one (see `store/segments.rs`).
+    /// one (see `src/segments.rs`).
     pub fn segment_due(&self) -> bool {
         let state = self.state.borrow();
         !self.options.read_only && state.unsegmented.len() + state.unindexed.len() >= segments::SEGMENT_RECORDS

@@ -5,10 +5,10 @@ use super::{Job, Next, ResumePhase, Resuming};
 use crate::error::{Error, ErrorKind};
 use crate::paths;
 use crate::plan::{self, Op, Outcomes};
+use crate::segments::segments_dir;
 use crate::select::Terms;
 use crate::session::{Manifest, ManifestEntry, MANIFEST};
 use crate::store::persist::Content;
-use crate::store::segments::segments_dir;
 use crate::store::{manifest_words, Manager};
 use std::collections::HashSet;
 

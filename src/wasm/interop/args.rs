@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::error::{Error, Result};
-use crate::store::DebugEvent;
+use crate::inputs::{DebugEvent, DebugSink};
 
 pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() || obj.is_function() {
@@ -46,15 +46,11 @@ pub(crate) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>>
 }
 
 /// What a store's parts say while it is made (the runtime's choices), as `onDebug` events.
-pub(crate) fn debug_note(sink: &Option<crate::store::DebugSink>) -> impl Fn(&str) + '_ {
-    move |message: &str| {
-        if let Some(s) = sink {
-            s(&DebugEvent { message: message.to_owned(), path: None });
-        }
-    }
+pub(crate) fn debug_note(sink: &Option<DebugSink>) -> impl Fn(&str) + '_ {
+    move |message: &str| crate::inputs::debug(sink.as_ref(), message, None)
 }
 
-pub(crate) fn debug_sink(on_debug: &Option<Function>) -> Option<crate::store::DebugSink> {
+pub(crate) fn debug_sink(on_debug: &Option<Function>) -> Option<DebugSink> {
     let f = on_debug.clone()?;
     Some(Rc::new(move |event: &DebugEvent| {
         let data = match &event.path {

@@ -12,7 +12,7 @@ use super::super::json::json_value;
 use super::super::storage::JsStorage;
 use super::{clock, folder, host_random, storage_option};
 use crate::error::{Error, Result};
-use crate::store::{DebugEvent, Options, SessionChoice};
+use crate::store::{Options, SessionChoice};
 
 /// The options of a `ContextManager`, checked.
 pub struct ManagerOptions {
@@ -78,11 +78,8 @@ impl ManagerOptions {
             core.on_evict = Some(Rc::new(move |pointers: &str| {
                 // A throwing callback must not fail the save that evicted.
                 if let Err(e) = f.call1(&JsValue::UNDEFINED, &json_value(pointers)) {
-                    if let Some(sink) = &debug {
-                        let why = e.as_string().or_else(|| Reflect::get(&e, &"message".into()).ok()?.as_string());
-                        let message = format!("onEvict threw: {}", why.unwrap_or_default());
-                        sink(&DebugEvent { message, path: None });
-                    }
+                    let why = e.as_string().or_else(|| Reflect::get(&e, &"message".into()).ok()?.as_string());
+                    crate::inputs::debug(debug.as_ref(), format!("onEvict threw: {}", why.unwrap_or_default()), None);
                 }
             }));
         }

@@ -14,7 +14,7 @@ use super::args::opt_function;
 use super::host::resolve_context_dir;
 use crate::error::Result;
 #[cfg(any(feature = "core", feature = "conversation"))]
-use crate::store::Clock;
+use crate::inputs::Clock;
 
 #[cfg(feature = "conversation")]
 mod conversation;
