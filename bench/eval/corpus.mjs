@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { commits, git, headCommit, listTree, readBlobs } from "./git.mjs";
-import { docComments, docSections, docTitle, firstSentence, isTestFile, moduleUnderTest, snippet, testNames } from "./extract.mjs";
+import { docComments, docSections, docTitle, firstSentence, moduleUnderTest, snippet, testNames } from "./extract.mjs";
 import { prng, sample } from "./prng.mjs";
 
 /** Bump when records or queries change shape: cached corpora of another version are rebuilt. */

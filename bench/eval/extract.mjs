@@ -55,7 +55,7 @@ export function docComments(path, text) {
   const e = ext(path);
   if (e === "py") return pythonDocstrings(text);
   if (JS.has(e)) return jsDocComments(text);
-  if (e === "rs") return lineCommentRuns(text, /^\s*\/\/[\/!] ?/);
+  if (e === "rs") return lineCommentRuns(text, /^\s*\/\/[/!] ?/);
   // Go doc comments: the `//` lines right above a declaration (or the package clause).
   if (e === "go") return lineCommentRuns(text, /^\s*\/\/ ?/, (next) => /^(func|type|var|const|package)\b/.test(next));
   return [];

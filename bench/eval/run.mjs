@@ -113,7 +113,7 @@ const f3 = (x) => (x === undefined ? "    -" : x.toFixed(3));
 const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
 
-function printTable(repos, engines) {
+function printTable(repos) {
   const cols = [
     ["toolctx MRR", (s) => s.toolctx?.MRR],
     ["MiniS MRR", (s) => s.minisearch.MRR],
@@ -234,7 +234,7 @@ async function main() {
     console.log(`${r.name} (${gitDir}, HEAD ${r.head.slice(0, 12)}): ${r.cost.records} records ${JSON.stringify(r.kinds)}; queries ${QUERY_SETS.map((k) => `${k} ${r.sets[k].rows.length}`).join(", ")} [${((performance.now() - t) / 1000).toFixed(1)} s]`);
   }
   console.log();
-  const macro = printTable(repos, engines);
+  const macro = printTable(repos);
   const cost = printCost(repos, engines);
   if (opts.verbose) {
     printFailures(repos, engines);

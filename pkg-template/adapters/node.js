@@ -109,7 +109,9 @@ export function nodeStorage(options = {}) {
       closeSync(fd);
       try {
         unlinkSync(path);
-      } catch {}
+      } catch {
+        // the write's own error is the one to throw
+      }
       throw err;
     }
     closeSync(fd);

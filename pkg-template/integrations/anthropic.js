@@ -242,7 +242,7 @@ export function memoryToolHandlers(options = {}) {
         try {
           await storage.write(storagePath(segments), String(command.file_text ?? ""), { exclusive: true });
         } catch (err) {
-          if (err?.code === "EEXIST") throw new Error(`File ${command.path} already exists`);
+          if (err?.code === "EEXIST") throw new Error(`File ${command.path} already exists`, { cause: err });
           throw err;
         }
         return `File created successfully at: ${command.path}`;
@@ -321,7 +321,7 @@ export function memoryToolHandlers(options = {}) {
           try {
             await storage.write(storagePath(target(segments)), await readText(segments, memoryPathOf(segments)), { exclusive: true });
           } catch (err) {
-            if (err?.code === "EEXIST") throw new Error(`The destination ${command.new_path} already exists`);
+            if (err?.code === "EEXIST") throw new Error(`The destination ${command.new_path} already exists`, { cause: err });
             throw err;
           }
         }

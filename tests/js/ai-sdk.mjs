@@ -108,8 +108,8 @@ export function runAiSdkTests(test, assert) {
     assert.ok(compact.length < 2_500, `compact text is ${compact.length} characters`);
     assert.ok(compact.includes(`The output of readFile (${big.length.toLocaleString("en-US")} characters in 2,000 lines) was saved as ${p.handle} instead`), compact);
     assert.match(compact, /Description: read file: path=src\/naming\.rs\n/, "the description saveContext writes, as in every integration");
-    assert.match(compact, /^   1  line 1: x+$/m);
-    assert.match(compact, /^2000  line 2000: x+$/m);
+    assert.match(compact, /^ {3}1 {2}line 1: x+$/m);
+    assert.match(compact, /^2000 {2}line 2000: x+$/m);
     assert.match(compact, /1,990 lines not shown/);
     assert.doesNotMatch(compact, /line 6:/);
     assert.ok(compact.includes(`Read it with read_context {"handle": "${p.handle}"}`), compact);
@@ -183,7 +183,7 @@ export function runAiSdkTests(test, assert) {
     const model = scriptedModel([
       callTools([["buildLog", {}]]),
       (prompt) => callTools([["countLines", { text: handleIn(lastResultText(prompt)), word: "step 2" }]]),
-      (prompt) => callTools([["countLines", { text: `${handleIn(lastResultText(model.doGenerateCalls[1].prompt))}#L10-12`, word: "step" }]]),
+      () => callTools([["countLines", { text: `${handleIn(lastResultText(model.doGenerateCalls[1].prompt))}#L10-12`, word: "step" }]]),
       callTools([["countLines", { text: "ctx:bbbbbbbbbb", word: "x" }]]),
       say("done"),
     ]);

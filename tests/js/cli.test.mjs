@@ -35,6 +35,7 @@ const json = (args, opts) => {
   return JSON.parse(r.stdout);
 };
 
+// eslint-disable-next-line no-control-regex -- an ANSI colour code starts with ESC
 const ANSI = /\x1b\[[0-9;]*m/;
 const STACK = /\n\s+at /;
 
@@ -185,7 +186,7 @@ test("ls prints an aligned table with human sizes and relative times", () => {
   for (const column of ["TOOL", "DESCRIPTION", "SAVED"]) {
     const at = header.indexOf(column);
     assert.ok(at > 0, `${column} in the header`);
-    for (const row of rows) assert.match(row.slice(at - 2, at), /^  $/, `${column} column aligned in: ${row}`);
+    for (const row of rows) assert.match(row.slice(at - 2, at), /^ {2}$/, `${column} column aligned in: ${row}`);
   }
   const fetchRow = rows.find((l) => l.includes("fetch_"));
   assert.match(fetchRow, /4\.9 KB|5\.0 KB|5\.1 KB/);
@@ -646,7 +647,7 @@ test("the README's command table names every command of the bin, and its session
   const section = readme.slice(start, readme.indexOf("\n## ", start));
   const documented = [...section.matchAll(/^\| `([a-z]+)/gm)].map((m) => m[1]);
   const help = cli(["--help"]).stdout;
-  const listed = [...help.slice(help.indexOf("Commands:")).matchAll(/^  ([a-z]+)\b/gm)].map((m) => m[1]).filter((c) => c !== "help");
+  const listed = [...help.slice(help.indexOf("Commands:")).matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]).filter((c) => c !== "help");
   assert.deepEqual(documented.sort(), listed.sort());
   const session = [...section.matchAll(/^\$ toolctx(?: --dir \S+)?(?: ([a-z]+))?/gm)].map((m) => m[1] ?? "summary");
   assert.ok(session.length >= 5, "a terminal session is shown");

@@ -1319,7 +1319,7 @@ export function runSeedApiTests({
   t("embed: a failing embed loses no save and ranking falls back to BM25 (onDebug says why)", async () => {
     let calls = 0;
     const { m, debug } = setup({
-      embed: (texts) => {
+      embed: () => {
         calls++;
         if (calls === 1) throw new Error("model offline");
         if (calls === 2) return Promise.reject(new Error("timeout"));
@@ -1597,7 +1597,7 @@ export function runSeedApiTests({
     t(`storage write failure (${mode}) rejects with STORAGE and the host error as cause`, async () => {
       const base0 = makeStorage();
       const err0 = hostError("EIO: i/o error", { code: "EIO" });
-      const storage = withWrite(base0, (path, data, opts) => {
+      const storage = withWrite(base0, () => {
         if (mode === "sync throw") throw err0;
         return Promise.reject(err0);
       });

@@ -125,7 +125,7 @@ test("toolctx mcp: read_context, search_context, grep_context and list_sessions 
   }
   assert.equal(textOf(await client.callTool({ name: "read_context", arguments: { handle: billing.handle } })).split("\n")[1], "1  invoice totals and billing rules");
   const grepped = textOf(await client.callTool({ name: "read_context", arguments: { handle: handle(pointers.find((p) => p.toolName === "grep").filepath) } }));
-  assert.match(grepped, /: lines 1–1 of 1\n1  hits\[0\]: src\/auth\/errors\.ts:3$/, "a structured output reads a field or an element per line");
+  assert.match(grepped, /: lines 1–1 of 1\n1 {2}hits\[0\]: src\/auth\/errors\.ts:3$/, "a structured output reads a field or an element per line");
 
   // grep_context: every record newest first, sessions included, or one by handle.
   const hits = textOf(await client.callTool({ name: "grep_context", arguments: { pattern: "AuthError|billing" } }));
@@ -198,7 +198,7 @@ test("toolctx mcp --allow-save: save_context writes a record that search_context
   const found = textOf(await client.callTool({ name: "search_context", arguments: { query: "payments tests" } }));
   assert.match(found, new RegExp(`^1\\. ${handle} `));
   const read = textOf(await client.callTool({ name: "read_context", arguments: { handle } }));
-  assert.match(read, /\n1  failed\[0\]: refund rounding\n2  passed: 41$/);
+  assert.match(read, /\n1 {2}failed\[0\]: refund rounding\n2 {2}passed: 41$/);
 
   const wrong = await client.callTool({ name: "save_context", arguments: { toolName: "", result: 1 } });
   assert.equal(wrong.isError, true);

@@ -587,7 +587,7 @@ test("[node] nodeStorage's gather write goes on where writev stopped short, in e
   const [code] = await new Promise((resolve) => child.on("exit", (...args) => resolve(args)));
   assert.equal(code, 0, err);
   const results = JSON.parse(out);
-  for (const [label, { calls, record, files }] of Object.entries(results)) {
+  for (const [label, { calls, record }] of Object.entries(results)) {
     assert.deepEqual(record, { head: "é", result: "ü".repeat(20_000) }, label);
     // About 40 KB in parts of at most 4,093 bytes, twice (the exclusive create, then the replace).
     assert.ok(calls >= 20, `${label}: ${calls} calls`);

@@ -113,7 +113,7 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
     assert.ok(all.includes("  149- // line 149 of upload.ts\n  150: export function retryUpload"), all);
     const one = await grep_context.execute({ pattern: "line 1\\d of", handle: file.handle, limit: 3 });
     assert.ok(one.endsWith("[more matches not shown; narrow the pattern, pass a handle or raise limit]"), one);
-    assert.equal((one.match(/^  \d+:/gm) ?? []).length, 3, one);
+    assert.equal((one.match(/^ {2}\d+:/gm) ?? []).length, 3, one);
     assert.equal(await grep_context.execute({ pattern: "nowhere" }), "No line matches /nowhere/.");
     await fails(grep_context, { pattern: "(" }, "INVALID_ARGUMENT", /pattern: not a regular expression/);
     await fails(grep_context, { pattern: "x".repeat(LIMITS.maxPatternChars + 1) }, "INVALID_ARGUMENT", /pattern is 501 characters/);

@@ -152,7 +152,9 @@ export function fsStorage(fs, options, adapter) {
   const atExit = (hold) => {
     try {
       if (tokenOf(fs.readTextSync(hold.path) ?? "") === hold.token) fs.removeFileSync(hold.path);
-    } catch {}
+    } catch {
+      // exiting anyway: a lock file left behind is taken over later (its holder gone, or its lease run out)
+    }
   };
   const canExit = typeof fs.onExit === "function" && typeof fs.readTextSync === "function" && typeof fs.removeFileSync === "function";
   const lock = leaseLock(
