@@ -22,6 +22,8 @@ import { internal, toolctxError } from "./host.js"; // not errors.js: the wasm t
 import { parseRecord } from "./records.js";
 import { OP, SKIP, STEP, failure, ok } from "./protocol.js";
 
+/** @typedef {import("./protocol.js").Outcome} Outcome */
+
 /**
  * Where a host's `write` function may keep its gather write: `(path, parts, options)`,
  * writing the bytes of `parts` (Uint8Arrays) as `write` writes them joined. On the
@@ -34,6 +36,7 @@ const WRITE_PARTS = Symbol.for("toolctx.writeParts");
  * How `call()` ended, an outcome (`{ok: true, value}` or `{ok: false, error}`): at once
  * when it returns a plain value or throws, in a Promise when it returns a thenable (a
  * host method may do either).
+ * @returns {Outcome | Promise<Outcome>}
  */
 function attempt(call) {
   let value;
@@ -47,8 +50,11 @@ function attempt(call) {
   return Promise.resolve(value).then(ok, failure);
 }
 
-/** Whether `outcome` (from `attempt`) is still to come. */
-const later = (outcome) => typeof outcome.then === "function";
+/**
+ * Whether `outcome` (from `attempt`) is still to come.
+ * @type {(outcome: Outcome | Promise<Outcome>) => outcome is Promise<Outcome>}
+ */
+const later = (outcome) => outcome instanceof Promise;
 
 /** The bytes of what a host's `read` gave (bytes or a string; nothing: none). */
 function bytesOf(value) {

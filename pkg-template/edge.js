@@ -14,9 +14,9 @@ import { conversationModule } from "./conversation.js";
 import { windowModule } from "./window.js";
 
 function defaultStorage() {
-  const storage = memoryStorage();
-  storage.description = "no persistent storage on the edge (no file system): records are kept in memory only; pass fileSystem to keep them";
-  return storage;
+  return Object.assign(memoryStorage(), {
+    description: "no persistent storage on the edge (no file system): records are kept in memory only; pass fileSystem to keep them",
+  });
 }
 
 /** Instantiates the core from its compiled WebAssembly.Module and states the edge defaults (host.js). */

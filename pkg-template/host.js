@@ -54,9 +54,12 @@ const inFlight = new Map();
  * message never quotes a secret (a password, a key, a URL that holds one). It lives here
  * because the wasm glue imports this file, which cannot import another: the wasm-bindgen
  * tests load it as a snippet, alone.
+ * @param {string} code
+ * @param {string} message
+ * @param {{ cause?: unknown, [field: string]: unknown }} [details]
  */
 export function toolctxError(code, message, { cause, ...fields } = {}) {
-  const error = new Error(message, cause === undefined ? undefined : { cause });
+  const error = /** @type {Error & { code: string }} */ (new Error(message, cause === undefined ? undefined : { cause }));
   error.name = "ToolctxError";
   error.code = code;
   return Object.assign(error, fields);

@@ -46,6 +46,8 @@ export const SKIP = Object.freeze({
   NOT_A_RECORD: "notARecord",
 });
 
+/** @typedef {{ ok: boolean, value?: any, error?: any }} Outcome  `value` when ok, `error` when not */
+
 /** What the driver answers for one op, lock or unlock. */
-export const ok = (value) => ({ ok: true, value });
-export const failure = (error) => ({ ok: false, error });
+export const ok = (value) => /** @type {Outcome} */ ({ ok: true, value });
+export const failure = (error) => /** @type {Outcome} */ ({ ok: false, error });

@@ -44,7 +44,8 @@ export function durableObjectStorage(storage) {
   sql.exec(SCHEMA);
   if (!locksOf.has(storage)) locksOf.set(storage, queueLock());
 
-  const head = (path) => sql.exec("SELECT size, chunks FROM toolctx_files WHERE path = ?", path).toArray()[0];
+  /** @type {(path: string) => { size: number, chunks: number } | undefined} */
+  const head = (path) => /** @type {any} */ (sql.exec("SELECT size, chunks FROM toolctx_files WHERE path = ?", path).toArray()[0]);
   const addChunks = (path, bytes, first) => {
     let n = first;
     for (let at = 0; at < bytes.length; at += DO_CHUNK_BYTES, n++) {
@@ -71,7 +72,8 @@ export function durableObjectStorage(storage) {
       if (found === undefined) return undefined;
       const bytes = new Uint8Array(found.size);
       let at = 0;
-      for (const { data } of sql.exec("SELECT data FROM toolctx_chunks WHERE path = ? ORDER BY n", path)) {
+      const rows = /** @type {Iterable<{ data: ArrayBuffer }>} */ (sql.exec("SELECT data FROM toolctx_chunks WHERE path = ? ORDER BY n", path));
+      for (const { data } of rows) {
         bytes.set(new Uint8Array(data), at);
         at += data.byteLength;
       }
@@ -95,7 +97,7 @@ export function durableObjectStorage(storage) {
     },
     keys(folder) {
       const [from, to] = rangeOf(folder);
-      const rows = sql.exec("SELECT path FROM toolctx_files WHERE path >= ? AND path < ?", from, to);
+      const rows = /** @type {Iterable<{ path: string }>} */ (sql.exec("SELECT path FROM toolctx_files WHERE path >= ? AND path < ?", from, to));
       return Array.from(rows, ({ path }) => path.slice(folder.length));
     },
     /** Mutual exclusion by name among everyone using this object's storage (see above). */

@@ -65,6 +65,8 @@ export function registerMcpCommand(command, withGlobals, { storeDir, readStore, 
 /**
  * The whole store as toolctx/tools reads a manager: every record (readStore's pointers,
  * sessions included, oldest first), loaded and ranked through the root manager.
+ * @param {{ root?: any, pointers: any[] }} store
+ * @returns {any} the members of a ContextManager that toolctx/tools uses, not a whole one
  */
 function storeView({ root, pointers }) {
   return {

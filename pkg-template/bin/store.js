@@ -70,6 +70,8 @@ export function observed(storage, on) {
  * not list yet). Every manager is opened `readOnly`: reading writes nothing, so a
  * manifest and its `last_activity` stay as they were and `gc` still sees an idle
  * session as stale. `pick(manager)` chooses the pointers (all, or a task's or a query's).
+ * @param {string} dir
+ * @param {{ pick?: (manager: any) => any[], session?: string, quiet?: boolean }} [options]
  */
 export async function readStore(dir, { pick = (m) => m.getAllPointers(), session, quiet = false } = {}) {
   const storage = nodeStorage();

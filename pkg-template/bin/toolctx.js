@@ -142,7 +142,7 @@ Run 'toolctx <command> --help' for a command's options.`,
     .argument("<file>", "an export file, or - for stdin")
     .action(withGlobals(importCommand));
 
-  registerConversationCommands(command, withGlobals, { existingStore, storeDir, integer });
+  registerConversationCommands(command, withGlobals, { existingStore, integer });
   registerMcpCommand(command, withGlobals, { storeDir, readStore, version: pkg.version });
 
   return program;

@@ -21,6 +21,10 @@ export const err = colorsFor(process.stderr);
 
 /** A user mistake or a failure worth one line: `toolctx: <message>`, then the hint. */
 export class CliError extends Error {
+  /**
+   * @param {string} message
+   * @param {{ hint?: string, exitCode?: number, cause?: unknown }} [options]
+   */
   constructor(message, { hint, exitCode = 1, cause } = {}) {
     super(message, { cause });
     this.name = "CliError";
@@ -54,6 +58,7 @@ export const count = (n) => n.toLocaleString("en-US");
 export const plural = (n, word) => `${count(n)} ${word}${n === 1 ? "" : "s"}`;
 
 const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto", style: "long" });
+/** @type {[Intl.RelativeTimeFormatUnit, number][]} */
 const STEPS = [
   ["year", 365 * 24 * 3600e3],
   ["month", 30 * 24 * 3600e3],

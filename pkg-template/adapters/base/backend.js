@@ -27,6 +27,7 @@ export const AUTH_MESSAGE = /WRONGPASS|NOAUTH|NOPERM|invalid password/i;
  * How a failure that has no code of the table yet gets one, the first rule that holds:
  * from the backend's error (`err`) and what its adapter read from the answer (`facts`:
  * `status`, HTTP's; `backendCode`, S3's `<Code>`).
+ * @type {{ code: string, when(err: any, facts: { status?: number, backendCode?: string }): boolean }[]}
  */
 const RULES = [
   { code: "QUOTA_EXCEEDED", when: (err) => OUT_OF_SPACE.has(err?.code) || OUT_OF_SPACE.has(err?.name) },
@@ -45,7 +46,7 @@ const RULES = [
  * (TIMEOUT, EEXIST, TOO_LARGE, ... made by the adapter) keeps it; any other gets the
  * code of the first of RULES that holds (out of space, refused credentials or
  * permission, a refused conditional create, no such bucket, too large; else STORAGE).
- * @param {unknown} err  the backend's error, if it threw one
+ * @param {any} err  the backend's error, if it threw one (any value)
  * @param {{ status?: number, backendCode?: string }} [facts]
  */
 export function classify(err, facts = {}) {

@@ -80,7 +80,7 @@ export function containment({ realpathSync, dirname, sep }) {
  *   inspect(path: string): Promise<{text: string, mtimeMs: number} | undefined>, // a lock file, never through a link
  *   touch(path: string): Promise<void>,               // mtime := now
  *   limit?<T>(task: () => Promise<T>): Promise<T>,    // at most so many operations at once
- *   os?: object,                                      // what holder.js needs to tell who holds a lock and whether it lives
+ *   os?: Parameters<typeof holders>[0],               // what holder.js needs to tell who holds a lock and whether it lives
  *   onExit?(fn: () => void): void,                    // `fn` runs synchronously when the process exits
  *   readTextSync?(path: string): string | undefined,  // at exit: a lock file's text
  *   removeFileSync?(path: string): void,              // at exit: a lock file removed

@@ -46,8 +46,7 @@ export function taken(path) {
  *   create?(path: string, bytes: Uint8Array): boolean | Promise<boolean>,        // put only where there is no value, atomically; false when taken
  *   has?(path: string): boolean | Promise<boolean>,                              // without `create`: the check before a put (default: a get)
  *   delete(path: string): unknown,                                               // idempotent
- *   keys?(prefix: string): Iterable<string> | Promise<Iterable<string>>,         // the keys below folder `prefix` ("a/b/", "" for the root), relative to it;
- *                                                                                // a backend that lists by delimiter may give a sub-folder as "name/"
+ *   keys?(prefix: string): Iterable<string> | Promise<Iterable<string>>,         // the keys below folder `prefix` ("a/b/", "" for the root), relative to it; a backend that lists by delimiter may give a sub-folder as "name/"
  *   children?(dir: string): string[] | Promise<string[]>,                        // instead of `keys`: the direct children, where the backend keeps folders
  *   append?(path: string, bytes: Uint8Array): unknown,                           // only where the backend appends in one step; the driver rewrites otherwise
  *   removeDir?(path: string): unknown,                                           // only where the backend keeps folders
@@ -79,7 +78,7 @@ export function keyValueStorage(backend) {
     },
     remove: (path) => done(remove(path)),
     list: (dir) => listed(dir),
-    removeDir: removeDir ?? (() => {}),
+    removeDir: removeDir === undefined ? () => {} : (path) => done(removeDir(path)),
   };
   if (append) host.append = (path, data) => done(append(path, copyOf(data)));
   if (lock) host.lock = lock;

@@ -49,8 +49,9 @@ export function lockOptions(options, adapter, aliases = {}) {
  * `lock(name, fn, {wait})` over a backend's lease steps (`wait: false`: TIMEOUT at once when held). `fn` receives `{signal, fencingToken}`:
  * `signal` aborts when a refresh finds the lease lost; `fencingToken` is the hold's, where
  * the backend counts acquisitions (toolctx/redis).
- * @param {{ acquire(name: string, token: string, leaseMs: number): Promise<object | undefined>,
- *   refresh(hold: object, leaseMs: number): Promise<boolean>, release(hold: object): Promise<boolean> }} lease
+ * @template Hold  what the backend's `acquire` gives for a lease it took, handed back to `refresh` and `release`
+ * @param {{ acquire(name: string, token: string, leaseMs: number): Promise<Hold | undefined>,
+ *   refresh(hold: Hold, leaseMs: number): Promise<boolean>, release(hold: Hold): Promise<boolean> }} lease
  * @param {{ label: string, leaseMs: number, waitMs: number, lostCode?: string, maxPauseMs?: number }} options
  */
 export function leaseLock(lease, { label, leaseMs, waitMs, lostCode = "LOCK_LOST", maxPauseMs = 50 }) {
@@ -107,7 +108,7 @@ export function leaseLock(lease, { label, leaseMs, waitMs, lostCode = "LOCK_LOST
     let failure;
     let failed = false;
     try {
-      result = await fn({ signal: beat.signal, fencingToken: hold.fencingToken });
+      result = await fn({ signal: beat.signal, fencingToken: /** @type {{ fencingToken?: number }} */ (hold).fencingToken });
     } catch (err) {
       failed = true;
       failure = err;
