@@ -76,8 +76,13 @@ test: setup lint test-rust pkg
 test-local: setup pkg
 	for target in $(LOCAL_TESTS); do $(MAKE) --no-print-directory $$target || exit 1; done
 
-lint: setup-build
+## The JS first: ESLint over every hand-written JS file (eslint.config.js), then tsc over the
+## package's JS and its JSDoc types (tsconfig.json), which reads the wasm glue's types from pkg/.
+## Both come with the full set-up (package.json), not with setup-build's.
+lint: setup pkg
 	node scripts/check-paths.mjs # every path a comment or document names exists
+	eslint --max-warnings 0 .
+	tsc -p .
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps # every intra-doc link resolves

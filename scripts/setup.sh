@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, skipping whatever is already right.
 # Safe to run any number of times; on a fresh machine of this kind it is the whole set-up.
-#   scripts/setup.sh         everything: the build's tools, then the tests' (make test)
+#   scripts/setup.sh         everything: the build's tools, then the tests' and the linters'
+#                            (make test, make lint: eslint and tsc are among package.json's)
 #   scripts/setup.sh build   what make pkg and make demo need, and no more: the wasm target,
 #                            wasm-bindgen-cli and the few npm packages of build_packages below
 #                            (a few minutes; none of the runtimes, browsers, servers and test
