@@ -243,17 +243,11 @@ export class ContextManager {
     return filepath;
   }
 
-  // loadContexts in steps (src/wasm/manager/load.rs): the core decides for each path (a record
-  // held in memory, a path to read, or skipped with its onDebug warning); the driver reads
-  // and parses, and the core words why a path it read is skipped (driver.js, `load`).
+  // loadContexts is a plan (src/store/load.rs): the core decides for each path (a record
+  // held in memory, one to read, or skipped with its onDebug warning); the driver reads,
+  // parses and keeps the records, and the core words why a path is skipped.
   loadContexts(filepaths) {
-    let step;
-    try {
-      step = this.__loadBegin(filepaths);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return driver.track(this, driver.load(this, filepaths, step));
+    return plan(() => this.#live().loadContexts(filepaths), this);
   }
 
   // Pointer lists (pointers.js): the slots from the core, the pointers from the mirror.
@@ -416,22 +410,6 @@ export class ContextManager {
   __persistIndex() {
     try {
       return this.#live().__persistIndex();
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __loadBegin(filepaths) {
-    try {
-      return this.#live().__loadBegin(filepaths);
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __loadEnd(id, skipped) {
-    try {
-      return this.#live().__loadEnd(id, skipped);
     } catch (err) {
       throw core.error(err);
     }

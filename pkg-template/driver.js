@@ -4,10 +4,10 @@
 // returns a step (docs/protocol.md; its kinds are named in protocol.js): what to do, as a
 // plain object whose `kind` says what. This driver does it and hands the outcomes back
 // for the next step, until the operation is done. Plans (src/plan.rs: the store-wide
-// operations, a save's follow-up, flush, endSession, open, close, rebuildIndex,
-// reconcile), the conversation store's operations and syncs, and the window history's
-// file all follow one loop (`run`); saveContext (`save`) and loadContexts (`load`) have
-// steps of their own, the hot paths. So every entry into a module is a synchronous call
+// operations, loadContexts, a save's follow-up, flush, endSession, open, close,
+// rebuildIndex, reconcile), the conversation store's operations and syncs, and the window
+// history's file all follow one loop (`run`); saveContext (`save`) has steps of its own,
+// the hot path. So every entry into a module is a synchronous call
 // from here, and a panic (a trap) is caught where it happens: the operations in flight
 // fail with INTERNAL and the next call gets a fresh instance (see module.js). No Rust
 // future runs in the modules.
@@ -20,7 +20,7 @@
 import { concat } from "./adapters/base/bytes.js";
 import { internal, toolctxError } from "./host.js"; // not errors.js: the wasm tests load this file as a snippet, beside host.js
 import { parseRecord } from "./records.js";
-import { OP, SKIP, STEP, failure, ok } from "./protocol.js";
+import { OP, STEP, failure, ok } from "./protocol.js";
 
 /** @typedef {import("./protocol.js").Outcome} Outcome */
 
@@ -69,12 +69,35 @@ async function appendByRewrite(storage, path, bytes) {
   return storage.write.call(storage.host, path, concat([before, bytes]), { exclusive: false });
 }
 
-/** The host call of `op` (protocol.js `OP`) on a step's `storage`: its value or its Promise. */
-function call(storage, op) {
+/**
+ * What a run makes of a record it read or was given (`readRecord`, `keepRecord`): the
+ * number `kept` keeps it under, parsed (records.js); undefined for no file; a string
+ * saying why it is not a whole record.
+ */
+function keep(kept, value) {
+  if (value === undefined || value === null) return undefined;
+  const record = parseRecord(value);
+  if (typeof record === "string") return record;
+  return kept.push(record) - 1;
+}
+
+/**
+ * The host call of `op` (protocol.js `OP`) on a step's `storage`: its value or its
+ * Promise. `kept`: the records the run keeps (`keep`).
+ */
+function call(storage, op, kept) {
   const host = storage.host;
   switch (op.op) {
     case OP.READ:
       return storage.read.call(host, op.path, storage.readOptions);
+    case OP.READ_RECORD: {
+      const read = storage.read.call(host, op.path, storage.readOptions);
+      // A host read that returns a plain value is not awaited.
+      if (typeof read?.then !== "function") return keep(kept, read);
+      return Promise.resolve(read).then((value) => keep(kept, value));
+    }
+    case OP.KEEP_RECORD:
+      return keep(kept, op.text);
     case OP.LIST:
       return storage.list.call(host, op.path);
     case OP.WRITE:
@@ -93,11 +116,11 @@ function call(storage, op) {
 }
 
 /** The outcomes of `ops` run all at once, in order; in a Promise if any is still to come. */
-function perform(storage, ops) {
+function perform(storage, ops, kept) {
   const out = new Array(ops.length);
   let waits;
   for (let i = 0; i < ops.length; i++) {
-    const outcome = attempt(() => call(storage, ops[i]));
+    const outcome = attempt(() => call(storage, ops[i], kept));
     if (!later(outcome)) out[i] = outcome;
     else (waits ??= []).push(outcome.then((o) => (out[i] = o)));
   }
@@ -105,10 +128,10 @@ function perform(storage, ops) {
 }
 
 /** The outcomes of `ops` run one after the other, up to the first that fails. */
-async function change(storage, ops) {
+async function change(storage, ops, kept) {
   const out = [];
   for (const op of ops) {
-    let outcome = attempt(() => call(storage, op));
+    let outcome = attempt(() => call(storage, op, kept));
     if (later(outcome)) outcome = await outcome;
     out.push(outcome);
     if (!outcome.ok) break;
@@ -173,8 +196,7 @@ export function hold(host, lock, name, wait = true) {
  * @param {(err: unknown) => unknown} onTrap turns a trap into the error that every operation in flight rejects with
  */
 export function createDriver(core, onTrap) {
-  /** The `reject` of each save whose record is being written (`save`), and of each load
-   * whose records are being read (`load`): a trap rejects them. */
+  /** The `reject` of each save whose record is being written (`save`): a trap rejects them. */
   const pending = new Set();
   /** The `reject` of each run in flight (`run`) → the release of the locks it holds. */
   const runs = new Map();
@@ -235,6 +257,8 @@ export function createDriver(core, onTrap) {
   async function follow(step, next, key) {
     /** The locks held: `{storage, name, lock}` (`hold`). */
     const locks = [];
+    /** The records this run keeps (`readRecord`, `keepRecord`), for a `done` with `kept`. */
+    const kept = [];
     const releaseAll = () => {
       for (const held of locks.splice(0)) held.lock.release();
     };
@@ -243,15 +267,16 @@ export function createDriver(core, onTrap) {
         let outcomes;
         switch (step.kind) {
           case STEP.DONE:
+            if (step.kept !== undefined) return Array.from(step.kept, (at) => kept[at]);
             return step.json === undefined ? step.value : JSON.parse(step.json);
           case STEP.FAILED:
             throw step.error;
           case STEP.RUN:
-            outcomes = perform(step.storage, step.ops);
+            outcomes = perform(step.storage, step.ops, kept);
             if (!Array.isArray(outcomes)) outcomes = await outcomes;
             break;
           case STEP.CHANGE:
-            outcomes = await change(step.storage, step.ops);
+            outcomes = await change(step.storage, step.ops, kept);
             break;
           case STEP.LOCK: {
             const lock = hold(step.storage.host, step.storage.lock, step.name, step.wait);
@@ -422,85 +447,8 @@ export function createDriver(core, onTrap) {
     return undefined;
   }
 
-  /**
-   * The records of a load whose reads have ended (`outcomes[r]`: how its r-th read
-   * ended), parsed (records.js), in the order asked; the core gives the onDebug warning
-   * of each path skipped and ends the load (`__loadEnd`).
-   */
-  function loaded(manager, asked, step, outcomes) {
-    const { paths, readAt, held, heldAt } = step;
-    // By place in the filepaths asked; a place left empty was skipped.
-    const byPlace = new Array(asked.length);
-    let skipped;
-    const skip = (at, path, why, value) => (skipped ??= []).push({ asked: asked[at], path, why, value });
-    /** The record of `text` at place `at`, or skipped with why it is none. */
-    const parse = (at, path, text) => {
-      const record = parseRecord(text);
-      if (typeof record !== "string") byPlace[at] = record;
-      else skip(at, path, SKIP.NOT_A_RECORD, record);
-    };
-    for (let h = 0; h < held.length; h++) parse(heldAt[h], undefined, held[h]);
-    for (let r = 0; r < paths.length; r++) {
-      const outcome = outcomes[r];
-      if (!outcome.ok) skip(readAt[r], paths[r], SKIP.UNREADABLE, outcome.error);
-      else if (outcome.value === undefined || outcome.value === null) skip(readAt[r], paths[r], SKIP.MISSING);
-      else parse(readAt[r], paths[r], outcome.value);
-    }
-    if (step.id !== 0 || skipped) manager.__loadEnd(step.id, skipped);
-    const records = [];
-    for (const record of byPlace) if (record !== undefined) records.push(record);
-    return records;
-  }
-
-  /**
-   * The Promise of a load, from the core's `read` step (`__loadBegin`, src/wasm/manager/load.rs):
-   * the paths to read and the texts of the records held in memory, each with its place in
-   * the filepaths asked (a place in neither is skipped). Every read starts at once, and a host read that returns a plain
-   * value is not awaited: the load then settles at once. `filepaths`: the paths asked.
-   */
-  function load(manager, filepaths, step) {
-    const storage = step.storage, paths = step.paths;
-    const host = storage.host, read = storage.read, options = storage.readOptions;
-    const count = paths.length;
-    const outcomes = new Array(count);
-    let reading = 0;
-    let done;
-    for (let r = 0; r < count; r++) {
-      const outcome = attempt(() => read.call(host, paths[r], options));
-      if (!later(outcome)) {
-        outcomes[r] = outcome;
-        continue;
-      }
-      reading++;
-      outcome.then((o) => {
-        outcomes[r] = o;
-        if (--reading === 0) done();
-      });
-    }
-    if (reading === 0) {
-      try {
-        return Promise.resolve(loaded(manager, filepaths, step, outcomes));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
-    const asked = filepaths.slice(); // the caller may change its array meanwhile
-    return new Promise((resolve, reject) => {
-      pending.add(reject);
-      done = () => {
-        if (!pending.delete(reject)) return; // the module trapped: rejected already
-        try {
-          resolve(loaded(manager, asked, step, outcomes));
-        } catch (err) {
-          reject(err);
-        }
-      };
-    });
-  }
-
   return {
     save,
-    load,
     plan,
     run,
     close,

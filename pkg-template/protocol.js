@@ -14,7 +14,7 @@ export const STEP = Object.freeze({
   UNLOCK: "unlock",
   /** `{kind}`: close() waits for the manager's other operations in flight, then calls `__closeIdle`. */
   WAIT: "wait",
-  /** `{kind, value}` or `{kind, json}`: finished with `value` (or `JSON.parse(json)`). */
+  /** `{kind, value}`, `{kind, json}` or `{kind, kept}`: finished with `value` (or `JSON.parse(json)`, or the records the run kept under the numbers in `kept`, in that order). */
   DONE: "done",
   /** `{kind, error}`: failed with `error`. */
   FAILED: "failed",
@@ -22,11 +22,9 @@ export const STEP = Object.freeze({
   WRITE: "write",
   /** `{kind, id, path}`: a save's record write failed; remove `path`, then `__saveEnd(id)`. */
   REMOVE: "remove",
-  /** `{kind, id, storage, paths, readAt, held, heldAt}`: a load's records, read (`paths`) or held in memory (`held`, their texts), each at its place in the filepaths asked; read and parsed. */
-  READ: "read",
 });
 
-/** A host call in a step's `ops`: `{op, path, bytes?, exclusive?}`, the StorageHost method of that name. */
+/** A host call in a step's `ops`: `{op, path, bytes?, exclusive?, text?}`, the StorageHost method of that name, or a record to keep. */
 export const OP = Object.freeze({
   READ: "read",
   LIST: "list",
@@ -34,16 +32,10 @@ export const OP = Object.freeze({
   APPEND: "append",
   REMOVE: "remove",
   REMOVE_DIR: "removeDir",
-});
-
-/** Why a load skips a path it read (`__loadEnd`'s `{asked, path, why, value}`). */
-export const SKIP = Object.freeze({
-  /** The storage has no such file. */
-  MISSING: "missing",
-  /** The read failed: `value` is the host's error. */
-  UNREADABLE: "unreadable",
-  /** What was read is not a whole record: `value` says why. */
-  NOT_A_RECORD: "notARecord",
+  /** `read` of a record, parsed and kept for the run: answers the number it is kept under (undefined: no file; a string: why it is no record). */
+  READ_RECORD: "readRecord",
+  /** `text`, a record held in memory at `path`, parsed and kept as `readRecord` keeps one. */
+  KEEP_RECORD: "keepRecord",
 });
 
 /** @typedef {{ ok: boolean, value?: any, error?: any }} Outcome  `value` when ok, `error` when not */

@@ -44,7 +44,7 @@ const NOT_OURS = /^(node_modules|target|test-output|pkg\/toolctx_|pkg\/bin\/tool
 function found(path, file) {
   const bases = [root, join(root, dirname(file)), join(root, "pkg-template")];
   if (bases.some((base) => existsSync(normalize(join(base, path))))) return true;
-  // A path within a part (`store/segments.rs` in the core's crate, `base/fs.js` among the
+  // A path within a part (`store/save.rs` in the core's crate, `base/fs.js` among the
   // adapters): the end of a tracked file's path.
   const tail = path.replace(/^(\.\.?\/)+/, "");
   if (tracked.some((f) => f === tail || f.endsWith(`/${tail}`))) return true;

@@ -57,19 +57,31 @@ pub enum Op {
     Remove(String),
     /// [`Storage::remove_dir`]: [`Outcome::Done`].
     RemoveDir(String),
+    /// [`Storage::read`] of a record, which the driver checks is a whole one and keeps:
+    /// [`Outcome::Record`]. What was read never comes back to the plan (in wasm it stays
+    /// in JavaScript, which parses it); the plan gets the number it is kept under.
+    ReadRecord(String),
+    /// The text of the record at `path`, held in memory, for the driver to keep as it
+    /// keeps what [`Op::ReadRecord`] reads: [`Outcome::Record`].
+    KeepRecord {
+        /// The record's path.
+        path: String,
+        /// Its JSON text.
+        text: String,
+    },
 }
 
 impl Op {
     /// The file or folder the op reads or changes.
     pub fn path(&self) -> &str {
         match self {
-            Op::Read(path) | Op::List(path) | Op::Remove(path) | Op::RemoveDir(path) => path,
-            Op::Write { path, .. } | Op::Append { path, .. } => path,
+            Op::Read(path) | Op::List(path) | Op::Remove(path) | Op::RemoveDir(path) | Op::ReadRecord(path) => path,
+            Op::Write { path, .. } | Op::Append { path, .. } | Op::KeepRecord { path, .. } => path,
         }
     }
 
     /// The storage method it calls (`read`, `list`, `write`, `append`, `remove`,
-    /// `removeDir`), as errors name it.
+    /// `removeDir`; a record kept calls none), as errors name it.
     pub fn method(&self) -> &'static str {
         match self {
             Op::Read(_) => "read",
@@ -78,6 +90,8 @@ impl Op {
             Op::Append { .. } => "append",
             Op::Remove(_) => "remove",
             Op::RemoveDir(_) => "removeDir",
+            Op::ReadRecord(_) => "read",
+            Op::KeepRecord { .. } => "keep",
         }
     }
 }
@@ -91,6 +105,19 @@ pub enum Outcome {
     List(Vec<String>),
     /// A write, an append, a removal or a folder removal.
     Done,
+    /// An [`Op::ReadRecord`] or [`Op::KeepRecord`].
+    Record(RecordOutcome),
+}
+
+/// What the driver made of a record it was asked to read or keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordOutcome {
+    /// A whole record, kept under this number (the driver's, for this plan's run).
+    Kept(u32),
+    /// The storage has no such file.
+    Missing,
+    /// What was read is not a whole record: why.
+    NotARecord(String),
 }
 
 /// The outcomes of the ops of one [`Step::Run`], in the order asked.

@@ -44,7 +44,7 @@ mod table;
 pub use crate::segments::{segments_dir, INDEX_DIR};
 pub use close::Closing;
 use held::Held;
-pub use load::{LoadStep, Loading, NotLoaded};
+pub use load::{LoadRecords, LoadStep, Loading, NotLoaded};
 use persist::Content;
 
 pub use clear::{remove_written, Clearing};

@@ -323,7 +323,7 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
 
 /// Answers `needs` (reads and listings) from `storage` into `files`.
 async fn fetch<S: Storage>(storage: &S, needs: Vec<Op>, files: &mut Files) -> Result<()> {
-    let outcomes = perform(storage, &needs).await;
+    let outcomes = perform(storage, &needs, &mut Vec::new()).await;
     for (op, outcome) in needs.into_iter().zip(outcomes) {
         files.put(op, outcome?);
     }
@@ -333,7 +333,7 @@ async fn fetch<S: Storage>(storage: &S, needs: Vec<Op>, files: &mut Files) -> Re
 /// Runs `actions` in order on `storage`; on a failure, how many ran before it and why.
 async fn execute<S: Storage>(storage: &S, actions: &[Op]) -> std::result::Result<(), (usize, Error)> {
     for (i, action) in actions.iter().enumerate() {
-        perform_one(storage, action).await.map_err(|e| (i, e))?;
+        perform_one(storage, action, &mut Vec::new()).await.map_err(|e| (i, e))?;
     }
     Ok(())
 }

@@ -9,16 +9,14 @@ use std::ops::Deref;
 use std::rc::Rc;
 use std::task::Poll;
 
-use futures_util::future::join_all;
 use futures_util::lock::Mutex;
 
 use super::runner;
 use super::storage::{Storage, WriteOptions};
 use crate::error::Result;
-use crate::record::parse_record;
 use crate::store::{
-    remove_written, Begun, Clearing, Closing, Job, JobPlan, LoadStep, Manager, NotLoaded, Options, PendingSave,
-    SaveInput, Written,
+    remove_written, Begun, Clearing, Closing, Job, JobPlan, LoadRecords, Manager, Options, PendingSave, SaveInput,
+    Written,
 };
 
 /// The tool-context store over a [`Storage`]: a [`Manager`] (the state and its
@@ -117,36 +115,9 @@ impl<S: Storage> ContextManager<S> {
     /// path outside the store, a missing file, one the storage cannot read or one that
     /// is not a whole record is skipped with a debug warning.
     pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
-        let _loading = self.begin_load()?;
-        let steps: Vec<LoadStep> = filepaths.iter().map(|asked| self.load_step(asked)).collect();
-        let reads = join_all(steps.iter().map(|step| async move {
-            match step {
-                LoadStep::Read(path) => Some(self.storage.read(path).await),
-                _ => None,
-            }
-        }))
-        .await;
-        let mut records = Vec::with_capacity(steps.len());
-        for ((asked, step), read) in filepaths.iter().zip(steps).zip(reads) {
-            let why = match (step, read) {
-                (LoadStep::Held(bytes), _) => {
-                    records.push(bytes);
-                    continue;
-                }
-                (LoadStep::Read(_), Some(Ok(Some(bytes)))) => match parse_record(&bytes) {
-                    Ok(_) => {
-                        records.push(Rc::from(bytes));
-                        continue;
-                    }
-                    Err(e) => NotLoaded::NotARecord(e.to_string()),
-                },
-                (LoadStep::Read(_), Some(Ok(None))) => NotLoaded::Missing,
-                (LoadStep::Read(_), Some(Err(e))) => NotLoaded::Unreadable(e),
-                _ => continue,
-            };
-            self.load_skipped(asked, &why);
-        }
-        Ok(records)
+        let plan = LoadRecords::new(&self.core, filepaths.to_vec())?;
+        let (order, kept) = runner::run_in_turn(&self.storage, &self.turn, plan).await?;
+        Ok(order.into_iter().map(|at| kept[at as usize].clone()).collect())
     }
 
     /// Writes out every record held in memory.
@@ -255,6 +226,8 @@ impl<S: Storage> ContextManager<S> {
 
     /// [`ContextManager::drive`], resolving to the filepaths the job indexed.
     async fn drive_indexing(&self, job: Job) -> Result<Vec<String>> {
-        runner::run_in_turn(&self.storage, &self.turn, JobPlan { manager: &self.core, job }).await
+        runner::run_in_turn(&self.storage, &self.turn, JobPlan { manager: &self.core, job })
+            .await
+            .map(|(indexed, _)| indexed)
     }
 }

@@ -9,25 +9,37 @@ use std::sync::Arc;
 #[cfg(not(target_arch = "wasm32"))]
 use std::task::{Context, Poll, Wake, Waker};
 
+use std::rc::Rc;
+
 use futures_util::lock::Mutex;
 
 use super::storage::{Storage, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{Op, Outcome, Outcomes, Plan, Step};
+use crate::plan::{Op, Outcome, Outcomes, Plan, RecordOutcome, Step};
+use crate::record::parse_record;
 
 /// Runs `plan` to its end over `storage` (the native driver).
 pub async fn run<S: Storage, P: Plan>(storage: &S, plan: P) -> Result<P::Output> {
-    run_in_turn(storage, &Mutex::new(()), plan).await
+    run_in_turn(storage, &Mutex::new(()), plan).await.map(|(output, _)| output)
 }
+
+/// The records a run kept ([`Op::ReadRecord`], [`Op::KeepRecord`]), by the number its
+/// [`RecordOutcome::Kept`] gave.
+pub type Kept = Vec<Rc<[u8]>>;
 
 /// [`run`], each lock the plan takes inside `turn` first (a manager's turn at its locks:
 /// its plans take them one after the other, whatever the storage's lock does; in wasm the
-/// driver keeps these turns).
-pub(super) async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<()>, mut plan: P) -> Result<P::Output> {
+/// driver keeps these turns); with the records the run kept.
+pub(super) async fn run_in_turn<S: Storage, P: Plan>(
+    storage: &S,
+    turn: &Mutex<()>,
+    mut plan: P,
+) -> Result<(P::Output, Kept)> {
+    let mut kept = Kept::new();
     let mut step = plan.step(Vec::new());
     loop {
         step = match step {
-            Step::Run(ops) => plan.step(perform(storage, &ops).await),
+            Step::Run(ops) => plan.step(perform(storage, &ops, &mut kept).await),
             Step::Lock { name, wait } => {
                 // Not waiting (`wait: false`) is for this manager's own turn: the native
                 // storages' locks (the Storage trait's default) exclude no one else.
@@ -43,7 +55,7 @@ pub(super) async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<(
                 };
                 // The plan runs on under the lock until it releases it, or finishes.
                 let mut inside = None;
-                match storage.locked(&name, until_unlocked(storage, &mut plan, &mut inside)).await {
+                match storage.locked(&name, until_unlocked(storage, &mut plan, &mut inside, &mut kept)).await {
                     Ok(()) => match inside {
                         Some(step) => step,
                         None => plan.step(Vec::new()),
@@ -56,7 +68,7 @@ pub(super) async fn run_in_turn<S: Storage, P: Plan>(storage: &S, turn: &Mutex<(
                 }
             }
             Step::Unlock => plan.lock_failed(Error::new(ErrorKind::Internal, "a plan released a lock it did not hold")),
-            Step::Done(result) => return result,
+            Step::Done(result) => return result.map(|output| (output, kept)),
         }
     }
 }
@@ -68,11 +80,16 @@ fn held_elsewhere(name: &str) -> Error {
 
 /// Steps `plan` while it holds a lock, until it releases it (`inside` stays `None`) or
 /// finishes (`inside`: its last step).
-async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P, inside: &mut Option<Step<P::Output>>) {
+async fn until_unlocked<S: Storage, P: Plan>(
+    storage: &S,
+    plan: &mut P,
+    inside: &mut Option<Step<P::Output>>,
+    kept: &mut Kept,
+) {
     let mut outcomes = Vec::new();
     loop {
         match plan.step(std::mem::take(&mut outcomes)) {
-            Step::Run(ops) => outcomes = perform(storage, &ops).await,
+            Step::Run(ops) => outcomes = perform(storage, &ops, kept).await,
             Step::Unlock => return,
             Step::Lock { .. } => {
                 *inside = Some(Step::Done(Err(Error::new(ErrorKind::Internal, "a plan took a lock it holds"))));
@@ -89,17 +106,21 @@ async fn until_unlocked<S: Storage, P: Plan>(storage: &S, plan: &mut P, inside: 
 /// Runs `ops` over `storage`, one after the other: native storages do their I/O in the
 /// call (and in wasm only the tests' `awaited.rs` storage comes here), so nothing is
 /// gained by polling them together.
-pub(super) async fn perform<S: Storage>(storage: &S, ops: &[Op]) -> Outcomes {
+pub(super) async fn perform<S: Storage>(storage: &S, ops: &[Op], kept: &mut Kept) -> Outcomes {
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
-        outcomes.push(perform_one(storage, op).await);
+        outcomes.push(perform_one(storage, op, kept).await);
     }
     outcomes
 }
 
-/// Runs `op` over `storage`.
-pub(super) async fn perform_one<S: Storage>(storage: &S, op: &Op) -> Result<Outcome> {
+/// Runs `op` over `storage`; a record it reads or is given is checked and kept in `kept`.
+pub(super) async fn perform_one<S: Storage>(storage: &S, op: &Op, kept: &mut Kept) -> Result<Outcome> {
     match op {
+        Op::ReadRecord(path) => {
+            Ok(Outcome::Record(storage.read(path).await?.map_or(RecordOutcome::Missing, |bytes| keep(kept, bytes))))
+        }
+        Op::KeepRecord { text, .. } => Ok(Outcome::Record(keep(kept, text.clone().into_bytes()))),
         Op::Read(path) => storage.read(path).await.map(Outcome::Read),
         Op::List(dir) => storage.list(dir).await.map(Outcome::List),
         Op::Write { path, bytes, exclusive } => {
@@ -108,6 +129,17 @@ pub(super) async fn perform_one<S: Storage>(storage: &S, op: &Op) -> Result<Outc
         Op::Append { path, bytes } => storage.append(path, bytes).await.map(|()| Outcome::Done),
         Op::Remove(path) => storage.remove(path).await.map(|()| Outcome::Done),
         Op::RemoveDir(path) => storage.remove_dir(path).await.map(|()| Outcome::Done),
+    }
+}
+
+/// `bytes` kept when they are a whole record, else why not.
+fn keep(kept: &mut Kept, bytes: Vec<u8>) -> RecordOutcome {
+    match parse_record(&bytes) {
+        Ok(_) => {
+            kept.push(Rc::from(bytes));
+            RecordOutcome::Kept(kept.len() as u32 - 1)
+        }
+        Err(e) => RecordOutcome::NotARecord(e.to_string()),
     }
 }
 
@@ -262,7 +294,7 @@ mod tests {
         let storage = Logged::default();
         let turn = Mutex::new(());
         let busy = turn.try_lock().unwrap();
-        assert_eq!(block_on(run_in_turn(&storage, &turn, Hears(None, false))).unwrap(), "1");
+        assert_eq!(block_on(run_in_turn(&storage, &turn, Hears(None, false))).unwrap().0, "1");
         assert_eq!(*storage.log.borrow(), ["read b STORAGE"], "the storage's lock is never asked");
         drop(busy);
     }

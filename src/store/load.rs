@@ -1,26 +1,23 @@
-//! `loadContexts` in synchronous steps (SPEC §0, §4): the core decides what each path
-//! asked is, the caller reads, and the core words why a path was skipped.
+//! `loadContexts` as a plan (SPEC §0, §4): the core decides what each path asked is, the
+//! driver reads and keeps the records, and the core words why a path was skipped.
 //!
-//! 1. [`Manager::begin_load`] enters the manager's gate (`CLOSED` once `close`
-//!    began); the [`Loading`] it returns holds it, so `close` waits for the reads.
-//! 2. [`Manager::load_step`], per path as asked: the bytes of a record held in
-//!    memory, the confined path to read, or skipped (a path outside the store: the
-//!    `onDebug` warning is given here).
-//! 3. The caller reads (every read at once), checks what it read is a record, and
-//!    reports each path it skips with [`Manager::load_skipped`], in the words of
-//!    the original: `Failed to load <path as asked>: <why>`.
-//!
-//! The native [`Manager::load`] runs these steps over its storage; in wasm the JS
-//! driver runs them over the host's (src/wasm/manager/load.rs, `__loadBegin`), so the bytes
-//! a host read stay in JavaScript, which parses them.
+//! [`LoadRecords`] asks, in one batch and in the order asked, an [`Op::ReadRecord`] for
+//! each record in storage and an [`Op::KeepRecord`] for each held in memory; a path
+//! outside the store is skipped before. The driver checks each record is whole and keeps
+//! it (in wasm, JavaScript parses what it read: the bytes never cross), answering the
+//! number it keeps it under; the plan gives those numbers in order, and tells `onDebug`
+//! of each path skipped, in the words of the original: `Failed to load <path as asked>:
+//! <why>`. The load holds the manager's gate (`close` waits for it) until it ends.
 
 use std::fmt;
+use std::ops::Deref;
 use std::rc::Rc;
 
 use super::Manager;
 use crate::error::{Error, Result};
 use crate::lifecycle::Pass;
 use crate::paths;
+use crate::plan::{Op, Outcome, Outcomes, Plan, RecordOutcome, Step};
 
 /// A load in flight: it holds the manager's gate (`close` waits for it) until dropped.
 pub struct Loading {
@@ -81,5 +78,69 @@ impl Manager {
     /// Tells `onDebug` that the path `asked` is skipped, and why.
     pub fn load_skipped(&self, asked: &str, why: &NotLoaded) {
         self.debug(format!("Failed to load {asked}: {why}"), Some(asked));
+    }
+}
+
+/// `loadContexts` of the manager `M` points at (a reference natively, an `Rc` in wasm), as a
+/// plan: the numbers the driver keeps the records under, in the order asked (see the
+/// module docs).
+pub struct LoadRecords<M> {
+    manager: M,
+    /// The paths asked, until the first step.
+    asked: Option<Vec<String>>,
+    /// The path asked of each op of the batch, for the warnings.
+    asked_of_op: Vec<String>,
+    _loading: Loading,
+}
+
+impl<M: Deref<Target = Manager>> LoadRecords<M> {
+    /// A load of `asked`; `CLOSED` once `close` has begun.
+    pub fn new(manager: M, asked: Vec<String>) -> Result<Self> {
+        let loading = manager.begin_load()?;
+        Ok(LoadRecords { manager, asked: Some(asked), asked_of_op: Vec::new(), _loading: loading })
+    }
+}
+
+impl<M: Deref<Target = Manager>> Plan for LoadRecords<M> {
+    type Output = Vec<u32>;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<Vec<u32>> {
+        if let Some(asked) = self.asked.take() {
+            let mut ops = Vec::with_capacity(asked.len());
+            for path_asked in asked {
+                let op = match self.manager.load_step(&path_asked) {
+                    LoadStep::Read(path) => Op::ReadRecord(path),
+                    LoadStep::Held(bytes) => match std::str::from_utf8(&bytes) {
+                        Ok(text) => Op::KeepRecord { path: path_asked.clone(), text: text.to_owned() },
+                        Err(_) => {
+                            let why = NotLoaded::NotARecord("not UTF-8 JSON text".to_owned());
+                            self.manager.load_skipped(&path_asked, &why);
+                            continue;
+                        }
+                    },
+                    LoadStep::Skipped => continue,
+                };
+                ops.push(op);
+                self.asked_of_op.push(path_asked);
+            }
+            if !ops.is_empty() {
+                return Step::Run(ops);
+            }
+        }
+        let mut kept = Vec::with_capacity(outcomes.len());
+        for (asked, outcome) in self.asked_of_op.iter().zip(outcomes) {
+            let why = match outcome {
+                Ok(Outcome::Record(RecordOutcome::Kept(at))) => {
+                    kept.push(at);
+                    continue;
+                }
+                Ok(Outcome::Record(RecordOutcome::Missing)) => NotLoaded::Missing,
+                Ok(Outcome::Record(RecordOutcome::NotARecord(why))) => NotLoaded::NotARecord(why),
+                Ok(_) => NotLoaded::NotARecord("the driver answered another outcome than a record's".to_owned()),
+                Err(e) => NotLoaded::Unreadable(e),
+            };
+            self.manager.load_skipped(asked, &why);
+        }
+        Step::Done(Ok(kept))
     }
 }

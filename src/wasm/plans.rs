@@ -31,6 +31,8 @@ pub enum Reply {
     /// run inside a wasm call, with wasm frames on the stack, has crashed Node 20's V8
     /// while deoptimising).
     Json(String),
+    /// The records the driver kept in this run, by the numbers it gave them, in order.
+    Kept(Vec<u32>),
 }
 
 /// A plan in flight.
@@ -192,6 +194,7 @@ fn finish(result: Result<Reply>) -> JsValue {
     match result {
         Ok(Reply::Value(value)) => steps::done(&value),
         Ok(Reply::Json(text)) => steps::done_json(&text),
+        Ok(Reply::Kept(kept)) => steps::done_kept(&kept),
         Err(e) => steps::failed(&to_js(e)),
     }
 }

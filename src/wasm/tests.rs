@@ -200,31 +200,39 @@ async fn save_and_load_through_a_js_host() {
         let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED).await;
         paths.push(saved.unwrap().as_string().unwrap());
     }
-    // A `read` step: both records were written (persistThreshold 0), so both are to be
-    // read, at their paths, each at its place in the filepaths asked; a path outside the
-    // store (asked second) is at none. The driver reads them and records.js parses them.
-    assert_eq!(STEP.with(|kinds| get(kinds, "READ")).as_string().as_deref(), Some("read"));
+    // loadContexts is a plan: a `run` step of a `readRecord` op for each record in storage
+    // (both were written: persistThreshold 0), in the order asked; a path outside the
+    // store (asked second) is skipped. The driver reads each record and keeps it
+    // (records.js parses it), answering the number it keeps it under; the plan ends with
+    // those numbers in the order asked.
     let asked = Array::of3(&paths[2].as_str().into(), &"/elsewhere/x.json".into(), &paths[0].as_str().into());
-    let step = m.load_begin(asked.into()).unwrap();
-    assert_eq!(get(&step, "kind").as_string().as_deref(), Some("read"));
-    let id = get(&step, "id").as_f64().unwrap() as u32;
-    assert_ne!(id, 0, "a load with reads has an id");
-    assert_eq!(Uint32Array::from(get(&step, "readAt")).to_vec(), [0, 2]);
-    assert_eq!(Array::from(&get(&step, "held")).length(), 0, "none held");
-    assert_eq!(Uint32Array::from(get(&step, "heldAt")).length(), 0);
-    let to_read = |step: &JsValue| -> Vec<String> {
-        Array::from(&get(step, "paths")).iter().map(|p| p.as_string().unwrap()).collect()
-    };
-    assert_eq!(to_read(&step), [paths[2].clone(), paths[0].clone()]);
+    let step = m.load_contexts(asked.into()).unwrap();
+    assert_eq!(get(&step, "kind").as_string().as_deref(), Some("run"));
+    let ops: Vec<(String, String)> = Array::from(&get(&step, "ops"))
+        .iter()
+        .map(|op| (get(&op, "op").as_string().unwrap(), get(&op, "path").as_string().unwrap()))
+        .collect();
+    let read_record = |path: &String| ("readRecord".to_owned(), path.clone());
+    assert_eq!(ops, [read_record(&paths[2]), read_record(&paths[0])]);
     let storage = get(&step, "storage");
     let read: Function = get(&storage, "read").into();
     let mut records = Vec::new();
-    for path in to_read(&step) {
+    for (_, path) in &ops {
         let called = read.call2(&get(&storage, "host"), &path.into(), &get(&storage, "readOptions")).unwrap();
         let text = JsFuture::from(Promise::from(called));
         records.push(parse_record(&text.await.unwrap()));
     }
-    m.load_end(id, JsValue::UNDEFINED);
+    // Kept the other way round: the plan gives the numbers in the order asked.
+    let kept = |at: u32| {
+        let outcome = Object::new();
+        Reflect::set(&outcome, &"ok".into(), &true.into()).unwrap();
+        Reflect::set(&outcome, &"value".into(), &at.into()).unwrap();
+        JsValue::from(outcome)
+    };
+    let id = get(&step, "id").as_f64().unwrap() as u32;
+    let done = crate::wasm::plans::plan_step(id, Array::of2(&kept(1), &kept(0)));
+    assert_eq!(get(&done, "kind").as_string().as_deref(), Some("done"));
+    assert_eq!(Uint32Array::from(get(&done, "kept")).to_vec(), [1, 0]);
     assert_eq!(get(&records[0], "result").as_string().as_deref(), Some("body"));
     assert_eq!(get(&records[0], "taskId").as_f64(), Some(7.0));
     assert!(get(&records[0], "queryId").is_undefined());

@@ -52,9 +52,10 @@ named! {
         Lock = "lock",
         /// Release that lock; answer the outcome of the host's `lock` call.
         Unlock = "unlock",
-        /// Wait for the manager's other operations in flight, then call `method`.
+        /// `close()`'s: wait for the manager's other operations in flight, then call `__closeIdle`.
         Wait = "wait",
-        /// Finished: `value`, or `json` (text the driver parses).
+        /// Finished: `value`, or `json` (text the driver parses), or `kept` (the records
+        /// the driver kept in the run, by number).
         Done = "done",
         /// Failed with `error`.
         Failed = "failed",
@@ -62,8 +63,6 @@ named! {
         Write = "write",
         /// A save's record write failed: remove `path`, whatever it left.
         Remove = "remove",
-        /// A load's records: read `paths`, parse them with the `held` ones.
-        Read = "read",
     }
 }
 
@@ -76,18 +75,8 @@ named! {
         Append = "append",
         Remove = "remove",
         RemoveDir = "removeDir",
-    }
-}
-
-named! {
-    /// Why a load skips a path it read (protocol.js `SKIP`).
-    pub enum Skip {
-        /// The storage has no such file.
-        Missing = "missing",
-        /// The read failed (`value`: the host's error).
-        Unreadable = "unreadable",
-        /// What was read is not a whole record (`value`: why).
-        NotARecord = "notARecord",
+        ReadRecord = "readRecord",
+        KeepRecord = "keepRecord",
     }
 }
 
@@ -150,9 +139,8 @@ fields! {
         Json: set_json = json,
         Error: set_error = error,
         Wait: set_wait = wait,
-        ReadAt: set_read_at = readAt,
-        Held: set_held = held,
-        HeldAt: set_held_at = heldAt,
+        Kept: set_kept = kept,
+        Text: set_text = text,
         Paths: set_paths = paths,
         Host: set_host = host,
         ReadFn: set_read = read,
@@ -173,9 +161,6 @@ fields! {
         Ok: get_ok = ok,
         Value: get_value = value,
         Error: get_error = error,
-        Asked: get_asked = asked,
-        Path: get_path = path,
-        Why: get_why = why,
     }
 }
 
@@ -211,6 +196,14 @@ pub fn done(value: &JsValue) -> JsValue {
     o.into()
 }
 
+/// `{kind: "done", kept}`: the driver resolves with the records it kept in this run
+/// (`readRecord`, `keepRecord` ops) under the numbers `kept` gives, in that order.
+pub fn done_kept(kept: &[u32]) -> JsValue {
+    let o = step(Kind::Done);
+    set(&o, Key::Kept, &Uint32Array::from(kept));
+    o.into()
+}
+
 /// `{kind: "done", json}`: the driver resolves with `JSON.parse(json)`, once the wasm call
 /// has returned (a `JSON.parse` inside one has crashed Node 20's V8).
 pub fn done_json(text: &str) -> JsValue {
@@ -228,6 +221,17 @@ pub fn failed(error: &JsValue) -> JsValue {
 
 /// `{op, path, bytes?, exclusive?}`: one host call.
 pub fn op(kind: OpKind, path: &str, bytes: Option<&[u8]>, exclusive: Option<bool>) -> JsValue {
+    op_object(kind, path, bytes, exclusive).into()
+}
+
+/// `{op: "keepRecord", path, text}`: a record's text, held in memory, for the driver to keep.
+pub fn keep_record(path: &str, text: &str) -> JsValue {
+    let o = op_object(OpKind::KeepRecord, path, None, None);
+    set(&o, Key::Text, &text.into());
+    o.into()
+}
+
+fn op_object(kind: OpKind, path: &str, bytes: Option<&[u8]>, exclusive: Option<bool>) -> Fields {
     let o = object();
     STRINGS.with(|s| o.set_op(&s.ops[kind as usize]));
     set(&o, Key::Path, &path.into());
@@ -237,7 +241,7 @@ pub fn op(kind: OpKind, path: &str, bytes: Option<&[u8]>, exclusive: Option<bool
     if let Some(exclusive) = exclusive {
         set(&o, Key::Exclusive, &exclusive.into());
     }
-    o.into()
+    o
 }
 
 /// `{kind: "run" | "change", id?, storage, ops}`.
@@ -307,33 +311,6 @@ pub fn remove_record(id: u32, path: &str) -> JsValue {
     o.into()
 }
 
-/// `{kind: "read", id, storage, paths, readAt, held, heldAt}`: a load's records, `paths`
-/// to read and `held` (their texts, held in memory), each at the place in the filepaths
-/// asked that `readAt` / `heldAt` gives; a place in neither was skipped.
-pub fn read_records(id: u32, storage: &JsStorage, load: &LoadPlan) -> JsValue {
-    let o = step(Kind::Read);
-    set(&o, Key::Id, &id.into());
-    set(&o, Key::Storage, storage.js());
-    set(&o, Key::Paths, &load.reads.iter().map(|p| JsValue::from_str(p)).collect::<Array>());
-    set(&o, Key::ReadAt, &Uint32Array::from(load.read_at.as_slice()));
-    set(&o, Key::Held, &load.held.iter().map(|t| JsValue::from_str(t)).collect::<Array>());
-    set(&o, Key::HeldAt, &Uint32Array::from(load.held_at.as_slice()));
-    o.into()
-}
-
-/// Where a load finds the records of the filepaths asked ([`read_records`]).
-#[derive(Default)]
-pub struct LoadPlan {
-    /// The paths to read, in the order asked.
-    pub reads: Vec<String>,
-    /// The place of each in the filepaths asked.
-    pub read_at: Vec<u32>,
-    /// The texts of the records held in memory, in the order asked.
-    pub held: Vec<String>,
-    /// The place of each in the filepaths asked.
-    pub held_at: Vec<u32>,
-}
-
 /// An outcome the driver answers, `{ok: true, value}` or `{ok: false, error}`: the value,
 /// or the host's error.
 pub fn outcome(outcome: &JsValue) -> Result<JsValue, JsValue> {
@@ -342,31 +319,6 @@ pub fn outcome(outcome: &JsValue) -> Result<JsValue, JsValue> {
     } else {
         Err(get(outcome, Got::Error))
     }
-}
-
-/// A path a load skipped after its read, as the driver gives it to `__loadEnd`:
-/// `{asked, path, why, value}`.
-pub struct Skipped {
-    pub asked: String,
-    pub path: String,
-    pub why: Option<Skip>,
-    pub value: JsValue,
-}
-
-/// The skipped paths of a load (`undefined`: none).
-pub fn skipped(list: &JsValue) -> Vec<Skipped> {
-    let Some(list) = list.dyn_ref::<Array>() else { return Vec::new() };
-    list.iter()
-        .map(|s| {
-            let why = get(&s, Got::Why).as_string();
-            Skipped {
-                asked: get(&s, Got::Asked).as_string().unwrap_or_default(),
-                path: get(&s, Got::Path).as_string().unwrap_or_default(),
-                why: Skip::ALL.iter().copied().find(|k| why.as_deref() == Some(k.name())),
-                value: get(&s, Got::Value),
-            }
-        })
-        .collect()
 }
 
 /// What a step's `storage` is: the host object and its methods, looked up once (`undefined`
@@ -445,7 +397,7 @@ fn table<T: Copy>(all: &[T], constant: fn(T) -> &'static str, value: impl Fn(T) 
     o.into()
 }
 
-/// `{STEP, OP, SKIP}`: every kind that crosses, as protocol.js must name them (its
+/// `{STEP, OP}`: every kind that crosses, as protocol.js must name them (its
 /// test compares them). Not part of the API.
 #[wasm_bindgen(js_name = "__stepKinds")]
 pub fn step_kinds() -> JsValue {
@@ -454,7 +406,6 @@ pub fn step_kinds() -> JsValue {
     let tables = [
         ("STEP", table(Kind::ALL, Kind::constant, |k| name(k.name()))),
         ("OP", table(OpKind::ALL, OpKind::constant, |k| name(k.name()))),
-        ("SKIP", table(Skip::ALL, Skip::constant, |k| name(k.name()))),
     ];
     for (key, value) in tables {
         let _ = Reflect::set(&o, &key.into(), &value);

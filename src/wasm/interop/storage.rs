@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 use super::steps::{self, OpKind};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{Op, Outcome};
+use crate::plan::{Op, Outcome, RecordOutcome};
 
 /// A JavaScript value thrown or rejected by the host, kept as an error's source.
 pub struct HostError(pub JsValue);
@@ -186,6 +186,8 @@ pub fn op_js(op: &Op) -> JsValue {
         Op::Append { path, bytes } => steps::op(OpKind::Append, path, Some(bytes), None),
         Op::Remove(path) => steps::op(OpKind::Remove, path, None, None),
         Op::RemoveDir(path) => steps::op(OpKind::RemoveDir, path, None, None),
+        Op::ReadRecord(path) => steps::op(OpKind::ReadRecord, path, None, None),
+        Op::KeepRecord { path, text } => steps::keep_record(path, text),
     }
 }
 
@@ -195,6 +197,23 @@ pub fn outcome_of(op: &Op, outcome: &JsValue) -> Result<Outcome> {
     match op {
         Op::Read(path) => read_bytes(value, path).map(Outcome::Read),
         Op::List(dir) => list_names(value, dir).map(Outcome::List),
+        Op::ReadRecord(path) | Op::KeepRecord { path, .. } => record_outcome(value, path).map(Outcome::Record),
         _ => Ok(Outcome::Done),
+    }
+}
+
+/// What the driver made of a record (driver.js `keep`): the number it keeps it under, or
+/// `undefined` (no such file), or why it is not a whole record.
+fn record_outcome(value: JsValue, path: &str) -> Result<RecordOutcome> {
+    if let Some(at) = value.as_f64() {
+        return Ok(RecordOutcome::Kept(at as u32));
+    }
+    if value.is_undefined() {
+        return Ok(RecordOutcome::Missing);
+    }
+    match value.as_string() {
+        Some(why) => Ok(RecordOutcome::NotARecord(why)),
+        None => Err(Error::new(ErrorKind::Internal, "the driver kept a record as neither a number nor a reason")
+            .with_path(path)),
     }
 }

@@ -23,7 +23,7 @@ use super::interop::steps;
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
 use crate::error::Result;
-use crate::store::{remove_written, Clearing, Closing, Job, JobPlan, Loading, Manager};
+use crate::store::{remove_written, Clearing, Closing, Job, JobPlan, Manager};
 
 mod grep;
 mod load;
@@ -47,9 +47,6 @@ pub struct JsContextManager {
     /// The saves whose record the driver is writing, by id.
     saves: RefCell<HashMap<u32, Saving>>,
     next_save: Cell<u32>,
-    /// The loads whose records the driver is reading, by id.
-    loads: RefCell<HashMap<u32, Loading>>,
-    next_load: Cell<u32>,
 }
 
 /// Below this many UTF-16 units a call into `TextEncoder` costs more than it saves.
@@ -81,8 +78,6 @@ impl JsContextManager {
             owns_storage,
             saves: RefCell::default(),
             next_save: Cell::new(0),
-            loads: RefCell::default(),
-            next_load: Cell::new(0),
         }
     }
 
