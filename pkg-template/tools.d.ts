@@ -38,6 +38,8 @@ export type EachContextTool<Tools extends { [N in ContextToolName]: unknown }, N
 /** One tool the model calls: what every integration is built from. */
 export interface ContextTool<Input = Record<string, unknown>, Name extends ContextToolName = ContextToolName> {
   name: Name;
+  /** A short name for people (an MCP client's list of tools). */
+  title: string;
   description: string;
   /** JSON Schema of the input. */
   inputSchema: JsonSchema;

@@ -258,7 +258,7 @@ const GREP_SCHEMA = {
 };
 
 /**
- * The model's tools over `manager`: `[{name, description, inputSchema, execute, run}]`,
+ * The model's tools over `manager`: `[{name, title, description, inputSchema, execute, run}]`,
  * in TOOL_NAMES order. `options`: the limits (LIMITS' keys), and `usage` (a Usage, see
  * `createUsage`) to count what the tools read back.
  */
@@ -266,7 +266,7 @@ export function contextTools(manager, options = {}) {
   checkManager(manager, "contextTools");
   const s = limitsOf(options);
   const usage = options.usage;
-  const tool = (name, description, inputSchema, fn) => {
+  const tool = (name, title, description, inputSchema, fn) => {
     const answer = async (input) => {
       try {
         return { text: await fn(manager, input !== null && typeof input === "object" && !Array.isArray(input) ? input : {}, s) };
@@ -281,11 +281,12 @@ export function contextTools(manager, options = {}) {
       usage?.readBack(answered.text);
       return answered;
     };
-    return { name, description, inputSchema, execute: async (input) => (await run(input)).text, run };
+    return { name, title, description, inputSchema, execute: async (input) => (await run(input)).text, run };
   };
   return [
     tool(
       "read_context",
+      "Read a saved tool output",
       "Read a saved tool output by its handle (ctx:…), a page of numbered lines at a time " +
         `(default ${s.readLines} lines; at most ${s.maxReadLines} lines and ${count(s.maxReadChars)} characters a call). ` +
         "Structured outputs read one field or array element per line.",
@@ -294,6 +295,7 @@ export function contextTools(manager, options = {}) {
     ),
     tool(
       "search_context",
+      "Search saved tool outputs",
       "Find the saved tool outputs relevant to a query, best first: each one's handle, description and size, " +
         "and its best-matching lines with their line numbers.",
       SEARCH_SCHEMA,
@@ -301,6 +303,7 @@ export function contextTools(manager, options = {}) {
     ),
     tool(
       "grep_context",
+      "Grep saved tool outputs",
       "Find the lines of saved tool outputs that match a regular expression: each hit with its handle, " +
         `line number and a line of context (at most ${s.maxGrepMatches} lines a call).`,
       GREP_SCHEMA,

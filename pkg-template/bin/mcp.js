@@ -32,13 +32,6 @@ const READ_ONLY = { readOnlyHint: true, openWorldHint: false };
 const USAGE_META = "toolctx/usage";
 
 /** What a client shows for each tool. */
-const TITLES = {
-  read_context: "Read a saved tool output",
-  search_context: "Search saved tool outputs",
-  grep_context: "Grep saved tool outputs",
-  list_sessions: "List the store's sessions",
-  save_context: "Save a tool output",
-};
 
 const SAVE_SCHEMA = {
   type: "object",
@@ -165,6 +158,7 @@ async function serve(dir, opts, { readStore, version }) {
   /** The tools that are not toolctx/tools': their definitions and what they do. */
   const extras = {
     list_sessions: {
+      title: "List the store's sessions",
       description: "The sessions of the toolctx store, most recently active first: id, records, bytes, created and last activity.",
       inputSchema: { type: "object", properties: {}, additionalProperties: false },
       annotations: READ_ONLY,
@@ -179,6 +173,7 @@ async function serve(dir, opts, { readStore, version }) {
   };
   if (opts.allowSave) {
     extras.save_context = {
+      title: "Save a tool output",
       description: "Save a tool output into the toolctx store; returns its handle (ctx:…), which read_context reads.",
       inputSchema: SAVE_SCHEMA,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -194,9 +189,9 @@ async function serve(dir, opts, { readStore, version }) {
 
   // What the tools say of themselves does not depend on the records: listed once.
   const listed = [
-    ...tools.contextTools(storeView({ pointers: [] })).map(({ name, description, inputSchema }) => ({ name, description, inputSchema, annotations: READ_ONLY })),
-    ...Object.entries(extras).map(([name, { description, inputSchema, annotations }]) => ({ name, description, inputSchema, annotations })),
-  ].map((tool) => ({ ...tool, title: TITLES[tool.name] }));
+    ...tools.contextTools(storeView({ pointers: [] })).map(({ name, title, description, inputSchema }) => ({ name, title, description, inputSchema, annotations: READ_ONLY })),
+    ...Object.entries(extras).map(([name, { title, description, inputSchema, annotations }]) => ({ name, title, description, inputSchema, annotations })),
+  ];
 
   const server = new Server({ name: "toolctx", version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));

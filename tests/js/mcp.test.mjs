@@ -82,9 +82,11 @@ test("toolctx mcp: its tools are toolctx/tools' own (names, descriptions, JSON S
   const manager = new ContextManager({ contextDir: dir, fileSystem: nodeStorage() });
   for (const defined of contextTools(manager)) {
     const served = tools.find((x) => x.name === defined.name);
-    assert.deepEqual({ name: served.name, description: served.description, inputSchema: served.inputSchema }, { name: defined.name, description: defined.description, inputSchema: defined.inputSchema });
+    const { name, title, description, inputSchema } = defined;
+    assert.deepEqual({ name: served.name, title: served.title, description: served.description, inputSchema: served.inputSchema }, { name, title, description, inputSchema });
     assert.equal(served.annotations.readOnlyHint, true);
   }
+  for (const served of tools) assert.ok(typeof served.title === "string" && served.title.length > 0, `${served.name} has a title`);
   manager.free();
 });
 
