@@ -6,6 +6,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { inspect } from "node:util";
 import { keyValueStorage } from "../../pkg/adapters/base/key-value.js";
 
 /** A backend over a Map; `async` makes every primitive answer in a Promise. */
@@ -94,9 +95,27 @@ test("backend failures: one classification (base/backend.js) gives every adapter
   const secret = "redis://user:hunter2@host";
   const refused = backendFailure("redis read a.json", new Error(`WRONGPASS for ${secret}`));
   assert.equal(refused.code, "UNAUTHORIZED");
-  assert.ok(!refused.message.includes("hunter2"), refused.message);
+  assert.ok(!inspect(refused, { depth: 20 }).includes("hunter2"), `no secret in the message or the cause: ${inspect(refused, { depth: 20 })}`);
   const failed = backendFailure("R2 get of \"k\"", new Error("boom (10020)"), { r2Code: 10020 });
   assert.deepEqual([failed.code, failed.r2Code, failed.cause.message], ["STORAGE", 10020, "boom (10020)"]);
   const answer = answerFailure("s3 read k: 503 SlowDown", { status: 503, backendCode: "SlowDown" }, { status: 503, s3Code: "SlowDown" });
   assert.deepEqual([answer.code, answer.status, answer.s3Code, answer.message], ["STORAGE", 503, "SlowDown", "s3 read k: 503 SlowDown"]);
+});
+
+test("the queue lock (memory, S3's process lock, Durable Objects): {wait: false} while held is TIMEOUT at once; a waiter runs after", async () => {
+  const { memoryStorage } = await import("../../pkg/adapters/memory.js");
+  const { lock } = memoryStorage();
+  let release;
+  const holding = lock("/l.lock", () => new Promise((resolve) => (release = resolve)));
+  await assert.rejects(lock("/l.lock", async () => "never", { wait: false }), (err) => err.code === "TIMEOUT");
+  const waiter = lock("/l.lock", async () => "after");
+  release("first");
+  assert.deepEqual(await Promise.all([holding, waiter]), ["first", "after"]);
+  assert.equal(await lock("/l.lock", async () => "free", { wait: false }), "free");
+});
+
+test("a backend without a primitive the base needs is INVALID_ARGUMENT when the storage is made", () => {
+  const backend = { get() {}, put() {}, delete() {} };
+  assert.throws(() => keyValueStorage(backend), (err) => err.code === "INVALID_ARGUMENT" && /keys or children/.test(err.message));
+  assert.throws(() => keyValueStorage({ ...backend, keys: () => [], get: undefined }), (err) => err.code === "INVALID_ARGUMENT" && /get\(\)/.test(err.message));
 });

@@ -59,14 +59,17 @@ export function classify(err, facts = {}) {
  * table already as it is; any other with its code, `err` as its cause and `fields`
  * (`status`, `r2Code`, ...) as properties. The message quotes the backend's message,
  * except where it refused the credentials: that message may quote them (a Redis URL
- * holds its password), so only its first word is kept.
+ * holds its password), so only its first word is kept, and the backend's error is not
+ * kept as the cause either (SPEC §9: no secret in a message or a cause).
  */
 export function backendFailure(what, err, fields) {
   const code = classify(err, fields);
   if (code === err?.code) return err;
   const message = String(err?.message ?? err);
-  const said = code === "UNAUTHORIZED" ? `refused: wrong credentials or no permission (${message.split(/\s/)[0]})` : `failed: ${message}`;
-  return toolctxError(code, `${what} ${said}`, { cause: err, ...fields });
+  if (code === "UNAUTHORIZED") {
+    return toolctxError(code, `${what} refused: wrong credentials or no permission (${message.split(/\s/)[0]})`, { ...fields });
+  }
+  return toolctxError(code, `${what} failed: ${message}`, { cause: err, ...fields });
 }
 
 /**
