@@ -31,8 +31,14 @@ export interface StorageHost {
   list(dir: string): Promise<string[]> | string[];
   /** Appends to a file, creating it. */
   append?(path: string, data: StorageData): Promise<void> | void;
-  /** Runs `fn` holding the named lock (cross-tab / cross-process). */
-  lock?<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` holding the named lock (cross-tab / cross-process). With `{wait: false}`
+   * (background index work, which never makes anyone wait) a lock held by another fails
+   * at once (`code: "TIMEOUT"`) instead of being waited for; a lock that cannot tell may
+   * wait. `fn` may receive `{signal, fencingToken}` where the lock has them (a lease
+   * lock: `signal` aborts when the lease was lost).
+   */
+  lock?<T>(name: string, fn: (held?: { signal?: AbortSignal; fencingToken?: number }) => Promise<T>, options?: { wait?: boolean }): Promise<T>;
   /** Removes an empty folder; idempotent. */
   removeDir?(path: string): Promise<void> | void;
 }

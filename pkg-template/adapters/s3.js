@@ -293,9 +293,9 @@ export function s3Storage(options = {}) {
   /** S3 has no locks: within this process, the caller's, or none (see s3.d.ts). */
   const lock =
     lockOption === "process"
-      ? (name, fn) => processLock(`${store}\u0000${name}`, fn)
+      ? (name, fn, options) => processLock(`${store}\u0000${name}`, fn, options)
       : typeof lockOption === "function"
-        ? (name, fn) => lockOption(name, fn)
+        ? (name, fn, options) => lockOption(name, fn, options)
         : undefined;
 
   return keyValueStorage({

@@ -110,8 +110,8 @@ export function unstorageStorage(options) {
         }
         return found;
       },
-      async lock(name, fn) {
-        if (lock) return lock(name, fn);
+      async lock(name, fn, options) {
+        if (lock) return lock(name, fn, options);
         throw toolctxError(
           "UNSUPPORTED",
           `toolctx/unstorage has no lock (an unstorage driver has no atomic check-and-set), so ${name} cannot be locked: ` +

@@ -191,8 +191,8 @@ export function memoryToolHandlers(options = {}) {
 
   async function editableText(command) {
     const { segments, kind } = await resolve(command.path);
-    if (kind === undefined) throw new Error(`The path ${command.path} does not exist. Please provide a valid path.`);
-    if (kind !== "file") throw new Error(`The path ${command.path} is not a file.`);
+    if (kind === undefined) throw toolctxError("NOT_FOUND", `The path ${command.path} does not exist. Please provide a valid path.`);
+    if (kind !== "file") throw toolctxError("INVALID_ARGUMENT", `The path ${command.path} is not a file.`);
     return { segments, content: await readText(segments, command.path) };
   }
 
@@ -207,7 +207,7 @@ export function memoryToolHandlers(options = {}) {
   return {
     async view(command) {
       const { segments, kind } = await resolve(command.path);
-      if (kind === undefined) throw new Error(`The path ${command.path} does not exist. Please provide a valid path.`);
+      if (kind === undefined) throw toolctxError("NOT_FOUND", `The path ${command.path} does not exist. Please provide a valid path.`);
       if (kind === "dir") {
         const entries = await walk(segments, 1, []);
         const shown = entries.filter((e) => e.depth <= 2 && !e.segments.slice(segments.length).some((s) => s.startsWith(".") || s === "node_modules"));
@@ -221,7 +221,7 @@ export function memoryToolHandlers(options = {}) {
       }
       const lines = (await readText(segments, command.path)).split("\n");
       if (lines.length > MAX_LINES) {
-        throw new Error(`File ${command.path} has too many lines (${lines.length}). Maximum is ${MAX_LINES.toLocaleString()} lines.`);
+        throw toolctxError("INVALID_ARGUMENT", `File ${command.path} has too many lines (${lines.length}). Maximum is ${MAX_LINES.toLocaleString()} lines.`);
       }
       let shownLines = lines;
       let start = 1;
@@ -237,12 +237,12 @@ export function memoryToolHandlers(options = {}) {
     create(command) {
       return exclusive(async () => {
         const { segments, kind, blockedBy } = await resolve(command.path);
-        if (kind !== undefined) throw new Error(`File ${command.path} already exists`);
-        if (blockedBy) throw new Error(`The path ${memoryPathOf(blockedBy)} is not a directory`);
+        if (kind !== undefined) throw toolctxError("EEXIST", `File ${command.path} already exists`);
+        if (blockedBy) throw toolctxError("INVALID_ARGUMENT", `The path ${memoryPathOf(blockedBy)} is not a directory`);
         try {
           await storage.write(storagePath(segments), String(command.file_text ?? ""), { exclusive: true });
         } catch (err) {
-          if (err?.code === "EEXIST") throw new Error(`File ${command.path} already exists`, { cause: err });
+          if (err?.code === "EEXIST") throw toolctxError("EEXIST", `File ${command.path} already exists`, { cause: err });
           throw err;
         }
         return `File created successfully at: ${command.path}`;
@@ -258,11 +258,11 @@ export function memoryToolHandlers(options = {}) {
         for (let at = oldStr === "" ? -1 : content.indexOf(oldStr); at !== -1; at = content.indexOf(oldStr, at + 1)) starts.push(at);
         const lineOf = (index) => content.slice(0, index).split("\n").length;
         if (starts.length === 0) {
-          throw new Error(`No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${command.path}.`);
+          throw toolctxError("INVALID_ARGUMENT", `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${command.path}.`);
         }
         if (starts.length > 1) {
           const lines = [...new Set(starts.map(lineOf))];
-          throw new Error(`No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines.join(", ")}. Please ensure it is unique`);
+          throw toolctxError("INVALID_ARGUMENT", `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines.join(", ")}. Please ensure it is unique`);
         }
         const next = content.slice(0, starts[0]) + newStr + content.slice(starts[0] + oldStr.length);
         await storage.write(storagePath(segments), next);
@@ -280,7 +280,7 @@ export function memoryToolHandlers(options = {}) {
         const lines = content.split("\n");
         const at = command.insert_line;
         if (!Number.isInteger(at) || at < 0 || at > lines.length) {
-          throw new Error(`Invalid \`insert_line\` parameter: ${at}. It should be within the range of lines of the file: [0, ${lines.length}]`);
+          throw toolctxError("INVALID_ARGUMENT", `Invalid \`insert_line\` parameter: ${at}. It should be within the range of lines of the file: [0, ${lines.length}]`);
         }
         lines.splice(at, 0, String(command.insert_text ?? "").replace(/\n$/, ""));
         await storage.write(storagePath(segments), lines.join("\n"));
@@ -291,8 +291,8 @@ export function memoryToolHandlers(options = {}) {
     delete(command) {
       return exclusive(async () => {
         const { segments, kind } = await resolve(command.path);
-        if (segments.length === 0) throw new Error("Cannot delete the /memories directory itself");
-        if (kind === undefined) throw new Error(`The path ${command.path} does not exist`);
+        if (segments.length === 0) throw toolctxError("INVALID_ARGUMENT", "Cannot delete the /memories directory itself");
+        if (kind === undefined) throw toolctxError("NOT_FOUND", `The path ${command.path} does not exist`);
         if (kind === "dir") await removeTree(segments);
         else {
           await readText(segments, command.path); // a link is refused, never removed through
@@ -306,12 +306,12 @@ export function memoryToolHandlers(options = {}) {
       return exclusive(async () => {
         const from = await resolve(command.old_path);
         const to = await resolve(command.new_path);
-        if (from.segments.length === 0) throw new Error("Cannot rename the /memories directory itself");
-        if (to.kind !== undefined || to.segments.length === 0) throw new Error(`The destination ${command.new_path} already exists`);
-        if (from.kind === undefined) throw new Error(`The path ${command.old_path} does not exist`);
-        if (to.blockedBy) throw new Error(`The path ${memoryPathOf(to.blockedBy)} is not a directory`);
+        if (from.segments.length === 0) throw toolctxError("INVALID_ARGUMENT", "Cannot rename the /memories directory itself");
+        if (to.kind !== undefined || to.segments.length === 0) throw toolctxError("EEXIST", `The destination ${command.new_path} already exists`);
+        if (from.kind === undefined) throw toolctxError("NOT_FOUND", `The path ${command.old_path} does not exist`);
+        if (to.blockedBy) throw toolctxError("INVALID_ARGUMENT", `The path ${memoryPathOf(to.blockedBy)} is not a directory`);
         if (from.kind === "dir" && to.segments.length > from.segments.length && from.segments.every((s, i) => to.segments[i] === s)) {
-          throw new Error(`Cannot move ${command.old_path} into itself`);
+          throw toolctxError("INVALID_ARGUMENT", `Cannot move ${command.old_path} into itself`);
         }
         // The host has no rename: copy (each new file created exclusively and whole), then
         // remove the old. A crash in between leaves both copies, never neither.
@@ -321,7 +321,7 @@ export function memoryToolHandlers(options = {}) {
           try {
             await storage.write(storagePath(target(segments)), await readText(segments, memoryPathOf(segments)), { exclusive: true });
           } catch (err) {
-            if (err?.code === "EEXIST") throw new Error(`The destination ${command.new_path} already exists`, { cause: err });
+            if (err?.code === "EEXIST") throw toolctxError("EEXIST", `The destination ${command.new_path} already exists`, { cause: err });
             throw err;
           }
         }

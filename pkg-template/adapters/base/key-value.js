@@ -57,6 +57,9 @@ export function taken(path) {
 export function keyValueStorage(backend) {
   const { description, get, put, create, has, keys, append, removeDir, lock } = backend;
   const remove = backend.delete;
+  for (const [name, fn] of Object.entries({ get, put, delete: remove, "keys or children": keys ?? backend.children })) {
+    if (typeof fn !== "function") throw toolctxError("INVALID_ARGUMENT", `keyValueStorage: the backend has no ${name}()`);
+  }
   const listed = backend.children ?? ((dir) => after(keys(folderPrefix(dir)), (found) => children("", found)));
   const exists = has ?? ((path) => after(get(path), (value) => value !== undefined));
   /**
