@@ -10,7 +10,10 @@
 //! - [`Step::Lock`] / [`Step::Unlock`]: take the storage's named lock (what
 //!   [`Storage::locked`] runs its work under), or release it; a plan holds one lock at a
 //!   time. A lock asked with `wait: false` (background index work, which yields) fails at
-//!   once when another holds it, instead of being waited for. A plan that finishes holding it has it released first, then finishes. If the
+//!   once when another holds it, instead of being waited for: in JavaScript at this
+//!   process's turn and by the host's lock (`lock(name, fn, {wait: false})`); natively at
+//!   the manager's turn only, as [`Storage::locked`] has no form that does not wait. A
+//!   plan that finishes holding it has it released first, then finishes. If the
 //!   lock fails (taking or releasing it), the plan hears it through
 //!   [`Plan::lock_failed`] (by default, it fails with that error);
 //! - [`Step::Done`]: the result.

@@ -13,7 +13,7 @@ use futures_util::lock::Mutex;
 
 use super::runner;
 use super::storage::{Storage, WriteOptions};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::store::{
     remove_written, Begun, Clearing, Closing, Job, JobPlan, LoadRecords, Manager, Options, PendingSave, SaveInput,
     Written,
@@ -117,7 +117,12 @@ impl<S: Storage> ContextManager<S> {
     pub async fn load(&self, filepaths: &[String]) -> Result<Vec<Rc<[u8]>>> {
         let plan = LoadRecords::new(&self.core, filepaths.to_vec())?;
         let (order, kept) = runner::run_in_turn(&self.storage, &self.turn, plan).await?;
-        Ok(order.into_iter().map(|at| kept[at as usize].clone()).collect())
+        let record = |at: u32| {
+            kept.get(at as usize)
+                .cloned()
+                .ok_or_else(|| Error::new(ErrorKind::Internal, "no record kept under that number"))
+        };
+        order.into_iter().map(record).collect()
     }
 
     /// Writes out every record held in memory.
@@ -125,7 +130,7 @@ impl<S: Storage> ContextManager<S> {
         self.drive(self.begin_flush()?).await
     }
 
-    /// Closes the manager: later operations fail with [`ErrorKind::Closed`](crate::ErrorKind::Closed); the
+    /// Closes the manager: later operations fail with [`ErrorKind::Closed`]; the
     /// operations in flight finish; the records held in memory are written out and the
     /// session manifest brought up to date. Once it resolves nothing of this manager
     /// runs any more (no write, no lock). Closing a closed manager does nothing. If

@@ -57,7 +57,9 @@ pub trait Storage {
     }
     /// Runs `work` holding the named lock, excluding other processes, tabs and
     /// managers that use the same storage (`name` is a path inside the store). Backends
-    /// without cross-process locking keep the default, which just runs it.
+    /// without cross-process locking keep the default, which just runs it. It always
+    /// waits for the lock: a plan's `wait: false` (background index work) is honoured at
+    /// the manager's own turn ([`crate::native::run`]), not here.
     async fn locked<T>(&self, _name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
         Ok(work.await)
     }

@@ -34,8 +34,14 @@ impl Manager {
 
     /// The step of a `close` once the operations in flight have ended: the write-out
     /// job (which ends with [`Manager::end_close`]), or [`Closing::Busy`] while one is left.
+    ///
+    /// A manager closed meanwhile is done. One close's write-out at a time is the driver's
+    /// to keep: the JavaScript driver runs one `close()` of a manager at a time, and
+    /// natively [`Closing::Wait`] makes a second close wait for the first.
     pub fn close_when_idle(&self) -> Closing {
-        if self.gate.is_idle() {
+        if self.gate.phase() == Phase::Closed {
+            Closing::Done
+        } else if self.gate.is_idle() {
             Closing::WriteOut(Job::close())
         } else {
             Closing::Busy

@@ -14,7 +14,7 @@ use std::ops::Deref;
 use std::rc::Rc;
 
 use super::Manager;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
 use crate::paths;
 use crate::plan::{Op, Outcome, Outcomes, Plan, RecordOutcome, Step};
@@ -26,8 +26,8 @@ pub struct Loading {
 
 /// What a load does for one path as asked ([`Manager::load_step`]).
 pub enum LoadStep {
-    /// A record held in memory: its bytes.
-    Held(Rc<[u8]>),
+    /// A record held in memory: its path (confined to the context dir) and bytes.
+    Held(String, Rc<[u8]>),
     /// Read the record at this path (the one asked, confined to the context dir).
     Read(String),
     /// Skipped: the `onDebug` warning is given.
@@ -70,7 +70,7 @@ impl Manager {
             return LoadStep::Skipped;
         };
         match self.state.borrow().memory.get(&path) {
-            Some(bytes) => LoadStep::Held(bytes.clone()),
+            Some(bytes) => LoadStep::Held(path, bytes.clone()),
             None => LoadStep::Read(path),
         }
     }
@@ -110,8 +110,8 @@ impl<M: Deref<Target = Manager>> Plan for LoadRecords<M> {
             for path_asked in asked {
                 let op = match self.manager.load_step(&path_asked) {
                     LoadStep::Read(path) => Op::ReadRecord(path),
-                    LoadStep::Held(bytes) => match std::str::from_utf8(&bytes) {
-                        Ok(text) => Op::KeepRecord { path: path_asked.clone(), text: text.to_owned() },
+                    LoadStep::Held(path, bytes) => match std::str::from_utf8(&bytes) {
+                        Ok(text) => Op::KeepRecord { path, text: text.to_owned() },
                         Err(_) => {
                             let why = NotLoaded::NotARecord("not UTF-8 JSON text".to_owned());
                             self.manager.load_skipped(&path_asked, &why);
@@ -127,8 +127,11 @@ impl<M: Deref<Target = Manager>> Plan for LoadRecords<M> {
                 return Step::Run(ops);
             }
         }
+        if outcomes.len() != self.asked_of_op.len() {
+            return Step::Done(Err(driver_bug("the driver answered another number of outcomes than ops")));
+        }
         let mut kept = Vec::with_capacity(outcomes.len());
-        for (asked, outcome) in self.asked_of_op.iter().zip(outcomes) {
+        for (asked, outcome) in std::mem::take(&mut self.asked_of_op).iter().zip(outcomes) {
             let why = match outcome {
                 Ok(Outcome::Record(RecordOutcome::Kept(at))) => {
                     kept.push(at);
@@ -136,11 +139,16 @@ impl<M: Deref<Target = Manager>> Plan for LoadRecords<M> {
                 }
                 Ok(Outcome::Record(RecordOutcome::Missing)) => NotLoaded::Missing,
                 Ok(Outcome::Record(RecordOutcome::NotARecord(why))) => NotLoaded::NotARecord(why),
-                Ok(_) => NotLoaded::NotARecord("the driver answered another outcome than a record's".to_owned()),
+                Ok(_) => return Step::Done(Err(driver_bug("the driver answered another outcome than a record's"))),
                 Err(e) => NotLoaded::Unreadable(e),
             };
             self.manager.load_skipped(asked, &why);
         }
         Step::Done(Ok(kept))
     }
+}
+
+/// An answer no driver should give.
+fn driver_bug(what: &str) -> Error {
+    Error::new(ErrorKind::Internal, what)
 }

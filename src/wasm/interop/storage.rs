@@ -206,7 +206,9 @@ pub fn outcome_of(op: &Op, outcome: &JsValue) -> Result<Outcome> {
 /// `undefined` (no such file), or why it is not a whole record.
 fn record_outcome(value: JsValue, path: &str) -> Result<RecordOutcome> {
     if let Some(at) = value.as_f64() {
-        return Ok(RecordOutcome::Kept(at as u32));
+        if at.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&at) {
+            return Ok(RecordOutcome::Kept(at as u32));
+        }
     }
     if value.is_undefined() {
         return Ok(RecordOutcome::Missing);
