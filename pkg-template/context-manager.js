@@ -373,7 +373,7 @@ export class ContextManager {
     }));
   }
 
-  // What the driver calls (driver.js: a save's, a load's and close()'s steps; the index
+  // What the driver calls (driver.js: a save's and close()'s steps; the index
   // segment due after a save), each the handle's method of that name.
   __saveBegin(toolName, args, result, taskOrOptions, queryId) {
     try {

@@ -11,12 +11,13 @@
 //! - `options`: [`Options`], their defaults and the callbacks a manager is given;
 //! - `entry`: a pointer as the table keeps it, packed; `table`: the pointer table;
 //! - `save`: a save in steps ([`Manager::begin_save`], [`Begun`], [`Written`]);
-//! - `load`: loading records in steps ([`Loading`]); `held`: records held in memory;
+//! - `load`: loading records, a plan ([`LoadRecords`]); `held`: records held in memory;
 //! - `pointers`: listing, handles and ranking over the table ([`Filter`]);
 //! - `close`: flush and close ([`Closing`]); `clear`: clearing and ending a session;
 //! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
 //! - `jobs`: the multi-step jobs ([`Job`]) and their plan ([`JobPlan`]);
-//! - `persist`, `segments`: the persisted index (segments beside the records).
+//! - `persist`: the persisted index (segments beside the records, named and merged as
+//!   [`crate::segments`] says).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;

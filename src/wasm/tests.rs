@@ -81,17 +81,11 @@ extern "C" {
     fn use_runtime(defaults: &JsValue);
 }
 
-// What driver.js parses a load's records with, and the step kinds it reads (the snippets
-// it imports, beside it).
+// What driver.js parses a load's records with (a snippet it imports, beside it).
 #[wasm_bindgen(module = "/pkg-template/records.js")]
 extern "C" {
     #[wasm_bindgen(js_name = parseRecord)]
     fn parse_record(value: &JsValue) -> JsValue;
-}
-#[wasm_bindgen(module = "/pkg-template/protocol.js")]
-extern "C" {
-    #[wasm_bindgen(thread_local_v2, js_name = STEP)]
-    static STEP: JsValue;
 }
 // What driver.js joins a record's parts with (another snippet it imports, beside it).
 #[wasm_bindgen(module = "/pkg-template/adapters/base/bytes.js")]

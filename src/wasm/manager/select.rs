@@ -179,8 +179,8 @@ impl JsContextManager {
     }
 
     /// The query's vector from what the `embed` option returned for it, for
-    /// `selectRelevant`'s hybrid ranking (`__queryVector` in its options); throws when
-    /// that is not one vector.
+    /// `selectRelevant`'s hybrid ranking (the `vector` argument of `__selectRelevant`);
+    /// throws when that is not one vector.
     #[wasm_bindgen(js_name = "__queryVector")]
     pub fn query_vector(embedded: JsValue) -> Result<js_sys::Float32Array, JsValue> {
         let vector = one_vector(&embedded).js()?;
