@@ -81,11 +81,17 @@ extern "C" {
     fn use_runtime(defaults: &JsValue);
 }
 
-// What driver.js parses a load's records with (a snippet it imports, beside it).
+// What driver.js parses a load's records with, and the op kinds it reads (the snippets
+// it imports, beside it: a snippet no test names is not copied, and driver.js would not load).
 #[wasm_bindgen(module = "/pkg-template/records.js")]
 extern "C" {
     #[wasm_bindgen(js_name = parseRecord)]
     fn parse_record(value: &JsValue) -> JsValue;
+}
+#[wasm_bindgen(module = "/pkg-template/protocol.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = OP)]
+    static OP: JsValue;
 }
 // What driver.js joins a record's parts with (another snippet it imports, beside it).
 #[wasm_bindgen(module = "/pkg-template/adapters/base/bytes.js")]
@@ -206,7 +212,7 @@ async fn save_and_load_through_a_js_host() {
         .iter()
         .map(|op| (get(&op, "op").as_string().unwrap(), get(&op, "path").as_string().unwrap()))
         .collect();
-    let read_record = |path: &String| ("readRecord".to_owned(), path.clone());
+    let read_record = |path: &String| (OP.with(|kinds| get(kinds, "READ_RECORD")).as_string().unwrap(), path.clone());
     assert_eq!(ops, [read_record(&paths[2]), read_record(&paths[0])]);
     let storage = get(&step, "storage");
     let read: Function = get(&storage, "read").into();
