@@ -16,10 +16,8 @@
 // - import resolved: the rest of the entry (useRuntime) and the import's settling;
 // - memory adapter: `import("toolctx/memory")` (loaded already: a cache hit) and memoryStorage();
 // - new ContextManager;
-// - save until crypto: saveContext until the core first asks for random bytes (a record
-//   name's 4 random characters, from a pool of 256 bytes);
-// - crypto.getRandomValues: that first call, which loads Node's webcrypto;
-// - save, rest of __saveBegin: the core's first step after the bytes;
+// - save, __saveBegin: saveContext until the core's first step (a record name's random
+//   characters come from the host's Math.random, an input of the core's: no webcrypto);
 // - save, write: the driver to the host's write (memory storage) and back;
 // - save, __saveIndex: the core indexes the result;
 // - save, __saveWritten: the core adds the pointer; the save's Promise settles.
@@ -50,9 +48,7 @@ function instrument(text) {
       (m, indent) => `${indent}${mark("core bytes read")}\n${m}${indent}${mark("core compiled")}\n`],
     [/return __wbg_finalize_init\(instance, module\);/,
       `{ const ready = __wbg_finalize_init(instance, module); ${mark("core instantiated")} return ready; }`],
-    [/globalThis\.crypto\.getRandomValues\(([^;]*)\);/,
-      `(${mark("save until crypto").slice(0, -1)}, globalThis.crypto).getRandomValues($1); ${mark("crypto.getRandomValues")}`],
-    [/(step = this\.__saveBegin\([^;]*;)/, `$1 ${mark("save, rest of __saveBegin")}`],
+    [/(step = this\.__saveBegin\([^;]*;)/, `$1 ${mark("save, __saveBegin")}`],
     [/(let outcome = attempt\(\(\) => writeOnce\.call\([^;]*;)/, `$1 ${mark("save, write")}`],
     [/(manager\.__saveIndex\(id\);)/, `$1 ${mark("save, __saveIndex")}`],
   ];
