@@ -2992,6 +2992,25 @@ export function runLockTests({ name, makeStorage, test: t0, assert, tmpDir, cont
     await assert.rejects?.(() => storage.lock(lockName, async () => { throw new Error("inside"); }));
     assert.equal(await storage.lock(lockName, async () => "free again"), "free again", "a throwing holder releases the lock");
   });
+  test("lock(name, fn, {wait: false}) while another holds it is TIMEOUT at once (background index work never waits); free, it runs", async () => {
+    const storage = makeStorage();
+    if (typeof storage.lock !== "function") return;
+    const lockName = joinPath(tmpDir(), "sessions/20250101-000000-nowait.lock");
+    let release;
+    let entered;
+    const inside = new Promise((resolve) => (entered = resolve));
+    const holding = storage.lock(lockName, () => {
+      entered();
+      return new Promise((resolve) => (release = resolve));
+    });
+    await inside;
+    let ran = false;
+    await expectRejection(assert, () => storage.lock(lockName, async () => (ran = true), { wait: false }), "TIMEOUT", "a lock asked without waiting");
+    assert.equal(ran, false, "its fn never ran");
+    release("held");
+    assert.equal(await holding, "held", "the holder is undisturbed");
+    assert.equal(await storage.lock(lockName, async () => "free", { wait: false }), "free");
+  });
   if (contender) runLockFileTests({ test, assert, makeStorage, tmpDir, contender });
 }
 

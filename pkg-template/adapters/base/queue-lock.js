@@ -5,26 +5,29 @@
 import { toolctxError } from "../../errors.js";
 
 /**
- * `lock(name, fn, {wait})` over `queues` (name → the tail of its queue), which lockers
- * that must exclude each other share. `{wait: false}` (background index work, which never
- * makes anyone wait): with the queue not empty, TIMEOUT at once.
- * @param {Map<string, Promise<void>>} [queues]
+ * `lock(name, fn, {wait})`: one queue per name, each `fn` starting once the one before it
+ * has settled. `{wait: false}` (background index work, which never makes anyone wait):
+ * while an `fn` of that name is queued or running, TIMEOUT at once; once the last has
+ * settled (its caller's Promise with it), the name is free.
  */
-export function queueLock(queues = new Map()) {
+export function queueLock() {
+  /** name → the tail of its queue and how many of its fns have not settled */
+  const queues = new Map();
   return function lock(name, fn, { wait = true } = {}) {
-    if (!wait && queues.has(name)) {
+    const queue = queues.get(name) ?? { tail: Promise.resolve(), unsettled: 0 };
+    if (!wait && queue.unsettled > 0) {
       return Promise.reject(toolctxError("TIMEOUT", `lock ${name} is held in this process (not waited for)`));
     }
-    const previous = queues.get(name) ?? Promise.resolve();
-    const run = previous.then(() => fn());
-    const tail = run.then(
+    queue.unsettled++;
+    queues.set(name, queue);
+    const settled = () => {
+      if (--queue.unsettled === 0 && queues.get(name) === queue) queues.delete(name);
+    };
+    const run = queue.tail.then(() => fn()).finally(settled);
+    queue.tail = run.then(
       () => {},
       () => {},
     );
-    queues.set(name, tail);
-    tail.then(() => {
-      if (queues.get(name) === tail) queues.delete(name);
-    });
     return run;
   };
 }
