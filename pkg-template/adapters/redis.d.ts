@@ -33,7 +33,7 @@ export interface RedisLockHold {
 
 export interface RedisStorage extends StorageHost {
   lock<T>(name: string, fn: (hold: RedisLockHold) => Promise<T>): Promise<T>;
-  /** Closes the connection this storage opened (not a `client` handed in). */
+  /** Closes the connection this storage opened (not a `client` handed in); afterwards its operations reject (`STORAGE`) and open no connection. */
   close(): Promise<void>;
 }
 

@@ -64,6 +64,9 @@ function splitPath(path) {
 /** A folder path without its trailing slashes ("a/b/" → "a/b"). */
 const folder = (dir) => dir.replace(/\/+$/, "");
 
+/** What an operation of a redisStorage after its close() rejects with. */
+const closedError = () => toolctxError("STORAGE", "redisStorage was closed: it opens no connection after close()");
+
 /**
  * @param {import("./redis.d.ts").RedisStorageOptions} [options]
  * @returns {import("./redis.d.ts").RedisStorage}
@@ -75,6 +78,9 @@ export function redisStorage(options = {}) {
   const owned = options.client === undefined;
   let client = options.client;
   let connecting;
+  /** Whether close() was called: no connection is opened after it (work still in flight,
+   * such as a manager's background index write, would open one that nobody closes). */
+  let closed = false;
   const shas = new Map();
 
   async function connect() {
@@ -85,6 +91,7 @@ export function redisStorage(options = {}) {
       } catch (err) {
         throw toolctxError("INVALID_ARGUMENT", "toolctx/redis needs the npm package `redis` (npm install redis), or a `client`", { cause: err });
       }
+      if (closed) throw closedError();
       try {
         client = createClient({
           url: options.url ?? "redis://127.0.0.1:6379",
@@ -116,6 +123,7 @@ export function redisStorage(options = {}) {
   async function command(op, path, args) {
     try {
       return await withDeadline(`redis ${op} ${path}`, deadline, async (abortSignal) => {
+        if (closed && owned) throw closedError();
         connecting ??= connect().catch((err) => {
           connecting = undefined; // the next operation tries again
           throw err;
@@ -215,6 +223,7 @@ export function redisStorage(options = {}) {
       lock,
     }),
     async close() {
+      closed = true;
       connecting = undefined;
       if (!owned || client === undefined) return;
       if (client.isReady) await client.close();

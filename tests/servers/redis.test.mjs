@@ -49,6 +49,14 @@ runManyWriterTests({
 
 // -- what only Redis can get wrong
 
+test("[redis] close() is final: an operation after it rejects with STORAGE and opens no connection (which would reconnect for ever once the server is gone)", async () => {
+  const s = redisStorage({ url: server.url });
+  await s.write("/closed/a.json", "a");
+  await s.close();
+  const err = await expectRejection(assert, () => s.read("/closed/a.json"), "STORAGE", "a read after close()");
+  assert.match(err.message, /closed/);
+});
+
 test("[redis] exclusive create: of 20 connections racing for one name, exactly one wins; the listing has it once", async () => {
   const dir = fresh("race");
   const racers = Array.from({ length: 20 }, () => makeStorage());
