@@ -14,7 +14,8 @@ mod conversation;
 mod interop;
 #[cfg(feature = "core")]
 mod manager;
-#[cfg(feature = "core")]
+// Every module's operations that need I/O run as plans (src/plan.rs) stepped through `__planStep`.
+#[cfg(any(feature = "core", feature = "conversation", feature = "window"))]
 mod plans;
 #[cfg(feature = "core")]
 mod types;
