@@ -12,6 +12,10 @@
 //! A file that does not parse is a `CORRUPT_RECORD` error naming it: the history is
 //! what makes the optimised conversation reproducible, so it is not silently dropped
 //! (the caller may remove the file, or open with `discardCorrupt`).
+//!
+//! Loading and writing the file are [plans](crate::plan) ([`load`], [`save`]): one op
+//! each, run natively by [`crate::native::run`] (`crate::native::window`) and in wasm by
+//! the JavaScript driver (`ContextHistory` in `src/wasm/window.rs`).
 
 #[cfg(all(doc, feature = "native"))]
 use crate::native::Storage;
@@ -20,6 +24,7 @@ use serde_json::Value;
 use super::json::object;
 use super::Edit;
 use crate::error::{Error, ErrorKind, Result};
+use crate::plan::{self, Op};
 
 /// Version of the history file.
 pub const HISTORY_VERSION: u32 = 1;
@@ -128,10 +133,119 @@ pub fn history_path(context_dir: &str, id: &str) -> Result<String> {
 }
 
 /// The history in the bytes of the file at `path` (`None`: there is no file), as
-/// `crate::native::window::load` reads it: empty for no file, `CORRUPT_RECORD` when it does not parse.
+/// [`load`] reads it: empty for no file, `CORRUPT_RECORD` when it does not parse.
 pub fn of_file(bytes: Option<&[u8]>, path: &str) -> Result<History> {
     match bytes {
         None => Ok(History::default()),
         Some(bytes) => History::from_json(bytes).map_err(|e| e.with_path(path)),
+    }
+}
+
+/// What [`load`] gave.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The history the file holds (empty: no file, or a corrupt one discarded).
+    pub history: History,
+    /// Why the file was discarded (`discard_corrupt`, and it did not parse).
+    pub discarded: Option<Error>,
+}
+
+/// Loading the history at `path` as a plan: one read of the file. No file: an empty
+/// history. A file that does not parse: `CORRUPT_RECORD` naming it, unless
+/// `discard_corrupt`, then an empty history and the error in [`Loaded::discarded`]. A
+/// read that fails fails the load, whatever `discard_corrupt` says.
+pub fn load(path: &str, discard_corrupt: bool) -> impl plan::Plan<Output = Loaded> {
+    let path = path.to_owned();
+    plan::batch(vec![Op::Read(path.clone())], move |outcomes| {
+        let bytes = plan::bytes(plan::only(outcomes))?;
+        match of_file(bytes.as_deref(), &path) {
+            Ok(history) => Ok(Loaded { history, discarded: None }),
+            Err(e) if discard_corrupt => Ok(Loaded { history: History::default(), discarded: Some(e) }),
+            Err(e) => Err(e),
+        }
+    })
+}
+
+/// Writing `history` to `path` as a plan: one write replacing the file whole (atomically
+/// where the storage allows), of what the history holds when the plan is made.
+pub fn save(path: &str, history: &History) -> impl plan::Plan<Output = ()> {
+    let write = Op::Write { path: path.to_owned(), bytes: history.to_json(), exclusive: false };
+    plan::batch(vec![write], |outcomes| plan::only(outcomes).map(drop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Outcome, Plan, Step};
+    use crate::window::EditKind;
+
+    const PATH: &str = "/ctx/window/c.json";
+
+    fn sample() -> History {
+        let edit = Edit { ts: 7, message: 3, block: 1, kind: EditKind::ReadFile, content: "[NOTE] gone".into() };
+        History { edits: vec![edit], truncations: vec![Truncation { ts: 9, range: (2, 4) }] }
+    }
+
+    /// The ops of `plan`'s first step (a plan of one `Run`).
+    fn ops<P: Plan>(plan: &mut P) -> Vec<Op> {
+        match plan.step(Vec::new()) {
+            Step::Run(ops) => ops,
+            _ => panic!("the first step is not a run"),
+        }
+    }
+
+    /// The result of `plan` given `outcome` for its one op.
+    fn result<P: Plan>(mut plan: P, outcome: Result<Outcome>) -> Result<P::Output> {
+        assert_eq!(ops(&mut plan).len(), 1);
+        match plan.step(vec![outcome]) {
+            Step::Done(result) => result,
+            _ => panic!("a plan of one op did not finish after it"),
+        }
+    }
+
+    #[test]
+    fn a_load_reads_the_file_once_and_gives_what_it_holds_or_an_empty_history() {
+        assert_eq!(ops(&mut load(PATH, false)), [Op::Read(PATH.into())]);
+        let loaded = result(load(PATH, false), Ok(Outcome::Read(Some(sample().to_json())))).unwrap();
+        assert_eq!(loaded.history, sample());
+        assert!(loaded.discarded.is_none());
+        let missing = result(load(PATH, false), Ok(Outcome::Read(None))).unwrap();
+        assert_eq!(missing.history, History::default());
+        assert!(missing.discarded.is_none());
+    }
+
+    #[test]
+    fn a_corrupt_file_fails_the_load_naming_it_unless_discarded() {
+        let corrupt = || Ok(Outcome::Read(Some(b"{not json".to_vec())));
+        let err = result(load(PATH, false), corrupt()).unwrap_err();
+        assert_eq!((err.kind(), err.path()), (ErrorKind::CorruptRecord, Some(PATH)), "{err}");
+        let loaded = result(load(PATH, true), corrupt()).unwrap();
+        assert_eq!(loaded.history, History::default());
+        let why = loaded.discarded.expect("the discarded file's error");
+        assert_eq!((why.kind(), why.path()), (ErrorKind::CorruptRecord, Some(PATH)), "{why}");
+    }
+
+    #[test]
+    fn a_failed_read_fails_the_load_even_when_corrupt_files_are_discarded() {
+        let failed = || Err(Error::new(ErrorKind::Storage, "storage read failed: disk gone").with_path(PATH));
+        for discard in [false, true] {
+            let err = result(load(PATH, discard), failed()).unwrap_err();
+            assert_eq!((err.kind(), err.path()), (ErrorKind::Storage, Some(PATH)), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_save_writes_the_history_as_it_was_when_the_plan_was_made_replacing_the_file() {
+        let mut history = sample();
+        let mut plan = save(PATH, &history);
+        history.edits.clear();
+        let ops = ops(&mut plan);
+        assert_eq!(ops, [Op::Write { path: PATH.into(), bytes: sample().to_json(), exclusive: false }]);
+        let Op::Write { bytes, .. } = &ops[0] else { unreachable!() };
+        assert_eq!(History::from_json(bytes).unwrap(), sample());
+        assert!(matches!(plan.step(vec![Ok(Outcome::Done)]), Step::Done(Ok(()))));
+        let full = Err(Error::new(ErrorKind::QuotaExceeded, "storage write failed: full").with_path(PATH));
+        let err = result(save(PATH, &sample()), full).unwrap_err();
+        assert_eq!((err.kind(), err.path()), (ErrorKind::QuotaExceeded, Some(PATH)), "{err}");
     }
 }
