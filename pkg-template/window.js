@@ -2,11 +2,14 @@
 // instantiated by the first call (module.js): its functions and the ContextHistory class
 // (written here over the module's handle) turn a trap into INTERNAL as ContextManager
 // does; optimizeWindow({history}) runs in the history.
-// The module returns a plan (the new content of the messages it changed, the range to
-// remove); the result is a copy of the messages (plain objects and arrays copied; strings,
-// dates and other non-plain objects shared) with the new contents swapped in. Plans and
-// other values cross as JSON text, parsed here once the wasm call has returned (a
+// The optimiser returns what to change (the new content of the messages it changed, the
+// range to remove); the result is a copy of the messages (plain objects and arrays copied;
+// strings, dates and other non-plain objects shared) with the new contents swapped in.
+// These and other values cross as JSON text, parsed here once the wasm call has returned (a
 // JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager/select.rs).
+// A history's file is loaded and written by plans (src/plan.rs) of this module, run by
+// its driver (`windowModule.driver.plan`, driver.js), which steps them through this
+// module's `__planStep` (src/wasm/plans.rs).
 import * as glue from "./toolctx_window.js";
 import { toolctxError } from "./errors.js";
 import { WasmModule } from "./module.js";
@@ -89,8 +92,7 @@ export class ContextHistory {
   static async open(options) {
     await windowModule.load(); // where the module is fetched (browsers)
     const history = new ContextHistory(OPEN, call(() => HistoryCore.__open(options)));
-    const handle = history.#handle;
-    await windowModule.driver.run(call(() => handle.__readStep()), (_, outcomes) => history.#call((h) => h.__loaded(outcomes, options)));
+    await windowModule.driver.plan(history.#call((h) => h.__load()));
     return history;
   }
 
@@ -149,12 +151,12 @@ export class ContextHistory {
     if (this.#generation === windowModule.generation) this.#handle.free();
   }
 
-  // The history file's read and write are steps (docs/protocol.md) the module's driver runs
-  // (driver.js `run`): the module computes (what to write, what the file holds, how a host
-  // failure is typed) and runs no tasks.
+  // The history file's load and write are plans (src/plan.rs) the module starts and steps
+  // (`__planStep`) and its driver runs (driver.js `plan`; docs/protocol.md): the module
+  // computes (what to write, what the file holds, how a host failure is typed) and runs no tasks.
   /** Writes the history file with what the history holds now, when the call is made. */
   #write() {
-    return windowModule.driver.run(this.#call((h) => h.__writeStep()), (_, outcomes) => this.#call((h) => h.__written(outcomes)));
+    return windowModule.driver.plan(this.#call((h) => h.__save()));
   }
 }
 

@@ -8,25 +8,29 @@
 //! than megabytes of unchanged text). The glue parses the text once the wasm call has
 //! returned (a `JSON.parse` inside a wasm call can crash Node 20's V8; see `__pointers` in
 //! `manager/select.rs`).
+//!
+//! A `ContextHistory`'s file is loaded (`__load`) and written (`__save`) by plans of the
+//! core (`crate::window::history`), which `plans.rs` starts and steps (`__planStep`) for
+//! the window module's driver: the I/O they ask for runs in JavaScript.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
-use js_sys::Array;
+use js_sys::Function;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::interop::args::get;
 use super::interop::errors::IntoJs;
-use super::interop::options::history::{debug_to, on_debug};
+use super::interop::options::history::debug_to;
 use super::interop::options::HistoryOptions;
-use super::interop::steps::{self, Kind};
-use super::interop::storage::{host_failure, op_js, outcome_of, JsStorage};
+use super::interop::storage::JsStorage;
 use super::interop::window::{
     changed_value, check_options, messages_of, opt_number, opt_range, optimize_options, plan_js, range_value, strategy,
     to_js, tools,
 };
-use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{Op, Outcome};
+use super::plans::{self, Reply};
+use crate::error::Error;
 use crate::select::estimated_tokens;
 use crate::window::json::object;
 use crate::window::{self, history, Edit, History, Usage};
@@ -134,79 +138,57 @@ pub fn estimate_tokens(value: JsValue) -> Result<f64, JsValue> {
     run().js()
 }
 
-/// The persisted edit history of one conversation. Its file's read and write run in
-/// `window.js` (`open`, `save`, `restoreCheckpoint`): this module computes, and runs no
-/// tasks (no executor, no futures in it).
+/// The persisted edit history of one conversation. Its file's load and write are plans
+/// (`crate::window::history`: `load`, `save`) that this module starts and steps
+/// (src/wasm/plans.rs) and the window module's driver runs (`window.js`: `open`, `save`,
+/// `restoreCheckpoint`): this module computes, and runs no tasks.
 #[wasm_bindgen(js_name = ContextHistory, skip_typescript)]
 pub struct JsContextHistory {
-    storage: JsStorage,
+    storage: Rc<JsStorage>,
     path: String,
     id: String,
-    history: RefCell<History>,
+    /// `open`'s `discardCorrupt`.
+    discard_corrupt: bool,
+    /// `open`'s `onDebug`.
+    on_debug: Option<Function>,
+    /// Shared with a load in flight, which fills it.
+    history: Rc<RefCell<History>>,
 }
 
-impl JsContextHistory {
-    /// The read of the history's file.
-    fn read_op(&self) -> Op {
-        Op::Read(self.path.clone())
-    }
-
-    /// The history in what the host's `read` gave: empty for no file; `CORRUPT_RECORD`
-    /// when it does not parse, unless `discardCorrupt`.
-    fn load(&self, bytes: Option<Vec<u8>>, options: &JsValue) -> Result<()> {
-        let loaded = match history::of_file(bytes.as_deref(), &self.path) {
-            Err(e) if get(options, "discardCorrupt").is_truthy() => {
-                debug_to(&on_debug(options), &format!("discarded a corrupt window history: {e}"));
-                History::default()
-            }
-            other => other?,
-        };
-        *self.history.borrow_mut() = loaded;
-        Ok(())
-    }
-}
-
-/// The history file's read and write, as steps the driver runs (window.js, driver.js
-/// `run`; docs/protocol.md).
+/// The history file's load and write, as plans the driver runs (window.js, driver.js
+/// `plan`; docs/protocol.md).
 #[wasm_bindgen(js_class = ContextHistory)]
 impl JsContextHistory {
-    /// A history with nothing loaded yet: `open` reads the file (`__readStep`) and loads
-    /// it (`__loaded`).
+    /// A history with nothing loaded yet, its options read: `open` then loads it (`__load`).
     #[wasm_bindgen(js_name = "__open")]
     pub fn open_empty(options: JsValue) -> Result<JsContextHistory, JsValue> {
-        let HistoryOptions { id, path, storage } = HistoryOptions::read(&options).js()?;
-        Ok(JsContextHistory { storage, path, id, history: RefCell::new(History::default()) })
+        let HistoryOptions { id, path, storage, discard_corrupt, on_debug } = HistoryOptions::read(&options).js()?;
+        let history = Rc::new(RefCell::new(History::default()));
+        Ok(JsContextHistory { storage: Rc::new(storage), path, id, discard_corrupt, on_debug, history })
     }
 
-    /// A `run` step: read the history file.
-    #[wasm_bindgen(js_name = "__readStep")]
-    pub fn read_step(&self) -> JsValue {
-        steps::run(Kind::Run, None, &self.storage, Array::of1(&op_js(&self.read_op())))
+    /// The first step of the plan that loads the history file into this history (empty
+    /// for no file; `CORRUPT_RECORD` when it does not parse, unless `discardCorrupt`, which
+    /// tells `onDebug`): resolves to `undefined`.
+    #[wasm_bindgen(js_name = "__load")]
+    pub fn load(&self) -> JsValue {
+        let (history, on_debug) = (self.history.clone(), self.on_debug.clone());
+        plans::start(self.storage.clone(), history::load(&self.path, self.discard_corrupt), move |loaded| {
+            if let Some(e) = loaded.discarded {
+                debug_to(&on_debug, &format!("discarded a corrupt window history: {e}"));
+            }
+            *history.borrow_mut() = loaded.history;
+            Ok(Reply::Value(JsValue::UNDEFINED))
+        })
     }
 
-    /// Loads what the read gave (`open`'s `options` say whether a corrupt file is
-    /// discarded): `done`, or `failed` with the typed error.
-    #[wasm_bindgen(js_name = "__loaded")]
-    pub fn loaded(&self, outcomes: Array, options: JsValue) -> JsValue {
-        let read = outcome_of(&self.read_op(), &outcomes.get(0));
-        last_step(read.and_then(|read| match read {
-            Outcome::Read(bytes) => self.load(bytes, &options),
-            _ => Err(Error::new(ErrorKind::Internal, "a read gave another outcome")),
-        }))
-    }
-
-    /// A `run` step: write the history file with what the history holds now (replaced
-    /// whole, atomically where the storage allows).
-    #[wasm_bindgen(js_name = "__writeStep")]
-    pub fn write_step(&self) -> JsValue {
-        let write = Op::Write { path: self.path.clone(), bytes: self.history.borrow().to_json(), exclusive: false };
-        steps::run(Kind::Run, None, &self.storage, Array::of1(&op_js(&write)))
-    }
-
-    /// How the write went: `done`, or `failed` with the typed error.
-    #[wasm_bindgen(js_name = "__written")]
-    pub fn written(&self, outcomes: Array) -> JsValue {
-        last_step(steps::outcome(&outcomes.get(0)).map(drop).map_err(|e| host_failure("write", &self.path, e)))
+    /// The first step of the plan that writes the history file with what the history
+    /// holds now (replaced whole, atomically where the storage allows): resolves to
+    /// `undefined`.
+    #[wasm_bindgen(js_name = "__save")]
+    pub fn save(&self) -> JsValue {
+        let plan = history::save(&self.path, &self.history.borrow());
+        plans::start(self.storage.clone(), plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
     }
 
     /// Drops the edits and truncations made after `ts`; how many (`restoreCheckpoint`
@@ -217,14 +199,6 @@ impl JsContextHistory {
             return Err(super::interop::errors::invalid("ts must be a number"));
         };
         Ok(self.history.borrow_mut().restore_checkpoint(ts.floor() as i64) as f64)
-    }
-}
-
-/// `done` (with nothing), or `failed`.
-fn last_step(result: Result<()>) -> JsValue {
-    match result {
-        Ok(()) => steps::done(&JsValue::UNDEFINED),
-        Err(e) => steps::failed(&super::interop::errors::to_js(e)),
     }
 }
 

@@ -1,4 +1,5 @@
-//! The options of `ContextHistory.open`: its id, and where its file lives.
+//! The options of `ContextHistory.open`: its id, where its file lives, and how it is
+//! loaded (`discardCorrupt`, `onDebug`), read once when the history is opened.
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -19,6 +20,10 @@ pub struct HistoryOptions {
     pub path: String,
     /// The storage the file is in.
     pub storage: JsStorage,
+    /// `discardCorrupt`: a file that does not parse loads as an empty history.
+    pub discard_corrupt: bool,
+    /// `onDebug`: it hears that a corrupt file was discarded.
+    pub on_debug: Option<Function>,
 }
 
 impl HistoryOptions {
@@ -33,7 +38,8 @@ impl HistoryOptions {
         let (_, root) = folder(opt_string(options, "contextDir")?, &given)?;
         let path = history::history_path(&root, &id)?;
         let storage = storage_from(given, &root, &|note| debug_to(&on_debug, note))?;
-        Ok(HistoryOptions { id, path, storage })
+        let discard_corrupt = get(options, "discardCorrupt").is_truthy();
+        Ok(HistoryOptions { id, path, storage, discard_corrupt, on_debug })
     }
 }
 
