@@ -1,13 +1,15 @@
 // The conversation store (SPEC §7) from its own wasm module (toolctx_conversation_bg.wasm),
 // instantiated by the first `ConversationStore.open` (module.js).
 //
-// The module decides and the driver does the I/O (driver.js `run`, src/wasm/conversation.rs):
-// each method is an operation whose steps (docs/protocol.md) take the local writers' lock
-// when it writes, read what it needs, make its changes in order and end with its answer; a
-// sync is a run of such steps on the local storage and the remote. Every call into the
-// module is synchronous; a trap is INTERNAL (module.js). A store's writing
-// operations run one at a time, under the storage's lock on `conversations/.lock` (other
-// processes and tabs) taken in this process's turn at it; its syncs run one at a time.
+// The module decides and the driver does the I/O (src/wasm/conversation.rs): each method
+// is a plan of the module (src/conversation/ops.rs) whose steps (docs/protocol.md) take
+// the local writers' lock when it writes, read what it needs, make its changes one after
+// the other and end with its answer; the module's driver runs them (driver.js `plan`,
+// which calls the module's `__planStep`). A sync is a run of steps of its own on the local
+// storage and the remote (driver.js `run`). Every call into the module is synchronous; a
+// trap is INTERNAL (module.js). A store's writing operations run one at a time, under the
+// storage's lock on `conversations/.lock` (other processes and tabs) taken in this
+// process's turn at it; its syncs run one at a time.
 //
 // Answers cross as JSON text, which the driver parses once the wasm call has returned (a
 // JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager/select.rs).
@@ -17,8 +19,8 @@ import { WasmModule, disposeWithClose } from "./module.js";
 
 export const conversationModule = new WasmModule("conversation", glue);
 // The module's class (its state: storage, options, what it knows of each conversation) is
-// held by the exported one below, whose methods run its operations; an operation or a
-// sync (ConversationOp, ConversationSync) gives its steps one by one.
+// held by the exported one below, whose methods run its operations: `__perform` gives an
+// operation's first step; a sync (ConversationSync) gives its steps one by one.
 const { ConversationStore: Core } = glue;
 
 const OPEN = Symbol("ConversationStore.open");
@@ -28,9 +30,9 @@ function invalid(message) {
 }
 
 /**
- * The Promise of an operation or a sync (`run`: `step(outcomes)`) begun at the module's
- * `generation`, its steps done by the module's driver. A trap since fails it with INTERNAL
- * before `run` is touched again.
+ * The Promise of a sync (`run`: `step(outcomes)`) begun at the module's `generation`, its
+ * steps done by the module's driver. A trap since fails it with INTERNAL before `run` is
+ * touched again.
  */
 function drive(run, generation) {
   const next = (outcomes) => {
@@ -99,13 +101,15 @@ export class ConversationStore {
     return promise;
   }
 
-  /** Runs `method` of the store as an operation. */
+  /** Runs `method` of the store as an operation: its plan, from its first step. */
   #perform(method, a, b, c) {
+    let step;
     try {
-      return this.#track(drive(this.#live().__begin(method, a, b, c), this.#generation));
+      step = this.#live().__perform(method, a, b, c);
     } catch (err) {
       return Promise.reject(conversationModule.error(err));
     }
+    return this.#track(conversationModule.driver.plan(step));
   }
 
   /** Pushes the queued changes to the remote and pulls what it has (one sync at a time). */

@@ -22,13 +22,15 @@
 //! # }).unwrap();
 //! ```
 //!
-//! Every operation is synchronous steps over the files it read (`ops.rs`, `sync.rs`: what
-//! to read, then what to change and answer); a driver does the I/O in between: natively
-//! the async methods of `ConversationStore` (`src/native/conversation.rs`), awaiting the
-//! storage; in JavaScript the driver (driver.js). Writes of one
-//! store are serialised and run under the storage's lock on `conversations/.lock`, so
-//! processes and tabs sharing a store do not interleave their read-modify-writes of
-//! `metadata.json` and `index.json`.
+//! Every operation is a plan (src/plan.rs) over the files it read (`ops.rs`: what to
+//! read, then what to change and answer); a driver does the I/O in between: natively the
+//! plan runner, from the async methods of `ConversationStore`
+//! (`src/native/conversation.rs`); in JavaScript the package's driver
+//! (`pkg-template/driver.js`, through `src/wasm/plans.rs`). A sync is synchronous steps
+//! of its own (`sync.rs`), over the local storage and the remote. Writes of one store are
+//! serialised and run under the storage's lock on `conversations/.lock`, so processes and
+//! tabs sharing a store do not interleave their read-modify-writes of `metadata.json`
+//! and `index.json`.
 
 mod artifacts;
 mod export;
@@ -51,7 +53,7 @@ pub use export::{parse as parse_export, ExportedArtifact, Format, Snapshot};
 pub use files::{Files, Side, Want};
 pub use ids::{new_id, validate_id, IdRandom};
 pub use messages::{merge, parse_jsonl, parse_timestamp, Message, Role, ToolCall};
-pub use ops::{Answer, Decision, Operation, Request};
+pub use ops::{Answer, OperationPlan, Request};
 pub use prune::{PruneOptions, Pruned, DEFAULT_KEEP_RECENT};
 pub use replica::{ConversationMetadata, View};
 pub use stats::{message_tokens, Stats};

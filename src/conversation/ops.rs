@@ -1,11 +1,12 @@
-//! The store's operations as synchronous steps (sans-IO): an [`Operation`] says what it
-//! needs to read ([`Conversations::needs`], until nothing), then decides what to
-//! change and what to answer ([`Conversations::decide`]); the driver runs the
-//! changes and reports how they went ([`Conversations::finish`],
-//! [`Conversations::failed`]). An exclusive operation runs all of that as the store's
-//! only writer. Native Rust drives it in `ConversationStore::perform`
-//! (`src/native/conversation.rs`); in wasm, `src/wasm/conversation.rs` makes it steps
-//! (docs/protocol.md) that the JavaScript driver runs (`pkg-template/driver.js`).
+//! The store's operations as plans (src/plan.rs), sans-IO: an [`OperationPlan`] takes
+//! the local writers' lock when its request writes ([`Request::exclusive`]), asks for the
+//! reads and listings it needs ([`Conversations::needs`], until nothing), decides what to
+//! change and what to answer ([`Conversations::decide`]), makes its changes one after
+//! the other, each a step of its own (a taken name of an exclusive write is drawn again
+//! and the changes run on from there, [`Conversations::failed`]), and answers. Natively
+//! `ConversationStore::perform` (`src/native/conversation.rs`) runs it with the plan
+//! runner; in wasm, `src/wasm/conversation.rs` starts it in `src/wasm/plans.rs`, whose
+//! steps the JavaScript driver runs (`pkg-template/driver.js`, docs/protocol.md).
 
 use super::artifacts::{self, reference_text, ArtifactMeta};
 use super::export::{self, ExportedArtifact, Format, Snapshot};
@@ -18,7 +19,7 @@ use super::stats::{self, Stats};
 use super::sync::{queue_items, sync_status, QueueOp, SyncStatus};
 use super::{latest, not_found, ArtifactInput, Conversations};
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::Op;
+use crate::plan::{only, stepped_after_done, Op, Outcomes, Plan, Step};
 use crate::record::iso_timestamp;
 
 /// An operation and its arguments, checked.
@@ -142,7 +143,7 @@ pub enum Answer {
 
 /// An operation under way: its request, the time it started, the ids it drew, and the
 /// files it has read.
-pub struct Operation {
+struct Operation {
     request: Request,
     now: i64,
     /// The name of its sync queue item, once drawn.
@@ -153,19 +154,19 @@ pub struct Operation {
     /// knows that its file ends with a newline (taken at the first read, as the writer).
     tail: Option<Option<i64>>,
     /// What it has read.
-    pub files: Files,
+    files: Files,
     /// The actions of its decision already run (before an exclusive write found its
     /// name taken: the same decision with a fresh name runs on from there).
-    pub done: usize,
+    done: usize,
 }
 
 /// What an operation decided: the actions to run in order, the answer, and what the
 /// store knows afterwards of the end of the conversation's `messages.jsonl`.
-pub struct Decision {
+struct Decision {
     /// The changes.
-    pub actions: Vec<Op>,
+    actions: Vec<Op>,
     /// The answer, once the changes are made.
-    pub answer: Answer,
+    answer: Answer,
     /// `Some(None)`: not known (a conversation deleted).
     tail: Option<(String, Option<i64>)>,
 }
@@ -203,16 +204,121 @@ impl Request {
     }
 }
 
-impl Operation {
-    /// Whether the operation runs as the store's only writer.
+/// The name an exclusive write draws, which is drawn again when it is taken.
+#[derive(Debug, Clone, Copy)]
+enum Drawn {
+    /// The sync queue item's.
+    QueueItem,
+    /// The artifact's id.
+    Artifact,
+}
+
+/// An operation of a store as a plan over its local storage (see the module docs):
+/// `store` is the store's state ([`Conversations`]: `&Conversations` natively, an `Rc`
+/// of it in wasm). It answers an [`Answer`].
+pub struct OperationPlan<C> {
+    store: C,
+    op: Operation,
+    stage: Stage,
+}
+
+/// Where an operation is: what its last step asked for.
+enum Stage {
+    Start,
+    /// The writers' lock.
+    Locking,
+    /// These reads and listings.
+    Reading(Vec<Op>),
+    /// Change `at` of the decision; `rest`: the changes after it. `drawn`: the name it
+    /// draws, when it is an exclusive write of one.
+    Changing {
+        decision: Box<Decision>,
+        rest: std::vec::IntoIter<Op>,
+        at: usize,
+        drawn: Option<Drawn>,
+    },
+    Over,
+}
+
+impl<C: std::ops::Deref<Target = Conversations>> OperationPlan<C> {
+    /// The operation of `request` on the store `store`, started now.
+    pub fn new(store: C, request: Request) -> Self {
+        let op = store.begin(request);
+        OperationPlan { store, op, stage: Stage::Start }
+    }
+
+    /// Whether it writes (and so runs under the writers' lock, as the store's only writer).
     pub fn exclusive(&self) -> bool {
-        self.request.exclusive()
+        self.op.request.exclusive()
+    }
+
+    fn next(&mut self, outcomes: Outcomes) -> Result<Step<Answer>> {
+        match std::mem::replace(&mut self.stage, Stage::Over) {
+            Stage::Start if self.exclusive() => {
+                self.stage = Stage::Locking;
+                Ok(Step::Lock { name: self.store.layout(Side::Local).lock_name(), wait: true })
+            }
+            Stage::Start | Stage::Locking => self.read(),
+            Stage::Reading(asked) => {
+                if outcomes.len() != asked.len() {
+                    return Err(Error::new(ErrorKind::Internal, "a plan got another number of outcomes than ops"));
+                }
+                for (need, outcome) in asked.into_iter().zip(outcomes) {
+                    self.op.files.put(need, outcome?);
+                }
+                self.read()
+            }
+            Stage::Changing { decision, rest, at, drawn } => match only(outcomes) {
+                Ok(_) => self.change(decision, rest, at + 1),
+                Err(e) => {
+                    self.store.failed(&mut self.op, at, drawn, e)?;
+                    self.decide()
+                }
+            },
+            Stage::Over => Err(stepped_after_done()),
+        }
+    }
+
+    /// The reads it still needs; once it has all, its changes.
+    fn read(&mut self) -> Result<Step<Answer>> {
+        let needs = self.store.needs(&mut self.op);
+        if needs.is_empty() {
+            return self.decide();
+        }
+        self.stage = Stage::Reading(needs.clone());
+        Ok(Step::Run(needs))
+    }
+
+    /// Its decision, its changes run from the first not run yet.
+    fn decide(&mut self) -> Result<Step<Answer>> {
+        let mut decision = self.store.decide(&mut self.op)?;
+        let mut actions = std::mem::take(&mut decision.actions);
+        let at = self.op.done.min(actions.len());
+        actions.drain(..at);
+        self.change(Box::new(decision), actions.into_iter(), at)
+    }
+
+    /// Change `at` (the next of `rest`), one at a time: each stops the operation when it
+    /// fails; with none left, the answer.
+    fn change(&mut self, decision: Box<Decision>, mut rest: std::vec::IntoIter<Op>, at: usize) -> Result<Step<Answer>> {
+        let Some(action) = rest.next() else { return Ok(Step::Done(Ok(self.store.finish(*decision)))) };
+        let drawn = self.store.drawn_by(&action);
+        self.stage = Stage::Changing { decision, rest, at, drawn };
+        Ok(Step::Run(vec![action]))
+    }
+}
+
+impl<C: std::ops::Deref<Target = Conversations>> Plan for OperationPlan<C> {
+    type Output = Answer;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<Answer> {
+        self.next(outcomes).unwrap_or_else(|e| Step::Done(Err(e)))
     }
 }
 
 impl Conversations {
     /// An operation of `request`, started now.
-    pub fn begin(&self, request: Request) -> Operation {
+    fn begin(&self, request: Request) -> Operation {
         Operation {
             request,
             now: self.now_ms(),
@@ -268,13 +374,13 @@ impl Conversations {
     }
 
     /// The reads and listings `op` still needs (none: it can decide).
-    pub fn needs(&self, op: &mut Operation) -> Vec<Op> {
+    fn needs(&self, op: &mut Operation) -> Vec<Op> {
         let want = self.want(op);
         self.view(&op.files, Side::Local).needs(&want)
     }
 
     /// What `op` changes and answers, from what it read.
-    pub fn decide(&self, op: &mut Operation) -> Result<Decision> {
+    fn decide(&self, op: &mut Operation) -> Result<Decision> {
         let now = op.now;
         let mut plan = Vec::new();
         if op.request.exclusive() && self.has_remote && op.queue_name.is_none() {
@@ -510,29 +616,37 @@ impl Conversations {
     }
 
     /// `op`'s actions all ran: its answer.
-    pub fn finish(&self, decision: Decision) -> Answer {
+    fn finish(&self, decision: Decision) -> Answer {
         if let Some((conv, last)) = decision.tail {
             self.tails.borrow_mut().insert(conv, last);
         }
         decision.answer
     }
 
-    /// Change `done + at` of `op`'s decision failed with `error`. A taken name of an
-    /// exclusive write (the sync queue item, the artifact) is drawn again: `Ok`, decide
-    /// again and run on from there. Anything else is the operation's error.
-    pub fn failed(&self, op: &mut Operation, decision: &Decision, at: usize, error: Error) -> Result<()> {
-        let index = op.done + at;
-        if error.kind() == ErrorKind::AlreadyExists {
-            if let Some(Op::Write { path, exclusive: true, .. }) = decision.actions.get(index) {
-                let queue_dir = self.layout(Side::Local).queue_dir();
-                if path.starts_with(&queue_dir) {
-                    op.queue_name = None;
-                } else {
-                    op.artifact_id = None;
-                }
-                op.done = index;
-                return Ok(());
+    /// The name `action` draws, when it is an exclusive write of one.
+    fn drawn_by(&self, action: &Op) -> Option<Drawn> {
+        match action {
+            Op::Write { path, exclusive: true, .. } => {
+                Some(match path.starts_with(&self.layout(Side::Local).queue_dir()) {
+                    true => Drawn::QueueItem,
+                    false => Drawn::Artifact,
+                })
             }
+            _ => None,
+        }
+    }
+
+    /// Change `at` of `op`'s decision failed with `error`. A taken name of an exclusive
+    /// write (`drawn`: the sync queue item's, the artifact's) is drawn again: `Ok`,
+    /// decide again and run on from there. Anything else is the operation's error.
+    fn failed(&self, op: &mut Operation, at: usize, drawn: Option<Drawn>, error: Error) -> Result<()> {
+        if let (ErrorKind::AlreadyExists, Some(drawn)) = (error.kind(), drawn) {
+            match drawn {
+                Drawn::QueueItem => op.queue_name = None,
+                Drawn::Artifact => op.artifact_id = None,
+            }
+            op.done = at;
+            return Ok(());
         }
         if let Some(conv) = op.request.conv() {
             if op.request.exclusive() {
@@ -550,5 +664,219 @@ fn artifact(view: &View<'_>, conv: &str, art: &str) -> Result<(ArtifactMeta, Vec
     match (view.artifact_meta(conv, art)?, view.artifact_content(conv, art)?) {
         (Some(meta), Some(content)) => Ok((meta, content)),
         _ => Err(not_found("artifact", art)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::collections::BTreeMap;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::conversation::{MessageInput, StoreOptions};
+    use crate::plan::Outcome;
+
+    /// A store in `/s` at 1 000 000 ms whose ids draw `000…1`, `000…2`, … in turn.
+    fn store(has_remote: bool) -> Conversations {
+        let drawn = Rc::new(Cell::new(0u64));
+        let random: crate::conversation::IdRandom = Rc::new(move |n| {
+            drawn.set(drawn.get() + 1);
+            Ok(format!("{:0>n$}", drawn.get()))
+        });
+        Conversations::new(StoreOptions::with("/s", Rc::new(|| 1_000_000), random), has_remote).unwrap()
+    }
+
+    /// Answers an error for the ops a host fails instead of running them.
+    type Failing = Box<dyn FnMut(&Op) -> Option<Error>>;
+
+    /// Files by path, and what a driver did for a plan, step by step.
+    #[derive(Default)]
+    struct Host {
+        files: BTreeMap<String, Vec<u8>>,
+        /// `lock`, `unlock`, and each `run` as its ops (`method path`) joined by `, `.
+        log: Vec<String>,
+        /// Fails the ops it answers an error for, instead of running them.
+        fail: Option<Failing>,
+    }
+
+    impl Host {
+        fn perform(&mut self, op: &Op) -> Result<Outcome> {
+            if let Some(e) = self.fail.as_mut().and_then(|fail| fail(op)) {
+                return Err(e);
+            }
+            Ok(match op {
+                Op::Read(path) => Outcome::Read(self.files.get(path).cloned()),
+                Op::List(dir) => {
+                    let mut names: Vec<String> = Vec::new();
+                    for rest in self.files.keys().filter_map(|p| p.strip_prefix(&format!("{dir}/"))) {
+                        let name = match rest.split_once('/') {
+                            Some((folder, _)) => format!("{folder}/"),
+                            None => rest.to_owned(),
+                        };
+                        if !names.contains(&name) {
+                            names.push(name);
+                        }
+                    }
+                    Outcome::List(names)
+                }
+                Op::Write { path, bytes, exclusive } => {
+                    if *exclusive && self.files.contains_key(path) {
+                        return Err(Error::new(ErrorKind::AlreadyExists, "taken").with_path(path));
+                    }
+                    self.files.insert(path.clone(), bytes.clone());
+                    Outcome::Done
+                }
+                Op::Append { path, bytes } => {
+                    self.files.entry(path.clone()).or_default().extend_from_slice(bytes);
+                    Outcome::Done
+                }
+                Op::Remove(path) => {
+                    self.files.remove(path);
+                    Outcome::Done
+                }
+                _ => Outcome::Done,
+            })
+        }
+
+        /// Runs `plan` to its end, as a driver does: a plan that ends holding its lock has
+        /// it released.
+        fn run<P: Plan>(&mut self, mut plan: P) -> Result<P::Output> {
+            let (mut outcomes, mut held) = (Vec::new(), false);
+            loop {
+                match plan.step(std::mem::take(&mut outcomes)) {
+                    Step::Lock { name, wait } => {
+                        assert!(!held && wait, "one lock at a time, waited for");
+                        held = true;
+                        self.log.push(format!("lock {name}"));
+                    }
+                    Step::Unlock => {
+                        held = false;
+                        self.log.push("unlock".into());
+                    }
+                    Step::Run(ops) => {
+                        let asked: Vec<String> =
+                            ops.iter().map(|op| format!("{} {}", op.method(), op.path())).collect();
+                        self.log.push(asked.join(", "));
+                        outcomes = ops.iter().map(|op| self.perform(op)).collect();
+                    }
+                    Step::Done(result) => {
+                        if held {
+                            self.log.push("unlock".into());
+                        }
+                        return result;
+                    }
+                }
+            }
+        }
+
+        /// The log's runs of changes (not reads or listings).
+        fn changes(&self) -> Vec<&str> {
+            let change = |s: &&String| !s.starts_with("read ") && !s.starts_with("list ") && !s.contains("lock");
+            self.log.iter().filter(change).map(String::as_str).collect()
+        }
+    }
+
+    fn create(store: &Conversations, host: &mut Host) -> ConversationMetadata {
+        let request = Request::Create { title: None, id: Some("c".into()) };
+        match host.run(OperationPlan::new(store, request)).unwrap() {
+            Answer::Conversation(meta) => meta,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_write_runs_under_the_writers_lock_its_changes_one_a_step_in_order() {
+        let (store, mut host) = (store(true), Host::default());
+        create(&store, &mut host);
+        host.log.clear();
+        let request = store.append_request("c", MessageInput::new("user", "hi"), None).unwrap();
+        let answer = host.run(OperationPlan::new(&store, request)).unwrap();
+        assert!(matches!(answer, Answer::Message(ref m, None) if m.content == "hi"), "{answer:?}");
+        assert_eq!(host.log.first().map(String::as_str), Some("lock /s/conversations/.lock"));
+        assert_eq!(host.log.last().map(String::as_str), Some("unlock"));
+        // Drawn: the create's queue item, the message id, this queue item.
+        let queue = "/s/conversations/sync-queue/0000001000000-000000000003.json";
+        assert_eq!(
+            host.changes(),
+            [
+                format!("write {queue}").as_str(),
+                "append /s/conversations/c/messages.jsonl",
+                "write /s/conversations/c/metadata.json",
+                "write /s/conversations/index.json",
+            ]
+        );
+        assert!(host.files.contains_key(queue));
+    }
+
+    #[test]
+    fn a_read_takes_no_lock() {
+        let (store, mut host) = (store(false), Host::default());
+        create(&store, &mut host);
+        host.log.clear();
+        let answer = host.run(OperationPlan::new(&store, Request::Messages { conv: "c".into(), role: None }));
+        assert!(matches!(answer, Ok(Answer::Messages(ref list)) if list.is_empty()), "{answer:?}");
+        assert!(host.log.iter().all(|s| !s.contains("lock")), "{:?}", host.log);
+        assert!(host.changes().is_empty(), "{:?}", host.log);
+    }
+
+    #[test]
+    fn a_taken_name_is_drawn_again_and_the_changes_run_on_from_there() {
+        let (store, mut host) = (store(true), Host::default());
+        create(&store, &mut host);
+        // Another writer took the first queue item name and the first artifact id drawn
+        // (after the create's queue item and the message id).
+        let taken = ["sync-queue/0000001000000-000000000003.json", "c/artifacts/art-0000000000000004"];
+        for path in taken {
+            host.files.insert(format!("/s/conversations/{path}"), b"theirs".to_vec());
+        }
+        host.log.clear();
+        let artifact = ArtifactInput { kind: "file".into(), name: "a.ts".into(), content: "A".into(), mime_type: None };
+        let request = store.append_request("c", MessageInput::new("tool", "read a.ts"), Some(artifact)).unwrap();
+        let (message, meta) = match host.run(OperationPlan::new(&store, request)).unwrap() {
+            Answer::Message(message, Some(meta)) => (message, meta),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(meta.id, "art-0000000000000006", "drawn after the taken one and the queue name drawn again");
+        assert!(message.content.ends_with("(artifact://art-0000000000000006)"), "{}", message.content);
+        assert_eq!(
+            host.changes()[..6],
+            [
+                "write /s/conversations/sync-queue/0000001000000-000000000003.json",
+                "write /s/conversations/sync-queue/0000001000000-000000000005.json",
+                "write /s/conversations/c/artifacts/art-0000000000000004",
+                "write /s/conversations/c/artifacts/art-0000000000000006",
+                "write /s/conversations/c/artifacts/art-0000000000000006.meta.json",
+                "append /s/conversations/c/messages.jsonl",
+            ]
+        );
+        for path in taken {
+            assert_eq!(host.files[&format!("/s/conversations/{path}")], b"theirs", "{path} is left as it was");
+        }
+    }
+
+    #[test]
+    fn a_change_that_fails_ends_the_operation_with_its_error_and_the_lock_released() {
+        let (store, mut host) = (store(false), Host::default());
+        create(&store, &mut host);
+        host.log.clear();
+        host.fail = Some(Box::new(|op| {
+            let metadata = matches!(op, Op::Write { path, .. } if path.ends_with("metadata.json"));
+            metadata.then(|| Error::new(ErrorKind::Storage, "disk full"))
+        }));
+        let request = store.append_request("c", MessageInput::new("user", "hi"), None).unwrap();
+        let err = host.run(OperationPlan::new(&store, request)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Storage, "{err}");
+        assert_eq!(
+            host.changes(),
+            ["append /s/conversations/c/messages.jsonl", "write /s/conversations/c/metadata.json"]
+        );
+        assert_eq!(host.log.last().map(String::as_str), Some("unlock"));
+        // What the file ends with is not known after it: the next append reads it again.
+        host.fail = None;
+        host.log.clear();
+        let request = store.append_request("c", MessageInput::new("user", "again"), None).unwrap();
+        host.run(OperationPlan::new(&store, request)).unwrap();
+        assert!(host.log.iter().any(|s| s.contains("read /s/conversations/c/messages.jsonl")), "{:?}", host.log);
     }
 }

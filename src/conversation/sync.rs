@@ -10,9 +10,9 @@
 //! - artifacts are immutable: each side gets the ones it lacks;
 //! - a deleted conversation is deleted on the remote.
 //!
-//! A change and its item are written in one exclusive section of the store (see
-//! `ConversationStore::exclusive`, `src/native/conversation.rs`); `sync()` takes a conversation's items and reads its
-//! local state in one such section too, so the state it pushes holds every change whose
+//! A change and its item are written in one exclusive section of the store (under the
+//! writers' lock, as the store's only writer: see `ops.rs`); `sync()` takes a
+//! conversation's items and reads its local state in one such section too, so the state it pushes holds every change whose
 //! item it took, whatever runs between (another task, another process). It removes only
 //! the items it took; an item written meanwhile stays for the next sync.
 //!

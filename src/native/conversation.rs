@@ -1,8 +1,10 @@
 //! The native driver of the conversation store: its async API, for Rust users and the
-//! tests. Each method checks its arguments, makes a [`Request`] and runs its steps over the
-//! local [`Storage`] (and the remote, for `sync`): the reads an operation needs
-//! (`fetch`), then the changes it decides (`execute`), as `conversation.js` runs them
-//! over a host in the package. Nothing else in the store awaits.
+//! tests. Each method checks its arguments, makes a [`Request`] and runs its plan
+//! ([`OperationPlan`]) over the local [`Storage`] with the plan runner (`run_in_turn`: a
+//! writing operation takes the store's turn, then the storage's lock), as the package's
+//! driver runs it over a host. A sync runs its steps over the local storage and the
+//! remote (`drive_sync`: the reads it needs, `fetch`, and the changes it decides,
+//! `execute`). Nothing else in the store awaits.
 
 use std::future::Future;
 use std::ops::Deref;
@@ -10,11 +12,11 @@ use std::pin::Pin;
 
 use futures_util::lock::Mutex;
 
-use super::runner::{perform, perform_one};
+use super::runner::{perform, perform_one, run_in_turn};
 use super::storage::Storage;
 use crate::conversation::{
     parse_export, validate_id, validate_type, Answer, ArtifactInput, ArtifactMeta, ConversationMetadata, Conversations,
-    Files, Format, Message, MessageInput, Operation, PruneOptions, Pruned, Request, Role, Side, Stats, Step,
+    Files, Format, Message, MessageInput, OperationPlan, PruneOptions, Pruned, Request, Role, Side, Stats, Step,
     StoreOptions, SyncReport, SyncRun, SyncStatus,
 };
 use crate::error::{Error, ErrorKind, Result};
@@ -65,16 +67,6 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         // The order sync takes them in (sync, then writes), so the two never deadlock.
         let _sync = self.sync_lock.lock().await;
         let _writes = self.writes.lock().await;
-    }
-
-    /// Runs `work` as this store's only writer (in this process, and under the
-    /// storage's lock across processes and tabs).
-    pub(crate) async fn exclusive<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
-        let _guard = self.writes.lock().await;
-        // Boxed: one instance of the storage's `locked` per result type rather than one
-        // per call site.
-        let work: std::pin::Pin<Box<dyn Future<Output = Result<T>> + '_>> = Box::pin(work);
-        self.local.locked(&self.lock_names()[0], work).await?
     }
 
     /// A new, empty conversation (with the caller's id, if one is given).
@@ -235,31 +227,10 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
         }
     }
 
-    /// Runs `request` on the local storage (as the only writer, for one that writes).
+    /// Runs `request`'s plan on the local storage: one that writes takes this store's turn
+    /// (its writes run one at a time) and the storage's lock on `conversations/.lock`.
     pub(crate) async fn perform(&self, request: Request) -> Result<Answer> {
-        let mut op = self.begin(request);
-        if op.exclusive() {
-            self.exclusive(self.drive(&mut op)).await
-        } else {
-            self.drive(&mut op).await
-        }
-    }
-
-    async fn drive(&self, op: &mut Operation) -> Result<Answer> {
-        loop {
-            let needs = self.needs(op);
-            if needs.is_empty() {
-                break;
-            }
-            fetch(&self.local, needs, &mut op.files).await?;
-        }
-        loop {
-            let decision = self.decide(op)?;
-            match execute(&self.local, &decision.actions[op.done..]).await {
-                Ok(()) => return Ok(self.finish(decision)),
-                Err((at, e)) => self.failed(op, &decision, at, e)?,
-            }
-        }
+        run_in_turn(&self.local, &self.writes, OperationPlan::new(&self.core, request)).await.map(|(answer, _)| answer)
     }
 
     /// Pushes the queued changes to the remote and pulls what the remote has that is

@@ -1,10 +1,13 @@
 //! The exported `ConversationStore` class (SPEC §7) over host storage, with an
 //! optional remote host storage to sync to.
 //!
-//! Its arguments and results are converted in `interop/conversation.rs` (JSON text both
-//! ways; `conversation.js` parses the results once the wasm call has returned, as a
-//! `JSON.parse` inside a wasm call can crash Node 20's V8: see `__pointers` in
-//! `manager/select.rs`).
+//! Each operation is a plan (`OperationPlan`, src/conversation/ops.rs) over the local
+//! storage: `__perform(method, a, b, c)` starts it in `plans.rs` and gives its first
+//! step, which the driver runs (`pkg-template/driver.js`, `plan`), calling `__planStep`
+//! for the next; its answer crosses as JSON text, which the driver parses once the wasm
+//! call has returned (a `JSON.parse` inside a wasm call can crash Node 20's V8: see
+//! `Reply::Json`). A sync is steps of its own over the local storage and the remote
+//! (`ConversationSync`). Arguments and results are converted in `interop/conversation.rs`.
 
 use std::rc::Rc;
 
@@ -12,13 +15,14 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
 use super::interop::conversation::{
-    action_failure, answer_js, failure_in, feed, from_js, ops_js, request, string_arg, to_js,
+    action_failure, answer_reply, failure_in, feed, from_js, ops_js, request, string_arg, to_js,
 };
 use super::interop::errors::IntoJs;
 use super::interop::options::ConversationOptions;
 use super::interop::steps::{self, Kind};
 use super::interop::storage::{host_failure, JsStorage};
-use crate::conversation::{ArtifactInput, Conversations, Decision, MessageInput, Operation, Side, Step, SyncRun};
+use super::plans;
+use crate::conversation::{ArtifactInput, Conversations, MessageInput, OperationPlan, Side, Step, SyncRun};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::Op;
 
@@ -27,15 +31,15 @@ const TYPES: &'static str = include_str!("conversation.d.ts");
 
 /// The store's state and the host storages its steps run over, side by side.
 struct Store {
-    core: Conversations,
-    local: JsStorage,
+    core: Rc<Conversations>,
+    local: Rc<JsStorage>,
     remote: Option<JsStorage>,
 }
 
 impl Store {
     fn new(options: ConversationOptions) -> Result<Store> {
         let ConversationOptions { core, local, remote } = options;
-        Ok(Store { core: Conversations::new(core, remote.is_some())?, local, remote })
+        Ok(Store { core: Rc::new(Conversations::new(core, remote.is_some())?), local: Rc::new(local), remote })
     }
 }
 
@@ -53,115 +57,7 @@ pub struct JsConversationStore {
     inner: Rc<Store>,
 }
 
-/// One operation of a store, run by the driver (conversation.js, driver.js `run`): each
-/// `step(outcomes)` answers the last step with its outcomes and gives the next
-/// (docs/protocol.md). A writing operation takes the local writers' lock first (`lock`),
-/// reads what it needs (`run`: reads and listings), makes its changes in order (`change`;
-/// a taken name is drawn again and the changes run on from there), releases the lock
-/// (`unlock`), and ends (`done`: the answer as JSON text, or `failed`).
-#[wasm_bindgen(js_name = ConversationOp, skip_typescript)]
-pub struct JsOperation {
-    store: Rc<Store>,
-    op: Operation,
-    at: OpAt,
-    /// It holds the local writers' lock.
-    locked: bool,
-}
-
-/// Where an operation is: what its last step asked for.
-enum OpAt {
-    Start,
-    Locking,
-    Reading(Vec<Op>),
-    Changing(Decision),
-    /// Releasing the lock; the operation's result.
-    Releasing(Result<JsValue>),
-    Over,
-}
-
-impl JsOperation {
-    fn storage(&self) -> &JsStorage {
-        &self.store.local
-    }
-
-    fn lock_name(&self) -> String {
-        let [local, _] = self.store.lock_names();
-        local
-    }
-
-    /// The next step, given the outcomes of the last.
-    fn next(&mut self, outcomes: &Array) -> JsValue {
-        let result = match std::mem::replace(&mut self.at, OpAt::Over) {
-            OpAt::Start if self.op.exclusive() => {
-                self.at = OpAt::Locking;
-                return steps::lock(None, self.storage(), &self.lock_name(), true);
-            }
-            OpAt::Start => self.read(),
-            OpAt::Locking => match steps::outcome(&outcomes.get(0)) {
-                Ok(_) => {
-                    self.locked = true;
-                    self.read()
-                }
-                Err(e) => Err(host_failure("lock", &self.lock_name(), e)),
-            },
-            OpAt::Reading(asked) => feed(&mut self.op.files, asked, outcomes).and_then(|()| self.read()),
-            OpAt::Changing(decision) => match failure_in(outcomes) {
-                None => answer_js(self.store.finish(decision)),
-                Some((at, err)) => {
-                    let error = action_failure(&decision.actions[self.op.done + at], err);
-                    self.store.failed(&mut self.op, &decision, at, error).and_then(|()| self.change())
-                }
-            },
-            OpAt::Releasing(result) => {
-                let released = steps::outcome(&outcomes.get(0));
-                // A release that fails fails the operation, unless it failed already.
-                let result = match (result, released) {
-                    (Ok(_), Err(e)) => Err(host_failure("lock", &self.lock_name(), e)),
-                    (result, _) => result,
-                };
-                return end(result);
-            }
-            OpAt::Over => Err(Error::new(ErrorKind::Internal, "an operation was stepped after it ended")),
-        };
-        match result {
-            // A step to take.
-            Ok(step) if !matches!(self.at, OpAt::Over) => step,
-            // The answer (`Ok`) or the error: the lock released first.
-            result if self.locked => {
-                self.locked = false;
-                self.at = OpAt::Releasing(result);
-                steps::unlock(None, self.storage(), &self.lock_name())
-            }
-            result => end(result),
-        }
-    }
-
-    /// The reads it still needs, as a step; once it has all, its changes.
-    fn read(&mut self) -> Result<JsValue> {
-        let needs = self.store.needs(&mut self.op);
-        if needs.is_empty() {
-            return self.change();
-        }
-        let step = steps::run(Kind::Run, None, self.storage(), ops_js(&needs));
-        self.at = OpAt::Reading(needs);
-        Ok(step)
-    }
-
-    /// Its changes from where the last stopped, as a step; with none left, its answer
-    /// (`at` stays `Over`).
-    fn change(&mut self) -> Result<JsValue> {
-        let decision = self.store.decide(&mut self.op)?;
-        if decision.actions.len() <= self.op.done {
-            return answer_js(self.store.finish(decision));
-        }
-        let step = steps::run(Kind::Change, None, self.storage(), ops_js(&decision.actions[self.op.done..]));
-        self.at = OpAt::Changing(decision);
-        Ok(step)
-    }
-}
-
-/// The last step of an operation or a sync: `done` with its answer (JSON text, or
-/// `undefined`), or `failed`.
+/// The last step of a sync: `done` with its report (JSON text), or `failed`.
 fn end(result: Result<JsValue>) -> JsValue {
     match result {
         Ok(answer) => match answer.as_string() {
@@ -169,14 +65,6 @@ fn end(result: Result<JsValue>) -> JsValue {
             None => steps::done(&answer),
         },
         Err(e) => steps::failed(&super::interop::errors::to_js(e)),
-    }
-}
-
-#[wasm_bindgen(js_class = ConversationOp)]
-impl JsOperation {
-    /// The next step, given the outcomes of the last (none for the first).
-    pub fn step(&mut self, outcomes: Array) -> JsValue {
-        self.next(&outcomes)
     }
 }
 
@@ -202,7 +90,7 @@ enum SyncAt {
 impl JsSync {
     fn storage(&self, side: Side) -> Result<&JsStorage> {
         match side {
-            Side::Local => Ok(&self.store.local),
+            Side::Local => Ok(self.store.local.as_ref()),
             Side::Remote => {
                 self.store.remote.as_ref().ok_or_else(|| Error::new(ErrorKind::Internal, "no remote to sync to"))
             }
@@ -291,17 +179,25 @@ impl JsConversationStore {
         Ok(JsSync { store: self.inner.clone(), run, last: SyncAt::Nothing })
     }
 
-    /// The operation of `method` (a method of the class) called with `a`, `b`, `c`.
-    #[wasm_bindgen(js_name = "__begin")]
-    pub fn begin(&self, method: &str, a: JsValue, b: JsValue, c: JsValue) -> Result<JsOperation, JsValue> {
+    /// The first step of the operation of `method` (a method of the class) called with
+    /// `a`, `b`, `c`: a plan's (`failed` for arguments it refuses).
+    #[wasm_bindgen(js_name = "__perform")]
+    pub fn perform(&self, method: &str, a: JsValue, b: JsValue, c: JsValue) -> JsValue {
         let request = if method == "appendWithArtifact" {
-            let message: MessageInput = from_js(&b, "message").js()?;
-            let artifact: ArtifactInput = from_js(&c, "artifact").js()?;
-            self.inner.append_request(&string_arg(&a, "conversation id").js()?, message, Some(artifact)).js()?
+            from_js::<MessageInput>(&b, "message").and_then(|message| {
+                let artifact: ArtifactInput = from_js(&c, "artifact")?;
+                self.inner.append_request(&string_arg(&a, "conversation id")?, message, Some(artifact))
+            })
         } else {
-            request(&self.inner, method, &a, &b).js()?
+            request(&self.inner, method, &a, &b)
         };
-        let op = self.inner.begin(request);
-        Ok(JsOperation { store: self.inner.clone(), op, at: OpAt::Start, locked: false })
+        match request {
+            Ok(request) => plans::start(
+                self.inner.local.clone(),
+                OperationPlan::new(self.inner.core.clone(), request),
+                answer_reply,
+            ),
+            Err(e) => plans::failed(e),
+        }
     }
 }

@@ -1,12 +1,13 @@
 //! The conversation store's arguments and results: arguments cross as `JSON.stringify`
-//! text into serde types, results go back as JSON text (`conversation.js` parses it), and
-//! its steps' ops and outcomes are typed as the plans' are.
+//! text into serde types, results go back as JSON text (the driver parses it), and a
+//! sync's ops and outcomes are typed as the plans' are.
 
 use js_sys::{Array, JSON};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use super::super::plans::Reply;
 use super::args::{get, opt_size, opt_string};
 use super::errors::with_cause;
 use super::steps;
@@ -40,10 +41,14 @@ pub(crate) fn json_of(value: &JsValue, what: &str) -> Result<String> {
     Ok(json)
 }
 
-/// The JSON text of a result (`conversation.js` parses it).
+/// The JSON text of a result.
+fn to_json<T: Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+}
+
+/// The JSON text of a result, as a string (the driver parses it).
 pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue> {
-    let json = serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-    Ok(JsValue::from(json))
+    to_json(value).map(JsValue::from)
 }
 
 pub(crate) fn string_arg(value: &JsValue, what: &str) -> Result<String> {
@@ -65,34 +70,36 @@ struct PruneResult {
     tokens_after: usize,
 }
 
-/// The JSON text of what `answer` is for JavaScript.
-pub(crate) fn answer_js(answer: Answer) -> Result<JsValue> {
-    match answer {
-        Answer::Nothing => Ok(JsValue::UNDEFINED),
-        Answer::Conversation(meta) => to_js(&meta),
-        Answer::Conversations(list) => to_js(&list),
-        Answer::Message(message, None) => to_js(&message),
-        Answer::Message(message, Some(artifact)) => to_js(&WithArtifact { message, artifact }),
-        Answer::Messages(list) => to_js(&list),
-        Answer::Artifact(meta) => to_js(&meta),
-        Answer::Artifacts(list) => to_js(&list),
-        Answer::Found(meta, content) => to_js(&ExportedArtifact::new(&meta, content)?),
+/// What an operation's plan resolves with: the JSON text of what `answer` is for
+/// JavaScript (`undefined` for none).
+pub(crate) fn answer_reply(answer: Answer) -> Result<Reply> {
+    let json = match answer {
+        Answer::Nothing => return Ok(Reply::Value(JsValue::UNDEFINED)),
+        Answer::Conversation(meta) => to_json(&meta),
+        Answer::Conversations(list) => to_json(&list),
+        Answer::Message(message, None) => to_json(&message),
+        Answer::Message(message, Some(artifact)) => to_json(&WithArtifact { message, artifact }),
+        Answer::Messages(list) => to_json(&list),
+        Answer::Artifact(meta) => to_json(&meta),
+        Answer::Artifacts(list) => to_json(&list),
+        Answer::Found(meta, content) => to_json(&ExportedArtifact::new(&meta, content)?),
         Answer::Contents(found) => {
             let out: Result<Vec<ExportedArtifact>> =
                 found.into_iter().map(|(meta, content)| ExportedArtifact::new(&meta, content)).collect();
-            to_js(&out?)
+            to_json(&out?)
         }
-        Answer::Stats(stats) => to_js(&stats),
-        Answer::Pruned(p) => to_js(&PruneResult {
+        Answer::Stats(stats) => to_json(&stats),
+        Answer::Pruned(p) => to_json(&PruneResult {
             kept: p.kept,
             dropped: p.dropped,
             tokens_before: p.tokens_before,
             tokens_after: p.tokens_after,
         }),
-        // The export's text itself, as JSON text (conversation.js parses every answer).
-        Answer::Text(text) => to_js(&text),
-        Answer::SyncStatus(status) => to_js(&status),
-    }
+        // The export's text itself, as JSON text (the driver parses every answer).
+        Answer::Text(text) => to_json(&text),
+        Answer::SyncStatus(status) => to_json(&status),
+    };
+    json.map(Reply::Json)
 }
 
 /// The request of `method` called with `a`, `b`, checked.
@@ -172,9 +179,10 @@ pub(crate) fn request(store: &Conversations, method: &str, a: &JsValue, b: &JsVa
     })
 }
 
-/// `ops` as a step carries them.
+/// `ops` as a step carries them (a conversation writes no held bytes, the one op
+/// `op_js` can refuse: such an op would cross as `undefined`, which the driver fails).
 pub(crate) fn ops_js(ops: &[Op]) -> Array {
-    ops.iter().map(op_js).collect()
+    ops.iter().map(|op| op_js(op).unwrap_or(JsValue::UNDEFINED)).collect()
 }
 
 /// Puts the outcomes of the reads and listings of `asked` into `files`; the first
