@@ -70,10 +70,68 @@ test("[node] conversations: no result is parsed inside a wasm call", async () =>
 });
 
 // The conversation module computes and runs no tasks (conversation.js does the store's
-// I/O between its synchronous steps), so it carries no executor: no __poll, no __complete.
+// I/O between its synchronous steps), so it carries no executor: no __poll, no __complete;
+// its operations are plans (`__planStep`), with no step machine of their own.
 test("[node] conversations: the conversation module has no task driver", () => {
   const wasm = new URL("toolctx_conversation_bg.wasm", import.meta.resolve("toolctx"));
   const exports = WebAssembly.Module.exports(new WebAssembly.Module(fs.readFileSync(wasm))).map((e) => e.name);
   assert.ok(exports.some((n) => n.startsWith("conversationstore_")), "the conversation module");
   assert.deepEqual(exports.filter((n) => n === "__poll" || n === "__complete"), []);
+  assert.ok(exports.includes("__planStep"), "its operations are plans");
+  assert.deepEqual(exports.filter((n) => n.startsWith("conversationop_")), [], "no step machine of an operation's own");
+});
+
+// Each operation is a plan of the module (src/conversation/ops.rs) run by the module's
+// driver: the writers' lock around a write, its changes one after the other (a `run` of
+// one op a step), in the order the store depends on (the queue item first, metadata.json
+// before index.json); an operation that only reads takes no lock.
+test("[node] conversations: a write's changes run one at a time, in order, under the writers' lock; a read takes none", async () => {
+  const host = memoryStorage();
+  const log = [];
+  let held = false;
+  let changing = 0;
+  const storage = {
+    read: (...args) => host.read(...args),
+    list: (...args) => host.list(...args),
+    remove: (...args) => host.remove(...args),
+    removeDir: (...args) => host.removeDir(...args),
+    async lock(name, fn) {
+      log.push(`lock ${name}`);
+      return host.lock(name, async () => {
+        held = true;
+        try {
+          return await fn();
+        } finally {
+          held = false;
+          log.push("unlock");
+        }
+      });
+    },
+  };
+  for (const name of ["write", "append"]) {
+    storage[name] = async (path, ...rest) => {
+      changing++;
+      assert.equal(changing, 1, `${name} ${path}: one change at a time`);
+      assert.ok(held, `${name} ${path}: under the writers' lock`);
+      log.push(`${name} ${path.slice("/mem/plan/conversations/".length)}`);
+      await new Promise((resolve) => setImmediate(resolve));
+      changing--;
+      return host[name](path, ...rest);
+    };
+  }
+  const store = await ConversationStore.open({ storage, contextDir: "/mem/plan", remote: memoryStorage() });
+  const conv = await store.createConversation({ id: "c" });
+  log.length = 0;
+  const message = await store.appendMessage(conv.id, { role: "user", content: "hello" });
+  assert.equal(message.content, "hello");
+  assert.equal(log[0], "lock /mem/plan/conversations/.lock");
+  assert.equal(log.at(-1), "unlock");
+  const changes = log.slice(1, -1);
+  assert.equal(changes.length, 4, changes.join("; "));
+  assert.match(changes[0], /^write sync-queue\/\d{13}-[a-z0-9]{12}\.json$/);
+  assert.deepEqual(changes.slice(1), ["append c/messages.jsonl", "write c/metadata.json", "write index.json"]);
+  log.length = 0;
+  assert.deepEqual((await store.getMessages(conv.id)).map((m) => m.content), ["hello"]);
+  assert.deepEqual(log, [], "a read takes no lock and changes nothing");
+  await store.close();
 });
