@@ -214,10 +214,10 @@ export class ContextManager {
     if (this.#generation === core.generation) this.#handle.free();
   }
 
-  // saveContext in steps (src/wasm/manager/save.rs): the core checks, encodes and names the
-  // record, and saves one held in memory at once; the driver writes one to persist while
-  // the core indexes it, and the core then adds its pointer (driver.js, `save`). The I/O
-  // left (a spill, retention, the session manifest) is a plan the driver follows. With the
+  // saveContext (src/wasm/manager/save.rs): the core checks, encodes and names the record,
+  // and saves one held in memory at once; else its plan writes the record, adds its
+  // pointer and does the I/O left (a spill, retention, the session manifest), run by the
+  // driver as any other (driver.js, `save`). With the
   // `embed` option, the save resolves in the core to `{filepath, embed}`: the vector of the
   // text `embed` is asked of the `embed` option here (a model call: the host's), then
   // handed to the core.
@@ -373,35 +373,11 @@ export class ContextManager {
     }));
   }
 
-  // What the driver calls (driver.js: a save's and close()'s steps; the index
+  // What the driver calls (driver.js: a save's first step, close()'s steps, the index
   // segment due after a save), each the handle's method of that name.
   __saveBegin(toolName, args, result, taskOrOptions, queryId) {
     try {
       return this.#live().__saveBegin(toolName, args, result, taskOrOptions, queryId);
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __saveIndex(id) {
-    try {
-      return this.#live().__saveIndex(id);
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __saveWritten(id, ok, value) {
-    try {
-      return this.#live().__saveWritten(id, ok, value);
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __saveEnd(id) {
-    try {
-      return this.#live().__saveEnd(id);
     } catch (err) {
       throw core.error(err);
     }

@@ -3,11 +3,10 @@
 // The wasm modules' methods are synchronous. Where an operation needs I/O, its first call
 // returns a step (docs/protocol.md; its kinds are named in protocol.js): what to do, as a
 // plain object whose `kind` says what. This driver does it and hands the outcomes back
-// for the next step, until the operation is done. Plans (src/plan.rs: the store-wide
-// operations, loadContexts, a save's follow-up, flush, endSession, open, close,
-// rebuildIndex, reconcile), the conversation store's operations and syncs, and the window
-// history's file all follow one loop (`run`); saveContext (`save`) has steps of its own,
-// the hot path. So every entry into a module is a synchronous call
+// for the next step, until the operation is done. Plans (src/plan.rs: saveContext,
+// loadContexts, the store-wide operations, flush, endSession, open, close, rebuildIndex,
+// reconcile), the conversation store's operations and syncs, and the window history's
+// file all follow one loop (`run`). So every entry into a module is a synchronous call
 // from here, and a panic (a trap) is caught where it happens: the operations in flight
 // fail with INTERNAL and the next call gets a fresh instance (see module.js). No Rust
 // future runs in the modules.
@@ -82,6 +81,20 @@ function keep(kept, value) {
 }
 
 /**
+ * A `write` op's call: its `bytes`, or its `parts` (a save's record: the header, the
+ * result's bytes, `}`). The host's write takes the parts as they are when that very
+ * function has a gather write (the Node and Bun adapters' writev); a write of another
+ * kind, a wrapper's too, gets them joined.
+ */
+function write(storage, op) {
+  const options = { exclusive: op.exclusive };
+  if (op.parts === undefined) return storage.write.call(storage.host, op.path, op.bytes, options);
+  const gather = storage.write[WRITE_PARTS];
+  if (typeof gather === "function") return gather.call(storage.host, op.path, op.parts, options);
+  return storage.write.call(storage.host, op.path, concat(op.parts), options);
+}
+
+/**
  * The host call of `op` (protocol.js `OP`) on a step's `storage`: its value or its
  * Promise. `kept`: the records the run keeps (`keep`).
  */
@@ -101,7 +114,7 @@ function call(storage, op, kept) {
     case OP.LIST:
       return storage.list.call(host, op.path);
     case OP.WRITE:
-      return storage.write.call(host, op.path, op.bytes, { exclusive: op.exclusive });
+      return write(storage, op);
     case OP.APPEND:
       if (typeof storage.append === "function") return storage.append.call(host, op.path, op.bytes);
       return appendByRewrite(storage, op.path, op.bytes);
@@ -196,8 +209,6 @@ export function hold(host, lock, name, wait = true) {
  * @param {(err: unknown) => unknown} onTrap turns a trap into the error that every operation in flight rejects with
  */
 export function createDriver(core, onTrap) {
-  /** The `reject` of each save whose record is being written (`save`): a trap rejects them. */
-  const pending = new Set();
   /** The `reject` of each run in flight (`run`) → the release of the locks it holds. */
   const runs = new Map();
   /** manager → key → the Promise of an operation of it in flight (`track`). */
@@ -225,8 +236,6 @@ export function createDriver(core, onTrap) {
 
   function fail(err) {
     const error = onTrap(err);
-    for (const reject of pending) reject(error);
-    pending.clear();
     for (const [reject, release] of runs) {
       release?.();
       reject(error);
@@ -325,21 +334,13 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * The Promise of a save, from the core's first step (`__saveBegin`, src/wasm/manager/save.rs):
-   * `done` (a record held in memory), the first step of a plan that finishes it (the
-   * follow-up I/O: a spill, retention, the session manifest), or `write`, the record to
-   * write (`writeRecord`). The save is tracked as an operation of `manager` (`close` waits).
+   * The Promise of a save, from its first step (`__saveBegin`, src/wasm/manager/save.rs):
+   * `done` (a record held in memory), or the first step of its plan (the record's write,
+   * then the follow-up I/O: a spill, retention, the session manifest), tracked as an
+   * operation of `manager` (`close` waits).
    */
   function save(manager, step) {
-    if (step.kind === STEP.DONE) return afterSave(manager, Promise.resolve(step.value));
-    if (step.kind !== STEP.WRITE) return afterSave(manager, plan(step, manager));
-    return afterSave(manager, track(manager, new Promise((resolve, reject) => {
-      pending.add(reject);
-      writeRecord(manager, step, reject).then(
-        (filepath) => pending.delete(reject) && resolve(filepath),
-        (err) => pending.delete(reject) && reject(err),
-      );
-    })));
+    return afterSave(manager, plan(step, manager));
   }
 
   /**
@@ -362,51 +363,6 @@ export function createDriver(core, onTrap) {
       if (step !== undefined) plan(step, manager).catch(() => {});
     }, () => {});
     return saved;
-  }
-
-  /**
-   * Writes a new record exclusively (a `write` step), while the core indexes the result
-   * (`__saveIndex`), and hands the outcome to the core (`__saveWritten`), which adds the
-   * pointer and answers `done` or a plan, or `write` (the name was taken: the same record
-   * again at `path`) or `remove` (the write failed: remove what it left; `__saveEnd` then
-   * throws why). A host write that returns a plain value completes the save without an
-   * await. `reject` leaves `pending` when the module traps: then nothing of the save runs on.
-   */
-  async function writeRecord(manager, begun, reject) {
-    const id = begun.id, storage = begun.storage, parts = begun.parts;
-    const host = storage.host, write = storage.write;
-    let path = begun.path;
-    // A large result's record comes as parts (header, result, `}`). The host's write
-    // takes them as they are when that very function has a gather write (the Node and
-    // Bun adapters' writev); a write of another kind, a wrapper's too, gets them joined.
-    const gather = parts === undefined ? undefined : write[WRITE_PARTS];
-    const writeOnce = typeof gather === "function" ? gather : write;
-    const record = parts === undefined ? begun.bytes : writeOnce === write ? concat(parts) : parts;
-    let indexed = false;
-    for (;;) {
-      let outcome = attempt(() => writeOnce.call(host, path, record, { exclusive: true }));
-      if (!indexed) {
-        indexed = true;
-        manager.__saveIndex(id);
-      }
-      if (later(outcome)) {
-        outcome = await outcome;
-        if (!pending.has(reject)) return undefined;
-      }
-      const step = manager.__saveWritten(id, outcome.ok, outcome.ok ? outcome.value : outcome.error);
-      if (step.kind === STEP.DONE) return step.value;
-      if (step.kind === STEP.WRITE) {
-        path = step.path;
-        continue;
-      }
-      if (step.kind !== STEP.REMOVE) return plan(step);
-      // Best effort: the save fails with the write's error, whatever the removal gives.
-      const removed = attempt(() => storage.remove.call(host, step.path));
-      if (later(removed)) await removed;
-      if (!pending.has(reject)) return undefined;
-      manager.__saveEnd(id); // throws why the save failed
-      return undefined;
-    }
   }
 
   /**

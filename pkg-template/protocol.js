@@ -18,13 +18,9 @@ export const STEP = Object.freeze({
   DONE: "done",
   /** `{kind, error}`: failed with `error`. */
   FAILED: "failed",
-  /** `{kind, id, storage, path, bytes | parts}`: write a save's record exclusively (`{kind, id, path}`: the same record again at `path`). */
-  WRITE: "write",
-  /** `{kind, id, path}`: a save's record write failed; remove `path`, then `__saveEnd(id)`. */
-  REMOVE: "remove",
 });
 
-/** A host call in a step's `ops`: `{op, path, bytes?, exclusive?, text?}`, the StorageHost method of that name, or a record to keep. */
+/** A host call in a step's `ops`: `{op, path, bytes?, parts?, exclusive?, text?}`, the StorageHost method of that name, or a record to keep. A `write` has `bytes`, or `parts` whose bytes it writes joined. */
 export const OP = Object.freeze({
   READ: "read",
   LIST: "list",

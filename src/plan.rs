@@ -49,6 +49,22 @@ pub enum Op {
         /// Fail with `AlreadyExists` rather than replace.
         exclusive: bool,
     },
+    /// [`Storage::write`] of `head`, the bytes the host holds under `body` (a result's
+    /// text: [`crate::store::HostBody`]) and `tail`, as one file: [`Outcome::Done`]. Its
+    /// bytes never cross into the core: the host joins them, or writes them as parts
+    /// where it can.
+    WriteParts {
+        /// Where.
+        path: String,
+        /// What comes before the held bytes.
+        head: Vec<u8>,
+        /// The host's handle of the held bytes.
+        body: u32,
+        /// What comes after them.
+        tail: Vec<u8>,
+        /// Fail with `AlreadyExists` rather than replace.
+        exclusive: bool,
+    },
     /// [`Storage::append`]: [`Outcome::Done`].
     Append {
         /// Where.
@@ -79,7 +95,8 @@ impl Op {
     pub fn path(&self) -> &str {
         match self {
             Op::Read(path) | Op::List(path) | Op::Remove(path) | Op::RemoveDir(path) | Op::ReadRecord(path) => path,
-            Op::Write { path, .. } | Op::Append { path, .. } | Op::KeepRecord { path, .. } => path,
+            Op::Write { path, .. } | Op::WriteParts { path, .. } | Op::Append { path, .. } => path,
+            Op::KeepRecord { path, .. } => path,
         }
     }
 
@@ -89,7 +106,7 @@ impl Op {
         match self {
             Op::Read(_) => "read",
             Op::List(_) => "list",
-            Op::Write { .. } => "write",
+            Op::Write { .. } | Op::WriteParts { .. } => "write",
             Op::Append { .. } => "append",
             Op::Remove(_) => "remove",
             Op::RemoveDir(_) => "removeDir",

@@ -10,7 +10,7 @@
 //!
 //! - `options`: [`Options`], their defaults and the callbacks a manager is given;
 //! - `entry`: a pointer as the table keeps it, packed; `table`: the pointer table;
-//! - `save`: a save in steps ([`Manager::begin_save`], [`Begun`], [`Written`]);
+//! - `save`: a save, its first step ([`Manager::begin_save`]) and its plan ([`SaveRecord`]);
 //! - `load`: loading records, a plan ([`LoadRecords`]); `held`: records held in memory;
 //! - `pointers`: listing, handles and ranking over the table ([`Filter`]);
 //! - `close`: flush and close ([`Closing`]); `clear`: clearing and ending a session;
@@ -51,13 +51,13 @@ use persist::Content;
 pub use clear::{remove_written, Clearing};
 use entry::{Entry, Interned};
 pub use options::{
-    Clock, DebugEvent, DebugSink, EvictSink, HostBytes, Options, Random, SessionChoice, DEFAULT_MAX_RECORD_BYTES,
+    Clock, DebugEvent, DebugSink, EvictSink, Options, Random, SessionChoice, DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_MEMORY_BUDGET, DEFAULT_PERSIST_THRESHOLD, NAME_ATTEMPTS, UNINDEXED_BYTES,
 };
 pub use pointers::{Candidate, Filter, Listed};
 
 use save::{content_terms, manifest_words, terms_of};
-pub use save::{result_hash, Begun, FailedSave, HostBody, PendingSave, SaveInput, Written};
+pub use save::{result_hash, Begun, HostBody, SaveInput, SaveRecord};
 use table::{PathSlots, State};
 
 /// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage

@@ -786,23 +786,14 @@ fn rebuild_then_clear_keeps_the_records_another_manager_wrote() {
     .unwrap();
 }
 
-/// A storage that holds result bodies, as the wasm host does: the core never sees them
-/// unless a record stays in memory.
+/// A storage that holds result bodies, as the wasm host does: it writes them, and the
+/// core never sees them.
 #[derive(Clone)]
 struct Holding {
     inner: Rc<MemoryStorage>,
     bodies: Rc<RefCell<std::collections::HashMap<u32, Vec<u8>>>>,
-    copied_in: Rc<Cell<usize>>,
-    /// `body` answers `None` (the host no longer lends the bytes), though it writes them.
-    withholds: Rc<Cell<bool>>,
-}
-
-impl Holding {
-    /// The `host_bytes` option over this host's bodies (what the wasm layer hands the core).
-    fn host_bytes(&self) -> toolctx::store::HostBytes {
-        let host = self.clone();
-        Rc::new(move |handle| host.body(handle))
-    }
+    /// Times a body was copied out of the host (`body`: the default `write_parts`).
+    copied_out: Rc<Cell<usize>>,
 }
 
 impl Storage for Holding {
@@ -819,10 +810,7 @@ impl Storage for Holding {
         self.inner.list(dir).await
     }
     fn body(&self, handle: u32) -> Option<Vec<u8>> {
-        if self.withholds.get() {
-            return None;
-        }
-        self.copied_in.set(self.copied_in.get() + 1);
+        self.copied_out.set(self.copied_out.get() + 1);
         self.bodies.borrow().get(&handle).cloned()
     }
     async fn write_parts(
@@ -842,6 +830,8 @@ impl Storage for Holding {
 fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
     block_on(async {
         let result = format!(r#"{{"lines":["login","AuthError"],"text":"{}"}}"#, "é login ".repeat(3000));
+        // persistThreshold past the record's size: the text is held in memory, the body
+        // the host holds is written all the same (its bytes never cross into the core).
         for threshold in [0, 1 << 20] {
             let mut o = options("/ctx");
             o.persist_threshold = threshold;
@@ -853,10 +843,8 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
             let holding = Holding {
                 inner: Rc::new(MemoryStorage::new()),
                 bodies: Rc::new(RefCell::new([(7, result.clone().into_bytes())].into())),
-                copied_in: Rc::new(Cell::new(0)),
-                withholds: Rc::new(Cell::new(false)),
+                copied_out: Rc::new(Cell::new(0)),
             };
-            o.host_bytes = Some(holding.host_bytes());
             let held = ContextManager::new(holding, o)?;
             let args = r#"{"path":"src/auth/login.ts"}"#;
             let a = text.save(save("readFile", args, &result)).await?;
@@ -868,66 +856,31 @@ fn a_result_the_host_holds_is_stored_byte_for_byte_as_the_same_text_would_be() {
                 handle: 7,
                 len: result.len(),
                 prefix: &result[..prefix_end],
-                hash: Some(toolctx::result_hash(Some(result.as_bytes()))),
+                hash: toolctx::result_hash(Some(result.as_bytes())),
             };
-            let b = held
-                .save(SaveInput {
-                    tool_name: "readFile",
-                    args_json: args,
-                    result_body: Some(body),
-                    ..SaveInput::default()
-                })
-                .await?;
-            assert_eq!(a, b, "same name");
-            assert_eq!(text.load(std::slice::from_ref(&a)).await?, held.load(std::slice::from_ref(&b)).await?);
-            assert_eq!(text.pointers_json(Filter::ALL), held.pointers_json(Filter::ALL), "same pointer");
-            let copied = held.storage().copied_in.get();
-            assert_eq!(copied, usize::from(threshold > 0), "the body is copied in only to be held in memory");
-            let (fallback, strategy) = (Fallback::None, toolctx::Strategy::Bm25);
-            assert_eq!(
-                text.rank_all(&toolctx::select::query_for("AuthError", strategy, true), fallback, strategy, None)
-                    .hits
-                    .len(),
-                1
-            );
-            assert_eq!(
-                held.rank_all(&toolctx::select::query_for("AuthError", strategy, true), fallback, strategy, None)
-                    .hits
-                    .len(),
-                1,
-                "its content is indexed"
-            );
-            // The same body again, its hash not handed over: the core reads the bytes for
-            // it (once the record is written, or as it copies them in to hold them), and
-            // the two saves are copies of one result.
-            let again = toolctx::HostBody { hash: None, ..body };
-            held.save(SaveInput {
+            let with_body = || SaveInput {
                 tool_name: "readFile",
                 args_json: args,
-                result_body: Some(again),
+                result_body: Some(body),
                 ..SaveInput::default()
-            })
-            .await?;
-            assert_eq!(held.storage().copied_in.get(), copied + 1, "the body read once for its hash");
-            let first = held.slots(Filter::ALL)[0];
-            assert!(held.has_later_copy(first), "the hash the core computed is the host's");
-            if threshold == 0 {
-                // Its hash neither handed over nor readable: not known, so a copy of nothing
-                // (a made-up hash would make it a copy of another record, or of no result).
-                held.storage().withholds.set(true);
-                let unknown = || SaveInput {
-                    tool_name: "readFile",
-                    args_json: args,
-                    result_body: Some(again),
-                    ..SaveInput::default()
-                };
-                held.save(unknown()).await?;
-                held.save(unknown()).await?;
-                held.save(SaveInput { tool_name: "readFile", args_json: args, ..SaveInput::default() }).await?;
-                let slots = held.slots(Filter::ALL);
-                assert!(!held.has_later_copy(slots[2]), "a hash not known is never a duplicate");
-                assert!(!held.has_later_copy(slots[3]), "nor one of a save with no result");
+            };
+            let b = held.save(with_body()).await?;
+            assert_eq!(a, b, "same name");
+            assert_eq!(text.pointers_json(Filter::ALL), held.pointers_json(Filter::ALL), "same pointer");
+            assert_eq!(text.load(std::slice::from_ref(&a)).await?, held.load(std::slice::from_ref(&b)).await?);
+            let written = held.storage().inner.read(&b).await?.expect("written, whatever persistThreshold");
+            assert_eq!(written, text.load(std::slice::from_ref(&a)).await?[0].to_vec(), "byte for byte");
+            assert_eq!(held.storage().copied_out.get(), 0, "the body is written by the host, never copied");
+            let (fallback, strategy) = (Fallback::None, toolctx::Strategy::Bm25);
+            for manager in [&*text, &*held] {
+                let query = toolctx::select::query_for("AuthError", strategy, true);
+                assert_eq!(manager.rank_all(&query, fallback, strategy, None).hits.len(), 1, "its content is indexed");
             }
+            // The same body again: the hash the host handed over makes the two saves
+            // copies of one result.
+            held.save(with_body()).await?;
+            let first = held.slots(Filter::ALL)[0];
+            assert!(held.has_later_copy(first), "the hash is the host's");
         }
         Ok::<(), Error>(())
     })

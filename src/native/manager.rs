@@ -12,12 +12,9 @@ use std::task::Poll;
 use futures_util::lock::Mutex;
 
 use super::runner;
-use super::storage::{Storage, WriteOptions};
+use super::storage::Storage;
 use crate::error::{Error, ErrorKind, Result};
-use crate::store::{
-    remove_written, Begun, Clearing, Closing, Job, JobPlan, LoadRecords, Manager, Options, PendingSave, SaveInput,
-    Written,
-};
+use crate::store::{remove_written, Clearing, Closing, Job, JobPlan, LoadRecords, Manager, Options, SaveInput, SaveRecord};
 
 /// The tool-context store over a [`Storage`]: a [`Manager`] (the state and its
 /// synchronous steps, which it derefs to, as a guard to what it guards) and the storage
@@ -62,47 +59,19 @@ impl<S: Storage> ContextManager<S> {
     /// Saves one tool output and returns its filepath. Nothing is written and no
     /// pointer is added when it fails.
     ///
-    /// The save runs the same synchronous steps that the JavaScript driver runs (see
-    /// [`Manager::begin_save`]); only the I/O is awaited here.
+    /// The save is the plan the JavaScript driver runs ([`Manager::begin_save`], then
+    /// [`SaveRecord`]); only the I/O is awaited here.
     pub async fn save(&self, input: SaveInput<'_>) -> Result<String> {
-        let mut pending = match self.begin_save(input)? {
-            Begun::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
-            Begun::Write(pending) => pending,
+        let save = SaveRecord::new(&self.core, self.begin_save(input)?);
+        let filepath = match save.done() {
+            Some(filepath) => filepath.to_owned(),
+            None => runner::run_in_turn(&self.storage, &self.turn, save).await?.0,
         };
-        loop {
-            // What the JavaScript driver does while the host writes: here the storage's
-            // write is awaited after, as a native storage does its I/O in the call.
-            pending.index(self.options().content_bytes);
-            let written = self.write_record(&pending).await;
-            match self.record_written(pending, written) {
-                Written::Saved(filepath, after) => return Ok(self.finish_save(filepath, after).await),
-                Written::Retry(next) => pending = next,
-                Written::Remove(failed) => {
-                    // The file did not exist before (the write was exclusive), so
-                    // whatever a failed write left there is ours to remove.
-                    let _ = self.storage.remove(&failed.path).await;
-                    return Err(failed.into_error());
-                }
-                Written::Failed(e) => return Err(e),
-            }
-        }
+        Ok(self.finish_save(filepath).await)
     }
 
-    /// The record of `pending` written to its path exclusively.
-    async fn write_record(&self, pending: &PendingSave) -> Result<()> {
-        let exclusive = WriteOptions { exclusive: true };
-        match pending.record() {
-            (header, Some(body)) => self.storage.write_parts(pending.path(), header, body, b"}", exclusive).await,
-            (record, None) => self.storage.write(pending.path(), record, exclusive).await,
-        }
-    }
-
-    /// The follow-up of a save, if it has one; the filepath.
-    async fn finish_save(&self, filepath: String, after: Option<Job>) -> String {
-        if let Some(after) = after {
-            // Its failures went to onDebug: the record is saved.
-            let _ = self.drive(after).await;
-        }
+    /// A saved record's filepath, once the index segment the save made due is written.
+    async fn finish_save(&self, filepath: String) -> String {
         // Natively there is no background: a segment due is written here (JavaScript's
         // driver starts it after the save resolves).
         if let Some(job) = self.begin_persist_index() {

@@ -126,6 +126,10 @@ pub(super) async fn perform_one<S: Storage>(storage: &S, op: &Op, kept: &mut Kep
         Op::Write { path, bytes, exclusive } => {
             storage.write(path, bytes, WriteOptions { exclusive: *exclusive }).await.map(|()| Outcome::Done)
         }
+        Op::WriteParts { path, head, body, tail, exclusive } => {
+            let options = WriteOptions { exclusive: *exclusive };
+            storage.write_parts(path, head, *body, tail, options).await.map(|()| Outcome::Done)
+        }
         Op::Append { path, bytes } => storage.append(path, bytes).await.map(|()| Outcome::Done),
         Op::Remove(path) => storage.remove(path).await.map(|()| Outcome::Done),
         Op::RemoveDir(path) => storage.remove_dir(path).await.map(|()| Outcome::Done),

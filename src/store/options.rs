@@ -20,10 +20,6 @@ pub const NAME_ATTEMPTS: usize = 16;
 
 pub use crate::inputs::{Clock, DebugEvent, DebugSink, Random};
 
-/// The bytes a host holds under a handle ([`HostBody`](super::HostBody)), `None` once it
-/// no longer holds them: results whose JSON text stays on the host's side (in wasm, the
-/// JavaScript `Uint8Array` a save encoded).
-pub type HostBytes = Rc<dyn Fn(u32) -> Option<Vec<u8>>>;
 /// Receiver of the pointers retention evicted, as a JSON array (save order).
 pub type EvictSink = Rc<dyn Fn(&str)>;
 
@@ -42,9 +38,6 @@ pub struct Options {
     pub clock: Clock,
     /// The random source of file names ([`crate::platform::random_unit`] by default).
     pub random: Random,
-    /// Reads the bytes of a result the host holds ([`HostBody`](super::HostBody)); `None`
-    /// where saves hand their results over whole.
-    pub host_bytes: Option<HostBytes>,
     /// Receiver of warnings and traces.
     pub on_debug: Option<DebugSink>,
     /// A new session, or one to resume (SPEC §5); `None` keeps records in the context dir.
@@ -81,7 +74,6 @@ impl Options {
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
             clock,
             random,
-            host_bytes: None,
             on_debug: None,
             session: None,
             read_only: false,

@@ -1,11 +1,15 @@
-//! Saving a record in steps: the input, naming, the record's bytes, and what a save did
-//! ([`Begun`], [`Written`]); the async `save` that drives them over a [`Storage`].
+//! Saving a record: the input, naming, the record's bytes ([`Manager::begin_save`], the
+//! synchronous first step), and [`SaveRecord`], the plan that writes it and adds its
+//! pointer. The JavaScript driver and the native runner run that plan as any other.
 
-use super::{Entry, Job, Manager, ResultHasher, State, NAME_ATTEMPTS, UNINDEXED_BYTES};
+use std::ops::Deref;
+
+use super::{Entry, Job, JobPlan, Manager, ResultHasher, State, NAME_ATTEMPTS, UNINDEXED_BYTES};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
 use crate::naming::{args_hash, random_chars, record_filename, sanitize_tool_name, unit_byte, RANDOM_LEN};
 use crate::paths;
+use crate::plan::{self, Op, Outcomes, Plan, Step};
 use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, RecordMeta};
 use crate::select::Terms;
 use crate::session;
@@ -38,30 +42,21 @@ pub struct SaveInput<'a> {
 
 /// A result whose JSON text the host holds as UTF-8 bytes. The core gets what it needs
 /// to index, name and size the record; the storage writes the record as the header
-/// the core encodes, the body, then `}` ([`Storage::write_parts`](crate::Storage::write_parts)).
+/// the core encodes, the body, then `}` ([`Op::WriteParts`]). A record with a body is
+/// always written, never held in memory: its bytes never cross into the core.
 #[derive(Debug, Clone, Copy)]
 pub struct HostBody<'a> {
-    /// The host's handle of the bytes (read through [`Options::host_bytes`](super::Options::host_bytes)).
+    /// The host's handle of the bytes.
     pub handle: u32,
     /// Their length.
     pub len: usize,
     /// Their first `content_bytes` bytes (cut at a character boundary), for the index.
     pub prefix: &'a str,
-    /// [`result_hash`] of the whole text, when the host has it. Without it, the core
-    /// hashes the bytes it copies in for a record held in memory; for a record to write,
-    /// the host hands it over while the record is written
-    /// ([`PendingSave::set_result_hash`]), else the core reads the bytes
-    /// ([`Options::host_bytes`](super::Options::host_bytes)) once the record is written.
-    pub hash: Option<u64>,
+    /// [`result_hash`] of the whole text.
+    pub hash: u64,
 }
 
 impl Manager {
-    /// The bytes the host holds under `handle` ([`HostBody`]), through the `host_bytes`
-    /// option.
-    fn host_bytes(&self, handle: u32) -> Option<Vec<u8>> {
-        self.options.host_bytes.as_ref().and_then(|read| read(handle))
-    }
-
     /// The random part of a record's (or a segment's) name: four characters of `[a-z0-9]`
     /// from the `random` option.
     pub(super) fn random_part(&self) -> Result<String> {
@@ -77,11 +72,9 @@ impl Manager {
 
     /// The first step of a save, synchronous: checks, the args' hash, the description,
     /// the record's bytes, its size checks and its name. A record held in memory (smaller
-    /// than `persistThreshold`) is saved by this step; else the caller writes
-    /// [`PendingSave::record`] exclusively to [`PendingSave::path`], has the result
-    /// indexed meanwhile ([`PendingSave::index`]), and hands the outcome to
-    /// [`Manager::record_written`]. The pending save holds the manager's gate:
-    /// `close()` waits for it.
+    /// than `persistThreshold`, its result not held by the host) is saved by this step;
+    /// else [`SaveRecord`] writes it. The pending save holds the manager's gate: `close()`
+    /// waits for it.
     pub fn begin_save(&self, input: SaveInput<'_>) -> Result<Begun> {
         let pass = self.gate.enter("saveContext")?;
         self.check_writable()?;
@@ -100,9 +93,9 @@ impl Manager {
             (Some(body), _) => body.hash,
             (None, Some(result)) => {
                 check_no_lone_surrogates(result)?;
-                Some(result_hash(Some(result.as_bytes())))
+                result_hash(Some(result.as_bytes()))
             }
-            (None, None) => Some(result_hash(None)),
+            (None, None) => result_hash(None),
         };
         let generated = input.description.is_none();
         let description = match input.description {
@@ -182,19 +175,11 @@ impl Manager {
             content: None,
         };
         pending.path = pending.name(&self.random_part()?);
-        if size >= self.options.persist_threshold {
+        if size >= self.options.persist_threshold || pending.body.is_some() {
             return Ok(Begun::Write(Box::new(pending)));
         }
-        // A small record: held in memory (its body, if the host holds it, copied in).
+        // A small record: held in memory.
         pending.index(self.options.content_bytes);
-        if let Some(handle) = pending.body.take() {
-            let body = self
-                .host_bytes(handle)
-                .ok_or_else(|| Error::new(ErrorKind::Internal, "the host no longer holds the result's bytes"))?;
-            pending.result_hash.get_or_insert_with(|| result_hash(Some(&body)));
-            pending.bytes.extend_from_slice(&body);
-            pending.bytes.push(b'}');
-        }
         {
             let mut state = self.state.borrow_mut();
             let State { memory, interned, .. } = &mut *state;
@@ -241,10 +226,8 @@ impl Manager {
     /// Adds the pointer of a saved record (`written`: persisted just now, no await
     /// since); the follow-up the save needs, if any.
     pub(super) fn commit_save(&self, pending: PendingSave, written: bool) -> (String, Option<Job>) {
-        let hash = pending
-            .result_hash
-            .or_else(|| pending.body.and_then(|h| self.host_bytes(h)).map(|b| result_hash(Some(&b))));
-        let PendingSave { pass, seq, now, size, meta, generated, path: filepath, terms, content, .. } = pending;
+        let PendingSave { pass, seq, now, size, meta, generated, path: filepath, terms, content, result_hash, .. } =
+            pending;
         let terms = terms.unwrap_or_default();
         let added = {
             let mut state = self.state.borrow_mut();
@@ -257,11 +240,7 @@ impl Manager {
             // A description the save made is describe's; one given is compared.
             let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated.then_some(true));
             entry.written = written;
-            // A hash not known (the host gave none and no longer holds the bytes): never a
-            // duplicate, rather than a made-up one.
-            if let Some(hash) = hash {
-                entry.set_result_hash(hash);
-            }
+            entry.set_result_hash(result_hash);
             let key = entry.duplicate_key();
             let added = state.add(seq, entry, &terms);
             if let (true, Some(key)) = (added, key) {
@@ -335,8 +314,8 @@ pub enum Written {
     Failed(Error),
 }
 
-/// A save whose record is to be written by the caller (the JavaScript driver, or
-/// [`ContextManager::save`](crate::ContextManager::save)). It holds the manager's gate until it is finished.
+/// A save whose record is to be written ([`SaveRecord`]). It holds the manager's gate
+/// until it is finished.
 pub struct PendingSave {
     pub(super) pass: Pass,
     pub(super) seq: u64,
@@ -347,8 +326,8 @@ pub struct PendingSave {
     pub(super) counter: u64,
     pub(super) meta: RecordMeta,
     pub(super) generated: bool,
-    /// `None` until the host hands over the hash of a body it holds (see [`HostBody::hash`]).
-    pub(super) result_hash: Option<u64>,
+    /// [`result_hash`] of the result.
+    pub(super) result_hash: u64,
     pub(super) args: Value,
     /// The whole record, or its header when the host holds the body.
     pub(super) bytes: Vec<u8>,
@@ -378,25 +357,18 @@ impl PendingSave {
         &self.path
     }
 
-    /// The record: its whole bytes, or (with a handle) the header to write before the
-    /// bytes the host holds under the handle, then `}`.
-    pub fn record(&self) -> (&[u8], Option<u32>) {
-        (&self.bytes, self.body)
-    }
-
-    /// The hash of the result's bytes the host holds ([`HostBody::hash`]), computed while
-    /// the record is written.
-    pub fn set_result_hash(&mut self, hash: u64) {
-        self.result_hash = Some(hash);
-    }
-
-    /// Whether the hash of the result is still to be handed over ([`PendingSave::set_result_hash`]).
-    pub fn wants_result_hash(&self) -> bool {
-        self.result_hash.is_none()
+    /// The write of the record, exclusive: its whole bytes, or (the host holding the
+    /// result) the header, the result's bytes and `}`.
+    fn write_op(&self) -> Op {
+        let path = self.path.clone();
+        match self.body {
+            Some(body) => Op::WriteParts { path, head: self.bytes.clone(), body, tail: b"}".to_vec(), exclusive: true },
+            None => Op::Write { path, bytes: self.bytes.clone(), exclusive: true },
+        }
     }
 
     /// Indexes the record's metadata and keeps its result's text for the content's
-    /// indexing after the save (once): run while the host writes it.
+    /// indexing after the save (once).
     pub fn index(&mut self, content_bytes: usize) {
         if self.terms.is_none() {
             self.terms = Some(self.terms_of());
@@ -450,6 +422,123 @@ impl FailedSave {
     /// The error, once the file is removed (the save ends).
     pub fn into_error(self) -> Error {
         self.error
+    }
+}
+
+/// A save after its first step ([`Manager::begin_save`]), as a plan over the manager `M`
+/// points at (a reference natively, an `Rc` in wasm): the record written exclusively
+/// (another name drawn while one is taken; what a failed write left removed before the
+/// save fails with the write's error), its pointer added, then the save's follow-up (a
+/// spill over the memory budget, retention, the session manifest; its failures go to
+/// `onDebug`). Resolves to the record's filepath.
+pub struct SaveRecord<M> {
+    manager: M,
+    at: SaveAt<M>,
+}
+
+/// Where a [`SaveRecord`] is.
+enum SaveAt<M> {
+    /// The record is to be written (again, under another name, after a taken one).
+    Write(Box<PendingSave>),
+    /// Its write is in flight.
+    Writing(Box<PendingSave>),
+    /// Its write failed: what it left is being removed, then the save fails.
+    Removing(FailedSave),
+    /// Saved at this filepath: its follow-up runs.
+    After(String, JobPlan<M>),
+    /// Saved at this filepath, nothing left to do.
+    Saved(String),
+    /// Finished.
+    Over,
+}
+
+impl<M: Deref<Target = Manager> + Clone> SaveRecord<M> {
+    /// The rest of the save `begun`.
+    pub fn new(manager: M, begun: Begun) -> Self {
+        let at = match begun {
+            Begun::Write(pending) => SaveAt::Write(pending),
+            Begun::Saved(filepath, after) => Self::saved(&manager, filepath, after),
+        };
+        SaveRecord { manager, at }
+    }
+
+    /// Whether the save is done already (a record held in memory with no follow-up):
+    /// its filepath. The caller need not run the plan.
+    pub fn done(&self) -> Option<&str> {
+        match &self.at {
+            SaveAt::Saved(filepath) => Some(filepath),
+            _ => None,
+        }
+    }
+
+    fn saved(manager: &M, filepath: String, after: Option<Job>) -> SaveAt<M> {
+        match after {
+            Some(job) => SaveAt::After(filepath, JobPlan { manager: manager.clone(), job }),
+            None => SaveAt::Saved(filepath),
+        }
+    }
+
+    /// The follow-up's step `step`, passed through until it is done.
+    fn after(&mut self, filepath: String, job: JobPlan<M>, step: Step<Vec<String>>) -> Step<String> {
+        match step.finished() {
+            Err(step) => {
+                self.at = SaveAt::After(filepath, job);
+                step
+            }
+            Ok(result) => Step::Done(result.map(|_| filepath)),
+        }
+    }
+}
+
+impl<M: Deref<Target = Manager> + Clone> Plan for SaveRecord<M> {
+    type Output = String;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<String> {
+        match std::mem::replace(&mut self.at, SaveAt::Over) {
+            SaveAt::Write(pending) => {
+                let op = pending.write_op();
+                self.at = SaveAt::Writing(pending);
+                Step::Run(vec![op])
+            }
+            SaveAt::Writing(pending) => {
+                let written = plan::only(outcomes).map(|_| ());
+                match self.manager.record_written(pending, written) {
+                    Written::Saved(filepath, after) => {
+                        self.at = Self::saved(&self.manager, filepath, after);
+                        self.step(Vec::new())
+                    }
+                    Written::Retry(pending) => {
+                        self.at = SaveAt::Write(pending);
+                        self.step(Vec::new())
+                    }
+                    Written::Remove(failed) => {
+                        // The write was exclusive: whatever it left is this save's.
+                        let op = Op::Remove(failed.path.clone());
+                        self.at = SaveAt::Removing(failed);
+                        Step::Run(vec![op])
+                    }
+                    Written::Failed(e) => Step::Done(Err(e)),
+                }
+            }
+            // The save fails with the write's error, whatever the removal gave.
+            SaveAt::Removing(failed) => Step::Done(Err(failed.into_error())),
+            SaveAt::After(filepath, mut job) => {
+                let step = job.step(outcomes);
+                self.after(filepath, job, step)
+            }
+            SaveAt::Saved(filepath) => Step::Done(Ok(filepath)),
+            SaveAt::Over => Step::Done(Err(plan::stepped_after_done())),
+        }
+    }
+
+    fn lock_failed(&mut self, e: Error) -> Step<String> {
+        match std::mem::replace(&mut self.at, SaveAt::Over) {
+            SaveAt::After(filepath, mut job) => {
+                let step = job.lock_failed(e);
+                self.after(filepath, job, step)
+            }
+            _ => Step::Done(Err(e)),
+        }
     }
 }
 

@@ -23,7 +23,9 @@ use super::interop::storage::{host_failure, op_js, outcome_of, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Plan, Step};
 
-/// What a plan resolves with in JavaScript.
+/// What a plan resolves with in JavaScript. (Each module uses the kinds its plans give:
+/// records are kept by the core's alone, JSON answers are not the window's.)
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 pub enum Reply {
     /// This value.
     Value(JsValue),
@@ -81,6 +83,7 @@ pub fn failed(err: Error) -> JsValue {
 }
 
 /// The step of an operation done before it needed a plan: `value`.
+#[cfg_attr(not(feature = "core"), allow(dead_code))]
 pub fn done(value: JsValue) -> JsValue {
     finish(Ok(Reply::Value(value)))
 }
@@ -142,11 +145,13 @@ fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> JsValue 
             None => running.plan.step(Vec::new()),
         };
         match step {
-            Step::Run(ops) => {
-                let list: Array = ops.iter().map(op_js).collect();
-                running.asked = ops;
-                break steps::run(Kind::Run, Some(id), storage, list);
-            }
+            Step::Run(ops) => match ops.iter().map(op_js).collect::<Result<Array>>() {
+                Ok(list) => {
+                    running.asked = ops;
+                    break steps::run(Kind::Run, Some(id), storage, list);
+                }
+                Err(e) => next = Some(Step::Done(Err(e))),
+            },
             Step::Lock { name, wait } => match &running.lock {
                 Lock::Held(held) => {
                     let error = Error::new(ErrorKind::Internal, "a plan took a lock it holds");

@@ -1,9 +1,9 @@
 //! A large result's JSON text stays in JavaScript: `saveContext` encodes it once
 //! (`TextEncoder`, native) into a `Uint8Array` that the core holds by handle. The core
 //! reads only what it needs: the length, the first `contentBytes` bytes for the index,
-//! and, while the record is written, a hash of the whole (read in chunks into one small
-//! buffer, never copied whole).
-//! The driver writes the record as the header the core encodes, the body, then `}`.
+//! and a hash of the whole (read in chunks into one small buffer, never copied whole).
+//! The save's plan writes the record as the header the core encodes, the body, then `}`
+//! (a `write` op with `parts`, the body found here by handle: [`held`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -89,11 +89,6 @@ impl Body {
     /// The handle the storage knows it by.
     pub fn handle(&self) -> u32 {
         self.handle
-    }
-
-    /// The bytes (held in JavaScript).
-    pub fn bytes(&self) -> &Uint8Array {
-        &self.bytes
     }
 
     /// Its length in bytes.

@@ -59,10 +59,6 @@ named! {
         Done = "done",
         /// Failed with `error`.
         Failed = "failed",
-        /// A save's record: write `bytes` (or the `parts` joined) to `path` exclusively.
-        Write = "write",
-        /// A save's record write failed: remove `path`, whatever it left.
-        Remove = "remove",
     }
 }
 
@@ -224,6 +220,15 @@ pub fn op(kind: OpKind, path: &str, bytes: Option<&[u8]>, exclusive: Option<bool
     op_object(kind, path, bytes, exclusive).into()
 }
 
+/// `{op: "write", path, parts: [head, body, tail], exclusive}`: a file written as the
+/// bytes of its parts joined (the driver passes them to a gather write where the host's
+/// write has one).
+pub fn write_parts(path: &str, head: &[u8], body: &Uint8Array, tail: &[u8], exclusive: bool) -> JsValue {
+    let o = op_object(OpKind::Write, path, None, Some(exclusive));
+    set(&o, Key::Parts, &Array::of3(&Uint8Array::from(head), body, &Uint8Array::from(tail)));
+    o.into()
+}
+
 /// `{op: "keepRecord", path, text}`: a record's text, held in memory, for the driver to keep.
 pub fn keep_record(path: &str, text: &str) -> JsValue {
     let o = op_object(OpKind::KeepRecord, path, None, None);
@@ -282,33 +287,6 @@ fn lock_step(kind: Kind, id: Option<u32>, storage: &JsStorage, name: &str) -> Fi
 /// ended, its next step (`__closeIdle`).
 pub fn wait() -> JsValue {
     step(Kind::Wait).into()
-}
-
-/// `{kind: "write", id, storage, path, bytes}` or `{…, parts}` (the header, the result's
-/// bytes that JavaScript holds, and `}`), the first write of a save's record.
-pub fn write_record(id: u32, storage: &JsStorage, path: &str, record: &JsValue, parts: bool) -> JsValue {
-    let o = step(Kind::Write);
-    set(&o, Key::Id, &id.into());
-    set(&o, Key::Storage, storage.js());
-    set(&o, Key::Path, &path.into());
-    set(&o, if parts { Key::Parts } else { Key::Bytes }, record);
-    o.into()
-}
-
-/// `{kind: "write", id, path}`: the name was taken, write the same record at `path`.
-pub fn write_again(id: u32, path: &str) -> JsValue {
-    let o = step(Kind::Write);
-    set(&o, Key::Id, &id.into());
-    set(&o, Key::Path, &path.into());
-    o.into()
-}
-
-/// `{kind: "remove", id, path}`.
-pub fn remove_record(id: u32, path: &str) -> JsValue {
-    let o = step(Kind::Remove);
-    set(&o, Key::Id, &id.into());
-    set(&o, Key::Path, &path.into());
-    o.into()
 }
 
 /// An outcome the driver answers, `{ok: true, value}` or `{ok: false, error}`: the value,

@@ -177,9 +177,10 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
     None
 }
 
-/// `op` as a step carries it (`steps.rs`).
-pub fn op_js(op: &Op) -> JsValue {
-    match op {
+/// `op` as a step carries it (`steps.rs`); `INTERNAL` for a write of held bytes whose
+/// save no longer holds them.
+pub fn op_js(op: &Op) -> Result<JsValue> {
+    Ok(match op {
         Op::Read(path) => steps::op(OpKind::Read, path, None, None),
         Op::List(dir) => steps::op(OpKind::List, dir, None, None),
         Op::Write { path, bytes, exclusive } => steps::op(OpKind::Write, path, Some(bytes), Some(*exclusive)),
@@ -188,7 +189,12 @@ pub fn op_js(op: &Op) -> JsValue {
         Op::RemoveDir(path) => steps::op(OpKind::RemoveDir, path, None, None),
         Op::ReadRecord(path) => steps::op(OpKind::ReadRecord, path, None, None),
         Op::KeepRecord { path, text } => steps::keep_record(path, text),
-    }
+        Op::WriteParts { path, head, body, tail, exclusive } => {
+            let held = super::body::held(*body)
+                .ok_or_else(|| Error::new(ErrorKind::Internal, "the result's bytes are no longer held").with_path(path))?;
+            steps::write_parts(path, head, &held, tail, *exclusive)
+        }
+    })
 }
 
 /// The outcome of `op` from what the driver answered (`{ok, value}` or `{ok, error}`).

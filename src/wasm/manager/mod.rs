@@ -9,8 +9,6 @@
 //! (`loadContexts` in steps), `select` (selection, vectors, passages and line views) and
 //! `storewide` (the static operations over a folder).
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Reflect};
@@ -30,7 +28,6 @@ mod load;
 mod save;
 mod select;
 mod storewide;
-use save::Saving;
 
 /// The tool-context store.
 #[wasm_bindgen(js_name = ContextManager, skip_typescript)]
@@ -44,9 +41,6 @@ pub struct JsContextManager {
     embed: Option<Function>,
     /// The storage is the runtime's default, made for this manager: `close()` closes it.
     owns_storage: bool,
-    /// The saves whose record the driver is writing, by id.
-    saves: RefCell<HashMap<u32, Saving>>,
-    next_save: Cell<u32>,
 }
 
 /// Below this many UTF-16 units a call into `TextEncoder` costs more than it saves.
@@ -76,8 +70,6 @@ impl JsContextManager {
             redact,
             embed,
             owns_storage,
-            saves: RefCell::default(),
-            next_save: Cell::new(0),
         }
     }
 

@@ -1,23 +1,23 @@
-//! `saveContext` in steps: the arguments checked and serialised once, the record's
-//! header from the core, the result's bytes left in JavaScript (`Body`), and the
-//! `write` / `remove` steps the driver runs (docs/protocol.md).
+//! `saveContext`: the arguments checked and serialised once, the record's header from
+//! the core, the result's bytes left in JavaScript (`Body`), and the plan that writes the
+//! record ([`SaveRecord`]), run by the driver as any other (docs/protocol.md).
 
-use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array, JSON};
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect, JSON};
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::{JsContextManager, ENCODER_FROM};
+use crate::store::Manager;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
-use crate::store::{Begun, FailedSave, HostBody, Job, PendingSave, SaveInput, Written};
+use crate::store::{Begun, HostBody, SaveInput, SaveRecord};
 use crate::wasm::interop::args::{get, opt_string};
 use crate::wasm::interop::body::Body;
 use crate::wasm::interop::errors::{with_cause, IntoJs};
 use crate::wasm::interop::json::json_value;
-use crate::wasm::interop::steps::{self};
-use crate::wasm::interop::storage::host_failure;
-use crate::wasm::plans::Reply;
+use crate::wasm::interop::steps;
+use crate::wasm::plans::{self, Reply};
 
 /// A well-formed string, or `NOT_SERIALIZABLE` (a lone surrogate cannot be stored).
 pub(super) fn well_formed(value: &JsValue, what: &str) -> Result<String> {
@@ -71,7 +71,7 @@ pub(super) fn save_input<'a>(
     let (result_json, result_body) = match result_in {
         ResultIn::Text(text) => (text.as_deref(), None),
         ResultIn::Held(body) => {
-            (None, Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: None }))
+            (None, Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: body.hash() }))
         }
     };
     SaveInput {
@@ -85,14 +85,6 @@ pub(super) fn save_input<'a>(
         tool_call_id: fields.tool_call_id,
         result_body,
     }
-}
-
-/// A save between its steps (see `__saveBegin`).
-pub(super) enum Saving {
-    /// Its record is being written; the result, held until the save ends.
-    Writing(Box<PendingSave>, ResultIn),
-    /// Its write failed: what it left is being removed.
-    Removing(FailedSave),
 }
 
 /// Runs the `redact` option over a copy of the record and returns the JSON of the args
@@ -181,12 +173,9 @@ impl SaveFields {
 
 #[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
-    /// `saveContext`, its first step; the driver runs the rest (driver.js, `save`).
-    /// Returns `done` (saved: a record held in memory), the first step of a plan (it
-    /// finishes the save: its follow-up I/O), or `write` (docs/protocol.md): write the
-    /// record (`bytes`, or `parts` to join: the header, the result's bytes that JavaScript
-    /// holds, and `}`) to `path` exclusively, call `__saveIndex(id)` meanwhile, then
-    /// `__saveWritten`.
+    /// `saveContext`: `done` (saved: a record held in memory), or the first step of its
+    /// plan ([`SaveRecord`]: the record's write, then the save's follow-up I/O), which
+    /// resolves to the filepath (or `{filepath, embed}` with the `embed` option).
     #[wasm_bindgen(js_name = "__saveBegin")]
     pub fn save_begin(
         &self,
@@ -197,67 +186,13 @@ impl JsContextManager {
         query_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let (begun, result_in) = self.start_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
-        let pending = match begun {
-            Begun::Saved(filepath, after) => return Ok(self.saved(filepath, after, result_in)),
-            Begun::Write(pending) => pending,
-        };
-        let (record, parts): (JsValue, bool) = match (pending.record(), &result_in) {
-            ((head, Some(_)), ResultIn::Held(body)) => {
-                (Array::of3(&Uint8Array::from(head), body.bytes(), &Uint8Array::from(&b"}"[..])).into(), true)
-            }
-            ((whole, _), _) => (Uint8Array::from(whole).into(), false),
-        };
-        let id = self.next_save.get().wrapping_add(1);
-        self.next_save.set(id);
-        let step = steps::write_record(id, &self.storage, pending.path(), &record, parts);
-        self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
-        Ok(step)
-    }
-
-    /// Indexes the result of save `id` (while the host writes its record).
-    #[wasm_bindgen(js_name = "__saveIndex")]
-    pub fn save_index(&self, id: u32) {
-        if let Some(Saving::Writing(pending, result_in)) = self.saves.borrow_mut().get_mut(&id) {
-            if let (true, ResultIn::Held(body)) = (pending.wants_result_hash(), &*result_in) {
-                pending.set_result_hash(body.hash());
-            }
-            pending.index(self.inner.options().content_bytes);
+        let save = SaveRecord::new(self.inner.clone(), begun);
+        let reply = self.saved_reply();
+        if let Some(filepath) = save.done() {
+            return Ok(steps::done(&reply(filepath.to_owned(), &result_in)));
         }
-    }
-
-    /// How the write of save `id` ended (`ok`, and the host's value or error): `done` or
-    /// a plan's first step as `__saveBegin`; `write` again at another `path` (the name was
-    /// taken: the same record there); `remove` (the write failed: remove `path`, whatever
-    /// it left, then `__saveEnd`).
-    #[wasm_bindgen(js_name = "__saveWritten")]
-    pub fn save_written(&self, id: u32, ok: bool, value: JsValue) -> Result<JsValue, JsValue> {
-        let Some(Saving::Writing(pending, result_in)) = self.saves.borrow_mut().remove(&id) else {
-            return Err(Error::new(ErrorKind::Internal, "no save is writing under this id")).js();
-        };
-        let written = if ok { Ok(()) } else { Err(host_failure("write", pending.path(), value)) };
-        match self.inner.record_written(pending, written) {
-            Written::Saved(filepath, after) => Ok(self.saved(filepath, after, result_in)),
-            Written::Retry(pending) => {
-                let step = steps::write_again(id, pending.path());
-                self.saves.borrow_mut().insert(id, Saving::Writing(pending, result_in));
-                Ok(step)
-            }
-            Written::Remove(failed) => {
-                let step = steps::remove_record(id, &failed.path);
-                self.saves.borrow_mut().insert(id, Saving::Removing(failed));
-                Ok(step)
-            }
-            Written::Failed(e) => Err(e).js(),
-        }
-    }
-
-    /// The end of save `id` whose write failed, once what it left is removed: throws why.
-    #[wasm_bindgen(js_name = "__saveEnd")]
-    pub fn save_end(&self, id: u32) -> Result<(), JsValue> {
-        match self.saves.borrow_mut().remove(&id) {
-            Some(Saving::Removing(failed)) => Err(failed.into_error()).js(),
-            _ => Err(Error::new(ErrorKind::Internal, "no failed save under this id")).js(),
-        }
+        // The result's bytes stay held until the plan ends (its write reads them).
+        Ok(plans::start(self.storage.clone(), save, move |filepath| Ok(Reply::Value(reply(filepath, &result_in)))))
     }
 }
 
@@ -315,7 +250,10 @@ impl JsContextManager {
                 let (args_json, json) = redacted(redact, &tool, &args_json, json, &fields)?;
                 (args_json, ResultIn::Text(json))
             }
-            (None, Some(json)) if json.length() >= ENCODER_FROM => {
+            // A long result stays in JavaScript, unless its record may be held in memory
+            // (at least one byte per UTF-16 unit: a text this long makes a record past
+            // `persistThreshold`, which is written).
+            (None, Some(json)) if json.length() as usize >= self.held_from() => {
                 // JSON.stringify escapes a lone surrogate (ES2019), so only an escaped
                 // one can be there: the exact check runs only when the text has `\ud`.
                 if json.includes("\\ud", 0) {
@@ -338,37 +276,36 @@ impl JsContextManager {
         Ok((tool, args_json, result_in, fields))
     }
 
-    /// A saved record: `{kind: "done", value: filepath}`, or the first step of the plan
-    /// of the I/O left (the save's follow-up: a spill, retention, the session manifest;
-    /// src/wasm/plans.rs) that resolves to it. With the `embed` option the value is
-    /// `{filepath, embed}`, the text to embed (the JS glue calls `embed`, then
-    /// `__setVector`).
-    pub(super) fn saved(&self, filepath: String, after: Option<Job>, result_in: ResultIn) -> JsValue {
-        let text = self.embed.is_some().then(|| self.embed_text(&filepath, &result_in)).flatten();
-        let value = move || match text {
-            Some(text) => steps::saved_to_embed(&filepath, &text),
-            None => JsValue::from(filepath),
-        };
-        match after {
-            None => steps::done(&value()),
-            Some(job) => self.run_job(job, move |_| Ok(Reply::Value(value()))),
-        }
+    /// The length (UTF-16 units) from which a result's text stays in JavaScript.
+    fn held_from(&self) -> usize {
+        (ENCODER_FROM as usize).max(self.inner.options().persist_threshold)
     }
 
-    /// The text the `embed` option gets for the record saved at `filepath`: its indexed
-    /// text (description, tool, args and the bounded start of its result); `None` once
-    /// its pointer is gone.
-    pub(super) fn embed_text(&self, filepath: &str, result_in: &ResultIn) -> Option<String> {
-        let description = self.inner.description_of(filepath)?;
-        Some(crate::select::indexed_text(&description, result_in.indexed(), self.inner.options().content_bytes))
+    /// What a save resolves to, once its record is saved at `filepath`: the filepath,
+    /// or with the `embed` option `{filepath, embed}`, the text to embed (the JS glue
+    /// calls `embed`, then `__setVector`).
+    fn saved_reply(&self) -> impl FnOnce(String, &ResultIn) -> JsValue + 'static {
+        let inner = self.embed.is_some().then(|| self.inner.clone());
+        move |filepath, result_in| match inner.and_then(|inner| embed_text(&inner, &filepath, result_in)) {
+            Some(text) => steps::saved_to_embed(&filepath, &text),
+            None => JsValue::from(filepath),
+        }
     }
+}
+
+/// The text the `embed` option gets for the record saved at `filepath`: its indexed text
+/// (description, tool, args and the bounded start of its result); `None` once its
+/// pointer is gone.
+fn embed_text(inner: &Manager, filepath: &str, result_in: &ResultIn) -> Option<String> {
+    let description = inner.description_of(filepath)?;
+    Some(crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes))
 }
 
 #[cfg(all(test, feature = "native"))]
 impl JsContextManager {
-    /// `saveContext` with its steps driven here, the record written through `JsStorage`'s
-    /// async `Storage` (the host's methods awaited in Rust), for the wasm-bindgen tests. A
-    /// save's follow-up job is not run.
+    /// `saveContext` with its plan run by the native runner, the record written through
+    /// `JsStorage`'s async `Storage` (the host's methods awaited in Rust), for the
+    /// wasm-bindgen tests.
     pub async fn save_context(
         &self,
         tool_name: JsValue,
@@ -377,31 +314,11 @@ impl JsContextManager {
         task_or_options: JsValue,
         query_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        use crate::native::{Storage, WriteOptions};
-        let (begun, result_in) = self.start_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
-        let mut pending = match begun {
-            Begun::Saved(filepath, _) => return Ok(filepath.into()),
-            Begun::Write(pending) => pending,
-        };
-        let exclusive = WriteOptions { exclusive: true };
-        loop {
-            if let (true, ResultIn::Held(body)) = (pending.wants_result_hash(), &result_in) {
-                pending.set_result_hash(body.hash());
-            }
-            pending.index(self.inner.options().content_bytes);
-            let written = match pending.record() {
-                (head, Some(body)) => self.storage.write_parts(pending.path(), head, body, b"}", exclusive).await,
-                (whole, None) => self.storage.write(pending.path(), whole, exclusive).await,
-            };
-            match self.inner.record_written(pending, written) {
-                Written::Saved(filepath, _) => return Ok(filepath.into()),
-                Written::Retry(next) => pending = next,
-                Written::Remove(failed) => {
-                    let _ = self.storage.remove(&failed.path).await;
-                    return Err(failed.into_error()).js();
-                }
-                Written::Failed(e) => return Err(e).js(),
-            }
+        let (begun, _result_in) = self.start_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
+        let save = SaveRecord::new(self.inner.clone(), begun);
+        match save.done() {
+            Some(filepath) => Ok(filepath.into()),
+            None => crate::native::run(&*self.storage, save).await.map(JsValue::from).js(),
         }
     }
 }

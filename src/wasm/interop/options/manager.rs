@@ -53,8 +53,6 @@ impl ManagerOptions {
             None => Rc::new(host_random),
         };
         let mut core = Options::with(dir, clock, random);
-        // A large result's bytes stay in JavaScript (body.rs): the core reads them by handle.
-        core.host_bytes = Some(Rc::new(|handle| super::super::body::held(handle).map(|b| b.to_vec())));
         if let Some(n) = opt_size(options, "persistThreshold")? {
             core.persist_threshold = n;
         }
