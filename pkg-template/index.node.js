@@ -15,6 +15,16 @@ import { windowModule } from "./window.js";
 
 export * from "./api.js";
 
+// Node 20 and 21 (V8 11): a call into wasm that V8 inlines into optimised JavaScript
+// aborts the process ("Fatal error ... unreachable code", in
+// Deoptimizer::DoComputeBuiltinContinuation) when that code is deoptimised during the
+// call, as the driver's loop can be (tests/js/vectors.test.mjs aborted so). Turning that
+// inlining off avoids it; calls into wasm are otherwise unchanged. Bun is not V8, and
+// later V8s keep their flags.
+if (typeof Bun === "undefined" && Number(process.versions.v8?.split(".")[0]) < 12) {
+  builtin("node:v8").setFlagsFromString("--no-turbo-inline-js-wasm-calls");
+}
+
 const { readFileSync } = builtin("node:fs");
 const { resolve, sep } = builtin("node:path");
 
