@@ -16,11 +16,11 @@
 // - import resolved: the rest of the entry (useRuntime) and the import's settling;
 // - memory adapter: `import("toolctx/memory")` (loaded already: a cache hit) and memoryStorage();
 // - new ContextManager;
-// - save, __saveBegin: saveContext until the core's first step (a record name's random
-//   characters come from the host's Math.random, an input of the core's: no webcrypto);
-// - save, write: the driver to the host's write (memory storage) and back;
-// - save, __saveIndex: the core indexes the result;
-// - save, __saveWritten: the core adds the pointer; the save's Promise settles.
+// - save, __saveBegin: saveContext until the core's first step, its plan's write (a record
+//   name's random characters come from the host's Math.random, an input of the core's);
+// - save, write: the driver's loop to the host's write (memory storage);
+// - save, done: the write, the plan's next step (the core indexes the record and adds
+//   its pointer) and the save's Promise settling.
 //
 //   node bench/first-save.mjs [runs] [dir ...]   (default: 15 runs of pkg/; each `dir` a built
 //                                                 package, e.g. a copy of an older pkg/)
@@ -49,8 +49,7 @@ function instrument(text) {
     [/return __wbg_finalize_init\(instance, module\);/,
       `{ const ready = __wbg_finalize_init(instance, module); ${mark("core instantiated")} return ready; }`],
     [/(step = this\.__saveBegin\([^;]*;)/, `$1 ${mark("save, __saveBegin")}`],
-    [/(let outcome = attempt\(\(\) => writeOnce\.call\([^;]*;)/, `$1 ${mark("save, write")}`],
-    [/(manager\.__saveIndex\(id\);)/, `$1 ${mark("save, __saveIndex")}`],
+    [/(case OP\.WRITE:\n)/, `$1 ${mark("save, write")}\n`],
   ];
   for (const [from, to] of edits) {
     if (!from.test(text)) throw new Error(`bench/first-save.mjs: index.node.js has no ${from}; update the bench`);
@@ -75,7 +74,7 @@ __mark("memory adapter");
 const manager = new ContextManager({ fileSystem: storage, contextDir: "/ctx" });
 __mark("new ContextManager");
 await manager.saveContext("readFile", { path: "a.ts" }, "export const a = 1;");
-__mark("save, __saveWritten");
+__mark("save, done");
 process.stdout.write(JSON.stringify(phases));
 `;
 

@@ -36,7 +36,7 @@ pub struct SaveInput<'a> {
     /// The id of the model's tool call, stored in the record and its pointer.
     pub tool_call_id: Option<String>,
     /// The result held by the host instead of `result_json` (wasm): its bytes never
-    /// cross into the core unless the record stays in memory.
+    /// cross into the core, and its record is always written.
     pub result_body: Option<HostBody<'a>>,
 }
 
@@ -193,7 +193,7 @@ impl Manager {
     /// The step after the write of a pending save: on success the pointer is added
     /// ([`Written::Saved`]); a taken name draws another ([`Written::Retry`]); any other
     /// failure leaves a file to remove before the error is reported ([`Written::Remove`]).
-    pub fn record_written(&self, mut pending: Box<PendingSave>, written: Result<()>) -> Written {
+    pub(super) fn record_written(&self, mut pending: Box<PendingSave>, written: Result<()>) -> Written {
         match written {
             Ok(()) => {
                 pending.index(self.options.content_bytes);
@@ -303,7 +303,7 @@ pub enum Begun {
 }
 
 /// What the step after a save's write did ([`Manager::record_written`]).
-pub enum Written {
+pub(super) enum Written {
     /// Saved: its filepath, and the follow-up, if any.
     Saved(String, Option<Job>),
     /// The name was taken: write the record again, at its new [`PendingSave::path`].
@@ -352,11 +352,6 @@ pub(super) enum Indexed {
 }
 
 impl PendingSave {
-    /// The path to write the record to (exclusively).
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
     /// The write of the record, exclusive: its whole bytes, or (the host holding the
     /// result) the header, the result's bytes and `}`.
     fn write_op(&self) -> Op {
@@ -369,7 +364,7 @@ impl PendingSave {
 
     /// Indexes the record's metadata and keeps its result's text for the content's
     /// indexing after the save (once).
-    pub fn index(&mut self, content_bytes: usize) {
+    pub(super) fn index(&mut self, content_bytes: usize) {
         if self.terms.is_none() {
             self.terms = Some(self.terms_of());
             self.content = self.content(content_bytes);
@@ -411,16 +406,16 @@ impl PendingSave {
 }
 
 /// A save whose write failed: the file at `path` is removed, then the error reported.
-pub struct FailedSave {
+pub(super) struct FailedSave {
     /// What the failed write may have left.
-    pub path: String,
+    pub(super) path: String,
     pub(super) error: Error,
     pub(super) _pass: Pass,
 }
 
 impl FailedSave {
     /// The error, once the file is removed (the save ends).
-    pub fn into_error(self) -> Error {
+    pub(super) fn into_error(self) -> Error {
         self.error
     }
 }
@@ -485,7 +480,14 @@ impl<M: Deref<Target = Manager> + Clone> SaveRecord<M> {
                 self.at = SaveAt::After(filepath, job);
                 step
             }
-            Ok(result) => Step::Done(result.map(|_| filepath)),
+            Ok(result) => {
+                // The record is saved: a follow-up that failed (its stages tell `onDebug`
+                // as they fail; a lock's release could still fail it) does not fail the save.
+                if let Err(e) = result {
+                    self.manager.debug(format!("the save's follow-up failed: {e}"), Some(&filepath));
+                }
+                Step::Done(Ok(filepath))
+            }
         }
     }
 }

@@ -95,6 +95,12 @@ impl Body {
     pub fn len(&self) -> usize {
         self.bytes.length() as usize
     }
+
+    /// The text, copied into wasm (for a record held in memory).
+    pub fn text(&self) -> Result<String> {
+        String::from_utf8(self.bytes.to_vec())
+            .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
+    }
 }
 
 impl Drop for Body {

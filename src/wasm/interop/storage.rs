@@ -190,8 +190,9 @@ pub fn op_js(op: &Op) -> Result<JsValue> {
         Op::ReadRecord(path) => steps::op(OpKind::ReadRecord, path, None, None),
         Op::KeepRecord { path, text } => steps::keep_record(path, text),
         Op::WriteParts { path, head, body, tail, exclusive } => {
-            let held = super::body::held(*body)
-                .ok_or_else(|| Error::new(ErrorKind::Internal, "the result's bytes are no longer held").with_path(path))?;
+            let held = super::body::held(*body).ok_or_else(|| {
+                Error::new(ErrorKind::Internal, "the result's bytes are no longer held").with_path(path)
+            })?;
             steps::write_parts(path, head, &held, tail, *exclusive)
         }
     })

@@ -8,9 +8,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::{JsContextManager, ENCODER_FROM};
-use crate::store::Manager;
 use crate::error::{Error, ErrorKind, Result};
 use crate::record::task_id_from_f64;
+use crate::store::Manager;
 use crate::store::{Begun, HostBody, SaveInput, SaveRecord};
 use crate::wasm::interop::args::{get, opt_string};
 use crate::wasm::interop::body::Body;
@@ -250,16 +250,21 @@ impl JsContextManager {
                 let (args_json, json) = redacted(redact, &tool, &args_json, json, &fields)?;
                 (args_json, ResultIn::Text(json))
             }
-            // A long result stays in JavaScript, unless its record may be held in memory
-            // (at least one byte per UTF-16 unit: a text this long makes a record past
-            // `persistThreshold`, which is written).
-            (None, Some(json)) if json.length() as usize >= self.held_from() => {
+            (None, Some(json)) if json.length() >= ENCODER_FROM => {
                 // JSON.stringify escapes a lone surrogate (ES2019), so only an escaped
                 // one can be there: the exact check runs only when the text has `\ud`.
                 if json.includes("\\ud", 0) {
                     crate::record::check_no_lone_surrogates(&text_of(json.clone())?)?;
                 }
-                (args_json, ResultIn::Held(Body::new(&json, self.inner.options().content_bytes)?))
+                let options = self.inner.options();
+                let body = Body::new(&json, options.content_bytes)?;
+                // A long result stays in JavaScript and its record is written, unless the
+                // record may be held in memory (its result under `persistThreshold` bytes).
+                let result_in = match body.len() < options.persist_threshold {
+                    true => ResultIn::Text(Some(body.text()?)),
+                    false => ResultIn::Held(body),
+                };
+                (args_json, result_in)
             }
             (None, json) => (args_json, ResultIn::Text(json.map(text_of).transpose()?)),
         };
@@ -274,11 +279,6 @@ impl JsContextManager {
             }
         }
         Ok((tool, args_json, result_in, fields))
-    }
-
-    /// The length (UTF-16 units) from which a result's text stays in JavaScript.
-    fn held_from(&self) -> usize {
-        (ENCODER_FROM as usize).max(self.inner.options().persist_threshold)
     }
 
     /// What a save resolves to, once its record is saved at `filepath`: the filepath,
