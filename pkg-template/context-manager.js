@@ -373,8 +373,8 @@ export class ContextManager {
     }));
   }
 
-  // What the driver calls (driver.js: a save's first step, close()'s steps, the index
-  // segment due after a save), each the handle's method of that name.
+  // A save's first step (saveContext) and what the driver calls (driver.js: close()'s
+  // plan, the index segment due after a save), each the handle's method of that name.
   __saveBegin(toolName, args, result, taskOrOptions, queryId) {
     try {
       return this.#live().__saveBegin(toolName, args, result, taskOrOptions, queryId);
@@ -394,14 +394,6 @@ export class ContextManager {
   __close() {
     try {
       return this.#live().__close();
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __closeIdle() {
-    try {
-      return this.#live().__closeIdle();
     } catch (err) {
       throw core.error(err);
     }

@@ -4,12 +4,12 @@
 // The module decides and the driver does the I/O (src/wasm/conversation.rs): each method
 // is a plan of the module (src/conversation/ops.rs) whose steps (docs/protocol.md) take
 // the local writers' lock when it writes, read what it needs, make its changes one after
-// the other and end with its answer; the module's driver runs them (driver.js `plan`,
-// which calls the module's `__planStep`). A sync is a run of steps of its own on the local
-// storage and the remote (driver.js `run`). Every call into the module is synchronous; a
-// trap is INTERNAL (module.js). A store's writing operations run one at a time, under the
-// storage's lock on `conversations/.lock` (other processes and tabs) taken in this
-// process's turn at it; its syncs run one at a time.
+// the other and end with its answer; a sync is a plan too (src/conversation/sync/plan.rs),
+// whose steps run on the local storage or the remote. The module's driver runs them
+// (driver.js `plan`, which calls the module's `__planStep`). Every call into the module is
+// synchronous; a trap is INTERNAL (module.js). A store's writing operations run one at a
+// time, under the storage's lock on `conversations/.lock` (other processes and tabs) taken
+// in this process's turn at it; its syncs run one at a time.
 //
 // Answers cross as JSON text, which the driver parses once the wasm call has returned (a
 // JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager/select.rs).
@@ -20,30 +20,13 @@ import { WasmModule, disposeWithClose } from "./module.js";
 export const conversationModule = new WasmModule("conversation", glue);
 // The module's class (its state: storage, options, what it knows of each conversation) is
 // held by the exported one below, whose methods run its operations: `__perform` gives an
-// operation's first step; a sync (ConversationSync) gives its steps one by one.
+// operation's first step, `__sync` a sync's.
 const { ConversationStore: Core } = glue;
 
 const OPEN = Symbol("ConversationStore.open");
 
 function invalid(message) {
   return toolctxError("INVALID_ARGUMENT", `toolctx: ${message}`);
-}
-
-/**
- * The Promise of a sync (`run`: `step(outcomes)`) begun at the module's `generation`, its
- * steps done by the module's driver. A trap since fails it with INTERNAL before `run` is
- * touched again.
- */
-function drive(run, generation) {
-  const next = (outcomes) => {
-    if (conversationModule.generation !== generation) throw conversationModule.stale("conversation store");
-    try {
-      return run.step(outcomes);
-    } catch (err) {
-      throw conversationModule.error(err);
-    }
-  };
-  return conversationModule.driver.run(next([]), (_, outcomes) => next(outcomes));
 }
 
 export class ConversationStore {
@@ -114,13 +97,13 @@ export class ConversationStore {
 
   /** Pushes the queued changes to the remote and pulls what it has (one sync at a time). */
   async sync() {
-    let run;
+    let step;
     try {
-      run = this.#live().__sync();
+      step = this.#live().__sync();
     } catch (err) {
       throw conversationModule.error(err);
     }
-    const turn = this.#syncs.then(() => drive(run, this.#generation));
+    const turn = this.#syncs.then(() => conversationModule.driver.plan(step));
     this.#syncs = turn.catch(() => {});
     return turn;
   }

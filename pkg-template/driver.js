@@ -248,14 +248,15 @@ export function createDriver(core, onTrap) {
    * The Promise of the operation whose first step is `step`: each step done, its
    * outcomes handed to `next(step, outcomes)` for the next step, until one is `done` or
    * `failed`. `next` throwing fails the operation (its locks released). Tracked as an
-   * operation of `owner` when given (`close` waits); a trap rejects it.
+   * operation of `owner` when given (`close` waits); a trap rejects it. A `wait` step
+   * awaits `others()` (close()'s: the manager's other operations in flight settled).
    */
-  function run(step, next, owner) {
+  function run(step, next, owner, others) {
     let key;
     const promise = new Promise((resolve, reject) => {
       key = reject;
       runs.set(reject, undefined);
-      follow(step, next, reject).then(
+      follow(step, next, reject, others).then(
         (value) => runs.delete(reject) && resolve(value),
         (err) => runs.delete(reject) && reject(err),
       );
@@ -263,7 +264,7 @@ export function createDriver(core, onTrap) {
     return owner === undefined ? promise : track(owner, promise, key);
   }
 
-  async function follow(step, next, key) {
+  async function follow(step, next, key, others) {
     /** The locks held: `{storage, name, lock}` (`hold`). */
     const locks = [];
     /** The records this run keeps (`readRecord`, `keepRecord`), for a `done` with `kept`. */
@@ -308,6 +309,11 @@ export function createDriver(core, onTrap) {
             outcomes = [await held.lock.settled];
             break;
           }
+          case STEP.WAIT:
+            if (others === undefined) throw internal(undefined, "a plan waited with nothing to wait for");
+            await others();
+            outcomes = [];
+            break;
           default:
             throw internal(undefined, `no step of kind ${step.kind}`);
         }
@@ -340,6 +346,7 @@ export function createDriver(core, onTrap) {
    * operation of `manager` (`close` waits).
    */
   function save(manager, step) {
+    if (step.kind === STEP.DONE) return afterSave(manager, Promise.resolve(step.value));
     return afterSave(manager, plan(step, manager));
   }
 
@@ -366,10 +373,10 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * `close()` of `manager` (src/wasm/manager/mod.rs, `closing`): its first step is a plan's,
-   * or `wait`: call `__closeIdle` once the manager's other operations in flight have
-   * settled (then again). The plan resolves to `{host, close}`, the host's own `close()`
-   * to call last (a storage the manager made), or undefined.
+   * `close()` of `manager`: the plan `__close()` begins (src/store/close.rs, `ClosePlan`),
+   * whose `wait` steps wait for the manager's other operations in flight to settle. It
+   * resolves to `{host, close}`, the host's own `close()` to call last (a storage the
+   * manager made), or undefined.
    */
   function close(manager) {
     // A close() while another is in flight runs after it (and finds the manager closed):
@@ -388,12 +395,7 @@ export function createDriver(core, onTrap) {
   }
 
   async function closing(manager, key) {
-    let step = manager.__close();
-    while (step.kind === STEP.WAIT) {
-      await othersSettled(manager, key);
-      step = manager.__closeIdle();
-    }
-    const closer = await plan(step);
+    const closer = await run(manager.__close(), planStep, undefined, () => othersSettled(manager, key));
     if (closer === undefined) return undefined;
     try {
       await closer.close.call(closer.host);

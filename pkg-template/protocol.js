@@ -12,7 +12,7 @@ export const STEP = Object.freeze({
   LOCK: "lock",
   /** `{kind, id?, storage, name}`: release that lock; answer the outcome of the host's `lock`. */
   UNLOCK: "unlock",
-  /** `{kind}`: close() waits for the manager's other operations in flight, then calls `__closeIdle`. */
+  /** `{kind, id}`: wait until the manager's other operations in flight have settled (close()'s); answer no outcome. */
   WAIT: "wait",
   /** `{kind, value}`, `{kind, json}` or `{kind, kept}`: finished with `value` (or `JSON.parse(json)`, or the records the run kept under the numbers in `kept`, in that order). */
   DONE: "done",

@@ -7,6 +7,8 @@
 //!
 //! - [`Step::Run`]: run these [`Op`]s (all at once, in any order) and step with their
 //!   outcomes; a failed op is an `Err` outcome, typed as the storage types it;
+//! - [`Step::Change`]: run these ops one after the other, stopping at the first that
+//!   fails, and step with the outcomes of those run (the last is the failure, if any);
 //! - [`Step::Lock`] / [`Step::Unlock`]: take the storage's named lock (what
 //!   [`Storage::locked`] runs its work under), or release it; a plan holds one lock at a
 //!   time. A lock asked with `wait: false` (background index work, which yields) fails at
@@ -16,6 +18,10 @@
 //!   plan that finishes holding it has it released first, then finishes. If the
 //!   lock fails (taking or releasing it), the plan hears it through
 //!   [`Plan::lock_failed`] (by default, it fails with that error);
+//! - [`Step::Wait`]: wait until the operations in flight beside this plan have changed
+//!   (one of them ended), then step with no outcomes. The JavaScript driver knows the
+//!   operations of the manager it runs the plan for; natively the plan says how it is
+//!   woken ([`Plan::wake_on_change`]). Only `close` waits;
 //! - [`Step::Done`]: the result.
 //!
 //! Two drivers run the same plans: [`crate::native::run`], for native Rust over any
@@ -24,10 +30,16 @@
 //! calls the host and hands the outcomes back. So the logic of a store-wide operation
 //! exists once, and no Rust future runs in the wasm module for it.
 //!
+//! A plan runs over its store's storage ([`Place::Store`]); a conversation store's sync
+//! also runs steps on its remote ([`Place::Remote`]): the drivers run each step where
+//! [`Plan::place`] says, read after the plan gave it.
+//!
 //! Writing a plan: a struct that knows where it is, and a `step` that matches on it. A
 //! plan may run another one inside it: it holds the sub-plan, passes its steps through
 //! (see [`Step::finished`]) and goes on when it is done. [`Plan::map`] turns a plan's
 //! result into another.
+
+use std::task::Waker;
 
 use crate::error::{Error, ErrorKind, Result};
 #[cfg(all(doc, feature = "native"))]
@@ -49,7 +61,7 @@ pub enum Op {
         /// Fail with `AlreadyExists` rather than replace.
         exclusive: bool,
     },
-    /// [`Storage::write`] of `head`, the bytes the host holds under `body` (a result's
+    /// [`Storage::write_parts`]: `head`, the bytes the host holds under `body` (a result's
     /// text: [`crate::store::HostBody`]) and `tail`, as one file: [`Outcome::Done`]. Its
     /// bytes never cross into the core: the host joins them, or writes them as parts
     /// where it can.
@@ -143,11 +155,23 @@ pub enum RecordOutcome {
 /// The outcomes of the ops of one [`Step::Run`], in the order asked.
 pub type Outcomes = Vec<Result<Outcome>>;
 
+/// Where a plan's step runs ([`Plan::place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// The store's storage.
+    Store,
+    /// The remote a store syncs to.
+    Remote,
+}
+
 /// What a plan does next.
 #[derive(Debug)]
 pub enum Step<T> {
     /// Run these ops, then step with their outcomes.
     Run(Vec<Op>),
+    /// Run these ops in order up to the first that fails, then step with the outcomes of
+    /// those run.
+    Change(Vec<Op>),
     /// Take the named lock, then step (with no outcomes).
     Lock {
         /// The lock: a path inside the store.
@@ -158,6 +182,9 @@ pub enum Step<T> {
     },
     /// Release the lock, then step (with no outcomes).
     Unlock,
+    /// Wait until the operations in flight beside this plan have changed, then step (with
+    /// no outcomes).
+    Wait,
     /// Finished.
     Done(Result<T>),
 }
@@ -169,8 +196,10 @@ impl<T> Step<T> {
         match self {
             Step::Done(result) => Ok(result),
             Step::Run(ops) => Err(Step::Run(ops)),
+            Step::Change(ops) => Err(Step::Change(ops)),
             Step::Lock { name, wait } => Err(Step::Lock { name, wait }),
             Step::Unlock => Err(Step::Unlock),
+            Step::Wait => Err(Step::Wait),
         }
     }
 }
@@ -186,6 +215,17 @@ pub trait Plan {
     /// The next step once the lock it asked for, or its release, failed with `e`.
     fn lock_failed(&mut self, e: Error) -> Step<Self::Output> {
         Step::Done(Err(e))
+    }
+
+    /// Where the step it gave last runs: [`Place::Store`] unless it syncs to a remote.
+    fn place(&self) -> Place {
+        Place::Store
+    }
+
+    /// Has `waker` called at the next change of the operations in flight beside it, for a
+    /// plan that waits ([`Step::Wait`]); `false` when it cannot be woken (it never waits).
+    fn wake_on_change(&self, _waker: &Waker) -> bool {
+        false
     }
 
     /// This plan, its result passed through `f`.
@@ -218,6 +258,14 @@ impl<P: Plan, T, F: FnOnce(P::Output) -> Result<T>> Plan for Map<P, F> {
             Err(step) => step,
             Ok(result) => self.then(result),
         }
+    }
+
+    fn wake_on_change(&self, waker: &Waker) -> bool {
+        self.plan.wake_on_change(waker)
+    }
+
+    fn place(&self) -> Place {
+        self.plan.place()
     }
 }
 

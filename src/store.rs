@@ -43,7 +43,7 @@ mod restore;
 mod save;
 mod table;
 pub use crate::segments::{segments_dir, INDEX_DIR};
-pub use close::Closing;
+pub use close::{ClosePlan, Closing};
 use held::Held;
 pub use load::{LoadRecords, LoadStep, Loading, NotLoaded};
 use persist::Content;
@@ -57,7 +57,7 @@ pub use options::{
 pub use pointers::{Candidate, Filter, Listed};
 
 use save::{content_terms, manifest_words, terms_of};
-pub use save::{result_hash, Begun, HostBody, SaveInput, SaveRecord};
+pub use save::{result_hash, Begun, HostBody, PendingSave, SaveInput, SaveRecord};
 use table::{PathSlots, State};
 
 /// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage

@@ -57,7 +57,7 @@ pub use ops::{Answer, OperationPlan, Request};
 pub use prune::{PruneOptions, Pruned, DEFAULT_KEEP_RECENT};
 pub use replica::{ConversationMetadata, View};
 pub use stats::{message_tokens, Stats};
-pub use sync::{Backoff, QueueItem, QueueOp, Step, SyncFailure, SyncReport, SyncRun, SyncStatus};
+pub use sync::{Backoff, QueueItem, QueueOp, Step, SyncFailure, SyncPlan, SyncReport, SyncRun, SyncStatus};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::inputs::{Clock, DebugSink};

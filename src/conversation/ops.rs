@@ -1,9 +1,10 @@
 //! The store's operations as plans (src/plan.rs), sans-IO: an [`OperationPlan`] takes
 //! the local writers' lock when its request writes ([`Request::exclusive`]), asks for the
 //! reads and listings it needs ([`Conversations::needs`], until nothing), decides what to
-//! change and what to answer ([`Conversations::decide`]), makes its changes one after
-//! the other, each a step of its own (a taken name of an exclusive write is drawn again
-//! and the changes run on from there, [`Conversations::failed`]), and answers. Natively
+//! change and what to answer ([`Conversations::decide`]), makes its changes in one
+//! [`Step::Change`] (in order, up to the first that fails: a taken name of an exclusive
+//! write is drawn again and the changes run on from there, [`Conversations::failed`]),
+//! and answers. Natively
 //! `ConversationStore::perform` (`src/native/conversation.rs`) runs it with the plan
 //! runner; in wasm, `src/wasm/conversation.rs` starts it in `src/wasm/plans.rs`, whose
 //! steps the JavaScript driver runs (`pkg-template/driver.js`, docs/protocol.md).
@@ -19,7 +20,7 @@ use super::stats::{self, Stats};
 use super::sync::{queue_items, sync_status, QueueOp, SyncStatus};
 use super::{latest, not_found, ArtifactInput, Conversations};
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{only, stepped_after_done, Op, Outcomes, Plan, Step};
+use crate::plan::{stepped_after_done, Op, Outcomes, Plan, Step};
 use crate::record::iso_timestamp;
 
 /// An operation and its arguments, checked.
@@ -229,13 +230,11 @@ enum Stage {
     Locking,
     /// These reads and listings.
     Reading(Vec<Op>),
-    /// Change `at` of the decision; `rest`: the changes after it. `drawn`: the name it
-    /// draws, when it is an exclusive write of one.
+    /// The changes of the decision from the one at `from` on, in order.
     Changing {
         decision: Box<Decision>,
-        rest: std::vec::IntoIter<Op>,
-        at: usize,
-        drawn: Option<Drawn>,
+        changes: Vec<Op>,
+        from: usize,
     },
     Over,
 }
@@ -268,13 +267,20 @@ impl<C: std::ops::Deref<Target = Conversations>> OperationPlan<C> {
                 }
                 self.read()
             }
-            Stage::Changing { decision, rest, at, drawn } => match only(outcomes) {
-                Ok(_) => self.change(decision, rest, at + 1),
-                Err(e) => {
-                    self.store.failed(&mut self.op, at, drawn, e)?;
-                    self.decide()
+            Stage::Changing { decision, changes, from } => {
+                let run = outcomes.len();
+                match outcomes.into_iter().enumerate().find_map(|(i, o)| o.err().map(|e| (i, e))) {
+                    None if run == changes.len() => Ok(Step::Done(Ok(self.store.finish(*decision)))),
+                    None => Err(Error::new(ErrorKind::Internal, "a plan got fewer outcomes than changes")),
+                    // The changes before it were made; a taken name is drawn again and
+                    // the operation decides once more from there.
+                    Some((i, e)) => {
+                        let drawn = self.store.drawn_by(&changes[i]);
+                        self.store.failed(&mut self.op, from + i, drawn, e)?;
+                        self.decide()
+                    }
                 }
-            },
+            }
             Stage::Over => Err(stepped_after_done()),
         }
     }
@@ -289,22 +295,18 @@ impl<C: std::ops::Deref<Target = Conversations>> OperationPlan<C> {
         Ok(Step::Run(needs))
     }
 
-    /// Its decision, its changes run from the first not run yet.
+    /// Its decision, its changes run in order from the first not made yet, up to the
+    /// first that fails; with none left, the answer.
     fn decide(&mut self) -> Result<Step<Answer>> {
         let mut decision = self.store.decide(&mut self.op)?;
-        let mut actions = std::mem::take(&mut decision.actions);
-        let at = self.op.done.min(actions.len());
-        actions.drain(..at);
-        self.change(Box::new(decision), actions.into_iter(), at)
-    }
-
-    /// Change `at` (the next of `rest`), one at a time: each stops the operation when it
-    /// fails; with none left, the answer.
-    fn change(&mut self, decision: Box<Decision>, mut rest: std::vec::IntoIter<Op>, at: usize) -> Result<Step<Answer>> {
-        let Some(action) = rest.next() else { return Ok(Step::Done(Ok(self.store.finish(*decision)))) };
-        let drawn = self.store.drawn_by(&action);
-        self.stage = Stage::Changing { decision, rest, at, drawn };
-        Ok(Step::Run(vec![action]))
+        let mut changes = std::mem::take(&mut decision.actions);
+        let from = self.op.done.min(changes.len());
+        changes.drain(..from);
+        if changes.is_empty() {
+            return Ok(Step::Done(Ok(self.store.finish(decision))));
+        }
+        self.stage = Stage::Changing { decision: Box::new(decision), changes: changes.clone(), from };
+        Ok(Step::Change(changes))
     }
 }
 
@@ -694,7 +696,8 @@ mod tests {
     #[derive(Default)]
     struct Host {
         files: BTreeMap<String, Vec<u8>>,
-        /// `lock`, `unlock`, and each `run` as its ops (`method path`) joined by `, `.
+        /// `lock`, `unlock`, each `run` as its ops (`method path`) joined by `, `, and each
+        /// change run.
         log: Vec<String>,
         /// Fails the ops it answers an error for, instead of running them.
         fail: Option<Failing>,
@@ -754,11 +757,24 @@ mod tests {
                         held = false;
                         self.log.push("unlock".into());
                     }
+                    Step::Wait => panic!("an operation never waits"),
                     Step::Run(ops) => {
                         let asked: Vec<String> =
                             ops.iter().map(|op| format!("{} {}", op.method(), op.path())).collect();
                         self.log.push(asked.join(", "));
                         outcomes = ops.iter().map(|op| self.perform(op)).collect();
+                    }
+                    // In order, up to the first that fails; each logged as it runs.
+                    Step::Change(ops) => {
+                        for op in &ops {
+                            self.log.push(format!("{} {}", op.method(), op.path()));
+                            let outcome = self.perform(op);
+                            let failed = outcome.is_err();
+                            outcomes.push(outcome);
+                            if failed {
+                                break;
+                            }
+                        }
                     }
                     Step::Done(result) => {
                         if held {
@@ -786,7 +802,7 @@ mod tests {
     }
 
     #[test]
-    fn a_write_runs_under_the_writers_lock_its_changes_one_a_step_in_order() {
+    fn a_write_runs_under_the_writers_lock_its_changes_in_order() {
         let (store, mut host) = (store(true), Host::default());
         create(&store, &mut host);
         host.log.clear();

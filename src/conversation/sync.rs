@@ -12,9 +12,10 @@
 //!
 //! A change and its item are written in one exclusive section of the store (under the
 //! writers' lock, as the store's only writer: see `ops.rs`); `sync()` takes a
-//! conversation's items and reads its local state in one such section too, so the state it pushes holds every change whose
-//! item it took, whatever runs between (another task, another process). It removes only
-//! the items it took; an item written meanwhile stays for the next sync.
+//! conversation's items and reads its local state in one such section too, so the state
+//! it pushes holds every change whose item it took, whatever runs between (another task,
+//! another process). It removes only the items it took; an item written meanwhile stays
+//! for the next sync. A sync runs as a plan ([`SyncPlan`]).
 //!
 //! An item is removed only once its conversation was pushed; a failure keeps it, with
 //! its attempts, the error and the time of the next attempt (exponential backoff on the
@@ -22,8 +23,11 @@
 //! content is missing fails the push (`NOT_FOUND`) before anything is written.
 
 mod absorb;
+mod plan;
 mod pull;
 mod push;
+
+pub use plan::SyncPlan;
 
 use std::collections::BTreeSet;
 

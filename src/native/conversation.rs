@@ -2,25 +2,21 @@
 //! tests. Each method checks its arguments, makes a [`Request`] and runs its plan
 //! ([`OperationPlan`]) over the local [`Storage`] with the plan runner (`run_in_turn`: a
 //! writing operation takes the store's turn, then the storage's lock), as the package's
-//! driver runs it over a host. A sync runs its steps over the local storage and the
-//! remote (`drive_sync`: the reads it needs, `fetch`, and the changes it decides,
-//! `execute`). Nothing else in the store awaits.
+//! driver runs it over a host. A sync is a plan too ([`SyncPlan`]), whose steps run on
+//! the local storage or the remote (`run_synced`). Nothing else in the store awaits.
 
-use std::future::Future;
 use std::ops::Deref;
-use std::pin::Pin;
 
 use futures_util::lock::Mutex;
 
-use super::runner::{perform, perform_one, run_in_turn};
+use super::runner::{run_in_turn, run_synced};
 use super::storage::Storage;
 use crate::conversation::{
     parse_export, validate_id, validate_type, Answer, ArtifactInput, ArtifactMeta, ConversationMetadata, Conversations,
-    Files, Format, Message, MessageInput, OperationPlan, PruneOptions, Pruned, Request, Role, Side, Stats, Step,
-    StoreOptions, SyncReport, SyncRun, SyncStatus,
+    Format, Message, MessageInput, OperationPlan, PruneOptions, Pruned, Request, Role, Stats, StoreOptions, SyncPlan,
+    SyncReport, SyncStatus,
 };
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::Op;
 
 /// The conversation store over local storage `L` and an optional remote `R`: the
 /// [`Conversations`] state (which it derefs to) driven over the storages.
@@ -237,76 +233,11 @@ impl<L: Storage, R: Storage> ConversationStore<L, R> {
     /// newer; see the module docs. Fails only when there is no remote or the local
     /// queue cannot be read: remote failures are reported in the result.
     pub async fn sync(&self) -> Result<SyncReport> {
-        let mut run = self.begin_sync()?;
+        let plan = SyncPlan::new(&self.core)?;
         let Some(remote) = self.remote.as_ref() else { return Err(Error::invalid("no remote")) };
         let _one_at_a_time = self.sync_lock.lock().await;
-        match self.drive_sync(remote, &mut run, Ok(())).await? {
-            Some(report) => Ok(report),
-            None => Err(Error::new(ErrorKind::Internal, "a sync released a lock it did not hold")),
-        }
+        run_synced(&self.local, remote, &self.writes, plan).await
     }
-
-    /// Runs `run`'s steps until it is done (`Some`) or releases the lock it runs under
-    /// (`None`); a lock runs the steps it covers inside the storage's `locked`.
-    fn drive_sync<'a>(
-        &'a self,
-        remote: &'a R,
-        run: &'a mut SyncRun,
-        mut last: Result<()>,
-    ) -> Pin<Box<dyn Future<Output = Result<Option<SyncReport>>> + 'a>> {
-        Box::pin(async move {
-            loop {
-                last = match self.sync_step(run, last)? {
-                    Step::Done(report) => return Ok(Some(report)),
-                    Step::Unlock(_) => return Ok(None),
-                    Step::Read(side, needs) => match side {
-                        Side::Local => fetch(&self.local, needs, run.files(side)).await,
-                        Side::Remote => fetch(remote, needs, run.files(side)).await,
-                    },
-                    Step::Change(side, plan) => match side {
-                        Side::Local => execute(&self.local, &plan).await,
-                        Side::Remote => execute(remote, &plan).await,
-                    }
-                    .map_err(|(_, e)| e),
-                    Step::Lock(side) => {
-                        let [local_lock, remote_lock] = self.lock_names();
-                        let covered = self.drive_sync(remote, run, Ok(()));
-                        let held = match side {
-                            Side::Local => {
-                                let _writes = self.writes.lock().await;
-                                self.local.locked(&local_lock, covered).await
-                            }
-                            Side::Remote => remote.locked(&remote_lock, covered).await,
-                        };
-                        // Released by the covered steps (`None`): the run goes on.
-                        match held {
-                            Ok(covered) => {
-                                covered?.map_or(Ok(()), |_| Err(Error::new(ErrorKind::Internal, "done while locked")))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
-                };
-            }
-        })
-    }
-}
-
-/// Answers `needs` (reads and listings) from `storage` into `files`.
-async fn fetch<S: Storage>(storage: &S, needs: Vec<Op>, files: &mut Files) -> Result<()> {
-    let outcomes = perform(storage, &needs, &mut Vec::new()).await;
-    for (op, outcome) in needs.into_iter().zip(outcomes) {
-        files.put(op, outcome?);
-    }
-    Ok(())
-}
-
-/// Runs `actions` in order on `storage`; on a failure, how many ran before it and why.
-async fn execute<S: Storage>(storage: &S, actions: &[Op]) -> std::result::Result<(), (usize, Error)> {
-    for (i, action) in actions.iter().enumerate() {
-        perform_one(storage, action, &mut Vec::new()).await.map_err(|e| (i, e))?;
-    }
-    Ok(())
 }
 
 /// An answer of another kind than the request's (a bug).

@@ -4,17 +4,17 @@
 //! begin a step, do the I/O it asks for, hand the outcome back. Nothing in the manager
 //! itself awaits.
 
-use std::future::poll_fn;
 use std::ops::Deref;
 use std::rc::Rc;
-use std::task::Poll;
 
 use futures_util::lock::Mutex;
 
 use super::runner;
 use super::storage::Storage;
 use crate::error::{Error, ErrorKind, Result};
-use crate::store::{remove_written, Clearing, Closing, Job, JobPlan, LoadRecords, Manager, Options, SaveInput, SaveRecord};
+use crate::store::{
+    remove_written, Clearing, ClosePlan, Job, JobPlan, LoadRecords, Manager, Options, SaveInput, SaveRecord,
+};
 
 /// The tool-context store over a [`Storage`]: a [`Manager`] (the state and its
 /// synchronous steps, which it derefs to, as a guard to what it guards) and the storage
@@ -106,37 +106,7 @@ impl<S: Storage> ContextManager<S> {
     /// writing out fails, the error is returned and the manager stays open with its
     /// records, so nothing is lost and `close` can be retried. Pointers stay readable.
     pub async fn close(&self) -> Result<()> {
-        let mut step = self.begin_close();
-        loop {
-            step = match step {
-                Closing::Done => return Ok(()),
-                // Another close is under way: once it ends, this one begins again.
-                Closing::Wait => {
-                    self.changed().await;
-                    self.begin_close()
-                }
-                Closing::Busy => {
-                    self.changed().await;
-                    self.close_when_idle()
-                }
-                Closing::WriteOut(job) => return self.drive(job).await,
-            }
-        }
-    }
-
-    /// Resolves at the manager's next change (an operation ending, its phase changing)
-    /// or sooner: the caller checks again.
-    async fn changed(&self) {
-        let mut asked = false;
-        poll_fn(|cx| {
-            if asked {
-                return Poll::Ready(());
-            }
-            asked = true;
-            self.wake_on_change(cx.waker());
-            Poll::Pending
-        })
-        .await
+        runner::run_in_turn(&self.storage, &self.turn, ClosePlan::new(&self.core)).await.map(drop)
     }
 
     /// Removes the records this manager wrote and drops those held in memory. Never

@@ -7,15 +7,17 @@ use std::future::Future;
 #[cfg(not(target_arch = "wasm32"))]
 use std::sync::Arc;
 #[cfg(not(target_arch = "wasm32"))]
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 
+use std::future::poll_fn;
 use std::rc::Rc;
+use std::task::Poll;
 
 use futures_util::lock::Mutex;
 
 use super::storage::{Storage, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{Op, Outcome, Outcomes, Plan, RecordOutcome, Step};
+use crate::plan::{Op, Outcome, Outcomes, Place, Plan, RecordOutcome, Step};
 use crate::record::parse_record;
 
 /// Runs `plan` to its end over `storage` (the native driver).
@@ -33,20 +35,73 @@ pub type Kept = Vec<Rc<[u8]>>;
 pub(super) async fn run_in_turn<S: Storage, P: Plan>(
     storage: &S,
     turn: &Mutex<()>,
+    plan: P,
+) -> Result<(P::Output, Kept)> {
+    run_over(Places { store: storage, remote: None::<&S> }, turn, plan).await
+}
+
+/// [`run_in_turn`] of a plan that also runs steps on `remote` ([`Place::Remote`]); the
+/// turn is taken for the store's locks only.
+pub(super) async fn run_synced<S: Storage, R: Storage, P: Plan>(
+    store: &S,
+    remote: &R,
+    turn: &Mutex<()>,
+    plan: P,
+) -> Result<P::Output> {
+    run_over(Places { store, remote: Some(remote) }, turn, plan).await.map(|(output, _)| output)
+}
+
+/// The storages a run's steps go to ([`Place`]).
+struct Places<'a, S, R> {
+    store: &'a S,
+    remote: Option<&'a R>,
+}
+
+impl<S: Storage, R: Storage> Places<'_, S, R> {
+    /// Runs `ops` at `place`: every one, or (`change`) up to the first that fails.
+    async fn perform(&self, place: Place, ops: &[Op], change: bool, kept: &mut Kept) -> Outcomes {
+        match (place, self.remote) {
+            (Place::Store, _) => perform_ops(self.store, ops, change, kept).await,
+            (Place::Remote, Some(remote)) => perform_ops(remote, ops, change, kept).await,
+            (Place::Remote, None) => ops.iter().map(|_| Err(no_remote())).collect(),
+        }
+    }
+
+    /// `work` under the lock `name` at `place`.
+    async fn locked<T>(&self, place: Place, name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
+        match (place, self.remote) {
+            (Place::Store, _) => self.store.locked(name, work).await,
+            (Place::Remote, Some(remote)) => remote.locked(name, work).await,
+            (Place::Remote, None) => Err(no_remote()),
+        }
+    }
+}
+
+/// A step on a remote in a run that has none (a bug).
+fn no_remote() -> Error {
+    Error::new(ErrorKind::Internal, "a plan asked for a remote this run has none of")
+}
+
+async fn run_over<S: Storage, R: Storage, P: Plan>(
+    places: Places<'_, S, R>,
+    turn: &Mutex<()>,
     mut plan: P,
 ) -> Result<(P::Output, Kept)> {
     let mut kept = Kept::new();
     let mut step = plan.step(Vec::new());
     loop {
         step = match step {
-            Step::Run(ops) => plan.step(perform(storage, &ops, &mut kept).await),
+            Step::Run(ops) => plan.step(places.perform(plan.place(), &ops, false, &mut kept).await),
+            Step::Change(ops) => plan.step(places.perform(plan.place(), &ops, true, &mut kept).await),
             Step::Lock { name, wait } => {
+                let place = plan.place();
                 // Not waiting (`wait: false`) is for this manager's own turn: the native
                 // storages' locks (the Storage trait's default) exclude no one else.
-                let _turn = match wait {
-                    true => turn.lock().await,
-                    false => match turn.try_lock() {
-                        Some(turn) => turn,
+                let _turn = match (place, wait) {
+                    (Place::Remote, _) => None,
+                    (Place::Store, true) => Some(turn.lock().await),
+                    (Place::Store, false) => match turn.try_lock() {
+                        Some(turn) => Some(turn),
                         None => {
                             step = plan.lock_failed(held_elsewhere(&name));
                             continue;
@@ -55,7 +110,7 @@ pub(super) async fn run_in_turn<S: Storage, P: Plan>(
                 };
                 // The plan runs on under the lock until it releases it, or finishes.
                 let mut inside = None;
-                match storage.locked(&name, until_unlocked(storage, &mut plan, &mut inside, &mut kept)).await {
+                match places.locked(place, &name, until_unlocked(&places, &mut plan, &mut inside, &mut kept)).await {
                     Ok(()) => match inside {
                         Some(step) => step,
                         None => plan.step(Vec::new()),
@@ -68,9 +123,30 @@ pub(super) async fn run_in_turn<S: Storage, P: Plan>(
                 }
             }
             Step::Unlock => plan.lock_failed(Error::new(ErrorKind::Internal, "a plan released a lock it did not hold")),
+            Step::Wait => match changed(&plan).await {
+                true => plan.step(Vec::new()),
+                false => Step::Done(Err(Error::new(ErrorKind::Internal, "a plan waited that cannot be woken"))),
+            },
             Step::Done(result) => return result.map(|output| (output, kept)),
         }
     }
+}
+
+/// Resolves at the next change `plan` is woken by ([`Plan::wake_on_change`]); `false`
+/// at once when it cannot be woken.
+async fn changed<P: Plan>(plan: &P) -> bool {
+    let mut asked = false;
+    poll_fn(|cx| {
+        if asked {
+            return Poll::Ready(true);
+        }
+        asked = true;
+        match plan.wake_on_change(cx.waker()) {
+            true => Poll::Pending,
+            false => Poll::Ready(false),
+        }
+    })
+    .await
 }
 
 /// Why a lock asked without waiting was not taken.
@@ -80,8 +156,8 @@ fn held_elsewhere(name: &str) -> Error {
 
 /// Steps `plan` while it holds a lock, until it releases it (`inside` stays `None`) or
 /// finishes (`inside`: its last step).
-async fn until_unlocked<S: Storage, P: Plan>(
-    storage: &S,
+async fn until_unlocked<S: Storage, R: Storage, P: Plan>(
+    places: &Places<'_, S, R>,
     plan: &mut P,
     inside: &mut Option<Step<P::Output>>,
     kept: &mut Kept,
@@ -89,10 +165,15 @@ async fn until_unlocked<S: Storage, P: Plan>(
     let mut outcomes = Vec::new();
     loop {
         match plan.step(std::mem::take(&mut outcomes)) {
-            Step::Run(ops) => outcomes = perform(storage, &ops, kept).await,
+            Step::Run(ops) => outcomes = places.perform(plan.place(), &ops, false, kept).await,
+            Step::Change(ops) => outcomes = places.perform(plan.place(), &ops, true, kept).await,
             Step::Unlock => return,
             Step::Lock { .. } => {
                 *inside = Some(Step::Done(Err(Error::new(ErrorKind::Internal, "a plan took a lock it holds"))));
+                return;
+            }
+            Step::Wait => {
+                *inside = Some(Step::Done(Err(Error::new(ErrorKind::Internal, "a plan waited holding a lock"))));
                 return;
             }
             done => {
@@ -103,19 +184,24 @@ async fn until_unlocked<S: Storage, P: Plan>(
     }
 }
 
-/// Runs `ops` over `storage`, one after the other: native storages do their I/O in the
-/// call (and in wasm only the tests' `awaited.rs` storage comes here), so nothing is
-/// gained by polling them together.
-pub(super) async fn perform<S: Storage>(storage: &S, ops: &[Op], kept: &mut Kept) -> Outcomes {
+/// Runs `ops` over `storage`, one after the other (or, `change`, up to the first that
+/// fails): native storages do their I/O in the call (and in wasm only the tests'
+/// `awaited.rs` storage comes here), so nothing is gained by polling them together.
+async fn perform_ops<S: Storage>(storage: &S, ops: &[Op], change: bool, kept: &mut Kept) -> Outcomes {
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
-        outcomes.push(perform_one(storage, op, kept).await);
+        let outcome = perform_one(storage, op, kept).await;
+        let failed = outcome.is_err();
+        outcomes.push(outcome);
+        if change && failed {
+            break;
+        }
     }
     outcomes
 }
 
 /// Runs `op` over `storage`; a record it reads or is given is checked and kept in `kept`.
-pub(super) async fn perform_one<S: Storage>(storage: &S, op: &Op, kept: &mut Kept) -> Result<Outcome> {
+async fn perform_one<S: Storage>(storage: &S, op: &Op, kept: &mut Kept) -> Result<Outcome> {
     match op {
         Op::ReadRecord(path) => {
             Ok(Outcome::Record(storage.read(path).await?.map_or(RecordOutcome::Missing, |bytes| keep(kept, bytes))))

@@ -1,9 +1,13 @@
-//! Flushing and closing: `flush`, `close` and the steps of a close ([`Closing`]).
+//! Flushing and closing: `flush`, `close` and its plan ([`ClosePlan`], over the steps of
+//! a close: [`Closing`]).
 
-use super::{Job, Manager};
-use crate::error::Result;
-use crate::lifecycle::Phase;
+use std::ops::Deref;
 use std::task::Waker;
+
+use super::{Job, JobPlan, Manager};
+use crate::error::{Error, Result};
+use crate::lifecycle::Phase;
+use crate::plan::{self, Outcomes, Plan, Step};
 
 impl Manager {
     /// Calls `waker` at the manager's next change: an operation ending, or its phase
@@ -77,4 +81,91 @@ pub enum Closing {
     Busy,
     /// Run this job (it ends the close).
     WriteOut(Job),
+}
+
+/// `close` as a plan over the manager `M` points at (a reference natively, an `Rc` in
+/// wasm): it waits ([`Step::Wait`]) while another close is under way or operations are in
+/// flight, then writes the manager out (the write-out job, which leaves it closed, or open
+/// again if it fails). Resolves to whether this close closed the manager (`false`: it was
+/// closed already, by another).
+pub struct ClosePlan<M> {
+    manager: M,
+    at: CloseAt<M>,
+}
+
+/// Where a [`ClosePlan`] is.
+enum CloseAt<M> {
+    /// Beginning (again, once another close has ended).
+    Begin,
+    /// Closing, waiting for the operations in flight to end.
+    Idle,
+    /// Writing the manager out.
+    WriteOut(JobPlan<M>),
+    /// Finished.
+    Over,
+}
+
+impl<M: Deref<Target = Manager> + Clone> ClosePlan<M> {
+    /// A close of `manager`.
+    pub fn new(manager: M) -> Self {
+        ClosePlan { manager, at: CloseAt::Begin }
+    }
+
+    /// The write-out's step `step`, passed through until it is done.
+    fn writing_out(&mut self, job: JobPlan<M>, step: Step<Vec<String>>) -> Step<bool> {
+        match step.finished() {
+            Err(step) => {
+                self.at = CloseAt::WriteOut(job);
+                step
+            }
+            Ok(result) => Step::Done(result.map(|_| true)),
+        }
+    }
+}
+
+impl<M: Deref<Target = Manager> + Clone> Plan for ClosePlan<M> {
+    type Output = bool;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<bool> {
+        let closing = match std::mem::replace(&mut self.at, CloseAt::Over) {
+            CloseAt::Begin => self.manager.begin_close(),
+            CloseAt::Idle => self.manager.close_when_idle(),
+            CloseAt::WriteOut(mut job) => {
+                let step = job.step(outcomes);
+                return self.writing_out(job, step);
+            }
+            CloseAt::Over => return Step::Done(Err(plan::stepped_after_done())),
+        };
+        match closing {
+            Closing::Done => Step::Done(Ok(false)),
+            Closing::Wait => {
+                self.at = CloseAt::Begin;
+                Step::Wait
+            }
+            Closing::Busy => {
+                self.at = CloseAt::Idle;
+                Step::Wait
+            }
+            Closing::WriteOut(job) => {
+                let mut job = JobPlan { manager: self.manager.clone(), job };
+                let step = job.step(Vec::new());
+                self.writing_out(job, step)
+            }
+        }
+    }
+
+    fn lock_failed(&mut self, e: Error) -> Step<bool> {
+        match std::mem::replace(&mut self.at, CloseAt::Over) {
+            CloseAt::WriteOut(mut job) => {
+                let step = job.lock_failed(e);
+                self.writing_out(job, step)
+            }
+            _ => Step::Done(Err(e)),
+        }
+    }
+
+    fn wake_on_change(&self, waker: &Waker) -> bool {
+        self.manager.wake_on_change(waker);
+        true
+    }
 }

@@ -4,8 +4,10 @@
 //! (`pkg-template/driver.js`, `plan`) does what the step says and calls
 //! `__planStep(id, outcomes)` for the next one, until the plan is done. The steps are
 //! those of docs/protocol.md, built in src/wasm/interop/steps.rs: `run` (the plan's ops, all at
-//! once), `lock` and `unlock` (the storage's named lock, in this process's turn at it),
-//! `done` and `failed`; each carries the plan's `id`.
+//! once), `change` (in order, up to the first that fails), `lock` and `unlock` (the
+//! storage's named lock, in this process's turn at it), `wait`, `done` and `failed`; each
+//! carries the plan's `id`, and each that does I/O the storage it runs on: the plan's, or
+//! the remote of a plan that syncs ([`Plan::place`]).
 //!
 //! A lock that fails is handed to the plan ([`Plan::lock_failed`]). The host's values are
 //! typed here as [`JsStorage`] types its own calls.
@@ -21,7 +23,7 @@ use super::interop::errors::to_js;
 use super::interop::steps::{self, Kind};
 use super::interop::storage::{host_failure, op_js, outcome_of, JsStorage};
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{Plan, Step};
+use crate::plan::{Place, Plan, Step};
 
 /// What a plan resolves with in JavaScript. (Each module uses the kinds its plans give:
 /// records are kept by the core's alone, JSON answers are not the window's.)
@@ -39,20 +41,35 @@ pub enum Reply {
 
 /// A plan in flight.
 struct Running {
-    /// The storage it runs over.
+    /// The storage it runs over, and the remote of one that syncs ([`Place`]).
     storage: Rc<JsStorage>,
+    remote: Option<Rc<JsStorage>>,
     plan: Box<dyn Plan<Output = Reply>>,
-    /// The ops of its last [`Step::Run`], whose outcomes the driver hands back.
+    /// The ops of its last [`Step::Run`] or [`Step::Change`], whose outcomes the driver
+    /// hands back.
     asked: Vec<crate::plan::Op>,
     lock: Lock,
 }
 
-/// The host lock of a plan.
+impl Running {
+    /// The storage at `place`.
+    fn at(&self, place: Place) -> Result<Rc<JsStorage>> {
+        match place {
+            Place::Store => Ok(self.storage.clone()),
+            Place::Remote => self
+                .remote
+                .clone()
+                .ok_or_else(|| Error::new(ErrorKind::Internal, "a plan asked for a remote it has not")),
+        }
+    }
+}
+
+/// The host lock of a plan: its name, and where it is held.
 enum Lock {
     Free,
-    /// Asked for, by name.
-    Taking(String),
-    Held(String),
+    /// Asked for.
+    Taking(String, Place),
+    Held(String, Place),
     /// Being released; the plan's result, when it finished holding the lock.
     Releasing(String, Option<Result<Reply>>),
 }
@@ -62,9 +79,18 @@ thread_local! {
     static NEXT: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Starts `plan` over the storage of `manager`, its result made a JavaScript value by `reply`: its
-/// first step, for the driver.
+/// Starts `plan` over `storage`, its result made a JavaScript value by `reply`: its first
+/// step, for the driver.
 pub fn start<P, F>(storage: Rc<JsStorage>, plan: P, reply: F) -> JsValue
+where
+    P: Plan + 'static,
+    F: FnOnce(P::Output) -> Result<Reply> + 'static,
+{
+    start_synced(storage, None, plan, reply)
+}
+
+/// [`start`] of a plan that also runs steps on `remote` ([`Place::Remote`]).
+pub fn start_synced<P, F>(storage: Rc<JsStorage>, remote: Option<Rc<JsStorage>>, plan: P, reply: F) -> JsValue
 where
     P: Plan + 'static,
     F: FnOnce(P::Output) -> Result<Reply> + 'static,
@@ -73,7 +99,7 @@ where
         n.set(n.get().wrapping_add(1));
         n.get()
     });
-    let running = Running { storage, plan: Box::new(plan.map(reply)), asked: Vec::new(), lock: Lock::Free };
+    let running = Running { storage, remote, plan: Box::new(plan.map(reply)), asked: Vec::new(), lock: Lock::Free };
     advance(id, running, None)
 }
 
@@ -96,13 +122,13 @@ pub fn plan_step(id: u32, outcomes: Array) -> JsValue {
         return failed(Error::new(ErrorKind::Internal, "no plan runs under this id"));
     };
     match std::mem::replace(&mut running.lock, Lock::Free) {
-        Lock::Taking(name) => match steps::outcome(&outcomes.get(0)) {
+        Lock::Taking(name, place) => match steps::outcome(&outcomes.get(0)) {
             Err(e) => {
                 let step = running.plan.lock_failed(host_failure("lock", &name, e));
                 advance(id, running, Some(step))
             }
             Ok(_) => {
-                running.lock = Lock::Held(name);
+                running.lock = Lock::Held(name, place);
                 advance(id, running, None)
             }
         },
@@ -123,8 +149,10 @@ pub fn plan_step(id: u32, outcomes: Array) -> JsValue {
         },
         lock => {
             running.lock = lock;
+            // A `change` answers the ops it ran: up to the first that failed.
             let typed = std::mem::take(&mut running.asked)
                 .iter()
+                .take(outcomes.length() as usize)
                 .enumerate()
                 .map(|(i, op)| outcome_of(op, &outcomes.get(i as u32)))
                 .collect();
@@ -139,58 +167,89 @@ pub fn plan_step(id: u32, outcomes: Array) -> JsValue {
 fn advance(id: u32, mut running: Running, step: Option<Step<Reply>>) -> JsValue {
     let mut next = step;
     let step = loop {
-        let storage = &running.storage;
         let step = match next.take() {
             Some(step) => step,
             None => running.plan.step(Vec::new()),
         };
-        match step {
-            Step::Run(ops) => match ops.iter().map(op_js).collect::<Result<Array>>() {
-                Ok(list) => {
-                    running.asked = ops;
-                    break steps::run(Kind::Run, Some(id), storage, list);
-                }
-                Err(e) => next = Some(Step::Done(Err(e))),
-            },
-            Step::Lock { name, wait } => match &running.lock {
-                Lock::Held(held) => {
-                    let error = Error::new(ErrorKind::Internal, "a plan took a lock it holds");
-                    let step = steps::unlock(Some(id), storage, held);
-                    running.lock = Lock::Releasing(held.clone(), Some(Err(error)));
-                    break step;
-                }
-                _ => {
-                    let step = steps::lock(Some(id), storage, &name, wait);
-                    running.lock = Lock::Taking(name);
-                    break step;
-                }
-            },
-            Step::Unlock => match std::mem::replace(&mut running.lock, Lock::Free) {
-                Lock::Held(name) => {
-                    let step = steps::unlock(Some(id), storage, &name);
-                    running.lock = Lock::Releasing(name, None);
-                    break step;
-                }
-                _ => {
-                    let error = Error::new(ErrorKind::Internal, "a plan released a lock it did not hold");
-                    next = Some(running.plan.lock_failed(error));
-                }
-            },
-            Step::Done(result) => match std::mem::replace(&mut running.lock, Lock::Free) {
-                Lock::Held(name) => {
-                    let step = steps::unlock(Some(id), storage, &name);
-                    running.lock = Lock::Releasing(name, Some(result));
-                    break step;
-                }
-                _ => {
-                    drop(running);
-                    return finish(result);
-                }
-            },
+        match step_js(id, &mut running, step) {
+            Ok(step) => break step,
+            Err(Next::Step(step)) => next = Some(step),
+            Err(Next::Finish(result)) => {
+                drop(running);
+                return finish(result);
+            }
         }
     };
     PLANS.with(|p| p.borrow_mut().insert(id, running));
     step
+}
+
+/// What [`step_js`] answers besides a step for the driver.
+enum Next {
+    /// Step the plan on from this step, with no driver in between.
+    Step(Step<Reply>),
+    /// The plan is over, with this result.
+    Finish(Result<Reply>),
+}
+
+/// `step` of plan `id` as the driver gets it, `running`'s lock and asked ops noted.
+fn step_js(id: u32, running: &mut Running, step: Step<Reply>) -> std::result::Result<JsValue, Next> {
+    let place = running.plan.place();
+    let here = |running: &Running, place| running.at(place).map_err(|e| Next::Step(Step::Done(Err(e))));
+    match step {
+        Step::Run(ops) => ops_step(id, running, Kind::Run, ops, &*here(running, place)?),
+        Step::Change(ops) => ops_step(id, running, Kind::Change, ops, &*here(running, place)?),
+        Step::Lock { name, wait } => match std::mem::replace(&mut running.lock, Lock::Free) {
+            Lock::Held(held, at) => {
+                let error = Error::new(ErrorKind::Internal, "a plan took a lock it holds");
+                let step = steps::unlock(Some(id), &*here(running, at)?, &held);
+                running.lock = Lock::Releasing(held, Some(Err(error)));
+                Ok(step)
+            }
+            _ => {
+                let step = steps::lock(Some(id), &*here(running, place)?, &name, wait);
+                running.lock = Lock::Taking(name, place);
+                Ok(step)
+            }
+        },
+        Step::Unlock => match std::mem::replace(&mut running.lock, Lock::Free) {
+            Lock::Held(name, at) => {
+                let step = steps::unlock(Some(id), &*here(running, at)?, &name);
+                running.lock = Lock::Releasing(name, None);
+                Ok(step)
+            }
+            _ => {
+                let error = Error::new(ErrorKind::Internal, "a plan released a lock it did not hold");
+                Err(Next::Step(running.plan.lock_failed(error)))
+            }
+        },
+        Step::Wait => Ok(steps::wait(id)),
+        Step::Done(result) => match std::mem::replace(&mut running.lock, Lock::Free) {
+            Lock::Held(name, at) => {
+                let step = steps::unlock(Some(id), &*here(running, at)?, &name);
+                running.lock = Lock::Releasing(name, Some(result));
+                Ok(step)
+            }
+            _ => Err(Next::Finish(result)),
+        },
+    }
+}
+
+/// A `run` or `change` step of `ops` over `storage`.
+fn ops_step(
+    id: u32,
+    running: &mut Running,
+    kind: Kind,
+    ops: Vec<crate::plan::Op>,
+    storage: &JsStorage,
+) -> std::result::Result<JsValue, Next> {
+    match ops.iter().map(op_js).collect::<Result<Array>>() {
+        Ok(list) => {
+            running.asked = ops;
+            Ok(steps::run(kind, Some(id), storage, list))
+        }
+        Err(e) => Err(Next::Step(Step::Done(Err(e)))),
+    }
 }
 
 /// The last step of a plan: its value, or its error. The plan's state is dropped before

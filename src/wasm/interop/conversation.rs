@@ -2,7 +2,7 @@
 //! text into serde types, results go back as JSON text (the driver parses it), and a
 //! sync's ops and outcomes are typed as the plans' are.
 
-use js_sys::{Array, JSON};
+use js_sys::JSON;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -10,15 +10,12 @@ use wasm_bindgen::prelude::*;
 use super::super::plans::Reply;
 use super::args::{get, opt_size, opt_string};
 use super::errors::with_cause;
-use super::steps;
-use super::storage::{host_failure, op_js, outcome_of};
 use crate::conversation::{parse_export, validate_type};
 use crate::conversation::{
-    validate_id, Answer, ArtifactInput, ArtifactMeta, Conversations, ExportedArtifact, Files, Format, Message,
-    MessageInput, PruneOptions, Request, Role, DEFAULT_KEEP_RECENT,
+    validate_id, Answer, ArtifactInput, ArtifactMeta, Conversations, ExportedArtifact, Format, Message, MessageInput,
+    PruneOptions, Request, Role, DEFAULT_KEEP_RECENT,
 };
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::Op;
 
 /// `JSON.stringify(value)` parsed as `T`: `INVALID_ARGUMENT` for a wrong shape,
 /// `NOT_SERIALIZABLE` for what JSON cannot hold.
@@ -41,14 +38,9 @@ pub(crate) fn json_of(value: &JsValue, what: &str) -> Result<String> {
     Ok(json)
 }
 
-/// The JSON text of a result.
-fn to_json<T: Serialize>(value: &T) -> Result<String> {
+/// The JSON text of a result (the driver parses it).
+pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<String> {
     serde_json::to_string(value).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
-}
-
-/// The JSON text of a result, as a string (the driver parses it).
-pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue> {
-    to_json(value).map(JsValue::from)
 }
 
 pub(crate) fn string_arg(value: &JsValue, what: &str) -> Result<String> {
@@ -177,30 +169,4 @@ pub(crate) fn request(store: &Conversations, method: &str, a: &JsValue, b: &JsVa
         "syncStatus" => Request::SyncStatus,
         other => return Err(Error::invalid(format!("ConversationStore has no method {other}"))),
     })
-}
-
-/// `ops` as a step carries them (a conversation writes no held bytes, the one op
-/// `op_js` can refuse: such an op would cross as `undefined`, which the driver fails).
-pub(crate) fn ops_js(ops: &[Op]) -> Array {
-    ops.iter().map(|op| op_js(op).unwrap_or(JsValue::UNDEFINED)).collect()
-}
-
-/// Puts the outcomes of the reads and listings of `asked` into `files`; the first
-/// failure, typed, is the error.
-pub(crate) fn feed(files: &mut Files, asked: Vec<Op>, outcomes: &Array) -> Result<()> {
-    for (i, op) in asked.into_iter().enumerate() {
-        let outcome = outcome_of(&op, &outcomes.get(i as u32))?;
-        files.put(op, outcome);
-    }
-    Ok(())
-}
-
-/// The change that failed among the outcomes of a `change` step, and the host's error.
-pub(crate) fn failure_in(outcomes: &Array) -> Option<(usize, JsValue)> {
-    outcomes.iter().enumerate().find_map(|(i, o)| steps::outcome(&o).err().map(|e| (i, e)))
-}
-
-/// The error of the host's failed `action`.
-pub(crate) fn action_failure(action: &Op, err: JsValue) -> Error {
-    host_failure(action.method(), action.path(), err)
 }

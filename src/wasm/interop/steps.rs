@@ -52,7 +52,8 @@ named! {
         Lock = "lock",
         /// Release that lock; answer the outcome of the host's `lock` call.
         Unlock = "unlock",
-        /// `close()`'s: wait for the manager's other operations in flight, then call `__closeIdle`.
+        /// Wait until the operations in flight beside the plan (its manager's others) have
+        /// changed; answer no outcome.
         Wait = "wait",
         /// Finished: `value`, or `json` (text the driver parses), or `kept` (the records
         /// the driver kept in the run, by number).
@@ -283,10 +284,12 @@ fn lock_step(kind: Kind, id: Option<u32>, storage: &JsStorage, name: &str) -> Fi
     o
 }
 
-/// `{kind: "wait"}`: for `close()`, once the manager's other operations in flight have
-/// ended, its next step (`__closeIdle`).
-pub fn wait() -> JsValue {
-    step(Kind::Wait).into()
+/// `{kind: "wait", id}`: once the operations in flight beside plan `id` (its manager's
+/// others) have changed, its next step.
+pub fn wait(id: u32) -> JsValue {
+    let o = step(Kind::Wait);
+    set(&o, Key::Id, &id.into());
+    o.into()
 }
 
 /// An outcome the driver answers, `{ok: true, value}` or `{ok: false, error}`: the value,

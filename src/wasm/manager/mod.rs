@@ -21,7 +21,7 @@ use super::interop::steps;
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
 use crate::error::Result;
-use crate::store::{remove_written, Clearing, Closing, Job, JobPlan, Manager};
+use crate::store::{remove_written, Clearing, ClosePlan, Job, JobPlan, Manager};
 
 mod grep;
 mod load;
@@ -63,40 +63,12 @@ impl JsContextManager {
         embed: Option<Function>,
         owns_storage: bool,
     ) -> Self {
-        JsContextManager {
-            inner: Rc::new(inner),
-            storage: Rc::new(storage),
-            describe,
-            redact,
-            embed,
-            owns_storage,
-        }
+        JsContextManager { inner: Rc::new(inner), storage: Rc::new(storage), describe, redact, embed, owns_storage }
     }
 
     /// Tells `onDebug` the folder and the storage in use (see [`announce`]).
     fn announce(&self, on_debug: &Option<Function>) {
         announce(&self.inner, &self.storage, on_debug)
-    }
-
-    /// The answer of a `close()` step: the first step of its plan (src/wasm/plans.rs),
-    /// resolving to `{host, close}`, the host's `close()` for the driver to call last, or
-    /// `undefined`; or a `wait` step: `__closeIdle` once this manager's operations in
-    /// flight have ended.
-    fn closing(&self, closing: Closing) -> JsValue {
-        match closing {
-            Closing::Done => plans::done(JsValue::UNDEFINED),
-            // Another close under way (native Rust's concern: the driver runs one close of
-            // a manager at a time, so here it is this one) or operations in flight: wait.
-            Closing::Wait | Closing::Busy => steps::wait(),
-            Closing::WriteOut(job) => {
-                let (storage, owns_storage) = (self.storage.clone(), self.owns_storage);
-                let close = move |_| {
-                    let close = owns_storage.then(|| storage.close_call()).flatten();
-                    Ok(Reply::Value(close.unwrap_or(JsValue::UNDEFINED)))
-                };
-                self.run_job(job, close)
-            }
-        }
     }
 
     /// Starts `job` as a plan (src/wasm/plans.rs), `reply` making its result once it is
@@ -285,16 +257,18 @@ impl JsContextManager {
     /// runtime's default (made for this manager). Afterwards every method that returns
     /// a Promise rejects with `CLOSED`; pointers stay readable. A second call resolves.
     ///
-    /// Its first step, for the driver (driver.js, `close`): see `closing`.
+    /// The first step of its plan ([`ClosePlan`]: `wait` while operations are in flight,
+    /// then the write-out), for the driver (driver.js, `close`). It resolves to `{host,
+    /// close}`, the storage's `close()` for the driver to call last when this close
+    /// closed the manager over a storage it made, else `undefined`.
     #[wasm_bindgen(js_name = "__close")]
     pub fn close(&self) -> JsValue {
-        self.closing(self.inner.begin_close())
-    }
-
-    /// The step of `close()` once the operations in flight have ended (as `__close`).
-    #[wasm_bindgen(js_name = "__closeIdle")]
-    pub fn close_idle(&self) -> JsValue {
-        self.closing(self.inner.close_when_idle())
+        let (storage, owns_storage) = (self.storage.clone(), self.owns_storage);
+        let reply = move |closed_now: bool| {
+            let close = (closed_now && owns_storage).then(|| storage.close_call()).flatten();
+            Ok(Reply::Value(close.unwrap_or(JsValue::UNDEFINED)))
+        };
+        plans::start(self.storage.clone(), ClosePlan::new(self.inner.clone()), reply)
     }
 
     /// Number of pointers.
