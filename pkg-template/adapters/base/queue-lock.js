@@ -20,8 +20,10 @@ export function queueLock() {
     }
     queue.unsettled++;
     queues.set(name, queue);
+    // A name's queue stays in the map while any of its fns is unsettled, so the last
+    // to settle removes its own queue.
     const settled = () => {
-      if (--queue.unsettled === 0 && queues.get(name) === queue) queues.delete(name);
+      if (--queue.unsettled === 0) queues.delete(name);
     };
     const run = queue.tail.then(() => fn()).finally(settled);
     queue.tail = run.then(
