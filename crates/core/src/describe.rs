@@ -15,8 +15,8 @@ pub const MAX_ARGS: usize = 12;
 /// `read-file` all give `read file`.
 ///
 /// ```
-/// assert_eq!(toolctx::tool_words("searchCode"), "search code");
-/// assert_eq!(toolctx::tool_words("HTTPGet_v2"), "http get v2");
+/// assert_eq!(toolctx_core::tool_words("searchCode"), "search code");
+/// assert_eq!(toolctx_core::tool_words("HTTPGet_v2"), "http get v2");
 /// ```
 pub fn tool_words(tool_name: &str) -> String {
     crate::select::tokenize(tool_name).join(" ")
@@ -26,7 +26,7 @@ pub fn tool_words(tool_name: &str) -> String {
 ///
 /// ```
 /// use serde_json::json;
-/// let d = toolctx::describe("readFile", &json!({"path": "src/auth/login.ts", "limit": 10}));
+/// let d = toolctx_core::describe("readFile", &json!({"path": "src/auth/login.ts", "limit": 10}));
 /// assert_eq!(d, "read file: path=src/auth/login.ts, limit=10");
 /// ```
 pub fn describe(tool_name: &str, args: &Value) -> String {

@@ -8,13 +8,13 @@
 //! program's size and nesting, and answers which lines of a text match.
 //!
 //! ```
-//! use toolctx::grep::LinePattern;
+//! use toolctx_core::grep::LinePattern;
 //! let p = LinePattern::new("(a+)+$")?;
 //! let line = format!("{}!", "a".repeat(10_000));
 //! assert_eq!(p.matching_lines(&format!("{line}\naaa\nb")), vec![1]);
 //! assert!(LinePattern::new("(?i)error").unwrap().is_match("An ERROR here"));
 //! assert!(LinePattern::new("a(?=b)").is_err(), "look-ahead is not linear-time");
-//! # Ok::<(), toolctx::Error>(())
+//! # Ok::<(), toolctx_core::Error>(())
 //! ```
 
 use regex_lite::{Regex, RegexBuilder};

@@ -1,7 +1,7 @@
 //! What the core takes from its platform, as inputs (SPEC §0): the clock, the random
 //! source and the debug sink. The core never reads a clock or a random source itself and
 //! never prints: a store is given these in its options. The native defaults are in
-//! [`crate::platform`]; the wasm exports hand in the host's (`Date.now()`,
+//! the `toolctx` crate (its `platform` module); the wasm exports hand in the host's (`Date.now()`,
 //! `Math.random()`, the `onDebug` option); tests hand in their own.
 
 use std::rc::Rc;
@@ -10,7 +10,7 @@ use std::rc::Rc;
 pub type Clock = Rc<dyn Fn() -> i64>;
 
 /// Uniform numbers in `[0, 1)`, like `Math.random`: the platform's
-/// ([`crate::platform::random_unit`]), or a caller's source (tests, the `random` option).
+/// (`toolctx::platform::random_unit`), or a caller's source (tests, the `random` option).
 pub type Random = Rc<dyn Fn() -> crate::Result<f64>>;
 
 /// A debug message for `onDebug`.

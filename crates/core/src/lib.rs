@@ -1,30 +1,18 @@
-//! # toolctx
+//! # toolctx-core
 //!
 //! A tool-context store for AI agents. Every tool output is persisted as a JSON record
 //! through pluggable storage; a small pointer stays in memory; pointers are filtered by
 //! query or task, and the records relevant to the next model call are selected.
 //!
-//! The crate is the whole logic. It compiles natively (this is what `cargo test` runs)
-//! and to WebAssembly, where `src/wasm/` binds it to JavaScript host storage.
-//!
-//! ```
-//! use toolctx::{ContextManager, MemoryStorage, Options, SaveInput};
-//! # toolctx::native::block_on(async {
-//! let manager = ContextManager::new(MemoryStorage::new(), Options::new("/store"))?;
-//! let path = manager
-//!     .save(SaveInput {
-//!         tool_name: "readFile",
-//!         args_json: r#"{"path":"src/auth/login.ts"}"#,
-//!         result_json: Some(r#""export function login() {}""#),
-//!         ..SaveInput::default()
-//!     })
-//!     .await?;
-//! assert!(path.starts_with("/store/readFile_"));
-//! let records = manager.load(&[path]).await?;
-//! assert_eq!(records.len(), 1);
-//! # Ok::<(), toolctx::Error>(())
-//! # }).unwrap();
-//! ```
+//! This crate is the whole logic, sans-IO: it owns no storage, reads no clock and no
+//! random source (its options take them as inputs, [`inputs`]), and awaits nothing. Its
+//! workflows are [plans](plan) of synchronous steps that a driver runs: natively the
+//! `toolctx` crate (crates/native: the `Storage` trait, the memory and file-system
+//! storages, the runner, the platform's clock and random source, and the async API,
+//! `ContextManager` and the rest, with this crate's API re-exported at its root); in
+//! WebAssembly the `toolctx-wasm` crate (crates/wasm), whose exports hand each step to
+//! the package's JavaScript driver. Rust users depend on `toolctx`; its docs have the
+//! examples that save and load.
 //!
 //! ## Records, pointers, handles and file names
 //!
@@ -44,7 +32,7 @@
 //!   short one), the same in every process ([`handle`]).
 //!
 //! ```
-//! use toolctx::{args_hash, handle, is_record_filename, naming::record_filename, sanitize_tool_name};
+//! use toolctx_core::{args_hash, handle, is_record_filename, naming::record_filename, sanitize_tool_name};
 //! let args: serde_json::Value = serde_json::from_str(r#"{"path":"a.ts","lines":10}"#)?;
 //! let reordered: serde_json::Value = serde_json::from_str(r#"{"lines":10,"path":"a.ts"}"#)?;
 //! let hash = args_hash(&args)?;
@@ -69,7 +57,7 @@
 //! - [`grep`]: `grep_context`'s line matcher, linear-time whatever the pattern;
 //! - [`paths`]: path normalising and confinement;
 //! - [`plan`]: the storage operations a synchronous step asks for, and their outcomes;
-//! - [`platform`]: the system clock and the random source, the defaults handed to the core;
+//! - [`inputs`]: the clock, the random source and the debug sink, the core's inputs;
 //! - [`session`]: session ids, the manifest, listing and stale cleanup;
 //! - [`handle`]: a record's handle, `ctx:` and base32 (what the model sees and passes back);
 //! - [`retention`]: caps by bytes, records and age over the records a manager owns;
@@ -80,9 +68,9 @@
 //! - [`conversation`]: [`Conversations`](conversation::Conversations): messages, artifacts, stats,
 //!   pruning, export/import and sync, as synchronous steps;
 //! - [`window`]: the context-window optimiser (duplicate reads, truncation, edit history);
-//! - [`native`]: everything that awaits, beside the core: the [`Storage`] trait,
-//!   [`MemoryStorage`], [`FsStorage`], the runner of plans, and the async API over them
-//!   ([`ContextManager`], [`ConversationStore`], sessions,
+//! - everything that awaits is beside the core, in the `toolctx` crate's `native`
+//!   module: the `Storage` trait, `MemoryStorage`, `FsStorage`, the runner of plans, and
+//!   the async API over them (`ContextManager`, `ConversationStore`, sessions,
 //!   store-wide operations, the window history). The package's wasm modules do not
 //!   compile it.
 
@@ -99,9 +87,6 @@ pub mod naming;
 pub(crate) use toolctx_search::paged;
 pub mod paths;
 pub mod plan;
-// The native clock and random source (in wasm the exports hand in the host's).
-#[cfg(not(target_arch = "wasm32"))]
-pub mod platform;
 pub mod record;
 pub mod retention;
 pub mod segments;
@@ -110,26 +95,15 @@ pub mod session;
 mod shared;
 pub(crate) use toolctx_search::sort;
 pub mod store;
-// A default feature: the package's wasm modules are built without it (no async code).
-#[cfg(feature = "native")]
-pub mod native;
 pub mod storewide;
+#[cfg(test)]
+mod testing;
 pub mod view;
 pub mod window;
-
-#[cfg(target_arch = "wasm32")]
-mod wasm;
 
 pub use describe::{describe, tool_words};
 pub use error::{Error, ErrorKind, Result};
 pub use naming::{args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name};
-#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
-pub use native::FsStorage;
-#[cfg(feature = "native")]
-pub use native::{
-    cleanup_stale_sessions, export_jsonl, import_jsonl, list_sessions, purge, search_sessions, ContextManager,
-    ConversationStore, MemoryStorage, Storage, WriteOptions,
-};
 pub use retention::Retention;
 pub use select::{keywords, tokenize, Fallback, Scored, Strategy, Terms};
 pub use session::{SessionHit, SessionInfo};

@@ -22,9 +22,9 @@ const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 /// name becomes `tool`.
 ///
 /// ```
-/// assert_eq!(toolctx::sanitize_tool_name("../etc/passwd"), "---etc-passwd");
-/// assert_eq!(toolctx::sanitize_tool_name("grép"), "gr-p");
-/// assert_eq!(toolctx::sanitize_tool_name(""), "tool");
+/// assert_eq!(toolctx_core::sanitize_tool_name("../etc/passwd"), "---etc-passwd");
+/// assert_eq!(toolctx_core::sanitize_tool_name("grép"), "gr-p");
+/// assert_eq!(toolctx_core::sanitize_tool_name(""), "tool");
 /// ```
 pub fn sanitize_tool_name(name: &str) -> String {
     let out: String = name
@@ -55,8 +55,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 ///
 /// ```
 /// use serde_json::json;
-/// let a = toolctx::args_hash(&json!({"a": 1, "b": {"c": 2, "d": 3}})).unwrap();
-/// let b = toolctx::args_hash(&json!({"b": {"d": 3, "c": 2}, "a": 1})).unwrap();
+/// let a = toolctx_core::args_hash(&json!({"a": 1, "b": {"c": 2, "d": 3}})).unwrap();
+/// let b = toolctx_core::args_hash(&json!({"b": {"d": 3, "c": 2}, "a": 1})).unwrap();
 /// assert_eq!(a, b);
 /// assert_eq!(a.len(), 64);
 /// ```
@@ -69,8 +69,8 @@ pub fn args_hash(args: &serde_json::Value) -> Result<String> {
 ///
 /// ```
 /// assert_eq!(
-///     toolctx::hash_query("  Auth   ERROR\t"),
-///     toolctx::hash_query("auth error"),
+///     toolctx_core::hash_query("  Auth   ERROR\t"),
+///     toolctx_core::hash_query("auth error"),
 /// );
 /// ```
 pub fn hash_query(query: &str) -> String {
@@ -103,7 +103,7 @@ pub fn record_filename(sanitized_tool: &str, args_hash: &str, timestamp_ms: u64,
 ///   `Math.random().toString(36).substring(2, 6)` may print fewer).
 ///
 /// ```
-/// use toolctx::is_record_filename;
+/// use toolctx_core::is_record_filename;
 /// assert!(is_record_filename("readFile_7d6441497d2a_1795811832434_2_80nz.json"));
 /// assert!(is_record_filename("readFile_1a2b3c4d_1735012345678_0_x9k2.json"), "the original's");
 /// assert!(is_record_filename("web_search_f3_1735012345679_1_i.json"), "a short hash and random part");

@@ -5,7 +5,7 @@
 /// An absolute path keeps its leading `/`; `..` at the root stays at the root.
 ///
 /// ```
-/// use toolctx::paths::normalize;
+/// use toolctx_core::paths::normalize;
 /// assert_eq!(normalize("/a/./b/../c//d").as_deref(), Some("/a/c/d"));
 /// assert_eq!(normalize("a/../../b"), None);
 /// ```

@@ -10,11 +10,11 @@
 //! - [`Step::Change`]: run these ops one after the other, stopping at the first that
 //!   fails, and step with the outcomes of those run (the last is the failure, if any);
 //! - [`Step::Lock`] / [`Step::Unlock`]: take the storage's named lock (what
-//!   [`Storage::locked`] runs its work under), or release it; a plan holds one lock at a
+//!   `Storage::locked` runs its work under), or release it; a plan holds one lock at a
 //!   time. A lock asked with `wait: false` (background index work, which yields) fails at
 //!   once when another holds it, instead of being waited for: in JavaScript at this
 //!   process's turn and by the host's lock (`lock(name, fn, {wait: false})`); natively at
-//!   the manager's turn only, as [`Storage::locked`] has no form that does not wait. A
+//!   the manager's turn only, as `Storage::locked` has no form that does not wait. A
 //!   plan that finishes holding it has it released first, then finishes. If the
 //!   lock fails (taking or releasing it), the plan hears it through
 //!   [`Plan::lock_failed`] (by default, it fails with that error);
@@ -24,8 +24,8 @@
 //!   woken ([`Plan::wake_on_change`]). Only `close` waits;
 //! - [`Step::Done`]: the result.
 //!
-//! Two drivers run the same plans: [`crate::native::run`], for native Rust over any
-//! [`Storage`] (it awaits the storage, nothing else), and in wasm `src/wasm/plans.rs`, which hands
+//! Two drivers run the same plans: the `toolctx` crate's `native::run`, for native Rust over any
+//! `Storage` (it awaits the storage, nothing else), and in wasm `src/wasm/plans.rs`, which hands
 //! each step to the JavaScript driver (`pkg-template/driver.js`, `plan`): JavaScript
 //! calls the host and hands the outcomes back. So the logic of a store-wide operation
 //! exists once, and no Rust future runs in the wasm module for it.
@@ -42,17 +42,16 @@
 use std::task::Waker;
 
 use crate::error::{Error, ErrorKind, Result};
-#[cfg(all(doc, feature = "native"))]
-use crate::native::Storage;
 
-/// A host operation a plan asks for.
+/// A host operation a plan asks for (the methods named are those of the `toolctx` crate's
+/// `Storage` trait, which the native runner calls).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
-    /// [`Storage::read`]: [`Outcome::Read`].
+    /// `Storage::read`: [`Outcome::Read`].
     Read(String),
-    /// [`Storage::list`]: [`Outcome::List`].
+    /// `Storage::list`: [`Outcome::List`].
     List(String),
-    /// [`Storage::write`]: [`Outcome::Done`].
+    /// `Storage::write`: [`Outcome::Done`].
     Write {
         /// Where.
         path: String,
@@ -61,7 +60,7 @@ pub enum Op {
         /// Fail with `AlreadyExists` rather than replace.
         exclusive: bool,
     },
-    /// [`Storage::write_parts`]: `head`, the bytes the host holds under `body` (a result's
+    /// `Storage::write_parts`: `head`, the bytes the host holds under `body` (a result's
     /// text: [`crate::store::HostBody`]) and `tail`, as one file: [`Outcome::Done`]. Its
     /// bytes never cross into the core: the host joins them, or writes them as parts
     /// where it can.
@@ -77,18 +76,18 @@ pub enum Op {
         /// Fail with `AlreadyExists` rather than replace.
         exclusive: bool,
     },
-    /// [`Storage::append`]: [`Outcome::Done`].
+    /// `Storage::append`: [`Outcome::Done`].
     Append {
         /// Where.
         path: String,
         /// What to add at the end of the file.
         bytes: Vec<u8>,
     },
-    /// [`Storage::remove`]: [`Outcome::Done`].
+    /// `Storage::remove`: [`Outcome::Done`].
     Remove(String),
-    /// [`Storage::remove_dir`]: [`Outcome::Done`].
+    /// `Storage::remove_dir`: [`Outcome::Done`].
     RemoveDir(String),
-    /// [`Storage::read`] of a record, which the driver checks is a whole one and keeps:
+    /// `Storage::read` of a record, which the driver checks is a whole one and keeps:
     /// [`Outcome::Record`]. What was read never comes back to the plan (in wasm it stays
     /// in JavaScript, which parses it); the plan gets the number it is kept under.
     ReadRecord(String),

@@ -63,7 +63,7 @@ pub struct Ledger {
 impl Ledger {
     /// Counts the ledger's allocations (see [`crate::store::footprint`]); the B-tree's
     /// nodes are estimated as one allocation per record.
-    #[cfg(all(test, feature = "native"))]
+    #[cfg(test)]
     pub(crate) fn footprint(&self, m: &mut crate::store::footprint::Meter) {
         m.map("ledger: keys", &self.keys);
         for (k, owned) in self.keys.keys().zip(self.records.values()) {

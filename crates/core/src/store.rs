@@ -205,5 +205,5 @@ impl Manager {
 mod jobs;
 pub use jobs::{Job, JobPlan};
 
-#[cfg(all(test, feature = "native"))]
+#[cfg(test)]
 pub(crate) mod footprint;

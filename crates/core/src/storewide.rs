@@ -1,7 +1,7 @@
 //! Store-wide operations over the records of a context dir, whoever wrote them: purge,
 //! export to JSON Lines, import. Each is a [plan]: synchronous steps that a
-//! driver runs (natively [`crate::native::run`], in wasm the JavaScript driver;
-//! `crate::native::storewide` has the async functions that run them natively).
+//! driver runs (natively the `toolctx` crate's `native::run`, in wasm the JavaScript driver;
+//! `toolctx::native::storewide` has the async functions that run them natively).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::naming::is_record_filename;
@@ -9,7 +9,7 @@ use crate::paths;
 use crate::plan::{self, Op, Outcomes, Plan, Step};
 use crate::record::{from_json, parse_record, push_json_str};
 
-/// [`purge`](crate::native::storewide::purge) as a plan: list the folder, remove its records at once; the first failure
+/// `toolctx::purge` as a plan: list the folder, remove its records at once; the first failure
 /// (in name order) is the error.
 pub enum Purge {
     /// Nothing asked yet.
@@ -91,7 +91,7 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// What [`export_jsonl`](crate::native::storewide::export_jsonl) gives: the JSON Lines, and what went into them.
+/// What `toolctx::export_jsonl` gives: the JSON Lines, and what went into them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Export {
     /// One line a record.
@@ -102,7 +102,7 @@ pub struct Export {
     pub skipped: Vec<Skipped>,
 }
 
-/// [`export_jsonl`](crate::native::storewide::export_jsonl) as a plan: list the folder, read its records at once, write the lines.
+/// `toolctx::export_jsonl` as a plan: list the folder, read its records at once, write the lines.
 pub enum ExportJsonl {
     /// Nothing asked yet.
     Start(String),
@@ -188,7 +188,7 @@ fn reads_back_verbatim(text: &str) -> bool {
     text.starts_with('{') && text.ends_with('}') && !text.contains(['\n', '\r'])
 }
 
-/// What [`import_jsonl`](crate::native::storewide::import_jsonl) did.
+/// What `toolctx::import_jsonl` did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ImportReport {
     /// Records written.
@@ -197,7 +197,7 @@ pub struct ImportReport {
     pub unchanged: usize,
 }
 
-/// [`import_jsonl`](crate::native::storewide::import_jsonl) as a plan: one line at a time, in order.
+/// `toolctx::import_jsonl` as a plan: one line at a time, in order.
 pub struct ImportJsonl {
     dir: String,
     jsonl: String,

@@ -13,13 +13,13 @@
 //!
 //! ```
 //! use serde_json::json;
-//! let view = toolctx::view::lines_of(&json!({
+//! let view = toolctx_core::view::lines_of(&json!({
 //!     "path": "src/a.ts",
 //!     "content": "line one\nline two",
 //!     "matches": [{"file": "b.ts", "line": 3, "text": "hit"}],
 //! }));
 //! assert_eq!(view, "path: src/a.ts\ncontent:\nline one\nline two\nmatches[0]: {\"file\":\"b.ts\",\"line\":3,\"text\":\"hit\"}");
-//! assert_eq!(toolctx::view::lines_of(&json!("a\nb")), "a\nb");
+//! assert_eq!(toolctx_core::view::lines_of(&json!("a\nb")), "a\nb");
 //! ```
 
 use serde_json::Value;

@@ -1,9 +1,8 @@
 //! The native platform's clock and random source. The core never reads them itself: they
 //! are inputs of its options ([`crate::inputs`]; [`Options::clock`], [`Options::random`],
-//! [`StoreOptions`]'s),
-//! and this module holds the defaults that the native constructors ([`Options::new`],
-//! [`StoreOptions::new`]) hand in. In wasm the exports hand in the host's (`Date.now()`,
-//! `Math.random()`: `src/wasm/interop/options/`); tests hand in their own.
+//! [`StoreOptions`]'s), and this module holds the defaults that [`options`] and
+//! [`store_options`] hand in. In wasm the exports hand in the host's (`Date.now()`,
+//! `Math.random()`: `crates/wasm/src/interop/options/`); tests hand in their own.
 
 use std::rc::Rc;
 
@@ -94,18 +93,14 @@ mod native_random {
     }
 }
 
-impl Options {
-    /// Defaults for a store in `context_dir`, with the platform's clock ([`now_ms`]) and
-    /// random source ([`random_unit`]).
-    pub fn new(context_dir: impl Into<String>) -> Self {
-        Options::with(context_dir, Rc::new(now_ms), Rc::new(random_unit))
-    }
+/// Defaults for a store in `context_dir`, with the platform's clock ([`now_ms`]) and
+/// random source ([`random_unit`]): [`Options::with`] those.
+pub fn options(context_dir: impl Into<String>) -> Options {
+    Options::with(context_dir, Rc::new(now_ms), Rc::new(random_unit))
 }
 
-impl StoreOptions {
-    /// Defaults for a conversation store in `context_dir`, with the platform's clock
-    /// ([`now_ms`]) and random source ([`random_chars`]).
-    pub fn new(context_dir: impl Into<String>) -> Self {
-        StoreOptions::with(context_dir, Rc::new(now_ms), Rc::new(random_chars))
-    }
+/// Defaults for a conversation store in `context_dir`, with the platform's clock
+/// ([`now_ms`]) and random source ([`random_chars`]): [`StoreOptions::with`] those.
+pub fn store_options(context_dir: impl Into<String>) -> StoreOptions {
+    StoreOptions::with(context_dir, Rc::new(now_ms), Rc::new(random_chars))
 }

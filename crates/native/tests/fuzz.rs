@@ -8,7 +8,7 @@ use std::rc::Rc;
 use futures_executor::block_on;
 use proptest::prelude::*;
 use toolctx::session::{Manifest, MANIFEST};
-use toolctx::{paths, ContextManager, MemoryStorage, Options, SaveInput, SessionChoice, Storage, WriteOptions};
+use toolctx::{paths, ContextManager, MemoryStorage, SaveInput, SessionChoice, Storage, WriteOptions};
 
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(1000);
@@ -78,7 +78,7 @@ proptest! {
     fn saves_of_any_name_args_and_category_stay_inside(name in hostile(), key in hostile(), value in hostile(), category in hostile()) {
         block_on(async {
             let storage = Rc::new(MemoryStorage::new());
-            let mut o = Options::new("/ctx");
+            let mut o = toolctx::options("/ctx");
             o.persist_threshold = 0;
             o.session = Some(SessionChoice::New);
             let m = ContextManager::open(storage.clone(), o).await.unwrap();
@@ -96,7 +96,7 @@ proptest! {
     fn broken_record_files_are_skipped(bytes in prop::collection::vec(any::<u8>(), 0..400), text in any::<String>()) {
         block_on(async {
             let storage = Rc::new(MemoryStorage::new());
-            let m = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+            let m = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
             let a = "/ctx/t_000000000000_1700000000000_0_aaaa.json".to_owned();
             let b = "/ctx/t_000000000000_1700000000000_1_bbbb.json".to_owned();
             storage.write(&a, &bytes, WriteOptions::default()).await.unwrap();
@@ -121,7 +121,7 @@ proptest! {
             storage.write("/secret.json", b"keep", WriteOptions::default()).await.unwrap();
             storage.write("/ctx/keep.txt", b"keep", WriteOptions::default()).await.unwrap();
             storage.write(&format!("{dir}/t_000000000000_1700000000000_0_aaaa.json"), &bytes, WriteOptions::default()).await.unwrap();
-            let mut o = Options::new("/ctx");
+            let mut o = toolctx::options("/ctx");
             o.session = Some(SessionChoice::Resume(id.to_owned()));
             if let Ok(m) = ContextManager::open(storage.clone(), o).await {
                 let _ = m.end_session().await;

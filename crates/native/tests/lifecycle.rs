@@ -87,7 +87,7 @@ impl Storage for Gated {
 
 /// Options that hold small records in memory (the opt-in `persistThreshold`).
 fn holding() -> Options {
-    let mut o = Options::new("/ctx");
+    let mut o = toolctx::options("/ctx");
     o.persist_threshold = 32 * 1024;
     o
 }
@@ -128,7 +128,7 @@ fn after_close_io_fails_closed_pointers_stay_and_close_again_is_a_no_op() {
 #[test]
 fn close_waits_for_the_save_in_flight_and_leaves_no_lock_held() {
     block_on(async {
-        let mut o = Options::new("/ctx");
+        let mut o = toolctx::options("/ctx");
         o.persist_threshold = 0;
         o.session = Some(toolctx::SessionChoice::New);
         let m = ContextManager::new(Gated::default(), o)?;

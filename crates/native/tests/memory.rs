@@ -5,7 +5,7 @@
 
 use futures_executor::block_on;
 use serde_json::Value;
-use toolctx::{ContextManager, Error, Filter, MemoryStorage, Options, SaveInput};
+use toolctx::{ContextManager, Error, Filter, MemoryStorage, SaveInput};
 
 /// Args whose generated description exercises every path of `describe`.
 const ARGS: &[&str] = &[
@@ -27,7 +27,7 @@ fn pointers(m: &ContextManager<MemoryStorage>) -> Vec<Value> {
 fn generated_descriptions_are_rebuilt_byte_for_byte() {
     for persist_threshold in [0, usize::MAX] {
         block_on(async {
-            let mut o = Options::new("/ctx");
+            let mut o = toolctx::options("/ctx");
             o.persist_threshold = persist_threshold;
             let m = ContextManager::new(MemoryStorage::new(), o)?;
             let tools = ["readFile", "HTTPGet_v2", "search-code", "", "grép"];
@@ -55,7 +55,7 @@ fn generated_descriptions_are_rebuilt_byte_for_byte() {
 #[test]
 fn a_given_description_is_kept_as_given() {
     block_on(async {
-        let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
+        let m = ContextManager::new(MemoryStorage::new(), toolctx::options("/ctx"))?;
         let generated = toolctx::describe("readFile", &serde_json::json!({"path": "a.ts"}));
         for description in ["my own words", "", generated.as_str()] {
             let input = SaveInput {

@@ -22,7 +22,7 @@ const T0: i64 = 1_737_210_622_000; // 2025-01-18T14:30:22Z
 const DAY: i64 = 86_400_000;
 
 fn options(session: Option<SessionChoice>, now: Rc<Cell<i64>>) -> Options {
-    let mut o = Options::new("/ctx");
+    let mut o = toolctx::options("/ctx");
     o.persist_threshold = 0;
     o.session = session;
     o.clock = Rc::new(move || now.get());

@@ -139,12 +139,12 @@ fn open(storage: &Shared, o: Options) -> (ContextManager<Probe>, usize) {
 #[test]
 fn open_restores_every_record_from_segments_ranked_as_saved_without_reading_records() {
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let a = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
     let saved = save_all(&a, 0, 30);
     let before = rankings(&a);
     block_on(a.close()).unwrap();
 
-    let (b, reads) = open(&storage, Options::new("/ctx"));
+    let (b, reads) = open(&storage, toolctx::options("/ctx"));
     assert_eq!(reads, 0, "no record read: every one is in a segment");
     let mut saved = saved;
     saved.sort();
@@ -156,27 +156,27 @@ fn open_restores_every_record_from_segments_ranked_as_saved_without_reading_reco
 #[test]
 fn records_no_segment_holds_are_read_and_then_get_one() {
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let a = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
     save_all(&a, 0, 10);
     block_on(a.close()).unwrap();
     // A second writer that exits without close(): its records are in no segment.
-    let b = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let b = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
     save_all(&b, 10, 4);
     let before = rankings(&b);
     drop(b);
 
-    let (c, reads) = open(&storage, Options::new("/ctx"));
+    let (c, reads) = open(&storage, toolctx::options("/ctx"));
     assert_eq!(reads, 4, "only the four records no segment holds are read");
     assert_eq!(rankings(&c), before);
-    let (d, reads) = open(&storage, Options::new("/ctx"));
+    let (d, reads) = open(&storage, toolctx::options("/ctx"));
     assert_eq!(reads, 0, "the open wrote a segment of what it read");
     assert_eq!(rankings(&d), before);
     // Read-only: it reads what no segment holds and writes nothing.
-    let e = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let e = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
     save_all(&e, 14, 2);
     drop(e);
     let files = storage.paths();
-    let mut ro = Options::new("/ctx");
+    let mut ro = toolctx::options("/ctx");
     ro.read_only = true;
     let (f, reads) = open(&storage, ro);
     assert_eq!((reads, f.len()), (2, 16));
@@ -187,7 +187,7 @@ fn records_no_segment_holds_are_read_and_then_get_one() {
 fn a_torn_foreign_or_stale_segment_is_never_trusted() {
     for damage in ["torn", "foreign", "stale"] {
         let storage: Shared = Rc::new(MemoryStorage::new());
-        let a = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+        let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
         let saved = save_all(&a, 0, 12);
         block_on(a.close()).unwrap();
         let segment = storage.paths().into_iter().find(|p| p.contains("/.index/")).expect("close wrote a segment");
@@ -210,9 +210,9 @@ fn a_torn_foreign_or_stale_segment_is_never_trusted() {
             block_on(reference.write(&p, &block_on(storage.read(&p)).unwrap().unwrap(), WriteOptions::default()))
                 .unwrap();
         }
-        let (want, _) = open(&reference, Options::new("/ctx"));
+        let (want, _) = open(&reference, toolctx::options("/ctx"));
 
-        let mut o = Options::new("/ctx");
+        let mut o = toolctx::options("/ctx");
         let log = logged(&mut o);
         let (b, reads) = open(&storage, o);
         let live = if damage == "stale" { 10 } else { 12 };
@@ -226,7 +226,7 @@ fn a_torn_foreign_or_stale_segment_is_never_trusted() {
         if damage != "stale" {
             assert!(log.borrow().iter().any(|m| m.contains("segment was refused")), "{damage}: {:?}", log.borrow());
             assert!(block_on(storage.read(&segment)).unwrap().is_none(), "{damage}: the refused segment is removed");
-            let (_, reads) = open(&storage, Options::new("/ctx"));
+            let (_, reads) = open(&storage, toolctx::options("/ctx"));
             assert_eq!(reads, 0, "{damage}: rebuilt from the records");
         }
     }
@@ -246,10 +246,10 @@ fn a_writer_stopped_anywhere_in_a_merge_loses_nothing_and_counts_nothing_twice()
             if round == 9 {
                 probe.stop_after.set(Some(stop));
             }
-            let m = ContextManager::new(probe, Options::new("/ctx")).unwrap();
+            let m = ContextManager::new(probe, toolctx::options("/ctx")).unwrap();
             saved.extend(save_all(&m, round * 3, 3));
             if round == 9 {
-                let mut ro = Options::new("/ctx");
+                let mut ro = toolctx::options("/ctx");
                 ro.read_only = true;
                 let all = block_on(ContextManager::open(storage.clone(), ro)).unwrap();
                 before = rankings(&all);
@@ -257,7 +257,7 @@ fn a_writer_stopped_anywhere_in_a_merge_loses_nothing_and_counts_nothing_twice()
             let _ = block_on(m.close());
         }
         let segments = storage.paths().into_iter().filter(|p| p.contains("/.index/")).count();
-        let (m, reads) = open(&storage, Options::new("/ctx"));
+        let (m, reads) = open(&storage, toolctx::options("/ctx"));
         saved.sort();
         assert_eq!(paths_of(&m), saved, "stop {stop}: every record, once ({segments} segments)");
         assert_eq!(rankings(&m), before, "stop {stop}");
@@ -266,7 +266,7 @@ fn a_writer_stopped_anywhere_in_a_merge_loses_nothing_and_counts_nothing_twice()
     // Not stopped: one merged segment is left.
     let storage: Shared = Rc::new(MemoryStorage::new());
     for round in 0..10 {
-        let m = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+        let m = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
         save_all(&m, round * 3, 3);
         block_on(m.close()).unwrap();
     }
@@ -278,7 +278,7 @@ fn a_writer_stopped_anywhere_in_a_merge_loses_nothing_and_counts_nothing_twice()
 #[test]
 fn a_resumed_session_ranks_from_its_segments_and_ending_it_removes_them() {
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let mut o = Options::new("/ctx");
+    let mut o = toolctx::options("/ctx");
     o.session = Some(SessionChoice::New);
     let a = block_on(ContextManager::open(storage.clone(), o)).unwrap();
     let id = a.session_id().unwrap().to_owned();
@@ -286,7 +286,7 @@ fn a_resumed_session_ranks_from_its_segments_and_ending_it_removes_them() {
     let before = rankings(&a);
     block_on(a.close()).unwrap();
 
-    let mut o = Options::new("/ctx");
+    let mut o = toolctx::options("/ctx");
     o.session = Some(SessionChoice::Resume(id.clone()));
     let (b, reads) = open(&storage, o);
     assert_eq!(reads, 0, "every record from the segment");
@@ -299,7 +299,7 @@ fn a_resumed_session_ranks_from_its_segments_and_ending_it_removes_them() {
 #[test]
 fn every_pointer_has_a_short_handle_that_every_manager_of_the_store_resolves_alike() {
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let a = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
     let saved = save_all(&a, 0, 20);
     block_on(a.close()).unwrap();
     fn handles(m: &ContextManager<impl Storage>) -> Vec<(String, String)> {
@@ -313,7 +313,7 @@ fn every_pointer_has_a_short_handle_that_every_manager_of_the_store_resolves_ali
         out.sort();
         out
     }
-    let (b, _) = open(&storage, Options::new("/ctx"));
+    let (b, _) = open(&storage, toolctx::options("/ctx"));
     let found = handles(&b);
     assert_eq!(found.len(), saved.len());
     for (h, path) in &found {
@@ -326,7 +326,7 @@ fn every_pointer_has_a_short_handle_that_every_manager_of_the_store_resolves_ali
     let distinct: std::collections::HashSet<&String> = found.iter().map(|(h, _)| h).collect();
     assert_eq!(distinct.len(), found.len(), "unique in the store");
     // The manager that saved them printed the same handles.
-    let a2 = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let a2 = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
     assert_eq!(handles(&a2), found);
     assert_eq!(b.slot_of_handle("ctx:aaaaaaaaaa").unwrap(), None);
     assert_eq!(b.slot_of_handle("toolctx://x.json").unwrap(), None, "not a handle");
@@ -336,7 +336,7 @@ fn every_pointer_has_a_short_handle_that_every_manager_of_the_store_resolves_ali
 fn a_record_whose_header_in_a_segment_does_not_parse_is_read_instead() {
     use toolctx::select::segment::{encode, ToWrite};
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let a = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+    let a = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
     let saved = save_all(&a, 0, 3);
     let before = rankings(&a);
     drop(a); // no segment written
@@ -344,7 +344,7 @@ fn a_record_whose_header_in_a_segment_does_not_parse_is_read_instead() {
     let empty = toolctx::Terms::default();
     let bytes = encode(&[ToWrite::from_terms(name, 10, "{not a header", &empty)]);
     block_on(storage.write("/ctx/.index/1-1-abcd.seg", &bytes, WriteOptions::default())).unwrap();
-    let mut o = Options::new("/ctx");
+    let mut o = toolctx::options("/ctx");
     let log = logged(&mut o);
     let (b, reads) = open(&storage, o);
     assert_eq!((reads, b.len()), (3, 3), "all three read: two in no segment, one whose header does not parse");
@@ -359,7 +359,7 @@ fn segment_files(storage: &Shared) -> Vec<String> {
 #[test]
 fn a_rebuild_replaces_the_segments_that_hold_records_as_they_were() {
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let a = block_on(ContextManager::open(storage.clone(), Options::new("/ctx"))).unwrap();
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
     let input = SaveInput {
         tool_name: "env",
         args_json: "{}",
@@ -374,10 +374,10 @@ fn a_rebuild_replaces_the_segments_that_hold_records_as_they_were() {
     let mut redacted = record.clone();
     redacted["result"] = serde_json::json!("TOKEN=[redacted]");
     block_on(storage.write(&path, redacted.to_string().as_bytes(), WriteOptions::default())).unwrap();
-    let b = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+    let b = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
     block_on(b.rebuild_index()).unwrap();
     assert_eq!(segment_files(&storage).len(), 1, "the rebuild's segment replaced the older one");
-    let (c, reads) = open(&storage, Options::new("/ctx"));
+    let (c, reads) = open(&storage, toolctx::options("/ctx"));
     assert_eq!(reads, 0);
     assert!(ranked(&c, "abc123secret").is_empty(), "nothing ranks on what the record no longer holds");
     assert_eq!(ranked(&c, "redacted").len(), 1);
@@ -389,19 +389,19 @@ fn a_merge_whose_reads_fail_removes_nothing() {
     for round in 0..10 {
         let probe = Probe::new(&storage);
         probe.failing_segment_reads.set(round == 9);
-        let m = ContextManager::new(probe, Options::new("/ctx")).unwrap();
+        let m = ContextManager::new(probe, toolctx::options("/ctx")).unwrap();
         save_all(&m, round * 2, 2);
         block_on(m.close()).unwrap();
     }
     assert_eq!(segment_files(&storage).len(), 10, "the tenth close could not read the inputs: they stay");
-    let (m, reads) = open(&storage, Options::new("/ctx"));
+    let (m, reads) = open(&storage, toolctx::options("/ctx"));
     assert_eq!((m.len(), reads), (20, 0));
 }
 
 #[test]
 fn a_writer_that_never_closes_writes_a_segment_once_enough_records_wait() {
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let a = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+    let a = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
     save_all(&a, 0, 300);
     // A record without a result has nothing to index: it waits as it is.
     let bare = SaveInput { tool_name: "ping", args_json: "{}", result_json: None, ..SaveInput::default() };
@@ -409,13 +409,13 @@ fn a_writer_that_never_closes_writes_a_segment_once_enough_records_wait() {
     block_on(a.close()).unwrap();
     let files = segment_files(&storage);
     assert_eq!(files.len(), 2, "one in the background after 256 records, one at close: {files:?}");
-    let (b, reads) = open(&storage, Options::new("/ctx"));
+    let (b, reads) = open(&storage, toolctx::options("/ctx"));
     assert_eq!((b.len(), reads), (301, 0), "the record without a result is in a segment too");
     // A writer that exits without close(): only what waited after the background segment is read.
-    let c = ContextManager::new(storage.clone(), Options::new("/ctx")).unwrap();
+    let c = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
     save_all(&c, 1000, 300);
     drop(c);
-    let (d, reads) = open(&storage, Options::new("/ctx"));
+    let (d, reads) = open(&storage, toolctx::options("/ctx"));
     assert_eq!(d.len(), 601);
     assert!(reads > 0 && reads < 300 - 255 + 1, "{reads}");
 }

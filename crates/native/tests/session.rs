@@ -15,7 +15,7 @@ use toolctx::{
 type Shared = Rc<MemoryStorage>;
 
 fn options(session: SessionChoice, now: Rc<Cell<i64>>) -> Options {
-    let mut o = Options::new("/ctx");
+    let mut o = toolctx::options("/ctx");
     o.persist_threshold = 0;
     o.session = Some(session);
     o.clock = Rc::new(move || now.get());

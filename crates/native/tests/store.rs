@@ -13,7 +13,7 @@ use toolctx::{
 };
 
 fn options(dir: &str) -> Options {
-    Options::new(dir)
+    toolctx::options(dir)
 }
 
 /// The record files in `storage` (not the index segments beside them).
@@ -23,7 +23,7 @@ fn record_paths(storage: &MemoryStorage) -> Vec<String> {
 
 /// Options that hold records under 32 KiB in memory (the opt-in `persistThreshold`).
 fn holding(dir: &str) -> Options {
-    let mut o = Options::new(dir);
+    let mut o = toolctx::options(dir);
     o.persist_threshold = 32 * 1024;
     o
 }
@@ -62,7 +62,7 @@ fn save_then_load_round_trips_the_record() {
 #[test]
 fn every_record_is_in_storage_when_its_save_resolves_by_default() {
     block_on(async {
-        let m = ContextManager::new(MemoryStorage::new(), Options::new("/ctx"))?;
+        let m = ContextManager::new(MemoryStorage::new(), toolctx::options("/ctx"))?;
         let a = m.save(save("grep", r#"{"q":"x"}"#, "1")).await?;
         let b = m.save(save("readFile", r#"{"path":"a.ts"}"#, r#""small""#)).await?;
         assert_eq!(m.storage().paths(), [a, b], "nothing is held back, however small");
@@ -128,7 +128,7 @@ fn a_load_step_gives_the_bytes_held_in_memory_the_confined_path_to_read_or_skips
 #[test]
 fn a_listed_slot_resolves_while_its_pointer_is_current_and_never_to_another() {
     block_on(async {
-        let mut o = Options::new("/ctx");
+        let mut o = toolctx::options("/ctx");
         o.retention.max_records = Some(2);
         let m = ContextManager::new(MemoryStorage::new(), o)?;
         let a = m.save(save("grep", r#"{"q":"a"}"#, "1")).await?;

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 fn vectors(name: &str) -> Vec<Value> {
-    let path = format!("{}/tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("vector file");
     let doc: Value = serde_json::from_str(&text).expect("vector JSON");
     doc["vectors"].as_array().expect("vectors array").clone()
@@ -40,12 +40,12 @@ fn sanitize_tool_names() {
 
 #[test]
 fn sample_record_file_byte_for_byte() {
-    let path = format!("{}/tests/vectors/record.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../tests/vectors/record.json", env!("CARGO_MANIFEST_DIR"));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let input = &doc["input"];
     let randoms: Vec<f64> = input["random"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     let next = std::cell::Cell::new(0);
-    let mut options = toolctx::Options::new("/ctx");
+    let mut options = toolctx::options("/ctx");
     options.persist_threshold = 0;
     let epoch = input["epochMs"].as_i64().unwrap();
     options.clock = std::rc::Rc::new(move || epoch);

@@ -11,8 +11,8 @@ use wasm_bindgen_futures::JsFuture;
 use super::interop::body;
 use super::interop::steps;
 use super::interop::storage::{host_failure, list_names, method, read_bytes, JsStorage};
-use crate::error::Result;
-use crate::native::{Storage, WriteOptions};
+use toolctx::native::{Storage, WriteOptions};
+use toolctx_core::error::Result;
 
 impl JsStorage {
     /// The host's method `name` called and its value awaited (a plain value or a
@@ -120,7 +120,7 @@ impl Storage for JsStorage {
 }
 
 // The driver's lock holder (pkg-template/driver.js, a snippet for the wasm-bindgen tests).
-#[wasm_bindgen(module = "/pkg-template/driver.js")]
+#[wasm_bindgen(module = "/../../pkg-template/driver.js")]
 extern "C" {
     fn hold(host: &JsValue, lock: &JsValue, name: &str) -> JsValue;
 }

@@ -19,8 +19,8 @@ use super::interop::errors::IntoJs;
 use super::interop::options::ConversationOptions;
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
-use crate::conversation::{ArtifactInput, Conversations, MessageInput, OperationPlan, SyncPlan};
-use crate::error::Result;
+use toolctx_core::conversation::{ArtifactInput, Conversations, MessageInput, OperationPlan, SyncPlan};
+use toolctx_core::error::Result;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = include_str!("conversation.d.ts");

@@ -1,4 +1,4 @@
-//! Everything wasm-bindgen: the exports (`manager/`: `ContextManager`; `conversation.rs`;
+//! toolctx-wasm: everything wasm-bindgen, over toolctx-core: the exports (`manager/`: `ContextManager`; `conversation.rs`;
 //! `window.rs`; `plans.rs`, the plans' stepping), the TypeScript types of the boundary
 //! (`types.rs` and the `*.d.ts` beside it), and in `interop/` every conversion between
 //! JavaScript values and the core's types.
@@ -8,13 +8,18 @@
 //! `conversation` (ConversationStore) and `window` (the context-window optimiser). Each
 //! feature compiles only its own exported boundary; what every module needs (host
 //! storage, host defaults, errors, the panic hook) is shared.
+//!
+//! Only a wasm32 build has anything in it: natively the crate is empty (the workspace's
+//! `cargo test` runs the core through the `toolctx` crate instead).
+
+#![cfg(target_arch = "wasm32")]
 
 #[cfg(feature = "conversation")]
 mod conversation;
 mod interop;
 #[cfg(feature = "core")]
 mod manager;
-// Every module's operations that need I/O run as plans (src/plan.rs) stepped through `__planStep`.
+// Every module's operations that need I/O run as plans (crates/core/src/plan.rs) stepped through `__planStep`.
 #[cfg(any(feature = "core", feature = "conversation", feature = "window"))]
 mod plans;
 #[cfg(feature = "core")]
@@ -22,9 +27,9 @@ mod types;
 #[cfg(feature = "window")]
 mod window;
 
-#[cfg(all(test, feature = "native"))]
+#[cfg(test)]
 mod awaited;
-#[cfg(all(test, feature = "core", feature = "native"))]
+#[cfg(all(test, feature = "core"))]
 mod tests;
 
 use wasm_bindgen::prelude::*;

@@ -22,8 +22,8 @@ use wasm_bindgen::prelude::*;
 use super::interop::errors::to_js;
 use super::interop::steps::{self, Kind};
 use super::interop::storage::{host_failure, op_js, outcome_of, JsStorage};
-use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{Place, Plan, Step};
+use toolctx_core::error::{Error, ErrorKind, Result};
+use toolctx_core::plan::{Place, Plan, Step};
 
 /// What a plan resolves with in JavaScript. (Each module uses the kinds its plans give:
 /// records are kept by the core's alone, JSON answers are not the window's.)
@@ -47,7 +47,7 @@ struct Running {
     plan: Box<dyn Plan<Output = Reply>>,
     /// The ops of its last [`Step::Run`] or [`Step::Change`], whose outcomes the driver
     /// hands back.
-    asked: Vec<crate::plan::Op>,
+    asked: Vec<toolctx_core::plan::Op>,
     lock: Lock,
 }
 
@@ -240,7 +240,7 @@ fn ops_step(
     id: u32,
     running: &mut Running,
     kind: Kind,
-    ops: Vec<crate::plan::Op>,
+    ops: Vec<toolctx_core::plan::Op>,
     storage: &JsStorage,
 ) -> std::result::Result<JsValue, Next> {
     match ops.iter().map(op_js).collect::<Result<Array>>() {

@@ -9,8 +9,8 @@ use wasm_bindgen_test::*;
 
 use super::interop::storage::JsStorage;
 use super::manager::JsContextManager;
-use crate::error::ErrorKind;
-use crate::native::{Storage, WriteOptions};
+use toolctx::native::{Storage, WriteOptions};
+use toolctx_core::error::ErrorKind;
 
 #[wasm_bindgen(inline_js = r#"
 export function makeHost(asPromises) {
@@ -75,7 +75,7 @@ extern "C" {
 }
 
 // The package's host defaults (src/wasm/interop/host.rs imports the same file).
-#[wasm_bindgen(module = "/pkg-template/host.js")]
+#[wasm_bindgen(module = "/../../pkg-template/host.js")]
 extern "C" {
     #[wasm_bindgen(js_name = useRuntime)]
     fn use_runtime(defaults: &JsValue);
@@ -83,18 +83,18 @@ extern "C" {
 
 // What driver.js parses a load's records with, and the op kinds it reads (the snippets
 // it imports, beside it: a snippet no test names is not copied, and driver.js would not load).
-#[wasm_bindgen(module = "/pkg-template/records.js")]
+#[wasm_bindgen(module = "/../../pkg-template/records.js")]
 extern "C" {
     #[wasm_bindgen(js_name = parseRecord)]
     fn parse_record(value: &JsValue) -> JsValue;
 }
-#[wasm_bindgen(module = "/pkg-template/protocol.js")]
+#[wasm_bindgen(module = "/../../pkg-template/protocol.js")]
 extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = OP)]
     static OP: JsValue;
 }
 // What driver.js joins a record's parts with (another snippet it imports, beside it).
-#[wasm_bindgen(module = "/pkg-template/adapters/base/bytes.js")]
+#[wasm_bindgen(module = "/../../pkg-template/adapters/base/bytes.js")]
 extern "C" {
     fn concat(parts: &Array) -> js_sys::Uint8Array;
 }
@@ -107,7 +107,7 @@ fn a_records_parts_join_into_the_bytes_of_the_whole_record() {
 }
 
 // The package's own driver follows the plans, as in the package.
-#[wasm_bindgen(module = "/pkg-template/driver.js")]
+#[wasm_bindgen(module = "/../../pkg-template/driver.js")]
 extern "C" {
     #[wasm_bindgen(js_name = createDriver)]
     fn create_driver(core: &JsValue, on_trap: &Function) -> JsValue;
@@ -230,7 +230,7 @@ async fn save_and_load_through_a_js_host() {
         JsValue::from(outcome)
     };
     let id = get(&step, "id").as_f64().unwrap() as u32;
-    let done = crate::wasm::plans::plan_step(id, Array::of2(&kept(1), &kept(0)));
+    let done = crate::plans::plan_step(id, Array::of2(&kept(1), &kept(0)));
     assert_eq!(get(&done, "kind").as_string().as_deref(), Some("done"));
     assert_eq!(Uint32Array::from(get(&done, "kept")).to_vec(), [1, 0]);
     assert_eq!(get(&records[0], "result").as_string().as_deref(), Some("body"));
@@ -275,15 +275,15 @@ async fn errors_carry_a_code_and_the_host_cause() {
 
 #[wasm_bindgen_test]
 fn vectors_hash_alike_in_wasm() {
-    let doc: serde_json::Value = serde_json::from_str(include_str!("../../tests/vectors/hash_query.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/hash_query.json")).unwrap();
     for v in doc["vectors"].as_array().unwrap() {
         let id = JsContextManager::hash_query(v["query"].as_str().unwrap().into()).unwrap();
         assert_eq!(id, v["id"].as_str().unwrap());
     }
-    let doc: serde_json::Value = serde_json::from_str(include_str!("../../tests/vectors/canonical.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/canonical.json")).unwrap();
     for v in doc["vectors"].as_array().unwrap() {
         let args: serde_json::Value = serde_json::from_str(v["json"].as_str().unwrap()).unwrap();
-        assert_eq!(crate::naming::args_hash(&args).unwrap(), v["sha256"].as_str().unwrap());
+        assert_eq!(toolctx_core::naming::args_hash(&args).unwrap(), v["sha256"].as_str().unwrap());
     }
 }
 

@@ -10,7 +10,7 @@
 //! `manager/select.rs`).
 //!
 //! A `ContextHistory`'s file is loaded (`__load`) and written (`__save`) by plans of the
-//! core (`crate::window::history`), which `plans.rs` starts and steps (`__planStep`) for
+//! core (`toolctx_core::window::history`), which `plans.rs` starts and steps (`__planStep`) for
 //! the window module's driver: the I/O they ask for runs in JavaScript.
 
 use std::cell::RefCell;
@@ -30,10 +30,10 @@ use super::interop::window::{
     to_js, tools,
 };
 use super::plans::{self, Reply};
-use crate::error::Error;
-use crate::select::estimated_tokens;
-use crate::window::json::object;
-use crate::window::{self, history, Edit, History, Usage};
+use toolctx_core::error::Error;
+use toolctx_core::select::estimated_tokens;
+use toolctx_core::window::json::object;
+use toolctx_core::window::{self, history, Edit, History, Usage};
 
 // The core's values cross as JSON text built from `serde_json::Value`s (no serde
 // derives), which keeps the module small.
@@ -139,7 +139,7 @@ pub fn estimate_tokens(value: JsValue) -> Result<f64, JsValue> {
 }
 
 /// The persisted edit history of one conversation. Its file's load and write are plans
-/// (`crate::window::history`: `load`, `save`) that this module starts and steps
+/// (`toolctx_core::window::history`: `load`, `save`) that this module starts and steps
 /// (src/wasm/plans.rs) and the window module's driver runs (`window.js`: `open`, `save`,
 /// `restoreCheckpoint`): this module computes, and runs no tasks.
 #[wasm_bindgen(js_name = ContextHistory, skip_typescript)]

@@ -63,7 +63,7 @@ pub fn reference_text(summary: &str, id: &str) -> String {
 /// The artifact ids referenced in `text` (`artifact://{id}`), first occurrence first.
 ///
 /// ```
-/// let ids = toolctx::conversation::artifact_refs("see artifact://art-1, artifact://art-2 and artifact://art-1.");
+/// let ids = toolctx_core::conversation::artifact_refs("see artifact://art-1, artifact://art-2 and artifact://art-1.");
 /// assert_eq!(ids, ["art-1", "art-2"]);
 /// ```
 pub fn artifact_refs(text: &str) -> Vec<String> {

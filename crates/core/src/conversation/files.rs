@@ -3,8 +3,8 @@
 //! [`Files`]), and what it then changes, in order (writes, appends and removals, [`Op`]s
 //! too: the ops every plan asks for). The store's decisions are synchronous functions
 //! of the files read; a driver does the host calls in between: native Rust awaiting a
-//! [`Storage`](crate::Storage) (the plan runner, and a sync's `fetch` and `execute` in
-//! `crate::native::conversation`), or the JavaScript driver running them as steps
+//! `Storage` (the `toolctx` crate) (the plan runner, and a sync's `fetch` and `execute` in
+//! `toolctx::native::conversation`), or the JavaScript driver running them as steps
 //! (`src/wasm/conversation.rs`, docs/protocol.md).
 
 use std::collections::BTreeMap;

@@ -10,7 +10,7 @@ pub const MAX_ID_LEN: usize = 128;
 /// Random characters in a generated id.
 pub const RANDOM_ID_LEN: usize = 16;
 
-/// A source of `n` characters of `[a-z0-9]`: the platform's ([`crate::platform::random_chars`]),
+/// A source of `n` characters of `[a-z0-9]`: the platform's (the `toolctx` crate's `platform::random_chars`),
 /// or a caller's (tests, the `random` option).
 pub type IdRandom = Rc<dyn Fn(usize) -> Result<String>>;
 
@@ -18,7 +18,7 @@ pub type IdRandom = Rc<dyn Fn(usize) -> Result<String>>;
 /// NUL, a drive letter or an empty name.
 ///
 /// ```
-/// use toolctx::conversation::validate_id;
+/// use toolctx_core::conversation::validate_id;
 /// assert!(validate_id("conv-abc_1", "conversation id").is_ok());
 /// for bad in ["", "..", "a/b", "a\0", "x.json", "C:"] {
 ///     assert!(validate_id(bad, "id").is_err());

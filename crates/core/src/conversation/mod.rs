@@ -2,25 +2,8 @@
 //! `metadata.json` and `artifacts/`, with an index, stats, relevance pruning,
 //! export/import, and local-first sync to a remote storage.
 //!
-//! ```
-//! use toolctx::conversation::{ArtifactInput, MessageInput, StoreOptions};
-//! use toolctx::{ConversationStore, MemoryStorage};
-//! # toolctx::native::block_on(async {
-//! let store: ConversationStore<MemoryStorage> =
-//!     ConversationStore::new(MemoryStorage::new(), None, StoreOptions::new("/ctx"))?;
-//! let conv = store.create_conversation(Some("Add login".into()), None).await?;
-//! store.append_message(&conv.id, MessageInput::new("user", "Add a login page")).await?;
-//! let artifact = ArtifactInput { kind: "file".into(), name: "src/login.ts".into(), content: "export {}".into(), mime_type: None };
-//! let (message, meta) = store
-//!     .append_with_artifact(&conv.id, MessageInput::new("tool", "Read src/login.ts"), artifact)
-//!     .await?;
-//! assert!(message.content.ends_with(&format!("(artifact://{})", meta.id)));
-//! let resolved = store.resolve_artifacts(&conv.id, &message.content).await?;
-//! assert_eq!(resolved[0].1, b"export {}");
-//! assert_eq!(store.stats(&conv.id, None).await?.messages, 2);
-//! # Ok::<(), toolctx::Error>(())
-//! # }).unwrap();
-//! ```
+//! The `toolctx` crate's `ConversationStore` (crates/native/src/native/conversation.rs)
+//! runs it over a storage; its docs have an example.
 //!
 //! Every operation is a plan (src/plan.rs) over the files it read (`ops.rs`: what to
 //! read, then what to change and answer); a driver does the I/O in between: natively the
@@ -75,7 +58,7 @@ pub(crate) fn from_json<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::
     }
 }
 
-/// Settings of a [`Conversations`] (and of a [`ConversationStore`](crate::ConversationStore)).
+/// Settings of a [`Conversations`] (and of the `toolctx` crate's `ConversationStore`).
 #[derive(Clone)]
 pub struct StoreOptions {
     /// The store's folder (the `contextDir` of `ContextManager`); conversations live
@@ -83,9 +66,9 @@ pub struct StoreOptions {
     pub context_dir: String,
     /// The folder on the remote (default: `context_dir`).
     pub remote_dir: Option<String>,
-    /// Milliseconds since the epoch ([`crate::platform::now_ms`] by default).
+    /// Milliseconds since the epoch (the `toolctx` crate's `platform::now_ms` by default).
     pub clock: Clock,
-    /// Random characters for ids ([`crate::platform::random_chars`] by default).
+    /// Random characters for ids (the `toolctx` crate's `platform::random_chars` by default).
     pub random: IdRandom,
     /// Receiver of warnings (skipped lines, rebuilt indexes, sync failures).
     pub on_debug: Option<DebugSink>,
@@ -95,7 +78,7 @@ pub struct StoreOptions {
 
 impl StoreOptions {
     /// Defaults for a store in `context_dir`, with this clock and random source (natively,
-    /// `StoreOptions::new` hands in the platform's).
+    /// `toolctx::store_options` hands in the platform's).
     pub fn with(context_dir: impl Into<String>, clock: Clock, random: IdRandom) -> Self {
         StoreOptions {
             context_dir: context_dir.into(),
@@ -154,7 +137,7 @@ pub struct ArtifactInput {
 }
 
 /// The conversation store's state and its synchronous steps: no storage, nothing awaited.
-/// A driver runs the steps over the storages: natively [`ConversationStore`](crate::ConversationStore), in
+/// A driver runs the steps over the storages: natively the `toolctx` crate's `ConversationStore`, in
 /// JavaScript the package's driver.
 pub struct Conversations {
     options: StoreOptions,

@@ -1,5 +1,5 @@
 //! One copy of the conversations (local, or the remote a store syncs to): the layout in
-//! its root and the reads and writes of its files, over any [`Storage`].
+//! its root and the reads and writes of its files, over any `Storage`.
 //!
 //! ```text
 //! {root}/conversations/index.json                    the index (a cache of every metadata.json)

@@ -6,7 +6,7 @@ use crate::naming::is_record_filename;
 use crate::paths;
 use crate::plan::{self, Op, Outcomes, Plan, Step};
 
-/// [`cleanup_stale_sessions`](crate::native::session::cleanup_stale_sessions) as a plan.
+/// `toolctx::cleanup_stale_sessions` as a plan.
 pub struct CleanupStale {
     context_dir: String,
     now_ms: i64,
@@ -157,7 +157,7 @@ impl Plan for CleanupStale {
     }
 }
 
-/// [`record_files`](crate::native::session::record_files) as a plan.
+/// `toolctx::native::record_files` as a plan.
 pub enum RecordFiles {
     /// Nothing asked yet.
     Start(String),
@@ -224,7 +224,7 @@ impl Plan for RecordFiles {
     }
 }
 
-/// [`remove_session`](crate::native::session::remove_session) as a plan: one removal at a time, in order, stopping at the first
+/// `toolctx::native::remove_session` as a plan: one removal at a time, in order, stopping at the first
 /// that fails.
 pub struct RemoveSession {
     todo: std::collections::VecDeque<Removal>,

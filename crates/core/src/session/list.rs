@@ -19,7 +19,7 @@ pub struct SessionInfo {
     pub bytes: usize,
 }
 
-/// [`list_sessions`](crate::native::session::list_sessions) as a plan.
+/// `toolctx::list_sessions` as a plan.
 pub struct ListSessions;
 
 impl ListSessions {
@@ -104,7 +104,7 @@ impl Plan for Manifests {
     }
 }
 
-/// One record found by [`search_sessions`](crate::native::session::search_sessions).
+/// One record found by `toolctx::search_sessions`.
 #[derive(Debug, Clone)]
 pub struct SessionHit {
     /// The session the record belongs to.
@@ -119,7 +119,7 @@ pub struct SessionHit {
     pub entry: ManifestEntry,
 }
 
-/// [`search_sessions`](crate::native::session::search_sessions) as a plan.
+/// `toolctx::search_sessions` as a plan.
 pub struct SearchSessions;
 
 impl SearchSessions {
@@ -131,7 +131,7 @@ impl SearchSessions {
     }
 }
 
-/// The best `limit` records of `manifests` for `query` ([`search_sessions`](crate::native::session::search_sessions)).
+/// The best `limit` records of `manifests` for `query` (`toolctx::search_sessions`).
 fn ranked(context_dir: &str, manifests: Vec<(String, Manifest)>, query: &str, limit: usize) -> Vec<SessionHit> {
     use crate::select::{rank, Fallback, Strategy, Terms};
     let mut entries: Vec<(String, String, ManifestEntry)> = Vec::new();

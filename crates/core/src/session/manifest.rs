@@ -45,7 +45,7 @@ pub struct ManifestEntry {
     pub size: usize,
     /// The most frequent terms of the record's indexed content (stems, as the index
     /// holds them), at most [`MAX_CONTENT_TERMS`], with how often each occurs: resume
-    /// and [`search_sessions`](crate::native::session::search_sessions) rank on content from them without reading the record.
+    /// and `toolctx::search_sessions` rank on content from them without reading the record.
     #[serde(rename = "contentTerms", default, skip_serializing_if = "BTreeMap::is_empty")]
     pub content_terms: BTreeMap<String, u32>,
     /// Tokens in the record's indexed content (the content field's length for BM25F).

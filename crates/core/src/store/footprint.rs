@@ -5,10 +5,10 @@
 //! as wasm32's (Rust's dlmalloc port): a chunk is the request plus a 4-byte header,
 //! rounded up to 8, and at least 16 bytes. Hash tables are modelled as hashbrown lays
 //! them out: a power of two of buckets, each slot plus one control byte, in one
-//! allocation. Run it for the real wasm32 sizes on the test module wasm-pack builds
-//! (`wasm-pack test --node` first, then
-//! `WASM_BINDGEN_TEST_ONLY_NODE=1 wasm-bindgen-test-runner target/wasm32-unknown-unknown/debug/deps/toolctx-*.wasm --include-ignored --nocapture footprint`),
-//! or natively (64-bit sizes) with `cargo test --lib footprint -- --ignored --nocapture`.
+//! allocation. Run it with `cargo test -p toolctx-core --lib footprint -- --ignored --nocapture`
+//! (the structures' own sizes are the native target's, 64-bit; this crate has no
+//! wasm-bindgen, so the report no longer runs in wasm32 itself, where it measured the
+//! memory grown too).
 
 use std::mem::size_of;
 use std::rc::Rc;
@@ -17,8 +17,8 @@ pub(crate) use toolctx_search::footprint::Meter;
 
 use super::{Entry, State};
 use crate::naming::StoredPath;
-use crate::native::{Storage, WriteOptions};
-use crate::ContextManager;
+use crate::store::Manager;
+use crate::testing::Files;
 
 impl Entry {
     fn footprint(&self, m: &mut Meter) {
@@ -75,24 +75,6 @@ impl State {
             m.rc_str("orphans", s);
         }
         self.owned.footprint(m);
-    }
-}
-
-/// A storage that keeps nothing, as the bench's (every record goes to a disk elsewhere).
-struct Discard;
-
-impl Storage for Discard {
-    async fn read(&self, _path: &str) -> crate::Result<Option<Vec<u8>>> {
-        Ok(None)
-    }
-    async fn write(&self, _path: &str, _data: &[u8], _options: WriteOptions) -> crate::Result<()> {
-        Ok(())
-    }
-    async fn remove(&self, _path: &str) -> crate::Result<()> {
-        Ok(())
-    }
-    async fn list(&self, _dir: &str) -> crate::Result<Vec<String>> {
-        Ok(Vec::new())
     }
 }
 
@@ -178,11 +160,14 @@ impl Corpus {
     }
 }
 
-/// The bench's "default" store: the saves of `calls` (small results) with the default options.
-async fn build(calls: &[(&'static str, String, String)]) -> ContextManager<Discard> {
+/// The bench's "default" store: the saves of `calls` (small results) with the default
+/// options, over a storage that keeps nothing (as the bench's: every record goes to a
+/// disk elsewhere).
+fn build(calls: &[(&'static str, String, String)]) -> Manager {
     // A fixed clock and random part: the names differ by their counter.
     let options = crate::Options::with("/bench", Rc::new(|| 1_795_811_832_434), Rc::new(|| Ok(0.5)));
-    let m = ContextManager::new(Discard, options).unwrap();
+    let m = Manager::new(options).unwrap();
+    let files = Files::discard();
     for (i, (tool, args, result)) in calls.iter().enumerate() {
         let input = crate::SaveInput {
             tool_name: tool,
@@ -192,35 +177,21 @@ async fn build(calls: &[(&'static str, String, String)]) -> ContextManager<Disca
             query_id: Some(format!("query-{}", i % 10)),
             ..crate::SaveInput::default()
         };
-        m.save(input).await.unwrap();
+        files.save(&m, input).unwrap();
     }
     m
 }
 
-fn report(m: &ContextManager<Discard>) -> String {
+fn report(m: &Manager) -> String {
     let mut meter = Meter::default();
     m.state.borrow().footprint(&mut meter);
     let index = &m.state.borrow().index;
     format!("{} pointers, {} terms\n{}", m.len(), index.terms(), meter.report(m.len()))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 #[test]
-#[ignore = "a report: cargo test --lib footprint -- --ignored --nocapture"]
+#[ignore = "a report: cargo test -p toolctx-core --lib footprint -- --ignored --nocapture"]
 fn footprint_of_the_bench_store() {
-    let m = futures_executor::block_on(build(&Corpus::calls(100_000)));
+    let m = build(&Corpus::calls(100_000));
     println!("{}", report(&m));
-}
-
-#[cfg(target_arch = "wasm32")]
-#[wasm_bindgen_test::wasm_bindgen_test]
-#[ignore = "a report: wasm-bindgen-test-runner … --include-ignored footprint (see the module doc)"]
-async fn footprint_of_the_bench_store() {
-    let pages = || core::arch::wasm32::memory_size::<0>() * 65536;
-    // The corpus is made first: only what the store keeps counts as grown.
-    let calls = Corpus::calls(100_000);
-    let before = pages();
-    let m = build(&calls).await;
-    let grown = pages() - before;
-    wasm_bindgen_test::console_log!("{}memory grown: {:.1} B per pointer", report(&m), grown as f64 / m.len() as f64);
 }

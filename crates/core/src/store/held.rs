@@ -137,7 +137,7 @@ impl Held {
     }
 
     /// (Tests) what it holds, for the footprint report.
-    #[cfg(all(test, feature = "native"))]
+    #[cfg(test)]
     pub(super) fn footprint(&self, m: &mut super::footprint::Meter) {
         use std::mem::size_of;
         m.vec("memory: records (place, path parts)", &self.records);

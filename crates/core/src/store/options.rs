@@ -23,7 +23,7 @@ pub use crate::inputs::{Clock, DebugEvent, DebugSink, Random};
 /// Receiver of the pointers retention evicted, as a JSON array (save order).
 pub type EvictSink = Rc<dyn Fn(&str)>;
 
-/// Settings of a [`Manager`](crate::ContextManager).
+/// Settings of a [`Manager`](crate::Manager) (and of the `toolctx` crate's `ContextManager`).
 #[derive(Clone)]
 pub struct Options {
     /// The store's folder (absolute on file systems; a key prefix elsewhere).
@@ -34,9 +34,9 @@ pub struct Options {
     pub memory_budget: usize,
     /// Largest record accepted.
     pub max_record_bytes: usize,
-    /// The clock ([`crate::platform::now_ms`] by default).
+    /// The clock (the `toolctx` crate's `platform::now_ms` by default).
     pub clock: Clock,
-    /// The random source of file names ([`crate::platform::random_unit`] by default).
+    /// The random source of file names (the `toolctx` crate's `platform::random_unit` by default).
     pub random: Random,
     /// Receiver of warnings and traces.
     pub on_debug: Option<DebugSink>,
@@ -59,13 +59,13 @@ pub struct Options {
 pub enum SessionChoice {
     /// A fresh session with a new id.
     New,
-    /// The session with this id (resumed by [`ContextManager::open`](crate::ContextManager::open)).
+    /// The session with this id (resumed by the `toolctx` crate's `ContextManager::open`).
     Resume(String),
 }
 
 impl Options {
     /// Defaults for a store in `context_dir`, with this clock and random source (natively,
-    /// `Options::new` hands in the platform's).
+    /// `toolctx::options` hands in the platform's).
     pub fn with(context_dir: impl Into<String>, clock: Clock, random: Random) -> Self {
         Options {
             context_dir: context_dir.into(),

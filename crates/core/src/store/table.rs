@@ -342,13 +342,13 @@ impl State {
     }
 }
 
-#[cfg(all(test, feature = "native"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::paged::Paged;
     use crate::record::{iso_timestamp, RecordMeta};
-    use crate::store::{Entry, Interned, Options, SaveInput};
-    use crate::ContextManager;
+    use crate::store::{Entry, Interned, Manager, Options, SaveInput};
+    use crate::testing::Files;
     use serde_json::{Number, Value};
 
     /// The metadata of a record of tool `t` with no args, described as `description`.
@@ -371,31 +371,33 @@ mod tests {
 
     #[test]
     fn compaction_keeps_the_later_copy_of_a_key_whose_latest_holder_was_evicted() {
-        futures_executor::block_on(async {
-            let mut o = Options::with("/ctx", std::rc::Rc::new(|| 0), std::rc::Rc::new(|| Ok(0.5)));
-            o.persist_threshold = 0;
-            let m = ContextManager::new(crate::MemoryStorage::new(), o).unwrap();
-            let save = |result: &'static str| SaveInput {
+        let mut o = Options::with("/ctx", std::rc::Rc::new(|| 0), std::rc::Rc::new(|| Ok(0.5)));
+        o.persist_threshold = 0;
+        let m = Manager::new(o).unwrap();
+        let files = Files::default();
+        let save = |result: &'static str| {
+            let input = SaveInput {
                 tool_name: "grep",
                 args_json: r#"{"q":"x"}"#,
                 result_json: Some(result),
                 ..SaveInput::default()
             };
-            let a = m.save(save("\"same\"")).await.unwrap();
-            m.save(save("\"same\"")).await.unwrap();
-            let c = m.save(save("\"other\"")).await.unwrap();
-            {
-                // As if C's key collided with A's: C is the latest holder of the key.
-                let mut state = m.state.borrow_mut();
-                let (slot_a, slot_c) = (state.slot_of(&a).unwrap(), state.slot_of(&c).unwrap());
-                let key = state.entries[slot_a as usize].duplicate_key().unwrap();
-                state.latest_copy.insert(key, slot_c);
-                assert!(state.remove_pointer(&c));
-                state.compact();
-            }
-            let slot_a = m.state.borrow().slot_of(&a).unwrap();
-            assert!(m.has_later_copy(slot_a), "A's later copy is still known after compaction");
-        });
+            files.save(&m, input).unwrap()
+        };
+        let a = save("\"same\"");
+        save("\"same\"");
+        let c = save("\"other\"");
+        {
+            // As if C's key collided with A's: C is the latest holder of the key.
+            let mut state = m.state.borrow_mut();
+            let (slot_a, slot_c) = (state.slot_of(&a).unwrap(), state.slot_of(&c).unwrap());
+            let key = state.entries[slot_a as usize].duplicate_key().unwrap();
+            state.latest_copy.insert(key, slot_c);
+            assert!(state.remove_pointer(&c));
+            state.compact();
+        }
+        let slot_a = m.state.borrow().slot_of(&a).unwrap();
+        assert!(m.has_later_copy(slot_a), "A's later copy is still known after compaction");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The edit history (the seed's context history and `ContextHistoryStorage`): every
 //! edit with its timestamp, and the ranges removed, in one JSON file per conversation
 //! at `{contextDir}/window/{id}.json`, replaced whole (atomically, through
-//! [`Storage::write`]) on every save.
+//! `Storage::write`) on every save.
 //!
 //! ```json
 //! {"v":1,
@@ -14,11 +14,9 @@
 //! (the caller may remove the file, or open with `discardCorrupt`).
 //!
 //! Loading and writing the file are [plans](crate::plan) ([`load`], [`save`]): one op
-//! each, run natively by [`crate::native::run`] (`crate::native::window`) and in wasm by
+//! each, run natively by the `toolctx` crate's runner (its `native::window`) and in wasm by
 //! the JavaScript driver (`ContextHistory` in `src/wasm/window.rs`).
 
-#[cfg(all(doc, feature = "native"))]
-use crate::native::Storage;
 use serde_json::Value;
 
 use super::json::object;
@@ -116,8 +114,8 @@ impl History {
     }
 }
 
-/// `[start, end]`.
-pub(crate) fn range((start, end): (usize, usize)) -> Value {
+/// `[start, end]`, as the history file and the wasm boundary write a range.
+pub fn range((start, end): (usize, usize)) -> Value {
     Value::Array(vec![start.into(), end.into()])
 }
 

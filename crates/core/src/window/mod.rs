@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolctx::window::{optimize, History, OptimizeOptions, DUPLICATE_NOTICE};
+//! use toolctx_core::window::{optimize, History, OptimizeOptions, DUPLICATE_NOTICE};
 //!
 //! let read = |id: &str| json!({"role": "assistant", "content": [
 //!     {"type": "tool_use", "id": id, "name": "read_file", "input": {"path": "src/app.ts"}}]});
@@ -24,13 +24,13 @@
 //! assert_eq!(out.messages[2]["content"][0]["content"], DUPLICATE_NOTICE);
 //! assert_eq!(out.truncated, None); // the duplicate saved enough
 //! assert!(out.metrics.chars_after < out.metrics.chars_before);
-//! # Ok::<(), toolctx::Error>(())
+//! # Ok::<(), toolctx_core::Error>(())
 //! ```
 
 pub mod apply;
 pub mod duplicates;
 pub mod history;
-pub(crate) mod json;
+pub mod json;
 pub mod message;
 pub mod truncate;
 

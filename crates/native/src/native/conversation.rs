@@ -4,6 +4,26 @@
 //! writing operation takes the store's turn, then the storage's lock), as the package's
 //! driver runs it over a host. A sync is a plan too ([`SyncPlan`]), whose steps run on
 //! the local storage or the remote (`run_synced`). Nothing else in the store awaits.
+//!
+//! ```
+//! use toolctx::conversation::{ArtifactInput, MessageInput};
+//! use toolctx::{ConversationStore, MemoryStorage};
+//! # toolctx::native::block_on(async {
+//! let store: ConversationStore<MemoryStorage> =
+//!     ConversationStore::new(MemoryStorage::new(), None, toolctx::store_options("/ctx"))?;
+//! let conv = store.create_conversation(Some("Add login".into()), None).await?;
+//! store.append_message(&conv.id, MessageInput::new("user", "Add a login page")).await?;
+//! let artifact = ArtifactInput { kind: "file".into(), name: "src/login.ts".into(), content: "export {}".into(), mime_type: None };
+//! let (message, meta) = store
+//!     .append_with_artifact(&conv.id, MessageInput::new("tool", "Read src/login.ts"), artifact)
+//!     .await?;
+//! assert!(message.content.ends_with(&format!("(artifact://{})", meta.id)));
+//! let resolved = store.resolve_artifacts(&conv.id, &message.content).await?;
+//! assert_eq!(resolved[0].1, b"export {}");
+//! assert_eq!(store.stats(&conv.id, None).await?.messages, 2);
+//! # Ok::<(), toolctx::Error>(())
+//! # }).unwrap();
+//! ```
 
 use std::ops::Deref;
 

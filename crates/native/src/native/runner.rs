@@ -240,7 +240,7 @@ fn keep(kept: &mut Kept, bytes: Vec<u8>) -> RecordOutcome {
 ///
 /// ```
 /// use toolctx::{native::block_on, ContextManager, MemoryStorage, Options, SaveInput};
-/// let manager = ContextManager::new(MemoryStorage::new(), Options::new("/store"))?;
+/// let manager = ContextManager::new(MemoryStorage::new(), toolctx::options("/store"))?;
 /// let input = SaveInput { tool_name: "grep", args_json: "{}", result_json: Some("\"hit\""), ..SaveInput::default() };
 /// let path = block_on(manager.save(input))?;
 /// assert_eq!(block_on(manager.load(&[path]))?.len(), 1);

@@ -6,8 +6,8 @@ use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::error::{Error, Result};
-use crate::inputs::{DebugEvent, DebugSink};
+use toolctx_core::error::{Error, Result};
+use toolctx_core::inputs::{DebugEvent, DebugSink};
 
 pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() || obj.is_function() {
@@ -47,7 +47,7 @@ pub(crate) fn opt_function(obj: &JsValue, key: &str) -> Result<Option<Function>>
 
 /// What a store's parts say while it is made (the runtime's choices), as `onDebug` events.
 pub(crate) fn debug_note(sink: &Option<DebugSink>) -> impl Fn(&str) + '_ {
-    move |message: &str| crate::inputs::debug(sink.as_ref(), message, None)
+    move |message: &str| toolctx_core::inputs::debug(sink.as_ref(), message, None)
 }
 
 pub(crate) fn debug_sink(on_debug: &Option<Function>) -> Option<DebugSink> {

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use js_sys::{JsString, Uint8Array};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::store::ResultHasher;
+use toolctx_core::error::{Error, ErrorKind, Result};
+use toolctx_core::store::ResultHasher;
 
 #[wasm_bindgen]
 extern "C" {
@@ -69,7 +69,7 @@ impl Body {
         Ok(Body { handle, bytes, prefix })
     }
 
-    /// [`crate::store::result_hash`] of the whole text: its bytes read into wasm in
+    /// [`toolctx_core::store::result_hash`] of the whole text: its bytes read into wasm in
     /// chunks (the save runs it while the host writes the record).
     pub fn hash(&self) -> u64 {
         let len = self.bytes.length();

@@ -10,12 +10,12 @@ use wasm_bindgen::prelude::*;
 use super::super::plans::Reply;
 use super::args::{get, opt_size, opt_string};
 use super::errors::with_cause;
-use crate::conversation::{parse_export, validate_type};
-use crate::conversation::{
+use toolctx_core::conversation::{parse_export, validate_type};
+use toolctx_core::conversation::{
     validate_id, Answer, ArtifactInput, ArtifactMeta, Conversations, ExportedArtifact, Format, Message, MessageInput,
     PruneOptions, Request, Role, DEFAULT_KEEP_RECENT,
 };
-use crate::error::{Error, ErrorKind, Result};
+use toolctx_core::error::{Error, ErrorKind, Result};
 
 /// `JSON.stringify(value)` parsed as `T`: `INVALID_ARGUMENT` for a wrong shape,
 /// `NOT_SERIALIZABLE` for what JSON cannot hold.
@@ -34,7 +34,7 @@ pub(crate) fn json_of(value: &JsValue, what: &str) -> Result<String> {
         .map_err(|e| with_cause(ErrorKind::NotSerializable, format!("{what} cannot be serialised as JSON"), e))?
         .as_string()
         .ok_or_else(|| Error::invalid(format!("{what} must be an object")))?;
-    crate::record::check_no_lone_surrogates(&json)?;
+    toolctx_core::record::check_no_lone_surrogates(&json)?;
     Ok(json)
 }
 

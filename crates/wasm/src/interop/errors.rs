@@ -5,7 +5,7 @@ use js_sys::{Error as JsError, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::storage::HostError;
-use crate::error::{Error, ErrorKind};
+use toolctx_core::error::{Error, ErrorKind};
 
 /// A JavaScript `Error` named `ToolctxError` with `code`, optional `path` and `cause`.
 pub fn to_js(err: Error) -> JsValue {
@@ -53,7 +53,7 @@ pub trait IntoJs<T> {
     fn js(self) -> Result<T, JsValue>;
 }
 
-impl<T> IntoJs<T> for crate::error::Result<T> {
+impl<T> IntoJs<T> for toolctx_core::error::Result<T> {
     fn js(self) -> Result<T, JsValue> {
         self.map_err(to_js)
     }

@@ -11,12 +11,12 @@ use wasm_bindgen::JsCast;
 
 use super::errors::with_cause;
 use super::storage::{is_storage_host, JsStorage};
-use crate::error::{Error, ErrorKind, Result};
+use toolctx_core::error::{Error, ErrorKind, Result};
 
 // The package's glue imports `./host.js` (the file beside it); the wasm-bindgen tests,
 // whose glue lives elsewhere, get the same file as a snippet.
 #[cfg_attr(not(test), wasm_bindgen(raw_module = "./host.js"))]
-#[cfg_attr(test, wasm_bindgen(module = "/pkg-template/host.js"))]
+#[cfg_attr(test, wasm_bindgen(module = "/../../pkg-template/host.js"))]
 extern "C" {
     #[wasm_bindgen(js_name = defaultContextDir, catch)]
     fn default_context_dir() -> std::result::Result<JsValue, JsValue>;

@@ -8,10 +8,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::args::get;
-use crate::error::{Error, ErrorKind, Result};
-use crate::record::task_id_from_f64;
-use crate::select::Terms;
-use crate::store::Candidate;
+use toolctx_core::error::{Error, ErrorKind, Result};
+use toolctx_core::record::task_id_from_f64;
+use toolctx_core::select::Terms;
+use toolctx_core::store::Candidate;
 
 /// The `queryId` and `taskId` selection options, checked.
 pub(crate) fn filter_options(options: &JsValue) -> Result<(Option<String>, Option<serde_json::Number>)> {
@@ -31,7 +31,7 @@ pub(crate) fn filter_options(options: &JsValue) -> Result<(Option<String>, Optio
 /// `slots[i]` in the slots of `epoch`, positions ascending. The other pointers of the
 /// list are read from their objects. A slot names a pointer only within its epoch, and
 /// that pointer may be gone since: the core checks both
-/// ([`crate::store::Manager::resolve_slot`]).
+/// ([`toolctx_core::store::Manager::resolve_slot`]).
 #[derive(Default)]
 pub(crate) struct ListedSlots {
     pub epoch: u32,
@@ -98,7 +98,7 @@ pub(crate) fn foreign_terms(pointer: &JsValue) -> Candidate {
     let args = JSON::stringify(&get(pointer, "args"))
         .ok()
         .and_then(|s| s.as_string())
-        .and_then(|s| crate::record::from_json::<Value>(&s).ok())
+        .and_then(|s| toolctx_core::record::from_json::<Value>(&s).ok())
         .unwrap_or(Value::Null);
     Candidate::Foreign(Terms::of_record(&text("toolDescription"), &text("toolName"), &args))
 }

@@ -17,8 +17,8 @@ use wasm_bindgen::JsCast;
 
 use super::steps::{self, OpKind};
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{Op, Outcome, RecordOutcome};
+use toolctx_core::error::{Error, ErrorKind, Result};
+use toolctx_core::plan::{Op, Outcome, RecordOutcome};
 
 /// A JavaScript value thrown or rejected by the host, kept as an error's source.
 pub struct HostError(pub JsValue);

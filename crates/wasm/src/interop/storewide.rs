@@ -6,9 +6,9 @@ use wasm_bindgen::prelude::*;
 
 use super::args::get;
 use super::selection::score_json;
-use crate::error::{Error, Result};
-use crate::session::{SessionHit, SessionInfo};
-use crate::storewide::{Export, ImportReport};
+use toolctx_core::error::{Error, Result};
+use toolctx_core::session::{SessionHit, SessionInfo};
+use toolctx_core::storewide::{Export, ImportReport};
 
 /// `{key: value, ...}`.
 fn object(fields: &[(&str, JsValue)]) -> JsValue {
@@ -77,27 +77,31 @@ pub(crate) fn hits_json(hits: &[SessionHit]) -> String {
         }
         let e = &hit.entry;
         json.push_str("{\"sessionId\":");
-        crate::record::push_json_str(&mut json, &hit.session_id);
+        toolctx_core::record::push_json_str(&mut json, &hit.session_id);
         json.push_str(",\"filepath\":");
-        crate::record::push_json_str(&mut json, &hit.filepath);
+        toolctx_core::record::push_json_str(&mut json, &hit.filepath);
         json.push_str(",\"score\":");
         json.push_str(&score_json(hit.score));
         json.push_str(",\"matched\":");
         json.push_str(&serde_json::to_string(&hit.matched).unwrap_or_else(|_| "[]".into()));
         json.push_str(",\"pointer\":{\"filepath\":");
-        crate::record::push_json_str(&mut json, &hit.filepath);
+        toolctx_core::record::push_json_str(&mut json, &hit.filepath);
         let filename = hit.filepath.rsplit('/').next().unwrap_or(&hit.filepath);
         json.push_str(",\"filename\":");
-        crate::record::push_json_str(&mut json, filename);
+        toolctx_core::record::push_json_str(&mut json, filename);
         // The handle (SPEC §3), short as an evicted pointer's (jobs/evict.rs): the manifests
         // alone say nothing of the collisions that lengthen one.
         json.push_str(",\"handle\":\"");
-        crate::handle::push_handle(&mut json, crate::handle::digest(filename), crate::handle::SHORT);
+        toolctx_core::handle::push_handle(
+            &mut json,
+            toolctx_core::handle::digest(filename),
+            toolctx_core::handle::SHORT,
+        );
         json.push('"');
         json.push_str(",\"toolName\":");
-        crate::record::push_json_str(&mut json, &e.tool_name);
+        toolctx_core::record::push_json_str(&mut json, &e.tool_name);
         json.push_str(",\"toolDescription\":");
-        crate::record::push_json_str(&mut json, &e.tool_description);
+        toolctx_core::record::push_json_str(&mut json, &e.tool_description);
         json.push_str(",\"args\":");
         json.push_str(e.args.get());
         if let Some(task) = &e.task_id {
@@ -106,12 +110,12 @@ pub(crate) fn hits_json(hits: &[SessionHit]) -> String {
         }
         if let Some(q) = &e.query_id {
             json.push_str(",\"queryId\":");
-            crate::record::push_json_str(&mut json, q);
+            toolctx_core::record::push_json_str(&mut json, q);
         }
         json.push_str(",\"argsHash\":");
-        crate::record::push_json_str(&mut json, &e.args_hash);
+        toolctx_core::record::push_json_str(&mut json, &e.args_hash);
         json.push_str(",\"timestamp\":");
-        crate::record::push_json_str(&mut json, &e.created);
+        toolctx_core::record::push_json_str(&mut json, &e.created);
         json.push_str(",\"size\":");
         json.push_str(&e.size.to_string());
         json.push_str("}}");

@@ -7,9 +7,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::args::get;
-use crate::error::{Error, Result};
-use crate::window::json::object;
-use crate::window::{self, history, Edit, OptimizeOptions, Plan, Strategy, Tools};
+use toolctx_core::error::{Error, Result};
+use toolctx_core::window::json::object;
+use toolctx_core::window::{self, history, Edit, OptimizeOptions, Plan, Strategy, Tools};
 
 pub(crate) fn strategy(value: &JsValue) -> Result<Strategy> {
     if value.is_undefined() {

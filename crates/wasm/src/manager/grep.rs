@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::super::interop::errors::{invalid, IntoJs};
-use crate::grep::LinePattern;
+use toolctx_core::grep::LinePattern;
 
 /// A compiled `grep_context` pattern (internal: toolctx/tools makes it through the
 /// manager's `__linePattern`).

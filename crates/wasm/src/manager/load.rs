@@ -7,9 +7,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::JsContextManager;
-use crate::store::LoadRecords;
-use crate::wasm::interop::errors::{invalid, IntoJs};
-use crate::wasm::plans::{self, Reply};
+use crate::interop::errors::{invalid, IntoJs};
+use crate::plans::{self, Reply};
+use toolctx_core::store::LoadRecords;
 
 #[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {

@@ -20,8 +20,8 @@ use super::interop::options::ManagerOptions;
 use super::interop::steps;
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
-use crate::error::Result;
-use crate::store::{remove_written, Clearing, ClosePlan, Job, JobPlan, Manager};
+use toolctx_core::error::Result;
+use toolctx_core::store::{remove_written, Clearing, ClosePlan, Job, JobPlan, Manager};
 
 mod grep;
 mod load;
@@ -232,7 +232,7 @@ impl JsContextManager {
     #[wasm_bindgen(js_name = hashQuery)]
     pub fn hash_query(query: JsValue) -> Result<String, JsValue> {
         let q = query.as_string().ok_or_else(|| invalid("query must be a string"))?;
-        Ok(crate::naming::hash_query(&q))
+        Ok(toolctx_core::naming::hash_query(&q))
     }
 
     /// Forgets every pointer; records stay.
@@ -329,13 +329,13 @@ impl JsContextManager {
 /// the message, and whether it has asked.
 struct PanicInStep(String, bool);
 
-impl crate::plan::Plan for PanicInStep {
+impl toolctx_core::plan::Plan for PanicInStep {
     type Output = ();
 
-    fn step(&mut self, _: crate::plan::Outcomes) -> crate::plan::Step<()> {
+    fn step(&mut self, _: toolctx_core::plan::Outcomes) -> toolctx_core::plan::Step<()> {
         if !self.1 {
             self.1 = true;
-            return crate::plan::Step::Run(Vec::new());
+            return toolctx_core::plan::Step::Run(Vec::new());
         }
         panic!("{}", self.0);
     }

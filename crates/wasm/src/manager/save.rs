@@ -8,16 +8,16 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::{JsContextManager, ENCODER_FROM};
-use crate::error::{Error, ErrorKind, Result};
-use crate::record::task_id_from_f64;
-use crate::store::Manager;
-use crate::store::{Begun, HostBody, SaveInput, SaveRecord};
-use crate::wasm::interop::args::{get, opt_string};
-use crate::wasm::interop::body::Body;
-use crate::wasm::interop::errors::{with_cause, IntoJs};
-use crate::wasm::interop::json::json_value;
-use crate::wasm::interop::steps;
-use crate::wasm::plans::{self, Reply};
+use crate::interop::args::{get, opt_string};
+use crate::interop::body::Body;
+use crate::interop::errors::{with_cause, IntoJs};
+use crate::interop::json::json_value;
+use crate::interop::steps;
+use crate::plans::{self, Reply};
+use toolctx_core::error::{Error, ErrorKind, Result};
+use toolctx_core::record::task_id_from_f64;
+use toolctx_core::store::Manager;
+use toolctx_core::store::{Begun, HostBody, SaveInput, SaveRecord};
 
 /// A well-formed string, or `NOT_SERIALIZABLE` (a lone surrogate cannot be stored).
 pub(super) fn well_formed(value: &JsValue, what: &str) -> Result<String> {
@@ -50,7 +50,7 @@ pub(super) fn text_of(json: JsString) -> Result<String> {
     if json.length() < ENCODER_FROM {
         return Ok(String::from(json));
     }
-    String::from_utf8(crate::wasm::interop::body::utf8(&json))
+    String::from_utf8(crate::interop::body::utf8(&json))
         .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
 }
 
@@ -254,7 +254,7 @@ impl JsContextManager {
                 // JSON.stringify escapes a lone surrogate (ES2019), so only an escaped
                 // one can be there: the exact check runs only when the text has `\ud`.
                 if json.includes("\\ud", 0) {
-                    crate::record::check_no_lone_surrogates(&text_of(json.clone())?)?;
+                    toolctx_core::record::check_no_lone_surrogates(&text_of(json.clone())?)?;
                 }
                 let options = self.inner.options();
                 let body = Body::new(&json, options.content_bytes)?;
@@ -298,10 +298,10 @@ impl JsContextManager {
 /// pointer is gone.
 fn embed_text(inner: &Manager, filepath: &str, result_in: &ResultIn) -> Option<String> {
     let description = inner.description_of(filepath)?;
-    Some(crate::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes))
+    Some(toolctx_core::select::indexed_text(&description, result_in.indexed(), inner.options().content_bytes))
 }
 
-#[cfg(all(test, feature = "native"))]
+#[cfg(test)]
 impl JsContextManager {
     /// `saveContext` with its plan run by the native runner, the record written through
     /// `JsStorage`'s async `Storage` (the host's methods awaited in Rust), for the
@@ -318,7 +318,7 @@ impl JsContextManager {
         let save = SaveRecord::new(self.inner.clone(), begun);
         match save.done() {
             Some(filepath) => Ok(filepath.into()),
-            None => crate::native::run(&*self.storage, save).await.map(JsValue::from).js(),
+            None => toolctx::native::run(&*self.storage, save).await.map(JsValue::from).js(),
         }
     }
 }

@@ -10,15 +10,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::JsContextManager;
-use crate::error::{Error, Result};
-use crate::record::task_id_from_f64;
-use crate::select::{Fallback, Strategy};
-use crate::store::{Candidate, Filter, Listed};
-use crate::wasm::interop::args::{get, opt_size};
-use crate::wasm::interop::errors::{invalid, IntoJs};
-use crate::wasm::interop::selection::{
+use crate::interop::args::{get, opt_size};
+use crate::interop::errors::{invalid, IntoJs};
+use crate::interop::selection::{
     filter_options, foreign_terms, listed_slots, one_vector, query_vector, score_json, ListedSlots,
 };
+use toolctx_core::error::{Error, Result};
+use toolctx_core::record::task_id_from_f64;
+use toolctx_core::select::{Fallback, Strategy};
+use toolctx_core::store::{Candidate, Filter, Listed};
 
 /// Which selection ranks: `selectRelevantContexts` (the seed's contract: only its
 /// keywords make a pointer relevant, duplicates kept unless asked) or `selectRelevant`.
@@ -114,7 +114,7 @@ impl JsContextManager {
                     json.push_str("{\"filepath\":");
                     path.clear();
                     self.inner.push_filepath(hit.index as u32, &mut path);
-                    crate::record::push_json_str(&mut json, &path);
+                    toolctx_core::record::push_json_str(&mut json, &path);
                     json.push_str(",\"score\":");
                     json.push_str(&score_json(hit.score));
                     json.push_str(",\"pointer\":");
@@ -124,7 +124,7 @@ impl JsContextManager {
                         if i > 0 {
                             json.push(',');
                         }
-                        crate::record::push_json_str(&mut json, m);
+                        toolctx_core::record::push_json_str(&mut json, m);
                     }
                     json.push_str("]}");
                 }
@@ -225,11 +225,11 @@ impl JsContextManager {
     /// endLine}`, or `undefined` when no line holds a word of the query.
     #[wasm_bindgen(js_name = "__passage")]
     pub fn passage(query: String, result_json: String) -> Result<JsValue, JsValue> {
-        let result: Value = crate::record::from_json(&result_json)
+        let result: Value = toolctx_core::record::from_json(&result_json)
             .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
             .js()?;
-        let view = crate::view::lines_of(&result);
-        let Some(p) = crate::select::best_passage(&view, &crate::select::Query::new(&query)) else {
+        let view = toolctx_core::view::lines_of(&result);
+        let Some(p) = toolctx_core::select::best_passage(&view, &toolctx_core::select::Query::new(&query)) else {
             return Ok(JsValue::UNDEFINED);
         };
         let o = Object::new();
@@ -243,10 +243,10 @@ impl JsContextManager {
     /// (src/view.rs), the lines passages number and the model's tools read and grep.
     #[wasm_bindgen(js_name = "__lines")]
     pub fn lines(&self, result_json: String) -> Result<String, JsValue> {
-        let result: Value = crate::record::from_json(&result_json)
+        let result: Value = toolctx_core::record::from_json(&result_json)
             .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
             .js()?;
-        Ok(crate::view::lines_of(&result))
+        Ok(toolctx_core::view::lines_of(&result))
     }
 }
 
@@ -290,7 +290,7 @@ impl JsContextManager {
         options: &JsValue,
         vector: Option<&[f32]>,
         selection: Selection,
-    ) -> Result<crate::select::Ranking> {
+    ) -> Result<toolctx_core::select::Ranking> {
         let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
         let dedupe_default = selection == Selection::Scored;
         let fallback = match get(options, "fallback").as_string().as_deref() {
@@ -310,7 +310,7 @@ impl JsContextManager {
             v if v.is_undefined() || v.is_null() => dedupe_default,
             v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
         };
-        let query = crate::select::query_for(&query, strategy, selection == Selection::Seed);
+        let query = toolctx_core::select::query_for(&query, strategy, selection == Selection::Seed);
         // Without a budget only the best `limit` need sorting.
         let early = if max_bytes.is_none() && max_tokens.is_none() { limit } else { None };
         let mut ranking = self.ranked(&query, source, fallback, strategy, early, vector);
@@ -346,11 +346,12 @@ impl JsContextManager {
             }
         };
         if let Some(max) = max_bytes {
-            ranking.hits = crate::select::within_budget(ranking.hits, max, size_of);
+            ranking.hits = toolctx_core::select::within_budget(ranking.hits, max, size_of);
         }
         if let Some(max) = max_tokens {
-            ranking.hits =
-                crate::select::within_budget(ranking.hits, max, |i| crate::select::estimated_tokens(size_of(i)));
+            ranking.hits = toolctx_core::select::within_budget(ranking.hits, max, |i| {
+                toolctx_core::select::estimated_tokens(size_of(i))
+            });
         }
         if let Some(limit) = limit {
             ranking.hits.truncate(limit);
@@ -364,16 +365,16 @@ impl JsContextManager {
     /// found by its vector alone matched no keyword); the fallback applies when neither
     /// finds anything.
     ///
-    /// [`VECTOR_DEPTH`]: crate::select::VECTOR_DEPTH
+    /// [`VECTOR_DEPTH`]: toolctx_core::select::VECTOR_DEPTH
     pub(super) fn ranked(
         &self,
-        query: &crate::select::Query,
+        query: &toolctx_core::select::Query,
         source: &Source,
         fallback: Fallback,
         strategy: Strategy,
         early: Option<usize>,
         vector: Option<&[f32]>,
-    ) -> crate::select::Ranking {
+    ) -> toolctx_core::select::Ranking {
         let inner = &self.inner;
         if let Some(vector) = vector {
             let candidates: Vec<(usize, u32)> = match source {
@@ -383,15 +384,15 @@ impl JsContextManager {
                     listed.iter().enumerate().filter_map(|(i, it)| it.slot.map(|s| (i, s))).collect()
                 }
             };
-            let depth = crate::select::VECTOR_DEPTH.max(early.unwrap_or(0));
+            let depth = toolctx_core::select::VECTOR_DEPTH.max(early.unwrap_or(0));
             let near = inner.nearest(vector, candidates.into_iter(), depth);
             if !near.is_empty() {
                 let lexical = self.ranked(query, source, Fallback::None, strategy, None, None);
                 let keyword_hits: Vec<usize> = lexical.hits.iter().map(|h| h.index).collect();
                 let matched: HashMap<usize, u64> = lexical.hits.iter().map(|h| (h.index, h.matched)).collect();
-                let mut hits: Vec<crate::select::Scored> = crate::select::fuse(&[&keyword_hits, &near])
+                let mut hits: Vec<toolctx_core::select::Scored> = toolctx_core::select::fuse(&[&keyword_hits, &near])
                     .into_iter()
-                    .map(|(index, score)| crate::select::Scored {
+                    .map(|(index, score)| toolctx_core::select::Scored {
                         index,
                         score,
                         matched: matched.get(&index).copied().unwrap_or(0),
@@ -400,7 +401,7 @@ impl JsContextManager {
                 if let Some(k) = early {
                     hits.truncate(k);
                 }
-                return crate::select::Ranking { keywords: lexical.keywords, hits };
+                return toolctx_core::select::Ranking { keywords: lexical.keywords, hits };
             }
         }
         match source {

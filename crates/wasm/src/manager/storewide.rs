@@ -5,12 +5,12 @@
 use wasm_bindgen::prelude::*;
 
 use super::JsContextManager;
-use crate::error::{Error, Result};
-use crate::plan::Plan;
-use crate::store::Manager;
-use crate::wasm::interop::args::opt_size;
-use crate::wasm::interop::storewide::{export_js, hits_json, import_report_js, import_text, sessions_js, strings_js};
-use crate::wasm::plans::{self, Reply};
+use crate::interop::args::opt_size;
+use crate::interop::storewide::{export_js, hits_json, import_report_js, import_text, sessions_js, strings_js};
+use crate::plans::{self, Reply};
+use toolctx_core::error::{Error, Result};
+use toolctx_core::plan::Plan;
+use toolctx_core::store::Manager;
 
 #[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
@@ -19,7 +19,7 @@ impl JsContextManager {
     pub fn list_sessions(options: JsValue) -> JsValue {
         Self::store_plan(
             options,
-            |m| Ok(crate::session::ListSessions::new(m.context_dir())),
+            |m| Ok(toolctx_core::session::ListSessions::new(m.context_dir())),
             |sessions| Ok(Reply::Value(sessions_js(&sessions))),
         )
     }
@@ -29,7 +29,7 @@ impl JsContextManager {
     #[wasm_bindgen(js_name = cleanupStaleSessions)]
     pub fn cleanup_stale_sessions(options: JsValue) -> JsValue {
         let older_than = match opt_size(&options, "olderThanMs") {
-            Ok(v) => v.map_or(crate::session::DEFAULT_STALE_MS, |n| n.min(i64::MAX as usize) as i64),
+            Ok(v) => v.map_or(toolctx_core::session::DEFAULT_STALE_MS, |n| n.min(i64::MAX as usize) as i64),
             Err(e) => return plans::failed(e),
         };
         Self::store_plan(
@@ -37,7 +37,7 @@ impl JsContextManager {
             |m| {
                 m.check_writable()?;
                 let now = (m.options().clock)();
-                Ok(crate::session::CleanupStale::new(m.context_dir(), now, older_than))
+                Ok(toolctx_core::session::CleanupStale::new(m.context_dir(), now, older_than))
             },
             |ids| Ok(Reply::Value(strings_js(&ids))),
         )
@@ -50,7 +50,7 @@ impl JsContextManager {
     pub fn export_records(options: JsValue) -> JsValue {
         Self::store_plan(
             options,
-            |m| Ok(crate::storewide::ExportJsonl::new(m.context_dir())),
+            |m| Ok(toolctx_core::storewide::ExportJsonl::new(m.context_dir())),
             |export| Ok(Reply::Value(export_js(export))),
         )
     }
@@ -67,7 +67,7 @@ impl JsContextManager {
             options,
             |m| {
                 m.check_writable()?;
-                Ok(crate::storewide::ImportJsonl::new(m.context_dir(), text))
+                Ok(toolctx_core::storewide::ImportJsonl::new(m.context_dir(), text))
             },
             |report| Ok(Reply::Value(import_report_js(&report))),
         )
@@ -87,7 +87,7 @@ impl JsContextManager {
         // The hits go back as JSON text, parsed by the driver.
         Self::store_plan(
             options,
-            |m| Ok(crate::session::SearchSessions::new(m.context_dir(), &query, limit)),
+            |m| Ok(toolctx_core::session::SearchSessions::new(m.context_dir(), &query, limit)),
             |hits| Ok(Reply::Json(hits_json(&hits))),
         )
     }
@@ -99,7 +99,7 @@ impl JsContextManager {
             options,
             |m| {
                 m.check_writable()?;
-                Ok(crate::storewide::Purge::new(m.context_dir()))
+                Ok(toolctx_core::storewide::Purge::new(m.context_dir()))
             },
             |removed| Ok(Reply::Value(JsValue::from(removed as f64))),
         )

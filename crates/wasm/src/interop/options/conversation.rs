@@ -10,8 +10,8 @@ use super::super::errors::with_cause;
 use super::super::host::storage_from;
 use super::super::storage::JsStorage;
 use super::{clock, folder, host_random_chars, storage_option};
-use crate::conversation::{Backoff, IdRandom, StoreOptions};
-use crate::error::{Error, ErrorKind, Result};
+use toolctx_core::conversation::{Backoff, IdRandom, StoreOptions};
+use toolctx_core::error::{Error, ErrorKind, Result};
 
 /// `random`: `(n) => string` of `[a-z0-9]`, or `() => number` in `[0, 1)` like the
 /// `ContextManager` option.
@@ -24,7 +24,7 @@ fn id_random(f: Function) -> IdRandom {
             return Ok(s.chars().take(n).collect());
         }
         let mut next = first.as_f64();
-        let out = crate::naming::random_chars(n, || {
+        let out = toolctx_core::naming::random_chars(n, || {
             let x = next.take().or_else(|| f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64())).unwrap_or(0.0);
             (x.clamp(0.0, 0.999_999) * 252.0) as u8
         });

@@ -9,8 +9,8 @@ use super::super::args::{get, opt_string};
 use super::super::host::storage_from;
 use super::super::storage::JsStorage;
 use super::{folder, storage_option};
-use crate::error::{Error, Result};
-use crate::window::history;
+use toolctx_core::error::{Error, Result};
+use toolctx_core::window::history;
 
 /// The options of a `ContextHistory`, checked.
 pub struct HistoryOptions {

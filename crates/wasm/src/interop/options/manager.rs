@@ -11,8 +11,8 @@ use super::super::host::{default_dir_note, storage_from};
 use super::super::json::json_value;
 use super::super::storage::JsStorage;
 use super::{clock, folder, host_random, storage_option};
-use crate::error::{Error, Result};
-use crate::store::{Options, SessionChoice};
+use toolctx_core::error::{Error, Result};
+use toolctx_core::store::{Options, SessionChoice};
 
 /// The options of a `ContextManager`, checked.
 pub struct ManagerOptions {
@@ -48,7 +48,7 @@ impl ManagerOptions {
         }
         let storage = storage_from(storage_opt, &root, &note)?;
         let clock = clock(options)?;
-        let random: crate::store::Random = match opt_function(options, "random")? {
+        let random: toolctx_core::store::Random = match opt_function(options, "random")? {
             Some(f) => Rc::new(move || Ok(f.call0(&JsValue::UNDEFINED).ok().and_then(|v| v.as_f64()).unwrap_or(0.0))),
             None => Rc::new(host_random),
         };
@@ -77,7 +77,11 @@ impl ManagerOptions {
                 // A throwing callback must not fail the save that evicted.
                 if let Err(e) = f.call1(&JsValue::UNDEFINED, &json_value(pointers)) {
                     let why = e.as_string().or_else(|| Reflect::get(&e, &"message".into()).ok()?.as_string());
-                    crate::inputs::debug(debug.as_ref(), format!("onEvict threw: {}", why.unwrap_or_default()), None);
+                    toolctx_core::inputs::debug(
+                        debug.as_ref(),
+                        format!("onEvict threw: {}", why.unwrap_or_default()),
+                        None,
+                    );
                 }
             }));
         }
@@ -103,9 +107,9 @@ impl ManagerOptions {
 
 /// The `retention` option: `{maxBytes?, maxRecords?, maxAgeMs?}`, each a positive
 /// integer; any other key is refused, so a misspelt cap is not silently no cap.
-fn retention(value: &JsValue) -> Result<crate::Retention> {
+fn retention(value: &JsValue) -> Result<toolctx_core::Retention> {
     if value.is_undefined() || value.is_null() {
-        return Ok(crate::Retention::default());
+        return Ok(toolctx_core::Retention::default());
     }
     if !value.is_object() || Array::is_array(value) {
         return Err(Error::invalid("retention must be an object {maxBytes?, maxRecords?, maxAgeMs?}"));
@@ -127,7 +131,7 @@ fn retention(value: &JsValue) -> Result<crate::Retention> {
             _ => Err(Error::invalid(format!("retention.{key} must be a positive integer"))),
         }
     };
-    Ok(crate::Retention {
+    Ok(toolctx_core::Retention {
         max_bytes: cap("maxBytes")?.map(|n| n as usize),
         max_records: cap("maxRecords")?.map(|n| n as usize),
         max_age_ms: cap("maxAgeMs")?.map(|n| n as i64),

@@ -12,9 +12,9 @@ use super::args::get;
 #[cfg(any(feature = "core", feature = "conversation"))]
 use super::args::opt_function;
 use super::host::resolve_context_dir;
-use crate::error::Result;
+use toolctx_core::error::Result;
 #[cfg(any(feature = "core", feature = "conversation"))]
-use crate::inputs::Clock;
+use toolctx_core::inputs::Clock;
 
 #[cfg(feature = "conversation")]
 mod conversation;
@@ -43,7 +43,7 @@ fn storage_option(options: &JsValue, name: &str, alias: &str) -> JsValue {
 /// as paths normalise it (the root the storage is confined to).
 fn folder(given: Option<String>, storage: &JsValue) -> Result<(String, String)> {
     let dir = resolve_context_dir(given, storage)?;
-    let root = crate::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
+    let root = toolctx_core::paths::normalize(&dir).unwrap_or_else(|| dir.clone());
     Ok((dir, root))
 }
 
@@ -69,5 +69,5 @@ fn host_random() -> Result<f64> {
 /// `n` characters of `[a-z0-9]` from [`host_random`]'s source.
 #[cfg(feature = "conversation")]
 fn host_random_chars(n: usize) -> Result<String> {
-    Ok(crate::naming::random_chars(n, || crate::naming::unit_byte(js_sys::Math::random())))
+    Ok(toolctx_core::naming::random_chars(n, || toolctx_core::naming::unit_byte(js_sys::Math::random())))
 }

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 #[cfg(not(target_arch = "wasm32"))]
-use toolctx::{native::block_on, ContextManager, FsStorage, Options};
+use toolctx::{native::block_on, ContextManager, FsStorage};
 
 /// A native tool: nothing to do in wasm (where `cargo test` builds the examples too).
 #[cfg(target_arch = "wasm32")]
@@ -21,7 +21,7 @@ fn main() {
         std::process::exit(2);
     };
     for _ in 0..3 {
-        let mut options = Options::new(&dir);
+        let mut options = toolctx::options(&dir);
         options.read_only = true;
         let started = Instant::now();
         match block_on(ContextManager::open(FsStorage::new(), options)) {
