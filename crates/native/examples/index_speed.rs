@@ -1,7 +1,7 @@
 //! How long indexing a record takes (`Terms::of_record_with_content`), natively, over
 //! the shapes of result bench/io.mjs saves (search hits, a file's text) and a log, at
 //! 1 KB of record and at the default 16 KiB of content read.
-//!   cargo run --release --example index_speed [ROUNDS]
+//!   cargo run --release -p toolctx --example index_speed [ROUNDS]
 //! Prints µs per record: the fastest of ROUNDS rounds (default 7), the figure least
 //! disturbed by other work on a shared machine. `cargo run --release --example
 //! index_speed 1 phases` also times the parts of the 16 KiB cases; other words

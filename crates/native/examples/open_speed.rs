@@ -1,7 +1,7 @@
 //! How long `open()` of a store takes natively, from its index segments (bench/open.mjs
 //! measures it through the package; `KEEP=1 node bench/open.mjs` leaves a store to point
 //! this at).
-//!   cargo run --release --example open_speed DIR
+//!   cargo run --release -p toolctx --example open_speed DIR
 //! Prints the record count and the time of three opens, read-only.
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -17,7 +17,7 @@ fn main() {}
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
     let Some(dir) = std::env::args().nth(1) else {
-        eprintln!("usage: cargo run --release --example open_speed DIR");
+        eprintln!("usage: cargo run --release -p toolctx --example open_speed DIR");
         std::process::exit(2);
     };
     for _ in 0..3 {

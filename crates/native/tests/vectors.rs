@@ -1,7 +1,7 @@
 //! The cross-runtime test vectors in `tests/vectors/`: the JavaScript suite reads the
 //! same files, so every runtime proves it produces the same bytes.
 
-// Native tests (the wasm tests are src/wasm/tests.rs): nothing here compiles for wasm32.
+// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
 #![cfg(not(target_arch = "wasm32"))]
 
 use serde_json::Value;

@@ -1,5 +1,5 @@
 //! [`Storage`] over a [`JsStorage`], for the wasm tests only: they drive the core's async
-//! API (`crate::native`) in wasm, awaiting the host's Promises with `wasm-bindgen-futures`.
+//! API (`toolctx::native`) in wasm, awaiting the host's Promises with `wasm-bindgen-futures`.
 //! The package's modules compile none of it: their workflows are steps the JavaScript
 //! driver runs.
 
@@ -105,7 +105,7 @@ impl Storage for JsStorage {
         let failed = |v: JsValue| host_failure("lock", name, v);
         let lock = hold(&self.host, &self.lock_fn(), name);
         let part = |key: &str| Reflect::get(&lock, &key.into()).unwrap_or(JsValue::UNDEFINED);
-        // `held`: an outcome (src/wasm/interop/steps.rs), once held or once the lock failed before.
+        // `held`: an outcome (crates/wasm/src/interop/steps.rs), once held or once the lock failed before.
         let held = JsFuture::from(Promise::resolve(&part("held"))).await.map_err(failed)?;
         steps::outcome(&held).map_err(failed)?;
         let out = work.await;

@@ -1,12 +1,12 @@
 //! The exported `ConversationStore` class (SPEC §7) over host storage, with an
 //! optional remote host storage to sync to.
 //!
-//! Each operation is a plan (`OperationPlan`, src/conversation/ops.rs) over the local
+//! Each operation is a plan (`OperationPlan`, crates/core/src/conversation/ops.rs) over the local
 //! storage: `__perform(method, a, b, c)` starts it in `plans.rs` and gives its first
 //! step, which the driver runs (`pkg-template/driver.js`, `plan`), calling `__planStep`
 //! for the next; its answer crosses as JSON text, which the driver parses once the wasm
 //! call has returned (a `JSON.parse` inside a wasm call can crash Node 20's V8: see
-//! `Reply::Json`). A sync is a plan too (`SyncPlan`, src/conversation/sync/plan.rs), whose
+//! `Reply::Json`). A sync is a plan too (`SyncPlan`, crates/core/src/conversation/sync/plan.rs), whose
 //! steps run on the local storage or the remote. Arguments and results are converted in
 //! `interop/conversation.rs`.
 
@@ -57,7 +57,7 @@ pub struct JsConversationStore {
 #[wasm_bindgen(js_class = ConversationStore)]
 impl JsConversationStore {
     /// Panics on purpose, so tests can check that a trap in this module (a wasm module of
-    /// its own, src/wasm/mod.rs) becomes an `INTERNAL` error and that the module works
+    /// its own, crates/wasm/src/lib.rs) becomes an `INTERNAL` error and that the module works
     /// again afterwards. Not part of the API.
     #[wasm_bindgen(js_name = "__panicForTests")]
     pub fn panic_for_tests(message: String) {

@@ -1,9 +1,9 @@
-//! Plans (src/plan.rs) run by the JavaScript driver: the wasm half.
+//! Plans (crates/core/src/plan.rs) run by the JavaScript driver: the wasm half.
 //!
 //! No Rust future runs: an export that starts a plan returns its first step, the driver
 //! (`pkg-template/driver.js`, `plan`) does what the step says and calls
 //! `__planStep(id, outcomes)` for the next one, until the plan is done. The steps are
-//! those of docs/protocol.md, built in src/wasm/interop/steps.rs: `run` (the plan's ops, all at
+//! those of docs/protocol.md, built in crates/wasm/src/interop/steps.rs: `run` (the plan's ops, all at
 //! once), `change` (in order, up to the first that fails), `lock` and `unlock` (the
 //! storage's named lock, in this process's turn at it), `wait`, `done` and `failed`; each
 //! carries the plan's `id`, and each that does I/O the storage it runs on: the plan's, or

@@ -74,7 +74,7 @@ extern "C" {
     fn closable_defaults() -> JsValue;
 }
 
-// The package's host defaults (src/wasm/interop/host.rs imports the same file).
+// The package's host defaults (crates/wasm/src/interop/host.rs imports the same file).
 #[wasm_bindgen(module = "/../../pkg-template/host.js")]
 extern "C" {
     #[wasm_bindgen(js_name = useRuntime)]
@@ -135,7 +135,7 @@ async fn close(m: &JsValue) -> Result<JsValue, JsValue> {
     JsFuture::from(promise).await
 }
 
-/// The outcome of the plan (src/wasm/plans.rs) whose first step is `step` (driver.js: `plan`).
+/// The outcome of the plan (crates/wasm/src/plans.rs) whose first step is `step` (driver.js: `plan`).
 async fn plan(step: JsValue) -> Result<JsValue, JsValue> {
     let driver = DRIVER.with(Clone::clone);
     let plan: Function = get(&driver, "plan").dyn_into().unwrap();

@@ -140,7 +140,7 @@ pub fn estimate_tokens(value: JsValue) -> Result<f64, JsValue> {
 
 /// The persisted edit history of one conversation. Its file's load and write are plans
 /// (`toolctx_core::window::history`: `load`, `save`) that this module starts and steps
-/// (src/wasm/plans.rs) and the window module's driver runs (`window.js`: `open`, `save`,
+/// (crates/wasm/src/plans.rs) and the window module's driver runs (`window.js`: `open`, `save`,
 /// `restoreCheckpoint`): this module computes, and runs no tasks.
 #[wasm_bindgen(js_name = ContextHistory, skip_typescript)]
 pub struct JsContextHistory {
@@ -205,7 +205,7 @@ impl JsContextHistory {
 #[wasm_bindgen(js_class = ContextHistory)]
 impl JsContextHistory {
     /// Panics on purpose, so tests can check that a trap in this module (a wasm module of
-    /// its own, src/wasm/mod.rs) becomes an `INTERNAL` error and that the module works
+    /// its own, crates/wasm/src/lib.rs) becomes an `INTERNAL` error and that the module works
     /// again afterwards. Not part of the API.
     #[wasm_bindgen(js_name = "__panicForTests")]
     pub fn panic_for_tests(message: String) {

@@ -5,7 +5,7 @@
 //! of the files read; a driver does the host calls in between: native Rust awaiting a
 //! `Storage` (the `toolctx` crate) (the plan runner, and a sync's `fetch` and `execute` in
 //! `toolctx::native::conversation`), or the JavaScript driver running them as steps
-//! (`src/wasm/conversation.rs`, docs/protocol.md).
+//! (`crates/wasm/src/conversation.rs`, docs/protocol.md).
 
 use std::collections::BTreeMap;
 

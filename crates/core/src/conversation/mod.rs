@@ -5,11 +5,11 @@
 //! The `toolctx` crate's `ConversationStore` (crates/native/src/native/conversation.rs)
 //! runs it over a storage; its docs have an example.
 //!
-//! Every operation is a plan (src/plan.rs) over the files it read (`ops.rs`: what to
+//! Every operation is a plan (crates/core/src/plan.rs) over the files it read (`ops.rs`: what to
 //! read, then what to change and answer); a driver does the I/O in between: natively the
 //! plan runner, from the async methods of `ConversationStore`
-//! (`src/native/conversation.rs`); in JavaScript the package's driver
-//! (`pkg-template/driver.js`, through `src/wasm/plans.rs`). A sync is synchronous steps
+//! (`crates/native/src/native/conversation.rs`); in JavaScript the package's driver
+//! (`pkg-template/driver.js`, through `crates/wasm/src/plans.rs`). A sync is synchronous steps
 //! of its own (`sync.rs`), over the local storage and the remote. Writes of one store are
 //! serialised and run under the storage's lock on `conversations/.lock`, so processes and
 //! tabs sharing a store do not interleave their read-modify-writes of `metadata.json`

@@ -1,12 +1,12 @@
-//! The store's operations as plans (src/plan.rs), sans-IO: an [`OperationPlan`] takes
+//! The store's operations as plans (crates/core/src/plan.rs), sans-IO: an [`OperationPlan`] takes
 //! the local writers' lock when its request writes ([`Request::exclusive`]), asks for the
 //! reads and listings it needs ([`Conversations::needs`], until nothing), decides what to
 //! change and what to answer ([`Conversations::decide`]), makes its changes in one
 //! [`Step::Change`] (in order, up to the first that fails: a taken name of an exclusive
 //! write is drawn again and the changes run on from there, [`Conversations::failed`]),
 //! and answers. Natively
-//! `ConversationStore::perform` (`src/native/conversation.rs`) runs it with the plan
-//! runner; in wasm, `src/wasm/conversation.rs` starts it in `src/wasm/plans.rs`, whose
+//! `ConversationStore::perform` (`crates/native/src/native/conversation.rs`) runs it with the plan
+//! runner; in wasm, `crates/wasm/src/conversation.rs` starts it in `crates/wasm/src/plans.rs`, whose
 //! steps the JavaScript driver runs (`pkg-template/driver.js`, docs/protocol.md).
 
 use super::artifacts::{self, reference_text, ArtifactMeta};

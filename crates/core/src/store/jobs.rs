@@ -6,8 +6,8 @@
 //! A [`Job`] is a queue of stages; [`Manager::job_step`] runs them in order, each
 //! deciding what to read, write or remove ([`Op`]), or which lock to take, and consuming
 //! the outcomes. A job runs as a [`Plan`] ([`JobPlan`]): the JavaScript driver runs it
-//! as any other (`src/wasm/plans.rs`), and natively `ContextManager::drive`
-//! (`src/native/manager.rs`) does.
+//! as any other (`crates/wasm/src/plans.rs`), and natively `ContextManager::drive`
+//! (`crates/native/src/native/manager.rs`) does.
 
 use std::collections::{HashMap, VecDeque};
 

@@ -123,7 +123,7 @@ pub(super) struct Stored {
 
 impl Manager {
     /// Whether a background segment write is due: enough records wait to be written into
-    /// one (see `src/segments.rs`).
+    /// one (see `crates/core/src/segments.rs`).
     pub fn segment_due(&self) -> bool {
         let state = self.state.borrow();
         !self.options.read_only && state.unsegmented.len() + state.unindexed.len() >= segments::SEGMENT_RECORDS

@@ -15,7 +15,7 @@
 //!
 //! Loading and writing the file are [plans](crate::plan) ([`load`], [`save`]): one op
 //! each, run natively by the `toolctx` crate's runner (its `native::window`) and in wasm by
-//! the JavaScript driver (`ContextHistory` in `src/wasm/window.rs`).
+//! the JavaScript driver (`ContextHistory` in `crates/wasm/src/window.rs`).
 
 use serde_json::Value;
 

@@ -1,8 +1,8 @@
 //! Everything that awaits: the [`Storage`] trait and its native backends, the runner of
-//! plans, and the async API over them, for Rust users and the Rust tests. The core
-//! (every other module but `wasm`) owns no I/O: its workflows are synchronous steps, and
-//! these drive them, as the package's JavaScript driver (`pkg-template/driver.js`) does
-//! over a host.
+//! plans, and the async API over them, for Rust users and the Rust tests. The core (the
+//! crate `toolctx-core`, re-exported at this crate's root) owns no I/O: its workflows are
+//! synchronous steps, and these drive them, as the package's JavaScript driver
+//! (`pkg-template/driver.js`) does over a host.
 //!
 //! - [`storage`]: the [`Storage`] contract; [`MemoryStorage`], [`FsStorage`];
 //! - [`runner`]: [`run`], a plan run to its end over a storage, and [`block_on`], a small
@@ -14,8 +14,9 @@
 //! - [`storewide`]: purge, export and import of a context dir;
 //! - [`window`]: the window optimiser's edit history, read and written.
 //!
-//! None of it is compiled into the package's wasm modules (see `lib.rs`): they link no
-//! async runtime.
+//! None of it is compiled into the package's wasm modules (crates/wasm depends on the
+//! core alone): they link no async runtime. The wasm tests compile it for wasm32, over
+//! the host's storage (no [`FsStorage`] there).
 
 pub mod conversation;
 // A file system: not in wasm (the wasm tests run this module over the host's storage).

@@ -7,7 +7,7 @@
 //! thrown or rejected, is a typed error with the host's error as `cause`: `EEXIST` stays
 //! "already exists", out-of-space errors become `QUOTA_EXCEEDED`, the rest `STORAGE`.
 //! Nothing here awaits: the wasm tests' `Storage` implementation over it, which awaits the
-//! host's Promises, is in `src/wasm/awaited.rs`, compiled for the tests only.
+//! host's Promises, is in `crates/wasm/src/awaited.rs`, compiled for the tests only.
 
 use std::fmt;
 
@@ -89,7 +89,7 @@ impl JsStorage {
         Ok(JsStorage { host, closed: std::cell::Cell::new(false), js })
     }
 
-    /// The storage as a step carries it (src/wasm/interop/steps.rs: `storage`).
+    /// The storage as a step carries it (crates/wasm/src/interop/steps.rs: `storage`).
     pub fn js(&self) -> &JsValue {
         &self.js
     }

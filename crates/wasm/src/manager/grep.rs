@@ -1,4 +1,4 @@
-//! `LinePattern`: grep_context's linear-time line matcher (src/grep.rs), compiled once per
+//! `LinePattern`: grep_context's linear-time line matcher (crates/core/src/grep.rs), compiled once per
 //! call of the tool and asked which lines of each chunk of text match (tools.js).
 
 use wasm_bindgen::prelude::*;

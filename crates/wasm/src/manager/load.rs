@@ -1,4 +1,4 @@
-//! `loadContexts`: the load plan (src/store/load.rs) over the host's storage; the driver
+//! `loadContexts`: the load plan (crates/core/src/store/load.rs) over the host's storage; the driver
 //! reads and parses the records and resolves with them (docs/protocol.md).
 
 use js_sys::{Array, JSON};

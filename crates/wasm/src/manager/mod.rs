@@ -71,7 +71,7 @@ impl JsContextManager {
         announce(&self.inner, &self.storage, on_debug)
     }
 
-    /// Starts `job` as a plan (src/wasm/plans.rs), `reply` making its result once it is
+    /// Starts `job` as a plan (crates/wasm/src/plans.rs), `reply` making its result once it is
     /// done: its first step, for the driver.
     fn run_job(&self, job: Job, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> JsValue {
         let plan = JobPlan { manager: self.inner.clone(), job };
@@ -118,7 +118,7 @@ impl JsContextManager {
     }
 
     /// `open()`, its first step: `{manager, step}`, the manager and the first step of the
-    /// plan that makes it ready (src/wasm/plans.rs): a new session's manifest written, a
+    /// plan that makes it ready (crates/wasm/src/plans.rs): a new session's manifest written, a
     /// named session resumed (a pointer for every persisted record).
     #[wasm_bindgen(js_name = "__open")]
     pub fn open(options: JsValue) -> Result<JsValue, JsValue> {
@@ -155,7 +155,7 @@ impl JsContextManager {
     }
 
     /// `endSession()`: removes the session's records, manifest and (if empty) folder; the
-    /// first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
+    /// first step of its plan (crates/wasm/src/plans.rs), resolving to `undefined`.
     #[wasm_bindgen(js_name = endSession)]
     pub fn end_session(&self) -> JsValue {
         match self.inner.begin_end_session() {
@@ -165,7 +165,7 @@ impl JsContextManager {
     }
 
     /// Writes out the records held in memory (and brings the session manifest up to
-    /// date); the first step of its plan (src/wasm/plans.rs), resolving to `undefined`.
+    /// date); the first step of its plan (crates/wasm/src/plans.rs), resolving to `undefined`.
     pub fn flush(&self) -> JsValue {
         match self.inner.begin_flush() {
             Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
@@ -175,7 +175,7 @@ impl JsContextManager {
 
     /// Adopts the records of the session folder its manifest does not list (left by a
     /// crash); resolves to their filepaths. Outside a session, nothing: `[]`. The first
-    /// step of its plan (src/wasm/plans.rs).
+    /// step of its plan (crates/wasm/src/plans.rs).
     pub fn reconcile(&self) -> JsValue {
         match self.inner.begin_reconcile() {
             Err(e) => plans::failed(e),
@@ -188,7 +188,7 @@ impl JsContextManager {
 
     /// Rebuilds the index (the session manifest, or the pointers of the context dir)
     /// from the record files; resolves to the number of records indexed. The first step
-    /// of its plan (src/wasm/plans.rs).
+    /// of its plan (crates/wasm/src/plans.rs).
     #[wasm_bindgen(js_name = rebuildIndex)]
     pub fn rebuild_index(&self) -> JsValue {
         match self.inner.begin_rebuild_index() {

@@ -240,7 +240,7 @@ impl JsContextManager {
     }
 
     /// A result (`result_json`, its JSON text) as the model reads it: its line view
-    /// (src/view.rs), the lines passages number and the model's tools read and grep.
+    /// (crates/core/src/view.rs), the lines passages number and the model's tools read and grep.
     #[wasm_bindgen(js_name = "__lines")]
     pub fn lines(&self, result_json: String) -> Result<String, JsValue> {
         let result: Value = toolctx_core::record::from_json(&result_json)

@@ -109,7 +109,7 @@ impl JsContextManager {
 impl JsContextManager {
     /// Starts a store-wide operation over the storage and context dir that `options`
     /// name: the plan `plan` makes, its result made a JavaScript value by `reply`. Its
-    /// first step, for the driver (src/wasm/plans.rs).
+    /// first step, for the driver (crates/wasm/src/plans.rs).
     pub(super) fn store_plan<P: Plan + 'static>(
         options: JsValue,
         plan: impl FnOnce(&Manager) -> Result<P>,
