@@ -4,13 +4,13 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$(PATH)
 
-CORE_SOURCES := $(shell find src text search -type f) Cargo.toml Cargo.lock
+CORE_SOURCES := $(shell find crates -type f -not -path "crates/native/tests/*" -not -path "crates/native/examples/*") Cargo.toml Cargo.lock
 TEMPLATE := $(shell find pkg-template -type f)
 # The wasm-side tests: in Node by wasm-bindgen-test-runner itself (wasm-bindgen-cli installs it
 # beside wasm-bindgen, so no wasm-pack), in Chromium through scripts/wasm-browser-test.mjs.
-WASM_NODE_TEST := cargo test --target wasm32-unknown-unknown --lib \
+WASM_NODE_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --lib \
 	--config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
-WASM_BROWSER_TEST := cargo test --target wasm32-unknown-unknown --lib \
+WASM_BROWSER_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --lib \
 	--config 'target.wasm32-unknown-unknown.runner=["node", "$(CURDIR)/scripts/wasm-browser-test.mjs"]'
 
 .PHONY: setup setup-build pkg demo bench test test-local test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
@@ -33,7 +33,7 @@ pkg/.built: $(CORE_SOURCES) $(TEMPLATE) scripts/build-wasm.sh scripts/bundle-cli
 	scripts/build-wasm.sh # pkg/toolctx_{core,conversation,window}_bg.wasm and their .js glue
 	cp -R pkg-template/. pkg/
 	node scripts/bundle-node.mjs # index.node.js: one file for Node and Bun (fewer modules to load at import)
-	cat src/wasm/*.d.ts > pkg/types.d.ts # the public types (index.d.ts); toolctx_*.d.ts stay internal
+	cat crates/wasm/src/*.d.ts > pkg/types.d.ts # the public types (index.d.ts); toolctx_*.d.ts stay internal
 	node scripts/bundle-cli.mjs # bin/: the CLI and its npm packages in one file (no runtime dependencies)
 	cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE pkg/
 	@touch $@
@@ -86,10 +86,10 @@ lint: setup pkg
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps # every intra-doc link resolves
-	cargo clippy --lib --no-default-features --features core -- -D warnings # the core without the native module
-	cargo clippy --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
+	cargo clippy -p toolctx --target wasm32-unknown-unknown --lib -- -D warnings # the native API as the wasm tests build it
+	cargo clippy -p toolctx-wasm --target wasm32-unknown-unknown --all-targets --all-features -- -D warnings
 	for module in core conversation window; do \
-	  cargo clippy --target wasm32-unknown-unknown --no-default-features --features $$module -- -D warnings || exit 1; done
+	  cargo clippy -p toolctx-wasm --target wasm32-unknown-unknown --no-default-features --features $$module -- -D warnings || exit 1; done
 
 test-rust: setup-build
 	cargo test --workspace
@@ -102,7 +102,7 @@ test-rust: setup-build
 # in four in a worker at the start of this round, four in four on the main thread at its
 # end, while the same page loaded and passed at once under playwright-core.
 test-wasm: setup
-	$(WASM_NODE_TEST) # the doc examples are native Rust's (native::block_on, Options::new): test-rust runs them
+	$(WASM_NODE_TEST) # toolctx-wasm's tests (the doc examples are native Rust's: test-rust runs them)
 	WASM_BINDGEN_USE_BROWSER=1 $(WASM_BROWSER_TEST)
 	WASM_BINDGEN_USE_DEDICATED_WORKER=1 $(WASM_BROWSER_TEST)
 

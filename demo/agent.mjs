@@ -65,12 +65,12 @@ async function* walk(dir) {
 // The agent's plan for the task: what a model would ask for, one call at a time.
 const plan = [
   ["listDirectory", { path: "." }],
-  ["listDirectory", { path: "src" }],
+  ["listDirectory", { path: "crates" }],
   ["readFile", { path: "README.md" }],
-  ["readFile", { path: "src/naming.rs" }],
-  ["readFile", { path: "src/store.rs" }],
-  ["grep", { pattern: "fn (args_hash|hash_query|record_filename)", path: "src" }],
-  ["grep", { pattern: "persist_threshold", path: "src" }],
+  ["readFile", { path: "crates/core/src/naming.rs" }],
+  ["readFile", { path: "crates/core/src/store.rs" }],
+  ["grep", { pattern: "fn (args_hash|hash_query|record_filename)", path: "crates" }],
+  ["grep", { pattern: "persist_threshold", path: "crates" }],
   ["grep", { pattern: "\\b(fn|impl|struct|enum|trait|mod|function|class|export)\\b", path: "." }],
   ["readFile", { path: "Cargo.toml" }],
   ["listDirectory", { path: "tests/vectors" }],

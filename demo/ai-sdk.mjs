@@ -82,9 +82,9 @@ async function* walk(dir) {
 
 const explore = callTools([
   ["listDirectory", { path: "." }],
-  ["readFile", { path: "src/naming.rs" }],
+  ["readFile", { path: "crates/core/src/naming.rs" }],
   ["readFile", { path: "docs/api.md" }],
-  ["grep", { pattern: "\\b(fn|struct|enum|impl)\\b", path: "src" }],
+  ["grep", { pattern: "\\b(fn|struct|enum|impl)\\b", path: "crates" }],
 ]);
 
 // Without toolctx the model has every output in full: it answers, and copies the whole

@@ -1,6 +1,6 @@
 // The public ContextManager: a class of the package over the core module's handle (SPEC §0:
 // the generated class is never patched, never handed out). Each method calls the handle
-// (src/wasm/manager/) and, where what the handle returns is a step (docs/protocol.md),
+// (crates/wasm/src/manager/) and, where what the handle returns is a step (docs/protocol.md),
 // hands it to the driver (driver.js), which does the I/O and settles the caller's Promise.
 // A method that does I/O reports every failure by rejecting, never by throwing.
 //
@@ -214,7 +214,7 @@ export class ContextManager {
     if (this.#generation === core.generation) this.#handle.free();
   }
 
-  // saveContext (src/wasm/manager/save.rs): the core checks, encodes and names the record,
+  // saveContext (crates/wasm/src/manager/save.rs): the core checks, encodes and names the record,
   // and saves one held in memory at once; else its plan writes the record, adds its
   // pointer and does the I/O left (a spill, retention, the session manifest), run by the
   // driver as any other (driver.js, `save`). With the
@@ -243,7 +243,7 @@ export class ContextManager {
     return filepath;
   }
 
-  // loadContexts is a plan (src/store/load.rs): the core decides for each path (a record
+  // loadContexts is a plan (crates/core/src/store/load.rs): the core decides for each path (a record
   // held in memory, one to read, or skipped with its onDebug warning); the driver reads,
   // parses and keeps the records, and the core words why a path is skipped.
   loadContexts(filepaths) {

@@ -1,10 +1,10 @@
 // The conversation store (SPEC §7) from its own wasm module (toolctx_conversation_bg.wasm),
 // instantiated by the first `ConversationStore.open` (module.js).
 //
-// The module decides and the driver does the I/O (src/wasm/conversation.rs): each method
-// is a plan of the module (src/conversation/ops.rs) whose steps (docs/protocol.md) take
+// The module decides and the driver does the I/O (crates/wasm/src/conversation.rs): each method
+// is a plan of the module (crates/core/src/conversation/ops.rs) whose steps (docs/protocol.md) take
 // the local writers' lock when it writes, read what it needs, make its changes one after
-// the other and end with its answer; a sync is a plan too (src/conversation/sync/plan.rs),
+// the other and end with its answer; a sync is a plan too (crates/core/src/conversation/sync/plan.rs),
 // whose steps run on the local storage or the remote. The module's driver runs them
 // (driver.js `plan`, which calls the module's `__planStep`). Every call into the module is
 // synchronous; a trap is INTERNAL (module.js). A store's writing operations run one at a
@@ -12,7 +12,7 @@
 // in this process's turn at it; its syncs run one at a time.
 //
 // Answers cross as JSON text, which the driver parses once the wasm call has returned (a
-// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager/select.rs).
+// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in crates/wasm/src/manager/select.rs).
 import * as glue from "./toolctx_conversation.js";
 import { toolctxError } from "./errors.js";
 import { WasmModule, disposeWithClose } from "./module.js";

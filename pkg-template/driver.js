@@ -3,7 +3,7 @@
 // The wasm modules' methods are synchronous. Where an operation needs I/O, its first call
 // returns a step (docs/protocol.md; its kinds are named in protocol.js): what to do, as a
 // plain object whose `kind` says what. This driver does it and hands the outcomes back
-// for the next step, until the operation is done. Plans (src/plan.rs: saveContext,
+// for the next step, until the operation is done. Plans (crates/core/src/plan.rs: saveContext,
 // loadContexts, the store-wide operations, flush, endSession, open, close, rebuildIndex,
 // reconcile), the conversation store's operations and syncs, and the window history's
 // file all follow one loop (`run`). So every entry into a module is a synchronous call
@@ -325,7 +325,7 @@ export function createDriver(core, onTrap) {
     }
   }
 
-  /** The next step of a plan (src/wasm/plans.rs); a trap fails every operation in flight. */
+  /** The next step of a plan (crates/wasm/src/plans.rs); a trap fails every operation in flight. */
   function planStep(step, outcomes) {
     try {
       return core.__planStep(step.id, outcomes);
@@ -334,13 +334,13 @@ export function createDriver(core, onTrap) {
     }
   }
 
-  /** The Promise of a plan (src/plan.rs), from its first step, tracked as `manager`'s when given. */
+  /** The Promise of a plan (crates/core/src/plan.rs), from its first step, tracked as `manager`'s when given. */
   function plan(step, manager) {
     return run(step, planStep, manager);
   }
 
   /**
-   * The Promise of a save, from its first step (`__saveBegin`, src/wasm/manager/save.rs):
+   * The Promise of a save, from its first step (`__saveBegin`, crates/wasm/src/manager/save.rs):
    * `done` (a record held in memory), or the first step of its plan (the record's write,
    * then the follow-up I/O: a spill, retention, the session manifest), tracked as an
    * operation of `manager` (`close` waits).
@@ -356,7 +356,7 @@ export function createDriver(core, onTrap) {
    * so `close()` waits for it; the save's Promise does not. It starts as soon as the save
    * resolves (a microtask, not a timer), so a loop of awaited saves never lets more than
    * a segment's worth wait. Its failures went to `onDebug`; a closed manager has none due.
-   * Its lock is asked without waiting (`wait: false`, src/store/persist.rs): held by
+   * Its lock is asked without waiting (`wait: false`, crates/core/src/store/persist.rs): held by
    * another, the segment waits for the next time instead.
    */
   function afterSave(manager, saved) {
@@ -373,7 +373,7 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * `close()` of `manager`: the plan `__close()` begins (src/store/close.rs, `ClosePlan`),
+   * `close()` of `manager`: the plan `__close()` begins (crates/core/src/store/close.rs, `ClosePlan`),
    * whose `wait` steps wait for the manager's other operations in flight to settle. It
    * resolves to `{host, close}`, the host's own `close()` to call last (a storage the
    * manager made), or undefined.

@@ -1,7 +1,7 @@
 // toolctx's errors (SPEC §9): one constructor and one table of codes. Every error the
 // package makes is `toolctxError(code, message, {cause, ...fields})`, an `Error` named
-// "ToolctxError" whose `code` is a key of CODES; the core's errors (src/error.rs, made
-// JavaScript errors in src/wasm/interop/errors.rs) have the same shape and codes. docs/errors.md
+// "ToolctxError" whose `code` is a key of CODES; the core's errors (crates/core/src/error.rs, made
+// JavaScript errors in crates/wasm/src/interop/errors.rs) have the same shape and codes. docs/errors.md
 // is this table for readers; tests/js/errors.test.mjs keeps the two, and every code
 // passed to the constructor, in step.
 

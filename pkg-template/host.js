@@ -1,4 +1,4 @@
-// What the wasm modules import from JavaScript (src/wasm/interop/host.rs): the runtime's host
+// What the wasm modules import from JavaScript (crates/wasm/src/interop/host.rs): the runtime's host
 // defaults, and the notice of a trap. Every module's glue imports this file, so the
 // three modules share one set of defaults; and the defaults live here, in JavaScript, so
 // an instance made again after a trap has them at once (nothing is registered with wasm).
@@ -76,7 +76,7 @@ export function onFailInFlight(module, fail) {
 }
 
 /**
- * Called by a module's panic hook (src/wasm/mod.rs), which has abandoned the instance:
+ * Called by a module's panic hook (crates/wasm/src/lib.rs), which has abandoned the instance:
  * fails the module's calls in flight and throws the INTERNAL error. The throw unwinds the
  * wasm frames of the call that panicked, so whatever the entry (a method, a getter, a
  * constructor, the driver's poll), its caller gets this error. Its cause is the trap

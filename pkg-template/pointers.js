@@ -90,7 +90,7 @@ function share(p, byArgsHash) {
 
 /**
  * A manager's pointers as objects, by slot (the slots of its epoch), over its wasm handle
- * (`__epoch`, `__pointers`: src/wasm/manager/). The manager hands its handle to each
+ * (`__epoch`, `__pointers`: crates/wasm/src/manager/). The manager hands its handle to each
  * call, checked to be of the module's current instance.
  */
 export class PointerMirror {
@@ -136,7 +136,7 @@ export class PointerMirror {
   }
 
   /**
-   * How a selection gives the core `pointers` (src/wasm/interop/selection.rs,
+   * How a selection gives the core `pointers` (crates/wasm/src/interop/selection.rs,
    * `ListedSlots`): `listed`, the slot of each pointer whose filepath is the one this
    * mirror listed at that place of the list, in this epoch; and `paths`, the filepaths
    * read (the selection returns them). The caller may have changed the list or its

@@ -1,5 +1,5 @@
 // The step protocol (docs/protocol.md): the names of everything that crosses between the
-// wasm modules and the driver. The core builds steps in one place (src/wasm/interop/steps.rs);
+// wasm modules and the driver. The core builds steps in one place (crates/wasm/src/interop/steps.rs);
 // tests/js/protocol.test.mjs checks that these tables are exactly the kinds it emits.
 
 /** What a step asks of the driver: its `kind`. */

@@ -1,6 +1,6 @@
 // A record as loadContexts returns it: the bytes a host read are parsed here, in
 // JavaScript (they never cross into wasm), and the header fields are checked as the
-// core checks them (src/record.rs: RecordView), so a torn or foreign file is skipped.
+// core checks them (crates/core/src/record.rs: RecordView), so a torn or foreign file is skipped.
 
 // A fatal decoder is many times slower than a replacing one in Bun and Deno (about 9x
 // and 6x on 64 KB), so bytes are decoded replacing, and decoded again fatally (to

@@ -20,7 +20,7 @@
 // - lineView(result, manager): a result as the model reads it (the lines passages number).
 //
 // Bounded by design: every input is answered in bounded time. grep_context matches with
-// the core's linear-time matcher (src/grep.rs: no look-around, no back-references; a
+// the core's linear-time matcher (crates/core/src/grep.rs: no look-around, no back-references; a
 // pattern such as `(a+)+$` cannot backtrack), in chunks of lines, and stops at its time
 // budget (`grepMillis`) saying how far it got; lines are matched in their first
 // `maxMatchChars` characters; a query is clipped at `maxQueryChars`. resolveHandles walks
@@ -39,7 +39,7 @@
 // store) has getAllPointers, loadContexts, selectRelevant, resolveHandle, __lines and
 // __linePattern (and may have __pointerAt, the pointer at a filepath).
 //
-// A record reads as its line view (the core's, src/view.rs): a string is its own lines;
+// A record reads as its line view (the core's, crates/core/src/view.rs): a string is its own lines;
 // an object a field per line (a multi-line string field as its lines); an array an
 // element per line. read_context and grep_context number those lines from 1, as the
 // passages of search_context do.

@@ -6,10 +6,10 @@
 // range to remove); the result is a copy of the messages (plain objects and arrays copied;
 // strings, dates and other non-plain objects shared) with the new contents swapped in.
 // These and other values cross as JSON text, parsed here once the wasm call has returned (a
-// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in src/wasm/manager/select.rs).
-// A history's file is loaded and written by plans (src/plan.rs) of this module, run by
+// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in crates/wasm/src/manager/select.rs).
+// A history's file is loaded and written by plans (crates/core/src/plan.rs) of this module, run by
 // its driver (`windowModule.driver.plan`, driver.js), which steps them through this
-// module's `__planStep` (src/wasm/plans.rs).
+// module's `__planStep` (crates/wasm/src/plans.rs).
 import * as glue from "./toolctx_window.js";
 import { toolctxError } from "./errors.js";
 import { WasmModule } from "./module.js";
@@ -151,7 +151,7 @@ export class ContextHistory {
     if (this.#generation === windowModule.generation) this.#handle.free();
   }
 
-  // The history file's load and write are plans (src/plan.rs) the module starts and steps
+  // The history file's load and write are plans (crates/core/src/plan.rs) the module starts and steps
   // (`__planStep`) and its driver runs (driver.js `plan`; docs/protocol.md): the module
   // computes (what to write, what the file holds, how a host failure is typed) and runs no tasks.
   /** Writes the history file with what the history holds now, when the call is made. */

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the package's three wasm modules into pkg/, one per cargo feature (src/wasm/mod.rs):
+# Builds the package's three wasm modules into pkg/, one per cargo feature of
+# crates/wasm (crates/wasm/src/lib.rs):
 # toolctx_core (ContextManager), toolctx_conversation (ConversationStore) and toolctx_window
 # (the context-window optimiser). Each: cargo build, wasm-bindgen's JS glue (--target web),
 # then binaryen's wasm-opt from npm (node_modules/.bin, never the system's).
@@ -23,11 +24,11 @@ modules=("$@")
 # The features the module is built for, exactly those of package.json's engines (Node 20+,
 # current browsers, Deno, Bun, workerd).
 WASM_OPT_FLAGS=(-Oz --converge --strip-producers --strip-target-features --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals)
-built=target/wasm32-unknown-unknown/wasm/toolctx.wasm
+built=target/wasm32-unknown-unknown/wasm/toolctx_wasm.wasm
 
 for module in "${modules[@]}"; do
   # The features change which exports are compiled, so cargo relinks on every switch.
-  cargo build --profile wasm --target wasm32-unknown-unknown --no-default-features --features "$module"
+  cargo build -p toolctx-wasm --profile wasm --target wasm32-unknown-unknown --no-default-features --features "$module"
   wasm-bindgen --target web --out-dir "$out" --out-name "toolctx_$module" "$built"
   wasm-opt "${WASM_OPT_FLAGS[@]}" "${names[@]}" "$out/toolctx_${module}_bg.wasm" -o "$out/toolctx_${module}_bg.wasm"
 done

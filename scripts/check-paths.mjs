@@ -3,7 +3,7 @@
 // comments pointed at the core's manager module and extras.js long after they were split).
 //
 // A path here is a token with at least one folder and an extension of this repository's
-// files (`src/store/save.rs`, `adapters/base/fs.js`, `docs/protocol.md`), in a comment of
+// files (`crates/core/src/store/save.rs`, `adapters/base/fs.js`, `docs/protocol.md`), in a comment of
 // a source, script or test, or in the prose of a document (not its code blocks, whose
 // paths are a user's: `src/auth/login.ts`). It is found when it names a file or folder of
 // the working tree relative to the repository's root, to the folder of the file that

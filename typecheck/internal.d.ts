@@ -1,7 +1,7 @@
 // The package's internal exports, which its published declarations leave out: what the
 // type check of pkg-template/ (tsconfig.json) sees of them. A JS file that imports
 // "./conversation.js" is typed by conversation.d.ts beside it, the public face, and the
-// wasm-bindgen glue's .d.ts skips the exports marked skip_typescript in src/wasm/.
+// wasm-bindgen glue's .d.ts skips the exports marked skip_typescript in crates/wasm/src/.
 // Not published.
 
 import type { WasmModule } from "../pkg-template/module.js";
@@ -30,7 +30,7 @@ declare module "../pkg/toolctx_core.js" {
     function __passage(query: string, resultJson: string): string;
   }
 
-  /** grep_context's linear-time line matcher (src/wasm/manager/grep.rs). */
+  /** grep_context's linear-time line matcher (crates/wasm/src/manager/grep.rs). */
   export class LinePattern {
     constructor(pattern: string);
     /** The indexes of the lines of `text` that match. */

@@ -81,7 +81,7 @@ test("[node] conversations: the conversation module has no task driver", () => {
   assert.deepEqual(exports.filter((n) => n.startsWith("conversationop_")), [], "no step machine of an operation's own");
 });
 
-// Each operation is a plan of the module (src/conversation/ops.rs) run by the module's
+// Each operation is a plan of the module (crates/core/src/conversation/ops.rs) run by the module's
 // driver: the writers' lock around a write, its changes one after the other (a `run` of
 // one op a step), in the order the store depends on (the queue item first, metadata.json
 // before index.json); an operation that only reads takes no lock.

@@ -85,12 +85,12 @@ test("the adapters, the integrations, tools.js, host.js, conversation.js, window
   }
 });
 
-test("every code the Rust core gives its errors (src/error.rs) is in the table", () => {
-  const rust = readFileSync(join(root, "src", "error.rs"), "utf8");
+test("every code the Rust core gives its errors (crates/core/src/error.rs) is in the table", () => {
+  const rust = readFileSync(join(root, "crates", "core", "src", "error.rs"), "utf8");
   const body = rust.slice(rust.indexOf("pub fn code(self)"), rust.indexOf("type Source"));
   const codes = [...body.matchAll(/=> "([A-Z_]+)"/g)].map((m) => m[1]);
-  assert.ok(codes.length >= 10, `read ${codes.length} codes from src/error.rs`);
-  for (const code of codes) assert.ok(Object.hasOwn(CODES, code), `${code} (src/error.rs) is in CODES`);
+  assert.ok(codes.length >= 10, `read ${codes.length} codes from crates/core/src/error.rs`);
+  for (const code of codes) assert.ok(Object.hasOwn(CODES, code), `${code} (crates/core/src/error.rs) is in CODES`);
 });
 
 test("the table is SPEC §9's codes, each with a one-line meaning, frozen", () => {

@@ -1,5 +1,5 @@
 // The step protocol (docs/protocol.md): the kinds the driver reads (pkg/protocol.js, from
-// pkg-template/) are exactly the kinds the wasm modules emit (src/wasm/interop/steps.rs, listed by
+// pkg-template/) are exactly the kinds the wasm modules emit (crates/wasm/src/interop/steps.rs, listed by
 // each module's `__stepKinds`), and every step the driver gets is a plain object with a
 // `kind` it knows, never a positional array.
 

@@ -1,0 +1,209 @@
+//! The whole workflow of SPEC §2–§4 and the seed part of §6: [`Manager`], its state and
+//! synchronous steps (sans-IO: no storage, no await). `ContextManager`
+//! (`crates/native/src/native/manager.rs`) drives those steps natively over a storage; the wasm layer
+//! drives them through the JavaScript driver.
+//!
+//! All methods take `&self`: state lives in a `RefCell` that is never borrowed across
+//! an `.await`, so any number of saves and loads may be in flight at once.
+//!
+//! One file per part of the workflow:
+//!
+//! - `options`: [`Options`], their defaults and the callbacks a manager is given;
+//! - `entry`: a pointer as the table keeps it, packed; `table`: the pointer table;
+//! - `save`: a save, its first step ([`Manager::begin_save`]) and its plan ([`SaveRecord`]);
+//! - `load`: loading records, a plan ([`LoadRecords`]); `held`: records held in memory;
+//! - `pointers`: listing, handles and ranking over the table ([`Filter`]);
+//! - `close`: flush and close ([`Closing`]); `clear`: clearing and ending a session;
+//! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
+//! - `jobs`: the multi-step jobs ([`Job`]) and their plan ([`JobPlan`]);
+//! - `persist`: the persisted index (segments beside the records, named and merged as
+//!   [`crate::segments`] says).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::lifecycle::Gate;
+use crate::paths;
+use crate::record::{iso_timestamp, RecordMeta};
+use crate::session::{self, Manifest};
+pub use crate::storewide::{Export, ImportReport, Skipped};
+pub use toolctx_text::ResultHasher;
+
+mod clear;
+mod close;
+mod entry;
+mod held;
+mod load;
+mod options;
+mod persist;
+mod pointers;
+mod restore;
+mod save;
+mod table;
+pub use crate::segments::{segments_dir, INDEX_DIR};
+pub use close::{ClosePlan, Closing};
+use held::Held;
+pub use load::{LoadRecords, LoadStep, Loading, NotLoaded};
+use persist::Content;
+
+pub use clear::{remove_written, Clearing};
+use entry::{Entry, Interned};
+pub use options::{
+    Clock, DebugEvent, DebugSink, EvictSink, Options, Random, SessionChoice, DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_MEMORY_BUDGET, DEFAULT_PERSIST_THRESHOLD, NAME_ATTEMPTS, UNINDEXED_BYTES,
+};
+pub use pointers::{Candidate, Filter, Listed};
+
+use save::{content_terms, manifest_words, terms_of};
+pub use save::{result_hash, Begun, HostBody, PendingSave, SaveInput, SaveRecord};
+use table::{PathSlots, State};
+
+/// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage
+/// and awaits nothing. `ContextManager` (`crates/native/src/native/manager.rs`) runs it over a storage
+/// natively; the wasm layer, over the host's storage through the JavaScript driver.
+pub struct Manager {
+    options: Options,
+    dir: String,
+    state: RefCell<State>,
+    session: Option<Session>,
+    gate: Rc<Gate>,
+    /// A background segment write is under way.
+    segmenting: Cell<bool>,
+}
+
+/// A manager's session: its folder and the manifest it keeps up to date.
+struct Session {
+    id: String,
+    dir: String,
+    resume: bool,
+    manifest: RefCell<Manifest>,
+    /// Entries added since the manifest was last written.
+    dirty: Cell<usize>,
+    /// Relative paths evicted since the manifest was last written: a merge with the
+    /// manifest on disk must not bring them back.
+    evicted: RefCell<HashSet<String>>,
+    last_write_ms: Cell<Option<i64>>,
+    /// Manifest writes between their lock and their unlock (a flush waits for them).
+    writes_in_flight: Cell<usize>,
+    /// `endSession` holds (or held) the session's lock to remove it: segment writes stop.
+    ended: Cell<bool>,
+}
+
+/// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
+pub const COMPACT_FROM: usize = 1024;
+
+/// Manifest writes are coalesced: at most one a second, or every this many records.
+const MANIFEST_EVERY_MS: i64 = 1000;
+const MANIFEST_EVERY_RECORDS: usize = 64;
+
+impl Manager {
+    /// A manager with `options`. The context dir is normalised; it must not be empty or
+    /// hold NUL or backslash characters.
+    pub fn new(mut options: Options) -> Result<Self> {
+        options.retention.check()?;
+        let dir = paths::normalize(&options.context_dir)
+            .filter(|d| !d.is_empty() && d != "/")
+            .ok_or_else(|| Error::invalid(format!("contextDir {:?} is not a usable folder", options.context_dir)))?;
+        options.context_dir = dir.clone();
+        let mut manager = Manager {
+            options,
+            dir,
+            state: RefCell::new(State::default()),
+            session: None,
+            gate: Rc::default(),
+            segmenting: Cell::new(false),
+        };
+        manager.session = match manager.options.session.clone() {
+            None => None,
+            Some(choice) => {
+                let now = (manager.options.clock)();
+                let (id, resume) = match choice {
+                    SessionChoice::New if manager.options.read_only => {
+                        return Err(Error::invalid("a new session cannot be read-only: name the session to read"))
+                    }
+                    SessionChoice::New => (session::session_id(now, &manager.random_part()?), false),
+                    SessionChoice::Resume(id) if session::is_session_id(&id) => (id, true),
+                    SessionChoice::Resume(id) => {
+                        return Err(Error::invalid(format!("{id:?} is not a session id (YYYYMMDD-HHMMSS-xxxx)")))
+                    }
+                };
+                Some(Session {
+                    dir: session::session_dir(&manager.dir, &id),
+                    manifest: RefCell::new(Manifest::new(&id, &iso_timestamp(now))),
+                    id,
+                    resume,
+                    dirty: Cell::new(0),
+                    evicted: RefCell::new(HashSet::new()),
+                    last_write_ms: Cell::new(None),
+                    writes_in_flight: Cell::new(0),
+                    ended: Cell::new(false),
+                })
+            }
+        };
+        Ok(manager)
+    }
+
+    /// What `open` does once the manager is made, when it has a session: a new one's
+    /// manifest written; a named one resumed (see [`Job::open`]).
+    pub fn opening(&self) -> Option<Job> {
+        let Some(s) = self.session.as_ref() else { return Some(Job::load()) };
+        Some(if s.resume { Job::open() } else { Job::write_out(None) })
+    }
+
+    /// The session id, when a session is in use.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_ref().map(|s| s.id.as_str())
+    }
+
+    /// Where new records go: the session folder, or the context dir.
+    fn record_root(&self) -> &str {
+        self.session.as_ref().map_or(&self.dir, |s| &s.dir)
+    }
+
+    /// The normalised context dir.
+    pub fn context_dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Number of pointers.
+    pub fn len(&self) -> usize {
+        self.state.borrow().order.len()
+    }
+
+    /// Whether there are no pointers.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether retention has a cap, so the records owned are counted in a ledger (without
+    /// one, nothing is ever evicted and no ledger is kept).
+    fn keeps_ledger(&self) -> bool {
+        !self.options.retention.is_unbounded()
+    }
+
+    /// Sends a message (and the path it concerns) to the `on_debug` sink, if any.
+    pub fn debug(&self, message: impl Into<String>, path: Option<&str>) {
+        crate::inputs::debug(self.options.on_debug.as_ref(), message, path)
+    }
+
+    /// `Ok` unless the manager was opened read-only (then a typed `READ_ONLY` error).
+    pub fn check_writable(&self) -> Result<()> {
+        if self.options.read_only {
+            return Err(Error::new(ErrorKind::ReadOnly, "this manager was opened with readOnly: it writes nothing"));
+        }
+        Ok(())
+    }
+}
+
+mod jobs;
+pub use jobs::{Job, JobPlan};
+
+#[cfg(test)]
+pub(crate) mod footprint;

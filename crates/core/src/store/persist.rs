@@ -1,0 +1,525 @@
+//! The index persisted (SPEC §4): the stages of a job that write a segment of the
+//! records indexed since the last one and merge segments ([`SegmentWrite`]), and the
+//! stage of `open({contextDir})` that loads a store from its segments ([`Opening`]),
+//! reading only the records no segment holds. Where segments live and when they merge:
+//! [`super::segments`]; their format: `toolctx_search::segment`.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{terms_of, Manager, RecordMeta};
+use crate::naming::is_record_filename;
+use crate::paths;
+use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
+use crate::record::parse_record;
+use crate::segments::{self, segment_name, segment_records, segments_dir, to_merge};
+use crate::select::segment::{self as format, Builder, Segment, ToWrite};
+use crate::select::Terms;
+use crate::session::{self, RecordFiles};
+
+use super::jobs::{Job, Next};
+
+/// A record's content as a restored pointer gets it.
+pub(super) enum Content {
+    /// Its terms, from its file (read whole) or its manifest entry.
+    Terms(Terms),
+    /// Record `.1` of segment `.0` (of those loaded).
+    Stored(usize, usize),
+}
+
+/// Writing a segment, then merging if a level is full, under the folder's lock (a
+/// session's own lock, which `endSession` takes too; outside a session the segment
+/// folder's).
+pub(super) struct SegmentWrite {
+    /// Whether it writes whatever waits (flush, close, open, a rebuild), else only once
+    /// [`SEGMENT_RECORDS`] wait: the background write (at most one runs at a time).
+    forced: bool,
+    /// A rebuild's: once written, its segment replaces every other (they may hold
+    /// records as they were before the rebuild read them).
+    replaces: bool,
+    phase: WritePhase,
+    /// The records the segment being written holds: put back to wait on a failure.
+    taken: Option<Builder>,
+    /// The segment being written: its name and bytes.
+    segment: Option<(String, Vec<u8>)>,
+    /// A session folder's listing (a merge keeps only records still there).
+    listing: Option<RecordFiles>,
+    /// The segments being merged, or replaced.
+    inputs: Vec<String>,
+    records: HashSet<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WritePhase {
+    Locking,
+    Writing,
+    ListingSegments,
+    ListingRecords,
+    Reading,
+    WritingMerged,
+    Removing,
+    Unlocking,
+}
+
+impl SegmentWrite {
+    /// A segment write: `forced`, of whatever waits; else once [`SEGMENT_RECORDS`] wait.
+    pub(super) fn new(forced: bool) -> SegmentWrite {
+        let (taken, listing, inputs, records) = (None, None, Vec::new(), HashSet::new());
+        SegmentWrite {
+            forced,
+            replaces: false,
+            phase: WritePhase::Locking,
+            taken,
+            segment: None,
+            listing,
+            inputs,
+            records,
+        }
+    }
+
+    /// A rebuild's segment write: of whatever waits, replacing every other segment.
+    pub(super) fn replacing() -> SegmentWrite {
+        SegmentWrite { replaces: true, ..SegmentWrite::new(true) }
+    }
+}
+
+/// The stage of `open()` outside a session: the context dir's records listed, its
+/// segments read, the records no segment holds read whole, every pointer restored.
+#[derive(Default)]
+pub(super) struct Opening {
+    phase: OpenPhase,
+    files: Vec<String>,
+    names: Vec<String>,
+    segments: Vec<Segment>,
+    covered: HashMap<String, Stored>,
+    tail: Vec<String>,
+    /// The removals of the segments refused, once the tail is read.
+    removes: Vec<Op>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum OpenPhase {
+    #[default]
+    Listing,
+    ReadingSegments,
+    ReadingTail,
+    Removing,
+}
+
+/// Segments read: the segments that decoded, the listed records they hold (each from the
+/// first segment holding it), and the removals of the segments refused.
+pub(super) struct SegmentsRead {
+    pub segments: Vec<Segment>,
+    pub covered: HashMap<String, Stored>,
+    pub removes: Vec<Op>,
+}
+
+/// A listed record a segment holds: which record of which segment, and what its header says.
+pub(super) struct Stored {
+    /// Segment `.0`'s record `.1`.
+    pub at: (usize, usize),
+    pub meta: RecordMeta,
+    pub size: usize,
+}
+
+impl Manager {
+    /// Whether a background segment write is due: enough records wait to be written into
+    /// one (see `crates/core/src/segments.rs`).
+    pub fn segment_due(&self) -> bool {
+        let state = self.state.borrow();
+        !self.options.read_only && state.unsegmented.len() + state.unindexed.len() >= segments::SEGMENT_RECORDS
+    }
+
+    /// A background job writing a segment of the records indexed since the last one (and
+    /// merging segments), when one is due and none is under way; its failures go to
+    /// `onDebug`. The JavaScript driver starts it after a save resolves; natively a save
+    /// runs it.
+    pub fn begin_persist_index(&self) -> Option<Job> {
+        if self.segmenting.get() || !self.segment_due() {
+            return None;
+        }
+        let pass = self.gate.enter("persistIndex").ok()?;
+        self.segmenting.set(true);
+        Some(Job::persist_index(pass))
+    }
+
+    /// The segment folder of this manager's records.
+    fn segment_dir(&self) -> String {
+        segments_dir(self.record_root())
+    }
+
+    /// Adds the persisted record at `path`, whose content `content` holds (its passages;
+    /// its metadata is made again from its pointer, as the index made it), to those
+    /// waiting for the next segment. A record whose pointer is gone waits for none.
+    pub(super) fn to_segment(&self, path: &str, content: Terms) {
+        if self.options.read_only {
+            return;
+        }
+        let mut state = self.state.borrow_mut();
+        let Some(entry) = state.entry(path) else { return };
+        let meta = entry.meta();
+        let size = entry.size() as u64;
+        let header = String::from_utf8_lossy(&meta.encode(None)).into_owned();
+        let terms = terms_of(&meta).with_passages_of(content);
+        state.unsegmented.add(path, size, header, &terms);
+    }
+
+    /// The first step of a segment write: the content waiting indexed; the records still
+    /// here and persisted taken, their segment made; then the lock.
+    pub(super) fn start_segment(&self, w: &mut SegmentWrite) -> Next {
+        if self.options.read_only || (!w.forced && !self.segment_due()) {
+            return self.segment_done(w);
+        }
+        self.index_content();
+        let root = format!("{}/", self.record_root());
+        let taken = std::mem::take(&mut self.state.borrow_mut().unsegmented);
+        let made = {
+            let state = self.state.borrow();
+            let keep = |path: &str| {
+                let rel = path.strip_prefix(&root)?;
+                (state.slot_of(path).is_some() && !state.memory.contains(path)).then(|| rel.to_owned())
+            };
+            taken.encode(keep)
+        };
+        let Some((records, bytes)) = made else { return self.segment_done(w) };
+        w.taken = Some(taken);
+        let Ok(name) = self.random_part().map(|r| segment_name(records, (self.options.clock)(), &r)) else {
+            self.put_back(w);
+            return self.segment_done(w);
+        };
+        w.segment = Some((name, bytes));
+        w.phase = WritePhase::Locking;
+        self.segment_lock(w.forced)
+    }
+
+    /// The lock a segment write and a merge hold: a session's own (`endSession` and the
+    /// manifest writes take it too, so no segment lands in a session being removed), else
+    /// the segment folder's. Index work never makes anyone wait on it (SPEC §4), so it is
+    /// taken without waiting (held by another: the records wait for the next segment)
+    /// except by a `forced` write in a session, whose lock is held only by other
+    /// foreground work for as long as a manifest write.
+    fn segment_lock(&self, forced: bool) -> Next {
+        match &self.session {
+            Some(s) => Next::Lock { name: session::lock_name(&s.dir), wait: forced },
+            None => Next::Lock { name: segments::merge_lock(&self.segment_dir()), wait: false },
+        }
+    }
+
+    /// The next step of a segment write, given what the last one's ops gave.
+    pub(super) fn segment_step(&self, w: &mut SegmentWrite, out: Outcomes) -> Next {
+        const WHAT: &str = "could not write an index segment";
+        const MERGE: &str = "could not merge index segments";
+        let dir = self.segment_dir();
+        match w.phase {
+            WritePhase::Locking => {
+                if let Some(Err(e)) = out.into_iter().next() {
+                    self.debug(format!("{WHAT}: {e}"), None);
+                    self.put_back(w);
+                    return self.segment_done(w);
+                }
+                if self.session.as_ref().is_some_and(|s| s.ended.get()) {
+                    // The session was removed meanwhile: nothing of it is written again.
+                    w.taken = None;
+                    return self.unlock_segments(w);
+                }
+                let Some((name, bytes)) = w.segment.take() else { return self.unlock_segments(w) };
+                w.phase = WritePhase::Writing;
+                w.inputs = vec![name.clone()];
+                Next::Run(vec![Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true }])
+            }
+            WritePhase::Writing => {
+                if let Err(e) = plan::only(out) {
+                    self.debug(format!("{WHAT}: {e}"), None);
+                    self.put_back(w);
+                    return self.unlock_segments(w);
+                }
+                w.taken = None;
+                w.phase = WritePhase::ListingSegments;
+                Next::Run(vec![Op::List(dir)])
+            }
+            WritePhase::ListingSegments => {
+                let names: Vec<String> = plan::names(plan::only(out)).unwrap_or_default();
+                let names: Vec<String> = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+                if w.replaces {
+                    // A rebuild's segment holds every record as it is now: the others go.
+                    let written = std::mem::take(&mut w.inputs);
+                    w.phase = WritePhase::Removing;
+                    let others = names.iter().filter(|n| !written.contains(n));
+                    return self.run_or_unlock(others.map(|n| Op::Remove(paths::join(&dir, n))).collect(), w);
+                }
+                match to_merge(&names) {
+                    None => self.unlock_segments(w),
+                    Some(inputs) => {
+                        w.inputs = inputs;
+                        w.phase = WritePhase::ListingRecords;
+                        match &self.session {
+                            Some(s) => {
+                                w.listing = Some(RecordFiles::new(&s.dir));
+                                self.segment_step(w, Vec::new())
+                            }
+                            None => Next::Run(vec![Op::List(self.record_root().to_owned())]),
+                        }
+                    }
+                }
+            }
+            WritePhase::ListingRecords => {
+                let listed = match w.listing.as_mut() {
+                    Some(listing) => match listing.step(out).finished::<()>() {
+                        Err(Step::Run(ops)) => return Next::Run(ops),
+                        Err(_) => Err(crate::error::Error::new(crate::error::ErrorKind::Internal, "a listing locked")),
+                        Ok(result) => result,
+                    },
+                    None => {
+                        plan::names(plan::only(out)).map(|n| n.into_iter().filter(|n| is_record_filename(n)).collect())
+                    }
+                };
+                w.listing = None;
+                match listed {
+                    Err(e) => {
+                        self.debug(format!("{MERGE}: {e}"), None);
+                        self.unlock_segments(w)
+                    }
+                    Ok(files) => {
+                        w.records = files.into_iter().collect();
+                        w.phase = WritePhase::Reading;
+                        Next::Run(w.inputs.iter().map(|n| Op::Read(paths::join(&dir, n))).collect())
+                    }
+                }
+            }
+            WritePhase::Reading => {
+                let mut read = Vec::new();
+                let mut gone = Vec::new();
+                for (name, outcome) in w.inputs.iter().zip(out) {
+                    match plan::bytes(outcome) {
+                        // A read that failed says nothing of the segment: no merge now.
+                        Err(e) => {
+                            self.debug(format!("{MERGE}: {e}"), Some(name));
+                            return self.unlock_segments(w);
+                        }
+                        Ok(None) => gone.push(name.clone()),
+                        Ok(Some(bytes)) => match Segment::decode(&bytes) {
+                            Ok(segment) => read.push(segment),
+                            Err(why) => self
+                                .debug(format!("an index segment was refused ({why}): merged without it"), Some(name)),
+                        },
+                    }
+                }
+                // The inputs to remove once merged: those read (a refused one too); one
+                // gone meanwhile (another process merged it) is no input.
+                w.inputs.retain(|n| !gone.contains(n));
+                let mut seen = HashSet::new();
+                let records: Vec<ToWrite<'_>> = read
+                    .iter()
+                    .flat_map(|s| s.records.iter().enumerate().map(move |(i, r)| (s, i, r)))
+                    .filter(|(_, _, r)| w.records.contains(&r.path) && seen.insert(r.path.as_str()))
+                    .map(|(s, i, _)| ToWrite::from_segment(s, i))
+                    .collect();
+                w.phase = WritePhase::WritingMerged;
+                if records.is_empty() {
+                    return self.segment_step(w, vec![Ok(crate::plan::Outcome::Done)]);
+                }
+                let Ok(name) = self.random_part().map(|r| segment_name(records.len(), (self.options.clock)(), &r))
+                else {
+                    return self.unlock_segments(w);
+                };
+                let bytes = format::encode(&records);
+                Next::Run(vec![Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true }])
+            }
+            WritePhase::WritingMerged => {
+                if let Err(e) = plan::only(out) {
+                    self.debug(format!("{MERGE}: {e}"), None);
+                    return self.unlock_segments(w);
+                }
+                // Written before its inputs go: a writer stopped here leaves both, and a
+                // reader takes each record once.
+                w.phase = WritePhase::Removing;
+                let removes = w.inputs.iter().map(|n| Op::Remove(paths::join(&dir, n))).collect();
+                self.run_or_unlock(removes, w)
+            }
+            WritePhase::Removing => self.unlock_segments(w),
+            WritePhase::Unlocking => self.segment_done(w),
+        }
+    }
+
+    /// The records a segment write took, back with those waiting (its write failed).
+    fn put_back(&self, w: &mut SegmentWrite) {
+        if let Some(taken) = w.taken.take() {
+            self.state.borrow_mut().unsegmented.absorb(taken);
+        }
+    }
+
+    /// `ops` to run, or (none) the lock released.
+    fn run_or_unlock(&self, ops: Vec<Op>, w: &mut SegmentWrite) -> Next {
+        if ops.is_empty() {
+            self.unlock_segments(w)
+        } else {
+            Next::Run(ops)
+        }
+    }
+
+    fn unlock_segments(&self, w: &mut SegmentWrite) -> Next {
+        w.phase = WritePhase::Unlocking;
+        Next::Unlock
+    }
+
+    fn segment_done(&self, w: &mut SegmentWrite) -> Next {
+        if !w.forced {
+            self.segmenting.set(false);
+        }
+        Next::Nothing
+    }
+
+    /// The segments of the segment folder's listing (`listed`, the outcome of its List; a
+    /// failed one lists none), newest first, and their reads.
+    pub(super) fn segment_reads(&self, listed: Option<crate::error::Result<Outcome>>) -> (Vec<String>, Vec<Op>) {
+        let names = listed.map(plan::names).and_then(Result::ok).unwrap_or_default();
+        let mut names: Vec<String> = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+        segments::newest_first(&mut names);
+        let dir = self.segment_dir();
+        let reads = names.iter().map(|n| Op::Read(paths::join(&dir, n))).collect();
+        (names, reads)
+    }
+
+    /// The segments named `names` of this manager's segment folder, read (`out`): those
+    /// that decode, the records of `files` (listed record paths) they hold, and the
+    /// removals of the refused ones (none for a read-only manager). A refused segment is
+    /// reported and never trusted: the records it held are read instead, as is a record
+    /// whose header in it does not parse.
+    pub(super) fn segments_read(&self, names: &[String], out: Outcomes, files: &[String]) -> SegmentsRead {
+        let dir = self.segment_dir();
+        let listed: HashSet<&str> = files.iter().map(String::as_str).collect();
+        let mut read = SegmentsRead { segments: Vec::new(), covered: HashMap::new(), removes: Vec::new() };
+        for (name, outcome) in names.iter().zip(out) {
+            let path = paths::join(&dir, name);
+            let bytes = match plan::bytes(outcome) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => continue,
+                Err(e) => {
+                    self.debug(
+                        format!("could not read an index segment ({e}): its records are read instead"),
+                        Some(&path),
+                    );
+                    continue;
+                }
+            };
+            match Segment::decode(&bytes) {
+                Ok(segment) => {
+                    let at = read.segments.len();
+                    for (i, r) in segment.records.iter().enumerate() {
+                        if !listed.contains(r.path.as_str()) || read.covered.contains_key(&r.path) {
+                            continue;
+                        }
+                        match parse_record(r.header.as_bytes()).and_then(|v| v.meta()) {
+                            Ok(meta) => {
+                                let size = usize::try_from(r.size).unwrap_or(usize::MAX);
+                                read.covered.insert(r.path.clone(), Stored { at: (at, i), meta, size });
+                            }
+                            Err(e) => self.debug(
+                                format!("an index segment holds a header that does not parse ({e})"),
+                                Some(&path),
+                            ),
+                        }
+                    }
+                    read.segments.push(segment);
+                }
+                Err(why) => {
+                    self.debug(
+                        format!("an index segment was refused ({why}): its records are read instead"),
+                        Some(&path),
+                    );
+                    if !self.options.read_only {
+                        read.removes.push(Op::Remove(path));
+                    }
+                }
+            }
+        }
+        read
+    }
+
+    // -- open() outside a session
+
+    /// The first step of loading the context dir: its records and its segments listed.
+    pub(super) fn start_opening(&self, l: &mut Opening) -> Next {
+        if self.session.is_some() {
+            return Next::Nothing;
+        }
+        l.phase = OpenPhase::Listing;
+        Next::Run(vec![Op::List(self.record_root().to_owned()), Op::List(self.segment_dir())])
+    }
+
+    /// The next step of loading the context dir.
+    pub(super) fn opening_step(&self, l: &mut Opening, job: &mut Job, out: Outcomes) -> Next {
+        const WHAT: &str = "could not open the store";
+        match l.phase {
+            OpenPhase::Listing => {
+                let mut out = out.into_iter();
+                let files = out.next().map(plan::names).unwrap_or_else(|| Ok(Vec::new()));
+                let files = match files {
+                    Ok(files) => files,
+                    Err(e) => {
+                        self.fail(job, WHAT, e, None);
+                        return Next::Nothing;
+                    }
+                };
+                l.files = files.into_iter().filter(|n| is_record_filename(n)).collect();
+                // A segment folder that cannot be listed (a file where it should be, SPEC §4)
+                // fails the open, as the record folder does: no segment could be written either.
+                let listed = match out.next() {
+                    Some(Err(e)) => {
+                        self.fail(job, WHAT, e, None);
+                        return Next::Nothing;
+                    }
+                    listed => listed,
+                };
+                let reads;
+                (l.names, reads) = self.segment_reads(listed);
+                l.phase = OpenPhase::ReadingSegments;
+                if l.names.is_empty() {
+                    return self.opening_step(l, job, Vec::new());
+                }
+                Next::Run(reads)
+            }
+            OpenPhase::ReadingSegments => {
+                let read = self.segments_read(&l.names, out, &l.files);
+                (l.segments, l.covered, l.removes) = (read.segments, read.covered, read.removes);
+                l.tail = l.files.iter().filter(|f| !l.covered.contains_key(*f)).cloned().collect();
+                l.phase = OpenPhase::ReadingTail;
+                if l.tail.is_empty() {
+                    return self.loaded(l, Vec::new());
+                }
+                let root = self.record_root();
+                Next::Run(l.tail.iter().map(|rel| Op::Read(paths::join(root, rel))).collect())
+            }
+            OpenPhase::ReadingTail => self.loaded(l, out),
+            OpenPhase::Removing => Next::Nothing,
+        }
+    }
+
+    /// The pointers restored: from the segments, and from the records read whole (`out`,
+    /// the tail's reads), which wait for the next segment; then the refused segments removed.
+    fn loaded(&self, l: &mut Opening, out: Outcomes) -> Next {
+        let root = self.record_root().to_owned();
+        let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(l.files.len());
+        let mut contents: HashMap<String, Content> = HashMap::with_capacity(l.files.len());
+        let mut read_tail = Vec::new();
+        for (rel, outcome) in std::mem::take(&mut l.tail).into_iter().zip(out) {
+            let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
+            let full = paths::join(&root, &rel);
+            if let Some((meta, size, content)) = self.adopted(&full, &bytes) {
+                read_tail.push((full, content.clone()));
+                contents.insert(rel.clone(), Content::Terms(content));
+                records.push((rel, meta, size));
+            }
+        }
+        for (rel, stored) in std::mem::take(&mut l.covered) {
+            contents.insert(rel.clone(), Content::Stored(stored.at.0, stored.at.1));
+            records.push((rel, stored.meta, stored.size));
+        }
+        self.restore_pointers(&root, records.into_iter(), &l.segments, |rel| contents.remove(rel), false);
+        l.segments = Vec::new();
+        for (full, content) in read_tail {
+            self.to_segment(&full, content);
+        }
+        l.phase = OpenPhase::Removing;
+        std::mem::take(&mut l.removes).into()
+    }
+}

@@ -1,0 +1,421 @@
+//! The persisted index (SPEC §4): `open()` of a store restores every record from its index
+//! segments, ranked as the process that saved it ranked it, without reading the records;
+//! a missing, torn, stale or foreign segment is detected and its records read instead; a
+//! writer stopped mid-merge loses nothing.
+
+// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures_executor::block_on;
+use toolctx::select::Query;
+use toolctx::{
+    ContextManager, DebugEvent, Error, ErrorKind, Fallback, Filter, MemoryStorage, Options, SaveInput, SessionChoice,
+    Storage, Strategy, WriteOptions,
+};
+
+type Shared = Rc<MemoryStorage>;
+
+/// A storage over a shared memory storage that counts reads of record files and can be
+/// stopped: past `stop_after` writes into the segment folder, every operation fails, as
+/// if the process had been killed there.
+struct Probe {
+    inner: Shared,
+    record_reads: Cell<usize>,
+    index_writes: Cell<usize>,
+    stop_after: Cell<Option<usize>>,
+    /// Reads of segments fail (a storage that answers 503 for them).
+    failing_segment_reads: Cell<bool>,
+}
+
+impl Probe {
+    fn new(inner: &Shared) -> Probe {
+        Probe {
+            inner: inner.clone(),
+            record_reads: Cell::new(0),
+            index_writes: Cell::new(0),
+            stop_after: Cell::new(None),
+            failing_segment_reads: Cell::new(false),
+        }
+    }
+
+    fn stopped(&self) -> toolctx::Result<()> {
+        match self.stop_after.get() {
+            Some(n) if self.index_writes.get() > n => Err(Error::new(ErrorKind::Storage, "killed")),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Storage for Probe {
+    async fn read(&self, path: &str) -> toolctx::Result<Option<Vec<u8>>> {
+        self.stopped()?;
+        if self.failing_segment_reads.get() && path.ends_with(".seg") {
+            return Err(Error::new(ErrorKind::Storage, "503 Slow Down"));
+        }
+        if path.ends_with(".json") && !path.ends_with(".manifest.json") {
+            self.record_reads.set(self.record_reads.get() + 1);
+        }
+        self.inner.read(path).await
+    }
+    async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
+        self.stopped()?;
+        if path.contains("/.index/") {
+            self.index_writes.set(self.index_writes.get() + 1);
+        }
+        self.inner.write(path, data, options).await?;
+        self.stopped()
+    }
+    async fn remove(&self, path: &str) -> toolctx::Result<()> {
+        self.stopped()?;
+        if path.contains("/.index/") {
+            self.index_writes.set(self.index_writes.get() + 1);
+        }
+        self.inner.remove(path).await?;
+        self.stopped()
+    }
+    async fn list(&self, dir: &str) -> toolctx::Result<Vec<String>> {
+        self.stopped()?;
+        self.inner.list(dir).await
+    }
+}
+
+const TEXTS: [&str; 6] = [
+    "fn parse_header(bytes: &[u8]) -> Header {\n    // the header parser\n}\n",
+    "src/a.rs:1: fn parse_header\nsrc/b.rs:9: let header = None;\n",
+    "# Parsing\nHeaders are parsed lazily; the body never is.\n",
+    "commit 1a2b3c\n    Fix the retry loop of the uploader\n",
+    "Cargo.toml\nsrc/\nsrc/lib.rs\nsrc/upload.rs\n",
+    "error[E0382]: borrow of moved value: `header`\n",
+];
+
+fn save_all(m: &ContextManager<impl Storage>, from: usize, n: usize) -> Vec<String> {
+    let mut paths = Vec::new();
+    for i in from..from + n {
+        let args = format!("{{\"path\":\"src/f{i}.rs\"}}");
+        let result = serde_json::to_string(&format!("{} (file {i})", TEXTS[i % TEXTS.len()])).unwrap();
+        let input =
+            SaveInput { tool_name: "readFile", args_json: &args, result_json: Some(&result), ..SaveInput::default() };
+        paths.push(block_on(m.save(input)).unwrap());
+    }
+    paths
+}
+
+/// The ranking of `query` over every pointer: filepaths and scores, best first.
+fn ranked(m: &ContextManager<impl Storage>, query: &str) -> Vec<(String, String)> {
+    let ranking = m.rank_all(&Query::new(query), Fallback::None, Strategy::Bm25, None);
+    ranking.hits.iter().map(|h| (m.filepath_of(h.index as u32).unwrap(), format!("{:.9}", h.score))).collect()
+}
+
+const QUERIES: [&str; 5] = ["header parser", "parsed lazily", "retry loop uploader", "f3", "borrow of moved value"];
+
+fn rankings(m: &ContextManager<impl Storage>) -> Vec<Vec<(String, String)>> {
+    QUERIES.iter().map(|q| ranked(m, q)).collect()
+}
+
+fn paths_of(m: &ContextManager<impl Storage>) -> Vec<String> {
+    let all: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::ALL)).unwrap();
+    let mut paths: Vec<String> =
+        all.as_array().unwrap().iter().map(|p| p["filepath"].as_str().unwrap().to_owned()).collect();
+    paths.sort();
+    paths
+}
+
+fn logged(o: &mut Options) -> Rc<RefCell<Vec<String>>> {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let sink = log.clone();
+    o.on_debug = Some(Rc::new(move |e: &DebugEvent| sink.borrow_mut().push(e.message.clone())));
+    log
+}
+
+fn open(storage: &Shared, o: Options) -> (ContextManager<Probe>, usize) {
+    let m = block_on(ContextManager::open(Probe::new(storage), o)).unwrap();
+    let reads = m.storage().record_reads.get();
+    (m, reads)
+}
+
+#[test]
+fn open_restores_every_record_from_segments_ranked_as_saved_without_reading_records() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    let saved = save_all(&a, 0, 30);
+    let before = rankings(&a);
+    block_on(a.close()).unwrap();
+
+    let (b, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!(reads, 0, "no record read: every one is in a segment");
+    let mut saved = saved;
+    saved.sort();
+    assert_eq!(paths_of(&b), saved);
+    assert_eq!(rankings(&b), before, "ranked as the process that saved them ranked them");
+    assert!(before[0].len() >= 5 && before[3].len() == 1, "{before:?}");
+}
+
+#[test]
+fn records_no_segment_holds_are_read_and_then_get_one() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    save_all(&a, 0, 10);
+    block_on(a.close()).unwrap();
+    // A second writer that exits without close(): its records are in no segment.
+    let b = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    save_all(&b, 10, 4);
+    let before = rankings(&b);
+    drop(b);
+
+    let (c, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!(reads, 4, "only the four records no segment holds are read");
+    assert_eq!(rankings(&c), before);
+    let (d, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!(reads, 0, "the open wrote a segment of what it read");
+    assert_eq!(rankings(&d), before);
+    // Read-only: it reads what no segment holds and writes nothing.
+    let e = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    save_all(&e, 14, 2);
+    drop(e);
+    let files = storage.paths();
+    let mut ro = toolctx::options("/ctx");
+    ro.read_only = true;
+    let (f, reads) = open(&storage, ro);
+    assert_eq!((reads, f.len()), (2, 16));
+    assert_eq!(storage.paths(), files, "a read-only open writes nothing");
+}
+
+#[test]
+fn a_torn_foreign_or_stale_segment_is_never_trusted() {
+    for damage in ["torn", "foreign", "stale"] {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+        let saved = save_all(&a, 0, 12);
+        block_on(a.close()).unwrap();
+        let segment = storage.paths().into_iter().find(|p| p.contains("/.index/")).expect("close wrote a segment");
+        let bytes = block_on(storage.read(&segment)).unwrap().unwrap();
+        match damage {
+            "torn" => block_on(storage.write(&segment, &bytes[..bytes.len() / 2], WriteOptions::default())).unwrap(),
+            "foreign" => {
+                block_on(storage.write(&segment, b"{\"not\":\"a segment\"}", WriteOptions::default())).unwrap()
+            }
+            _ => {
+                // Two records removed behind the segment's back.
+                for p in &saved[..2] {
+                    block_on(storage.remove(p)).unwrap();
+                }
+            }
+        }
+        // What a fresh index of the records on disk ranks.
+        let reference = Rc::new(MemoryStorage::new());
+        for p in storage.paths().into_iter().filter(|p| !p.contains("/.index/")) {
+            block_on(reference.write(&p, &block_on(storage.read(&p)).unwrap().unwrap(), WriteOptions::default()))
+                .unwrap();
+        }
+        let (want, _) = open(&reference, toolctx::options("/ctx"));
+
+        let mut o = toolctx::options("/ctx");
+        let log = logged(&mut o);
+        let (b, reads) = open(&storage, o);
+        let live = if damage == "stale" { 10 } else { 12 };
+        assert_eq!(b.len(), live, "{damage}");
+        assert_eq!(
+            reads,
+            if damage == "stale" { 0 } else { 12 },
+            "{damage}: the records of a refused segment are read"
+        );
+        assert_eq!(rankings(&b), rankings(&want), "{damage}");
+        if damage != "stale" {
+            assert!(log.borrow().iter().any(|m| m.contains("segment was refused")), "{damage}: {:?}", log.borrow());
+            assert!(block_on(storage.read(&segment)).unwrap().is_none(), "{damage}: the refused segment is removed");
+            let (_, reads) = open(&storage, toolctx::options("/ctx"));
+            assert_eq!(reads, 0, "{damage}: rebuilt from the records");
+        }
+    }
+}
+
+#[test]
+fn a_writer_stopped_anywhere_in_a_merge_loses_nothing_and_counts_nothing_twice() {
+    // Ten closes write ten segments of a level: the tenth merges them (its segment's
+    // write, the merged one's, then ten removals). Stop the tenth writer after each of
+    // these, in turn.
+    for stop in 0..12 {
+        let storage: Shared = Rc::new(MemoryStorage::new());
+        let mut saved = Vec::new();
+        let mut before = Vec::new();
+        for round in 0..10 {
+            let probe = Probe::new(&storage);
+            if round == 9 {
+                probe.stop_after.set(Some(stop));
+            }
+            let m = ContextManager::new(probe, toolctx::options("/ctx")).unwrap();
+            saved.extend(save_all(&m, round * 3, 3));
+            if round == 9 {
+                let mut ro = toolctx::options("/ctx");
+                ro.read_only = true;
+                let all = block_on(ContextManager::open(storage.clone(), ro)).unwrap();
+                before = rankings(&all);
+            }
+            let _ = block_on(m.close());
+        }
+        let segments = storage.paths().into_iter().filter(|p| p.contains("/.index/")).count();
+        let (m, reads) = open(&storage, toolctx::options("/ctx"));
+        saved.sort();
+        assert_eq!(paths_of(&m), saved, "stop {stop}: every record, once ({segments} segments)");
+        assert_eq!(rankings(&m), before, "stop {stop}");
+        assert!(reads <= 3, "stop {stop}: at most the stopped writer's records are read ({reads})");
+    }
+    // Not stopped: one merged segment is left.
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    for round in 0..10 {
+        let m = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
+        save_all(&m, round * 3, 3);
+        block_on(m.close()).unwrap();
+    }
+    let segments: Vec<String> = storage.paths().into_iter().filter(|p| p.contains("/.index/")).collect();
+    assert_eq!(segments.len(), 1, "{segments:?}");
+    assert!(segments[0].starts_with("/ctx/.index/30-"), "{segments:?}");
+}
+
+#[test]
+fn a_resumed_session_ranks_from_its_segments_and_ending_it_removes_them() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let mut o = toolctx::options("/ctx");
+    o.session = Some(SessionChoice::New);
+    let a = block_on(ContextManager::open(storage.clone(), o)).unwrap();
+    let id = a.session_id().unwrap().to_owned();
+    save_all(&a, 0, 20);
+    let before = rankings(&a);
+    block_on(a.close()).unwrap();
+
+    let mut o = toolctx::options("/ctx");
+    o.session = Some(SessionChoice::Resume(id.clone()));
+    let (b, reads) = open(&storage, o);
+    assert_eq!(reads, 0, "every record from the segment");
+    assert_eq!(rankings(&b), before, "ranked on all of their content, not the manifest's 16 terms");
+    block_on(b.end_session()).unwrap();
+    let left: Vec<String> = storage.paths().into_iter().filter(|p| p.contains(&id)).collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn every_pointer_has_a_short_handle_that_every_manager_of_the_store_resolves_alike() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    let saved = save_all(&a, 0, 20);
+    block_on(a.close()).unwrap();
+    fn handles(m: &ContextManager<impl Storage>) -> Vec<(String, String)> {
+        let all: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::ALL)).unwrap();
+        let mut out: Vec<(String, String)> = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["handle"].as_str().unwrap().to_owned(), p["filepath"].as_str().unwrap().to_owned()))
+            .collect();
+        out.sort();
+        out
+    }
+    let (b, _) = open(&storage, toolctx::options("/ctx"));
+    let found = handles(&b);
+    assert_eq!(found.len(), saved.len());
+    for (h, path) in &found {
+        assert_eq!(h.len(), 14, "{h}");
+        assert!(h.starts_with("ctx:") && h[4..].bytes().all(|c| c.is_ascii_lowercase() || (b'2'..=b'7').contains(&c)));
+        let slot = b.slot_of_handle(h).unwrap().expect("resolves");
+        assert_eq!(b.filepath_of(slot).as_deref(), Some(path.as_str()));
+        assert_eq!(b.slot_of_handle(&h.to_uppercase()).unwrap(), Some(slot), "any case");
+    }
+    let distinct: std::collections::HashSet<&String> = found.iter().map(|(h, _)| h).collect();
+    assert_eq!(distinct.len(), found.len(), "unique in the store");
+    // The manager that saved them printed the same handles.
+    let a2 = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    assert_eq!(handles(&a2), found);
+    assert_eq!(b.slot_of_handle("ctx:aaaaaaaaaa").unwrap(), None);
+    assert_eq!(b.slot_of_handle("toolctx://x.json").unwrap(), None, "not a handle");
+}
+
+#[test]
+fn a_record_whose_header_in_a_segment_does_not_parse_is_read_instead() {
+    use toolctx::select::segment::{encode, ToWrite};
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
+    let saved = save_all(&a, 0, 3);
+    let before = rankings(&a);
+    drop(a); // no segment written
+    let name = saved[1].rsplit('/').next().unwrap();
+    let empty = toolctx::Terms::default();
+    let bytes = encode(&[ToWrite::from_terms(name, 10, "{not a header", &empty)]);
+    block_on(storage.write("/ctx/.index/1-1-abcd.seg", &bytes, WriteOptions::default())).unwrap();
+    let mut o = toolctx::options("/ctx");
+    let log = logged(&mut o);
+    let (b, reads) = open(&storage, o);
+    assert_eq!((reads, b.len()), (3, 3), "all three read: two in no segment, one whose header does not parse");
+    assert_eq!(rankings(&b), before);
+    assert!(log.borrow().iter().any(|m| m.contains("header that does not parse")), "{:?}", log.borrow());
+}
+
+fn segment_files(storage: &Shared) -> Vec<String> {
+    storage.paths().into_iter().filter(|p| p.contains("/.index/") && p.ends_with(".seg")).collect()
+}
+
+#[test]
+fn a_rebuild_replaces_the_segments_that_hold_records_as_they_were() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    let input = SaveInput {
+        tool_name: "env",
+        args_json: "{}",
+        result_json: Some("\"TOKEN=abc123secret\""),
+        ..SaveInput::default()
+    };
+    let path = block_on(a.save(input)).unwrap();
+    save_all(&a, 0, 5);
+    block_on(a.close()).unwrap();
+    // The user redacts the record by hand, then rebuilds the index.
+    let record: serde_json::Value = serde_json::from_slice(&block_on(storage.read(&path)).unwrap().unwrap()).unwrap();
+    let mut redacted = record.clone();
+    redacted["result"] = serde_json::json!("TOKEN=[redacted]");
+    block_on(storage.write(&path, redacted.to_string().as_bytes(), WriteOptions::default())).unwrap();
+    let b = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
+    block_on(b.rebuild_index()).unwrap();
+    assert_eq!(segment_files(&storage).len(), 1, "the rebuild's segment replaced the older one");
+    let (c, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!(reads, 0);
+    assert!(ranked(&c, "abc123secret").is_empty(), "nothing ranks on what the record no longer holds");
+    assert_eq!(ranked(&c, "redacted").len(), 1);
+}
+
+#[test]
+fn a_merge_whose_reads_fail_removes_nothing() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    for round in 0..10 {
+        let probe = Probe::new(&storage);
+        probe.failing_segment_reads.set(round == 9);
+        let m = ContextManager::new(probe, toolctx::options("/ctx")).unwrap();
+        save_all(&m, round * 2, 2);
+        block_on(m.close()).unwrap();
+    }
+    assert_eq!(segment_files(&storage).len(), 10, "the tenth close could not read the inputs: they stay");
+    let (m, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!((m.len(), reads), (20, 0));
+}
+
+#[test]
+fn a_writer_that_never_closes_writes_a_segment_once_enough_records_wait() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
+    save_all(&a, 0, 300);
+    // A record without a result has nothing to index: it waits as it is.
+    let bare = SaveInput { tool_name: "ping", args_json: "{}", result_json: None, ..SaveInput::default() };
+    block_on(a.save(bare)).unwrap();
+    block_on(a.close()).unwrap();
+    let files = segment_files(&storage);
+    assert_eq!(files.len(), 2, "one in the background after 256 records, one at close: {files:?}");
+    let (b, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!((b.len(), reads), (301, 0), "the record without a result is in a segment too");
+    // A writer that exits without close(): only what waited after the background segment is read.
+    let c = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
+    save_all(&c, 1000, 300);
+    drop(c);
+    let (d, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!(d.len(), 601);
+    assert!(reads > 0 && reads < 300 - 255 + 1, "{reads}");
+}

@@ -1,0 +1,115 @@
+//! A large result's JSON text stays in JavaScript: `saveContext` encodes it once
+//! (`TextEncoder`, native) into a `Uint8Array` that the core holds by handle. The core
+//! reads only what it needs: the length, the first `contentBytes` bytes for the index,
+//! and a hash of the whole (read in chunks into one small buffer, never copied whole).
+//! The save's plan writes the record as the header the core encodes, the body, then `}`
+//! (a `write` op with `parts`, the body found here by handle: [`held`]).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+use js_sys::{JsString, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+use toolctx_core::error::{Error, ErrorKind, Result};
+use toolctx_core::store::ResultHasher;
+
+#[wasm_bindgen]
+extern "C" {
+    type TextEncoder;
+    #[wasm_bindgen(constructor)]
+    fn new() -> TextEncoder;
+    #[wasm_bindgen(method, js_name = encode)]
+    fn encode_bytes(this: &TextEncoder, text: &JsString) -> Uint8Array;
+    #[wasm_bindgen(method, js_name = encode)]
+    fn encode_into_wasm(this: &TextEncoder, text: &JsString) -> Vec<u8>;
+}
+
+/// `text` in wasm as UTF-8: `TextEncoder` (native) and one copy, where wasm-bindgen's own
+/// string passing converts a long text character by character.
+pub fn utf8(text: &JsString) -> Vec<u8> {
+    ENCODER.with(|e| e.encode_into_wasm(text))
+}
+
+thread_local! {
+    static ENCODER: TextEncoder = TextEncoder::new();
+    static HELD: RefCell<HashMap<u32, Uint8Array>> = RefCell::new(HashMap::new());
+    static NEXT: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Bytes hashed per copy into wasm memory.
+const CHUNK: u32 = 64 * 1024;
+
+/// A result's UTF-8 bytes, held in JavaScript while its save runs.
+pub struct Body {
+    handle: u32,
+    bytes: Uint8Array,
+    /// The first `content_bytes` bytes, cut at a character boundary.
+    pub prefix: String,
+}
+
+impl Body {
+    /// Encodes `json` (a `JSON.stringify` result: always well-formed UTF-16) and reads
+    /// its first `content_bytes` bytes.
+    pub fn new(json: &JsString, content_bytes: usize) -> Result<Body> {
+        let bytes = ENCODER.with(|e| e.encode_bytes(json));
+        let len = bytes.length();
+        let mut prefix = bytes.subarray(0, len.min(content_bytes.min(u32::MAX as usize) as u32)).to_vec();
+        // The cut may fall inside a character: keep the whole ones.
+        if let Err(e) = std::str::from_utf8(&prefix) {
+            prefix.truncate(e.valid_up_to());
+        }
+        let prefix = String::from_utf8(prefix)
+            .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))?;
+        let handle = NEXT.with(|n| {
+            n.set(n.get().wrapping_add(1));
+            n.get()
+        });
+        HELD.with(|h| h.borrow_mut().insert(handle, bytes.clone()));
+        Ok(Body { handle, bytes, prefix })
+    }
+
+    /// [`toolctx_core::store::result_hash`] of the whole text: its bytes read into wasm in
+    /// chunks (the save runs it while the host writes the record).
+    pub fn hash(&self) -> u64 {
+        let len = self.bytes.length();
+        let mut hasher = ResultHasher::default();
+        let mut buf = vec![0u8; CHUNK.min(len) as usize];
+        let mut at = 0;
+        while at < len {
+            let end = (at + CHUNK).min(len);
+            let part = &mut buf[..(end - at) as usize];
+            self.bytes.subarray(at, end).copy_to(part);
+            hasher.update(part);
+            at = end;
+        }
+        hasher.finish()
+    }
+
+    /// The handle the storage knows it by.
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.length() as usize
+    }
+
+    /// The text, copied into wasm (for a record held in memory).
+    pub fn text(&self) -> Result<String> {
+        String::from_utf8(self.bytes.to_vec())
+            .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        let _ = HELD.try_with(|h| h.borrow_mut().remove(&self.handle));
+    }
+}
+
+/// The bytes held under `handle`, if its save is still running.
+pub fn held(handle: u32) -> Option<Uint8Array> {
+    HELD.with(|h| h.borrow().get(&handle).cloned())
+}

@@ -1,0 +1,306 @@
+//! wasm-bindgen tests of the JavaScript boundary (`wasm-pack test --node`): host
+//! storage calls, error mapping, and the vectors computed inside wasm.
+
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint32Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+use super::interop::storage::JsStorage;
+use super::manager::JsContextManager;
+use toolctx::native::{Storage, WriteOptions};
+use toolctx_core::error::ErrorKind;
+
+#[wasm_bindgen(inline_js = r#"
+export function makeHost(asPromises) {
+  const files = new Map();
+  const wrap = (f) => (...args) => {
+    if (!asPromises) return f(...args);
+    return new Promise((resolve, reject) => { try { resolve(f(...args)); } catch (e) { reject(e); } });
+  };
+  return {
+    files,
+    read: wrap((p) => files.get(p)),
+    write: wrap((p, d, o) => {
+      if (o && o.exclusive && files.has(p)) throw Object.assign(new Error("exists"), { code: "EEXIST" });
+      files.set(p, typeof d === "string" ? d : new TextDecoder().decode(d));
+    }),
+    remove: wrap((p) => { files.delete(p); }),
+    list: wrap((d) => [...files.keys()].filter((k) => k.startsWith(d + "/")).map((k) => k.slice(d.length + 1))),
+  };
+}
+export function failingHost(error) {
+  const host = makeHost(true);
+  host.write = () => Promise.reject(error);
+  return host;
+}
+export function lockingHost(fails) {
+  const host = makeHost(true);
+  host.log = [];
+  host.lock = async (name, fn) => {
+    if (fails) throw new Error("lock refused");
+    host.log.push(`take ${name}`);
+    try { return await fn(); } finally { host.log.push(`release ${name}`); }
+  };
+  return host;
+}
+export function quotaError() {
+  const e = new Error("quota"); e.name = "QuotaExceededError"; return e;
+}
+export function options(host) {
+  return { contextDir: "/ctx", fileSystem: host, persistThreshold: 0 };
+}
+export function cyclic() { const o = {}; o.self = o; return o; }
+export function closableDefaults() {
+  const host = makeHost(true);
+  host.closed = 0;
+  host.close = () => { host.closed++; };
+  return { host, defaults: { defaultStorage: () => host, defaultContextDir: () => "/default" } };
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = makeHost)]
+    fn make_host(as_promises: bool) -> JsValue;
+    #[wasm_bindgen(js_name = failingHost)]
+    fn failing_host(error: JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = lockingHost)]
+    fn locking_host(fails: bool) -> JsValue;
+    #[wasm_bindgen(js_name = quotaError)]
+    fn quota_error() -> JsValue;
+    fn options(host: &JsValue) -> JsValue;
+    fn cyclic() -> JsValue;
+    #[wasm_bindgen(js_name = closableDefaults)]
+    fn closable_defaults() -> JsValue;
+}
+
+// The package's host defaults (crates/wasm/src/interop/host.rs imports the same file).
+#[wasm_bindgen(module = "/../../pkg-template/host.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = useRuntime)]
+    fn use_runtime(defaults: &JsValue);
+}
+
+// What driver.js parses a load's records with, and the op kinds it reads (the snippets
+// it imports, beside it: a snippet no test names is not copied, and driver.js would not load).
+#[wasm_bindgen(module = "/../../pkg-template/records.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = parseRecord)]
+    fn parse_record(value: &JsValue) -> JsValue;
+}
+#[wasm_bindgen(module = "/../../pkg-template/protocol.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = OP)]
+    static OP: JsValue;
+}
+// What driver.js joins a record's parts with (another snippet it imports, beside it).
+#[wasm_bindgen(module = "/../../pkg-template/adapters/base/bytes.js")]
+extern "C" {
+    fn concat(parts: &Array) -> js_sys::Uint8Array;
+}
+
+#[wasm_bindgen_test]
+fn a_records_parts_join_into_the_bytes_of_the_whole_record() {
+    let part = |b: &[u8]| js_sys::Uint8Array::from(b);
+    let parts = Array::of3(&part(b"{\"result\":"), &part(b"\"ok\""), &part(b"}"));
+    assert_eq!(concat(&parts).to_vec(), br#"{"result":"ok"}"#);
+}
+
+// The package's own driver follows the plans, as in the package.
+#[wasm_bindgen(module = "/../../pkg-template/driver.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = createDriver)]
+    fn create_driver(core: &JsValue, on_trap: &Function) -> JsValue;
+}
+
+thread_local! {
+    static DRIVER: JsValue = {
+        let core = Object::new();
+        let step = Closure::<dyn Fn(u32, Array) -> JsValue>::new(super::plans::plan_step).into_js_value();
+        Reflect::set(&core, &"__planStep".into(), &step).unwrap();
+        create_driver(&core, &Function::new_with_args("err", "return err"))
+    };
+}
+
+fn get(v: &JsValue, k: &str) -> JsValue {
+    Reflect::get(v, &k.into()).unwrap()
+}
+
+/// `close()` of the manager `m` (a JavaScript object), as the package runs it (driver.js:
+/// `close`).
+async fn close(m: &JsValue) -> Result<JsValue, JsValue> {
+    let driver = DRIVER.with(Clone::clone);
+    let close: Function = get(&driver, "close").dyn_into().unwrap();
+    let promise: Promise = close.call1(&driver, m).unwrap().dyn_into().unwrap();
+    JsFuture::from(promise).await
+}
+
+/// The outcome of the plan (crates/wasm/src/plans.rs) whose first step is `step` (driver.js: `plan`).
+async fn plan(step: JsValue) -> Result<JsValue, JsValue> {
+    let driver = DRIVER.with(Clone::clone);
+    let plan: Function = get(&driver, "plan").dyn_into().unwrap();
+    let promise: Promise = plan.call1(&driver, &step).unwrap().dyn_into().unwrap();
+    JsFuture::from(promise).await
+}
+
+/// The error of `saveContext("t", {}, result)`, which must fail.
+async fn save_failing(m: &JsContextManager, result: JsValue) -> JsValue {
+    m.save_context("t".into(), Object::new().into(), result, JsValue::UNDEFINED, JsValue::UNDEFINED).await.unwrap_err()
+}
+
+#[wasm_bindgen_test]
+async fn sync_and_async_hosts_behave_alike() {
+    for as_promises in [false, true] {
+        let storage = JsStorage::new(make_host(as_promises), "/").unwrap();
+        host_round_trip(&storage).await;
+    }
+}
+
+async fn host_round_trip(storage: &JsStorage) {
+    {
+        assert_eq!(storage.read("/a").await.unwrap(), None);
+        storage.write("/d/a", b"one", WriteOptions { exclusive: true }).await.unwrap();
+        assert_eq!(storage.read("/d/a").await.unwrap().as_deref(), Some(&b"one"[..]));
+        let taken = storage.write("/d/a", b"two", WriteOptions { exclusive: true }).await.unwrap_err();
+        assert_eq!(taken.kind(), ErrorKind::AlreadyExists);
+        assert_eq!(storage.list("/d").await.unwrap(), ["a"]);
+        storage.remove("/d/a").await.unwrap();
+        storage.remove("/d/a").await.unwrap();
+        assert_eq!(storage.read("/d/a").await.unwrap(), None);
+    }
+}
+
+#[wasm_bindgen_test]
+async fn work_under_a_storage_lock_runs_inside_the_host_lock() {
+    let host = locking_host(false);
+    let storage = JsStorage::new(host.clone(), "/").unwrap();
+    let log: Array = get(&host, "log").dyn_into().unwrap();
+    let inside = storage.locked("m", async { log.push(&"work".into()) }).await.unwrap();
+    assert_eq!(inside, 2, "the work ran once the lock was taken, and gave its value");
+    let logged: Vec<String> = log.iter().map(|v| v.as_string().unwrap()).collect();
+    assert_eq!(logged, ["take m", "work", "release m"]);
+
+    let refused = JsStorage::new(locking_host(true), "/").unwrap();
+    let err = refused.locked("m", async { panic!("no work without the lock") }).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Storage);
+    assert!(err.to_string().contains("lock refused"), "{err}");
+}
+
+#[wasm_bindgen_test]
+async fn save_and_load_through_a_js_host() {
+    let host = make_host(true);
+    let m = JsContextManager::new(options(&host)).unwrap();
+    let mut paths = Vec::new();
+    for (tool, args, result, task) in [
+        ("listDirectory", r#"{"path":"docs"}"#, "intro.md", 1),
+        ("grep", r#"{"pattern":"AuthError","dir":"src/auth"}"#, "errors.ts:3", 1),
+        ("readFile", r#"{"path":"src/auth/login.ts"}"#, "body", 7),
+    ] {
+        let args = js_sys::JSON::parse(args).unwrap();
+        let saved = m.save_context(tool.into(), args, result.into(), task.into(), JsValue::UNDEFINED).await;
+        paths.push(saved.unwrap().as_string().unwrap());
+    }
+    // loadContexts is a plan: a `run` step of a `readRecord` op for each record in storage
+    // (both were written: persistThreshold 0), in the order asked; a path outside the
+    // store (asked second) is skipped. The driver reads each record and keeps it
+    // (records.js parses it), answering the number it keeps it under; the plan ends with
+    // those numbers in the order asked.
+    let asked = Array::of3(&paths[2].as_str().into(), &"/elsewhere/x.json".into(), &paths[0].as_str().into());
+    let step = m.load_contexts(asked.into()).unwrap();
+    assert_eq!(get(&step, "kind").as_string().as_deref(), Some("run"));
+    let ops: Vec<(String, String)> = Array::from(&get(&step, "ops"))
+        .iter()
+        .map(|op| (get(&op, "op").as_string().unwrap(), get(&op, "path").as_string().unwrap()))
+        .collect();
+    let read_record = |path: &String| (OP.with(|kinds| get(kinds, "READ_RECORD")).as_string().unwrap(), path.clone());
+    assert_eq!(ops, [read_record(&paths[2]), read_record(&paths[0])]);
+    let storage = get(&step, "storage");
+    let read: Function = get(&storage, "read").into();
+    let mut records = Vec::new();
+    for (_, path) in &ops {
+        let called = read.call2(&get(&storage, "host"), &path.into(), &get(&storage, "readOptions")).unwrap();
+        let text = JsFuture::from(Promise::from(called));
+        records.push(parse_record(&text.await.unwrap()));
+    }
+    // Kept the other way round: the plan gives the numbers in the order asked.
+    let kept = |at: u32| {
+        let outcome = Object::new();
+        Reflect::set(&outcome, &"ok".into(), &true.into()).unwrap();
+        Reflect::set(&outcome, &"value".into(), &at.into()).unwrap();
+        JsValue::from(outcome)
+    };
+    let id = get(&step, "id").as_f64().unwrap() as u32;
+    let done = crate::plans::plan_step(id, Array::of2(&kept(1), &kept(0)));
+    assert_eq!(get(&done, "kind").as_string().as_deref(), Some("done"));
+    assert_eq!(Uint32Array::from(get(&done, "kept")).to_vec(), [1, 0]);
+    assert_eq!(get(&records[0], "result").as_string().as_deref(), Some("body"));
+    assert_eq!(get(&records[0], "taskId").as_f64(), Some(7.0));
+    assert!(get(&records[0], "queryId").is_undefined());
+    assert_eq!(get(&records[1], "result").as_string().as_deref(), Some("intro.md"));
+
+    // Ranking over three pointers, so a wrong answer is possible: only the relevant
+    // ones, best first; every pointer in the given order only when none matches.
+    let pointers = js_sys::JSON::parse(&m.pointers(&m.slots(JsValue::UNDEFINED))).unwrap();
+    let select = |query: &str, fallback: Option<&str>| {
+        let options = js_sys::Object::new();
+        if let Some(f) = fallback {
+            Reflect::set(&options, &"fallback".into(), &f.into()).unwrap();
+        }
+        let out = m.select_listed(query.into(), pointers.clone(), options.into(), JsValue::UNDEFINED).unwrap();
+        out.iter().map(|&i| paths[i as usize].clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(select("login", None), [paths[2].clone()]);
+    assert_eq!(select("auth login", None), [paths[2].clone(), paths[1].clone()]);
+    assert_eq!(select("zebra", Some("all")), paths);
+    assert!(select("zebra", Some("none")).is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn errors_carry_a_code_and_the_host_cause() {
+    let quota = quota_error();
+    let m = JsContextManager::new(options(&failing_host(quota.clone()))).unwrap();
+    let err = save_failing(&m, 1.into()).await;
+    assert!(err.is_instance_of::<js_sys::Error>());
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("QUOTA_EXCEEDED"));
+    assert_eq!(get(&err, "cause"), quota);
+    assert_eq!(m.size(), 0);
+
+    let m = JsContextManager::new(options(&make_host(false))).unwrap();
+    let err = save_failing(&m, cyclic()).await;
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("NOT_SERIALIZABLE"));
+    assert!(get(&err, "cause").is_instance_of::<js_sys::TypeError>());
+    let bad = JsContextManager::new(JsValue::from("nope")).err().unwrap();
+    assert_eq!(get(&bad, "code").as_string().as_deref(), Some("INVALID_ARGUMENT"));
+}
+
+#[wasm_bindgen_test]
+fn vectors_hash_alike_in_wasm() {
+    let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/hash_query.json")).unwrap();
+    for v in doc["vectors"].as_array().unwrap() {
+        let id = JsContextManager::hash_query(v["query"].as_str().unwrap().into()).unwrap();
+        assert_eq!(id, v["id"].as_str().unwrap());
+    }
+    let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/canonical.json")).unwrap();
+    for v in doc["vectors"].as_array().unwrap() {
+        let args: serde_json::Value = serde_json::from_str(v["json"].as_str().unwrap()).unwrap();
+        assert_eq!(toolctx_core::naming::args_hash(&args).unwrap(), v["sha256"].as_str().unwrap());
+    }
+}
+
+#[wasm_bindgen_test]
+async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
+    let made = closable_defaults();
+    let host = get(&made, "host");
+    use_runtime(&get(&made, "defaults"));
+    let own: JsValue = JsContextManager::new(JsValue::UNDEFINED).unwrap().into();
+    let given: JsValue = JsContextManager::new(options(&host)).unwrap().into();
+    use_runtime(&Object::new());
+    close(&given).await.unwrap();
+    assert_eq!(get(&host, "closed").as_f64(), Some(0.0), "a storage passed in stays the caller's");
+    close(&own).await.unwrap();
+    close(&own).await.unwrap();
+    assert_eq!(get(&host, "closed").as_f64(), Some(1.0), "the default storage is closed once");
+    let flush: Function = get(&own, "flush").dyn_into().unwrap();
+    let err = plan(flush.call0(&own).unwrap()).await.unwrap_err();
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
+}
