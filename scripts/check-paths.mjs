@@ -10,7 +10,10 @@
 // names it, or to pkg-template/ (the package's files name each other as they are
 // published; pkg/ is pkg-template/ plus the build's output). Tokens inside URLs, other
 // packages' files and the build's outputs (pkg/toolctx_*, target/) are not paths of the
-// tree; CHANGELOG.md names what was, and is not read. Run by `make lint`; exits 1 and
+// tree; CHANGELOG.md and docs/benchmarks-history.md name what was, and are not read. A
+// path from a folder at the root (`crates/…`, `docs/…`) must be there; `src/…` must be in
+// the crate of the file that names it; a shorter one (`store/save.rs`) must end a path of
+// the tree. Run by `make lint`; exits 1 and
 // lists each missing path with where it is named.
 //
 //   node scripts/check-paths.mjs
@@ -25,7 +28,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 /** The files whose comments are read, and the documents whose prose is. */
 const CODE = /\.(rs|js|mjs|sh|toml)$|^Makefile$/;
 const PROSE = /\.md$/;
-const SKIPPED = new Set(["CHANGELOG.md"]);
+const SKIPPED = new Set(["CHANGELOG.md", "docs/benchmarks-history.md"]);
 
 /** A comment's text in a line of code (`//`, `///`, `/*`, ` * `, `#`), or undefined. */
 function commentOf(line, file) {
@@ -44,9 +47,18 @@ const NOT_OURS = /^(node_modules|target|test-output|pkg\/toolctx_|pkg\/bin\/tool
 function found(path, file) {
   const bases = [root, join(root, dirname(file)), join(root, "pkg-template")];
   if (bases.some((base) => existsSync(normalize(join(base, path))))) return true;
+  const tail = path.replace(/^(\.\.?\/)+/, "");
+  const first = tail.split("/")[0];
+  // `src/…` is a crate's: the crate of the file that names it (from elsewhere, a path
+  // names its crate: `crates/core/src/plan.rs`).
+  if (first === "src") {
+    const crate = /^crates\/[^/]+\//.exec(file)?.[0];
+    return crate !== undefined && existsSync(join(root, crate, tail));
+  }
+  // A path from the root's folders (`crates/…`, `docs/…`) was looked up there already.
+  if (rootFolders.has(first)) return false;
   // A path within a part (`store/save.rs` in the core's crate, `base/fs.js` among the
   // adapters): the end of a tracked file's path.
-  const tail = path.replace(/^(\.\.?\/)+/, "");
   if (tracked.some((f) => f === tail || f.endsWith(`/${tail}`))) return true;
   // A path whose first folder is no folder of the tree is an example (`a/b/c.json`, a
   // user's `agent/context/x.json`, another package's `lib/lockfile.js`), not a reference.
@@ -57,6 +69,7 @@ const tracked = execFileSync("git", ["ls-files", "--cached", "--others", "--excl
   .split("\n")
   .filter((f) => f !== "" && existsSync(join(root, f)));
 const folders = new Set(tracked.flatMap((f) => f.split("/").slice(0, -1)));
+const rootFolders = new Set(tracked.filter((f) => f.includes("/")).map((f) => f.split("/")[0]));
 const files = tracked.filter((f) => !SKIPPED.has(f) && (CODE.test(f) || PROSE.test(f)));
 
 const missing = [];

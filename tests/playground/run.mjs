@@ -195,7 +195,7 @@ try {
       JSON.stringify(cut),
     );
     // The default 30%: replacing the repeated reads of the sample conversation is enough.
-    // It reads login.ts twice, refresh.ts three times, and docs/auth.md is pasted then read: 4 duplicates.
+    // It reads login.ts twice, refresh.ts three times, and the sample's auth.md is pasted then read: 4 duplicates.
     const m = await optimise("half", 0.3);
     check(
       "with minSavings 0.3 the 4 repeated reads are replaced (all but the latest of each file), nothing truncated, tokens saved",
