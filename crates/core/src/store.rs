@@ -42,6 +42,7 @@ mod pointers;
 mod restore;
 mod save;
 mod table;
+mod unindexed;
 pub use crate::segments::{segments_dir, INDEX_DIR};
 pub use close::{ClosePlan, Closing};
 use held::Held;

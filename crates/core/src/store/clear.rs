@@ -25,7 +25,6 @@ impl Manager {
         }
         let mut state = self.state.borrow_mut();
         state.memory.clear();
-        state.memory_bytes = 0;
         Ok(Clearing::Files(pass, state.written_paths()))
     }
 

@@ -20,6 +20,8 @@ pub(super) struct Held {
     places: PathSlots,
     /// Places of the records not yet being written out, oldest first.
     queue: VecDeque<u32>,
+    /// The bytes held, all records together (what `memoryBudget` bounds).
+    bytes: usize,
 }
 
 struct Record {
@@ -71,6 +73,7 @@ impl Held {
     pub(super) fn insert(&mut self, path: &str, bytes: Rc<[u8]>, interned: &mut Interned) {
         self.remove(path);
         let hash = StoredPath::name_hash(path);
+        self.bytes += bytes.len();
         let record = Record {
             path: StoredPath::new(path, &hash, |t| interned.text(t)),
             hash: hash[..FILENAME_HASH_LEN / 2].try_into().unwrap_or_default(),
@@ -96,6 +99,7 @@ impl Held {
         let place = self.place(path)?;
         self.places.take(path, Self::is_at(&self.records));
         let record = self.records[place as usize].take()?;
+        self.bytes -= record.bytes.len();
         if record.queued {
             self.queue.retain(|&p| p != place);
         }
@@ -124,6 +128,11 @@ impl Held {
         }
     }
 
+    /// The bytes held, all records together.
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// Whether some record is not yet being written out.
     pub(super) fn any_queued(&self) -> bool {
         !self.queue.is_empty()
@@ -134,6 +143,7 @@ impl Held {
         self.free.clear();
         self.places.clear();
         self.queue.clear();
+        self.bytes = 0;
     }
 
     /// (Tests) what it holds, for the footprint report.

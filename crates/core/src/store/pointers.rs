@@ -200,11 +200,7 @@ impl Manager {
     /// or [`UNINDEXED_BYTES`](super::UNINDEXED_BYTES) of results waiting. Every ranking calls it first, so it sees
     /// every save acknowledged before it. A record whose pointer is gone is passed over.
     pub fn index_content(&self) {
-        let waiting = {
-            let mut state = self.state.borrow_mut();
-            state.unindexed_bytes = 0;
-            std::mem::take(&mut state.unindexed)
-        };
+        let waiting = { self.state.borrow_mut().unindexed.take() };
         for (path, json) in waiting {
             let terms = {
                 let mut state = self.state.borrow_mut();

@@ -184,7 +184,6 @@ impl Manager {
             let mut state = self.state.borrow_mut();
             let State { memory, interned, .. } = &mut *state;
             memory.insert(&pending.path, Rc::from(std::mem::take(&mut pending.bytes)), interned);
-            state.memory_bytes += size;
         }
         let (filepath, after) = self.commit_save(pending, false);
         Ok(Begun::Saved(filepath, after))
@@ -249,8 +248,7 @@ impl Manager {
             }
             let nothing_to_index = added && content.is_none();
             if let (true, Some(json)) = (added, content) {
-                state.unindexed_bytes += json.len();
-                state.unindexed.push_back((filepath.clone(), json));
+                state.unindexed.push(filepath.clone(), json);
             }
             (added, nothing_to_index)
         };
@@ -266,13 +264,13 @@ impl Manager {
         if written {
             self.track(&filepath, &terms);
         }
-        if self.state.borrow().unindexed_bytes > UNINDEXED_BYTES {
+        if self.state.borrow().unindexed.bytes() > UNINDEXED_BYTES {
             self.index_content();
         }
         // Follow-up I/O: spilling over the memory budget, retention, the session manifest.
         let spill = {
             let state = self.state.borrow();
-            state.memory_bytes > self.options.memory_budget && state.memory.any_queued()
+            state.memory.bytes() > self.options.memory_budget && state.memory.any_queued()
         };
         let after =
             (spill || self.keeps_ledger() || self.session.is_some()).then(|| Job::after_save(pass, filepath.clone()));

@@ -1,12 +1,13 @@
 //! The pointer table ([`State`]): entries by slot, the path → slot map with its own
 //! hasher, what is written, eviction and compaction.
 
+use super::unindexed::Unindexed;
 use super::{result_hash, Entry, Held, Interned, COMPACT_FROM};
 use crate::handle;
 use crate::paged::Paged;
 use crate::retention::Ledger;
 use crate::select::{Index, Terms, Vectors};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 #[derive(Default)]
@@ -35,7 +36,6 @@ pub(super) struct State {
     pub(super) latest_copy: HashMap<u32, u32, std::hash::BuildHasherDefault<Prehashed>>,
     /// Records held in memory, by filepath, and those not yet being written out.
     pub(super) memory: Held,
-    pub(super) memory_bytes: usize,
     /// Paths this manager wrote to storage that no pointer holds (the pointers' entries
     /// have the `written` flag): those of pointers forgotten (`clearPointers`, a rebuild)
     /// or never added (the index was full). A pointer added again at such a path takes
@@ -46,10 +46,8 @@ pub(super) struct State {
     pub(super) owned: Ledger,
     /// Slots whose pointer was evicted (their entries stay until [`State::compact`]).
     pub(super) dead: usize,
-    /// Saved records whose content is not indexed yet: filepath and result JSON text, in
-    /// save order ([`Manager::index_content`]).
-    pub(super) unindexed: VecDeque<(String, String)>,
-    pub(super) unindexed_bytes: usize,
+    /// Saved records whose content is not indexed yet ([`Manager::index_content`]).
+    pub(super) unindexed: Unindexed,
     /// Persisted records whose content is indexed but in no segment this manager wrote
     /// or read: filepath and content terms, for the next segment (SPEC §4).
     pub(super) unsegmented: crate::select::segment::Builder,
@@ -333,7 +331,6 @@ impl State {
         self.index.clear();
         self.vectors.clear();
         self.unindexed.clear();
-        self.unindexed_bytes = 0;
         self.unsegmented.clear();
         self.handle_keys.clear();
         self.dead = 0;

@@ -13,7 +13,7 @@ impl Manager {
     /// of every one).
     pub(super) fn start_spill(&self, all: bool, writing: &mut Vec<String>) -> Next {
         let mut state = self.state.borrow_mut();
-        let mut over = state.memory_bytes.saturating_sub(self.options.memory_budget);
+        let mut over = state.memory.bytes().saturating_sub(self.options.memory_budget);
         let mut ops = Vec::new();
         while all || over > 0 {
             let Some((path, bytes)) = state.memory.next_out() else { break };
@@ -49,8 +49,7 @@ impl Manager {
             let kept = {
                 let mut state = self.state.borrow_mut();
                 let kept = state.memory.remove(&path);
-                if let Some(bytes) = &kept {
-                    state.memory_bytes -= bytes.len();
+                if kept.is_some() {
                     state.mark_written(&path);
                 }
                 kept
@@ -124,8 +123,7 @@ impl Manager {
             for v in victims.iter_mut() {
                 let path = v.owned.path.as_str();
                 match state.memory.remove(path) {
-                    Some(bytes) => {
-                        state.memory_bytes -= bytes.len();
+                    Some(_) => {
                         v.held = true;
                         v.removed = Some(Ok(()));
                     }

@@ -77,7 +77,6 @@ impl Manager {
         state.forget_written();
         state.owned.clear();
         state.memory.clear();
-        state.memory_bytes = 0;
         state.forget_pointers();
     }
 
