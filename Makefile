@@ -4,7 +4,8 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$(PATH)
 
-CORE_SOURCES := $(shell find crates -type f -not -path "crates/native/tests/*" -not -path "crates/native/examples/*") Cargo.toml Cargo.lock
+# What the wasm modules are built from (the native crate is not in them).
+CORE_SOURCES := $(shell find crates -type f -not -path "crates/native/*") Cargo.toml Cargo.lock
 TEMPLATE := $(shell find pkg-template -type f)
 # The wasm-side tests: in Node by wasm-bindgen-test-runner itself (wasm-bindgen-cli installs it
 # beside wasm-bindgen, so no wasm-pack), in Chromium through scripts/wasm-browser-test.mjs.

@@ -3,8 +3,8 @@
 //! (`crates/native/src/native/manager.rs`) drives those steps natively over a storage; the wasm layer
 //! drives them through the JavaScript driver.
 //!
-//! All methods take `&self`: state lives in a `RefCell` that is never borrowed across
-//! an `.await`, so any number of saves and loads may be in flight at once.
+//! All methods take `&self`: state lives in a `RefCell` borrowed only within a step, so
+//! any number of saves and loads may be in flight at once.
 //!
 //! One file per part of the workflow:
 //!
@@ -12,8 +12,9 @@
 //! - `entry`: a pointer as the table keeps it, packed; `table`: the pointer table;
 //! - `save`: a save, its first step ([`Manager::begin_save`]) and its plan ([`SaveRecord`]);
 //! - `load`: loading records, a plan ([`LoadRecords`]); `held`: records held in memory;
+//! - `unindexed`: saved records whose content waits to be indexed;
 //! - `pointers`: listing, handles and ranking over the table ([`Filter`]);
-//! - `close`: flush and close ([`Closing`]); `clear`: clearing and ending a session;
+//! - `close`: flush and close ([`ClosePlan`]); `clear`: clearing and ending a session;
 //! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
 //! - `jobs`: the multi-step jobs ([`Job`]) and their plan ([`JobPlan`]);
 //! - `persist`: the persisted index (segments beside the records, named and merged as

@@ -1,7 +1,9 @@
-//! (Tests) a small synchronous driver for the core's own unit tests: plans run to their
-//! end over files in memory, as the `toolctx` crate's runner runs them over a `Storage`
-//! (the integration tests in crates/native/tests use that one). The core's unit tests
-//! cannot depend on `toolctx`: it would link a second copy of this crate's types.
+//! (Tests) a small synchronous driver for the core's own unit tests of the manager's
+//! plans: they run to their end over files in memory, as the `toolctx` crate's runner
+//! runs them over a `Storage` (the integration tests in crates/native/tests use that
+//! one). The core's unit tests cannot depend on `toolctx`: it would link a second copy of
+//! this crate's types. It runs the manager's plans only: one storage (no remote), no
+//! held bytes (`WriteParts`), locks taken at once (nothing else runs).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -14,20 +16,20 @@ use crate::store::{JobPlan, Manager, SaveInput, SaveRecord};
 /// Files in memory; `discard` keeps none (every write succeeds, every read misses), as a
 /// bench's store whose records go to a disk elsewhere.
 #[derive(Default)]
-pub(crate) struct Files {
+pub(crate) struct TestStorage {
     files: RefCell<BTreeMap<String, Vec<u8>>>,
     discard: bool,
 }
 
-impl Files {
+impl TestStorage {
     /// Files that keep nothing.
     pub(crate) fn discard() -> Self {
-        Files { discard: true, ..Files::default() }
+        TestStorage { discard: true, ..TestStorage::default() }
     }
 
     /// Runs `plan` to its end (its locks are taken at once: nothing else runs).
     pub(crate) fn run<P: Plan>(&self, mut plan: P) -> Result<P::Output> {
-        let mut kept = 0u32;
+        let (mut kept, mut held) = (0u32, false);
         let mut step = plan.step(Vec::new());
         loop {
             step = match step {
@@ -44,7 +46,17 @@ impl Files {
                     }
                     plan.step(outcomes)
                 }
-                Step::Lock { .. } | Step::Unlock => plan.step(Vec::new()),
+                Step::Lock { .. } => {
+                    held = true;
+                    plan.step(Vec::new())
+                }
+                Step::Unlock if held => {
+                    held = false;
+                    plan.step(Vec::new())
+                }
+                Step::Unlock => {
+                    plan.lock_failed(Error::new(ErrorKind::Internal, "a plan released a lock it did not hold"))
+                }
                 Step::Wait => return Err(Error::new(ErrorKind::Internal, "a test plan waited")),
                 Step::Done(result) => return result,
             }

@@ -3,8 +3,8 @@
 //! 1 KB of record and at the default 16 KiB of content read.
 //!   cargo run --release -p toolctx --example index_speed [ROUNDS]
 //! Prints µs per record: the fastest of ROUNDS rounds (default 7), the figure least
-//! disturbed by other work on a shared machine. `cargo run --release --example
-//! index_speed 1 phases` also times the parts of the 16 KiB cases; other words
+//! disturbed by other work on a shared machine. `cargo run --release -p toolctx
+//! --example index_speed 1 phases` also times the parts of the 16 KiB cases; other words
 //! after ROUNDS pick the cases whose label holds them (`log 16`).
 
 use std::time::Instant;

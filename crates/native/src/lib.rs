@@ -41,7 +41,7 @@
 //!   ([`ContextManager`], [`ConversationStore`], sessions, store-wide operations, the
 //!   window history);
 //! - [`platform`]: the system clock and the OS random source, the defaults [`options`]
-//!   and [`store_options`] hand to the core.
+//!   and [`conversation_options`] hand to the core.
 
 #![deny(missing_docs)]
 
@@ -59,4 +59,4 @@ pub use native::{
     ConversationStore, MemoryStorage, Storage, WriteOptions,
 };
 #[cfg(not(target_arch = "wasm32"))]
-pub use platform::{options, store_options};
+pub use platform::{conversation_options, options};

@@ -1,7 +1,7 @@
 //! The native platform's clock and random source. The core never reads them itself: they
 //! are inputs of its options ([`crate::inputs`]; [`Options::clock`], [`Options::random`],
 //! [`StoreOptions`]'s), and this module holds the defaults that [`options`] and
-//! [`store_options`] hand in. In wasm the exports hand in the host's (`Date.now()`,
+//! [`conversation_options`] hand in. In wasm the exports hand in the host's (`Date.now()`,
 //! `Math.random()`: `crates/wasm/src/interop/options/`); tests hand in their own.
 
 use std::rc::Rc;
@@ -101,6 +101,6 @@ pub fn options(context_dir: impl Into<String>) -> Options {
 
 /// Defaults for a conversation store in `context_dir`, with the platform's clock
 /// ([`now_ms`]) and random source ([`random_chars`]): [`StoreOptions::with`] those.
-pub fn store_options(context_dir: impl Into<String>) -> StoreOptions {
+pub fn conversation_options(context_dir: impl Into<String>) -> StoreOptions {
     StoreOptions::with(context_dir, Rc::new(now_ms), Rc::new(random_chars))
 }

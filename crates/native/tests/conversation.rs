@@ -51,7 +51,7 @@ impl Storage for Flaky {
 type Events = Rc<RefCell<Vec<String>>>;
 
 fn options(dir: &str, clock: &Rc<Cell<i64>>, events: &Events) -> StoreOptions {
-    let mut o = toolctx::store_options(dir);
+    let mut o = toolctx::conversation_options(dir);
     let c = clock.clone();
     o.clock = Rc::new(move || c.get());
     let e = events.clone();

@@ -1,4 +1,4 @@
-//! wasm-bindgen tests of the JavaScript boundary (`wasm-pack test --node`): host
+//! wasm-bindgen tests of the JavaScript boundary (`make test-wasm`: in Node, then Chromium): host
 //! storage calls, error mapping, and the vectors computed inside wasm.
 
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint32Array};

@@ -2,9 +2,8 @@
 //! before it can decide ([`Want`], answered by reads and listings, [`Op`]s, into
 //! [`Files`]), and what it then changes, in order (writes, appends and removals, [`Op`]s
 //! too: the ops every plan asks for). The store's decisions are synchronous functions
-//! of the files read; a driver does the host calls in between: native Rust awaiting a
-//! `Storage` (the `toolctx` crate) (the plan runner, and a sync's `fetch` and `execute` in
-//! `toolctx::native::conversation`), or the JavaScript driver running them as steps
+//! of the files read; a driver does the host calls in between: the plan runner of the
+//! `toolctx` crate awaiting a `Storage`, or the JavaScript driver running them as steps
 //! (`crates/wasm/src/conversation.rs`, docs/protocol.md).
 
 use std::collections::BTreeMap;

@@ -78,7 +78,7 @@ pub struct StoreOptions {
 
 impl StoreOptions {
     /// Defaults for a store in `context_dir`, with this clock and random source (natively,
-    /// `toolctx::store_options` hands in the platform's).
+    /// `toolctx::conversation_options` hands in the platform's).
     pub fn with(context_dir: impl Into<String>, clock: Clock, random: IdRandom) -> Self {
         StoreOptions {
             context_dir: context_dir.into(),

@@ -18,7 +18,7 @@ pub(crate) use toolctx_search::footprint::Meter;
 use super::{Entry, State};
 use crate::naming::StoredPath;
 use crate::store::Manager;
-use crate::testing::Files;
+use crate::testing::TestStorage;
 
 impl Entry {
     fn footprint(&self, m: &mut Meter) {
@@ -167,7 +167,7 @@ fn build(calls: &[(&'static str, String, String)]) -> Manager {
     // A fixed clock and random part: the names differ by their counter.
     let options = crate::Options::with("/bench", Rc::new(|| 1_795_811_832_434), Rc::new(|| Ok(0.5)));
     let m = Manager::new(options).unwrap();
-    let files = Files::discard();
+    let files = TestStorage::discard();
     for (i, (tool, args, result)) in calls.iter().enumerate() {
         let input = crate::SaveInput {
             tool_name: tool,

@@ -181,6 +181,7 @@ mod tests {
         for (path, text) in [(a, "A"), (b, "B"), (c, "C")] {
             held.insert(path, bytes(text), &mut interned);
         }
+        assert_eq!(held.bytes(), 3, "the bytes held, all records together");
         assert!(matches!(held.records[0].as_ref().map(|r| &r.path), Some(StoredPath::Named { .. })));
         assert!(matches!(held.records[1].as_ref().map(|r| &r.path), Some(StoredPath::Text(_))));
         for (path, text) in [(a, "A"), (b, "B"), (c, "C")] {
@@ -201,6 +202,7 @@ mod tests {
         assert_eq!(held.records.len(), 3, "the free place is used again");
         // Holding a path again replaces its record (and its place in the queue).
         held.insert(c, bytes("C2"), &mut interned);
+        assert_eq!(held.bytes(), "A".len() + "D".len() + "C2".len(), "a record replaced no longer counts");
         let order: Vec<(String, Vec<u8>)> =
             std::iter::from_fn(|| held.next_out()).map(|(p, b)| (p, b.to_vec())).collect();
         assert_eq!(
@@ -212,5 +214,9 @@ mod tests {
             assert!(held.remove(path).is_some());
         }
         assert!(held.records.is_empty() && held.free.is_empty(), "none held: the places start over");
+        assert_eq!(held.bytes(), 0);
+        held.insert(a, bytes("A"), &mut interned);
+        held.clear();
+        assert_eq!(held.bytes(), 0, "cleared");
     }
 }

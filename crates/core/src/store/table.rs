@@ -345,7 +345,7 @@ mod tests {
     use crate::paged::Paged;
     use crate::record::{iso_timestamp, RecordMeta};
     use crate::store::{Entry, Interned, Manager, Options, SaveInput};
-    use crate::testing::Files;
+    use crate::testing::TestStorage;
     use serde_json::{Number, Value};
 
     /// The metadata of a record of tool `t` with no args, described as `description`.
@@ -371,7 +371,7 @@ mod tests {
         let mut o = Options::with("/ctx", std::rc::Rc::new(|| 0), std::rc::Rc::new(|| Ok(0.5)));
         o.persist_threshold = 0;
         let m = Manager::new(o).unwrap();
-        let files = Files::default();
+        let files = TestStorage::default();
         let save = |result: &'static str| {
             let input = SaveInput {
                 tool_name: "grep",

@@ -40,3 +40,22 @@ impl Unindexed {
         self.take();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_wait_in_save_order_and_their_bytes_are_counted_until_taken() {
+        let mut unindexed = Unindexed::default();
+        unindexed.push("/ctx/a.json".into(), "\"aa\"".into());
+        unindexed.push("/ctx/b.json".into(), "[1]".into());
+        assert_eq!((unindexed.len(), unindexed.bytes()), (2, 7));
+        let paths: Vec<String> = unindexed.take().into_iter().map(|(path, _)| path).collect();
+        assert_eq!(paths, ["/ctx/a.json", "/ctx/b.json"]);
+        assert_eq!((unindexed.len(), unindexed.bytes()), (0, 0), "none waits once taken");
+        unindexed.push("/ctx/c.json".into(), "1".into());
+        unindexed.clear();
+        assert_eq!((unindexed.len(), unindexed.bytes()), (0, 0));
+    }
+}

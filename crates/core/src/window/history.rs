@@ -115,6 +115,7 @@ impl History {
 }
 
 /// `[start, end]`, as the history file and the wasm boundary write a range.
+#[doc(hidden)] // the wasm crate's, not part of the API
 pub fn range((start, end): (usize, usize)) -> Value {
     Value::Array(vec![start.into(), end.into()])
 }

@@ -628,7 +628,7 @@ mod properties {
 
 #[cfg(test)]
 mod speed {
-    /// `cargo test --release --lib window::json::speed -- --ignored --nocapture`: this reader
+    /// `cargo test --release -p toolctx-core --lib window::json::speed -- --ignored --nocapture`: this reader
     /// and writer against serde_json's on 2,000 messages (a few MB).
     #[test]
     #[ignore]

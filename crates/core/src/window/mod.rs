@@ -30,6 +30,7 @@
 pub mod apply;
 pub mod duplicates;
 pub mod history;
+#[doc(hidden)] // the wasm crate's, not part of the API
 pub mod json;
 pub mod message;
 pub mod truncate;

@@ -10,7 +10,7 @@
 //! use toolctx::{ConversationStore, MemoryStorage};
 //! # toolctx::native::block_on(async {
 //! let store: ConversationStore<MemoryStorage> =
-//!     ConversationStore::new(MemoryStorage::new(), None, toolctx::store_options("/ctx"))?;
+//!     ConversationStore::new(MemoryStorage::new(), None, toolctx::conversation_options("/ctx"))?;
 //! let conv = store.create_conversation(Some("Add login".into()), None).await?;
 //! store.append_message(&conv.id, MessageInput::new("user", "Add a login page")).await?;
 //! let artifact = ArtifactInput { kind: "file".into(), name: "src/login.ts".into(), content: "export {}".into(), mime_type: None };

@@ -239,7 +239,7 @@ fn keep(kept: &mut Kept, bytes: Vec<u8>) -> RecordOutcome {
 /// another thread; one that does is woken by it).
 ///
 /// ```
-/// use toolctx::{native::block_on, ContextManager, MemoryStorage, Options, SaveInput};
+/// use toolctx::{native::block_on, ContextManager, MemoryStorage, SaveInput};
 /// let manager = ContextManager::new(MemoryStorage::new(), toolctx::options("/store"))?;
 /// let input = SaveInput { tool_name: "grep", args_json: "{}", result_json: Some("\"hit\""), ..SaveInput::default() };
 /// let path = block_on(manager.save(input))?;
