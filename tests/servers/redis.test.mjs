@@ -139,8 +139,16 @@ test("[redis] lock: the lease is refreshed while the holder works past it; a wai
   const b = makeStorage({ lockLeaseMs: 1000, lockWaitMs: 1200 });
   const name = `${fresh("lease")}/l.lock`;
   let bRan = false;
-  const holding = a.lock(name, () => new Promise((r) => setTimeout(r, 2500)));
-  await new Promise((r) => setTimeout(r, 50));
+  // The waiter starts once the holder holds the lock: a fixed head start (50 ms) was not
+  // always enough for the holder's first connection under CI's load, and the waiter took
+  // the lock first.
+  let taken;
+  const held = new Promise((resolve) => (taken = resolve));
+  const holding = a.lock(name, () => {
+    taken();
+    return new Promise((r) => setTimeout(r, 2500));
+  });
+  await held;
   await expectRejection(assert, () => b.lock(name, async () => (bRan = true)), "TIMEOUT", "waiter");
   await holding;
   assert.equal(bRan, false, "never two holders, though the work took 2.5 leases");
