@@ -2,12 +2,15 @@
 //! the local writers' lock when its request writes ([`Request::exclusive`]), asks for the
 //! reads and listings it needs ([`Conversations::needs`], until nothing), decides what to
 //! change and what to answer ([`Conversations::decide`]), makes its changes in one
-//! [`Step::Change`] (in order, up to the first that fails: a taken name of an exclusive
+//! [`Step::Change`](crate::plan::Step::Change) (in order, up to the first that fails: a taken name of an exclusive
 //! write is drawn again and the changes run on from there, [`Conversations::failed`]),
 //! and answers. Natively
 //! `ConversationStore::perform` (`crates/native/src/native/conversation.rs`) runs it with the plan
 //! runner; in wasm, `crates/wasm/src/conversation.rs` starts it in `crates/wasm/src/plans.rs`, whose
 //! steps the JavaScript driver runs (`pkg-template/driver.js`, docs/protocol.md).
+//!
+//! Here: the requests, their answers and the store's decisions; the plan that runs them
+//! is `ops/plan.rs`, its tests `ops/tests.rs`.
 
 use super::artifacts::{self, reference_text, ArtifactMeta};
 use super::export::{self, ExportedArtifact, Format, Snapshot};
@@ -20,8 +23,14 @@ use super::stats::{self, Stats};
 use super::sync::{queue_items, sync_status, QueueOp, SyncStatus};
 use super::{latest, not_found, ArtifactInput, Conversations};
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{stepped_after_done, Op, Outcomes, Plan, Step};
+use crate::plan::Op;
 use crate::record::iso_timestamp;
+
+mod plan;
+#[cfg(test)]
+mod tests;
+
+pub use plan::OperationPlan;
 
 /// An operation and its arguments, checked.
 #[derive(Debug, Clone)]
@@ -212,110 +221,6 @@ enum Drawn {
     QueueItem,
     /// The artifact's id.
     Artifact,
-}
-
-/// An operation of a store as a plan over its local storage (see the module docs):
-/// `store` is the store's state ([`Conversations`]: `&Conversations` natively, an `Rc`
-/// of it in wasm). It answers an [`Answer`].
-pub struct OperationPlan<C> {
-    store: C,
-    op: Operation,
-    stage: Stage,
-}
-
-/// Where an operation is: what its last step asked for.
-enum Stage {
-    Start,
-    /// The writers' lock.
-    Locking,
-    /// These reads and listings.
-    Reading(Vec<Op>),
-    /// The changes of the decision from the one at `from` on, in order.
-    Changing {
-        decision: Box<Decision>,
-        changes: Vec<Op>,
-        from: usize,
-    },
-    Over,
-}
-
-impl<C: std::ops::Deref<Target = Conversations>> OperationPlan<C> {
-    /// The operation of `request` on the store `store`, started now.
-    pub fn new(store: C, request: Request) -> Self {
-        let op = store.begin(request);
-        OperationPlan { store, op, stage: Stage::Start }
-    }
-
-    /// Whether it writes (and so runs under the writers' lock, as the store's only writer).
-    pub fn exclusive(&self) -> bool {
-        self.op.request.exclusive()
-    }
-
-    fn next(&mut self, outcomes: Outcomes) -> Result<Step<Answer>> {
-        match std::mem::replace(&mut self.stage, Stage::Over) {
-            Stage::Start if self.exclusive() => {
-                self.stage = Stage::Locking;
-                Ok(Step::Lock { name: self.store.layout(Side::Local).lock_name(), wait: true })
-            }
-            Stage::Start | Stage::Locking => self.read(),
-            Stage::Reading(asked) => {
-                if outcomes.len() != asked.len() {
-                    return Err(Error::new(ErrorKind::Internal, "a plan got another number of outcomes than ops"));
-                }
-                for (need, outcome) in asked.into_iter().zip(outcomes) {
-                    self.op.files.put(need, outcome?);
-                }
-                self.read()
-            }
-            Stage::Changing { decision, changes, from } => {
-                let run = outcomes.len();
-                match outcomes.into_iter().enumerate().find_map(|(i, o)| o.err().map(|e| (i, e))) {
-                    None if run == changes.len() => Ok(Step::Done(Ok(self.store.finish(*decision)))),
-                    None => Err(Error::new(ErrorKind::Internal, "a plan got fewer outcomes than changes")),
-                    // The changes before it were made; a taken name is drawn again and
-                    // the operation decides once more from there.
-                    Some((i, e)) => {
-                        let drawn = self.store.drawn_by(&changes[i]);
-                        self.store.failed(&mut self.op, from + i, drawn, e)?;
-                        self.decide()
-                    }
-                }
-            }
-            Stage::Over => Err(stepped_after_done()),
-        }
-    }
-
-    /// The reads it still needs; once it has all, its changes.
-    fn read(&mut self) -> Result<Step<Answer>> {
-        let needs = self.store.needs(&mut self.op);
-        if needs.is_empty() {
-            return self.decide();
-        }
-        self.stage = Stage::Reading(needs.clone());
-        Ok(Step::Run(needs))
-    }
-
-    /// Its decision, its changes run in order from the first not made yet, up to the
-    /// first that fails; with none left, the answer.
-    fn decide(&mut self) -> Result<Step<Answer>> {
-        let mut decision = self.store.decide(&mut self.op)?;
-        let mut changes = std::mem::take(&mut decision.actions);
-        let from = self.op.done.min(changes.len());
-        changes.drain(..from);
-        if changes.is_empty() {
-            return Ok(Step::Done(Ok(self.store.finish(decision))));
-        }
-        self.stage = Stage::Changing { decision: Box::new(decision), changes: changes.clone(), from };
-        Ok(Step::Change(changes))
-    }
-}
-
-impl<C: std::ops::Deref<Target = Conversations>> Plan for OperationPlan<C> {
-    type Output = Answer;
-
-    fn step(&mut self, outcomes: Outcomes) -> Step<Answer> {
-        self.next(outcomes).unwrap_or_else(|e| Step::Done(Err(e)))
-    }
 }
 
 impl Conversations {
@@ -666,233 +571,5 @@ fn artifact(view: &View<'_>, conv: &str, art: &str) -> Result<(ArtifactMeta, Vec
     match (view.artifact_meta(conv, art)?, view.artifact_content(conv, art)?) {
         (Some(meta), Some(content)) => Ok((meta, content)),
         _ => Err(not_found("artifact", art)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::cell::Cell;
-    use std::collections::BTreeMap;
-    use std::rc::Rc;
-
-    use super::*;
-    use crate::conversation::{MessageInput, StoreOptions};
-    use crate::plan::Outcome;
-
-    /// A store in `/s` at 1 000 000 ms whose ids draw `000…1`, `000…2`, … in turn.
-    fn store(has_remote: bool) -> Conversations {
-        let drawn = Rc::new(Cell::new(0u64));
-        let random: crate::conversation::IdRandom = Rc::new(move |n| {
-            drawn.set(drawn.get() + 1);
-            Ok(format!("{:0>n$}", drawn.get()))
-        });
-        Conversations::new(StoreOptions::with("/s", Rc::new(|| 1_000_000), random), has_remote).unwrap()
-    }
-
-    /// Answers an error for the ops a host fails instead of running them.
-    type Failing = Box<dyn FnMut(&Op) -> Option<Error>>;
-
-    /// Files by path, and what a driver did for a plan, step by step.
-    #[derive(Default)]
-    struct Host {
-        files: BTreeMap<String, Vec<u8>>,
-        /// `lock`, `unlock`, each `run` as its ops (`method path`) joined by `, `, and each
-        /// change run.
-        log: Vec<String>,
-        /// Fails the ops it answers an error for, instead of running them.
-        fail: Option<Failing>,
-    }
-
-    impl Host {
-        fn perform(&mut self, op: &Op) -> Result<Outcome> {
-            if let Some(e) = self.fail.as_mut().and_then(|fail| fail(op)) {
-                return Err(e);
-            }
-            Ok(match op {
-                Op::Read(path) => Outcome::Read(self.files.get(path).cloned()),
-                Op::List(dir) => {
-                    let mut names: Vec<String> = Vec::new();
-                    for rest in self.files.keys().filter_map(|p| p.strip_prefix(&format!("{dir}/"))) {
-                        let name = match rest.split_once('/') {
-                            Some((folder, _)) => format!("{folder}/"),
-                            None => rest.to_owned(),
-                        };
-                        if !names.contains(&name) {
-                            names.push(name);
-                        }
-                    }
-                    Outcome::List(names)
-                }
-                Op::Write { path, bytes, exclusive } => {
-                    if *exclusive && self.files.contains_key(path) {
-                        return Err(Error::new(ErrorKind::AlreadyExists, "taken").with_path(path));
-                    }
-                    self.files.insert(path.clone(), bytes.clone());
-                    Outcome::Done
-                }
-                Op::Append { path, bytes } => {
-                    self.files.entry(path.clone()).or_default().extend_from_slice(bytes);
-                    Outcome::Done
-                }
-                Op::Remove(path) => {
-                    self.files.remove(path);
-                    Outcome::Done
-                }
-                _ => Outcome::Done,
-            })
-        }
-
-        /// Runs `plan` to its end, as a driver does: a plan that ends holding its lock has
-        /// it released.
-        fn run<P: Plan>(&mut self, mut plan: P) -> Result<P::Output> {
-            let (mut outcomes, mut held) = (Vec::new(), false);
-            loop {
-                match plan.step(std::mem::take(&mut outcomes)) {
-                    Step::Lock { name, wait } => {
-                        assert!(!held && wait, "one lock at a time, waited for");
-                        held = true;
-                        self.log.push(format!("lock {name}"));
-                    }
-                    Step::Unlock => {
-                        held = false;
-                        self.log.push("unlock".into());
-                    }
-                    Step::Wait => panic!("an operation never waits"),
-                    Step::Run(ops) => {
-                        let asked: Vec<String> =
-                            ops.iter().map(|op| format!("{} {}", op.method(), op.path())).collect();
-                        self.log.push(asked.join(", "));
-                        outcomes = ops.iter().map(|op| self.perform(op)).collect();
-                    }
-                    // In order, up to the first that fails; each logged as it runs.
-                    Step::Change(ops) => {
-                        for op in &ops {
-                            self.log.push(format!("{} {}", op.method(), op.path()));
-                            let outcome = self.perform(op);
-                            let failed = outcome.is_err();
-                            outcomes.push(outcome);
-                            if failed {
-                                break;
-                            }
-                        }
-                    }
-                    Step::Done(result) => {
-                        if held {
-                            self.log.push("unlock".into());
-                        }
-                        return result;
-                    }
-                }
-            }
-        }
-
-        /// The log's runs of changes (not reads or listings).
-        fn changes(&self) -> Vec<&str> {
-            let change = |s: &&String| !s.starts_with("read ") && !s.starts_with("list ") && !s.contains("lock");
-            self.log.iter().filter(change).map(String::as_str).collect()
-        }
-    }
-
-    fn create(store: &Conversations, host: &mut Host) -> ConversationMetadata {
-        let request = Request::Create { title: None, id: Some("c".into()) };
-        match host.run(OperationPlan::new(store, request)).unwrap() {
-            Answer::Conversation(meta) => meta,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_write_runs_under_the_writers_lock_its_changes_in_order() {
-        let (store, mut host) = (store(true), Host::default());
-        create(&store, &mut host);
-        host.log.clear();
-        let request = store.append_request("c", MessageInput::new("user", "hi"), None).unwrap();
-        let answer = host.run(OperationPlan::new(&store, request)).unwrap();
-        assert!(matches!(answer, Answer::Message(ref m, None) if m.content == "hi"), "{answer:?}");
-        assert_eq!(host.log.first().map(String::as_str), Some("lock /s/conversations/.lock"));
-        assert_eq!(host.log.last().map(String::as_str), Some("unlock"));
-        // Drawn: the create's queue item, the message id, this queue item.
-        let queue = "/s/conversations/sync-queue/0000001000000-000000000003.json";
-        assert_eq!(
-            host.changes(),
-            [
-                format!("write {queue}").as_str(),
-                "append /s/conversations/c/messages.jsonl",
-                "write /s/conversations/c/metadata.json",
-                "write /s/conversations/index.json",
-            ]
-        );
-        assert!(host.files.contains_key(queue));
-    }
-
-    #[test]
-    fn a_read_takes_no_lock() {
-        let (store, mut host) = (store(false), Host::default());
-        create(&store, &mut host);
-        host.log.clear();
-        let answer = host.run(OperationPlan::new(&store, Request::Messages { conv: "c".into(), role: None }));
-        assert!(matches!(answer, Ok(Answer::Messages(ref list)) if list.is_empty()), "{answer:?}");
-        assert!(host.log.iter().all(|s| !s.contains("lock")), "{:?}", host.log);
-        assert!(host.changes().is_empty(), "{:?}", host.log);
-    }
-
-    #[test]
-    fn a_taken_name_is_drawn_again_and_the_changes_run_on_from_there() {
-        let (store, mut host) = (store(true), Host::default());
-        create(&store, &mut host);
-        // Another writer took the first queue item name and the first artifact id drawn
-        // (after the create's queue item and the message id).
-        let taken = ["sync-queue/0000001000000-000000000003.json", "c/artifacts/art-0000000000000004"];
-        for path in taken {
-            host.files.insert(format!("/s/conversations/{path}"), b"theirs".to_vec());
-        }
-        host.log.clear();
-        let artifact = ArtifactInput { kind: "file".into(), name: "a.ts".into(), content: "A".into(), mime_type: None };
-        let request = store.append_request("c", MessageInput::new("tool", "read a.ts"), Some(artifact)).unwrap();
-        let (message, meta) = match host.run(OperationPlan::new(&store, request)).unwrap() {
-            Answer::Message(message, Some(meta)) => (message, meta),
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(meta.id, "art-0000000000000006", "drawn after the taken one and the queue name drawn again");
-        assert!(message.content.ends_with("(artifact://art-0000000000000006)"), "{}", message.content);
-        assert_eq!(
-            host.changes()[..6],
-            [
-                "write /s/conversations/sync-queue/0000001000000-000000000003.json",
-                "write /s/conversations/sync-queue/0000001000000-000000000005.json",
-                "write /s/conversations/c/artifacts/art-0000000000000004",
-                "write /s/conversations/c/artifacts/art-0000000000000006",
-                "write /s/conversations/c/artifacts/art-0000000000000006.meta.json",
-                "append /s/conversations/c/messages.jsonl",
-            ]
-        );
-        for path in taken {
-            assert_eq!(host.files[&format!("/s/conversations/{path}")], b"theirs", "{path} is left as it was");
-        }
-    }
-
-    #[test]
-    fn a_change_that_fails_ends_the_operation_with_its_error_and_the_lock_released() {
-        let (store, mut host) = (store(false), Host::default());
-        create(&store, &mut host);
-        host.log.clear();
-        host.fail = Some(Box::new(|op| {
-            let metadata = matches!(op, Op::Write { path, .. } if path.ends_with("metadata.json"));
-            metadata.then(|| Error::new(ErrorKind::Storage, "disk full"))
-        }));
-        let request = store.append_request("c", MessageInput::new("user", "hi"), None).unwrap();
-        let err = host.run(OperationPlan::new(&store, request)).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Storage, "{err}");
-        assert_eq!(
-            host.changes(),
-            ["append /s/conversations/c/messages.jsonl", "write /s/conversations/c/metadata.json"]
-        );
-        assert_eq!(host.log.last().map(String::as_str), Some("unlock"));
-        // What the file ends with is not known after it: the next append reads it again.
-        host.fail = None;
-        host.log.clear();
-        let request = store.append_request("c", MessageInput::new("user", "again"), None).unwrap();
-        host.run(OperationPlan::new(&store, request)).unwrap();
-        assert!(host.log.iter().any(|s| s.contains("read /s/conversations/c/messages.jsonl")), "{:?}", host.log);
     }
 }
