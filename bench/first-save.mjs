@@ -16,7 +16,7 @@
 // - import resolved: the rest of the entry (useRuntime) and the import's settling;
 // - memory adapter: `import("toolctx/memory")` (loaded already: a cache hit) and memoryStorage();
 // - new ContextManager;
-// - save, __saveBegin: saveContext until the core's first step, its plan's write (a record
+// - save, begin: saveContext until the core's first step, its plan's write (a record
 //   name's random characters come from the host's Math.random, an input of the core's);
 // - save, write: the driver's loop to the host's write (memory storage);
 // - save, done: the write, the plan's next step (the core indexes the record and adds
@@ -48,7 +48,7 @@ function instrument(text) {
       (m, indent) => `${indent}${mark("core bytes read")}\n${m}${indent}${mark("core compiled")}\n`],
     [/return __wbg_finalize_init\(instance, module\);/,
       `{ const ready = __wbg_finalize_init(instance, module); ${mark("core instantiated")} return ready; }`],
-    [/(step = this\.__saveBegin\([^;]*;)/, `$1 ${mark("save, __saveBegin")}`],
+    [/(step = this\.#begin\(\{ kind: WORK\.SAVE[^;]*;)/, `$1 ${mark("save, begin")}`],
     [/(case OP\.WRITE:\n)/, `$1 ${mark("save, write")}\n`],
   ];
   for (const [from, to] of edits) {

@@ -1,18 +1,22 @@
 // The public ContextManager: a class of the package over the core module's handle (SPEC §0:
-// the generated class is never patched, never handed out). Each method calls the handle
-// (crates/wasm/src/manager/) and, where what the handle returns is a step (docs/protocol.md),
-// hands it to the driver (driver.js), which does the I/O and settles the caller's Promise.
-// A method that does I/O reports every failure by rejecting, never by throwing.
+// the generated class is never patched, never handed out). The handle
+// (crates/wasm/src/manager/) has a few methods, each taking a plain object whose `kind`
+// protocol.js names: `begin(work)` begins a workflow and returns the first step of its
+// plan, which the driver (driver.js) runs, doing the I/O and settling the caller's Promise;
+// `query(q)` answers at once; `update(u)` changes something at once. The store-wide
+// operations begin through the class's static `storewide(options, work)`. A method that
+// does I/O reports every failure by rejecting, never by throwing.
 //
 // Traps (SPEC §9, module.js): a panic is INTERNAL for the call it happened in and for the
 // operations in flight; the module is instantiated again for the next call. A manager made
 // before the trap lost its in-memory state with the old instance: its calls fail as
 // INTERNAL, known by the module's generation (`#live`), before the handle is touched.
 //
-// The `__` methods are what the driver (driver.js), toolctx/tools (`__lines`,
-// `__pointerAt`) and the MCP server call on a manager; they are not part of the API.
+// What toolctx/tools (tools.js) reads of a manager beyond the API (a result's line view,
+// grep_context's matcher, the one pointer at a filepath) is under the symbol READER
+// (protocol.js), not a member the API names.
 import * as glue from "./toolctx_core.js";
-import { STEP } from "./protocol.js";
+import { QUERY, READER, STEP, STOREWIDE, UPDATE, WORK } from "./protocol.js";
 import { PointerMirror } from "./pointers.js";
 import { WasmModule, disposeWithClose } from "./module.js";
 import { toolctxError } from "./errors.js";
@@ -44,6 +48,11 @@ function call(fn) {
   }
 }
 
+/** The Promise of the store-wide workflow `work` over the folder and storage `options` name. */
+function storewide(options, work) {
+  return plan(() => Core.storewide(options, work));
+}
+
 export class ContextManager {
   /** The core's manager (the generated class's instance): never handed out. */
   #handle;
@@ -72,11 +81,39 @@ export class ContextManager {
     return this.#handle;
   }
 
+  /** The first step of the workflow `work` (protocol.js WORK), begun by the handle. */
+  #begin(work) {
+    return call(() => this.#live().begin(work));
+  }
+
+  /** The Promise of the workflow `work`, run by the driver as an operation of this manager. */
+  #run(work) {
+    return plan(() => this.#live().begin(work), this);
+  }
+
+  /** The handle's answer to `query` (protocol.js QUERY). */
+  #query(query) {
+    return call(() => this.#live().query(query));
+  }
+
+  /** The handle's `query`, for the pointer mirror (pointers.js). */
+  #ask = (query) => this.#query(query);
+
+  /** The change `update` (protocol.js UPDATE) made by the handle. */
+  #update(update) {
+    call(() => this.#live().update(update));
+  }
+
+  /** Tells `onDebug` (with the path it is about). */
+  #debug(message, path) {
+    this.#update({ kind: UPDATE.DEBUG, message, path });
+  }
+
   /** A manager made ready first: a session's manifest read, a resume run. */
   static open(options) {
     let out;
     try {
-      out = Core.__open(options);
+      out = Core.open(options);
     } catch (err) {
       return Promise.reject(core.error(err));
     }
@@ -91,27 +128,27 @@ export class ContextManager {
   }
 
   static listSessions(options) {
-    return plan(() => Core.listSessions(options));
+    return storewide(options, { kind: STOREWIDE.LIST_SESSIONS });
   }
 
   static search(options, query, searchOptions) {
-    return plan(() => Core.search(options, query, searchOptions));
+    return storewide(options, { kind: STOREWIDE.SEARCH, query, options: searchOptions });
   }
 
   static cleanupStaleSessions(options) {
-    return plan(() => Core.cleanupStaleSessions(options));
+    return storewide(options, { kind: STOREWIDE.CLEANUP_STALE_SESSIONS });
   }
 
   static purge(options) {
-    return plan(() => Core.purge(options));
+    return storewide(options, { kind: STOREWIDE.PURGE });
   }
 
   static exportRecords(options) {
-    return plan(() => Core.exportRecords(options));
+    return storewide(options, { kind: STOREWIDE.EXPORT_RECORDS });
   }
 
   static importRecords(options, jsonl) {
-    return plan(() => Core.importRecords(options, jsonl));
+    return storewide(options, { kind: STOREWIDE.IMPORT_RECORDS, jsonl });
   }
 
   static hashQuery(query) {
@@ -125,86 +162,66 @@ export class ContextManager {
 
   /** Panics inside a plan's step on purpose (tests of the trap handling). Not part of the API. */
   static __panicForTestsAsync(message) {
-    return plan(() => Core.__panicForTestsAsync(message));
+    return storewide(undefined, { kind: STOREWIDE.PANIC_FOR_TESTS, message });
   }
 
   endSession() {
-    return plan(() => this.#live().endSession(), this);
+    return this.#run({ kind: WORK.END_SESSION });
   }
 
   rebuildIndex() {
-    return plan(() => this.#live().rebuildIndex(), this);
+    return this.#run({ kind: WORK.REBUILD_INDEX });
   }
 
   reconcile() {
-    return plan(() => this.#live().reconcile(), this);
+    return this.#run({ kind: WORK.RECONCILE });
   }
 
   flush() {
-    return plan(() => this.#live().flush(), this);
+    return this.#run({ kind: WORK.FLUSH });
   }
 
   clearContextDir() {
-    return plan(() => this.#live().clearContextDir(), this);
+    return this.#run({ kind: WORK.CLEAR_CONTEXT_DIR });
   }
 
   clear() {
-    return plan(() => this.#live().clear(), this);
+    return this.#run({ kind: WORK.CLEAR });
   }
 
   clearPointers() {
-    try {
-      this.#live().clearPointers();
-    } catch (err) {
-      throw core.error(err);
-    }
+    this.#update({ kind: UPDATE.CLEAR_POINTERS });
   }
 
   /** Once the manager's operations in flight have settled, the plan that writes it out (driver.js, `close`). */
   close() {
-    return driver.close(this);
+    return driver.close(this, () => this.#begin({ kind: WORK.CLOSE }), (message) => this.#debug(message));
   }
 
   get size() {
-    try {
-      return this.#live().size;
-    } catch (err) {
-      throw core.error(err);
-    }
+    return this.#query({ kind: QUERY.SIZE });
   }
 
   get sessionId() {
-    try {
-      return this.#live().sessionId;
-    } catch (err) {
-      throw core.error(err);
-    }
+    return this.#query({ kind: QUERY.SESSION_ID });
   }
 
   getContextDir() {
-    try {
-      return this.#live().getContextDir();
-    } catch (err) {
-      throw core.error(err);
-    }
+    return this.#query({ kind: QUERY.CONTEXT_DIR });
   }
 
   resolveHandle(handle) {
-    try {
-      return this.#live().resolveHandle(handle);
-    } catch (err) {
-      throw core.error(err);
-    }
+    return this.#query({ kind: QUERY.RESOLVE_HANDLE, handle });
   }
 
   /** The handle (`ctx:…`) of the record at `filepath`, exactly as `saveContext` resolved to it
    * and pointers hold it; undefined when this manager has no pointer there. One pointer is
-   * read (`__pointerAt`), not the list. */
+   * read (the `pointerAt` query), not the list. */
   handleOf(filepath) {
     if (typeof filepath !== "string") {
       throw toolctxError("INVALID_ARGUMENT", `filepath must be a string (what saveContext resolved to), not ${typeName(filepath)}`);
     }
-    const json = this.__pointerAt(filepath);
+    const json = this.#query({ kind: QUERY.POINTER_AT, filepath });
     return json === undefined ? undefined : JSON.parse(json).handle;
   }
 
@@ -224,11 +241,11 @@ export class ContextManager {
   saveContext(toolName, args, result, taskOrOptions, queryId) {
     let step;
     try {
-      step = this.__saveBegin(toolName, args, result, taskOrOptions, queryId);
+      step = this.#begin({ kind: WORK.SAVE, toolName, args, result, taskOrOptions, queryId });
     } catch (err) {
       return Promise.reject(err);
     }
-    const saved = driver.save(this, step);
+    const saved = driver.save(this, step, () => this.#begin({ kind: WORK.PERSIST_INDEX }));
     if (step.kind === STEP.DONE && typeof step.value === "string") return saved;
     return driver.track(this, saved.then((out) => (typeof out === "object" && out !== null ? this.#embedSaved(out.filepath, out.embed) : out)));
   }
@@ -236,10 +253,10 @@ export class ContextManager {
   /** Gives the record saved at `filepath` the vector `embed` makes of `text`; resolves to the
    * filepath whatever happens (a failing embed leaves the record ranked by BM25 alone). */
   async #embedSaved(filepath, text) {
-    const embed = call(() => this.#live().__embed);
+    const embed = this.#query({ kind: QUERY.EMBED });
     if (embed === undefined) return filepath;
-    await embedOne(embed, text, (out) => call(() => this.#live().__setVector(filepath, out)), (err) =>
-      this.__debug(`embed failed, the record is ranked by BM25 alone: ${err?.message ?? err}`, filepath));
+    await embedOne(embed, text, (embedded) => this.#update({ kind: UPDATE.SET_VECTOR, filepath, embedded }), (err) =>
+      this.#debug(`embed failed, the record is ranked by BM25 alone: ${err?.message ?? err}`, filepath));
     return filepath;
   }
 
@@ -247,7 +264,7 @@ export class ContextManager {
   // held in memory, one to read, or skipped with its onDebug warning); the driver reads,
   // parses and keeps the records, and the core words why a path is skipped.
   loadContexts(filepaths) {
-    return plan(() => this.#live().loadContexts(filepaths), this);
+    return this.#run({ kind: WORK.LOAD, filepaths });
   }
 
   // Pointer lists (pointers.js): the slots from the core, the pointers from the mirror.
@@ -266,32 +283,23 @@ export class ContextManager {
 
   /** The pointers `filter` (`{queryId}`, `{taskId}`, or undefined for all) lets through. */
   #listPointers(filter) {
-    try {
-      const handle = this.#live();
-      return this.#pointers.list(handle, handle.__slots(filter));
-    } catch (err) {
-      throw core.error(err);
-    }
+    return this.#pointers.list(this.#ask, this.#query({ kind: QUERY.SLOTS, filter }));
   }
 
   // selectRelevantContexts: the pointers go in by slot where this manager listed them,
   // else the core reads them (pointers.js: `given`), and the core returns the places of
   // the relevant ones, which become the filepaths read here.
   selectRelevantContexts(query, pointers, options) {
-    try {
-      const handle = this.#live();
-      if (!Array.isArray(pointers)) return handle.__selectListed(query, pointers, options, undefined);
-      const { listed, paths } = this.#pointers.given(handle, pointers);
-      const places = handle.__selectListed(query, pointers, options, listed);
-      const out = new Array(places.length);
-      for (let i = 0; i < places.length; i++) out[i] = paths[places[i]];
-      return out;
-    } catch (err) {
-      throw core.error(err);
-    }
+    const select = (listed) => this.#query({ kind: QUERY.SELECT_LISTED, query, pointers, options, listed });
+    if (!Array.isArray(pointers)) return select(undefined);
+    const { listed, paths } = this.#pointers.given(this.#ask, pointers);
+    const places = select(listed);
+    const out = new Array(places.length);
+    for (let i = 0; i < places.length; i++) out[i] = paths[places[i]];
+    return out;
   }
 
-  // selectRelevant: the core ranks synchronously (`__selectRelevant`: over this manager's
+  // selectRelevant: the core ranks synchronously (the `select` query: over this manager's
   // pointers, JSON text parsed here, after the call). With the `embed` option the query's
   // vector is asked of `embed` first (hybrid ranking). The rerank hook: a host callback (a
   // model call, typically) may reorder or cut the heuristic candidates; on error or timeout
@@ -305,10 +313,10 @@ export class ContextManager {
     const { rerank, rerankTimeoutMs } = options ?? {};
     // The pointers cross by slot where this manager listed them (see selectRelevantContexts).
     const pointers = options?.pointers;
-    const listed = Array.isArray(pointers) ? call(() => this.#pointers.given(this.#live(), pointers)).listed : undefined;
+    const listed = Array.isArray(pointers) ? this.#pointers.given(this.#ask, pointers).listed : undefined;
     // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
     const vector = await this.#embedQuery(query);
-    const out = call(() => this.#live().__selectRelevant(query, options, listed, vector));
+    const out = this.#query({ kind: QUERY.SELECT, query, options, listed, vector });
     const ranked = typeof out === "string" ? JSON.parse(out) : out;
     await this.#withPassages(query, ranked);
     if (typeof rerank !== "function" || ranked.length === 0) return ranked;
@@ -336,7 +344,7 @@ export class ContextManager {
       }
       return picked;
     } catch (err) {
-      this.__debug(`rerank failed, keeping the heuristic order: ${err?.message ?? err}`);
+      this.#debug(`rerank failed, keeping the heuristic order: ${err?.message ?? err}`);
       return ranked;
     } finally {
       clearTimeout(timer);
@@ -346,14 +354,14 @@ export class ContextManager {
   /** The query's vector from the `embed` option (undefined without it, or when it fails:
    * onDebug says why). */
   async #embedQuery(query) {
-    const embed = call(() => this.#live().__embed);
+    const embed = this.#query({ kind: QUERY.EMBED });
     if (embed === undefined || typeof query !== "string") return undefined;
-    return embedOne(embed, query, (out) => call(() => Core.__queryVector(out)), (err) =>
-      this.__debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`));
+    return embedOne(embed, query, (embedded) => this.#query({ kind: QUERY.QUERY_VECTOR, embedded }), (err) =>
+      this.#debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`));
   }
 
   /** Gives the first PASSAGES results that matched a word their `passage`: the record's
-   * best-matching lines (the core's `__passage`), read from the record. The ranking stands
+   * best-matching lines (the core's `passage` query), read from the record. The ranking stands
    * whatever happens here: a record that can no longer be read (removed meanwhile:
    * loadContexts skips it, onDebug says why) or whose passage fails gets none, and onDebug
    * says why; only a trap (INTERNAL) is thrown on. */
@@ -364,75 +372,30 @@ export class ContextManager {
       try {
         const [record] = await this.loadContexts([hit.filepath]);
         if (record === undefined || !("result" in record)) return;
-        const passage = call(() => Core.__passage(query, JSON.stringify(record.result)));
+        const passage = this.#query({ kind: QUERY.PASSAGE, query, resultJson: JSON.stringify(record.result) });
         if (passage !== undefined) hit.passage = passage;
       } catch (err) {
         if (err?.code === "INTERNAL") throw err;
-        this.__debug(`no passage for ${hit.filepath}: ${err?.message ?? err}`);
+        this.#debug(`no passage for ${hit.filepath}: ${err?.message ?? err}`);
       }
     }));
   }
 
-  // A save's first step (saveContext) and what the driver calls (driver.js: close()'s
-  // plan, the index segment due after a save), each the handle's method of that name.
-  __saveBegin(toolName, args, result, taskOrOptions, queryId) {
-    try {
-      return this.#live().__saveBegin(toolName, args, result, taskOrOptions, queryId);
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __persistIndex() {
-    try {
-      return this.#live().__persistIndex();
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __close() {
-    try {
-      return this.#live().__close();
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  /** Tells `onDebug` (with the path it is about). */
-  __debug(message, path) {
-    try {
-      return this.#live().__debug(message, path);
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  // What toolctx/tools reads (tools.js): a record's result as numbered lines, the matcher of
-  // grep_context, and the one pointer at a filepath (JSON text).
-  __lines(resultJson) {
-    try {
-      return this.#live().__lines(resultJson);
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  /** grep_context's matcher (tools.js): the core's linear-time `LinePattern`, to `free()` after use. */
-  __linePattern(pattern) {
-    try {
-      return new glue.LinePattern(pattern);
-    } catch (err) {
-      throw core.error(err);
-    }
-  }
-
-  __pointerAt(filepath) {
-    try {
-      return this.#live().__pointerAt(filepath);
-    } catch (err) {
-      throw core.error(err);
-    }
+  /**
+   * What toolctx/tools reads through a manager (protocol.js READER): a result's line view
+   * (its JSON text in, one string out; crates/core/src/view.rs), grep_context's linear-time
+   * matcher (crates/core/src/grep.rs; `free()` it after use), and the one pointer at a
+   * filepath (undefined when none), without listing every pointer.
+   */
+  get [READER]() {
+    return {
+      lines: (resultJson) => call(() => glue.lines(resultJson)),
+      linePattern: (pattern) => call(() => new glue.LinePattern(pattern)),
+      pointerAt: (filepath) => {
+        const json = this.#query({ kind: QUERY.POINTER_AT, filepath });
+        return json === undefined ? undefined : JSON.parse(json);
+      },
+    };
   }
 }
 

@@ -12,7 +12,7 @@
 // in this process's turn at it; its syncs run one at a time.
 //
 // Answers cross as JSON text, which the driver parses once the wasm call has returned (a
-// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in crates/wasm/src/manager/select.rs).
+// JSON.parse inside a wasm call can crash Node 20's V8; see `pointers` in crates/wasm/src/manager/select.rs).
 import * as glue from "./toolctx_conversation.js";
 import { toolctxError } from "./errors.js";
 import { WasmModule, disposeWithClose } from "./module.js";

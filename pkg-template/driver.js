@@ -13,8 +13,9 @@
 //
 // A lock is taken in this module's turn at its name (`hold`), and `close()` waits for
 // the manager's operations in flight that it tracks (`track`). A `manager` here is the
-// package's ContextManager (context-manager.js): the driver calls its `__` methods, each
-// the core handle's method of that name.
+// object the operations are of (a ContextManager of context-manager.js, a store of
+// conversation.js): the driver keys its bookkeeping by it and never calls it; what it
+// must begin (a close, the segment due after a save) it is given as a function.
 
 import { concat } from "./adapters/base/bytes.js";
 import { internal, toolctxError } from "./host.js"; // not errors.js: the wasm tests load this file as a snippet, beside host.js
@@ -340,53 +341,56 @@ export function createDriver(core, onTrap) {
   }
 
   /**
-   * The Promise of a save, from its first step (`__saveBegin`, crates/wasm/src/manager/save.rs):
-   * `done` (a record held in memory), or the first step of its plan (the record's write,
-   * then the follow-up I/O: a spill, retention, the session manifest), tracked as an
-   * operation of `manager` (`close` waits).
+   * The Promise of a save, from its first step (the core's `save` work,
+   * crates/wasm/src/manager/save.rs): `done` (a record held in memory), or the first step of
+   * its plan (the record's write, then the follow-up I/O: a spill, retention, the session
+   * manifest), tracked as an operation of `manager` (`close` waits).
+   *
+   * Once the save resolves: the background work it made due, an index segment written
+   * (`persistIndex()`, the first step of that plan or undefined; SPEC §4: once 256
+   * records wait), run as a plan of `manager` so `close()` waits for it; the save's
+   * Promise does not. It starts as soon as the save resolves (a microtask, not a timer), so
+   * a loop of awaited saves never lets more than a segment's worth wait. Its failures went
+   * to `onDebug`; a closed manager has none due. Its lock is asked without waiting (`wait:
+   * false`, crates/core/src/store/persist.rs): held by another, the segment waits for the next time instead.
+   * @param {object} manager
+   * @param {any} step
+   * @param {() => any} persistIndex
    */
-  function save(manager, step) {
-    if (step.kind === STEP.DONE) return afterSave(manager, Promise.resolve(step.value));
-    return afterSave(manager, plan(step, manager));
-  }
-
-  /**
-   * Once `saved` resolves: the background work the save made due, an index segment
-   * written (`__persistIndex`, SPEC §4: once 256 records wait), run as a plan of `manager`
-   * so `close()` waits for it; the save's Promise does not. It starts as soon as the save
-   * resolves (a microtask, not a timer), so a loop of awaited saves never lets more than
-   * a segment's worth wait. Its failures went to `onDebug`; a closed manager has none due.
-   * Its lock is asked without waiting (`wait: false`, crates/core/src/store/persist.rs): held by
-   * another, the segment waits for the next time instead.
-   */
-  function afterSave(manager, saved) {
+  function save(manager, step, persistIndex) {
+    const saved = step.kind === STEP.DONE ? Promise.resolve(step.value) : plan(step, manager);
     saved.then(() => {
-      let step;
+      let next;
       try {
-        step = manager.__persistIndex();
+        next = persistIndex();
       } catch {
         return;
       }
-      if (step !== undefined) plan(step, manager).catch(() => {});
+      if (next !== undefined) plan(next, manager).catch(() => {});
     }, () => {});
     return saved;
   }
 
   /**
-   * `close()` of `manager`: the plan `__close()` begins (crates/core/src/store/close.rs, `ClosePlan`),
-   * whose `wait` steps wait for the manager's other operations in flight to settle. It
-   * resolves to `{host, close}`, the host's own `close()` to call last (a storage the
-   * manager made), or undefined.
+   * `close()` of `manager`: the plan `begin()` gives the first step of
+   * (crates/core/src/store/close.rs, `ClosePlan`), whose `wait` steps wait for the manager's
+   * other operations in flight to settle. That plan resolves to `{host, close}`, the host's
+   * own `close()` to call last (a storage the manager made), or undefined; `debug` hears
+   * when that fails.
+   * @param {object} manager
+   * @param {() => any} begin
+   * @param {(message: string) => void} debug
    */
-  function close(manager) {
+  function close(manager, begin, debug) {
     // A close() while another is in flight runs after it (and finds the manager closed):
     // two closes waiting for each other's operations in flight would wait for ever.
     const earlier = closes.get(manager);
-    if (earlier !== undefined) return earlier.then(() => close(manager), () => close(manager));
+    const again = () => close(manager, begin, debug);
+    if (earlier !== undefined) return earlier.then(again, again);
     let key;
     const promise = new Promise((resolve, reject) => {
       key = reject;
-      closing(manager, reject).then(resolve, reject);
+      closing(manager, key, begin, debug).then(resolve, reject);
     });
     closes.set(manager, promise);
     const done = () => closes.delete(manager);
@@ -394,13 +398,13 @@ export function createDriver(core, onTrap) {
     return track(manager, promise, key);
   }
 
-  async function closing(manager, key) {
-    const closer = await run(manager.__close(), planStep, undefined, () => othersSettled(manager, key));
+  async function closing(manager, key, begin, debug) {
+    const closer = await run(begin(), planStep, undefined, () => othersSettled(manager, key));
     if (closer === undefined) return undefined;
     try {
       await closer.close.call(closer.host);
     } catch (err) {
-      manager.__debug(`could not close the storage: ${err?.message ?? err}`);
+      debug(`could not close the storage: ${err?.message ?? err}`);
     }
     return undefined;
   }

@@ -17,6 +17,8 @@
 // (an agent calls a tool with the same args again and again), so the mirror holds them
 // once. Nothing the mirror holds is handed out: each list gets copies.
 
+import { QUERY } from "./protocol.js";
+
 /**
  * Pointers fetched per crossing: the JSON of 100,000 at once would grow wasm memory by
  * tens of megabytes for good (wasm memory never shrinks); 1,024 take about 0.5 MB (4,096,
@@ -89,9 +91,10 @@ function share(p, byArgsHash) {
 }
 
 /**
- * A manager's pointers as objects, by slot (the slots of its epoch), over its wasm handle
- * (`__epoch`, `__pointers`: crates/wasm/src/manager/). The manager hands its handle to each
- * call, checked to be of the module's current instance.
+ * A manager's pointers as objects, by slot (the slots of its epoch), over its core handle:
+ * the manager hands each call `ask`, its handle's `query` (crates/wasm/src/manager/; the
+ * `epoch` and `pointers` queries of protocol.js QUERY), checked to be of the module's
+ * current instance.
  */
 export class PointerMirror {
   /** The epoch the slots are of. */
@@ -101,9 +104,9 @@ export class PointerMirror {
   /** argsHash → the first pointer listed with it */
   #byArgsHash = new Map();
 
-  /** The pointers in `slots` (a Uint32Array, in list order, from the handle's `__slots`), copied. */
-  list(handle, slots) {
-    const epoch = handle.__epoch;
+  /** The pointers in `slots` (a Uint32Array, in list order, from the `slots` query), copied. */
+  list(ask, slots) {
+    const epoch = ask({ kind: QUERY.EPOCH });
     if (this.#epoch !== epoch) {
       this.#epoch = epoch;
       this.#bySlot = [];
@@ -119,7 +122,7 @@ export class PointerMirror {
     }
     for (let start = 0; start < missing.length; start += FETCH) {
       const some = new Uint32Array(missing.slice(start, start + FETCH));
-      const made = JSON.parse(handle.__pointers(some));
+      const made = JSON.parse(ask({ kind: QUERY.POINTERS, slots: some }));
       for (let i = 0; i < some.length; i++) {
         const p = made[i];
         if (p !== null) {
@@ -146,8 +149,8 @@ export class PointerMirror {
    * are still current (the epoch, and that the pointer was not evicted since).
    * @returns {{ listed: { epoch: number, positions: Uint32Array, slots: Uint32Array } | undefined, paths: string[] }}
    */
-  given(handle, pointers) {
-    const epoch = handle.__epoch;
+  given(ask, pointers) {
+    const epoch = ask({ kind: QUERY.EPOCH });
     const list = lists.get(pointers);
     const current = list !== undefined && list.mirror === this && list.epoch === epoch && this.#epoch === epoch;
     const n = pointers.length;

@@ -1,6 +1,8 @@
 // The step protocol (docs/protocol.md): the names of everything that crosses between the
-// wasm modules and the driver. The core builds steps in one place (crates/wasm/src/interop/steps.rs);
-// tests/js/protocol.test.mjs checks that these tables are exactly the kinds it emits.
+// wasm modules and the package. The modules build steps in one place
+// (crates/wasm/src/interop/steps.rs) and read what the package asks of the core module in
+// another (crates/wasm/src/interop/requests.rs); tests/js/protocol.test.mjs checks that
+// these tables are exactly the kinds they know.
 
 /** What a step asks of the driver: its `kind`. */
 export const STEP = Object.freeze({
@@ -33,6 +35,81 @@ export const OP = Object.freeze({
   /** `text`, a record held in memory at `path`, parsed and kept as `readRecord` keeps one. */
   KEEP_RECORD: "keepRecord",
 });
+
+/** A workflow of a manager, begun by its core handle's `begin({kind, ...})`: the first step of its plan. */
+export const WORK = Object.freeze({
+  /** `{kind, toolName, args, result, taskOrOptions, queryId}`: saveContext's arguments. */
+  SAVE: "save",
+  /** `{kind, filepaths}`. */
+  LOAD: "load",
+  FLUSH: "flush",
+  CLOSE: "close",
+  END_SESSION: "endSession",
+  RECONCILE: "reconcile",
+  REBUILD_INDEX: "rebuildIndex",
+  CLEAR: "clear",
+  CLEAR_CONTEXT_DIR: "clearContextDir",
+  /** The index segment due after saves: its first step, or undefined when none is due. */
+  PERSIST_INDEX: "persistIndex",
+});
+
+/** A question the core handle answers at once, `query({kind, ...})`. */
+export const QUERY = Object.freeze({
+  SIZE: "size",
+  SESSION_ID: "sessionId",
+  CONTEXT_DIR: "contextDir",
+  /** Changes whenever slots are forgotten or moved (pointers.js). */
+  EPOCH: "epoch",
+  /** The `embed` option, while the manager is open. */
+  EMBED: "embed",
+  /** `{kind, handle}`. */
+  RESOLVE_HANDLE: "resolveHandle",
+  /** `{kind, filepath}`: the pointer there as JSON text, or undefined. */
+  POINTER_AT: "pointerAt",
+  /** `{kind, filter}`: the slots of the pointers listed (a Uint32Array). */
+  SLOTS: "slots",
+  /** `{kind, slots}`: those pointers as the JSON text of an array. */
+  POINTERS: "pointers",
+  /** `{kind, query, options, listed, vector}`: selectRelevant's ranking (JSON text over the manager's pointers). */
+  SELECT: "select",
+  /** `{kind, query, pointers, options, listed}`: the places in `pointers` of the relevant ones. */
+  SELECT_LISTED: "selectListed",
+  /** `{kind, query, resultJson}`: the result's best-matching lines, or undefined. */
+  PASSAGE: "passage",
+  /** `{kind, embedded}`: the query's vector from what `embed` returned. */
+  QUERY_VECTOR: "queryVector",
+});
+
+/** A synchronous change to the core handle, `update({kind, ...})`. */
+export const UPDATE = Object.freeze({
+  CLEAR_POINTERS: "clearPointers",
+  /** `{kind, filepath, embedded}`. */
+  SET_VECTOR: "setVector",
+  /** `{kind, message, path?}`: a message for onDebug. */
+  DEBUG: "debug",
+});
+
+/** A workflow over a whole folder, `ContextManager.storewide(options, {kind, ...})` of the core module. */
+export const STOREWIDE = Object.freeze({
+  LIST_SESSIONS: "listSessions",
+  CLEANUP_STALE_SESSIONS: "cleanupStaleSessions",
+  EXPORT_RECORDS: "exportRecords",
+  /** `{kind, jsonl}`. */
+  IMPORT_RECORDS: "importRecords",
+  /** `{kind, query, options}`. */
+  SEARCH: "search",
+  PURGE: "purge",
+  /** `{kind, message}`: panics in the plan's second step (the tests of trap handling). */
+  PANIC_FOR_TESTS: "panicForTests",
+});
+
+/**
+ * What toolctx/tools (tools.js) reads through a manager beyond its API, under this key:
+ * `manager[READER]` is `{lines(resultJson), linePattern(pattern), pointerAt?(filepath)}`
+ * (context-manager.js). A registered symbol, so a copy of the package bundled elsewhere (the
+ * Node entry inlines the core) names the same key.
+ */
+export const READER = Symbol.for("toolctx.reader");
 
 /** @typedef {{ ok: boolean, value?: any, error?: any }} Outcome  `value` when ok, `error` when not */
 

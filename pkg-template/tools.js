@@ -32,12 +32,13 @@
 // seams, for a split: references.js (parseReference, findRecord, lineRange, jsonPath,
 // resolveHandles) and grep.js (linePattern, plainText, scan), beside the tools.
 //
-// It imports nothing but errors.js (the package's error constructor, a file beside it):
-// the line view and the matcher are the core's, reached through the manager (`__lines`,
-// `__linePattern`), so the module loads wherever the manager does (a bundle, a page
-// without an import map). A stand-in for a manager (the MCP server's view of a whole
-// store) has getAllPointers, loadContexts, selectRelevant, resolveHandle, __lines and
-// __linePattern (and may have __pointerAt, the pointer at a filepath).
+// It imports nothing but errors.js and protocol.js (leaf files beside it): the line view,
+// the matcher and the one pointer at a filepath are the core's, reached through the
+// manager (`manager[READER]`, protocol.js), so the module loads wherever the manager does
+// (a bundle, a page without an import map) and uses that manager's core. A stand-in for a
+// manager (the MCP server's view of a whole store) has getAllPointers, loadContexts,
+// selectRelevant, resolveHandle and a READER with `lines` and `linePattern` (and may have
+// `pointerAt`).
 //
 // A record reads as its line view (the core's, crates/core/src/view.rs): a string is its own lines;
 // an object a field per line (a multi-line string field as its lines); an array an
@@ -45,6 +46,7 @@
 // passages of search_context do.
 
 import { toolctxError } from "./errors.js";
+import { READER } from "./protocol.js";
 
 /** The names of the tools, in the order contextTools gives them. */
 export const TOOL_NAMES = ["read_context", "search_context", "grep_context"];
@@ -147,7 +149,7 @@ export function parseReference(text) {
 export function lineView(result, manager) {
   checkManager(manager, "lineView");
   if (result === undefined) return [];
-  return manager.__lines(JSON.stringify(result)).split("\n");
+  return manager[READER].lines(JSON.stringify(result)).split("\n");
 }
 
 /**
@@ -183,12 +185,12 @@ function locate(manager, ref) {
   throw toolctxError("NOT_FOUND", `handle: no saved tool output has the handle ${clip(reference?.handle ?? text, 120)}; search_context lists the handles that exist`);
 }
 
-/** The pointer at `filepath`, or undefined: the core's one pointer (`__pointerAt`), else
- * (a stand-in for a manager) a look through every pointer. */
+/** The pointer at `filepath`, or undefined: the core's one pointer, else (a stand-in for a
+ * manager) a look through every pointer. */
 function pointerAt(manager, filepath) {
-  if (typeof manager.__pointerAt !== "function") return manager.getAllPointers().find((p) => p.filepath === filepath);
-  const json = manager.__pointerAt(filepath);
-  return json === undefined ? undefined : JSON.parse(json);
+  const reader = manager[READER];
+  if (typeof reader?.pointerAt !== "function") return manager.getAllPointers().find((p) => p.filepath === filepath);
+  return reader.pointerAt(filepath);
 }
 
 /** The record of `pointer`, or NOT_FOUND when it can no longer be read. */
@@ -399,7 +401,7 @@ function linePattern(manager, pattern, s) {
   if (plain) return plainText(plain[2], plain[1] !== undefined);
   let compiled;
   try {
-    compiled = manager.__linePattern(source);
+    compiled = manager[READER].linePattern(source);
   } catch (error) {
     if (error?.code !== "INVALID_ARGUMENT") throw error;
     throw toolctxError("INVALID_ARGUMENT", `pattern: ${error.message}`, { cause: error });

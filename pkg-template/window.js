@@ -6,7 +6,7 @@
 // range to remove); the result is a copy of the messages (plain objects and arrays copied;
 // strings, dates and other non-plain objects shared) with the new contents swapped in.
 // These and other values cross as JSON text, parsed here once the wasm call has returned (a
-// JSON.parse inside a wasm call can crash Node 20's V8; see __pointers in crates/wasm/src/manager/select.rs).
+// JSON.parse inside a wasm call can crash Node 20's V8; see `pointers` in crates/wasm/src/manager/select.rs).
 // A history's file is loaded and written by plans (crates/core/src/plan.rs) of this module, run by
 // its driver (`windowModule.driver.plan`, driver.js), which steps them through this
 // module's `__planStep` (crates/wasm/src/plans.rs).

@@ -17,17 +17,25 @@ declare module "../pkg-template/window.js" {
 }
 
 declare module "../pkg/toolctx_core.js" {
-  // The core's internal statics (context-manager.js wraps each), typed as loosely as the
-  // wasm-bindgen glue takes them.
+  /** What the package asks of the core module: a plain object whose `kind` protocol.js names (crates/wasm/src/interop/requests.rs). */
+  type Request = { kind: string; [field: string]: unknown };
+
+  // The core's handle (crates/wasm/src/manager/mod.rs), which context-manager.js wraps: its
+  // few exports, typed as loosely as the wasm-bindgen glue takes them.
   namespace ContextManager {
     /** A manager and the first step of its opening plan. */
-    function __open(options: unknown): { manager: ContextManager; step: any };
+    function open(options: unknown): { manager: ContextManager; step: any };
+    /** The first step of a workflow over the folder and storage `options` name (protocol.js STOREWIDE). */
+    function storewide(options: unknown, work: Request): any;
     function __panicForTests(message: string): void;
-    function __panicForTestsAsync(message: string): any;
-    /** The query's vector for hybrid ranking, from what the `embed` option returned. */
-    function __queryVector(vector: unknown): any;
-    /** The best-matching lines of a record's result for `query`, as JSON. */
-    function __passage(query: string, resultJson: string): string;
+  }
+  interface ContextManager {
+    /** The first step of the workflow `work` (protocol.js WORK). */
+    begin(work: Request): any;
+    /** The answer to `query` (protocol.js QUERY). */
+    query(query: Request): any;
+    /** Makes the change `update` (protocol.js UPDATE). */
+    update(update: Request): void;
   }
 
   /** grep_context's linear-time line matcher (crates/wasm/src/manager/grep.rs). */

@@ -19,6 +19,7 @@
 
 import { nodeStorage } from "../adapters/node.js";
 import { toolctxError } from "../errors.js";
+import { READER } from "../protocol.js";
 
 /** `toolctx://{filepath}`: how records were named before handles; save_context still gives it. */
 const pointerOf = (filepath) => `toolctx://${filepath}`;
@@ -65,8 +66,11 @@ function storeView({ root, pointers }) {
   return {
     getAllPointers: () => pointers.slice(),
     loadContexts: (filepaths) => root.loadContexts(filepaths),
-    __lines: (resultJson) => root.__lines(resultJson),
-    __linePattern: (pattern) => root.__linePattern(pattern),
+    // The root's line view and matcher; its one pointer at a filepath is not of every session.
+    [READER]: {
+      lines: (resultJson) => root[READER].lines(resultJson),
+      linePattern: (pattern) => root[READER].linePattern(pattern),
+    },
     selectRelevant: (query, options) => root.selectRelevant(query, { ...options, pointers }),
     // As a manager resolves one: the handle itself, or the short form of a lengthened one.
     resolveHandle(handle) {

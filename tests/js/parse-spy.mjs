@@ -1,4 +1,4 @@
-// A JSON.parse run inside a wasm call can crash Node 20's V8 (see __pointers in
+// A JSON.parse run inside a wasm call can crash Node 20's V8 (see `pointers` in
 // crates/wasm/src/manager/select.rs), so results cross as JSON text and are parsed once the call has
 // returned. `parsedInsideWasm(fn)` runs `fn` with JSON.parse watched and resolves to the
 // start of every text parsed while a wasm frame was on the stack.

@@ -4,6 +4,8 @@
 const HANDLE = /^ctx:[a-z2-7]{10,12}$/;
 
 export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, tools }) {
+  /** Where toolctx/tools reads a manager's core (pkg-template/protocol.js READER). */
+  const READER = Symbol.for("toolctx.reader");
   const test = (title, fn) => t0(`tools: ${title}`, fn);
   const { contextTools, resolveHandles, findRecord, lineView, createUsage, TOOL_NAMES, LIMITS } = tools;
   let n = 0;
@@ -150,7 +152,7 @@ export function runToolTests({ test: t0, assert, ContextManager, memoryStorage, 
       getAllPointers: () => (listed++, m.getAllPointers()),
       loadContexts: (paths) => m.loadContexts(paths),
       resolveHandle: (h) => m.resolveHandle(h),
-      __pointerAt: (path) => m.__pointerAt(path),
+      [READER]: m[READER],
     };
     assert.deepEqual(findRecord(counting, file.handle), file);
     assert.deepEqual(findRecord(counting, `toolctx://${hits.filepath}`), hits);

@@ -52,6 +52,12 @@ export function options(host) {
   return { contextDir: "/ctx", fileSystem: host, persistThreshold: 0 };
 }
 export function cyclic() { const o = {}; o.self = o; return o; }
+export function closeWith(driver, m) {
+  return driver.close(m, () => m.begin({ kind: "close" }), () => {});
+}
+export function request(kind, fields) {
+  return { kind, ...fields };
+}
 export function closableDefaults() {
   const host = makeHost(true);
   host.closed = 0;
@@ -72,6 +78,9 @@ extern "C" {
     fn cyclic() -> JsValue;
     #[wasm_bindgen(js_name = closableDefaults)]
     fn closable_defaults() -> JsValue;
+    #[wasm_bindgen(js_name = closeWith)]
+    fn close_with(driver: &JsValue, m: &JsValue) -> Promise;
+    fn request(kind: &str, fields: &JsValue) -> JsValue;
 }
 
 // The package's host defaults (crates/wasm/src/interop/host.rs imports the same file).
@@ -130,9 +139,16 @@ fn get(v: &JsValue, k: &str) -> JsValue {
 /// `close`).
 async fn close(m: &JsValue) -> Result<JsValue, JsValue> {
     let driver = DRIVER.with(Clone::clone);
-    let close: Function = get(&driver, "close").dyn_into().unwrap();
-    let promise: Promise = close.call1(&driver, m).unwrap().dyn_into().unwrap();
-    JsFuture::from(promise).await
+    JsFuture::from(close_with(&driver, m)).await
+}
+
+/// `{kind, ...fields}`: what the package asks of a manager (crates/wasm/src/interop/requests.rs).
+fn ask(kind: &str, fields: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in fields {
+        Reflect::set(&o, &(*k).into(), v).unwrap();
+    }
+    request(kind, &o)
 }
 
 /// The outcome of the plan (crates/wasm/src/plans.rs) whose first step is `step` (driver.js: `plan`).
@@ -206,7 +222,7 @@ async fn save_and_load_through_a_js_host() {
     // (records.js parses it), answering the number it keeps it under; the plan ends with
     // those numbers in the order asked.
     let asked = Array::of3(&paths[2].as_str().into(), &"/elsewhere/x.json".into(), &paths[0].as_str().into());
-    let step = m.load_contexts(asked.into()).unwrap();
+    let step = m.begin(ask("load", &[("filepaths", asked.into())])).unwrap();
     assert_eq!(get(&step, "kind").as_string().as_deref(), Some("run"));
     let ops: Vec<(String, String)> = Array::from(&get(&step, "ops"))
         .iter()
@@ -240,13 +256,16 @@ async fn save_and_load_through_a_js_host() {
 
     // Ranking over three pointers, so a wrong answer is possible: only the relevant
     // ones, best first; every pointer in the given order only when none matches.
-    let pointers = js_sys::JSON::parse(&m.pointers(&m.slots(JsValue::UNDEFINED))).unwrap();
+    let slots = m.query(ask("slots", &[])).unwrap();
+    let pointers = js_sys::JSON::parse(&m.query(ask("pointers", &[("slots", slots)])).unwrap().as_string().unwrap());
+    let pointers = pointers.unwrap();
     let select = |query: &str, fallback: Option<&str>| {
         let options = js_sys::Object::new();
         if let Some(f) = fallback {
             Reflect::set(&options, &"fallback".into(), &f.into()).unwrap();
         }
-        let out = m.select_listed(query.into(), pointers.clone(), options.into(), JsValue::UNDEFINED).unwrap();
+        let fields = [("query", query.into()), ("pointers", pointers.clone()), ("options", options.into())];
+        let out = Uint32Array::from(m.query(ask("selectListed", &fields)).unwrap()).to_vec();
         out.iter().map(|&i| paths[i as usize].clone()).collect::<Vec<_>>()
     };
     assert_eq!(select("login", None), [paths[2].clone()]);
@@ -263,7 +282,7 @@ async fn errors_carry_a_code_and_the_host_cause() {
     assert!(err.is_instance_of::<js_sys::Error>());
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("QUOTA_EXCEEDED"));
     assert_eq!(get(&err, "cause"), quota);
-    assert_eq!(m.size(), 0);
+    assert_eq!(m.query(ask("size", &[])).unwrap().as_f64(), Some(0.0));
 
     let m = JsContextManager::new(options(&make_host(false))).unwrap();
     let err = save_failing(&m, cyclic()).await;
@@ -300,7 +319,7 @@ async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
     close(&own).await.unwrap();
     close(&own).await.unwrap();
     assert_eq!(get(&host, "closed").as_f64(), Some(1.0), "the default storage is closed once");
-    let flush: Function = get(&own, "flush").dyn_into().unwrap();
-    let err = plan(flush.call0(&own).unwrap()).await.unwrap_err();
+    let begin: Function = get(&own, "begin").dyn_into().unwrap();
+    let err = plan(begin.call1(&own, &ask("flush", &[])).unwrap()).await.unwrap_err();
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
 }

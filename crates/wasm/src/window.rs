@@ -6,7 +6,7 @@
 //! the JS glue (`window.js`) builds the result: a copy of the messages with the changed
 //! ones swapped in (a 2,000-message conversation sends back a few small messages rather
 //! than megabytes of unchanged text). The glue parses the text once the wasm call has
-//! returned (a `JSON.parse` inside a wasm call can crash Node 20's V8; see `__pointers` in
+//! returned (a `JSON.parse` inside a wasm call can crash Node 20's V8; see `pointers` in
 //! `manager/select.rs`).
 //!
 //! A `ContextHistory`'s file is loaded (`__load`) and written (`__save`) by plans of the

@@ -1,6 +1,8 @@
 //! Every conversion between JavaScript values and the core's types, in one place (the
 //! exports around it only call these):
 //!
+//! - `named`: the enums whose variants cross as fixed strings (kinds), and `__stepKinds`;
+//! - `requests`: what the package asks of the core module (a workflow, a query, an update);
 //! - `args`: an argument or an option read, checked (`INVALID_ARGUMENT` when wrong);
 //! - `options`: the options objects of `ContextManager`, `ConversationStore` and
 //!   `ContextHistory`;
@@ -15,6 +17,8 @@
 //! - `conversation`: the conversation store's arguments, results and step ops;
 //! - `window`: the window optimiser's messages in and plan out.
 
+// The kinds of steps and requests (first: its macro serves the modules below).
+pub mod named;
 // Each module reads its own arguments; the ContextManager reads with all of these.
 #[cfg_attr(not(feature = "core"), allow(dead_code))]
 pub mod args;
@@ -29,6 +33,8 @@ pub mod errors;
 pub mod host;
 pub mod json;
 pub mod options;
+#[cfg(feature = "core")]
+pub mod requests;
 #[cfg(feature = "core")]
 pub mod selection;
 #[cfg(feature = "core")]

@@ -62,7 +62,7 @@ pub(crate) fn listed_slots(value: &JsValue) -> Result<ListedSlots> {
 }
 
 /// The query's vector given to `selectRelevant` (`undefined`: none), made by
-/// `__queryVector` from what the `embed` option returned.
+/// the `queryVector` query from what the `embed` option returned.
 pub(crate) fn query_vector(value: &JsValue) -> Result<Option<Vec<f32>>> {
     if value.is_undefined() {
         return Ok(None);

@@ -3,41 +3,17 @@
 //!
 //! A step is a plain JavaScript object whose `kind` says what the driver
 //! (pkg-template/driver.js) must do, its other fields named. JavaScript names the same
-//! kinds in pkg-template/protocol.js; `__stepKinds` lists these enums for the test that
-//! keeps the two equal (tests/js/protocol.test.mjs).
+//! kinds in pkg-template/protocol.js; `__stepKinds` (interop/named.rs) lists these enums for
+//! the test that keeps the two equal (tests/js/protocol.test.mjs).
 //!
 //! Steps are built field by field with a setter each (a save is hot: no JSON, no serde,
 //! no `Reflect` on its path).
 
-use js_sys::{Array, Object, Reflect, Uint32Array, Uint8Array};
+use js_sys::{Array, Object, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+use super::named::{named, table};
 use super::storage::JsStorage;
-
-/// An enum whose variants cross as fixed JavaScript strings (or numbers), listed in `ALL`.
-macro_rules! named {
-    ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        $vis enum $name { $($(#[$vm])* $v,)* }
-
-        impl $name {
-            /// Every variant, in order.
-            pub const ALL: &'static [$name] = &[$($name::$v,)*];
-
-            /// Its name in pkg-template/protocol.js (`RemoveDir`: `REMOVE_DIR`).
-            #[allow(dead_code)]
-            fn constant(self) -> &'static str {
-                match self { $($name::$v => stringify!($v),)* }
-            }
-
-            /// What crosses.
-            pub fn name(self) -> &'static str {
-                match self { $($name::$v => $s,)* }
-            }
-        }
-    };
-}
 
 named! {
     /// What a step asks of the driver (protocol.js `STEP`).
@@ -357,52 +333,10 @@ pub fn saved_to_embed(filepath: &str, text: &str) -> JsValue {
     o.into()
 }
 
-/// `RemoveDir` as protocol.js names it: `REMOVE_DIR`.
-fn screaming(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if i > 0 && c.is_ascii_uppercase() {
-            out.push('_');
-        }
-        out.push(c.to_ascii_uppercase());
-    }
-    out
-}
-
-/// `{NAME: value}` of an enum's variants.
-fn table<T: Copy>(all: &[T], constant: fn(T) -> &'static str, value: impl Fn(T) -> JsValue) -> JsValue {
-    let o = Object::new();
-    for &v in all {
-        let _ = Reflect::set(&o, &screaming(constant(v)).into(), &value(v));
-    }
-    o.into()
-}
-
-/// `{STEP, OP}`: every kind that crosses, as protocol.js must name them (its
-/// test compares them). Not part of the API.
-#[wasm_bindgen(js_name = "__stepKinds")]
-pub fn step_kinds() -> JsValue {
-    let o = Object::new();
-    let name = |s: &'static str| JsValue::from_str(s);
-    let tables = [
-        ("STEP", table(Kind::ALL, Kind::constant, |k| name(k.name()))),
-        ("OP", table(OpKind::ALL, OpKind::constant, |k| name(k.name()))),
-    ];
-    for (key, value) in tables {
-        let _ = Reflect::set(&o, &key.into(), &value);
-    }
-    o.into()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use wasm_bindgen_test::*;
-
-    #[wasm_bindgen_test]
-    fn constants_are_the_variants_in_screaming_case() {
-        assert_eq!(screaming("RemoveDir"), "REMOVE_DIR");
-        assert_eq!(screaming("NotARecord"), "NOT_A_RECORD");
-        assert_eq!(screaming("Run"), "RUN");
-    }
+/// `[("STEP", …), ("OP", …)]`: the step kinds and host calls, for `__stepKinds`.
+pub fn tables() -> Vec<(&'static str, JsValue)> {
+    vec![
+        ("STEP", table(Kind::ALL, Kind::constant, Kind::name)),
+        ("OP", table(OpKind::ALL, OpKind::constant, OpKind::name)),
+    ]
 }

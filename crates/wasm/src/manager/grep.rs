@@ -1,13 +1,27 @@
-//! `LinePattern`: grep_context's linear-time line matcher (crates/core/src/grep.rs), compiled once per
-//! call of the tool and asked which lines of each chunk of text match (tools.js).
+//! What toolctx/tools reads of a record (tools.js, through context-manager.js): a result's
+//! line view (`lines`, crates/core/src/view.rs), and `LinePattern`, grep_context's
+//! linear-time line matcher (crates/core/src/grep.rs), compiled once per call of the tool
+//! and asked which lines of each chunk of text match.
 
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::super::interop::errors::{invalid, IntoJs};
+use toolctx_core::error::Error;
 use toolctx_core::grep::LinePattern;
 
-/// A compiled `grep_context` pattern (internal: toolctx/tools makes it through the
-/// manager's `__linePattern`).
+/// A result (`resultJson`, its JSON text) as the model reads it: its line view, the lines
+/// passages number and the model's tools read and grep.
+#[wasm_bindgen(js_name = lines)]
+pub fn lines(result_json: &str) -> Result<String, JsValue> {
+    let result: Value = toolctx_core::record::from_json(result_json)
+        .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
+        .js()?;
+    Ok(toolctx_core::view::lines_of(&result))
+}
+
+/// A compiled `grep_context` pattern (internal: toolctx/tools makes it through
+/// context-manager.js's `linePattern`).
 #[wasm_bindgen(js_name = LinePattern, skip_typescript)]
 pub struct JsLinePattern {
     inner: LinePattern,

@@ -7,18 +7,17 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::JsContextManager;
-use crate::interop::errors::{invalid, IntoJs};
 use crate::plans::{self, Reply};
+use toolctx_core::error::{Error, Result};
 use toolctx_core::store::LoadRecords;
 
-#[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
     /// `loadContexts(filepaths)`: the first step of its plan, which resolves to the
     /// records, in the order asked. A filepath that is not a string is skipped with an
     /// `onDebug` warning, as a path outside the store is.
-    #[wasm_bindgen(js_name = loadContexts)]
-    pub fn load_contexts(&self, filepaths: JsValue) -> Result<JsValue, JsValue> {
-        let list: &Array = filepaths.dyn_ref().ok_or_else(|| invalid("filepaths must be an array of strings"))?;
+    pub(super) fn load_contexts(&self, filepaths: &JsValue) -> Result<JsValue> {
+        let list: &Array =
+            filepaths.dyn_ref().ok_or_else(|| Error::invalid("filepaths must be an array of strings"))?;
         let mut asked = Vec::with_capacity(list.length() as usize);
         for value in list.iter() {
             match value.as_string() {
@@ -32,7 +31,7 @@ impl JsContextManager {
                 }
             }
         }
-        let plan = LoadRecords::new(self.inner.clone(), asked).js()?;
+        let plan = LoadRecords::new(self.inner.clone(), asked)?;
         Ok(plans::start(self.storage.clone(), plan, |kept| Ok(Reply::Kept(kept))))
     }
 }

@@ -4,19 +4,26 @@
 //! rejections. `saveContext` serialises `args` and `result` before it returns, so a
 //! caller mutating them afterwards changes nothing stored.
 //!
-//! This file holds the class and its lifecycle (open, flush, close, clear, sessions; its
-//! options are read in `interop/options/manager.rs`); the rest, a file each: `save` (`saveContext` in steps), `load`
-//! (`loadContexts` in steps), `select` (selection, vectors, passages and line views) and
-//! `storewide` (the static operations over a folder).
+//! The package's class (pkg-template/context-manager.js) holds an instance and calls it
+//! through a few exports: `open` and the constructor, `begin(work)` (a workflow: the first
+//! step of its plan, for the driver), `query(q)` and `update(u)` (synchronous), and the
+//! static `storewide(options, work)` (a workflow over a whole folder). What those take is
+//! read in interop/requests.rs; the options in `interop/options/manager.rs`.
+//!
+//! This file holds the class, its lifecycle (open, flush, close, clear, sessions) and the
+//! dispatch; the rest, a file each: `save` (`saveContext`'s first step), `load`
+//! (`loadContexts`), `select` (selection, vectors, passages and line views), `storewide`
+//! (the workflows over a folder) and `grep` (grep_context's `LinePattern`).
 
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Reflect};
+use js_sys::{Array, Function, Object, Reflect, Uint32Array};
 
 use wasm_bindgen::prelude::*;
 
 use super::interop::errors::{invalid, IntoJs};
 use super::interop::options::ManagerOptions;
+use super::interop::requests::{Query, Storewide, Update, Work};
 use super::interop::steps;
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
@@ -101,8 +108,6 @@ fn announce(inner: &Manager, storage: &JsStorage, on_debug: &Option<Function>) {
     let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
 }
 
-impl JsContextManager {}
-
 #[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
     /// A manager over the given (or the runtime's default) storage.
@@ -120,7 +125,6 @@ impl JsContextManager {
     /// `open()`, its first step: `{manager, step}`, the manager and the first step of the
     /// plan that makes it ready (crates/wasm/src/plans.rs): a new session's manifest written, a
     /// named session resumed (a pointer for every persisted record).
-    #[wasm_bindgen(js_name = "__open")]
     pub fn open(options: JsValue) -> Result<JsValue, JsValue> {
         let ManagerOptions { storage, core, describe, redact, embed, on_debug, owns_storage } =
             ManagerOptions::read(&options).js()?;
@@ -142,90 +146,76 @@ impl JsContextManager {
         Ok(steps::opened(JsValue::from(manager), &step))
     }
 
-    /// The first step of a background write of an index segment (SPEC §4), when one is
-    /// due and none is under way; `undefined` otherwise. The driver asks after each save
-    /// resolves and runs it as a plan of this manager (so `close()` waits for it); its
-    /// failures go to `onDebug`.
-    #[wasm_bindgen(js_name = "__persistIndex")]
-    pub fn persist_index(&self) -> JsValue {
-        match self.inner.begin_persist_index() {
-            Some(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
-            None => JsValue::UNDEFINED,
-        }
-    }
-
-    /// `endSession()`: removes the session's records, manifest and (if empty) folder; the
-    /// first step of its plan (crates/wasm/src/plans.rs), resolving to `undefined`.
-    #[wasm_bindgen(js_name = endSession)]
-    pub fn end_session(&self) -> JsValue {
-        match self.inner.begin_end_session() {
-            Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
-            Err(e) => plans::failed(e),
-        }
-    }
-
-    /// Writes out the records held in memory (and brings the session manifest up to
-    /// date); the first step of its plan (crates/wasm/src/plans.rs), resolving to `undefined`.
-    pub fn flush(&self) -> JsValue {
-        match self.inner.begin_flush() {
-            Ok(job) => self.run_job(job, |_| Ok(Reply::Value(JsValue::UNDEFINED))),
-            Err(e) => plans::failed(e),
-        }
-    }
-
-    /// Adopts the records of the session folder its manifest does not list (left by a
-    /// crash); resolves to their filepaths. Outside a session, nothing: `[]`. The first
-    /// step of its plan (crates/wasm/src/plans.rs).
-    pub fn reconcile(&self) -> JsValue {
-        match self.inner.begin_reconcile() {
-            Err(e) => plans::failed(e),
-            Ok(None) => plans::done(Array::new().into()),
-            Ok(Some(job)) => self.run_job(job, |adopted| {
-                Ok(Reply::Value(adopted.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()))
+    /// Begins the workflow `work` (interop/requests.rs, [`Work`]): the first step of its
+    /// plan, for the driver. Its failures are the plan's (a `failed` step); a save's
+    /// arguments that are wrong throw, as `saveContext`'s first step.
+    pub fn begin(&self, work: JsValue) -> Result<JsValue, JsValue> {
+        let unit = |_| Ok(Reply::Value(JsValue::UNDEFINED));
+        Ok(match Work::read(&work).js()? {
+            Work::Save { tool_name, args, result, task_or_options, query_id } => {
+                self.save_begin(&tool_name, &args, &result, &task_or_options, &query_id).js()?
+            }
+            Work::Load { filepaths } => self.load_contexts(&filepaths).js()?,
+            Work::Flush => self.start(self.inner.begin_flush(), unit),
+            Work::EndSession => self.start(self.inner.begin_end_session(), unit),
+            Work::Reconcile => match self.inner.begin_reconcile() {
+                Err(e) => plans::failed(e),
+                Ok(None) => plans::done(Array::new().into()),
+                Ok(Some(job)) => self.run_job(job, |adopted| {
+                    Ok(Reply::Value(adopted.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()))
+                }),
+            },
+            Work::RebuildIndex => self.start(self.inner.begin_rebuild_index(), |indexed: Vec<String>| {
+                Ok(Reply::Value((indexed.len() as f64).into()))
             }),
+            Work::Clear => self.clearing("clear", true),
+            Work::ClearContextDir => self.clearing("clearContextDir", false),
+            Work::Close => self.close(),
+            // An index segment, when one is due and none is under way; `undefined` otherwise.
+            Work::PersistIndex => match self.inner.begin_persist_index() {
+                Some(job) => self.run_job(job, unit),
+                None => JsValue::UNDEFINED,
+            },
+        })
+    }
+
+    /// Answers `query` (interop/requests.rs, [`Query`]) at once.
+    pub fn query(&self, query: JsValue) -> Result<JsValue, JsValue> {
+        Ok(match Query::read(&query).js()? {
+            Query::Size => (self.inner.len() as f64).into(),
+            Query::SessionId => self.inner.session_id().map_or(JsValue::UNDEFINED, JsValue::from),
+            Query::ContextDir => self.inner.context_dir().into(),
+            Query::Epoch => self.inner.epoch().into(),
+            Query::Embed => self.embed_option().map_or(JsValue::UNDEFINED, JsValue::from),
+            Query::ResolveHandle { handle } => self.resolve_handle(&handle)?.map_or(JsValue::UNDEFINED, JsValue::from),
+            Query::PointerAt { filepath } => self.pointer_at(&filepath).map_or(JsValue::UNDEFINED, JsValue::from),
+            Query::Slots { filter } => Uint32Array::from(self.slots(&filter).as_slice()).into(),
+            Query::Pointers { slots } => self.pointers(&slots).into(),
+            Query::Select { query, options, listed, vector } => {
+                self.select_relevant(&query, &options, &listed, &vector)?
+            }
+            Query::SelectListed { query, pointers, options, listed } => {
+                Uint32Array::from(self.select_listed(&query, &pointers, &options, &listed)?.as_slice()).into()
+            }
+            Query::Passage { query, result_json } => select::passage(&query, &result_json)?,
+            Query::VectorOf { embedded } => select::embedded_query(&embedded)?.into(),
+        })
+    }
+
+    /// Makes the change `update` (interop/requests.rs, [`Update`]).
+    pub fn update(&self, update: JsValue) -> Result<(), JsValue> {
+        match Update::read(&update).js()? {
+            Update::ClearPointers => self.inner.clear_pointers(),
+            Update::SetVector { filepath, embedded } => self.set_vector(&filepath, &embedded)?,
+            Update::Debug { message, path } => self.inner.debug(message, path.as_deref()),
         }
+        Ok(())
     }
 
-    /// Rebuilds the index (the session manifest, or the pointers of the context dir)
-    /// from the record files; resolves to the number of records indexed. The first step
-    /// of its plan (crates/wasm/src/plans.rs).
-    #[wasm_bindgen(js_name = rebuildIndex)]
-    pub fn rebuild_index(&self) -> JsValue {
-        match self.inner.begin_rebuild_index() {
-            Err(e) => plans::failed(e),
-            Ok(job) => self.run_job(job, |indexed| Ok(Reply::Value((indexed.len() as f64).into()))),
-        }
-    }
-
-    /// Changes whenever slots are forgotten or moved (clearPointers, rebuild, compaction),
-    /// so pointers the JS glue keeps by slot are stale.
-    #[wasm_bindgen(getter, js_name = "__epoch")]
-    pub fn epoch(&self) -> u32 {
-        self.inner.epoch()
-    }
-
-    /// Sends a message to this manager's `onDebug` (for the JS glue).
-    #[wasm_bindgen(js_name = "__debug")]
-    pub fn debug_js(&self, message: String, path: Option<String>) {
-        self.inner.debug(message, path.as_deref());
-    }
-
-    /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and
-    /// that the module works again afterwards. Not part of the API.
-    #[wasm_bindgen(js_name = "__panicForTests")]
-    pub fn panic_for_tests(message: String) {
-        panic!("{message}");
-    }
-
-    /// Like `__panicForTests`, in a plan's second step (so in the driver's `__planStep`,
-    /// after the call returned), over the default storage.
-    #[wasm_bindgen(js_name = "__panicForTestsAsync")]
-    pub fn panic_for_tests_async(message: String) -> JsValue {
-        Self::store_plan(
-            JsValue::UNDEFINED,
-            |_| Ok(PanicInStep(message, false)),
-            |()| Ok(Reply::Value(JsValue::UNDEFINED)),
-        )
+    /// Begins the store-wide workflow `work` (interop/requests.rs, [`Storewide`]) over the
+    /// folder and storage `options` name: the first step of its plan.
+    pub fn storewide(options: JsValue, work: JsValue) -> Result<JsValue, JsValue> {
+        Ok(storewide::begin(options, Storewide::read(&work).js()?))
     }
 
     /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
@@ -235,21 +225,21 @@ impl JsContextManager {
         Ok(toolctx_core::naming::hash_query(&q))
     }
 
-    /// Forgets every pointer; records stay.
-    #[wasm_bindgen(js_name = clearPointers)]
-    pub fn clear_pointers(&self) {
-        self.inner.clear_pointers();
+    /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and
+    /// that the module works again afterwards. Not part of the API.
+    #[wasm_bindgen(js_name = "__panicForTests")]
+    pub fn panic_for_tests(message: String) {
+        panic!("{message}");
     }
+}
 
-    /// Removes the records this manager wrote and drops those held in memory.
-    #[wasm_bindgen(js_name = clearContextDir)]
-    pub fn clear_context_dir(&self) -> JsValue {
-        self.clearing("clearContextDir", false)
-    }
-
-    /// `clearContextDir()` and `clearPointers()`.
-    pub fn clear(&self) -> JsValue {
-        self.clearing("clear", true)
+impl JsContextManager {
+    /// The plan of the job `begun` made, or its failure.
+    fn start(&self, begun: Result<Job>, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> JsValue {
+        match begun {
+            Ok(job) => self.run_job(job, reply),
+            Err(e) => plans::failed(e),
+        }
     }
 
     /// Closes the manager: waits for the operations in flight, writes out the records
@@ -261,8 +251,7 @@ impl JsContextManager {
     /// then the write-out), for the driver (driver.js, `close`). It resolves to `{host,
     /// close}`, the storage's `close()` for the driver to call last when this close
     /// closed the manager over a storage it made, else `undefined`.
-    #[wasm_bindgen(js_name = "__close")]
-    pub fn close(&self) -> JsValue {
+    fn close(&self) -> JsValue {
         let (storage, owns_storage) = (self.storage.clone(), self.owns_storage);
         let reply = move |closed_now: bool| {
             let close = (closed_now && owns_storage).then(|| storage.close_call()).flatten();
@@ -271,40 +260,20 @@ impl JsContextManager {
         plans::start(self.storage.clone(), ClosePlan::new(self.inner.clone()), reply)
     }
 
-    /// Number of pointers.
-    #[wasm_bindgen(getter)]
-    pub fn size(&self) -> usize {
-        self.inner.len()
-    }
-
-    /// The filepath of the record whose handle is `handle` (SPEC §3: `ctx:` and base32,
-    /// any case, long or short), or `undefined` when no pointer has it. Throws
+    /// `resolveHandle`: the filepath of the record whose handle is `handle` (SPEC §3:
+    /// `ctx:` and base32, any case, long or short), or `None` when no pointer has it.
     /// `INVALID_ARGUMENT` when a short handle names two records.
-    #[wasm_bindgen(js_name = resolveHandle)]
-    pub fn resolve_handle(&self, handle: JsValue) -> Result<Option<String>, JsValue> {
+    fn resolve_handle(&self, handle: &JsValue) -> Result<Option<String>, JsValue> {
         let handle = handle.as_string().ok_or_else(|| invalid("handle must be a string (ctx:…)"))?;
         Ok(self.inner.slot_of_handle(&handle).js()?.and_then(|slot| self.inner.filepath_of(slot)))
     }
 
-    /// The pointer at `filepath` as JSON text, or `undefined` when none is there: one
-    /// pointer without copying every one (toolctx/tools finds the record a handle names).
-    #[wasm_bindgen(js_name = "__pointerAt")]
-    pub fn pointer_at(&self, filepath: &str) -> Option<String> {
+    /// The pointer at `filepath` as JSON text, or `None` when none is there: one pointer
+    /// without copying every one (toolctx/tools finds the record a handle names).
+    fn pointer_at(&self, filepath: &str) -> Option<String> {
         let slot = self.inner.slot_of(filepath)?;
         let mut json = String::new();
         self.inner.pointer_json_of(slot, &mut json).then_some(json)
-    }
-
-    /// The (normalised, absolute where the runtime has paths) context dir.
-    #[wasm_bindgen(js_name = getContextDir)]
-    pub fn get_context_dir(&self) -> String {
-        self.inner.context_dir().to_owned()
-    }
-
-    /// The session id; `undefined` without a session.
-    #[wasm_bindgen(getter, js_name = sessionId)]
-    pub fn session_id(&self) -> Option<String> {
-        self.inner.session_id().map(str::to_owned)
     }
 }
 
@@ -322,21 +291,5 @@ impl JsContextManager {
                 plans::start(self.storage.clone(), plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
             }
         }
-    }
-}
-
-/// A plan that asks for nothing, then panics at its next step (`__panicForTestsAsync`):
-/// the message, and whether it has asked.
-struct PanicInStep(String, bool);
-
-impl toolctx_core::plan::Plan for PanicInStep {
-    type Output = ();
-
-    fn step(&mut self, _: toolctx_core::plan::Outcomes) -> toolctx_core::plan::Step<()> {
-        if !self.1 {
-            self.1 = true;
-            return toolctx_core::plan::Step::Run(Vec::new());
-        }
-        panic!("{}", self.0);
     }
 }

@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use super::{JsContextManager, ENCODER_FROM};
 use crate::interop::args::{get, opt_string};
 use crate::interop::body::Body;
-use crate::interop::errors::{with_cause, IntoJs};
+use crate::interop::errors::with_cause;
 use crate::interop::json::json_value;
 use crate::interop::steps;
 use crate::plans::{self, Reply};
@@ -171,21 +171,19 @@ impl SaveFields {
     }
 }
 
-#[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
     /// `saveContext`: `done` (saved: a record held in memory), or the first step of its
     /// plan ([`SaveRecord`]: the record's write, then the save's follow-up I/O), which
     /// resolves to the filepath (or `{filepath, embed}` with the `embed` option).
-    #[wasm_bindgen(js_name = "__saveBegin")]
-    pub fn save_begin(
+    pub(super) fn save_begin(
         &self,
-        tool_name: JsValue,
-        args: JsValue,
-        result: JsValue,
-        task_or_options: JsValue,
-        query_id: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let (begun, result_in) = self.start_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
+        tool_name: &JsValue,
+        args: &JsValue,
+        result: &JsValue,
+        task_or_options: &JsValue,
+        query_id: &JsValue,
+    ) -> Result<JsValue> {
+        let (begun, result_in) = self.start_save(tool_name, args, result, task_or_options, query_id)?;
         let save = SaveRecord::new(self.inner.clone(), begun);
         let reply = self.saved_reply();
         if let Some(filepath) = save.done() {
@@ -194,9 +192,7 @@ impl JsContextManager {
         // The result's bytes stay held until the plan ends (its write reads them).
         Ok(plans::start(self.storage.clone(), save, move |filepath| Ok(Reply::Value(reply(filepath, &result_in)))))
     }
-}
 
-impl JsContextManager {
     /// The first step of a save: the manager open (checked first, so no argument is read
     /// and no describe/redact callback runs on a closed one), the arguments prepared, the
     /// core's `begin_save`; with where the result is.
@@ -283,7 +279,7 @@ impl JsContextManager {
 
     /// What a save resolves to, once its record is saved at `filepath`: the filepath,
     /// or with the `embed` option `{filepath, embed}`, the text to embed (the JS glue
-    /// calls `embed`, then `__setVector`).
+    /// calls `embed`, then the `setVector` update).
     fn saved_reply(&self) -> impl FnOnce(String, &ResultIn) -> JsValue + 'static {
         let inner = self.embed.is_some().then(|| self.inner.clone());
         move |filepath, result_in| match inner.and_then(|inner| embed_text(&inner, &filepath, result_in)) {
@@ -314,6 +310,7 @@ impl JsContextManager {
         task_or_options: JsValue,
         query_id: JsValue,
     ) -> Result<JsValue, JsValue> {
+        use crate::interop::errors::IntoJs;
         let (begun, _result_in) = self.start_save(&tool_name, &args, &result, &task_or_options, &query_id).js()?;
         let save = SaveRecord::new(self.inner.clone(), begun);
         match save.done() {

@@ -50,26 +50,24 @@ pub(super) struct ListedPointer {
     path: Option<String>,
 }
 
-#[wasm_bindgen(js_class = ContextManager)]
 impl JsContextManager {
     /// `selectRelevantContexts` (pkg-template/context-manager.js exports it under that name):
     /// the places in `pointers` of the relevant ones, best first, all of them when none
     /// match (the glue maps them to the filepaths it read). `listed`: the slots of the
     /// pointers this manager listed itself ([`ListedSlots`]); the others are read from
     /// their objects.
-    #[wasm_bindgen(js_name = "__selectListed")]
-    pub fn select_listed(
+    pub(super) fn select_listed(
         &self,
-        query: JsValue,
-        pointers: JsValue,
-        options: JsValue,
-        listed: JsValue,
+        query: &JsValue,
+        pointers: &JsValue,
+        options: &JsValue,
+        listed: &JsValue,
     ) -> Result<Vec<u32>, JsValue> {
         let list: &Array = pointers.dyn_ref().ok_or_else(|| invalid("pointers must be an array"))?;
-        let (query_id, task_id) = filter_options(&options).js()?;
+        let (query_id, task_id) = filter_options(options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
-        let source = self.list_source(list, listed_slots(&listed).js()?, filter);
-        let ranking = self.rank(&query, &source, &options, None, Selection::Seed).js()?;
+        let source = self.list_source(list, listed_slots(listed).js()?, filter);
+        let ranking = self.rank(query, &source, options, None, Selection::Seed).js()?;
         let Source::List { listed, .. } = &source else { unreachable!("a list source") };
         Ok(ranking.hits.iter().map(|hit| listed[hit.index].position).collect())
     }
@@ -78,32 +76,31 @@ impl JsContextManager {
     /// `pointers`, the pointers of this manager through the index: every one, or those
     /// saved with the `queryId` / `taskId` given (no pointer object is made to rank
     /// them). With `pointers` (their slots in `listed` where the glue knows them, as
-    /// `__selectListed` takes them), `queryId` / `taskId` narrow that list. `vector`: the
-    /// query's, for hybrid ranking (`__queryVector` made it), or `undefined`.
+    /// the `selectListed` query takes them), `queryId` / `taskId` narrow that list. `vector`: the
+    /// query's, for hybrid ranking (the `queryVector` query made it), or `undefined`.
     /// Over this manager's pointers the answer is the JSON text of the list, which the
     /// glue parses once the call has returned (see `plans::Reply::Json`).
-    #[wasm_bindgen(js_name = "__selectRelevant")]
-    pub fn select_relevant(
+    pub(super) fn select_relevant(
         &self,
-        query: JsValue,
-        options: JsValue,
-        listed: JsValue,
-        vector: JsValue,
+        query: &JsValue,
+        options: &JsValue,
+        listed: &JsValue,
+        vector: &JsValue,
     ) -> Result<JsValue, JsValue> {
         self.inner.check_open("selectRelevant").js()?;
-        let (query_id, task_id) = filter_options(&options).js()?;
+        let (query_id, task_id) = filter_options(options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
-        let vector = query_vector(&vector).js()?;
-        let given = get(&options, "pointers");
+        let vector = query_vector(vector).js()?;
+        let given = get(options, "pointers");
         let source = if given.is_undefined() {
             Source::Slots((!filter.is_all()).then(|| self.inner.slots(filter)))
         } else {
             match given.dyn_ref::<Array>() {
-                Some(list) => self.list_source(list, listed_slots(&listed).js()?, filter),
+                Some(list) => self.list_source(list, listed_slots(listed).js()?, filter),
                 None => return Err(Error::invalid("pointers must be an array")).js(),
             }
         };
-        let ranking = self.rank(&query, &source, &options, vector.as_deref(), Selection::Scored).js()?;
+        let ranking = self.rank(query, &source, options, vector.as_deref(), Selection::Scored).js()?;
         let out = match &source {
             Source::Slots(_) => {
                 let (mut json, mut path) = (String::from("["), String::new());
@@ -157,43 +154,31 @@ impl JsContextManager {
 
     /// The `embed` option (texts to vectors), while the manager is open: the JS glue
     /// calls it (with a saved record's text, or the query of `selectRelevant`).
-    #[wasm_bindgen(getter, js_name = "__embed")]
-    pub fn embed_option(&self) -> Option<Function> {
+    pub(super) fn embed_option(&self) -> Option<Function> {
         self.embed.clone().filter(|_| self.inner.check_open("embed").is_ok())
     }
 
     /// Gives the record saved at `filepath` the vector in `embedded` (what the `embed`
     /// option returned for its text); throws when that is not one vector, and tells
     /// `onDebug` when the vector is refused (the record is then ranked by BM25 alone).
-    #[wasm_bindgen(js_name = "__setVector")]
-    pub fn set_vector(&self, filepath: String, embedded: JsValue) -> Result<(), JsValue> {
-        let vector = one_vector(&embedded).js()?;
+    pub(super) fn set_vector(&self, filepath: &str, embedded: &JsValue) -> Result<(), JsValue> {
+        let vector = one_vector(embedded).js()?;
         // A pointer gone while `embed` ran (cleared, evicted) needs no vector.
-        if self.inner.description_of(&filepath).is_some() && !self.inner.set_vector(&filepath, &vector) {
+        if self.inner.description_of(filepath).is_some() && !self.inner.set_vector(filepath, &vector) {
             self.inner.debug(
                 "embed gave a vector that was refused (empty, zero, not finite or of another dimension)",
-                Some(&filepath),
+                Some(filepath),
             );
         }
         Ok(())
-    }
-
-    /// The query's vector from what the `embed` option returned for it, for
-    /// `selectRelevant`'s hybrid ranking (the `vector` argument of `__selectRelevant`);
-    /// throws when that is not one vector.
-    #[wasm_bindgen(js_name = "__queryVector")]
-    pub fn query_vector(embedded: JsValue) -> Result<js_sys::Float32Array, JsValue> {
-        let vector = one_vector(&embedded).js()?;
-        Ok(js_sys::Float32Array::from(vector.as_slice()))
     }
 
     /// The slots of the pointers `getAllPointers` (`filter` undefined),
     /// `getPointersForQuery` (`{queryId}`) or `getPointersForTask` (`{taskId}`) list, in
     /// order (the JS glue makes the lists). A filter of the wrong type matches nothing,
     /// as the seed's does.
-    #[wasm_bindgen(js_name = "__slots")]
-    pub fn slots(&self, filter: JsValue) -> Vec<u32> {
-        match filter_options(&filter) {
+    pub(super) fn slots(&self, filter: &JsValue) -> Vec<u32> {
+        match filter_options(filter) {
             Ok((query_id, task_id)) => {
                 self.inner.slots(Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() })
             }
@@ -205,8 +190,7 @@ impl JsContextManager {
     /// glue parses it once the call has returned: objects made (and field representations
     /// changed) while a wasm call is on the stack can crash Node 20's V8 when it
     /// deoptimises the caller, which inlined the call.
-    #[wasm_bindgen(js_name = "__pointers")]
-    pub fn pointers(&self, slots: &[u32]) -> String {
+    pub(super) fn pointers(&self, slots: &[u32]) -> String {
         let mut json = String::from("[");
         for &slot in slots {
             if json.len() > 1 {
@@ -219,35 +203,32 @@ impl JsContextManager {
         json.push(']');
         json
     }
+}
 
-    /// The passage of a selected record for `query`: its best-matching lines as the model
-    /// reads its result (`result_json`, the result's JSON text), `{text, startLine,
-    /// endLine}`, or `undefined` when no line holds a word of the query.
-    #[wasm_bindgen(js_name = "__passage")]
-    pub fn passage(query: String, result_json: String) -> Result<JsValue, JsValue> {
-        let result: Value = toolctx_core::record::from_json(&result_json)
-            .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
-            .js()?;
-        let view = toolctx_core::view::lines_of(&result);
-        let Some(p) = toolctx_core::select::best_passage(&view, &toolctx_core::select::Query::new(&query)) else {
-            return Ok(JsValue::UNDEFINED);
-        };
-        let o = Object::new();
-        let _ = Reflect::set(&o, &"text".into(), &p.text.into());
-        let _ = Reflect::set(&o, &"startLine".into(), &(p.start_line as f64).into());
-        let _ = Reflect::set(&o, &"endLine".into(), &(p.end_line as f64).into());
-        Ok(o.into())
-    }
+/// The query's vector from what the `embed` option returned for it, for
+/// `selectRelevant`'s hybrid ranking (the `vector` of a `select` query); throws when that
+/// is not one vector.
+pub(super) fn embedded_query(embedded: &JsValue) -> Result<js_sys::Float32Array, JsValue> {
+    let vector = one_vector(embedded).js()?;
+    Ok(js_sys::Float32Array::from(vector.as_slice()))
+}
 
-    /// A result (`result_json`, its JSON text) as the model reads it: its line view
-    /// (crates/core/src/view.rs), the lines passages number and the model's tools read and grep.
-    #[wasm_bindgen(js_name = "__lines")]
-    pub fn lines(&self, result_json: String) -> Result<String, JsValue> {
-        let result: Value = toolctx_core::record::from_json(&result_json)
-            .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
-            .js()?;
-        Ok(toolctx_core::view::lines_of(&result))
-    }
+/// The passage of a selected record for `query`: its best-matching lines as the model
+/// reads its result (`result_json`, the result's JSON text), `{text, startLine,
+/// endLine}`, or `undefined` when no line holds a word of the query.
+pub(super) fn passage(query: &str, result_json: &str) -> Result<JsValue, JsValue> {
+    let result: Value = toolctx_core::record::from_json(result_json)
+        .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
+        .js()?;
+    let view = toolctx_core::view::lines_of(&result);
+    let Some(p) = toolctx_core::select::best_passage(&view, &toolctx_core::select::Query::new(query)) else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    let o = Object::new();
+    let _ = Reflect::set(&o, &"text".into(), &p.text.into());
+    let _ = Reflect::set(&o, &"startLine".into(), &(p.start_line as f64).into());
+    let _ = Reflect::set(&o, &"endLine".into(), &(p.end_line as f64).into());
+    Ok(o.into())
 }
 
 impl JsContextManager {
