@@ -9,10 +9,15 @@
 //! One file per part of the workflow:
 //!
 //! - `options`: [`Options`], their defaults and the callbacks a manager is given;
-//! - `entry`: a pointer as the table keeps it, packed; `table`: the pointer table;
+//! - `state`: the manager's state, composed of components that own their fields, and
+//!   what keeps two of them in step (a pointer's slot is the table's and the index's):
+//!   - `table`: the pointer table (`PointerTable`), over `entry` (a pointer as the table
+//!     keeps it, packed) and `slots` (filepath → slot by a 32-bit hash);
+//!   - `live`: the live index (`LiveIndex`): terms and vectors by slot, with `unindexed`
+//!     (saved records whose content waits to be indexed) and the next segment's records;
+//!   - `held`: records held in memory; retention's ledger is [`crate::retention`]'s;
 //! - `save`: a save, its first step ([`Manager::begin_save`]) and its plan ([`SaveRecord`]);
-//! - `load`: loading records, a plan ([`LoadRecords`]); `held`: records held in memory;
-//! - `unindexed`: saved records whose content waits to be indexed;
+//! - `load`: loading records, a plan ([`LoadRecords`]);
 //! - `pointers`: listing, handles and ranking over the table ([`Filter`]);
 //! - `close`: flush and close ([`ClosePlan`]); `clear`: clearing and ending a session;
 //! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
@@ -36,12 +41,15 @@ mod clear;
 mod close;
 mod entry;
 mod held;
+mod live;
 mod load;
 mod options;
 mod persist;
 mod pointers;
 mod restore;
 mod save;
+mod slots;
+mod state;
 mod table;
 mod unindexed;
 pub use crate::segments::{segments_dir, INDEX_DIR};
@@ -60,7 +68,7 @@ pub use pointers::{Candidate, Filter, Listed};
 
 use save::{content_terms, manifest_words, terms_of};
 pub use save::{result_hash, Begun, HostBody, PendingSave, SaveInput, SaveRecord};
-use table::{PathSlots, State};
+use state::State;
 
 /// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage
 /// and awaits nothing. `ContextManager` (`crates/native/src/native/manager.rs`) runs it over a storage
@@ -176,7 +184,7 @@ impl Manager {
 
     /// Number of pointers.
     pub fn len(&self) -> usize {
-        self.state.borrow().order.len()
+        self.state.borrow().pointers.len()
     }
 
     /// Whether there are no pointers.

@@ -126,7 +126,7 @@ impl Manager {
     /// one (see `crates/core/src/segments.rs`).
     pub fn segment_due(&self) -> bool {
         let state = self.state.borrow();
-        !self.options.read_only && state.unsegmented.len() + state.unindexed.len() >= segments::SEGMENT_RECORDS
+        !self.options.read_only && state.live.segment_waiting() >= segments::SEGMENT_RECORDS
     }
 
     /// A background job writing a segment of the records indexed since the last one (and
@@ -155,12 +155,12 @@ impl Manager {
             return;
         }
         let mut state = self.state.borrow_mut();
-        let Some(entry) = state.entry(path) else { return };
+        let Some(entry) = state.pointers.entry(path) else { return };
         let meta = entry.meta();
         let size = entry.size() as u64;
         let header = String::from_utf8_lossy(&meta.encode(None)).into_owned();
         let terms = terms_of(&meta).with_passages_of(content);
-        state.unsegmented.add(path, size, header, &terms);
+        state.live.wait_for_segment(path, size, header, &terms);
     }
 
     /// The first step of a segment write: the content waiting indexed; the records still
@@ -171,12 +171,12 @@ impl Manager {
         }
         self.index_content();
         let root = format!("{}/", self.record_root());
-        let taken = std::mem::take(&mut self.state.borrow_mut().unsegmented);
+        let taken = self.state.borrow_mut().live.take_unsegmented();
         let made = {
             let state = self.state.borrow();
             let keep = |path: &str| {
                 let rel = path.strip_prefix(&root)?;
-                (state.slot_of(path).is_some() && !state.memory.contains(path)).then(|| rel.to_owned())
+                (state.pointers.slot_of(path).is_some() && !state.held.contains(path)).then(|| rel.to_owned())
             };
             taken.encode(keep)
         };
@@ -343,7 +343,7 @@ impl Manager {
     /// The records a segment write took, back with those waiting (its write failed).
     fn put_back(&self, w: &mut SegmentWrite) {
         if let Some(taken) = w.taken.take() {
-            self.state.borrow_mut().unsegmented.absorb(taken);
+            self.state.borrow_mut().live.put_back(taken);
         }
     }
 

@@ -17,7 +17,7 @@ impl Manager {
         let Some(s) = &self.session else { return };
         let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
         let state = self.state.borrow();
-        let Some(entry) = state.entry(path) else { return };
+        let Some(entry) = state.pointers.entry(path) else { return };
         let meta = entry.meta();
         match ManifestEntry::new(&meta, entry.size(), &manifest_words(&meta)) {
             Ok(m) => {
@@ -71,12 +71,11 @@ impl Manager {
         let mut state = self.state.borrow_mut();
         state.forget_pointers();
         if own {
-            let State { owned, memory, .. } = &mut *state;
-            owned.retain(|p| memory.contains(p));
+            let State { owned, held, .. } = &mut *state;
+            owned.retain(|p| held.contains(p));
         }
         // Save order: the pointers' seq.
-        let first_seq = state.next_seq;
-        state.next_seq += records.len() as u64;
+        let first_seq = state.pointers.take_seqs(records.len() as u64);
         let mut records: Vec<Restored> = records
             .into_iter()
             .enumerate()
@@ -113,20 +112,17 @@ impl Manager {
                 continue;
             }
             let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
-            let Some(first) = state.index.append_segment(&segments[s], &orders) else {
-                one_by_one.extend(restored);
-                continue;
-            };
-            for (i, r) in restored.into_iter().enumerate() {
+            let entry_of = |state: &mut State, r: Restored| {
                 let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
-                let (_, entry) = self.restored_entry(&mut state, dir, r, &args, own);
-                state.place(orders[i], first + i as u32, entry, false);
-                placed_unordered = true;
+                self.restored_entry(state, dir, r, &args, own).1
+            };
+            match state.add_segment(&segments[s], &orders, restored, entry_of) {
+                Ok(()) => placed_unordered = true,
+                Err(restored) => one_by_one.extend(restored),
             }
         }
         if placed_unordered {
-            let State { order, index, .. } = &mut *state;
-            crate::sort::sort_by_key(order, |&slot| index.order(slot));
+            state.sort();
         }
         // Per segment read one by one: its dictionary's ids in the index, as they are met.
         let mut ids: HashMap<usize, Vec<u32>> = HashMap::new();
@@ -142,14 +138,14 @@ impl Manager {
             };
             let seq = r.seq;
             let (filepath, entry) = self.restored_entry(&mut state, dir, r, &args, own);
-            if !state.add(seq, entry, &terms) {
+            if state.add(seq, entry, &terms).is_none() {
                 continue;
             }
-            if let (Some((s, i)), Some(slot)) = (stored, state.slot_of(&filepath)) {
+            if let (Some((s, i)), Some(slot)) = (stored, state.pointers.slot_of(&filepath)) {
                 // Read from a segment: ranked on the terms the saving process indexed.
                 let segment = &segments[s];
                 let ids = ids.entry(s).or_insert_with(|| vec![u32::MAX; segment.dictionary.len()]);
-                state.index.add_stored_content(slot, &terms, &segment.dictionary, &segment.forward()[i], ids);
+                state.live.add_stored_content(slot, &terms, &segment.dictionary, &segment.forward()[i], ids);
             }
         }
     }
@@ -171,7 +167,7 @@ impl Manager {
             state.owned.add(&filepath, saved_at_ms(&r.rel, &r.meta), r.seq, r.size);
         }
         let generated = crate::describe::describe(&r.meta.tool_name, args) == r.meta.tool_description;
-        let entry = Entry::new(&filepath, r.meta, r.size, &mut state.interned, Some(generated));
+        let entry = state.pointers.new_entry(&filepath, r.meta, r.size, Some(generated));
         (filepath, entry)
     }
 
@@ -193,15 +189,14 @@ impl Manager {
     /// reconcile adopts, owned (retention counts it); `false` when it has one already.
     pub(super) fn adopt_pointer(&self, full: &str, rel: &str, meta: RecordMeta, size: usize, terms: &Terms) -> bool {
         let mut state = self.state.borrow_mut();
-        if state.slot_of(full).is_some() {
+        if state.pointers.slot_of(full).is_some() {
             return false;
         }
-        let seq = state.next_seq;
-        state.next_seq += 1;
+        let seq = state.pointers.take_seqs(1);
         if self.keeps_ledger() {
             state.owned.add(full, saved_at_ms(rel, &meta), seq, size);
         }
-        let pointer = Entry::new(full, meta, size, &mut state.interned, None);
+        let pointer = state.pointers.new_entry(full, meta, size, None);
         state.add(seq, pointer, terms);
         true
     }

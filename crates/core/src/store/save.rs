@@ -4,7 +4,7 @@
 
 use std::ops::Deref;
 
-use super::{Entry, Job, JobPlan, Manager, ResultHasher, State, NAME_ATTEMPTS, UNINDEXED_BYTES};
+use super::{Job, JobPlan, Manager, ResultHasher, NAME_ATTEMPTS, UNINDEXED_BYTES};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
 use crate::naming::{args_hash, random_chars, record_filename, sanitize_tool_name, unit_byte, RANDOM_LEN};
@@ -110,13 +110,8 @@ impl Manager {
             }
             Some(_) => return Err(Error::invalid("category needs a session (the session option)")),
         };
-        let (seq, counter, now) = {
-            let mut state = self.state.borrow_mut();
-            let (seq, counter) = (state.next_seq, state.counter);
-            state.next_seq += 1;
-            state.counter += 1;
-            (seq, counter, (self.options.clock)())
-        };
+        let (seq, counter) = self.state.borrow_mut().pointers.next_save();
+        let now = (self.options.clock)();
         let meta = RecordMeta {
             tool_name: input.tool_name.to_owned(),
             tool_description: description,
@@ -180,11 +175,7 @@ impl Manager {
         }
         // A small record: held in memory.
         pending.index(self.options.content_bytes);
-        {
-            let mut state = self.state.borrow_mut();
-            let State { memory, interned, .. } = &mut *state;
-            memory.insert(&pending.path, Rc::from(std::mem::take(&mut pending.bytes)), interned);
-        }
+        self.state.borrow_mut().hold(&pending.path, Rc::from(std::mem::take(&mut pending.bytes)));
         let (filepath, after) = self.commit_save(pending, false);
         Ok(Begun::Saved(filepath, after))
     }
@@ -237,20 +228,18 @@ impl Manager {
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
             // A description the save made is describe's; one given is compared.
-            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated.then_some(true));
+            let mut entry = state.pointers.new_entry(&filepath, meta, size, generated.then_some(true));
             entry.written = written;
             entry.set_result_hash(result_hash);
-            let key = entry.duplicate_key();
             let added = state.add(seq, entry, &terms);
-            if let (true, Some(key)) = (added, key) {
-                let slot = (state.entries.len() - 1) as u32;
-                state.latest_copy.insert(key, slot);
+            if let Some(slot) = added {
+                state.pointers.latest_copy_at(slot);
             }
-            let nothing_to_index = added && content.is_none();
-            if let (true, Some(json)) = (added, content) {
-                state.unindexed.push(filepath.clone(), json);
+            let nothing_to_index = added.is_some() && content.is_none();
+            if let (Some(_), Some(json)) = (added, content) {
+                state.live.wait_for_content(filepath.clone(), json);
             }
-            (added, nothing_to_index)
+            (added.is_some(), nothing_to_index)
         };
         let (added, nothing_to_index) = added;
         if nothing_to_index && written {
@@ -264,13 +253,13 @@ impl Manager {
         if written {
             self.track(&filepath, &terms);
         }
-        if self.state.borrow().unindexed.bytes() > UNINDEXED_BYTES {
+        if self.state.borrow().live.content_waiting_bytes() > UNINDEXED_BYTES {
             self.index_content();
         }
         // Follow-up I/O: spilling over the memory budget, retention, the session manifest.
         let spill = {
             let state = self.state.borrow();
-            state.memory.bytes() > self.options.memory_budget && state.memory.any_queued()
+            state.held.bytes() > self.options.memory_budget && state.held.any_queued()
         };
         let after =
             (spill || self.keeps_ledger() || self.session.is_some()).then(|| Job::after_save(pass, filepath.clone()));
