@@ -16,14 +16,16 @@
 //!   - `live`: the live index (`LiveIndex`): terms and vectors by slot, with `unindexed`
 //!     (saved records whose content waits to be indexed) and the next segment's records;
 //!   - `held`: records held in memory; retention's ledger is [`crate::retention`]'s;
+//! - `terms`: what the index and a session manifest take from a record;
 //! - `save`: a save, its first step ([`Manager::begin_save`]) and its plan ([`SaveRecord`]);
 //! - `load`: loading records, a plan ([`LoadRecords`]);
 //! - `pointers`: listing, handles and ranking over the table ([`Filter`]);
 //! - `close`: flush and close ([`ClosePlan`]); `clear`: clearing and ending a session;
 //! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
-//! - `jobs`: the multi-step jobs ([`Job`]) and their plan ([`JobPlan`]);
+//! - `jobs`: the multi-step jobs ([`Job`]), their stages and their plan ([`JobPlan`]);
+//!   `stage`: what a stage asks for next, shared with `persist`;
 //! - `persist`: the persisted index (segments beside the records, named and merged as
-//!   [`crate::segments`] says).
+//!   [`crate::segments`] says): the stages that write and read it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -32,7 +34,7 @@ use std::rc::Rc;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Gate;
 use crate::paths;
-use crate::record::{iso_timestamp, RecordMeta};
+use crate::record::iso_timestamp;
 use crate::session::{self, Manifest};
 pub use crate::storewide::{Export, ImportReport, Skipped};
 pub use toolctx_text::ResultHasher;
@@ -49,14 +51,15 @@ mod pointers;
 mod restore;
 mod save;
 mod slots;
+mod stage;
 mod state;
 mod table;
+mod terms;
 mod unindexed;
 pub use crate::segments::{segments_dir, INDEX_DIR};
 pub use close::{ClosePlan, Closing};
 use held::Held;
 pub use load::{LoadRecords, LoadStep, Loading, NotLoaded};
-use persist::Content;
 
 pub use clear::{remove_written, Clearing};
 use entry::{Entry, Interned};
@@ -66,7 +69,6 @@ pub use options::{
 };
 pub use pointers::{Candidate, Filter, Listed};
 
-use save::{content_terms, manifest_words, terms_of};
 pub use save::{result_hash, Begun, HostBody, PendingSave, SaveInput, SaveRecord};
 use state::State;
 

@@ -1,7 +1,8 @@
 //! Reading the pointer table: listing pointers by filter, handles, slots and epochs, ranking
 //! and nearest-vector search over the records a manager knows.
 
-use super::{terms_of, Entry, Manager};
+use super::terms::terms_of;
+use super::{Entry, Manager};
 use crate::error::Result;
 use crate::handle;
 use crate::record::from_json;

@@ -1,8 +1,8 @@
 //! Pointers from storage: adopting records into the session manifest, restoring pointers
 //! (resume, open), `rebuild_index` and `reconcile`.
 
-use super::{content_terms, manifest_words, Content, Entry, Job, Manager, State};
-use crate::error::Result;
+use super::terms::{content_terms, manifest_words};
+use super::{Entry, Manager, State};
 use crate::paths;
 use crate::record::{from_json, parse_record, RecordMeta};
 use crate::select::Terms;
@@ -171,20 +171,6 @@ impl Manager {
         (filepath, entry)
     }
 
-    /// The first step of `rebuildIndex`: its job, which resolves to the filepaths indexed
-    /// (see [`Manager::job_step`]).
-    pub fn begin_rebuild_index(&self) -> Result<Job> {
-        Ok(Job::rebuild(self.gate.enter("rebuildIndex")?))
-    }
-
-    /// The first step of `reconcile`: its job, which resolves to the filepaths adopted
-    /// (see [`Manager::job_step`]); `None` outside a session (nothing to adopt).
-    pub fn begin_reconcile(&self) -> Result<Option<Job>> {
-        let pass = self.gate.enter("reconcile")?;
-        self.check_writable()?;
-        Ok(self.session.is_some().then(|| Job::reconcile(pass)))
-    }
-
     /// A pointer for the record file `full` (`rel` in the session folder) that a
     /// reconcile adopts, owned (retention counts it); `false` when it has one already.
     pub(super) fn adopt_pointer(&self, full: &str, rel: &str, meta: RecordMeta, size: usize, terms: &Terms) -> bool {
@@ -200,6 +186,14 @@ impl Manager {
         state.add(seq, pointer, terms);
         true
     }
+}
+
+/// A record's content as a restored pointer gets it.
+pub(super) enum Content {
+    /// Its terms, from its file (read whole) or its manifest entry.
+    Terms(Terms),
+    /// Record `.1` of segment `.0` (of those loaded).
+    Stored(usize, usize),
 }
 
 /// A record whose pointer is being restored: its save order, path (relative to its

@@ -6,7 +6,8 @@ use crate::plan::{self, Op, Outcomes};
 use crate::record::{parse_record, push_json_str};
 use crate::retention::Owned;
 use crate::session::ManifestEntry;
-use crate::store::{content_terms, Entry, Manager};
+use crate::store::terms::content_terms;
+use crate::store::{Entry, Manager};
 
 impl Manager {
     /// The writes of the oldest in-memory records while they exceed `memoryBudget` (or
