@@ -16,6 +16,7 @@
 //!   - `live`: the live index (`LiveIndex`): terms and vectors by slot, with `unindexed`
 //!     (saved records whose content waits to be indexed) and the next segment's records;
 //!   - `held`: records held in memory; retention's ledger is [`crate::retention`]'s;
+//! - `session_state`: the manager's session, its folder and the manifest it keeps;
 //! - `terms`: what the index and a session manifest take from a record;
 //! - `save`: a save, its first step ([`Manager::begin_save`]) and its plan ([`SaveRecord`]);
 //! - `load`: loading records, a plan ([`LoadRecords`]);
@@ -28,7 +29,6 @@
 //!   [`crate::segments`] says): the stages that write and read it.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -50,6 +50,7 @@ mod persist;
 mod pointers;
 mod restore;
 mod save;
+mod session_state;
 mod slots;
 mod stage;
 mod state;
@@ -70,6 +71,7 @@ pub use options::{
 pub use pointers::{Candidate, Filter, Listed};
 
 pub use save::{result_hash, Begun, HostBody, PendingSave, SaveInput, SaveRecord};
+use session_state::Session;
 use state::State;
 
 /// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage
@@ -83,24 +85,6 @@ pub struct Manager {
     gate: Rc<Gate>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
-}
-
-/// A manager's session: its folder and the manifest it keeps up to date.
-struct Session {
-    id: String,
-    dir: String,
-    resume: bool,
-    manifest: RefCell<Manifest>,
-    /// Entries added since the manifest was last written.
-    dirty: Cell<usize>,
-    /// Relative paths evicted since the manifest was last written: a merge with the
-    /// manifest on disk must not bring them back.
-    evicted: RefCell<HashSet<String>>,
-    last_write_ms: Cell<Option<i64>>,
-    /// Manifest writes between their lock and their unlock (a flush waits for them).
-    writes_in_flight: Cell<usize>,
-    /// `endSession` holds (or held) the session's lock to remove it: segment writes stop.
-    ended: Cell<bool>,
 }
 
 /// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
@@ -141,17 +125,9 @@ impl Manager {
                         return Err(Error::invalid(format!("{id:?} is not a session id (YYYYMMDD-HHMMSS-xxxx)")))
                     }
                 };
-                Some(Session {
-                    dir: session::session_dir(&manager.dir, &id),
-                    manifest: RefCell::new(Manifest::new(&id, &iso_timestamp(now))),
-                    id,
-                    resume,
-                    dirty: Cell::new(0),
-                    evicted: RefCell::new(HashSet::new()),
-                    last_write_ms: Cell::new(None),
-                    writes_in_flight: Cell::new(0),
-                    ended: Cell::new(false),
-                })
+                let (dir, manifest) =
+                    (session::session_dir(&manager.dir, &id), Manifest::new(&id, &iso_timestamp(now)));
+                Some(Session::new(id, dir, resume, manifest))
             }
         };
         Ok(manager)

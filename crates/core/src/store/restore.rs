@@ -15,16 +15,12 @@ impl Manager {
     /// content terms of `terms` (its indexed terms).
     pub(super) fn track(&self, path: &str, terms: &Terms) {
         let Some(s) = &self.session else { return };
-        let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
+        let Some(rel) = s.rel(path) else { return };
         let state = self.state.borrow();
         let Some(entry) = state.pointers.entry(path) else { return };
         let meta = entry.meta();
         match ManifestEntry::new(&meta, entry.size(), &manifest_words(&meta)) {
-            Ok(m) => {
-                let m = m.with_content(terms);
-                s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
-                s.dirty.set(s.dirty.get() + 1);
-            }
+            Ok(m) => s.track(rel, m.with_content(terms)),
             Err(e) => self.debug(format!("could not index a record in the manifest: {e}"), Some(path)),
         }
     }

@@ -5,7 +5,6 @@ use super::{EvictPhase, Job, Next, Victim};
 use crate::plan::{self, Op, Outcomes};
 use crate::record::{parse_record, push_json_str};
 use crate::retention::Owned;
-use crate::session::ManifestEntry;
 use crate::store::terms::content_terms;
 use crate::store::{Entry, Manager};
 
@@ -147,13 +146,8 @@ impl Manager {
                 state.pointers.unmark_written(path);
                 state.remove_pointer(path);
             }
-            if let Some(s) = &self.session {
-                if let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) {
-                    if s.manifest.borrow_mut().context_files.remove(rel).is_some() {
-                        s.evicted.borrow_mut().insert(rel.to_owned());
-                        s.dirty.set(s.dirty.get() + 1);
-                    }
-                }
+            if let Some((s, rel)) = self.session.as_ref().and_then(|s| Some((s, s.rel(path)?))) {
+                s.untrack(rel);
             }
             if evicted > 0 {
                 pointers.push(',');
@@ -183,10 +177,7 @@ impl Manager {
         if known {
             return Some(out);
         }
-        let from_manifest = self.session.as_ref().and_then(|s| {
-            let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
-            s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
-        });
+        let from_manifest = self.session.as_ref().and_then(|s| s.listed_meta(s.rel(path)?));
         let meta = match from_manifest {
             Some(meta) => meta,
             None => {

@@ -70,9 +70,7 @@ impl Manager {
     /// After the session's files are removed: no manifest, no record, no pointer left.
     pub(super) fn forget_session(&self) {
         let Some(s) = &self.session else { return };
-        s.manifest.borrow_mut().context_files.clear();
-        s.dirty.set(0);
-        s.last_write_ms.set(None);
+        s.forget();
         let mut state = self.state.borrow_mut();
         state.pointers.forget_written();
         state.owned.clear();
