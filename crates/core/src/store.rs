@@ -9,25 +9,32 @@
 //! One file per part of the workflow:
 //!
 //! - `options`: [`Options`], their defaults and the callbacks a manager is given;
-//! - `entry`: a pointer as the table keeps it, packed; `table`: the pointer table;
+//! - `state`: the manager's state, composed of components that own their fields, and
+//!   what keeps two of them in step (a pointer's slot is the table's and the index's):
+//!   - `table`: the pointer table (`PointerTable`), over `entry` (a pointer as the table
+//!     keeps it, packed) and `slots` (filepath → slot by a 32-bit hash);
+//!   - `live`: the live index (`LiveIndex`): terms and vectors by slot, with `unindexed`
+//!     (saved records whose content waits to be indexed) and the next segment's records;
+//!   - `held`: records held in memory; retention's ledger is [`crate::retention`]'s;
+//! - `session_state`: the manager's session, its folder and the manifest it keeps;
+//! - `terms`: what the index and a session manifest take from a record;
 //! - `save`: a save, its first step ([`Manager::begin_save`]) and its plan ([`SaveRecord`]);
-//! - `load`: loading records, a plan ([`LoadRecords`]); `held`: records held in memory;
-//! - `unindexed`: saved records whose content waits to be indexed;
+//! - `load`: loading records, a plan ([`LoadRecords`]);
 //! - `pointers`: listing, handles and ranking over the table ([`Filter`]);
 //! - `close`: flush and close ([`ClosePlan`]); `clear`: clearing and ending a session;
 //! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
-//! - `jobs`: the multi-step jobs ([`Job`]) and their plan ([`JobPlan`]);
+//! - `jobs`: the multi-step jobs ([`Job`]), their stages and their plan ([`JobPlan`]);
+//!   `stage`: what a stage asks for next, shared with `persist`;
 //! - `persist`: the persisted index (segments beside the records, named and merged as
-//!   [`crate::segments`] says).
+//!   [`crate::segments`] says): the stages that write and read it.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Gate;
 use crate::paths;
-use crate::record::{iso_timestamp, RecordMeta};
+use crate::record::iso_timestamp;
 use crate::session::{self, Manifest};
 pub use crate::storewide::{Export, ImportReport, Skipped};
 pub use toolctx_text::ResultHasher;
@@ -36,19 +43,24 @@ mod clear;
 mod close;
 mod entry;
 mod held;
+mod live;
 mod load;
 mod options;
 mod persist;
 mod pointers;
 mod restore;
 mod save;
+mod session_state;
+mod slots;
+mod stage;
+mod state;
 mod table;
+mod terms;
 mod unindexed;
 pub use crate::segments::{segments_dir, INDEX_DIR};
 pub use close::{ClosePlan, Closing};
 use held::Held;
 pub use load::{LoadRecords, LoadStep, Loading, NotLoaded};
-use persist::Content;
 
 pub use clear::{remove_written, Clearing};
 use entry::{Entry, Interned};
@@ -58,9 +70,9 @@ pub use options::{
 };
 pub use pointers::{Candidate, Filter, Listed};
 
-use save::{content_terms, manifest_words, terms_of};
 pub use save::{result_hash, Begun, HostBody, PendingSave, SaveInput, SaveRecord};
-use table::{PathSlots, State};
+use session_state::Session;
+use state::State;
 
 /// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage
 /// and awaits nothing. `ContextManager` (`crates/native/src/native/manager.rs`) runs it over a storage
@@ -73,24 +85,6 @@ pub struct Manager {
     gate: Rc<Gate>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
-}
-
-/// A manager's session: its folder and the manifest it keeps up to date.
-struct Session {
-    id: String,
-    dir: String,
-    resume: bool,
-    manifest: RefCell<Manifest>,
-    /// Entries added since the manifest was last written.
-    dirty: Cell<usize>,
-    /// Relative paths evicted since the manifest was last written: a merge with the
-    /// manifest on disk must not bring them back.
-    evicted: RefCell<HashSet<String>>,
-    last_write_ms: Cell<Option<i64>>,
-    /// Manifest writes between their lock and their unlock (a flush waits for them).
-    writes_in_flight: Cell<usize>,
-    /// `endSession` holds (or held) the session's lock to remove it: segment writes stop.
-    ended: Cell<bool>,
 }
 
 /// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
@@ -131,17 +125,9 @@ impl Manager {
                         return Err(Error::invalid(format!("{id:?} is not a session id (YYYYMMDD-HHMMSS-xxxx)")))
                     }
                 };
-                Some(Session {
-                    dir: session::session_dir(&manager.dir, &id),
-                    manifest: RefCell::new(Manifest::new(&id, &iso_timestamp(now))),
-                    id,
-                    resume,
-                    dirty: Cell::new(0),
-                    evicted: RefCell::new(HashSet::new()),
-                    last_write_ms: Cell::new(None),
-                    writes_in_flight: Cell::new(0),
-                    ended: Cell::new(false),
-                })
+                let (dir, manifest) =
+                    (session::session_dir(&manager.dir, &id), Manifest::new(&id, &iso_timestamp(now)));
+                Some(Session::new(id, dir, resume, manifest))
             }
         };
         Ok(manager)
@@ -176,7 +162,7 @@ impl Manager {
 
     /// Number of pointers.
     pub fn len(&self) -> usize {
-        self.state.borrow().order.len()
+        self.state.borrow().pointers.len()
     }
 
     /// Whether there are no pointers.

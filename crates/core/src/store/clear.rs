@@ -24,8 +24,8 @@ impl Manager {
             return Ok(Clearing::Session(job));
         }
         let mut state = self.state.borrow_mut();
-        state.memory.clear();
-        Ok(Clearing::Files(pass, state.written_paths()))
+        state.held.clear();
+        Ok(Clearing::Files(pass, state.pointers.written_paths()))
     }
 
     /// The last step of the removal of the records this manager wrote, given how each
@@ -36,16 +36,14 @@ impl Manager {
         let mut state = self.state.borrow_mut();
         for (path, result) in written.iter().zip(outcomes) {
             match result {
-                Ok(_) => state.unmark_written(path),
+                Ok(_) => state.pointers.unmark_written(path),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
             }
         }
-        let State { owned, .. } = &mut *state;
-        let mut owned = std::mem::take(owned);
-        owned.retain(|p| state.is_written(p));
-        state.owned = owned;
+        let State { owned, pointers, .. } = &mut *state;
+        owned.retain(|p| pointers.is_written(p));
         first_error.map_or(Ok(()), Err)
     }
 

@@ -32,7 +32,8 @@ pub(super) struct Entry {
     pub(super) task: i32,
     pub(super) query_id: Option<Shared>,
     pub(super) size: u32,
-    /// Whether this manager wrote the record to storage (see [`State::orphans`]).
+    /// Whether this manager wrote the record to storage (see the pointer table's
+    /// `orphans`).
     pub(super) written: bool,
     /// A 64-bit hash of the result's JSON text, when this manager saved the record:
     /// with the tool and args hash, what makes two records duplicates.
@@ -230,7 +231,8 @@ impl Entry {
 
     /// The key duplicates share (`None` when the result is not known): a 32-bit hash, so
     /// a table of them takes 8-byte slots. Two keys may collide (at 100,000 pointers, a
-    /// pair or so): [`State::latest_copy`] is a hint, and a collision only costs time.
+    /// pair or so): the pointer table's `latest_copy` is a hint, and a collision only
+    /// costs time.
     pub(super) fn duplicate_key(&self) -> Option<u32> {
         // What `duplicates` compares, fed to one hasher; 0xff (never in UTF-8) ends the name.
         let mut hasher = ResultHasher::default();
@@ -338,5 +340,180 @@ impl Entry {
         out.push_str("\",\"size\":");
         out.push_str(&self.size.to_string());
         out.push('}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{iso_timestamp, RecordMeta};
+    use serde_json::{Number, Value};
+
+    /// The metadata of a record of tool `t` with no args, described as `description`.
+    fn meta(description: &str) -> RecordMeta {
+        RecordMeta {
+            tool_name: "t".into(),
+            tool_description: description.into(),
+            args_json: "{}".into(),
+            args_hash: "0".repeat(64),
+            timestamp: iso_timestamp(0),
+            task_id: None,
+            query_id: None,
+            tool_call_id: None,
+        }
+    }
+
+    fn entry(path: &str) -> Entry {
+        Entry::new(path, meta("t"), 0, &mut Interned::default(), None)
+    }
+
+    #[test]
+    fn an_entry_gives_back_the_meta_and_path_it_was_made_from() {
+        let metas = [
+            ("/ctx/t_000000000000_1700000000000_0_aaaa.json", "0".repeat(64), iso_timestamp(1_700_000_000_000), None),
+            ("/ctx/notes.json", "ABC".into(), "2024-01-01T00:00:00Z".into(), Some("call_1")),
+            ("/ctx/x_y_0123456789ab_1700000000000_7_zz00.json", "01".repeat(32), "yesterday".into(), None),
+            ("/ctx/seed_3f2a9c1b_1735012345678_0_k3j9x2.json", "3f2a9c1b".into(), iso_timestamp(-1), Some("")),
+        ];
+        let mut interned = Interned::default();
+        let tasks = [Some(Number::from(3)), None, Number::from_f64(2.0), Some(Number::from(1u64 << 40))];
+        for ((path, args_hash, timestamp, call), task_id) in metas.into_iter().zip(tasks) {
+            let meta = RecordMeta {
+                tool_name: "x_y".into(),
+                tool_description: "given".into(),
+                args_json: r#"{"a":1}"#.into(),
+                args_hash,
+                timestamp,
+                task_id: task_id.clone(),
+                query_id: Some("q".into()),
+                tool_call_id: call.map(str::to_owned),
+            };
+            let e = Entry::new(path, meta.clone(), 5, &mut interned, None);
+            assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
+            assert_eq!(e.path_text(), path);
+            let mut json = String::new();
+            e.pointer_json(&mut json, handle::SHORT);
+            let v: Value = serde_json::from_str(&json).unwrap();
+            assert_eq!((v["filepath"].as_str(), v["argsHash"].as_str()), (Some(path), Some(&*meta.args_hash)));
+            assert_eq!((v["timestamp"].as_str(), v["toolCallId"].as_str()), (Some(&*meta.timestamp), call));
+            // The same record with the description `describe` makes: not kept.
+            let generated_meta = RecordMeta { tool_description: describe_of(&meta), ..meta.clone() };
+            let generated = Entry::new(path, generated_meta, 5, &mut interned, None);
+            assert!(e.rare.as_ref().is_some_and(|r| r.tool_description.as_deref() == Some("given")));
+            assert_eq!(
+                (v["taskId"].to_string(), v.get("taskId").is_some()),
+                (task_id.as_ref().map_or("null".into(), Number::to_string), task_id.is_some())
+            );
+            let compact = call.is_none() && meta.args_hash.len() == 64 && meta.timestamp.starts_with("20");
+            assert_eq!(generated.rare.is_none(), compact && task_id.is_none_or(|t| t.is_i64()));
+            assert!(generated.meta() == RecordMeta { tool_description: describe_of(&meta), ..meta });
+        }
+    }
+
+    fn describe_of(meta: &RecordMeta) -> String {
+        crate::describe::describe(&meta.tool_name, &serde_json::from_str(&meta.args_json).unwrap())
+    }
+
+    #[test]
+    fn an_entry_is_packed_so_the_pointer_table_stays_small() {
+        // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
+        // parts 20 (its prefix shared, its name's hash the args hash's start), the tool
+        // name and query id 8 (shared, through thin pointers), the shared args 4, the
+        // result hash 8, the task, the size and the written flag 9, the rare fields 4,
+        // padded to 4 (nothing aligns to 8). The args hash and text live once per
+        // distinct args, in `Interned::args`; a description `describe` makes is made
+        // again; the save order is the index's, the timestamp the path's milliseconds.
+        let expected = if cfg!(target_pointer_width = "32") { 56 } else { 80 };
+        assert_eq!(std::mem::size_of::<Entry>(), expected);
+    }
+
+    #[test]
+    fn pointers_with_the_same_args_share_them_until_none_holds_them() {
+        let mut interned = Interned::default();
+        let make = |interned: &mut Interned, path: &str, args: &str, hash: &str| {
+            let meta = RecordMeta {
+                tool_name: "t".into(),
+                tool_description: "t".into(),
+                args_json: args.into(),
+                args_hash: hash.into(),
+                timestamp: iso_timestamp(0),
+                task_id: None,
+                query_id: None,
+                tool_call_id: None,
+            };
+            let e = Entry::new(path, meta.clone(), 0, interned, None);
+            assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
+            e
+        };
+        let (h, other) = ("ab".repeat(32), "cd".repeat(32));
+        let a = make(&mut interned, "/ctx/a.json", r#"{"x":1,"y":2}"#, &h);
+        let b = make(&mut interned, "/ctx/b.json", r#"{"x":1,"y":2}"#, &h);
+        // The same args in another key order (same hash), or the same text with another
+        // hash (a record adopted with its own), are other args.
+        let c = make(&mut interned, "/ctx/c.json", r#"{"y":2,"x":1}"#, &h);
+        let d = make(&mut interned, "/ctx/d.json", r#"{"x":1,"y":2}"#, &other);
+        assert!(Rc::ptr_eq(&a.args, &b.args));
+        assert!(!Rc::ptr_eq(&a.args, &c.args) && !Rc::ptr_eq(&a.args, &d.args));
+        assert_eq!(interned.args.len(), 3);
+        drop((a, c));
+        interned.prune();
+        assert_eq!(interned.args.len(), 2, "b still holds the first args, d its own");
+        drop((b, d));
+        interned.prune();
+        assert!(interned.args.is_empty());
+    }
+
+    #[test]
+    fn a_timestamp_or_task_id_the_packed_form_cannot_hold_is_kept_apart() {
+        let path = "/ctx/t_000000000000_1700000000000_0_aaaa.json";
+        let cases = [
+            // The path's milliseconds and an i32 task id: nothing apart.
+            (iso_timestamp(1_700_000_000_000), Some(Number::from(7)), false),
+            // Another instant than the path's, though ISO: kept apart, as text.
+            (iso_timestamp(1_700_000_000_001), Some(Number::from(7)), true),
+            // The one i32 the packed task id keeps for "none".
+            (iso_timestamp(1_700_000_000_000), Some(Number::from(i32::MIN)), true),
+            (iso_timestamp(1_700_000_000_000), Some(Number::from(i32::MIN + 1)), false),
+            (iso_timestamp(1_700_000_000_000), None, false),
+        ];
+        for (timestamp, task_id, apart) in cases {
+            let meta = RecordMeta {
+                tool_name: "t".into(),
+                tool_description: "t".into(),
+                args_json: "{}".into(),
+                args_hash: "0".repeat(64),
+                timestamp,
+                task_id,
+                query_id: None,
+                tool_call_id: None,
+            };
+            let e = Entry::new(path, meta.clone(), 0, &mut Interned::default(), None);
+            assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
+            assert_eq!(e.rare.is_some(), apart, "{meta:?}");
+        }
+    }
+
+    #[test]
+    fn a_generated_description_is_not_kept() {
+        // A record name whose milliseconds give the timestamp (0): no rare fields.
+        let path = "/ctx/t_000000000000_0000000000000_0_aaaa.json";
+        let generated = crate::describe::describe("t", &serde_json::json!({}));
+        assert_eq!(generated, "t");
+        let with = |description: &str, said_generated: Option<bool>| {
+            Entry::new(path, meta(description), 0, &mut Interned::default(), said_generated)
+        };
+        // The save's own (said generated), or a record read back whose description is
+        // the one `describe` makes: made again, not kept.
+        for e in [with(&generated, Some(true)), with(&generated, None)] {
+            assert!(e.rare.is_none());
+            assert_eq!(e.description(), generated);
+        }
+        // Any other description (a `describe` callback's) is kept, whether the caller
+        // compared it already (restoring pointers) or leaves it to `Entry::new`.
+        for e in [with("a tool", Some(false)), with("a tool", None)] {
+            assert!(e.rare.is_some());
+            assert_eq!(e.description(), "a tool");
+        }
+        assert_eq!(entry("/ctx/a.json").description(), "t");
     }
 }

@@ -15,13 +15,13 @@ use std::rc::Rc;
 
 pub(crate) use toolctx_search::footprint::Meter;
 
-use super::{Entry, State};
+use super::Entry;
 use crate::naming::StoredPath;
 use crate::store::Manager;
 use crate::testing::TestStorage;
 
 impl Entry {
-    fn footprint(&self, m: &mut Meter) {
+    pub(super) fn footprint(&self, m: &mut Meter) {
         if let StoredPath::Text(text) = &self.filepath {
             m.shared("entry: path text (not record-name form)", text);
         }
@@ -34,47 +34,6 @@ impl Entry {
                 m.alloc("entry: rare", text.len());
             }
         }
-    }
-}
-
-impl State {
-    pub(crate) fn footprint(&self, m: &mut Meter) {
-        let per_entry = size_of::<Entry>();
-        m.part("entries: Entry inline (size_of)", self.entries.len() * per_entry);
-        let pages = self.entries.pages();
-        let held: usize = pages.iter().map(|p| p.capacity()).sum();
-        m.part("entries: page slack", (held - self.entries.len()) * per_entry);
-        m.vec("entries: page list", pages);
-        for page in pages {
-            m.overhead("entries: page headers", page.capacity() * per_entry);
-        }
-        for i in 0..self.entries.len() {
-            self.entries[i].footprint(m);
-        }
-        m.set("interned: table", &self.interned.texts);
-        for s in &self.interned.texts {
-            m.shared("interned: texts", s);
-        }
-        m.set("interned: args table", &self.interned.args);
-        for a in &self.interned.args {
-            m.alloc("interned: args (hash, text)", 2 * size_of::<usize>() + size_of::<super::entry::Args>());
-            m.alloc("interned: args (hash, text)", a.json.len());
-        }
-        m.vec("order", &self.order);
-        m.map("slot_by_path: by_hash", &self.slot_by_path.by_hash);
-        m.map("slot_by_path: collisions", &self.slot_by_path.collisions);
-        for k in self.slot_by_path.collisions.keys() {
-            m.alloc("slot_by_path: collisions", k.len());
-        }
-        self.index.footprint(m);
-        self.vectors.footprint(m);
-        m.map("latest_copy", &self.latest_copy);
-        self.memory.footprint(m);
-        m.set("orphans", &self.orphans);
-        for s in &self.orphans {
-            m.rc_str("orphans", s);
-        }
-        self.owned.footprint(m);
     }
 }
 
@@ -185,8 +144,8 @@ fn build(calls: &[(&'static str, String, String)]) -> Manager {
 fn report(m: &Manager) -> String {
     let mut meter = Meter::default();
     m.state.borrow().footprint(&mut meter);
-    let index = &m.state.borrow().index;
-    format!("{} pointers, {} terms\n{}", m.len(), index.terms(), meter.report(m.len()))
+    let terms = m.state.borrow().live.terms();
+    format!("{} pointers, {} terms\n{}", m.len(), terms, meter.report(m.len()))
 }
 
 #[test]

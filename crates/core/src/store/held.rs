@@ -9,7 +9,8 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use super::{Interned, PathSlots};
+use super::slots::PathSlots;
+use super::Interned;
 use crate::naming::{HashBytes, StoredPath, FILENAME_HASH_LEN};
 
 /// Records by place (a free place is `None`, listed in `free`), found by path.
@@ -117,6 +118,19 @@ impl Held {
         let record = self.records[place as usize].as_mut()?;
         record.queued = false;
         Some((record.text(), record.bytes.clone()))
+    }
+
+    /// The oldest records not yet being written out while those held exceed `budget`
+    /// bytes (`all`: every one), to write out: their paths and bytes (they stay held).
+    pub(super) fn take_over_budget(&mut self, budget: usize, all: bool) -> Vec<(String, Rc<[u8]>)> {
+        let mut over = self.bytes.saturating_sub(budget);
+        let mut out = Vec::new();
+        while all || over > 0 {
+            let Some((path, bytes)) = self.next_out() else { break };
+            over = over.saturating_sub(bytes.len());
+            out.push((path, bytes));
+        }
+        out
     }
 
     /// Puts the record at `path` first in the queue again (its write failed).

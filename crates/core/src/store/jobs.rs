@@ -12,7 +12,9 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::persist::{Opening, SegmentWrite, Stored};
-use super::{manifest_words, Manager};
+use super::stage::Next;
+use super::terms::manifest_words;
+use super::Manager;
 use crate::error::{Error, Result};
 use crate::lifecycle::Pass;
 use crate::paths;
@@ -77,29 +79,6 @@ impl<M: std::ops::Deref<Target = Manager>> Plan for JobPlan<M> {
     /// The lock failed (taking or releasing it): the stage under way knows where it is.
     fn lock_failed(&mut self, e: Error) -> Step<Vec<String>> {
         self.manager.job_step(&mut self.job, vec![Err(e)])
-    }
-}
-
-/// What a stage asks for next.
-pub(super) enum Next {
-    /// Nothing: the stage is done.
-    Nothing,
-    /// Run these ops.
-    Run(Vec<Op>),
-    /// Take the named lock (the stage's next step gets no outcome, or the lock's failure);
-    /// `wait: false` as [`Step::Lock`] says.
-    Lock { name: String, wait: bool },
-    /// Release it (the next step gets no outcome, or the lock's failure).
-    Unlock,
-}
-
-impl From<Vec<Op>> for Next {
-    fn from(ops: Vec<Op>) -> Next {
-        if ops.is_empty() {
-            Next::Nothing
-        } else {
-            Next::Run(ops)
-        }
     }
 }
 
@@ -395,6 +374,38 @@ impl Stage {
 }
 
 impl Manager {
+    // -- the jobs that begin here (the others begin with their operation: `flush` and
+    // `close` in `close`, `endSession` and `clear` in `clear`, `open` in the store's root)
+
+    /// The first step of `rebuildIndex`: its job, which resolves to the filepaths indexed
+    /// (see [`Manager::job_step`]).
+    pub fn begin_rebuild_index(&self) -> Result<Job> {
+        Ok(Job::rebuild(self.gate.enter("rebuildIndex")?))
+    }
+
+    /// The first step of `reconcile`: its job, which resolves to the filepaths adopted
+    /// (see [`Manager::job_step`]); `None` outside a session (nothing to adopt).
+    pub fn begin_reconcile(&self) -> Result<Option<Job>> {
+        let pass = self.gate.enter("reconcile")?;
+        self.check_writable()?;
+        Ok(self.session.is_some().then(|| Job::reconcile(pass)))
+    }
+
+    /// A background job writing a segment of the records indexed since the last one (and
+    /// merging segments), when one is due and none is under way; its failures go to
+    /// `onDebug`. The JavaScript driver starts it after a save resolves; natively a save
+    /// runs it.
+    pub fn begin_persist_index(&self) -> Option<Job> {
+        if self.segmenting.get() || !self.segment_due() {
+            return None;
+        }
+        let pass = self.gate.enter("persistIndex").ok()?;
+        self.segmenting.set(true);
+        Some(Job::persist_index(pass))
+    }
+
+    // -- running a job
+
     /// The next step of `job`, given the outcomes of the operations the last one asked
     /// for (none at the first step, nor after taking or releasing a lock; the lock's
     /// failure then): operations to run, a lock to take or release, or the job's result.
@@ -485,7 +496,10 @@ impl Manager {
             Stage::Rebuild(r) => self.rebuilding(r, job, outcomes),
             Stage::Reconcile(r) => self.reconciling(r, job, outcomes),
             Stage::Segment(w) => self.segment_step(w, outcomes),
-            Stage::Open(o) => self.opening_step(o, job, outcomes),
+            Stage::Open(o) => self.opening_step(o, outcomes).unwrap_or_else(|e| {
+                self.fail(job, "could not open the store", e, None);
+                Next::Nothing
+            }),
         }
     }
 

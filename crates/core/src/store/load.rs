@@ -69,7 +69,7 @@ impl Manager {
             self.load_skipped(asked, &NotLoaded::Outside);
             return LoadStep::Skipped;
         };
-        match self.state.borrow().memory.get(&path) {
+        match self.state.borrow().held.get(&path) {
             Some(bytes) => LoadStep::Held(path, bytes.clone()),
             None => LoadStep::Read(path),
         }

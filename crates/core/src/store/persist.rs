@@ -6,25 +6,19 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{terms_of, Manager, RecordMeta};
+use super::restore::Content;
+use super::stage::Next;
+use super::terms::terms_of;
+use super::Manager;
 use crate::naming::is_record_filename;
 use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::parse_record;
+use crate::record::RecordMeta;
 use crate::segments::{self, segment_name, segment_records, segments_dir, to_merge};
 use crate::select::segment::{self as format, Builder, Segment, ToWrite};
 use crate::select::Terms;
 use crate::session::{self, RecordFiles};
-
-use super::jobs::{Job, Next};
-
-/// A record's content as a restored pointer gets it.
-pub(super) enum Content {
-    /// Its terms, from its file (read whole) or its manifest entry.
-    Terms(Terms),
-    /// Record `.1` of segment `.0` (of those loaded).
-    Stored(usize, usize),
-}
 
 /// Writing a segment, then merging if a level is full, under the folder's lock (a
 /// session's own lock, which `endSession` takes too; outside a session the segment
@@ -126,20 +120,7 @@ impl Manager {
     /// one (see `crates/core/src/segments.rs`).
     pub fn segment_due(&self) -> bool {
         let state = self.state.borrow();
-        !self.options.read_only && state.unsegmented.len() + state.unindexed.len() >= segments::SEGMENT_RECORDS
-    }
-
-    /// A background job writing a segment of the records indexed since the last one (and
-    /// merging segments), when one is due and none is under way; its failures go to
-    /// `onDebug`. The JavaScript driver starts it after a save resolves; natively a save
-    /// runs it.
-    pub fn begin_persist_index(&self) -> Option<Job> {
-        if self.segmenting.get() || !self.segment_due() {
-            return None;
-        }
-        let pass = self.gate.enter("persistIndex").ok()?;
-        self.segmenting.set(true);
-        Some(Job::persist_index(pass))
+        !self.options.read_only && state.live.segment_waiting() >= segments::SEGMENT_RECORDS
     }
 
     /// The segment folder of this manager's records.
@@ -155,12 +136,12 @@ impl Manager {
             return;
         }
         let mut state = self.state.borrow_mut();
-        let Some(entry) = state.entry(path) else { return };
+        let Some(entry) = state.pointers.entry(path) else { return };
         let meta = entry.meta();
         let size = entry.size() as u64;
         let header = String::from_utf8_lossy(&meta.encode(None)).into_owned();
         let terms = terms_of(&meta).with_passages_of(content);
-        state.unsegmented.add(path, size, header, &terms);
+        state.live.wait_for_segment(path, size, header, &terms);
     }
 
     /// The first step of a segment write: the content waiting indexed; the records still
@@ -171,12 +152,12 @@ impl Manager {
         }
         self.index_content();
         let root = format!("{}/", self.record_root());
-        let taken = std::mem::take(&mut self.state.borrow_mut().unsegmented);
+        let taken = self.state.borrow_mut().live.take_unsegmented();
         let made = {
             let state = self.state.borrow();
             let keep = |path: &str| {
                 let rel = path.strip_prefix(&root)?;
-                (state.slot_of(path).is_some() && !state.memory.contains(path)).then(|| rel.to_owned())
+                (state.pointers.slot_of(path).is_some() && !state.held.contains(path)).then(|| rel.to_owned())
             };
             taken.encode(keep)
         };
@@ -343,7 +324,7 @@ impl Manager {
     /// The records a segment write took, back with those waiting (its write failed).
     fn put_back(&self, w: &mut SegmentWrite) {
         if let Some(taken) = w.taken.take() {
-            self.state.borrow_mut().unsegmented.absorb(taken);
+            self.state.borrow_mut().live.put_back(taken);
         }
     }
 
@@ -446,37 +427,27 @@ impl Manager {
         Next::Run(vec![Op::List(self.record_root().to_owned()), Op::List(self.segment_dir())])
     }
 
-    /// The next step of loading the context dir.
-    pub(super) fn opening_step(&self, l: &mut Opening, job: &mut Job, out: Outcomes) -> Next {
-        const WHAT: &str = "could not open the store";
+    /// The next step of loading the context dir; an error fails the open (the job says
+    /// what failed).
+    pub(super) fn opening_step(&self, l: &mut Opening, out: Outcomes) -> crate::error::Result<Next> {
         match l.phase {
             OpenPhase::Listing => {
                 let mut out = out.into_iter();
-                let files = out.next().map(plan::names).unwrap_or_else(|| Ok(Vec::new()));
-                let files = match files {
-                    Ok(files) => files,
-                    Err(e) => {
-                        self.fail(job, WHAT, e, None);
-                        return Next::Nothing;
-                    }
-                };
+                let files = out.next().map(plan::names).unwrap_or_else(|| Ok(Vec::new()))?;
                 l.files = files.into_iter().filter(|n| is_record_filename(n)).collect();
                 // A segment folder that cannot be listed (a file where it should be, SPEC §4)
                 // fails the open, as the record folder does: no segment could be written either.
                 let listed = match out.next() {
-                    Some(Err(e)) => {
-                        self.fail(job, WHAT, e, None);
-                        return Next::Nothing;
-                    }
+                    Some(Err(e)) => return Err(e),
                     listed => listed,
                 };
                 let reads;
                 (l.names, reads) = self.segment_reads(listed);
                 l.phase = OpenPhase::ReadingSegments;
                 if l.names.is_empty() {
-                    return self.opening_step(l, job, Vec::new());
+                    return self.opening_step(l, Vec::new());
                 }
-                Next::Run(reads)
+                Ok(Next::Run(reads))
             }
             OpenPhase::ReadingSegments => {
                 let read = self.segments_read(&l.names, out, &l.files);
@@ -484,13 +455,13 @@ impl Manager {
                 l.tail = l.files.iter().filter(|f| !l.covered.contains_key(*f)).cloned().collect();
                 l.phase = OpenPhase::ReadingTail;
                 if l.tail.is_empty() {
-                    return self.loaded(l, Vec::new());
+                    return Ok(self.loaded(l, Vec::new()));
                 }
                 let root = self.record_root();
-                Next::Run(l.tail.iter().map(|rel| Op::Read(paths::join(root, rel))).collect())
+                Ok(Next::Run(l.tail.iter().map(|rel| Op::Read(paths::join(root, rel))).collect()))
             }
-            OpenPhase::ReadingTail => self.loaded(l, out),
-            OpenPhase::Removing => Next::Nothing,
+            OpenPhase::ReadingTail => Ok(self.loaded(l, out)),
+            OpenPhase::Removing => Ok(Next::Nothing),
         }
     }
 

@@ -1,12 +1,12 @@
 //! Reading the pointer table: listing pointers by filter, handles, slots and epochs, ranking
 //! and nearest-vector search over the records a manager knows.
 
-use super::{terms_of, Entry, Manager, State};
-use crate::error::{Error, Result};
+use super::terms::terms_of;
+use super::{Entry, Manager};
+use crate::error::Result;
 use crate::handle;
 use crate::record::from_json;
 use crate::select::{Doc, Fallback, Query, Ranking, Scored, Strategy, Terms};
-use crate::shared::Shared;
 use serde_json::{Number, Value};
 use std::collections::HashMap;
 
@@ -68,12 +68,11 @@ impl Manager {
     pub fn pointers_json(&self, filter: Filter<'_>) -> String {
         let state = self.state.borrow();
         let mut out = String::from("[");
-        for slot in self.slots_in(&state, filter) {
+        for slot in state.pointers.matching(filter) {
             if out.len() > 1 {
                 out.push(',');
             }
-            let entry = &state.entries[slot as usize];
-            entry.pointer_json(&mut out, state.handle_len(entry));
+            state.pointers.pointer_json(slot, &mut out);
         }
         out.push(']');
         out
@@ -82,23 +81,7 @@ impl Manager {
     /// The slots of the pointers matching `filter`, in save order. A slot names one
     /// pointer until the pointers are forgotten ([`Manager::epoch`] changes).
     pub fn slots(&self, filter: Filter<'_>) -> Vec<u32> {
-        let state = self.state.borrow();
-        self.slots_in(&state, filter).collect()
-    }
-
-    pub(super) fn slots_in<'s>(&self, state: &'s State, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
-        // Every pointer's query id is the interned one: a query id never interned has no
-        // pointer, and one that was is compared by address, not by its text.
-        let query_id = filter.query_id.map(|q| state.interned.texts.get(q));
-        state.order.iter().copied().filter(move |&slot| {
-            let entry = &state.entries[slot as usize];
-            let query_passes = match query_id {
-                None => true,
-                Some(None) => false,
-                Some(Some(q)) => entry.query_id.as_ref().is_some_and(|e| Shared::ptr_eq(e, q)),
-            };
-            query_passes && filter.task_id.map_or(true, |t| entry.task_id().as_ref() == Some(t))
-        })
+        self.state.borrow().pointers.matching(filter).collect()
     }
 
     /// Frees what evicted pointers still hold once they are as many as the live ones (at
@@ -107,7 +90,7 @@ impl Manager {
     /// Returns whether it compacted.
     pub fn compact(&self) -> bool {
         let mut state = self.state.borrow_mut();
-        if !state.compaction_due() {
+        if !state.pointers.compaction_due() {
             return false;
         }
         state.compact();
@@ -116,20 +99,17 @@ impl Manager {
 
     /// Slots held by the pointer table, evicted ones included (memory reports, tests).
     pub fn slots_held(&self) -> usize {
-        self.state.borrow().entries.len()
+        self.state.borrow().pointers.slots_held()
     }
 
     /// Changes whenever slots are forgotten (`clear_pointers`, resume, rebuild).
     pub fn epoch(&self) -> u32 {
-        self.state.borrow().epoch
+        self.state.borrow().pointers.epoch()
     }
 
     /// The pointer in `slot`, as JSON, appended to `out`; `false` when there is none.
     pub fn pointer_json_of(&self, slot: u32, out: &mut String) -> bool {
-        let state = self.state.borrow();
-        let Some(entry) = state.entries.get(slot as usize) else { return false };
-        entry.pointer_json(out, state.handle_len(entry));
-        true
+        self.state.borrow().pointers.pointer_json(slot, out)
     }
 
     /// The slot of the pointer whose handle is `text` (SPEC §3: `ctx:` and base32, any
@@ -138,18 +118,7 @@ impl Manager {
     /// (their long handles tell them apart).
     pub fn slot_of_handle(&self, text: &str) -> Result<Option<u32>> {
         let Some(body) = handle::parse(text.trim()) else { return Ok(None) };
-        let state = self.state.borrow();
-        let mut found = None;
-        for &slot in &state.order {
-            if handle::names(&body, state.entries[slot as usize].handle_digest()) {
-                if found.is_some() {
-                    let message = format!("the handle {text:?} names more than one record: use a long handle");
-                    return Err(Error::invalid(message));
-                }
-                found = Some(slot);
-            }
-        }
-        Ok(found)
+        self.state.borrow().pointers.slot_of_handle(text, &body)
     }
 
     /// The filepath of the pointer in `slot`.
@@ -160,20 +129,17 @@ impl Manager {
 
     /// Appends the filepath of the pointer in `slot` to `out`; `false` when there is none.
     pub fn push_filepath(&self, slot: u32, out: &mut String) -> bool {
-        let state = self.state.borrow();
-        let Some(entry) = state.entries.get(slot as usize) else { return false };
-        entry.filepath.push_to(out, &entry.args.hash);
-        true
+        self.state.borrow().pointers.push_filepath(slot, out)
     }
 
     /// The record size of the pointer in `slot`.
     pub fn size_of_slot(&self, slot: u32) -> Option<usize> {
-        self.state.borrow().entries.get(slot as usize).map(Entry::size)
+        self.state.borrow().pointers.get(slot).map(Entry::size)
     }
 
     /// The slot of this manager's pointer at `path`.
     pub fn slot_of(&self, path: &str) -> Option<u32> {
-        self.state.borrow().slot_of(path)
+        self.state.borrow().pointers.slot_of(path)
     }
 
     /// Where the pointer a list taken at `epoch` had in `slot` is now: [`Listed::Slot`]
@@ -182,16 +148,7 @@ impl Manager {
     /// another slot, which is the one returned). `None` when the epoch moved or there
     /// never was such a slot: the slot may name another pointer, so it says nothing.
     pub fn resolve_slot(&self, epoch: u32, slot: u32) -> Option<Listed> {
-        let state = self.state.borrow();
-        if epoch != state.epoch {
-            return None;
-        }
-        let entry = state.entries.get(slot as usize)?;
-        if state.index.holds(slot) {
-            return Some(Listed::Slot(slot));
-        }
-        let path = entry.path_text();
-        Some(state.slot_of(&path).map_or(Listed::Gone(path), Listed::Slot))
+        self.state.borrow().resolve_slot(epoch, slot)
     }
 
     /// Indexes the content of every record saved since the last call (near-real-time,
@@ -200,12 +157,12 @@ impl Manager {
     /// or [`UNINDEXED_BYTES`](super::UNINDEXED_BYTES) of results waiting. Every ranking calls it first, so it sees
     /// every save acknowledged before it. A record whose pointer is gone is passed over.
     pub fn index_content(&self) {
-        let waiting = { self.state.borrow_mut().unindexed.take() };
+        let waiting = self.state.borrow_mut().live.take_waiting();
         for (path, json) in waiting {
             let terms = {
                 let mut state = self.state.borrow_mut();
-                let Some(slot) = state.slot_of(&path) else { continue };
-                let entry = &state.entries[slot as usize];
+                let Some(slot) = state.pointers.slot_of(&path) else { continue };
+                let Some(entry) = state.pointers.get(slot) else { continue };
                 let meta = entry.meta();
                 let written = entry.written;
                 let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
@@ -216,8 +173,8 @@ impl Manager {
                     Some(&json),
                     self.options.content_bytes,
                 );
-                state.index.add_content(slot, &terms);
-                let persisted = !state.memory.contains(&path);
+                state.live.add_content(slot, &terms);
+                let persisted = !state.held.contains(&path);
                 (written.then(|| terms.clone()), persisted.then_some(terms))
             };
             if let Some(terms) = terms.0 {
@@ -233,7 +190,7 @@ impl Manager {
     /// How many saved records' content waits to be indexed (see
     /// [`Manager::index_content`]).
     pub fn content_waiting(&self) -> usize {
-        self.state.borrow().unindexed.len()
+        self.state.borrow().live.content_waiting()
     }
 
     /// Ranks `candidates` for `query` (seed contract: relevant first, fallback to all).
@@ -251,7 +208,7 @@ impl Manager {
         let state = self.state.borrow();
         // The index ranks a slot once; a pointer given again is ranked from its terms,
         // so every candidate given is ranked, as the seed does.
-        let mut seen = vec![false; state.entries.len()];
+        let mut seen = vec![false; state.pointers.slots_held()];
         let mut first = |slot: u32| match seen.get_mut(slot as usize) {
             Some(s) => !std::mem::replace(s, true),
             None => true,
@@ -260,7 +217,7 @@ impl Manager {
             .iter()
             .map(|c| match c {
                 Candidate::Known(slot) if !first(*slot) => {
-                    Some(state.entries.get(*slot as usize).map(|e| terms_of(&e.meta())).unwrap_or_default())
+                    Some(state.pointers.get(*slot).map(|e| terms_of(&e.meta())).unwrap_or_default())
                 }
                 _ => None,
             })
@@ -273,7 +230,7 @@ impl Manager {
                 (Candidate::Known(slot), None) => Doc::Slot(*slot),
             })
             .collect();
-        let mut ranking = state.index.rank_docs(query, &docs, strategy, limit);
+        let mut ranking = state.live.rank_docs(query, &docs, strategy, limit);
         ranking.apply_fallback(fallback, 0..candidates.len().min(limit.unwrap_or(usize::MAX)));
         ranking
     }
@@ -284,8 +241,7 @@ impl Manager {
     /// of no manager, never collapsed). Returns how many hits were dropped.
     pub fn collapse_duplicates(&self, hits: &mut Vec<Scored>, slot_of: impl Fn(usize) -> Option<u32>) -> usize {
         let state = self.state.borrow();
-        let entry =
-            |i: usize| slot_of(i).and_then(|s| state.entries.get(s as usize).map(|e| (e, state.index.order(s))));
+        let entry = |i: usize| slot_of(i).and_then(|s| state.pointers.get(s).map(|e| (e, state.live.order(s))));
         // Kept hits by result hash (the cheap part of the key), as places in `out`.
         let mut kept: HashMap<u64, Vec<usize>> = HashMap::new();
         let before = hits.len();
@@ -316,9 +272,7 @@ impl Manager {
     /// Whether a later copy of the pointer at `slot` (same tool, args and result) was
     /// saved: a hint for selection, which then ranks every candidate to keep the latest.
     pub fn has_later_copy(&self, slot: u32) -> bool {
-        let state = self.state.borrow();
-        let key = state.entries.get(slot as usize).and_then(Entry::duplicate_key);
-        key.and_then(|k| state.latest_copy.get(&k)).is_some_and(|&latest| latest != slot)
+        self.state.borrow().pointers.has_later_copy(slot)
     }
 
     /// Ranks every pointer for `query` through the index: no text is rescanned.
@@ -326,8 +280,8 @@ impl Manager {
     pub fn rank_all(&self, query: &Query, fallback: Fallback, strategy: Strategy, limit: Option<usize>) -> Ranking {
         self.index_content();
         let state = self.state.borrow();
-        let mut ranking = state.index.rank_all(query, strategy, limit);
-        let order = state.order.iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
+        let mut ranking = state.live.rank_all(query, strategy, limit);
+        let order = state.pointers.in_order().iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
         ranking.apply_fallback(fallback, order);
         ranking
     }
@@ -370,28 +324,28 @@ impl Manager {
     /// vector is refused (empty, zero, not finite, or of another dimension than those held).
     pub fn set_vector(&self, path: &str, vector: &[f32]) -> bool {
         let mut state = self.state.borrow_mut();
-        let Some(slot) = state.slot_of(path) else { return false };
-        state.vectors.set(slot, vector)
+        let Some(slot) = state.pointers.slot_of(path) else { return false };
+        state.live.set_vector(slot, vector)
     }
 
     /// The best `k` of `candidates` (`(index, slot)` pairs) by the cosine of their
     /// vector with `query`, nearest first, those with a positive cosine only: their indices.
     pub fn nearest(&self, query: &[f32], candidates: impl Iterator<Item = (usize, u32)>, k: usize) -> Vec<usize> {
-        self.state.borrow().vectors.top_k(query, candidates, k)
+        self.state.borrow().live.nearest(query, candidates, k)
     }
 
     /// The description of this manager's pointer at `path`.
     pub fn description_of(&self, path: &str) -> Option<String> {
-        self.state.borrow().entry(path).map(|e| e.description().into_owned())
+        self.state.borrow().pointers.entry(path).map(|e| e.description().into_owned())
     }
 
     /// The record size of this manager's pointer at `path`.
     pub fn size_of(&self, path: &str) -> Option<usize> {
-        self.state.borrow().entry(path).map(Entry::size)
+        self.state.borrow().pointers.entry(path).map(Entry::size)
     }
 
     /// Whether `path` is the filepath of one of this manager's pointers.
     pub fn knows(&self, path: &str) -> bool {
-        self.state.borrow().slot_of(path).is_some()
+        self.state.borrow().pointers.slot_of(path).is_some()
     }
 }

@@ -1,8 +1,8 @@
 //! Pointers from storage: adopting records into the session manifest, restoring pointers
 //! (resume, open), `rebuild_index` and `reconcile`.
 
-use super::{content_terms, manifest_words, Content, Entry, Job, Manager, State};
-use crate::error::Result;
+use super::terms::{content_terms, manifest_words};
+use super::{Entry, Manager, State};
 use crate::paths;
 use crate::record::{from_json, parse_record, RecordMeta};
 use crate::select::Terms;
@@ -15,16 +15,12 @@ impl Manager {
     /// content terms of `terms` (its indexed terms).
     pub(super) fn track(&self, path: &str, terms: &Terms) {
         let Some(s) = &self.session else { return };
-        let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) else { return };
+        let Some(rel) = s.rel(path) else { return };
         let state = self.state.borrow();
-        let Some(entry) = state.entry(path) else { return };
+        let Some(entry) = state.pointers.entry(path) else { return };
         let meta = entry.meta();
         match ManifestEntry::new(&meta, entry.size(), &manifest_words(&meta)) {
-            Ok(m) => {
-                let m = m.with_content(terms);
-                s.manifest.borrow_mut().context_files.insert(rel.to_owned(), m);
-                s.dirty.set(s.dirty.get() + 1);
-            }
+            Ok(m) => s.track(rel, m.with_content(terms)),
             Err(e) => self.debug(format!("could not index a record in the manifest: {e}"), Some(path)),
         }
     }
@@ -71,12 +67,11 @@ impl Manager {
         let mut state = self.state.borrow_mut();
         state.forget_pointers();
         if own {
-            let State { owned, memory, .. } = &mut *state;
-            owned.retain(|p| memory.contains(p));
+            let State { owned, held, .. } = &mut *state;
+            owned.retain(|p| held.contains(p));
         }
         // Save order: the pointers' seq.
-        let first_seq = state.next_seq;
-        state.next_seq += records.len() as u64;
+        let first_seq = state.pointers.take_seqs(records.len() as u64);
         let mut records: Vec<Restored> = records
             .into_iter()
             .enumerate()
@@ -113,20 +108,17 @@ impl Manager {
                 continue;
             }
             let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
-            let Some(first) = state.index.append_segment(&segments[s], &orders) else {
-                one_by_one.extend(restored);
-                continue;
-            };
-            for (i, r) in restored.into_iter().enumerate() {
+            let entry_of = |state: &mut State, r: Restored| {
                 let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
-                let (_, entry) = self.restored_entry(&mut state, dir, r, &args, own);
-                state.place(orders[i], first + i as u32, entry, false);
-                placed_unordered = true;
+                self.restored_entry(state, dir, r, &args, own).1
+            };
+            match state.add_segment(&segments[s], &orders, restored, entry_of) {
+                Ok(()) => placed_unordered = true,
+                Err(restored) => one_by_one.extend(restored),
             }
         }
         if placed_unordered {
-            let State { order, index, .. } = &mut *state;
-            crate::sort::sort_by_key(order, |&slot| index.order(slot));
+            state.sort();
         }
         // Per segment read one by one: its dictionary's ids in the index, as they are met.
         let mut ids: HashMap<usize, Vec<u32>> = HashMap::new();
@@ -142,14 +134,14 @@ impl Manager {
             };
             let seq = r.seq;
             let (filepath, entry) = self.restored_entry(&mut state, dir, r, &args, own);
-            if !state.add(seq, entry, &terms) {
+            if state.add(seq, entry, &terms).is_none() {
                 continue;
             }
-            if let (Some((s, i)), Some(slot)) = (stored, state.slot_of(&filepath)) {
+            if let (Some((s, i)), Some(slot)) = (stored, state.pointers.slot_of(&filepath)) {
                 // Read from a segment: ranked on the terms the saving process indexed.
                 let segment = &segments[s];
                 let ids = ids.entry(s).or_insert_with(|| vec![u32::MAX; segment.dictionary.len()]);
-                state.index.add_stored_content(slot, &terms, &segment.dictionary, &segment.forward()[i], ids);
+                state.live.add_stored_content(slot, &terms, &segment.dictionary, &segment.forward()[i], ids);
             }
         }
     }
@@ -171,40 +163,33 @@ impl Manager {
             state.owned.add(&filepath, saved_at_ms(&r.rel, &r.meta), r.seq, r.size);
         }
         let generated = crate::describe::describe(&r.meta.tool_name, args) == r.meta.tool_description;
-        let entry = Entry::new(&filepath, r.meta, r.size, &mut state.interned, Some(generated));
+        let entry = state.pointers.new_entry(&filepath, r.meta, r.size, Some(generated));
         (filepath, entry)
-    }
-
-    /// The first step of `rebuildIndex`: its job, which resolves to the filepaths indexed
-    /// (see [`Manager::job_step`]).
-    pub fn begin_rebuild_index(&self) -> Result<Job> {
-        Ok(Job::rebuild(self.gate.enter("rebuildIndex")?))
-    }
-
-    /// The first step of `reconcile`: its job, which resolves to the filepaths adopted
-    /// (see [`Manager::job_step`]); `None` outside a session (nothing to adopt).
-    pub fn begin_reconcile(&self) -> Result<Option<Job>> {
-        let pass = self.gate.enter("reconcile")?;
-        self.check_writable()?;
-        Ok(self.session.is_some().then(|| Job::reconcile(pass)))
     }
 
     /// A pointer for the record file `full` (`rel` in the session folder) that a
     /// reconcile adopts, owned (retention counts it); `false` when it has one already.
     pub(super) fn adopt_pointer(&self, full: &str, rel: &str, meta: RecordMeta, size: usize, terms: &Terms) -> bool {
         let mut state = self.state.borrow_mut();
-        if state.slot_of(full).is_some() {
+        if state.pointers.slot_of(full).is_some() {
             return false;
         }
-        let seq = state.next_seq;
-        state.next_seq += 1;
+        let seq = state.pointers.take_seqs(1);
         if self.keeps_ledger() {
             state.owned.add(full, saved_at_ms(rel, &meta), seq, size);
         }
-        let pointer = Entry::new(full, meta, size, &mut state.interned, None);
+        let pointer = state.pointers.new_entry(full, meta, size, None);
         state.add(seq, pointer, terms);
         true
     }
+}
+
+/// A record's content as a restored pointer gets it.
+pub(super) enum Content {
+    /// Its terms, from its file (read whole) or its manifest entry.
+    Terms(Terms),
+    /// Record `.1` of segment `.0` (of those loaded).
+    Stored(usize, usize),
 }
 
 /// A record whose pointer is being restored: its save order, path (relative to its

@@ -4,13 +4,13 @@
 
 use std::ops::Deref;
 
-use super::{Entry, Job, JobPlan, Manager, ResultHasher, State, NAME_ATTEMPTS, UNINDEXED_BYTES};
+use super::{Job, JobPlan, Manager, ResultHasher, NAME_ATTEMPTS, UNINDEXED_BYTES};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lifecycle::Pass;
 use crate::naming::{args_hash, random_chars, record_filename, sanitize_tool_name, unit_byte, RANDOM_LEN};
 use crate::paths;
 use crate::plan::{self, Op, Outcomes, Plan, Step};
-use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, parse_record, RecordMeta};
+use crate::record::{check_no_lone_surrogates, from_json, iso_timestamp, RecordMeta};
 use crate::select::Terms;
 use crate::session;
 use serde_json::{Number, Value};
@@ -110,13 +110,8 @@ impl Manager {
             }
             Some(_) => return Err(Error::invalid("category needs a session (the session option)")),
         };
-        let (seq, counter, now) = {
-            let mut state = self.state.borrow_mut();
-            let (seq, counter) = (state.next_seq, state.counter);
-            state.next_seq += 1;
-            state.counter += 1;
-            (seq, counter, (self.options.clock)())
-        };
+        let (seq, counter) = self.state.borrow_mut().pointers.next_save();
+        let now = (self.options.clock)();
         let meta = RecordMeta {
             tool_name: input.tool_name.to_owned(),
             tool_description: description,
@@ -180,11 +175,7 @@ impl Manager {
         }
         // A small record: held in memory.
         pending.index(self.options.content_bytes);
-        {
-            let mut state = self.state.borrow_mut();
-            let State { memory, interned, .. } = &mut *state;
-            memory.insert(&pending.path, Rc::from(std::mem::take(&mut pending.bytes)), interned);
-        }
+        self.state.borrow_mut().hold(&pending.path, Rc::from(std::mem::take(&mut pending.bytes)));
         let (filepath, after) = self.commit_save(pending, false);
         Ok(Begun::Saved(filepath, after))
     }
@@ -237,20 +228,18 @@ impl Manager {
             // save's pointer (with the content it indexed) replaces that one.
             state.remove_pointer(&filepath);
             // A description the save made is describe's; one given is compared.
-            let mut entry = Entry::new(&filepath, meta, size, &mut state.interned, generated.then_some(true));
+            let mut entry = state.pointers.new_entry(&filepath, meta, size, generated.then_some(true));
             entry.written = written;
             entry.set_result_hash(result_hash);
-            let key = entry.duplicate_key();
             let added = state.add(seq, entry, &terms);
-            if let (true, Some(key)) = (added, key) {
-                let slot = (state.entries.len() - 1) as u32;
-                state.latest_copy.insert(key, slot);
+            if let Some(slot) = added {
+                state.pointers.latest_copy_at(slot);
             }
-            let nothing_to_index = added && content.is_none();
-            if let (true, Some(json)) = (added, content) {
-                state.unindexed.push(filepath.clone(), json);
+            let nothing_to_index = added.is_some() && content.is_none();
+            if let (Some(_), Some(json)) = (added, content) {
+                state.live.wait_for_content(filepath.clone(), json);
             }
-            (added, nothing_to_index)
+            (added.is_some(), nothing_to_index)
         };
         let (added, nothing_to_index) = added;
         if nothing_to_index && written {
@@ -264,13 +253,13 @@ impl Manager {
         if written {
             self.track(&filepath, &terms);
         }
-        if self.state.borrow().unindexed.bytes() > UNINDEXED_BYTES {
+        if self.state.borrow().live.content_waiting_bytes() > UNINDEXED_BYTES {
             self.index_content();
         }
         // Follow-up I/O: spilling over the memory budget, retention, the session manifest.
         let spill = {
             let state = self.state.borrow();
-            state.memory.bytes() > self.options.memory_budget && state.memory.any_queued()
+            state.held.bytes() > self.options.memory_budget && state.held.any_queued()
         };
         let after =
             (spill || self.keeps_ledger() || self.session.is_some()).then(|| Job::after_save(pass, filepath.clone()));
@@ -540,25 +529,4 @@ impl<M: Deref<Target = Manager> + Clone> Plan for SaveRecord<M> {
             _ => Step::Done(Err(e)),
         }
     }
-}
-
-/// The words a manifest lists for a record (the seed's `keywords`): its metadata's
-/// index tokens, distinct and sorted, as written (not stemmed).
-pub(super) fn manifest_words(meta: &RecordMeta) -> Vec<String> {
-    let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
-    crate::select::metadata_words(&meta.tool_description, &meta.tool_name, &args)
-}
-
-/// The terms of the content of a record file (its bytes): the string values of the
-/// first `content_bytes` bytes of its result (none when it does not parse).
-pub(super) fn content_terms(bytes: &[u8], content_bytes: usize) -> Terms {
-    let view = parse_record(bytes).ok();
-    let result = view.as_ref().and_then(|v| v.result).map(|r| r.get());
-    Terms::of_record_with_content("", "", &Value::Null, result, content_bytes)
-}
-
-/// The indexed terms of a record's metadata.
-pub(super) fn terms_of(meta: &RecordMeta) -> Terms {
-    let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
-    Terms::of_record(&meta.tool_description, &meta.tool_name, &args)
 }

@@ -1,158 +1,103 @@
-//! The pointer table ([`State`]): entries by slot, the path → slot map with its own
-//! hasher, what is written, eviction and compaction.
+//! The pointer table ([`PointerTable`]): the pointers by slot, in save order, found by
+//! path and by handle; the names and save order handed out; what this manager wrote;
+//! eviction and compaction. A slot is the live index's (`super::live`): the table takes
+//! the slot the index gave a pointer, and asks for a slot's save order through a closure,
+//! so neither reaches into the other.
 
-use super::unindexed::Unindexed;
-use super::{result_hash, Entry, Held, Interned, COMPACT_FROM};
+use super::slots::{PathSlots, Prehashed};
+use super::{Entry, Filter, Interned, COMPACT_FROM};
+use crate::error::{Error, Result};
 use crate::handle;
 use crate::paged::Paged;
-use crate::retention::Ledger;
-use crate::select::{Index, Terms, Vectors};
+use crate::record::RecordMeta;
+use crate::shared::Shared;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+/// The pointers of a manager, and what names and orders them.
 #[derive(Default)]
-pub(super) struct State {
+pub(super) struct PointerTable {
     /// The filename counter: per manager, from 0.
-    pub(super) counter: u64,
+    counter: u64,
     /// Save order of pointers (resumed ones first).
-    pub(super) next_seq: u64,
+    next_seq: u64,
     /// Pointers by slot (the order they were added; a slot never changes).
-    pub(super) entries: Paged<Entry>,
+    entries: Paged<Entry>,
     /// Tool names, query ids and args, shared by the pointers.
-    pub(super) interned: Interned,
+    interned: Interned,
     /// Slots in save order (ascending `seq`).
-    pub(super) order: Vec<u32>,
-    pub(super) slot_by_path: PathSlots,
-    /// The pointers' terms, by slot.
-    pub(super) index: Index,
-    /// The pointers' embedding vectors (the `embed` hook's), by slot.
-    pub(super) vectors: Vectors,
+    order: Vec<u32>,
+    slot_by_path: PathSlots,
     /// Bumped whenever slots are forgotten, so a list of slots taken earlier is
     /// known to be stale.
-    pub(super) epoch: u32,
+    epoch: u32,
     /// The latest slot saved with each duplicate key (tool, args hash, result hash): a
     /// slot other than the pointer's own says a later copy may exist (two keys may share
     /// a hash), so selection ranks every candidate to find it.
-    pub(super) latest_copy: HashMap<u32, u32, std::hash::BuildHasherDefault<Prehashed>>,
-    /// Records held in memory, by filepath, and those not yet being written out.
-    pub(super) memory: Held,
+    latest_copy: HashMap<u32, u32, std::hash::BuildHasherDefault<Prehashed>>,
     /// Paths this manager wrote to storage that no pointer holds (the pointers' entries
     /// have the `written` flag): those of pointers forgotten (`clearPointers`, a rebuild)
     /// or never added (the index was full). A pointer added again at such a path takes
     /// it back as its flag.
-    pub(super) orphans: HashSet<Rc<str>>,
-    /// The records retention counts, oldest first; none without a cap (see
-    /// [`Manager::own`]).
-    pub(super) owned: Ledger,
-    /// Slots whose pointer was evicted (their entries stay until [`State::compact`]).
-    pub(super) dead: usize,
-    /// Saved records whose content is not indexed yet ([`Manager::index_content`]).
-    pub(super) unindexed: Unindexed,
-    /// Persisted records whose content is indexed but in no segment this manager wrote
-    /// or read: filepath and content terms, for the next segment (SPEC §4).
-    pub(super) unsegmented: crate::select::segment::Builder,
+    orphans: HashSet<Rc<str>>,
+    /// Slots whose pointer was evicted (their entries stay until [`PointerTable::compact`]).
+    dead: usize,
     /// How many live pointers share each short handle (SPEC §3): those that share one
     /// get long handles.
-    pub(super) handle_keys: HashMap<u64, u32>,
+    handle_keys: HashMap<u64, u32>,
 }
 
-/// Filepath → slot, keyed by a 32-bit hash of the path so the map does not hold a second
-/// copy of every filepath (the entries have them) and takes 8 bytes a pointer; paths
-/// whose hash is taken go to `collisions` (at 100,000 paths, a few), so a weak hash costs
-/// time, never correctness. Selecting over a list of pointers looks up every filepath
-/// given: the hash is a fast one (FxHash's word-at-a-time step, then MurmurHash3's
-/// finaliser so every bit mixes), and the map only spreads it to 64 bits.
-#[derive(Default)]
-pub(super) struct PathSlots {
-    pub(super) by_hash: HashMap<u32, u32, std::hash::BuildHasherDefault<Prehashed>>,
-    pub(super) collisions: HashMap<Box<str>, u32>,
-}
+impl PointerTable {
+    // -- names and save order
 
-/// A `Hasher` for keys that are hashes already: it spreads the `u32` it is given over 64
-/// bits (the map takes its buckets from the low bits and its tags from the top ones).
-#[derive(Default)]
-pub(super) struct Prehashed(u64);
-
-impl std::hash::Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
+    /// The save order and filename counter of the next save.
+    pub(super) fn next_save(&mut self) -> (u64, u64) {
+        let (seq, counter) = (self.next_seq, self.counter);
+        self.next_seq += 1;
+        self.counter += 1;
+        (seq, counter)
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
+    /// The first of `n` save orders taken for pointers added in that order.
+    pub(super) fn take_seqs(&mut self, n: u64) -> u64 {
+        let first = self.next_seq;
+        self.next_seq += n;
+        first
     }
 
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (u64::from(n) << 32) | u64::from(n);
-    }
-}
-
-impl PathSlots {
-    pub(super) fn key(path: &str) -> u32 {
-        // MurmurHash3's finaliser over the FxHash of the path.
-        let mut h = result_hash(Some(path.as_bytes()));
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        (h ^ (h >> 33)) as u32
+    /// The pointer of the record at `path`, sharing what other pointers have (see
+    /// [`Entry::new`]).
+    pub(super) fn new_entry(&mut self, path: &str, meta: RecordMeta, size: usize, generated: Option<bool>) -> Entry {
+        Entry::new(path, meta, size, &mut self.interned, generated)
     }
 
-    pub(super) fn get(&self, path: &str, entries: &Paged<Entry>) -> Option<u32> {
-        self.find(path, |slot, path| entries[slot as usize].path_is(path))
+    /// The texts pointers share, for the records held in memory to share them too.
+    pub(super) fn interned(&mut self) -> &mut Interned {
+        &mut self.interned
     }
 
-    pub(super) fn insert(&mut self, path: &str, slot: u32, entries: &Paged<Entry>) {
-        self.put(path, slot, |slot, path| entries[slot as usize].path_is(path));
+    // -- looking up
+
+    /// Number of live pointers.
+    pub(super) fn len(&self) -> usize {
+        self.order.len()
     }
 
-    pub(super) fn remove(&mut self, path: &str, entries: &Paged<Entry>) {
-        self.take(path, |slot, path| entries[slot as usize].path_is(path));
+    /// Slots held, evicted ones included.
+    pub(super) fn slots_held(&self) -> usize {
+        self.entries.len()
     }
 
-    /// The slot of `path`; `is(slot, path)`: whether the path at `slot` is `path`.
-    pub(super) fn find(&self, path: &str, is: impl Fn(u32, &str) -> bool) -> Option<u32> {
-        match self.by_hash.get(&Self::key(path)) {
-            Some(&slot) if is(slot, path) => Some(slot),
-            _ => self.collisions.get(path).copied(),
-        }
+    /// Changes whenever slots are forgotten or a pointer's handle changes length.
+    pub(super) fn epoch(&self) -> u32 {
+        self.epoch
     }
 
-    /// Puts `path` at `slot` (the path's slot before, if any, is replaced).
-    pub(super) fn put(&mut self, path: &str, slot: u32, is: impl Fn(u32, &str) -> bool) {
-        match self.by_hash.entry(Self::key(path)) {
-            std::collections::hash_map::Entry::Occupied(mut o) => {
-                if is(*o.get(), path) {
-                    o.insert(slot);
-                } else {
-                    self.collisions.insert(path.into(), slot);
-                }
-            }
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(slot);
-            }
-        }
+    /// The live slots, in save order.
+    pub(super) fn in_order(&self) -> &[u32] {
+        &self.order
     }
 
-    /// Forgets `path`.
-    pub(super) fn take(&mut self, path: &str, is: impl Fn(u32, &str) -> bool) {
-        let key = Self::key(path);
-        if matches!(self.by_hash.get(&key), Some(&slot) if is(slot, path)) {
-            self.by_hash.remove(&key);
-        } else {
-            self.collisions.remove(path);
-        }
-    }
-
-    pub(super) fn clear(&mut self) {
-        self.by_hash.clear();
-        self.collisions.clear();
-    }
-}
-
-impl State {
     pub(super) fn slot_of(&self, path: &str) -> Option<u32> {
         self.slot_by_path.get(path, &self.entries)
     }
@@ -161,40 +106,41 @@ impl State {
         self.slot_of(path).map(|slot| &self.entries[slot as usize])
     }
 
-    /// Adds a pointer, `seq` in save order; `false` when the index is full.
-    pub(super) fn add(&mut self, seq: u64, entry: Entry, terms: &Terms) -> bool {
-        let Some(slot) = self.index.add(seq, terms) else {
-            if entry.written {
-                self.orphans.insert(entry.path_text().into());
-            }
-            return false;
-        };
-        self.place(seq, slot, entry, true);
-        true
+    /// The pointer in `slot` (an evicted one's until compaction).
+    pub(super) fn get(&self, slot: u32) -> Option<&Entry> {
+        self.entries.get(slot as usize)
     }
 
-    /// Holds `entry` as the pointer of index slot `slot` (just added to the index, so the
-    /// next entry), saved in order `seq`. `sorted`: its place in `order` is found now;
-    /// else it goes last, and the caller sorts `order` once it has placed them all.
-    pub(super) fn place(&mut self, seq: u64, slot: u32, mut entry: Entry, sorted: bool) {
-        debug_assert_eq!(slot as usize, self.entries.len(), "an entry's slot is the index's");
-        let path = entry.path_text();
-        entry.written |= self.orphans.remove(path.as_str());
-        let sharing = self.handle_keys.entry(handle::short_key(entry.handle_digest())).or_insert(0);
-        *sharing += 1;
-        if *sharing == 2 {
-            // A pointer listed before with a short handle now has a long one: lists kept
-            // by slot (the JS glue's) are stale.
-            self.epoch = self.epoch.wrapping_add(1);
+    /// The live slots whose pointer `filter` lets through, in save order.
+    pub(super) fn matching<'s>(&'s self, filter: Filter<'s>) -> impl Iterator<Item = u32> + 's {
+        // Every pointer's query id is the interned one: a query id never interned has no
+        // pointer, and one that was is compared by address, not by its text.
+        let query_id = filter.query_id.map(|q| self.interned.texts.get(q));
+        self.order.iter().copied().filter(move |&slot| {
+            let entry = &self.entries[slot as usize];
+            let query_passes = match query_id {
+                None => true,
+                Some(None) => false,
+                Some(Some(q)) => entry.query_id.as_ref().is_some_and(|e| Shared::ptr_eq(e, q)),
+            };
+            query_passes && filter.task_id.map_or(true, |t| entry.task_id().as_ref() == Some(t))
+        })
+    }
+
+    /// The live slot whose handle's body is `body` (`text`: the handle as given, for the
+    /// error); an `INVALID_ARGUMENT` error when a short handle names two records.
+    pub(super) fn slot_of_handle(&self, text: &str, body: &str) -> Result<Option<u32>> {
+        let mut found = None;
+        for &slot in &self.order {
+            if handle::names(body, self.entries[slot as usize].handle_digest()) {
+                if found.is_some() {
+                    let message = format!("the handle {text:?} names more than one record: use a long handle");
+                    return Err(Error::invalid(message));
+                }
+                found = Some(slot);
+            }
         }
-        if sorted {
-            let at = self.order.partition_point(|&s| self.index.order(s) < seq);
-            self.order.insert(at, slot);
-        } else {
-            self.order.push(slot);
-        }
-        self.entries.push(entry);
-        self.slot_by_path.insert(&path, slot, &self.entries);
+        Ok(found)
     }
 
     /// How long the handle of `entry` (a live pointer's) is: long when another live
@@ -207,6 +153,167 @@ impl State {
             handle::SHORT
         }
     }
+
+    /// The pointer in `slot`, as JSON, appended to `out`; `false` when there is none.
+    pub(super) fn pointer_json(&self, slot: u32, out: &mut String) -> bool {
+        let Some(entry) = self.get(slot) else { return false };
+        entry.pointer_json(out, self.handle_len(entry));
+        true
+    }
+
+    /// Appends the filepath of the pointer in `slot` to `out`; `false` when there is none.
+    pub(super) fn push_filepath(&self, slot: u32, out: &mut String) -> bool {
+        let Some(entry) = self.get(slot) else { return false };
+        entry.filepath.push_to(out, &entry.args.hash);
+        true
+    }
+
+    // -- duplicates
+
+    /// Notes that the pointer in `slot`, just saved, is the latest copy of its key.
+    pub(super) fn latest_copy_at(&mut self, slot: u32) {
+        if let Some(key) = self.get(slot).and_then(Entry::duplicate_key) {
+            self.latest_copy.insert(key, slot);
+        }
+    }
+
+    /// Whether a later copy of the pointer at `slot` (same tool, args and result) was saved.
+    pub(super) fn has_later_copy(&self, slot: u32) -> bool {
+        let key = self.get(slot).and_then(Entry::duplicate_key);
+        key.and_then(|k| self.latest_copy.get(&k)).is_some_and(|&latest| latest != slot)
+    }
+
+    // -- adding and removing
+
+    /// A pointer the index had no room for: not added (the record stays this manager's
+    /// if it wrote it).
+    pub(super) fn not_added(&mut self, entry: Entry) {
+        if entry.written {
+            self.orphans.insert(entry.path_text().into());
+        }
+    }
+
+    /// Holds `entry` as the pointer of index slot `slot` (just added to the index, so the
+    /// next entry), saved in order `seq`, at its place in save order (`seq_of`: a live
+    /// slot's save order).
+    pub(super) fn place(&mut self, seq: u64, slot: u32, entry: Entry, seq_of: impl Fn(u32) -> u64) {
+        let at = self.order.partition_point(|&s| seq_of(s) < seq);
+        self.hold(slot, entry, at);
+    }
+
+    /// Holds `entry` as the pointer of index slot `slot`, last in `order`: the caller
+    /// calls [`PointerTable::sort`] once it has placed them all.
+    pub(super) fn place_last(&mut self, slot: u32, entry: Entry) {
+        self.hold(slot, entry, self.order.len());
+    }
+
+    /// Sorts the live slots in save order (`seq_of`: a slot's).
+    pub(super) fn sort(&mut self, seq_of: impl Fn(u32) -> u64) {
+        crate::sort::sort_by_key(&mut self.order, |&slot| seq_of(slot));
+    }
+
+    fn hold(&mut self, slot: u32, mut entry: Entry, at: usize) {
+        debug_assert_eq!(slot as usize, self.entries.len(), "an entry's slot is the index's");
+        let path = entry.path_text();
+        entry.written |= self.orphans.remove(path.as_str());
+        let sharing = self.handle_keys.entry(handle::short_key(entry.handle_digest())).or_insert(0);
+        *sharing += 1;
+        if *sharing == 2 {
+            // A pointer listed before with a short handle now has a long one: lists kept
+            // by slot (the JS glue's) are stale.
+            self.epoch = self.epoch.wrapping_add(1);
+        }
+        self.order.insert(at, slot);
+        self.entries.push(entry);
+        self.slot_by_path.insert(&path, slot, &self.entries);
+    }
+
+    /// Drops the pointer at `path` (its entry stays until compaction); its slot, `None`
+    /// when there is none. `seq_of`: a live slot's save order.
+    pub(super) fn remove(&mut self, path: &str, seq_of: impl Fn(u32) -> u64) -> Option<u32> {
+        let slot = self.slot_of(path)?;
+        let key = handle::short_key(self.entries[slot as usize].handle_digest());
+        if let Some(n) = self.handle_keys.get_mut(&key) {
+            *n -= 1;
+            match *n {
+                0 => {
+                    self.handle_keys.remove(&key);
+                }
+                // The one left gets its short handle back: lists kept by slot are stale.
+                1 => self.epoch = self.epoch.wrapping_add(1),
+                _ => {}
+            }
+        }
+        let seq = seq_of(slot);
+        if self.entries[slot as usize].written {
+            self.orphans.insert(path.into());
+        }
+        // `order` is sorted by seq: find the slot without a scan.
+        let at = self.order.partition_point(|&s| seq_of(s) < seq);
+        if self.order.get(at) == Some(&slot) {
+            self.order.remove(at);
+        }
+        self.slot_by_path.remove(path, &self.entries);
+        self.dead += 1;
+        Some(slot)
+    }
+
+    /// Whether evicted slots hold as much as the live ones (and at least [`COMPACT_FROM`]).
+    pub(super) fn compaction_due(&self) -> bool {
+        self.dead >= COMPACT_FROM && self.dead >= self.order.len()
+    }
+
+    /// Drops the entries of evicted pointers: the live ones get new slots, in save order.
+    /// Returns each old slot's new one (`None`: dropped), for the index to move its
+    /// postings. Slots taken earlier are stale (the epoch moves).
+    pub(super) fn compact(&mut self) -> Vec<Option<u32>> {
+        let order = std::mem::take(&mut self.order);
+        let mut new_slot: Vec<Option<u32>> = vec![None; self.entries.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_slot[old as usize] = Some(new as u32);
+        }
+        let mut old: Vec<Option<Entry>> = std::mem::take(&mut self.entries).into_iter().map(Some).collect();
+        self.entries = order.iter().filter_map(|&s| old[s as usize].take()).collect();
+        drop(old);
+        self.order = (0..self.entries.len() as u32).collect();
+        self.interned.prune();
+        self.slot_by_path.clear();
+        for slot in 0..self.entries.len() as u32 {
+            let path = self.entries[slot as usize].path_text();
+            self.slot_by_path.insert(&path, slot, &self.entries);
+        }
+        // Made again from the live entries, in save order: a key whose latest copy was
+        // evicted names the latest live one (after a 32-bit collision too).
+        self.latest_copy.clear();
+        for slot in 0..self.entries.len() as u32 {
+            if let Some(key) = self.entries[slot as usize].duplicate_key() {
+                self.latest_copy.insert(key, slot);
+            }
+        }
+        self.dead = 0;
+        self.epoch = self.epoch.wrapping_add(1);
+        new_slot
+    }
+
+    /// Forgets every pointer (the paths this manager wrote stay its own, as orphans).
+    pub(super) fn forget(&mut self) {
+        for &slot in &self.order {
+            let entry = &self.entries[slot as usize];
+            if entry.written {
+                self.orphans.insert(entry.path_text().into());
+            }
+        }
+        self.entries.clear();
+        self.interned.clear();
+        self.order.clear();
+        self.slot_by_path.clear();
+        self.handle_keys.clear();
+        self.dead = 0;
+        self.latest_copy.clear();
+        self.epoch = self.epoch.wrapping_add(1);
+    }
+
+    // -- what this manager wrote
 
     /// Notes that this manager wrote the record at `path`.
     pub(super) fn mark_written(&mut self, path: &str) {
@@ -247,124 +354,49 @@ impl State {
         self.orphans.clear();
     }
 
-    /// Drops the pointer at `path`, and its index entry; `false` when there is none.
-    pub(super) fn remove_pointer(&mut self, path: &str) -> bool {
-        let Some(slot) = self.slot_of(path) else { return false };
-        let key = handle::short_key(self.entries[slot as usize].handle_digest());
-        if let Some(n) = self.handle_keys.get_mut(&key) {
-            *n -= 1;
-            match *n {
-                0 => {
-                    self.handle_keys.remove(&key);
-                }
-                // The one left gets its short handle back: lists kept by slot are stale.
-                1 => self.epoch = self.epoch.wrapping_add(1),
-                _ => {}
-            }
+    /// Where the table's memory goes (see `super::footprint`).
+    #[cfg(test)]
+    pub(super) fn footprint(&self, m: &mut super::footprint::Meter) {
+        use std::mem::size_of;
+        let per_entry = size_of::<Entry>();
+        m.part("entries: Entry inline (size_of)", self.entries.len() * per_entry);
+        let pages = self.entries.pages();
+        let held: usize = pages.iter().map(|p| p.capacity()).sum();
+        m.part("entries: page slack", (held - self.entries.len()) * per_entry);
+        m.vec("entries: page list", pages);
+        for page in pages {
+            m.overhead("entries: page headers", page.capacity() * per_entry);
         }
-        let seq = self.index.order(slot);
-        if self.entries[slot as usize].written {
-            self.orphans.insert(path.into());
+        for i in 0..self.entries.len() {
+            self.entries[i].footprint(m);
         }
-        self.index.remove(slot);
-        self.vectors.remove(slot);
-        // `order` is sorted by seq: find the slot without a scan.
-        let at = self.order.partition_point(|&s| self.index.order(s) < seq);
-        if self.order.get(at) == Some(&slot) {
-            self.order.remove(at);
+        m.set("interned: table", &self.interned.texts);
+        for s in &self.interned.texts {
+            m.shared("interned: texts", s);
         }
-        self.slot_by_path.remove(path, &self.entries);
-        self.dead += 1;
-        true
-    }
-
-    /// Whether evicted slots hold as much as the live ones (and at least [`COMPACT_FROM`]).
-    pub(super) fn compaction_due(&self) -> bool {
-        self.dead >= COMPACT_FROM && self.dead >= self.order.len()
-    }
-
-    /// Drops the entries of evicted pointers: the live ones get new slots, in save
-    /// order, and the index moves its postings to them (the content indexed at save time
-    /// is kept: it cannot be recomputed from the pointer). Slots taken earlier are stale
-    /// (the epoch moves).
-    pub(super) fn compact(&mut self) {
-        let order = std::mem::take(&mut self.order);
-        let mut new_slot: Vec<Option<u32>> = vec![None; self.entries.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_slot[old as usize] = Some(new as u32);
+        m.set("interned: args table", &self.interned.args);
+        for a in &self.interned.args {
+            m.alloc("interned: args (hash, text)", 2 * size_of::<usize>() + size_of::<super::entry::Args>());
+            m.alloc("interned: args (hash, text)", a.json.len());
         }
-        self.index.remap(&new_slot);
-        self.vectors.remap(&new_slot);
-        let mut old: Vec<Option<Entry>> = std::mem::take(&mut self.entries).into_iter().map(Some).collect();
-        self.entries = order.iter().filter_map(|&s| old[s as usize].take()).collect();
-        drop(old);
-        self.order = (0..self.entries.len() as u32).collect();
-        self.interned.prune();
-        self.slot_by_path.clear();
-        for slot in 0..self.entries.len() as u32 {
-            let path = self.entries[slot as usize].path_text();
-            self.slot_by_path.insert(&path, slot, &self.entries);
+        m.vec("order", &self.order);
+        m.map("slot_by_path: by_hash", &self.slot_by_path.by_hash);
+        m.map("slot_by_path: collisions", &self.slot_by_path.collisions);
+        for k in self.slot_by_path.collisions.keys() {
+            m.alloc("slot_by_path: collisions", k.len());
         }
-        // Made again from the live entries, in save order: a key whose latest copy was
-        // evicted names the latest live one (after a 32-bit collision too).
-        self.latest_copy.clear();
-        for slot in 0..self.entries.len() as u32 {
-            if let Some(key) = self.entries[slot as usize].duplicate_key() {
-                self.latest_copy.insert(key, slot);
-            }
+        m.map("latest_copy", &self.latest_copy);
+        m.set("orphans", &self.orphans);
+        for s in &self.orphans {
+            m.rc_str("orphans", s);
         }
-        self.dead = 0;
-        self.epoch = self.epoch.wrapping_add(1);
-    }
-
-    pub(super) fn forget_pointers(&mut self) {
-        for &slot in &self.order {
-            let entry = &self.entries[slot as usize];
-            if entry.written {
-                self.orphans.insert(entry.path_text().into());
-            }
-        }
-        self.entries.clear();
-        self.interned.clear();
-        self.order.clear();
-        self.slot_by_path.clear();
-        self.index.clear();
-        self.vectors.clear();
-        self.unindexed.clear();
-        self.unsegmented.clear();
-        self.handle_keys.clear();
-        self.dead = 0;
-        self.latest_copy.clear();
-        self.epoch = self.epoch.wrapping_add(1);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::paged::Paged;
-    use crate::record::{iso_timestamp, RecordMeta};
-    use crate::store::{Entry, Interned, Manager, Options, SaveInput};
+    use crate::store::{Manager, Options, SaveInput};
     use crate::testing::TestStorage;
-    use serde_json::{Number, Value};
-
-    /// The metadata of a record of tool `t` with no args, described as `description`.
-    fn meta(description: &str) -> RecordMeta {
-        RecordMeta {
-            tool_name: "t".into(),
-            tool_description: description.into(),
-            args_json: "{}".into(),
-            args_hash: "0".repeat(64),
-            timestamp: iso_timestamp(0),
-            task_id: None,
-            query_id: None,
-            tool_call_id: None,
-        }
-    }
-
-    fn entry(path: &str) -> Entry {
-        Entry::new(path, meta("t"), 0, &mut Interned::default(), None)
-    }
 
     #[test]
     fn compaction_keeps_the_later_copy_of_a_key_whose_latest_holder_was_evicted() {
@@ -387,191 +419,14 @@ mod tests {
         {
             // As if C's key collided with A's: C is the latest holder of the key.
             let mut state = m.state.borrow_mut();
-            let (slot_a, slot_c) = (state.slot_of(&a).unwrap(), state.slot_of(&c).unwrap());
-            let key = state.entries[slot_a as usize].duplicate_key().unwrap();
-            state.latest_copy.insert(key, slot_c);
+            let table = &mut state.pointers;
+            let (slot_a, slot_c) = (table.slot_of(&a).unwrap(), table.slot_of(&c).unwrap());
+            let key = table.entries[slot_a as usize].duplicate_key().unwrap();
+            table.latest_copy.insert(key, slot_c);
             assert!(state.remove_pointer(&c));
             state.compact();
         }
-        let slot_a = m.state.borrow().slot_of(&a).unwrap();
+        let slot_a = m.state.borrow().pointers.slot_of(&a).unwrap();
         assert!(m.has_later_copy(slot_a), "A's later copy is still known after compaction");
-    }
-
-    #[test]
-    fn path_slots_find_every_path_when_32_bit_keys_collide() {
-        // 200,000 paths under 32-bit keys: a few collide (about 5 expected).
-        let n = 200_000u32;
-        let paths: Vec<String> =
-            (0..n).map(|i| format!("/ctx/readFile_{i:012x}_1732341234567_{i}_abcd.json")).collect();
-        let mut entries: Paged<Entry> = Paged::default();
-        let mut slots = PathSlots::default();
-        for (slot, path) in paths.iter().enumerate() {
-            entries.push(entry(path));
-            slots.insert(path, slot as u32, &entries);
-        }
-        assert!(!slots.collisions.is_empty(), "the test needs colliding keys");
-        for (slot, path) in paths.iter().enumerate() {
-            assert_eq!(slots.get(path, &entries), Some(slot as u32), "{path}");
-        }
-        assert_eq!(slots.get("/ctx/unknown.json", &entries), None);
-        // Removing either side of a collision keeps the other findable.
-        let collided: Vec<(Box<str>, u32)> = slots.collisions.iter().map(|(p, &s)| (p.clone(), s)).collect();
-        for (path, slot) in &collided {
-            let Some(&owner) = slots.by_hash.get(&PathSlots::key(path)) else { continue };
-            let owner_path = entries[owner as usize].path_text();
-            slots.remove(&owner_path, &entries);
-            assert_eq!(slots.get(path, &entries), Some(*slot));
-            assert_eq!(slots.get(&owner_path, &entries), None);
-        }
-    }
-
-    #[test]
-    fn an_entry_gives_back_the_meta_and_path_it_was_made_from() {
-        let metas = [
-            ("/ctx/t_000000000000_1700000000000_0_aaaa.json", "0".repeat(64), iso_timestamp(1_700_000_000_000), None),
-            ("/ctx/notes.json", "ABC".into(), "2024-01-01T00:00:00Z".into(), Some("call_1")),
-            ("/ctx/x_y_0123456789ab_1700000000000_7_zz00.json", "01".repeat(32), "yesterday".into(), None),
-            ("/ctx/seed_3f2a9c1b_1735012345678_0_k3j9x2.json", "3f2a9c1b".into(), iso_timestamp(-1), Some("")),
-        ];
-        let mut interned = Interned::default();
-        let tasks = [Some(Number::from(3)), None, Number::from_f64(2.0), Some(Number::from(1u64 << 40))];
-        for ((path, args_hash, timestamp, call), task_id) in metas.into_iter().zip(tasks) {
-            let meta = RecordMeta {
-                tool_name: "x_y".into(),
-                tool_description: "given".into(),
-                args_json: r#"{"a":1}"#.into(),
-                args_hash,
-                timestamp,
-                task_id: task_id.clone(),
-                query_id: Some("q".into()),
-                tool_call_id: call.map(str::to_owned),
-            };
-            let e = Entry::new(path, meta.clone(), 5, &mut interned, None);
-            assert!(e.meta() == meta, "{path}: {:?} != {meta:?}", e.meta());
-            assert_eq!(e.path_text(), path);
-            let mut json = String::new();
-            e.pointer_json(&mut json, handle::SHORT);
-            let v: Value = serde_json::from_str(&json).unwrap();
-            assert_eq!((v["filepath"].as_str(), v["argsHash"].as_str()), (Some(path), Some(&*meta.args_hash)));
-            assert_eq!((v["timestamp"].as_str(), v["toolCallId"].as_str()), (Some(&*meta.timestamp), call));
-            // The same record with the description `describe` makes: not kept.
-            let generated_meta = RecordMeta { tool_description: describe_of(&meta), ..meta.clone() };
-            let generated = Entry::new(path, generated_meta, 5, &mut interned, None);
-            assert!(e.rare.as_ref().is_some_and(|r| r.tool_description.as_deref() == Some("given")));
-            assert_eq!(
-                (v["taskId"].to_string(), v.get("taskId").is_some()),
-                (task_id.as_ref().map_or("null".into(), Number::to_string), task_id.is_some())
-            );
-            let compact = call.is_none() && meta.args_hash.len() == 64 && meta.timestamp.starts_with("20");
-            assert_eq!(generated.rare.is_none(), compact && task_id.is_none_or(|t| t.is_i64()));
-            assert!(generated.meta() == RecordMeta { tool_description: describe_of(&meta), ..meta });
-        }
-    }
-
-    fn describe_of(meta: &RecordMeta) -> String {
-        crate::describe::describe(&meta.tool_name, &serde_json::from_str(&meta.args_json).unwrap())
-    }
-
-    #[test]
-    fn an_entry_is_packed_so_the_pointer_table_stays_small() {
-        // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
-        // parts 20 (its prefix shared, its name's hash the args hash's start), the tool
-        // name and query id 8 (shared, through thin pointers), the shared args 4, the
-        // result hash 8, the task, the size and the written flag 9, the rare fields 4,
-        // padded to 4 (nothing aligns to 8). The args hash and text live once per
-        // distinct args, in `Interned::args`; a description `describe` makes is made
-        // again; the save order is the index's, the timestamp the path's milliseconds.
-        let expected = if cfg!(target_pointer_width = "32") { 56 } else { 80 };
-        assert_eq!(std::mem::size_of::<Entry>(), expected);
-    }
-
-    #[test]
-    fn pointers_with_the_same_args_share_them_until_none_holds_them() {
-        let mut interned = Interned::default();
-        let make = |interned: &mut Interned, path: &str, args: &str, hash: &str| {
-            let meta = RecordMeta {
-                tool_name: "t".into(),
-                tool_description: "t".into(),
-                args_json: args.into(),
-                args_hash: hash.into(),
-                timestamp: iso_timestamp(0),
-                task_id: None,
-                query_id: None,
-                tool_call_id: None,
-            };
-            let e = Entry::new(path, meta.clone(), 0, interned, None);
-            assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
-            e
-        };
-        let (h, other) = ("ab".repeat(32), "cd".repeat(32));
-        let a = make(&mut interned, "/ctx/a.json", r#"{"x":1,"y":2}"#, &h);
-        let b = make(&mut interned, "/ctx/b.json", r#"{"x":1,"y":2}"#, &h);
-        // The same args in another key order (same hash), or the same text with another
-        // hash (a record adopted with its own), are other args.
-        let c = make(&mut interned, "/ctx/c.json", r#"{"y":2,"x":1}"#, &h);
-        let d = make(&mut interned, "/ctx/d.json", r#"{"x":1,"y":2}"#, &other);
-        assert!(Rc::ptr_eq(&a.args, &b.args));
-        assert!(!Rc::ptr_eq(&a.args, &c.args) && !Rc::ptr_eq(&a.args, &d.args));
-        assert_eq!(interned.args.len(), 3);
-        drop((a, c));
-        interned.prune();
-        assert_eq!(interned.args.len(), 2, "b still holds the first args, d its own");
-        drop((b, d));
-        interned.prune();
-        assert!(interned.args.is_empty());
-    }
-
-    #[test]
-    fn a_timestamp_or_task_id_the_packed_form_cannot_hold_is_kept_apart() {
-        let path = "/ctx/t_000000000000_1700000000000_0_aaaa.json";
-        let cases = [
-            // The path's milliseconds and an i32 task id: nothing apart.
-            (iso_timestamp(1_700_000_000_000), Some(Number::from(7)), false),
-            // Another instant than the path's, though ISO: kept apart, as text.
-            (iso_timestamp(1_700_000_000_001), Some(Number::from(7)), true),
-            // The one i32 the packed task id keeps for "none".
-            (iso_timestamp(1_700_000_000_000), Some(Number::from(i32::MIN)), true),
-            (iso_timestamp(1_700_000_000_000), Some(Number::from(i32::MIN + 1)), false),
-            (iso_timestamp(1_700_000_000_000), None, false),
-        ];
-        for (timestamp, task_id, apart) in cases {
-            let meta = RecordMeta {
-                tool_name: "t".into(),
-                tool_description: "t".into(),
-                args_json: "{}".into(),
-                args_hash: "0".repeat(64),
-                timestamp,
-                task_id,
-                query_id: None,
-                tool_call_id: None,
-            };
-            let e = Entry::new(path, meta.clone(), 0, &mut Interned::default(), None);
-            assert!(e.meta() == meta, "{:?} != {meta:?}", e.meta());
-            assert_eq!(e.rare.is_some(), apart, "{meta:?}");
-        }
-    }
-
-    #[test]
-    fn a_generated_description_is_not_kept() {
-        // A record name whose milliseconds give the timestamp (0): no rare fields.
-        let path = "/ctx/t_000000000000_0000000000000_0_aaaa.json";
-        let generated = crate::describe::describe("t", &serde_json::json!({}));
-        assert_eq!(generated, "t");
-        let with = |description: &str, said_generated: Option<bool>| {
-            Entry::new(path, meta(description), 0, &mut Interned::default(), said_generated)
-        };
-        // The save's own (said generated), or a record read back whose description is
-        // the one `describe` makes: made again, not kept.
-        for e in [with(&generated, Some(true)), with(&generated, None)] {
-            assert!(e.rare.is_none());
-            assert_eq!(e.description(), generated);
-        }
-        // Any other description (a `describe` callback's) is kept, whether the caller
-        // compared it already (restoring pointers) or leaves it to `Entry::new`.
-        for e in [with("a tool", Some(false)), with("a tool", None)] {
-            assert!(e.rare.is_some());
-            assert_eq!(e.description(), "a tool");
-        }
-        assert_eq!(entry("/ctx/a.json").description(), "t");
     }
 }

@@ -5,19 +5,16 @@ use super::{EvictPhase, Job, Next, Victim};
 use crate::plan::{self, Op, Outcomes};
 use crate::record::{parse_record, push_json_str};
 use crate::retention::Owned;
-use crate::session::ManifestEntry;
-use crate::store::{content_terms, Entry, Manager};
+use crate::store::terms::content_terms;
+use crate::store::{Entry, Manager};
 
 impl Manager {
     /// The writes of the oldest in-memory records while they exceed `memoryBudget` (or
     /// of every one).
     pub(super) fn start_spill(&self, all: bool, writing: &mut Vec<String>) -> Next {
-        let mut state = self.state.borrow_mut();
-        let mut over = state.memory.bytes().saturating_sub(self.options.memory_budget);
-        let mut ops = Vec::new();
-        while all || over > 0 {
-            let Some((path, bytes)) = state.memory.next_out() else { break };
-            over = over.saturating_sub(bytes.len());
+        let out = self.state.borrow_mut().held.take_over_budget(self.options.memory_budget, all);
+        let mut ops = Vec::with_capacity(out.len());
+        for (path, bytes) in out {
             ops.push(Op::Write { path: path.clone(), bytes: bytes.to_vec(), exclusive: true });
             writing.push(path);
         }
@@ -46,14 +43,7 @@ impl Manager {
                 failed.push(path);
                 continue;
             }
-            let kept = {
-                let mut state = self.state.borrow_mut();
-                let kept = state.memory.remove(&path);
-                if kept.is_some() {
-                    state.mark_written(&path);
-                }
-                kept
-            };
+            let kept = self.state.borrow_mut().written_out(&path);
             match kept {
                 Some(bytes) => {
                     let terms = content_terms(&bytes, self.options.content_bytes);
@@ -68,7 +58,7 @@ impl Manager {
         }
         let mut state = self.state.borrow_mut();
         for path in failed.into_iter().rev() {
-            state.memory.requeue(&path);
+            state.held.requeue(&path);
         }
         *removing = !removes.is_empty();
         removes.into()
@@ -122,7 +112,7 @@ impl Manager {
             let mut state = self.state.borrow_mut();
             for v in victims.iter_mut() {
                 let path = v.owned.path.as_str();
-                match state.memory.remove(path) {
+                match state.held.remove(path) {
                     Some(_) => {
                         v.held = true;
                         v.removed = Some(Ok(()));
@@ -153,16 +143,11 @@ impl Manager {
             }
             {
                 let mut state = self.state.borrow_mut();
-                state.unmark_written(path);
+                state.pointers.unmark_written(path);
                 state.remove_pointer(path);
             }
-            if let Some(s) = &self.session {
-                if let Some(rel) = path.strip_prefix(&s.dir).and_then(|r| r.strip_prefix('/')) {
-                    if s.manifest.borrow_mut().context_files.remove(rel).is_some() {
-                        s.evicted.borrow_mut().insert(rel.to_owned());
-                        s.dirty.set(s.dirty.get() + 1);
-                    }
-                }
+            if let Some((s, rel)) = self.session.as_ref().and_then(|s| Some((s, s.rel(path)?))) {
+                s.untrack(rel);
             }
             if evicted > 0 {
                 pointers.push(',');
@@ -185,20 +170,18 @@ impl Manager {
     pub(super) fn known_pointer(&self, victim: &Owned) -> Option<String> {
         let path = victim.path.as_str();
         let mut out = String::new();
-        let state = self.state.borrow();
-        if let Some(entry) = state.entry(path) {
-            entry.pointer_json(&mut out, state.handle_len(entry));
+        let known = {
+            let state = self.state.borrow();
+            state.pointers.slot_of(path).is_some_and(|slot| state.pointers.pointer_json(slot, &mut out))
+        };
+        if known {
             return Some(out);
         }
-        drop(state);
-        let from_manifest = self.session.as_ref().and_then(|s| {
-            let rel = path.strip_prefix(&s.dir)?.strip_prefix('/')?;
-            s.manifest.borrow().context_files.get(rel).map(ManifestEntry::meta)
-        });
+        let from_manifest = self.session.as_ref().and_then(|s| s.listed_meta(s.rel(path)?));
         let meta = match from_manifest {
             Some(meta) => meta,
             None => {
-                let held = self.state.borrow().memory.get(path).cloned()?;
+                let held = self.state.borrow().held.get(path).cloned()?;
                 parse_record(&held).and_then(|v| v.meta()).ok()?
             }
         };

@@ -40,7 +40,7 @@ impl Manager {
                 if let Some(on_disk) = on_disk.and_then(|b| Manifest::parse(&b, &s.id).ok()) {
                     manifest.context_files.extend(on_disk.context_files);
                 }
-                let written = self.state.borrow().written_paths();
+                let written = self.state.borrow().pointers.written_paths();
                 *removal = Some(RemoveSession::new(&s.dir, &manifest, &written));
                 *phase = EndPhase::Removing;
                 self.ending(phase, removal, result, job, Vec::new())
@@ -70,13 +70,11 @@ impl Manager {
     /// After the session's files are removed: no manifest, no record, no pointer left.
     pub(super) fn forget_session(&self) {
         let Some(s) = &self.session else { return };
-        s.manifest.borrow_mut().context_files.clear();
-        s.dirty.set(0);
-        s.last_write_ms.set(None);
+        s.forget();
         let mut state = self.state.borrow_mut();
-        state.forget_written();
+        state.pointers.forget_written();
         state.owned.clear();
-        state.memory.clear();
+        state.held.clear();
         state.forget_pointers();
     }
 

@@ -8,8 +8,9 @@ use crate::plan::{self, Op, Outcomes};
 use crate::record::RecordMeta;
 use crate::select::Terms;
 use crate::session::{self, Manifest, ManifestEntry};
-use crate::store::persist::Content;
-use crate::store::{manifest_words, Manager};
+use crate::store::restore::Content;
+use crate::store::terms::manifest_words;
+use crate::store::Manager;
 use std::collections::{BTreeMap, HashMap};
 
 impl Manager {
@@ -99,8 +100,7 @@ impl Manager {
                 manifest.context_files.insert(rel.clone(), entry);
             }
             manifest.date_from_entries(false);
-            *s.manifest.borrow_mut() = manifest;
-            s.dirty.set(records.len().max(1));
+            s.replace_manifest(manifest, records.len().max(1));
         }
         job.indexed = records.iter().map(|(rel, ..)| paths::join(&dir, rel)).collect();
         let segment: Vec<(String, Terms)> = read.iter().map(|(rel, t)| (paths::join(&dir, rel), t.clone())).collect();
@@ -159,8 +159,7 @@ impl Manager {
                     if !self.adopt_pointer(&full, &rel, meta, size, &entry.terms().with_passages_of(content)) {
                         continue;
                     }
-                    s.manifest.borrow_mut().context_files.insert(rel, entry);
-                    s.dirty.set(s.dirty.get() + 1);
+                    s.track(&rel, entry);
                     self.debug("reconcile adopted a record the manifest did not list", Some(&full));
                     job.indexed.push(full);
                 }

@@ -8,8 +8,9 @@ use crate::plan::{self, Op, Outcomes};
 use crate::segments::segments_dir;
 use crate::select::Terms;
 use crate::session::{Manifest, ManifestEntry, MANIFEST};
-use crate::store::persist::Content;
-use crate::store::{manifest_words, Manager};
+use crate::store::restore::Content;
+use crate::store::terms::manifest_words;
+use crate::store::Manager;
 use std::collections::HashSet;
 
 impl Manager {
