@@ -245,7 +245,10 @@ export class ContextManager {
     } catch (err) {
       return Promise.reject(err);
     }
-    const saved = driver.save(this, step, () => this.#begin({ kind: WORK.PERSIST_INDEX }));
+    const saved = driver.save(this, step, {
+      persistIndex: () => this.#begin({ kind: WORK.PERSIST_INDEX }),
+      backlogged: () => this.#query({ kind: QUERY.INDEX_BACKLOGGED }),
+    });
     if (step.kind === STEP.DONE && typeof step.value === "string") return saved;
     return driver.track(this, saved.then((out) => (typeof out === "object" && out !== null ? this.#embedSaved(out.filepath, out.embed) : out)));
   }

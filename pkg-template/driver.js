@@ -216,6 +216,8 @@ export function createDriver(core, onTrap) {
   const inFlight = new WeakMap();
   /** manager → the Promise of its close() in flight (`close`). */
   const closes = new WeakMap();
+  /** manager → the Promise of its index segment being written (`save`), settled. */
+  const segments = new WeakMap();
 
   /** Notes `promise` as an operation of `manager` in flight, under `key`, until it settles. */
   function track(manager, promise, key = {}) {
@@ -346,29 +348,44 @@ export function createDriver(core, onTrap) {
    * its plan (the record's write, then the follow-up I/O: a spill, retention, the session
    * manifest), tracked as an operation of `manager` (`close` waits).
    *
-   * Once the save resolves: the background work it made due, an index segment written
-   * (`persistIndex()`, the first step of that plan or undefined; SPEC §4: once 256
-   * records wait), run as a plan of `manager` so `close()` waits for it; the save's
-   * Promise does not. It starts as soon as the save resolves (a microtask, not a timer), so
-   * a loop of awaited saves never lets more than a segment's worth wait. Its failures went
-   * to `onDebug`; a closed manager has none due. Its lock is asked without waiting (`wait:
-   * false`, crates/core/src/store/persist.rs): held by another, the segment waits for the next time instead.
+   * Once the save's plan is done, the background work it made due: an index segment
+   * written (`index.persistIndex()`, the first step of that plan or undefined; SPEC §4:
+   * once 256 records wait), run as a plan of `manager` so `close()` waits for it, off the
+   * save's path. Its failures went to `onDebug`; a closed manager has none due. Its lock is
+   * asked without waiting (`wait: false`, crates/core/src/store/persist.rs): held by
+   * another, the segment waits for the next time instead. Back-pressure: while a segment is
+   * being written and past a bound of records in no segment (`index.backlogged()`,
+   * crates/core/src/segments.rs `SEGMENT_BACKLOG`), the save resolves once that write has
+   * settled, so a loop of awaited saves that never yields to the event loop (synchronous
+   * writes) lets the segment's I/O run.
    * @param {object} manager
    * @param {any} step
-   * @param {() => any} persistIndex
+   * @param {{ persistIndex(): any, backlogged(): boolean }} index
    */
-  function save(manager, step, persistIndex) {
+  function save(manager, step, index) {
     const saved = step.kind === STEP.DONE ? Promise.resolve(step.value) : plan(step, manager);
-    saved.then(() => {
-      let next;
-      try {
-        next = persistIndex();
-      } catch {
-        return;
+    return saved.then((value) => {
+      let writing = segments.get(manager);
+      if (writing === undefined) {
+        let next;
+        try {
+          next = index.persistIndex();
+        } catch {
+          return value;
+        }
+        if (next === undefined) return value;
+        writing = plan(next, manager).catch(() => {});
+        segments.set(manager, writing);
+        writing.then(() => segments.delete(manager));
       }
-      if (next !== undefined) plan(next, manager).catch(() => {});
-    }, () => {});
-    return saved;
+      let wait;
+      try {
+        wait = index.backlogged();
+      } catch {
+        return value;
+      }
+      return wait ? writing.then(() => value) : value;
+    });
   }
 
   /**

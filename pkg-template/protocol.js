@@ -62,6 +62,8 @@ export const QUERY = Object.freeze({
   EPOCH: "epoch",
   /** The `embed` option, while the manager is open. */
   EMBED: "embed",
+  /** Whether a save waits for the index segment being written before it resolves (driver.js `save`). */
+  INDEX_BACKLOGGED: "indexBacklogged",
   /** `{kind, handle}`. */
   RESOLVE_HANDLE: "resolveHandle",
   /** `{kind, filepath}`: the pointer there as JSON text, or undefined. */

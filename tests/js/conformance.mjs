@@ -2924,6 +2924,38 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     }
   });
 
+  test("a tight loop of awaited saves gets its segments as it goes: past 1,024 records in no segment, a save waits for the one being written (onDebug says so once)", async () => {
+    const storage = makeStorage();
+    // The segments whose write has finished, counted as each finishes (no await of the
+    // test's own in the loop, so nothing but the saves yields to the event loop).
+    let written = 0;
+    const host = {
+      read: (p) => storage.read(p),
+      write: (p, d, o) => {
+        const done = Promise.resolve(storage.write(p, d, o));
+        if (p.endsWith(".seg")) done.then(() => written++, () => {});
+        return done;
+      },
+      remove: (p) => storage.remove(p),
+      list: (d) => storage.list(d),
+    };
+    if (storage.removeDir) host.removeDir = (p) => storage.removeDir(p);
+    if (storage.lock) host.lock = (n, fn, o) => storage.lock(n, fn, o);
+    const messages = [];
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: host, persistThreshold: 0, onDebug: (msg) => messages.push(String(msg)) });
+    const seen = [];
+    for (let i = 0; i < 3000; i++) {
+      await m.saveContext("grep", { pattern: `p${i}` }, `hit ${i}`);
+      if (i % 500 === 499) seen.push(written);
+    }
+    const waits = messages.filter((msg) => msg.includes("saves wait for the index segment"));
+    await m.close();
+    // A segment is due at 256 records; the saves after it go on until 1,024 more wait.
+    assert.ok(seen[2] >= 1, `a segment was written by the 1,500th save (after every 500: ${seen})`);
+    assert.ok(waits.length <= seen.length, `onDebug says it once a backlog: ${waits.join(" | ")}`);
+    assert.ok((await listSegments(storage, m.getContextDir())).length >= 1);
+  });
+
   test("a writer that never closes gets a segment in the background once 256 records wait; endSession right after leaves nothing", async () => {
     const storage = makeStorage();
     const dir = contextDir();

@@ -85,6 +85,8 @@ pub struct Manager {
     gate: Rc<Gate>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
+    /// Saves wait for it ([`Manager::index_backlogged`]): `onDebug` was told.
+    backlogged: Cell<bool>,
 }
 
 /// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
@@ -110,6 +112,7 @@ impl Manager {
             session: None,
             gate: Rc::default(),
             segmenting: Cell::new(false),
+            backlogged: Cell::new(false),
         };
         manager.session = match manager.options.session.clone() {
             None => None,

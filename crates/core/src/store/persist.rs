@@ -123,6 +123,22 @@ impl Manager {
         !self.options.read_only && state.live.segment_waiting() >= segments::SEGMENT_RECORDS
     }
 
+    /// Whether a save should wait for the segment being written before it resolves: one is
+    /// under way and [`segments::SEGMENT_BACKLOG`] records wait in no segment. `onDebug` is
+    /// told once each time saves begin to wait.
+    pub fn index_backlogged(&self) -> bool {
+        let waiting = self.state.borrow().live.segment_waiting();
+        let backlogged = self.segmenting.get() && waiting >= segments::SEGMENT_BACKLOG;
+        if backlogged != self.backlogged.replace(backlogged) && backlogged {
+            let bound = segments::SEGMENT_BACKLOG;
+            let message = format!(
+                "saves wait for the index segment being written: {waiting} records are in no segment (the bound is {bound})"
+            );
+            self.debug(message, None);
+        }
+        backlogged
+    }
+
     /// The segment folder of this manager's records.
     fn segment_dir(&self) -> String {
         segments_dir(self.record_root())

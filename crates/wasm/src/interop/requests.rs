@@ -49,6 +49,8 @@ named! {
         Epoch = "epoch",
         /// The `embed` option, while the manager is open.
         Embed = "embed",
+        /// Whether a save waits for the index segment being written before it resolves.
+        IndexBacklogged = "indexBacklogged",
         ResolveHandle = "resolveHandle",
         PointerAt = "pointerAt",
         Slots = "slots",
@@ -124,6 +126,7 @@ pub enum Query {
     ContextDir,
     Epoch,
     Embed,
+    IndexBacklogged,
     /// `resolveHandle(handle)`, as given.
     ResolveHandle {
         handle: JsValue,
@@ -234,6 +237,7 @@ impl Query {
             QueryKind::ContextDir => Query::ContextDir,
             QueryKind::Epoch => Query::Epoch,
             QueryKind::Embed => Query::Embed,
+            QueryKind::IndexBacklogged => Query::IndexBacklogged,
             QueryKind::ResolveHandle => Query::ResolveHandle { handle: r.any("handle") },
             QueryKind::PointerAt => Query::PointerAt { filepath: r.string("filepath")? },
             QueryKind::Slots => Query::Slots { filter: r.any("filter") },

@@ -187,6 +187,7 @@ impl JsContextManager {
             Query::ContextDir => self.inner.context_dir().into(),
             Query::Epoch => self.inner.epoch().into(),
             Query::Embed => self.embed_option().map_or(JsValue::UNDEFINED, JsValue::from),
+            Query::IndexBacklogged => self.inner.index_backlogged().into(),
             Query::ResolveHandle { handle } => self.resolve_handle(&handle)?.map_or(JsValue::UNDEFINED, JsValue::from),
             Query::PointerAt { filepath } => self.pointer_at(&filepath).map_or(JsValue::UNDEFINED, JsValue::from),
             Query::Slots { filter } => Uint32Array::from(self.slots(&filter).as_slice()).into(),
