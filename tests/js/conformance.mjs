@@ -2924,6 +2924,26 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     }
   });
 
+  test("a merge killed before it removed its inputs leaves segments whose records a newer one holds: open() removes them, and ranks as before", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage });
+    await saveOutputs(a);
+    const before = await rankingsOf(a);
+    await a.close();
+    const [input] = await listSegments(storage, a.getContextDir());
+    // The merge's output, written before it was killed: here, the input's records again, newer.
+    const name = input.slice(input.lastIndexOf("/") + 1).split("-");
+    const output = `${a.getContextDir()}/.index/${name[0]}-${Number(name[1]) + 1000}-merged.seg`;
+    await storage.write(output, toBytes(await storage.read(input)));
+    const messages = [];
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, onDebug: (m) => messages.push(String(m)) });
+    assert.deepEqual(await rankingsOf(b), before);
+    assert.deepEqual(await listSegments(storage, a.getContextDir()), [output], "the leftover input is removed");
+    assert.ok(messages.some((m) => m.includes("every record of an index segment is in a newer one")), messages.join(" | "));
+    await b.close();
+  });
+
   test("a tight loop of awaited saves gets its segments as it goes: past 1,024 records in no segment, a save waits for the one being written (onDebug says so once)", async () => {
     const storage = makeStorage();
     // The segments whose write has finished, counted as each finishes (no await of the

@@ -18,8 +18,10 @@
 //! rewritten up to that many / 10 times before it leaves it.
 //!
 //! A merge writes its segment before it removes its inputs: a writer killed in between
-//! leaves both, and a reader takes each record once (the first segment holding it), so
-//! nothing is lost or counted twice; the next merge removes the leftovers.
+//! leaves both, and a reader takes each record once (the newest segment holding it), so
+//! nothing is lost or counted twice. The reader removes a segment none of whose records it
+//! took because a newer one holds them all (the leftover input), so kills do not pile up
+//! segments until the next merge of their level.
 
 use crate::paths;
 

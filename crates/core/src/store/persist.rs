@@ -401,20 +401,39 @@ impl Manager {
             match Segment::decode(&bytes) {
                 Ok(segment) => {
                     let at = read.segments.len();
+                    // Its listed records that a newer segment holds, and those taken from it.
+                    let (mut newer, mut taken) = (0, 0);
                     for (i, r) in segment.records.iter().enumerate() {
-                        if !listed.contains(r.path.as_str()) || read.covered.contains_key(&r.path) {
+                        if !listed.contains(r.path.as_str()) {
+                            continue;
+                        }
+                        if read.covered.contains_key(&r.path) {
+                            newer += 1;
                             continue;
                         }
                         match parse_record(r.header.as_bytes()).and_then(|v| v.meta()) {
                             Ok(meta) => {
                                 let size = usize::try_from(r.size).unwrap_or(usize::MAX);
                                 read.covered.insert(r.path.clone(), Stored { at: (at, i), meta, size });
+                                taken += 1;
                             }
                             Err(e) => self.debug(
                                 format!("an index segment holds a header that does not parse ({e})"),
                                 Some(&path),
                             ),
                         }
+                    }
+                    if taken == 0 && newer > 0 {
+                        // A merge's input that the merge wrote out but did not remove (it was
+                        // cut short, crates/core/src/segments.rs): nothing of it is read.
+                        self.debug(
+                            "every record of an index segment is in a newer one (a merge cut short): it is removed",
+                            Some(&path),
+                        );
+                        if !self.options.read_only {
+                            read.removes.push(Op::Remove(path));
+                        }
+                        continue;
                     }
                     read.segments.push(segment);
                 }
