@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 #[cfg(not(target_arch = "wasm32"))]
-use toolctx::{native::block_on, ContextManager, FsStorage};
+use toolctx::{block_on, ContextManager, FsStorage};
 
 /// A native tool: nothing to do in wasm (where `cargo test` builds the examples too).
 #[cfg(target_arch = "wasm32")]
