@@ -55,7 +55,37 @@
 
 #![deny(missing_docs)]
 
-pub use toolctx_core::*;
+// The core's API (crates/core/src/lib.rs), all of it but spelled out, so that what this
+// crate offers is written here: an item the core adds is not this crate's until it is
+// listed. A `ContextManager` derefs to a `Manager` and a `ConversationStore` to a
+// `Conversations`, so the types of the core's steps are this crate's API too.
+//
+// The modules.
+pub use toolctx_core::{
+    conversation, describe, error, grep, handle, inputs, naming, paths, plan, record, retention, segments, session,
+    store, storewide, view, window,
+};
+// The search engine (the crate toolctx-search), shown with the rest.
+#[doc(inline)]
+pub use toolctx_core::select;
+
+// The error, names and hashes, descriptions, retention.
+pub use toolctx_core::{
+    args_hash, canonical_json, hash_query, is_record_filename, sanitize_tool_name, tool_words, Error, ErrorKind,
+    Result, Retention,
+};
+
+// The search engine's words and strategies.
+pub use toolctx_core::{keywords, tokenize, Fallback, Scored, Strategy, Terms};
+
+// Sessions, as listed and searched.
+pub use toolctx_core::{SessionHit, SessionInfo};
+
+// The manager, its options, and the types of its steps.
+pub use toolctx_core::{
+    result_hash, Candidate, DebugEvent, Export, Filter, HostBody, ImportReport, Listed, LoadStep, Loading, Manager,
+    NotLoaded, Options, ResultHasher, SaveInput, SessionChoice, Skipped,
+};
 
 pub mod conversation_store;
 // A file system: not in wasm (the wasm tests run the rest over the host's storage).
