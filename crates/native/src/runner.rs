@@ -273,8 +273,6 @@ mod tests {
     use super::*;
     use crate::plan::bytes;
     use crate::MemoryStorage;
-    #[cfg(target_arch = "wasm32")]
-    use futures_executor::block_on;
     use std::cell::RefCell;
 
     /// A memory storage whose lock logs when it is taken and released, and what ran under it.
@@ -397,7 +395,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(not(target_arch = "wasm32"))]
     fn block_on_waits_for_a_wake_from_another_thread() {
         use std::future::Future;
         use std::sync::atomic::{AtomicBool, Ordering};

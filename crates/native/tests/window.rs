@@ -2,9 +2,6 @@
 //! structured tool calls (Claude Code / Anthropic API style) and the seed's Cline text
 //! forms.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use futures_executor::block_on;
 use serde_json::{json, Value};
 use toolctx::window::{
