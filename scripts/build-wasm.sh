@@ -9,7 +9,7 @@
 # through wasm-opt (-g), for `twiggy top` and `twiggy dominators`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 out=pkg
 names=()

@@ -120,7 +120,7 @@ if ! command -v redis-server >/dev/null; then
   apt-get update -qq
   apt-get install -y -qq redis-server >/dev/null
 fi
-if [ ! -x "$HOME/.cargo/bin/s3s-fs" ]; then
+if [ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/s3s-fs" ]; then
   say "installing s3s-fs 0.14.1"
   cargo install s3s-fs --version 0.14.1 --features binary --locked
 fi

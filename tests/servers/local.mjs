@@ -10,7 +10,8 @@ import { homedir, tmpdir } from "node:os";
 export const S3_ACCESS_KEY = "AKTOOLCTXTEST";
 export const S3_SECRET_KEY = "SKtoolctxTestSecret0123456789";
 export const S3_BUCKET = "toolctx";
-export const S3S_FS = process.env.S3S_FS_BIN ?? `${homedir()}/.cargo/bin/s3s-fs`;
+// Where scripts/setup.sh's `cargo install` put it: $CARGO_HOME/bin, ~/.cargo/bin by default.
+export const S3S_FS = process.env.S3S_FS_BIN ?? `${process.env.CARGO_HOME || `${homedir()}/.cargo`}/bin/s3s-fs`;
 
 /** A TCP port nobody listens on right now. */
 export function freePort() {

@@ -68,11 +68,10 @@
 //! - [`conversation`]: [`Conversations`](conversation::Conversations): messages, artifacts, stats,
 //!   pruning, export/import and sync, as synchronous steps;
 //! - [`window`]: the context-window optimiser (duplicate reads, truncation, edit history);
-//! - everything that awaits is beside the core, in the `toolctx` crate's `native`
-//!   module: the `Storage` trait, `MemoryStorage`, `FsStorage`, the runner of plans, and
-//!   the async API over them (`ContextManager`, `ConversationStore`, sessions,
-//!   store-wide operations, the window history). The package's wasm modules do not
-//!   compile it.
+//! - everything that awaits is beside the core, in the `toolctx` crate: the `Storage`
+//!   trait, `MemoryStorage`, `FsStorage`, the runner of plans, and the async API over
+//!   them (`ContextManager`, `ConversationStore`, sessions, store-wide operations, the
+//!   window history). The package's wasm modules do not compile it.
 
 #![deny(missing_docs)]
 

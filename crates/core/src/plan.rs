@@ -24,7 +24,7 @@
 //!   woken ([`Plan::wake_on_change`]). Only `close` waits;
 //! - [`Step::Done`]: the result.
 //!
-//! Two drivers run the same plans: the `toolctx` crate's `native::run`, for native Rust over any
+//! Two drivers run the same plans: the `toolctx` crate's `run`, for native Rust over any
 //! `Storage` (it awaits the storage, nothing else), and in wasm `crates/wasm/src/plans.rs`, which hands
 //! each step to the JavaScript driver (`pkg-template/driver.js`, `plan`): JavaScript
 //! calls the host and hands the outcomes back. So the logic of a store-wide operation

@@ -1,6 +1,6 @@
 //! The whole workflow of SPEC §2–§4 and the seed part of §6: [`Manager`], its state and
 //! synchronous steps (sans-IO: no storage, no await). `ContextManager`
-//! (`crates/native/src/native/manager.rs`) drives those steps natively over a storage; the wasm layer
+//! (`crates/native/src/manager.rs`) drives those steps natively over a storage; the wasm layer
 //! drives them through the JavaScript driver.
 //!
 //! All methods take `&self`: state lives in a `RefCell` borrowed only within a step, so
@@ -75,7 +75,7 @@ use session_state::Session;
 use state::State;
 
 /// The tool-context store's state and its synchronous steps (sans-IO): it owns no storage
-/// and awaits nothing. `ContextManager` (`crates/native/src/native/manager.rs`) runs it over a storage
+/// and awaits nothing. `ContextManager` (`crates/native/src/manager.rs`) runs it over a storage
 /// natively; the wasm layer, over the host's storage through the JavaScript driver.
 pub struct Manager {
     options: Options,

@@ -1,7 +1,7 @@
 //! Store-wide operations over the records of a context dir, whoever wrote them: purge,
 //! export to JSON Lines, import. Each is a [plan]: synchronous steps that a
-//! driver runs (natively the `toolctx` crate's `native::run`, in wasm the JavaScript driver;
-//! `toolctx::native::storewide` has the async functions that run them natively).
+//! driver runs (natively the `toolctx` crate's `run`, in wasm the JavaScript driver;
+//! `toolctx::storewide_ops` has the async functions that run them natively).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::naming::is_record_filename;

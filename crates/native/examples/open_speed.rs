@@ -4,17 +4,10 @@
 //!   cargo run --release -p toolctx --example open_speed DIR
 //! Prints the record count and the time of three opens, read-only.
 
-#[cfg(not(target_arch = "wasm32"))]
 use std::time::Instant;
 
-#[cfg(not(target_arch = "wasm32"))]
-use toolctx::{native::block_on, ContextManager, FsStorage};
+use toolctx::{block_on, ContextManager, FsStorage};
 
-/// A native tool: nothing to do in wasm (where `cargo test` builds the examples too).
-#[cfg(target_arch = "wasm32")]
-fn main() {}
-
-#[cfg(not(target_arch = "wasm32"))]
 fn main() {
     let Some(dir) = std::env::args().nth(1) else {
         eprintln!("usage: cargo run --release -p toolctx --example open_speed DIR");

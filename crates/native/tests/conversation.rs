@@ -1,9 +1,6 @@
 //! The conversation store over native storage: ids, torn lines, artifacts, stats,
 //! pruning, export/import round trips and sync with a remote that fails on purpose.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 

@@ -1,7 +1,6 @@
 //! Property tests over hostile and broken input: names, args, queries, paths, record
 //! files and manifests. Nothing panics, nothing leaves the store. Each property runs
 //! `PROPTEST_CASES` cases (default 1,000).
-#![cfg(not(target_arch = "wasm32"))]
 
 use std::rc::Rc;
 

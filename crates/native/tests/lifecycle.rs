@@ -1,9 +1,6 @@
 //! `close()`: later operations fail with CLOSED, the operations in flight finish, what
 //! is held in memory is written out, and nothing of the manager runs afterwards.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::task::{Poll, Waker};

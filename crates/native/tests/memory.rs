@@ -1,8 +1,5 @@
 //! What the pointer table keeps in compact form reads back exactly as it was saved.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use futures_executor::block_on;
 use serde_json::Value;
 use toolctx::{ContextManager, Error, Filter, MemoryStorage, SaveInput};

@@ -1,9 +1,6 @@
 //! Retention caps (bytes, records, age), `reconcile`, and stale cleanup of the records a
 //! crash left out of a session's manifest.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use std::cell::{Cell, RefCell};
 
 use serde_json::Value;

@@ -3,9 +3,6 @@
 //! a missing, torn, stale or foreign segment is detected and its records read instead; a
 //! writer stopped mid-merge loses nothing.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 

@@ -1,8 +1,5 @@
 //! Sessions over native storage: manifests, resume, rebuild, end, listing, stale cleanup.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use std::cell::Cell;
 use std::rc::Rc;
 

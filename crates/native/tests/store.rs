@@ -1,8 +1,5 @@
 //! The ContextManager workflow over native storage (memory and std::fs).
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 

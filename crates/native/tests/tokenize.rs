@@ -4,7 +4,6 @@
 //! `Terms::of_record_with_content` gives exactly the terms and counts of its reference
 //! (the implementation before its tokens were counted in maps and stems remembered).
 //! Runs `PROPTEST_CASES` cases (default 1,000).
-#![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
 use serde_json::Value;

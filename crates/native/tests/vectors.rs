@@ -1,9 +1,6 @@
 //! The cross-runtime test vectors in `tests/vectors/`: the JavaScript suite reads the
 //! same files, so every runtime proves it produces the same bytes.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use serde_json::Value;
 
 fn vectors(name: &str) -> Vec<Value> {

@@ -2,9 +2,6 @@
 //! structured tool calls (Claude Code / Anthropic API style) and the seed's Cline text
 //! forms.
 
-// Native tests (the wasm tests are crates/wasm/src/tests.rs): nothing here compiles for wasm32.
-#![cfg(not(target_arch = "wasm32"))]
-
 use futures_executor::block_on;
 use serde_json::{json, Value};
 use toolctx::window::{
@@ -319,11 +316,11 @@ fn history_is_persisted_and_rolled_back_to_a_checkpoint() {
         let path = history_path("/ctx/", "conv-1").unwrap();
         assert_eq!(path, "/ctx/window/conv-1.json");
         let mut messages = agent_loop(&["a.ts", "b.ts"], 4);
-        let mut history = toolctx::native::window::load(&storage, &path).await.unwrap();
+        let mut history = toolctx::window_history::load(&storage, &path).await.unwrap();
         assert_eq!(history, History::default());
         let first = optimize(&messages, &OptimizeOptions { now: 100, ..opts() }, &mut history).unwrap();
         assert_eq!(first.edits.len(), 2);
-        toolctx::native::window::save(&storage, &path, &history).await.unwrap();
+        toolctx::window_history::save(&storage, &path, &history).await.unwrap();
 
         // the conversation goes on: b.ts and a.ts read again
         for (i, p) in ["b.ts", "a.ts"].iter().enumerate() {
@@ -331,15 +328,15 @@ fn history_is_persisted_and_rolled_back_to_a_checkpoint() {
             messages.push(call(&id, "read_file", json!({"path": p})));
             messages.push(result(&id, &file(p, 10 + i)));
         }
-        let mut reopened = toolctx::native::window::load(&storage, &path).await.unwrap();
+        let mut reopened = toolctx::window_history::load(&storage, &path).await.unwrap();
         assert_eq!(reopened, history);
         let second = optimize(&messages, &OptimizeOptions { now: 200, ..opts() }, &mut reopened).unwrap();
         assert_eq!(second.edits.len(), 2, "only the new duplicates: {:?}", second.edits);
         assert_eq!(reopened.edits.len(), 4);
-        toolctx::native::window::save(&storage, &path, &reopened).await.unwrap();
+        toolctx::window_history::save(&storage, &path, &reopened).await.unwrap();
         assert_eq!(apply_history(&messages, &reopened).unwrap(), second.messages);
 
-        let mut restored = toolctx::native::window::load(&storage, &path).await.unwrap();
+        let mut restored = toolctx::window_history::load(&storage, &path).await.unwrap();
         assert_eq!(restored.restore_checkpoint(150), 2);
         assert!(restored.edits.iter().all(|e| e.ts <= 150));
         let rolled = apply_history(&messages, &restored).unwrap();
@@ -377,7 +374,7 @@ fn a_corrupt_history_is_a_corrupt_record_error() {
             b"{\"v\":1,\"edits\":[{\"ts\":1,\"message\":2,\"block\":0,\"kind\":\"readFile\",\"content\":\"\xff\"}]}";
         for bad in [&b"{not json"[..], b"{\"v\":9,\"edits\":[]}", b"{\"v\":1,\"edits\":[{\"ts\":1}]}", not_utf8] {
             storage.write(&path, bad, WriteOptions::default()).await.unwrap();
-            let err = toolctx::native::window::load(&storage, &path).await.unwrap_err();
+            let err = toolctx::window_history::load(&storage, &path).await.unwrap_err();
             assert_eq!(err.kind(), ErrorKind::CorruptRecord);
             assert_eq!(err.path(), Some(path.as_str()));
             if bad == not_utf8 {
@@ -387,7 +384,7 @@ fn a_corrupt_history_is_a_corrupt_record_error() {
         // The same file with the byte as UTF-8 loads.
         let fixed = String::from_utf8_lossy(not_utf8).into_owned();
         storage.write(&path, fixed.as_bytes(), WriteOptions::default()).await.unwrap();
-        assert_eq!(toolctx::native::window::load(&storage, &path).await.unwrap().edits[0].content, "\u{fffd}");
+        assert_eq!(toolctx::window_history::load(&storage, &path).await.unwrap().edits[0].content, "\u{fffd}");
     });
 }
 

@@ -1,5 +1,5 @@
 //! [`Storage`] over a [`JsStorage`], for the wasm tests only: they drive the core's async
-//! API (`toolctx::native`) in wasm, awaiting the host's Promises with `wasm-bindgen-futures`.
+//! API (the `toolctx` crate) in wasm, awaiting the host's Promises with `wasm-bindgen-futures`.
 //! The package's modules compile none of it: their workflows are steps the JavaScript
 //! driver runs.
 
@@ -11,7 +11,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::interop::body;
 use super::interop::steps;
 use super::interop::storage::{host_failure, list_names, method, read_bytes, JsStorage};
-use toolctx::native::{Storage, WriteOptions};
+use toolctx::{Storage, WriteOptions};
 use toolctx_core::error::Result;
 
 impl JsStorage {

@@ -9,7 +9,7 @@ use wasm_bindgen_test::*;
 
 use super::interop::storage::JsStorage;
 use super::manager::JsContextManager;
-use toolctx::native::{Storage, WriteOptions};
+use toolctx::{Storage, WriteOptions};
 use toolctx_core::error::ErrorKind;
 
 #[wasm_bindgen(inline_js = r#"

@@ -2,13 +2,13 @@
 //! `metadata.json` and `artifacts/`, with an index, stats, relevance pruning,
 //! export/import, and local-first sync to a remote storage.
 //!
-//! The `toolctx` crate's `ConversationStore` (crates/native/src/native/conversation.rs)
+//! The `toolctx` crate's `ConversationStore` (crates/native/src/conversation_store.rs)
 //! runs it over a storage; its docs have an example.
 //!
 //! Every operation is a plan (crates/core/src/plan.rs) over the files it read (`ops.rs`: what to
 //! read, then what to change and answer); a driver does the I/O in between: natively the
 //! plan runner, from the async methods of `ConversationStore`
-//! (`crates/native/src/native/conversation.rs`); in JavaScript the package's driver
+//! (`crates/native/src/conversation_store.rs`); in JavaScript the package's driver
 //! (`pkg-template/driver.js`, through `crates/wasm/src/plans.rs`). A sync is synchronous steps
 //! of its own (`sync.rs`), over the local storage and the remote. Writes of one store are
 //! serialised and run under the storage's lock on `conversations/.lock`, so processes and

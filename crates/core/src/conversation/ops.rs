@@ -5,7 +5,7 @@
 //! [`Step::Change`](crate::plan::Step::Change) (in order, up to the first that fails: a taken name of an exclusive
 //! write is drawn again and the changes run on from there, [`Conversations::failed`]),
 //! and answers. Natively
-//! `ConversationStore::perform` (`crates/native/src/native/conversation.rs`) runs it with the plan
+//! `ConversationStore::perform` (`crates/native/src/conversation_store.rs`) runs it with the plan
 //! runner; in wasm, `crates/wasm/src/conversation.rs` starts it in `crates/wasm/src/plans.rs`, whose
 //! steps the JavaScript driver runs (`pkg-template/driver.js`, docs/protocol.md).
 //!

@@ -157,7 +157,7 @@ impl Plan for CleanupStale {
     }
 }
 
-/// `toolctx::native::record_files` as a plan.
+/// `toolctx::record_files` as a plan.
 pub enum RecordFiles {
     /// Nothing asked yet.
     Start(String),
@@ -224,7 +224,7 @@ impl Plan for RecordFiles {
     }
 }
 
-/// `toolctx::native::remove_session` as a plan: one removal at a time, in order, stopping at the first
+/// `toolctx::remove_session` as a plan: one removal at a time, in order, stopping at the first
 /// that fails.
 pub struct RemoveSession {
     todo: std::collections::VecDeque<Removal>,

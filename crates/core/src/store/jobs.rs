@@ -7,7 +7,7 @@
 //! deciding what to read, write or remove ([`Op`]), or which lock to take, and consuming
 //! the outcomes. A job runs as a [`Plan`] ([`JobPlan`]): the JavaScript driver runs it
 //! as any other (`crates/wasm/src/plans.rs`), and natively `ContextManager::drive`
-//! (`crates/native/src/native/manager.rs`) does.
+//! (`crates/native/src/manager.rs`) does.
 
 use std::collections::{HashMap, VecDeque};
 

@@ -14,7 +14,7 @@
 //! (the caller may remove the file, or open with `discardCorrupt`).
 //!
 //! Loading and writing the file are [plans](crate::plan) ([`load`], [`save`]): one op
-//! each, run natively by the `toolctx` crate's runner (its `native::window`) and in wasm by
+//! each, run natively by the `toolctx` crate's runner (`toolctx::window_history`) and in wasm by
 //! the JavaScript driver (`ContextHistory` in `crates/wasm/src/window.rs`).
 
 use serde_json::Value;

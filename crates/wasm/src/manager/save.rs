@@ -315,7 +315,7 @@ impl JsContextManager {
         let save = SaveRecord::new(self.inner.clone(), begun);
         match save.done() {
             Some(filepath) => Ok(filepath.into()),
-            None => toolctx::native::run(&*self.storage, save).await.map(JsValue::from).js(),
+            None => toolctx::run(&*self.storage, save).await.map(JsValue::from).js(),
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The store-wide operations ([`crate::storewide`]) run natively over a [`Storage`].
 
-use super::runner::run;
-use super::storage::Storage;
 use crate::error::Result;
+use crate::runner::run;
+use crate::storage::Storage;
 use crate::storewide::{Export, ExportJsonl, ImportJsonl, ImportReport, Purge};
 
 /// Removes every file of `dir` whose name is a record filename (SPEC §3), whoever

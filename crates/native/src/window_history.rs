@@ -2,9 +2,9 @@
 //! natively over a [`Storage`]: the plans of [`crate::window::history`] run by the runner
 //! ([`run`]), as the JavaScript driver runs them in wasm.
 
-use super::runner::run;
-use super::storage::Storage;
 use crate::error::Result;
+use crate::runner::run;
+use crate::storage::Storage;
 use crate::window::{history, History};
 
 /// Reads the history at `path`: empty when the file does not exist, `CORRUPT_RECORD` when

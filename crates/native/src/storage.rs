@@ -18,9 +18,9 @@
 //!
 //! [`ErrorKind::AlreadyExists`]: crate::ErrorKind::AlreadyExists
 
-#[cfg(all(doc, not(target_arch = "wasm32")))]
-use super::{FsStorage, MemoryStorage};
 use crate::error::{Error, ErrorKind, Result};
+#[cfg(all(doc, not(target_arch = "wasm32")))]
+use crate::{FsStorage, MemoryStorage};
 
 /// Options of [`Storage::write`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -59,7 +59,7 @@ pub trait Storage {
     /// managers that use the same storage (`name` is a path inside the store). Backends
     /// without cross-process locking keep the default, which just runs it. It always
     /// waits for the lock: a plan's `wait: false` (background index work) is honoured at
-    /// the manager's own turn ([`crate::native::run`]), not here.
+    /// the manager's own turn ([`crate::run`]), not here.
     async fn locked<T>(&self, _name: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
         Ok(work.await)
     }

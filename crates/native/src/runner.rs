@@ -15,10 +15,10 @@ use std::task::Poll;
 
 use futures_util::lock::Mutex;
 
-use super::storage::{Storage, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{Op, Outcome, Outcomes, Place, Plan, RecordOutcome, Step};
 use crate::record::parse_record;
+use crate::storage::{Storage, WriteOptions};
 
 /// Runs `plan` to its end over `storage` (the native driver).
 pub async fn run<S: Storage, P: Plan>(storage: &S, plan: P) -> Result<P::Output> {
@@ -32,7 +32,7 @@ pub type Kept = Vec<Rc<[u8]>>;
 /// [`run`], each lock the plan takes inside `turn` first (a manager's turn at its locks:
 /// its plans take them one after the other, whatever the storage's lock does; in wasm the
 /// driver keeps these turns); with the records the run kept.
-pub(super) async fn run_in_turn<S: Storage, P: Plan>(
+pub(crate) async fn run_in_turn<S: Storage, P: Plan>(
     storage: &S,
     turn: &Mutex<()>,
     plan: P,
@@ -42,7 +42,7 @@ pub(super) async fn run_in_turn<S: Storage, P: Plan>(
 
 /// [`run_in_turn`] of a plan that also runs steps on `remote` ([`Place::Remote`]); the
 /// turn is taken for the store's locks only.
-pub(super) async fn run_synced<S: Storage, R: Storage, P: Plan>(
+pub(crate) async fn run_synced<S: Storage, R: Storage, P: Plan>(
     store: &S,
     remote: &R,
     turn: &Mutex<()>,
@@ -239,7 +239,7 @@ fn keep(kept: &mut Kept, bytes: Vec<u8>) -> RecordOutcome {
 /// another thread; one that does is woken by it).
 ///
 /// ```
-/// use toolctx::{native::block_on, ContextManager, MemoryStorage, SaveInput};
+/// use toolctx::{block_on, ContextManager, MemoryStorage, SaveInput};
 /// let manager = ContextManager::new(MemoryStorage::new(), toolctx::options("/store"))?;
 /// let input = SaveInput { tool_name: "grep", args_json: "{}", result_json: Some("\"hit\""), ..SaveInput::default() };
 /// let path = block_on(manager.save(input))?;
@@ -271,10 +271,8 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::native::MemoryStorage;
     use crate::plan::bytes;
-    #[cfg(target_arch = "wasm32")]
-    use futures_executor::block_on;
+    use crate::MemoryStorage;
     use std::cell::RefCell;
 
     /// A memory storage whose lock logs when it is taken and released, and what ran under it.
@@ -397,7 +395,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(not(target_arch = "wasm32"))]
     fn block_on_waits_for_a_wake_from_another_thread() {
         use std::future::Future;
         use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,8 +3,8 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use super::{Storage, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};
+use crate::{Storage, WriteOptions};
 
 /// Files in a sorted map from path to bytes; folders exist while they hold a file.
 #[derive(Debug, Default)]

@@ -8,7 +8,7 @@
 //! ```
 //! use toolctx::conversation::{ArtifactInput, MessageInput};
 //! use toolctx::{ConversationStore, MemoryStorage};
-//! # toolctx::native::block_on(async {
+//! # toolctx::block_on(async {
 //! let store: ConversationStore<MemoryStorage> =
 //!     ConversationStore::new(MemoryStorage::new(), None, toolctx::conversation_options("/ctx"))?;
 //! let conv = store.create_conversation(Some("Add login".into()), None).await?;
@@ -29,14 +29,14 @@ use std::ops::Deref;
 
 use futures_util::lock::Mutex;
 
-use super::runner::{run_in_turn, run_synced};
-use super::storage::Storage;
 use crate::conversation::{
     parse_export, validate_id, validate_type, Answer, ArtifactInput, ArtifactMeta, ConversationMetadata, Conversations,
     Format, Message, MessageInput, OperationPlan, PruneOptions, Pruned, Request, Role, Stats, StoreOptions, SyncPlan,
     SyncReport, SyncStatus,
 };
 use crate::error::{Error, ErrorKind, Result};
+use crate::runner::{run_in_turn, run_synced};
+use crate::storage::Storage;
 
 /// The conversation store over local storage `L` and an optional remote `R`: the
 /// [`Conversations`] state (which it derefs to) driven over the storages.

@@ -1,11 +1,11 @@
-//! The session operations run natively: each plan of this module run over a [`Storage`].
+//! The session operations run natively: each plan of [`crate::session`] run over a [`Storage`].
 
-use super::runner;
-use super::storage::Storage;
 use crate::error::Result;
+use crate::runner;
 use crate::session::{
     CleanupStale, ListSessions, Manifest, RecordFiles, RemoveSession, SearchSessions, SessionHit, SessionInfo,
 };
+use crate::storage::Storage;
 
 /// The sessions of a context dir whose manifest parses, by id.
 pub async fn list_sessions<S: Storage>(storage: &S, context_dir: &str) -> Result<Vec<SessionInfo>> {

@@ -9,9 +9,9 @@ use std::rc::Rc;
 
 use futures_util::lock::Mutex;
 
-use super::runner;
-use super::storage::Storage;
 use crate::error::{Error, ErrorKind, Result};
+use crate::runner;
+use crate::storage::Storage;
 use crate::store::{
     remove_written, Clearing, ClosePlan, Job, JobPlan, LoadRecords, Manager, Options, SaveInput, SaveRecord,
 };

@@ -5,8 +5,8 @@ use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind as IoKind, Write};
 use std::path::PathBuf;
 
-use super::{Storage, WriteOptions};
 use crate::error::{Error, Result};
+use crate::{Storage, WriteOptions};
 
 /// Paths are used as OS paths. Replacing writes go through a temporary file and a
 /// rename; exclusive writes create the file with `O_EXCL`.
