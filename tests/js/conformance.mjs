@@ -2656,6 +2656,33 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal(await base.read(manifestPath), undefined);
   });
 
+  test("resuming a crashed session on a full disk: open() restores every record though the manifest and segment cannot be written; a later flush writes them", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const { id, manifestPath, paths } = await crashedSession(storage, dir, T0);
+    // A disk with room for nothing new: every write fails as a full disk's does (reads,
+    // lists, removes and locks work).
+    let full = true;
+    const host = {
+      read: (p) => storage.read(p),
+      list: (d) => storage.list(d),
+      remove: (p) => storage.remove(p),
+      write: (p, d, o) => (full ? Promise.reject(Object.assign(new Error(`no space left on device, write '${p}'`), { code: "ENOSPC" })) : storage.write(p, d, o)),
+    };
+    if (storage.removeDir) host.removeDir = (p) => storage.removeDir(p);
+    if (storage.lock) host.lock = (n, fn, o) => storage.lock(n, fn, o);
+    const messages = [];
+    const m = await ContextManager.open({ contextDir: dir, fileSystem: host, session: id, onDebug: (msg) => messages.push(String(msg)) });
+    assert.deepEqual(m.getAllPointers().map((p) => p.filepath).sort(), [...paths].sort(), "every record, the unlisted ones too");
+    assert.equal((await m.selectRelevant("auth")).length, 5);
+    assert.ok(messages.some((msg) => msg.includes("could not write the session manifest")), messages.join(" | "));
+    assert.equal(Object.keys(JSON.parse(toText(await storage.read(manifestPath))).context_files).length, 3, "the manifest is as it was");
+    full = false;
+    await m.flush();
+    assert.equal(Object.keys(JSON.parse(toText(await storage.read(manifestPath))).context_files).length, 5, "the flush wrote it");
+    await m.close();
+  });
+
   test("resuming a crashed session indexes it but is not activity: last_activity stays, gc still collects it", async () => {
     const storage = makeStorage();
     const dir = contextDir();

@@ -228,6 +228,10 @@ pub(super) enum Due {
     Reindex,
     /// As `Reindex`, when entries changed since the last write (after a resume, retention).
     Changed,
+    /// As `Changed`, in `open()`: a write that fails is reported and left for later, not
+    /// the open's failure (the records are the source of truth: a resume on a full disk
+    /// still opens the session).
+    Opened,
 }
 
 struct ManifestWrite {
@@ -252,7 +256,7 @@ enum ManifestPhase {
 impl ManifestWrite {
     /// Whether the write keeps `last_activity` (indexing is no activity).
     fn keeps_activity(&self) -> bool {
-        matches!(self.due, Due::Reindex | Due::Changed)
+        matches!(self.due, Due::Reindex | Due::Changed | Due::Opened)
     }
 }
 
@@ -319,9 +323,9 @@ impl Job {
             [
                 Stage::Resume(Box::default()),
                 Stage::segment(true),
-                Stage::manifest(Due::Changed),
+                Stage::manifest(Due::Opened),
                 Stage::evict(None),
-                Stage::manifest(Due::Changed),
+                Stage::manifest(Due::Opened),
             ],
         );
         job.fatal = true;

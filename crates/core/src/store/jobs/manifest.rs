@@ -2,7 +2,7 @@
 //! merged with the one on disk ([`Stage::Manifest`]).
 
 use super::{Due, EndPhase, Job, ManifestPhase, ManifestWrite, Next};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::iso_timestamp;
@@ -89,7 +89,7 @@ impl Manager {
         }
         let wanted = match write.due {
             Due::Reindex => true,
-            Due::Changed => s.dirty.get() > 0,
+            Due::Changed | Due::Opened => s.dirty.get() > 0,
             due => {
                 write.now = (self.options.clock)();
                 match s.last_write_ms.get() {
@@ -113,7 +113,6 @@ impl Manager {
     /// another manager of the session added are kept, those evicted here are not), write
     /// it whole, release the lock.
     pub(super) fn manifest_step(&self, write: &mut ManifestWrite, job: &mut Job, out: Outcomes) -> Next {
-        const WHAT: &str = "could not update the session manifest";
         let Some(s) = &self.session else { return Next::Nothing };
         let outcome = out.into_iter().next().unwrap_or(Ok(Outcome::Done));
         let path = paths::join(&s.dir, MANIFEST);
@@ -121,7 +120,7 @@ impl Manager {
             ManifestPhase::Locking => {
                 if let Err(e) = outcome {
                     s.writes_in_flight.set(s.writes_in_flight.get() - 1);
-                    self.fail(job, WHAT, e, None);
+                    self.manifest_failed(write, job, e);
                     return Next::Nothing;
                 }
                 if !write.keeps_activity() && s.last_write_ms.get().is_some() && s.dirty.get() == 0 {
@@ -154,7 +153,7 @@ impl Manager {
                         Next::Run(vec![Op::Write { path, bytes, exclusive: false }])
                     }
                     Err(e) => {
-                        self.fail(job, WHAT, e, None);
+                        self.manifest_failed(write, job, e);
                         write.phase = ManifestPhase::Unlocking;
                         Next::Unlock
                     }
@@ -172,7 +171,7 @@ impl Manager {
                     }
                     Err(e) => {
                         s.dirty.set(s.dirty.get() + write.taken);
-                        self.fail(job, WHAT, e, None);
+                        self.manifest_failed(write, job, e);
                     }
                 }
                 write.phase = ManifestPhase::Unlocking;
@@ -181,10 +180,26 @@ impl Manager {
             ManifestPhase::Unlocking => {
                 s.writes_in_flight.set(s.writes_in_flight.get() - 1);
                 if let Err(e) = outcome {
-                    self.fail(job, WHAT, e, None);
+                    self.manifest_failed(write, job, e);
                 }
                 Next::Nothing
             }
+        }
+    }
+
+    /// A manifest write that failed (`e`). One of `open()` (`Due::Opened`: the manifest
+    /// brought up to date with what a resume found) fails nothing: the records are the
+    /// source of truth, the manifest stays to write (by the next save, `flush` or `close`),
+    /// and `onDebug` says why, so a resume on a full disk still opens the session. Any other
+    /// fails its job.
+    fn manifest_failed(&self, write: &ManifestWrite, job: &mut Job, e: Error) {
+        if write.due == Due::Opened {
+            self.debug(
+                format!("could not write the session manifest (it is written later, by a save, flush or close): {e}"),
+                None,
+            );
+        } else {
+            self.fail(job, "could not update the session manifest", e, None);
         }
     }
 
