@@ -793,6 +793,10 @@ export function runSeedApiTests({
     ["lone surrogate in args", () => [{ s: "\ud800" }, "r"]],
     ["lone surrogate in result", () => [{ a: 1 }, { text: "abc\udc00def" }]],
     ["lone surrogate in a large result", () => [{ a: 1 }, { text: `${"x".repeat(70000)}\udc00` }]],
+    // Its escape (`{"text":"` then the x's: its backslash at byte 65,534 or 65,535) across
+    // the 64 KiB chunks the core reads a large result in.
+    ["lone surrogate across a chunk of a large result", () => [{ a: 1 }, { text: `${"x".repeat(65525)}\udc00` }]],
+    ["lone surrogate across a chunk of a large result, later", () => [{ a: 1 }, { text: `${"x".repeat(65526)}\udc00` }]],
     ["lone surrogate in an args key", () => [{ ["k\ud800"]: 1 }, "r"]],
   ];
   for (const [label, make] of notSerializable) {

@@ -46,6 +46,11 @@ pub struct Body {
     bytes: Uint8Array,
     /// The first `content_bytes` bytes, cut at a character boundary.
     pub prefix: String,
+    /// [`toolctx_core::store::result_hash`] of the whole text.
+    pub hash: u64,
+    /// The text holds `\u` and `d`: perhaps an escaped lone surrogate, which
+    /// `JSON.stringify` writes so (a pair it writes as it is), for the exact check.
+    pub escapes_surrogate: bool,
 }
 
 impl Body {
@@ -66,24 +71,8 @@ impl Body {
             n.get()
         });
         HELD.with(|h| h.borrow_mut().insert(handle, bytes.clone()));
-        Ok(Body { handle, bytes, prefix })
-    }
-
-    /// [`toolctx_core::store::result_hash`] of the whole text: its bytes read into wasm in
-    /// chunks (the save runs it while the host writes the record).
-    pub fn hash(&self) -> u64 {
-        let len = self.bytes.length();
-        let mut hasher = ResultHasher::default();
-        let mut buf = vec![0u8; CHUNK.min(len) as usize];
-        let mut at = 0;
-        while at < len {
-            let end = (at + CHUNK).min(len);
-            let part = &mut buf[..(end - at) as usize];
-            self.bytes.subarray(at, end).copy_to(part);
-            hasher.update(part);
-            at = end;
-        }
-        hasher.finish()
+        let (hash, escapes_surrogate) = scan(&bytes);
+        Ok(Body { handle, bytes, prefix, hash, escapes_surrogate })
     }
 
     /// The handle the storage knows it by.
@@ -101,6 +90,45 @@ impl Body {
         String::from_utf8(self.bytes.to_vec())
             .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))
     }
+}
+
+/// The hash of `bytes` and whether they hold a surrogate's escape (`\\ud…`), in one pass:
+/// read into wasm in chunks into one small buffer, never copied whole.
+fn scan(bytes: &Uint8Array) -> (u64, bool) {
+    let len = bytes.length();
+    let mut hasher = ResultHasher::default();
+    let mut escape = false;
+    let mut buf = vec![0u8; CHUNK.min(len) as usize];
+    // The last two bytes of the chunk before, for an escape across two chunks.
+    let mut carry: Vec<u8> = Vec::with_capacity(4);
+    let mut at = 0;
+    while at < len {
+        let end = (at + CHUNK).min(len);
+        let part = &mut buf[..(end - at) as usize];
+        bytes.subarray(at, end).copy_to(part);
+        hasher.update(part);
+        if !escape {
+            carry.extend_from_slice(&part[..part.len().min(2)]);
+            escape = surrogate_escape(&carry) || surrogate_escape(part);
+            carry.clear();
+            carry.extend_from_slice(&part[part.len().saturating_sub(2)..]);
+        }
+        at = end;
+    }
+    (hasher.finish(), escape)
+}
+
+/// Whether `bytes` hold `\u` then `d` or `D` (the start of a surrogate's escape).
+fn surrogate_escape(bytes: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(i) = bytes[from..].iter().position(|&b| b == b'\\') {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&b'u') && bytes.get(at + 2).is_some_and(|b| (b | 0x20) == b'd') {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 impl Drop for Body {

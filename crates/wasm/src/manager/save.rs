@@ -71,7 +71,7 @@ pub(super) fn save_input<'a>(
     let (result_json, result_body) = match result_in {
         ResultIn::Text(text) => (text.as_deref(), None),
         ResultIn::Held(body) => {
-            (None, Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: body.hash() }))
+            (None, Some(HostBody { handle: body.handle(), len: body.len(), prefix: &body.prefix, hash: body.hash }))
         }
     };
     SaveInput {
@@ -247,13 +247,13 @@ impl JsContextManager {
                 (args_json, ResultIn::Text(json))
             }
             (None, Some(json)) if json.length() >= ENCODER_FROM => {
-                // JSON.stringify escapes a lone surrogate (ES2019), so only an escaped
-                // one can be there: the exact check runs only when the text has `\ud`.
-                if json.includes("\\ud", 0) {
-                    toolctx_core::record::check_no_lone_surrogates(&text_of(json.clone())?)?;
-                }
                 let options = self.inner.options();
                 let body = Body::new(&json, options.content_bytes)?;
+                // JSON.stringify escapes a lone surrogate (ES2019), so only an escaped
+                // one can be there: the exact check runs only when the text has `\ud`.
+                if body.escapes_surrogate {
+                    toolctx_core::record::check_no_lone_surrogates(&body.text()?)?;
+                }
                 // A long result stays in JavaScript and its record is written, unless the
                 // record may be held in memory (its result under `persistThreshold` bytes).
                 let result_in = match body.len() < options.persist_threshold {
