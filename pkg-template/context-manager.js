@@ -99,9 +99,9 @@ export class ContextManager {
   /** The handle's `query`, for the pointer mirror (pointers.js). */
   #ask = (query) => this.#query(query);
 
-  /** The change `update` (protocol.js UPDATE) made by the handle. */
+  /** The change `update` (protocol.js UPDATE) made by the handle; what it answers. */
   #update(update) {
-    call(() => this.#live().update(update));
+    return call(() => this.#live().update(update));
   }
 
   /** Tells `onDebug` (with the path it is about). */
@@ -248,6 +248,7 @@ export class ContextManager {
     const saved = driver.save(this, step, {
       persistIndex: () => this.#begin({ kind: WORK.PERSIST_INDEX }),
       backlogged: () => this.#query({ kind: QUERY.INDEX_BACKLOGGED }),
+      indexSome: () => this.#update({ kind: UPDATE.INDEX_SOME }),
     });
     if (step.kind === STEP.DONE && typeof step.value === "string") return saved;
     return driver.track(this, saved.then((out) => (typeof out === "object" && out !== null ? this.#embedSaved(out.filepath, out.embed) : out)));

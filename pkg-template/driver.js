@@ -205,6 +205,12 @@ export function hold(host, lock, name, wait = true) {
 }
 
 /**
+ * Runs `fn` once the event loop is free: after the I/O callbacks due (`setImmediate`, in
+ * Node and Bun), else as a timer of 0 ms (browsers, Deno, workers).
+ */
+const whenFree = typeof globalThis.setImmediate === "function" ? (fn) => globalThis.setImmediate(fn) : (fn) => setTimeout(fn, 0);
+
+/**
  * A driver for one wasm module's operations.
  * @param {{ __planStep?(id: number, outcomes: unknown[]): unknown }} core the module's glue
  * @param {(err: unknown) => unknown} onTrap turns a trap into the error that every operation in flight rejects with
@@ -218,6 +224,8 @@ export function createDriver(core, onTrap) {
   const closes = new WeakMap();
   /** manager → the Promise of its index segment being written (`save`), settled. */
   const segments = new WeakMap();
+  /** The managers whose idle-time index work is scheduled (`indexInIdleTime`). */
+  const indexing = new WeakSet();
 
   /** Notes `promise` as an operation of `manager` in flight, under `key`, until it settles. */
   function track(manager, promise, key = {}) {
@@ -360,11 +368,14 @@ export function createDriver(core, onTrap) {
    * writes) lets the segment's I/O run.
    * @param {object} manager
    * @param {any} step
-   * @param {{ persistIndex(): any, backlogged(): boolean }} index
+   * The saved results' content is indexed in idle time, a slice at a time
+   * (`indexInIdleTime`), not on the save's path.
+   * @param {{ persistIndex(): any, backlogged(): boolean, indexSome(): boolean }} index
    */
   function save(manager, step, index) {
     const saved = step.kind === STEP.DONE ? Promise.resolve(step.value) : plan(step, manager);
     return saved.then((value) => {
+      indexInIdleTime(manager, index.indexSome);
       let writing = segments.get(manager);
       if (writing === undefined) {
         let next;
@@ -386,6 +397,30 @@ export function createDriver(core, onTrap) {
       }
       return wait ? writing.then(() => value) : value;
     });
+  }
+
+  /**
+   * Indexes the content of `manager`'s saved results in idle time: `indexSome()` (a slice
+   * of about 64 KB of results, crates/core/src/store/pointers.rs `index_some`) once the
+   * event loop is free, again while it says records still wait. One chain of slices per
+   * manager at a time; a ranking indexes whatever still waits first, so nothing is missed.
+   * @param {object} manager
+   * @param {() => boolean} indexSome
+   */
+  function indexInIdleTime(manager, indexSome) {
+    if (indexing.has(manager)) return;
+    indexing.add(manager);
+    const slice = () => {
+      let more;
+      try {
+        more = indexSome();
+      } catch {
+        more = false; // a closed or freed manager, or a trap (which fails the calls in flight)
+      }
+      if (more) whenFree(slice);
+      else indexing.delete(manager);
+    };
+    whenFree(slice);
   }
 
   /**

@@ -89,6 +89,8 @@ export const UPDATE = Object.freeze({
   SET_VECTOR: "setVector",
   /** `{kind, message, path?}`: a message for onDebug. */
   DEBUG: "debug",
+  /** A slice of idle-time index work (driver.js `save`): answers whether records still wait. */
+  INDEX_SOME: "indexSome",
 });
 
 /** A workflow over a whole folder, `ContextManager.storewide(options, {kind, ...})` of the core module. */

@@ -34,8 +34,8 @@ declare module "../pkg/toolctx_core.js" {
     begin(work: Request): any;
     /** The answer to `query` (protocol.js QUERY). */
     query(query: Request): any;
-    /** Makes the change `update` (protocol.js UPDATE). */
-    update(update: Request): void;
+    /** Makes the change `update` (protocol.js UPDATE); `indexSome` answers whether records still wait. */
+    update(update: Request): any;
   }
 
   /** grep_context's linear-time line matcher (crates/wasm/src/manager/grep.rs). */

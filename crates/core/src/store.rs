@@ -66,7 +66,7 @@ pub use clear::{remove_written, Clearing};
 use entry::{Entry, Interned};
 pub use options::{
     Clock, DebugEvent, DebugSink, EvictSink, Options, Random, SessionChoice, DEFAULT_MAX_RECORD_BYTES,
-    DEFAULT_MEMORY_BUDGET, DEFAULT_PERSIST_THRESHOLD, NAME_ATTEMPTS, UNINDEXED_BYTES,
+    DEFAULT_MEMORY_BUDGET, DEFAULT_PERSIST_THRESHOLD, INDEX_SLICE_BYTES, NAME_ATTEMPTS, UNINDEXED_BYTES,
 };
 pub use pointers::{Candidate, Filter, Listed};
 
@@ -87,6 +87,9 @@ pub struct Manager {
     segmenting: Cell<bool>,
     /// Saves wait for it ([`Manager::index_backlogged`]): `onDebug` was told.
     backlogged: Cell<bool>,
+    /// A save indexed the results waiting, idle time having not kept up: `onDebug` was
+    /// told, until the content waiting is all indexed.
+    indexing_behind: Cell<bool>,
 }
 
 /// Evicted slots kept before the pointer table is compacted (and at least as many as live ones).
@@ -113,6 +116,7 @@ impl Manager {
             gate: Rc::default(),
             segmenting: Cell::new(false),
             backlogged: Cell::new(false),
+            indexing_behind: Cell::new(false),
         };
         manager.session = match manager.options.session.clone() {
             None => None,

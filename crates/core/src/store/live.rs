@@ -7,7 +7,6 @@
 use super::unindexed::Unindexed;
 use crate::select::segment::{Builder, Forward, Segment};
 use crate::select::{Doc, Index, Query, Ranking, Strategy, Terms, Vectors};
-use std::collections::VecDeque;
 
 /// The index a manager ranks with, and what waits to enter it or a segment.
 #[derive(Default)]
@@ -94,10 +93,9 @@ impl LiveIndex {
         self.unindexed.push(path, json);
     }
 
-    /// Every record whose content waits, oldest first (filepath, result text); none
-    /// waits any more.
-    pub(super) fn take_waiting(&mut self) -> VecDeque<(String, String)> {
-        self.unindexed.take()
+    /// The oldest record whose content waits (filepath, result text), no longer waiting.
+    pub(super) fn next_waiting(&mut self) -> Option<(String, String)> {
+        self.unindexed.pop()
     }
 
     /// How many records' content waits to be indexed.

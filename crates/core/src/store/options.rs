@@ -15,6 +15,10 @@ pub const DEFAULT_MAX_RECORD_BYTES: usize = 64 * 1024 * 1024;
 /// Bytes of saved results waiting to be indexed past which a save indexes them at once
 /// (otherwise the next ranking does): memory for the texts held meanwhile stays bounded.
 pub const UNINDEXED_BYTES: usize = 8 * 1024 * 1024;
+/// Bytes of saved results a slice of idle-time index work indexes
+/// ([`Manager::index_some`](super::Manager::index_some)): a few milliseconds of
+/// tokenising, so a call that arrives meanwhile waits no longer than that.
+pub const INDEX_SLICE_BYTES: usize = 64 * 1024;
 /// Fresh random parts tried when a record name is taken.
 pub const NAME_ATTEMPTS: usize = 16;
 

@@ -153,37 +153,65 @@ impl Manager {
 
     /// Indexes the content of every record saved since the last call (near-real-time,
     /// SPEC §6): a save writes its record and adds its pointer with its metadata; the
-    /// tokenising of its result waits until the next ranking, a session manifest's write,
-    /// or [`UNINDEXED_BYTES`](super::UNINDEXED_BYTES) of results waiting. Every ranking calls it first, so it sees
-    /// every save acknowledged before it. A record whose pointer is gone is passed over.
+    /// tokenising of its result waits for idle time ([`Manager::index_some`]), the next
+    /// ranking, a session manifest's or a segment's write, or
+    /// [`UNINDEXED_BYTES`](super::UNINDEXED_BYTES) of results waiting. Every ranking calls
+    /// it first, so it sees every save acknowledged before it.
     pub fn index_content(&self) {
-        let waiting = self.state.borrow_mut().live.take_waiting();
-        for (path, json) in waiting {
-            let terms = {
-                let mut state = self.state.borrow_mut();
-                let Some(slot) = state.pointers.slot_of(&path) else { continue };
-                let Some(entry) = state.pointers.get(slot) else { continue };
-                let meta = entry.meta();
-                let written = entry.written;
-                let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
-                let terms = Terms::of_record_with_content(
-                    &meta.tool_description,
-                    &meta.tool_name,
-                    &args,
-                    Some(&json),
-                    self.options.content_bytes,
-                );
-                state.live.add_content(slot, &terms);
-                let persisted = !state.held.contains(&path);
-                (written.then(|| terms.clone()), persisted.then_some(terms))
-            };
-            if let Some(terms) = terms.0 {
-                // The manifest entry gets the record's content terms.
-                self.track(&path, &terms);
-            }
-            if let Some(terms) = terms.1 {
-                self.to_segment(&path, terms);
-            }
+        self.index_waiting(usize::MAX);
+    }
+
+    /// Indexes the content of the records waiting, oldest first, until `bytes` of their
+    /// results' text are (at least one record, when one waits): a slice of index work for
+    /// idle time, [`INDEX_SLICE_BYTES`](super::INDEX_SLICE_BYTES) as the JavaScript driver
+    /// runs it. Whether records still wait. A record whose pointer is gone is passed over.
+    pub fn index_some(&self, bytes: usize) -> bool {
+        let more = self.index_waiting(bytes);
+        if !more {
+            // Idle time caught up: a save that must index again says so again.
+            self.indexing_behind.set(false);
+        }
+        more
+    }
+
+    /// Indexes records waiting, oldest first, until `bytes` of their text are; whether
+    /// some still wait.
+    fn index_waiting(&self, bytes: usize) -> bool {
+        let mut done = 0;
+        while done < bytes {
+            let Some((path, json)) = self.state.borrow_mut().live.next_waiting() else { break };
+            done = done.saturating_add(json.len().max(1));
+            self.index_one(&path, &json);
+        }
+        self.state.borrow().live.content_waiting() > 0
+    }
+
+    /// Indexes the content `json` of the record saved at `path`.
+    fn index_one(&self, path: &str, json: &str) {
+        let terms = {
+            let mut state = self.state.borrow_mut();
+            let Some(slot) = state.pointers.slot_of(path) else { return };
+            let Some(entry) = state.pointers.get(slot) else { return };
+            let meta = entry.meta();
+            let written = entry.written;
+            let args: Value = from_json(&meta.args_json).unwrap_or(Value::Null);
+            let terms = Terms::of_record_with_content(
+                &meta.tool_description,
+                &meta.tool_name,
+                &args,
+                Some(json),
+                self.options.content_bytes,
+            );
+            state.live.add_content(slot, &terms);
+            let persisted = !state.held.contains(path);
+            (written.then(|| terms.clone()), persisted.then_some(terms))
+        };
+        if let Some(terms) = terms.0 {
+            // The manifest entry gets the record's content terms.
+            self.track(path, &terms);
+        }
+        if let Some(terms) = terms.1 {
+            self.to_segment(path, terms);
         }
     }
 

@@ -253,7 +253,14 @@ impl Manager {
         if written {
             self.track(&filepath, &terms);
         }
-        if self.state.borrow().live.content_waiting_bytes() > UNINDEXED_BYTES {
+        let waiting = self.state.borrow().live.content_waiting_bytes();
+        if waiting > UNINDEXED_BYTES {
+            // Idle time (the driver's slices, `index_some`) did not keep up: the save
+            // indexes what waits, so the texts held for it stay bounded.
+            if !self.indexing_behind.replace(true) {
+                let message = format!("a save indexes the results waiting: {waiting} bytes wait (the bound is {UNINDEXED_BYTES}); idle time did not keep up");
+                self.debug(message, None);
+            }
             self.index_content();
         }
         // Follow-up I/O: spilling over the memory budget, retention, the session manifest.

@@ -1,7 +1,9 @@
-//! Saved records whose content waits to be indexed ([`Manager::index_content`]): each
-//! one's filepath and result text, in save order, and how many bytes of text wait (past
+//! Saved records whose content waits to be indexed ([`Manager::index_some`], in idle time;
+//! [`Manager::index_content`], before a ranking): each one's filepath and result text, in
+//! save order, and how many bytes of text wait (past
 //! [`UNINDEXED_BYTES`](super::UNINDEXED_BYTES) a save indexes them at once).
 //!
+//! [`Manager::index_some`]: super::Manager::index_some
 //! [`Manager::index_content`]: super::Manager::index_content
 
 use std::collections::VecDeque;
@@ -18,6 +20,13 @@ impl Unindexed {
     pub(super) fn push(&mut self, path: String, json: String) {
         self.bytes += json.len();
         self.waiting.push_back((path, json));
+    }
+
+    /// The oldest record waiting, no longer waiting.
+    pub(super) fn pop(&mut self) -> Option<(String, String)> {
+        let next = self.waiting.pop_front()?;
+        self.bytes -= next.1.len();
+        Some(next)
     }
 
     /// Every record waiting, oldest first; none waits any more.
@@ -55,6 +64,9 @@ mod tests {
         assert_eq!(paths, ["/ctx/a.json", "/ctx/b.json"]);
         assert_eq!((unindexed.len(), unindexed.bytes()), (0, 0), "none waits once taken");
         unindexed.push("/ctx/c.json".into(), "1".into());
+        unindexed.push("/ctx/d.json".into(), "22".into());
+        assert_eq!(unindexed.pop().map(|(path, _)| path).as_deref(), Some("/ctx/c.json"), "the oldest first");
+        assert_eq!((unindexed.len(), unindexed.bytes()), (1, 2));
         unindexed.clear();
         assert_eq!((unindexed.len(), unindexed.bytes()), (0, 0));
     }

@@ -68,6 +68,8 @@ named! {
         ClearPointers = "clearPointers",
         SetVector = "setVector",
         Debug = "debug",
+        /// A slice of idle-time index work: answers whether records still wait.
+        IndexSome = "indexSome",
     }
 }
 
@@ -182,6 +184,8 @@ pub enum Update {
         message: String,
         path: Option<String>,
     },
+    /// Index some of the saved results waiting (a slice of idle-time work).
+    IndexSome,
 }
 
 /// A store-wide workflow, read (its options, the folder and storage, come beside it).
@@ -267,6 +271,7 @@ impl Update {
             UpdateKind::ClearPointers => Update::ClearPointers,
             UpdateKind::SetVector => Update::SetVector { filepath: r.string("filepath")?, embedded: r.any("embedded") },
             UpdateKind::Debug => Update::Debug { message: r.string("message")?, path: r.opt_string("path")? },
+            UpdateKind::IndexSome => Update::IndexSome,
         })
     }
 }

@@ -28,7 +28,7 @@ use super::interop::steps;
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
 use toolctx_core::error::Result;
-use toolctx_core::store::{remove_written, Clearing, ClosePlan, Job, JobPlan, Manager};
+use toolctx_core::store::{remove_written, Clearing, ClosePlan, Job, JobPlan, Manager, INDEX_SLICE_BYTES};
 
 mod grep;
 mod load;
@@ -203,14 +203,16 @@ impl JsContextManager {
         })
     }
 
-    /// Makes the change `update` (interop/requests.rs, [`Update`]).
-    pub fn update(&self, update: JsValue) -> Result<(), JsValue> {
+    /// Makes the change `update` (interop/requests.rs, [`Update`]); `undefined`, or for
+    /// `indexSome` whether records still wait to be indexed.
+    pub fn update(&self, update: JsValue) -> Result<JsValue, JsValue> {
         match Update::read(&update).js()? {
             Update::ClearPointers => self.inner.clear_pointers(),
             Update::SetVector { filepath, embedded } => self.set_vector(&filepath, &embedded)?,
             Update::Debug { message, path } => self.inner.debug(message, path.as_deref()),
+            Update::IndexSome => return Ok(self.inner.index_some(INDEX_SLICE_BYTES).into()),
         }
-        Ok(())
+        Ok(JsValue::UNDEFINED)
     }
 
     /// Begins the store-wide workflow `work` (interop/requests.rs, [`Storewide`]) over the
