@@ -59,19 +59,29 @@ impl Body {
     pub fn new(json: &JsString, content_bytes: usize) -> Result<Body> {
         let bytes = ENCODER.with(|e| e.encode_bytes(json));
         let len = bytes.length();
-        let mut prefix = bytes.subarray(0, len.min(content_bytes.min(u32::MAX as usize) as u32)).to_vec();
-        // The cut may fall inside a character: keep the whole ones.
-        if let Err(e) = std::str::from_utf8(&prefix) {
-            prefix.truncate(e.valid_up_to());
-        }
-        let prefix = String::from_utf8(prefix)
-            .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))?;
+        let prefix = bytes.subarray(0, len.min(content_bytes.min(u32::MAX as usize) as u32)).to_vec();
+        // The whole text in wasm already (the usual case: `contentBytes` is 8 MiB): hashed
+        // and scanned there, else read again in chunks.
+        let (hash, escapes_surrogate) = match prefix.len() == len as usize {
+            true => scan_all(&prefix),
+            false => scan(&bytes),
+        };
+        let prefix = match String::from_utf8(prefix) {
+            Ok(prefix) => prefix,
+            Err(e) => {
+                // The cut fell inside a character: keep the whole ones.
+                let valid = e.utf8_error().valid_up_to();
+                let mut prefix = e.into_bytes();
+                prefix.truncate(valid);
+                String::from_utf8(prefix)
+                    .map_err(|_| Error::new(ErrorKind::Internal, "TextEncoder produced invalid UTF-8"))?
+            }
+        };
         let handle = NEXT.with(|n| {
             n.set(n.get().wrapping_add(1));
             n.get()
         });
         HELD.with(|h| h.borrow_mut().insert(handle, bytes.clone()));
-        let (hash, escapes_surrogate) = scan(&bytes);
         Ok(Body { handle, bytes, prefix, hash, escapes_surrogate })
     }
 
@@ -116,6 +126,13 @@ fn scan(bytes: &Uint8Array) -> (u64, bool) {
         at = end;
     }
     (hasher.finish(), escape)
+}
+
+/// [`scan`] of bytes in wasm memory.
+fn scan_all(bytes: &[u8]) -> (u64, bool) {
+    let mut hasher = ResultHasher::default();
+    hasher.update(bytes);
+    (hasher.finish(), surrogate_escape(bytes))
 }
 
 /// Whether `bytes` hold `\u` then `d` or `D` (the start of a surrogate's escape).
