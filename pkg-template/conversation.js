@@ -15,12 +15,14 @@
 // JSON.parse inside a wasm call can crash Node 20's V8; see `pointers` in crates/wasm/src/manager/select.rs).
 import * as glue from "./toolctx_conversation.js";
 import { toolctxError } from "./errors.js";
+import { OPERATION } from "./protocol.js";
 import { WasmModule, disposeWithClose } from "./module.js";
 
 export const conversationModule = new WasmModule("conversation", glue);
 // The module's class (its state: storage, options, what it knows of each conversation) is
-// held by the exported one below, whose methods run its operations: `__perform` gives an
-// operation's first step, `__sync` a sync's.
+// held by the exported one below, whose methods run its operations: `perform({kind, ...})`
+// gives an operation's first step (its kind and named arguments: protocol.js OPERATION),
+// `__sync` a sync's.
 const { ConversationStore: Core } = glue;
 
 const OPEN = Symbol("ConversationStore.open");
@@ -84,11 +86,11 @@ export class ConversationStore {
     return promise;
   }
 
-  /** Runs `method` of the store as an operation: its plan, from its first step. */
-  #perform(method, a, b, c) {
+  /** Runs the operation `op` (`{kind, ...}`, protocol.js OPERATION): its plan, from its first step. */
+  #perform(op) {
     let step;
     try {
-      step = this.#live().__perform(method, a, b, c);
+      step = this.#live().perform(op);
     } catch (err) {
       return Promise.reject(conversationModule.error(err));
     }
@@ -108,22 +110,22 @@ export class ConversationStore {
     return turn;
   }
 
-  createConversation(init) { return this.#perform("createConversation", init); }
-  listConversations() { return this.#perform("listConversations"); }
-  getConversation(id) { return this.#perform("getConversation", id); }
-  deleteConversation(id) { return this.#perform("deleteConversation", id); }
-  appendMessage(id, message) { return this.#perform("appendMessage", id, message); }
-  getMessages(id, filter) { return this.#perform("getMessages", id, filter); }
-  storeArtifact(id, artifact) { return this.#perform("storeArtifact", id, artifact); }
-  appendWithArtifact(id, message, artifact) { return this.#perform("appendWithArtifact", id, message, artifact); }
-  getArtifact(id, artifactId) { return this.#perform("getArtifact", id, artifactId); }
-  listArtifacts(id) { return this.#perform("listArtifacts", id); }
-  resolveArtifacts(id, text) { return this.#perform("resolveArtifacts", id, text); }
-  stats(id, options) { return this.#perform("stats", id, options); }
-  prune(id, options) { return this.#perform("prune", id, options); }
-  export(id, format) { return this.#perform("export", id, format); }
-  import(text, options) { return this.#perform("import", text, options); }
-  syncStatus() { return this.#perform("syncStatus"); }
+  createConversation(init) { return this.#perform({ kind: OPERATION.CREATE_CONVERSATION, init }); }
+  listConversations() { return this.#perform({ kind: OPERATION.LIST_CONVERSATIONS }); }
+  getConversation(id) { return this.#perform({ kind: OPERATION.GET_CONVERSATION, id }); }
+  deleteConversation(id) { return this.#perform({ kind: OPERATION.DELETE_CONVERSATION, id }); }
+  appendMessage(id, message) { return this.#perform({ kind: OPERATION.APPEND_MESSAGE, id, message }); }
+  getMessages(id, filter) { return this.#perform({ kind: OPERATION.GET_MESSAGES, id, filter }); }
+  storeArtifact(id, artifact) { return this.#perform({ kind: OPERATION.STORE_ARTIFACT, id, artifact }); }
+  appendWithArtifact(id, message, artifact) { return this.#perform({ kind: OPERATION.APPEND_WITH_ARTIFACT, id, message, artifact }); }
+  getArtifact(id, artifactId) { return this.#perform({ kind: OPERATION.GET_ARTIFACT, id, artifactId }); }
+  listArtifacts(id) { return this.#perform({ kind: OPERATION.LIST_ARTIFACTS, id }); }
+  resolveArtifacts(id, text) { return this.#perform({ kind: OPERATION.RESOLVE_ARTIFACTS, id, text }); }
+  stats(id, options) { return this.#perform({ kind: OPERATION.STATS, id, options }); }
+  prune(id, options) { return this.#perform({ kind: OPERATION.PRUNE, id, options }); }
+  export(id, format) { return this.#perform({ kind: OPERATION.EXPORT, id, format }); }
+  import(text, options) { return this.#perform({ kind: OPERATION.IMPORT, text, options }); }
+  syncStatus() { return this.#perform({ kind: OPERATION.SYNC_STATUS }); }
 
   /** Nothing is held open between calls; resolves once earlier operations and syncs are done. */
   async close() {

@@ -107,6 +107,40 @@ export const STOREWIDE = Object.freeze({
   PANIC_FOR_TESTS: "panicForTests",
 });
 
+/** An operation of the conversation store, `perform({kind, ...})` of its module: each its public method's name, its arguments named. */
+export const OPERATION = Object.freeze({
+  /** `{kind, init}`. */
+  CREATE_CONVERSATION: "createConversation",
+  LIST_CONVERSATIONS: "listConversations",
+  /** `{kind, id}`. */
+  GET_CONVERSATION: "getConversation",
+  /** `{kind, id}`. */
+  DELETE_CONVERSATION: "deleteConversation",
+  /** `{kind, id, message}`. */
+  APPEND_MESSAGE: "appendMessage",
+  /** `{kind, id, message, artifact}`. */
+  APPEND_WITH_ARTIFACT: "appendWithArtifact",
+  /** `{kind, id, filter}`. */
+  GET_MESSAGES: "getMessages",
+  /** `{kind, id, artifact}`. */
+  STORE_ARTIFACT: "storeArtifact",
+  /** `{kind, id, artifactId}`. */
+  GET_ARTIFACT: "getArtifact",
+  /** `{kind, id}`. */
+  LIST_ARTIFACTS: "listArtifacts",
+  /** `{kind, id, text}`. */
+  RESOLVE_ARTIFACTS: "resolveArtifacts",
+  /** `{kind, id, options}`. */
+  STATS: "stats",
+  /** `{kind, id, options}`. */
+  PRUNE: "prune",
+  /** `{kind, id, format}`. */
+  EXPORT: "export",
+  /** `{kind, text, options}`. */
+  IMPORT: "import",
+  SYNC_STATUS: "syncStatus",
+});
+
 /**
  * What toolctx/tools (tools.js) reads through a manager beyond its API, under this key:
  * `manager[READER]` is `{lines(resultJson), linePattern(pattern), pointerAt?(filepath)}`

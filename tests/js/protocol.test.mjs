@@ -16,8 +16,9 @@ for (const name of ["core", "conversation", "window"]) {
     const glue = await import(new URL(`toolctx_${name}.js`, pkg).href);
     glue.initSync({ module: readFileSync(fileURLToPath(new URL(`toolctx_${name}_bg.wasm`, pkg))) });
     const emitted = glue.__stepKinds();
-    // Every module's steps; the core module's requests too (crates/wasm/src/interop/requests.rs).
-    const tables = name === "core" ? ["OP", "QUERY", "STEP", "STOREWIDE", "UPDATE", "WORK"] : ["OP", "STEP"];
+    // Every module's steps; the core module's requests too (crates/wasm/src/interop/requests.rs),
+    // and the conversation store's operations (crates/wasm/src/interop/conversation.rs).
+    const tables = { core: ["OP", "QUERY", "STEP", "STOREWIDE", "UPDATE", "WORK"], conversation: ["OP", "OPERATION", "STEP"] }[name] ?? ["OP", "STEP"];
     assert.deepEqual(Object.keys(emitted).sort(), tables);
     for (const [table, kinds] of Object.entries(emitted)) {
       assert.deepEqual({ ...protocol[table] }, kinds, `protocol.js ${table}`);

@@ -14,12 +14,12 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
-use super::interop::conversation::{answer_reply, from_js, request, string_arg, to_json};
+use super::interop::conversation::{answer_reply, request, to_json};
 use super::interop::errors::IntoJs;
 use super::interop::options::ConversationOptions;
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
-use toolctx_core::conversation::{ArtifactInput, Conversations, MessageInput, OperationPlan, SyncPlan};
+use toolctx_core::conversation::{Conversations, OperationPlan, SyncPlan};
 use toolctx_core::error::Result;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -84,19 +84,10 @@ impl JsConversationStore {
         }
     }
 
-    /// The first step of the operation of `method` (a method of the class) called with
-    /// `a`, `b`, `c`: a plan's (`failed` for arguments it refuses).
-    #[wasm_bindgen(js_name = "__perform")]
-    pub fn perform(&self, method: &str, a: JsValue, b: JsValue, c: JsValue) -> JsValue {
-        let request = if method == "appendWithArtifact" {
-            from_js::<MessageInput>(&b, "message").and_then(|message| {
-                let artifact: ArtifactInput = from_js(&c, "artifact")?;
-                self.inner.append_request(&string_arg(&a, "conversation id")?, message, Some(artifact))
-            })
-        } else {
-            request(&self.inner, method, &a, &b)
-        };
-        match request {
+    /// The first step of the operation `op` (`{kind, ...}`: interop/conversation.rs,
+    /// `OperationKind`): a plan's (`failed` for arguments it refuses).
+    pub fn perform(&self, op: JsValue) -> JsValue {
+        match request(&self.inner, &op) {
             Ok(request) => plans::start(
                 self.inner.local.clone(),
                 OperationPlan::new(self.inner.core.clone(), request),

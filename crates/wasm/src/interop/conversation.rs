@@ -10,6 +10,7 @@ use wasm_bindgen::prelude::*;
 use super::super::plans::Reply;
 use super::args::{get, opt_size, opt_string};
 use super::errors::with_cause;
+use super::named::{named, table};
 use toolctx_core::conversation::{parse_export, validate_type};
 use toolctx_core::conversation::{
     validate_id, Answer, ArtifactInput, ArtifactMeta, Conversations, ExportedArtifact, Format, Message, MessageInput,
@@ -94,52 +95,108 @@ pub(crate) fn answer_reply(answer: Answer) -> Result<Reply> {
     json.map(Reply::Json)
 }
 
-/// The request of `method` called with `a`, `b`, checked.
-pub(crate) fn request(store: &Conversations, method: &str, a: &JsValue, b: &JsValue) -> Result<Request> {
+named! {
+    /// An operation of the conversation store, its public method's name (protocol.js
+    /// `OPERATION`): `perform({kind, ...})` begins it, its arguments named.
+    pub enum OperationKind {
+        /// `{init}`.
+        CreateConversation = "createConversation",
+        ListConversations = "listConversations",
+        /// `{id}`.
+        GetConversation = "getConversation",
+        /// `{id}`.
+        DeleteConversation = "deleteConversation",
+        /// `{id, message}`.
+        AppendMessage = "appendMessage",
+        /// `{id, message, artifact}`.
+        AppendWithArtifact = "appendWithArtifact",
+        /// `{id, filter}`.
+        GetMessages = "getMessages",
+        /// `{id, artifact}`.
+        StoreArtifact = "storeArtifact",
+        /// `{id, artifactId}`.
+        GetArtifact = "getArtifact",
+        /// `{id}`.
+        ListArtifacts = "listArtifacts",
+        /// `{id, text}`.
+        ResolveArtifacts = "resolveArtifacts",
+        /// `{id, options}`.
+        Stats = "stats",
+        /// `{id, options}`.
+        Prune = "prune",
+        /// `{id, format}`.
+        Export = "export",
+        /// `{text, options}`.
+        Import = "import",
+        SyncStatus = "syncStatus",
+    }
+}
+
+/// `[("OPERATION", …)]`, for `__stepKinds`.
+pub fn tables() -> Vec<(&'static str, JsValue)> {
+    vec![("OPERATION", table(OperationKind::ALL, OperationKind::constant, OperationKind::name))]
+}
+
+/// The request of the operation `op` (`{kind, ...}`, its arguments named), checked: the
+/// package makes `op`, so a wrong `kind` is `INTERNAL`; the arguments are the user's,
+/// `INVALID_ARGUMENT` when wrong.
+pub(crate) fn request(store: &Conversations, op: &JsValue) -> Result<Request> {
+    let kind = get(op, "kind").as_string();
+    let kind = kind.as_deref().and_then(OperationKind::named).ok_or_else(|| {
+        Error::new(ErrorKind::Internal, format!("operation.kind must be an operation of the store, not {kind:?}"))
+    })?;
+    let arg = |name: &str| get(op, name);
+    let id = arg("id");
     let conv = || -> Result<String> {
-        let id = string_arg(a, "conversation id")?;
+        let id = string_arg(&id, "conversation id")?;
         validate_id(&id, "conversation id")?;
         Ok(id)
     };
-    Ok(match method {
-        "createConversation" => {
-            let title = opt_string(a, "title")?;
-            let id = opt_string(a, "id")?;
+    Ok(match kind {
+        OperationKind::CreateConversation => {
+            let init = arg("init");
+            let title = opt_string(&init, "title")?;
+            let id = opt_string(&init, "id")?;
             if let Some(id) = &id {
                 validate_id(id, "conversation id")?;
             }
             Request::Create { title, id }
         }
-        "listConversations" => Request::List,
-        "getConversation" => Request::Get(conv()?),
-        "deleteConversation" => Request::Delete(conv()?),
-        "appendMessage" => {
-            let input: MessageInput = from_js(b, "message")?;
-            store.append_request(&string_arg(a, "conversation id")?, input, None)?
+        OperationKind::ListConversations => Request::List,
+        OperationKind::GetConversation => Request::Get(conv()?),
+        OperationKind::DeleteConversation => Request::Delete(conv()?),
+        OperationKind::AppendMessage => {
+            let input: MessageInput = from_js(&arg("message"), "message")?;
+            store.append_request(&string_arg(&id, "conversation id")?, input, None)?
         }
-        "getMessages" => {
-            let role = opt_string(b, "role")?.map(|r| Role::parse(&r)).transpose()?;
+        OperationKind::AppendWithArtifact => {
+            let input: MessageInput = from_js(&arg("message"), "message")?;
+            let artifact: ArtifactInput = from_js(&arg("artifact"), "artifact")?;
+            store.append_request(&string_arg(&id, "conversation id")?, input, Some(artifact))?
+        }
+        OperationKind::GetMessages => {
+            let role = opt_string(&arg("filter"), "role")?.map(|r| Role::parse(&r)).transpose()?;
             Request::Messages { conv: conv()?, role }
         }
-        "storeArtifact" => {
+        OperationKind::StoreArtifact => {
             let conv = conv()?;
-            let input: ArtifactInput = from_js(b, "artifact")?;
+            let input: ArtifactInput = from_js(&arg("artifact"), "artifact")?;
             validate_type(&input.kind)?;
             Request::StoreArtifact { conv, input }
         }
-        "getArtifact" => {
-            let art = string_arg(b, "artifact id")?;
+        OperationKind::GetArtifact => {
+            let art = string_arg(&arg("artifactId"), "artifact id")?;
             validate_id(&art, "artifact id")?;
             Request::Artifact { conv: conv()?, art }
         }
-        "listArtifacts" => Request::ListArtifacts(conv()?),
-        "resolveArtifacts" => {
+        OperationKind::ListArtifacts => Request::ListArtifacts(conv()?),
+        OperationKind::ResolveArtifacts => {
             let conv = conv()?;
-            Request::Resolve { conv, text: string_arg(b, "text")? }
+            Request::Resolve { conv, text: string_arg(&arg("text"), "text")? }
         }
-        "stats" => {
+        OperationKind::Stats => {
             let conv = conv()?;
-            let cost = match get(b, "costPerToken") {
+            let cost = match get(&arg("options"), "costPerToken") {
                 v if v.is_undefined() => None,
                 v => match v.as_f64() {
                     Some(c) if c.is_finite() && c >= 0.0 => Some(c),
@@ -148,25 +205,25 @@ pub(crate) fn request(store: &Conversations, method: &str, a: &JsValue, b: &JsVa
             };
             Request::Stats { conv, cost }
         }
-        "prune" => {
+        OperationKind::Prune => {
             let conv = conv()?;
-            let task = opt_string(b, "task")?.unwrap_or_default();
-            let max_tokens = opt_size(b, "maxTokens")?.ok_or_else(|| Error::invalid("prune needs maxTokens"))?;
-            let keep_recent = opt_size(b, "keepRecent")?.unwrap_or(DEFAULT_KEEP_RECENT);
-            let now_ms = get(b, "now").as_f64().map_or_else(|| store.now_ms(), |n| n as i64);
-            let apply = get(b, "apply").as_bool().unwrap_or(false);
+            let b = arg("options");
+            let task = opt_string(&b, "task")?.unwrap_or_default();
+            let max_tokens = opt_size(&b, "maxTokens")?.ok_or_else(|| Error::invalid("prune needs maxTokens"))?;
+            let keep_recent = opt_size(&b, "keepRecent")?.unwrap_or(DEFAULT_KEEP_RECENT);
+            let now_ms = get(&b, "now").as_f64().map_or_else(|| store.now_ms(), |n| n as i64);
+            let apply = get(&b, "apply").as_bool().unwrap_or(false);
             Request::Prune { conv, options: PruneOptions { task, max_tokens, keep_recent, now_ms }, apply }
         }
-        "export" => {
+        OperationKind::Export => {
             let conv = conv()?;
-            Request::Export { conv, format: string_arg(b, "format").and_then(|f| Format::parse(&f))? }
+            Request::Export { conv, format: string_arg(&arg("format"), "format").and_then(|f| Format::parse(&f))? }
         }
-        "import" => {
-            let text = string_arg(a, "the text to import")?;
-            let format = opt_string(b, "format")?.map(|f| Format::parse(&f)).transpose()?;
+        OperationKind::Import => {
+            let text = string_arg(&arg("text"), "the text to import")?;
+            let format = opt_string(&arg("options"), "format")?.map(|f| Format::parse(&f)).transpose()?;
             Request::Import(Box::new(parse_export(&text, format)?))
         }
-        "syncStatus" => Request::SyncStatus,
-        other => return Err(Error::invalid(format!("ConversationStore has no method {other}"))),
+        OperationKind::SyncStatus => Request::SyncStatus,
     })
 }

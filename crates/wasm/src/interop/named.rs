@@ -61,7 +61,8 @@ pub fn table<T: Copy>(all: &[T], constant: fn(T) -> &'static str, name: fn(T) ->
     o.into()
 }
 
-/// `{STEP, OP}`, and in the core module `{WORK, QUERY, UPDATE, STOREWIDE}` too: every
+/// `{STEP, OP}`, and in the core module `{WORK, QUERY, UPDATE, STOREWIDE}` too, in the
+/// conversation module `{OPERATION}`: every
 /// name that crosses, as protocol.js must name them (its test compares them). Not part
 /// of the API.
 #[wasm_bindgen(js_name = "__stepKinds")]
@@ -70,6 +71,8 @@ pub fn step_kinds() -> JsValue {
     let tables = super::steps::tables().into_iter();
     #[cfg(feature = "core")]
     let tables = tables.chain(super::requests::tables());
+    #[cfg(feature = "conversation")]
+    let tables = tables.chain(super::conversation::tables());
     for (key, value) in tables {
         let _ = Reflect::set(&o, &key.into(), &value);
     }
