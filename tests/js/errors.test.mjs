@@ -72,7 +72,7 @@ test("every code given to toolctxError in pkg-template is in the table", () => {
 
 test("the adapters, the integrations, tools.js, host.js, conversation.js, window.js, clear-tool-uses.js and bin/mcp.js make their errors with toolctxError only", () => {
   const scope = sources.filter(({ file }) =>
-    /^(adapters|integrations)\/|^(tools|host|errors|conversation|window|clear-tool-uses)\.js$|^bin\/mcp\.js$/.test(file));
+    /^(adapters|integrations)\/|^(tools|references|grep|host|errors|conversation|window|clear-tool-uses)\.js$|^bin\/mcp\.js$/.test(file));
   for (const file of ["conversation.js", "window.js", "clear-tool-uses.js", "bin/mcp.js"]) {
     assert.ok(scope.some((s) => s.file === file), `${file} is in scope`);
   }

@@ -100,7 +100,7 @@ try {
 
   await check("npm pack: the tarball holds the package files and no build leftovers", () => {
     const listing = run("tar", ["-tzf", tarball], scratch).split("\n");
-    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/index.workerd.js", "package/index.edge-light.js", "package/edge.js", "package/toolctx_core_bg.wasm", "package/toolctx_conversation_bg.wasm", "package/toolctx_window_bg.wasm", "package/conversation.d.ts", "package/window.d.ts", "package/adapters/opfs.js", "package/integrations/ai-sdk.js", "package/adapters/cloudflare.js", "package/integrations/ai-sdk.d.ts", "package/README.md", "package/LICENSE-MIT"]) {
+    for (const f of ["package/index.node.js", "package/index.js", "package/bin/toolctx.js", "package/index.deno.js", "package/index.workerd.js", "package/index.edge-light.js", "package/edge.js", "package/toolctx_core_bg.wasm", "package/toolctx_conversation_bg.wasm", "package/toolctx_window_bg.wasm", "package/conversation.d.ts", "package/window.d.ts", "package/adapters/opfs.js", "package/integrations/ai-sdk.js", "package/tools.js", "package/references.js", "package/grep.js", "package/adapters/cloudflare.js", "package/integrations/ai-sdk.d.ts", "package/README.md", "package/LICENSE-MIT"]) {
       if (!listing.includes(f)) throw new Error(`${f} missing from the tarball`);
     }
     const stray = listing.filter((f) => /\.built$|\.gitignore$|\.tmp$/.test(f));

@@ -1,7 +1,7 @@
-//! What toolctx/tools reads of a record (tools.js, through context-manager.js): a result's
-//! line view (`lines`, crates/core/src/view.rs), and `LinePattern`, grep_context's
-//! linear-time line matcher (crates/core/src/grep.rs), compiled once per call of the tool
-//! and asked which lines of each chunk of text match.
+//! What toolctx/tools reads of a record (references.js and grep.js, through the manager's
+//! reader in context-manager.js): a result's line view (`lines`, crates/core/src/view.rs),
+//! and `LinePattern`, grep_context's linear-time line matcher (crates/core/src/grep.rs),
+//! compiled once per call of the tool and asked which lines of each chunk of text match.
 
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
