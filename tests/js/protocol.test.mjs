@@ -56,13 +56,16 @@ test("protocol: every step a ContextManager's driver gets is a plain object of a
     }
     return step;
   };
-  const filepath = await m.saveContext("readFile", { path: "a.ts" }, "export const a = 1;");
-  // A save to persist is a plan whose first step writes the record, exclusively.
-  assert.equal(first.kind, protocol.STEP.RUN);
-  assert.deepEqual(first.ops.map((op) => [op.op, op.path, op.exclusive]), [[protocol.OP.WRITE, filepath, true]]);
-  assert.deepEqual((await m.loadContexts([filepath])).map((r) => r.result), ["export const a = 1;"]);
-  await m.flush();
-  await m.close();
-  handle.begin = begin;
+  try {
+    const filepath = await m.saveContext("readFile", { path: "a.ts" }, "export const a = 1;");
+    // A save to persist is a plan whose first step writes the record, exclusively.
+    assert.equal(first.kind, protocol.STEP.RUN);
+    assert.deepEqual(first.ops.map((op) => [op.op, op.path, op.exclusive]), [[protocol.OP.WRITE, filepath, true]]);
+    assert.deepEqual((await m.loadContexts([filepath])).map((r) => r.result), ["export const a = 1;"]);
+    await m.flush();
+    await m.close();
+  } finally {
+    handle.begin = begin;
+  }
   assert.ok(seen.has(protocol.STEP.RUN), `saw ${protocol.STEP.RUN}`);
 });

@@ -2,8 +2,8 @@
 //! optional remote host storage to sync to.
 //!
 //! Each operation is a plan (`OperationPlan`, crates/core/src/conversation/ops.rs) over the local
-//! storage: `__perform(method, a, b, c)` starts it in `plans.rs` and gives its first
-//! step, which the driver runs (`pkg-template/driver.js`, `plan`), calling `__planStep`
+//! storage: `perform({kind, ...})` (its kind and named arguments: protocol.js
+//! `OPERATION`) starts it in `plans.rs` and gives its first step, which the driver runs (`pkg-template/driver.js`, `plan`), calling `__planStep`
 //! for the next; its answer crosses as JSON text, which the driver parses once the wasm
 //! call has returned (a `JSON.parse` inside a wasm call can crash Node 20's V8: see
 //! `Reply::Json`). A sync is a plan too (`SyncPlan`, crates/core/src/conversation/sync/plan.rs), whose

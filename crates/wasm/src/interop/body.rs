@@ -1,7 +1,8 @@
 //! A large result's JSON text stays in JavaScript: `saveContext` encodes it once
 //! (`TextEncoder`, native) into a `Uint8Array` that the core holds by handle. The core
-//! reads only what it needs: the length, the first `contentBytes` bytes for the index,
-//! and a hash of the whole (read in chunks into one small buffer, never copied whole).
+//! reads what it needs: the length, the first `contentBytes` bytes for the index, and a
+//! hash of the whole (of that copy when it is the whole text, as with the default
+//! `contentBytes` of 8 MiB; else read in chunks into one small buffer).
 //! The save's plan writes the record as the header the core encodes, the body, then `}`
 //! (a `write` op with `parts`, the body found here by handle: [`held`]).
 

@@ -49,7 +49,8 @@ named! {
         Epoch = "epoch",
         /// The `embed` option, while the manager is open.
         Embed = "embed",
-        /// Whether a save waits for the index segment being written before it resolves.
+        /// Whether a save yields to the event loop before it resolves (records wait for an
+        /// index segment past a bound).
         IndexBacklogged = "indexBacklogged",
         ResolveHandle = "resolveHandle",
         PointerAt = "pointerAt",
@@ -166,7 +167,7 @@ pub enum Query {
         result_json: String,
     },
     /// The query's vector, from what the `embed` option returned (as given).
-    VectorOf {
+    Vector {
         embedded: JsValue,
     },
 }
@@ -259,7 +260,7 @@ impl Query {
                 listed: r.any("listed"),
             },
             QueryKind::Passage => Query::Passage { query: r.string("query")?, result_json: r.string("resultJson")? },
-            QueryKind::QueryVector => Query::VectorOf { embedded: r.any("embedded") },
+            QueryKind::QueryVector => Query::Vector { embedded: r.any("embedded") },
         })
     }
 }

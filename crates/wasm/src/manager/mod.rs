@@ -147,8 +147,9 @@ impl JsContextManager {
     }
 
     /// Begins the workflow `work` (interop/requests.rs, [`Work`]): the first step of its
-    /// plan, for the driver. Its failures are the plan's (a `failed` step); a save's
-    /// arguments that are wrong throw, as `saveContext`'s first step.
+    /// plan, for the driver. Its failures are the plan's (a `failed` step), except what is
+    /// wrong before a plan begins, which throws: a request the package made wrong
+    /// (`INTERNAL`), a save's arguments, `loadContexts`'s when they are no array.
     pub fn begin(&self, work: JsValue) -> Result<JsValue, JsValue> {
         let unit = |_| Ok(Reply::Value(JsValue::UNDEFINED));
         Ok(match Work::read(&work).js()? {
@@ -199,7 +200,7 @@ impl JsContextManager {
                 Uint32Array::from(self.select_listed(&query, &pointers, &options, &listed)?.as_slice()).into()
             }
             Query::Passage { query, result_json } => select::passage(&query, &result_json)?,
-            Query::VectorOf { embedded } => select::embedded_query(&embedded)?.into(),
+            Query::Vector { embedded } => select::query_vector_of(&embedded)?.into(),
         })
     }
 

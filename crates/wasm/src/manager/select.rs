@@ -208,7 +208,7 @@ impl JsContextManager {
 /// The query's vector from what the `embed` option returned for it, for
 /// `selectRelevant`'s hybrid ranking (the `vector` of a `select` query); throws when that
 /// is not one vector.
-pub(super) fn embedded_query(embedded: &JsValue) -> Result<js_sys::Float32Array, JsValue> {
+pub(super) fn query_vector_of(embedded: &JsValue) -> Result<js_sys::Float32Array, JsValue> {
     let vector = one_vector(embedded).js()?;
     Ok(js_sys::Float32Array::from(vector.as_slice()))
 }
