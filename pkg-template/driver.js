@@ -222,8 +222,8 @@ export function createDriver(core, onTrap) {
   const inFlight = new WeakMap();
   /** manager → the Promise of its close() in flight (`close`). */
   const closes = new WeakMap();
-  /** manager → the Promise of its index segment being written (`save`), settled. */
-  const segments = new WeakMap();
+  /** The managers whose index segment is due to start or being written (`writeSegment`). */
+  const segments = new WeakSet();
   /** The managers whose idle-time index work is scheduled (`indexInIdleTime`). */
   const indexing = new WeakSet();
 
@@ -356,46 +356,56 @@ export function createDriver(core, onTrap) {
    * its plan (the record's write, then the follow-up I/O: a spill, retention, the session
    * manifest), tracked as an operation of `manager` (`close` waits).
    *
-   * Once the save's plan is done, the background work it made due: an index segment
-   * written (`index.persistIndex()`, the first step of that plan or undefined; SPEC §4:
-   * once 256 records wait), run as a plan of `manager` so `close()` waits for it, off the
-   * save's path. Its failures went to `onDebug`; a closed manager has none due. Its lock is
-   * asked without waiting (`wait: false`, crates/core/src/store/persist.rs): held by
-   * another, the segment waits for the next time instead. Back-pressure: while a segment is
-   * being written and past a bound of records in no segment (`index.backlogged()`,
-   * crates/core/src/segments.rs `SEGMENT_BACKLOG`), the save resolves once that write has
-   * settled, so a loop of awaited saves that never yields to the event loop (synchronous
-   * writes) lets the segment's I/O run.
+   * Once the save's plan is done, the index work it made due runs off its path, once the
+   * event loop is free: its result's content indexed a slice at a time (`indexInIdleTime`),
+   * and an index segment written when one is due (`writeSegment`). Back-pressure: past a
+   * bound of records in no segment (`index.backlogged()`, crates/core/src/segments.rs
+   * `SEGMENT_BACKLOG`) the save yields one turn of the event loop before it resolves, so a
+   * loop of awaited saves that never yields (synchronous writes) lets that work start and
+   * its I/O run. It never waits for a lock or a write.
    * @param {object} manager
    * @param {any} step
-   * The saved results' content is indexed in idle time, a slice at a time
-   * (`indexInIdleTime`), not on the save's path.
    * @param {{ persistIndex(): any, backlogged(): boolean, indexSome(): boolean }} index
    */
   function save(manager, step, index) {
     const saved = step.kind === STEP.DONE ? Promise.resolve(step.value) : plan(step, manager);
     return saved.then((value) => {
       indexInIdleTime(manager, index.indexSome);
-      let writing = segments.get(manager);
-      if (writing === undefined) {
-        let next;
-        try {
-          next = index.persistIndex();
-        } catch {
-          return value;
-        }
-        if (next === undefined) return value;
-        writing = plan(next, manager).catch(() => {});
-        segments.set(manager, writing);
-        writing.then(() => segments.delete(manager));
-      }
+      writeSegment(manager, index.persistIndex);
       let wait;
       try {
         wait = index.backlogged();
       } catch {
         return value;
       }
-      return wait ? writing.then(() => value) : value;
+      return wait ? new Promise((resolve) => whenFree(() => resolve(value))) : value;
+    });
+  }
+
+  /**
+   * Writes the index segment due for `manager`, if one is, once the event loop is free:
+   * `persistIndex()` gives the first step of its plan (or undefined: none due, one under
+   * way, the manager closed), run as a plan of `manager` so `close()` waits for it. Its
+   * failures went to `onDebug`. Its lock is asked without waiting (`wait: false`,
+   * crates/core/src/store/persist.rs): held by another, the segment waits for the next time.
+   * @param {object} manager
+   * @param {() => any} persistIndex
+   */
+  function writeSegment(manager, persistIndex) {
+    if (segments.has(manager)) return;
+    segments.add(manager);
+    whenFree(() => {
+      let next;
+      try {
+        next = persistIndex();
+      } catch {
+        next = undefined; // a trap fails the calls in flight
+      }
+      if (next === undefined) {
+        segments.delete(manager);
+        return;
+      }
+      plan(next, manager).catch(() => {}).then(() => segments.delete(manager));
     });
   }
 

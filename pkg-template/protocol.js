@@ -62,7 +62,7 @@ export const QUERY = Object.freeze({
   EPOCH: "epoch",
   /** The `embed` option, while the manager is open. */
   EMBED: "embed",
-  /** Whether a save waits for the index segment being written before it resolves (driver.js `save`). */
+  /** Whether a save yields to the event loop before it resolves: records wait for an index segment past a bound (driver.js `save`). */
   INDEX_BACKLOGGED: "indexBacklogged",
   /** `{kind, handle}`. */
   RESOLVE_HANDLE: "resolveHandle",
@@ -89,7 +89,7 @@ export const UPDATE = Object.freeze({
   SET_VECTOR: "setVector",
   /** `{kind, message, path?}`: a message for onDebug. */
   DEBUG: "debug",
-  /** A slice of idle-time index work (driver.js `save`): answers whether records still wait. */
+  /** A slice of idle-time index work (driver.js `indexInIdleTime`): answers whether records still wait. */
   INDEX_SOME: "indexSome",
 });
 

@@ -31,11 +31,13 @@ pub const INDEX_DIR: &str = ".index";
 /// Records written or read since the last segment after which one is written in the background.
 pub const SEGMENT_RECORDS: usize = 256;
 
-/// Records in no segment past which saves wait for the segment being written, if one is
-/// (the driver's back-pressure: `Manager::index_backlogged`). A background write takes the
-/// records that wait when it starts; while it runs, the next ones wait, and past this many
-/// the host's I/O is not keeping up, or nothing lets it run (a loop of awaited saves over
-/// synchronous writes never yields to the event loop a segment's lock and write wait in).
+/// Records in no segment past which a save yields to the host's event loop before it
+/// resolves (the driver's back-pressure: `Manager::index_backlogged`); past
+/// [`SEGMENT_RECORDS`] already while a segment is being written. The driver starts a
+/// segment due when the event loop is free; a loop of awaited saves over synchronous
+/// writes never frees it, so without this the segment's start, lock and write would wait
+/// for the loop to end. A yield costs the save one turn of the event loop, never a wait
+/// for a lock or a write.
 pub const SEGMENT_BACKLOG: usize = 4 * SEGMENT_RECORDS;
 
 /// Segments of one level that are merged into one.

@@ -85,7 +85,7 @@ pub struct Manager {
     gate: Rc<Gate>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
-    /// Saves wait for it ([`Manager::index_backlogged`]): `onDebug` was told.
+    /// Saves yield to the event loop ([`Manager::index_backlogged`]): `onDebug` was told.
     backlogged: Cell<bool>,
     /// A save indexed the results waiting, idle time having not kept up: `onDebug` was
     /// told, until the content waiting is all indexed.

@@ -733,14 +733,15 @@ fn a_save_returns_before_its_content_is_indexed_and_the_next_query_sees_it() {
 }
 
 #[test]
-fn idle_time_indexes_the_content_waiting_a_slice_at_a_time_oldest_first() {
+fn idle_time_indexes_the_content_waiting_a_slice_at_a_time() {
     block_on(async {
         let events = Rc::new(RefCell::new(Vec::new()));
         let heard = events.clone();
         let mut o = options("/ctx");
         o.on_debug = Some(Rc::new(move |e: &DebugEvent| heard.borrow_mut().push(e.message.clone())));
         let m = ContextManager::new(MemoryStorage::new(), o)?;
-        // Three results of 40 KB: a slice of 64 KB indexes two (it ends past its bytes).
+        // Three results of 40 KB: a slice of 64 KB indexes two (it ends past its bytes), the
+        // next the third.
         let text = |word: &str| format!("\"{} {word}\"", "filler ".repeat(40 * 1024 / 7));
         let paths = [
             m.save(save("readFile", r#"{"path":"a.ts"}"#, &text("alpha"))).await?,
@@ -755,8 +756,9 @@ fn idle_time_indexes_the_content_waiting_a_slice_at_a_time_oldest_first() {
             let r = m.rank_all(&query, Fallback::None, toolctx::Strategy::Bm25, None);
             r.hits.iter().map(|s| m.filepath_of(s.index as u32).unwrap()).collect::<Vec<_>>()
         };
-        assert_eq!(found("alpha"), [paths[0].clone()], "the oldest were indexed");
         assert!(!m.index_some(toolctx::store::INDEX_SLICE_BYTES), "none waits");
+        assert_eq!(m.content_waiting(), 0);
+        assert_eq!(found("alpha"), [paths[0].clone()]);
         assert_eq!(found("charlie"), [paths[2].clone()]);
         assert!(events.borrow().iter().all(|e| !e.contains("idle time did not keep up")), "{:?}", events.borrow());
         // Past UNINDEXED_BYTES waiting, a save indexes them itself, and says so once.

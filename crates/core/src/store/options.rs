@@ -13,7 +13,8 @@ pub const DEFAULT_MEMORY_BUDGET: usize = 8 * 1024 * 1024;
 /// Default `maxRecordBytes`.
 pub const DEFAULT_MAX_RECORD_BYTES: usize = 64 * 1024 * 1024;
 /// Bytes of saved results waiting to be indexed past which a save indexes them at once
-/// (otherwise the next ranking does): memory for the texts held meanwhile stays bounded.
+/// (otherwise idle time or the next ranking does): memory for the texts held meanwhile
+/// stays bounded.
 pub const UNINDEXED_BYTES: usize = 8 * 1024 * 1024;
 /// Bytes of saved results a slice of idle-time index work indexes
 /// ([`Manager::index_some`](super::Manager::index_some)): a few milliseconds of

@@ -123,16 +123,19 @@ impl Manager {
         !self.options.read_only && state.live.segment_waiting() >= segments::SEGMENT_RECORDS
     }
 
-    /// Whether a save should wait for the segment being written before it resolves: one is
-    /// under way and [`segments::SEGMENT_BACKLOG`] records wait in no segment. `onDebug` is
-    /// told once each time saves begin to wait.
+    /// Whether a save should yield to the host's event loop before it resolves: records
+    /// wait in no segment, [`segments::SEGMENT_BACKLOG`] of them, or
+    /// [`segments::SEGMENT_RECORDS`] while a segment is being written. The segment due, or
+    /// the one under way, has not been written: its start, lock and write wait in the event
+    /// loop, which a loop of awaited saves over synchronous writes never reaches. `onDebug`
+    /// is told once each time saves begin to yield.
     pub fn index_backlogged(&self) -> bool {
         let waiting = self.state.borrow().live.segment_waiting();
-        let backlogged = self.segmenting.get() && waiting >= segments::SEGMENT_BACKLOG;
+        let bound = if self.segmenting.get() { segments::SEGMENT_RECORDS } else { segments::SEGMENT_BACKLOG };
+        let backlogged = !self.options.read_only && waiting >= bound;
         if backlogged != self.backlogged.replace(backlogged) && backlogged {
-            let bound = segments::SEGMENT_BACKLOG;
             let message = format!(
-                "saves wait for the index segment being written: {waiting} records are in no segment (the bound is {bound})"
+                "saves yield to the event loop: {waiting} records wait for an index segment (the bound is {bound})"
             );
             self.debug(message, None);
         }

@@ -63,6 +63,11 @@ pub enum Candidate {
     Foreign(Terms),
 }
 
+/// What indexing a record costs beyond its text's bytes, in bytes of text: its
+/// metadata's terms and its manifest entry (a slice of small results is not one of
+/// thousands of records).
+const RECORD_COST: usize = 512;
+
 impl Manager {
     /// The pointers matching `filter`, as a JSON array, in save order.
     pub fn pointers_json(&self, filter: Filter<'_>) -> String {
@@ -166,24 +171,27 @@ impl Manager {
     /// idle time, [`INDEX_SLICE_BYTES`](super::INDEX_SLICE_BYTES) as the JavaScript driver
     /// runs it. Whether records still wait. A record whose pointer is gone is passed over.
     pub fn index_some(&self, bytes: usize) -> bool {
-        let more = self.index_waiting(bytes);
-        if !more {
-            // Idle time caught up: a save that must index again says so again.
+        let (indexed, more) = self.index_waiting(bytes);
+        if indexed && !more {
+            // Idle time caught up with the saves: one that must index again says so again.
             self.indexing_behind.set(false);
         }
         more
     }
 
-    /// Indexes records waiting, oldest first, until `bytes` of their text are; whether
-    /// some still wait.
-    fn index_waiting(&self, bytes: usize) -> bool {
-        let mut done = 0;
+    /// Indexes records waiting, oldest first, until `bytes` of their text are (a record
+    /// counts [`RECORD_COST`] bytes more: its pointer's terms and manifest entry); whether
+    /// it indexed any, and whether some still wait.
+    fn index_waiting(&self, bytes: usize) -> (bool, bool) {
+        let mut done = 0usize;
+        let mut indexed = false;
         while done < bytes {
             let Some((path, json)) = self.state.borrow_mut().live.next_waiting() else { break };
-            done = done.saturating_add(json.len().max(1));
+            done = done.saturating_add(json.len() + RECORD_COST);
             self.index_one(&path, &json);
+            indexed = true;
         }
-        self.state.borrow().live.content_waiting() > 0
+        (indexed, self.state.borrow().live.content_waiting() > 0)
     }
 
     /// Indexes the content `json` of the record saved at `path`.

@@ -17,6 +17,9 @@ pub(super) struct Session {
     pub(super) manifest: RefCell<Manifest>,
     /// Entries added since the manifest was last written.
     pub(super) dirty: Cell<usize>,
+    /// The paths `dirty` counts (a record tracked twice before a write, once with its
+    /// content terms, counts once).
+    counted: RefCell<HashSet<String>>,
     /// Relative paths evicted since the manifest was last written: a merge with the
     /// manifest on disk must not bring them back.
     pub(super) evicted: RefCell<HashSet<String>>,
@@ -36,6 +39,7 @@ impl Session {
             resume,
             manifest: RefCell::new(manifest),
             dirty: Cell::new(0),
+            counted: RefCell::new(HashSet::new()),
             evicted: RefCell::new(HashSet::new()),
             last_write_ms: Cell::new(None),
             writes_in_flight: Cell::new(0),
@@ -51,7 +55,15 @@ impl Session {
     /// Lists the record at `rel` in the manifest (replacing its entry, if any).
     pub(super) fn track(&self, rel: &str, entry: ManifestEntry) {
         self.manifest.borrow_mut().context_files.insert(rel.to_owned(), entry);
-        self.dirty.set(self.dirty.get() + 1);
+        if self.counted.borrow_mut().insert(rel.to_owned()) {
+            self.dirty.set(self.dirty.get() + 1);
+        }
+    }
+
+    /// The entries a manifest write takes to disk: their count, none dirty any more.
+    pub(super) fn take_dirty(&self) -> usize {
+        self.counted.borrow_mut().clear();
+        self.dirty.replace(0)
     }
 
     /// Drops the record at `rel` from the manifest (evicted): a merge with the manifest
@@ -71,13 +83,14 @@ impl Session {
     /// Takes `manifest` as the session's, `dirty`: the entries a write has to bring to disk.
     pub(super) fn replace_manifest(&self, manifest: Manifest, dirty: usize) {
         *self.manifest.borrow_mut() = manifest;
+        self.counted.borrow_mut().clear();
         self.dirty.set(dirty);
     }
 
     /// The session's files are removed: no entry left, nothing to write.
     pub(super) fn forget(&self) {
         self.manifest.borrow_mut().context_files.clear();
-        self.dirty.set(0);
+        self.take_dirty();
         self.last_write_ms.set(None);
     }
 }

@@ -149,7 +149,7 @@ impl Manager {
                 write.phase = ManifestPhase::Writing;
                 match encoded {
                     Ok(bytes) => {
-                        write.taken = s.dirty.replace(0);
+                        write.taken = s.take_dirty();
                         Next::Run(vec![Op::Write { path, bytes, exclusive: false }])
                     }
                     Err(e) => {
@@ -187,11 +187,12 @@ impl Manager {
         }
     }
 
-    /// A manifest write that failed (`e`). One of `open()` (`Due::Opened`: the manifest
-    /// brought up to date with what a resume found) fails nothing: the records are the
-    /// source of truth, the manifest stays to write (by the next save, `flush` or `close`),
-    /// and `onDebug` says why, so a resume on a full disk still opens the session. Any other
-    /// fails its job.
+    /// A manifest write that failed (`e`: its lock, its encoding or its write). One of
+    /// `open()` (`Due::Opened`: the manifest brought up to date with what a resume found)
+    /// fails nothing: the records are the source of truth, the manifest stays to write (by
+    /// the next save, `flush` or `close`), and `onDebug` says why (once for each of the
+    /// open's two manifest stages), so a resume on a full disk still opens the session. Any
+    /// other fails its job.
     fn manifest_failed(&self, write: &ManifestWrite, job: &mut Job, e: Error) {
         if write.due == Due::Opened {
             self.debug(
