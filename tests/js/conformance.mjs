@@ -3004,9 +3004,10 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     const waits = messages.filter((msg) => msg.includes("saves yield to the event loop"));
     await m.close();
     // A segment is due at 256 records; it starts once the event loop is free, which the
-    // saves let happen past 1,024 records in no segment.
+    // saves let happen past 1,024 records in no segment. (Over a storage whose every write
+    // waits in the event loop, S3 or Redis, no backlog forms and onDebug hears nothing.)
     assert.ok(seen[2] >= 1, `a segment was written by the 1,500th save (after every 500: ${seen})`);
-    assert.ok(waits.length >= 1 && waits.length <= seen.length, `onDebug says it once a backlog: ${waits.join(" | ")}`);
+    assert.ok(waits.length <= seen.length, `onDebug says it once a backlog: ${waits.join(" | ")}`);
     assert.ok((await listSegments(storage, m.getContextDir())).length >= 1);
   });
 
