@@ -2611,6 +2611,19 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     return { id: m.sessionId, manifestPath, paths: m.getAllPointers().map((p) => p.filepath) };
   }
 
+  /** A host over `storage` (each method called as it is, `lock` with its options), with `methods` in place of its own. */
+  function over(storage, methods) {
+    const host = {
+      read: (p) => storage.read(p),
+      write: (p, d, o) => storage.write(p, d, o),
+      remove: (p) => storage.remove(p),
+      list: (d) => storage.list(d),
+    };
+    if (storage.removeDir) host.removeDir = (p) => storage.removeDir(p);
+    if (storage.lock) host.lock = (n, fn, o) => storage.lock(n, fn, o);
+    return Object.assign(host, methods);
+  }
+
   /** `base` with every mutating call (write, remove, append, removeDir, lock) logged. */
   function spying(base) {
     const calls = [];
@@ -2669,14 +2682,9 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     // A disk with room for nothing new: every write fails as a full disk's does (reads,
     // lists, removes and locks work).
     let full = true;
-    const host = {
-      read: (p) => storage.read(p),
-      list: (d) => storage.list(d),
-      remove: (p) => storage.remove(p),
+    const host = over(storage, {
       write: (p, d, o) => (full ? Promise.reject(Object.assign(new Error(`no space left on device, write '${p}'`), { code: "ENOSPC" })) : storage.write(p, d, o)),
-    };
-    if (storage.removeDir) host.removeDir = (p) => storage.removeDir(p);
-    if (storage.lock) host.lock = (n, fn, o) => storage.lock(n, fn, o);
+    });
     const messages = [];
     const m = await ContextManager.open({ contextDir: dir, fileSystem: host, session: id, onDebug: (msg) => messages.push(String(msg)) });
     assert.deepEqual(m.getAllPointers().map((p) => p.filepath).sort(), [...paths].sort(), "every record, the unlisted ones too");
@@ -2982,18 +2990,13 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     // The segments whose write has finished, counted as each finishes (no await of the
     // test's own in the loop, so nothing but the saves yields to the event loop).
     let written = 0;
-    const host = {
-      read: (p) => storage.read(p),
+    const host = over(storage, {
       write: (p, d, o) => {
         const done = Promise.resolve(storage.write(p, d, o));
         if (p.endsWith(".seg")) done.then(() => written++, () => {});
         return done;
       },
-      remove: (p) => storage.remove(p),
-      list: (d) => storage.list(d),
-    };
-    if (storage.removeDir) host.removeDir = (p) => storage.removeDir(p);
-    if (storage.lock) host.lock = (n, fn, o) => storage.lock(n, fn, o);
+    });
     const messages = [];
     const m = new ContextManager({ contextDir: contextDir(), fileSystem: host, persistThreshold: 0, onDebug: (msg) => messages.push(String(msg)) });
     const seen = [];
@@ -3015,17 +3018,12 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
   test("a record counts once toward the manifest's write every 64, though idle time indexes its content after the save", async () => {
     const storage = makeStorage();
     let writes = 0;
-    const host = {
-      read: (p) => storage.read(p),
+    const host = over(storage, {
       write: (p, d, o) => {
         if (p.endsWith(".manifest.json")) writes++;
         return storage.write(p, d, o);
       },
-      remove: (p) => storage.remove(p),
-      list: (d) => storage.list(d),
-    };
-    if (storage.removeDir) host.removeDir = (p) => storage.removeDir(p);
-    if (storage.lock) host.lock = (n, fn, o) => storage.lock(n, fn, o);
+    });
     // One instant: only the count of records written since the last write moves a write.
     const m = await ContextManager.open({ contextDir: contextDir(), fileSystem: host, session: true, persistThreshold: 0, clock: () => T0 });
     writes = 0;
@@ -3040,14 +3038,7 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
   test("a segment lock held for ever by another never holds up saves: past the backlog they yield and go on", async () => {
     const storage = makeStorage();
     // A lock held elsewhere that never calls back, whatever its options.
-    const host = {
-      read: (p) => storage.read(p),
-      write: (p, d, o) => storage.write(p, d, o),
-      remove: (p) => storage.remove(p),
-      list: (d) => storage.list(d),
-      lock: () => new Promise(() => {}),
-    };
-    if (storage.removeDir) host.removeDir = (p) => storage.removeDir(p);
+    const host = over(storage, { lock: () => new Promise(() => {}) });
     const m = new ContextManager({ contextDir: contextDir(), fileSystem: host, persistThreshold: 0 });
     let timer;
     const stalled = new Promise((_, reject) => {
