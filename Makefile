@@ -70,12 +70,17 @@ bench: setup pkg
 ## servers (about 40% of a core), so they run beside the others: two jobs, the servers'
 ## output printed whole when they end (--output-sync), the rest one target after another.
 LOCAL_TESTS := test-wasm test-js test-deno test-bun test-browser test-edge test-pack test-playground
+MAKE_STARTED := $(shell date +%s)
 test: setup lint test-rust pkg
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-servers test-local
+	@echo "== setup, lint, test-rust, pkg: $$(( $$(date +%s) - $(MAKE_STARTED) )) s"
+	start=$$(date +%s); $(MAKE) --no-print-directory -j2 --output-sync=target test-servers test-local; \
+	  status=$$?; echo "== test-servers beside test-local: $$(( $$(date +%s) - start )) s"; exit $$status
 
-## Every test but the shared stores', one target after another.
+## Every test but the shared stores', one target after another, each one's seconds printed
+## after it (in CI's log, where the time of `make test` goes).
 test-local: setup pkg
-	for target in $(LOCAL_TESTS); do $(MAKE) --no-print-directory $$target || exit 1; done
+	for target in $(LOCAL_TESTS); do start=$$(date +%s); $(MAKE) --no-print-directory $$target || exit 1; \
+	  echo "== $$target: $$(( $$(date +%s) - start )) s"; done
 
 ## The JS first: ESLint over every hand-written JS file (eslint.config.js), then tsc over the
 ## package's JS and its JSDoc types (tsconfig.json), which reads the wasm glue's types from pkg/.
