@@ -13,30 +13,15 @@
 //! base, never tokenising a record nor inverting its terms again; and the terms are those
 //! the saving process indexed, so a reader ranks the records as it did.
 //!
-//! Layout (integers are LEB128 varints unless said otherwise; a string is its byte length
-//! and its UTF-8 bytes):
+//! The bytes are laid out to be read by range ([`layout`]): a footer at the start of the
+//! file says where each block of the dictionary and of the records is, so that a reader
+//! finds one term's lists with two reads of a few kilobytes, whatever the segment's size.
 //!
-//! ```text
-//! magic     8 bytes   "tcxseg" + format version (2 bytes, big-endian)
-//! checksum  8 bytes   little-endian, ResultHasher over everything after it
-//! engine    8 bytes   little-endian: the terms this build makes of a probe text ([`engine`])
-//! terms     n, then n strings, sorted, distinct: the dictionary
-//! records   n, then per record: path, size, header, metadata length,
-//!           its passage count p, then the p passage lengths
-//! postings  per dictionary term, in order: the records holding it (df), then its
-//!           metadata list and its content list, each as its posting count, its byte
-//!           length and its bytes (per posting: the gap from the previous number, the
-//!           first from 0, and the frequency)
-//! ```
-//!
-//! A segment that is torn (its checksum fails), of another format ([`FORMAT`]), written
-//! by a build that makes other terms of the same text ([`engine`]: another tokeniser,
-//! stemmer, stop list or passage length), or that does not parse whole (a number out of
-//! range, a list out of order) is refused ([`Segment::decode`] fails); the caller reads
-//! its records instead.
-//!
-//! Over 600 lines only with its tests (about 100): the encoder and the decoder are one
-//! format and stay in one file, so every field is written and read side by side.
+//! A segment that is torn (a checksum fails, or it ends before its blocks), of another
+//! format ([`FORMAT`]), written by a build that makes other terms of the same text
+//! ([`engine`]: another tokeniser, stemmer, stop list or passage length), or that does not
+//! parse whole (a number out of range, a list out of order) is refused
+//! ([`Segment::decode`] fails); the caller reads its records instead.
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
@@ -44,16 +29,19 @@ use std::collections::{HashMap, HashSet};
 use toolctx_text::ResultHasher;
 
 use crate::postings::{push_varint, Iter};
+
+pub mod layout;
+
 use crate::terms::{Field, Terms};
+use layout::{Encoded, EncodedTerm, Footer, Head, ListRef};
 
 /// The format version, with the terms it holds: bump it when the layout changes or when
 /// the same text gives other terms (tokeniser, stemmer, stop words, passage length), so
 /// an older segment is refused and rebuilt rather than ranked on stale terms.
-pub const FORMAT: u16 = 2;
+/// Format 3: read by range (a footer of blocks; format 2 was read whole).
+pub const FORMAT: u16 = 3;
 
 const MAGIC: &[u8; 6] = b"tcxseg";
-/// Magic and version, checksum: what the checksum does not cover.
-const HEADER: usize = 16;
 
 /// A text that exercises what makes terms: words and identifiers split at case and
 /// punctuation, stems, stop words, a script without spaces, and passages (more words than
@@ -339,7 +327,7 @@ impl std::fmt::Display for Refused {
     }
 }
 
-/// The bytes of a segment holding `records`.
+/// The bytes of a segment holding `records` (see [`layout`]).
 pub fn encode(records: &[ToWrite<'_>]) -> Vec<u8> {
     // The distinct terms, then sorted: sorting every occurrence first (a record's passages
     // repeat their terms) made this sort most of a segment's cost.
@@ -381,108 +369,86 @@ pub fn encode(records: &[ToWrite<'_>]) -> Vec<u8> {
             passage += 1;
         }
     }
-    let mut out = Vec::with_capacity(HEADER + words.len() * 16);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT.to_be_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&engine().to_le_bytes());
-    push(&mut out, words.len() as u64);
-    for w in &words {
-        push_str(&mut out, w);
-    }
-    push(&mut out, records.len() as u64);
-    for r in records {
-        push_str(&mut out, r.path);
-        push(&mut out, r.size);
-        push_str(&mut out, r.header);
-        push(&mut out, u64::from(r.metadata.1));
-        push(&mut out, r.passages.len() as u64);
-        for (len, _) in &r.passages {
-            push(&mut out, u64::from(*len));
+    // Every list in postings.rs's encoding, one after the other.
+    let mut lists = Vec::new();
+    let mut ends = Vec::with_capacity(words.len() * 2);
+    for postings in metadata.iter().zip(&content).flat_map(|(m, c)| [m, c]) {
+        let mut last = 0;
+        for &(number, n) in postings {
+            push_varint(&mut lists, number - last);
+            push_varint(&mut lists, n);
+            last = number;
         }
+        ends.push(lists.len());
     }
-    let mut list = Vec::new();
-    for id in 0..words.len() {
-        push(&mut out, u64::from(df[id]));
-        for postings in [&metadata[id], &content[id]] {
-            list.clear();
-            let mut last = 0;
-            for &(number, n) in postings {
-                push_varint(&mut list, number - last);
-                push_varint(&mut list, n);
-                last = number;
-            }
-            push(&mut out, postings.len() as u64);
-            push(&mut out, list.len() as u64);
-            out.extend_from_slice(&list);
-        }
-    }
-    let sum = checksum(&out[HEADER..]);
-    out[8..HEADER].copy_from_slice(&sum.to_le_bytes());
-    out
-}
-
-fn checksum(bytes: &[u8]) -> u64 {
-    let mut h = ResultHasher::default();
-    h.update(bytes);
-    h.finish()
+    let list = |k: usize, postings: &[(u32, u32)]| {
+        let start = if k == 0 { 0 } else { ends[k - 1] };
+        (postings.len() as u32, &lists[start..ends[k]])
+    };
+    let terms: Vec<EncodedTerm<'_>> = words
+        .iter()
+        .enumerate()
+        .map(|(id, term)| EncodedTerm {
+            term,
+            df: df[id],
+            metadata: list(2 * id, &metadata[id]),
+            content: list(2 * id + 1, &content[id]),
+        })
+        .collect();
+    let records: Vec<Encoded<'_>> = records
+        .iter()
+        .map(|r| Encoded {
+            path: r.path,
+            size: r.size,
+            header: r.header,
+            metadata_len: r.metadata.1,
+            passages: r.passages.iter().map(|p| p.0).collect(),
+        })
+        .collect();
+    layout::encode(&records, &terms)
 }
 
 impl Segment {
-    /// The segment in `bytes`, or why it is refused.
+    /// The segment in `bytes`, read whole and checked whole (every block and the
+    /// postings against their checksums, every list for its structure), or why it is
+    /// refused.
     pub fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
-        if bytes.len() < HEADER || &bytes[..6] != MAGIC || bytes[6..8] != FORMAT.to_be_bytes() {
-            return Err(Refused::Foreign);
+        let head = Head::decode(bytes)?;
+        let footer = Footer::decode(&head, head.footer.of(bytes)?)?;
+        let region = footer.postings_span();
+        let postings = footer.check_postings(region.of(bytes)?)?;
+        let mut dictionary: Vec<Box<str>> = Vec::new();
+        let mut lists = Vec::new();
+        let block = |list: ListRef, limit: u32| -> Result<Block, Refused> {
+            let start =
+                usize::try_from(list.span.offset.wrapping_sub(region.offset)).map_err(|_| Refused::Malformed)?;
+            let end = start.checked_add(list.span.len as usize).ok_or(Refused::Malformed)?;
+            let bytes = postings.get(start..end).ok_or(Refused::Malformed)?;
+            let last = list.check(bytes, limit)?;
+            Ok(Block { count: list.count, last, start, end })
+        };
+        for b in 0..footer.dictionary_blocks() {
+            for entry in footer.dictionary_block(b, footer.dictionary_span(b).of(bytes)?)? {
+                if dictionary.last().is_some_and(|last| *last >= entry.term) {
+                    return Err(Refused::Malformed);
+                }
+                let metadata = block(entry.metadata, footer.records)?;
+                let content = block(entry.content, footer.passages)?;
+                lists.push(TermLists { df: entry.df, metadata, content });
+                dictionary.push(entry.term);
+            }
         }
-        let sum = u64::from_le_bytes(bytes[8..HEADER].try_into().map_err(|_| Refused::Foreign)?);
-        if checksum(&bytes[HEADER..]) != sum {
+        let mut records = Vec::new();
+        for b in 0..footer.records_blocks() {
+            records.extend(footer.records_block(b, footer.records_span(b).of(bytes)?)?);
+        }
+        if dictionary.len() != footer.terms as usize || records.len() != footer.records as usize {
+            return Err(Refused::Malformed);
+        }
+        if footer.end() != bytes.len() as u64 {
             return Err(Refused::Torn);
         }
-        let written_by = bytes.get(HEADER..HEADER + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
-        if written_by != Some(engine()) {
-            return Err(Refused::Foreign);
-        }
-        let mut r = Reader { bytes, at: HEADER + 8 };
-        let n = r.count()?;
-        let mut dictionary = Vec::with_capacity(n);
-        for _ in 0..n {
-            dictionary.push(Box::from(r.str()?));
-        }
-        if dictionary.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(Refused::Malformed);
-        }
-        let n = r.count()?;
-        let mut records = Vec::with_capacity(n);
-        let mut passages = 0u64;
-        for _ in 0..n {
-            let path = r.str()?.to_owned();
-            let size = r.varint()?;
-            let header = r.str()?.to_owned();
-            let metadata_len = r.u32()?;
-            let count = r.count()?;
-            let mut lens = Vec::with_capacity(count);
-            for _ in 0..count {
-                lens.push(r.u32()?);
-            }
-            passages += count as u64;
-            records.push(SegmentRecord { path, size, header, metadata_len, passages: lens });
-        }
-        let passages = u32::try_from(passages).map_err(|_| Refused::Malformed)?;
-        let start = r.at;
-        let mut lists = Vec::with_capacity(dictionary.len());
-        for _ in 0..dictionary.len() {
-            let df = r.u32()?;
-            let metadata = r.block(start, records.len() as u32)?;
-            let content = r.block(start, passages)?;
-            if df as usize > records.len() || (metadata.count == 0 && content.count == 0) {
-                return Err(Refused::Malformed);
-            }
-            lists.push(TermLists { df, metadata, content });
-        }
-        if r.at != bytes.len() {
-            return Err(Refused::Malformed);
-        }
-        Ok(Segment { dictionary, records, lists, postings: bytes[start..].to_vec(), forward: OnceCell::new() })
+        Ok(Segment { dictionary, records, lists, postings: postings.to_vec(), forward: OnceCell::new() })
     }
 
     /// Term `id`'s lists: the records holding it, and its metadata and content lists.
@@ -534,80 +500,6 @@ impl Segment {
     }
 }
 
-fn push(out: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        out.push(n as u8 | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
-fn push_str(out: &mut Vec<u8>, s: &str) {
-    push(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn varint(&mut self) -> Result<u64, Refused> {
-        let mut n = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = *self.bytes.get(self.at).ok_or(Refused::Malformed)?;
-            self.at += 1;
-            n |= u64::from(b & 0x7f) << shift;
-            if b < 0x80 {
-                return Ok(n);
-            }
-        }
-        Err(Refused::Malformed)
-    }
-
-    fn u32(&mut self) -> Result<u32, Refused> {
-        u32::try_from(self.varint()?).map_err(|_| Refused::Malformed)
-    }
-
-    /// A count of items still to come: never more than the bytes left (each takes one at least).
-    fn count(&mut self) -> Result<usize, Refused> {
-        let n = self.varint()?;
-        usize::try_from(n).ok().filter(|&n| n <= self.bytes.len() - self.at).ok_or(Refused::Malformed)
-    }
-
-    fn str(&mut self) -> Result<&'a str, Refused> {
-        let len = self.count()?;
-        let s = std::str::from_utf8(&self.bytes[self.at..self.at + len]).map_err(|_| Refused::Malformed)?;
-        self.at += len;
-        Ok(s)
-    }
-
-    /// A posting list of numbers below `limit`, checked whole: as many postings as it
-    /// says, numbers ascending, every frequency above 0. Its place is from `base`.
-    fn block(&mut self, base: usize, limit: u32) -> Result<Block, Refused> {
-        let count = self.u32()?;
-        let len = self.count()?;
-        let (start, end) = (self.at, self.at + len);
-        self.at = end;
-        let mut seen = 0u32;
-        let mut last = None;
-        let mut it = Iter::new(&self.bytes[start..end]);
-        for p in it.by_ref() {
-            let ascending = last.map_or(true, |l| p.slot > l);
-            if !ascending || p.slot >= limit || p.tf == 0 {
-                return Err(Refused::Malformed);
-            }
-            last = Some(p.slot);
-            seen += 1;
-        }
-        if seen != count || !it.is_done() {
-            return Err(Refused::Malformed);
-        }
-        Ok(Block { count, last: last.unwrap_or(0), start: start - base, end: end - base })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -642,16 +534,105 @@ mod tests {
         assert_eq!(encode(&again), bytes);
     }
 
+    /// `bytes` with its footer changed by `change` and summed again (the head's checksum).
+    fn with_footer(bytes: &[u8], change: impl FnOnce(&mut [u8])) -> Vec<u8> {
+        let mut bytes = bytes.to_vec();
+        let head = Head::decode(&bytes).expect("a head");
+        let at = head.footer.offset as usize..(head.footer.offset + head.footer.len) as usize;
+        change(&mut bytes[at.clone()]);
+        let sum = layout::hash(&bytes[at]);
+        bytes[12..layout::HEAD].copy_from_slice(&sum.to_le_bytes());
+        bytes
+    }
+
     #[test]
     fn a_segment_of_a_build_that_makes_other_terms_is_foreign() {
         let a = terms("d", "alpha beta gamma");
-        let mut bytes = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
+        let bytes = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
         assert!(Segment::decode(&bytes).is_ok());
-        bytes[HEADER] ^= 1; // another engine fingerprint, the checksum made again
-        let sum = checksum(&bytes[HEADER..]);
-        bytes[8..HEADER].copy_from_slice(&sum.to_le_bytes());
-        assert_eq!(Segment::decode(&bytes).unwrap_err(), Refused::Foreign);
+        // Another engine fingerprint (the footer's first 8 bytes), the checksum made again.
+        let other = with_footer(&bytes, |footer| footer[0] ^= 1);
+        assert_eq!(Segment::decode(&other).unwrap_err(), Refused::Foreign);
         assert_eq!(engine(), engine(), "the same in one build");
+    }
+
+    /// A segment of `n` records, each a few words of its own and some shared.
+    fn many(n: usize) -> (Vec<Terms>, Vec<String>) {
+        let terms: Vec<Terms> = (0..n)
+            .map(|i| {
+                let words: String = (0..30).map(|k| format!("w{} ", (i * 7 + k * 13) % 997)).collect();
+                super::tests::terms(&format!("read file: path=f{i}.rs"), &format!("{words}\nfile{i} shared"))
+            })
+            .collect();
+        let paths = (0..n).map(|i| format!("f{i}.json")).collect();
+        (terms, paths)
+    }
+
+    #[test]
+    fn a_term_read_by_range_has_the_lists_a_whole_read_gives() {
+        let (terms, paths) = many(300);
+        let records: Vec<ToWrite<'_>> =
+            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
+        let bytes = encode(&records);
+        let whole = Segment::decode(&bytes).expect("decodes");
+        assert!(whole.dictionary.len() > 10 * layout::TERMS_PER_BLOCK, "{} terms", whole.dictionary.len());
+        // A reader with the head and footer only: one block of the dictionary a term.
+        let head = Head::decode(&bytes[..layout::HEAD]).expect("head");
+        let footer = Footer::decode(&head, head.footer.of(&bytes).unwrap()).expect("footer");
+        assert_eq!((footer.records, footer.terms as usize), (300, whole.dictionary.len()));
+        for (id, term) in whole.dictionary.iter().enumerate() {
+            let block = footer.block_of(term).expect("a block");
+            let entries = footer.dictionary_block(block, footer.dictionary_span(block).of(&bytes).unwrap()).unwrap();
+            let entry = entries.iter().find(|e| e.term == *term).expect("in its block");
+            let want = whole.lists(id);
+            assert_eq!(entry.df, want.df);
+            for (list, want, limit) in
+                [(entry.metadata, want.metadata, footer.records), (entry.content, want.content, footer.passages)]
+            {
+                let got = list.span.of(&bytes).unwrap();
+                assert_eq!((list.count, got), (want.count, want.bytes), "{term}");
+                assert_eq!(list.check(got, limit), Ok(want.last));
+            }
+        }
+        // A term before the first, or between two, is in no block or not in its block.
+        assert_eq!(footer.block_of(""), None);
+        let block = footer.block_of("w5000").expect("after some");
+        let entries = footer.dictionary_block(block, footer.dictionary_span(block).of(&bytes).unwrap()).unwrap();
+        assert!(entries.iter().all(|e| &*e.term != "w5000"));
+        // The records, block by block.
+        let records: Vec<SegmentRecord> = (0..footer.records_blocks())
+            .flat_map(|b| footer.records_block(b, footer.records_span(b).of(&bytes).unwrap()).unwrap())
+            .collect();
+        assert_eq!(records.iter().map(|r| &r.path).collect::<Vec<_>>(), paths.iter().collect::<Vec<_>>());
+        assert!(footer.records_blocks() > 2);
+    }
+
+    #[test]
+    fn a_block_read_by_range_is_checked_against_its_checksum() {
+        let (terms, paths) = many(200);
+        let records: Vec<ToWrite<'_>> =
+            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
+        let bytes = encode(&records);
+        let head = Head::decode(&bytes).unwrap();
+        let footer = Footer::decode(&head, head.footer.of(&bytes).unwrap()).unwrap();
+        let span = footer.dictionary_span(1);
+        let mut block = span.of(&bytes).unwrap().to_vec();
+        block[3] ^= 0x20;
+        assert_eq!(footer.dictionary_block(1, &block).unwrap_err(), Refused::Torn);
+        assert_eq!(footer.dictionary_block(1, &block[1..]).unwrap_err(), Refused::Torn, "a short read");
+        let mut records = footer.records_span(0).of(&bytes).unwrap().to_vec();
+        records[0] ^= 1;
+        assert_eq!(footer.records_block(0, &records).unwrap_err(), Refused::Torn);
+        // A list read by range whose bytes are not what the dictionary says.
+        let whole = Segment::decode(&bytes).unwrap();
+        let id = (0..whole.dictionary.len()).find(|&id| whole.lists(id).content.count > 1).expect("a shared term");
+        let term = &whole.dictionary[id];
+        let b = footer.block_of(term).expect("its block");
+        let entries = footer.dictionary_block(b, footer.dictionary_span(b).of(&bytes).unwrap()).unwrap();
+        let list = entries.iter().find(|e| e.term == *term).expect("in its block").content;
+        let got = list.span.of(&bytes).unwrap();
+        assert_eq!(list.check(&got[..got.len() - 1], footer.passages), Err(Refused::Malformed));
+        assert_eq!(list.check(got, 0), Err(Refused::Malformed), "numbers past the bound");
     }
 
     #[test]
@@ -681,29 +662,34 @@ mod tests {
         let a = terms("d", "alpha beta gamma");
         let bytes = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
         assert_eq!(Segment::decode(&bytes[..bytes.len() - 1]).unwrap_err(), Refused::Torn);
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(Segment::decode(&longer).unwrap_err(), Refused::Torn);
         let mut flipped = bytes.clone();
         let last = flipped.len() - 1;
         flipped[last] ^= 1;
         assert_eq!(Segment::decode(&flipped).unwrap_err(), Refused::Torn);
+        let mut footer = bytes.clone();
+        footer[layout::HEAD + 9] ^= 1;
+        assert_eq!(Segment::decode(&footer).unwrap_err(), Refused::Torn);
         let mut other = bytes.clone();
         other[7] = other[7].wrapping_add(1);
         assert_eq!(Segment::decode(&other).unwrap_err(), Refused::Foreign);
         assert_eq!(Segment::decode(b"{\"not\":\"a segment\"}").unwrap_err(), Refused::Foreign);
         assert_eq!(Segment::decode(b"").unwrap_err(), Refused::Foreign);
-        // Well summed but not whole: a count past the end.
-        let resummed = |mut bad: Vec<u8>| {
-            let sum = checksum(&bad[HEADER..]);
-            bad[8..HEADER].copy_from_slice(&sum.to_le_bytes());
-            bad
-        };
-        let mut bad = bytes[..HEADER + 8].to_vec();
-        bad.push(0x7f);
-        assert_eq!(Segment::decode(&resummed(bad)).unwrap_err(), Refused::Malformed);
+        // Well summed but not whole: the footer counts a record more than it has.
+        let counted = with_footer(&bytes, |footer| footer[8] += 1);
+        assert_eq!(Segment::decode(&counted).unwrap_err(), Refused::Malformed);
         // Well summed, whole, but a posting past the passages there are.
-        assert!(Segment::decode(&bytes).is_ok());
-        let mut past = bytes.clone();
-        let tail = past.len() - 2; // the last posting's gap (a one-byte varint), before its frequency
-        past[tail] = 0x7e;
-        assert_eq!(Segment::decode(&resummed(past)).unwrap_err(), Refused::Malformed);
+        let past = layout::encode(
+            &[Encoded { path: "a.json", size: 1, header: "{}", metadata_len: 1, passages: vec![3] }],
+            &[EncodedTerm { term: "alpha", df: 1, metadata: (0, &[]), content: (1, &[1, 1]) }],
+        );
+        assert_eq!(Segment::decode(&past).unwrap_err(), Refused::Malformed);
+        let within = layout::encode(
+            &[Encoded { path: "a.json", size: 1, header: "{}", metadata_len: 1, passages: vec![3] }],
+            &[EncodedTerm { term: "alpha", df: 1, metadata: (0, &[]), content: (1, &[0, 1]) }],
+        );
+        assert!(Segment::decode(&within).is_ok());
     }
 }
