@@ -238,7 +238,7 @@ impl Footer {
                 Ok(ListRef { count, span })
             };
             let (metadata, content) = (list()?, list()?);
-            let after = entries.last().is_none_or(|e| *e.term < *term);
+            let after = entries.last().map_or(true, |e| *e.term < *term);
             if !after || df == 0 || df > self.records || (metadata.count == 0 && content.count == 0) {
                 return Err(Refused::Malformed);
             }
