@@ -26,7 +26,7 @@ pub mod sort;
 pub mod terms;
 mod vectors;
 
-pub use index::{Doc, Index, Ranking, Scored};
+pub use index::{Doc, Index, Ranking, Scored, SegmentLists};
 pub use passage::{best_passage, Passage, PASSAGE_CHARS, PASSAGE_LINES};
 pub use postings::Posting;
 pub use query::{Query, MAX_QUERY_WORDS};

@@ -62,6 +62,26 @@ impl Postings {
         self.last = base + last;
     }
 
+    /// The postings of `a` and `b` in one list, in slot order (a slot in both keeps
+    /// `a`'s): `b` appended when it comes after `a`, as a ranking's lists read from
+    /// segments come before the lists held; merged one posting at a time otherwise.
+    pub(super) fn merged(a: &Postings, b: &Postings) -> Postings {
+        match (a.last(), b.iter().next()) {
+            (_, None) => a.clone(),
+            (Some(last), Some(first)) if first.slot <= last => {
+                let mut all: Vec<Posting> = a.iter().chain(b.iter()).collect();
+                all.sort_by_key(|p| p.slot); // stable: `a`'s first
+                all.dedup_by_key(|p| p.slot);
+                Postings::from_postings(all)
+            }
+            _ => {
+                let mut out = a.clone();
+                out.append_shifted(&b.bytes, b.len, b.last, 0);
+                out
+            }
+        }
+    }
+
     /// Whether it holds none.
     pub(super) fn is_empty(&self) -> bool {
         self.len == 0
@@ -197,5 +217,18 @@ mod tests {
         }
         assert_eq!(list.used(), 200_000);
         assert!(list.iter().eq((0..100_000u32).map(|slot| Posting { slot, tf: 1 })));
+    }
+
+    #[test]
+    fn merged_lists_are_in_slot_order_whether_they_follow_or_interleave() {
+        let list = |slots: &[u32]| Postings::from_postings(slots.iter().map(|&slot| Posting { slot, tf: slot + 1 }));
+        let slots = |p: &Postings| p.iter().map(|p| (p.slot, p.tf)).collect::<Vec<_>>();
+        let after = Postings::merged(&list(&[1, 5, 9]), &list(&[10, 300]));
+        assert_eq!(slots(&after), [(1, 2), (5, 6), (9, 10), (10, 11), (300, 301)]);
+        let interleaved = Postings::merged(&list(&[1, 200, 9000]), &list(&[0, 5, 200, 10_000]));
+        assert_eq!(slots(&interleaved), [(0, 1), (1, 2), (5, 6), (200, 201), (9000, 9001), (10_000, 10_001)]);
+        assert_eq!(interleaved.last(), Some(10_000));
+        assert_eq!(slots(&Postings::merged(&Postings::default(), &list(&[3]))), [(3, 4)]);
+        assert_eq!(slots(&Postings::merged(&list(&[3]), &Postings::default())), [(3, 4)]);
     }
 }

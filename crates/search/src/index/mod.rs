@@ -12,11 +12,12 @@
 //! The scoring is [`rank`]'s, over these tables and lists. Over 600 lines only with its
 //! tests, which check that the index ranks as a scan of the same terms does.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::postings::{Posting, Postings};
-use super::segment::{Forward, Segment};
+use super::segment::{Forward, List, Segment, SegmentRecord};
 use super::Terms;
 use crate::paged::Paged;
 use crate::sort;
@@ -74,8 +75,23 @@ pub struct Index {
     scratch: RefCell<Scratch>,
 }
 
+/// A term's lists in one segment, read by range, for a ranking over an index that holds
+/// the segment's records without their terms ([`Index::append_segment_records`]).
+pub struct SegmentLists<'a> {
+    /// The slot of the segment's first record in the index.
+    pub first_slot: u32,
+    /// The number of its first passage in the index.
+    pub first_passage: u32,
+    /// The segment's records holding the term.
+    pub df: u32,
+    /// The records holding it in their metadata, numbered from 0 in the segment.
+    pub metadata: List<'a>,
+    /// The passages holding it, numbered from 0 in the segment.
+    pub content: List<'a>,
+}
+
 /// A term's posting lists.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct TermLists {
     /// Records holding the term in their metadata, by slot; the frequency there.
     metadata: Postings,
@@ -243,13 +259,31 @@ impl Index {
     /// tokenised or inverted again. `None`, and nothing added, once slots or passage
     /// numbers would pass `u32::MAX`.
     pub fn append_segment(&mut self, segment: &Segment, orders: &[u64]) -> Option<u32> {
-        debug_assert_eq!(orders.len(), segment.records.len());
+        let (first_slot, first_passage) = self.append_segment_records(&segment.records, orders)?;
+        for (term, word) in segment.dictionary.iter().enumerate() {
+            let id = self.id(word) as usize;
+            let from = segment.lists(term);
+            let lists = &mut self.terms[id];
+            lists.metadata.append_shifted(from.metadata.bytes, from.metadata.count, from.metadata.last, first_slot);
+            lists.content.append_shifted(from.content.bytes, from.content.count, from.content.last, first_passage);
+            lists.df += from.df;
+        }
+        Some(first_slot)
+    }
+
+    /// Adds the records of a segment, record `i` with `orders[i]`, without their terms:
+    /// their lists stay in the segment and are read by range for each query
+    /// ([`SegmentLists`], [`Index::rank_all_with`]). Returns the first slot and the first
+    /// passage number they were given (the others follow); `None`, and nothing added, once
+    /// slots or passage numbers would pass `u32::MAX`.
+    pub fn append_segment_records(&mut self, records: &[SegmentRecord], orders: &[u64]) -> Option<(u32, u32)> {
+        debug_assert_eq!(orders.len(), records.len());
         let first_slot = u32::try_from(self.records.len()).ok()?;
         let first_passage = u32::try_from(self.passages.len()).ok()?;
-        let passages: usize = segment.records.iter().map(|r| r.passages.len()).sum();
-        u32::try_from(self.records.len() + segment.records.len()).ok()?;
+        let passages: usize = records.iter().map(|r| r.passages.len()).sum();
+        u32::try_from(self.records.len() + records.len()).ok()?;
         u32::try_from(self.passages.len() + passages).ok()?;
-        for (i, record) in segment.records.iter().enumerate() {
+        for (i, record) in records.iter().enumerate() {
             let slot = first_slot + i as u32;
             let first = self.passages.len() as u32;
             for &len in &record.passages {
@@ -268,15 +302,30 @@ impl Index {
             self.total.metadata_len += u64::from(metadata_len);
             self.total.passages += count as usize;
         }
-        for (term, word) in segment.dictionary.iter().enumerate() {
-            let id = self.id(word) as usize;
-            let from = segment.lists(term);
-            let lists = &mut self.terms[id];
-            lists.metadata.append_shifted(from.metadata.bytes, from.metadata.count, from.metadata.last, first_slot);
-            lists.content.append_shifted(from.content.bytes, from.content.count, from.content.last, first_passage);
-            lists.df += from.df;
+        Some((first_slot, first_passage))
+    }
+
+    /// A term's lists for a ranking: those held, and those read from segments whose
+    /// records were added without them (`read`); `None` when none holds the term.
+    fn lists_of(&self, term: &str, read: &[SegmentLists<'_>]) -> Option<Cow<'_, TermLists>> {
+        let held = self.ids.get(term).map(|&id| &self.terms[id as usize]);
+        if read.is_empty() {
+            return held.map(Cow::Borrowed);
         }
-        Some(first_slot)
+        let mut pieces: Vec<&SegmentLists<'_>> = read.iter().collect();
+        pieces.sort_by_key(|p| p.first_slot);
+        let mut lists = TermLists::default();
+        for p in pieces {
+            lists.metadata.append_shifted(p.metadata.bytes, p.metadata.count, p.metadata.last, p.first_slot);
+            lists.content.append_shifted(p.content.bytes, p.content.count, p.content.last, p.first_passage);
+            lists.df += p.df;
+        }
+        if let Some(held) = held {
+            lists.metadata = Postings::merged(&lists.metadata, &held.metadata);
+            lists.content = Postings::merged(&lists.content, &held.content);
+            lists.df += held.df;
+        }
+        Some(Cow::Owned(lists))
     }
 
     /// The id of `term`, a new one when it is new.

@@ -18,7 +18,7 @@
 //! record's metadata-only part (`base`, from the metadata lists) and each passage's gain
 //! over it (`gain`, from the passage lists, reading the record's metadata frequency).
 
-use super::{Doc, Index, Ranking, Scored, Scratch, Totals};
+use super::{Doc, Index, Ranking, Scored, Scratch, SegmentLists, Totals};
 use crate::query::Query;
 use crate::{sort, Strategy, Terms};
 
@@ -42,8 +42,22 @@ impl Index {
     /// first, ties in save order. Only the best `limit` are sorted and returned. No
     /// fallback: an empty ranking means nothing matched.
     pub fn rank_all(&self, query: &Query, strategy: Strategy, limit: Option<usize>) -> Ranking {
+        self.rank_all_with(query, strategy, limit, &|_| Vec::new())
+    }
+
+    /// [`Index::rank_all`] over records some of which were added without their terms
+    /// ([`Index::append_segment_records`]): `read(stem)` gives each such segment's lists
+    /// of a query's stem (none where the segment lacks it). Ranks as if every list had
+    /// been appended ([`Index::append_segment`]).
+    pub fn rank_all_with<'r>(
+        &self,
+        query: &Query,
+        strategy: Strategy,
+        limit: Option<usize>,
+        read: &dyn Fn(&str) -> Vec<SegmentLists<'r>>,
+    ) -> Ranking {
         let member = |slot: u32| (!self.records[slot as usize].gone).then_some(slot as usize);
-        let set = Candidates { member: &member, positions: self.len(), foreign: &[], total: self.total };
+        let set = Candidates { member: &member, positions: self.len(), foreign: &[], total: self.total, read };
         let all = self.gone_count == 0;
         let hits = self.rank_set(query, strategy, &set, all, limit, |slot| self.records[slot].order);
         Ranking { keywords: query.words.clone(), hits }
@@ -82,7 +96,8 @@ impl Index {
         }
         total.records = docs.len();
         let member = |slot: u32| position.get(slot as usize).filter(|&&p| p != u32::MAX).map(|&p| p as usize);
-        let set = Candidates { member: &member, positions: docs.len(), foreign: &foreign, total };
+        let set =
+            Candidates { member: &member, positions: docs.len(), foreign: &foreign, total, read: &|_| Vec::new() };
         let hits = self.rank_set(query, strategy, &set, false, limit, |i| i as u64);
         Ranking { keywords: query.words.clone(), hits }
     }
@@ -94,7 +109,7 @@ impl Index {
         &self,
         query: &Query,
         strategy: Strategy,
-        set: &Candidates<'_>,
+        set: &Candidates<'_, '_>,
         all: bool,
         limit: Option<usize>,
         order: impl Fn(usize) -> u64,
@@ -116,7 +131,8 @@ impl Index {
         let mut foreign_gain: Vec<Vec<f64>> = set.foreign.iter().map(|(_, t)| vec![0.0; t.passages().len()]).collect();
         for (k, stem) in query.stems.iter().enumerate() {
             let bit = 1u64 << k;
-            let lists = self.ids.get(stem.as_str()).map(|&id| &self.terms[id as usize]);
+            let lists = self.lists_of(stem, &(set.read)(stem));
+            let lists = lists.as_deref();
             let found_foreign = set.foreign.iter().filter(|(_, t)| t.field_counts(stem) != (0, 0)).count();
             let df = match lists {
                 Some(l) if all => l.df as usize,
@@ -208,8 +224,10 @@ impl Index {
 }
 
 /// The records a ranking reads: `member(slot)` is an indexed record's position among
-/// them (`None`: not one of them); `foreign` are the others, by position and terms.
-struct Candidates<'a> {
+/// them (`None`: not one of them); `foreign` are the others, by position and terms;
+/// `read(stem)`, the lists of segments whose records are held without them.
+struct Candidates<'a, 'r> {
+    read: &'a dyn Fn(&str) -> Vec<SegmentLists<'r>>,
     member: &'a dyn Fn(u32) -> Option<usize>,
     positions: usize,
     foreign: &'a [(usize, &'a Terms)],

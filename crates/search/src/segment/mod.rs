@@ -136,10 +136,13 @@ pub(crate) struct Lists<'a> {
 }
 
 /// A posting list: how many postings, the last number, and its bytes (postings.rs's encoding).
-pub(crate) struct List<'a> {
-    pub(crate) count: u32,
-    pub(crate) last: u32,
-    pub(crate) bytes: &'a [u8],
+pub struct List<'a> {
+    /// Postings.
+    pub count: u32,
+    /// The last number.
+    pub last: u32,
+    /// The postings, numbers from 0.
+    pub bytes: &'a [u8],
 }
 
 /// A record's terms read back out of a segment's lists: its metadata terms, its
