@@ -17,7 +17,7 @@
 // conversation.js): the driver keys its bookkeeping by it and never calls it; what it
 // must begin (a close, the segment due after a save) it is given as a function.
 
-import { concat } from "./adapters/base/bytes.js";
+import { byteLength, concat } from "./adapters/base/bytes.js";
 import { internal, toolctxError } from "./host.js"; // not errors.js: the wasm tests load this file as a snippet, beside host.js
 import { parseRecord } from "./records.js";
 import { OP, STEP, failure, ok } from "./protocol.js";
@@ -70,15 +70,16 @@ async function appendByRewrite(storage, path, bytes) {
 }
 
 /**
- * What a run makes of a record it read or was given (`readRecord`, `keepRecord`): the
- * number `kept` keeps it under, parsed (records.js); undefined for no file; a string
- * saying why it is not a whole record.
+ * What a run makes of a record it read or was given (`readRecord`, `keepRecord`):
+ * `{kept, size}`, the number `kept` keeps it under, parsed (records.js), and its length in
+ * bytes (the core compares it with the pointer's: crates/core/src/store/load.rs);
+ * undefined for no file; a string saying why it is not a whole record.
  */
 function keep(kept, value) {
   if (value === undefined || value === null) return undefined;
   const record = parseRecord(value);
   if (typeof record === "string") return record;
-  return kept.push(record) - 1;
+  return { kept: kept.push(record) - 1, size: byteLength(value) };
 }
 
 /**

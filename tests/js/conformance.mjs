@@ -2965,6 +2965,33 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     }
   });
 
+  test("a record rewritten under its name by another program is ranked by what it holds once it is read (its size is not the one its segment has)", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage });
+    const saved = await saveOutputs(a, 1);
+    await a.close();
+    // Another program rewrites the runTests output under its name: other words, another size.
+    const target = saved[OUTPUTS.findIndex(([tool]) => tool === "runTests")];
+    const now = JSON.stringify({ ...JSON.parse(toText(await storage.read(target))), result: "thread quokka panicked at zanzibar.rs\n" });
+    await storage.write(target, now);
+    const messages = [];
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, onDebug: (m) => messages.push(String(m)) });
+    const found = async (m, q) => (await m.selectRelevant(q, { fallback: "none" })).map((h) => h.filepath);
+    const [record] = await b.loadContexts([target]);
+    assert.match(record.result, /quokka/);
+    assert.deepEqual(await found(b, "quokka zanzibar"), [target], "ranked by what it holds now");
+    assert.ok(!(await found(b, "borrow of moved value")).includes(target), "no longer by what it held");
+    assert.ok(messages.some((m) => m.includes("changed under its name")), messages.join(" | "));
+    assert.equal(b.getAllPointers().find((p) => p.filepath === target).size, new TextEncoder().encode(now).length);
+    await b.close();
+    // The segment b wrote holds it as it is now: a later open ranks it so without reading it.
+    const c = await ContextManager.open({ contextDir: dir, fileSystem: storage });
+    assert.deepEqual(await found(c, "quokka zanzibar"), [target], "a later open");
+    assert.ok(!(await found(c, "borrow of moved value")).includes(target), "a later open");
+    await c.close();
+  });
+
   test("a merge killed before it removed its inputs leaves segments whose records a newer one holds: open() removes them, and ranks as before", async () => {
     const storage = makeStorage();
     const dir = contextDir();

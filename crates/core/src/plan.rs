@@ -143,8 +143,14 @@ pub enum Outcome {
 /// What the driver made of a record it was asked to read or keep.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RecordOutcome {
-    /// A whole record, kept under this number (the driver's, for this plan's run).
-    Kept(u32),
+    /// A whole record, kept under number `at` (the driver's, for this plan's run); `size`:
+    /// its bytes (a record read: as stored).
+    Kept {
+        /// The driver's number for it.
+        at: u32,
+        /// Its length in bytes.
+        size: usize,
+    },
     /// The storage has no such file.
     Missing,
     /// What was read is not a whole record: why.

@@ -129,14 +129,14 @@ impl TestStorage {
                 Some(bytes) => match parse_record(bytes) {
                     Ok(_) => {
                         *kept += 1;
-                        RecordOutcome::Kept(*kept - 1)
+                        RecordOutcome::Kept { at: *kept - 1, size: bytes.len() }
                     }
                     Err(e) => RecordOutcome::NotARecord(e.to_string()),
                 },
             })),
-            Op::KeepRecord { .. } => {
+            Op::KeepRecord { text, .. } => {
                 *kept += 1;
-                Ok(Outcome::Record(RecordOutcome::Kept(*kept - 1)))
+                Ok(Outcome::Record(RecordOutcome::Kept { at: *kept - 1, size: text.len() }))
             }
             Op::List(dir) => {
                 let prefix = format!("{}/", dir.trim_end_matches('/'));

@@ -226,8 +226,9 @@ async fn perform_one<S: Storage>(storage: &S, op: &Op, kept: &mut Kept) -> Resul
 fn keep(kept: &mut Kept, bytes: Vec<u8>) -> RecordOutcome {
     match parse_record(&bytes) {
         Ok(_) => {
+            let size = bytes.len();
             kept.push(Rc::from(bytes));
-            RecordOutcome::Kept(kept.len() as u32 - 1)
+            RecordOutcome::Kept { at: kept.len() as u32 - 1, size }
         }
         Err(e) => RecordOutcome::NotARecord(e.to_string()),
     }

@@ -1,7 +1,8 @@
 //! The persisted index (SPEC §4): `open()` of a store restores every record from its index
 //! segments, ranked as the process that saved it ranked it, without reading the records;
 //! a missing, torn, stale or foreign segment is detected and its records read instead; a
-//! writer stopped mid-merge loses nothing.
+//! writer stopped mid-merge loses nothing; a record rewritten under its name is ranked by
+//! what it holds once it is read.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -148,6 +149,52 @@ fn open_restores_every_record_from_segments_ranked_as_saved_without_reading_reco
     assert_eq!(paths_of(&b), saved);
     assert_eq!(rankings(&b), before, "ranked as the process that saved them ranked them");
     assert!(before[0].len() >= 5 && before[3].len() == 1, "{before:?}");
+}
+
+#[test]
+fn a_record_rewritten_under_its_name_is_ranked_by_what_it_holds_once_read() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    let saved = save_all(&a, 0, 12);
+    block_on(a.close()).unwrap();
+    // Another program rewrites one record under its name: other words, another size.
+    let target = &saved[5];
+    let bytes = block_on(storage.read(target)).unwrap().unwrap();
+    let mut record: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    record["result"] = serde_json::json!("thread quokka panicked at zanzibar.rs");
+    let now = serde_json::to_vec(&record).unwrap();
+    block_on(storage.write(target, &now, WriteOptions { exclusive: false })).unwrap();
+
+    let mut o = toolctx::options("/ctx");
+    let log = logged(&mut o);
+    let (b, _) = open(&storage, o);
+    let order = paths_of(&b);
+    let found = |m: &ContextManager<Probe>, q: &str| ranked(m, q).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    assert!(found(&b, "borrow of moved value").contains(target), "ranked from its segment until read");
+    let loaded = block_on(b.load(std::slice::from_ref(target))).unwrap();
+    assert_eq!(&*loaded[0], &now[..]);
+    assert_eq!(found(&b, "quokka zanzibar"), std::slice::from_ref(target));
+    assert!(!found(&b, "borrow of moved value").contains(target));
+    assert!(log.borrow().iter().any(|m| m.contains("changed under its name")), "{:?}", log.borrow());
+    assert_eq!(paths_of(&b), order, "the same pointers");
+    let all: serde_json::Value = serde_json::from_str(&b.pointers_json(Filter::ALL)).unwrap();
+    let pointer = all.as_array().unwrap().iter().find(|p| p["filepath"] == target.as_str()).unwrap();
+    assert_eq!(pointer["size"], now.len());
+    let position = |m: &ContextManager<Probe>| {
+        let all: serde_json::Value = serde_json::from_str(&m.pointers_json(Filter::ALL)).unwrap();
+        all.as_array().unwrap().iter().position(|p| p["filepath"] == target.as_str())
+    };
+    assert_eq!(position(&b), Some(5), "in its place in save order");
+    // A record read again whose size is as indexed is not indexed again.
+    log.borrow_mut().clear();
+    block_on(b.load(&saved[..4])).unwrap();
+    assert!(log.borrow().is_empty(), "{:?}", log.borrow());
+    block_on(b.close()).unwrap();
+    // The segment b wrote holds it as it is now.
+    let (c, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!(reads, 0);
+    assert_eq!(found(&c, "quokka zanzibar"), std::slice::from_ref(target));
+    assert!(!found(&c, "borrow of moved value").contains(target));
 }
 
 #[test]

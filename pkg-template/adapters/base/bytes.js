@@ -7,6 +7,18 @@ export function bytesOf(data) {
   return typeof data === "string" ? encoder.encode(data) : data;
 }
 
+/** How many bytes `data` takes (a string: as UTF-8, without encoding it). */
+export function byteLength(data) {
+  if (typeof data !== "string") return data.byteLength;
+  let size = data.length;
+  for (let i = 0; i < data.length; i++) {
+    const unit = data.charCodeAt(i);
+    // One byte more from U+0080, two from U+0800; each half of a surrogate pair one (4 in all).
+    if (unit >= 0x80) size += unit >= 0x800 && (unit < 0xd800 || unit > 0xdfff) ? 2 : 1;
+  }
+  return size;
+}
+
 /** A copy of `data` as bytes (a string UTF-8 encoded), so the caller and the store never share them. */
 export function copyOf(data) {
   if (typeof data === "string") return encoder.encode(data);

@@ -8,6 +8,12 @@
 //! number it keeps it under; the plan gives those numbers in order, and tells `onDebug`
 //! of each path skipped, in the words of the original: `Failed to load <path as asked>:
 //! <why>`. The load holds the manager's gate (`close` waits for it) until it ends.
+//!
+//! A record read whose size is not its pointer's was rewritten under its name by another
+//! program since it was indexed (its pointer and terms came from an index segment, or
+//! another process saved it): the plan reads it again for the core, which indexes it as
+//! it is now ([`Manager::changed_under_name`]), before the load ends. So a record is
+//! ranked by what it holds once it was read, and the next segment holds it so.
 
 use std::fmt;
 use std::ops::Deref;
@@ -88,8 +94,14 @@ pub struct LoadRecords<M> {
     manager: M,
     /// The paths asked, until the first step.
     asked: Option<Vec<String>>,
-    /// The path asked of each op of the batch, for the warnings.
-    asked_of_op: Vec<String>,
+    /// The path asked of each op of the batch, for the warnings, and the path read (a
+    /// record in storage).
+    asked_of_op: Vec<(String, Option<String>)>,
+    /// The numbers kept, once the batch ran and records changed under their name are read
+    /// again ([`LoadRecords::changed`]).
+    kept: Option<Vec<u32>>,
+    /// The records read again, in that read's order.
+    changed: Vec<String>,
     _loading: Loading,
 }
 
@@ -97,7 +109,8 @@ impl<M: Deref<Target = Manager>> LoadRecords<M> {
     /// A load of `asked`; `CLOSED` once `close` has begun.
     pub fn new(manager: M, asked: Vec<String>) -> Result<Self> {
         let loading = manager.begin_load()?;
-        Ok(LoadRecords { manager, asked: Some(asked), asked_of_op: Vec::new(), _loading: loading })
+        let (asked_of_op, kept, changed) = (Vec::new(), None, Vec::new());
+        Ok(LoadRecords { manager, asked: Some(asked), asked_of_op, kept, changed, _loading: loading })
     }
 }
 
@@ -108,10 +121,10 @@ impl<M: Deref<Target = Manager>> Plan for LoadRecords<M> {
         if let Some(asked) = self.asked.take() {
             let mut ops = Vec::with_capacity(asked.len());
             for path_asked in asked {
-                let op = match self.manager.load_step(&path_asked) {
-                    LoadStep::Read(path) => Op::ReadRecord(path),
+                let (op, read) = match self.manager.load_step(&path_asked) {
+                    LoadStep::Read(path) => (Op::ReadRecord(path.clone()), Some(path)),
                     LoadStep::Held(path, bytes) => match std::str::from_utf8(&bytes) {
-                        Ok(text) => Op::KeepRecord { path, text: text.to_owned() },
+                        Ok(text) => (Op::KeepRecord { path, text: text.to_owned() }, None),
                         Err(_) => {
                             let why = NotLoaded::NotARecord("not UTF-8 JSON text".to_owned());
                             self.manager.load_skipped(&path_asked, &why);
@@ -121,20 +134,26 @@ impl<M: Deref<Target = Manager>> Plan for LoadRecords<M> {
                     LoadStep::Skipped => continue,
                 };
                 ops.push(op);
-                self.asked_of_op.push(path_asked);
+                self.asked_of_op.push((path_asked, read));
             }
             if !ops.is_empty() {
                 return Step::Run(ops);
             }
         }
+        if let Some(kept) = self.kept.take() {
+            return self.read_again(outcomes, kept);
+        }
         if outcomes.len() != self.asked_of_op.len() {
             return Step::Done(Err(driver_bug("the driver answered another number of outcomes than ops")));
         }
         let mut kept = Vec::with_capacity(outcomes.len());
-        for (asked, outcome) in std::mem::take(&mut self.asked_of_op).iter().zip(outcomes) {
+        for ((asked, read), outcome) in std::mem::take(&mut self.asked_of_op).iter().zip(outcomes) {
             let why = match outcome {
-                Ok(Outcome::Record(RecordOutcome::Kept(at))) => {
+                Ok(Outcome::Record(RecordOutcome::Kept { at, size })) => {
                     kept.push(at);
+                    if let Some(path) = read.as_ref().filter(|p| self.manager.size_changed(p, size)) {
+                        self.changed.push(path.clone());
+                    }
                     continue;
                 }
                 Ok(Outcome::Record(RecordOutcome::Missing)) => NotLoaded::Missing,
@@ -143,6 +162,27 @@ impl<M: Deref<Target = Manager>> Plan for LoadRecords<M> {
                 Err(e) => NotLoaded::Unreadable(e),
             };
             self.manager.load_skipped(asked, &why);
+        }
+        if self.changed.is_empty() {
+            return Step::Done(Ok(kept));
+        }
+        self.kept = Some(kept);
+        Step::Run(self.changed.iter().map(|p| Op::Read(p.clone())).collect())
+    }
+}
+
+impl<M: Deref<Target = Manager>> LoadRecords<M> {
+    /// The records changed under their name, read again (`outcomes`): indexed as they are
+    /// now; then the load's numbers.
+    fn read_again(&mut self, outcomes: Outcomes, kept: Vec<u32>) -> Step<Vec<u32>> {
+        for (path, outcome) in std::mem::take(&mut self.changed).iter().zip(outcomes) {
+            match crate::plan::bytes(outcome) {
+                Ok(Some(bytes)) => self.manager.changed_under_name(path, &bytes),
+                Ok(None) => {}
+                Err(e) => self
+                    .manager
+                    .debug(format!("a record changed under its name could not be read again: {e}"), Some(path)),
+            }
         }
         Step::Done(Ok(kept))
     }

@@ -1,7 +1,7 @@
 //! Pointers from storage: adopting records into the session manifest, restoring pointers
 //! (resume, open), `rebuild_index` and `reconcile`.
 
-use super::terms::{content_terms, manifest_words};
+use super::terms::{content_terms, manifest_words, terms_of};
 use super::{Entry, Manager, State};
 use crate::paths;
 use crate::record::{from_json, parse_record, RecordMeta};
@@ -165,6 +165,34 @@ impl Manager {
         let generated = crate::describe::describe(&r.meta.tool_name, args) == r.meta.tool_description;
         let entry = state.pointers.new_entry(&filepath, r.meta, r.size, Some(generated));
         (filepath, entry)
+    }
+
+    /// Whether the record at `path`, read `size` bytes long, is not the size its pointer
+    /// says: rewritten under its name since it was indexed.
+    pub(super) fn size_changed(&self, path: &str, size: usize) -> bool {
+        self.state.borrow().pointers.entry(path).is_some_and(|e| e.size() != size)
+    }
+
+    /// Indexes the record at `path` again, changed under its name (`bytes`: as read now):
+    /// its pointer made again from it, in its place in save order, ranked on what it holds
+    /// now; it waits for the next segment, so a later open ranks it so too. `onDebug` says so.
+    pub(super) fn changed_under_name(&self, path: &str, bytes: &[u8]) {
+        let Some((meta, size, content)) = self.adopted(path, bytes) else { return };
+        let before = {
+            let mut state = self.state.borrow_mut();
+            let Some(slot) = state.pointers.slot_of(path) else { return };
+            let seq = state.live.order(slot);
+            let before = state.pointers.entry(path).map_or(0, Entry::size);
+            state.remove_pointer(path);
+            let terms = terms_of(&meta).with_passages_of(content.clone());
+            let entry = state.pointers.new_entry(path, meta, size, None);
+            state.add(seq, entry, &terms);
+            before
+        };
+        self.to_segment(path, content);
+        let message =
+            format!("a record changed under its name ({before} bytes when indexed, {size} now): indexed again");
+        self.debug(message, Some(path));
     }
 
     /// A pointer for the record file `full` (`rel` in the session folder) that a

@@ -134,6 +134,8 @@ fields! {
         Ok: get_ok = ok,
         Value: get_value = value,
         Error: get_error = error,
+        KeptAt: get_kept = kept,
+        Size: get_size = size,
     }
 }
 
@@ -276,6 +278,18 @@ pub fn outcome(outcome: &JsValue) -> Result<JsValue, JsValue> {
     } else {
         Err(get(outcome, Got::Error))
     }
+}
+
+/// A record the driver kept (driver.js `keep`: `{kept, size}`): its number and its length
+/// in bytes, each a whole number in `u32`'s range; `None` when either is not.
+pub fn kept_record(value: &JsValue) -> Option<(u32, u32)> {
+    let number = |key: Got| {
+        get(value, key)
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(n))
+            .map(|n| n as u32)
+    };
+    Some((number(Got::KeptAt)?, number(Got::Size)?))
 }
 
 /// What a step's `storage` is: the host object and its methods, looked up once (`undefined`

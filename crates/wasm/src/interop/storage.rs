@@ -209,13 +209,18 @@ pub fn outcome_of(op: &Op, outcome: &JsValue) -> Result<Outcome> {
     }
 }
 
-/// What the driver made of a record (driver.js `keep`): the number it keeps it under, or
-/// `undefined` (no such file), or why it is not a whole record.
+/// What the driver made of a record (driver.js `keep`): `{kept, size}` (the number it
+/// keeps it under and its length in bytes), or `undefined` (no such file), or why it is not
+/// a whole record.
 fn record_outcome(value: JsValue, path: &str) -> Result<RecordOutcome> {
-    if let Some(at) = value.as_f64() {
-        if at.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&at) {
-            return Ok(RecordOutcome::Kept(at as u32));
-        }
+    if value.is_object() {
+        return match steps::kept_record(&value) {
+            Some((at, size)) => Ok(RecordOutcome::Kept { at, size: size as usize }),
+            None => {
+                Err(Error::new(ErrorKind::Internal, "the driver kept a record without its number and size")
+                    .with_path(path))
+            }
+        };
     }
     if value.is_undefined() {
         return Ok(RecordOutcome::Missing);
