@@ -131,7 +131,8 @@ async function build(n, files) {
   const dir = storeDir(n);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const manager = await ContextManager.open({ contextDir: join(dir, "ctx"), fileSystem: nodeStorage() });
+  const onDebug = (msg) => /segment was refused|could not|failed/.test(msg) && console.error(`  onDebug while building: ${msg}`);
+  const manager = await ContextManager.open({ contextDir: join(dir, "ctx"), fileSystem: nodeStorage(), onDebug });
   const t0 = performance.now();
   const candidates = []; // per file, in store order: the first query its stored windows hold
   let textBytes = 0;

@@ -223,7 +223,8 @@ impl Footer {
         let mut at = b.postings;
         let mut term = String::new();
         while r.at < bytes.len() {
-            let shared = r.count()?;
+            // Bytes of the term before (not a count of bytes to come: it may pass the block's end).
+            let shared = usize::try_from(r.varint()?).map_err(|_| Refused::Malformed)?;
             let rest = r.str()?;
             if shared > term.len() || !term.is_char_boundary(shared) {
                 return Err(Refused::Malformed);

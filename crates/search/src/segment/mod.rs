@@ -611,6 +611,20 @@ mod tests {
     }
 
     #[test]
+    fn terms_that_share_more_bytes_than_their_block_has_left_decode() {
+        // A term that shares a long prefix with the one before it, last in its block: the
+        // bytes it shares are more than the bytes left after it (real text: a failed merge).
+        let letters = |i: usize| format!("{}{}", (b'a' + (i / 26) as u8) as char, (b'a' + (i % 26) as u8) as char);
+        let words: Vec<String> =
+            (0..300).map(|i| format!("interoperabilityframeworkconfiguration{}", letters(i))).collect();
+        let a = terms("d", &words.join(" "));
+        let bytes = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
+        let segment = Segment::decode(&bytes).expect("decodes");
+        assert_eq!(segment.terms_of(0), a);
+        assert!(segment.dictionary.len() > 2 * layout::TERMS_PER_BLOCK);
+    }
+
+    #[test]
     fn a_block_read_by_range_is_checked_against_its_checksum() {
         let (terms, paths) = many(200);
         let records: Vec<ToWrite<'_>> =
