@@ -10,8 +10,8 @@ export interface CloudflareStorage extends StorageHost {
 
 /** The part of an R2 bucket binding (`env.MY_BUCKET`, type `R2Bucket`) the adapter uses. */
 export interface R2BucketLike {
-  get(key: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer>; etag: string } | null>;
-  head(key: string): Promise<{ etag: string; customMetadata?: Record<string, string> } | null>;
+  get(key: string, options?: { range?: { offset: number; length: number } }): Promise<{ arrayBuffer(): Promise<ArrayBuffer>; etag: string } | null>;
+  head(key: string): Promise<{ etag: string; size: number; customMetadata?: Record<string, string> } | null>;
   put(
     key: string,
     value: Uint8Array | string,
@@ -67,7 +67,7 @@ export const DO_CHUNK_BYTES: number;
 
 /**
  * Records as R2 objects. Exclusive create is R2's conditional put (`code: "EEXIST"` when
- * the key exists); a put replaces a whole object; `lock` is a lease object in the bucket;
+ * the key exists); a put replaces a whole object; `readRange` is a ranged get; `lock` is a lease object in the bucket;
  * binding errors have `code: "STORAGE"`, R2's number in `r2Code` and the binding's error as `cause`.
  */
 export function r2Storage(bucket: R2BucketLike, options?: R2StorageOptions): CloudflareStorage;
@@ -76,13 +76,13 @@ export function r2Storage(bucket: R2BucketLike, options?: R2StorageOptions): Clo
  * Small values in Workers KV (eventually consistent). An exclusive write refuses a key
  * visible here but is not atomic; values over 25 MiB and keys over 512 bytes fail with
  * `code: "TOO_LARGE"`; binding errors have `code: "STORAGE"` (and `status`, the HTTP status
- * the binding's message names). No `lock`, no `append`.
+ * the binding's message names). No `lock`, no `append`, no `readRange` (KV reads whole values).
  */
 export function kvStorage(namespace: KVNamespaceLike, options?: KvStorageOptions): CloudflareStorage;
 
 /**
  * The SQLite storage of the Durable Object the code runs in (`ctx.storage`): transactional
- * writes, values chunked below the 2 MB cell limit, never partly visible; `lock` is a
- * queue in the object.
+ * writes, values chunked below the 2 MB cell limit, never partly visible; `readRange` reads
+ * only the cells that hold the range; `lock` is a queue in the object.
  */
 export function durableObjectStorage(storage: DurableObjectStorageLike): CloudflareStorage;

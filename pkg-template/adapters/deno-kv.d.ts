@@ -29,6 +29,7 @@ export interface DenoKvStorage extends StorageHost {
 
 /**
  * A StorageHost over Deno KV: exclusive create and locks by atomic versionstamp checks,
- * values over 64 KiB chunked with no partial record ever visible. Needs `--unstable-kv`.
+ * values over 64 KiB chunked with no partial record ever visible; `readRange` reads only the
+ * chunks that hold the range. Needs `--unstable-kv`.
  */
 export function denoKvStorage(options?: DenoKvStorageOptions): DenoKvStorage;

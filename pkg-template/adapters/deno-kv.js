@@ -19,7 +19,9 @@
 // unreachable garbage.
 //
 // Requests: a save of a new record up to 768 KiB is one commit; a replace is a get and a
-// commit; a load is a get and one getMany per 10 chunks (640 KiB), in parallel.
+// commit; a load is a get and one getMany per 10 chunks (640 KiB), in parallel. A range
+// (`readRange`) reads the head and only the chunks that hold it: every chunk but the last
+// is 64 KiB, so chunk i starts at i × 64 KiB.
 
 import { toolctxError } from "../errors.js";
 import { retry, sleep } from "./base/backoff.js";
@@ -123,19 +125,30 @@ export function denoKvStorage(options = {}) {
   };
   const dataKey = (gen, i) => [...prefix, "data", gen, i];
 
-  /** Reads a head's chunks; undefined when one is gone (the record was replaced meanwhile). */
-  async function readChunks(kv, head) {
-    const keys = Array.from({ length: head.chunks }, (_, i) => dataKey(head.gen, i));
+  /**
+   * The bytes [from, to) of a head's record (to ≤ its size), from the chunks that hold
+   * them; undefined when one is gone (the record was replaced meanwhile).
+   */
+  async function readChunks(kv, head, from, to) {
+    if (from >= to) return new Uint8Array(0);
+    const first = Math.floor(from / PART);
+    const end = Math.ceil(to / PART);
+    const keys = Array.from({ length: end - first }, (_, i) => dataKey(head.gen, first + i));
     const groups = [];
     for (let i = 0; i < keys.length; i += GET_MANY) groups.push(unlessBusy(() => kv.getMany(keys.slice(i, i + GET_MANY))));
     const parts = (await Promise.all(groups)).flat().map((e) => e.value);
     if (parts.some((v) => !(v instanceof Uint8Array))) return undefined;
     const bytes = concat(parts);
-    return bytes.length === head.size ? bytes : undefined;
+    const start = first * PART;
+    if (bytes.length !== Math.min(end * PART, head.size) - start) return undefined;
+    return from === start && to === start + bytes.length ? bytes : bytes.slice(from - start, to - start);
   }
 
-  /** The head entry and the record's bytes, consistent with each other. */
-  async function readEntry(kv, key) {
+  /**
+   * The head entry and the record's bytes, consistent with each other: all of them, or
+   * with `range`, those of [offset, offset + length) only (fewer at the end).
+   */
+  async function readEntry(kv, key, range) {
     for (let attempt = 0; ; attempt++) {
       const head = await unlessBusy(() => kv.get(key));
       if (head.value === null) return { head, bytes: undefined };
@@ -143,7 +156,9 @@ export function denoKvStorage(options = {}) {
       if (!(Number.isSafeInteger(size) && typeof gen === "string" && Number.isSafeInteger(chunks) && chunks >= 1)) {
         throw toolctxError("CORRUPT_RECORD", `${key.join("/")} is not a toolctx record head (another program's entry under the prefix?)`);
       }
-      const bytes = await readChunks(kv, head.value);
+      const from = range === undefined ? 0 : range.offset;
+      const to = range === undefined ? size : Math.min(size, range.offset + range.length);
+      const bytes = await readChunks(kv, head.value, from, to);
       if (bytes !== undefined) return { head, bytes };
       if (attempt >= 50) throw toolctxError("STORAGE", `${key.join("/")}: the record kept changing while it was read`);
       await sleep(Math.min(2 ** attempt, 20));
@@ -217,10 +232,10 @@ export function denoKvStorage(options = {}) {
     }
   }
 
-  async function read(path) {
+  async function read(path, range) {
     const key = [...prefix, "file", ...segments(path)];
     if (keyBytes(key) > KEY_BYTES) return undefined; // no such key can exist
-    return (await readEntry(await kvReady(), key)).bytes;
+    return (await readEntry(await kvReady(), key, range)).bytes;
   }
 
   async function remove(path) {
@@ -296,7 +311,8 @@ export function denoKvStorage(options = {}) {
     // Folders exist only while they hold records: the base's removeDir has nothing to do.
     ...keyValueStorage({
       description: `deno kv storage${path ? ` (${path})` : ""}`,
-      get: typed("read", read),
+      get: typed("read", (path) => read(path)),
+      getRange: typed("read range", (path, offset, length) => read(path, { offset, length })),
       put: typed("write", put),
       create: typed("write", create),
       append: typed("append", append),

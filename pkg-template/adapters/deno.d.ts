@@ -9,7 +9,7 @@ export interface DenoStorageOptions {
    * 0 keeps every write asynchronous. `durability: "strict"` writes asynchronously.
    */
   syncCreateMaxBytes?: number;
-  /** Files up to this many bytes are read with blocking calls. Default 256 KiB; 0 keeps reads asynchronous. */
+  /** Files, and ranges (`readRange`), up to this many bytes are read with blocking calls. Default 256 KiB; 0 keeps reads asynchronous. */
   syncReadMaxBytes?: number;
   /**
    * Milliseconds after which a lock file that was not refreshed is taken over (default
@@ -24,5 +24,8 @@ export interface DenoStorageOptions {
   lockStaleMs?: number;
 }
 
-/** A StorageHost over Deno's file APIs (folders 0700, files 0600). Needs --allow-read and --allow-write. */
+/**
+ * A StorageHost over Deno's file APIs (folders 0700, files 0600); `readRange` reads only the
+ * range, at its offset. Needs --allow-read and --allow-write.
+ */
 export function denoStorage(options?: DenoStorageOptions): StorageHost;

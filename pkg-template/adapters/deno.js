@@ -3,9 +3,12 @@
 // `createNew` (O_EXCL); replacing writes go to a temporary name and are renamed over the
 // target; `lock(name, fn)` holds a lock file at `name`. A read that symbolic links would
 // take outside the store (`read(path, {root})`) is refused; Deno has no O_NOFOLLOW, so
-// the file itself is checked with lstat.
+// the file itself is checked with lstat. `readRange` does the same checks, then opens the
+// file, seeks to the offset and reads only the range (with blocking calls up to
+// syncReadMaxBytes).
 
 import { containment, DIR_MODE, FILE_MODE, fsStorage, isMissing, outsideStore } from "./base/fs.js";
+import { rangeLength } from "./base/range.js";
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -118,6 +121,46 @@ export function denoStorage(options = {}) {
     }
   }
 
+  /** The bytes [offset, offset + length) of the open `file` (fewer at its end), with blocking calls. */
+  function readAtSync(file, offset, length) {
+    const out = new Uint8Array(rangeLength(file.statSync().size, offset, length));
+    file.seekSync(offset, Deno.SeekMode.Start);
+    for (let at = 0, n; at < out.length; at += n) {
+      n = file.readSync(out.subarray(at));
+      if (!n) return out.subarray(0, at); // the end (null): it shrank
+    }
+    return out;
+  }
+
+  /** The bytes [offset, offset + length) of the open `file` (fewer at its end). */
+  async function readAt(file, offset, length) {
+    const out = new Uint8Array(rangeLength((await file.stat()).size, offset, length));
+    await file.seek(offset, Deno.SeekMode.Start);
+    for (let at = 0, n; at < out.length; at += n) {
+      n = await file.read(out.subarray(at));
+      if (!n) return out.subarray(0, at); // the end (null): it shrank
+    }
+    return out;
+  }
+
+  /** A range of the file at `path`, with the checks of `read`; never the whole file. */
+  async function readRange(path, offset, length, { root } = {}) {
+    const blocking = syncReadMax > 0 && length <= syncReadMax;
+    let file;
+    try {
+      if (root !== undefined) assertInside(path, root);
+      file = blocking ? Deno.openSync(path, { read: true }) : await Deno.open(path, { read: true });
+    } catch (err) {
+      if (isMissing(withCode(err))) return undefined;
+      throw err;
+    }
+    try {
+      return blocking ? readAtSync(file, offset, length) : await readAt(file, offset, length);
+    } finally {
+      file.close();
+    }
+  }
+
   return fsStorage(
     {
       description: "deno fs storage",
@@ -131,6 +174,7 @@ export function denoStorage(options = {}) {
           throw err;
         }
       }),
+      readRange: coded(readRange),
       mkdir: coded((dir) => Deno.mkdir(dir, { recursive: true, mode: DIR_MODE })),
       createFile: coded(createFile),
       rename: coded(Deno.rename),

@@ -4,13 +4,15 @@
 //
 // Two tables in the object's SQLite database. A value is cut into cells under the 2 MB
 // limit and written with its head row in one synchronous transaction, so no reader ever
-// sees part of a value. Every call answers synchronously. lock() is a queue in the
+// sees part of a value. A range is read from the cells that hold it, found by their
+// lengths (an append adds a cell of its own size). Every call answers synchronously. lock() is a queue in the
 // object, which is a real mutual exclusion: a Durable Object is one instance in the world
 // and runs one thing at a time, and everyone who uses its storage runs inside it.
 
 import { toolctxError } from "../errors.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { queueLock } from "./base/queue-lock.js";
+import { rangeLength } from "./base/range.js";
 
 /** The largest cell written to Durable Object SQLite (its limit is 2 MB per row). */
 export const DO_CHUNK_BYTES = 1024 * 1024;
@@ -76,6 +78,39 @@ export function durableObjectStorage(storage) {
       for (const { data } of rows) {
         bytes.set(new Uint8Array(data), at);
         at += data.byteLength;
+      }
+      return bytes;
+    },
+    /** The cells that hold [offset, offset + length), found by their lengths (no cell's data read), then read. */
+    getRange(path, offset, length) {
+      const found = head(path);
+      if (found === undefined) return undefined;
+      const bytes = new Uint8Array(rangeLength(found.size, offset, length));
+      const end = offset + bytes.length;
+      let first;
+      let last;
+      let firstAt = 0;
+      let at = 0;
+      const sizes = /** @type {Iterable<{ n: number, size: number }>} */ (
+        sql.exec("SELECT n, length(data) AS size FROM toolctx_chunks WHERE path = ? ORDER BY n", path)
+      );
+      for (const { n, size } of sizes) {
+        if (at < end && at + size > offset) {
+          if (first === undefined) [first, firstAt] = [n, at];
+          last = n;
+        }
+        at += size;
+      }
+      if (first === undefined) return bytes;
+      at = firstAt;
+      const rows = /** @type {Iterable<{ data: ArrayBuffer }>} */ (
+        sql.exec("SELECT data FROM toolctx_chunks WHERE path = ? AND n BETWEEN ? AND ? ORDER BY n", path, first, last)
+      );
+      for (const { data } of rows) {
+        const cell = new Uint8Array(data);
+        const from = Math.max(offset, at);
+        bytes.set(cell.subarray(from - at, Math.min(end, at + cell.length) - at), from - offset);
+        at += cell.length;
       }
       return bytes;
     },

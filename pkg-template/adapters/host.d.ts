@@ -21,6 +21,16 @@ export interface StorageHost {
    */
   read(path: string, options?: { root?: string }): Promise<StorageData | undefined> | StorageData | undefined;
   /**
+   * The bytes [offset, offset + length) of the file, always as bytes: fewer when the
+   * range runs past its end, none (an empty `Uint8Array`) from its end on, `undefined`
+   * when it does not exist. `offset` and `length` are whole numbers ≥ 0 whose sum is a
+   * safe integer; anything else (-1, 1.5, "3") rejects with `code: "INVALID_ARGUMENT"`.
+   * `root` as for `read`. Optional: where a host has none, whole files are read instead.
+   * The adapters have it where their medium reads a part of a file without the rest
+   * (IndexedDB's reads the whole value and cuts it).
+   */
+  readRange?(path: string, offset: number, length: number, options?: { root?: string }): Promise<Uint8Array | undefined> | Uint8Array | undefined;
+  /**
    * Replaces the whole file, creating parents; atomic where possible. With
    * `exclusive`, fails with an error whose `code` is `"EEXIST"` when the path exists.
    */

@@ -7,5 +7,8 @@ export interface IndexedDbStorageOptions {
   durability?: "default" | "strict";
 }
 
-/** A StorageHost over IndexedDB: one object store, one transaction per write. */
+/**
+ * A StorageHost over IndexedDB: one object store, one transaction per write. IndexedDB
+ * stores whole values: `readRange` reads the whole value and cuts the range.
+ */
 export function indexedDbStorage(options?: IndexedDbStorageOptions): StorageHost & { close(): Promise<void> };

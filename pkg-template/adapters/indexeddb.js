@@ -3,11 +3,13 @@
 // One object store of files keyed by path, over the key-value base. Every write is one
 // transaction, so a reader sees the old bytes or the new ones, never half; an exclusive
 // write is an `add`, which fails inside the same transaction when the key exists. Folders
-// are implied by paths; listing walks a key range.
+// are implied by paths; listing walks a key range. IndexedDB stores whole values, so a
+// range (`readRange`) is a read of the whole value, cut: it costs what a read costs.
 
 import { toolctxError } from "../errors.js";
 import { concat } from "./base/bytes.js";
 import { keyValueStorage } from "./base/key-value.js";
+import { sliceRange } from "./base/range.js";
 import { webLock } from "./base/web-lock.js";
 
 const STORE = "files";
@@ -72,12 +74,18 @@ export function indexedDbStorage(options = {}) {
     return true;
   }
 
+  async function get(path) {
+    const t = await tx("readonly");
+    return request(t.objectStore(STORE).get(path));
+  }
+
   return {
     ...keyValueStorage({
       description: `indexeddb storage (database "${name}")`,
-      async get(path) {
-        const t = await tx("readonly");
-        return request(t.objectStore(STORE).get(path));
+      get,
+      async getRange(path, offset, length) {
+        const bytes = await get(path);
+        return bytes === undefined ? undefined : sliceRange(bytes, offset, length);
       },
       put: (path, bytes) => store(path, bytes, { add: false }),
       create: (path, bytes) => store(path, bytes, { add: true }),

@@ -5,5 +5,5 @@ export interface MemoryStorage extends StorageHost {
   paths(): string[];
 }
 
-/** A fresh, empty in-process store. */
+/** A fresh, empty in-process store; `readRange` gives a copy of the range. */
 export function memoryStorage(): MemoryStorage;

@@ -5,6 +5,7 @@
 import { concat } from "./base/bytes.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { queueLock } from "./base/queue-lock.js";
+import { sliceRange } from "./base/range.js";
 
 /** @returns {import("./memory.d.ts").MemoryStorage} */
 export function memoryStorage() {
@@ -13,6 +14,10 @@ export function memoryStorage() {
     ...keyValueStorage({
       description: "memory storage: records live only as long as this process",
       get: (path) => files.get(path)?.slice(),
+      getRange(path, offset, length) {
+        const bytes = files.get(path);
+        return bytes === undefined ? undefined : sliceRange(bytes, offset, length);
+      },
       put: (path, bytes) => files.set(path, bytes),
       create: (path, bytes) => !files.has(path) && Boolean(files.set(path, bytes)),
       append: (path, bytes) => files.set(path, concat([files.get(path) ?? new Uint8Array(0), bytes])),

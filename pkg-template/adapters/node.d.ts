@@ -14,9 +14,10 @@ export interface NodeStorageOptions {
    */
   syncCreateMaxBytes?: number;
   /**
-   * Files up to this many bytes are read with blocking calls (open O_NOFOLLOW, fstat,
-   * read, close), one event-loop turn instead of several thread-pool round trips.
-   * Default 256 KiB; 0 keeps every read asynchronous.
+   * Files up to this many bytes, and ranges (`readRange`) of up to this many, are read
+   * with blocking calls (open O_NOFOLLOW, fstat, read, close), one event-loop turn
+   * instead of several thread-pool round trips. Default 256 KiB; 0 keeps every read
+   * asynchronous.
    */
   syncReadMaxBytes?: number;
   /**
@@ -32,5 +33,5 @@ export interface NodeStorageOptions {
   lockStaleMs?: number;
 }
 
-/** A StorageHost over Node's `fs/promises` (folders 0700, files 0600). */
+/** A StorageHost over Node's `fs/promises` (folders 0700, files 0600); `readRange` reads only the range, at its offset. */
 export function nodeStorage(options?: NodeStorageOptions): StorageHost;

@@ -6,9 +6,13 @@
 // - at most `maxOpenFiles` operations run at once (default 64), so a burst of
 //   thousands of saves never runs the process out of file handles (EMFILE);
 // - small files are created and read with blocking calls, and a large record is written
-//   from its parts with one gather write (writev).
+//   from its parts with one gather write (writev);
+// - `readRange` opens the file as `read` does (O_NOFOLLOW, the folder check) and reads
+//   only the range at its offset: with blocking calls up to syncReadMaxBytes, through a
+//   FileHandle beyond.
 
 import { containment, DIR_MODE, FILE_MODE, fsStorage, isMissing } from "./base/fs.js";
+import { rangeLength } from "./base/range.js";
 import { builtin } from "./builtin.js";
 
 /** Where a write function keeps its gather write (see driver.js). */
@@ -192,11 +196,65 @@ export function nodeStorage(options = {}) {
     return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
   }
 
+  /** The bytes [offset, offset + length) of the open file `fd` (fewer at its end), with blocking calls. */
+  function readAtSync(fd, offset, length) {
+    const out = new Uint8Array(rangeLength(fstatSync(fd).size, offset, length));
+    for (let at = 0, n; at < out.length; at += n) {
+      n = readSync(fd, out, at, out.length - at, offset + at);
+      if (n === 0) return out.subarray(0, at); // it shrank
+    }
+    return out;
+  }
+
+  /** The bytes [offset, offset + length) of the open file `handle` (fewer at its end). */
+  async function readAt(handle, offset, length) {
+    const out = new Uint8Array(rangeLength((await handle.stat()).size, offset, length));
+    for (let at = 0, n; at < out.length; at += n) {
+      ({ bytesRead: n } = await handle.read(out, at, out.length - at, offset + at));
+      if (n === 0) return out.subarray(0, at); // it shrank
+    }
+    return out;
+  }
+
+  /** A range of the file at `path`, with the checks of `read`; never the whole file. */
+  async function readRange(path, offset, length, { root } = {}) {
+    const flags = constants.O_RDONLY | NOFOLLOW;
+    if (syncReadMax > 0 && length <= syncReadMax) {
+      let fd;
+      try {
+        fd = openSync(path, flags);
+      } catch (err) {
+        if (isMissing(err)) return undefined;
+        throw err;
+      }
+      try {
+        if (root !== undefined) assertInside(path, root);
+        return readAtSync(fd, offset, length);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    let handle;
+    try {
+      handle = await open(path, flags);
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+    try {
+      if (root !== undefined) assertInside(path, root);
+      return await readAt(handle, offset, length);
+    } finally {
+      await handle.close();
+    }
+  }
+
   const host = fsStorage(
     {
       description: options.description ?? "node fs storage",
       dirname,
       read,
+      readRange,
       mkdir: (dir) => mkdir(dir, { recursive: true, mode: DIR_MODE }),
       createFile: writeFresh,
       rename,

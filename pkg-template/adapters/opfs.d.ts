@@ -8,5 +8,5 @@ export interface OpfsStorageOptions {
   syncAccessHandles?: boolean;
 }
 
-/** A StorageHost over the Origin Private File System (main thread and workers). */
+/** A StorageHost over the Origin Private File System (main thread and workers); `readRange` reads a slice of the file. */
 export function opfsStorage(options?: OpfsStorageOptions): StorageHost;

@@ -6,9 +6,14 @@
 // created under a Web Lock on their path, so two tabs can never both create one; in a
 // dedicated worker they are written through a `FileSystemSyncAccessHandle`, the
 // fastest OPFS path. A torn record left by a crash does not parse and is skipped.
+//
+// `readRange` slices the file's `File` (`getFile()`), and the browser reads only the
+// slice, in every context. Not through a sync access handle: it locks its file, so two
+// workers reading one index segment at once would fail each other (and a writer).
 
 import { toolctxError } from "../errors.js";
 import { bytesOf } from "./base/bytes.js";
+import { badRange } from "./base/range.js";
 import { webLock } from "./base/web-lock.js";
 
 function isMissing(err) {
@@ -95,17 +100,25 @@ export function opfsStorage(options = {}) {
     }
   }
 
+  /** The bytes of `part(file)` of the `File` at `path` (the whole file by default), or undefined when there is none. */
+  async function readFile(path, part = (file) => file) {
+    try {
+      const [dir, name] = await locate(path, false);
+      const file = await (await dir.getFileHandle(name)).getFile();
+      return new Uint8Array(await part(file).arrayBuffer());
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
   return {
     description: syncHandles ? "opfs storage (sync access handles)" : "opfs storage",
-    async read(path) {
-      try {
-        const [dir, name] = await locate(path, false);
-        const file = await (await dir.getFileHandle(name)).getFile();
-        return new Uint8Array(await file.arrayBuffer());
-      } catch (err) {
-        if (isMissing(err)) return undefined;
-        throw err;
-      }
+    read: (path) => readFile(path),
+    async readRange(path, offset, length) {
+      const bad = badRange(offset, length);
+      if (bad !== undefined) throw bad;
+      return readFile(path, (file) => file.slice(offset, offset + length));
     },
     async write(path, data, { exclusive = false } = {}) {
       const [dir, name] = await locate(path, true);

@@ -37,5 +37,5 @@ export interface RedisStorage extends StorageHost {
   close(): Promise<void>;
 }
 
-/** A StorageHost over Redis: records as keys, folders as sorted sets, locks by SET NX PX with a fencing token. */
+/** A StorageHost over Redis: records as keys (`readRange`: GETRANGE), folders as sorted sets, locks by SET NX PX with a fencing token. */
 export function redisStorage(options?: RedisStorageOptions): RedisStorage;

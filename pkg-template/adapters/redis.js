@@ -10,6 +10,8 @@
 // append and remove is one Lua script that changes the value and the folder sets
 // together, so a listing never misses a record that a read would find (and `exclusive`
 // is checked in the same step: SET NX semantics, atomic).
+// readRange is GETRANGE in a script that tells a missing key (nil) from a range past the
+// end of a value (""), which GETRANGE alone answers alike.
 // All keys of one store must live on one node: with Redis Cluster, put a hash tag in
 // the prefix ("{toolctx}:").
 
@@ -39,6 +41,11 @@ for i = 2, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then break end
 end
 return 1`;
+
+// GETRANGE's end is inclusive: ARGV[2] is offset + length - 1 (length ≥ 1).
+const READ_RANGE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+return redis.call('GETRANGE', KEYS[1], ARGV[1], ARGV[2])`;
 
 const ACQUIRE = `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end
@@ -200,6 +207,11 @@ export function redisStorage(options = {}) {
       description: `redis storage (prefix ${prefix})`,
       async get(path) {
         const value = await command("read", path, ["GET", fileKey(path)]);
+        return value == null ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.length);
+      },
+      /** GETRANGE in one script with EXISTS: nil for a missing key, bytes (maybe none) for a range of one. */
+      async getRange(path, offset, length) {
+        const value = await script("read range", path, READ_RANGE, [fileKey(path)], [String(offset), String(offset + length - 1)]);
         return value == null ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.length);
       },
       put: (path, bytes) => put("write", path, bytes, "0"),

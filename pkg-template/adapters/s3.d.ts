@@ -47,7 +47,8 @@ export interface S3StorageOptions {
 }
 
 /**
- * A StorageHost over an S3-compatible object store, over `fetch`. Its errors carry a `code`:
+ * A StorageHost over an S3-compatible object store, over `fetch`; `readRange` is a GET with a
+ * `Range` header (of one byte for a length of 0, which tells a missing object apart). Its errors carry a `code`:
  * "EEXIST" (an exclusive create lost), "UNAUTHORIZED" (403: wrong keys or no permission; no
  * secret in any message), "NOT_FOUND" (no such bucket), "TOO_LARGE", "TIMEOUT", "ABORTED",
  * "STORAGE" (no answer: refused, reset, the network error as `cause`; or any other status,

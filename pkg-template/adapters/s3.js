@@ -12,7 +12,10 @@
 //   and compared after (verify-after-write); the random part of record names keeps them
 //   unique either way;
 // - list is ListObjectsV2 with delimiter "/", following continuation tokens;
-// - GET, whole-object PUT, DELETE, LIST and part uploads retry 500/503 (and network
+// - readRange is a GET with a `Range` header (206: the bytes; 416, the offset at or past
+//   the end: none; 404: no object); a range of length 0 is a GET of one byte (the base's),
+//   so a missing object is still told apart;
+// - GET (ranges too), whole-object PUT, DELETE, LIST and part uploads retry 500/503 (and network
 //   errors) with backoff; every request has a deadline (`timeoutMs`) and honours `signal`;
 // - S3 has no locks. `lock` is mutual exclusion within this process (the default), a
 //   function you pass (for instance a Redis storage's `lock`), or none; see s3.d.ts.
@@ -23,11 +26,14 @@ import { answerFailure } from "./base/backend.js";
 import { deadlineOf, withDeadline } from "./base/deadline.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { queueLock } from "./base/queue-lock.js";
+import { sliceRange } from "./base/range.js";
 
 const MiB = 1024 * 1024;
 const MIN_PART = 5 * MiB; // S3's smallest part (all but the last)
 const MAX_PARTS = 10_000;
 const MAX_BACKOFF_MS = 2000; // the longest wait between two attempts of a request
+const PARTIAL_CONTENT = 206; // the answer to a GET with a Range: the bytes of the range
+const RANGE_NOT_SATISFIABLE = 416; // ... whose first byte is at or past the object's end
 
 /** The lock of every s3Storage of this process, by store and name (see `lock: "process"`). */
 const processLock = queueLock();
@@ -174,6 +180,24 @@ export function s3Storage(options = {}) {
     return new Uint8Array(await response.arrayBuffer());
   }
 
+  /**
+   * The bytes [offset, offset + length) of an object (length ≥ 1), by a GET with a Range:
+   * fewer at its end, none from its end on (416), undefined when it does not exist (404).
+   * A server that ignores Range answers 200 with the whole object, which is cut here.
+   */
+  async function getRange(key, offset, length) {
+    const response = await idempotent("read range", key, {
+      headers: { Range: `bytes=${offset}-${offset + length - 1}` },
+      ok: (s) => s === PARTIAL_CONTENT || s === 200 || s === 404 || s === RANGE_NOT_SATISFIABLE,
+    });
+    if (response.status === 404 || response.status === RANGE_NOT_SATISFIABLE) {
+      await response.body?.cancel();
+      return response.status === 404 ? undefined : new Uint8Array(0);
+    }
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return response.status === PARTIAL_CONTENT ? bytes : sliceRange(bytes, offset, length);
+  }
+
   async function exists(key) {
     const head = await idempotent("exists", key, { method: "HEAD", ok: (s) => s === 200 || s === 404 });
     return head.status === 200;
@@ -301,6 +325,7 @@ export function s3Storage(options = {}) {
   return keyValueStorage({
     description: `s3 storage (${store})`,
     get: (path) => getObject(keyOf(path)),
+    getRange: (path, offset, length) => getRange(keyOf(path), offset, length),
     put,
     create,
     async delete(path) {

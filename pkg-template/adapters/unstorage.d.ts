@@ -28,7 +28,7 @@ export interface UnstorageHost extends StorageHost {
   lock<T>(name: string, fn: () => Promise<T>): Promise<T>;
 }
 
-/** A StorageHost over any unstorage driver; sessions and conversations need a `lock` (refused with "UNSUPPORTED"). */
+/** A StorageHost over any unstorage driver; sessions and conversations need a `lock` (refused with "UNSUPPORTED"). No `readRange`: unstorage reads whole values. */
 export function unstorageStorage(options: UnstorageStorageOptions): UnstorageHost;
 /** The unstorage key of a toolctx path (percent-encodes `% : / \ ? # $` and a final `.`), under `base`. */
 export function keyOf(path: string, base?: string): string;

@@ -6,7 +6,7 @@ import { afterAll, test as bunTest } from "bun:test";
 import { runTrapTests } from "./trap.mjs";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { ContextManager, ConversationStore } from "toolctx";
 import { bunStorage } from "toolctx/bun";
@@ -24,7 +24,17 @@ import * as contextToolsModule from "toolctx/tools";
 import { runAnthropicTests } from "./anthropic.mjs";
 import { memoryToolHandlers } from "toolctx/anthropic";
 import { runOpenAfterExitTests } from "./exit.mjs";
-import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
+import {
+  expectRejection,
+  loadVectors,
+  runFileRangeTests,
+  runLockTests,
+  runSeedApiTests,
+  runSessionTests,
+  runStorageHostTests,
+  runPointerArrayTests,
+  runVectorTests,
+} from "./conformance.mjs";
 
 const test = (name, fn) => bunTest(name, fn, 60_000);
 const top = mkdtempSync(`${tmpdir()}/toolctx-bun-`);
@@ -55,6 +65,24 @@ for (const [name, makeStorage, dir, lockContender] of [
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name), contender: lockContender });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
+
+runFileRangeTests({
+  name: "bun",
+  makeStorage: () => bunStorage(),
+  test,
+  assert,
+  tmpDir: () => fresh("range"),
+  sparse(path, size, at, bytes) {
+    mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    const fd = openSync(path, "w");
+    try {
+      ftruncateSync(fd, size);
+      writeSync(fd, bytes, 0, bytes.length, at);
+    } finally {
+      closeSync(fd);
+    }
+  },
+});
 
 // Locks die with their holder: open() after a Bun process ended holding one (exit.mjs).
 runOpenAfterExitTests({

@@ -6,6 +6,7 @@
 // This module must not import node:test or any `node:` module.
 //
 //   runStorageHostTests({ name, makeStorage, test, assert, tmpDir })
+//   runFileRangeTests({ name, makeStorage, test, assert, tmpDir, sparse })
 //   runVectorTests({ name, test, assert, ContextManager, memoryStorage, vectors })
 //   runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir, expectedContextDir? })
 //
@@ -378,6 +379,120 @@ export function runStorageHostTests({ name, makeStorage, test, assert, tmpDir })
     assert.deepEqual(lines.slice(2).map(Number).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i));
   });
 
+  // readRange (SPEC §4), where the host has it: the bytes [offset, offset + length).
+  /** A file of `size` bytes whose neighbouring bytes differ: a misplaced range shows. */
+  const patterned = (size) => {
+    const bytes = new Uint8Array(size);
+    for (let i = 0; i < size; i++) bytes[i] = (i * 7 + (i >>> 8)) & 0xff;
+    return bytes;
+  };
+  /** What `s.readRange(...)` answered, asserted to be bytes (a Uint8Array, never a string) or undefined. */
+  const rangeOf = async (s, path, offset, length) => {
+    const got = await s.readRange(path, offset, length);
+    if (got !== undefined) assert.ok(got instanceof Uint8Array, `readRange(${offset}, ${length}) gives a Uint8Array, got ${Object.prototype.toString.call(got)}`);
+    return got;
+  };
+  /** Asserts `got` is an empty Uint8Array (not undefined: the file is there). */
+  const none = (got, what) => assert.ok(got instanceof Uint8Array && got.length === 0, `${what}: an empty Uint8Array, got ${got === undefined ? "undefined" : `${got.length} bytes`}`);
+
+  t("readRange (when the host has it) gives the exact bytes of a range, also of a file written as a string", async () => {
+    const s = makeStorage();
+    if (typeof s.readRange !== "function") return;
+    const dir = tmpDir();
+    const bin = joinPath(dir, "seg/a.bin");
+    const bytes = patterned(5000);
+    await s.write(bin, bytes);
+    assert.ok(sameBytes(await rangeOf(s, bin, 1234, 2000), bytes.subarray(1234, 3234)), "a middle range");
+    assert.ok(sameBytes(await rangeOf(s, bin, 0, 1), bytes.subarray(0, 1)), "the first byte");
+    assert.ok(sameBytes(await rangeOf(s, bin, 4999, 1), bytes.subarray(4999)), "the last byte");
+    assert.ok(sameBytes(await rangeOf(s, bin, 0, 5000), bytes), "the whole file");
+    const text = joinPath(dir, "text.json");
+    const written = `{"k":"\u00e9\u20ac\u{1F642} \u8a8d\u8a3c ${"x".repeat(3000)}"}`;
+    await s.write(text, written);
+    const utf8 = encoder.encode(written);
+    assert.ok(sameBytes(await rangeOf(s, text, 7, 9), utf8.subarray(7, 16)), "a range of UTF-8 bytes, cut inside characters");
+    assert.ok(sameBytes(await rangeOf(s, text, 100, 2500), utf8.subarray(100, 2600)));
+  });
+
+  t("readRange (when the host has it and append) of a file of appended pieces of uneven sizes", async () => {
+    const s = makeStorage();
+    if (typeof s.readRange !== "function" || typeof s.append !== "function") return;
+    // Where a medium keeps each piece apart (a Durable Object's cells), a range spans several.
+    const log = joinPath(tmpDir(), "log.bin");
+    const pieces = [patterned(10), patterned(70_000), patterned(3), patterned(5000)];
+    const joined = new Uint8Array(10 + 70_000 + 3 + 5000);
+    let at = 0;
+    for (const piece of pieces) {
+      await s.append(log, piece);
+      joined.set(piece, at);
+      at += piece.length;
+    }
+    assert.ok(sameBytes(await rangeOf(s, log, 5, 70_004), joined.subarray(5, 70_009)), "a range across appended pieces");
+    assert.ok(sameBytes(await rangeOf(s, log, 70_011, 10), joined.subarray(70_011, 70_021)), "a range across the short piece");
+  });
+
+  t("readRange (when the host has it): fewer bytes at the end, none from the end on, undefined for no file", async () => {
+    const s = makeStorage();
+    if (typeof s.readRange !== "function") return;
+    const dir = tmpDir();
+    const p = joinPath(dir, "short.bin");
+    const bytes = patterned(3000);
+    await s.write(p, bytes);
+    assert.ok(sameBytes(await rangeOf(s, p, 2500, 1000), bytes.subarray(2500)), "a range running past the end: the bytes up to it");
+    assert.ok(sameBytes(await rangeOf(s, p, 0, 1 << 20), bytes), "a range far longer than the file");
+    none(await rangeOf(s, p, 3000, 10), "offset at the end: empty");
+    none(await rangeOf(s, p, 3001, 10), "offset past the end: empty");
+    none(await rangeOf(s, p, 2 ** 40, 10), "offset far past the end (1 TiB): empty");
+    none(await rangeOf(s, p, 10, 0), "length 0 of a file: empty");
+    none(await rangeOf(s, p, 5000, 0), "length 0 past the end of a file: empty");
+    const empty = joinPath(dir, "empty.bin");
+    await s.write(empty, new Uint8Array(0));
+    none(await rangeOf(s, empty, 0, 10), "a range of an empty file: empty");
+    none(await rangeOf(s, empty, 0, 0), "length 0 of an empty file: empty, not undefined");
+    assert.equal(await rangeOf(s, joinPath(dir, "missing.bin"), 0, 10), undefined, "no file");
+    assert.equal(await rangeOf(s, joinPath(dir, "missing.bin"), 0, 0), undefined, "no file, length 0");
+    assert.equal(await rangeOf(s, joinPath(dir, "no/such/folder/missing.bin"), 5, 10), undefined, "no folder");
+    await s.remove(p);
+    assert.equal(await rangeOf(s, p, 0, 10), undefined, "a removed file");
+  });
+
+  t("readRange (when the host has it) of a file of 8 MiB: past 1 MiB, across 4 MiB, across its end", async () => {
+    const s = makeStorage();
+    if (typeof s.readRange !== "function") return;
+    const p = joinPath(tmpDir(), "big.seg");
+    const size = 8 * 1024 * 1024 + 17;
+    const bytes = patterned(size);
+    await s.write(p, bytes);
+    const at = 1024 * 1024 + 12_345;
+    assert.ok(sameBytes(await rangeOf(s, p, at, 300_000), bytes.subarray(at, at + 300_000)), "300,000 bytes past 1 MiB");
+    const mid = 4 * 1024 * 1024;
+    assert.ok(sameBytes(await rangeOf(s, p, mid - 5, 10), bytes.subarray(mid - 5, mid + 5)), "across 4 MiB");
+    assert.ok(sameBytes(await rangeOf(s, p, size - 100, 1000), bytes.subarray(size - 100)), "the last 100 bytes");
+  });
+
+  t("readRange (when the host has it) rejects an offset or length that is not a whole number ≥ 0: INVALID_ARGUMENT", async () => {
+    const s = makeStorage();
+    if (typeof s.readRange !== "function") return;
+    const p = joinPath(tmpDir(), "args.bin");
+    await s.write(p, "0123456789");
+    const bad = [
+      [-1, 1],
+      [0, -1],
+      [0, 1.5],
+      [1.5, 1],
+      ["3", 1],
+      [0, "3"],
+      [Number.NaN, 1],
+      [0, Number.POSITIVE_INFINITY],
+      [undefined, 1],
+      [Number.MAX_SAFE_INTEGER, 2],
+    ];
+    for (const [offset, length] of bad) {
+      await expectRejection(assert, () => s.readRange(p, offset, length), "INVALID_ARGUMENT", `readRange(${String(offset)}, ${String(length)})`);
+    }
+    assert.ok(sameBytes(await rangeOf(s, p, 3, 4), encoder.encode("3456")), "a good range afterwards");
+  });
+
   t("50 concurrent writes to different files all land", async () => {
     const s = makeStorage();
     const dir = tmpDir();
@@ -389,6 +504,29 @@ export function runStorageHostTests({ name, makeStorage, test, assert, tmpDir })
     for (let i = 0; i < 50; i++) {
       assert.equal(await readText(s, joinPath(dir, `f${i}.json`)), `{"i":${i}}`);
     }
+  });
+}
+
+/**
+ * readRange over a real file system (node, bun, deno) reads only the range, at offsets
+ * past 4 GiB: a sparse file of 5 GiB (Node's readFile refuses a file over 2 GiB) with a
+ * few bytes past 4 GiB. `sparse(path, size, at, bytes)` makes that file, its folder
+ * too (the runtime's truncate and positional write). The range reads check `root`.
+ */
+export function runFileRangeTests({ name, makeStorage, test, assert, tmpDir, sparse }) {
+  test(`[${name}] readRange reads only the range: bytes past 4 GiB of a sparse file of 5 GiB`, async () => {
+    const s = makeStorage();
+    const dir = tmpDir();
+    const path = joinPath(dir, "sparse.seg");
+    const size = 5 * 2 ** 30;
+    const at = 4 * 2 ** 30 + 12_345;
+    const marker = encoder.encode("range");
+    await sparse(path, size, at, marker);
+    const got = await s.readRange(path, at - 2, marker.length + 4, { root: dir });
+    assert.ok(got instanceof Uint8Array, "bytes");
+    assert.deepEqual([...got], [0, 0, ...marker, 0, 0], "the bytes around the marker");
+    assert.deepEqual([...(await s.readRange(path, size - 3, 10, { root: dir }))], [0, 0, 0], "the last 3 bytes");
+    assert.equal((await s.readRange(path, size, 10, { root: dir })).length, 0, "none from the end on");
   });
 }
 

@@ -75,6 +75,18 @@ t("values over 64 KiB are chunked; within the atomic limits in one commit, beyon
   assert.deepEqual(await s.list("/big"), []);
 });
 
+t("readRange reads only the chunks that hold the range: a range is read with the other chunks gone", async () => {
+  const s = denoKvStorage({ kv, prefix: "ranges" });
+  const data = bytesOf(1024 * 1024, 9);
+  await s.write("/seg.bin", data);
+  const { gen, chunks } = (await kv.get(["ranges", "file", "seg.bin"])).value;
+  assert.equal(chunks, 16);
+  // Chunks 3 and 4 hold [200,000, 300,000): every other one removed behind the adapter's back.
+  for (let i = 0; i < chunks; i++) if (i !== 3 && i !== 4) await kv.delete(["ranges", "data", gen, i]);
+  assert.deepEqual(await s.readRange("/seg.bin", 200_000, 100_000), data.subarray(200_000, 300_000));
+  assert.deepEqual(await s.readRange("/seg.bin", 4 * 65536, 65536), data.subarray(4 * 65536, 5 * 65536), "one whole chunk");
+});
+
 t("a reader never sees a partial record while a writer replaces a value larger than one atomic commit", async () => {
   const s = denoKvStorage({ kv, prefix: "torn" });
   const other = await Deno.openKv(`${top}/shared.sqlite`); // a second connection, as another process

@@ -19,7 +19,17 @@ import * as contextToolsModule from "toolctx/tools";
 import { runAnthropicTests } from "./anthropic.mjs";
 import { memoryToolHandlers } from "toolctx/anthropic";
 import { runOpenAfterExitTests } from "./exit.mjs";
-import { expectRejection, loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "./conformance.mjs";
+import {
+  expectRejection,
+  loadVectors,
+  runFileRangeTests,
+  runLockTests,
+  runSeedApiTests,
+  runSessionTests,
+  runStorageHostTests,
+  runPointerArrayTests,
+  runVectorTests,
+} from "./conformance.mjs";
 
 const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 const top = await Deno.makeTempDir({ prefix: "toolctx-deno-" });
@@ -47,6 +57,25 @@ for (const [name, makeStorage, dir, lockContender] of [
   runLockTests({ name, makeStorage, test, assert, tmpDir: () => dir(name), contender: lockContender });
   runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => dir(name) });
 }
+
+runFileRangeTests({
+  name: "deno",
+  makeStorage: () => denoStorage(),
+  test,
+  assert,
+  tmpDir: () => fresh("range"),
+  sparse(path, size, at, bytes) {
+    Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    const file = Deno.openSync(path, { write: true, create: true, truncate: true });
+    try {
+      file.truncateSync(size);
+      file.seekSync(at, Deno.SeekMode.Start);
+      for (let done = 0; done < bytes.length; ) done += file.writeSync(bytes.subarray(done));
+    } finally {
+      file.close();
+    }
+  },
+});
 
 // Locks die with their holder: open() after a Deno process ended holding one (exit.mjs).
 runOpenAfterExitTests({
@@ -140,6 +169,12 @@ test("[deno] denoStorage creates and reads small files with blocking calls and l
       assert.equal(await s.read(`${dir}/missing.json`, { root: dir }), undefined, at);
       for (const outsider of [`${dir}/linked/${label}.json`, `${dir}/${label}-link.json`]) {
         await expectRejection(assert, () => s.read(outsider, { root: dir }), "OUTSIDE_STORE", `${at}: ${outsider}`);
+      }
+      // readRange: blocking up to syncReadMaxBytes of range, the same checks as read.
+      assert.deepEqual(new Uint8Array(await s.readRange(path, 5, bytes, { root: dir })), data.subarray(5), `${at}: range`);
+      assert.equal(await s.readRange(`${dir}/missing.json`, 0, bytes, { root: dir }), undefined, `${at}: range`);
+      for (const outsider of [`${dir}/linked/${label}.json`, `${dir}/${label}-link.json`]) {
+        await expectRejection(assert, () => s.readRange(outsider, 0, bytes, { root: dir }), "OUTSIDE_STORE", `${at}: range of ${outsider}`);
       }
     }
   }

@@ -119,3 +119,91 @@ test("a backend without a primitive the base needs is INVALID_ARGUMENT when the 
   assert.throws(() => keyValueStorage(backend), (err) => err.code === "INVALID_ARGUMENT" && /keys or children/.test(err.message));
   assert.throws(() => keyValueStorage({ ...backend, keys: () => [], get: undefined }), (err) => err.code === "INVALID_ARGUMENT" && /get\(\)/.test(err.message));
 });
+
+test("key-value base: readRange only where the backend has getRange; bad arguments reject, length 0 asks for one byte", async () => {
+  const { values, backend } = mapBackend();
+  assert.equal("readRange" in keyValueStorage(backend), false);
+  const asked = [];
+  const getRange = (path, offset, length) => {
+    asked.push([path, offset, length]);
+    return values.get(path)?.slice(offset, offset + length);
+  };
+  const host = keyValueStorage({ ...backend, getRange });
+  host.write("f", new Uint8Array([1, 2, 3, 4]));
+  assert.deepEqual([...host.readRange("f", 1, 2)], [2, 3], "a synchronous backend answers synchronously");
+  assert.deepEqual([...host.readRange("f", 3, 0)], [], "length 0 of a file: empty");
+  assert.equal(host.readRange("missing", 3, 0), undefined, "length 0 of no file: undefined");
+  assert.deepEqual(asked, [["f", 1, 2], ["f", 0, 1], ["missing", 0, 1]], "length 0 asks for one byte at 0: the file's existence");
+  for (const [offset, length] of [[-1, 1], [0, 1.5], ["3", 1], [0, undefined]]) {
+    const answer = host.readRange("f", offset, length);
+    assert.ok(answer instanceof Promise, `readRange(${offset}, ${length}) rejects, never throws`);
+    await assert.rejects(answer, { code: "INVALID_ARGUMENT" });
+  }
+  assert.equal(asked.length, 3, "a bad range never reaches the backend");
+});
+
+test("readRange is on every adapter whose medium reads a part of a file, so the conformance suite's readRange tests run there, and on no other", async () => {
+  const { nodeStorage } = await import("../../pkg/adapters/node.js");
+  const { bunStorage } = await import("../../pkg/adapters/bun.js");
+  const { memoryStorage } = await import("../../pkg/adapters/memory.js");
+  const { opfsStorage } = await import("../../pkg/adapters/opfs.js");
+  const { indexedDbStorage } = await import("../../pkg/adapters/indexeddb.js");
+  const { s3Storage } = await import("../../pkg/adapters/s3.js");
+  const { redisStorage } = await import("../../pkg/adapters/redis.js");
+  const { denoKvStorage } = await import("../../pkg/adapters/deno-kv.js");
+  const { r2Storage, kvStorage, durableObjectStorage } = await import("../../pkg/adapters/cloudflare.js");
+  const { unstorageStorage } = await import("../../pkg/adapters/unstorage.js");
+  const { fromFileSystem } = await import("../../pkg/adapters/seed-fs.js");
+  const nothing = async () => undefined;
+  const sql = { exec: () => Object.assign([], { toArray: () => [] }) };
+  const unstorage = { getItemRaw: nothing, setItemRaw: nothing, hasItem: nothing, removeItem: nothing, getKeys: async () => [] };
+  const withRanges = {
+    node: nodeStorage(),
+    bun: bunStorage(),
+    memory: memoryStorage(),
+    opfs: opfsStorage(),
+    indexeddb: indexedDbStorage(),
+    s3: s3Storage({ bucket: "b", endpoint: "http://127.0.0.1:1" }),
+    redis: redisStorage(),
+    "deno-kv": denoKvStorage({ kv: { atomic() {}, list() {} } }),
+    r2: r2Storage({ get: nothing, put: nothing, list: nothing }),
+    "durable object": durableObjectStorage({ sql, transactionSync: (fn) => fn() }),
+  };
+  const without = {
+    "workers kv": kvStorage({ get: nothing, list: nothing }),
+    unstorage: unstorageStorage({ storage: unstorage }),
+    "seed IFileSystem": fromFileSystem({ readFile: nothing, writeFile: nothing, readdir: nothing, unlink: nothing }),
+  };
+  for (const [name, host] of Object.entries(withRanges)) assert.equal(typeof host.readRange, "function", `${name} has readRange`);
+  for (const [name, host] of Object.entries(without)) assert.equal("readRange" in host, false, `${name} has no readRange`);
+  await withRanges.redis.close();
+});
+
+test("r2Storage readRange: after R2 refuses a range, a head tells a range past the end (empty) or a gone object from a failure", async () => {
+  const { r2Storage } = await import("../../pkg/adapters/cloudflare.js");
+  let size = 10;
+  let headFails = false;
+  const bucket = {
+    async get(key, { range }) {
+      if (range.offset >= size) throw new Error("get: The requested range is not satisfiable (10039)");
+      throw new Error("get: We encountered an internal error (10001)");
+    },
+    async head() {
+      if (headFails) throw new Error("head: We encountered an internal error (10001)");
+      return size === undefined ? null : { etag: "e", size };
+    },
+    put: async () => null,
+    list: async () => ({ objects: [], truncated: false }),
+  };
+  const s = r2Storage(bucket);
+  assert.deepEqual([...(await s.readRange("f", 10, 5))], [], "at the end: empty");
+  assert.deepEqual([...(await s.readRange("f", 11, 5))], [], "past the end: empty");
+  const failed = await s.readRange("f", 3, 5).then(() => assert.fail("resolved"), (e) => e);
+  assert.equal(failed.code, "STORAGE", "a range within the object: the get's failure");
+  assert.equal(failed.r2Code, 10001);
+  headFails = true;
+  assert.equal((await s.readRange("f", 11, 5).then(() => assert.fail("resolved"), (e) => e)).r2Code, 10039, "the head failed too: the get's error");
+  headFails = false;
+  size = undefined;
+  assert.equal(await s.readRange("f", 11, 5), undefined, "gone meanwhile");
+});

@@ -18,6 +18,7 @@ import { memoryStorage as memoryStorageSubpath } from "toolctx/memory";
 
 import {
   runStorageHostTests,
+  runFileRangeTests,
   runSeedApiTests,
   runSessionTests,
   runLockTests,
@@ -42,6 +43,24 @@ runStorageHostTests({
   test,
   assert,
   tmpDir: () => fresh("host"),
+});
+
+runFileRangeTests({
+  name: "node",
+  makeStorage: () => nodeStorage(),
+  test,
+  assert,
+  tmpDir: () => fresh("range"),
+  sparse(file, size, at, bytes) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const fd = fs.openSync(file, "w");
+    try {
+      fs.ftruncateSync(fd, size);
+      fs.writeSync(fd, bytes, 0, bytes.length, at);
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
 });
 
 runSeedApiTests({
@@ -394,6 +413,14 @@ test("[node] nodeStorage reads small files with blocking calls and larger ones a
       // A link to a file is not followed (O_NOFOLLOW): refused, never its target's bytes.
       const viaLink = await s.read(`${dir}/${label}-link.json`, { root: dir }).then((v) => v, (e) => e);
       assert.ok(viaLink instanceof Error, `${at}: a linked file is refused, got ${viaLink}`);
+      // readRange: blocking up to syncReadMaxBytes of range, the same checks as read.
+      assert.deepEqual(new Uint8Array(await s.readRange(`${dir}/${label}.json`, 5, bytes, { root: dir })), data.subarray(5), `${at}: range`);
+      assert.equal(await s.readRange(`${dir}/missing.json`, 0, bytes, { root: dir }), undefined, `${at}: range`);
+      const refusedRange = s.readRange(`${dir}/linked/${label}.json`, 0, bytes, { root: dir });
+      assert.ok(refusedRange instanceof Promise, `${at}: a refused range rejects, never throws`);
+      await assert.rejects(refusedRange, { code: "OUTSIDE_STORE" }, `${at}: range`);
+      const rangeViaLink = await s.readRange(`${dir}/${label}-link.json`, 0, bytes, { root: dir }).then((v) => v, (e) => e);
+      assert.ok(rangeViaLink instanceof Error, `${at}: a range of a linked file is refused, got ${rangeViaLink}`);
     }
   }
 });

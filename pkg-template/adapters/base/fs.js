@@ -18,13 +18,16 @@
 // - a path the store expects as a folder that is a file (mkdir EEXIST or ENOTDIR, a
 //   listing ENOTDIR), or a lock path that is a folder, is a STORAGE error at once.
 //
-// Reads are the runtime's own (each has its fastest path), checked with `containment`.
+// Reads are the runtime's own (each has its fastest path), checked with `containment`;
+// so are range reads (`readRange`, which reads only the range: open, read at the offset,
+// close), whose arguments are checked here.
 
 import { toolctxError } from "../../errors.js";
 import { randomHex } from "./random.js";
 import { leaseLock, lockOptions } from "./lease-lock.js";
 import { lockFiles } from "./lock-file.js";
 import { holders, tokenOf } from "./holder.js";
+import { badRange } from "./range.js";
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -69,6 +72,7 @@ export function containment({ realpathSync, dirname, sep }) {
  *   description: string,
  *   dirname(path: string): string,
  *   read(path: string, options?: {root?: string}): Promise<Uint8Array | undefined>,
+ *   readRange(path: string, offset: number, length: number, options?: {root?: string}): Promise<Uint8Array | undefined>, // as `read`, the bytes [offset, offset + length) only (checked: whole numbers)
  *   mkdir(dir: string): Promise<void>,                // recursive, DIR_MODE
  *   createFile(path: string, data: unknown): Promise<void>, // O_EXCL, FILE_MODE (EEXIST when taken); removed if the write fails
  *   rename(from: string, to: string): Promise<void>,
@@ -184,6 +188,11 @@ export function fsStorage(fs, options, adapter) {
   return {
     description: fs.description,
     read: (path, readOptions) => limit(() => fs.read(path, readOptions)),
+    readRange(path, offset, length, readOptions) {
+      const bad = badRange(offset, length);
+      if (bad !== undefined) return Promise.reject(bad);
+      return limit(() => fs.readRange(path, offset, length, readOptions));
+    },
     write: (path, data, writeOptions) => limit(() => write(path, data, writeOptions)),
     append: (path, data) =>
       limit(async () => {

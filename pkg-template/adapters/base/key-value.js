@@ -11,6 +11,9 @@
 //   in "/" (listing.js), unless the backend keeps its folders itself (`children`);
 // - folders are implied by keys, so `removeDir` has nothing to remove unless the backend
 //   keeps folders;
+// - `readRange` is there only where the backend reads a part of a value (`getRange`): its
+//   arguments are checked here (range.js), and a range of length 0 asks the backend for
+//   one byte, so a missing file is still undefined without a whole read;
 // - a backend that answers synchronously (memory, a Durable Object's SQLite) gets a host
 //   that answers synchronously too: the driver runs such calls without waiting a turn.
 //
@@ -21,6 +24,7 @@
 import { toolctxError } from "../../errors.js";
 import { copyOf } from "./bytes.js";
 import { children, folderPrefix } from "./listing.js";
+import { badRange } from "./range.js";
 
 /** `fn(value)`: at once for a plain value, once it settles for a Promise. */
 function after(value, fn) {
@@ -29,6 +33,9 @@ function after(value, fn) {
 
 /** Nothing, once `value` has settled: a primitive's own result is not the host's. */
 const done = (value) => after(value, () => undefined);
+
+/** Empty bytes where there is a file, undefined where there is none (`found`: what a read of it gave). */
+const emptyIfFound = (found) => (found === undefined ? undefined : new Uint8Array(0));
 
 /** The error of an exclusive write that found `path` taken. */
 export function taken(path) {
@@ -42,6 +49,7 @@ export function taken(path) {
  * @param {{
  *   description: string,
  *   get(path: string): Uint8Array | undefined | Promise<Uint8Array | undefined>,  // undefined when missing
+ *   getRange?(path: string, offset: number, length: number): Uint8Array | undefined | Promise<Uint8Array | undefined>, // only where the medium reads part of a value: bytes [offset, offset + length) (fewer at the end, none past it), undefined when missing; length ≥ 1, checked
  *   put(path: string, bytes: Uint8Array): unknown,                               // replaces the value whole
  *   create?(path: string, bytes: Uint8Array): boolean | Promise<boolean>,        // put only where there is no value, atomically; false when taken
  *   has?(path: string): boolean | Promise<boolean>,                              // without `create`: the check before a put (default: a get)
@@ -55,7 +63,7 @@ export function taken(path) {
  * @returns {import("../host.js").StorageHost & { description: string }}
  */
 export function keyValueStorage(backend) {
-  const { description, get, put, create, has, keys, append, removeDir, lock } = backend;
+  const { description, get, getRange, put, create, has, keys, append, removeDir, lock } = backend;
   const remove = backend.delete;
   for (const [name, fn] of Object.entries({ get, put, delete: remove, "keys or children": keys ?? backend.children })) {
     if (typeof fn !== "function") throw toolctxError("INVALID_ARGUMENT", `keyValueStorage: the backend has no ${name}()`);
@@ -83,6 +91,14 @@ export function keyValueStorage(backend) {
     list: (dir) => listed(dir),
     removeDir: removeDir === undefined ? () => {} : (path) => done(removeDir(path)),
   };
+  if (getRange) {
+    host.readRange = (path, offset, length) => {
+      const bad = badRange(offset, length);
+      if (bad !== undefined) return Promise.reject(bad);
+      if (length === 0) return after(getRange(path, 0, 1), emptyIfFound);
+      return getRange(path, offset, length);
+    };
+  }
   if (append) host.append = (path, data) => done(append(path, copyOf(data)));
   if (lock) host.lock = lock;
   return host;
