@@ -9,9 +9,10 @@
 //!                        length (4 bytes) and checksum (8 bytes), little-endian
 //! footer                 the engine fingerprint (8 bytes, little-endian, [`super::engine`]);
 //!                        the records, passages and terms there are; the postings region
-//!                        (offset, length, checksum); per dictionary block its first term,
-//!                        offset, length, where its first term's postings start, checksum;
-//!                        per records block its offset, length, first passage, checksum
+//!                        (offset, length, checksum); the dictionary blocks' count, then per
+//!                        block its first term, offset, length, checksum and where its first
+//!                        term's postings start; the records blocks' count, then per block
+//!                        its offset, length, checksum and first passage
 //! postings               per term, in dictionary order: its metadata list, then its
 //!                        content list (postings.rs's encoding, numbers from 0)
 //! dictionary             blocks of [`TERMS_PER_BLOCK`] terms, sorted; per term: the bytes it
@@ -23,9 +24,10 @@
 //!
 //! Integers are LEB128 varints unless said otherwise; a string is its byte length and its
 //! UTF-8 bytes; offsets in the footer count from the end of the footer, checksums are
-//! [`ResultHasher`]'s. The footer comes first so that one read from the start of the file
-//! (as long as the footer, a few bytes a term) finds everything, without knowing the
-//! file's size. Each block is checked against its checksum when read; the postings region
+//! [`ResultHasher`]'s (8 bytes each). The footer comes first, after the head, so that
+//! one read from the start of the file (the head and footer are about 30 bytes per 64
+//! terms) finds everything without knowing the file's size; Lucene and tantivy put theirs
+//! at the end, which a reader finds from the file's length. Each block is checked against its checksum when read; the postings region
 //! as a whole when the segment is read whole (a merge, a load), and each list read by
 //! range is checked for its structure (its count, ascending numbers below the bound, no
 //! zero frequency) as Lucene checks postings only when merging.
@@ -152,7 +154,7 @@ impl Footer {
         for _ in 0..dictionary.capacity() {
             let first = Box::from(r.str()?);
             let at = r.checked(base)?;
-            let postings = base + r.varint()?;
+            let postings = base.checked_add(r.varint()?).ok_or(Refused::Malformed)?;
             dictionary.push(DictionaryBlock { first, at, postings });
         }
         let mut record_blocks = Vec::with_capacity(r.count()?);
@@ -161,9 +163,18 @@ impl Footer {
             record_blocks.push(RecordsBlock { at, first_passage: r.u32()? });
         }
         let ordered = dictionary.windows(2).all(|w| w[0].first < w[1].first);
+        // Passages are numbered from 0 across the records blocks, in order: each block's
+        // lengths then sum to the next one's first ([`Footer::records_block`]) and the
+        // last's to the count, so a list never names a passage no record holds.
+        let firsts = record_blocks.iter().map(|b| b.first_passage);
+        let numbered = match record_blocks.first() {
+            None => passages == 0,
+            Some(first) => first.first_passage == 0 && firsts.clone().zip(firsts.skip(1)).all(|(a, b)| a <= b),
+        } && record_blocks.last().map_or(true, |b| b.first_passage <= passages);
         let enough = |blocks: usize, per: usize, n: u32| blocks == (n as usize).div_ceil(per);
         if r.at != bytes.len()
             || !ordered
+            || !numbered
             || !enough(dictionary.len(), TERMS_PER_BLOCK, terms)
             || !enough(record_blocks.len(), RECORDS_PER_BLOCK, records)
         {
@@ -184,6 +195,9 @@ impl Footer {
     }
 
     /// Where dictionary block `block` is.
+    ///
+    /// # Panics
+    /// When there is no such block (blocks are numbered below the counts given).
     pub fn dictionary_span(&self, block: usize) -> Span {
         self.dictionary[block].at.span
     }
@@ -194,6 +208,9 @@ impl Footer {
     }
 
     /// Where records block `block` is.
+    ///
+    /// # Panics
+    /// When there is no such block (blocks are numbered below the counts given).
     pub fn records_span(&self, block: usize) -> Span {
         self.record_blocks[block].at.span
     }
@@ -215,6 +232,9 @@ impl Footer {
     }
 
     /// The terms of dictionary block `block`, from its bytes.
+    ///
+    /// # Panics
+    /// When there is no such block (blocks are numbered below the counts given).
     pub fn dictionary_block(&self, block: usize, bytes: &[u8]) -> Result<Vec<TermEntry>, Refused> {
         let b = &self.dictionary[block];
         b.at.check(bytes)?;
@@ -256,6 +276,9 @@ impl Footer {
     }
 
     /// The records of records block `block`, from its bytes.
+    ///
+    /// # Panics
+    /// When there is no such block (blocks are numbered below the counts given).
     pub fn records_block(&self, block: usize, bytes: &[u8]) -> Result<Vec<SegmentRecord>, Refused> {
         self.record_blocks[block].at.check(bytes)?;
         let mut r = Reader { bytes, at: 0 };

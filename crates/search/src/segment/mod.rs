@@ -423,9 +423,10 @@ impl Segment {
         let mut dictionary: Vec<Box<str>> = Vec::new();
         let mut lists = Vec::new();
         let block = |list: ListRef, limit: u32| -> Result<Block, Refused> {
-            let start =
-                usize::try_from(list.span.offset.wrapping_sub(region.offset)).map_err(|_| Refused::Malformed)?;
-            let end = start.checked_add(list.span.len as usize).ok_or(Refused::Malformed)?;
+            let start = list.span.offset.checked_sub(region.offset).and_then(|s| usize::try_from(s).ok());
+            let len = usize::try_from(list.span.len).ok();
+            let (start, end) =
+                start.zip(len).and_then(|(s, l)| Some((s, s.checked_add(l)?))).ok_or(Refused::Malformed)?;
             let bytes = postings.get(start..end).ok_or(Refused::Malformed)?;
             let last = list.check(bytes, limit)?;
             Ok(Block { count: list.count, last, start, end })
@@ -672,6 +673,37 @@ mod tests {
         ]);
         assert_eq!(bytes, want);
         assert!(moved.encode(|_| None).is_none());
+    }
+
+    #[test]
+    fn a_footer_changed_anywhere_and_summed_again_is_refused_or_decodes_never_panics() {
+        // A well-summed footer whose numbers lie (the checksum cannot tell): any byte
+        // changed to any of a few values decodes or is refused, and a segment that decodes
+        // gives back its records' terms without a panic.
+        let (terms, paths) = many(140);
+        let records: Vec<ToWrite<'_>> =
+            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
+        let bytes = encode(&records);
+        let footer_len = Head::decode(&bytes).unwrap().footer.len as usize;
+        for at in 0..footer_len {
+            for value in [0x00, 0x01, 0x7f, 0x80, 0xff] {
+                let changed = with_footer(&bytes, |footer| footer[at] = value);
+                if let Ok(segment) = Segment::decode(changed.as_slice()) {
+                    for i in 0..segment.records.len() {
+                        segment.terms_of(i);
+                    }
+                }
+            }
+        }
+        // Passages numbered from 1 in the records block and counted one more: refused.
+        let a = super::tests::terms("d", "alpha beta gamma");
+        let one = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
+        let shifted = with_footer(&one, |footer| {
+            footer[9] += 1; // the passages there are (after 8 bytes of engine and 1 of records)
+            let last = footer.len() - 1; // the records block's first passage
+            footer[last] = 1;
+        });
+        assert_eq!(Segment::decode(shifted.as_slice()).unwrap_err(), Refused::Malformed);
     }
 
     #[test]
