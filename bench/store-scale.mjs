@@ -259,6 +259,7 @@ async function main() {
   const sizes = (argv.find((a, i) => /^\d/.test(a) && argv[i - 1] !== "--rounds") ?? "10000,100000").split(",").map(Number);
   const rebuild = argv.includes("--rebuild");
   const rounds = argv.includes("--rounds") ? Number(argv[argv.indexOf("--rounds") + 1]) : 1;
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error("--rounds takes a whole number of rounds, 1 or more");
   if (!existsSync(join(REPO, "pkg", "toolctx_core_bg.wasm"))) throw new Error("run `make pkg` first");
   let files = null;
   const rows = [];

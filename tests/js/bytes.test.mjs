@@ -7,7 +7,7 @@ import { byteLength } from "../../pkg-template/adapters/base/bytes.js";
 
 test("byteLength of a string is its UTF-8 length; of bytes, their length", () => {
   const encoder = new TextEncoder();
-  for (const text of ["", "ascii {\"a\":1}", "é ü ß", "€ ✓ 中文 日本語", "🙂 𝄞 a🙂b", "\u007f\u0080\u07ff\u0800\uffff", "\ud7ff\ue000"]) {
+  for (const text of ["", "ascii {\"a\":1}", "é ü ß", "€ ✓ 中文 日本語", "🙂 𝄞 a🙂b", "\u007f\u0080\u07ff\u0800\uffff", "\ud7ff\ue000", "\ud800", "a\udc00b", "\udbff\udfff", "\ud83d", "x\ud83d\ud83dy"]) {
     assert.equal(byteLength(text), encoder.encode(text).length, JSON.stringify(text));
   }
   const bytes = encoder.encode("bytes é");

@@ -197,6 +197,74 @@ fn a_record_rewritten_under_its_name_is_ranked_by_what_it_holds_once_read() {
     assert!(!found(&c, "borrow of moved value").contains(target));
 }
 
+/// Rewrites the record at `path` under its name: its result becomes `text`.
+fn rewrite(storage: &Shared, path: &str, text: &str) -> Vec<u8> {
+    let bytes = block_on(storage.read(path)).unwrap().unwrap();
+    let mut record: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    record["result"] = serde_json::json!(text);
+    let now = serde_json::to_vec(&record).unwrap();
+    block_on(storage.write(path, &now, WriteOptions { exclusive: false })).unwrap();
+    now
+}
+
+#[test]
+fn a_merge_keeps_a_rewritten_record_as_the_newest_segment_holds_it() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    let saved = save_all(&a, 0, 12);
+    block_on(a.close()).unwrap();
+    rewrite(&storage, &saved[5], "thread quokka panicked at zanzibar.rs");
+    // Indexed again when read: the next segment holds it as it is now, the first as it was
+    // (the next is the larger: a merge takes the smaller first).
+    let b = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    block_on(b.load(std::slice::from_ref(&saved[5]))).unwrap();
+    save_all(&b, 50, 20);
+    block_on(b.close()).unwrap();
+    // Small segments until ten of level 0 merge.
+    for i in 0..12 {
+        let m = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+        save_all(&m, 100 + i, 1);
+        block_on(m.close()).unwrap();
+    }
+    let segments = storage.paths().into_iter().filter(|p| p.ends_with(".seg")).count();
+    assert!(segments < 10, "a merge happened: {segments} segments");
+    let (c, reads) = open(&storage, toolctx::options("/ctx"));
+    assert_eq!(reads, 0);
+    let found = |q: &str| ranked(&c, q).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    assert_eq!(found("quokka zanzibar"), std::slice::from_ref(&saved[5]));
+    assert!(!found("borrow of moved value").contains(&saved[5]));
+}
+
+#[test]
+fn a_rewritten_record_of_a_session_is_indexed_again_once() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let mut o = toolctx::options("/ctx");
+    o.session = Some(SessionChoice::New);
+    let a = block_on(ContextManager::open(storage.clone(), o)).unwrap();
+    let id = a.session_id().unwrap().to_owned();
+    let saved = save_all(&a, 0, 12);
+    block_on(a.close()).unwrap();
+    let now = rewrite(&storage, &saved[5], "thread quokka panicked at zanzibar.rs");
+    let resume = || {
+        let mut o = toolctx::options("/ctx");
+        o.session = Some(SessionChoice::Resume(id.clone()));
+        let log = logged(&mut o);
+        (open(&storage, o).0, log)
+    };
+    let (b, log) = resume();
+    block_on(b.load(std::slice::from_ref(&saved[5]))).unwrap();
+    assert!(log.borrow().iter().any(|m| m.contains("changed under its name")), "{:?}", log.borrow());
+    block_on(b.close()).unwrap();
+    // The manifest says what it holds now: a later resume does not find it changed.
+    let (c, log) = resume();
+    let all: serde_json::Value = serde_json::from_str(&c.pointers_json(Filter::ALL)).unwrap();
+    let pointer = all.as_array().unwrap().iter().find(|p| p["filepath"] == saved[5].as_str()).unwrap();
+    assert_eq!(pointer["size"], now.len());
+    block_on(c.load(std::slice::from_ref(&saved[5]))).unwrap();
+    assert!(!log.borrow().iter().any(|m| m.contains("changed under its name")), "{:?}", log.borrow());
+    assert_eq!(ranked(&c, "quokka zanzibar").len(), 1);
+}
+
 #[test]
 fn records_no_segment_holds_are_read_and_then_get_one() {
     let storage: Shared = Rc::new(MemoryStorage::new());

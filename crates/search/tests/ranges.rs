@@ -34,18 +34,19 @@ fn record(numbers: &mut Numbers, i: usize) -> Terms {
 }
 
 /// A segment's lists of `stem`, read as a reader by range does: its footer, the one
-/// dictionary block that would hold it, then the lists' own bytes.
+/// dictionary block that would hold it, then the lists' own bytes; `None` when the segment
+/// lacks the stem (a read refused fails the test).
 fn read<'a>(bytes: &'a [u8], first_slot: u32, first_passage: u32, stem: &str) -> Option<SegmentLists<'a>> {
-    let head = Head::decode(bytes).ok()?;
-    let footer = Footer::decode(&head, head.footer.of(bytes).ok()?).ok()?;
+    let head = Head::decode(bytes).expect("a head");
+    let footer = Footer::decode(&head, head.footer.of(bytes).unwrap()).expect("a footer");
     let block = footer.block_of(stem)?;
-    let entries = footer.dictionary_block(block, footer.dictionary_span(block).of(bytes).ok()?).ok()?;
+    let entries = footer.dictionary_block(block, footer.dictionary_span(block).of(bytes).unwrap()).expect("a block");
     let entry = entries.into_iter().find(|e| &*e.term == stem)?;
     let list = |list: toolctx_search::segment::layout::ListRef, limit: u32| {
-        let bytes = list.span.of(bytes).ok()?;
-        Some(List { count: list.count, last: list.check(bytes, limit).ok()?, bytes })
+        let bytes = list.span.of(bytes).unwrap();
+        List { count: list.count, last: list.check(bytes, limit).expect("a list"), bytes }
     };
-    let (metadata, content) = (list(entry.metadata, footer.records)?, list(entry.content, footer.passages)?);
+    let (metadata, content) = (list(entry.metadata, footer.records), list(entry.content, footer.passages));
     Some(SegmentLists { first_slot, first_passage, df: entry.df, metadata, content })
 }
 
@@ -70,7 +71,7 @@ fn ranking_from_lists_read_by_range_is_ranking_from_whole_segments() {
         let bases = ranged.append_segment_records(&segment.records, &orders).expect("room");
         segments.push((bytes, bases));
     }
-    // Then records saved in this process, held in both.
+    // Then more records saved in this process, held in both.
     for i in 0..40 {
         let terms = record(&mut numbers, 1000 + i);
         whole.add(order, &terms);

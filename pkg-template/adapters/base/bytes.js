@@ -7,14 +7,16 @@ export function bytesOf(data) {
   return typeof data === "string" ? encoder.encode(data) : data;
 }
 
-/** How many bytes `data` takes (a string: as UTF-8, without encoding it). */
+/** How many bytes `data` takes (a string: as TextEncoder encodes it, without encoding it). */
 export function byteLength(data) {
   if (typeof data !== "string") return data.byteLength;
-  let size = data.length;
+  let size = 0;
   for (let i = 0; i < data.length; i++) {
     const unit = data.charCodeAt(i);
-    // One byte more from U+0080, two from U+0800; each half of a surrogate pair one (4 in all).
-    if (unit >= 0x80) size += unit >= 0x800 && (unit < 0xd800 || unit > 0xdfff) ? 2 : 1;
+    const pair = unit >= 0xd800 && unit <= 0xdbff && (data.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    if (pair) i++; // a surrogate pair: one code point of 4 bytes
+    // A lone surrogate is encoded as U+FFFD: 3 bytes, as any unit from U+0800.
+    size += unit < 0x80 ? 1 : unit < 0x800 ? 2 : pair ? 4 : 3;
   }
   return size;
 }

@@ -93,6 +93,11 @@ impl LiveIndex {
         self.unindexed.push(path, json);
     }
 
+    /// The record at `path` no longer waits for its content to be indexed.
+    pub(super) fn forget_waiting(&mut self, path: &str) {
+        self.unindexed.forget(path);
+    }
+
     /// The oldest record whose content waits (filepath, result text), no longer waiting.
     pub(super) fn next_waiting(&mut self) -> Option<(String, String)> {
         self.unindexed.pop()

@@ -5,15 +5,17 @@
 //! each record in storage and an [`Op::KeepRecord`] for each held in memory; a path
 //! outside the store is skipped before. The driver checks each record is whole and keeps
 //! it (in wasm, JavaScript parses what it read: the bytes never cross), answering the
-//! number it keeps it under; the plan gives those numbers in order, and tells `onDebug`
+//! number it keeps it under and its size; the plan gives those numbers in order, and tells `onDebug`
 //! of each path skipped, in the words of the original: `Failed to load <path as asked>:
 //! <why>`. The load holds the manager's gate (`close` waits for it) until it ends.
 //!
 //! A record read whose size is not its pointer's was rewritten under its name by another
 //! program since it was indexed (its pointer and terms came from an index segment, or
-//! another process saved it): the plan reads it again for the core, which indexes it as
-//! it is now ([`Manager::changed_under_name`]), before the load ends. So a record is
-//! ranked by what it holds once it was read, and the next segment holds it so.
+//! another process saved it): the plan reads it again, into the core this once, which
+//! indexes it as it is now (`Manager::changed_under_name`), before the load ends. So a
+//! record is ranked by what it holds once it was read, and the next segment holds it so.
+//! A rewrite that keeps the size is not seen: the host interface gives no modification
+//! marker (SPEC §4 asks for one; a listing with sizes and markers is left to do).
 
 use std::fmt;
 use std::ops::Deref;
@@ -175,6 +177,9 @@ impl<M: Deref<Target = Manager>> LoadRecords<M> {
     /// The records changed under their name, read again (`outcomes`): indexed as they are
     /// now; then the load's numbers.
     fn read_again(&mut self, outcomes: Outcomes, kept: Vec<u32>) -> Step<Vec<u32>> {
+        if outcomes.len() != self.changed.len() {
+            return Step::Done(Err(driver_bug("the driver answered another number of outcomes than ops")));
+        }
         for (path, outcome) in std::mem::take(&mut self.changed).iter().zip(outcomes) {
             match crate::plan::bytes(outcome) {
                 Ok(Some(bytes)) => self.manager.changed_under_name(path, &bytes),

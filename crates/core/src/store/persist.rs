@@ -248,7 +248,10 @@ impl Manager {
                 }
                 match to_merge(&names) {
                     None => self.unlock_segments(w),
-                    Some(inputs) => {
+                    Some(mut inputs) => {
+                        // Read newest first: a record two inputs hold (rewritten under its
+                        // name since the older) is merged as the newest holds it.
+                        segments::newest_first(&mut inputs);
                         w.inputs = inputs;
                         w.phase = WritePhase::ListingRecords;
                         match &self.session {

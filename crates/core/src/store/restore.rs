@@ -175,20 +175,28 @@ impl Manager {
 
     /// Indexes the record at `path` again, changed under its name (`bytes`: as read now):
     /// its pointer made again from it, in its place in save order, ranked on what it holds
-    /// now; it waits for the next segment, so a later open ranks it so too. `onDebug` says so.
+    /// now (its content no longer waits to be indexed from the text it was saved with);
+    /// retention counts its size now; in a session its manifest entry is made again; it
+    /// waits for the next segment, so a later open ranks it so too. `onDebug` says so.
     pub(super) fn changed_under_name(&self, path: &str, bytes: &[u8]) {
         let Some((meta, size, content)) = self.adopted(path, bytes) else { return };
+        let terms = terms_of(&meta).with_passages_of(content.clone());
         let before = {
             let mut state = self.state.borrow_mut();
             let Some(slot) = state.pointers.slot_of(path) else { return };
             let seq = state.live.order(slot);
-            let before = state.pointers.entry(path).map_or(0, Entry::size);
+            let before = state.pointers.get(slot).map_or(0, Entry::size);
+            let saved_at = saved_at_ms(path, &meta);
+            state.live.forget_waiting(path);
             state.remove_pointer(path);
-            let terms = terms_of(&meta).with_passages_of(content.clone());
+            if state.owned.remove(path) {
+                state.owned.add(path, saved_at, seq, size);
+            }
             let entry = state.pointers.new_entry(path, meta, size, None);
             state.add(seq, entry, &terms);
             before
         };
+        self.track(path, &terms);
         self.to_segment(path, content);
         let message =
             format!("a record changed under its name ({before} bytes when indexed, {size} now): indexed again");

@@ -29,6 +29,18 @@ impl Unindexed {
         Some(next)
     }
 
+    /// The record at `path` no longer waits (its file changed: it is indexed from that).
+    pub(super) fn forget(&mut self, path: &str) {
+        let bytes = &mut self.bytes;
+        self.waiting.retain(|(p, json)| {
+            let keep = p != path;
+            if !keep {
+                *bytes -= json.len();
+            }
+            keep
+        });
+    }
+
     /// Every record waiting, oldest first; none waits any more.
     pub(super) fn take(&mut self) -> VecDeque<(String, String)> {
         self.bytes = 0;

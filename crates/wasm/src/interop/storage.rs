@@ -227,7 +227,7 @@ fn record_outcome(value: JsValue, path: &str) -> Result<RecordOutcome> {
     }
     match value.as_string() {
         Some(why) => Ok(RecordOutcome::NotARecord(why)),
-        None => Err(Error::new(ErrorKind::Internal, "the driver kept a record as neither a number nor a reason")
+        None => Err(Error::new(ErrorKind::Internal, "the driver kept a record as neither {kept, size} nor a reason")
             .with_path(path)),
     }
 }
