@@ -219,8 +219,9 @@ async fn save_and_load_through_a_js_host() {
     // loadContexts is a plan: a `run` step of a `readRecord` op for each record in storage
     // (both were written: persistThreshold 0), in the order asked; a path outside the
     // store (asked second) is skipped. The driver reads each record and keeps it
-    // (records.js parses it), answering the number it keeps it under; the plan ends with
-    // those numbers in the order asked.
+    // (records.js parses it), answering `{kept, size}`: the number it keeps it under and
+    // its bytes (as the pointer's: it was not rewritten); the plan ends with those numbers
+    // in the order asked.
     let asked = Array::of3(&paths[2].as_str().into(), &"/elsewhere/x.json".into(), &paths[0].as_str().into());
     let step = m.begin(ask("load", &[("filepaths", asked.into())])).unwrap();
     assert_eq!(get(&step, "kind").as_string().as_deref(), Some("run"));
@@ -233,20 +234,25 @@ async fn save_and_load_through_a_js_host() {
     let storage = get(&step, "storage");
     let read: Function = get(&storage, "read").into();
     let mut records = Vec::new();
+    let mut sizes = Vec::new();
     for (_, path) in &ops {
         let called = read.call2(&get(&storage, "host"), &path.into(), &get(&storage, "readOptions")).unwrap();
-        let text = JsFuture::from(Promise::from(called));
-        records.push(parse_record(&text.await.unwrap()));
+        let text = JsFuture::from(Promise::from(called)).await.unwrap();
+        sizes.push(text.as_string().map_or_else(|| js_sys::Uint8Array::new(&text).length(), |t| t.len() as u32));
+        records.push(parse_record(&text));
     }
     // Kept the other way round: the plan gives the numbers in the order asked.
-    let kept = |at: u32| {
+    let kept = |at: u32, size: u32| {
+        let value = Object::new();
+        Reflect::set(&value, &"kept".into(), &at.into()).unwrap();
+        Reflect::set(&value, &"size".into(), &size.into()).unwrap();
         let outcome = Object::new();
         Reflect::set(&outcome, &"ok".into(), &true.into()).unwrap();
-        Reflect::set(&outcome, &"value".into(), &at.into()).unwrap();
+        Reflect::set(&outcome, &"value".into(), &value).unwrap();
         JsValue::from(outcome)
     };
     let id = get(&step, "id").as_f64().unwrap() as u32;
-    let done = crate::plans::plan_step(id, Array::of2(&kept(1), &kept(0)));
+    let done = crate::plans::plan_step(id, Array::of2(&kept(1, sizes[0]), &kept(0, sizes[1])));
     assert_eq!(get(&done, "kind").as_string().as_deref(), Some("done"));
     assert_eq!(Uint32Array::from(get(&done, "kept")).to_vec(), [1, 0]);
     assert_eq!(get(&records[0], "result").as_string().as_deref(), Some("body"));
