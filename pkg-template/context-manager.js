@@ -320,6 +320,9 @@ export class ContextManager {
     const listed = Array.isArray(pointers) ? this.#pointers.given(this.#ask, pointers).listed : undefined;
     // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
     const vector = await this.#embedQuery(query);
+    // The query's lists of the index segments read by range (where the storage reads
+    // ranges: crates/core/src/store/lazy.rs), read first; none to read otherwise.
+    await this.#run({ kind: WORK.PREPARE, query });
     const out = this.#query({ kind: QUERY.SELECT, query, options, listed, vector });
     const ranked = typeof out === "string" ? JSON.parse(out) : out;
     await this.#withPassages(query, ranked);

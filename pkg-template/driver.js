@@ -105,6 +105,11 @@ function call(storage, op, kept) {
   switch (op.op) {
     case OP.READ:
       return storage.read.call(host, op.path, storage.readOptions);
+    case OP.READ_RANGE:
+      if (typeof storage.readRange === "function") return storage.readRange.call(host, op.path, op.offset, op.length);
+      // A host without range reads: the whole file, cut.
+      return Promise.resolve(storage.read.call(host, op.path, storage.readOptions)).then((value) =>
+        value === undefined || value === null ? undefined : bytesOf(value).slice(op.offset, op.offset + op.length));
     case OP.READ_RECORD: {
       const read = storage.read.call(host, op.path, storage.readOptions);
       // A host read that returns a plain value is not awaited.

@@ -25,12 +25,14 @@ export const STEP = Object.freeze({
 /** A host call in a step's `ops`: `{op, path, bytes?, parts?, exclusive?, text?}`, the StorageHost method of that name, or a record to keep. A `write` has `bytes`, or `parts` whose bytes it writes joined. */
 export const OP = Object.freeze({
   READ: "read",
+  /** `readRange(path, offset, length)`: bytes of a file (a host without it: the file read and cut). */
+  READ_RANGE: "readRange",
   LIST: "list",
   WRITE: "write",
   APPEND: "append",
   REMOVE: "remove",
   REMOVE_DIR: "removeDir",
-  /** `read` of a record, parsed and kept for the run: answers the number it is kept under (undefined: no file; a string: why it is no record). */
+  /** `read` of a record, parsed and kept for the run: answers `{kept, size}`, the number it is kept under and its bytes (undefined: no file; a string: why it is no record). */
   READ_RECORD: "readRecord",
   /** `text`, a record held in memory at `path`, parsed and kept as `readRecord` keeps one. */
   KEEP_RECORD: "keepRecord",
@@ -42,6 +44,8 @@ export const WORK = Object.freeze({
   SAVE: "save",
   /** `{kind, filepaths}`. */
   LOAD: "load",
+  /** `{query}`: what ranking the query reads of the index segments read by range (before `select`). */
+  PREPARE: "prepare",
   FLUSH: "flush",
   CLOSE: "close",
   END_SESSION: "endSession",

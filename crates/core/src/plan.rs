@@ -49,6 +49,16 @@ use crate::error::{Error, ErrorKind, Result};
 pub enum Op {
     /// `Storage::read`: [`Outcome::Read`].
     Read(String),
+    /// `Storage::read_range`: the bytes `[offset, offset + len)` of a file, fewer at its
+    /// end ([`Outcome::Read`]). A host without range reads reads the file and cuts it.
+    ReadRange {
+        /// Which file.
+        path: String,
+        /// The first byte.
+        offset: u64,
+        /// How many bytes.
+        len: u64,
+    },
     /// `Storage::list`: [`Outcome::List`].
     List(String),
     /// `Storage::write`: [`Outcome::Done`].
@@ -106,16 +116,18 @@ impl Op {
     pub fn path(&self) -> &str {
         match self {
             Op::Read(path) | Op::List(path) | Op::Remove(path) | Op::RemoveDir(path) | Op::ReadRecord(path) => path,
+            Op::ReadRange { path, .. } => path,
             Op::Write { path, .. } | Op::WriteParts { path, .. } | Op::Append { path, .. } => path,
             Op::KeepRecord { path, .. } => path,
         }
     }
 
-    /// The storage method it calls (`read`, `list`, `write`, `append`, `remove`,
+    /// The storage method it calls (`read`, `readRange`, `list`, `write`, `append`, `remove`,
     /// `removeDir`; a record kept calls none), as errors name it.
     pub fn method(&self) -> &'static str {
         match self {
             Op::Read(_) => "read",
+            Op::ReadRange { .. } => "readRange",
             Op::List(_) => "list",
             Op::Write { .. } | Op::WriteParts { .. } => "write",
             Op::Append { .. } => "append",

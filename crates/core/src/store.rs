@@ -43,6 +43,7 @@ mod clear;
 mod close;
 mod entry;
 mod held;
+mod lazy;
 mod live;
 mod load;
 mod options;
@@ -60,6 +61,7 @@ mod unindexed;
 pub use crate::segments::{segments_dir, INDEX_DIR};
 pub use close::{ClosePlan, Closing};
 use held::Held;
+pub use lazy::{PrepareQuery, DEFAULT_INDEX_MEMORY};
 pub use load::{LoadRecords, LoadStep, Loading, NotLoaded};
 
 pub use clear::{remove_written, Clearing};

@@ -124,6 +124,10 @@ impl TestStorage {
         };
         match op {
             Op::Read(path) => Ok(Outcome::Read(files.get(path).cloned())),
+            Op::ReadRange { path, offset, len } => Ok(Outcome::Read(files.get(path).map(|bytes| {
+                let start = (*offset as usize).min(bytes.len());
+                bytes[start..(start + *len as usize).min(bytes.len())].to_vec()
+            }))),
             Op::ReadRecord(path) => Ok(Outcome::Record(match files.get(path) {
                 None => RecordOutcome::Missing,
                 Some(bytes) => match parse_record(bytes) {

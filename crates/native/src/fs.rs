@@ -61,6 +61,23 @@ impl Storage for FsStorage {
         }
     }
 
+    async fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = match fs::File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == IoKind::NotFound => return Ok(None),
+            Err(e) => return Err(with_path(path)(e)),
+        };
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(offset)).map_err(with_path(path))?;
+        file.take(len).read_to_end(&mut bytes).map_err(with_path(path))?;
+        Ok(Some(bytes))
+    }
+
+    fn reads_ranges(&self) -> bool {
+        true
+    }
+
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
         create_parents(path)?;
         if options.exclusive {

@@ -13,8 +13,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::runner;
 use crate::storage::Storage;
 use crate::store::{
-    remove_written, Clearing, ClosePlan, Job, JobPlan, LoadRecords, Manager, Options, SaveInput, SaveRecord,
+    remove_written, Clearing, ClosePlan, Job, JobPlan, LoadRecords, Manager, Options, PrepareQuery, SaveInput,
+    SaveRecord,
 };
+use toolctx_core::select::{Query, Ranking};
+use toolctx_core::{Fallback, Strategy};
 
 /// The tool-context store over a [`Storage`]: a [`Manager`] (the state and its
 /// synchronous steps, which it derefs to, as a guard to what it guards) and the storage
@@ -38,7 +41,8 @@ impl<S> Deref for ContextManager<S> {
 impl<S: Storage> ContextManager<S> {
     /// A manager over `storage` with `options` (see [`Manager::new`]); a session it names
     /// is read by [`ContextManager::open`].
-    pub fn new(storage: S, options: Options) -> Result<Self> {
+    pub fn new(storage: S, mut options: Options) -> Result<Self> {
+        options.ranges = storage.reads_ranges();
         Ok(ContextManager { core: Manager::new(options)?, storage, turn: Mutex::new(()) })
     }
 
@@ -92,6 +96,21 @@ impl<S: Storage> ContextManager<S> {
                 .ok_or_else(|| Error::new(ErrorKind::Internal, "no record kept under that number"))
         };
         order.into_iter().map(record).collect()
+    }
+
+    /// Ranks every pointer for `query` (see [`Manager::rank_all`]), having read first what
+    /// the ranking needs of the index segments read by range (their dictionary blocks and
+    /// the query's lists; a storage that reads ranges: [`Storage::reads_ranges`]).
+    /// [`Manager::rank_all`] alone ranks the records of those segments by their metadata.
+    pub async fn search(
+        &self,
+        query: &Query,
+        fallback: Fallback,
+        strategy: Strategy,
+        limit: Option<usize>,
+    ) -> Result<Ranking> {
+        runner::run(&self.storage, PrepareQuery::new(&self.core, query)).await?;
+        Ok(self.core.rank_all(query, fallback, strategy, limit))
     }
 
     /// Writes out every record held in memory.

@@ -29,6 +29,14 @@ impl Storage for MemoryStorage {
         Ok(self.files.borrow().get(path).cloned())
     }
 
+    async fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self.files.borrow().get(path).map(|bytes| crate::storage::cut(bytes, offset, len).to_vec()))
+    }
+
+    fn reads_ranges(&self) -> bool {
+        true
+    }
+
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
         let mut files = self.files.borrow_mut();
         if options.exclusive && files.contains_key(path) {

@@ -208,6 +208,7 @@ async fn perform_one<S: Storage>(storage: &S, op: &Op, kept: &mut Kept) -> Resul
         }
         Op::KeepRecord { text, .. } => Ok(Outcome::Record(keep(kept, text.clone().into_bytes()))),
         Op::Read(path) => storage.read(path).await.map(Outcome::Read),
+        Op::ReadRange { path, offset, len } => storage.read_range(path, *offset, *len).await.map(Outcome::Read),
         Op::List(dir) => storage.list(dir).await.map(Outcome::List),
         Op::Write { path, bytes, exclusive } => {
             storage.write(path, bytes, WriteOptions { exclusive: *exclusive }).await.map(|()| Outcome::Done)

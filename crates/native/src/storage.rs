@@ -34,6 +34,17 @@ pub struct WriteOptions {
 pub trait Storage {
     /// The file's bytes, or `None` when it does not exist.
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>>;
+    /// The bytes `[offset, offset + len)` of the file (fewer at its end, none past it), or
+    /// `None` when it does not exist. The default reads the whole file and cuts it;
+    /// backends that read ranges override it and [`Storage::reads_ranges`].
+    async fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self.read(path).await?.map(|bytes| cut(&bytes, offset, len).to_vec()))
+    }
+    /// Whether [`Storage::read_range`] reads only the range (then the index reads its
+    /// segments by range instead of whole).
+    fn reads_ranges(&self) -> bool {
+        false
+    }
     /// Replaces the whole file (creating parents); see [`WriteOptions`].
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()>;
     /// Removes a file; removing a missing file succeeds.
@@ -80,6 +91,12 @@ impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
         (**self).read(path).await
     }
+    async fn read_range(&self, path: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        (**self).read_range(path, offset, len).await
+    }
+    fn reads_ranges(&self) -> bool {
+        (**self).reads_ranges()
+    }
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
         (**self).write(path, data, options).await
     }
@@ -104,4 +121,11 @@ impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
     async fn write_parts(&self, path: &str, head: &[u8], body: u32, tail: &[u8], options: WriteOptions) -> Result<()> {
         (**self).write_parts(path, head, body, tail, options).await
     }
+}
+
+/// The bytes `[offset, offset + len)` of `bytes`: fewer at their end, none past it.
+pub fn cut(bytes: &[u8], offset: u64, len: u64) -> &[u8] {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(bytes.len());
+    let end = usize::try_from(offset.saturating_add(len)).unwrap_or(usize::MAX).min(bytes.len());
+    &bytes[start..end]
 }

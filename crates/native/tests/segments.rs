@@ -26,6 +26,11 @@ struct Probe {
     stop_after: Cell<Option<usize>>,
     /// Reads of segments fail (a storage that answers 503 for them).
     failing_segment_reads: Cell<bool>,
+    /// It reads ranges (the index reads its segments by range), as its memory storage does.
+    ranges: Cell<bool>,
+    /// Segments read whole, and ranges read.
+    segment_reads: Cell<usize>,
+    range_reads: Cell<usize>,
 }
 
 impl Probe {
@@ -36,6 +41,9 @@ impl Probe {
             index_writes: Cell::new(0),
             stop_after: Cell::new(None),
             failing_segment_reads: Cell::new(false),
+            ranges: Cell::new(true),
+            segment_reads: Cell::new(0),
+            range_reads: Cell::new(0),
         }
     }
 
@@ -56,7 +64,21 @@ impl Storage for Probe {
         if path.ends_with(".json") && !path.ends_with(".manifest.json") {
             self.record_reads.set(self.record_reads.get() + 1);
         }
+        if path.ends_with(".seg") {
+            self.segment_reads.set(self.segment_reads.get() + 1);
+        }
         self.inner.read(path).await
+    }
+    async fn read_range(&self, path: &str, offset: u64, len: u64) -> toolctx::Result<Option<Vec<u8>>> {
+        self.stopped()?;
+        if self.failing_segment_reads.get() && path.ends_with(".seg") {
+            return Err(Error::new(ErrorKind::Storage, "503 Slow Down"));
+        }
+        self.range_reads.set(self.range_reads.get() + 1);
+        self.inner.read_range(path, offset, len).await
+    }
+    fn reads_ranges(&self) -> bool {
+        self.ranges.get()
     }
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> toolctx::Result<()> {
         self.stopped()?;
@@ -103,7 +125,7 @@ fn save_all(m: &ContextManager<impl Storage>, from: usize, n: usize) -> Vec<Stri
 
 /// The ranking of `query` over every pointer: filepaths and scores, best first.
 fn ranked(m: &ContextManager<impl Storage>, query: &str) -> Vec<(String, String)> {
-    let ranking = m.rank_all(&Query::new(query), Fallback::None, Strategy::Bm25, None);
+    let ranking = block_on(m.search(&Query::new(query), Fallback::None, Strategy::Bm25, None)).unwrap();
     ranking.hits.iter().map(|h| (m.filepath_of(h.index as u32).unwrap(), format!("{:.9}", h.score))).collect()
 }
 
@@ -263,6 +285,45 @@ fn a_rewritten_record_of_a_session_is_indexed_again_once() {
     block_on(c.load(std::slice::from_ref(&saved[5]))).unwrap();
     assert!(!log.borrow().iter().any(|m| m.contains("changed under its name")), "{:?}", log.borrow());
     assert_eq!(ranked(&c, "quokka zanzibar").len(), 1);
+}
+
+#[test]
+fn a_store_read_by_range_ranks_as_one_read_whole_in_any_index_memory() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    save_all(&a, 0, 40);
+    block_on(a.close()).unwrap();
+    for round in 0..3 {
+        // Segments of a few sizes: a merge of ten, and ones left small.
+        let m = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+        save_all(&m, 100 + round * 7, 7);
+        block_on(m.close()).unwrap();
+    }
+    let whole = Probe::new(&storage);
+    whole.ranges.set(false);
+    let eager = block_on(ContextManager::open(whole, toolctx::options("/ctx"))).unwrap();
+    let want = rankings(&eager);
+    assert!(eager.storage().segment_reads.get() > 0 && eager.storage().range_reads.get() == 0);
+    for memory in [32 * 1024 * 1024, 1024, 0] {
+        let mut o = toolctx::options("/ctx");
+        o.index_memory = memory;
+        let (lazy, reads) = open(&storage, o);
+        assert_eq!(reads, 0);
+        assert_eq!(lazy.storage().segment_reads.get(), 0, "no segment read whole");
+        assert_eq!(rankings(&lazy), want, "indexMemory {memory}");
+        assert_eq!(rankings(&lazy), want, "again, from what is kept (indexMemory {memory})");
+        assert!(lazy.storage().range_reads.get() > 0);
+    }
+    // Not prepared (the synchronous seed ranking): records of segments read by range are
+    // ranked by their metadata; a record saved here by its content too.
+    let (lazy, _) = open(&storage, toolctx::options("/ctx"));
+    let content_word = Query::new("lazily");
+    assert!(lazy.rank_all(&content_word, Fallback::None, Strategy::Bm25, None).hits.is_empty());
+    assert!(!lazy.rank_all(&Query::new("f3"), Fallback::None, Strategy::Bm25, None).hits.is_empty());
+    let saved = save_all(&lazy, 500, 3);
+    let found = lazy.rank_all(&content_word, Fallback::None, Strategy::Bm25, None);
+    let paths: Vec<String> = found.hits.iter().map(|h| lazy.filepath_of(h.index as u32).unwrap()).collect();
+    assert_eq!(paths, [saved[0].clone()], "the one saved here whose text says 'lazily' (TEXTS[500 % 6])");
 }
 
 #[test]

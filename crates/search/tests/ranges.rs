@@ -59,6 +59,7 @@ fn ranking_from_lists_read_by_range_is_ranking_from_whole_segments() {
     // Three segments of 150 records, read at open: whole into one index, records alone
     // into the other.
     let mut segments = Vec::new();
+    let mut decoded = Vec::new();
     for s in 0..3 {
         let terms: Vec<Terms> = (0..150).map(|i| record(&mut numbers, s * 150 + i)).collect();
         let paths: Vec<String> = (0..150).map(|i| format!("s{s}/r{i}.json")).collect();
@@ -70,6 +71,7 @@ fn ranking_from_lists_read_by_range_is_ranking_from_whole_segments() {
         whole.append_segment(&segment, &orders).expect("room");
         let bases = ranged.append_segment_records(&segment.records, &orders).expect("room");
         segments.push((bytes, bases));
+        decoded.push(segment);
     }
     // Then more records saved in this process, held in both.
     for i in 0..40 {
@@ -95,4 +97,18 @@ fn ranking_from_lists_read_by_range_is_ranking_from_whole_segments() {
         }
     }
     assert!(compared > 400, "{compared} hits compared");
+
+    // The second segment's records given their terms (its lists no longer read): the same.
+    let (_, (first_slot, _)) = segments[1];
+    let terms: Vec<Terms> = (0..150).map(|i| decoded[1].terms_of(i)).collect();
+    let filled: Vec<(u32, &Terms)> = terms.iter().enumerate().map(|(i, t)| (first_slot + i as u32, t)).collect();
+    ranged.fill(&filled);
+    for q in &queries {
+        let query = query_for(q, Strategy::Bm25, false);
+        let want = whole.rank_all(&query, Strategy::Bm25, Some(10));
+        let read_two = |stem: &str| {
+            [0, 2].iter().filter_map(|&s| read(&segments[s].0, segments[s].1 .0, segments[s].1 .1, stem)).collect()
+        };
+        assert_eq!(ranged.rank_all_with(&query, Strategy::Bm25, Some(10), &read_two).hits, want.hits, "{q:?} filled");
+    }
 }

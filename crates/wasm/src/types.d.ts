@@ -146,6 +146,11 @@ export interface ContextManagerOptions {
    * 0 indexes no content.
    */
   indexContentBytes?: number;
+  /**
+   * Bytes of index segments read by range (a storage with `readRange`) that rankings keep:
+   * dictionary blocks and posting lists, least recently used first out. Default 32 MiB.
+   */
+  indexMemory?: number;
   /** The storage (the seed's name). */
   fileSystem?: StorageHost | IFileSystem;
   /** Alias of `fileSystem`. */

@@ -21,7 +21,6 @@ use crate::paths;
 use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::RecordMeta;
 use crate::retention::Owned;
-use crate::select::segment::Segment;
 use crate::select::Terms;
 use crate::session::{self, Manifest, ManifestEntry, RecordFiles, RemoveSession, MANIFEST};
 
@@ -134,7 +133,7 @@ struct Resuming {
     /// The segment folder's segments, then those read, and which record of which each
     /// record file is; the removals of those refused.
     segment_names: Vec<String>,
-    segments: Vec<Segment>,
+    segments: Vec<super::lazy::Opened>,
     covered: HashMap<String, Stored>,
     segment_removes: Vec<Op>,
     /// The content terms of the records read whole (those it did not list): their

@@ -4,8 +4,10 @@
 //! pointer table ([`super::table`]) keeps its pointers in, and knows each slot's save
 //! order; it knows nothing of the pointers themselves.
 
+use super::lazy::LazySegments;
 use super::unindexed::Unindexed;
-use crate::select::segment::{Builder, Forward, Segment};
+use crate::select::segment::layout::Footer;
+use crate::select::segment::{Builder, Forward, Segment, SegmentRecord};
 use crate::select::{Doc, Index, Query, Ranking, Strategy, Terms, Vectors};
 
 /// The index a manager ranks with, and what waits to enter it or a segment.
@@ -20,6 +22,9 @@ pub(super) struct LiveIndex {
     /// Persisted records whose content is indexed but in no segment this manager wrote
     /// or read: filepath and content terms, for the next segment (SPEC §4).
     unsegmented: Builder,
+    /// The segments whose records the index holds without their terms, and what was read
+    /// of them ([`super::lazy`]).
+    pub(super) lazy: LazySegments,
 }
 
 impl LiveIndex {
@@ -35,6 +40,26 @@ impl LiveIndex {
     /// the first slot, `None` when the index has no room for them.
     pub(super) fn append_segment(&mut self, segment: &Segment, orders: &[u64]) -> Option<u32> {
         self.index.append_segment(segment, orders)
+    }
+
+    /// Appends the records of the segment at `path` (its `footer` and `records`) without
+    /// their terms, in new slots, with save orders `orders`: their lists are read by
+    /// range for each query. The first slot; `None` when the index has no room for them.
+    pub(super) fn append_lazy(
+        &mut self,
+        path: &str,
+        footer: Footer,
+        records: &[SegmentRecord],
+        orders: &[u64],
+    ) -> Option<u32> {
+        let (first_slot, first_passage) = self.index.append_segment_records(records, orders)?;
+        self.lazy.add(path.to_owned(), footer, first_slot, first_passage);
+        Some(first_slot)
+    }
+
+    /// Gives records held without their terms their lists (see [`Index::fill`]).
+    pub(super) fn fill(&mut self, records: &[(u32, &Terms)]) {
+        self.index.fill(records);
     }
 
     /// The save order of `slot` (an evicted one's too, until compaction).
@@ -53,6 +78,12 @@ impl LiveIndex {
         self.vectors.remove(slot);
     }
 
+    /// Whether records may move to new slots ([`LiveIndex::remap`]): not while segments
+    /// read by range hold some (their lists are read by slot).
+    pub(super) fn can_remap(&self) -> bool {
+        self.lazy.is_empty()
+    }
+
     /// Moves the records to new slots: `new_slot[old]`, `None` to drop one.
     pub(super) fn remap(&mut self, new_slot: &[Option<u32>]) {
         self.index.remap(new_slot);
@@ -65,6 +96,7 @@ impl LiveIndex {
         self.vectors.clear();
         self.unindexed.clear();
         self.unsegmented.clear();
+        self.lazy.clear();
     }
 
     // -- content
@@ -146,12 +178,12 @@ impl LiveIndex {
         strategy: Strategy,
         limit: Option<usize>,
     ) -> Ranking {
-        self.index.rank_docs(query, docs, strategy, limit)
+        self.index.rank_docs_with(query, docs, strategy, limit, &|stem| self.lazy.lists_of(stem))
     }
 
     /// Ranks every live record for `query` (see [`Index::rank_all`]).
     pub(super) fn rank_all(&self, query: &Query, strategy: Strategy, limit: Option<usize>) -> Ranking {
-        self.index.rank_all(query, strategy, limit)
+        self.index.rank_all_with(query, strategy, limit, &|stem| self.lazy.lists_of(stem))
     }
 
     /// Gives `slot` its embedding vector; `false` when it is refused.

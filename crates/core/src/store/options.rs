@@ -57,6 +57,11 @@ pub struct Options {
     /// Bytes of each result's JSON text whose string values are indexed for selection
     /// (SPEC §6); 0 indexes no content.
     pub content_bytes: usize,
+    /// Bytes of index segments read by range kept for rankings (`indexMemory`).
+    pub index_memory: usize,
+    /// The storage reads ranges of files: `open()` reads of each index segment its footer
+    /// and records only, and a query its lists (the runner sets it from its storage).
+    pub ranges: bool,
 }
 
 /// The `session` option.
@@ -85,6 +90,8 @@ impl Options {
             retention: Retention::default(),
             on_evict: None,
             content_bytes: crate::select::DEFAULT_CONTENT_BYTES,
+            index_memory: super::DEFAULT_INDEX_MEMORY,
+            ranges: false,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::lazy::{Opened, OpenedRead, ReadFooters};
 use super::restore::Content;
 use super::stage::Next;
 use super::terms::terms_of;
@@ -83,7 +84,9 @@ pub(super) struct Opening {
     phase: OpenPhase,
     files: Vec<String>,
     names: Vec<String>,
-    segments: Vec<Segment>,
+    /// The segments' footers and records, read by range (a storage that reads ranges).
+    footers: Option<ReadFooters>,
+    segments: Vec<Opened>,
     covered: HashMap<String, Stored>,
     tail: Vec<String>,
     /// The removals of the segments refused, once the tail is read.
@@ -102,7 +105,7 @@ enum OpenPhase {
 /// Segments read: the segments that decoded, the listed records they hold (each from the
 /// first segment holding it), and the removals of the segments refused.
 pub(super) struct SegmentsRead {
-    pub segments: Vec<Segment>,
+    pub segments: Vec<Opened>,
     pub covered: HashMap<String, Stored>,
     pub removes: Vec<Op>,
 }
@@ -300,7 +303,7 @@ impl Manager {
                         }
                         Ok(None) => gone.push(name.clone()),
                         Ok(Some(bytes)) => match Segment::decode(&bytes) {
-                            Ok(segment) => read.push(segment),
+                            Ok(segment) => read.push((paths::join(&dir, name), segment)),
                             Err(why) => self
                                 .debug(format!("an index segment was refused ({why}): merged without it"), Some(name)),
                         },
@@ -310,8 +313,12 @@ impl Manager {
                 // gone meanwhile (another process merged it) is no input.
                 w.inputs.retain(|n| !gone.contains(n));
                 let mut seen = HashSet::new();
+                // Records this manager holds without their terms (their segment read by
+                // range) get them before the segment goes.
+                self.materialize(&read.iter().map(|(path, s)| (path.clone(), s)).collect::<Vec<_>>());
                 let records: Vec<ToWrite<'_>> = read
                     .iter()
+                    .map(|(_, s)| s)
                     .flat_map(|s| s.records.iter().enumerate().map(move |(i, r)| (s, i, r)))
                     .filter(|(_, _, r)| w.records.contains(&r.path) && seen.insert(r.path.as_str()))
                     .map(|(s, i, _)| ToWrite::from_segment(s, i))
@@ -382,19 +389,32 @@ impl Manager {
         (names, reads)
     }
 
-    /// The segments named `names` of this manager's segment folder, read (`out`): those
-    /// that decode, the records of `files` (listed record paths) they hold, and the
-    /// removals of the refused ones (none for a read-only manager). A refused segment is
-    /// reported and never trusted: the records it held are read instead, as is a record
-    /// whose header in it does not parse.
+    /// The segments named `names` of this manager's segment folder, read whole (`out`):
+    /// see [`Manager::segments_taken`].
     pub(super) fn segments_read(&self, names: &[String], out: Outcomes, files: &[String]) -> SegmentsRead {
         let dir = self.segment_dir();
+        let read = names
+            .iter()
+            .zip(out)
+            .map(|(name, outcome)| {
+                let opened = plan::bytes(outcome).map(|bytes| bytes.map(|b| Segment::decode(&b).map(Opened::Whole)));
+                (paths::join(&dir, name), opened)
+            })
+            .collect();
+        self.segments_taken(read, files)
+    }
+
+    /// The segments read (`read`: each path and what was read of it): those that decode,
+    /// the records of `files` (listed record paths) they hold, and the removals of the
+    /// refused ones (none for a read-only manager). A refused segment is reported and never
+    /// trusted: the records it held are read instead, as is a record whose header in it
+    /// does not parse.
+    pub(super) fn segments_taken(&self, read_in: Vec<(String, OpenedRead)>, files: &[String]) -> SegmentsRead {
         let listed: HashSet<&str> = files.iter().map(String::as_str).collect();
         let mut read = SegmentsRead { segments: Vec::new(), covered: HashMap::new(), removes: Vec::new() };
-        for (name, outcome) in names.iter().zip(out) {
-            let path = paths::join(&dir, name);
-            let bytes = match plan::bytes(outcome) {
-                Ok(Some(bytes)) => bytes,
+        for (path, opened) in read_in {
+            let segment = match opened {
+                Ok(Some(Ok(segment))) => segment,
                 Ok(None) => continue,
                 Err(e) => {
                     self.debug(
@@ -403,47 +423,7 @@ impl Manager {
                     );
                     continue;
                 }
-            };
-            match Segment::decode(&bytes) {
-                Ok(segment) => {
-                    let at = read.segments.len();
-                    // Its listed records that a newer segment holds, and those taken from it.
-                    let (mut newer, mut taken) = (0, 0);
-                    for (i, r) in segment.records.iter().enumerate() {
-                        if !listed.contains(r.path.as_str()) {
-                            continue;
-                        }
-                        if read.covered.contains_key(&r.path) {
-                            newer += 1;
-                            continue;
-                        }
-                        match parse_record(r.header.as_bytes()).and_then(|v| v.meta()) {
-                            Ok(meta) => {
-                                let size = usize::try_from(r.size).unwrap_or(usize::MAX);
-                                read.covered.insert(r.path.clone(), Stored { at: (at, i), meta, size });
-                                taken += 1;
-                            }
-                            Err(e) => self.debug(
-                                format!("an index segment holds a header that does not parse ({e})"),
-                                Some(&path),
-                            ),
-                        }
-                    }
-                    if taken == 0 && newer > 0 {
-                        // A merge's input that the merge wrote out but did not remove (it was
-                        // cut short, crates/core/src/segments.rs): nothing of it is read.
-                        self.debug(
-                            "every record of an index segment is in a newer one (a merge cut short): it is removed",
-                            Some(&path),
-                        );
-                        if !self.options.read_only {
-                            read.removes.push(Op::Remove(path));
-                        }
-                        continue;
-                    }
-                    read.segments.push(segment);
-                }
-                Err(why) => {
+                Ok(Some(Err(why))) => {
                     self.debug(
                         format!("an index segment was refused ({why}): its records are read instead"),
                         Some(&path),
@@ -451,8 +431,47 @@ impl Manager {
                     if !self.options.read_only {
                         read.removes.push(Op::Remove(path));
                     }
+                    continue;
+                }
+            };
+            let at = read.segments.len();
+            // Its listed records that a newer segment holds, and those taken from it.
+            let (mut newer, mut taken) = (0, 0);
+            for (i, r) in segment.records().iter().enumerate() {
+                if !listed.contains(r.path.as_str()) {
+                    continue;
+                }
+                if read.covered.contains_key(&r.path) {
+                    newer += 1;
+                    continue;
+                }
+                match parse_record(r.header.as_bytes()).and_then(|v| v.meta()) {
+                    Ok(meta) => {
+                        let size = usize::try_from(r.size).unwrap_or(usize::MAX);
+                        read.covered.insert(r.path.clone(), Stored { at: (at, i), meta, size });
+                        taken += 1;
+                    }
+                    Err(e) => {
+                        self.debug(format!("an index segment holds a header that does not parse ({e})"), Some(&path))
+                    }
                 }
             }
+            if taken == 0 && newer > 0 {
+                // A merge's input that the merge wrote out but did not remove (it was
+                // cut short, crates/core/src/segments.rs): nothing of it is read.
+                self.debug(
+                    "every record of an index segment is in a newer one (a merge cut short): it is removed",
+                    Some(&path),
+                );
+                if !self.options.read_only {
+                    read.removes.push(Op::Remove(path));
+                }
+                continue;
+            }
+            if matches!(segment, Opened::Lazy { .. }) && taken == 0 {
+                continue; // none of its records is here any more
+            }
+            read.segments.push(segment);
         }
         read
     }
@@ -485,13 +504,33 @@ impl Manager {
                 let reads;
                 (l.names, reads) = self.segment_reads(listed);
                 l.phase = OpenPhase::ReadingSegments;
+                if self.options.ranges {
+                    let dir = self.segment_dir();
+                    l.footers = Some(ReadFooters::new(l.names.iter().map(|n| paths::join(&dir, n)).collect()));
+                    return self.opening_step(l, Vec::new());
+                }
                 if l.names.is_empty() {
                     return self.opening_step(l, Vec::new());
                 }
                 Ok(Next::Run(reads))
             }
             OpenPhase::ReadingSegments => {
-                let read = self.segments_read(&l.names, out, &l.files);
+                let read = match l.footers.as_mut() {
+                    None => self.segments_read(&l.names, out, &l.files),
+                    Some(footers) => match footers.step(out) {
+                        Step::Run(ops) => return Ok(Next::Run(ops)),
+                        Step::Done(read) => {
+                            l.footers = None;
+                            self.segments_taken(read?, &l.files)
+                        }
+                        _ => {
+                            return Err(crate::error::Error::new(
+                                crate::error::ErrorKind::Internal,
+                                "a footer read locked",
+                            ))
+                        }
+                    },
+                };
                 (l.segments, l.covered, l.removes) = (read.segments, read.covered, read.removes);
                 l.tail = l.files.iter().filter(|f| !l.covered.contains_key(*f)).cloned().collect();
                 l.phase = OpenPhase::ReadingTail;

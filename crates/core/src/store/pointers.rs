@@ -95,7 +95,8 @@ impl Manager {
     /// Returns whether it compacted.
     pub fn compact(&self) -> bool {
         let mut state = self.state.borrow_mut();
-        if !state.pointers.compaction_due() {
+        // Not while segments read by range hold records: their lists are read by slot.
+        if !state.pointers.compaction_due() || !state.live.can_remap() {
             return false;
         }
         state.compact();
@@ -249,10 +250,14 @@ impl Manager {
             Some(s) => !std::mem::replace(s, true),
             None => true,
         };
+        // A record of a segment read by range is ranked by its metadata when the query's
+        // lists were not read ([`super::lazy`]: the synchronous seed ranking).
+        let unread = !state.live.lazy.is_empty() && !state.live.lazy.prepared(&query.stems);
+        let metadata_only = |slot: u32| unread && state.live.lazy.holds(slot);
         let again: Vec<Option<Terms>> = candidates
             .iter()
             .map(|c| match c {
-                Candidate::Known(slot) if !first(*slot) => {
+                Candidate::Known(slot) if !first(*slot) || metadata_only(*slot) => {
                     Some(state.pointers.get(*slot).map(|e| terms_of(&e.meta())).unwrap_or_default())
                 }
                 _ => None,
@@ -316,6 +321,13 @@ impl Manager {
     pub fn rank_all(&self, query: &Query, fallback: Fallback, strategy: Strategy, limit: Option<usize>) -> Ranking {
         self.index_content();
         let state = self.state.borrow();
+        if !state.live.lazy.is_empty() && !state.live.lazy.prepared(&query.stems) {
+            // Lists of segments read by range not read for this query: each pointer ranked
+            // as a candidate (those records by their metadata).
+            let slots: Vec<u32> = state.pointers.in_order().to_vec();
+            drop(state);
+            return self.rank_slots(query, &slots, fallback, strategy, limit);
+        }
         let mut ranking = state.live.rank_all(query, strategy, limit);
         let order = state.pointers.in_order().iter().map(|&s| s as usize).take(limit.unwrap_or(usize::MAX));
         ranking.apply_fallback(fallback, order);

@@ -1,6 +1,7 @@
 //! Pointers from storage: adopting records into the session manifest, restoring pointers
 //! (resume, open), `rebuild_index` and `reconcile`.
 
+use super::lazy::Opened;
 use super::terms::{content_terms, manifest_words, terms_of};
 use super::{Entry, Manager, State};
 use crate::paths;
@@ -47,7 +48,7 @@ impl Manager {
         &self,
         dir: &str,
         records: impl Iterator<Item = (String, RecordMeta, usize)>,
-        segments: &[crate::select::segment::Segment],
+        segments: &[Opened],
         mut content_of: impl FnMut(&str) -> Option<Content>,
         own: bool,
     ) {
@@ -81,18 +82,22 @@ impl Manager {
             })
             .collect();
         // A segment every record of which is restored from it is appended whole (its
-        // lists as they are); the other records are added one by one.
+        // lists as they are); one read by range, whole or not (its records keep their
+        // slots, those no pointer takes vacant); the other records are added one by one.
         let mut taken = vec![0usize; segments.len()];
         for r in &records {
             if let Some(Content::Stored(s, _)) = r.content {
                 taken[s] += 1;
             }
         }
-        let whole = |s: usize| segments[s].records.len() == taken[s] && taken[s] > 0;
+        let whole = |s: usize| match &segments[s] {
+            Opened::Whole(segment) => segment.records.len() == taken[s] && taken[s] > 0,
+            Opened::Lazy { .. } => taken[s] > 0,
+        };
         let mut by_segment: Vec<Vec<Option<Restored>>> = segments
             .iter()
             .enumerate()
-            .map(|(s, seg)| if whole(s) { (0..seg.records.len()).map(|_| None).collect() } else { Vec::new() })
+            .map(|(s, seg)| if whole(s) { (0..seg.records().len()).map(|_| None).collect() } else { Vec::new() })
             .collect();
         let mut one_by_one = Vec::with_capacity(records.len());
         for r in records.drain(..) {
@@ -102,17 +107,34 @@ impl Manager {
             }
         }
         let mut placed_unordered = false;
+        let entry_of = |state: &mut State, r: Restored| {
+            let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
+            self.restored_entry(state, dir, r, &args, own).1
+        };
         for (s, restored) in by_segment.into_iter().enumerate() {
-            let restored: Vec<Restored> = restored.into_iter().flatten().collect();
             if restored.is_empty() {
                 continue;
             }
-            let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
-            let entry_of = |state: &mut State, r: Restored| {
-                let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
-                self.restored_entry(state, dir, r, &args, own).1
+            let added = match &segments[s] {
+                Opened::Whole(segment) => {
+                    let restored: Vec<Restored> = restored.into_iter().flatten().collect();
+                    let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
+                    state.add_segment(segment, &orders, restored, entry_of)
+                }
+                Opened::Lazy { path, footer, records } => {
+                    let orders: Vec<u64> = restored.iter().map(|r| r.as_ref().map_or(0, |r| r.seq)).collect();
+                    // A vacant slot's entry: from its header, else any record's of the segment
+                    // (nothing reads it: it is out of ranking and of every list).
+                    let Some(fallback) = restored.iter().flatten().next().map(|r| r.meta.clone()) else { continue };
+                    let vacant = |state: &mut State, r: &crate::select::segment::SegmentRecord| {
+                        let meta = parse_record(r.header.as_bytes()).and_then(|v| v.meta());
+                        let meta = meta.unwrap_or_else(|_| fallback.clone());
+                        state.pointers.new_entry(&paths::join(dir, &r.path), meta, 0, None)
+                    };
+                    state.add_lazy_segment((path, footer, records), &orders, restored, entry_of, vacant)
+                }
             };
-            match state.add_segment(&segments[s], &orders, restored, entry_of) {
+            match added {
                 Ok(()) => placed_unordered = true,
                 Err(restored) => one_by_one.extend(restored),
             }
@@ -138,8 +160,9 @@ impl Manager {
                 continue;
             }
             if let (Some((s, i)), Some(slot)) = (stored, state.pointers.slot_of(&filepath)) {
-                // Read from a segment: ranked on the terms the saving process indexed.
-                let segment = &segments[s];
+                // Read from a segment: ranked on the terms the saving process indexed. (A
+                // segment read by range is taken whole or not at all: never here.)
+                let Opened::Whole(segment) = &segments[s] else { continue };
                 let ids = ids.entry(s).or_insert_with(|| vec![u32::MAX; segment.dictionary.len()]);
                 state.live.add_stored_content(slot, &terms, &segment.dictionary, &segment.forward()[i], ids);
             }

@@ -7,7 +7,8 @@ use super::live::LiveIndex;
 use super::table::PointerTable;
 use super::{Entry, Held, Listed};
 use crate::retention::Ledger;
-use crate::select::segment::Segment;
+use crate::select::segment::layout::Footer;
+use crate::select::segment::{Segment, SegmentRecord};
 use crate::select::Terms;
 use std::rc::Rc;
 
@@ -53,6 +54,39 @@ impl State {
         for (i, record) in records.into_iter().enumerate() {
             let entry = entry_of(self, record);
             self.pointers.place_last(first + i as u32, entry);
+        }
+        Ok(())
+    }
+
+    /// Adds the records of the segment at `path` read by range (its `footer` and
+    /// `records`), with save orders `orders`, without their terms: record `i` gets the
+    /// pointer `entry_of` makes of `restored[i]`, or, where none (no pointer takes it), a
+    /// vacant slot holding `vacant(record)`, out of ranking. `restored` back when the index
+    /// has no room. The caller calls [`State::sort`] once it has added them all.
+    pub(super) fn add_lazy_segment<R>(
+        &mut self,
+        (path, footer, records): (&str, &Footer, &[SegmentRecord]),
+        orders: &[u64],
+        restored: Vec<Option<R>>,
+        mut entry_of: impl FnMut(&mut Self, R) -> Entry,
+        mut vacant: impl FnMut(&mut Self, &SegmentRecord) -> Entry,
+    ) -> Result<(), Vec<R>> {
+        let Some(first) = self.live.append_lazy(path, footer.clone(), records, orders) else {
+            return Err(restored.into_iter().flatten().collect());
+        };
+        for (i, record) in restored.into_iter().enumerate() {
+            let slot = first + i as u32;
+            match record {
+                Some(record) => {
+                    let entry = entry_of(self, record);
+                    self.pointers.place_last(slot, entry);
+                }
+                None => {
+                    let entry = vacant(self, &records[i]);
+                    self.pointers.hold_vacant(slot, entry);
+                    self.live.remove(slot);
+                }
+            }
         }
         Ok(())
     }

@@ -207,6 +207,16 @@ impl PointerTable {
         self.hold(slot, entry, self.order.len());
     }
 
+    /// Holds `entry` in index slot `slot` (the next entry) as a pointer removed at once: a
+    /// record of a segment read by range that no pointer takes (deleted since, or held by
+    /// a newer segment), so the segment's records keep their slots one after the other.
+    /// Its path is not known by it, nor its place in save order.
+    pub(super) fn hold_vacant(&mut self, slot: u32, entry: Entry) {
+        debug_assert_eq!(slot as usize, self.entries.len(), "an entry's slot is the index's");
+        self.entries.push(entry);
+        self.dead += 1;
+    }
+
     /// Sorts the live slots in save order (`seq_of`: a slot's).
     pub(super) fn sort(&mut self, seq_of: impl Fn(u32) -> u64) {
         crate::sort::sort_by_key(&mut self.order, |&slot| seq_of(slot));

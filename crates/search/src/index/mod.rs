@@ -305,6 +305,53 @@ impl Index {
         Some((first_slot, first_passage))
     }
 
+    /// Gives records held without their terms ([`Index::append_segment_records`]) their
+    /// lists, as if they had been appended with them: `records` are (slot, terms) of such
+    /// records, the terms those the segment holds (their passages, one for each the record
+    /// was added with) or their metadata alone (no passage: their content is not ranked).
+    /// The lists are merged into those held, by slot. A record given that is not held
+    /// without its terms, or whose passages are not those it was added with, is skipped.
+    pub fn fill(&mut self, records: &[(u32, &Terms)]) {
+        let mut records = records.to_vec();
+        records.sort_by_key(|r| r.0);
+        records.dedup_by_key(|r| r.0);
+        let mut added: HashMap<u32, (Vec<Posting>, Vec<Posting>, u32)> = HashMap::new();
+        let mut counted: HashMap<u32, u32> = HashMap::new();
+        for &(slot, terms) in &records {
+            let Some(record) = self.records.get(slot as usize).copied() else { continue };
+            let with_content = terms.passages().len() == record.passages as usize;
+            let mut count = |id: u32, added: &mut HashMap<u32, (Vec<Posting>, Vec<Posting>, u32)>| {
+                if counted.insert(id, slot) != Some(slot) {
+                    added.entry(id).or_default().2 += 1;
+                }
+            };
+            for (t, n) in terms.metadata().terms() {
+                let id = self.id(t);
+                added.entry(id).or_default().0.push(Posting { slot, tf: *n });
+                count(id, &mut added);
+            }
+            if !with_content {
+                continue;
+            }
+            for (i, passage) in terms.passages().iter().enumerate() {
+                let number = record.first_passage + i as u32;
+                for (t, n) in passage.terms() {
+                    let id = self.id(t);
+                    added.entry(id).or_default().1.push(Posting { slot: number, tf: *n });
+                    count(id, &mut added);
+                }
+            }
+        }
+        for (id, (mut metadata, mut content, df)) in added {
+            metadata.sort_by_key(|p| p.slot);
+            content.sort_by_key(|p| p.slot);
+            let lists = &mut self.terms[id as usize];
+            lists.metadata = Postings::merged(&lists.metadata, &Postings::from_postings(metadata));
+            lists.content = Postings::merged(&lists.content, &Postings::from_postings(content));
+            lists.df += df;
+        }
+    }
+
     /// A term's lists for a ranking: those held, and those read from segments whose
     /// records were added without them (`read`); `None` when none holds the term.
     fn lists_of(&self, term: &str, read: &[SegmentLists<'_>]) -> Option<Cow<'_, TermLists>> {

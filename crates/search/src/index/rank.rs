@@ -67,6 +67,19 @@ impl Index {
     /// ties in the order given). Statistics (record count, lengths, document
     /// frequencies) are those of `docs`. `Scored::index` is a position in `docs`.
     pub fn rank_docs(&self, query: &Query, docs: &[Doc<'_>], strategy: Strategy, limit: Option<usize>) -> Ranking {
+        self.rank_docs_with(query, docs, strategy, limit, &|_| Vec::new())
+    }
+
+    /// [`Index::rank_docs`] over records some of which were added without their terms:
+    /// `read(stem)` gives each such segment's lists (see [`Index::rank_all_with`]).
+    pub fn rank_docs_with<'r>(
+        &self,
+        query: &Query,
+        docs: &[Doc<'_>],
+        strategy: Strategy,
+        limit: Option<usize>,
+        read: &dyn Fn(&str) -> Vec<SegmentLists<'r>>,
+    ) -> Ranking {
         // Position of each indexed slot among the candidates; a slot given twice is
         // ranked at its first position only.
         let mut position = vec![u32::MAX; self.len()];
@@ -96,8 +109,7 @@ impl Index {
         }
         total.records = docs.len();
         let member = |slot: u32| position.get(slot as usize).filter(|&&p| p != u32::MAX).map(|&p| p as usize);
-        let set =
-            Candidates { member: &member, positions: docs.len(), foreign: &foreign, total, read: &|_| Vec::new() };
+        let set = Candidates { member: &member, positions: docs.len(), foreign: &foreign, total, read };
         let hits = self.rank_set(query, strategy, &set, false, limit, |i| i as u64);
         Ranking { keywords: query.words.clone(), hits }
     }

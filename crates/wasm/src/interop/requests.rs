@@ -27,6 +27,7 @@ named! {
         Save = "save",
         /// `loadContexts(filepaths)`.
         Load = "load",
+        Prepare = "prepare",
         Flush = "flush",
         Close = "close",
         EndSession = "endSession",
@@ -111,6 +112,10 @@ pub enum Work {
     /// The argument of `loadContexts`, as given.
     Load {
         filepaths: JsValue,
+    },
+    /// `selectRelevant`'s query, as given: what its ranking needs read first.
+    Prepare {
+        query: JsValue,
     },
     Flush,
     Close,
@@ -221,6 +226,7 @@ impl Work {
                 query_id: r.any("queryId"),
             },
             WorkKind::Load => Work::Load { filepaths: r.any("filepaths") },
+            WorkKind::Prepare => Work::Prepare { query: r.any("query") },
             WorkKind::Flush => Work::Flush,
             WorkKind::Close => Work::Close,
             WorkKind::EndSession => Work::EndSession,

@@ -43,6 +43,7 @@ named! {
     /// A host call (protocol.js `OP`): the StorageHost method of that name.
     pub enum OpKind {
         Read = "read",
+        ReadRange = "readRange",
         List = "list",
         Write = "write",
         Append = "append",
@@ -114,9 +115,12 @@ fields! {
         Wait: set_wait = wait,
         Kept: set_kept = kept,
         Text: set_text = text,
+        Offset: set_offset = offset,
+        Length: set_length = length,
         Paths: set_paths = paths,
         Host: set_host = host,
         ReadFn: set_read = read,
+        ReadRangeFn: set_read_range = readRange,
         WriteFn: set_write = write,
         RemoveFn: set_remove = remove,
         ListFn: set_list = list,
@@ -205,6 +209,15 @@ pub fn op(kind: OpKind, path: &str, bytes: Option<&[u8]>, exclusive: Option<bool
 pub fn write_parts(path: &str, head: &[u8], body: &Uint8Array, tail: &[u8], exclusive: bool) -> JsValue {
     let o = op_object(OpKind::Write, path, None, Some(exclusive));
     set(&o, Key::Parts, &Array::of3(&Uint8Array::from(head), body, &Uint8Array::from(tail)));
+    o.into()
+}
+
+/// `{op: "readRange", path, offset, length}`: the bytes `[offset, offset + length)` of a file.
+pub fn read_range(path: &str, offset: u64, len: u64) -> JsValue {
+    let o = op_object(OpKind::ReadRange, path, None, None);
+    // Offsets and lengths of files fit a double exactly (below 2^53).
+    set(&o, Key::Offset, &(offset as f64).into());
+    set(&o, Key::Length, &(len as f64).into());
     o.into()
 }
 
@@ -298,6 +311,7 @@ pub fn kept_record(value: &JsValue) -> Option<(u32, u32)> {
 pub fn storage(
     host: &JsValue,
     read: &JsValue,
+    read_range: &JsValue,
     write: &JsValue,
     remove: &JsValue,
     list: &JsValue,
@@ -310,6 +324,7 @@ pub fn storage(
     for (key, value) in [
         (Key::Host, host),
         (Key::ReadFn, read),
+        (Key::ReadRangeFn, read_range),
         (Key::WriteFn, write),
         (Key::RemoveFn, remove),
         (Key::ListFn, list),

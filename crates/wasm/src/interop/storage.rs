@@ -51,6 +51,8 @@ pub struct JsStorage {
     /// `{root}`, the store folder, passed to `read` so file-system adapters can refuse a
     /// read that a symbolic link would take outside it.
     js: JsValue,
+    /// Whether the host has `readRange` (else the driver reads whole files and cuts them).
+    reads_ranges: bool,
 }
 
 pub(crate) fn method(host: &JsValue, name: &str) -> Option<Function> {
@@ -72,12 +74,15 @@ impl JsStorage {
         let (read, write, remove, list) =
             (required("read")?, required("write")?, required("remove")?, required("list")?);
         let (remove_dir, lock, append) = (method(&host, "removeDir"), method(&host, "lock"), method(&host, "append"));
+        let read_range = method(&host, "readRange");
+        let reads_ranges = read_range.is_some();
         let read_options = Object::new();
         let _ = Reflect::set(&read_options, &"root".into(), &root.into());
         let optional = |f: &Option<Function>| f.as_ref().map_or(JsValue::UNDEFINED, |f| f.clone().into());
         let js = steps::storage(
             &host,
             &read,
+            &optional(&read_range),
             &write,
             &remove,
             &list,
@@ -86,7 +91,12 @@ impl JsStorage {
             &optional(&lock),
             &read_options,
         );
-        Ok(JsStorage { host, closed: std::cell::Cell::new(false), js })
+        Ok(JsStorage { host, closed: std::cell::Cell::new(false), js, reads_ranges })
+    }
+
+    /// Whether the host reads ranges of files (`readRange`).
+    pub fn reads_ranges(&self) -> bool {
+        self.reads_ranges
     }
 
     /// The storage as a step carries it (crates/wasm/src/interop/steps.rs: `storage`).
@@ -182,6 +192,7 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
 pub fn op_js(op: &Op) -> Result<JsValue> {
     Ok(match op {
         Op::Read(path) => steps::op(OpKind::Read, path, None, None),
+        Op::ReadRange { path, offset, len } => steps::read_range(path, *offset, *len),
         Op::List(dir) => steps::op(OpKind::List, dir, None, None),
         Op::Write { path, bytes, exclusive } => steps::op(OpKind::Write, path, Some(bytes), Some(*exclusive)),
         Op::Append { path, bytes } => steps::op(OpKind::Append, path, Some(bytes), None),
@@ -202,7 +213,7 @@ pub fn op_js(op: &Op) -> Result<JsValue> {
 pub fn outcome_of(op: &Op, outcome: &JsValue) -> Result<Outcome> {
     let value = steps::outcome(outcome).map_err(|e| host_failure(op.method(), op.path(), e))?;
     match op {
-        Op::Read(path) => read_bytes(value, path).map(Outcome::Read),
+        Op::Read(path) | Op::ReadRange { path, .. } => read_bytes(value, path).map(Outcome::Read),
         Op::List(dir) => list_names(value, dir).map(Outcome::List),
         Op::ReadRecord(path) | Op::KeepRecord { path, .. } => record_outcome(value, path).map(Outcome::Record),
         _ => Ok(Outcome::Done),

@@ -28,7 +28,9 @@ use super::interop::steps;
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
 use toolctx_core::error::Result;
-use toolctx_core::store::{remove_written, Clearing, ClosePlan, Job, JobPlan, Manager, INDEX_SLICE_BYTES};
+use toolctx_core::store::{
+    remove_written, Clearing, ClosePlan, Job, JobPlan, Manager, PrepareQuery, INDEX_SLICE_BYTES,
+};
 
 mod grep;
 mod load;
@@ -157,6 +159,14 @@ impl JsContextManager {
                 self.save_begin(&tool_name, &args, &result, &task_or_options, &query_id).js()?
             }
             Work::Load { filepaths } => self.load_contexts(&filepaths).js()?,
+            Work::Prepare { query } => match query.as_string() {
+                // What ranking the query reads of the index segments read by range.
+                Some(text) => {
+                    let plan = PrepareQuery::new(self.inner.clone(), &toolctx_core::select::Query::new(&text));
+                    plans::start(self.storage.clone(), plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
+                }
+                None => plans::done(JsValue::UNDEFINED),
+            },
             Work::Flush => self.start(self.inner.begin_flush(), unit),
             Work::EndSession => self.start(self.inner.begin_end_session(), unit),
             Work::Reconcile => match self.inner.begin_reconcile() {

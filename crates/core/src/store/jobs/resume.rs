@@ -8,6 +8,7 @@ use crate::plan::{self, Op, Outcomes};
 use crate::segments::segments_dir;
 use crate::select::Terms;
 use crate::session::{Manifest, ManifestEntry, MANIFEST};
+use crate::store::lazy::Opened;
 use crate::store::restore::Content;
 use crate::store::terms::manifest_words;
 use crate::store::Manager;
@@ -122,7 +123,11 @@ impl Manager {
             match ManifestEntry::new(&stored.meta, stored.size, &manifest_words(&stored.meta)) {
                 Ok(entry) => {
                     let (s, i) = stored.at;
-                    let terms = r.segments[s].terms_of(i);
+                    // A session's segments are read whole (`open()` of a session reads no range).
+                    let terms = match &r.segments[s] {
+                        Opened::Whole(segment) => segment.terms_of(i),
+                        Opened::Lazy { .. } => Terms::default(),
+                    };
                     manifest.context_files.insert(rel.clone(), entry.with_content(&terms));
                     r.changed = true;
                 }

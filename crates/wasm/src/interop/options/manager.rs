@@ -65,6 +65,11 @@ impl ManagerOptions {
         if let Some(n) = opt_size(options, "indexContentBytes")? {
             core.content_bytes = n;
         }
+        if let Some(n) = opt_size(options, "indexMemory")? {
+            core.index_memory = n;
+        }
+        // A host that reads ranges: the index reads its segments by range.
+        core.ranges = storage.reads_ranges();
         core.on_debug = sink.clone();
         core.read_only = match get(options, "readOnly") {
             v if v.is_undefined() || v.is_null() => false,

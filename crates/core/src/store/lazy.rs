@@ -1,0 +1,532 @@
+//! Index segments read by range (SPEC §4: memory does not grow with the store). Where
+//! the storage reads ranges of files, `open()` reads of each segment only its footer and
+//! its records (the pointers and the lengths ranking needs), and the index holds those
+//! records without their terms ([`Index::append_segment_records`]). A query's lists are
+//! read when it is ranked: [`PrepareQuery`] reads, for each of the query's stems and each
+//! such segment, the dictionary block that would hold it and then its lists, into a cache
+//! bounded by `indexMemory` (least recently used first out); the ranking then merges them
+//! with the lists held ([`Index::rank_all_with`]).
+//!
+//! A ranking that was not prepared (the synchronous `selectRelevantContexts`) ranks these
+//! records by their metadata, made again from their pointers, as the seed's contract asks.
+//!
+//! A segment is immutable, but a writer may merge it away. A segment that this manager
+//! merges itself gives its records their terms first, from the bytes the merge read
+//! ([`Manager::materialize`]); one merged away by another process is found gone when a
+//! query reads it: its records keep their metadata (onDebug says so) until the store is
+//! opened again.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::plan::{self, Op, Outcomes, Plan, Step};
+use crate::select::segment::layout::{Footer, Head, ListRef, Span, TermEntry};
+use crate::select::segment::{List, Refused, Segment, SegmentRecord};
+use crate::select::{Query, SegmentLists, Terms};
+
+use super::terms::terms_of;
+use super::Manager;
+
+/// Default `indexMemory`: bytes of segment blocks and lists kept for rankings.
+pub const DEFAULT_INDEX_MEMORY: usize = 32 * 1024 * 1024;
+
+/// Bytes read from the start of a segment at `open()`: its head and footer in one read
+/// for segments of up to about 100,000 terms; a longer footer takes a second read.
+pub const FIRST_READ: u64 = 64 * 1024;
+
+/// A segment whose records the index holds without their terms.
+struct LazySegment {
+    /// Its path in storage.
+    path: String,
+    footer: Footer,
+    /// The slot of its first record and the number of its first passage in the index.
+    first_slot: u32,
+    first_passage: u32,
+}
+
+/// A term's lists in one segment, as read.
+struct OwnedLists {
+    df: u32,
+    metadata: (u32, u32),
+    content: (u32, u32),
+    /// The two lists' bytes, one after the other.
+    bytes: Vec<u8>,
+    split: usize,
+}
+
+/// A cached value, its size and when a query last used it.
+struct Cached<T> {
+    value: T,
+    bytes: usize,
+    used: u64,
+}
+
+/// The segments read by range and what was read of them.
+#[derive(Default)]
+pub(super) struct LazySegments {
+    segments: Vec<LazySegment>,
+    /// Dictionary blocks, by (segment, block).
+    blocks: HashMap<(usize, usize), Cached<Rc<[TermEntry]>>>,
+    /// Lists, by (segment, stem); `None`: the segment lacks the stem.
+    lists: HashMap<(usize, Box<str>), Cached<Option<OwnedLists>>>,
+    bytes: usize,
+    /// The query being prepared: what it uses is not evicted for it.
+    tick: u64,
+}
+
+impl LazySegments {
+    /// Whether no segment is read by range.
+    pub(super) fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// Whether `slot` holds a record of a segment read by range.
+    pub(super) fn holds(&self, slot: u32) -> bool {
+        self.segments.iter().any(|s| s.first_slot <= slot && slot < s.first_slot + s.footer.records)
+    }
+
+    /// Forgets every segment and what was read of them.
+    pub(super) fn clear(&mut self) {
+        *self = LazySegments::default();
+    }
+
+    /// Whether every segment's lists of `stems` are in the cache.
+    pub(super) fn prepared(&self, stems: &[String]) -> bool {
+        (0..self.segments.len()).all(|s| stems.iter().all(|t| self.lists.contains_key(&(s, t.as_str().into()))))
+    }
+
+    /// The cached lists of `stem`, per segment that has it.
+    pub(super) fn lists_of(&self, stem: &str) -> Vec<SegmentLists<'_>> {
+        let key = |s: usize| (s, Box::<str>::from(stem));
+        (0..self.segments.len())
+            .filter_map(|s| {
+                let lists = self.lists.get(&key(s))?.value.as_ref()?;
+                let segment = &self.segments[s];
+                let (metadata, content) = lists.bytes.split_at(lists.split);
+                Some(SegmentLists {
+                    first_slot: segment.first_slot,
+                    first_passage: segment.first_passage,
+                    df: lists.df,
+                    metadata: List { count: lists.metadata.0, last: lists.metadata.1, bytes: metadata },
+                    content: List { count: lists.content.0, last: lists.content.1, bytes: content },
+                })
+            })
+            .collect()
+    }
+
+    /// Adds a segment whose records were added to `index` from slot `first_slot` and
+    /// passage `first_passage`.
+    pub(super) fn add(&mut self, path: String, footer: Footer, first_slot: u32, first_passage: u32) {
+        self.segments.push(LazySegment { path, footer, first_slot, first_passage });
+    }
+
+    /// Drops segment `s` (its records now hold their terms, or it is gone), and what was
+    /// read of it.
+    fn drop_segment(&mut self, s: usize) {
+        self.segments.remove(s);
+        let renumber = |k: usize| if k > s { k - 1 } else { k };
+        self.blocks = std::mem::take(&mut self.blocks)
+            .into_iter()
+            .filter(|((seg, _), _)| *seg != s)
+            .map(|((seg, b), v)| ((renumber(seg), b), v))
+            .collect();
+        self.lists = std::mem::take(&mut self.lists)
+            .into_iter()
+            .filter(|((seg, _), _)| *seg != s)
+            .map(|((seg, t), v)| ((renumber(seg), t), v))
+            .collect();
+        self.bytes =
+            self.blocks.values().map(|c| c.bytes).sum::<usize>() + self.lists.values().map(|c| c.bytes).sum::<usize>();
+    }
+
+    /// Evicts what no query since `tick` used, least recently used first, until the
+    /// cache holds at most `budget` bytes.
+    fn make_room(&mut self, budget: usize) {
+        while self.bytes > budget {
+            let block = self
+                .blocks
+                .iter()
+                .filter(|(_, c)| c.used < self.tick)
+                .min_by_key(|(_, c)| c.used)
+                .map(|(k, c)| (*k, c.used));
+            let list = self
+                .lists
+                .iter()
+                .filter(|(_, c)| c.used < self.tick)
+                .min_by_key(|(_, c)| c.used)
+                .map(|(k, c)| (k.clone(), c.used));
+            match (block, list) {
+                (Some((k, b)), Some((_, l))) if b <= l => self.bytes -= self.blocks.remove(&k).map_or(0, |c| c.bytes),
+                (_, Some((k, _))) => self.bytes -= self.lists.remove(&k).map_or(0, |c| c.bytes),
+                (Some((k, _)), None) => self.bytes -= self.blocks.remove(&k).map_or(0, |c| c.bytes),
+                (None, None) => return,
+            }
+        }
+    }
+
+    fn put_block(&mut self, key: (usize, usize), entries: Vec<TermEntry>) {
+        let bytes = entries.iter().map(|e| e.term.len() + std::mem::size_of::<TermEntry>()).sum();
+        self.bytes += bytes;
+        self.blocks.insert(key, Cached { value: entries.into(), bytes, used: self.tick });
+    }
+
+    fn put_lists(&mut self, key: (usize, Box<str>), lists: Option<OwnedLists>) {
+        let bytes = key.1.len() + lists.as_ref().map_or(0, |l| l.bytes.len()) + 64;
+        self.bytes += bytes;
+        self.lists.insert(key, Cached { value: lists, bytes, used: self.tick });
+    }
+}
+
+/// What preparing a query still needs of one segment for one stem.
+enum Need {
+    /// Its dictionary block.
+    Block(usize),
+    /// Its lists, at this entry.
+    Lists(TermEntry),
+}
+
+/// Reads what ranking `query` needs of the segments read by range (see the module docs):
+/// dictionary blocks, then lists, into the cache. A segment found gone or refused is
+/// dropped, its records left with their metadata (onDebug says so); a read that fails
+/// fails the plan.
+pub struct PrepareQuery<M> {
+    manager: M,
+    stems: Vec<String>,
+    /// The ops of the step in flight: for which segment and block, or segment and stem.
+    asked: Vec<(usize, Asked)>,
+}
+
+enum Asked {
+    Block(usize),
+    Lists(Box<str>, TermEntry),
+}
+
+impl<M: std::ops::Deref<Target = Manager>> PrepareQuery<M> {
+    /// The plan for `query` over `manager`'s segments.
+    pub fn new(manager: M, query: &Query) -> Self {
+        PrepareQuery { manager, stems: query.stems.clone(), asked: Vec::new() }
+    }
+
+    /// The reads still needed, as ops; none when every list is cached.
+    fn next_reads(&mut self) -> Vec<Op> {
+        let mut state = self.manager.state.borrow_mut();
+        let lazy = &mut state.live.lazy;
+        let mut needs: Vec<(usize, Box<str>, Need)> = Vec::new();
+        for s in 0..lazy.segments.len() {
+            for stem in &self.stems {
+                let key = (s, Box::<str>::from(stem.as_str()));
+                if let Some(cached) = lazy.lists.get_mut(&key) {
+                    cached.used = lazy.tick;
+                    continue;
+                }
+                let Some(block) = lazy.segments[s].footer.block_of(stem) else {
+                    lazy.put_lists(key, None);
+                    continue;
+                };
+                let tick = lazy.tick;
+                let found = lazy.blocks.get_mut(&(s, block)).map(|cached| {
+                    cached.used = tick;
+                    cached.value.iter().find(|e| *e.term == **stem).cloned()
+                });
+                match found {
+                    None => needs.push((s, key.1, Need::Block(block))),
+                    Some(Some(entry)) => needs.push((s, key.1, Need::Lists(entry))),
+                    Some(None) => lazy.put_lists(key, None),
+                }
+            }
+        }
+        self.asked.clear();
+        let mut ops = Vec::new();
+        for (s, stem, need) in needs {
+            let path = lazy.segments[s].path.clone();
+            match need {
+                Need::Block(block) => {
+                    if self.asked.iter().any(|(k, a)| *k == s && matches!(a, Asked::Block(b) if *b == block)) {
+                        continue;
+                    }
+                    let Span { offset, len } = lazy.segments[s].footer.dictionary_span(block);
+                    ops.push(Op::ReadRange { path, offset, len });
+                    self.asked.push((s, Asked::Block(block)));
+                }
+                Need::Lists(entry) => {
+                    let (offset, end) =
+                        (entry.metadata.span.offset, entry.content.span.offset + entry.content.span.len);
+                    ops.push(Op::ReadRange { path, offset, len: end - offset });
+                    self.asked.push((s, Asked::Lists(stem, entry)));
+                }
+            }
+        }
+        ops
+    }
+
+    /// Takes in what the last reads gave; the segments found gone or refused, to drop.
+    fn took(&mut self, outcomes: Outcomes) -> crate::error::Result<Vec<usize>> {
+        let mut state = self.manager.state.borrow_mut();
+        let lazy = &mut state.live.lazy;
+        let mut gone = Vec::new();
+        for ((s, asked), outcome) in std::mem::take(&mut self.asked).into_iter().zip(outcomes) {
+            let Some(bytes) = plan::bytes(outcome)? else {
+                gone.push(s);
+                continue;
+            };
+            let footer = &lazy.segments[s].footer;
+            match asked {
+                Asked::Block(block) => match footer.dictionary_block(block, &bytes) {
+                    Ok(entries) => lazy.put_block((s, block), entries),
+                    Err(_) => gone.push(s),
+                },
+                Asked::Lists(stem, entry) => match owned_lists(footer, &entry, bytes) {
+                    Some(lists) => lazy.put_lists((s, stem), Some(lists)),
+                    None => gone.push(s),
+                },
+            }
+        }
+        gone.sort_unstable();
+        gone.dedup();
+        Ok(gone)
+    }
+}
+
+/// A term's two lists from `bytes` (read from its metadata list's start to its content
+/// list's end), each checked; `None` when they do not hold what `entry` says.
+fn owned_lists(footer: &Footer, entry: &TermEntry, bytes: Vec<u8>) -> Option<OwnedLists> {
+    let split = usize::try_from(entry.metadata.span.len).ok()?;
+    let check = |list: &ListRef, bytes: &[u8], limit: u32| list.check(bytes, limit).ok();
+    let metadata_last = check(&entry.metadata, bytes.get(..split)?, footer.records)?;
+    let content_last = check(&entry.content, bytes.get(split..)?, footer.passages)?;
+    Some(OwnedLists {
+        df: entry.df,
+        metadata: (entry.metadata.count, metadata_last),
+        content: (entry.content.count, content_last),
+        bytes,
+        split,
+    })
+}
+
+impl<M: std::ops::Deref<Target = Manager>> Plan for PrepareQuery<M> {
+    type Output = ();
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<()> {
+        if !self.asked.is_empty() {
+            match self.took(outcomes) {
+                Ok(gone) => {
+                    for s in gone.into_iter().rev() {
+                        self.manager.segment_gone(s);
+                    }
+                }
+                Err(e) => return Step::Done(Err(e)),
+            }
+        } else {
+            let mut state = self.manager.state.borrow_mut();
+            state.live.lazy.tick += 1;
+        }
+        let ops = self.next_reads();
+        if ops.is_empty() {
+            let budget = self.manager.options.index_memory;
+            self.manager.state.borrow_mut().live.lazy.make_room(budget);
+            return Step::Done(Ok(()));
+        }
+        Step::Run(ops)
+    }
+}
+
+impl Manager {
+    /// A segment read by range is gone (merged away by another process) or refused: its
+    /// records keep their metadata, made again from their pointers, until the store is
+    /// opened again.
+    fn segment_gone(&self, s: usize) {
+        let (path, records) = {
+            let mut state = self.state.borrow_mut();
+            let segment = &state.live.lazy.segments[s];
+            let (path, first, n) = (segment.path.clone(), segment.first_slot, segment.footer.records);
+            let metas: Vec<(u32, Terms)> = (first..first + n)
+                .filter_map(|slot| state.pointers.get(slot).map(|e| (slot, terms_of(&e.meta()))))
+                .collect();
+            let filled: Vec<(u32, &Terms)> = metas.iter().map(|(slot, t)| (*slot, t)).collect();
+            state.live.fill(&filled);
+            state.live.lazy.drop_segment(s);
+            (path, n)
+        };
+        self.debug(
+            format!("an index segment this manager ranks from is gone (merged by another process?): its {records} records are ranked by their metadata until the store is opened again"),
+            Some(&path),
+        );
+    }
+
+    /// Gives the records of the segments read by range among `merged` (a merge's inputs,
+    /// read whole) their terms, from those bytes, before the merge removes them.
+    pub(super) fn materialize(&self, merged: &[(String, &Segment)]) {
+        let mut state = self.state.borrow_mut();
+        for (path, segment) in merged {
+            let Some(s) = state.live.lazy.segments.iter().position(|l| &l.path == path) else { continue };
+            let first = state.live.lazy.segments[s].first_slot;
+            let terms: Vec<(u32, Terms)> =
+                (0..segment.records.len()).map(|i| (first + i as u32, segment.terms_of(i))).collect();
+            let filled: Vec<(u32, &Terms)> = terms.iter().map(|(slot, t)| (*slot, t)).collect();
+            state.live.fill(&filled);
+            state.live.lazy.drop_segment(s);
+        }
+    }
+}
+
+/// A segment as `open()` read it: whole, or its footer and records only (by range).
+pub(super) enum Opened {
+    /// Read whole: its lists too.
+    Whole(Segment),
+    /// Read by range: where it is, its footer and its records.
+    Lazy { path: String, footer: Footer, records: Vec<SegmentRecord> },
+}
+
+impl Opened {
+    /// Its records.
+    pub(super) fn records(&self) -> &[SegmentRecord] {
+        match self {
+            Opened::Whole(segment) => &segment.records,
+            Opened::Lazy { records, .. } => records,
+        }
+    }
+}
+
+/// A segment read at `open()`: `None` when it is gone, else what was read or why it is refused.
+pub(super) type OpenedRead = crate::error::Result<Option<Result<Opened, Refused>>>;
+
+/// Reads the footer and the records of each segment at `paths` by range: the first
+/// [`FIRST_READ`] bytes, the rest of the footer where it is longer, then the records
+/// blocks (one range: they lie one after the other, last in the file).
+pub(super) struct ReadFooters {
+    paths: Vec<String>,
+    /// Per segment: what is known so far.
+    state: Vec<Reading>,
+    /// The segments the reads in flight are for.
+    asked: Vec<usize>,
+}
+
+enum Reading {
+    Start,
+    /// The head read, the footer not whole in the bytes read.
+    Head(Head),
+    /// The footer read.
+    Footer(Footer),
+    Done(OpenedRead),
+}
+
+impl ReadFooters {
+    pub(super) fn new(paths: Vec<String>) -> Self {
+        let state = paths.iter().map(|_| Reading::Start).collect();
+        ReadFooters { paths, state, asked: Vec::new() }
+    }
+
+    /// The next reads, for the segments not done.
+    fn reads(&mut self) -> Vec<Op> {
+        self.asked.clear();
+        let mut ops = Vec::new();
+        for (i, (path, state)) in self.paths.iter().zip(&self.state).enumerate() {
+            let (offset, len) = match state {
+                Reading::Start => (0, FIRST_READ),
+                Reading::Head(head) => (head.footer.offset, head.footer.len),
+                Reading::Footer(footer) => {
+                    let region = records_region(footer);
+                    (region.offset, region.len)
+                }
+                Reading::Done(_) => continue,
+            };
+            ops.push(Op::ReadRange { path: path.clone(), offset, len });
+            self.asked.push(i);
+        }
+        ops
+    }
+
+    /// What segment `i`'s read of `bytes` (from `offset`) tells.
+    fn took(&mut self, i: usize, bytes: Vec<u8>) {
+        let path = self.paths[i].clone();
+        let next = match std::mem::replace(&mut self.state[i], Reading::Start) {
+            Reading::Start => match Head::decode(&bytes) {
+                Err(why) => Reading::Done(Ok(Some(Err(why)))),
+                Ok(head) => match head.footer.of(&bytes) {
+                    // The records too, where the bytes read hold them (a small segment).
+                    Ok(footer) => match footer_read(&head, footer) {
+                        Reading::Footer(footer) => match records_region(&footer).of(&bytes) {
+                            Ok(region) => {
+                                Reading::Done(Ok(Some(records_read(&footer, region).map(|records| Opened::Lazy {
+                                    path,
+                                    footer,
+                                    records,
+                                }))))
+                            }
+                            Err(_) => Reading::Footer(footer),
+                        },
+                        other => other,
+                    },
+                    Err(_) => Reading::Head(head),
+                },
+            },
+            Reading::Head(head) => footer_read(&head, &bytes),
+            Reading::Footer(footer) => {
+                Reading::Done(Ok(Some(records_read(&footer, &bytes).map(|records| Opened::Lazy {
+                    path,
+                    footer,
+                    records,
+                }))))
+            }
+            done @ Reading::Done(_) => done,
+        };
+        self.state[i] = next;
+    }
+}
+
+/// Where a segment's records blocks lie: one after the other, to the end of the file.
+fn records_region(footer: &Footer) -> Span {
+    match footer.records_blocks() {
+        0 => Span::default(),
+        n => {
+            let (first, last) = (footer.records_span(0), footer.records_span(n - 1));
+            Span { offset: first.offset, len: (last.offset + last.len).saturating_sub(first.offset) }
+        }
+    }
+}
+
+fn footer_read(head: &Head, bytes: &[u8]) -> Reading {
+    match Footer::decode(head, bytes) {
+        Ok(footer) => Reading::Footer(footer),
+        Err(why) => Reading::Done(Ok(Some(Err(why)))),
+    }
+}
+
+/// The records of the blocks in `region`'s bytes.
+fn records_read(footer: &Footer, bytes: &[u8]) -> Result<Vec<SegmentRecord>, Refused> {
+    let region = records_region(footer);
+    let mut records = Vec::new();
+    for b in 0..footer.records_blocks() {
+        let span = footer.records_span(b);
+        let at = Span { offset: span.offset - region.offset, len: span.len };
+        records.extend(footer.records_block(b, at.of(bytes)?)?);
+    }
+    Ok(records)
+}
+
+impl Plan for ReadFooters {
+    type Output = Vec<(String, OpenedRead)>;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output> {
+        for (i, outcome) in std::mem::take(&mut self.asked).into_iter().zip(outcomes) {
+            match plan::bytes(outcome) {
+                Ok(Some(bytes)) => self.took(i, bytes),
+                Ok(None) => self.state[i] = Reading::Done(Ok(None)),
+                Err(e) => self.state[i] = Reading::Done(Err(e)),
+            }
+        }
+        let ops = self.reads();
+        if !ops.is_empty() {
+            return Step::Run(ops);
+        }
+        let read = std::mem::take(&mut self.paths)
+            .into_iter()
+            .zip(std::mem::take(&mut self.state))
+            .map(|(path, state)| match state {
+                Reading::Done(read) => (path, read),
+                _ => (path, Ok(None)),
+            })
+            .collect();
+        Step::Done(Ok(read))
+    }
+}
