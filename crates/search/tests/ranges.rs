@@ -1,11 +1,11 @@
 //! Ranking over segments read by range ranks as ranking over segments read whole: an
 //! index that holds the segments' records without their terms, given each query stem's
-//! lists read from the segments' bytes block by block (the footer, one dictionary block,
+//! lists read from the segments' bytes block by block (the directory, one dictionary block,
 //! the lists), gives the same hits, scores and matched words as an index that appended
 //! every list, with records held in memory beside them.
 
 use serde_json::json;
-use toolctx_search::segment::layout::{Footer, Head};
+use toolctx_search::segment::layout::{Directory, Head};
 use toolctx_search::segment::{encode, List, Segment, ToWrite};
 use toolctx_search::{query_for, Index, SegmentLists, Strategy, Terms};
 
@@ -33,20 +33,21 @@ fn record(numbers: &mut Numbers, i: usize) -> Terms {
     Terms::of_record_with_content(&description, "read_file", &json!({}), Some(&json!(lines).to_string()), usize::MAX)
 }
 
-/// A segment's lists of `stem`, read as a reader by range does: its footer, the one
+/// A segment's lists of `stem`, read as a reader by range does: its directory, the one
 /// dictionary block that would hold it, then the lists' own bytes; `None` when the segment
 /// lacks the stem (a read refused fails the test).
 fn read<'a>(bytes: &'a [u8], first_slot: u32, first_passage: u32, stem: &str) -> Option<SegmentLists<'a>> {
     let head = Head::decode(bytes).expect("a head");
-    let footer = Footer::decode(&head, head.footer.of(bytes).unwrap()).expect("a footer");
-    let block = footer.block_of(stem)?;
-    let entries = footer.dictionary_block(block, footer.dictionary_span(block).of(bytes).unwrap()).expect("a block");
+    let directory = Directory::decode(&head, head.directory.of(bytes).unwrap()).expect("a directory");
+    let block = directory.block_of(stem)?;
+    let entries =
+        directory.dictionary_block(block, directory.dictionary_span(block).of(bytes).unwrap()).expect("a block");
     let entry = entries.into_iter().find(|e| &*e.term == stem)?;
     let list = |list: toolctx_search::segment::layout::ListRef, limit: u32| {
         let bytes = list.span.of(bytes).unwrap();
         List { count: list.count, last: list.check(bytes, limit).expect("a list"), bytes }
     };
-    let (metadata, content) = (list(entry.metadata, footer.records), list(entry.content, footer.passages));
+    let (metadata, content) = (list(entry.metadata, directory.records), list(entry.content, directory.passages));
     Some(SegmentLists { first_slot, first_passage, df: entry.df, metadata, content })
 }
 

@@ -1,5 +1,5 @@
 //! Index segments read by range (SPEC §4: memory does not grow with the store). Where
-//! the storage reads ranges of files, `open()` reads of each segment only its footer and
+//! the storage reads ranges of files, `open()` reads of each segment only its directory and
 //! its records (the pointers and the lengths ranking needs), and the index holds those
 //! records without their terms ([`Index::append_segment_records`]). A query's lists are
 //! read when it is ranked: [`PrepareQuery`] reads, for each of the query's stems and each
@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::plan::{self, Op, Outcomes, Plan, Step};
-use crate::select::segment::layout::{Footer, Head, ListRef, Span, TermEntry};
+use crate::select::segment::layout::{Directory, Head, ListRef, Span, TermEntry};
 use crate::select::segment::{List, Refused, Segment, SegmentRecord};
 use crate::select::{Query, SegmentLists, Terms};
 
@@ -30,15 +30,15 @@ use super::Manager;
 /// Default `indexMemory`: bytes of segment blocks and lists kept for rankings.
 pub const DEFAULT_INDEX_MEMORY: usize = 32 * 1024 * 1024;
 
-/// Bytes read from the start of a segment at `open()`: its head and footer in one read
-/// for segments of up to about 100,000 terms; a longer footer takes a second read.
+/// Bytes read from the start of a segment at `open()`: its head and directory in one read
+/// for segments of up to about 100,000 terms; a longer directory takes a second read.
 pub const FIRST_READ: u64 = 64 * 1024;
 
 /// A segment whose records the index holds without their terms.
 struct LazySegment {
     /// Its path in storage.
     path: String,
-    footer: Footer,
+    directory: Directory,
     /// The slot of its first record and the number of its first passage in the index.
     first_slot: u32,
     first_passage: u32,
@@ -82,7 +82,7 @@ impl LazySegments {
 
     /// Whether `slot` holds a record of a segment read by range.
     pub(super) fn holds(&self, slot: u32) -> bool {
-        self.segments.iter().any(|s| s.first_slot <= slot && slot < s.first_slot + s.footer.records)
+        self.segments.iter().any(|s| s.first_slot <= slot && slot < s.first_slot + s.directory.records)
     }
 
     /// Forgets every segment and what was read of them.
@@ -116,8 +116,8 @@ impl LazySegments {
 
     /// Adds a segment whose records were added to `index` from slot `first_slot` and
     /// passage `first_passage`.
-    pub(super) fn add(&mut self, path: String, footer: Footer, first_slot: u32, first_passage: u32) {
-        self.segments.push(LazySegment { path, footer, first_slot, first_passage });
+    pub(super) fn add(&mut self, path: String, directory: Directory, first_slot: u32, first_passage: u32) {
+        self.segments.push(LazySegment { path, directory, first_slot, first_passage });
     }
 
     /// Drops segment `s` (its records now hold their terms, or it is gone), and what was
@@ -219,7 +219,7 @@ impl<M: std::ops::Deref<Target = Manager>> PrepareQuery<M> {
                     cached.used = lazy.tick;
                     continue;
                 }
-                let Some(block) = lazy.segments[s].footer.block_of(stem) else {
+                let Some(block) = lazy.segments[s].directory.block_of(stem) else {
                     lazy.put_lists(key, None);
                     continue;
                 };
@@ -244,7 +244,7 @@ impl<M: std::ops::Deref<Target = Manager>> PrepareQuery<M> {
                     if self.asked.iter().any(|(k, a)| *k == s && matches!(a, Asked::Block(b) if *b == block)) {
                         continue;
                     }
-                    let Span { offset, len } = lazy.segments[s].footer.dictionary_span(block);
+                    let Span { offset, len } = lazy.segments[s].directory.dictionary_span(block);
                     ops.push(Op::ReadRange { path, offset, len });
                     self.asked.push((s, Asked::Block(block)));
                 }
@@ -269,13 +269,13 @@ impl<M: std::ops::Deref<Target = Manager>> PrepareQuery<M> {
                 gone.push(s);
                 continue;
             };
-            let footer = &lazy.segments[s].footer;
+            let directory = &lazy.segments[s].directory;
             match asked {
-                Asked::Block(block) => match footer.dictionary_block(block, &bytes) {
+                Asked::Block(block) => match directory.dictionary_block(block, &bytes) {
                     Ok(entries) => lazy.put_block((s, block), entries),
                     Err(_) => gone.push(s),
                 },
-                Asked::Lists(stem, entry) => match owned_lists(footer, &entry, bytes) {
+                Asked::Lists(stem, entry) => match owned_lists(directory, &entry, bytes) {
                     Some(lists) => lazy.put_lists((s, stem), Some(lists)),
                     None => gone.push(s),
                 },
@@ -289,11 +289,11 @@ impl<M: std::ops::Deref<Target = Manager>> PrepareQuery<M> {
 
 /// A term's two lists from `bytes` (read from its metadata list's start to its content
 /// list's end), each checked; `None` when they do not hold what `entry` says.
-fn owned_lists(footer: &Footer, entry: &TermEntry, bytes: Vec<u8>) -> Option<OwnedLists> {
+fn owned_lists(directory: &Directory, entry: &TermEntry, bytes: Vec<u8>) -> Option<OwnedLists> {
     let split = usize::try_from(entry.metadata.span.len).ok()?;
     let check = |list: &ListRef, bytes: &[u8], limit: u32| list.check(bytes, limit).ok();
-    let metadata_last = check(&entry.metadata, bytes.get(..split)?, footer.records)?;
-    let content_last = check(&entry.content, bytes.get(split..)?, footer.passages)?;
+    let metadata_last = check(&entry.metadata, bytes.get(..split)?, directory.records)?;
+    let content_last = check(&entry.content, bytes.get(split..)?, directory.passages)?;
     Some(OwnedLists {
         df: entry.df,
         metadata: (entry.metadata.count, metadata_last),
@@ -338,7 +338,7 @@ impl Manager {
         let (path, records) = {
             let mut state = self.state.borrow_mut();
             let segment = &state.live.lazy.segments[s];
-            let (path, first, n) = (segment.path.clone(), segment.first_slot, segment.footer.records);
+            let (path, first, n) = (segment.path.clone(), segment.first_slot, segment.directory.records);
             let metas: Vec<(u32, Terms)> = (first..first + n)
                 .filter_map(|slot| state.pointers.get(slot).map(|e| (slot, terms_of(&e.meta()))))
                 .collect();
@@ -369,12 +369,12 @@ impl Manager {
     }
 }
 
-/// A segment as `open()` read it: whole, or its footer and records only (by range).
+/// A segment as `open()` read it: whole, or its directory and records only (by range).
 pub(super) enum Opened {
     /// Read whole: its lists too.
     Whole(Segment),
-    /// Read by range: where it is, its footer and its records.
-    Lazy { path: String, footer: Footer, records: Vec<SegmentRecord> },
+    /// Read by range: where it is, its directory and its records.
+    Lazy { path: String, directory: Directory, records: Vec<SegmentRecord> },
 }
 
 impl Opened {
@@ -390,10 +390,10 @@ impl Opened {
 /// A segment read at `open()`: `None` when it is gone, else what was read or why it is refused.
 pub(super) type OpenedRead = crate::error::Result<Option<Result<Opened, Refused>>>;
 
-/// Reads the footer and the records of each segment at `paths` by range: the first
-/// [`FIRST_READ`] bytes, the rest of the footer where it is longer, then the records
+/// Reads the directory and the records of each segment at `paths` by range: the first
+/// [`FIRST_READ`] bytes, the rest of the directory where it is longer, then the records
 /// blocks (one range: they lie one after the other, last in the file).
-pub(super) struct ReadFooters {
+pub(super) struct ReadDirectories {
     paths: Vec<String>,
     /// Per segment: what is known so far.
     state: Vec<Reading>,
@@ -403,17 +403,17 @@ pub(super) struct ReadFooters {
 
 enum Reading {
     Start,
-    /// The head read, the footer not whole in the bytes read.
+    /// The head read, the directory not whole in the bytes read.
     Head(Head),
-    /// The footer read.
-    Footer(Footer),
+    /// The directory read.
+    Directory(Directory),
     Done(OpenedRead),
 }
 
-impl ReadFooters {
+impl ReadDirectories {
     pub(super) fn new(paths: Vec<String>) -> Self {
         let state = paths.iter().map(|_| Reading::Start).collect();
-        ReadFooters { paths, state, asked: Vec::new() }
+        ReadDirectories { paths, state, asked: Vec::new() }
     }
 
     /// The next reads, for the segments not done.
@@ -423,9 +423,9 @@ impl ReadFooters {
         for (i, (path, state)) in self.paths.iter().zip(&self.state).enumerate() {
             let (offset, len) = match state {
                 Reading::Start => (0, FIRST_READ),
-                Reading::Head(head) => (head.footer.offset, head.footer.len),
-                Reading::Footer(footer) => {
-                    let region = records_region(footer);
+                Reading::Head(head) => (head.directory.offset, head.directory.len),
+                Reading::Directory(directory) => {
+                    let region = records_region(directory);
                     (region.offset, region.len)
                 }
                 Reading::Done(_) => continue,
@@ -442,29 +442,29 @@ impl ReadFooters {
         let next = match std::mem::replace(&mut self.state[i], Reading::Start) {
             Reading::Start => match Head::decode(&bytes) {
                 Err(why) => Reading::Done(Ok(Some(Err(why)))),
-                Ok(head) => match head.footer.of(&bytes) {
+                Ok(head) => match head.directory.of(&bytes) {
                     // The records too, where the bytes read hold them (a small segment).
-                    Ok(footer) => match footer_read(&head, footer) {
-                        Reading::Footer(footer) => match records_region(&footer).of(&bytes) {
+                    Ok(directory) => match directory_read(&head, directory) {
+                        Reading::Directory(directory) => match records_region(&directory).of(&bytes) {
                             Ok(region) => {
-                                Reading::Done(Ok(Some(records_read(&footer, region).map(|records| Opened::Lazy {
+                                Reading::Done(Ok(Some(records_read(&directory, region).map(|records| Opened::Lazy {
                                     path,
-                                    footer,
+                                    directory,
                                     records,
                                 }))))
                             }
-                            Err(_) => Reading::Footer(footer),
+                            Err(_) => Reading::Directory(directory),
                         },
                         other => other,
                     },
                     Err(_) => Reading::Head(head),
                 },
             },
-            Reading::Head(head) => footer_read(&head, &bytes),
-            Reading::Footer(footer) => {
-                Reading::Done(Ok(Some(records_read(&footer, &bytes).map(|records| Opened::Lazy {
+            Reading::Head(head) => directory_read(&head, &bytes),
+            Reading::Directory(directory) => {
+                Reading::Done(Ok(Some(records_read(&directory, &bytes).map(|records| Opened::Lazy {
                     path,
-                    footer,
+                    directory,
                     records,
                 }))))
             }
@@ -475,36 +475,36 @@ impl ReadFooters {
 }
 
 /// Where a segment's records blocks lie: one after the other, to the end of the file.
-fn records_region(footer: &Footer) -> Span {
-    match footer.records_blocks() {
+fn records_region(directory: &Directory) -> Span {
+    match directory.records_blocks() {
         0 => Span::default(),
         n => {
-            let (first, last) = (footer.records_span(0), footer.records_span(n - 1));
+            let (first, last) = (directory.records_span(0), directory.records_span(n - 1));
             Span { offset: first.offset, len: (last.offset + last.len).saturating_sub(first.offset) }
         }
     }
 }
 
-fn footer_read(head: &Head, bytes: &[u8]) -> Reading {
-    match Footer::decode(head, bytes) {
-        Ok(footer) => Reading::Footer(footer),
+fn directory_read(head: &Head, bytes: &[u8]) -> Reading {
+    match Directory::decode(head, bytes) {
+        Ok(directory) => Reading::Directory(directory),
         Err(why) => Reading::Done(Ok(Some(Err(why)))),
     }
 }
 
 /// The records of the blocks in `region`'s bytes.
-fn records_read(footer: &Footer, bytes: &[u8]) -> Result<Vec<SegmentRecord>, Refused> {
-    let region = records_region(footer);
+fn records_read(directory: &Directory, bytes: &[u8]) -> Result<Vec<SegmentRecord>, Refused> {
+    let region = records_region(directory);
     let mut records = Vec::new();
-    for b in 0..footer.records_blocks() {
-        let span = footer.records_span(b);
+    for b in 0..directory.records_blocks() {
+        let span = directory.records_span(b);
         let at = Span { offset: span.offset - region.offset, len: span.len };
-        records.extend(footer.records_block(b, at.of(bytes)?)?);
+        records.extend(directory.records_block(b, at.of(bytes)?)?);
     }
     Ok(records)
 }
 
-impl Plan for ReadFooters {
+impl Plan for ReadDirectories {
     type Output = Vec<(String, OpenedRead)>;
 
     fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output> {

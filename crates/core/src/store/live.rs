@@ -6,7 +6,7 @@
 
 use super::lazy::LazySegments;
 use super::unindexed::Unindexed;
-use crate::select::segment::layout::Footer;
+use crate::select::segment::layout::Directory;
 use crate::select::segment::{Builder, Forward, Segment, SegmentRecord};
 use crate::select::{Doc, Index, Query, Ranking, Strategy, Terms, Vectors};
 
@@ -42,18 +42,18 @@ impl LiveIndex {
         self.index.append_segment(segment, orders)
     }
 
-    /// Appends the records of the segment at `path` (its `footer` and `records`) without
+    /// Appends the records of the segment at `path` (its `directory` and `records`) without
     /// their terms, in new slots, with save orders `orders`: their lists are read by
     /// range for each query. The first slot; `None` when the index has no room for them.
     pub(super) fn append_lazy(
         &mut self,
         path: &str,
-        footer: Footer,
+        directory: Directory,
         records: &[SegmentRecord],
         orders: &[u64],
     ) -> Option<u32> {
         let (first_slot, first_passage) = self.index.append_segment_records(records, orders)?;
-        self.lazy.add(path.to_owned(), footer, first_slot, first_passage);
+        self.lazy.add(path.to_owned(), directory, first_slot, first_passage);
         Some(first_slot)
     }
 

@@ -59,7 +59,7 @@ pub struct Options {
     pub content_bytes: usize,
     /// Bytes of index segments read by range kept for rankings (`indexMemory`).
     pub index_memory: usize,
-    /// The storage reads ranges of files: `open()` reads of each index segment its footer
+    /// The storage reads ranges of files: `open()` reads of each index segment its directory
     /// and records only, and a query its lists (the runner sets it from its storage).
     pub ranges: bool,
 }

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::lazy::{Opened, OpenedRead, ReadFooters};
+use super::lazy::{Opened, OpenedRead, ReadDirectories};
 use super::restore::Content;
 use super::stage::Next;
 use super::terms::terms_of;
@@ -84,8 +84,8 @@ pub(super) struct Opening {
     phase: OpenPhase,
     files: Vec<String>,
     names: Vec<String>,
-    /// The segments' footers and records, read by range (a storage that reads ranges).
-    footers: Option<ReadFooters>,
+    /// The segments' directories and records, read by range (a storage that reads ranges).
+    directories: Option<ReadDirectories>,
     segments: Vec<Opened>,
     covered: HashMap<String, Stored>,
     tail: Vec<String>,
@@ -506,7 +506,7 @@ impl Manager {
                 l.phase = OpenPhase::ReadingSegments;
                 if self.options.ranges {
                     let dir = self.segment_dir();
-                    l.footers = Some(ReadFooters::new(l.names.iter().map(|n| paths::join(&dir, n)).collect()));
+                    l.directories = Some(ReadDirectories::new(l.names.iter().map(|n| paths::join(&dir, n)).collect()));
                     return self.opening_step(l, Vec::new());
                 }
                 if l.names.is_empty() {
@@ -515,18 +515,18 @@ impl Manager {
                 Ok(Next::Run(reads))
             }
             OpenPhase::ReadingSegments => {
-                let read = match l.footers.as_mut() {
+                let read = match l.directories.as_mut() {
                     None => self.segments_read(&l.names, out, &l.files),
-                    Some(footers) => match footers.step(out) {
+                    Some(directories) => match directories.step(out) {
                         Step::Run(ops) => return Ok(Next::Run(ops)),
                         Step::Done(read) => {
-                            l.footers = None;
+                            l.directories = None;
                             self.segments_taken(read?, &l.files)
                         }
                         _ => {
                             return Err(crate::error::Error::new(
                                 crate::error::ErrorKind::Internal,
-                                "a footer read locked",
+                                "a directory read locked",
                             ))
                         }
                     },

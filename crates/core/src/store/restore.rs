@@ -121,7 +121,7 @@ impl Manager {
                     let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
                     state.add_segment(segment, &orders, restored, entry_of)
                 }
-                Opened::Lazy { path, footer, records } => {
+                Opened::Lazy { path, directory, records } => {
                     let orders: Vec<u64> = restored.iter().map(|r| r.as_ref().map_or(0, |r| r.seq)).collect();
                     // A vacant slot's entry: from its header, else any record's of the segment
                     // (nothing reads it: it is out of ranking and of every list).
@@ -131,7 +131,7 @@ impl Manager {
                         let meta = meta.unwrap_or_else(|_| fallback.clone());
                         state.pointers.new_entry(&paths::join(dir, &r.path), meta, 0, None)
                     };
-                    state.add_lazy_segment((path, footer, records), &orders, restored, entry_of, vacant)
+                    state.add_lazy_segment((path, directory, records), &orders, restored, entry_of, vacant)
                 }
             };
             match added {

@@ -7,7 +7,7 @@ use super::live::LiveIndex;
 use super::table::PointerTable;
 use super::{Entry, Held, Listed};
 use crate::retention::Ledger;
-use crate::select::segment::layout::Footer;
+use crate::select::segment::layout::Directory;
 use crate::select::segment::{Segment, SegmentRecord};
 use crate::select::Terms;
 use std::rc::Rc;
@@ -58,20 +58,20 @@ impl State {
         Ok(())
     }
 
-    /// Adds the records of the segment at `path` read by range (its `footer` and
+    /// Adds the records of the segment at `path` read by range (its `directory` and
     /// `records`), with save orders `orders`, without their terms: record `i` gets the
     /// pointer `entry_of` makes of `restored[i]`, or, where none (no pointer takes it), a
     /// vacant slot holding `vacant(record)`, out of ranking. `restored` back when the index
     /// has no room. The caller calls [`State::sort`] once it has added them all.
     pub(super) fn add_lazy_segment<R>(
         &mut self,
-        (path, footer, records): (&str, &Footer, &[SegmentRecord]),
+        (path, directory, records): (&str, &Directory, &[SegmentRecord]),
         orders: &[u64],
         restored: Vec<Option<R>>,
         mut entry_of: impl FnMut(&mut Self, R) -> Entry,
         mut vacant: impl FnMut(&mut Self, &SegmentRecord) -> Entry,
     ) -> Result<(), Vec<R>> {
-        let Some(first) = self.live.append_lazy(path, footer.clone(), records, orders) else {
+        let Some(first) = self.live.append_lazy(path, directory.clone(), records, orders) else {
             return Err(restored.into_iter().flatten().collect());
         };
         for (i, record) in restored.into_iter().enumerate() {

@@ -1,13 +1,13 @@
 //! The bytes of a segment, laid out to be read by range: a reader holding only a
-//! segment's footer finds a term's dictionary block by the blocks' first terms, reads
+//! segment's directory finds a term's dictionary block by the blocks' first terms, reads
 //! that block, and then reads the term's posting lists alone (tantivy and Lucene read a
 //! term dictionary and its postings the same way: a block index in memory, blocks on
 //! storage). [`super::Segment::decode`] reads a whole segment through the same parts.
 //!
 //! ```text
-//! head        20 bytes   "tcxseg", the format version (2 bytes, big-endian), the footer's
-//!                        length (4 bytes) and checksum (8 bytes), little-endian
-//! footer                 the engine fingerprint (8 bytes, little-endian, [`super::engine`]);
+//! head        20 bytes   "tcxseg", the format version (2 bytes, big-endian), the
+//!                        directory's length (4 bytes) and checksum (8 bytes), little-endian
+//! directory              the engine fingerprint (8 bytes, little-endian, [`super::engine`]);
 //!                        the records, passages and terms there are; the postings region
 //!                        (offset, length, checksum); the dictionary blocks' count, then per
 //!                        block its first term, offset, length, checksum and where its first
@@ -23,14 +23,15 @@
 //! ```
 //!
 //! Integers are LEB128 varints unless said otherwise; a string is its byte length and its
-//! UTF-8 bytes; offsets in the footer count from the end of the footer, checksums are
-//! [`ResultHasher`]'s (8 bytes each). The footer comes first, after the head, so that
-//! one read from the start of the file (the head and footer are about 30 bytes per 64
-//! terms) finds everything without knowing the file's size; Lucene and tantivy put theirs
-//! at the end, which a reader finds from the file's length. Each block is checked against its checksum when read; the postings region
-//! as a whole when the segment is read whole (a merge, a load), and each list read by
-//! range is checked for its structure (its count, ascending numbers below the bound, no
-//! zero frequency) as Lucene checks postings only when merging.
+//! UTF-8 bytes; offsets in the directory count from the end of the directory, checksums are
+//! [`ResultHasher`]'s (8 bytes each). The directory comes first, after the head, so that
+//! one read from the start of the file (the head and directory are about 30 bytes per 64
+//! terms) finds everything without knowing the file's size (Lucene and tantivy put theirs
+//! at the end, as a footer, which a reader finds from the file's length). Each block is
+//! checked against its checksum when read; the postings region as a whole when the
+//! segment is read whole (a merge, a load), and each list read by range is checked for its
+//! structure (its count, ascending numbers below the bound, no zero frequency) as Lucene
+//! checks postings only when merging.
 
 use std::ops::Range;
 
@@ -40,13 +41,13 @@ use super::{engine, Refused, SegmentRecord, FORMAT, MAGIC};
 use crate::postings::Iter;
 
 /// Terms a dictionary block holds: what a reader reads to find one term (about 1 KB);
-/// the footer holds one first term for each.
+/// the directory holds one first term for each.
 pub const TERMS_PER_BLOCK: usize = 64;
 
 /// Records a records block holds.
 pub const RECORDS_PER_BLOCK: usize = 128;
 
-/// The head's length: magic and version, the footer's length and checksum.
+/// The head's length: magic and version, the directory's length and checksum.
 pub const HEAD: usize = 20;
 
 /// A byte range of a segment file.
@@ -74,11 +75,11 @@ impl Span {
     }
 }
 
-/// A segment's head: where its footer is.
+/// A segment's head: where its directory is.
 #[derive(Debug, Clone, Copy)]
 pub struct Head {
-    /// The footer's bytes.
-    pub footer: Span,
+    /// The directory's bytes.
+    pub directory: Span,
     checksum: u64,
 }
 
@@ -90,13 +91,13 @@ impl Head {
         }
         let len = u32::from_le_bytes(fixed(&bytes[8..12]));
         let checksum = u64::from_le_bytes(fixed(&bytes[12..HEAD]));
-        Ok(Head { footer: Span { offset: HEAD as u64, len: u64::from(len) }, checksum })
+        Ok(Head { directory: Span { offset: HEAD as u64, len: u64::from(len) }, checksum })
     }
 }
 
-/// A segment's footer: its counts and where each of its blocks is.
+/// A segment's directory: its counts and where each of its blocks is.
 #[derive(Debug, Clone)]
-pub struct Footer {
+pub struct Directory {
     /// Records the segment holds.
     pub records: u32,
     /// Passages its records hold.
@@ -138,12 +139,12 @@ struct RecordsBlock {
     first_passage: u32,
 }
 
-impl Footer {
-    /// The footer in `bytes` (the span `head` names), checked against its checksum and
+impl Directory {
+    /// The directory in `bytes` (the span `head` names), checked against its checksum and
     /// the engine it was written by.
-    pub fn decode(head: &Head, bytes: &[u8]) -> Result<Footer, Refused> {
-        Checked { span: head.footer, checksum: head.checksum }.check(bytes)?;
-        let base = head.footer.end();
+    pub fn decode(head: &Head, bytes: &[u8]) -> Result<Directory, Refused> {
+        Checked { span: head.directory, checksum: head.checksum }.check(bytes)?;
+        let base = head.directory.end();
         let mut r = Reader { bytes, at: 8 };
         if bytes.len() < 8 || u64::from_le_bytes(fixed(&bytes[..8])) != engine() {
             return Err(Refused::Foreign);
@@ -164,7 +165,7 @@ impl Footer {
         }
         let ordered = dictionary.windows(2).all(|w| w[0].first < w[1].first);
         // Passages are numbered from 0 across the records blocks, in order: each block's
-        // lengths then sum to the next one's first ([`Footer::records_block`]) and the
+        // lengths then sum to the next one's first ([`Directory::records_block`]) and the
         // last's to the count, so a list never names a passage no record holds.
         let firsts = record_blocks.iter().map(|b| b.first_passage);
         let numbered = match record_blocks.first() {
@@ -180,7 +181,7 @@ impl Footer {
         {
             return Err(Refused::Malformed);
         }
-        Ok(Footer { records, passages, terms, postings, dictionary, record_blocks })
+        Ok(Directory { records, passages, terms, postings, dictionary, record_blocks })
     }
 
     /// The dictionary block that holds `term` if the segment has it: the last whose
@@ -369,21 +370,21 @@ pub(super) struct EncodedTerm<'a> {
 
 /// The bytes of a segment of `records` and `terms` (sorted, distinct).
 pub(super) fn encode(records: &[Encoded<'_>], terms: &[EncodedTerm<'_>]) -> Vec<u8> {
-    // The body first, its offsets from 0; then the footer that says where its parts are.
+    // The body first, its offsets from 0; then the directory that says where its parts are.
     let mut body = Vec::new();
     for t in terms {
         body.extend_from_slice(t.metadata.1);
         body.extend_from_slice(t.content.1);
     }
     let postings = Span { offset: 0, len: body.len() as u64 };
-    let mut footer = Vec::new();
-    footer.extend_from_slice(&engine().to_le_bytes());
+    let mut directory = Vec::new();
+    directory.extend_from_slice(&engine().to_le_bytes());
     let passages: usize = records.iter().map(|r| r.passages.len()).sum();
     for n in [records.len(), passages, terms.len()] {
-        push(&mut footer, n as u64);
+        push(&mut directory, n as u64);
     }
-    push_checked(&mut footer, postings, &body);
-    push(&mut footer, terms.len().div_ceil(TERMS_PER_BLOCK) as u64);
+    push_checked(&mut directory, postings, &body);
+    push(&mut directory, terms.len().div_ceil(TERMS_PER_BLOCK) as u64);
     let mut first_postings = 0u64;
     for block in terms.chunks(TERMS_PER_BLOCK) {
         let start = body.len();
@@ -401,12 +402,12 @@ pub(super) fn encode(records: &[Encoded<'_>], terms: &[EncodedTerm<'_>]) -> Vec<
             }
             previous = t.term;
         }
-        push_str(&mut footer, block[0].term);
-        push_checked(&mut footer, Span { offset: start as u64, len: (body.len() - start) as u64 }, &body[start..]);
-        push(&mut footer, first_postings);
+        push_str(&mut directory, block[0].term);
+        push_checked(&mut directory, Span { offset: start as u64, len: (body.len() - start) as u64 }, &body[start..]);
+        push(&mut directory, first_postings);
         first_postings += postings_len;
     }
-    push(&mut footer, records.len().div_ceil(RECORDS_PER_BLOCK) as u64);
+    push(&mut directory, records.len().div_ceil(RECORDS_PER_BLOCK) as u64);
     let mut first_passage = 0u64;
     for block in records.chunks(RECORDS_PER_BLOCK) {
         let start = body.len();
@@ -420,16 +421,16 @@ pub(super) fn encode(records: &[Encoded<'_>], terms: &[EncodedTerm<'_>]) -> Vec<
                 push(&mut body, u64::from(len));
             }
         }
-        push_checked(&mut footer, Span { offset: start as u64, len: (body.len() - start) as u64 }, &body[start..]);
-        push(&mut footer, first_passage);
+        push_checked(&mut directory, Span { offset: start as u64, len: (body.len() - start) as u64 }, &body[start..]);
+        push(&mut directory, first_passage);
         first_passage += block.iter().map(|r| r.passages.len() as u64).sum::<u64>();
     }
-    let mut out = Vec::with_capacity(HEAD + footer.len() + body.len());
+    let mut out = Vec::with_capacity(HEAD + directory.len() + body.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_be_bytes());
-    out.extend_from_slice(&(footer.len() as u32).to_le_bytes());
-    out.extend_from_slice(&hash(&footer).to_le_bytes());
-    out.extend_from_slice(&footer);
+    out.extend_from_slice(&(directory.len() as u32).to_le_bytes());
+    out.extend_from_slice(&hash(&directory).to_le_bytes());
+    out.extend_from_slice(&directory);
     out.extend_from_slice(&body);
     out
 }

@@ -13,7 +13,7 @@
 //! base, never tokenising a record nor inverting its terms again; and the terms are those
 //! the saving process indexed, so a reader ranks the records as it did.
 //!
-//! The bytes are laid out to be read by range ([`layout`]): a footer at the start of the
+//! The bytes are laid out to be read by range ([`layout`]): a directory at the start of the
 //! file says where each block of the dictionary and of the records is, so that a reader
 //! finds one term's lists with two reads of a few kilobytes, whatever the segment's size.
 //!
@@ -33,12 +33,12 @@ use crate::postings::{push_varint, Iter};
 pub mod layout;
 
 use crate::terms::{Field, Terms};
-use layout::{Encoded, EncodedTerm, Footer, Head, ListRef};
+use layout::{Directory, Encoded, EncodedTerm, Head, ListRef};
 
 /// The format version, with the terms it holds: bump it when the layout changes or when
 /// the same text gives other terms (tokeniser, stemmer, stop words, passage length), so
 /// an older segment is refused and rebuilt rather than ranked on stale terms.
-/// Format 3: read by range (a footer of blocks; format 2 was read whole).
+/// Format 3: read by range (a directory of blocks; format 2 was read whole).
 pub const FORMAT: u16 = 3;
 
 const MAGIC: &[u8; 6] = b"tcxseg";
@@ -417,9 +417,9 @@ impl Segment {
     /// refused.
     pub fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
         let head = Head::decode(bytes)?;
-        let footer = Footer::decode(&head, head.footer.of(bytes)?)?;
-        let region = footer.postings_span();
-        let postings = footer.check_postings(region.of(bytes)?)?;
+        let directory = Directory::decode(&head, head.directory.of(bytes)?)?;
+        let region = directory.postings_span();
+        let postings = directory.check_postings(region.of(bytes)?)?;
         let mut dictionary: Vec<Box<str>> = Vec::new();
         let mut lists = Vec::new();
         let block = |list: ListRef, limit: u32| -> Result<Block, Refused> {
@@ -431,25 +431,25 @@ impl Segment {
             let last = list.check(bytes, limit)?;
             Ok(Block { count: list.count, last, start, end })
         };
-        for b in 0..footer.dictionary_blocks() {
-            for entry in footer.dictionary_block(b, footer.dictionary_span(b).of(bytes)?)? {
+        for b in 0..directory.dictionary_blocks() {
+            for entry in directory.dictionary_block(b, directory.dictionary_span(b).of(bytes)?)? {
                 if dictionary.last().is_some_and(|last| *last >= entry.term) {
                     return Err(Refused::Malformed);
                 }
-                let metadata = block(entry.metadata, footer.records)?;
-                let content = block(entry.content, footer.passages)?;
+                let metadata = block(entry.metadata, directory.records)?;
+                let content = block(entry.content, directory.passages)?;
                 lists.push(TermLists { df: entry.df, metadata, content });
                 dictionary.push(entry.term);
             }
         }
         let mut records = Vec::new();
-        for b in 0..footer.records_blocks() {
-            records.extend(footer.records_block(b, footer.records_span(b).of(bytes)?)?);
+        for b in 0..directory.records_blocks() {
+            records.extend(directory.records_block(b, directory.records_span(b).of(bytes)?)?);
         }
-        if dictionary.len() != footer.terms as usize || records.len() != footer.records as usize {
+        if dictionary.len() != directory.terms as usize || records.len() != directory.records as usize {
             return Err(Refused::Malformed);
         }
-        if footer.end() != bytes.len() as u64 {
+        if directory.end() != bytes.len() as u64 {
             return Err(Refused::Torn);
         }
         Ok(Segment { dictionary, records, lists, postings: postings.to_vec(), forward: OnceCell::new() })
@@ -538,11 +538,11 @@ mod tests {
         assert_eq!(encode(&again), bytes);
     }
 
-    /// `bytes` with its footer changed by `change` and summed again (the head's checksum).
-    fn with_footer(bytes: &[u8], change: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    /// `bytes` with its directory changed by `change` and summed again (the head's checksum).
+    fn with_directory(bytes: &[u8], change: impl FnOnce(&mut [u8])) -> Vec<u8> {
         let mut bytes = bytes.to_vec();
         let head = Head::decode(&bytes).expect("a head");
-        let at = head.footer.offset as usize..(head.footer.offset + head.footer.len) as usize;
+        let at = head.directory.offset as usize..(head.directory.offset + head.directory.len) as usize;
         change(&mut bytes[at.clone()]);
         let sum = layout::hash(&bytes[at]);
         bytes[12..layout::HEAD].copy_from_slice(&sum.to_le_bytes());
@@ -554,8 +554,8 @@ mod tests {
         let a = terms("d", "alpha beta gamma");
         let bytes = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
         assert!(Segment::decode(&bytes).is_ok());
-        // Another engine fingerprint (the footer's first 8 bytes), the checksum made again.
-        let other = with_footer(&bytes, |footer| footer[0] ^= 1);
+        // Another engine fingerprint (the directory's first 8 bytes), the checksum made again.
+        let other = with_directory(&bytes, |directory| directory[0] ^= 1);
         assert_eq!(Segment::decode(&other).unwrap_err(), Refused::Foreign);
         assert_eq!(engine(), engine(), "the same in one build");
     }
@@ -580,18 +580,19 @@ mod tests {
         let bytes = encode(&records);
         let whole = Segment::decode(&bytes).expect("decodes");
         assert!(whole.dictionary.len() > 10 * layout::TERMS_PER_BLOCK, "{} terms", whole.dictionary.len());
-        // A reader with the head and footer only: one block of the dictionary a term.
+        // A reader with the head and directory only: one block of the dictionary a term.
         let head = Head::decode(&bytes[..layout::HEAD]).expect("head");
-        let footer = Footer::decode(&head, head.footer.of(&bytes).unwrap()).expect("footer");
-        assert_eq!((footer.records, footer.terms as usize), (300, whole.dictionary.len()));
+        let directory = Directory::decode(&head, head.directory.of(&bytes).unwrap()).expect("directory");
+        assert_eq!((directory.records, directory.terms as usize), (300, whole.dictionary.len()));
         for (id, term) in whole.dictionary.iter().enumerate() {
-            let block = footer.block_of(term).expect("a block");
-            let entries = footer.dictionary_block(block, footer.dictionary_span(block).of(&bytes).unwrap()).unwrap();
+            let block = directory.block_of(term).expect("a block");
+            let entries =
+                directory.dictionary_block(block, directory.dictionary_span(block).of(&bytes).unwrap()).unwrap();
             let entry = entries.iter().find(|e| e.term == *term).expect("in its block");
             let want = whole.lists(id);
             assert_eq!(entry.df, want.df);
             for (list, want, limit) in
-                [(entry.metadata, want.metadata, footer.records), (entry.content, want.content, footer.passages)]
+                [(entry.metadata, want.metadata, directory.records), (entry.content, want.content, directory.passages)]
             {
                 let got = list.span.of(&bytes).unwrap();
                 assert_eq!((list.count, got), (want.count, want.bytes), "{term}");
@@ -599,16 +600,16 @@ mod tests {
             }
         }
         // A term before the first, or between two, is in no block or not in its block.
-        assert_eq!(footer.block_of(""), None);
-        let block = footer.block_of("w5000").expect("after some");
-        let entries = footer.dictionary_block(block, footer.dictionary_span(block).of(&bytes).unwrap()).unwrap();
+        assert_eq!(directory.block_of(""), None);
+        let block = directory.block_of("w5000").expect("after some");
+        let entries = directory.dictionary_block(block, directory.dictionary_span(block).of(&bytes).unwrap()).unwrap();
         assert!(entries.iter().all(|e| &*e.term != "w5000"));
         // The records, block by block.
-        let records: Vec<SegmentRecord> = (0..footer.records_blocks())
-            .flat_map(|b| footer.records_block(b, footer.records_span(b).of(&bytes).unwrap()).unwrap())
+        let records: Vec<SegmentRecord> = (0..directory.records_blocks())
+            .flat_map(|b| directory.records_block(b, directory.records_span(b).of(&bytes).unwrap()).unwrap())
             .collect();
         assert_eq!(records.iter().map(|r| &r.path).collect::<Vec<_>>(), paths.iter().collect::<Vec<_>>());
-        assert!(footer.records_blocks() > 2);
+        assert!(directory.records_blocks() > 2);
     }
 
     #[test]
@@ -632,24 +633,24 @@ mod tests {
             terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
         let bytes = encode(&records);
         let head = Head::decode(&bytes).unwrap();
-        let footer = Footer::decode(&head, head.footer.of(&bytes).unwrap()).unwrap();
-        let span = footer.dictionary_span(1);
+        let directory = Directory::decode(&head, head.directory.of(&bytes).unwrap()).unwrap();
+        let span = directory.dictionary_span(1);
         let mut block = span.of(&bytes).unwrap().to_vec();
         block[3] ^= 0x20;
-        assert_eq!(footer.dictionary_block(1, &block).unwrap_err(), Refused::Torn);
-        assert_eq!(footer.dictionary_block(1, &block[1..]).unwrap_err(), Refused::Torn, "a short read");
-        let mut records = footer.records_span(0).of(&bytes).unwrap().to_vec();
+        assert_eq!(directory.dictionary_block(1, &block).unwrap_err(), Refused::Torn);
+        assert_eq!(directory.dictionary_block(1, &block[1..]).unwrap_err(), Refused::Torn, "a short read");
+        let mut records = directory.records_span(0).of(&bytes).unwrap().to_vec();
         records[0] ^= 1;
-        assert_eq!(footer.records_block(0, &records).unwrap_err(), Refused::Torn);
+        assert_eq!(directory.records_block(0, &records).unwrap_err(), Refused::Torn);
         // A list read by range whose bytes are not what the dictionary says.
         let whole = Segment::decode(&bytes).unwrap();
         let id = (0..whole.dictionary.len()).find(|&id| whole.lists(id).content.count > 1).expect("a shared term");
         let term = &whole.dictionary[id];
-        let b = footer.block_of(term).expect("its block");
-        let entries = footer.dictionary_block(b, footer.dictionary_span(b).of(&bytes).unwrap()).unwrap();
+        let b = directory.block_of(term).expect("its block");
+        let entries = directory.dictionary_block(b, directory.dictionary_span(b).of(&bytes).unwrap()).unwrap();
         let list = entries.iter().find(|e| e.term == *term).expect("in its block").content;
         let got = list.span.of(&bytes).unwrap();
-        assert_eq!(list.check(&got[..got.len() - 1], footer.passages), Err(Refused::Malformed));
+        assert_eq!(list.check(&got[..got.len() - 1], directory.passages), Err(Refused::Malformed));
         assert_eq!(list.check(got, 0), Err(Refused::Malformed), "numbers past the bound");
     }
 
@@ -676,18 +677,18 @@ mod tests {
     }
 
     #[test]
-    fn a_footer_changed_anywhere_and_summed_again_is_refused_or_decodes_never_panics() {
-        // A well-summed footer whose numbers lie (the checksum cannot tell): any byte
+    fn a_directory_changed_anywhere_and_summed_again_is_refused_or_decodes_never_panics() {
+        // A well-summed directory whose numbers lie (the checksum cannot tell): any byte
         // changed to any of a few values decodes or is refused, and a segment that decodes
         // gives back its records' terms without a panic.
         let (terms, paths) = many(140);
         let records: Vec<ToWrite<'_>> =
             terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
         let bytes = encode(&records);
-        let footer_len = Head::decode(&bytes).unwrap().footer.len as usize;
-        for at in 0..footer_len {
+        let directory_len = Head::decode(&bytes).unwrap().directory.len as usize;
+        for at in 0..directory_len {
             for value in [0x00, 0x01, 0x7f, 0x80, 0xff] {
-                let changed = with_footer(&bytes, |footer| footer[at] = value);
+                let changed = with_directory(&bytes, |directory| directory[at] = value);
                 if let Ok(segment) = Segment::decode(changed.as_slice()) {
                     for i in 0..segment.records.len() {
                         segment.terms_of(i);
@@ -698,10 +699,10 @@ mod tests {
         // Passages numbered from 1 in the records block and counted one more: refused.
         let a = super::tests::terms("d", "alpha beta gamma");
         let one = encode(&[ToWrite::from_terms("a.json", 1, "{}", &a)]);
-        let shifted = with_footer(&one, |footer| {
-            footer[9] += 1; // the passages there are (after 8 bytes of engine and 1 of records)
-            let last = footer.len() - 1; // the records block's first passage
-            footer[last] = 1;
+        let shifted = with_directory(&one, |directory| {
+            directory[9] += 1; // the passages there are (after 8 bytes of engine and 1 of records)
+            let last = directory.len() - 1; // the records block's first passage
+            directory[last] = 1;
         });
         assert_eq!(Segment::decode(shifted.as_slice()).unwrap_err(), Refused::Malformed);
     }
@@ -718,16 +719,16 @@ mod tests {
         let last = flipped.len() - 1;
         flipped[last] ^= 1;
         assert_eq!(Segment::decode(&flipped).unwrap_err(), Refused::Torn);
-        let mut footer = bytes.clone();
-        footer[layout::HEAD + 9] ^= 1;
-        assert_eq!(Segment::decode(&footer).unwrap_err(), Refused::Torn);
+        let mut directory = bytes.clone();
+        directory[layout::HEAD + 9] ^= 1;
+        assert_eq!(Segment::decode(&directory).unwrap_err(), Refused::Torn);
         let mut other = bytes.clone();
         other[7] = other[7].wrapping_add(1);
         assert_eq!(Segment::decode(&other).unwrap_err(), Refused::Foreign);
         assert_eq!(Segment::decode(b"{\"not\":\"a segment\"}").unwrap_err(), Refused::Foreign);
         assert_eq!(Segment::decode(b"").unwrap_err(), Refused::Foreign);
-        // Well summed but not whole: the footer counts a record more than it has.
-        let counted = with_footer(&bytes, |footer| footer[8] += 1);
+        // Well summed but not whole: the directory counts a record more than it has.
+        let counted = with_directory(&bytes, |directory| directory[8] += 1);
         assert_eq!(Segment::decode(&counted).unwrap_err(), Refused::Malformed);
         // Well summed, whole, but a posting past the passages there are.
         let past = layout::encode(
