@@ -82,7 +82,10 @@ impl LazySegments {
 
     /// Whether `slot` holds a record of a segment read by range.
     pub(super) fn holds(&self, slot: u32) -> bool {
-        self.segments.iter().any(|s| s.first_slot <= slot && slot < s.first_slot + s.directory.records)
+        // Segments are added in slot order (their records appended one segment after the
+        // other): the last one starting at or before `slot` is the only one that may hold it.
+        let at = self.segments.partition_point(|s| s.first_slot <= slot);
+        at.checked_sub(1).is_some_and(|i| slot < self.segments[i].first_slot + self.segments[i].directory.records)
     }
 
     /// Forgets every segment and what was read of them.

@@ -157,13 +157,21 @@ impl Manager {
         if self.options.read_only {
             return;
         }
-        let mut state = self.state.borrow_mut();
-        let Some(entry) = state.pointers.entry(path) else { return };
-        let meta = entry.meta();
-        let size = entry.size() as u64;
-        let header = String::from_utf8_lossy(&meta.encode(None)).into_owned();
+        let Some(meta) = self.state.borrow().pointers.entry(path).map(|e| e.meta()) else { return };
         let terms = terms_of(&meta).with_passages_of(content);
-        state.live.wait_for_segment(path, size, header, &terms);
+        self.wait_for_segment(path, &meta, &terms);
+    }
+
+    /// The persisted record at `path` (its pointer's `meta`, indexed by `terms`: its
+    /// metadata's and its content's) waits for the next segment.
+    pub(super) fn wait_for_segment(&self, path: &str, meta: &RecordMeta, terms: &Terms) {
+        if self.options.read_only {
+            return;
+        }
+        let mut state = self.state.borrow_mut();
+        let Some(size) = state.pointers.entry(path).map(|e| e.size() as u64) else { return };
+        let header = String::from_utf8_lossy(&meta.encode(None)).into_owned();
+        state.live.wait_for_segment(path, size, header, terms);
     }
 
     /// The first step of a segment write: the content waiting indexed; the records still

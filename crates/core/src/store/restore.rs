@@ -203,7 +203,7 @@ impl Manager {
     /// waits for the next segment, so a later open ranks it so too. `onDebug` says so.
     pub(super) fn changed_under_name(&self, path: &str, bytes: &[u8]) {
         let Some((meta, size, content)) = self.adopted(path, bytes) else { return };
-        let terms = terms_of(&meta).with_passages_of(content.clone());
+        let terms = terms_of(&meta).with_passages_of(content);
         let before = {
             let mut state = self.state.borrow_mut();
             let Some(slot) = state.pointers.slot_of(path) else { return };
@@ -215,12 +215,12 @@ impl Manager {
             if state.owned.remove(path) {
                 state.owned.add(path, saved_at, seq, size);
             }
-            let entry = state.pointers.new_entry(path, meta, size, None);
+            let entry = state.pointers.new_entry(path, meta.clone(), size, None);
             state.add(seq, entry, &terms);
             before
         };
         self.track(path, &terms);
-        self.to_segment(path, content);
+        self.wait_for_segment(path, &meta, &terms);
         let message =
             format!("a record changed under its name ({before} bytes when indexed, {size} now): indexed again");
         self.debug(message, Some(path));
