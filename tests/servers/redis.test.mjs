@@ -11,7 +11,7 @@ import { ContextManager, ConversationStore } from "toolctx";
 import { redisStorage } from "toolctx/redis";
 
 import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, expectRejection, toText } from "../js/conformance.mjs";
-import { NETWORK_RACE_DELAYS, runConversationTests } from "../js/conversation.mjs";
+import { SPREAD_RACE_DELAYS, runConversationTests } from "../js/conversation.mjs";
 import { nodeWriters, runManyWriterTests } from "../js/many-writers.mjs";
 import { freePort, startRedis } from "./local.mjs";
 
@@ -35,7 +35,7 @@ runStorageHostTests({ name: "redis", makeStorage, test, assert, tmpDir: () => fr
 runSeedApiTests({ name: "redis", makeStorage, ContextManager, test, assert, contextDir: () => fresh("seed") });
 runSessionTests({ name: "redis", makeStorage, ContextManager, test, assert, contextDir: () => fresh("ses") });
 runLockTests({ name: "redis", makeStorage, test, assert, tmpDir: () => fresh("lock") });
-runConversationTests(test, assert, makeStorage, { ConversationStore, name: "redis", contextDir: () => fresh("conv"), raceDelays: NETWORK_RACE_DELAYS });
+runConversationTests(test, assert, makeStorage, { ConversationStore, name: "redis", contextDir: () => fresh("conv"), raceDelays: SPREAD_RACE_DELAYS });
 
 runManyWriterTests({
   name: "redis",

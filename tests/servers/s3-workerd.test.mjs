@@ -19,7 +19,7 @@ test("workerd: the conformance suites pass over toolctx/s3 against s3s-fs", asyn
 import { ContextManager, ConversationStore } from "toolctx";
 import { s3Storage } from "toolctx/s3";
 import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests } from "../js/conformance.mjs";
-import { NETWORK_RACE_DELAYS, runConversationTests } from "../js/conversation.mjs";
+import { SPREAD_RACE_DELAYS, runConversationTests } from "../js/conversation.mjs";
 import assert from "../js/browser/assert.mjs";
 import { run, test } from "../js/browser/harness.mjs";
 
@@ -33,7 +33,7 @@ export default {
     runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => fresh("seed") });
     runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => fresh("ses") });
     runLockTests({ name, makeStorage, test, assert, tmpDir: () => fresh("lock") });
-    runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => fresh("conv"), raceDelays: NETWORK_RACE_DELAYS });
+    runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => fresh("conv"), raceDelays: SPREAD_RACE_DELAYS });
     // S3 round trips to a local s3s-fs are slow: the sync race alone makes hundreds (about 20 s).
     return Response.json(await run({ timeoutMs: 240_000 }));
   },

@@ -15,7 +15,7 @@ import { ContextManager, ConversationStore, memoryStorage } from "toolctx";
 import { s3Storage } from "toolctx/s3";
 
 import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, expectRejection, toText } from "../js/conformance.mjs";
-import { NETWORK_RACE_DELAYS, runConversationTests } from "../js/conversation.mjs";
+import { SPREAD_RACE_DELAYS, runConversationTests } from "../js/conversation.mjs";
 import { nodeWriters, runManyWriterTests } from "../js/many-writers.mjs";
 import { freePort, startS3 } from "./local.mjs";
 
@@ -51,7 +51,7 @@ runStorageHostTests({ name: "s3", makeStorage, test, assert, tmpDir: () => fresh
 runSeedApiTests({ name: "s3", makeStorage, ContextManager, test, assert, contextDir: () => fresh("seed") });
 runSessionTests({ name: "s3", makeStorage, ContextManager, test, assert, contextDir: () => fresh("ses") });
 runLockTests({ name: "s3", makeStorage, test, assert, tmpDir: () => fresh("lock") });
-runConversationTests(test, assert, makeStorage, { ConversationStore, name: "s3", contextDir: () => fresh("conv"), raceDelays: NETWORK_RACE_DELAYS });
+runConversationTests(test, assert, makeStorage, { ConversationStore, name: "s3", contextDir: () => fresh("conv"), raceDelays: SPREAD_RACE_DELAYS });
 
 runManyWriterTests({
   name: "s3",

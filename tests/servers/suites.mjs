@@ -5,7 +5,7 @@ import { ContextManager, ConversationStore } from "toolctx";
 import { redisStorage } from "toolctx/redis";
 import { s3Storage } from "toolctx/s3";
 import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests } from "../js/conformance.mjs";
-import { NETWORK_RACE_DELAYS, runConversationTests } from "../js/conversation.mjs";
+import { SPREAD_RACE_DELAYS, runConversationTests } from "../js/conversation.mjs";
 import { startRedis, startS3 } from "./local.mjs";
 
 export async function runServerSuites({ runtime, test, assert }) {
@@ -28,7 +28,7 @@ export async function runServerSuites({ runtime, test, assert }) {
     runSeedApiTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => fresh("seed") });
     runSessionTests({ name, makeStorage, ContextManager, test, assert, contextDir: () => fresh("ses") });
     runLockTests({ name, makeStorage, test, assert, tmpDir: () => fresh("lock") });
-    runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => fresh("conv"), raceDelays: NETWORK_RACE_DELAYS });
+    runConversationTests(test, assert, makeStorage, { ConversationStore, name, contextDir: () => fresh("conv"), raceDelays: SPREAD_RACE_DELAYS });
   }
   test(`[${runtime}] the servers stop`, async () => {
     await Promise.all(opened.map((s) => s.close()));

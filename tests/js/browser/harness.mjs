@@ -6,9 +6,11 @@ export function test(name, fn) {
   registered.push({ name, fn });
 }
 
-export async function run({ timeoutMs = 30000 } = {}) {
+/** Runs the tests registered so far whose name includes `only` (every one without it). */
+export async function run({ timeoutMs = 30000, only = "" } = {}) {
   const results = [];
   for (const { name, fn } of registered.splice(0)) {
+    if (!name.includes(only)) continue;
     const started = performance.now();
     let timer;
     try {

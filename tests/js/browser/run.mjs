@@ -4,7 +4,8 @@
 // worker (opfs with sync access handles, memory). Pages are served from the repository
 // root on 127.0.0.1, so they import the built package from /pkg.
 //
-//   node tests/js/browser/run.mjs        (after `make pkg`)
+//   node tests/js/browser/run.mjs            (after `make pkg`)
+//   node tests/js/browser/run.mjs "sessions"  only the suites' tests whose name holds it
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { ContextManager } from "toolctx";
 import { serve, launchChromium } from "./serve.mjs";
 import { watchWasm } from "./wasm-fetches.mjs";
 
+const only = process.argv[2] ?? "";
 const server = await serve();
 const browser = await launchChromium(chromium);
 let failed = 0;
@@ -23,9 +25,11 @@ try {
     const context = await browser.newContext();
     const page = await context.newPage();
     page.on("pageerror", (err) => console.error(`[${mode}] page error: ${err.message}`));
-    await page.goto(`${server.url}/tests/js/browser/page.html?mode=${mode}`);
+    await page.goto(`${server.url}/tests/js/browser/page.html?${new URLSearchParams({ mode, only })}`);
     await page.waitForFunction(() => window.__results !== undefined, null, { timeout: 240_000 });
     const results = await page.evaluate(() => window.__results);
+    const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 5);
+    console.log(`# [${mode}] slowest: ${slowest.map((r) => `${Math.round(r.ms)} ms ${r.name}`).join("\n#   ")}`);
     for (const r of results) {
       if (r.ok) {
         passed++;
@@ -37,7 +41,8 @@ try {
     }
     await context.close();
   }
-  for (const [name, ok, detail] of [...(await unbundled(browser)), ...(await interchange(browser)), ...(await twoTabs(browser)), ...(await asyncTrap(browser))]) {
+  const others = only ? [] : [...(await unbundled(browser)), ...(await interchange(browser)), ...(await twoTabs(browser)), ...(await asyncTrap(browser))];
+  for (const [name, ok, detail] of others) {
     if (ok) passed++;
     else failed++;
     console.log(`${ok ? "ok" : "not ok"} - [interchange] ${name}${ok ? "" : `\n  ${detail}`}`);

@@ -6,7 +6,7 @@ import { memoryStorage } from "/pkg/adapters/memory.js";
 import { opfsStorage } from "/pkg/adapters/opfs.js";
 import { indexedDbStorage } from "/pkg/adapters/indexeddb.js";
 import { loadVectors, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, runPointerArrayTests, runVectorTests } from "/tests/js/conformance.mjs";
-import { runConversationTests } from "/tests/js/conversation.mjs";
+import { SPREAD_RACE_DELAYS, runConversationTests } from "/tests/js/conversation.mjs";
 import * as toolctx from "/pkg/index.js";
 import { runWindowTests } from "/tests/js/window.mjs";
 import { runAnthropicTests } from "/tests/js/anthropic.mjs";
@@ -18,7 +18,7 @@ import { run, test } from "./harness.mjs";
 let n = 0;
 const fresh = (tag) => `toolctx-test/${tag}-${Date.now().toString(36)}-${n++}`;
 
-export async function runSuites(context) {
+export async function runSuites(context, only) {
   const adapters = {
     memory: () => memoryStorage(),
     opfs: () => opfsStorage(),
@@ -36,7 +36,7 @@ export async function runSuites(context) {
       assert,
       contextDir: () => fresh(name),
     });
-    runSessionTests({ name: label, makeStorage, ContextManager, test, assert, contextDir: () => fresh(name) });
+    runSessionTests({ name: label, makeStorage, ContextManager, test, assert, contextDir: () => fresh(name), manySaves: name !== "opfs" });
     runLockTests({ name: label, makeStorage, test, assert, tmpDir: () => fresh(name) });
     if (name !== "memory") {
       const api = { memoryToolHandlers, clearToolUses: toolctx.clearToolUses, ContextManager };
@@ -49,6 +49,7 @@ export async function runSuites(context) {
     name: `${context}`,
     contextDir: () => fresh("conv"),
     makeRemote: adapters.opfs,
+    raceDelays: SPREAD_RACE_DELAYS,
   });
   const windowStorage = context === "worker" ? adapters.opfs : adapters.indexeddb;
   runWindowTests(test, assert, windowStorage, { api: toolctx, name: context, contextDir: () => fresh("window") });
@@ -61,5 +62,5 @@ export async function runSuites(context) {
       assert.equal(opfsStorage().description, "opfs storage (sync access handles)");
     });
   }
-  return run();
+  return run({ only });
 }

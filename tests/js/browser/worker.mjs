@@ -1,6 +1,6 @@
 import { runSuites } from "./suites.mjs";
 
-runSuites("worker").then(
+runSuites("worker", new URLSearchParams(location.search).get("only") ?? "").then(
   (results) => postMessage(results),
   (err) => postMessage([{ name: "[worker] harness", ok: false, error: `${err?.stack ?? err}` }]),
 );
