@@ -303,8 +303,10 @@ export class ContextManager {
     return out;
   }
 
-  // selectRelevant: the core ranks synchronously (the `select` query: over this manager's
-  // pointers, JSON text parsed here, after the call). With the `embed` option the query's
+  // selectRelevant: the core ranks in the `select` work (over this manager's pointers, JSON
+  // text the driver parses): where the storage reads ranges, it first reads what the
+  // ranking needs of the index segments (crates/core/src/store/lazy.rs), then ranks in the
+  // step those reads end in, so no other query evicts them between. With the `embed` option the query's
   // vector is asked of `embed` first (hybrid ranking). The rerank hook: a host callback (a
   // model call, typically) may reorder or cut the heuristic candidates; on error or timeout
   // the heuristic order stands and onDebug says why. The timer and AbortSignal belong to
@@ -320,11 +322,7 @@ export class ContextManager {
     const listed = Array.isArray(pointers) ? this.#pointers.given(this.#ask, pointers).listed : undefined;
     // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
     const vector = await this.#embedQuery(query);
-    // The query's lists of the index segments read by range (where the storage reads
-    // ranges: crates/core/src/store/lazy.rs), read first; none to read otherwise.
-    await this.#run({ kind: WORK.PREPARE, query });
-    const out = this.#query({ kind: QUERY.SELECT, query, options, listed, vector });
-    const ranked = typeof out === "string" ? JSON.parse(out) : out;
+    const ranked = await this.#run({ kind: WORK.SELECT, query, options, listed, vector });
     await this.#withPassages(query, ranked);
     if (typeof rerank !== "function" || ranked.length === 0) return ranked;
     const controller = new AbortController();

@@ -44,8 +44,8 @@ export const WORK = Object.freeze({
   SAVE: "save",
   /** `{kind, filepaths}`. */
   LOAD: "load",
-  /** `{query}`: what ranking the query reads of the index segments read by range (before `select`). */
-  PREPARE: "prepare",
+  /** `{kind, query, options, listed, vector}`: selectRelevant's ranking (JSON text over the manager's pointers), once what it needs of the index segments read by range is read. */
+  SELECT: "select",
   FLUSH: "flush",
   CLOSE: "close",
   END_SESSION: "endSession",
@@ -76,8 +76,6 @@ export const QUERY = Object.freeze({
   SLOTS: "slots",
   /** `{kind, slots}`: those pointers as the JSON text of an array. */
   POINTERS: "pointers",
-  /** `{kind, query, options, listed, vector}`: selectRelevant's ranking (JSON text over the manager's pointers). */
-  SELECT: "select",
   /** `{kind, query, pointers, options, listed}`: the places in `pointers` of the relevant ones. */
   SELECT_LISTED: "selectListed",
   /** `{kind, query, resultJson}`: the result's best-matching lines, or undefined. */

@@ -3154,6 +3154,36 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     await b.close();
   });
 
+  test("queries in flight together rank as each does alone in any indexMemory, over segments one of which another process merged away", async () => {
+    for (const indexMemory of [0, 2048, undefined]) {
+      const storage = makeStorage();
+      const dir = contextDir();
+      const saved = [];
+      for (let round = 0; round < 3; round++) {
+        const m = await ContextManager.open({ contextDir: dir, fileSystem: storage });
+        saved.push(...(await saveOutputs(m, 1)));
+        await m.close();
+      }
+      const alone = await ContextManager.open({ contextDir: dir, fileSystem: storage, indexMemory });
+      const want = await rankingsOf(alone);
+      const m = await ContextManager.open({ contextDir: dir, fileSystem: storage, indexMemory });
+      const together = await Promise.all(QUERIES.map((q) => m.selectRelevant(q, { fallback: "none" })));
+      assert.deepEqual(together.map((hits) => hits.map((h) => [h.filepath, h.score.toFixed(9), h.matched.join(" ")])), want, `indexMemory ${indexMemory}`);
+      // Another process merges the first segment away; every query in flight finds it gone.
+      const segments = await listSegments(storage, m.getContextDir());
+      assert.equal(segments.length, 3);
+      const gone = toText(await storage.read(segments[0]));
+      await storage.remove(segments[0]);
+      const left = await Promise.all(QUERIES.map((q) => m.selectRelevant(q, { fallback: "none" })));
+      // The records of the segments left are found as before (their scores move: the
+      // statistics now count the gone segment's records by their metadata).
+      const inGone = (path) => gone.includes(path.slice(path.lastIndexOf("/") + 1));
+      assert.equal(saved.filter((path) => !inGone(path)).length, 2 * OUTPUTS.length);
+      const kept = (hits) => hits.map((h) => h.filepath).filter((path) => !inGone(path)).sort();
+      assert.deepEqual(left.map(kept), want.map((hits) => kept(hits.map(([filepath]) => ({ filepath })))), `indexMemory ${indexMemory}: the segments left`);
+    }
+  });
+
   testManySaves("a tight loop of awaited saves gets its segments as it goes: past 1,024 records in no segment, a save yields to the event loop (onDebug says so once)", async () => {
     const storage = makeStorage();
     // The segments whose write has finished, counted as each finishes (no await of the

@@ -16,6 +16,7 @@ use crate::store::{
     remove_written, Clearing, ClosePlan, Job, JobPlan, LoadRecords, Manager, Options, PrepareQuery, SaveInput,
     SaveRecord,
 };
+use toolctx_core::plan::Plan;
 use toolctx_core::select::{Query, Ranking};
 use toolctx_core::{Fallback, Strategy};
 
@@ -109,8 +110,8 @@ impl<S: Storage> ContextManager<S> {
         strategy: Strategy,
         limit: Option<usize>,
     ) -> Result<Ranking> {
-        runner::run(&self.storage, PrepareQuery::new(&self.core, query)).await?;
-        Ok(self.core.rank_all(query, fallback, strategy, limit))
+        let prepared = PrepareQuery::new(&self.core, query);
+        runner::run(&self.storage, prepared.map(|()| Ok(self.core.rank_all(query, fallback, strategy, limit)))).await
     }
 
     /// Writes out every record held in memory.

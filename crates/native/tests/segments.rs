@@ -31,6 +31,23 @@ struct Probe {
     /// Segments read whole, and ranges read.
     segment_reads: Cell<usize>,
     range_reads: Cell<usize>,
+    /// A range read yields to the executor once before it answers (a storage over the
+    /// network), so operations in flight interleave.
+    yielding: Cell<bool>,
+}
+
+/// A future that is pending once, then ready: one turn back to the executor.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }
 
 impl Probe {
@@ -44,6 +61,7 @@ impl Probe {
             ranges: Cell::new(true),
             segment_reads: Cell::new(0),
             range_reads: Cell::new(0),
+            yielding: Cell::new(false),
         }
     }
 
@@ -75,6 +93,9 @@ impl Storage for Probe {
             return Err(Error::new(ErrorKind::Storage, "503 Slow Down"));
         }
         self.range_reads.set(self.range_reads.get() + 1);
+        if self.yielding.get() {
+            YieldOnce(false).await;
+        }
         self.inner.read_range(path, offset, len).await
     }
     fn reads_ranges(&self) -> bool {
@@ -324,6 +345,42 @@ fn a_store_read_by_range_ranks_as_one_read_whole_in_any_index_memory() {
     let found = lazy.rank_all(&content_word, Fallback::None, Strategy::Bm25, None);
     let paths: Vec<String> = found.hits.iter().map(|h| lazy.filepath_of(h.index as u32).unwrap()).collect();
     assert_eq!(paths, [saved[0].clone()], "the one saved here whose text says 'lazily' (TEXTS[500 % 6])");
+}
+
+#[test]
+fn searches_in_flight_together_over_a_segment_merged_away_rank_the_rest_as_read_whole() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let mut rounds = Vec::new();
+    for round in 0..3 {
+        let m = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+        rounds.push(save_all(&m, round * 7, 7));
+        block_on(m.close()).unwrap();
+    }
+    let segments = segment_files(&storage);
+    assert_eq!(segments.len(), 3, "{segments:?}");
+    let (lazy, _) = open(&storage, toolctx::options("/ctx"));
+    lazy.storage().yielding.set(true);
+    // Another process merges the first segment away: both searches find it gone while
+    // each has reads of the other segments in flight.
+    let gone = block_on(storage.read(&segments[0])).unwrap().unwrap();
+    block_on(storage.remove(&segments[0])).unwrap();
+    let (qa, qb) = (Query::new("header parser"), Query::new("retry loop uploader"));
+    let search = |q| lazy.search(q, Fallback::None, Strategy::Bm25, None);
+    let (a, b) = block_on(futures_util::future::join(search(&qa), search(&qb)));
+    // The records the other two segments hold rank as a store read whole ranks them.
+    let name = |p: &String| p.rsplit('/').next().unwrap().to_owned();
+    let in_gone = |p: &String| gone.windows(name(p).len()).any(|w| w == name(p).as_bytes());
+    let held: Vec<String> = rounds.concat().into_iter().filter(|p| !in_gone(p)).collect();
+    assert_eq!(held.len(), 14);
+    let whole = Probe::new(&storage);
+    whole.ranges.set(false);
+    let eager = block_on(ContextManager::open(whole, toolctx::options("/ctx"))).unwrap();
+    for (got, q) in [(a, "header parser"), (b, "retry loop uploader")] {
+        let got: Vec<String> = got.unwrap().hits.iter().map(|h| lazy.filepath_of(h.index as u32).unwrap()).collect();
+        let want: Vec<String> = ranked(&eager, q).into_iter().map(|(p, _)| p).filter(|p| held.contains(p)).collect();
+        assert!(!want.is_empty(), "{q}");
+        assert_eq!(got.into_iter().filter(|p| held.contains(p)).collect::<Vec<_>>(), want, "{q}");
+    }
 }
 
 #[test]

@@ -253,8 +253,9 @@ fn ops_step(
 }
 
 /// The last step of a plan: its value, or its error. The plan's state is dropped before
-/// (a pass it holds ends the operation).
-fn finish(result: Result<Reply>) -> JsValue {
+/// (a pass it holds ends the operation). Also the one step of an operation done before
+/// it needed a plan.
+pub fn finish(result: Result<Reply>) -> JsValue {
     match result {
         Ok(Reply::Value(value)) => steps::done(&value),
         Ok(Reply::Json(text)) => steps::done_json(&text),

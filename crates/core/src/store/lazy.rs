@@ -17,6 +17,7 @@
 //! opened again.
 
 use std::collections::HashMap;
+use std::ops::Deref;
 use std::rc::Rc;
 
 use crate::plan::{self, Op, Outcomes, Plan, Step};
@@ -36,6 +37,9 @@ pub const FIRST_READ: u64 = 64 * 1024;
 
 /// A segment whose records the index holds without their terms.
 struct LazySegment {
+    /// Its number among the segments read by range: its cache entries' key, kept while
+    /// other segments are dropped (a query in flight may hold it).
+    id: u32,
     /// Its path in storage.
     path: String,
     directory: Directory,
@@ -64,14 +68,19 @@ struct Cached<T> {
 /// The segments read by range and what was read of them.
 #[derive(Default)]
 pub(super) struct LazySegments {
+    /// In slot order, and so in `id` order.
     segments: Vec<LazySegment>,
-    /// Dictionary blocks, by (segment, block).
-    blocks: HashMap<(usize, usize), Cached<Rc<[TermEntry]>>>,
-    /// Lists, by (segment, stem); `None`: the segment lacks the stem.
-    lists: HashMap<(usize, Box<str>), Cached<Option<OwnedLists>>>,
+    next_id: u32,
+    /// Dictionary blocks, by (segment id, block).
+    blocks: HashMap<(u32, usize), Cached<Rc<[TermEntry]>>>,
+    /// Lists, by stem and then segment id; `None`: the segment lacks the stem.
+    lists: HashMap<Box<str>, HashMap<u32, Cached<Option<OwnedLists>>>>,
     bytes: usize,
-    /// The query being prepared: what it uses is not evicted for it.
+    /// Counts the queries prepared; what a query uses is marked with the count then.
     tick: u64,
+    /// The ticks at which the preparations in flight began: what they use is not evicted
+    /// until they are done (the cache may then hold more than its budget for a while).
+    in_flight: Vec<u64>,
 }
 
 impl LazySegments {
@@ -93,18 +102,26 @@ impl LazySegments {
         *self = LazySegments::default();
     }
 
+    /// The segment numbered `id`, while it is read by range.
+    fn segment(&self, id: u32) -> Option<&LazySegment> {
+        self.segments.binary_search_by_key(&id, |s| s.id).ok().map(|at| &self.segments[at])
+    }
+
     /// Whether every segment's lists of `stems` are in the cache.
     pub(super) fn prepared(&self, stems: &[String]) -> bool {
-        (0..self.segments.len()).all(|s| stems.iter().all(|t| self.lists.contains_key(&(s, t.as_str().into()))))
+        stems.iter().all(|t| {
+            let of = self.lists.get(t.as_str());
+            self.segments.iter().all(|s| of.is_some_and(|of| of.contains_key(&s.id)))
+        })
     }
 
     /// The cached lists of `stem`, per segment that has it.
     pub(super) fn lists_of(&self, stem: &str) -> Vec<SegmentLists<'_>> {
-        let key = |s: usize| (s, Box::<str>::from(stem));
-        (0..self.segments.len())
-            .filter_map(|s| {
-                let lists = self.lists.get(&key(s))?.value.as_ref()?;
-                let segment = &self.segments[s];
+        let Some(of) = self.lists.get(stem) else { return Vec::new() };
+        self.segments
+            .iter()
+            .filter_map(|segment| {
+                let lists = of.get(&segment.id)?.value.as_ref()?;
                 let (metadata, content) = lists.bytes.split_at(lists.split);
                 Some(SegmentLists {
                     first_slot: segment.first_slot,
@@ -120,68 +137,87 @@ impl LazySegments {
     /// Adds a segment whose records were added to `index` from slot `first_slot` and
     /// passage `first_passage`.
     pub(super) fn add(&mut self, path: String, directory: Directory, first_slot: u32, first_passage: u32) {
-        self.segments.push(LazySegment { path, directory, first_slot, first_passage });
+        let id = self.next_id;
+        self.next_id += 1;
+        self.segments.push(LazySegment { id, path, directory, first_slot, first_passage });
     }
 
-    /// Drops segment `s` (its records now hold their terms, or it is gone), and what was
+    /// Drops segment `id` (its records now hold their terms, or it is gone), and what was
     /// read of it.
-    fn drop_segment(&mut self, s: usize) {
-        self.segments.remove(s);
-        let renumber = |k: usize| if k > s { k - 1 } else { k };
-        self.blocks = std::mem::take(&mut self.blocks)
-            .into_iter()
-            .filter(|((seg, _), _)| *seg != s)
-            .map(|((seg, b), v)| ((renumber(seg), b), v))
-            .collect();
-        self.lists = std::mem::take(&mut self.lists)
-            .into_iter()
-            .filter(|((seg, _), _)| *seg != s)
-            .map(|((seg, t), v)| ((renumber(seg), t), v))
-            .collect();
-        self.bytes =
-            self.blocks.values().map(|c| c.bytes).sum::<usize>() + self.lists.values().map(|c| c.bytes).sum::<usize>();
+    fn drop_segment(&mut self, id: u32) {
+        self.segments.retain(|s| s.id != id);
+        self.blocks.retain(|(seg, _), _| *seg != id);
+        for of in self.lists.values_mut() {
+            of.remove(&id);
+        }
+        self.lists.retain(|_, of| !of.is_empty());
+        let lists = self.lists.values().flat_map(|of| of.values());
+        self.bytes = self.blocks.values().map(|c| c.bytes).sum::<usize>() + lists.map(|c| c.bytes).sum::<usize>();
     }
 
-    /// Evicts what no query since `tick` used, least recently used first, until the
-    /// cache holds at most `budget` bytes.
-    fn make_room(&mut self, budget: usize) {
+    /// Begins preparing a query: its tick, which [`LazySegments::done`] ends.
+    fn begin(&mut self) -> u64 {
+        self.tick += 1;
+        self.in_flight.push(self.tick);
+        self.tick
+    }
+
+    /// Ends the preparation begun at `tick`, and evicts what no query in flight uses,
+    /// least recently used first, until the cache holds at most `budget` bytes. What
+    /// the last step of a preparation used is marked with the newest tick: the ranking
+    /// that follows it in the same step finds it there.
+    fn done(&mut self, tick: u64, budget: usize) {
+        self.in_flight.retain(|&t| t != tick);
+        let keep = self.in_flight.iter().copied().min().unwrap_or(self.tick).min(self.tick);
         while self.bytes > budget {
             let block = self
                 .blocks
                 .iter()
-                .filter(|(_, c)| c.used < self.tick)
+                .filter(|(_, c)| c.used < keep)
                 .min_by_key(|(_, c)| c.used)
                 .map(|(k, c)| (*k, c.used));
             let list = self
                 .lists
                 .iter()
-                .filter(|(_, c)| c.used < self.tick)
+                .flat_map(|(stem, of)| of.iter().map(move |(id, c)| ((stem, *id), c)))
+                .filter(|(_, c)| c.used < keep)
                 .min_by_key(|(_, c)| c.used)
-                .map(|(k, c)| (k.clone(), c.used));
-            match (block, list) {
-                (Some((k, b)), Some((_, l))) if b <= l => self.bytes -= self.blocks.remove(&k).map_or(0, |c| c.bytes),
-                (_, Some((k, _))) => self.bytes -= self.lists.remove(&k).map_or(0, |c| c.bytes),
-                (Some((k, _)), None) => self.bytes -= self.blocks.remove(&k).map_or(0, |c| c.bytes),
+                .map(|((stem, id), c)| ((stem.clone(), id), c.used));
+            let freed = match (block, list) {
+                (Some((k, b)), Some((_, l))) if b <= l => self.blocks.remove(&k).map(|c| c.bytes),
+                (_, Some(((stem, id), _))) => {
+                    let of = self.lists.get_mut(&stem).expect("the stem just found");
+                    let freed = of.remove(&id).map(|c| c.bytes);
+                    if of.is_empty() {
+                        self.lists.remove(&stem);
+                    }
+                    freed
+                }
+                (Some((k, _)), None) => self.blocks.remove(&k).map(|c| c.bytes),
                 (None, None) => return,
-            }
+            };
+            self.bytes -= freed.unwrap_or(0);
         }
     }
 
-    fn put_block(&mut self, key: (usize, usize), entries: Vec<TermEntry>) {
+    fn put_block(&mut self, key: (u32, usize), entries: Vec<TermEntry>) {
         let bytes = entries.iter().map(|e| e.term.len() + std::mem::size_of::<TermEntry>()).sum();
         self.bytes += bytes;
         self.blocks.insert(key, Cached { value: entries.into(), bytes, used: self.tick });
     }
 
-    fn put_lists(&mut self, key: (usize, Box<str>), lists: Option<OwnedLists>) {
-        let bytes = key.1.len() + lists.as_ref().map_or(0, |l| l.bytes.len()) + 64;
+    fn put_lists(&mut self, id: u32, stem: &str, lists: Option<OwnedLists>) {
+        let bytes = stem.len() + lists.as_ref().map_or(0, |l| l.bytes.len()) + 64;
         self.bytes += bytes;
-        self.lists.insert(key, Cached { value: lists, bytes, used: self.tick });
+        let cached = Cached { value: lists, bytes, used: self.tick };
+        self.lists.entry(stem.into()).or_default().insert(id, cached);
     }
 }
 
 /// What preparing a query still needs of one segment for one stem.
 enum Need {
+    /// Nothing: the segment lacks the stem.
+    Nothing,
     /// Its dictionary block.
     Block(usize),
     /// Its lists, at this entry.
@@ -191,12 +227,15 @@ enum Need {
 /// Reads what ranking `query` needs of the segments read by range (see the module docs):
 /// dictionary blocks, then lists, into the cache. A segment found gone or refused is
 /// dropped, its records left with their metadata (onDebug says so); a read that fails
-/// fails the plan.
-pub struct PrepareQuery<M> {
+/// fails the plan. Rank in the step it ends in ([`Plan::map`]): what it read is then in
+/// the cache, whatever other queries read after it.
+pub struct PrepareQuery<M: Deref<Target = Manager>> {
     manager: M,
     stems: Vec<String>,
-    /// The ops of the step in flight: for which segment and block, or segment and stem.
-    asked: Vec<(usize, Asked)>,
+    /// The tick it began at, while it is in flight.
+    began: Option<u64>,
+    /// The ops of the step in flight: for which segment (by id) and block, or segment and stem.
+    asked: Vec<(u32, Asked)>,
 }
 
 enum Asked {
@@ -204,58 +243,59 @@ enum Asked {
     Lists(Box<str>, TermEntry),
 }
 
-impl<M: std::ops::Deref<Target = Manager>> PrepareQuery<M> {
+impl<M: Deref<Target = Manager>> PrepareQuery<M> {
     /// The plan for `query` over `manager`'s segments.
     pub fn new(manager: M, query: &Query) -> Self {
-        PrepareQuery { manager, stems: query.stems.clone(), asked: Vec::new() }
+        PrepareQuery { manager, stems: query.stems.clone(), began: None, asked: Vec::new() }
     }
 
     /// The reads still needed, as ops; none when every list is cached.
     fn next_reads(&mut self) -> Vec<Op> {
         let mut state = self.manager.state.borrow_mut();
         let lazy = &mut state.live.lazy;
-        let mut needs: Vec<(usize, Box<str>, Need)> = Vec::new();
-        for s in 0..lazy.segments.len() {
+        let tick = lazy.tick;
+        let mut needs: Vec<(usize, &str, Need)> = Vec::new();
+        for (s, segment) in lazy.segments.iter().enumerate() {
             for stem in &self.stems {
-                let key = (s, Box::<str>::from(stem.as_str()));
-                if let Some(cached) = lazy.lists.get_mut(&key) {
-                    cached.used = lazy.tick;
+                if let Some(cached) = lazy.lists.get_mut(stem.as_str()).and_then(|of| of.get_mut(&segment.id)) {
+                    cached.used = tick;
                     continue;
                 }
-                let Some(block) = lazy.segments[s].directory.block_of(stem) else {
-                    lazy.put_lists(key, None);
+                let Some(block) = segment.directory.block_of(stem) else {
+                    needs.push((s, stem, Need::Nothing));
                     continue;
                 };
-                let tick = lazy.tick;
-                let found = lazy.blocks.get_mut(&(s, block)).map(|cached| {
+                let found = lazy.blocks.get_mut(&(segment.id, block)).map(|cached| {
                     cached.used = tick;
                     cached.value.iter().find(|e| *e.term == **stem).cloned()
                 });
-                match found {
-                    None => needs.push((s, key.1, Need::Block(block))),
-                    Some(Some(entry)) => needs.push((s, key.1, Need::Lists(entry))),
-                    Some(None) => lazy.put_lists(key, None),
-                }
+                needs.push((
+                    s,
+                    stem,
+                    found.map_or(Need::Block(block), |entry| entry.map_or(Need::Nothing, Need::Lists)),
+                ));
             }
         }
         self.asked.clear();
         let mut ops = Vec::new();
         for (s, stem, need) in needs {
-            let path = lazy.segments[s].path.clone();
+            let segment = &lazy.segments[s];
+            let id = segment.id;
             match need {
+                Need::Nothing => lazy.put_lists(id, stem, None),
                 Need::Block(block) => {
-                    if self.asked.iter().any(|(k, a)| *k == s && matches!(a, Asked::Block(b) if *b == block)) {
+                    if self.asked.iter().any(|(k, a)| *k == id && matches!(a, Asked::Block(b) if *b == block)) {
                         continue;
                     }
-                    let Span { offset, len } = lazy.segments[s].directory.dictionary_span(block);
-                    ops.push(Op::ReadRange { path, offset, len });
-                    self.asked.push((s, Asked::Block(block)));
+                    let Span { offset, len } = segment.directory.dictionary_span(block);
+                    ops.push(Op::ReadRange { path: segment.path.clone(), offset, len });
+                    self.asked.push((id, Asked::Block(block)));
                 }
                 Need::Lists(entry) => {
                     let (offset, end) =
                         (entry.metadata.span.offset, entry.content.span.offset + entry.content.span.len);
-                    ops.push(Op::ReadRange { path, offset, len: end - offset });
-                    self.asked.push((s, Asked::Lists(stem, entry)));
+                    ops.push(Op::ReadRange { path: segment.path.clone(), offset, len: end - offset });
+                    self.asked.push((id, Asked::Lists(stem.into(), entry)));
                 }
             }
         }
@@ -263,30 +303,48 @@ impl<M: std::ops::Deref<Target = Manager>> PrepareQuery<M> {
     }
 
     /// Takes in what the last reads gave; the segments found gone or refused, to drop.
-    fn took(&mut self, outcomes: Outcomes) -> crate::error::Result<Vec<usize>> {
+    /// What was read of a segment dropped meanwhile (by another query) is let go.
+    fn took(&mut self, outcomes: Outcomes) -> crate::error::Result<Vec<u32>> {
         let mut state = self.manager.state.borrow_mut();
         let lazy = &mut state.live.lazy;
         let mut gone = Vec::new();
-        for ((s, asked), outcome) in std::mem::take(&mut self.asked).into_iter().zip(outcomes) {
-            let Some(bytes) = plan::bytes(outcome)? else {
-                gone.push(s);
+        for ((id, asked), outcome) in std::mem::take(&mut self.asked).into_iter().zip(outcomes) {
+            let bytes = plan::bytes(outcome)?;
+            let Some(segment) = lazy.segment(id) else { continue };
+            let Some(bytes) = bytes else {
+                gone.push(id);
                 continue;
             };
-            let directory = &lazy.segments[s].directory;
+            let directory = &segment.directory;
             match asked {
                 Asked::Block(block) => match directory.dictionary_block(block, &bytes) {
-                    Ok(entries) => lazy.put_block((s, block), entries),
-                    Err(_) => gone.push(s),
+                    Ok(entries) => lazy.put_block((id, block), entries),
+                    Err(_) => gone.push(id),
                 },
                 Asked::Lists(stem, entry) => match owned_lists(directory, &entry, bytes) {
-                    Some(lists) => lazy.put_lists((s, stem), Some(lists)),
-                    None => gone.push(s),
+                    Some(lists) => lazy.put_lists(id, &stem, Some(lists)),
+                    None => gone.push(id),
                 },
             }
         }
         gone.sort_unstable();
         gone.dedup();
         Ok(gone)
+    }
+
+    /// Ends the preparation: what no query in flight uses may be evicted.
+    fn end(&mut self) {
+        if let Some(began) = self.began.take() {
+            let budget = self.manager.options.index_memory;
+            self.manager.state.borrow_mut().live.lazy.done(began, budget);
+        }
+    }
+}
+
+impl<M: Deref<Target = Manager>> Drop for PrepareQuery<M> {
+    /// A preparation dropped before its end (its plan failed) ends there.
+    fn drop(&mut self) {
+        self.end();
     }
 }
 
@@ -306,27 +364,25 @@ fn owned_lists(directory: &Directory, entry: &TermEntry, bytes: Vec<u8>) -> Opti
     })
 }
 
-impl<M: std::ops::Deref<Target = Manager>> Plan for PrepareQuery<M> {
+impl<M: Deref<Target = Manager>> Plan for PrepareQuery<M> {
     type Output = ();
 
     fn step(&mut self, outcomes: Outcomes) -> Step<()> {
-        if !self.asked.is_empty() {
+        if self.began.is_none() {
+            self.began = Some(self.manager.state.borrow_mut().live.lazy.begin());
+        } else {
             match self.took(outcomes) {
                 Ok(gone) => {
-                    for s in gone.into_iter().rev() {
-                        self.manager.segment_gone(s);
+                    for id in gone {
+                        self.manager.segment_gone(id);
                     }
                 }
                 Err(e) => return Step::Done(Err(e)),
             }
-        } else {
-            let mut state = self.manager.state.borrow_mut();
-            state.live.lazy.tick += 1;
         }
         let ops = self.next_reads();
         if ops.is_empty() {
-            let budget = self.manager.options.index_memory;
-            self.manager.state.borrow_mut().live.lazy.make_room(budget);
+            self.end();
             return Step::Done(Ok(()));
         }
         Step::Run(ops)
@@ -337,17 +393,17 @@ impl Manager {
     /// A segment read by range is gone (merged away by another process) or refused: its
     /// records keep their metadata, made again from their pointers, until the store is
     /// opened again.
-    fn segment_gone(&self, s: usize) {
+    fn segment_gone(&self, id: u32) {
         let (path, records) = {
             let mut state = self.state.borrow_mut();
-            let segment = &state.live.lazy.segments[s];
+            let Some(segment) = state.live.lazy.segment(id) else { return };
             let (path, first, n) = (segment.path.clone(), segment.first_slot, segment.directory.records);
             let metas: Vec<(u32, Terms)> = (first..first + n)
                 .filter_map(|slot| state.pointers.get(slot).map(|e| (slot, terms_of(&e.meta()))))
                 .collect();
             let filled: Vec<(u32, &Terms)> = metas.iter().map(|(slot, t)| (*slot, t)).collect();
             state.live.fill(&filled);
-            state.live.lazy.drop_segment(s);
+            state.live.lazy.drop_segment(id);
             (path, n)
         };
         self.debug(
@@ -361,13 +417,13 @@ impl Manager {
     pub(super) fn materialize(&self, merged: &[(String, &Segment)]) {
         let mut state = self.state.borrow_mut();
         for (path, segment) in merged {
-            let Some(s) = state.live.lazy.segments.iter().position(|l| &l.path == path) else { continue };
-            let first = state.live.lazy.segments[s].first_slot;
+            let Some(lazy) = state.live.lazy.segments.iter().find(|l| &l.path == path) else { continue };
+            let (id, first) = (lazy.id, lazy.first_slot);
             let terms: Vec<(u32, Terms)> =
                 (0..segment.records.len()).map(|i| (first + i as u32, segment.terms_of(i))).collect();
             let filled: Vec<(u32, &Terms)> = terms.iter().map(|(slot, t)| (*slot, t)).collect();
             state.live.fill(&filled);
-            state.live.lazy.drop_segment(s);
+            state.live.lazy.drop_segment(id);
         }
     }
 }

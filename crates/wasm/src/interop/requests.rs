@@ -27,7 +27,9 @@ named! {
         Save = "save",
         /// `loadContexts(filepaths)`.
         Load = "load",
-        Prepare = "prepare",
+        /// `selectRelevant`'s ranking: what it needs of the index segments read by range
+        /// read first, then ranked in the same step.
+        Select = "select",
         Flush = "flush",
         Close = "close",
         EndSession = "endSession",
@@ -57,7 +59,6 @@ named! {
         PointerAt = "pointerAt",
         Slots = "slots",
         Pointers = "pointers",
-        Select = "select",
         SelectListed = "selectListed",
         Passage = "passage",
         QueryVector = "queryVector",
@@ -113,9 +114,13 @@ pub enum Work {
     Load {
         filepaths: JsValue,
     },
-    /// `selectRelevant`'s query, as given: what its ranking needs read first.
-    Prepare {
+    /// `selectRelevant`'s ranking: `query` and `options` as given, `listed` (pointers.js
+    /// `given`) and the query's `vector` (from `queryVector`), each possibly undefined.
+    Select {
         query: JsValue,
+        options: JsValue,
+        listed: JsValue,
+        vector: JsValue,
     },
     Flush,
     Close,
@@ -150,14 +155,6 @@ pub enum Query {
     /// The pointers in `slots`, as the JSON text of an array.
     Pointers {
         slots: Vec<u32>,
-    },
-    /// `selectRelevant`'s ranking: `query` and `options` as given, `listed` (pointers.js
-    /// `given`) and the query's `vector` (from `queryVector`), each possibly undefined.
-    Select {
-        query: JsValue,
-        options: JsValue,
-        listed: JsValue,
-        vector: JsValue,
     },
     /// `selectRelevantContexts`: the places in `pointers` of the relevant ones.
     SelectListed {
@@ -226,7 +223,12 @@ impl Work {
                 query_id: r.any("queryId"),
             },
             WorkKind::Load => Work::Load { filepaths: r.any("filepaths") },
-            WorkKind::Prepare => Work::Prepare { query: r.any("query") },
+            WorkKind::Select => Work::Select {
+                query: r.any("query"),
+                options: r.any("options"),
+                listed: r.any("listed"),
+                vector: r.any("vector"),
+            },
             WorkKind::Flush => Work::Flush,
             WorkKind::Close => Work::Close,
             WorkKind::EndSession => Work::EndSession,
@@ -253,12 +255,6 @@ impl Query {
             QueryKind::PointerAt => Query::PointerAt { filepath: r.string("filepath")? },
             QueryKind::Slots => Query::Slots { filter: r.any("filter") },
             QueryKind::Pointers => Query::Pointers { slots: r.slots("slots")? },
-            QueryKind::Select => Query::Select {
-                query: r.any("query"),
-                options: r.any("options"),
-                listed: r.any("listed"),
-                vector: r.any("vector"),
-            },
             QueryKind::SelectListed => Query::SelectListed {
                 query: r.any("query"),
                 pointers: r.any("pointers"),

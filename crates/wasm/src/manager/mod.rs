@@ -40,6 +40,7 @@ mod storewide;
 
 /// The tool-context store.
 #[wasm_bindgen(js_name = ContextManager, skip_typescript)]
+#[derive(Clone)]
 pub struct JsContextManager {
     inner: Rc<Manager>,
     /// The host storage its steps run over.
@@ -159,14 +160,23 @@ impl JsContextManager {
                 self.save_begin(&tool_name, &args, &result, &task_or_options, &query_id).js()?
             }
             Work::Load { filepaths } => self.load_contexts(&filepaths).js()?,
-            Work::Prepare { query } => match query.as_string() {
-                // What ranking the query reads of the index segments read by range.
-                Some(text) => {
-                    let plan = PrepareQuery::new(self.inner.clone(), &toolctx_core::select::Query::new(&text));
-                    plans::start(self.storage.clone(), plan, |()| Ok(Reply::Value(JsValue::UNDEFINED)))
+            Work::Select { query, options, listed, vector } => {
+                if let Err(e) = self.inner.check_open("selectRelevant") {
+                    return Ok(plans::failed(e));
                 }
-                None => plans::done(JsValue::UNDEFINED),
-            },
+                let text = query.as_string();
+                let select = self.clone();
+                let rank = move || select.select_relevant(&query, &options, &listed, &vector);
+                match text {
+                    // What the ranking needs of the index segments read by range, read
+                    // first; the ranking in the step the reads end in.
+                    Some(text) => {
+                        let plan = PrepareQuery::new(self.inner.clone(), &toolctx_core::select::Query::new(&text));
+                        plans::start(self.storage.clone(), plan, move |()| rank())
+                    }
+                    None => plans::finish(rank()),
+                }
+            }
             Work::Flush => self.start(self.inner.begin_flush(), unit),
             Work::EndSession => self.start(self.inner.begin_end_session(), unit),
             Work::Reconcile => match self.inner.begin_reconcile() {
@@ -203,9 +213,6 @@ impl JsContextManager {
             Query::PointerAt { filepath } => self.pointer_at(&filepath).map_or(JsValue::UNDEFINED, JsValue::from),
             Query::Slots { filter } => Uint32Array::from(self.slots(&filter).as_slice()).into(),
             Query::Pointers { slots } => self.pointers(&slots).into(),
-            Query::Select { query, options, listed, vector } => {
-                self.select_relevant(&query, &options, &listed, &vector)?
-            }
             Query::SelectListed { query, pointers, options, listed } => {
                 Uint32Array::from(self.select_listed(&query, &pointers, &options, &listed)?.as_slice()).into()
             }

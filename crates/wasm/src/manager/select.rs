@@ -15,6 +15,7 @@ use crate::interop::errors::{invalid, IntoJs};
 use crate::interop::selection::{
     filter_options, foreign_terms, listed_slots, one_vector, query_vector, score_json, ListedSlots,
 };
+use crate::plans::Reply;
 use toolctx_core::error::{Error, Result};
 use toolctx_core::record::task_id_from_f64;
 use toolctx_core::select::{Fallback, Strategy};
@@ -79,28 +80,28 @@ impl JsContextManager {
     /// the `selectListed` query takes them), `queryId` / `taskId` narrow that list. `vector`: the
     /// query's, for hybrid ranking (the `queryVector` query made it), or `undefined`.
     /// Over this manager's pointers the answer is the JSON text of the list, which the
-    /// glue parses once the call has returned (see `plans::Reply::Json`).
+    /// driver parses once the call has returned (see `plans::Reply::Json`).
     pub(super) fn select_relevant(
         &self,
         query: &JsValue,
         options: &JsValue,
         listed: &JsValue,
         vector: &JsValue,
-    ) -> Result<JsValue, JsValue> {
-        self.inner.check_open("selectRelevant").js()?;
-        let (query_id, task_id) = filter_options(options).js()?;
+    ) -> Result<Reply> {
+        self.inner.check_open("selectRelevant")?;
+        let (query_id, task_id) = filter_options(options)?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
-        let vector = query_vector(vector).js()?;
+        let vector = query_vector(vector)?;
         let given = get(options, "pointers");
         let source = if given.is_undefined() {
             Source::Slots((!filter.is_all()).then(|| self.inner.slots(filter)))
         } else {
             match given.dyn_ref::<Array>() {
-                Some(list) => self.list_source(list, listed_slots(listed).js()?, filter),
-                None => return Err(Error::invalid("pointers must be an array")).js(),
+                Some(list) => self.list_source(list, listed_slots(listed)?, filter),
+                None => return Err(Error::invalid("pointers must be an array")),
             }
         };
-        let ranking = self.rank(query, &source, options, vector.as_deref(), Selection::Scored).js()?;
+        let ranking = self.rank(query, &source, options, vector.as_deref(), Selection::Scored)?;
         let out = match &source {
             Source::Slots(_) => {
                 let (mut json, mut path) = (String::from("["), String::new());
@@ -126,9 +127,9 @@ impl JsContextManager {
                     json.push_str("]}");
                 }
                 json.push(']');
-                JsValue::from(json)
+                Reply::Json(json)
             }
-            Source::List { list, listed } => JsValue::from(
+            Source::List { list, listed } => Reply::Value(JsValue::from(
                 ranking
                     .hits
                     .iter()
@@ -147,7 +148,7 @@ impl JsContextManager {
                         JsValue::from(o)
                     })
                     .collect::<Array>(),
-            ),
+            )),
         };
         Ok(out)
     }
