@@ -554,7 +554,8 @@ fn directory_read(head: &Head, bytes: &[u8]) -> Reading {
 /// The records of the blocks in `region`'s bytes.
 fn records_read(directory: &Directory, bytes: &[u8]) -> Result<Vec<SegmentRecord>, Refused> {
     let region = records_region(directory);
-    let mut records = Vec::new();
+    // Every record takes a byte at least: a directory's count never reserves past the bytes.
+    let mut records = Vec::with_capacity((directory.records as usize).min(bytes.len()));
     for b in 0..directory.records_blocks() {
         let span = directory.records_span(b);
         let at = Span { offset: span.offset - region.offset, len: span.len };

@@ -114,7 +114,8 @@ pub(super) struct SegmentsRead {
 pub(super) struct Stored {
     /// Segment `.0`'s record `.1`.
     pub at: (usize, usize),
-    pub meta: RecordMeta,
+    /// Boxed: the map of every record a store's segments hold stays small while it grows.
+    pub meta: Box<RecordMeta>,
     pub size: usize,
 }
 
@@ -442,9 +443,10 @@ impl Manager {
                     continue;
                 }
             };
+            let mut segment = segment;
             let at = read.segments.len();
             // Its listed records that a newer segment holds, and those taken from it.
-            let (mut newer, mut taken) = (0, 0);
+            let (mut newer, mut taken) = (0, Vec::new());
             for (i, r) in segment.records().iter().enumerate() {
                 if !listed.contains(r.path.as_str()) {
                     continue;
@@ -456,15 +458,15 @@ impl Manager {
                 match parse_record(r.header.as_bytes()).and_then(|v| v.meta()) {
                     Ok(meta) => {
                         let size = usize::try_from(r.size).unwrap_or(usize::MAX);
-                        read.covered.insert(r.path.clone(), Stored { at: (at, i), meta, size });
-                        taken += 1;
+                        read.covered.insert(r.path.clone(), Stored { at: (at, i), meta: Box::new(meta), size });
+                        taken.push(i);
                     }
                     Err(e) => {
                         self.debug(format!("an index segment holds a header that does not parse ({e})"), Some(&path))
                     }
                 }
             }
-            if taken == 0 && newer > 0 {
+            if taken.is_empty() && newer > 0 {
                 // A merge's input that the merge wrote out but did not remove (it was
                 // cut short, crates/core/src/segments.rs): nothing of it is read.
                 self.debug(
@@ -476,8 +478,14 @@ impl Manager {
                 }
                 continue;
             }
-            if matches!(segment, Opened::Lazy { .. }) && taken == 0 {
-                continue; // none of its records is here any more
+            if let Opened::Lazy { records, .. } = &mut segment {
+                if taken.is_empty() {
+                    continue; // none of its records is here any more
+                }
+                // Their headers are parsed (`covered`): only vacant slots read theirs again.
+                for i in taken {
+                    records[i].header = String::new();
+                }
             }
             read.segments.push(segment);
         }
@@ -557,23 +565,20 @@ impl Manager {
     /// the tail's reads), which wait for the next segment; then the refused segments removed.
     fn loaded(&self, l: &mut Opening, out: Outcomes) -> Next {
         let root = self.record_root().to_owned();
-        let mut records: Vec<(String, RecordMeta, usize)> = Vec::with_capacity(l.files.len());
-        let mut contents: HashMap<String, Content> = HashMap::with_capacity(l.files.len());
+        let mut records = Vec::new();
         let mut read_tail = Vec::new();
         for (rel, outcome) in std::mem::take(&mut l.tail).into_iter().zip(out) {
             let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
             let full = paths::join(&root, &rel);
             if let Some((meta, size, content)) = self.adopted(&full, &bytes) {
                 read_tail.push((full, content.clone()));
-                contents.insert(rel.clone(), Content::Terms(content));
-                records.push((rel, meta, size));
+                records.push((rel, meta, size, Some(Content::Terms(content))));
             }
         }
-        for (rel, stored) in std::mem::take(&mut l.covered) {
-            contents.insert(rel.clone(), Content::Stored(stored.at.0, stored.at.1));
-            records.push((rel, stored.meta, stored.size));
-        }
-        self.restore_pointers(&root, records.into_iter(), &l.segments, |rel| contents.remove(rel), false);
+        let covered = std::mem::take(&mut l.covered)
+            .into_iter()
+            .map(|(rel, stored)| (rel, *stored.meta, stored.size, Some(Content::Stored(stored.at.0, stored.at.1))));
+        self.restore_pointers(&root, records.into_iter().chain(covered), &l.segments, false);
         l.segments = Vec::new();
         for (full, content) in read_tail {
             self.to_segment(&full, content);

@@ -41,46 +41,45 @@ impl Manager {
     /// Replaces the pointers with those of `records` (relative to `dir`), in save order
     /// (the filenames' timestamp, then counter). `own`: they are the session's records,
     /// so retention counts them (with the records held in memory), and nothing else.
-    /// `content_of(rel)`: the terms of the record's content (its passages): all of them
-    /// when the record was read, or what its manifest entry keeps; a restored pointer
-    /// ranks on them and its metadata.
+    /// Each record comes with what its content is indexed from: the terms of its content
+    /// (its passages), all of them when the record was read, or what its manifest entry
+    /// keeps, or its place in a segment of `segments`; a restored pointer ranks on them
+    /// and its metadata.
     pub(super) fn restore_pointers(
         &self,
         dir: &str,
-        records: impl Iterator<Item = (String, RecordMeta, usize)>,
+        records: impl Iterator<Item = (String, RecordMeta, usize, Option<Content>)>,
         segments: &[Opened],
-        mut content_of: impl FnMut(&str) -> Option<Content>,
         own: bool,
     ) {
-        // Each keyed once: by timestamp, counter and name.
-        type Keyed = ((u64, u64, String), (String, RecordMeta, usize));
-        let mut records: Vec<Keyed> = records
-            .map(|record| {
-                let rel = &record.0;
-                let name = rel.rsplit('/').next().unwrap_or(rel);
-                let mut parts = name.rsplitn(5, '_');
-                let (_, counter, ts) = (parts.next(), parts.next(), parts.next());
-                let num = |p: Option<&str>| p.and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
-                ((num(ts), num(counter), name.to_owned()), record)
-            })
-            .collect();
-        crate::sort::sort_by(&mut records, |a, b| a.0.cmp(&b.0));
+        let mut records: Vec<Restored> =
+            records.map(|(rel, meta, size, content)| Restored { seq: 0, rel, meta, size, content }).collect();
+        // Save order: each record's place in it, keyed once by timestamp and counter (then
+        // name), gives its seq; the records themselves stay where they are.
+        fn name(rel: &str) -> &str {
+            rel.rsplit('/').next().unwrap_or(rel)
+        }
+        let key = |rel: &str| {
+            let mut parts = name(rel).rsplitn(5, '_');
+            let (_, counter, ts) = (parts.next(), parts.next(), parts.next());
+            let num = |p: Option<&str>| p.and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+            (num(ts), num(counter))
+        };
+        let mut order: Vec<((u64, u64), u32)> =
+            records.iter().enumerate().map(|(i, r)| (key(&r.rel), i as u32)).collect();
+        crate::sort::sort_by(&mut order, |a, b| {
+            a.0.cmp(&b.0).then_with(|| name(&records[a.1 as usize].rel).cmp(name(&records[b.1 as usize].rel)))
+        });
         let mut state = self.state.borrow_mut();
         state.forget_pointers();
         if own {
             let State { owned, held, .. } = &mut *state;
             owned.retain(|p| held.contains(p));
         }
-        // Save order: the pointers' seq.
         let first_seq = state.pointers.take_seqs(records.len() as u64);
-        let mut records: Vec<Restored> = records
-            .into_iter()
-            .enumerate()
-            .map(|(i, (_, (rel, meta, size)))| {
-                let content = content_of(&rel);
-                Restored { seq: first_seq + i as u64, rel, meta, size, content }
-            })
-            .collect();
+        for (place, (_, i)) in order.into_iter().enumerate() {
+            records[i as usize].seq = first_seq + place as u64;
+        }
         // A segment every record of which is restored from it is appended whole (its
         // lists as they are); one read by range, whole or not (its records keep their
         // slots, those no pointer takes vacant); the other records are added one by one.
@@ -99,7 +98,7 @@ impl Manager {
             .enumerate()
             .map(|(s, seg)| if whole(s) { (0..seg.records().len()).map(|_| None).collect() } else { Vec::new() })
             .collect();
-        let mut one_by_one = Vec::with_capacity(records.len());
+        let mut one_by_one = Vec::new();
         for r in records.drain(..) {
             match r.content {
                 Some(Content::Stored(s, i)) if whole(s) => by_segment[s][i] = Some(r),

@@ -104,8 +104,11 @@ impl Manager {
         }
         job.indexed = records.iter().map(|(rel, ..)| paths::join(&dir, rel)).collect();
         let segment: Vec<(String, Terms)> = read.iter().map(|(rel, t)| (paths::join(&dir, rel), t.clone())).collect();
-        let content = |rel: &str| read.remove(rel).map(Content::Terms);
-        self.restore_pointers(&dir, records.into_iter(), &[], content, self.session.is_some());
+        let records = records.into_iter().map(|(rel, meta, size)| {
+            let content = read.remove(&rel).map(Content::Terms);
+            (rel, meta, size, content)
+        });
+        self.restore_pointers(&dir, records, &[], self.session.is_some());
         for (path, terms) in segment {
             self.to_segment(&path, terms);
         }

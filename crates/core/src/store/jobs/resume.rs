@@ -157,22 +157,15 @@ impl Manager {
             manifest.date_from_entries(r.rebuilt);
         }
         let read: Vec<(String, Terms)> = r.read.iter().map(|(rel, t)| (paths::join(&s.dir, rel), t.clone())).collect();
-        self.restore_pointers(
-            &s.dir,
-            manifest.context_files.iter().map(|(rel, e)| (rel.clone(), e.meta(), e.size)),
-            &r.segments,
-            |rel| {
-                if let Some(terms) = r.read.remove(rel) {
-                    return Some(Content::Terms(terms));
-                }
-                if let Some(stored) = r.covered.get(rel) {
-                    return Some(Content::Stored(stored.at.0, stored.at.1));
-                }
-                let e = manifest.context_files.get(rel)?;
-                Some(Content::Terms(Terms::default().with_content(&e.content_terms, e.content_length)))
-            },
-            true,
-        );
+        let records = manifest.context_files.iter().map(|(rel, e)| {
+            let content = match (r.read.remove(rel), r.covered.get(rel)) {
+                (Some(terms), _) => Content::Terms(terms),
+                (None, Some(stored)) => Content::Stored(stored.at.0, stored.at.1),
+                (None, None) => Content::Terms(Terms::default().with_content(&e.content_terms, e.content_length)),
+            };
+            (rel.clone(), e.meta(), e.size, Some(content))
+        });
+        self.restore_pointers(&s.dir, records, &r.segments, true);
         r.segments = Vec::new();
         for (path, terms) in read {
             self.to_segment(&path, terms);
