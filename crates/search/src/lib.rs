@@ -24,6 +24,7 @@ mod query;
 pub mod segment;
 pub mod sort;
 pub mod terms;
+mod varint;
 mod vectors;
 
 pub use index::{Doc, Index, Ranking, Scored, SegmentLists};

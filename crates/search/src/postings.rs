@@ -4,6 +4,8 @@
 //! list and three or four for a sparse one. Lists are only ever read front to back
 //! (ranking scans them), so nothing needs random access.
 
+use crate::varint;
+
 /// One document holding a term.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Posting {
@@ -113,13 +115,9 @@ impl Postings {
     }
 }
 
-/// Appends `n` as a LEB128 varint.
-pub(crate) fn push_varint(out: &mut Vec<u8>, mut n: u32) {
-    while n >= 0x80 {
-        out.push(n as u8 | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
+/// Appends `n` as a varint.
+pub(crate) fn push_varint(out: &mut Vec<u8>, n: u32) {
+    varint::push(out, u64::from(n));
 }
 
 /// The postings of a [`Postings`], or of a list in its encoding (a segment's).
@@ -139,18 +137,11 @@ impl<'a> Iter<'a> {
         self.bytes.is_empty()
     }
 
+    /// The next number; `None` at the end, or at one cut short or past 32 bits.
     fn varint(&mut self) -> Option<u32> {
-        let mut n = 0u32;
-        let mut shift = 0;
-        loop {
-            let (&b, rest) = self.bytes.split_first()?;
-            self.bytes = rest;
-            n |= u32::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
-            if b < 0x80 {
-                return Some(n);
-            }
-            shift += 7;
-        }
+        let (n, rest) = varint::split(self.bytes)?;
+        self.bytes = rest;
+        u32::try_from(n).ok()
     }
 }
 

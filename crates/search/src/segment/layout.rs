@@ -39,6 +39,7 @@ use toolctx_text::ResultHasher;
 
 use super::{engine, Refused, SegmentRecord, FORMAT, MAGIC};
 use crate::postings::Iter;
+use crate::varint::{self, push};
 
 /// Terms a dictionary block holds: what a reader reads to find one term (about 1 KB);
 /// the directory holds one first term for each.
@@ -457,14 +458,6 @@ fn fixed<const N: usize>(bytes: &[u8]) -> [u8; N] {
     out
 }
 
-fn push(out: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        out.push(n as u8 | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
 fn push_str(out: &mut Vec<u8>, s: &str) {
     push(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
@@ -483,16 +476,9 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn varint(&mut self) -> Result<u64, Refused> {
-        let mut n = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = *self.bytes.get(self.at).ok_or(Refused::Malformed)?;
-            self.at += 1;
-            n |= u64::from(b & 0x7f) << shift;
-            if b < 0x80 {
-                return Ok(n);
-            }
-        }
-        Err(Refused::Malformed)
+        let (n, rest) = varint::split(&self.bytes[self.at..]).ok_or(Refused::Malformed)?;
+        self.at = self.bytes.len() - rest.len();
+        Ok(n)
     }
 
     fn u32(&mut self) -> Result<u32, Refused> {
