@@ -130,9 +130,9 @@ struct Resuming {
     changed: bool,
     /// The records no index segment holds, being read.
     unlisted: Vec<String>,
-    /// The segment folder's segments, then those read, and which record of which each
-    /// record file is; the removals of those refused.
-    segment_names: Vec<String>,
+    /// The segment folder's segments being read, then those read, and which record of
+    /// which each record file is; the removals of those refused.
+    reading: super::persist::SegmentsReading,
     segments: Vec<super::lazy::Opened>,
     covered: HashMap<String, Stored>,
     segment_removes: Vec<Op>,

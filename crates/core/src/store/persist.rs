@@ -83,9 +83,7 @@ impl SegmentWrite {
 pub(super) struct Opening {
     phase: OpenPhase,
     files: Vec<String>,
-    names: Vec<String>,
-    /// The segments' directories and records, read by range (a storage that reads ranges).
-    directories: Option<ReadDirectories>,
+    reading: SegmentsReading,
     segments: Vec<Opened>,
     covered: HashMap<String, Stored>,
     tail: Vec<String>,
@@ -100,6 +98,19 @@ enum OpenPhase {
     ReadingSegments,
     ReadingTail,
     Removing,
+}
+
+/// Segments being read at `open()` or a resume ([`Manager::begin_segments`]): whole, by
+/// their paths, or by range.
+pub(super) enum SegmentsReading {
+    Whole(Vec<String>),
+    Ranges(ReadDirectories),
+}
+
+impl Default for SegmentsReading {
+    fn default() -> Self {
+        SegmentsReading::Whole(Vec::new())
+    }
 }
 
 /// Segments read: the segments that decoded, the listed records they hold (each from the
@@ -387,30 +398,60 @@ impl Manager {
         Next::Nothing
     }
 
-    /// The segments of the segment folder's listing (`listed`, the outcome of its List; a
-    /// failed one lists none), newest first, and their reads.
-    pub(super) fn segment_reads(&self, listed: Option<crate::error::Result<Outcome>>) -> (Vec<String>, Vec<Op>) {
+    /// Begins reading the segments of the segment folder's listing (`listed`, the outcome
+    /// of its List; a failed one lists none), newest first: whole, or, with `by_range`
+    /// where the storage reads ranges, their directories and records. The first reads:
+    /// none when there is no segment.
+    pub(super) fn begin_segments(
+        &self,
+        listed: Option<crate::error::Result<Outcome>>,
+        by_range: bool,
+    ) -> (SegmentsReading, Vec<Op>) {
         let names = listed.map(plan::names).and_then(Result::ok).unwrap_or_default();
         let mut names: Vec<String> = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
         segments::newest_first(&mut names);
         let dir = self.segment_dir();
-        let reads = names.iter().map(|n| Op::Read(paths::join(&dir, n))).collect();
-        (names, reads)
+        let paths: Vec<String> = names.iter().map(|n| paths::join(&dir, n)).collect();
+        if paths.is_empty() {
+            return (SegmentsReading::Whole(paths), Vec::new());
+        }
+        if by_range && self.options.ranges {
+            let mut directories = ReadDirectories::new(paths);
+            return match directories.step(Vec::new()) {
+                Step::Run(ops) => (SegmentsReading::Ranges(directories), ops),
+                _ => (SegmentsReading::Ranges(directories), Vec::new()),
+            };
+        }
+        let reads = paths.iter().map(|p| Op::Read(p.clone())).collect();
+        (SegmentsReading::Whole(paths), reads)
     }
 
-    /// The segments named `names` of this manager's segment folder, read whole (`out`):
-    /// see [`Manager::segments_taken`].
-    pub(super) fn segments_read(&self, names: &[String], out: Outcomes, files: &[String]) -> SegmentsRead {
-        let dir = self.segment_dir();
-        let read = names
-            .iter()
-            .zip(out)
-            .map(|(name, outcome)| {
-                let opened = plan::bytes(outcome).map(|bytes| bytes.map(|b| Segment::decode(&b).map(Opened::Whole)));
-                (paths::join(&dir, name), opened)
-            })
-            .collect();
-        self.segments_taken(read, files)
+    /// Takes the outcomes of the last reads of `reading`: the next reads, or the segments
+    /// read (see [`Manager::segments_taken`]; `files`: the listed record paths).
+    pub(super) fn segments_step(
+        &self,
+        reading: &mut SegmentsReading,
+        out: Outcomes,
+        files: &[String],
+    ) -> crate::error::Result<Result<SegmentsRead, Vec<Op>>> {
+        let read = match reading {
+            SegmentsReading::Whole(paths) => std::mem::take(paths)
+                .into_iter()
+                .zip(out)
+                .map(|(path, outcome)| {
+                    let opened = plan::bytes(outcome).map(|b| b.map(|b| Segment::decode(&b).map(Opened::Whole)));
+                    (path, opened)
+                })
+                .collect(),
+            SegmentsReading::Ranges(directories) => match directories.step(out) {
+                Step::Run(ops) => return Ok(Err(ops)),
+                Step::Done(read) => read?,
+                _ => {
+                    return Err(crate::error::Error::new(crate::error::ErrorKind::Internal, "a directory read locked"))
+                }
+            },
+        };
+        Ok(Ok(self.segments_taken(read, files)))
     }
 
     /// The segments read (`read`: each path and what was read of it): those that decode,
@@ -518,34 +559,17 @@ impl Manager {
                     listed => listed,
                 };
                 let reads;
-                (l.names, reads) = self.segment_reads(listed);
+                (l.reading, reads) = self.begin_segments(listed, true);
                 l.phase = OpenPhase::ReadingSegments;
-                if self.options.ranges {
-                    let dir = self.segment_dir();
-                    l.directories = Some(ReadDirectories::new(l.names.iter().map(|n| paths::join(&dir, n)).collect()));
-                    return self.opening_step(l, Vec::new());
-                }
-                if l.names.is_empty() {
+                if reads.is_empty() {
                     return self.opening_step(l, Vec::new());
                 }
                 Ok(Next::Run(reads))
             }
             OpenPhase::ReadingSegments => {
-                let read = match l.directories.as_mut() {
-                    None => self.segments_read(&l.names, out, &l.files),
-                    Some(directories) => match directories.step(out) {
-                        Step::Run(ops) => return Ok(Next::Run(ops)),
-                        Step::Done(read) => {
-                            l.directories = None;
-                            self.segments_taken(read?, &l.files)
-                        }
-                        _ => {
-                            return Err(crate::error::Error::new(
-                                crate::error::ErrorKind::Internal,
-                                "a directory read locked",
-                            ))
-                        }
-                    },
+                let read = match self.segments_step(&mut l.reading, out, &l.files)? {
+                    Ok(read) => read,
+                    Err(reads) => return Ok(Next::Run(reads)),
                 };
                 (l.segments, l.covered, l.removes) = (read.segments, read.covered, read.removes);
                 l.tail = l.files.iter().filter(|f| !l.covered.contains_key(*f)).cloned().collect();

@@ -37,16 +37,27 @@ impl Manager {
             ResumePhase::Manifest => {
                 let mut out = out.into_iter();
                 r.manifest = Some(out.next().map_or(Ok(None), plan::bytes));
+                // A session's segments are read whole: its synchronous rankings (the seed's
+                // selectRelevantContexts) rank on its records' content, as they did before
+                // segments were read by range, and a session's memory is bounded by the
+                // session (its manifest is held whole), not by the store.
                 let reads;
-                (r.segment_names, reads) = self.segment_reads(out.next());
-                if r.segment_names.is_empty() {
+                (r.reading, reads) = self.begin_segments(out.next(), false);
+                if reads.is_empty() {
                     return self.read_unlisted(r, job);
                 }
                 r.phase = ResumePhase::Segments;
                 Next::Run(reads)
             }
             ResumePhase::Segments => {
-                let read = self.segments_read(&std::mem::take(&mut r.segment_names), out, &r.files);
+                let read = match self.segments_step(&mut r.reading, out, &r.files) {
+                    Ok(Ok(read)) => read,
+                    Ok(Err(reads)) => return Next::Run(reads),
+                    Err(e) => {
+                        self.fail(job, WHAT, e, None);
+                        return Next::Nothing;
+                    }
+                };
                 (r.segments, r.covered, r.segment_removes) = (read.segments, read.covered, read.removes);
                 self.read_unlisted(r, job)
             }
@@ -123,7 +134,7 @@ impl Manager {
             match ManifestEntry::new(&stored.meta, stored.size, &manifest_words(&stored.meta)) {
                 Ok(entry) => {
                     let (s, i) = stored.at;
-                    // A session's segments are read whole (`open()` of a session reads no range).
+                    // (A session's segments are read whole: see the Manifest phase.)
                     let terms = match &r.segments[s] {
                         Opened::Whole(segment) => segment.terms_of(i),
                         Opened::Lazy { .. } => Terms::default(),
