@@ -486,9 +486,14 @@ impl Manager {
             };
             let mut segment = segment;
             let at = read.segments.len();
+            // A segment read by range has its headers parsed already (as its records were read).
+            let (records, mut parsed) = match &mut segment {
+                Opened::Whole(whole) => (&whole.records[..], None),
+                Opened::Lazy { records, headers, .. } => (&records[..], Some(headers)),
+            };
             // Its listed records that a newer segment holds, and those taken from it.
-            let (mut newer, mut taken) = (0, Vec::new());
-            for (i, r) in segment.records().iter().enumerate() {
+            let (mut newer, mut taken) = (0, 0);
+            for (i, r) in records.iter().enumerate() {
                 if !listed.contains(r.path.as_str()) {
                     continue;
                 }
@@ -496,18 +501,24 @@ impl Manager {
                     newer += 1;
                     continue;
                 }
-                match parse_record(r.header.as_bytes()).and_then(|v| v.meta()) {
+                let meta = match parsed.as_mut() {
+                    Some(headers) => {
+                        headers[i].take().unwrap_or_else(|| Err(crate::error::Error::invalid("read twice")))
+                    }
+                    None => parse_record(r.header.as_bytes()).and_then(|v| v.meta()).map(Box::new),
+                };
+                match meta {
                     Ok(meta) => {
                         let size = usize::try_from(r.size).unwrap_or(usize::MAX);
-                        read.covered.insert(r.path.clone(), Stored { at: (at, i), meta: Box::new(meta), size });
-                        taken.push(i);
+                        read.covered.insert(r.path.clone(), Stored { at: (at, i), meta, size });
+                        taken += 1;
                     }
                     Err(e) => {
                         self.debug(format!("an index segment holds a header that does not parse ({e})"), Some(&path))
                     }
                 }
             }
-            if taken.is_empty() && newer > 0 {
+            if taken == 0 && newer > 0 {
                 // A merge's input that the merge wrote out but did not remove (it was
                 // cut short, crates/core/src/segments.rs): nothing of it is read.
                 self.debug(
@@ -519,14 +530,8 @@ impl Manager {
                 }
                 continue;
             }
-            if let Opened::Lazy { records, .. } = &mut segment {
-                if taken.is_empty() {
-                    continue; // none of its records is here any more
-                }
-                // Their headers are parsed (`covered`): only vacant slots read theirs again.
-                for i in taken {
-                    records[i].header = String::new();
-                }
+            if matches!(segment, Opened::Lazy { .. }) && taken == 0 {
+                continue; // none of its records is here any more
             }
             read.segments.push(segment);
         }
@@ -596,12 +601,12 @@ impl Manager {
             let full = paths::join(&root, &rel);
             if let Some((meta, size, content)) = self.adopted(&full, &bytes) {
                 read_tail.push((full, content.clone()));
-                records.push((rel, meta, size, Some(Content::Terms(content))));
+                records.push((rel, Box::new(meta), size, Some(Content::Terms(content))));
             }
         }
         let covered = std::mem::take(&mut l.covered)
             .into_iter()
-            .map(|(rel, stored)| (rel, *stored.meta, stored.size, Some(Content::Stored(stored.at.0, stored.at.1))));
+            .map(|(rel, stored)| (rel, stored.meta, stored.size, Some(Content::Stored(stored.at.0, stored.at.1))));
         self.restore_pointers(&root, records.into_iter().chain(covered), &l.segments, false);
         l.segments = Vec::new();
         for (full, content) in read_tail {

@@ -48,7 +48,7 @@ impl Manager {
     pub(super) fn restore_pointers(
         &self,
         dir: &str,
-        records: impl Iterator<Item = (String, RecordMeta, usize, Option<Content>)>,
+        records: impl Iterator<Item = (String, Box<RecordMeta>, usize, Option<Content>)>,
         segments: &[Opened],
         own: bool,
     ) {
@@ -120,15 +120,15 @@ impl Manager {
                     let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
                     state.add_segment(segment, &orders, restored, entry_of)
                 }
-                Opened::Lazy { path, directory, records } => {
+                Opened::Lazy { path, directory, records, .. } => {
                     let orders: Vec<u64> = restored.iter().map(|r| r.as_ref().map_or(0, |r| r.seq)).collect();
-                    // A vacant slot's entry: from its header, else any record's of the segment
-                    // (nothing reads it: it is out of ranking and of every list).
-                    let Some(fallback) = restored.iter().flatten().next().map(|r| r.meta.clone()) else { continue };
+                    // A vacant slot's entry: any record's metadata of the segment (nothing
+                    // reads it: it is out of ranking and of every list).
+                    let Some(fallback) = restored.iter().flatten().next().map(|r| RecordMeta::clone(&r.meta)) else {
+                        continue;
+                    };
                     let vacant = |state: &mut State, r: &crate::select::segment::SegmentRecord| {
-                        let meta = parse_record(r.header.as_bytes()).and_then(|v| v.meta());
-                        let meta = meta.unwrap_or_else(|_| fallback.clone());
-                        state.pointers.new_entry(&paths::join(dir, &r.path), meta, 0, None)
+                        state.pointers.new_entry(&paths::join(dir, &r.path), fallback.clone(), 0, None)
                     };
                     state.add_lazy_segment((path, directory, records), &orders, restored, entry_of, vacant)
                 }
@@ -185,7 +185,7 @@ impl Manager {
             state.owned.add(&filepath, saved_at_ms(&r.rel, &r.meta), r.seq, r.size);
         }
         let generated = crate::describe::describe(&r.meta.tool_name, args) == r.meta.tool_description;
-        let entry = state.pointers.new_entry(&filepath, r.meta, r.size, Some(generated));
+        let entry = state.pointers.new_entry(&filepath, *r.meta, r.size, Some(generated));
         (filepath, entry)
     }
 
@@ -255,7 +255,8 @@ pub(super) enum Content {
 pub(super) struct Restored {
     pub(super) seq: u64,
     pub(super) rel: String,
-    pub(super) meta: RecordMeta,
+    /// Boxed: the records of a store are held together while their pointers are made.
+    pub(super) meta: Box<RecordMeta>,
     pub(super) size: usize,
     pub(super) content: Option<Content>,
 }

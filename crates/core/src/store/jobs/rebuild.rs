@@ -106,7 +106,7 @@ impl Manager {
         let segment: Vec<(String, Terms)> = read.iter().map(|(rel, t)| (paths::join(&dir, rel), t.clone())).collect();
         let records = records.into_iter().map(|(rel, meta, size)| {
             let content = read.remove(&rel).map(Content::Terms);
-            (rel, meta, size, content)
+            (rel, Box::new(meta), size, content)
         });
         self.restore_pointers(&dir, records, &[], self.session.is_some());
         for (path, terms) in segment {

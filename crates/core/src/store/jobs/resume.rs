@@ -174,7 +174,7 @@ impl Manager {
                 (None, Some(stored)) => Content::Stored(stored.at.0, stored.at.1),
                 (None, None) => Content::Terms(Terms::default().with_content(&e.content_terms, e.content_length)),
             };
-            (rel.clone(), e.meta(), e.size, Some(content))
+            (rel.clone(), Box::new(e.meta()), e.size, Some(content))
         });
         self.restore_pointers(&s.dir, records, &r.segments, true);
         r.segments = Vec::new();
