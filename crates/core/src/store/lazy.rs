@@ -436,10 +436,10 @@ pub(super) enum Opened {
     /// Read by range: where it is, its directory and its records, and their headers
     /// parsed as they were read (the records keep no header text: at 100,000 records the
     /// texts of every segment held at once were a quarter of `open()`'s peak of memory).
-    Lazy { path: String, directory: Directory, records: Vec<SegmentRecord>, headers: Vec<Option<Header>> },
+    Lazy { path: String, directory: Directory, records: Vec<SegmentRecord>, headers: Vec<Header> },
 }
 
-/// A record's header, parsed (`None` once it is taken).
+/// A record's header, parsed (taken from the segment when its pointer is made).
 pub(super) type Header = crate::error::Result<Box<RecordMeta>>;
 
 impl Opened {
@@ -557,7 +557,7 @@ fn records_read(path: String, directory: Directory, bytes: &[u8]) -> Result<Open
         let at = Span { offset: span.offset - region.offset, len: span.len };
         for mut record in directory.records_block(b, at.of(bytes)?)? {
             let header = std::mem::take(&mut record.header);
-            headers.push(Some(parse_record(header.as_bytes()).and_then(|v| v.meta()).map(Box::new)));
+            headers.push(parse_record(header.as_bytes()).and_then(|v| v.meta()).map(Box::new));
             records.push(record);
         }
     }

@@ -486,14 +486,17 @@ impl Manager {
             };
             let mut segment = segment;
             let at = read.segments.len();
-            // A segment read by range has its headers parsed already (as its records were read).
-            let (records, mut parsed) = match &mut segment {
-                Opened::Whole(whole) => (&whole.records[..], None),
-                Opened::Lazy { records, headers, .. } => (&records[..], Some(headers)),
+            // A segment read by range has its headers parsed already (as its records were
+            // read): taken here, one beside each record; a whole one's are parsed here.
+            let (records, parsed) = match &mut segment {
+                Opened::Whole(whole) => (&whole.records[..], Vec::new()),
+                Opened::Lazy { records, headers, .. } => (&records[..], std::mem::take(headers)),
             };
+            let mut parsed = parsed.into_iter();
             // Its listed records that a newer segment holds, and those taken from it.
             let (mut newer, mut taken) = (0, 0);
             for (i, r) in records.iter().enumerate() {
+                let header = parsed.next();
                 if !listed.contains(r.path.as_str()) {
                     continue;
                 }
@@ -501,12 +504,8 @@ impl Manager {
                     newer += 1;
                     continue;
                 }
-                let meta = match parsed.as_mut() {
-                    Some(headers) => {
-                        headers[i].take().unwrap_or_else(|| Err(crate::error::Error::invalid("read twice")))
-                    }
-                    None => parse_record(r.header.as_bytes()).and_then(|v| v.meta()).map(Box::new),
-                };
+                let meta =
+                    header.unwrap_or_else(|| parse_record(r.header.as_bytes()).and_then(|v| v.meta()).map(Box::new));
                 match meta {
                     Ok(meta) => {
                         let size = usize::try_from(r.size).unwrap_or(usize::MAX);
