@@ -171,6 +171,13 @@ fn logged(o: &mut Options) -> Rc<RefCell<Vec<String>>> {
     log
 }
 
+/// Options of `/ctx` for the session `choice`.
+fn in_session(choice: SessionChoice) -> Options {
+    let mut o = toolctx::options("/ctx");
+    o.session = Some(choice);
+    o
+}
+
 fn open(storage: &Shared, o: Options) -> (ContextManager<Probe>, usize) {
     let m = block_on(ContextManager::open(Probe::new(storage), o)).unwrap();
     let reads = m.storage().record_reads.get();
@@ -281,16 +288,13 @@ fn a_merge_keeps_a_rewritten_record_as_the_newest_segment_holds_it() {
 #[test]
 fn a_rewritten_record_of_a_session_is_indexed_again_once() {
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let mut o = toolctx::options("/ctx");
-    o.session = Some(SessionChoice::New);
-    let a = block_on(ContextManager::open(storage.clone(), o)).unwrap();
+    let a = block_on(ContextManager::open(storage.clone(), in_session(SessionChoice::New))).unwrap();
     let id = a.session_id().unwrap().to_owned();
     let saved = save_all(&a, 0, 12);
     block_on(a.close()).unwrap();
     let now = rewrite(&storage, &saved[5], "thread quokka panicked at zanzibar.rs");
     let resume = || {
-        let mut o = toolctx::options("/ctx");
-        o.session = Some(SessionChoice::Resume(id.clone()));
+        let mut o = in_session(SessionChoice::Resume(id.clone()));
         let log = logged(&mut o);
         (open(&storage, o).0, log)
     };
@@ -508,17 +512,13 @@ fn a_writer_stopped_anywhere_in_a_merge_loses_nothing_and_counts_nothing_twice()
 #[test]
 fn a_resumed_session_ranks_from_its_segments_and_ending_it_removes_them() {
     let storage: Shared = Rc::new(MemoryStorage::new());
-    let mut o = toolctx::options("/ctx");
-    o.session = Some(SessionChoice::New);
-    let a = block_on(ContextManager::open(storage.clone(), o)).unwrap();
+    let a = block_on(ContextManager::open(storage.clone(), in_session(SessionChoice::New))).unwrap();
     let id = a.session_id().unwrap().to_owned();
     save_all(&a, 0, 20);
     let before = rankings(&a);
     block_on(a.close()).unwrap();
 
-    let mut o = toolctx::options("/ctx");
-    o.session = Some(SessionChoice::Resume(id.clone()));
-    let (b, reads) = open(&storage, o);
+    let (b, reads) = open(&storage, in_session(SessionChoice::Resume(id.clone())));
     assert_eq!(reads, 0, "every record from the segment");
     assert_eq!(rankings(&b), before, "ranked on all of their content, not the manifest's 16 terms");
     block_on(b.end_session()).unwrap();

@@ -563,24 +563,25 @@ mod tests {
         assert_eq!(engine(), engine(), "the same in one build");
     }
 
-    /// A segment of `n` records, each a few words of its own and some shared.
-    fn many(n: usize) -> (Vec<Terms>, Vec<String>) {
+    /// A segment of `n` records, each a few words of its own and some shared: its bytes
+    /// and its records' paths.
+    fn many(n: usize) -> (Vec<u8>, Vec<String>) {
         let terms: Vec<Terms> = (0..n)
             .map(|i| {
                 let words: String = (0..30).map(|k| format!("w{} ", (i * 7 + k * 13) % 997)).collect();
                 super::tests::terms(&format!("read file: path=f{i}.rs"), &format!("{words}\nfile{i} shared"))
             })
             .collect();
-        let paths = (0..n).map(|i| format!("f{i}.json")).collect();
-        (terms, paths)
+        let paths: Vec<String> = (0..n).map(|i| format!("f{i}.json")).collect();
+        let records: Vec<ToWrite<'_>> =
+            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
+        let bytes = encode(&records);
+        (bytes, paths)
     }
 
     #[test]
     fn a_term_read_by_range_has_the_lists_a_whole_read_gives() {
-        let (terms, paths) = many(300);
-        let records: Vec<ToWrite<'_>> =
-            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
-        let bytes = encode(&records);
+        let (bytes, paths) = many(300);
         let whole = Segment::decode(&bytes).expect("decodes");
         assert!(whole.dictionary.len() > 10 * layout::TERMS_PER_BLOCK, "{} terms", whole.dictionary.len());
         // A reader with the head and directory only: one block of the dictionary a term.
@@ -631,10 +632,7 @@ mod tests {
 
     #[test]
     fn a_block_read_by_range_is_checked_against_its_checksum() {
-        let (terms, paths) = many(200);
-        let records: Vec<ToWrite<'_>> =
-            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
-        let bytes = encode(&records);
+        let (bytes, _) = many(200);
         let head = Head::decode(&bytes).unwrap();
         let directory = Directory::decode(&head, head.directory.of(&bytes).unwrap()).unwrap();
         let span = directory.dictionary_span(1);
@@ -684,10 +682,7 @@ mod tests {
         // A well-summed directory whose numbers lie (the checksum cannot tell): any byte
         // changed to any of a few values decodes or is refused, and a segment that decodes
         // gives back its records' terms without a panic.
-        let (terms, paths) = many(140);
-        let records: Vec<ToWrite<'_>> =
-            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
-        let bytes = encode(&records);
+        let (bytes, _) = many(140);
         let directory_len = Head::decode(&bytes).unwrap().directory.len as usize;
         for at in 0..directory_len {
             for value in [0x00, 0x01, 0x7f, 0x80, 0xff] {
