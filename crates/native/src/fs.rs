@@ -68,7 +68,9 @@ impl Storage for FsStorage {
             Err(e) if e.kind() == IoKind::NotFound => return Ok(None),
             Err(e) => return Err(with_path(path)(e)),
         };
-        let mut bytes = Vec::new();
+        // The bytes there are, reserved once (read_to_end would double its way to them).
+        let there = file.metadata().map_err(with_path(path))?.len().saturating_sub(offset).min(len);
+        let mut bytes = Vec::with_capacity(usize::try_from(there).unwrap_or(0));
         file.seek(SeekFrom::Start(offset)).map_err(with_path(path))?;
         file.take(len).read_to_end(&mut bytes).map_err(with_path(path))?;
         Ok(Some(bytes))

@@ -600,7 +600,7 @@ impl Manager {
             let full = paths::join(&root, &rel);
             if let Some((meta, size, content)) = self.adopted(&full, &bytes) {
                 read_tail.push((full, content.clone()));
-                records.push((rel, Box::new(meta), size, Some(Content::Terms(content))));
+                records.push((rel, Box::new(meta), size, Some(Content::Terms(Box::new(content)))));
             }
         }
         let covered = std::mem::take(&mut l.covered)

@@ -149,7 +149,7 @@ impl Manager {
             let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
             let terms = Terms::of_record(&r.meta.tool_description, &r.meta.tool_name, &args);
             let (terms, stored) = match content {
-                Some(Content::Terms(content)) => (terms.with_passages_of(content), None),
+                Some(Content::Terms(content)) => (terms.with_passages_of(*content), None),
                 Some(Content::Stored(s, i)) => (terms, Some((s, i))),
                 None => (terms, None),
             };
@@ -244,8 +244,9 @@ impl Manager {
 
 /// A record's content as a restored pointer gets it.
 pub(super) enum Content {
-    /// Its terms, from its file (read whole) or its manifest entry.
-    Terms(Terms),
+    /// Its terms, from its file (read whole) or its manifest entry. Boxed: a store's
+    /// records are held together while their pointers are made, most of them `Stored`.
+    Terms(Box<Terms>),
     /// Record `.1` of segment `.0` (of those loaded).
     Stored(usize, usize),
 }

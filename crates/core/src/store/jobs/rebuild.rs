@@ -105,7 +105,7 @@ impl Manager {
         job.indexed = records.iter().map(|(rel, ..)| paths::join(&dir, rel)).collect();
         let segment: Vec<(String, Terms)> = read.iter().map(|(rel, t)| (paths::join(&dir, rel), t.clone())).collect();
         let records = records.into_iter().map(|(rel, meta, size)| {
-            let content = read.remove(&rel).map(Content::Terms);
+            let content = read.remove(&rel).map(|t| Content::Terms(Box::new(t)));
             (rel, Box::new(meta), size, content)
         });
         self.restore_pointers(&dir, records, &[], self.session.is_some());

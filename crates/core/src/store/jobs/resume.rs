@@ -170,9 +170,11 @@ impl Manager {
         let read: Vec<(String, Terms)> = r.read.iter().map(|(rel, t)| (paths::join(&s.dir, rel), t.clone())).collect();
         let records = manifest.context_files.iter().map(|(rel, e)| {
             let content = match (r.read.remove(rel), r.covered.get(rel)) {
-                (Some(terms), _) => Content::Terms(terms),
+                (Some(terms), _) => Content::Terms(Box::new(terms)),
                 (None, Some(stored)) => Content::Stored(stored.at.0, stored.at.1),
-                (None, None) => Content::Terms(Terms::default().with_content(&e.content_terms, e.content_length)),
+                (None, None) => {
+                    Content::Terms(Box::new(Terms::default().with_content(&e.content_terms, e.content_length)))
+                }
             };
             (rel.clone(), Box::new(e.meta()), e.size, Some(content))
         });
