@@ -83,6 +83,12 @@ impl Interned {
         }
     }
 
+    /// Takes in what `other` interned: entries made with it share with the next ones made here.
+    pub(super) fn absorb(&mut self, other: Interned) {
+        self.texts.extend(other.texts);
+        self.args.extend(other.args);
+    }
+
     /// Drops the args no pointer holds any more.
     pub(super) fn prune(&mut self) {
         self.args.retain(|a| Rc::strong_count(a) > 1);

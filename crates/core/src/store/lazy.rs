@@ -25,9 +25,11 @@ use crate::select::segment::layout::{Directory, Head, ListRef, Span, TermEntry};
 use crate::select::segment::{List, Refused, Segment, SegmentRecord};
 use crate::select::{Query, SegmentLists, Terms};
 
+use super::entry::{Entry, Interned};
 use super::terms::terms_of;
 use super::Manager;
-use crate::record::{parse_record, RecordMeta};
+use crate::paths;
+use crate::record::parse_record;
 
 /// Default `indexMemory`: bytes of segment blocks and lists kept for rankings.
 pub const DEFAULT_INDEX_MEMORY: usize = 32 * 1024 * 1024;
@@ -439,14 +441,17 @@ impl Manager {
 pub(super) enum Opened {
     /// Read whole: its lists too.
     Whole(Segment),
-    /// Read by range: where it is, its directory and its records, and their headers
-    /// parsed as they were read (the records keep no header text: at 100,000 records the
-    /// texts of every segment held at once were a quarter of `open()`'s peak of memory).
+    /// Read by range: where it is, its directory and its records, and their pointers'
+    /// entries made as they were read (the records keep no header text: at 100,000
+    /// records the texts of every segment held at once were a quarter of `open()`'s peak
+    /// of memory).
     Lazy { path: String, directory: Directory, records: Vec<SegmentRecord>, headers: Vec<Header> },
 }
 
-/// A record's header, parsed (taken from the segment when its pointer is made).
-pub(super) type Header = crate::error::Result<Box<RecordMeta>>;
+/// A record's header, made into its pointer's entry as its block is read (the entries
+/// of a store are what `open()` keeps; the parsed headers, about twice their size, are
+/// let go block by block).
+pub(super) type Header = crate::error::Result<Box<Entry>>;
 
 impl Opened {
     /// Its records.
@@ -473,6 +478,10 @@ pub(super) struct ReadDirectories {
     asked: Vec<(usize, usize)>,
     /// Bytes asked for in one step: [`READ_STEP_BYTES`].
     step_bytes: u64,
+    /// The folder the segments' record paths are relative to, and what the entries made
+    /// share (see [`ReadDirectories::take_interned`]).
+    root: String,
+    interned: Interned,
 }
 
 enum Reading {
@@ -490,9 +499,16 @@ enum Reading {
 }
 
 impl ReadDirectories {
-    pub(super) fn new(paths: Vec<String>) -> Self {
+    /// Reads the segments at `paths`, whose records' paths are relative to `root`.
+    pub(super) fn new(paths: Vec<String>, root: &str) -> Self {
         let state = paths.iter().map(|_| Reading::Start).collect();
-        ReadDirectories { paths, state, asked: Vec::new(), step_bytes: READ_STEP_BYTES }
+        let (root, interned) = (root.to_owned(), Interned::default());
+        ReadDirectories { paths, state, asked: Vec::new(), step_bytes: READ_STEP_BYTES, root, interned }
+    }
+
+    /// The texts and args the entries made share, for the pointer table to share them too.
+    pub(super) fn take_interned(&mut self) -> Interned {
+        std::mem::take(&mut self.interned)
     }
 
     /// The next reads, for the segments not done: as many as [`READ_STEP_BYTES`] takes,
@@ -521,6 +537,7 @@ impl ReadDirectories {
     /// What segment `i`'s read of `bytes` (`blocks` records blocks, for a read of them) tells.
     fn took(&mut self, i: usize, bytes: Vec<u8>, blocks: usize) {
         let path = &self.paths[i];
+        let mut entries = Entries { root: &self.root, interned: &mut self.interned };
         let next = match std::mem::replace(&mut self.state[i], Reading::Start) {
             Reading::Start => match Head::decode(&bytes) {
                 Err(why) => Reading::Done(Ok(Some(Err(why)))),
@@ -529,7 +546,7 @@ impl ReadDirectories {
                     Ok(directory) => match directory_read(path, &head, directory) {
                         Reading::Records { directory, .. } if records_region(&directory).of(&bytes).is_ok() => {
                             let n = directory.records_blocks();
-                            records_read(path, directory, 0, Vec::new(), Vec::new(), n, &bytes, 0)
+                            records_read(path, directory, 0, Vec::new(), Vec::new(), n, &bytes, 0, &mut entries)
                         }
                         other => other,
                     },
@@ -539,7 +556,7 @@ impl ReadDirectories {
             Reading::Head(head) => directory_read(path, &head, &bytes),
             Reading::Records { directory, next, records, headers } => {
                 let at = directory.records_span(next).offset;
-                records_read(path, directory, next, records, headers, blocks, &bytes, at)
+                records_read(path, directory, next, records, headers, blocks, &bytes, at, &mut entries)
             }
             done @ Reading::Done(_) => done,
         };
@@ -589,9 +606,24 @@ fn directory_read(path: &str, head: &Head, bytes: &[u8]) -> Reading {
     }
 }
 
+/// Makes the entries of records read from a segment: their paths are relative to `root`.
+struct Entries<'a> {
+    root: &'a str,
+    interned: &'a mut Interned,
+}
+
+impl Entries<'_> {
+    /// The entry of `record`, from its header's text.
+    fn of(&mut self, record: &SegmentRecord, header: &str) -> Header {
+        let meta = parse_record(header.as_bytes()).and_then(|v| v.meta())?;
+        let size = usize::try_from(record.size).unwrap_or(usize::MAX);
+        Ok(Box::new(Entry::new(&paths::join(self.root, &record.path), meta, size, self.interned, None)))
+    }
+}
+
 /// Records blocks `next..next + count` of the segment at `path`, read in `bytes` (from
-/// offset `at` of the file): their records added, each header parsed and its text let go;
-/// the segment done once its last block is.
+/// offset `at` of the file): their records added, each header made into its entry and
+/// its text let go; the segment done once its last block is.
 #[allow(clippy::too_many_arguments)]
 fn records_read(
     path: &str,
@@ -602,6 +634,7 @@ fn records_read(
     count: usize,
     bytes: &[u8],
     at: u64,
+    entries: &mut Entries<'_>,
 ) -> Reading {
     for b in next..next + count {
         let span = directory.records_span(b);
@@ -612,7 +645,7 @@ fn records_read(
         };
         for mut record in block {
             let header = std::mem::take(&mut record.header);
-            headers.push(parse_record(header.as_bytes()).and_then(|v| v.meta()).map(Box::new));
+            headers.push(entries.of(&record, &header));
             records.push(record);
         }
     }
@@ -657,7 +690,7 @@ mod tests {
     /// Reads the segment `bytes` at `seg` with `step_bytes` a step: the steps' reads, and
     /// the paths of the records read.
     fn read_in_steps(bytes: &[u8], step_bytes: u64) -> (Vec<Vec<(u64, u64)>>, Vec<String>) {
-        let mut reading = ReadDirectories::new(vec!["seg".to_owned()]);
+        let mut reading = ReadDirectories::new(vec!["seg".to_owned()], "/ctx");
         reading.step_bytes = step_bytes;
         let (mut steps, mut outcomes) = (Vec::new(), Vec::new());
         loop {

@@ -6,8 +6,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::entry::Interned;
 use super::lazy::{Opened, OpenedRead, ReadDirectories};
-use super::restore::Content;
+use super::restore::{Content, Made};
 use super::stage::Next;
 use super::terms::terms_of;
 use super::Manager;
@@ -89,6 +90,7 @@ pub(super) struct Opening {
     tail: Vec<String>,
     /// The removals of the segments refused, once the tail is read.
     removes: Vec<Op>,
+    interned: Interned,
 }
 
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -114,19 +116,20 @@ impl Default for SegmentsReading {
 }
 
 /// Segments read: the segments that decoded, the listed records they hold (each from the
-/// first segment holding it), and the removals of the segments refused.
+/// first segment holding it), the removals of the segments refused, and what the entries
+/// made as segments were read by range share.
 pub(super) struct SegmentsRead {
     pub segments: Vec<Opened>,
     pub covered: HashMap<String, Stored>,
     pub removes: Vec<Op>,
+    pub interned: Interned,
 }
 
 /// A listed record a segment holds: which record of which segment, and what its header says.
 pub(super) struct Stored {
     /// Segment `.0`'s record `.1`.
     pub at: (usize, usize),
-    /// Boxed: the map of every record a store's segments hold stays small while it grows.
-    pub meta: Box<RecordMeta>,
+    pub made: Made,
     pub size: usize,
 }
 
@@ -416,7 +419,7 @@ impl Manager {
             return (SegmentsReading::Whole(paths), Vec::new());
         }
         if by_range && self.options.ranges {
-            let mut directories = ReadDirectories::new(paths);
+            let mut directories = ReadDirectories::new(paths, self.record_root());
             return match directories.step(Vec::new()) {
                 Step::Run(ops) => (SegmentsReading::Ranges(directories), ops),
                 _ => (SegmentsReading::Ranges(directories), Vec::new()),
@@ -434,6 +437,7 @@ impl Manager {
         out: Outcomes,
         files: &[String],
     ) -> crate::error::Result<Result<SegmentsRead, Vec<Op>>> {
+        let mut interned = Interned::default();
         let read = match reading {
             SegmentsReading::Whole(paths) => std::mem::take(paths)
                 .into_iter()
@@ -445,13 +449,18 @@ impl Manager {
                 .collect(),
             SegmentsReading::Ranges(directories) => match directories.step(out) {
                 Step::Run(ops) => return Ok(Err(ops)),
-                Step::Done(read) => read?,
+                Step::Done(read) => {
+                    interned = directories.take_interned();
+                    read?
+                }
                 _ => {
                     return Err(crate::error::Error::new(crate::error::ErrorKind::Internal, "a directory read locked"))
                 }
             },
         };
-        Ok(Ok(self.segments_taken(read, files)))
+        let mut read = self.segments_taken(read, files);
+        read.interned = interned;
+        Ok(Ok(read))
     }
 
     /// The segments read (`read`: each path and what was read of it): those that decode,
@@ -461,7 +470,12 @@ impl Manager {
     /// does not parse.
     pub(super) fn segments_taken(&self, read_in: Vec<(String, OpenedRead)>, files: &[String]) -> SegmentsRead {
         let listed: HashSet<&str> = files.iter().map(String::as_str).collect();
-        let mut read = SegmentsRead { segments: Vec::new(), covered: HashMap::new(), removes: Vec::new() };
+        let mut read = SegmentsRead {
+            segments: Vec::new(),
+            covered: HashMap::new(),
+            removes: Vec::new(),
+            interned: Interned::default(),
+        };
         for (path, opened) in read_in {
             let segment = match opened {
                 Ok(Some(Ok(segment))) => segment,
@@ -486,8 +500,8 @@ impl Manager {
             };
             let mut segment = segment;
             let at = read.segments.len();
-            // A segment read by range has its headers parsed already (as its records were
-            // read): taken here, one beside each record; a whole one's are parsed here.
+            // A segment read by range has its records' entries made already (as they were
+            // read): taken here, one beside each record; a whole one's headers are parsed here.
             let (records, parsed) = match &mut segment {
                 Opened::Whole(whole) => (&whole.records[..], Vec::new()),
                 Opened::Lazy { records, headers, .. } => (&records[..], std::mem::take(headers)),
@@ -504,12 +518,14 @@ impl Manager {
                     newer += 1;
                     continue;
                 }
-                let meta =
-                    header.unwrap_or_else(|| parse_record(r.header.as_bytes()).and_then(|v| v.meta()).map(Box::new));
-                match meta {
-                    Ok(meta) => {
+                let made = match header {
+                    Some(entry) => entry.map(Made::Entry),
+                    None => parse_record(r.header.as_bytes()).and_then(|v| v.meta()).map(|m| Made::Meta(Box::new(m))),
+                };
+                match made {
+                    Ok(made) => {
                         let size = usize::try_from(r.size).unwrap_or(usize::MAX);
-                        read.covered.insert(r.path.clone(), Stored { at: (at, i), meta, size });
+                        read.covered.insert(r.path.clone(), Stored { at: (at, i), made, size });
                         taken += 1;
                     }
                     Err(e) => {
@@ -575,7 +591,8 @@ impl Manager {
                     Ok(read) => read,
                     Err(reads) => return Ok(Next::Run(reads)),
                 };
-                (l.segments, l.covered, l.removes) = (read.segments, read.covered, read.removes);
+                (l.segments, l.covered, l.removes, l.interned) =
+                    (read.segments, read.covered, read.removes, read.interned);
                 l.tail = l.files.iter().filter(|f| !l.covered.contains_key(*f)).cloned().collect();
                 l.phase = OpenPhase::ReadingTail;
                 if l.tail.is_empty() {
@@ -600,13 +617,16 @@ impl Manager {
             let full = paths::join(&root, &rel);
             if let Some((meta, size, content)) = self.adopted(&full, &bytes) {
                 read_tail.push((full, content.clone()));
-                records.push((rel, Box::new(meta), size, Some(Content::Terms(Box::new(content)))));
+                records.push((rel, Made::Meta(Box::new(meta)), size, Some(Content::Terms(Box::new(content)))));
             }
         }
         let covered = std::mem::take(&mut l.covered)
             .into_iter()
-            .map(|(rel, stored)| (rel, stored.meta, stored.size, Some(Content::Stored(stored.at.0, stored.at.1))));
+            .map(|(rel, stored)| (rel, stored.made, stored.size, Some(Content::Stored(stored.at.0, stored.at.1))));
         self.restore_pointers(&root, records.into_iter().chain(covered), &l.segments, false);
+        // The entries made as the segments were read share texts and args: the table
+        // shares them with what is saved next.
+        self.state.borrow_mut().pointers.interned().absorb(std::mem::take(&mut l.interned));
         l.segments = Vec::new();
         for (full, content) in read_tail {
             self.to_segment(&full, content);

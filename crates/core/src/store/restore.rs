@@ -5,10 +5,9 @@ use super::lazy::Opened;
 use super::terms::{content_terms, manifest_words, terms_of};
 use super::{Entry, Manager, State};
 use crate::paths;
-use crate::record::{from_json, parse_record, RecordMeta};
+use crate::record::{parse_record, RecordMeta};
 use crate::select::Terms;
 use crate::session::{self, ManifestEntry};
-use serde_json::Value;
 use std::collections::HashMap;
 
 impl Manager {
@@ -48,12 +47,12 @@ impl Manager {
     pub(super) fn restore_pointers(
         &self,
         dir: &str,
-        records: impl Iterator<Item = (String, Box<RecordMeta>, usize, Option<Content>)>,
+        records: impl Iterator<Item = (String, Made, usize, Option<Content>)>,
         segments: &[Opened],
         own: bool,
     ) {
         let mut records: Vec<Restored> =
-            records.map(|(rel, meta, size, content)| Restored { seq: 0, rel, meta, size, content }).collect();
+            records.map(|(rel, made, size, content)| Restored { seq: 0, rel, made, size, content }).collect();
         // Save order: each record's place in it, keyed once by timestamp and counter (then
         // name), gives its seq; the records themselves stay where they are.
         fn name(rel: &str) -> &str {
@@ -106,10 +105,7 @@ impl Manager {
             }
         }
         let mut placed_unordered = false;
-        let entry_of = |state: &mut State, r: Restored| {
-            let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
-            self.restored_entry(state, dir, r, &args, own).1
-        };
+        let entry_of = |state: &mut State, r: Restored| self.restored_entry(state, dir, r, own).1;
         for (s, restored) in by_segment.into_iter().enumerate() {
             if restored.is_empty() {
                 continue;
@@ -124,7 +120,7 @@ impl Manager {
                     let orders: Vec<u64> = restored.iter().map(|r| r.as_ref().map_or(0, |r| r.seq)).collect();
                     // A vacant slot's entry: any record's metadata of the segment (nothing
                     // reads it: it is out of ranking and of every list).
-                    let Some(fallback) = restored.iter().flatten().next().map(|r| RecordMeta::clone(&r.meta)) else {
+                    let Some(fallback) = restored.iter().flatten().next().map(|r| r.made.meta()) else {
                         continue;
                     };
                     let vacant = |state: &mut State, r: &crate::select::segment::SegmentRecord| {
@@ -146,15 +142,17 @@ impl Manager {
         crate::sort::sort_by_key(&mut one_by_one, |r| r.seq);
         for mut r in one_by_one {
             let content = r.content.take();
-            let args: Value = from_json(&r.meta.args_json).unwrap_or(Value::Null);
-            let terms = Terms::of_record(&r.meta.tool_description, &r.meta.tool_name, &args);
+            let terms = match &r.made {
+                Made::Meta(meta) => terms_of(meta),
+                Made::Entry(entry) => terms_of(&entry.meta()),
+            };
             let (terms, stored) = match content {
                 Some(Content::Terms(content)) => (terms.with_passages_of(*content), None),
                 Some(Content::Stored(s, i)) => (terms, Some((s, i))),
                 None => (terms, None),
             };
             let seq = r.seq;
-            let (filepath, entry) = self.restored_entry(&mut state, dir, r, &args, own);
+            let (filepath, entry) = self.restored_entry(&mut state, dir, r, own);
             if state.add(seq, entry, &terms).is_none() {
                 continue;
             }
@@ -168,24 +166,22 @@ impl Manager {
         }
     }
 
-    /// The filepath and the pointer of a record being restored (`args`: its args, parsed
-    /// once by the caller); owned records enter retention's ledger. A pointer, not
-    /// ownership: only what this manager wrote is marked written (placing it takes the mark
-    /// back from `orphans`).
-    pub(super) fn restored_entry(
-        &self,
-        state: &mut State,
-        dir: &str,
-        r: Restored,
-        args: &Value,
-        own: bool,
-    ) -> (String, Entry) {
+    /// The filepath and the pointer of a record being restored; owned records enter
+    /// retention's ledger. A pointer, not ownership: only what this manager wrote is
+    /// marked written (placing it takes the mark back from `orphans`).
+    pub(super) fn restored_entry(&self, state: &mut State, dir: &str, r: Restored, own: bool) -> (String, Entry) {
         let filepath = paths::join(dir, &r.rel);
         if own && self.keeps_ledger() {
-            state.owned.add(&filepath, saved_at_ms(&r.rel, &r.meta), r.seq, r.size);
+            let saved_at = match &r.made {
+                Made::Meta(meta) => saved_at_ms(&r.rel, meta),
+                Made::Entry(entry) => saved_at_ms(&r.rel, &entry.meta()),
+            };
+            state.owned.add(&filepath, saved_at, r.seq, r.size);
         }
-        let generated = crate::describe::describe(&r.meta.tool_name, args) == r.meta.tool_description;
-        let entry = state.pointers.new_entry(&filepath, *r.meta, r.size, Some(generated));
+        let entry = match r.made {
+            Made::Meta(meta) => state.pointers.new_entry(&filepath, *meta, r.size, None),
+            Made::Entry(entry) => *entry,
+        };
         (filepath, entry)
     }
 
@@ -242,6 +238,24 @@ impl Manager {
     }
 }
 
+/// A restored record's metadata: its header parsed, or its pointer's entry made from it
+/// already (as a segment read by range is read). Boxed: the records of a store are held
+/// together while their pointers are made.
+pub(super) enum Made {
+    Meta(Box<RecordMeta>),
+    Entry(Box<Entry>),
+}
+
+impl Made {
+    /// The record's metadata.
+    pub(super) fn meta(&self) -> RecordMeta {
+        match self {
+            Made::Meta(meta) => RecordMeta::clone(meta),
+            Made::Entry(entry) => entry.meta(),
+        }
+    }
+}
+
 /// A record's content as a restored pointer gets it.
 pub(super) enum Content {
     /// Its terms, from its file (read whole) or its manifest entry. Boxed: a store's
@@ -256,8 +270,7 @@ pub(super) enum Content {
 pub(super) struct Restored {
     pub(super) seq: u64,
     pub(super) rel: String,
-    /// Boxed: the records of a store are held together while their pointers are made.
-    pub(super) meta: Box<RecordMeta>,
+    pub(super) made: Made,
     pub(super) size: usize,
     pub(super) content: Option<Content>,
 }

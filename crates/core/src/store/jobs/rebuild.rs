@@ -8,7 +8,7 @@ use crate::plan::{self, Op, Outcomes};
 use crate::record::RecordMeta;
 use crate::select::Terms;
 use crate::session::{self, Manifest, ManifestEntry};
-use crate::store::restore::Content;
+use crate::store::restore::{Content, Made};
 use crate::store::terms::manifest_words;
 use crate::store::Manager;
 use std::collections::{BTreeMap, HashMap};
@@ -106,7 +106,7 @@ impl Manager {
         let segment: Vec<(String, Terms)> = read.iter().map(|(rel, t)| (paths::join(&dir, rel), t.clone())).collect();
         let records = records.into_iter().map(|(rel, meta, size)| {
             let content = read.remove(&rel).map(|t| Content::Terms(Box::new(t)));
-            (rel, Box::new(meta), size, content)
+            (rel, Made::Meta(Box::new(meta)), size, content)
         });
         self.restore_pointers(&dir, records, &[], self.session.is_some());
         for (path, terms) in segment {

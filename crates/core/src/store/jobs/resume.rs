@@ -9,7 +9,7 @@ use crate::segments::segments_dir;
 use crate::select::Terms;
 use crate::session::{Manifest, ManifestEntry, MANIFEST};
 use crate::store::lazy::Opened;
-use crate::store::restore::Content;
+use crate::store::restore::{Content, Made};
 use crate::store::terms::manifest_words;
 use crate::store::Manager;
 use std::collections::HashSet;
@@ -131,7 +131,8 @@ impl Manager {
             if manifest.context_files.contains_key(rel) {
                 continue;
             }
-            match ManifestEntry::new(&stored.meta, stored.size, &manifest_words(&stored.meta)) {
+            let meta = stored.made.meta();
+            match ManifestEntry::new(&meta, stored.size, &manifest_words(&meta)) {
                 Ok(entry) => {
                     let (s, i) = stored.at;
                     // (A session's segments are read whole: see the Manifest phase.)
@@ -176,7 +177,7 @@ impl Manager {
                     Content::Terms(Box::new(Terms::default().with_content(&e.content_terms, e.content_length)))
                 }
             };
-            (rel.clone(), Box::new(e.meta()), e.size, Some(content))
+            (rel.clone(), Made::Meta(Box::new(e.meta())), e.size, Some(content))
         });
         self.restore_pointers(&s.dir, records, &r.segments, true);
         r.segments = Vec::new();
