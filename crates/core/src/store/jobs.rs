@@ -133,7 +133,7 @@ struct Resuming {
     /// The segment folder's segments being read, then those read, and which record of
     /// which each record file is; the removals of those refused.
     reading: super::persist::SegmentsReading,
-    segments: Vec<super::lazy::Opened>,
+    segments: Vec<super::opened::Opened>,
     covered: HashMap<String, Stored>,
     segment_removes: Vec<Op>,
     /// The content terms of the records read whole (those it did not list): their

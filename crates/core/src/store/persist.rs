@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::entry::Interned;
-use super::lazy::{Opened, OpenedRead, ReadDirectories};
+use super::opened::{Opened, OpenedRead, ReadDirectories};
 use super::restore::{Content, Made};
 use super::stage::Next;
 use super::terms::terms_of;

@@ -1,7 +1,7 @@
 //! Pointers from storage: adopting records into the session manifest, restoring pointers
 //! (resume, open), `rebuild_index` and `reconcile`.
 
-use super::lazy::Opened;
+use super::opened::Opened;
 use super::terms::{content_terms, manifest_words, terms_of};
 use super::{Entry, Manager, State};
 use crate::paths;
@@ -105,7 +105,7 @@ impl Manager {
             }
         }
         let mut placed_unordered = false;
-        let entry_of = |state: &mut State, r: Restored| self.restored_entry(state, dir, r, own).1;
+        let entry_of = |state: &mut State, r: Restored| self.restored_entry(state, dir, r, own);
         for (s, restored) in by_segment.into_iter().enumerate() {
             if restored.is_empty() {
                 continue;
@@ -152,11 +152,9 @@ impl Manager {
                 None => (terms, None),
             };
             let seq = r.seq;
-            let (filepath, entry) = self.restored_entry(&mut state, dir, r, own);
-            if state.add(seq, entry, &terms).is_none() {
-                continue;
-            }
-            if let (Some((s, i)), Some(slot)) = (stored, state.pointers.slot_of(&filepath)) {
+            let entry = self.restored_entry(&mut state, dir, r, own);
+            let Some(slot) = state.add(seq, entry, &terms) else { continue };
+            if let Some((s, i)) = stored {
                 // Read from a segment: ranked on the terms the saving process indexed. (A
                 // segment read by range is taken whole or not at all: never here.)
                 let Opened::Whole(segment) = &segments[s] else { continue };
@@ -166,23 +164,21 @@ impl Manager {
         }
     }
 
-    /// The filepath and the pointer of a record being restored; owned records enter
-    /// retention's ledger. A pointer, not ownership: only what this manager wrote is
-    /// marked written (placing it takes the mark back from `orphans`).
-    pub(super) fn restored_entry(&self, state: &mut State, dir: &str, r: Restored, own: bool) -> (String, Entry) {
-        let filepath = paths::join(dir, &r.rel);
+    /// The pointer of a record being restored; owned records enter retention's ledger. A
+    /// pointer, not ownership: only what this manager wrote is marked written (placing it
+    /// takes the mark back from `orphans`).
+    pub(super) fn restored_entry(&self, state: &mut State, dir: &str, r: Restored, own: bool) -> Entry {
         if own && self.keeps_ledger() {
             let saved_at = match &r.made {
                 Made::Meta(meta) => saved_at_ms(&r.rel, meta),
                 Made::Entry(entry) => saved_at_ms(&r.rel, &entry.meta()),
             };
-            state.owned.add(&filepath, saved_at, r.seq, r.size);
+            state.owned.add(&paths::join(dir, &r.rel), saved_at, r.seq, r.size);
         }
-        let entry = match r.made {
-            Made::Meta(meta) => state.pointers.new_entry(&filepath, *meta, r.size, None),
+        match r.made {
+            Made::Meta(meta) => state.pointers.new_entry(&paths::join(dir, &r.rel), *meta, r.size, None),
             Made::Entry(entry) => *entry,
-        };
-        (filepath, entry)
+        }
     }
 
     /// Whether the record at `path`, read `size` bytes long, is not the size its pointer

@@ -225,7 +225,7 @@ impl PointerTable {
     fn hold(&mut self, slot: u32, mut entry: Entry, at: usize) {
         debug_assert_eq!(slot as usize, self.entries.len(), "an entry's slot is the index's");
         let path = entry.path_text();
-        entry.written |= self.orphans.remove(path.as_str());
+        entry.written |= !self.orphans.is_empty() && self.orphans.remove(path.as_str());
         let sharing = self.handle_keys.entry(handle::short_key(entry.handle_digest())).or_insert(0);
         *sharing += 1;
         if *sharing == 2 {

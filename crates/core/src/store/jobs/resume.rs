@@ -8,7 +8,7 @@ use crate::plan::{self, Op, Outcomes};
 use crate::segments::segments_dir;
 use crate::select::Terms;
 use crate::session::{Manifest, ManifestEntry, MANIFEST};
-use crate::store::lazy::Opened;
+use crate::store::opened::Opened;
 use crate::store::restore::{Content, Made};
 use crate::store::terms::manifest_words;
 use crate::store::Manager;

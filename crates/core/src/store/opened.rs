@@ -1,0 +1,337 @@
+//! Segments as `open()` reads them ([`Opened`]): read whole, or, where the storage reads
+//! ranges, only their directories and records ([`ReadDirectories`]), a bounded run of
+//! records blocks a step, each record's pointer entry made as its block is read. The
+//! lists of a segment read by range are read when a query needs them (`super::lazy`).
+
+use crate::plan::{self, Op, Outcomes, Plan, Step};
+use crate::select::segment::layout::{Directory, Head, Span};
+use crate::select::segment::{Refused, Segment, SegmentRecord};
+
+use super::entry::{Entry, Interned};
+use crate::paths;
+use crate::record::parse_record;
+
+/// Bytes read from the start of a segment at `open()`: its head and directory in one read
+/// for segments of up to about 100,000 terms; a longer directory takes a second read.
+pub const FIRST_READ: u64 = 64 * 1024;
+
+/// Bytes asked for in one step of reading segments at `open()` (at least one read a step):
+/// what is read is parsed and let go before the next reads, so `open()` never holds every
+/// segment's records blocks at once (33.5 of 102.7 MiB at its peak natively, before, at
+/// 100,000 records; in wasm, each step's bytes are copied into the module's memory too).
+pub const READ_STEP_BYTES: u64 = 4 * 1024 * 1024;
+
+/// A segment as `open()` read it: whole, or its directory and records only (by range).
+pub(super) enum Opened {
+    /// Read whole: its lists too.
+    Whole(Segment),
+    /// Read by range: where it is, its directory and its records, and their pointers'
+    /// entries made as they were read (the records keep no header text: at 100,000
+    /// records the texts of every segment held at once were a quarter of `open()`'s peak
+    /// of memory).
+    Lazy { path: String, directory: Directory, records: Vec<SegmentRecord>, headers: Vec<Header> },
+}
+
+/// A record's header, made into its pointer's entry as its block is read (the entries
+/// of a store are what `open()` keeps; the parsed headers, about twice their size, are
+/// let go block by block).
+pub(super) type Header = crate::error::Result<Box<Entry>>;
+
+impl Opened {
+    /// Its records.
+    pub(super) fn records(&self) -> &[SegmentRecord] {
+        match self {
+            Opened::Whole(segment) => &segment.records,
+            Opened::Lazy { records, .. } => records,
+        }
+    }
+}
+
+/// A segment read at `open()`: `None` when it is gone, else what was read or why it is refused.
+pub(super) type OpenedRead = crate::error::Result<Option<Result<Opened, Refused>>>;
+
+/// Reads the directory and the records of each segment at `paths` by range: the first
+/// [`FIRST_READ`] bytes, the rest of the directory where it is longer, then its records
+/// blocks, a run of them at a time (they lie one after the other, last in the file), so
+/// that no step asks for more than [`READ_STEP_BYTES`] but to read one block.
+pub(super) struct ReadDirectories {
+    paths: Vec<String>,
+    /// Per segment: what is known so far.
+    state: Vec<Reading>,
+    /// The reads in flight: for which segment, and how many records blocks they hold.
+    asked: Vec<(usize, usize)>,
+    /// Bytes asked for in one step: [`READ_STEP_BYTES`].
+    step_bytes: u64,
+    /// The folder the segments' record paths are relative to, and what the entries made
+    /// share (see [`ReadDirectories::take_interned`]).
+    root: String,
+    interned: Interned,
+}
+
+enum Reading {
+    Start,
+    /// The head read, the directory not whole in the bytes read.
+    Head(Head),
+    /// The directory read, and its records blocks before `next` parsed.
+    Records {
+        directory: Directory,
+        next: usize,
+        records: Vec<SegmentRecord>,
+        headers: Vec<Header>,
+    },
+    Done(OpenedRead),
+}
+
+impl ReadDirectories {
+    /// Reads the segments at `paths`, whose records' paths are relative to `root`.
+    pub(super) fn new(paths: Vec<String>, root: &str) -> Self {
+        let state = paths.iter().map(|_| Reading::Start).collect();
+        let (root, interned) = (root.to_owned(), Interned::default());
+        ReadDirectories { paths, state, asked: Vec::new(), step_bytes: READ_STEP_BYTES, root, interned }
+    }
+
+    /// The texts and args the entries made share, for the pointer table to share them too.
+    pub(super) fn take_interned(&mut self) -> Interned {
+        std::mem::take(&mut self.interned)
+    }
+
+    /// The next reads, for the segments not done: as many as [`READ_STEP_BYTES`] takes,
+    /// one at least.
+    fn reads(&mut self) -> Vec<Op> {
+        self.asked.clear();
+        let mut ops = Vec::new();
+        let mut budget = self.step_bytes;
+        for (i, (path, state)) in self.paths.iter().zip(&self.state).enumerate() {
+            let (span, blocks) = match state {
+                Reading::Start => (Span { offset: 0, len: FIRST_READ }, 0),
+                Reading::Head(head) => (head.directory, 0),
+                Reading::Records { directory, next, .. } => blocks_within(directory, *next, budget),
+                Reading::Done(_) => continue,
+            };
+            if span.len > budget && !ops.is_empty() {
+                break;
+            }
+            budget = budget.saturating_sub(span.len);
+            ops.push(Op::ReadRange { path: path.clone(), offset: span.offset, len: span.len });
+            self.asked.push((i, blocks));
+        }
+        ops
+    }
+
+    /// What segment `i`'s read of `bytes` (`blocks` records blocks, for a read of them) tells.
+    fn took(&mut self, i: usize, bytes: Vec<u8>, blocks: usize) {
+        let path = &self.paths[i];
+        let mut entries = Entries { root: &self.root, interned: &mut self.interned };
+        let next = match std::mem::replace(&mut self.state[i], Reading::Start) {
+            Reading::Start => match Head::decode(&bytes) {
+                Err(why) => Reading::Done(Ok(Some(Err(why)))),
+                Ok(head) => match head.directory.of(&bytes) {
+                    // The records too, where the bytes read hold them (a small segment).
+                    Ok(directory) => match directory_read(path, &head, directory) {
+                        Reading::Records { directory, .. } if records_region(&directory).of(&bytes).is_ok() => {
+                            let n = directory.records_blocks();
+                            records_read(path, directory, 0, Vec::new(), Vec::new(), n, &bytes, 0, &mut entries)
+                        }
+                        other => other,
+                    },
+                    Err(_) => Reading::Head(head),
+                },
+            },
+            Reading::Head(head) => directory_read(path, &head, &bytes),
+            Reading::Records { directory, next, records, headers } => {
+                let at = directory.records_span(next).offset;
+                records_read(path, directory, next, records, headers, blocks, &bytes, at, &mut entries)
+            }
+            done @ Reading::Done(_) => done,
+        };
+        self.state[i] = next;
+    }
+}
+
+/// Where a segment's records blocks lie: one after the other, to the end of the file.
+fn records_region(directory: &Directory) -> Span {
+    match directory.records_blocks() {
+        0 => Span::default(),
+        n => blocks_span(directory, 0, n),
+    }
+}
+
+/// Where records blocks `first..first + count` of a segment lie (`count` ≥ 1).
+fn blocks_span(directory: &Directory, first: usize, count: usize) -> Span {
+    let (a, b) = (directory.records_span(first), directory.records_span(first + count - 1));
+    Span { offset: a.offset, len: (b.offset + b.len).saturating_sub(a.offset) }
+}
+
+/// The run of records blocks from `first` (below the last) that fits in `budget` bytes, one
+/// block at least, and how many blocks it holds.
+fn blocks_within(directory: &Directory, first: usize, budget: u64) -> (Span, usize) {
+    let n = directory.records_blocks();
+    let mut count = 1;
+    while first + count < n && blocks_span(directory, first, count + 1).len <= budget {
+        count += 1;
+    }
+    (blocks_span(directory, first, count), count)
+}
+
+/// The directory of the segment at `path`, from the bytes read of it.
+fn directory_read(path: &str, head: &Head, bytes: &[u8]) -> Reading {
+    match Directory::decode(head, bytes) {
+        // Every record takes a byte at least: a directory's count reserves no more than
+        // its blocks' bytes.
+        Ok(directory) => {
+            let n = (directory.records as usize).min(records_region(&directory).len as usize);
+            let (records, headers) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            match directory.records_blocks() {
+                0 => Reading::Done(Ok(Some(Ok(Opened::Lazy { path: path.to_owned(), directory, records, headers })))),
+                _ => Reading::Records { directory, next: 0, records, headers },
+            }
+        }
+        Err(why) => Reading::Done(Ok(Some(Err(why)))),
+    }
+}
+
+/// Makes the entries of records read from a segment: their paths are relative to `root`.
+struct Entries<'a> {
+    root: &'a str,
+    interned: &'a mut Interned,
+}
+
+impl Entries<'_> {
+    /// The entry of `record`, from its header's text.
+    fn of(&mut self, record: &SegmentRecord, header: &str) -> Header {
+        let meta = parse_record(header.as_bytes()).and_then(|v| v.meta())?;
+        let size = usize::try_from(record.size).unwrap_or(usize::MAX);
+        Ok(Box::new(Entry::new(&paths::join(self.root, &record.path), meta, size, self.interned, None)))
+    }
+}
+
+/// Records blocks `next..next + count` of the segment at `path`, read in `bytes` (from
+/// offset `at` of the file): their records added, each header made into its entry and
+/// its text let go; the segment done once its last block is.
+#[allow(clippy::too_many_arguments)]
+fn records_read(
+    path: &str,
+    directory: Directory,
+    next: usize,
+    mut records: Vec<SegmentRecord>,
+    mut headers: Vec<Header>,
+    count: usize,
+    bytes: &[u8],
+    at: u64,
+    entries: &mut Entries<'_>,
+) -> Reading {
+    for b in next..next + count {
+        let span = directory.records_span(b);
+        let block = Span { offset: span.offset.saturating_sub(at), len: span.len }.of(bytes);
+        let block = match block.and_then(|bytes| directory.records_block(b, bytes)) {
+            Ok(block) => block,
+            Err(why) => return Reading::Done(Ok(Some(Err(why)))),
+        };
+        for mut record in block {
+            let header = std::mem::take(&mut record.header);
+            headers.push(entries.of(&record, &header));
+            records.push(record);
+        }
+    }
+    if next + count < directory.records_blocks() {
+        return Reading::Records { directory, next: next + count, records, headers };
+    }
+    Reading::Done(Ok(Some(Ok(Opened::Lazy { path: path.to_owned(), directory, records, headers }))))
+}
+
+impl Plan for ReadDirectories {
+    type Output = Vec<(String, OpenedRead)>;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<Self::Output> {
+        for ((i, blocks), outcome) in std::mem::take(&mut self.asked).into_iter().zip(outcomes) {
+            match plan::bytes(outcome) {
+                Ok(Some(bytes)) => self.took(i, bytes, blocks),
+                Ok(None) => self.state[i] = Reading::Done(Ok(None)),
+                Err(e) => self.state[i] = Reading::Done(Err(e)),
+            }
+        }
+        let ops = self.reads();
+        if !ops.is_empty() {
+            return Step::Run(ops);
+        }
+        let read = std::mem::take(&mut self.paths)
+            .into_iter()
+            .zip(std::mem::take(&mut self.state))
+            .map(|(path, state)| match state {
+                Reading::Done(read) => (path, read),
+                _ => (path, Ok(None)),
+            })
+            .collect();
+        Step::Done(Ok(read))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::select::segment::{encode, ToWrite};
+
+    /// Reads the segment `bytes` at `seg` with `step_bytes` a step: the steps' reads, and
+    /// the paths of the records read.
+    fn read_in_steps(bytes: &[u8], step_bytes: u64) -> (Vec<Vec<(u64, u64)>>, Vec<String>) {
+        let mut reading = ReadDirectories::new(vec!["seg".to_owned()], "/ctx");
+        reading.step_bytes = step_bytes;
+        let (mut steps, mut outcomes) = (Vec::new(), Vec::new());
+        loop {
+            match reading.step(outcomes) {
+                Step::Run(ops) => {
+                    let asked: Vec<(u64, u64)> = ops
+                        .iter()
+                        .map(|op| match op {
+                            Op::ReadRange { offset, len, .. } => (*offset, *len),
+                            _ => panic!("a range read, not {op:?}"),
+                        })
+                        .collect();
+                    outcomes = asked
+                        .iter()
+                        .map(|&(offset, len)| {
+                            let (from, to) = (offset as usize, (offset + len).min(bytes.len() as u64) as usize);
+                            Ok(plan::Outcome::Read(Some(bytes[from..to].to_vec())))
+                        })
+                        .collect();
+                    steps.push(asked);
+                }
+                Step::Done(read) => {
+                    let mut read = read.expect("read");
+                    let Some((_, Ok(Some(Ok(Opened::Lazy { records, .. }))))) = read.pop() else {
+                        panic!("read by range")
+                    };
+                    return (steps, records.into_iter().map(|r| r.path).collect());
+                }
+                _ => panic!("no lock"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_segment_is_read_a_bounded_run_of_records_blocks_a_step() {
+        let terms = crate::select::Terms::default();
+        let paths: Vec<String> = (0..1000).map(|i| format!("read_file_{i:04}.json")).collect();
+        let header = format!("{{\"toolName\":\"read_file\",\"note\":\"{}\"}}", "x".repeat(200));
+        let records: Vec<ToWrite<'_>> = paths.iter().map(|p| ToWrite::from_terms(p, 300, &header, &terms)).collect();
+        let bytes = encode(&records);
+        assert!(bytes.len() as u64 > 3 * FIRST_READ, "{} bytes", bytes.len());
+
+        let (steps, read) = read_in_steps(&bytes, 40 * 1024);
+        assert_eq!(read, paths, "every record, in order");
+        let blocks = 1000usize.div_ceil(crate::select::segment::layout::RECORDS_PER_BLOCK);
+        assert!(steps.len() >= 4, "the records blocks in several steps: {steps:?}");
+        for asked in &steps[1..] {
+            let bytes: u64 = asked.iter().map(|(_, len)| len).sum();
+            assert!(bytes <= 40 * 1024, "a step asks for at most its bytes: {asked:?}");
+        }
+        // A block larger than a step's bytes is still read, alone in its step.
+        let (steps, read) = read_in_steps(&bytes, 1);
+        assert_eq!(read, paths);
+        assert!(steps.iter().all(|asked| asked.len() == 1) && steps.len() > blocks, "{steps:?}");
+        // With the default, a step takes every block.
+        let (steps, read) = read_in_steps(&bytes, READ_STEP_BYTES);
+        assert_eq!(read, paths);
+        assert!(steps.len() <= 3, "{steps:?}");
+    }
+}
