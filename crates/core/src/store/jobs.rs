@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::persist::{Opening, SegmentWrite, Stored};
+use super::persist::{Covered, Opening, SegmentWrite};
 use super::stage::Next;
 use super::terms::manifest_words;
 use super::Manager;
@@ -134,7 +134,7 @@ struct Resuming {
     /// which each record file is; the removals of those refused.
     reading: super::persist::SegmentsReading,
     segments: Vec<super::opened::Opened>,
-    covered: HashMap<String, Stored>,
+    covered: Covered,
     segment_removes: Vec<Op>,
     /// The content terms of the records read whole (those it did not list): their
     /// pointers rank on all of it, not on what the manifest keeps.

@@ -5,6 +5,9 @@
 //! [`super::segments`]; their format: `toolctx_search::segment`.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+use toolctx_text::TermHasher;
 
 use super::entry::Interned;
 use super::opened::{Opened, OpenedRead, ReadDirectories};
@@ -86,7 +89,7 @@ pub(super) struct Opening {
     files: Vec<String>,
     reading: SegmentsReading,
     segments: Vec<Opened>,
-    covered: HashMap<String, Stored>,
+    covered: Covered,
     tail: Vec<String>,
     /// The removals of the segments refused, once the tail is read.
     removes: Vec<Op>,
@@ -120,10 +123,17 @@ impl Default for SegmentsReading {
 /// made as segments were read by range share.
 pub(super) struct SegmentsRead {
     pub segments: Vec<Opened>,
-    pub covered: HashMap<String, Stored>,
+    pub covered: Covered,
     pub removes: Vec<Op>,
     pub interned: Interned,
 }
+
+/// The listed records the segments hold, by path (relative to the record folder).
+/// Hashed with FxHash (`toolctx_text::TermHasher`), as the names listed are: a store's
+/// paths are hashed a few times each at `open()` (SipHash took 11% of it in wasm at
+/// 100,000 records), and they are the storage's names of the record grammar, not input a
+/// model chooses.
+pub(super) type Covered = HashMap<String, Stored, BuildHasherDefault<TermHasher>>;
 
 /// A listed record a segment holds: which record of which segment, and what its header says.
 pub(super) struct Stored {
@@ -469,10 +479,10 @@ impl Manager {
     /// trusted: the records it held are read instead, as is a record whose header in it
     /// does not parse.
     pub(super) fn segments_taken(&self, read_in: Vec<(String, OpenedRead)>, files: &[String]) -> SegmentsRead {
-        let listed: HashSet<&str> = files.iter().map(String::as_str).collect();
+        let listed: HashSet<&str, BuildHasherDefault<TermHasher>> = files.iter().map(String::as_str).collect();
         let mut read = SegmentsRead {
             segments: Vec::new(),
-            covered: HashMap::new(),
+            covered: Covered::default(),
             removes: Vec::new(),
             interned: Interned::default(),
         };
