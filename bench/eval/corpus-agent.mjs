@@ -1,16 +1,23 @@
-// Real agent transcripts: the trajectories SWE-agent publishes in its repository (its
-// demonstrations and test data: a coding agent fixing issues, solving CTF tasks). Each
-// step's observation is saved as the record of its tool call, the command's first word
-// naming the tool (`open`, `search_dir`, `edit`, `python`…) and the whole command its
-// argument. Queries are what the agent wrote later: the text it quoted in a later
-// thought from an earlier observation, and the exception line of a Python traceback.
+// Real agent transcripts: SWE-agent trajectories from repositories that publish them
+// (SWE-agent's own demonstrations and test data: fixing issues, solving CTF tasks; runs
+// of SWE-agent-LM-32B and Claude 4 Sonnet on SWE-bench Verified kept by a trajectory
+// analysis), a seeded sample of those in the repository's history. Each step's
+// observation is saved as the record of its tool call: one of SWE-agent's own tools
+// (`str_replace_editor`, `open`, `edit`…) named by the command's first word, else
+// `bash`; the whole command is its argument. Queries are what the agent wrote later: the
+// text it quoted in a later thought from an earlier observation, and the exception line
+// of a Python traceback.
 
-import { addQuery, repoName, textFiles, toQueries } from "./corpus.mjs";
-import { headCommit } from "./git.mjs";
+import { addQuery, repoName, toQueries } from "./corpus.mjs";
+import { headCommit, historyBlobs, readBlobs } from "./git.mjs";
+import { sample } from "./prng.mjs";
 
 /** Bump when records or queries change shape: cached corpora of another version are rebuilt. */
-export const AGENT_VERSION = 1;
+export const AGENT_VERSION = 2;
 const TRAJECTORY = /\.traj$/;
+const TRAJECTORIES = 80; // sampled: one store of some 1,500 observations
+// A trajectory file holds every message the model saw; beyond this it is a long run that would crowd out the others.
+const MAX_TRAJECTORY_BYTES = 2 * 1024 * 1024;
 const MIN_QUOTE_CHARS = 8; // shorter quotes are a file name's stem or a keyword
 const MAX_QUOTE_CHARS = 200;
 // A quote found in more observations than this is the interface's boilerplate.
@@ -23,10 +30,18 @@ const EXCEPTION_LINE = /^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|I
 /** A trajectory's steps that observed something: {thought, action, observation}. */
 const steps = (traj) => (traj.trajectory ?? []).filter((s) => typeof s.observation === "string" && s.observation.trim() && typeof s.action === "string");
 
-/** One record per step: the command's first word as the tool, the command as its argument, the observation as its result. */
+// The commands SWE-agent's interfaces give the model besides the shell (its tool bundles).
+const AGENT_TOOLS = new Set([
+  "str_replace_editor", "open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "set_cursors",
+  "find_file", "search_dir", "search_file", "filemap", "submit", "exit_forfeit",
+  "decompile", "disassemble", "debug_start", "debug_stop", "connect_start", "connect_sendline", "connect_stop",
+]);
+
+/** One record per step: the tool (SWE-agent's own, else bash), the command as its argument, the observation as its result. */
 function stepRecord(path, index, step) {
   const command = step.action.trim();
-  const tool = command.match(/^[\w-]+/)?.[0] ?? "bash";
+  const first = command.match(/^[\w-]+/)?.[0];
+  const tool = AGENT_TOOLS.has(first) ? first : "bash";
   return { id: `${tool} ${path}#${index}`, toolName: tool, args: { command }, result: step.observation };
 }
 
@@ -40,10 +55,13 @@ function exceptionLines(observation) {
   return out;
 }
 
-/** Records of every trajectory at HEAD, and the `later` and `tracebacks` sets. */
+/** Records of sampled trajectories (any in the history, one version a path), and the `later` and `tracebacks` sets. */
 export function buildAgentCorpus(gitDir, { maxQueries = 200 } = {}) {
   const name = repoName(gitDir);
-  const trajectories = textFiles(gitDir).files.filter((f) => TRAJECTORY.test(f.path)).map((f) => ({ path: f.path, steps: steps(JSON.parse(f.text)) }));
+  const files = historyBlobs(gitDir, (path) => TRAJECTORY.test(path)).filter((b) => b.size <= MAX_TRAJECTORY_BYTES);
+  const picked = sample(files, TRAJECTORIES, `${name}:trajectories`, (b) => b.path);
+  const blobs = readBlobs(gitDir, picked.map((b) => b.sha));
+  const trajectories = picked.map((b) => ({ path: b.path, steps: steps(JSON.parse(blobs.get(b.sha).toString("utf8"))) }));
   const records = trajectories.flatMap((t) => t.steps.map((s, i) => stepRecord(t.path, i, s)));
   const holding = (text) => records.filter((r) => r.result.includes(text)).map((r) => r.id);
 

@@ -14,7 +14,7 @@ import { buildSqlCorpus, SQL_VERSION } from "./corpus-sql.mjs";
 const SOURCES = [
   { match: /^vuejs-translations\/docs-/, build: buildDocsCorpus, version: `docs${DOCS_VERSION}` },
   { match: /^(citusdata\/citus|pgvector\/pgvector)$/, build: buildSqlCorpus, version: `sql${SQL_VERSION}` },
-  { match: /^SWE-agent\/SWE-agent$/, build: buildAgentCorpus, version: `agent${AGENT_VERSION}` },
+  { match: /^(SWE-agent\/SWE-agent|lgetter\/swe-agent-trajectory-analysis)$/, build: buildAgentCorpus, version: `agent${AGENT_VERSION}` },
 ];
 const REPOSITORY = { build: buildCorpus, version: `v${CORPUS_VERSION}` };
 
