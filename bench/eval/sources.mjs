@@ -9,11 +9,13 @@ import { buildCorpus, CORPUS_VERSION, repoName } from "./corpus.mjs";
 import { AGENT_VERSION, buildAgentCorpus } from "./corpus-agent.mjs";
 import { buildDocsCorpus, DOCS_VERSION } from "./corpus-docs.mjs";
 import { buildSqlCorpus, SQL_VERSION } from "./corpus-sql.mjs";
+import { buildTracesCorpus, TRACES_VERSION } from "./corpus-traces.mjs";
 
 /** By repository name ("owner/name"); the first match builds the corpus, else the repository corpus. */
 const SOURCES = [
   { match: /^vuejs-translations\/docs-/, build: buildDocsCorpus, version: `docs${DOCS_VERSION}` },
   { match: /^(citusdata\/citus|pgvector\/pgvector)$/, build: buildSqlCorpus, version: `sql${SQL_VERSION}` },
+  { match: /^denoland\/deno$/, build: buildTracesCorpus, version: `traces${TRACES_VERSION}` },
   { match: /^(SWE-agent\/SWE-agent|lgetter\/swe-agent-trajectory-analysis)$/, build: buildAgentCorpus, version: `agent${AGENT_VERSION}` },
 ];
 const REPOSITORY = { build: buildCorpus, version: `v${CORPUS_VERSION}` };
