@@ -4,7 +4,7 @@
 // extension's C sources that define those messages with `errmsg("…")`: the source file
 // that repeats the message's words is the competitor the short output must beat.
 
-import { addQuery, bash, readFileRecords, repoName, textFiles, toQueries } from "./corpus.mjs";
+import { bash, messageQueries, readFileRecords, repoName, textFiles, toQueries } from "./corpus.mjs";
 import { headCommit } from "./git.mjs";
 import { sample } from "./prng.mjs";
 
@@ -13,7 +13,6 @@ export const SQL_VERSION = 1;
 const ERROR_RECORDS = 600; // statements whose output holds an ERROR, sampled
 const OTHER_RECORDS = 400; // statements with other output (rows, notices), sampled
 const MAX_OUTPUT_LINES = 30; // "short ones": what a psql call prints for one statement
-const MIN_MESSAGE_WORDS = 3; // "permission denied" alone names no one failure
 
 const EXPECTED_OUTPUT = /(^|\/)expected\/[^/]+\.out$/;
 // Lines psql prints for a statement: server messages, their LINE/caret context, and result tables.
@@ -72,9 +71,7 @@ export function buildSqlCorpus(gitDir, { maxQueries = 200 } = {}) {
   const psql = shown.map((s) => bash(s.id, `psql -X -d regression -c ${shellQuote(s.sql)}`, s.output));
   const sources = files.filter((f) => /\.[ch]$/.test(f.path) && f.text.includes("errmsg("));
 
-  // An exact error message → every psql call that printed it.
-  const errors = new Map();
-  for (const s of shown) for (const message of errorMessages(s.output)) if (message.split(/\s+/).length >= MIN_MESSAGE_WORDS) addQuery(errors, message, [s.id]);
+  const errors = messageQueries(shown, errorMessages); // an exact error message → every psql call that printed it
   return {
     name,
     head: headCommit(gitDir),

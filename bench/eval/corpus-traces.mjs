@@ -4,7 +4,7 @@
 // error. An expected output may hold `[WILDCARD]` where the real one varies (a path, a
 // timing); it is kept as it is written.
 
-import { addQuery, bash, readFileRecords, repoName, toQueries } from "./corpus.mjs";
+import { bash, messageQueries, readFileRecords, repoName, toQueries } from "./corpus.mjs";
 import { headCommit, listTree, readBlobs } from "./git.mjs";
 import { sample } from "./prng.mjs";
 
@@ -18,7 +18,6 @@ const MAX_SCRIPT_BYTES = 64 * 1024;
 const SCRIPT = /\.[cm]?[jt]sx?$/;
 const FRAME = /^\s+at /; // a V8 stack frame
 const WILDCARD = /\[WILDCARD\]|\[WILDLINE\]|\[UNORDERED_START\]/;
-const MIN_MESSAGE_WORDS = 3; // "Error" or "Error: boom" names no one failure
 
 /** `__test__.jsonc` as JSON: comments and trailing commas dropped; null when it still does not parse. */
 function parseJsonc(text) {
@@ -84,9 +83,7 @@ export function buildTracesCorpus(gitDir, { maxQueries = 200 } = {}) {
   const dirs = new Set(shown.map((r) => r.dir));
   const scripts = wanted.filter((e) => SCRIPT.test(e.path) && dirs.has(e.path.slice(0, e.path.lastIndexOf("/") + 1))).map((e) => ({ path: e.path, text: text.get(e.path) }));
 
-  // The error line of a trace → every output that printed it.
-  const traces = new Map();
-  for (const r of shown) for (const line of errorLines(r.output)) if (line.split(/\s+/).length >= MIN_MESSAGE_WORDS) addQuery(traces, line, [r.id]);
+  const traces = messageQueries(shown, errorLines); // the error line of a trace → every output that printed it
   return {
     name,
     head: headCommit(gitDir),

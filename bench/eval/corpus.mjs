@@ -159,6 +159,16 @@ export function addQuery(map, text, ids) {
   for (const id of ids) map.get(key).add(id);
 }
 
+// A message of fewer words ("permission denied", "Error: boom") names no one failure.
+const MIN_MESSAGE_WORDS = 3;
+
+/** Messages printed by command outputs ({id, output}) → every output that printed each; `messagesOf(output)` finds them. */
+export function messageQueries(outputs, messagesOf) {
+  const map = new Map();
+  for (const o of outputs) for (const message of messagesOf(o.output)) if (message.split(/\s+/).length >= MIN_MESSAGE_WORDS) addQuery(map, message, [o.id]);
+  return map;
+}
+
 export const toQueries = (map, n, seed) =>
   sample([...map], n, seed, ([q]) => q).map(([query, ids]) => ({ query, relevant: [...ids].sort() }));
 
