@@ -2,20 +2,19 @@
 // working in that repository (the records) and the queries its authors wrote (each
 // labelled with the records it should find, by mechanical rules only). See README.md.
 
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { commits, git, headCommit, listTree, readBlobs } from "./git.mjs";
 import { docComments, docSections, docTitle, firstSentence, moduleUnderTest, snippet, testNames } from "./extract.mjs";
 import { prng, sample } from "./prng.mjs";
 
 /** Bump when records or queries change shape: cached corpora of another version are rebuilt. */
-const CORPUS_VERSION = 2;
+export const CORPUS_VERSION = 2;
 const MAX_FILE_BYTES = 512 * 1024;
 const GREP_RECORDS = 250;
 const GREP_CAP = 50;
 const SHOW_RECORDS = 100;
 const WEB_RECORDS = 500;
-export const QUERY_SETS = ["docstrings", "tests", "commits", "headings"];
 
 // Generated files an agent would not read for understanding, and that dwarf the rest.
 const LOCKFILE = /(^|\/)(Cargo\.lock|uv\.lock|poetry\.lock|bun\.lockb?|package-lock\.json|yarn\.lock|pnpm-lock\.yaml|go\.sum)$/;
@@ -42,7 +41,7 @@ export function repoName(gitDir) {
 }
 
 /** The text files at HEAD an agent could read: valid UTF-8, no NUL byte, at most 512 KB, no lockfile. */
-function textFiles(gitDir) {
+export function textFiles(gitDir) {
   const tree = listTree(gitDir);
   const blobs = readBlobs(gitDir, tree.filter((e) => e.size <= MAX_FILE_BYTES).map((e) => e.sha));
   const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -62,7 +61,7 @@ function textFiles(gitDir) {
 // ---------------------------------------------------------------------------------------
 // Records: {id, toolName, args, result}, shaped as agent tools return them.
 
-const readFileRecords = (files) =>
+export const readFileRecords = (files) =>
   files.map((f) => ({ id: `readFile ${f.path}`, toolName: "readFile", args: { path: f.path }, result: { path: f.path, content: f.text } }));
 
 /** One listing per folder (the root is "."), of every entry at HEAD, folders ending in "/". */
@@ -111,7 +110,7 @@ function grepRecords(files, name) {
   });
 }
 
-const bash = (id, command, output) => ({ id, toolName: "bash", args: { command }, result: output });
+export const bash = (id, command, output) => ({ id, toolName: "bash", args: { command }, result: output });
 
 /** `git log --oneline -n 30 -- <dir>` for every folder: the real output. */
 function gitLogRecords(gitDir, dirs) {
@@ -154,13 +153,23 @@ function webSearchRecords(sections, name) {
 // Queries: {query, relevant: [record ids]}; the same text from several places counts once,
 // with every place's records relevant.
 
-function addQuery(map, text, ids) {
+export function addQuery(map, text, ids) {
   const key = text.trim();
   if (!map.has(key)) map.set(key, new Set());
   for (const id of ids) map.get(key).add(id);
 }
 
-const toQueries = (map, n, seed) =>
+// A message of fewer words ("permission denied", "Error: boom") names no one failure.
+const MIN_MESSAGE_WORDS = 3;
+
+/** Messages printed by command outputs ({id, output}) → every output that printed each; `messagesOf(output)` finds them. */
+export function messageQueries(outputs, messagesOf) {
+  const map = new Map();
+  for (const o of outputs) for (const message of messagesOf(o.output)) if (message.split(/\s+/).length >= MIN_MESSAGE_WORDS) addQuery(map, message, [o.id]);
+  return map;
+}
+
+export const toQueries = (map, n, seed) =>
   sample([...map], n, seed, ([q]) => q).map(([query, ids]) => ({ query, relevant: [...ids].sort() }));
 
 /** First sentences of doc comments → the file holding them (dropped when more than 3 files hold it: boilerplate). */
@@ -242,20 +251,5 @@ export function buildCorpus(gitDir, { maxQueries = 200 } = {}) {
     ...gitShowRecords(gitDir, shown),
     ...web.map(({ sectionKeys, ...r }) => r),
   ];
-  const ids = new Set(records.map((r) => r.id));
-  if (ids.size !== records.length) throw new Error(`${name}: duplicate record ids`);
-  for (const set of Object.values(queries)) for (const q of set) if (!q.relevant.every((id) => ids.has(id))) throw new Error(`${name}: "${q.query}" labels a missing record`);
   return { name, head: headCommit(gitDir), version: CORPUS_VERSION, records, queries };
-}
-
-/** `buildCorpus`, cached as JSON under `cacheDir` by repository, HEAD commit and corpus version. */
-export function loadCorpus(gitDir, { cacheDir, maxQueries = 200 } = {}) {
-  const file = cacheDir && join(cacheDir, `${repoName(gitDir).replace("/", "+")}-${headCommit(gitDir).slice(0, 12)}-v${CORPUS_VERSION}-q${maxQueries}.json`);
-  if (file && existsSync(file)) return JSON.parse(readFileSync(file, "utf8"));
-  const corpus = buildCorpus(gitDir, { maxQueries });
-  if (file) {
-    mkdirSync(cacheDir, { recursive: true });
-    writeFileSync(file, JSON.stringify(corpus));
-  }
-  return corpus;
 }

@@ -6,15 +6,28 @@ const ext = (path) => path.slice(path.lastIndexOf(".") + 1).toLowerCase();
 const JS = new Set(["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"]);
 const words = (text) => text.split(/\s+/).filter(Boolean);
 
+// Scripts written without spaces between words, and their punctuation.
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー、。，！？：；（）「」『』・]+/gu;
+const CJK_LETTER = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu;
+// A Chinese word is one to three characters, most often two: the length of a CJK run in words.
+const CJK_CHARS_PER_WORD = 2;
+
+/** A text's length in words: whitespace-separated runs, a run of CJK counting a word every two letters. */
+export function wordCount(text) {
+  const cjkLetters = (text.match(CJK_LETTER) ?? []).length;
+  return words(text.replace(CJK_RUN, " ")).length + cjkLetters / CJK_CHARS_PER_WORD;
+}
+
 /**
- * The first sentence of a comment, whitespace collapsed, or null when it is not 4-25
- * words (shorter is a label such as "Constructor.", longer is rarely one sentence).
+ * The first sentence of a comment or paragraph, whitespace collapsed, or null when it is
+ * not 4-25 words long (shorter is a label such as "Constructor.", longer is rarely one
+ * sentence). A sentence ends at . ! ? before a space, or at a CJK full stop 。！？.
  */
 export function firstSentence(comment) {
   const paragraph = comment.trim().split(/\n\s*\n/)[0].replace(/\s+/g, " ").trim();
-  const end = paragraph.search(/[.!?](\s|$)/);
+  const end = paragraph.search(/[.!?](\s|$)|[。！？]/);
   const sentence = end < 0 ? paragraph : paragraph.slice(0, end + 1);
-  const n = words(sentence).length;
+  const n = wordCount(sentence);
   return n >= 4 && n <= 25 ? sentence : null;
 }
 
@@ -166,3 +179,40 @@ export function snippet(body, max = 300) {
   const cut = flat.lastIndexOf(" ", max);
   return flat.slice(0, cut > max / 2 ? cut : max) + " …";
 }
+
+/**
+ * The prose paragraphs of a Markdown section's body: blocks between blank lines outside
+ * fenced code, leaving out headings, lists, tables, quotes, HTML blocks and the blocks a
+ * container marker opens (VitePress `::: tip`), which are not running text.
+ */
+export function proseParagraphs(body) {
+  const out = [];
+  let block = [];
+  let fence = null;
+  const flush = () => {
+    if (block.length && !/^\s*([#>|<*+-]|\d+\.\s|:::|\[!)/.test(block[0])) out.push(block.join("\n"));
+    block = [];
+  };
+  for (const line of body.split("\n")) {
+    const f = line.match(/^\s*(```|~~~)/);
+    if (f || fence) {
+      flush();
+      if (f) fence = fence === f[1] ? null : (fence ?? f[1]);
+      continue;
+    }
+    if (line.trim() === "" || /^\s*:::/.test(line)) flush();
+    if (line.trim() !== "") block.push(line);
+  }
+  flush();
+  return out;
+}
+
+/** Markdown inline markup taken away: images dropped, links to their text, code and emphasis marks and HTML tags removed. */
+export const plainText = (markdown) =>
+  markdown
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, "")
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/<[^>]+>/g, "")
+    .replace(/`+|\*\*|__/g, "")
+    .replace(/\s+/g, " ")
+    .trim();

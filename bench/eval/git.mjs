@@ -66,3 +66,27 @@ export function commits(gitDir) {
       return { sha, subject, files: rest.filter(Boolean) };
     });
 }
+
+/**
+ * The blobs any commit holds at a path that `keep(path)` accepts, one per path (the
+ * newest version reached first): {path, sha, size}, in path order. Blobs the snapshot
+ * lacks (it leaves out files of 4 MiB and more) are left out.
+ */
+export function historyBlobs(gitDir, keep) {
+  const shaOf = new Map();
+  for (const line of git(gitDir, ["rev-list", "--all", "--objects", "--missing=allow-any"]).split("\n")) {
+    const space = line.indexOf(" ");
+    const path = line.slice(space + 1);
+    if (space > 0 && keep(path) && !shaOf.has(path)) shaOf.set(path, line.slice(0, space));
+  }
+  const input = [...shaOf.values()].join("\n") + "\n";
+  const sizes = new Map();
+  for (const line of spawnSync("git", ["--git-dir", gitDir, "cat-file", "--batch-check"], { input, maxBuffer: MAX_BUFFER }).stdout.toString().split("\n")) {
+    const [sha, type, size] = line.split(" ");
+    if (type === "blob") sizes.set(sha, Number(size));
+  }
+  return [...shaOf]
+    .filter(([, sha]) => sizes.has(sha))
+    .map(([path, sha]) => ({ path, sha, size: sizes.get(sha) }))
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
+}

@@ -1,22 +1,25 @@
 #!/usr/bin/env node
-// Ranking quality of toolctx beside MiniSearch on real tool outputs: the records an agent
-// would have collected working in public repositories (file reads, grep hits, listings,
-// git output, web-search results over the docs), and queries their authors wrote (doc
-// comments, test names, commit subjects, doc headings) labelled by mechanical rules.
-// See README.md beside this file.
+// Ranking quality of toolctx beside MiniSearch and SQLite FTS5 on real tool outputs: the
+// records an agent would have collected working in public repositories (file reads, grep
+// hits, listings, git output, web-search results over the docs), psql output of regression
+// tests, an agent's own transcripts; and queries their authors wrote (doc comments, test
+// names, commit subjects, doc headings and sentences, error messages, what the agent
+// wrote later) labelled by mechanical rules. See README.md beside this file.
 //   node bench/eval/run.mjs [--repos DIR,…] [--max-queries N] [--json out.json] [--verbose] [--no-cache]
 
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { findRepos, loadCorpus, QUERY_SETS } from "./corpus.mjs";
+import { findRepos } from "./corpus.mjs";
 import { buildMiniSearch, buildToolctx, loadToolctx, miniSearchRanker, toolctxDescriptions, toolctxRankers } from "./engines.mjs";
+import { buildFts5, FTS5_TOKENIZERS } from "./fts5.mjs";
 import { mean, p5Ceiling, percentile, scoreRanking } from "./metrics.mjs";
 import { shuffle } from "./prng.mjs";
+import { loadCorpus } from "./sources.mjs";
 
 const DEFAULT_MIRROR = "/work/.mirror";
 const CACHE_DIR = fileURLToPath(new URL("../.tmp/eval/", import.meta.url));
-const ENGINES = ["toolctx", "minisearch", "seed"];
+const ENGINES = ["toolctx", "minisearch", "fts5", "fts5porter", "seed"];
 
 function parseArgs(argv) {
   const opts = { repos: [DEFAULT_MIRROR], maxQueries: 300, json: null, verbose: false, cache: true };
@@ -49,7 +52,7 @@ function memory() {
 }
 const memDelta = (a, b) => Object.fromEntries(Object.keys(a).map((k) => [k, b[k] - a[k]]));
 
-/** Both engines over one repository's records; every query of every set through each. */
+/** Every engine over one repository's records; every query of every set through each. */
 async function evaluateRepo(gitDir, toolctx, opts, keepAlive) {
   const corpus = loadCorpus(gitDir, { cacheDir: opts.cache ? CACHE_DIR : null, maxQueries: opts.maxQueries });
   // Saved in a mixed order, as a session interleaves its tool calls.
@@ -75,10 +78,18 @@ async function evaluateRepo(gitDir, toolctx, opts, keepAlive) {
   cost.miniSearchMemory = memDelta(before, memory());
   rankers.minisearch = miniSearchRanker(ms);
   keepAlive.push(ms);
+  const fts5 = Object.entries(FTS5_TOKENIZERS).map(([engine, tokenizer]) => {
+    const t = performance.now();
+    const built = buildFts5(records, descriptions, tokenizer);
+    cost[`${engine}BuildMs`] = performance.now() - t;
+    rankers[engine] = built.rank;
+    return built;
+  });
 
   const latency = Object.fromEntries(Object.keys(rankers).map((e) => [e, []]));
   const sets = {};
-  for (const kind of QUERY_SETS) sets[kind] = await evaluateSet(corpus.queries[kind], rankers, latency);
+  for (const [kind, queries] of Object.entries(corpus.queries)) sets[kind] = await evaluateSet(queries, rankers, latency);
+  for (const built of fts5) built.close();
   const kinds = {};
   for (const r of records) kinds[r.toolName] = (kinds[r.toolName] ?? 0) + 1;
   return { name: corpus.name, gitDir, head: corpus.head, kinds, sets, latency, cost };
@@ -113,32 +124,48 @@ const f3 = (x) => (x === undefined ? "    -" : x.toFixed(3));
 const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
 
-function printTable(repos) {
+const engineLabel = {
+  toolctx: "toolctx selectRelevant",
+  seed: "toolctx selectRelevantContexts",
+  minisearch: "MiniSearch search",
+  fts5: "FTS5 unicode61 bm25()",
+  fts5porter: "FTS5 porter unicode61 bm25()",
+};
+const shortLabel = { toolctx: "toolctx", seed: "seed", minisearch: "MiniS", fts5: "FTS5", fts5porter: "FTS5 porter" };
+const OTHERS = ["minisearch", "fts5", "fts5porter"]; // what toolctx is measured against
+
+/** A ranking's ids, `*` marking the relevant ones. */
+const mark = (ids, rel) => ids.map((id) => (rel.has(id) ? `*${id}` : id)).join("  |  ") || "(nothing)";
+
+/** Every repository's sets, in order: [{repo, kind, set}]. */
+const allSets = (repos) => repos.flatMap((repo) => Object.entries(repo.sets).map(([kind, set]) => ({ repo, kind, set })));
+
+function printTable(repos, engines) {
   const cols = [
-    ["toolctx MRR", (s) => s.toolctx?.MRR],
-    ["MiniS MRR", (s) => s.minisearch.MRR],
-    ["toolctx P@5", (s) => s.toolctx?.P5],
-    ["MiniS P@5", (s) => s.minisearch.P5],
-    ["toolctx S@1", (s) => s.toolctx?.S1],
-    ["MiniS S@1", (s) => s.minisearch.S1],
-    ["seed MRR", (s) => s.seed?.MRR],
+    ...engines.map((e) => [`${shortLabel[e]} MRR`, (s) => s[e].MRR]),
+    ...engines.filter((e) => e === "toolctx" || e === "minisearch").flatMap((e) => [
+      [`${shortLabel[e]} P@5`, (s) => s[e].P5],
+      [`${shortLabel[e]} S@1`, (s) => s[e].S1],
+    ]),
     ["P@5 max", (s) => s.ceiling],
   ];
-  const header = pad("query set", 28) + lpad("n", 5) + cols.map(([h]) => lpad(h, 13)).join("");
+  const header = pad("query set", 28) + lpad("n", 5) + cols.map(([h]) => lpad(h, 16)).join("");
   console.log(header);
   console.log("-".repeat(header.length));
   const all = [];
-  for (const repo of repos) {
-    for (const kind of QUERY_SETS) {
-      const s = repo.sets[kind].summary;
-      if (!s.n) continue;
-      all.push(s);
-      console.log(pad(`${repo.name.split("/")[1]} ${kind}`, 28) + lpad(s.n, 5) + cols.map(([, get]) => lpad(f3(get(s)), 13)).join(""));
-    }
+  for (const { repo, kind, set } of allSets(repos)) {
+    const s = set.summary;
+    if (!s.n) continue;
+    all.push(s);
+    console.log(pad(`${repo.name.split("/")[1]} ${kind}`, 28) + lpad(s.n, 5) + cols.map(([, get]) => lpad(f3(get(s)), 16)).join(""));
   }
   console.log("-".repeat(header.length));
-  const macro = (get) => (get(all[0]) === undefined ? undefined : mean(all.map(get)));
-  console.log(pad(`macro average (${all.length} sets)`, 28) + lpad(all.reduce((a, s) => a + s.n, 0), 5) + cols.map(([, get]) => lpad(f3(macro(get)), 13)).join(""));
+  const macro = (get) => mean(all.map(get));
+  console.log(pad(`macro average (${all.length} sets)`, 28) + lpad(all.reduce((a, s) => a + s.n, 0), 5) + cols.map(([, get]) => lpad(f3(macro(get)), 16)).join(""));
+  if (engines.includes("toolctx")) {
+    const ahead = all.filter((s) => OTHERS.every((e) => s.toolctx.MRR > s[e].MRR)).length;
+    console.log(`toolctx's MRR above MiniSearch's and both FTS5's on ${ahead} of ${all.length} sets`);
+  }
   return Object.fromEntries(cols.map(([h, get]) => [h, macro(get)]));
 }
 
@@ -159,6 +186,10 @@ function printCost(repos, engines) {
   const msHeap = sum((c) => c.miniSearchMemory.heapUsed + c.miniSearchMemory.external);
   Object.assign(cost, { miniSearchBuildMs: sum((c) => c.miniSearchBuildMs), miniSearchBytes: msHeap });
   console.log(`  MiniSearch addAll:   ${(cost.miniSearchBuildMs / 1000).toFixed(2)} s; memory per record: index ${kb(msHeap)} (it keeps no record text)`);
+  for (const engine of Object.keys(FTS5_TOKENIZERS)) {
+    cost[`${engine}BuildMs`] = sum((c) => c[`${engine}BuildMs`]);
+    console.log(`  ${engineLabel[engine]} insert all: ${(cost[`${engine}BuildMs`] / 1000).toFixed(2)} s (in wasm memory; not measured)`);
+  }
   cost.latency = {};
   for (const engine of engines) {
     const xs = repos.flatMap((r) => r.latency[engine]);
@@ -168,17 +199,14 @@ function printCost(repos, engines) {
   return cost;
 }
 
-const engineLabel = { toolctx: "toolctx selectRelevant", seed: "toolctx selectRelevantContexts", minisearch: "MiniSearch search" };
-
 /** Up to five queries per set that toolctx missed (MiniSearch's hits first), with each engine's top 3. */
 function printFailures(repos, engines) {
   const primary = engines[0]; // toolctx, or MiniSearch when toolctx is not built
-  const mark = (ids, rel) => ids.map((id) => (rel.has(id) ? `*${id}` : id)).join("  |  ") || "(nothing)";
-  for (const repo of repos) for (const kind of QUERY_SETS) {
-    const missed = repo.sets[kind].rows.filter((r) => r[primary].rank === null);
+  for (const { repo, kind, set } of allSets(repos)) {
+    const missed = set.rows.filter((r) => r[primary].rank === null);
     missed.sort((a, b) => (a.minisearch.rank ?? 99) - (b.minisearch.rank ?? 99));
     if (!missed.length) continue;
-    console.log(`\n${repo.name} ${kind}: ${primary} missed ${missed.length} of ${repo.sets[kind].rows.length}`);
+    console.log(`\n${repo.name} ${kind}: ${primary} missed ${missed.length} of ${set.rows.length}`);
     for (const r of missed.slice(0, 5)) {
       const rel = new Set(r.relevant);
       console.log(`  "${r.query}"  → relevant: ${r.relevant.slice(0, 3).join(", ")}${r.relevant.length > 3 ? ", …" : ""}`);
@@ -187,15 +215,42 @@ function printFailures(repos, engines) {
   }
 }
 
+/**
+ * Where toolctx ranks the first relevant record below the best of MiniSearch and FTS5:
+ * per set, how many queries, the kind of record toolctx put first instead, and three of
+ * them with toolctx's top 3 beside the winner's (`*` marks a relevant record).
+ */
+function printLosses(repos) {
+  console.log("\nWhere toolctx loses to the best of MiniSearch and FTS5:");
+  for (const { repo, kind, set } of allSets(repos)) {
+    const lost = set.rows
+      .map((r) => ({ r, winner: OTHERS.reduce((best, e) => (r[e].rr > r[best].rr ? e : best)) }))
+      .filter(({ r, winner }) => r.toolctx.rr < r[winner].rr);
+    if (!lost.length) continue;
+    const firsts = {};
+    for (const { r } of lost) {
+      const tool = r.toolctx.top[0]?.split(" ")[0] ?? "(none)";
+      firsts[tool] = (firsts[tool] ?? 0) + 1;
+    }
+    console.log(`\n${repo.name} ${kind}: ${lost.length} of ${set.rows.length} lost; toolctx's first record then: ${JSON.stringify(firsts)}`);
+    for (const { r, winner } of lost.slice(0, 3)) {
+      const rel = new Set(r.relevant);
+      console.log(`  "${r.query.slice(0, 160)}"`);
+      console.log(`     ${pad("toolctx", 11)} ${mark(r.toolctx.top, rel)}`);
+      console.log(`     ${pad(winner, 11)} ${mark(r[winner].top, rel)}`);
+    }
+  }
+}
+
 /** Which kind of record each engine put first, per set (a headings query answered by the doc's readFile, say). */
 function firstKinds(repos, engines) {
   const out = {};
-  for (const repo of repos) for (const kind of QUERY_SETS) {
+  for (const { repo, kind, set } of allSets(repos)) {
     const key = `${repo.name} ${kind}`;
     out[key] = {};
     for (const e of engines) {
       const counts = {};
-      for (const r of repo.sets[kind].rows) {
+      for (const r of set.rows) {
         const tool = r[e].top[0]?.split(" ")[0] ?? "(none)";
         counts[tool] = (counts[tool] ?? 0) + 1;
       }
@@ -221,9 +276,9 @@ async function main() {
   }
   const loaded = await loadToolctx();
   const toolctx = loaded.error ? null : loaded;
-  if (!toolctx) console.log(`toolctx is not importable (${loaded.error.message.split("\n")[0]}): build it with \`make pkg\`. MiniSearch alone runs (its description field is the argument text).\n`);
+  if (!toolctx) console.log(`toolctx is not importable (${loaded.error.message.split("\n")[0]}): build it with \`make pkg\`. MiniSearch and FTS5 run alone (their description field is the argument text).\n`);
   else await warmUp(toolctx);
-  const engines = toolctx ? ENGINES : ["minisearch"];
+  const engines = toolctx ? ENGINES : OTHERS;
 
   const keepAlive = []; // every store stays alive to the end, so each memory delta is its own
   const repos = [];
@@ -231,13 +286,14 @@ async function main() {
     const t = performance.now();
     repos.push(await evaluateRepo(gitDir, toolctx, opts, keepAlive));
     const r = repos.at(-1);
-    console.log(`${r.name} (${gitDir}, HEAD ${r.head.slice(0, 12)}): ${r.cost.records} records ${JSON.stringify(r.kinds)}; queries ${QUERY_SETS.map((k) => `${k} ${r.sets[k].rows.length}`).join(", ")} [${((performance.now() - t) / 1000).toFixed(1)} s]`);
+    console.log(`${r.name} (${gitDir}, HEAD ${r.head.slice(0, 12)}): ${r.cost.records} records ${JSON.stringify(r.kinds)}; queries ${Object.entries(r.sets).map(([k, set]) => `${k} ${set.rows.length}`).join(", ")} [${((performance.now() - t) / 1000).toFixed(1)} s]`);
   }
   console.log();
-  const macro = printTable(repos);
+  const macro = printTable(repos, engines);
   const cost = printCost(repos, engines);
   if (opts.verbose) {
     printFailures(repos, engines);
+    if (engines.includes("toolctx")) printLosses(repos);
     console.log("\nKind of the first record, per set:");
     for (const [set, byEngine] of Object.entries(firstKinds(repos, engines))) console.log(`  ${pad(set, 30)} ${engines.map((e) => `${e} ${JSON.stringify(byEngine[e])}`).join("  ")}`);
   }
@@ -245,11 +301,11 @@ async function main() {
     const out = {
       engines,
       repos: repos.map(({ name, gitDir, head, kinds, cost }) => ({ name, gitDir, head, records: kinds, cost })),
-      sets: repos.flatMap((r) => QUERY_SETS.map((kind) => ({ repo: r.name, kind, ...r.sets[kind].summary }))),
+      sets: allSets(repos).map(({ repo, kind, set }) => ({ repo: repo.name, kind, ...set.summary })),
       macro,
       cost,
       firstKinds: firstKinds(repos, engines),
-      queries: repos.flatMap((r) => QUERY_SETS.flatMap((kind) => r.sets[kind].rows.map((row) => ({ repo: r.name, kind, ...row })))),
+      queries: allSets(repos).flatMap(({ repo, kind, set }) => set.rows.map((row) => ({ repo: repo.name, kind, ...row }))),
     };
     writeFileSync(opts.json, JSON.stringify(out, null, 1));
     console.log(`\nwrote ${opts.json}`);
