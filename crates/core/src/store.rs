@@ -46,6 +46,7 @@ mod held;
 mod lazy;
 mod live;
 mod load;
+mod open;
 mod opened;
 mod options;
 mod persist;

@@ -11,7 +11,9 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::persist::{Covered, Opening, SegmentWrite};
+use super::open::Opening;
+use super::opened::Covered;
+use super::persist::SegmentWrite;
 use super::stage::Next;
 use super::terms::manifest_words;
 use super::Manager;
@@ -132,7 +134,7 @@ struct Resuming {
     unlisted: Vec<String>,
     /// The segment folder's segments being read, then those read, and which record of
     /// which each record file is; the removals of those refused.
-    reading: super::persist::SegmentsReading,
+    reading: super::opened::SegmentsReading,
     segments: Vec<super::opened::Opened>,
     covered: Covered,
     segment_removes: Vec<Op>,

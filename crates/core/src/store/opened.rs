@@ -1,15 +1,24 @@
-//! Segments as `open()` reads them ([`Opened`]): read whole, or, where the storage reads
-//! ranges, only their directories and records ([`ReadDirectories`]), a bounded run of
-//! records blocks a step, each record's pointer entry made as its block is read. The
-//! lists of a segment read by range are read when a query needs them (`super::lazy`).
+//! Segments as `open()` and a resume read them ([`Manager::begin_segments`],
+//! [`Opened`]): read whole, or, where the storage reads ranges, only their directories and
+//! records ([`ReadDirectories`]), a bounded run of records blocks a step, each record's
+//! pointer entry made as its block is read; then the listed records they hold, each
+//! from the newest segment holding it ([`Manager::segments_taken`]). The lists of a
+//! segment read by range are read when a query needs them (`super::lazy`).
 
-use crate::plan::{self, Op, Outcomes, Plan, Step};
-use crate::select::segment::layout::{Directory, Head, Span};
-use crate::select::segment::{Refused, Segment, SegmentRecord};
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+use toolctx_text::TermHasher;
 
 use super::entry::{Entry, Interned};
+use super::restore::Made;
+use super::Manager;
 use crate::paths;
+use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
 use crate::record::parse_record;
+use crate::segments::{self, segment_records};
+use crate::select::segment::layout::{Directory, Head, Span};
+use crate::select::segment::{Refused, Segment, SegmentRecord};
 
 /// Bytes read from the start of a segment at `open()`: its head and directory in one read
 /// for segments of up to about 100,000 terms; a longer directory takes a second read.
@@ -20,6 +29,198 @@ pub const FIRST_READ: u64 = 64 * 1024;
 /// segment's records blocks at once (33.5 of 102.7 MiB at its peak natively, before, at
 /// 100,000 records; in wasm, each step's bytes are copied into the module's memory too).
 pub const READ_STEP_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Segments being read at `open()` or a resume ([`Manager::begin_segments`]): whole, by
+/// their paths, or by range.
+pub(super) enum SegmentsReading {
+    Whole(Vec<String>),
+    Ranges(ReadDirectories),
+}
+
+impl Default for SegmentsReading {
+    fn default() -> Self {
+        SegmentsReading::Whole(Vec::new())
+    }
+}
+
+/// Segments read: the segments that decoded, the listed records they hold (each from the
+/// first segment holding it), the removals of the segments refused, and what the entries
+/// made as segments were read by range share.
+pub(super) struct SegmentsRead {
+    pub segments: Vec<Opened>,
+    pub covered: Covered,
+    pub removes: Vec<Op>,
+    pub interned: Interned,
+}
+
+/// The listed records the segments hold, by path (relative to the record folder).
+/// Hashed with FxHash (`toolctx_text::TermHasher`), as the names listed are: a store's
+/// paths are hashed a few times each at `open()` (SipHash took 11% of it in wasm at
+/// 100,000 records), and they are the storage's names of the record grammar, not input a
+/// model chooses.
+pub(super) type Covered = HashMap<String, Stored, BuildHasherDefault<TermHasher>>;
+
+/// A listed record a segment holds: which record of which segment, and what its header says.
+pub(super) struct Stored {
+    /// Segment `.0`'s record `.1`.
+    pub at: (usize, usize),
+    pub made: Made,
+    pub size: usize,
+}
+
+impl Manager {
+    /// Begins reading the segments of the segment folder's listing (`listed`, the outcome
+    /// of its List; a failed one lists none), newest first: whole, or, with `by_range`
+    /// where the storage reads ranges, their directories and records. The first reads:
+    /// none when there is no segment.
+    pub(super) fn begin_segments(
+        &self,
+        listed: Option<crate::error::Result<Outcome>>,
+        by_range: bool,
+    ) -> (SegmentsReading, Vec<Op>) {
+        let names = listed.map(plan::names).and_then(Result::ok).unwrap_or_default();
+        let mut names: Vec<String> = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+        segments::newest_first(&mut names);
+        let dir = self.segment_dir();
+        let paths: Vec<String> = names.iter().map(|n| paths::join(&dir, n)).collect();
+        if paths.is_empty() {
+            return (SegmentsReading::Whole(paths), Vec::new());
+        }
+        if by_range && self.options.ranges {
+            let mut directories = ReadDirectories::new(paths, self.record_root());
+            return match directories.step(Vec::new()) {
+                Step::Run(ops) => (SegmentsReading::Ranges(directories), ops),
+                _ => (SegmentsReading::Ranges(directories), Vec::new()),
+            };
+        }
+        let reads = paths.iter().map(|p| Op::Read(p.clone())).collect();
+        (SegmentsReading::Whole(paths), reads)
+    }
+
+    /// Takes the outcomes of the last reads of `reading`: the next reads, or the segments
+    /// read (see [`Manager::segments_taken`]; `files`: the listed record paths).
+    pub(super) fn segments_step(
+        &self,
+        reading: &mut SegmentsReading,
+        out: Outcomes,
+        files: &[String],
+    ) -> crate::error::Result<Result<SegmentsRead, Vec<Op>>> {
+        let mut interned = Interned::default();
+        let read = match reading {
+            SegmentsReading::Whole(paths) => std::mem::take(paths)
+                .into_iter()
+                .zip(out)
+                .map(|(path, outcome)| {
+                    let opened = plan::bytes(outcome).map(|b| b.map(|b| Segment::decode(&b).map(Opened::Whole)));
+                    (path, opened)
+                })
+                .collect(),
+            SegmentsReading::Ranges(directories) => match directories.step(out) {
+                Step::Run(ops) => return Ok(Err(ops)),
+                Step::Done(read) => {
+                    interned = directories.take_interned();
+                    read?
+                }
+                _ => {
+                    return Err(crate::error::Error::new(crate::error::ErrorKind::Internal, "a directory read locked"))
+                }
+            },
+        };
+        let mut read = self.segments_taken(read, files);
+        read.interned = interned;
+        Ok(Ok(read))
+    }
+
+    /// The segments read (`read`: each path and what was read of it): those that decode,
+    /// the records of `files` (listed record paths) they hold, and the removals of the
+    /// refused ones (none for a read-only manager). A refused segment is reported and never
+    /// trusted: the records it held are read instead, as is a record whose header in it
+    /// does not parse.
+    pub(super) fn segments_taken(&self, read_in: Vec<(String, OpenedRead)>, files: &[String]) -> SegmentsRead {
+        let listed: HashSet<&str, BuildHasherDefault<TermHasher>> = files.iter().map(String::as_str).collect();
+        let mut read = SegmentsRead {
+            segments: Vec::new(),
+            covered: Covered::default(),
+            removes: Vec::new(),
+            interned: Interned::default(),
+        };
+        for (path, opened) in read_in {
+            let segment = match opened {
+                Ok(Some(Ok(segment))) => segment,
+                Ok(None) => continue,
+                Err(e) => {
+                    self.debug(
+                        format!("could not read an index segment ({e}): its records are read instead"),
+                        Some(&path),
+                    );
+                    continue;
+                }
+                Ok(Some(Err(why))) => {
+                    self.debug(
+                        format!("an index segment was refused ({why}): its records are read instead"),
+                        Some(&path),
+                    );
+                    if !self.options.read_only {
+                        read.removes.push(Op::Remove(path));
+                    }
+                    continue;
+                }
+            };
+            let mut segment = segment;
+            let at = read.segments.len();
+            // A segment read by range has its records' entries made already (as they were
+            // read): taken here, one beside each record; a whole one's headers are parsed here.
+            let (records, parsed) = match &mut segment {
+                Opened::Whole(whole) => (&whole.records[..], Vec::new()),
+                Opened::Lazy { records, headers, .. } => (&records[..], std::mem::take(headers)),
+            };
+            let mut parsed = parsed.into_iter();
+            // Its listed records that a newer segment holds, and those taken from it.
+            let (mut newer, mut taken) = (0, 0);
+            for (i, r) in records.iter().enumerate() {
+                let header = parsed.next();
+                if !listed.contains(r.path.as_str()) {
+                    continue;
+                }
+                if read.covered.contains_key(&r.path) {
+                    newer += 1;
+                    continue;
+                }
+                let made = match header {
+                    Some(entry) => entry.map(Made::Entry),
+                    None => parse_record(r.header.as_bytes()).and_then(|v| v.meta()).map(|m| Made::Meta(Box::new(m))),
+                };
+                match made {
+                    Ok(made) => {
+                        let size = usize::try_from(r.size).unwrap_or(usize::MAX);
+                        read.covered.insert(r.path.clone(), Stored { at: (at, i), made, size });
+                        taken += 1;
+                    }
+                    Err(e) => {
+                        self.debug(format!("an index segment holds a header that does not parse ({e})"), Some(&path))
+                    }
+                }
+            }
+            if taken == 0 && newer > 0 {
+                // A merge's input that the merge wrote out but did not remove (it was
+                // cut short, crates/core/src/segments.rs): nothing of it is read.
+                self.debug(
+                    "every record of an index segment is in a newer one (a merge cut short): it is removed",
+                    Some(&path),
+                );
+                if !self.options.read_only {
+                    read.removes.push(Op::Remove(path));
+                }
+                continue;
+            }
+            if matches!(segment, Opened::Lazy { .. }) && taken == 0 {
+                continue; // none of its records is here any more
+            }
+            read.segments.push(segment);
+        }
+        read
+    }
+}
 
 /// A segment as `open()` read it: whole, or its directory and records only (by range).
 pub(super) enum Opened {

@@ -1,24 +1,16 @@
 //! The index persisted (SPEC §4): the stages of a job that write a segment of the
-//! records indexed since the last one and merge segments ([`SegmentWrite`]), and the
-//! stage of `open({contextDir})` that loads a store from its segments ([`Opening`]),
-//! reading only the records no segment holds. Where segments live and when they merge:
-//! [`super::segments`]; their format: `toolctx_search::segment`.
+//! records indexed since the last one and merge segments ([`SegmentWrite`]). Where
+//! segments live and when they merge: [`super::segments`]; their format:
+//! `toolctx_search::segment`; how `open()` reads them: `super::opened` and `super::open`.
 
-use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasherDefault;
+use std::collections::HashSet;
 
-use toolctx_text::TermHasher;
-
-use super::entry::Interned;
-use super::opened::{Opened, OpenedRead, ReadDirectories};
-use super::restore::{Content, Made};
 use super::stage::Next;
 use super::terms::terms_of;
 use super::Manager;
 use crate::naming::is_record_filename;
 use crate::paths;
-use crate::plan::{self, Op, Outcome, Outcomes, Plan, Step};
-use crate::record::parse_record;
+use crate::plan::{self, Op, Outcomes, Plan, Step};
 use crate::record::RecordMeta;
 use crate::segments::{self, segment_name, segment_records, segments_dir, to_merge};
 use crate::select::segment::{self as format, Builder, Segment, ToWrite};
@@ -81,68 +73,6 @@ impl SegmentWrite {
     }
 }
 
-/// The stage of `open()` outside a session: the context dir's records listed, its
-/// segments read, the records no segment holds read whole, every pointer restored.
-#[derive(Default)]
-pub(super) struct Opening {
-    phase: OpenPhase,
-    files: Vec<String>,
-    reading: SegmentsReading,
-    segments: Vec<Opened>,
-    covered: Covered,
-    tail: Vec<String>,
-    /// The removals of the segments refused, once the tail is read.
-    removes: Vec<Op>,
-    interned: Interned,
-}
-
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-enum OpenPhase {
-    #[default]
-    Listing,
-    ReadingSegments,
-    ReadingTail,
-    Removing,
-}
-
-/// Segments being read at `open()` or a resume ([`Manager::begin_segments`]): whole, by
-/// their paths, or by range.
-pub(super) enum SegmentsReading {
-    Whole(Vec<String>),
-    Ranges(ReadDirectories),
-}
-
-impl Default for SegmentsReading {
-    fn default() -> Self {
-        SegmentsReading::Whole(Vec::new())
-    }
-}
-
-/// Segments read: the segments that decoded, the listed records they hold (each from the
-/// first segment holding it), the removals of the segments refused, and what the entries
-/// made as segments were read by range share.
-pub(super) struct SegmentsRead {
-    pub segments: Vec<Opened>,
-    pub covered: Covered,
-    pub removes: Vec<Op>,
-    pub interned: Interned,
-}
-
-/// The listed records the segments hold, by path (relative to the record folder).
-/// Hashed with FxHash (`toolctx_text::TermHasher`), as the names listed are: a store's
-/// paths are hashed a few times each at `open()` (SipHash took 11% of it in wasm at
-/// 100,000 records), and they are the storage's names of the record grammar, not input a
-/// model chooses.
-pub(super) type Covered = HashMap<String, Stored, BuildHasherDefault<TermHasher>>;
-
-/// A listed record a segment holds: which record of which segment, and what its header says.
-pub(super) struct Stored {
-    /// Segment `.0`'s record `.1`.
-    pub at: (usize, usize),
-    pub made: Made,
-    pub size: usize,
-}
-
 impl Manager {
     /// Whether a background segment write is due: enough records wait to be written into
     /// one (see `crates/core/src/segments.rs`).
@@ -171,7 +101,7 @@ impl Manager {
     }
 
     /// The segment folder of this manager's records.
-    fn segment_dir(&self) -> String {
+    pub(super) fn segment_dir(&self) -> String {
         segments_dir(self.record_root())
     }
 
@@ -409,239 +339,5 @@ impl Manager {
             self.segmenting.set(false);
         }
         Next::Nothing
-    }
-
-    /// Begins reading the segments of the segment folder's listing (`listed`, the outcome
-    /// of its List; a failed one lists none), newest first: whole, or, with `by_range`
-    /// where the storage reads ranges, their directories and records. The first reads:
-    /// none when there is no segment.
-    pub(super) fn begin_segments(
-        &self,
-        listed: Option<crate::error::Result<Outcome>>,
-        by_range: bool,
-    ) -> (SegmentsReading, Vec<Op>) {
-        let names = listed.map(plan::names).and_then(Result::ok).unwrap_or_default();
-        let mut names: Vec<String> = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
-        segments::newest_first(&mut names);
-        let dir = self.segment_dir();
-        let paths: Vec<String> = names.iter().map(|n| paths::join(&dir, n)).collect();
-        if paths.is_empty() {
-            return (SegmentsReading::Whole(paths), Vec::new());
-        }
-        if by_range && self.options.ranges {
-            let mut directories = ReadDirectories::new(paths, self.record_root());
-            return match directories.step(Vec::new()) {
-                Step::Run(ops) => (SegmentsReading::Ranges(directories), ops),
-                _ => (SegmentsReading::Ranges(directories), Vec::new()),
-            };
-        }
-        let reads = paths.iter().map(|p| Op::Read(p.clone())).collect();
-        (SegmentsReading::Whole(paths), reads)
-    }
-
-    /// Takes the outcomes of the last reads of `reading`: the next reads, or the segments
-    /// read (see [`Manager::segments_taken`]; `files`: the listed record paths).
-    pub(super) fn segments_step(
-        &self,
-        reading: &mut SegmentsReading,
-        out: Outcomes,
-        files: &[String],
-    ) -> crate::error::Result<Result<SegmentsRead, Vec<Op>>> {
-        let mut interned = Interned::default();
-        let read = match reading {
-            SegmentsReading::Whole(paths) => std::mem::take(paths)
-                .into_iter()
-                .zip(out)
-                .map(|(path, outcome)| {
-                    let opened = plan::bytes(outcome).map(|b| b.map(|b| Segment::decode(&b).map(Opened::Whole)));
-                    (path, opened)
-                })
-                .collect(),
-            SegmentsReading::Ranges(directories) => match directories.step(out) {
-                Step::Run(ops) => return Ok(Err(ops)),
-                Step::Done(read) => {
-                    interned = directories.take_interned();
-                    read?
-                }
-                _ => {
-                    return Err(crate::error::Error::new(crate::error::ErrorKind::Internal, "a directory read locked"))
-                }
-            },
-        };
-        let mut read = self.segments_taken(read, files);
-        read.interned = interned;
-        Ok(Ok(read))
-    }
-
-    /// The segments read (`read`: each path and what was read of it): those that decode,
-    /// the records of `files` (listed record paths) they hold, and the removals of the
-    /// refused ones (none for a read-only manager). A refused segment is reported and never
-    /// trusted: the records it held are read instead, as is a record whose header in it
-    /// does not parse.
-    pub(super) fn segments_taken(&self, read_in: Vec<(String, OpenedRead)>, files: &[String]) -> SegmentsRead {
-        let listed: HashSet<&str, BuildHasherDefault<TermHasher>> = files.iter().map(String::as_str).collect();
-        let mut read = SegmentsRead {
-            segments: Vec::new(),
-            covered: Covered::default(),
-            removes: Vec::new(),
-            interned: Interned::default(),
-        };
-        for (path, opened) in read_in {
-            let segment = match opened {
-                Ok(Some(Ok(segment))) => segment,
-                Ok(None) => continue,
-                Err(e) => {
-                    self.debug(
-                        format!("could not read an index segment ({e}): its records are read instead"),
-                        Some(&path),
-                    );
-                    continue;
-                }
-                Ok(Some(Err(why))) => {
-                    self.debug(
-                        format!("an index segment was refused ({why}): its records are read instead"),
-                        Some(&path),
-                    );
-                    if !self.options.read_only {
-                        read.removes.push(Op::Remove(path));
-                    }
-                    continue;
-                }
-            };
-            let mut segment = segment;
-            let at = read.segments.len();
-            // A segment read by range has its records' entries made already (as they were
-            // read): taken here, one beside each record; a whole one's headers are parsed here.
-            let (records, parsed) = match &mut segment {
-                Opened::Whole(whole) => (&whole.records[..], Vec::new()),
-                Opened::Lazy { records, headers, .. } => (&records[..], std::mem::take(headers)),
-            };
-            let mut parsed = parsed.into_iter();
-            // Its listed records that a newer segment holds, and those taken from it.
-            let (mut newer, mut taken) = (0, 0);
-            for (i, r) in records.iter().enumerate() {
-                let header = parsed.next();
-                if !listed.contains(r.path.as_str()) {
-                    continue;
-                }
-                if read.covered.contains_key(&r.path) {
-                    newer += 1;
-                    continue;
-                }
-                let made = match header {
-                    Some(entry) => entry.map(Made::Entry),
-                    None => parse_record(r.header.as_bytes()).and_then(|v| v.meta()).map(|m| Made::Meta(Box::new(m))),
-                };
-                match made {
-                    Ok(made) => {
-                        let size = usize::try_from(r.size).unwrap_or(usize::MAX);
-                        read.covered.insert(r.path.clone(), Stored { at: (at, i), made, size });
-                        taken += 1;
-                    }
-                    Err(e) => {
-                        self.debug(format!("an index segment holds a header that does not parse ({e})"), Some(&path))
-                    }
-                }
-            }
-            if taken == 0 && newer > 0 {
-                // A merge's input that the merge wrote out but did not remove (it was
-                // cut short, crates/core/src/segments.rs): nothing of it is read.
-                self.debug(
-                    "every record of an index segment is in a newer one (a merge cut short): it is removed",
-                    Some(&path),
-                );
-                if !self.options.read_only {
-                    read.removes.push(Op::Remove(path));
-                }
-                continue;
-            }
-            if matches!(segment, Opened::Lazy { .. }) && taken == 0 {
-                continue; // none of its records is here any more
-            }
-            read.segments.push(segment);
-        }
-        read
-    }
-
-    // -- open() outside a session
-
-    /// The first step of loading the context dir: its records and its segments listed.
-    pub(super) fn start_opening(&self, l: &mut Opening) -> Next {
-        if self.session.is_some() {
-            return Next::Nothing;
-        }
-        l.phase = OpenPhase::Listing;
-        Next::Run(vec![Op::List(self.record_root().to_owned()), Op::List(self.segment_dir())])
-    }
-
-    /// The next step of loading the context dir; an error fails the open (the job says
-    /// what failed).
-    pub(super) fn opening_step(&self, l: &mut Opening, out: Outcomes) -> crate::error::Result<Next> {
-        match l.phase {
-            OpenPhase::Listing => {
-                let mut out = out.into_iter();
-                let files = out.next().map(plan::names).unwrap_or_else(|| Ok(Vec::new()))?;
-                l.files = files.into_iter().filter(|n| is_record_filename(n)).collect();
-                // A segment folder that cannot be listed (a file where it should be, SPEC §4)
-                // fails the open, as the record folder does: no segment could be written either.
-                let listed = match out.next() {
-                    Some(Err(e)) => return Err(e),
-                    listed => listed,
-                };
-                let reads;
-                (l.reading, reads) = self.begin_segments(listed, true);
-                l.phase = OpenPhase::ReadingSegments;
-                if reads.is_empty() {
-                    return self.opening_step(l, Vec::new());
-                }
-                Ok(Next::Run(reads))
-            }
-            OpenPhase::ReadingSegments => {
-                let read = match self.segments_step(&mut l.reading, out, &l.files)? {
-                    Ok(read) => read,
-                    Err(reads) => return Ok(Next::Run(reads)),
-                };
-                (l.segments, l.covered, l.removes, l.interned) =
-                    (read.segments, read.covered, read.removes, read.interned);
-                l.tail = l.files.iter().filter(|f| !l.covered.contains_key(*f)).cloned().collect();
-                l.phase = OpenPhase::ReadingTail;
-                if l.tail.is_empty() {
-                    return Ok(self.loaded(l, Vec::new()));
-                }
-                let root = self.record_root();
-                Ok(Next::Run(l.tail.iter().map(|rel| Op::Read(paths::join(root, rel))).collect()))
-            }
-            OpenPhase::ReadingTail => Ok(self.loaded(l, out)),
-            OpenPhase::Removing => Ok(Next::Nothing),
-        }
-    }
-
-    /// The pointers restored: from the segments, and from the records read whole (`out`,
-    /// the tail's reads), which wait for the next segment; then the refused segments removed.
-    fn loaded(&self, l: &mut Opening, out: Outcomes) -> Next {
-        let root = self.record_root().to_owned();
-        let mut records = Vec::new();
-        let mut read_tail = Vec::new();
-        for (rel, outcome) in std::mem::take(&mut l.tail).into_iter().zip(out) {
-            let Ok(Some(bytes)) = plan::bytes(outcome) else { continue };
-            let full = paths::join(&root, &rel);
-            if let Some((meta, size, content)) = self.adopted(&full, &bytes) {
-                read_tail.push((full, content.clone()));
-                records.push((rel, Made::Meta(Box::new(meta)), size, Some(Content::Terms(Box::new(content)))));
-            }
-        }
-        let covered = std::mem::take(&mut l.covered)
-            .into_iter()
-            .map(|(rel, stored)| (rel, stored.made, stored.size, Some(Content::Stored(stored.at.0, stored.at.1))));
-        self.restore_pointers(&root, records.into_iter().chain(covered), &l.segments, false);
-        // The entries made as the segments were read share texts and args: the table
-        // shares them with what is saved next.
-        self.state.borrow_mut().pointers.interned().absorb(std::mem::take(&mut l.interned));
-        l.segments = Vec::new();
-        for (full, content) in read_tail {
-            self.to_segment(&full, content);
-        }
-        l.phase = OpenPhase::Removing;
-        std::mem::take(&mut l.removes).into()
     }
 }
