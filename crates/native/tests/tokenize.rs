@@ -15,7 +15,8 @@ fn config() -> ProptestConfig {
 }
 
 /// The terms and length of `for_each_index_token` as implemented before its fast paths:
-/// every character classified by Unicode, every part lowercased on its own.
+/// every character classified by Unicode, every part lowercased on its own; a pair of
+/// characters of a script without spaces after the second, where they stand together.
 mod reference {
     use super::is_unspaced_script;
 
@@ -26,6 +27,8 @@ mod reference {
         let mut joined_words = 0;
         let mut joined_end = 0;
         let (mut lower, mut part_lower) = (String::new(), String::new());
+        // The last character of a script without spaces read, lowercased, and where it ends.
+        let mut last_unspaced: Option<(String, usize)> = None;
         for_each_word_at(text, |start, word| {
             let unspaced = word.chars().next().is_some_and(is_unspaced_script);
             let continues = joined_words > 0
@@ -51,6 +54,15 @@ mod reference {
             }
             if parts > 1 {
                 out.push(lower.clone());
+            }
+            if unspaced {
+                let c = word.to_lowercase();
+                if let Some((last, end)) = &last_unspaced {
+                    if *end == start {
+                        out.push(format!("{last}{c}"));
+                    }
+                }
+                last_unspaced = Some((c, start + word.len()));
             }
             if !unspaced {
                 joined.push_str(&lower);
@@ -365,6 +377,7 @@ fn examples_match_the_reference() {
         "src/auth/loginHandler.ts:42 validate_user-Token",
         "ΣΑΣ ΌΣΟΣ straße İstanbul ǅemal e\u{301}tat Ⅻth",
         "utf8Decode v2Api ABCdef A1B2c3 9to5",
+        "書写SSR友好的代码 データベース接続、ﾃｽﾄ 々〇",
         "",
     ] {
         assert_eq!(terms(s), reference::index_tokens(s), "{s}");

@@ -49,7 +49,9 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
 /// the parts of a word that camelCase split, the word whole; and after an identifier
 /// whose words are joined by `_` or `-`, the identifier with its joins removed (all
 /// lowercased). So the spellings of one identifier meet: a query for `readFile`,
-/// `READFILE` or `readfile` finds `readFile`, `read_file` and `read-file` alike.
+/// `READFILE` or `readfile` finds `readFile`, `read_file` and `read-file` alike. In a
+/// script written without spaces (each character a token), after each character that
+/// continues a run, the pair it ends (`友好的` → `友 好 友好 的 好的`).
 /// Returns how many tokens [`tokenize`] gives (the text's length for BM25: a whole
 /// word adds a way to find the text, not more text).
 ///
@@ -77,6 +79,7 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
     let mut first_word = 0..0;
     let mut joined_end = 0;
     let (mut lower, mut part_lower) = (String::new(), String::new());
+    let mut run = UnspacedRun::default();
     for_each_word_at(text, |start, word, ascii| {
         let unspaced = !ascii && word.chars().next().is_some_and(is_unspaced_script);
         let continues = joined_words > 0
@@ -123,6 +126,9 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
         if parts > 1 {
             f(&lower);
         }
+        if unspaced {
+            run.next(start, &part_lower, &mut f);
+        }
         if !unspaced {
             match joined_words {
                 0 => first_word = start..start + word.len(),
@@ -143,6 +149,39 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
         f(&joined);
     }
     len
+}
+
+/// A run of characters of a script written without spaces, read one character at a time
+/// (each is a word of its own): after each character but the run's first, the pair it
+/// ends is a term too. So characters that stand together in a text match a query's pair
+/// only there, not wherever both occur (overlapping bigrams, as Lucene's CJK analyzer and
+/// the CJK indexing studies it follows: Kwok, "Comparing representations in Chinese
+/// information retrieval", SIGIR 1997). The single characters stay terms as well, so a
+/// query of one character still finds it.
+#[derive(Default)]
+struct UnspacedRun {
+    /// The last character of the run (lowercased), and the byte offset where it ends in
+    /// the text; empty when no run is open.
+    last: String,
+    end: usize,
+}
+
+impl UnspacedRun {
+    /// Reads the character `c` (lowercased) found at byte `start`: gives `f` the pair it
+    /// ends, when it continues the run.
+    fn next(&mut self, start: usize, c: &str, f: &mut impl FnMut(&str)) {
+        let continues = !self.last.is_empty() && start == self.end;
+        let last_len = self.last.len();
+        if continues {
+            self.last.push_str(c);
+            f(&self.last);
+            self.last.drain(..last_len);
+        } else {
+            self.last.clear();
+            self.last.push_str(c);
+        }
+        self.end = start + c.len();
+    }
 }
 
 /// `buf` = `s` lowercased (full case mapping, as `str::to_lowercase`).
@@ -235,7 +274,9 @@ pub fn keywords(query: &str) -> Vec<String> {
 }
 
 /// The distinct words of a query, in first-seen order: whole, lowercased, of every
-/// length (`db`, `io`, `v2`). The query's case never changes them.
+/// length (`db`, `io`, `v2`), and in a script written without spaces the pairs of
+/// characters that stand together, as the index holds them ([`index_tokens`]). The
+/// query's case never changes them.
 ///
 /// ```
 /// assert_eq!(toolctx_text::query_words("open db.ts IO"), ["open", "db", "ts", "io"]);
@@ -243,10 +284,18 @@ pub fn keywords(query: &str) -> Vec<String> {
 pub fn query_words(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut seen: std::collections::HashSet<String, BuildHasherDefault<TermHasher>> = Default::default();
-    for_each_word(query, |word| {
+    let mut add = |word: &str| {
+        if !seen.contains(word) {
+            seen.insert(word.to_owned());
+            out.push(word.to_owned());
+        }
+    };
+    let mut run = UnspacedRun::default();
+    for_each_word_at(query, |start, word, ascii| {
         let word = to_lowercase(word);
-        if seen.insert(word.clone()) {
-            out.push(word);
+        add(&word);
+        if !ascii && word.chars().next().is_some_and(is_unspaced_script) {
+            run.next(start, &word, &mut add);
         }
     });
     out
@@ -613,9 +662,27 @@ mod tests {
                 "autherror",
                 "v2",
                 "認",
-                "証"
+                "証",
+                "認証"
             ]
         );
+    }
+
+    #[test]
+    fn characters_that_stand_together_in_a_script_without_spaces_are_a_term_in_pairs() {
+        let mut terms = Vec::new();
+        assert_eq!(index_tokens("書写 SSR 友好的代码", &mut terms), 8, "a pair is no more text");
+        assert_eq!(terms, ["書", "写", "書写", "ssr", "友", "好", "友好", "的", "好的", "代", "的代", "码", "代码"]);
+        // Apart (a space, punctuation, another script between them), two characters are
+        // no pair.
+        terms.clear();
+        index_tokens("認 証、認a証", &mut terms);
+        assert_eq!(terms, ["認", "証", "認", "a", "証"]);
+        // A query pairs its characters the same way, after its single characters.
+        assert_eq!(query_words("友好的 db"), ["友", "好", "友好", "的", "好的", "db"]);
+        assert_eq!(query_words("認 証"), ["認", "証"]);
+        // A pair is no seed keyword (two characters): the seed's relevance is unchanged.
+        assert_eq!(keywords("友好"), ["友", "好"]);
     }
 
     #[test]
