@@ -9,9 +9,11 @@ CORE_SOURCES := $(shell find crates -type f -not -path "crates/native/*") Cargo.
 TEMPLATE := $(shell find pkg-template -type f)
 # The wasm-side tests: in Node by wasm-bindgen-test-runner itself (wasm-bindgen-cli installs it
 # beside wasm-bindgen, so no wasm-pack), in Chromium through scripts/wasm-browser-test.mjs.
-WASM_NODE_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --lib \
+# Every module's feature, so the test that protocol.js names exactly the kinds that cross
+# (crates/wasm/src/interop/named.rs) sees the conversation store's too.
+WASM_NODE_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --lib --all-features \
 	--config 'target.wasm32-unknown-unknown.runner="wasm-bindgen-test-runner"'
-WASM_BROWSER_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --lib \
+WASM_BROWSER_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --lib --all-features \
 	--config 'target.wasm32-unknown-unknown.runner=["node", "$(CURDIR)/scripts/wasm-browser-test.mjs"]'
 
 .PHONY: setup setup-build pkg demo bench test test-local test-beside test-local-rest test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean

@@ -3,9 +3,11 @@
 // (crates/wasm/src/manager/) has a few methods, each taking a plain object whose `kind`
 // protocol.js names: `begin(work)` begins a workflow and returns the first step of its
 // plan, which the driver (driver.js) runs, doing the I/O and settling the caller's Promise;
-// `query(q)` answers at once; `update(u)` changes something at once. The store-wide
-// operations begin through the class's static `storewide(options, work)`. A method that
-// does I/O reports every failure by rejecting, never by throwing.
+// `query(q)` answers at once; `update(u)` changes something at once. What needs no manager
+// goes through the class's statics: `start(options, work)` begins `open` and the store-wide
+// workflows, `compute(c)` answers at once (hashQuery, a result's line view, grep_context's
+// matching lines). A method that does I/O reports every failure by rejecting, never by
+// throwing.
 //
 // Traps (SPEC §9, module.js): a panic is INTERNAL for the call it happened in and for the
 // operations in flight; the module is instantiated again for the next call. A manager made
@@ -16,7 +18,7 @@
 // grep_context's matcher, the one pointer at a filepath) is under the symbol READER
 // (protocol.js), not a member the API names.
 import * as glue from "./toolctx_core.js";
-import { QUERY, READER, STEP, STOREWIDE, UPDATE, WORK } from "./protocol.js";
+import { COMPUTE, QUERY, READER, START, STEP, UPDATE, WORK } from "./protocol.js";
 import { PointerMirror } from "./pointers.js";
 import { WasmModule, disposeWithClose } from "./module.js";
 import { toolctxError } from "./errors.js";
@@ -48,9 +50,14 @@ function call(fn) {
   }
 }
 
-/** The Promise of the store-wide workflow `work` over the folder and storage `options` name. */
-function storewide(options, work) {
-  return plan(() => Core.storewide(options, work));
+/** The Promise of the workflow `work` (protocol.js START) over the folder and storage `options` name. */
+function start(options, work) {
+  return plan(() => Core.start(options, work));
+}
+
+/** The core's answer to `request` (protocol.js COMPUTE), which needs no manager. */
+function compute(request) {
+  return call(() => Core.compute(request));
 }
 
 export class ContextManager {
@@ -109,60 +116,48 @@ export class ContextManager {
     this.#update({ kind: UPDATE.DEBUG, message, path });
   }
 
-  /** A manager made ready first: a session's manifest read, a resume run. */
+  /** A manager made ready first: a session's manifest read, a resume run. The plan resolves
+   * to the core's handle (a failed open's handle is dropped inside the core, never made). */
   static open(options) {
-    let out;
-    try {
-      out = Core.open(options);
-    } catch (err) {
-      return Promise.reject(core.error(err));
-    }
-    const { manager: handle, step } = out;
-    const manager = new ContextManager(ADOPT, handle);
-    return driver.plan(step).then(() => manager, (err) => {
-      // Nobody else holds the manager of a failed open: its wasm memory is freed now (not
-      // after a trap, though: the handle was the old instance's; `free` knows).
-      manager.free();
-      throw err;
-    });
+    return start(options, { kind: START.OPEN }).then((handle) => new ContextManager(ADOPT, handle));
   }
 
   static listSessions(options) {
-    return storewide(options, { kind: STOREWIDE.LIST_SESSIONS });
+    return start(options, { kind: START.LIST_SESSIONS });
   }
 
   static search(options, query, searchOptions) {
-    return storewide(options, { kind: STOREWIDE.SEARCH, query, options: searchOptions });
+    return start(options, { kind: START.SEARCH, query, options: searchOptions });
   }
 
   static cleanupStaleSessions(options) {
-    return storewide(options, { kind: STOREWIDE.CLEANUP_STALE_SESSIONS });
+    return start(options, { kind: START.CLEANUP_STALE_SESSIONS });
   }
 
   static purge(options) {
-    return storewide(options, { kind: STOREWIDE.PURGE });
+    return start(options, { kind: START.PURGE });
   }
 
   static exportRecords(options) {
-    return storewide(options, { kind: STOREWIDE.EXPORT_RECORDS });
+    return start(options, { kind: START.EXPORT_RECORDS });
   }
 
   static importRecords(options, jsonl) {
-    return storewide(options, { kind: STOREWIDE.IMPORT_RECORDS, jsonl });
+    return start(options, { kind: START.IMPORT_RECORDS, jsonl });
   }
 
   static hashQuery(query) {
-    return call(() => Core.hashQuery(query));
+    return compute({ kind: COMPUTE.HASH_QUERY, query });
   }
 
   /** Panics inside the core on purpose (tests of the trap handling). Not part of the API. */
   static __panicForTests(message) {
-    return call(() => Core.__panicForTests(message));
+    compute({ kind: COMPUTE.PANIC_FOR_TESTS, message });
   }
 
   /** Panics inside a plan's step on purpose (tests of the trap handling). Not part of the API. */
   static __panicForTestsAsync(message) {
-    return storewide(undefined, { kind: STOREWIDE.PANIC_FOR_TESTS, message });
+    return start(undefined, { kind: START.PANIC_FOR_TESTS, message });
   }
 
   endSession() {
@@ -388,14 +383,16 @@ export class ContextManager {
 
   /**
    * What toolctx/tools reads through a manager (protocol.js READER): a result's line view
-   * (its JSON text in, one string out; crates/core/src/view.rs), grep_context's linear-time
-   * matcher (crates/core/src/grep.rs; `free()` it after use), and the one pointer at a
-   * filepath (undefined when none), without listing every pointer.
+   * (its JSON text in, one string out; crates/core/src/view.rs), the lines of a text that
+   * grep_context's linear-time matcher finds a pattern in (crates/core/src/grep.rs: the core
+   * keeps the patterns it compiled last, so a pattern asked again chunk after chunk is
+   * compiled once), and the one pointer at a filepath (undefined when none), without
+   * listing every pointer.
    */
   get [READER]() {
     return {
-      lines: (resultJson) => call(() => glue.lines(resultJson)),
-      linePattern: (pattern) => call(() => new glue.LinePattern(pattern)),
+      lines: (resultJson) => compute({ kind: COMPUTE.LINES, resultJson }),
+      matchingLines: (pattern, text) => compute({ kind: COMPUTE.MATCHING_LINES, pattern, text }),
       pointerAt: (filepath) => {
         const json = this.#query({ kind: QUERY.POINTER_AT, filepath });
         return json === undefined ? undefined : JSON.parse(json);

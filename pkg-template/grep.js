@@ -3,7 +3,7 @@
 //
 // Bounded by design: a regular expression is matched by the core's linear-time matcher
 // (crates/core/src/grep.rs: no look-around, no back-references; a pattern such as `(a+)+$`
-// cannot backtrack), reached through the manager (`manager[READER].linePattern`,
+// cannot backtrack), reached through the manager (`manager[READER].matchingLines`,
 // protocol.js), so it is that manager's core; a line is matched in its first
 // `maxMatchChars` characters. A pattern with no regular-expression syntax is plain text,
 // found with the engine's substring search, in the whole line. scan hands the matcher
@@ -30,17 +30,17 @@ export function linePattern(manager, pattern, s) {
   const source = literal ? `${literal[2].includes("i") ? "(?i)" : ""}${literal[2].includes("s") ? "(?s)" : ""}${literal[1]}` : pattern;
   const plain = PLAIN_TEXT.exec(source);
   if (plain) return plainText(plain[2], plain[1] !== undefined);
-  let compiled;
+  const reader = manager[READER];
   try {
-    compiled = manager[READER].linePattern(source);
+    reader.matchingLines(source, ""); // compiled now, so a pattern that does not compile fails here
   } catch (error) {
     if (error?.code !== "INVALID_ARGUMENT") throw error;
     throw toolctxError("INVALID_ARGUMENT", `pattern: ${error.message}`, { cause: error });
   }
   return {
     wholeLines: false, // the automaton's time grows with the line: maxMatchChars bounds it
-    matchingLines: (lines) => compiled.matchingLines(lines.join("\n")), // one crossing into the core a chunk
-    free: () => compiled.free(),
+    // One crossing into the core a chunk; the core keeps the pattern it compiled above.
+    matchingLines: (lines) => reader.matchingLines(source, lines.join("\n")),
   };
 }
 
@@ -64,7 +64,6 @@ function plainText(text, caseless) {
       });
       return hits;
     },
-    free() {},
   };
 }
 

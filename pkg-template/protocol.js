@@ -1,8 +1,8 @@
 // The step protocol (docs/protocol.md): the names of everything that crosses between the
 // wasm modules and the package. The modules build steps in one place
 // (crates/wasm/src/interop/steps.rs) and read what the package asks of the core module in
-// another (crates/wasm/src/interop/requests.rs); tests/js/protocol.test.mjs checks that
-// these tables are exactly the kinds they know.
+// another (crates/wasm/src/interop/requests.rs); a wasm test (crates/wasm/src/interop/named.rs)
+// imports this file and checks that these tables are exactly the kinds they know.
 
 /** What a step asks of the driver: its `kind`. */
 export const STEP = Object.freeze({
@@ -95,8 +95,10 @@ export const UPDATE = Object.freeze({
   INDEX_SOME: "indexSome",
 });
 
-/** A workflow over a whole folder, `ContextManager.storewide(options, {kind, ...})` of the core module. */
-export const STOREWIDE = Object.freeze({
+/** A workflow with no manager of the caller's yet, `ContextManager.start(options, {kind, ...})` of the core module, over the folder and storage `options` name: the first step of its plan. */
+export const START = Object.freeze({
+  /** `open(options)`: resolves to the core's handle, made ready (a new session's manifest written, a named session resumed). */
+  OPEN: "open",
   LIST_SESSIONS: "listSessions",
   CLEANUP_STALE_SESSIONS: "cleanupStaleSessions",
   EXPORT_RECORDS: "exportRecords",
@@ -106,6 +108,18 @@ export const STOREWIDE = Object.freeze({
   SEARCH: "search",
   PURGE: "purge",
   /** `{kind, message}`: panics in the plan's second step (the tests of trap handling). */
+  PANIC_FOR_TESTS: "panicForTests",
+});
+
+/** A computation with no manager, answered at once: `ContextManager.compute({kind, ...})` of the core module. */
+export const COMPUTE = Object.freeze({
+  /** `{kind, query}`: `hashQuery`'s id. */
+  HASH_QUERY: "hashQuery",
+  /** `{kind, resultJson}`: the result's line view (one string, lines joined by `\n`). */
+  LINES: "lines",
+  /** `{kind, pattern, text}`: the 0-based numbers of the lines of `text` that grep_context's linear-time matcher finds `pattern` in (a Uint32Array); INVALID_ARGUMENT when it does not compile. */
+  MATCHING_LINES: "matchingLines",
+  /** `{kind, message}`: panics at once (the tests of trap handling). */
   PANIC_FOR_TESTS: "panicForTests",
 });
 
@@ -145,7 +159,7 @@ export const OPERATION = Object.freeze({
 
 /**
  * What toolctx/tools (tools.js) reads through a manager beyond its API, under this key:
- * `manager[READER]` is `{lines(resultJson), linePattern(pattern), pointerAt?(filepath)}`
+ * `manager[READER]` is `{lines(resultJson), matchingLines(pattern, text), pointerAt?(filepath)}`
  * (context-manager.js). A registered symbol, so a copy of the package bundled elsewhere (the
  * Node entry inlines the core) names the same key.
  */

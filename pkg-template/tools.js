@@ -38,7 +38,7 @@
 // manager (`manager[READER]`, protocol.js), so the module loads wherever the manager does
 // (a bundle, a page without an import map) and uses that manager's core. A stand-in for a manager (the MCP server's view
 // of a whole store) has getAllPointers, loadContexts, selectRelevant, resolveHandle and a
-// READER with `lines` and `linePattern` (and may have `pointerAt`).
+// READER with `lines` and `matchingLines` (and may have `pointerAt`).
 //
 // A record reads as its line view (the core's, crates/core/src/view.rs; see references.js):
 // read_context and grep_context number its lines from 1, as the passages of search_context do.
@@ -251,74 +251,70 @@ async function searchContext(manager, { query, limit }, s) {
 
 async function grepContext(manager, { pattern, handle, limit }, s) {
   const matcher = linePattern(manager, pattern, s);
-  try {
-    const want = wanted(limit, s.grepMatches, s.maxGrepMatches, "limit");
-    // One record by its handle (with a line slice, ctx:…#L10-40, those lines), or every record, newest first.
-    const named = handle === undefined ? undefined : locate(manager, handle);
-    const targets = named ? [named.pointer] : manager.getAllPointers().reverse();
-    const slice = named?.slice;
-    if (slice?.startsWith("$")) throw toolctxError("INVALID_ARGUMENT", "handle: grep_context reads lines: pass the handle alone, or with #L<from>-<to>");
-    const deadline = Date.now() + s.grepMillis;
-    const out = [];
-    let hits = 0;
-    let bytes = 0;
-    let stopped = "";
-    let long = 0;
-    for (let t = 0; t < targets.length && !stopped; t++) {
-      if (bytes >= s.maxGrepBytes) {
-        stopped = `stopped after ${count(bytes)} characters (${t} of ${targets.length} saved outputs searched); pass a handle`;
-        break;
-      }
-      if (Date.now() >= deadline) {
-        stopped = `stopped after ${count(s.grepMillis)} ms: searched ${t} of ${targets.length} saved outputs; pass a handle or narrow the pattern`;
-        break;
-      }
-      let lines;
-      try {
-        lines = await linesOf(manager, targets[t]);
-      } catch (error) {
-        if (handle !== undefined) throw error;
-        continue; // a record removed since it was listed
-      }
-      for (const line of lines) bytes += line.length + 1;
-      const range = slice === undefined ? { from: 1, to: lines.length } : lineRange(slice, lines.length, targets[t].handle);
-      // One match more than can be shown tells that there are more.
-      const found = await scan(matcher, lines, { from: range.from - 1, to: range.to, enough: want - hits + 1, deadline }, s);
-      long += found.clipped;
-      if (found.next < range.to && found.hits.length <= want - hits) {
-        stopped = `stopped after ${count(s.grepMillis)} ms: searched ${t + 1} of ${targets.length} saved outputs (${targets[t].handle} to line ${count(found.next)}); pass a handle or narrow the pattern`;
-      }
-      const matched = new Set(found.hits);
-      let shownTo = -1;
-      let titled = false;
-      for (const i of found.hits) {
-        if (hits === want) {
-          stopped = "more matches not shown; narrow the pattern, pass a handle or raise limit";
-          break;
-        }
-        if (!titled) {
-          out.push(title(targets[t]));
-          titled = true;
-        }
-        const from = Math.max(i - s.grepContext, shownTo + 1);
-        if (shownTo >= 0 && from > shownTo + 1) out.push("  --");
-        for (let k = from; k <= Math.min(lines.length - 1, i + s.grepContext); k++) {
-          if (k <= shownTo) continue;
-          // A later line that matches is a hit of its own (shown as one), never context past the limit.
-          const match = k === i || matched.has(k);
-          if (match && k > i) break;
-          out.push(`  ${k + 1}${match ? ":" : "-"} ${shown(lines[k], 300)}`);
-          shownTo = k;
-        }
-        hits++;
-      }
+  const want = wanted(limit, s.grepMatches, s.maxGrepMatches, "limit");
+  // One record by its handle (with a line slice, ctx:…#L10-40, those lines), or every record, newest first.
+  const named = handle === undefined ? undefined : locate(manager, handle);
+  const targets = named ? [named.pointer] : manager.getAllPointers().reverse();
+  const slice = named?.slice;
+  if (slice?.startsWith("$")) throw toolctxError("INVALID_ARGUMENT", "handle: grep_context reads lines: pass the handle alone, or with #L<from>-<to>");
+  const deadline = Date.now() + s.grepMillis;
+  const out = [];
+  let hits = 0;
+  let bytes = 0;
+  let stopped = "";
+  let long = 0;
+  for (let t = 0; t < targets.length && !stopped; t++) {
+    if (bytes >= s.maxGrepBytes) {
+      stopped = `stopped after ${count(bytes)} characters (${t} of ${targets.length} saved outputs searched); pass a handle`;
+      break;
     }
-    const notes = [stopped, long ? `${count(long)} lines longer than ${count(s.maxMatchChars)} characters were matched in their first ${count(s.maxMatchChars)}` : ""].filter(Boolean);
-    const text = hits ? out.join("\n") : `No line matches /${clip(pattern, 200)}/.`;
-    return notes.length ? `${text}\n[${notes.join("; ")}]` : text;
-  } finally {
-    matcher.free();
+    if (Date.now() >= deadline) {
+      stopped = `stopped after ${count(s.grepMillis)} ms: searched ${t} of ${targets.length} saved outputs; pass a handle or narrow the pattern`;
+      break;
+    }
+    let lines;
+    try {
+      lines = await linesOf(manager, targets[t]);
+    } catch (error) {
+      if (handle !== undefined) throw error;
+      continue; // a record removed since it was listed
+    }
+    for (const line of lines) bytes += line.length + 1;
+    const range = slice === undefined ? { from: 1, to: lines.length } : lineRange(slice, lines.length, targets[t].handle);
+    // One match more than can be shown tells that there are more.
+    const found = await scan(matcher, lines, { from: range.from - 1, to: range.to, enough: want - hits + 1, deadline }, s);
+    long += found.clipped;
+    if (found.next < range.to && found.hits.length <= want - hits) {
+      stopped = `stopped after ${count(s.grepMillis)} ms: searched ${t + 1} of ${targets.length} saved outputs (${targets[t].handle} to line ${count(found.next)}); pass a handle or narrow the pattern`;
+    }
+    const matched = new Set(found.hits);
+    let shownTo = -1;
+    let titled = false;
+    for (const i of found.hits) {
+      if (hits === want) {
+        stopped = "more matches not shown; narrow the pattern, pass a handle or raise limit";
+        break;
+      }
+      if (!titled) {
+        out.push(title(targets[t]));
+        titled = true;
+      }
+      const from = Math.max(i - s.grepContext, shownTo + 1);
+      if (shownTo >= 0 && from > shownTo + 1) out.push("  --");
+      for (let k = from; k <= Math.min(lines.length - 1, i + s.grepContext); k++) {
+        if (k <= shownTo) continue;
+        // A later line that matches is a hit of its own (shown as one), never context past the limit.
+        const match = k === i || matched.has(k);
+        if (match && k > i) break;
+        out.push(`  ${k + 1}${match ? ":" : "-"} ${shown(lines[k], 300)}`);
+        shownTo = k;
+      }
+      hits++;
+    }
   }
+  const notes = [stopped, long ? `${count(long)} lines longer than ${count(s.maxMatchChars)} characters were matched in their first ${count(s.maxMatchChars)}` : ""].filter(Boolean);
+  const text = hits ? out.join("\n") : `No line matches /${clip(pattern, 200)}/.`;
+  return notes.length ? `${text}\n[${notes.join("; ")}]` : text;
 }
 
 // ---- accounting ---------------------------------------------------------------------------

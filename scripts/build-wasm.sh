@@ -24,6 +24,9 @@ modules=("$@")
 # The features the module is built for, exactly those of package.json's engines (Node 20+,
 # current browsers, Deno, Bun, workerd).
 WASM_OPT_FLAGS=(-Oz --converge --strip-producers --strip-target-features --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals)
+# The start function (crates/wasm/src/lib.rs, `#[wasm_bindgen(start, private)]`) runs through
+# `__wbindgen_start`; the export of its own that rustc leaves beside it is called by nothing.
+WASM_OPT_FLAGS+=(--remove-exports --pass-arg=remove-exports@start)
 built=target/wasm32-unknown-unknown/wasm/toolctx_wasm.wasm
 
 for module in "${modules[@]}"; do

@@ -23,11 +23,10 @@ declare module "../pkg/toolctx_core.js" {
   // The core's handle (crates/wasm/src/manager/mod.rs), which context-manager.js wraps: its
   // few exports, typed as loosely as the wasm-bindgen glue takes them.
   namespace ContextManager {
-    /** A manager and the first step of its opening plan. */
-    function open(options: unknown): { manager: ContextManager; step: any };
-    /** The first step of a workflow over the folder and storage `options` name (protocol.js STOREWIDE). */
-    function storewide(options: unknown, work: Request): any;
-    function __panicForTests(message: string): void;
+    /** The first step of a workflow with no manager yet, over the folder and storage `options` name (protocol.js START). */
+    function start(options: unknown, work: Request): any;
+    /** The answer to `request`, which needs no manager (protocol.js COMPUTE). */
+    function compute(request: Request): any;
   }
   interface ContextManager {
     /** The first step of the workflow `work` (protocol.js WORK). */
@@ -36,13 +35,5 @@ declare module "../pkg/toolctx_core.js" {
     query(query: Request): any;
     /** Makes the change `update` (protocol.js UPDATE); `indexSome` answers whether records still wait. */
     update(update: Request): any;
-  }
-
-  /** grep_context's linear-time line matcher (crates/wasm/src/manager/grep.rs). */
-  export class LinePattern {
-    constructor(pattern: string);
-    /** The indexes of the lines of `text` that match. */
-    matchingLines(text: string): Uint32Array;
-    free(): void;
   }
 }

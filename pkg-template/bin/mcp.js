@@ -69,7 +69,7 @@ function storeView({ root, pointers }) {
     // The root's line view and matcher; its one pointer at a filepath is not of every session.
     [READER]: {
       lines: (resultJson) => root[READER].lines(resultJson),
-      linePattern: (pattern) => root[READER].linePattern(pattern),
+      matchingLines: (pattern, text) => root[READER].matchingLines(pattern, text),
     },
     selectRelevant: (query, options) => root.selectRelevant(query, { ...options, pointers }),
     // As a manager resolves one: the handle itself, or the short form of a lengthened one.

@@ -35,7 +35,7 @@ function onInstances(cls, name) {
 // `(h) => h.` in window.js's `#call`), and the local name of the class for static calls.
 const HANDLE = /(?:this\.#live\(\)|#handle|#core|\bhandle|\(h\) => h)\.(\w+)/g;
 const modules = [
-  { files: ["context-manager.js"], glue: "toolctx_core.js", cls: "ContextManager", local: "Core", min: [3, 4] },
+  { files: ["context-manager.js"], glue: "toolctx_core.js", cls: "ContextManager", local: "Core", min: [3, 2] },
   { files: ["conversation.js"], glue: "toolctx_conversation.js", cls: "ConversationStore", local: "Core", min: [2, 2] },
   { files: ["window.js"], glue: "toolctx_window.js", cls: "ContextHistory", local: "HistoryCore", min: [10, 2] },
 ];

@@ -1,7 +1,9 @@
-// The step protocol (docs/protocol.md): the kinds the driver reads (pkg/protocol.js, from
-// pkg-template/) are exactly the kinds the wasm modules emit (crates/wasm/src/interop/steps.rs, listed by
-// each module's `__stepKinds`), and every step the driver gets is a plain object with a
-// `kind` it knows, never a positional array.
+// The step protocol (docs/protocol.md) and the boundary it crosses (SPEC §0: narrow and
+// typed). The core module has a handful of exports of its own, named here, so that none is
+// added (or comes back) silently; every step the driver gets is a plain object with a
+// `kind` it knows, never a positional array. That protocol.js names exactly the kinds the
+// modules emit and read is checked in wasm, where the Rust enums are (crates/wasm/src/interop/named.rs
+// imports protocol.js): no module exports a list of its kinds.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,25 +13,51 @@ import * as protocol from "../../pkg/protocol.js";
 
 const pkg = new URL("../../pkg/", import.meta.url);
 
-for (const name of ["core", "conversation", "window"]) {
-  test(`protocol: the ${name} module emits exactly the kinds protocol.js names`, async () => {
-    const glue = await import(new URL(`toolctx_${name}.js`, pkg).href);
-    glue.initSync({ module: readFileSync(fileURLToPath(new URL(`toolctx_${name}_bg.wasm`, pkg))) });
-    const emitted = glue.__stepKinds();
-    // Every module's steps; the core module's requests too (crates/wasm/src/interop/requests.rs),
-    // and the conversation store's operations (crates/wasm/src/interop/conversation.rs).
-    const tables = { core: ["OP", "QUERY", "STEP", "STOREWIDE", "UPDATE", "WORK"], conversation: ["OP", "OPERATION", "STEP"] }[name] ?? ["OP", "STEP"];
-    assert.deepEqual(Object.keys(emitted).sort(), tables);
-    for (const [table, kinds] of Object.entries(emitted)) {
-      assert.deepEqual({ ...protocol[table] }, kinds, `protocol.js ${table}`);
-      assert.ok(Object.isFrozen(protocol[table]), `${table} is frozen`);
-    }
-    for (const table of tables) {
-      const values = Object.values(protocol[table]);
-      assert.equal(new Set(values).size, values.length, `no two kinds of ${table} alike`);
-    }
+/** A module's own exports: not wasm-bindgen's memory, allocator, tables, guards and `free`s. */
+function ownExports(name) {
+  const module = new WebAssembly.Module(readFileSync(fileURLToPath(new URL(`toolctx_${name}_bg.wasm`, pkg))));
+  return WebAssembly.Module.exports(module)
+    .map((e) => e.name)
+    .filter((n) => !/^(memory|__wbindgen|__externref|__wbg_|__abort_handler|__instance_terminated)/.test(n))
+    .sort();
+}
+
+/** The most exports of its own the core module may have (issue 34). */
+const MOST = 8;
+
+test(`protocol: the core module has at most ${MOST} exports of its own, these`, () => {
+  const own = ownExports("core");
+  assert.ok(own.length <= MOST, `${own.length} exports: ${own.join(", ")}`);
+  // The constructor; begin, query and update on a handle; start and compute with none;
+  // and the stepping of every plan (crates/wasm/src/manager/mod.rs, plans.rs).
+  assert.deepEqual(own, [
+    "__planStep",
+    "contextmanager_begin",
+    "contextmanager_compute",
+    "contextmanager_new",
+    "contextmanager_query",
+    "contextmanager_start",
+    "contextmanager_update",
+  ]);
+});
+
+for (const name of ["conversation", "window"]) {
+  test(`protocol: the ${name} module exports no list of kinds and no start function`, () => {
+    const own = ownExports(name);
+    assert.ok(own.includes("__planStep"), own.join(", "));
+    assert.deepEqual(own.filter((n) => n === "__stepKinds" || n === "start"), []);
   });
 }
+
+test("protocol: protocol.js's tables are frozen, no two kinds of one alike", () => {
+  const tables = ["STEP", "OP", "WORK", "QUERY", "UPDATE", "START", "COMPUTE", "OPERATION"];
+  assert.deepEqual(Object.keys(protocol).filter((k) => /^[A-Z_]+$/.test(k) && k !== "READER").sort(), [...tables].sort());
+  for (const table of tables) {
+    assert.ok(Object.isFrozen(protocol[table]), `${table} is frozen`);
+    const values = Object.values(protocol[table]);
+    assert.equal(new Set(values).size, values.length, `no two kinds of ${table} alike`);
+  }
+});
 
 test("protocol: every step a ContextManager's driver gets is a plain object of a known kind", async () => {
   // The package's modules one by one (the Node entry inlines them), so the spy below is

@@ -44,7 +44,9 @@ const MODULE: &str = "window";
 #[cfg(not(any(feature = "core", feature = "conversation", feature = "window")))]
 const MODULE: &str = "none";
 
-#[wasm_bindgen(start)]
+// `private`: run when the module is instantiated (`__wbindgen_start`), not exported to
+// JavaScript as well.
+#[wasm_bindgen(start, private)]
 fn start() {
     // The panic's message and location reach the caller in the INTERNAL error (host.js),
     // with no console output of its own (console_error_panic_hook's cost 1.5 KB).

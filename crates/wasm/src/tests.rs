@@ -302,8 +302,9 @@ async fn errors_carry_a_code_and_the_host_cause() {
 fn vectors_hash_alike_in_wasm() {
     let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/hash_query.json")).unwrap();
     for v in doc["vectors"].as_array().unwrap() {
-        let id = JsContextManager::hash_query(v["query"].as_str().unwrap().into()).unwrap();
-        assert_eq!(id, v["id"].as_str().unwrap());
+        let hash = ask("hashQuery", &[("query", v["query"].as_str().unwrap().into())]);
+        let id = JsContextManager::compute(hash).unwrap();
+        assert_eq!(id.as_string().as_deref(), v["id"].as_str());
     }
     let doc: serde_json::Value = serde_json::from_str(include_str!("../../../tests/vectors/canonical.json")).unwrap();
     for v in doc["vectors"].as_array().unwrap() {
@@ -328,4 +329,50 @@ async fn close_closes_the_default_storage_it_made_once_and_never_one_given() {
     let begin: Function = get(&own, "begin").dyn_into().unwrap();
     let err = plan(begin.call1(&own, &ask("flush", &[])).unwrap()).await.unwrap_err();
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
+}
+
+#[wasm_bindgen_test]
+fn compute_answers_with_no_manager_and_names_what_is_wrong() {
+    let code = |r: Result<JsValue, JsValue>| get(&r.unwrap_err(), "code").as_string();
+    let matching = |pattern: JsValue, text: &str| {
+        JsContextManager::compute(ask("matchingLines", &[("pattern", pattern), ("text", text.into())]))
+    };
+    let lines = |r: Result<JsValue, JsValue>| r.unwrap().dyn_into::<Uint32Array>().unwrap().to_vec();
+    assert_eq!(lines(matching("(a+)+$".into(), "aaa!\naaa\nb")), vec![1]);
+    // Asked again, chunk after chunk, and after more patterns than are kept compiled.
+    for (pattern, found) in [("b", vec![1]), ("c", vec![]), ("d", vec![]), ("e", vec![]), ("(a+)+$", vec![0])] {
+        assert_eq!(lines(matching(pattern.into(), "aaa\nb")), found, "{pattern}");
+    }
+    assert_eq!(code(matching("a(?=b)".into(), "")).as_deref(), Some("INVALID_ARGUMENT"));
+    assert_eq!(code(matching(3.into(), "")).as_deref(), Some("INVALID_ARGUMENT"));
+    // A field the package makes, wrong: INTERNAL, naming it.
+    let wrong = JsContextManager::compute(ask("matchingLines", &[("pattern", "a".into())])).unwrap_err();
+    assert_eq!(get(&wrong, "code").as_string().as_deref(), Some("INTERNAL"));
+    assert!(get(&wrong, "message").as_string().unwrap().contains("compute.text"));
+    let unknown = JsContextManager::compute(ask("nope", &[])).unwrap_err();
+    assert!(get(&unknown, "message").as_string().unwrap().contains("compute.kind"));
+    let view = JsContextManager::compute(ask("lines", &[("resultJson", r#"{"a":1,"b":[2,3]}"#.into())]));
+    assert!(view.unwrap().as_string().is_some());
+    assert_eq!(
+        code(JsContextManager::compute(ask("hashQuery", &[("query", 1.into())]))).as_deref(),
+        Some("INVALID_ARGUMENT")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn open_is_a_plan_that_resolves_to_the_manager_and_a_failed_one_to_its_error() {
+    let host = make_host(true);
+    let options = options(&host);
+    Reflect::set(&options, &"session".into(), &true.into()).unwrap();
+    let handle = plan(JsContextManager::start(options.clone(), ask("open", &[])).unwrap()).await.unwrap();
+    let begin: Function = get(&handle, "begin").dyn_into().unwrap();
+    plan(begin.call1(&handle, &ask("flush", &[])).unwrap()).await.unwrap();
+    Reflect::set(&options, &"session".into(), &"20200101-000000-none".into()).unwrap();
+    let err = plan(JsContextManager::start(options, ask("open", &[])).unwrap()).await.unwrap_err();
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("NOT_FOUND"));
+    // Options that are wrong fail the plan; a request the package made wrong throws.
+    let err = plan(JsContextManager::start("nope".into(), ask("open", &[])).unwrap()).await.unwrap_err();
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("INVALID_ARGUMENT"));
+    let thrown = JsContextManager::start(JsValue::UNDEFINED, ask("storewide", &[])).unwrap_err();
+    assert!(get(&thrown, "message").as_string().unwrap().contains("work.kind"));
 }

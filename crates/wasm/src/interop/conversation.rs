@@ -10,7 +10,9 @@ use wasm_bindgen::prelude::*;
 use super::super::plans::Reply;
 use super::args::{get, opt_size, opt_string};
 use super::errors::with_cause;
-use super::named::{named, table};
+use super::named::named;
+#[cfg(test)]
+use super::named::table;
 use toolctx_core::conversation::{parse_export, validate_type};
 use toolctx_core::conversation::{
     validate_id, Answer, ArtifactInput, ArtifactMeta, Conversations, ExportedArtifact, Format, Message, MessageInput,
@@ -132,7 +134,8 @@ named! {
     }
 }
 
-/// `[("OPERATION", …)]`, for `__stepKinds`.
+/// `[("OPERATION", …)]`, for the test that keeps protocol.js equal to them (interop/named.rs).
+#[cfg(test)]
 pub fn tables() -> Vec<(&'static str, JsValue)> {
     vec![("OPERATION", table(OperationKind::ALL, OperationKind::constant, OperationKind::name))]
 }

@@ -1,8 +1,10 @@
 //! Every conversion between JavaScript values and the core's types, in one place (the
 //! exports around it only call these):
 //!
-//! - `named`: the enums whose variants cross as fixed strings (kinds), and `__stepKinds`;
-//! - `requests`: what the package asks of the core module (a workflow, a query, an update);
+//! - `named`: the enums whose variants cross as fixed strings (kinds), checked against
+//!   pkg-template/protocol.js by a test;
+//! - `requests`: what the package asks of the core module (a workflow, a query, an update,
+//!   a workflow with no manager, a computation);
 //! - `args`: an argument or an option read, checked (`INVALID_ARGUMENT` when wrong);
 //! - `options`: the options objects of `ContextManager`, `ConversationStore` and
 //!   `ContextHistory`;

@@ -5,7 +5,9 @@
 //! - [`Work`], a manager's workflow, begun by `begin(work)`: the first step of its plan;
 //! - [`Query`], answered at once by `query(q)`;
 //! - [`Update`], a synchronous change, by `update(u)`;
-//! - [`Storewide`], a workflow over a whole folder, begun by `ContextManager.storewide(options, work)`.
+//! - [`Start`], a workflow begun with no manager of the caller's (`open`, and the
+//!   workflows over a whole folder, [`Storewide`]), by the static `ContextManager.start(options, work)`;
+//! - [`Compute`], answered at once with no manager, by the static `ContextManager.compute(c)`.
 //!
 //! Each is read here once into an enum whose fields are typed. The package makes these
 //! objects, so a wrong kind or field is `INTERNAL`, naming the field; the user's own values
@@ -17,7 +19,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::args::get;
-use super::named::{named, table};
+use super::named::named;
+#[cfg(test)]
+use super::named::table;
 use toolctx_core::error::{Error, ErrorKind, Result};
 
 named! {
@@ -77,8 +81,11 @@ named! {
 }
 
 named! {
-    /// A workflow over a whole folder, with no manager of the caller's (protocol.js `STOREWIDE`).
-    pub enum StorewideKind {
+    /// A workflow begun with no manager of the caller's, over the folder and storage its
+    /// options name (protocol.js `START`).
+    pub enum StartKind {
+        /// `ContextManager.open(options)`: its plan makes a manager ready and resolves to it.
+        Open = "open",
         ListSessions = "listSessions",
         CleanupStaleSessions = "cleanupStaleSessions",
         ExportRecords = "exportRecords",
@@ -90,13 +97,30 @@ named! {
     }
 }
 
-/// `[("WORK", …), ("QUERY", …), ("UPDATE", …), ("STOREWIDE", …)]`, for `__stepKinds`.
+named! {
+    /// A computation with no manager, answered at once (protocol.js `COMPUTE`).
+    pub enum ComputeKind {
+        /// `ContextManager.hashQuery(query)`.
+        HashQuery = "hashQuery",
+        /// A result's line view (toolctx/tools, through `manager[READER]`).
+        Lines = "lines",
+        /// The lines of a text that grep_context's linear-time matcher finds a pattern in.
+        MatchingLines = "matchingLines",
+        /// Panics at once, for the tests of trap handling.
+        PanicForTests = "panicForTests",
+    }
+}
+
+/// `[("WORK", …), ("QUERY", …), ("UPDATE", …), ("START", …), ("COMPUTE", …)]`, for the test
+/// that keeps protocol.js equal to them (interop/named.rs).
+#[cfg(test)]
 pub fn tables() -> Vec<(&'static str, JsValue)> {
     vec![
         ("WORK", table(WorkKind::ALL, WorkKind::constant, WorkKind::name)),
         ("QUERY", table(QueryKind::ALL, QueryKind::constant, QueryKind::name)),
         ("UPDATE", table(UpdateKind::ALL, UpdateKind::constant, UpdateKind::name)),
-        ("STOREWIDE", table(StorewideKind::ALL, StorewideKind::constant, StorewideKind::name)),
+        ("START", table(StartKind::ALL, StartKind::constant, StartKind::name)),
+        ("COMPUTE", table(ComputeKind::ALL, ComputeKind::constant, ComputeKind::name)),
     ]
 }
 
@@ -191,7 +215,15 @@ pub enum Update {
     IndexSome,
 }
 
-/// A store-wide workflow, read (its options, the folder and storage, come beside it).
+/// A workflow begun with no manager, read (its options, the folder and storage, come beside it).
+pub enum Start {
+    /// `open(options)`.
+    Open,
+    /// A workflow over the whole folder.
+    Storewide(Storewide),
+}
+
+/// A store-wide workflow, read.
 pub enum Storewide {
     ListSessions,
     CleanupStaleSessions,
@@ -205,6 +237,28 @@ pub enum Storewide {
     Search {
         query: JsValue,
         options: JsValue,
+    },
+    /// `__panicForTestsAsync(message)`: a plan that panics in its second step.
+    PanicForTests {
+        message: String,
+    },
+}
+
+/// A computation with no manager, read.
+pub enum Compute {
+    /// `hashQuery(query)`: the query as given.
+    HashQuery {
+        query: JsValue,
+    },
+    /// The line view of the result whose JSON text is `result_json`.
+    Lines {
+        result_json: String,
+    },
+    /// The 0-based numbers of the lines of `text` (joined by `\n`) that hold a match of
+    /// `pattern` (as the model gave it, the JavaScript literal form read by grep.js).
+    MatchingLines {
+        pattern: JsValue,
+        text: String,
     },
     PanicForTests {
         message: String,
@@ -279,17 +333,31 @@ impl Update {
     }
 }
 
-impl Storewide {
-    pub fn read(work: &JsValue) -> Result<Storewide> {
+impl Start {
+    pub fn read(work: &JsValue) -> Result<Start> {
         let r = Request::new(work, "work");
-        Ok(match r.kind(StorewideKind::named)? {
-            StorewideKind::ListSessions => Storewide::ListSessions,
-            StorewideKind::CleanupStaleSessions => Storewide::CleanupStaleSessions,
-            StorewideKind::ExportRecords => Storewide::ExportRecords,
-            StorewideKind::Purge => Storewide::Purge,
-            StorewideKind::ImportRecords => Storewide::ImportRecords { jsonl: r.any("jsonl") },
-            StorewideKind::Search => Storewide::Search { query: r.any("query"), options: r.any("options") },
-            StorewideKind::PanicForTests => Storewide::PanicForTests { message: r.string("message")? },
+        let storewide = match r.kind(StartKind::named)? {
+            StartKind::Open => return Ok(Start::Open),
+            StartKind::ListSessions => Storewide::ListSessions,
+            StartKind::CleanupStaleSessions => Storewide::CleanupStaleSessions,
+            StartKind::ExportRecords => Storewide::ExportRecords,
+            StartKind::Purge => Storewide::Purge,
+            StartKind::ImportRecords => Storewide::ImportRecords { jsonl: r.any("jsonl") },
+            StartKind::Search => Storewide::Search { query: r.any("query"), options: r.any("options") },
+            StartKind::PanicForTests => Storewide::PanicForTests { message: r.string("message")? },
+        };
+        Ok(Start::Storewide(storewide))
+    }
+}
+
+impl Compute {
+    pub fn read(compute: &JsValue) -> Result<Compute> {
+        let r = Request::new(compute, "compute");
+        Ok(match r.kind(ComputeKind::named)? {
+            ComputeKind::HashQuery => Compute::HashQuery { query: r.any("query") },
+            ComputeKind::Lines => Compute::Lines { result_json: r.string("resultJson")? },
+            ComputeKind::MatchingLines => Compute::MatchingLines { pattern: r.any("pattern"), text: r.string("text")? },
+            ComputeKind::PanicForTests => Compute::PanicForTests { message: r.string("message")? },
         })
     }
 }

@@ -3,8 +3,7 @@
 //!
 //! A step is a plain JavaScript object whose `kind` says what the driver
 //! (pkg-template/driver.js) must do, its other fields named. JavaScript names the same
-//! kinds in pkg-template/protocol.js; `__stepKinds` (interop/named.rs) lists these enums for
-//! the test that keeps the two equal (tests/js/protocol.test.mjs).
+//! kinds in pkg-template/protocol.js; a test (interop/named.rs) keeps the two equal.
 //!
 //! Steps are built field by field with a setter each (a save is hot: no JSON, no serde,
 //! no `Reflect` on its path).
@@ -12,7 +11,9 @@
 use js_sys::{Array, Object, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
-use super::named::{named, table};
+use super::named::named;
+#[cfg(test)]
+use super::named::table;
 use super::storage::JsStorage;
 
 named! {
@@ -129,8 +130,6 @@ fields! {
         LockFn: set_lock = lock,
         ReadOptions: set_read_options = readOptions,
         Close: set_close = close,
-        Manager: set_manager = manager,
-        Step: set_step = step,
         Filepath: set_filepath = filepath,
         Embed: set_embed = embed,
     }
@@ -346,14 +345,6 @@ pub fn close_call(host: &JsValue, close: &JsValue) -> JsValue {
     o.into()
 }
 
-/// `{manager, step}`: `open()`'s manager and the first step of what makes it ready.
-pub fn opened(manager: JsValue, first: &JsValue) -> JsValue {
-    let o = object();
-    set(&o, Key::Manager, &manager);
-    set(&o, Key::Step, first);
-    o.into()
-}
-
 /// `{filepath, embed}`: a saved record and the text the `embed` option gets.
 pub fn saved_to_embed(filepath: &str, text: &str) -> JsValue {
     let o = object();
@@ -362,7 +353,9 @@ pub fn saved_to_embed(filepath: &str, text: &str) -> JsValue {
     o.into()
 }
 
-/// `[("STEP", …), ("OP", …)]`: the step kinds and host calls, for `__stepKinds`.
+/// `[("STEP", …), ("OP", …)]`: the step kinds and host calls, for the test that keeps
+/// protocol.js equal to them (interop/named.rs).
+#[cfg(test)]
 pub fn tables() -> Vec<(&'static str, JsValue)> {
     vec![
         ("STEP", table(Kind::ALL, Kind::constant, Kind::name)),

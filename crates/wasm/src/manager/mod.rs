@@ -5,15 +5,20 @@
 //! caller mutating them afterwards changes nothing stored.
 //!
 //! The package's class (pkg-template/context-manager.js) holds an instance and calls it
-//! through a few exports: `open` and the constructor, `begin(work)` (a workflow: the first
-//! step of its plan, for the driver), `query(q)` and `update(u)` (synchronous), and the
-//! static `storewide(options, work)` (a workflow over a whole folder). What those take is
-//! read in interop/requests.rs; the options in `interop/options/manager.rs`.
+//! through six exports (with `__planStep`, which steps every plan, the module's seven): the
+//! constructor; on an instance, `begin(work)` (a workflow: the first step of its plan,
+//! for the driver), `query(q)` and `update(u)` (synchronous); and with no instance, the
+//! static `start(options, work)` (a workflow with no manager yet: `open`, and those over
+//! a whole folder) and `compute(c)` (synchronous: `hashQuery`, a result's line view,
+//! grep_context's matching lines). Each request is a plain object whose `kind`
+//! protocol.js names, read in interop/requests.rs; the options in
+//! `interop/options/manager.rs`. tests/js/protocol.test.mjs keeps the exports this few.
 //!
 //! This file holds the class, its lifecycle (open, flush, close, clear, sessions) and the
 //! dispatch; the rest, a file each: `save` (`saveContext`'s first step), `load`
 //! (`loadContexts`), `select` (selection, vectors, passages and line views), `storewide`
-//! (the workflows over a folder) and `grep` (grep_context's `LinePattern`).
+//! (the workflows over a folder) and `grep` (a result's line view and grep_context's
+//! matcher).
 
 use std::rc::Rc;
 
@@ -23,8 +28,7 @@ use wasm_bindgen::prelude::*;
 
 use super::interop::errors::{invalid, IntoJs};
 use super::interop::options::ManagerOptions;
-use super::interop::requests::{Query, Storewide, Update, Work};
-use super::interop::steps;
+use super::interop::requests::{Compute, Query, Start, Update, Work};
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
 use toolctx_core::error::Result;
@@ -76,9 +80,27 @@ impl JsContextManager {
         JsContextManager { inner: Rc::new(inner), storage: Rc::new(storage), describe, redact, embed, owns_storage }
     }
 
-    /// Tells `onDebug` the folder and the storage in use (see [`announce`]).
+    /// Tells `onDebug` the folder and the storage in use, as the seed's constructor does:
+    /// `ContextManager initialized in <dir> with <storage>`, and
+    /// `{contextDir, storage, persistThreshold, sessionId?}` as data.
     fn announce(&self, on_debug: &Option<Function>) {
-        announce(&self.inner, &self.storage, on_debug)
+        let Some(f) = on_debug else { return };
+        let inner = &self.inner;
+        let storage = self.storage.description();
+        let mut message = format!("ContextManager initialized in {} with {storage}", inner.context_dir());
+        let data = Object::new();
+        let set = |k: &str, v: JsValue| {
+            let _ = Reflect::set(&data, &k.into(), &v);
+        };
+        set("contextDir", inner.context_dir().into());
+        set("storage", storage.as_str().into());
+        set("persistThreshold", (inner.options().persist_threshold as f64).into());
+        if let Some(id) = inner.session_id() {
+            message.push_str(&format!(", session {id}"));
+            set("sessionId", id.into());
+        }
+        // A throwing debug callback must not break the constructor.
+        let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
     }
 
     /// Starts `job` as a plan (crates/wasm/src/plans.rs), `reply` making its result once it is
@@ -87,28 +109,6 @@ impl JsContextManager {
         let plan = JobPlan { manager: self.inner.clone(), job };
         plans::start(self.storage.clone(), plan, reply)
     }
-}
-
-/// Tells `onDebug` the folder and the storage in use, as the seed's constructor does:
-/// `ContextManager initialized in <dir> with <storage>`, and
-/// `{contextDir, storage, persistThreshold, sessionId?}` as data.
-fn announce(inner: &Manager, storage: &JsStorage, on_debug: &Option<Function>) {
-    let Some(f) = on_debug else { return };
-    let storage = storage.description();
-    let mut message = format!("ContextManager initialized in {} with {storage}", inner.context_dir());
-    let data = Object::new();
-    let set = |k: &str, v: JsValue| {
-        let _ = Reflect::set(&data, &k.into(), &v);
-    };
-    set("contextDir", inner.context_dir().into());
-    set("storage", storage.as_str().into());
-    set("persistThreshold", (inner.options().persist_threshold as f64).into());
-    if let Some(id) = inner.session_id() {
-        message.push_str(&format!(", session {id}"));
-        set("sessionId", id.into());
-    }
-    // A throwing debug callback must not break the constructor.
-    let _ = f.call2(&JsValue::UNDEFINED, &message.as_str().into(), &data);
 }
 
 #[wasm_bindgen(js_class = ContextManager)]
@@ -123,30 +123,6 @@ impl JsContextManager {
         let (manager, on_debug) = Self::build(options).js()?;
         manager.announce(&on_debug);
         Ok(manager)
-    }
-
-    /// `open()`, its first step: `{manager, step}`, the manager and the first step of the
-    /// plan that makes it ready (crates/wasm/src/plans.rs): a new session's manifest written, a
-    /// named session resumed (a pointer for every persisted record).
-    pub fn open(options: JsValue) -> Result<JsValue, JsValue> {
-        let ManagerOptions { storage, core, describe, redact, embed, on_debug, owns_storage } =
-            ManagerOptions::read(&options).js()?;
-        let inner = Manager::new(core).js()?;
-        let manager = JsContextManager::around(inner, storage, describe, redact, embed, owns_storage);
-        let step = match manager.inner.opening() {
-            Some(job) => {
-                let (inner, storage) = (manager.inner.clone(), manager.storage.clone());
-                manager.run_job(job, move |_| {
-                    announce(&inner, &storage, &on_debug);
-                    Ok(Reply::Value(JsValue::UNDEFINED))
-                })
-            }
-            None => {
-                manager.announce(&on_debug);
-                plans::done(JsValue::UNDEFINED)
-            }
-        };
-        Ok(steps::opened(JsValue::from(manager), &step))
     }
 
     /// Begins the workflow `work` (interop/requests.rs, [`Work`]): the first step of its
@@ -177,8 +153,8 @@ impl JsContextManager {
                     None => plans::finish(rank()),
                 }
             }
-            Work::Flush => self.start(self.inner.begin_flush(), unit),
-            Work::EndSession => self.start(self.inner.begin_end_session(), unit),
+            Work::Flush => self.run_begun(self.inner.begin_flush(), unit),
+            Work::EndSession => self.run_begun(self.inner.begin_end_session(), unit),
             Work::Reconcile => match self.inner.begin_reconcile() {
                 Err(e) => plans::failed(e),
                 Ok(None) => plans::done(Array::new().into()),
@@ -186,7 +162,7 @@ impl JsContextManager {
                     Ok(Reply::Value(adopted.iter().map(|p| JsValue::from(p.as_str())).collect::<Array>().into()))
                 }),
             },
-            Work::RebuildIndex => self.start(self.inner.begin_rebuild_index(), |indexed: Vec<String>| {
+            Work::RebuildIndex => self.run_begun(self.inner.begin_rebuild_index(), |indexed: Vec<String>| {
                 Ok(Reply::Value((indexed.len() as f64).into()))
             }),
             Work::Clear => self.clearing("clear", true),
@@ -233,30 +209,66 @@ impl JsContextManager {
         Ok(JsValue::UNDEFINED)
     }
 
-    /// Begins the store-wide workflow `work` (interop/requests.rs, [`Storewide`]) over the
-    /// folder and storage `options` name: the first step of its plan.
-    pub fn storewide(options: JsValue, work: JsValue) -> Result<JsValue, JsValue> {
-        Ok(storewide::begin(options, Storewide::read(&work).js()?))
+    /// Begins the workflow `work` (interop/requests.rs, [`Start`]) with no manager of the
+    /// caller's, over the folder and storage `options` name: the first step of its plan.
+    /// `open`'s resolves to the manager, made ready; the others are the store-wide
+    /// workflows. Options that are wrong are the plan's failure (a `failed` step); a
+    /// request the package made wrong throws (`INTERNAL`).
+    pub fn start(options: JsValue, work: JsValue) -> Result<JsValue, JsValue> {
+        Ok(match Start::read(&work).js()? {
+            Start::Open => Self::open(options).unwrap_or_else(plans::failed),
+            Start::Storewide(work) => storewide::begin(options, work),
+        })
     }
 
-    /// `hashQuery`: `q_` and 16 hex digits, the same in every runtime.
-    #[wasm_bindgen(js_name = hashQuery)]
-    pub fn hash_query(query: JsValue) -> Result<String, JsValue> {
-        let q = query.as_string().ok_or_else(|| invalid("query must be a string"))?;
-        Ok(toolctx_core::naming::hash_query(&q))
+    /// Answers `compute` (interop/requests.rs, [`Compute`]) at once, with no manager.
+    pub fn compute(compute: JsValue) -> Result<JsValue, JsValue> {
+        Ok(match Compute::read(&compute).js()? {
+            // `q_` and 16 hex digits, the same in every runtime.
+            Compute::HashQuery { query } => {
+                let q = query.as_string().ok_or_else(|| invalid("query must be a string"))?;
+                toolctx_core::naming::hash_query(&q).into()
+            }
+            Compute::Lines { result_json } => grep::lines(&result_json).js()?.into(),
+            Compute::MatchingLines { pattern, text } => {
+                let pattern = pattern.as_string().ok_or_else(|| invalid("pattern must be a string"))?;
+                Uint32Array::from(grep::matching_lines(&pattern, &text).js()?.as_slice()).into()
+            }
+            // Panics on purpose, so tests can check that a trap becomes an `INTERNAL`
+            // error and that the module works again afterwards. Not part of the API.
+            Compute::PanicForTests { message } => panic!("{message}"),
+        })
     }
+}
 
-    /// Panics on purpose, so tests can check that a trap becomes an `INTERNAL` error and
-    /// that the module works again afterwards. Not part of the API.
-    #[wasm_bindgen(js_name = "__panicForTests")]
-    pub fn panic_for_tests(message: String) {
-        panic!("{message}");
+impl JsContextManager {
+    /// `open()`: the first step of the plan that makes a manager ready (a new session's
+    /// manifest written, a named session resumed: a pointer for every persisted record),
+    /// which resolves to the manager. A manager whose open fails is dropped with the plan.
+    fn open(options: JsValue) -> Result<JsValue> {
+        let ManagerOptions { storage, core, describe, redact, embed, on_debug, owns_storage } =
+            ManagerOptions::read(&options)?;
+        let inner = Manager::new(core)?;
+        let manager = JsContextManager::around(inner, storage, describe, redact, embed, owns_storage);
+        Ok(match manager.inner.opening() {
+            Some(job) => {
+                let opened = manager.clone();
+                manager.run_job(job, move |_| {
+                    opened.announce(&on_debug);
+                    Ok(Reply::Value(opened.into()))
+                })
+            }
+            None => {
+                manager.announce(&on_debug);
+                plans::done(manager.into())
+            }
+        })
     }
 }
 
 impl JsContextManager {
     /// The plan of the job `begun` made, or its failure.
-    fn start(&self, begun: Result<Job>, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> JsValue {
+    fn run_begun(&self, begun: Result<Job>, reply: impl FnOnce(Vec<String>) -> Result<Reply> + 'static) -> JsValue {
         match begun {
             Ok(job) => self.run_job(job, reply),
             Err(e) => plans::failed(e),

@@ -1,6 +1,6 @@
 //! The static store-wide operations (`listSessions`, `search`, `cleanupStaleSessions`,
 //! `purge`, `exportRecords`, `importRecords`): plans over the storage and folder their
-//! options name, begun by `ContextManager.storewide(options, work)` (manager/mod.rs).
+//! options name, begun by `ContextManager.start(options, work)` (manager/mod.rs).
 
 use wasm_bindgen::prelude::*;
 
