@@ -16,6 +16,7 @@ pub mod fxhash;
 pub mod lines;
 pub mod lowercase;
 pub mod tokenize;
+mod unspaced;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -3,7 +3,9 @@
 //! Words are runs of Unicode letters, digits and combining marks; everything else
 //! (`_`, `-`, `/`, `.`, spaces, other punctuation and symbols) separates them.
 //! Characters of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao,
-//! Khmer, Myanmar) are one word each. Everything is lowercased with full case mapping.
+//! Khmer, Myanmar) are one word each, and the pairs of them that stand together are
+//! indexed and queried too (`super::unspaced`). Everything is lowercased with full case
+//! mapping.
 //!
 //! The case of a word is information in a text (`readFile` is the words `read` and
 //! `file`) but never in a query (`READFILE`, `ReadFile` and `readfile` are one query).
@@ -19,12 +21,14 @@
 //! [`tokenize`] gives the parts (`readFile` → `read file`, `AUTH_ERROR` → `auth
 //! error`): the words a description is made of.
 //!
-//! Over 600 lines only with its tests (about 90), which stay beside the rules they pin.
+//! Over 600 lines only with its tests (about 110), which stay beside the rules they pin.
 
 use std::cell::RefCell;
 use std::hash::BuildHasherDefault;
 
 use crate::lowercase::to_lowercase;
+pub use crate::unspaced::is_unspaced_script;
+use crate::unspaced::UnspacedRun;
 use crate::TermHasher;
 
 /// The tokens of `text`, in order, lowercased: words, split again at camelCase
@@ -149,39 +153,6 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
         f(&joined);
     }
     len
-}
-
-/// A run of characters of a script written without spaces, read one character at a time
-/// (each is a word of its own): after each character but the run's first, the pair it
-/// ends is a term too. So characters that stand together in a text match a query's pair
-/// only there, not wherever both occur (overlapping bigrams, as Lucene's CJK analyzer and
-/// the CJK indexing studies it follows: Kwok, "Comparing representations in Chinese
-/// information retrieval", SIGIR 1997). The single characters stay terms as well, so a
-/// query of one character still finds it.
-#[derive(Default)]
-struct UnspacedRun {
-    /// The last character of the run (lowercased), and the byte offset where it ends in
-    /// the text; empty when no run is open.
-    last: String,
-    end: usize,
-}
-
-impl UnspacedRun {
-    /// Reads the character `c` (lowercased) found at byte `start`: gives `f` the pair it
-    /// ends, when it continues the run.
-    fn next(&mut self, start: usize, c: &str, f: &mut impl FnMut(&str)) {
-        let continues = !self.last.is_empty() && start == self.end;
-        let last_len = self.last.len();
-        if continues {
-            self.last.push_str(c);
-            f(&self.last);
-            self.last.drain(..last_len);
-        } else {
-            self.last.clear();
-            self.last.push_str(c);
-        }
-        self.end = start + c.len();
-    }
 }
 
 /// `buf` = `s` lowercased (full case mapping, as `str::to_lowercase`).
@@ -584,23 +555,6 @@ fn is_word_char(c: char) -> bool {
 
 fn is_combining_mark(c: char) -> bool {
     matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
-}
-
-/// Characters of scripts written without spaces between words.
-pub fn is_unspaced_script(c: char) -> bool {
-    matches!(c as u32,
-        0x0E00..=0x0EFF     // Thai, Lao
-        | 0x1000..=0x109F   // Myanmar
-        | 0x1780..=0x17FF   // Khmer
-        | 0x3005..=0x3007   // 々 〆 〇
-        | 0x3040..=0x30FF   // Hiragana, Katakana
-        | 0x31F0..=0x31FF   // Katakana extensions
-        | 0x3400..=0x4DBF   // CJK extension A
-        | 0x4E00..=0x9FFF   // CJK unified ideographs
-        | 0xF900..=0xFAFF   // CJK compatibility ideographs
-        | 0xFF66..=0xFF9F   // halfwidth Katakana
-        | 0x20000..=0x3134F // CJK extensions B–G
-    )
 }
 
 #[cfg(test)]

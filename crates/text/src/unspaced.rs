@@ -1,0 +1,53 @@
+//! Scripts written without spaces between words (Chinese, Japanese, Thai, ...): which
+//! characters they are ([`is_unspaced_script`]), each a token of its own, and the pairs
+//! of them that stand together ([`UnspacedRun`]), which the index and queries hold too.
+
+/// Characters of scripts written without spaces between words.
+pub fn is_unspaced_script(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF     // Thai, Lao
+        | 0x1000..=0x109F   // Myanmar
+        | 0x1780..=0x17FF   // Khmer
+        | 0x3005..=0x3007   // 々 〆 〇
+        | 0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x31F0..=0x31FF   // Katakana extensions
+        | 0x3400..=0x4DBF   // CJK extension A
+        | 0x4E00..=0x9FFF   // CJK unified ideographs
+        | 0xF900..=0xFAFF   // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F   // halfwidth Katakana
+        | 0x20000..=0x3134F // CJK extensions B–G
+    )
+}
+
+/// A run of characters of a script written without spaces, read one character at a time
+/// (each is a word of its own): after each character but the run's first, the pair it
+/// ends is a term too. So characters that stand together in a text match a query's pair
+/// only there, not wherever both occur (overlapping bigrams, as Lucene's CJK analyzer and
+/// the CJK indexing studies it follows: Kwok, "Comparing representations in Chinese
+/// information retrieval", SIGIR 1997). The single characters stay terms as well, so a
+/// query of one character still finds it.
+#[derive(Default)]
+pub(crate) struct UnspacedRun {
+    /// The last character of the run (lowercased), and the byte offset where it ends in
+    /// the text; empty when no run is open.
+    last: String,
+    end: usize,
+}
+
+impl UnspacedRun {
+    /// Reads the character `c` (lowercased) found at byte `start`: gives `f` the pair it
+    /// ends, when it continues the run.
+    pub(crate) fn next(&mut self, start: usize, c: &str, f: &mut impl FnMut(&str)) {
+        let continues = !self.last.is_empty() && start == self.end;
+        let last_len = self.last.len();
+        if continues {
+            self.last.push_str(c);
+            f(&self.last);
+            self.last.drain(..last_len);
+        } else {
+            self.last.clear();
+            self.last.push_str(c);
+        }
+        self.end = start + c.len();
+    }
+}
