@@ -3,6 +3,9 @@
 //! a missing, torn, stale or foreign segment is detected and its records read instead; a
 //! writer stopped mid-merge loses nothing; a record rewritten under its name is ranked by
 //! what it holds once it is read.
+//!
+//! Over 600 lines: one concept, the persisted index, with its storage probe (a storage
+//! that counts reads, reads ranges or not, and can be stopped anywhere) shared by every test.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
