@@ -24,9 +24,12 @@
 //! - `close`: flush and close ([`ClosePlan`]); `clear`: clearing and ending a session;
 //! - `restore`: pointers from storage (open, resume, rebuild, reconcile);
 //! - `jobs`: the multi-step jobs ([`Job`]), their stages and their plan ([`JobPlan`]);
-//!   `stage`: what a stage asks for next, shared with `persist`;
+//!   `stage`: what a stage asks for next, shared with `persist` and `open`;
 //! - `persist`: the persisted index (segments beside the records, named and merged as
-//!   [`crate::segments`] says): the stages that write and read it.
+//!   [`crate::segments`] says): the stages that write and merge it; `opened`: segments
+//!   read at `open()` or a resume (whole, or by range, each pointer made as its block is
+//!   read); `open`: `open()` outside a session; `lazy`: what queries read of segments
+//!   read by range, in a cache bounded by `indexMemory`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -652,3 +652,35 @@ fn a_writer_that_never_closes_writes_a_segment_once_enough_records_wait() {
     assert_eq!(d.len(), 601);
     assert!(reads > 0 && reads < 300 - 255 + 1, "{reads}");
 }
+
+/// Saves `n` records asked by the query `q_one` (their query id), from number `from`.
+fn save_for_query(m: &ContextManager<impl Storage>, from: usize, n: usize) {
+    for i in from..from + n {
+        let args = format!("{{\"path\":\"src/q{i}.rs\"}}");
+        let input = SaveInput {
+            tool_name: "readFile",
+            args_json: &args,
+            result_json: Some("\"text\""),
+            query_id: Some("q_one".into()),
+            ..SaveInput::default()
+        };
+        block_on(m.save(input)).unwrap();
+    }
+}
+
+#[test]
+fn a_store_opened_from_segments_and_records_read_whole_lists_every_record_of_a_query() {
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    save_for_query(&a, 0, 10);
+    block_on(a.close()).unwrap(); // in a segment
+    let b = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    save_for_query(&b, 10, 3); // in no segment: read whole at the next open
+    drop(b);
+    for ranges in [true, false] {
+        let probe = Probe::new(&storage);
+        probe.ranges.set(ranges);
+        let m = block_on(ContextManager::open(probe, toolctx::options("/ctx"))).unwrap();
+        assert_eq!(m.slots(Filter::query("q_one")).len(), 13, "read by range: {ranges}");
+    }
+}

@@ -3,8 +3,8 @@
 //! Words are runs of Unicode letters, digits and combining marks; everything else
 //! (`_`, `-`, `/`, `.`, spaces, other punctuation and symbols) separates them.
 //! Characters of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao,
-//! Khmer, Myanmar) are one word each, and the pairs of them that stand together are
-//! indexed and queried too (`super::unspaced`). Everything is lowercased with full case
+//! Khmer, Myanmar) are one word each, and the pairs of Chinese and Japanese characters
+//! that stand together are indexed and queried too (`super::unspaced`). Everything is lowercased with full case
 //! mapping.
 //!
 //! The case of a word is information in a text (`readFile` is the words `read` and
@@ -53,9 +53,9 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
 /// the parts of a word that camelCase split, the word whole; and after an identifier
 /// whose words are joined by `_` or `-`, the identifier with its joins removed (all
 /// lowercased). So the spellings of one identifier meet: a query for `readFile`,
-/// `READFILE` or `readfile` finds `readFile`, `read_file` and `read-file` alike. In a
-/// script written without spaces (each character a token), after each character that
-/// continues a run, the pair it ends (`友好的` → `友 好 友好 的 好的`).
+/// `READFILE` or `readfile` finds `readFile`, `read_file` and `read-file` alike. In
+/// Chinese and Japanese (each character a token), after each character that continues a
+/// run, the pair it ends (`友好的` → `友 好 友好 的 好的`).
 /// Returns how many tokens [`tokenize`] gives (the text's length for BM25: a whole
 /// word adds a way to find the text, not more text).
 ///
@@ -131,7 +131,7 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) -> usize {
             f(&lower);
         }
         if unspaced {
-            run.next(start, &part_lower, &mut f);
+            run.next(start, word.len(), &part_lower, &mut f);
         }
         if !unspaced {
             match joined_words {
@@ -245,7 +245,7 @@ pub fn keywords(query: &str) -> Vec<String> {
 }
 
 /// The distinct words of a query, in first-seen order: whole, lowercased, of every
-/// length (`db`, `io`, `v2`), and in a script written without spaces the pairs of
+/// length (`db`, `io`, `v2`), and after them the pairs of Chinese and Japanese
 /// characters that stand together, as the index holds them ([`index_tokens`]). The
 /// query's case never changes them.
 ///
@@ -255,20 +255,25 @@ pub fn keywords(query: &str) -> Vec<String> {
 pub fn query_words(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut seen: std::collections::HashSet<String, BuildHasherDefault<TermHasher>> = Default::default();
-    let mut add = |word: &str| {
+    let mut add = |word: &str, out: &mut Vec<String>| {
         if !seen.contains(word) {
             seen.insert(word.to_owned());
             out.push(word.to_owned());
         }
     };
-    let mut run = UnspacedRun::default();
+    // The pairs after every word: a query's words past `MAX_QUERY_WORDS` are dropped, and
+    // a long sentence of characters must not crowd out the identifier after it.
+    let (mut run, mut pairs) = (UnspacedRun::default(), Vec::new());
     for_each_word_at(query, |start, word, ascii| {
-        let word = to_lowercase(word);
-        add(&word);
+        let lower = to_lowercase(word);
+        add(&lower, &mut out);
         if !ascii && word.chars().next().is_some_and(is_unspaced_script) {
-            run.next(start, &word, &mut add);
+            run.next(start, word.len(), &lower, &mut |pair: &str| pairs.push(pair.to_owned()));
         }
     });
+    for pair in &pairs {
+        add(pair, &mut out);
+    }
     out
 }
 
@@ -623,7 +628,7 @@ mod tests {
     }
 
     #[test]
-    fn characters_that_stand_together_in_a_script_without_spaces_are_a_term_in_pairs() {
+    fn chinese_and_japanese_characters_that_stand_together_are_a_term_in_pairs() {
         let mut terms = Vec::new();
         assert_eq!(index_tokens("書写 SSR 友好的代码", &mut terms), 8, "a pair is no more text");
         assert_eq!(terms, ["書", "写", "書写", "ssr", "友", "好", "友好", "的", "好的", "代", "的代", "码", "代码"]);
@@ -633,10 +638,18 @@ mod tests {
         index_tokens("認 証、認a証", &mut terms);
         assert_eq!(terms, ["認", "証", "認", "a", "証"]);
         // A query pairs its characters the same way, after its single characters.
-        assert_eq!(query_words("友好的 db"), ["友", "好", "友好", "的", "好的", "db"]);
+        assert_eq!(query_words("友好的 db"), ["友", "好", "的", "db", "友好", "好的"], "pairs after every word");
         assert_eq!(query_words("認 証"), ["認", "証"]);
         // A pair is no seed keyword (two characters): the seed's relevance is unchanged.
         assert_eq!(keywords("友好"), ["友", "好"]);
+        // Thai's characters are code points (vowel signs, tone marks): not paired.
+        terms.clear();
+        index_tokens("ภาษา", &mut terms);
+        assert_eq!(terms, ["ภ", "า", "ษ", "า"]);
+        // A long sentence keeps the identifier after it among a query's first words.
+        let words = query_words(&format!("{} parseHeader", "当查询很长时后面的标识符仍然要被找到".repeat(2)));
+        let at = words.iter().position(|w| w == "parseheader").expect("the identifier");
+        assert!(at < 40, "{at}: the pairs come after it");
     }
 
     #[test]

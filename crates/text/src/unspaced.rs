@@ -1,6 +1,7 @@
 //! Scripts written without spaces between words (Chinese, Japanese, Thai, ...): which
-//! characters they are ([`is_unspaced_script`]), each a token of its own, and the pairs
-//! of them that stand together ([`UnspacedRun`]), which the index and queries hold too.
+//! characters they are ([`is_unspaced_script`]), each a token of its own, and, for Chinese
+//! and Japanese, the pairs of them that stand together ([`UnspacedRun`]), which the index
+//! and queries hold too.
 
 /// Characters of scripts written without spaces between words.
 pub fn is_unspaced_script(c: char) -> bool {
@@ -19,9 +20,16 @@ pub fn is_unspaced_script(c: char) -> bool {
     )
 }
 
-/// A run of characters of a script written without spaces, read one character at a time
-/// (each is a word of its own): after each character but the run's first, the pair it
-/// ends is a term too. So characters that stand together in a text match a query's pair
+/// Characters of Chinese and Japanese (Han, kana): those paired by [`UnspacedRun`]. A
+/// character of Thai, Lao, Khmer or Myanmar is a code point, not a letter (a vowel sign, a
+/// tone mark), and its pairs are not measured: those scripts keep their characters alone.
+pub fn is_paired_script(c: char) -> bool {
+    is_unspaced_script(c) && !matches!(c as u32, 0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF)
+}
+
+/// A run of Chinese and Japanese characters, read one character at a time (each is a word
+/// of its own): after each character but the run's first, the pair it ends is a term
+/// too. So characters that stand together in a text match a query's pair
 /// only there, not wherever both occur (overlapping bigrams, as Lucene's CJK analyzer and
 /// the CJK indexing studies it follows: Kwok, "Comparing representations in Chinese
 /// information retrieval", SIGIR 1997). The single characters stay terms as well, so a
@@ -35,9 +43,14 @@ pub(crate) struct UnspacedRun {
 }
 
 impl UnspacedRun {
-    /// Reads the character `c` (lowercased) found at byte `start`: gives `f` the pair it
-    /// ends, when it continues the run.
-    pub(crate) fn next(&mut self, start: usize, c: &str, f: &mut impl FnMut(&str)) {
+    /// Reads the character `c` (lowercased), `len` bytes long in the text where it is found
+    /// at byte `start`: gives `f` the pair it ends, when it continues the run. A character
+    /// of another script ends the run.
+    pub(crate) fn next(&mut self, start: usize, len: usize, c: &str, f: &mut impl FnMut(&str)) {
+        if !c.chars().next().is_some_and(is_paired_script) {
+            self.last.clear();
+            return;
+        }
         let continues = !self.last.is_empty() && start == self.end;
         let last_len = self.last.len();
         if continues {
@@ -48,6 +61,6 @@ impl UnspacedRun {
             self.last.clear();
             self.last.push_str(c);
         }
-        self.end = start + c.len();
+        self.end = start + len;
     }
 }

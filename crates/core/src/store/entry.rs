@@ -83,20 +83,6 @@ impl Interned {
         }
     }
 
-    /// Takes in what `other` interned: entries made with it share with the next ones made
-    /// here. The smaller set is hashed into the larger (a store's records, after `open()`,
-    /// against the few records read whole beside them).
-    pub(super) fn absorb(&mut self, mut other: Interned) {
-        if other.texts.len() > self.texts.len() {
-            std::mem::swap(&mut self.texts, &mut other.texts);
-        }
-        if other.args.len() > self.args.len() {
-            std::mem::swap(&mut self.args, &mut other.args);
-        }
-        self.texts.extend(other.texts);
-        self.args.extend(other.args);
-    }
-
     /// Drops the args no pointer holds any more.
     pub(super) fn prune(&mut self) {
         self.args.retain(|a| Rc::strong_count(a) > 1);

@@ -1,8 +1,8 @@
 //! Index segments read by range (SPEC §4: memory does not grow with the store). Where
-//! the storage reads ranges of files, `open()` reads of each segment only its directory and
-//! its records (the pointers and the lengths ranking needs: `super::opened`), and the
-//! index holds those records without their terms ([`Index::append_segment_records`]). A query's lists are
-//! read when it is ranked: [`PrepareQuery`] reads, for each of the query's stems and each
+//! the storage reads ranges of files, `open()` reads of each segment only its directory
+//! and its records (the pointers and the lengths ranking needs: `super::opened`), and the
+//! index holds those records without their terms ([`Index::append_segment_records`]). A
+//! query's lists are read when it is ranked: [`PrepareQuery`] reads, for each of the query's stems and each
 //! such segment, the dictionary block that would hold it and then its lists, into a cache
 //! bounded by `indexMemory` (least recently used first out); the ranking then merges them
 //! with the lists held ([`Index::rank_all_with`]).

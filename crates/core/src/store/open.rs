@@ -105,10 +105,8 @@ impl Manager {
         let covered = std::mem::take(&mut l.covered)
             .into_iter()
             .map(|(rel, stored)| (rel, stored.made, stored.size, Some(Content::Stored(stored.at.0, stored.at.1))));
-        self.restore_pointers(&root, records.into_iter().chain(covered), &l.segments, false);
-        // The entries made as the segments were read share texts and args: the table
-        // shares them with what is saved next.
-        self.state.borrow_mut().pointers.interned().absorb(std::mem::take(&mut l.interned));
+        let interned = std::mem::take(&mut l.interned);
+        self.restore_pointers(&root, records.into_iter().chain(covered), &l.segments, false, interned);
         l.segments = Vec::new();
         for (full, content) in read_tail {
             self.to_segment(&full, content);

@@ -127,6 +127,9 @@ impl Manager {
             },
         };
         let mut read = self.segments_taken(read, files);
+        // The entries of records not taken (gone from the folder, or held by a newer
+        // segment) are dropped: their args are shared by nothing any more.
+        interned.prune();
         read.interned = interned;
         Ok(Ok(read))
     }
@@ -170,15 +173,15 @@ impl Manager {
             let at = read.segments.len();
             // A segment read by range has its records' entries made already (as they were
             // read): taken here, one beside each record; a whole one's headers are parsed here.
-            let (records, parsed) = match &mut segment {
+            let (records, entries) = match &mut segment {
                 Opened::Whole(whole) => (&whole.records[..], Vec::new()),
-                Opened::Lazy { records, headers, .. } => (&records[..], std::mem::take(headers)),
+                Opened::Lazy { records, entries, .. } => (&records[..], std::mem::take(entries)),
             };
-            let mut parsed = parsed.into_iter();
+            let mut entries = entries.into_iter();
             // Its listed records that a newer segment holds, and those taken from it.
             let (mut newer, mut taken) = (0, 0);
             for (i, r) in records.iter().enumerate() {
-                let header = parsed.next();
+                let entry = entries.next();
                 if !listed.contains(r.path.as_str()) {
                     continue;
                 }
@@ -186,7 +189,7 @@ impl Manager {
                     newer += 1;
                     continue;
                 }
-                let made = match header {
+                let made = match entry {
                     Some(entry) => entry.map(Made::Entry),
                     None => parse_record(r.header.as_bytes()).and_then(|v| v.meta()).map(|m| Made::Meta(Box::new(m))),
                 };
@@ -229,14 +232,14 @@ pub(super) enum Opened {
     /// Read by range: where it is, its directory and its records, and their pointers'
     /// entries made as they were read (the records keep no header text: at 100,000
     /// records the texts of every segment held at once were a quarter of `open()`'s peak
-    /// of memory).
-    Lazy { path: String, directory: Directory, records: Vec<SegmentRecord>, headers: Vec<Header> },
+    /// of memory). [`Manager::segments_taken`] takes the entries out.
+    Lazy { path: String, directory: Directory, records: Vec<SegmentRecord>, entries: Vec<EntryRead> },
 }
 
-/// A record's header, made into its pointer's entry as its block is read (the entries
-/// of a store are what `open()` keeps; the parsed headers, about twice their size, are
-/// let go block by block).
-pub(super) type Header = crate::error::Result<Box<Entry>>;
+/// A record's pointer entry, made from its header as its block is read (the entries of a
+/// store are what `open()` keeps; parsed headers, about twice their size, are never held
+/// for every record), or why its header was refused.
+pub(super) type EntryRead = crate::error::Result<Box<Entry>>;
 
 impl Opened {
     /// Its records.
@@ -273,14 +276,19 @@ enum Reading {
     Start,
     /// The head read, the directory not whole in the bytes read.
     Head(Head),
-    /// The directory read, and its records blocks before `next` parsed.
-    Records {
-        directory: Directory,
-        next: usize,
-        records: Vec<SegmentRecord>,
-        headers: Vec<Header>,
-    },
+    /// The directory read, and its records blocks before the next one read.
+    Records(Records),
     Done(OpenedRead),
+}
+
+/// A segment's records blocks read so far: its records, and beside each its pointer's
+/// entry (or why its header was refused).
+struct Records {
+    directory: Directory,
+    /// The next block to read.
+    next: usize,
+    records: Vec<SegmentRecord>,
+    entries: Vec<EntryRead>,
 }
 
 impl ReadDirectories {
@@ -306,7 +314,7 @@ impl ReadDirectories {
             let (span, blocks) = match state {
                 Reading::Start => (Span { offset: 0, len: FIRST_READ }, 0),
                 Reading::Head(head) => (head.directory, 0),
-                Reading::Records { directory, next, .. } => blocks_within(directory, *next, budget),
+                Reading::Records(r) => blocks_within(&r.directory, r.next, budget),
                 Reading::Done(_) => continue,
             };
             if span.len > budget && !ops.is_empty() {
@@ -322,16 +330,16 @@ impl ReadDirectories {
     /// What segment `i`'s read of `bytes` (`blocks` records blocks, for a read of them) tells.
     fn took(&mut self, i: usize, bytes: Vec<u8>, blocks: usize) {
         let path = &self.paths[i];
-        let mut entries = Entries { root: &self.root, interned: &mut self.interned };
+        let mut maker = EntryMaker { root: &self.root, interned: &mut self.interned };
         let next = match std::mem::replace(&mut self.state[i], Reading::Start) {
             Reading::Start => match Head::decode(&bytes) {
                 Err(why) => Reading::Done(Ok(Some(Err(why)))),
                 Ok(head) => match head.directory.of(&bytes) {
                     // The records too, where the bytes read hold them (a small segment).
                     Ok(directory) => match directory_read(path, &head, directory) {
-                        Reading::Records { directory, .. } if records_region(&directory).of(&bytes).is_ok() => {
-                            let n = directory.records_blocks();
-                            records_read(path, directory, 0, Vec::new(), Vec::new(), n, &bytes, 0, &mut entries)
+                        Reading::Records(r) if records_region(&r.directory).of(&bytes).is_ok() => {
+                            let n = r.directory.records_blocks();
+                            r.read(path, n, &bytes, 0, &mut maker)
                         }
                         other => other,
                     },
@@ -339,9 +347,9 @@ impl ReadDirectories {
                 },
             },
             Reading::Head(head) => directory_read(path, &head, &bytes),
-            Reading::Records { directory, next, records, headers } => {
-                let at = directory.records_span(next).offset;
-                records_read(path, directory, next, records, headers, blocks, &bytes, at, &mut entries)
+            Reading::Records(r) => {
+                let at = r.directory.records_span(r.next).offset;
+                r.read(path, blocks, &bytes, at, &mut maker)
             }
             done @ Reading::Done(_) => done,
         };
@@ -360,11 +368,11 @@ fn records_region(directory: &Directory) -> Span {
 /// Where records blocks `first..first + count` of a segment lie (`count` ≥ 1).
 fn blocks_span(directory: &Directory, first: usize, count: usize) -> Span {
     let (a, b) = (directory.records_span(first), directory.records_span(first + count - 1));
-    Span { offset: a.offset, len: (b.offset + b.len).saturating_sub(a.offset) }
+    Span { offset: a.offset, len: b.offset.saturating_add(b.len).saturating_sub(a.offset) }
 }
 
-/// The run of records blocks from `first` (below the last) that fits in `budget` bytes, one
-/// block at least, and how many blocks it holds.
+/// The run of records blocks from block `first` (one of the segment's) that fits in
+/// `budget` bytes, one block at least, and how many blocks it holds.
 fn blocks_within(directory: &Directory, first: usize, budget: u64) -> (Span, usize) {
     let n = directory.records_blocks();
     let mut count = 1;
@@ -377,14 +385,11 @@ fn blocks_within(directory: &Directory, first: usize, budget: u64) -> (Span, usi
 /// The directory of the segment at `path`, from the bytes read of it.
 fn directory_read(path: &str, head: &Head, bytes: &[u8]) -> Reading {
     match Directory::decode(head, bytes) {
-        // Every record takes a byte at least: a directory's count reserves no more than
-        // its blocks' bytes.
         Ok(directory) => {
-            let n = (directory.records as usize).min(records_region(&directory).len as usize);
-            let (records, headers) = (Vec::with_capacity(n), Vec::with_capacity(n));
-            match directory.records_blocks() {
-                0 => Reading::Done(Ok(Some(Ok(Opened::Lazy { path: path.to_owned(), directory, records, headers })))),
-                _ => Reading::Records { directory, next: 0, records, headers },
+            let r = Records { directory, next: 0, records: Vec::new(), entries: Vec::new() };
+            match r.directory.records_blocks() {
+                0 => r.done(path),
+                _ => Reading::Records(r),
             }
         }
         Err(why) => Reading::Done(Ok(Some(Err(why)))),
@@ -392,52 +397,53 @@ fn directory_read(path: &str, head: &Head, bytes: &[u8]) -> Reading {
 }
 
 /// Makes the entries of records read from a segment: their paths are relative to `root`.
-struct Entries<'a> {
+struct EntryMaker<'a> {
     root: &'a str,
     interned: &'a mut Interned,
 }
 
-impl Entries<'_> {
+impl EntryMaker<'_> {
     /// The entry of `record`, from its header's text.
-    fn of(&mut self, record: &SegmentRecord, header: &str) -> Header {
+    fn of(&mut self, record: &SegmentRecord, header: &str) -> EntryRead {
         let meta = parse_record(header.as_bytes()).and_then(|v| v.meta())?;
         let size = usize::try_from(record.size).unwrap_or(usize::MAX);
         Ok(Box::new(Entry::new(&paths::join(self.root, &record.path), meta, size, self.interned, None)))
     }
 }
 
-/// Records blocks `next..next + count` of the segment at `path`, read in `bytes` (from
-/// offset `at` of the file): their records added, each header made into its entry and
-/// its text let go; the segment done once its last block is.
-#[allow(clippy::too_many_arguments)]
-fn records_read(
-    path: &str,
-    directory: Directory,
-    next: usize,
-    mut records: Vec<SegmentRecord>,
-    mut headers: Vec<Header>,
-    count: usize,
-    bytes: &[u8],
-    at: u64,
-    entries: &mut Entries<'_>,
-) -> Reading {
-    for b in next..next + count {
-        let span = directory.records_span(b);
-        let block = Span { offset: span.offset.saturating_sub(at), len: span.len }.of(bytes);
-        let block = match block.and_then(|bytes| directory.records_block(b, bytes)) {
-            Ok(block) => block,
-            Err(why) => return Reading::Done(Ok(Some(Err(why)))),
-        };
-        for mut record in block {
-            let header = std::mem::take(&mut record.header);
-            headers.push(entries.of(&record, &header));
-            records.push(record);
+impl Records {
+    /// Takes `count` records blocks from the next, read in `bytes` (from offset `at` of the
+    /// file): their records added, each header made into its entry and its text let go;
+    /// the segment (at `path`) done once its last block is.
+    fn read(mut self, path: &str, count: usize, bytes: &[u8], at: u64, maker: &mut EntryMaker<'_>) -> Reading {
+        for b in self.next..self.next + count {
+            let span = self.directory.records_span(b);
+            let block = Span { offset: span.offset.saturating_sub(at), len: span.len }.of(bytes);
+            let block = match block.and_then(|bytes| self.directory.records_block(b, bytes)) {
+                Ok(block) => block,
+                Err(why) => return Reading::Done(Ok(Some(Err(why)))),
+            };
+            // Reserved as the records are read (a count in the directory reserves nothing).
+            self.records.reserve(block.len());
+            self.entries.reserve(block.len());
+            for mut record in block {
+                let header = std::mem::take(&mut record.header);
+                self.entries.push(maker.of(&record, &header));
+                self.records.push(record);
+            }
         }
+        self.next += count;
+        if self.next < self.directory.records_blocks() {
+            return Reading::Records(self);
+        }
+        self.done(path)
     }
-    if next + count < directory.records_blocks() {
-        return Reading::Records { directory, next: next + count, records, headers };
+
+    /// The segment at `path`, read.
+    fn done(self, path: &str) -> Reading {
+        let Records { directory, records, entries, .. } = self;
+        Reading::Done(Ok(Some(Ok(Opened::Lazy { path: path.to_owned(), directory, records, entries }))))
     }
-    Reading::Done(Ok(Some(Ok(Opened::Lazy { path: path.to_owned(), directory, records, headers }))))
 }
 
 impl Plan for ReadDirectories {

@@ -3,11 +3,12 @@
 
 use super::opened::Opened;
 use super::terms::{content_terms, manifest_words, terms_of};
-use super::{Entry, Manager, State};
+use super::{Entry, Interned, Manager, State};
 use crate::paths;
 use crate::record::{parse_record, RecordMeta};
 use crate::select::Terms;
 use crate::session::{self, ManifestEntry};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 impl Manager {
@@ -43,13 +44,16 @@ impl Manager {
     /// Each record comes with what its content is indexed from: the terms of its content
     /// (its passages), all of them when the record was read, or what its manifest entry
     /// keeps, or its place in a segment of `segments`; a restored pointer ranks on them
-    /// and its metadata.
+    /// and its metadata. `interned`: what the entries made already (`Made::Entry`) share,
+    /// which the table takes as its own before it makes any other entry, so every entry
+    /// shares the table's texts (a query id is matched by its shared text).
     pub(super) fn restore_pointers(
         &self,
         dir: &str,
         records: impl Iterator<Item = (String, Made, usize, Option<Content>)>,
         segments: &[Opened],
         own: bool,
+        interned: Interned,
     ) {
         let mut records: Vec<Restored> =
             records.map(|(rel, made, size, content)| Restored { seq: 0, rel, made, size, content }).collect();
@@ -71,6 +75,7 @@ impl Manager {
         });
         let mut state = self.state.borrow_mut();
         state.forget_pointers();
+        *state.pointers.interned() = interned;
         if own {
             let State { owned, held, .. } = &mut *state;
             owned.retain(|p| held.contains(p));
@@ -120,7 +125,7 @@ impl Manager {
                     let orders: Vec<u64> = restored.iter().map(|r| r.as_ref().map_or(0, |r| r.seq)).collect();
                     // A vacant slot's entry: any record's metadata of the segment (nothing
                     // reads it: it is out of ranking and of every list).
-                    let Some(fallback) = restored.iter().flatten().next().map(|r| r.made.meta()) else {
+                    let Some(fallback) = restored.iter().flatten().next().map(|r| r.made.meta().into_owned()) else {
                         continue;
                     };
                     let vacant = |state: &mut State, r: &crate::select::segment::SegmentRecord| {
@@ -142,10 +147,7 @@ impl Manager {
         crate::sort::sort_by_key(&mut one_by_one, |r| r.seq);
         for mut r in one_by_one {
             let content = r.content.take();
-            let terms = match &r.made {
-                Made::Meta(meta) => terms_of(meta),
-                Made::Entry(entry) => terms_of(&entry.meta()),
-            };
+            let terms = terms_of(&r.made.meta());
             let (terms, stored) = match content {
                 Some(Content::Terms(content)) => (terms.with_passages_of(*content), None),
                 Some(Content::Stored(s, i)) => (terms, Some((s, i))),
@@ -166,13 +168,11 @@ impl Manager {
 
     /// The pointer of a record being restored; owned records enter retention's ledger. A
     /// pointer, not ownership: only what this manager wrote is marked written (placing it
-    /// takes the mark back from `orphans`).
+    /// takes the mark back from `orphans`). An entry made already (`Made::Entry`) has its
+    /// path joined to the folder it was read from, `dir`.
     pub(super) fn restored_entry(&self, state: &mut State, dir: &str, r: Restored, own: bool) -> Entry {
         if own && self.keeps_ledger() {
-            let saved_at = match &r.made {
-                Made::Meta(meta) => saved_at_ms(&r.rel, meta),
-                Made::Entry(entry) => saved_at_ms(&r.rel, &entry.meta()),
-            };
+            let saved_at = saved_at_ms(&r.rel, &r.made.meta());
             state.owned.add(&paths::join(dir, &r.rel), saved_at, r.seq, r.size);
         }
         match r.made {
@@ -243,11 +243,11 @@ pub(super) enum Made {
 }
 
 impl Made {
-    /// The record's metadata.
-    pub(super) fn meta(&self) -> RecordMeta {
+    /// The record's metadata: its header as parsed, or made again from its entry.
+    pub(super) fn meta(&self) -> Cow<'_, RecordMeta> {
         match self {
-            Made::Meta(meta) => RecordMeta::clone(meta),
-            Made::Entry(entry) => entry.meta(),
+            Made::Meta(meta) => Cow::Borrowed(meta),
+            Made::Entry(entry) => Cow::Owned(entry.meta()),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! What a stage of a job asks for next ([`Next`]): the one type the jobs (`jobs`) and the
-//! stages written beside them (`persist`: the segment write, the opening of a store)
-//! share, so neither imports the other's.
+//! stages written beside them (`persist`: the segment write; `open`: the opening of a
+//! store) share, so neither imports the other's.
 
 use crate::plan::Op;
 

@@ -10,6 +10,7 @@ use crate::select::Terms;
 use crate::session::{self, Manifest, ManifestEntry};
 use crate::store::restore::{Content, Made};
 use crate::store::terms::manifest_words;
+use crate::store::Interned;
 use crate::store::Manager;
 use std::collections::{BTreeMap, HashMap};
 
@@ -108,7 +109,7 @@ impl Manager {
             let content = read.remove(&rel).map(|t| Content::Terms(Box::new(t)));
             (rel, Made::Meta(Box::new(meta)), size, content)
         });
-        self.restore_pointers(&dir, records, &[], self.session.is_some());
+        self.restore_pointers(&dir, records, &[], self.session.is_some(), Interned::default());
         for (path, terms) in segment {
             self.to_segment(&path, terms);
         }

@@ -11,6 +11,7 @@ use crate::session::{Manifest, ManifestEntry, MANIFEST};
 use crate::store::opened::Opened;
 use crate::store::restore::{Content, Made};
 use crate::store::terms::manifest_words;
+use crate::store::Interned;
 use crate::store::Manager;
 use std::collections::HashSet;
 
@@ -179,7 +180,8 @@ impl Manager {
             };
             (rel.clone(), Made::Meta(Box::new(e.meta())), e.size, Some(content))
         });
-        self.restore_pointers(&s.dir, records, &r.segments, true);
+        // A session's segments are read whole: no entry is made before its pointer is.
+        self.restore_pointers(&s.dir, records, &r.segments, true, Interned::default());
         r.segments = Vec::new();
         for (path, terms) in read {
             self.to_segment(&path, terms);
