@@ -9,7 +9,7 @@ import { docComments, docSections, docTitle, firstSentence, moduleUnderTest, sni
 import { prng, sample } from "./prng.mjs";
 
 /** Bump when records or queries change shape: cached corpora of another version are rebuilt. */
-export const CORPUS_VERSION = 3;
+export const CORPUS_VERSION = 4;
 const MAX_FILE_BYTES = 512 * 1024;
 const GREP_RECORDS = 250;
 const GREP_CAP = 50;

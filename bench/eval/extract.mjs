@@ -6,9 +6,10 @@ const ext = (path) => path.slice(path.lastIndexOf(".") + 1).toLowerCase();
 const JS = new Set(["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"]);
 const words = (text) => text.split(/\s+/).filter(Boolean);
 
-// Scripts written without spaces between words, and their punctuation.
-const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー、。，！？：；（）「」『』・]+/gu;
-const CJK_LETTER = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu;
+// Chinese and Japanese, written without spaces between words, and their punctuation
+// (Korean has spaces between its words: its words are counted as any other).
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー、。，！？：；（）「」『』・]+/gu;
+const CJK_LETTER = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
 // A Chinese word is one to three characters, most often two: the length of a CJK run in words.
 const CJK_CHARS_PER_WORD = 2;
 

@@ -7,7 +7,9 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use toolctx::select::{for_each_index_token, index_tokens, is_unspaced_script, stem, Terms, MAX_INDEXED_VALUE_BYTES};
+use toolctx::select::{
+    for_each_index_token, index_tokens, is_unspaced_script, query_words, stem, Terms, MAX_INDEXED_VALUE_BYTES,
+};
 
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(1000);
@@ -338,7 +340,7 @@ fn text() -> impl Strategy<Value = String> {
         1 => "[0-9]{1,5}",
         2 => prop::sample::select(vec![
             "é", "É", "ß", "İ", "Σ", "σ", "ς", "ǅ", "ǈ", "\u{301}", "\u{20D0}", "Ω", "ΣΑΣ", "Straße", "ÜBER", "Größe",
-            "٣", "Ⅻ", "ⅻ", "K", "ﬁ", "Ⓐ", "ʰ", "認", "証", "エ", "ー", "々", "ก", "🙂", "Ошибка", "ВХОДА", "\u{00A0}",
+            "٣", "Ⅻ", "ⅻ", "K", "ﬁ", "Ⓐ", "ʰ", "認", "証", "認証", "友好的", "エ", "ー", "データ", "々", "ก", "ภาษา", "🙂", "Ошибка", "ВХОДА", "\u{00A0}",
         ])
         .prop_map(str::to_owned),
         1 => any::<char>().prop_map(String::from),
@@ -371,6 +373,18 @@ proptest! {
     #[test]
     fn index_tokens_of_any_string_match_the_reference(s in any::<String>()) {
         prop_assert_eq!(terms(&s), reference::index_tokens(&s));
+    }
+
+    /// A query finds the text it is taken from by its pairs of characters too: every
+    /// pair a query makes is a pair the index holds for the same text.
+    #[test]
+    fn a_querys_pairs_are_the_index_pairs_of_the_same_text(s in text()) {
+        let indexed = terms(&s).0;
+        for word in query_words(&s) {
+            if word.chars().count() == 2 && word.chars().all(is_unspaced_script) {
+                prop_assert!(indexed.contains(&word), "{word:?} of {s:?}: {indexed:?}");
+            }
+        }
     }
 }
 
