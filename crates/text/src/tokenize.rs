@@ -4,8 +4,8 @@
 //! (`_`, `-`, `/`, `.`, spaces, other punctuation and symbols) separates them.
 //! Characters of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao,
 //! Khmer, Myanmar) are one word each, and the pairs of Chinese and Japanese characters
-//! that stand together are indexed and queried too (`super::unspaced`). Everything is lowercased with full case
-//! mapping.
+//! that stand together are indexed and queried too (`super::unspaced`). Everything is
+//! lowercased with full case mapping.
 //!
 //! The case of a word is information in a text (`readFile` is the words `read` and
 //! `file`) but never in a query (`READFILE`, `ReadFile` and `readfile` are one query).

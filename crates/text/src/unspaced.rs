@@ -3,13 +3,23 @@
 //! and Japanese, the pairs of them that stand together ([`UnspacedRun`]), which the index
 //! and queries hold too.
 
-/// Characters of scripts written without spaces between words.
+/// Characters of scripts written without spaces between words: Chinese and Japanese
+/// (`is_paired_script`), Thai, Lao, Myanmar and Khmer.
 pub fn is_unspaced_script(c: char) -> bool {
+    is_paired_script(c)
+        || matches!(c as u32,
+            0x0E00..=0x0EFF     // Thai, Lao
+            | 0x1000..=0x109F   // Myanmar
+            | 0x1780..=0x17FF   // Khmer
+        )
+}
+
+/// Characters of Chinese and Japanese (Han, kana): those paired by [`UnspacedRun`]. A
+/// character of Thai, Lao, Khmer or Myanmar is a code point, not a letter (a vowel sign, a
+/// tone mark), and its pairs are not measured: those scripts keep their characters alone.
+pub(crate) fn is_paired_script(c: char) -> bool {
     matches!(c as u32,
-        0x0E00..=0x0EFF     // Thai, Lao
-        | 0x1000..=0x109F   // Myanmar
-        | 0x1780..=0x17FF   // Khmer
-        | 0x3005..=0x3007   // 々 〆 〇
+        0x3005..=0x3007     // 々 〆 〇
         | 0x3040..=0x30FF   // Hiragana, Katakana
         | 0x31F0..=0x31FF   // Katakana extensions
         | 0x3400..=0x4DBF   // CJK extension A
@@ -18,13 +28,6 @@ pub fn is_unspaced_script(c: char) -> bool {
         | 0xFF66..=0xFF9F   // halfwidth Katakana
         | 0x20000..=0x3134F // CJK extensions B–G
     )
-}
-
-/// Characters of Chinese and Japanese (Han, kana): those paired by [`UnspacedRun`]. A
-/// character of Thai, Lao, Khmer or Myanmar is a code point, not a letter (a vowel sign, a
-/// tone mark), and its pairs are not measured: those scripts keep their characters alone.
-pub fn is_paired_script(c: char) -> bool {
-    is_unspaced_script(c) && !matches!(c as u32, 0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF)
 }
 
 /// A run of Chinese and Japanese characters, read one character at a time (each is a word
