@@ -105,48 +105,44 @@ impl Manager {
         out: Outcomes,
         files: &[String],
     ) -> crate::error::Result<Result<SegmentsRead, Vec<Op>>> {
-        let mut interned = Interned::default();
-        let read = match reading {
-            SegmentsReading::Whole(paths) => std::mem::take(paths)
-                .into_iter()
-                .zip(out)
-                .map(|(path, outcome)| {
-                    let opened = plan::bytes(outcome).map(|b| b.map(|b| Segment::decode(&b).map(Opened::Whole)));
-                    (path, opened)
-                })
-                .collect(),
+        let (read, interned) = match reading {
+            SegmentsReading::Whole(paths) => {
+                let read = std::mem::take(paths)
+                    .into_iter()
+                    .zip(out)
+                    .map(|(path, outcome)| {
+                        let opened = plan::bytes(outcome).map(|b| b.map(|b| Segment::decode(&b).map(Opened::Whole)));
+                        (path, opened)
+                    })
+                    .collect();
+                (read, Interned::default())
+            }
             SegmentsReading::Ranges(directories) => match directories.step(out) {
                 Step::Run(ops) => return Ok(Err(ops)),
-                Step::Done(read) => {
-                    interned = directories.take_interned();
-                    read?
-                }
+                Step::Done(read) => (read?, directories.take_interned()),
                 _ => {
                     return Err(crate::error::Error::new(crate::error::ErrorKind::Internal, "a directory read locked"))
                 }
             },
         };
-        let mut read = self.segments_taken(read, files);
-        // The entries of records not taken (gone from the folder, or held by a newer
-        // segment) are dropped: their args are shared by nothing any more.
-        interned.prune();
-        read.interned = interned;
-        Ok(Ok(read))
+        Ok(Ok(self.segments_taken(read, files, interned)))
     }
 
     /// The segments read (`read`: each path and what was read of it): those that decode,
     /// the records of `files` (listed record paths) they hold, and the removals of the
-    /// refused ones (none for a read-only manager). A refused segment is reported and never
+    /// refused ones (none for a read-only manager); `interned`: what the entries made as
+    /// they were read share. A refused segment is reported and never
     /// trusted: the records it held are read instead, as is a record whose header in it
     /// does not parse.
-    pub(super) fn segments_taken(&self, read_in: Vec<(String, OpenedRead)>, files: &[String]) -> SegmentsRead {
+    pub(super) fn segments_taken(
+        &self,
+        read_in: Vec<(String, OpenedRead)>,
+        files: &[String],
+        interned: Interned,
+    ) -> SegmentsRead {
         let listed: HashSet<&str, BuildHasherDefault<TermHasher>> = files.iter().map(String::as_str).collect();
-        let mut read = SegmentsRead {
-            segments: Vec::new(),
-            covered: Covered::default(),
-            removes: Vec::new(),
-            interned: Interned::default(),
-        };
+        let mut read =
+            SegmentsRead { segments: Vec::new(), covered: Covered::default(), removes: Vec::new(), interned };
         for (path, opened) in read_in {
             let segment = match opened {
                 Ok(Some(Ok(segment))) => segment,
@@ -221,6 +217,9 @@ impl Manager {
             }
             read.segments.push(segment);
         }
+        // The entries of records not taken (gone from the folder, or held by a newer
+        // segment) are dropped: their args are shared by nothing any more.
+        read.interned.prune();
         read
     }
 }
