@@ -78,8 +78,10 @@ export const QUERY = Object.freeze({
   POINTERS: "pointers",
   /** `{kind, query, pointers, options, listed}`: the places in `pointers` of the relevant ones. */
   SELECT_LISTED: "selectListed",
-  /** `{kind, query, resultJson}`: the result's best-matching lines, or undefined. */
-  PASSAGE: "passage",
+  /** `{kind, query, scores, filepaths, results}`: selectRelevant's second phase over its first results
+   * (their scores, a Float64Array, their filepaths, and each one's result as JSON text or undefined): `[{at, score, passage}]`
+   * in their new order. */
+  RESCORE: "rescore",
   /** `{kind, embedded}`: the query's vector from what `embed` returned. */
   QUERY_VECTOR: "queryVector",
 });

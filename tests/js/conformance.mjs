@@ -3520,6 +3520,27 @@ export function runRankingTests({ name, ContextManager, memoryStorage, test: t0,
     const all = await m.selectRelevant("zebra");
     assert.ok(all.length === 2 && all.every((h) => h.passage === undefined));
   });
+  test("selectRelevant's second phase: words that stand together outrank the same words scattered", async () => {
+    const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
+    // The log names each word more often, scattered; the output prints the message once, as written.
+    const scattered = await m.saveContext("readFile", { path: "notes.md" },
+      "peer list: blocked by policy\nthe connection pool, the peer, a connection\nrefused: the peer connection");
+    const together = await m.saveContext("bash", { command: "curl localhost:8080" },
+      "curl: (7) failed to reach the service on port 8080\nerror: connection refused by peer\nexit code 7");
+    const query = "connection refused by peer";
+    // The first phase (BM25F, all selectRelevantContexts ranks by) puts the log first ...
+    assert.deepEqual(m.selectRelevantContexts(query, m.getAllPointers(), { fallback: "none" }), [scattered, together]);
+    // ... the second reads both records and puts the message quoted whole first, scored so.
+    const hits = await m.selectRelevant(query, { fallback: "none" });
+    assert.deepEqual(hits.map((h) => h.filepath), [together, scattered]);
+    assert.ok(hits[0].score > hits[1].score, JSON.stringify(hits.map((h) => h.score)));
+    assert.deepEqual(hits[0].passage, { text: "error: connection refused by peer", startLine: 2, endLine: 2 });
+    // The order given to rerank and a limit are the second phase's too.
+    const seen = [];
+    await m.selectRelevant(query, { rerank: (q, candidates) => { seen.push(...candidates.map((c) => c.filepath)); return seen; } });
+    assert.deepEqual(seen, [together, scattered]);
+    assert.deepEqual((await m.selectRelevant(query, { limit: 1 })).map((h) => h.filepath), [together]);
+  });
   test("words meet whatever their inflection (English stemming), identifiers still whole", async () => {
     const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });
     const refunds = await m.saveContext("readFile", { path: "src/billing/refunds.ts" }, null);

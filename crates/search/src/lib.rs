@@ -1,6 +1,7 @@
 //! toolctx's search engine (SPEC §6): a record's terms, its metadata and its content in
 //! passages ([`terms`]); the inverted index and its ranking by best passage ([`Index`]);
-//! a query's words ([`Query`]); the lines to show for a hit ([`best_passage`]); embedding
+//! a query's words ([`Query`]); the lines to show for a hit ([`best_passage`]); the second
+//! phase, where a query's words stand together in a result ([`Phrase`], [`rescore`]); embedding
 //! vectors for hybrid ranking ([`Vectors`]). Pure: no I/O, no clock. The core
 //! (`toolctx`) re-exports it as `toolctx::select`.
 //!
@@ -19,6 +20,7 @@ pub mod footprint;
 mod index;
 pub mod paged;
 mod passage;
+mod phrase;
 mod postings;
 mod query;
 pub mod segment;
@@ -29,6 +31,7 @@ mod vectors;
 
 pub use index::{Doc, Index, Ranking, Scored, SegmentLists};
 pub use passage::{best_passage, Passage, PASSAGE_CHARS, PASSAGE_LINES};
+pub use phrase::{rescore, Phrase, PHRASE_WEIGHT, RESCORE_WINDOW};
 pub use postings::Posting;
 pub use query::{Query, MAX_QUERY_WORDS};
 pub use terms::{Field, Terms, PASSAGE_WORDS};

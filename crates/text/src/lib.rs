@@ -15,6 +15,7 @@ pub mod content;
 pub mod fxhash;
 pub mod lines;
 pub mod lowercase;
+pub mod phrase;
 pub mod tokenize;
 mod unspaced;
 
@@ -25,6 +26,7 @@ pub use content::for_each_string_value;
 pub use fxhash::ResultHasher;
 pub use lines::line_word_masks;
 pub use lowercase::to_lowercase;
+pub use phrase::PhraseWords;
 pub use tokenize::{
     for_each_index_token, for_each_token, index_tokens, is_keyword, is_stop_stem, is_unspaced_script, keywords,
     query_words, stem, stem_owned, tokenize,

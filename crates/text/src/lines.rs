@@ -24,8 +24,7 @@ use crate::{for_each_index_token, stem, TermHasher};
 /// assert_eq!(masks, [0, 0b11, 0b10]);
 /// ```
 pub fn line_word_masks(text: &str, stems: &[String], stop_mask: u64) -> Vec<u64> {
-    let starts: Vec<usize> =
-        std::iter::once(0).chain(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1)).collect();
+    let starts = line_starts(text);
     let candidates = candidate_lines(text, &starts, stems, stop_mask);
     let mut words = Words::new(stems);
     let mut masks = Vec::with_capacity(starts.len());
@@ -36,8 +35,13 @@ pub fn line_word_masks(text: &str, stems: &[String], stop_mask: u64) -> Vec<u64>
     masks
 }
 
+/// Where each line of `text` (split at `\n`) begins.
+pub(crate) fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0).chain(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1)).collect()
+}
+
 /// Which lines (beginning at `starts`) may hold a query word (see [`line_word_masks`]).
-fn candidate_lines(text: &str, starts: &[usize], stems: &[String], stop_mask: u64) -> Vec<bool> {
+pub(crate) fn candidate_lines(text: &str, starts: &[usize], stems: &[String], stop_mask: u64) -> Vec<bool> {
     let telling: Vec<usize> = (0..stems.len()).filter(|&k| stop_mask & (1 << k) == 0).collect();
     let words: Vec<usize> = if telling.is_empty() { (0..stems.len()).collect() } else { telling };
     let needles: Vec<&str> = words

@@ -192,7 +192,9 @@ impl JsContextManager {
             Query::SelectListed { query, pointers, options, listed } => {
                 Uint32Array::from(self.select_listed(&query, &pointers, &options, &listed)?.as_slice()).into()
             }
-            Query::Passage { query, result_json } => select::passage(&query, &result_json)?,
+            Query::Rescore { query, options, scores, filepaths, results } => {
+                self.rescore(&query, &options, &scores, &filepaths, &results).js()?
+            }
             Query::Vector { embedded } => select::query_vector_of(&embedded)?.into(),
         })
     }

@@ -16,7 +16,7 @@ use crate::interop::selection::{
     filter_options, foreign_terms, listed_slots, one_vector, query_vector, score_json, ListedSlots,
 };
 use crate::plans::Reply;
-use toolctx_core::error::{Error, Result};
+use toolctx_core::error::{Error, ErrorKind, Result};
 use toolctx_core::record::task_id_from_f64;
 use toolctx_core::select::{Fallback, Strategy};
 use toolctx_core::store::{Candidate, Filter, Listed};
@@ -214,25 +214,66 @@ pub(super) fn query_vector_of(embedded: &JsValue) -> Result<js_sys::Float32Array
     Ok(js_sys::Float32Array::from(vector.as_slice()))
 }
 
-/// The passage of a selected record for `query`: its best-matching lines as the model
-/// reads its result (`result_json`, the result's JSON text), `{text, startLine,
-/// endLine}`, or `undefined` when no line holds a word of the query.
-pub(super) fn passage(query: &str, result_json: &str) -> Result<JsValue, JsValue> {
-    let result: Value = toolctx_core::record::from_json(result_json)
-        .map_err(|e| Error::invalid(format!("the result is not JSON: {e}")))
-        .js()?;
-    let view = toolctx_core::view::lines_of(&result);
-    let Some(p) = toolctx_core::select::best_passage(&view, &toolctx_core::select::Query::new(query)) else {
-        return Ok(JsValue::UNDEFINED);
-    };
-    let o = Object::new();
-    let _ = Reflect::set(&o, &"text".into(), &p.text.into());
-    let _ = Reflect::set(&o, &"startLine".into(), &(p.start_line as f64).into());
-    let _ = Reflect::set(&o, &"endLine".into(), &(p.end_line as f64).into());
-    Ok(o.into())
-}
-
 impl JsContextManager {
+    /// `selectRelevant`'s second phase (`toolctx_core::select::rescore`): its first
+    /// results, their first-phase `scores` best first, scored again by where the query's
+    /// words stand together in their records (`results`: each one's result as JSON text,
+    /// `None` where it was not read; `filepaths`, theirs, for onDebug). In their new
+    /// order and cut to the `limit` of `options` (the first phase kept at least
+    /// [`RESCORE_WINDOW`](toolctx_core::select::RESCORE_WINDOW)): `[{at, score,
+    /// passage}]`, `at` a place in `scores`, `passage` the record's best-matching lines as
+    /// the model reads them (`{text, startLine, endLine}`, undefined where no line holds a
+    /// query word). A result that is not JSON gets neither (onDebug says so).
+    pub(super) fn rescore(
+        &self,
+        query: &str,
+        options: &JsValue,
+        scores: &[f64],
+        filepaths: &[Option<String>],
+        results: &[Option<String>],
+    ) -> Result<JsValue> {
+        if scores.len() != results.len() || filepaths.len() != results.len() {
+            return Err(Error::new(ErrorKind::Internal, "rescore: as many scores and filepaths as results"));
+        }
+        if scores.len() > toolctx_core::select::RESCORE_WINDOW {
+            return Err(Error::new(ErrorKind::Internal, "rescore: more results than its window"));
+        }
+        let words = toolctx_core::select::Query::new(query);
+        let phrase = toolctx_core::select::Phrase::new(query);
+        let mut shares = vec![0.0; scores.len()];
+        let mut passages = vec![None; scores.len()];
+        for (i, json) in results.iter().enumerate() {
+            let Some(json) = json else { continue };
+            let result: Value = match toolctx_core::record::from_json(json) {
+                Ok(result) => result,
+                Err(e) => {
+                    let path = filepaths[i].as_deref();
+                    self.inner.debug(format!("no passage for {}: {e}", path.unwrap_or("a result")), path);
+                    continue;
+                }
+            };
+            let view = toolctx_core::view::lines_of(&result);
+            shares[i] = phrase.share(&view);
+            passages[i] = toolctx_core::select::best_passage(&view, &words);
+        }
+        let limit = opt_size(options, "limit")?.unwrap_or(usize::MAX);
+        let out = Array::new();
+        for (at, score) in toolctx_core::select::rescore(scores, &shares).into_iter().take(limit) {
+            let o = Object::new();
+            let _ = Reflect::set(&o, &"at".into(), &(at as f64).into());
+            let _ = Reflect::set(&o, &"score".into(), &score.into());
+            if let Some(p) = &passages[at] {
+                let passage = Object::new();
+                let _ = Reflect::set(&passage, &"text".into(), &p.text.as_str().into());
+                let _ = Reflect::set(&passage, &"startLine".into(), &(p.start_line as f64).into());
+                let _ = Reflect::set(&passage, &"endLine".into(), &(p.end_line as f64).into());
+                let _ = Reflect::set(&o, &"passage".into(), &passage);
+            }
+            out.push(&o);
+        }
+        Ok(out.into())
+    }
+
     /// The usable pointers of `list` (those with a string filepath that `filter` lets
     /// through, by their own `queryId` and `taskId`), by slot where `given` has a
     /// current one, else by filepath (from `given`, else read from each object).
@@ -285,9 +326,17 @@ impl JsContextManager {
             Some("overlap") => Strategy::Overlap,
             Some(other) => return Err(Error::invalid(format!("unknown strategy {other:?}"))),
         };
-        let limit = opt_size(options, "limit")?;
         let max_bytes = opt_size(options, "maxBytes")?;
         let max_tokens = opt_size(options, "maxTokens")?;
+        // selectRelevant's second phase scores its first results again and cuts them to the
+        // limit itself (`rescore`): the first phase keeps as many as it reads, when no budget
+        // chose them.
+        let limit = match opt_size(options, "limit")? {
+            Some(limit) if selection == Selection::Scored && max_bytes.is_none() && max_tokens.is_none() => {
+                Some(limit.max(toolctx_core::select::RESCORE_WINDOW))
+            }
+            limit => limit,
+        };
         let dedupe = match get(options, "dedupe") {
             v if v.is_undefined() || v.is_null() => dedupe_default,
             v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
