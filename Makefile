@@ -144,8 +144,9 @@ test-browser: setup pkg
 test-edge: setup pkg
 	node --test --test-reporter=spec tests/edge/
 
-## Shared stores: toolctx/redis and toolctx/s3 against redis-server and s3s-fs, which the tests
-## start on 127.0.0.1 (free ports) and stop: conformance, 8 writer processes, faults; then both under Deno and Bun.
+## Shared stores: toolctx/redis, toolctx/s3 and toolctx/postgres against redis-server, s3s-fs and
+## PostgreSQL, which the tests start on 127.0.0.1 (free ports; PostgreSQL on a Unix socket too) and
+## stop: conformance, 8 writer processes, faults; then redis and s3 under Deno and Bun.
 ## --test-force-exit: a test file ends when its tests have, even if a client it leaked still
 ## reconnects to a server the suite stopped (a redis test file once never exited).
 test-servers: setup pkg
