@@ -131,9 +131,11 @@ test-js: setup pkg
 test-deno: setup pkg
 	deno test -A --no-check tests/js/deno.suite.mjs
 	deno test -A --unstable-kv --no-check tests/js/deno-kv.suite.mjs
+	deno test -A --no-check tests/js/sqlite.suite.mjs
 
 test-bun: setup pkg
 	bun test ./tests/js/bun.suite.mjs
+	bun test ./tests/js/sqlite.suite.mjs
 
 test-browser: setup pkg
 	node tests/js/browser/run.mjs

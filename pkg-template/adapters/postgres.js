@@ -75,16 +75,6 @@ function secretsOf(options) {
   return secrets;
 }
 
-/** Whether `err` (its message, its fields, its causes) quotes one of `secrets`. */
-function quotes(err, secrets, depth = 0) {
-  if (err === undefined || err === null || depth > 5) return false;
-  if (typeof err !== "object") return secrets.some((s) => String(err).includes(s));
-  for (const value of [err.message, err.stack, err.input, err.detail, err.hint, err.where]) {
-    if (typeof value === "string" && secrets.some((s) => value.includes(s))) return true;
-  }
-  return quotes(err.cause, secrets, depth + 1);
-}
-
 /**
  * @param {import("./postgres.d.ts").PostgresStorageSource} source
  * @param {import("./postgres.d.ts").PostgresStorageOptions} [options]
@@ -121,14 +111,10 @@ export function postgresStorage(source, options = {}) {
   let schemaReady;
   let closed = false;
 
-  /** The failure of `what` typed (base/backend.js), with the SQLSTATE as `sqlState`; without a word of a secret. */
+  /** The failure of `what` typed (base/backend.js), with the SQLSTATE as `sqlState`; without a word of a secret (a URL the driver cannot parse is kept in its error). */
   function failure(what, err) {
     const sqlState = typeof err?.code === "string" && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined;
-    const typed = backendFailure(what, err, sqlState === undefined ? undefined : { sqlState });
-    if (!quotes(typed, secrets)) return typed;
-    // The driver quoted the connection string (a URL it could not parse keeps it as `input`):
-    // neither its message nor it as the cause.
-    return toolctxError(typed.code, `${what} failed: the driver's error quoted the connection string, so it is left out (check the URL: percent-encode any of : / ? # [ ] @ % in the user name or password)`);
+    return backendFailure(what, err, sqlState === undefined ? undefined : { sqlState }, secrets);
   }
 
   async function open() {
