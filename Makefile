@@ -131,9 +131,11 @@ test-js: setup pkg
 test-deno: setup pkg
 	deno test -A --no-check tests/js/deno.suite.mjs
 	deno test -A --unstable-kv --no-check tests/js/deno-kv.suite.mjs
+	deno test -A --no-check tests/js/sqlite.suite.mjs
 
 test-bun: setup pkg
 	bun test ./tests/js/bun.suite.mjs
+	bun test ./tests/js/sqlite.suite.mjs
 
 test-browser: setup pkg
 	node tests/js/browser/run.mjs
@@ -144,8 +146,9 @@ test-browser: setup pkg
 test-edge: setup pkg
 	node --test --test-reporter=spec tests/edge/
 
-## Shared stores: toolctx/redis and toolctx/s3 against redis-server and s3s-fs, which the tests
-## start on 127.0.0.1 (free ports) and stop: conformance, 8 writer processes, faults; then both under Deno and Bun.
+## Shared stores: toolctx/redis, toolctx/s3 and toolctx/postgres against redis-server, s3s-fs and
+## PostgreSQL, which the tests start on 127.0.0.1 (free ports; PostgreSQL on a Unix socket too) and
+## stop: conformance, 8 writer processes, faults; then redis and s3 under Deno and Bun.
 ## --test-force-exit: a test file ends when its tests have, even if a client it leaked still
 ## reconnects to a server the suite stopped (a redis test file once never exited).
 test-servers: setup pkg

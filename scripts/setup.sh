@@ -112,13 +112,22 @@ if ! command -v chromium >/dev/null; then
 fi
 
 # The servers the shared-store adapters are tested against (tests/servers/, make test-servers),
-# both started by the tests on 127.0.0.1 only: Debian's redis-server, and s3s-fs (an
-# S3-compatible server over a folder; about 4 min to build once, then reused).
+# all started by the tests on 127.0.0.1 only: Debian's redis-server and postgresql, and s3s-fs
+# (an S3-compatible server over a folder; about 4 min to build once, then reused).
 if ! command -v redis-server >/dev/null; then
   say "installing Debian's redis-server"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq redis-server >/dev/null
+fi
+# Debian's PostgreSQL server for toolctx/postgres's tests (tests/servers/local.mjs runs
+# initdb and pg_ctl over a temporary folder, as the postgres user when run as root; the
+# cluster the package may make for itself is not used).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  say "installing Debian's postgresql"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq postgresql >/dev/null
 fi
 if [ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/s3s-fs" ]; then
   say "installing s3s-fs 0.14.1"

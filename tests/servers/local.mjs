@@ -1,9 +1,10 @@
-// Local servers for the network adapters' tests and benchmarks: Debian's redis-server and
-// s3s-fs (cargo), each started on 127.0.0.1 on a free port and stopped by `stop()`.
-// Nothing here contacts any other address.
+// Local servers for the network adapters' tests and benchmarks: Debian's redis-server,
+// s3s-fs (cargo) and Debian's PostgreSQL, each started on 127.0.0.1 on a free port (and
+// PostgreSQL on a Unix socket too) and stopped by `stop()`. Nothing here contacts any
+// other address.
 
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 
@@ -99,5 +100,97 @@ export async function startS3() {
     bucket: S3_BUCKET,
     accessKeyId: S3_ACCESS_KEY,
     secretAccessKey: S3_SECRET_KEY,
+  };
+}
+
+export const PG_USER = "toolctx";
+export const PG_PASSWORD = "pg-s3cr3t-Horse";
+export const PG_DATABASE = "toolctx";
+
+/** Debian's PostgreSQL binaries: $PG_BIN, else the newest /usr/lib/postgresql/<version>/bin. */
+export function postgresBin() {
+  if (process.env.PG_BIN) return process.env.PG_BIN;
+  const root = "/usr/lib/postgresql";
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(`${root}/${v}/bin/initdb`)) : [];
+  if (versions.length === 0) throw new Error("no PostgreSQL server found in /usr/lib/postgresql (scripts/setup.sh installs Debian's postgresql)");
+  return `${root}/${versions.sort((a, b) => Number(b) - Number(a))[0]}/bin`;
+}
+
+/**
+ * Debian's PostgreSQL over a fresh temporary data folder: initdb, then the server on a Unix
+ * socket in that folder and on 127.0.0.1 on a free port (password auth there, trust on the
+ * socket), one database and one role with a password. PostgreSQL refuses to run as root:
+ * as root, the folder is given to the `postgres` user and every program runs as that user.
+ * `stop()` stops the server (fast) and removes the folder; `crash()` is `pg_ctl stop -m
+ * immediate` (a crash: no checkpoint, WAL replayed at the next start), `restart()` starts
+ * it again over the same folder and port. fsync is off: the tests crash the server, not
+ * the machine, and the operating system keeps what was written.
+ */
+export async function startPostgres() {
+  const bin = postgresBin();
+  const root = mkdtempSync(`${tmpdir()}/toolctx-pg-`);
+  const data = `${root}/data`;
+  const asRoot = process.getuid?.() === 0;
+  /** @type {{ uid?: number, gid?: number }} */
+  const as = {};
+  if (asRoot) {
+    const id = (flag) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
+    as.uid = id("-u");
+    as.gid = id("-g");
+    chownSync(root, as.uid, as.gid);
+  }
+  const run = (program, args) => execFileSync(`${bin}/${program}`, args, { ...as, cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_ALL: "C" } });
+  const port = await freePort();
+  run("initdb", ["-D", data, "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync"]);
+  const options = [`-k ${root}`, "-h 127.0.0.1", `-p ${port}`, "-c fsync=off", "-c full_page_writes=off", "-c max_connections=400", "-c shared_buffers=32MB"].join(" ");
+  const pgCtl = (...args) => run("pg_ctl", ["-D", data, ...args]);
+  const start = () => pgCtl("-l", `${root}/log`, "-o", options, "-w", "-t", "30", "start");
+  let running = false;
+  const stopNow = () => {
+    if (!running) return;
+    running = false;
+    try {
+      pgCtl("-m", "immediate", "-w", "stop");
+    } catch {
+      // already gone
+    }
+  };
+  // if the test process ends without stop() (a crash, a timeout), the server ends with it
+  process.once("exit", stopNow);
+  try {
+    start();
+    running = true;
+    const psql = (sql) => run("psql", ["-h", root, "-p", String(port), "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-qAtc", sql]);
+    psql(`CREATE ROLE ${PG_USER} LOGIN PASSWORD '${PG_PASSWORD}'`);
+    psql(`CREATE DATABASE ${PG_DATABASE} OWNER ${PG_USER}`);
+  } catch (err) {
+    stopNow();
+    rmSync(root, { recursive: true, force: true });
+    throw new Error(`PostgreSQL did not start: ${err.stderr ?? err.message}`, { cause: err });
+  }
+  return {
+    port,
+    socketDir: root,
+    /** Over TCP with the role's password. */
+    connectionString: `postgresql://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${PG_DATABASE}`,
+    /** Over the Unix socket (trust), as the role. */
+    socketConnection: { host: root, port, user: PG_USER, database: PG_DATABASE },
+    /** `pg_ctl stop -m immediate`: the server crashes; everything committed is replayed at the next start. */
+    crash() {
+      running = false;
+      pgCtl("-m", "immediate", "-w", "stop");
+    },
+    restart() {
+      start();
+      running = true;
+    },
+    async stop() {
+      process.off("exit", stopNow);
+      if (running) {
+        running = false;
+        pgCtl("-m", "fast", "-w", "stop");
+      }
+      rmSync(root, { recursive: true, force: true });
+    },
   };
 }

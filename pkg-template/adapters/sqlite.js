@@ -1,0 +1,273 @@
+// toolctx/sqlite: a StorageHost over a SQLite database, for one machine's processes that
+// share a database file (or one process's in-memory database). The database is one the
+// runtime has: Bun's `bun:sqlite`, `node:sqlite` (Node 22.5 and later, Deno), else npm
+// `better-sqlite3` (an optional peer, for Node 20); or a database object handed in as
+// `database` with their shape (`prepare(sql)` giving statements with `get`, `all` and
+// `run`, and `exec(sql)`).
+//
+// SQLite answers synchronously, and so does this host (base/key-value.js): the driver runs
+// its calls without waiting a turn. One table (`table`, default "toolctx_files", created
+// if missing), one row a file:
+//   id INTEGER PRIMARY KEY (the rowid: an FTS5 external-content index, the search
+//   push-down's, refers to it as content_rowid), path TEXT UNIQUE, bytes BLOB, size,
+//   created and modified (ms since the epoch).
+// - write: INSERT ... ON CONFLICT (path) DO UPDATE; exclusive: ON CONFLICT DO NOTHING,
+//   no row changed → EEXIST (atomic: one statement); append: one statement (the bytes
+//   concatenated and cast back to a BLOB, so they stay bytes);
+// - readRange: substr() of the BLOB, counted in bytes;
+// - list: the paths in [prefix, prefix with its last "/" made "0") (BINARY collation:
+//   byte order), reduced to the folder's direct children; no LIKE;
+// - lock(name, fn): a lease row in `<table>_locks` holding its holder (host, pid, start
+//   time, boot id: base/holder.js) and an expiry, taken in a BEGIN IMMEDIATE transaction.
+//   A holder on this machine whose process has ended is recognised and its lock taken
+//   over at once; only a holder that cannot be judged (another machine on a network
+//   file system, where SQLite's own locking is not to be trusted anyway) is waited out
+//   by its lease. SQLite's own locks do not fit: a transaction held open as a lock would
+//   hold every other writer of the file for as long.
+// The database runs in WAL mode (readers do not wait for a writer) with a busy timeout
+// (`busyTimeoutMs`, default 5 000): a writer waits for another process's write that long,
+// blocking its thread, then fails with TIMEOUT. `durability: "strict"` sets
+// synchronous=FULL (survives power loss); the default NORMAL survives a process crash.
+
+import { toolctxError } from "../errors.js";
+import { backendFailure } from "./base/backend.js";
+import { holders } from "./base/holder.js";
+import { keyValueStorage } from "./base/key-value.js";
+import { leaseLock, lockOptions } from "./base/lease-lock.js";
+import { folderPrefix } from "./base/listing.js";
+import { quoteIdentifier, tableName } from "./base/sql.js";
+import { builtin } from "./builtin.js";
+
+/** SQLite's primary result codes that have a code of the table (node:sqlite gives only the number). */
+const RESULT_CODES = { 5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 13: "SQLITE_FULL", 18: "SQLITE_TOOBIG" };
+
+/** The SQLite result code of a driver's error ("SQLITE_BUSY"), from better-sqlite3's and bun:sqlite's `code` or node:sqlite's `errcode`. */
+function sqliteCode(err) {
+  if (typeof err?.code === "string" && err.code.startsWith("SQLITE_")) return err.code.replace(/^(SQLITE_[A-Z]+)_.*$/, "$1");
+  if (typeof err?.errcode === "number") return RESULT_CODES[err.errcode & 0xff];
+  return undefined;
+}
+
+/** What base/holder.js needs to tell a holder that has ended (Node, Bun, Deno). */
+function processes() {
+  const { readFileSync, readlinkSync } = builtin("node:fs");
+  const { hostname } = builtin("node:os");
+  return holders({
+    hostname,
+    pid: globalThis.process.pid,
+    readText: (path) => readFileSync(path, "utf8"),
+    readLink: (path) => readlinkSync(path),
+    signalZero(pid) {
+      try {
+        globalThis.process.kill(pid, 0);
+        return true;
+      } catch (err) {
+        if (err?.code === "ESRCH") return false;
+        return err?.code === "EPERM" ? true : undefined;
+      }
+    },
+  });
+}
+
+/** A database at `path` from the runtime's SQLite: bun:sqlite, node:sqlite, else better-sqlite3. */
+function openDatabase(path) {
+  if (globalThis.Bun !== undefined) {
+    const { Database } = builtin("bun:sqlite");
+    return new Database(path, { create: true, strict: true });
+  }
+  const nodeSqlite = builtin("node:sqlite");
+  if (nodeSqlite?.DatabaseSync !== undefined) return new nodeSqlite.DatabaseSync(path);
+  let BetterSqlite3;
+  try {
+    const { createRequire } = builtin("node:module");
+    BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3");
+  } catch (err) {
+    throw toolctxError(
+      "INVALID_ARGUMENT",
+      "toolctx/sqlite: this runtime has no node:sqlite (Node 22.5 or later, Deno) nor bun:sqlite; install better-sqlite3 (npm install better-sqlite3) or pass a `database`",
+      { cause: err },
+    );
+  }
+  return new BetterSqlite3(path);
+}
+
+/**
+ * @param {import("./sqlite.d.ts").SqliteStorageSource} source
+ * @param {import("./sqlite.d.ts").SqliteStorageOptions} [options]
+ * @returns {import("./sqlite.d.ts").SqliteStorage}
+ */
+export function sqliteStorage(source, options = {}) {
+  if (source === null || typeof source !== "object") throw toolctxError("INVALID_ARGUMENT", "sqliteStorage needs {path} or {database}");
+  const given = source.database;
+  if (given !== undefined && (given === null || typeof given.prepare !== "function" || typeof given.exec !== "function")) {
+    throw toolctxError("INVALID_ARGUMENT", "sqliteStorage: database must be a SQLite database object (better-sqlite3, node:sqlite's DatabaseSync, bun:sqlite's Database)");
+  }
+  if (given === undefined && (typeof source.path !== "string" || source.path === "")) {
+    throw toolctxError("INVALID_ARGUMENT", 'sqliteStorage needs {path} (a file, or ":memory:") or {database}');
+  }
+  const table = tableName(options.table ?? "toolctx_files", "sqliteStorage");
+  const quoted = quoteIdentifier(table);
+  const locks = quoteIdentifier(`${table}_locks`);
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0)) throw toolctxError("INVALID_ARGUMENT", "sqliteStorage: busyTimeoutMs must be a whole number of ms ≥ 0");
+  const durability = options.durability ?? "relaxed";
+  if (durability !== "relaxed" && durability !== "strict") throw toolctxError("INVALID_ARGUMENT", 'sqliteStorage: durability must be "relaxed" or "strict"');
+  const maxValue = options.maxValueBytes ?? 1_000_000_000; // SQLite's default SQLITE_MAX_LENGTH
+  const where = given === undefined ? source.path : "the database given";
+
+  /** `err`, a failure of `what`, typed (base/backend.js) with SQLite's result code as `sqliteCode`. */
+  const failure = (what, err) => {
+    const code = sqliteCode(err);
+    return backendFailure(what, err, code === undefined ? undefined : { sqliteCode: code });
+  };
+
+  let db;
+  try {
+    db = given ?? openDatabase(source.path);
+    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+    if (given === undefined) {
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec(`PRAGMA synchronous = ${durability === "strict" ? "FULL" : "NORMAL"}`);
+    }
+    db.exec(`CREATE TABLE IF NOT EXISTS ${quoted} (
+      id INTEGER PRIMARY KEY,
+      path TEXT NOT NULL UNIQUE,
+      bytes BLOB NOT NULL,
+      size INTEGER NOT NULL,
+      created INTEGER NOT NULL,
+      modified INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS ${locks} (name TEXT PRIMARY KEY, token TEXT NOT NULL, holder TEXT NOT NULL, expires INTEGER NOT NULL)`);
+  } catch (err) {
+    if (err?.code === "INVALID_ARGUMENT") throw err;
+    throw failure(`sqlite open ${where}`, err);
+  }
+  const owned = given === undefined;
+  let closed = false;
+
+  const statements = new Map();
+  /** The prepared statement of `sql` (prepared once). */
+  const statement = (sql) => {
+    let prepared = statements.get(sql);
+    if (prepared === undefined) statements.set(sql, (prepared = db.prepare(sql)));
+    return prepared;
+  };
+  /** bytes as the drivers bind a BLOB: better-sqlite3 takes only Buffers. */
+  const blob = globalThis.Buffer === undefined ? (bytes) => bytes : (bytes) => globalThis.Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const asBytes = (value) => (value === undefined || value === null ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+
+  /** `run()` under a typed failure: a value at once, or a rejected Promise (never a synchronous throw). */
+  function call(what, run) {
+    if (closed) return Promise.reject(toolctxError("STORAGE", `${what}: sqliteStorage was closed`));
+    try {
+      return run();
+    } catch (err) {
+      return Promise.reject(failure(what, err));
+    }
+  }
+  const checkSize = (what, path, bytes) => {
+    if (bytes.length > maxValue) throw toolctxError("TOO_LARGE", `sqlite ${what} ${path}: ${bytes.length} bytes is over the ${maxValue}-byte value limit; nothing was written`);
+  };
+
+  const SELECT = `SELECT bytes FROM ${quoted} WHERE path = ?`;
+  const RANGE = `SELECT substr(bytes, ?, ?) AS bytes FROM ${quoted} WHERE path = ?`;
+  const UPSERT = `INSERT INTO ${quoted} (path, bytes, size, created, modified) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (path) DO UPDATE SET bytes = excluded.bytes, size = excluded.size, modified = excluded.modified`;
+  const CREATE = `INSERT INTO ${quoted} (path, bytes, size, created, modified) VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO NOTHING`;
+  const APPEND = `INSERT INTO ${quoted} (path, bytes, size, created, modified) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (path) DO UPDATE SET bytes = CAST(bytes || excluded.bytes AS BLOB), size = size + excluded.size, modified = excluded.modified`;
+  const DELETE = `DELETE FROM ${quoted} WHERE path = ?`;
+  // The direct children of a folder: each path in its range cut after the prefix, up to and with its next "/".
+  const child = (rest) => `SELECT DISTINCT CASE WHEN instr(rest, '/') > 0 THEN substr(rest, 1, instr(rest, '/')) ELSE rest END AS name FROM (${rest})`;
+  const CHILDREN = child(`SELECT substr(path, ?) AS rest FROM ${quoted} WHERE path >= ? AND path < ?`);
+  const CHILDREN_OF_ROOT = child(`SELECT path AS rest FROM ${quoted}`);
+
+  const who = processes();
+  const now = () => Date.now();
+  /** A value for two placeholders (created and modified): plain `?` only, which every driver numbers alike. */
+  const twice = (value) => [value, value];
+  /** `fn` in a BEGIN IMMEDIATE transaction (the write lock taken first: two takers cannot both see a lock free). */
+  const immediate = (fn) => {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      const result = fn();
+      db.exec("COMMIT");
+      return result;
+    } catch (err) {
+      db.exec("ROLLBACK");
+      throw err;
+    }
+  };
+  const lock = leaseLock(
+    {
+      async acquire(name, token, leaseMs) {
+        const taken = await call(`sqlite lock ${name}`, () =>
+          immediate(() => {
+            const row = statement(`SELECT holder, expires FROM ${locks} WHERE name = ?`).get(name);
+            if (row != null && row.expires > now()) { // no row: undefined (bun:sqlite: null)
+              let holder;
+              try {
+                holder = JSON.parse(row.holder);
+              } catch {
+                holder = undefined;
+              }
+              if (!who.gone(holder)) return false;
+            }
+            statement(`INSERT OR REPLACE INTO ${locks} (name, token, holder, expires) VALUES (?, ?, ?, ?)`).run(name, token, JSON.stringify(who.me()), now() + leaseMs);
+            return true;
+          }),
+        );
+        return taken ? { name, token } : undefined;
+      },
+      refresh: async ({ name, token }, leaseMs) =>
+        (await call(`sqlite lock refresh ${name}`, () => statement(`UPDATE ${locks} SET expires = ? WHERE name = ? AND token = ?`).run(now() + leaseMs, name, token))).changes > 0,
+      release: async ({ name, token }) => (await call(`sqlite unlock ${name}`, () => statement(`DELETE FROM ${locks} WHERE name = ? AND token = ?`).run(name, token))).changes > 0,
+    },
+    { label: "sqlite lock", ...lockOptions(options, "sqliteStorage") },
+  );
+
+  return {
+    ...keyValueStorage({
+      description: `sqlite storage (${where}, table ${table})`,
+      get: (path) => call(`sqlite read ${path}`, () => asBytes(statement(SELECT).get(path)?.bytes)),
+      getRange: (path, offset, length) =>
+        call(`sqlite read range ${path}`, () => {
+          const row = statement(RANGE).get(offset + 1, length, path);
+          // substr() of an empty BLOB is NULL-free but may come back as text "": no bytes either way
+          return row == null ? undefined : asBytes(row.bytes) ?? new Uint8Array(0); // no row: undefined (bun:sqlite: null)
+        }),
+      put: (path, bytes) =>
+        call(`sqlite write ${path}`, () => {
+          checkSize("write", path, bytes);
+          statement(UPSERT).run(path, blob(bytes), bytes.length, ...twice(now()));
+        }),
+      create: (path, bytes) =>
+        call(`sqlite write ${path}`, () => {
+          checkSize("write", path, bytes);
+          return statement(CREATE).run(path, blob(bytes), bytes.length, ...twice(now())).changes === 1;
+        }),
+      append: (path, bytes) =>
+        call(`sqlite append ${path}`, () => {
+          checkSize("append", path, bytes);
+          statement(APPEND).run(path, blob(bytes), bytes.length, ...twice(now()));
+        }),
+      delete: (path) =>
+        call(`sqlite remove ${path}`, () => {
+          statement(DELETE).run(path);
+        }),
+      children: (dir) =>
+        call(`sqlite list ${dir}`, () => {
+          const prefix = folderPrefix(dir);
+          // substr() counts characters: the prefix's length in code points
+          const rows = prefix === "" ? statement(CHILDREN_OF_ROOT).all() : statement(CHILDREN).all([...prefix].length + 1, prefix, `${prefix.slice(0, -1)}0`);
+          return rows.map((row) => row.name).filter((name) => name !== "").sort();
+        }),
+      lock,
+    }),
+    table,
+    close() {
+      if (closed) return;
+      closed = true;
+      if (owned) db.close();
+    },
+  };
+}
