@@ -363,10 +363,9 @@ export class ContextManager {
   /** selectRelevant's second phase (crates/search/src/phrase.rs): the first PASSAGES results that
    * matched a word have their records read, and the core scores them again by where the query's
    * words stand together there, gives each its `passage` (the record's best-matching lines) and
-   * cuts them to the `limit` (the first phase kept at least PASSAGES).
-   * The first phase's order stands for a record that can no longer be read (removed meanwhile:
-   * loadContexts skips it, onDebug says why), which gets no passage; only a trap (INTERNAL) is
-   * thrown on. */
+   * cuts them to the `limit` (without a budget, the first phase kept at least PASSAGES). A record
+   * that can no longer be read (removed meanwhile: loadContexts skips it, onDebug says why) keeps
+   * its first-phase score and gets no passage; only a trap (INTERNAL) is thrown on. */
   async #secondPhase(query, options, ranked) {
     if (typeof query !== "string") return ranked;
     const first = ranked.slice(0, PASSAGES);

@@ -267,32 +267,53 @@ export function postgresStorage(source, options = {}) {
                 WHERE path >= $1 AND ($2::text IS NULL OR path < $2)) r) s`;
 
   const inProcess = queueLock();
-  /** The connection that holds this storage's advisory locks, while it holds any. */
+  /** The connection that holds this storage's advisory locks, while it holds any; and the one
+   * being had, so that locks of two names taken at once share one connection. */
   let holder;
+  let pending;
 
-  /** The connection for locks: kept out of the pool while a lock is held; its loss aborts every hold on it. */
+  /** The connection for locks: kept out of the pool while a lock is held; its loss aborts every hold
+   * on it. A broken connection (see leaveLockConnection) takes no new user. */
   async function lockConnection(signal) {
-    if (holder !== undefined && !holder.lost.signal.aborted) {
-      holder.users++;
-      return holder;
+    for (;;) {
+      if (holder !== undefined && !holder.lost.signal.aborted && !holder.broken) {
+        holder.users++;
+        return holder;
+      }
+      if (pending === undefined) break;
+      const had = pending;
+      await had.catch(() => undefined);
+      if (pending === had) pending = undefined;
     }
-    const client = await connection(signal);
-    const lost = new AbortController();
-    const mine = { client, users: 1, lost };
-    const onLost = (err) => {
-      if (!lost.signal.aborted) lost.abort(err);
-    };
-    client.on("error", onLost);
-    client.on("end", () => onLost(new Error("the connection ended")));
-    holder = mine;
-    return mine;
+    const had = (async () => {
+      const client = await connection(signal);
+      const lost = new AbortController();
+      const onLost = (err) => {
+        if (!lost.signal.aborted) lost.abort(err);
+      };
+      const onEnd = () => onLost(new Error("the connection ended"));
+      client.on("error", onLost);
+      client.on("end", onEnd);
+      holder = { client, users: 1, lost, listeners: { onLost, onEnd } };
+      return holder;
+    })();
+    pending = had;
+    try {
+      return await had;
+    } finally {
+      if (pending === had) pending = undefined;
+    }
   }
 
-  /** One user fewer of `held`; the last gives the connection back (or ends it, when an unlock failed: its locks die with it). */
+  /** One user fewer of `held`; the last gives the connection back, or ends it when a lock query or an
+   * unlock failed: a query that failed or timed out may still take its lock on the server, which then
+   * dies with the connection. */
   function leaveLockConnection(held, broken) {
     if (broken) held.broken = true;
     if (--held.users > 0) return;
     if (holder === held) holder = undefined;
+    held.client.off("error", held.listeners.onLost);
+    held.client.off("end", held.listeners.onEnd);
     held.client.release(held.broken || held.lost.signal.aborted ? new Error("advisory lock connection ended") : undefined);
   }
 
@@ -309,21 +330,25 @@ export function postgresStorage(source, options = {}) {
           throw err?.code === undefined ? failure(what, err) : err;
         });
         let taken = false;
+        // Whether the last try was answered: only then is the connection known to hold no lock it took.
+        let answered = false;
         try {
           const giveUp = Date.now() + (wait ? lockWaitMs : -1);
           for (let attempt = 0; !taken; attempt++) {
+            answered = false;
             const result = await withDeadline(what, deadline, () =>
               held.client.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken", [lockKey(name)]),
             ).catch((err) => {
               throw err?.code === "TIMEOUT" ? err : failure(what, err);
             });
+            answered = true;
             taken = result.rows[0].taken === true;
             if (taken) break;
             if (Date.now() > giveUp) throw toolctxError("TIMEOUT", `${what} is held by another holder (${wait ? `waited ${lockWaitMs} ms` : "not waited for"})`);
             await sleep(Math.min(2 ** attempt, 50) * (0.5 + Math.random()));
           }
         } catch (err) {
-          leaveLockConnection(held, false);
+          leaveLockConnection(held, !answered);
           throw err;
         }
         let result;

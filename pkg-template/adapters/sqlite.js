@@ -69,13 +69,23 @@ function processes() {
   });
 }
 
+/** node:sqlite, or undefined where the runtime has none: `process.getBuiltinModule` answers
+ * undefined for it, the `require` of the Node 20 releases before that throws. */
+function nodeSqliteModule() {
+  try {
+    return builtin("node:sqlite");
+  } catch {
+    return undefined;
+  }
+}
+
 /** A database at `path` from the runtime's SQLite: bun:sqlite, node:sqlite, else better-sqlite3. */
 function openDatabase(path) {
   if (globalThis.Bun !== undefined) {
     const { Database } = builtin("bun:sqlite");
     return new Database(path, { create: true, strict: true });
   }
-  const nodeSqlite = builtin("node:sqlite");
+  const nodeSqlite = nodeSqliteModule();
   if (nodeSqlite?.DatabaseSync !== undefined) return new nodeSqlite.DatabaseSync(path);
   let BetterSqlite3;
   try {
@@ -193,7 +203,12 @@ export function sqliteStorage(source, options = {}) {
       db.exec("COMMIT");
       return result;
     } catch (err) {
-      db.exec("ROLLBACK");
+      // SQLite may have rolled back itself (SQLITE_FULL, an I/O error): the error to give is `err`.
+      try {
+        db.exec("ROLLBACK");
+      } catch {
+        // no transaction was left to roll back
+      }
       throw err;
     }
   };

@@ -3540,6 +3540,9 @@ export function runRankingTests({ name, ContextManager, memoryStorage, test: t0,
     await m.selectRelevant(query, { rerank: (q, candidates) => { seen.push(...candidates.map((c) => c.filepath)); return seen; } });
     assert.deepEqual(seen, [together, scattered]);
     assert.deepEqual((await m.selectRelevant(query, { limit: 1 })).map((h) => h.filepath), [together]);
+    // The overlap strategy is the seed's count, which the second phase leaves as it is.
+    const overlap = await m.selectRelevant(query, { strategy: "overlap", fallback: "none" });
+    assert.deepEqual(overlap.map((h) => h.score), [3, 3], "connection, refused, peer: keywords of 3 characters or more");
   });
   test("words meet whatever their inflection (English stemming), identifiers still whole", async () => {
     const m = new ContextManager({ contextDir: "/rank", fileSystem: memoryStorage() });

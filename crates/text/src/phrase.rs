@@ -53,9 +53,11 @@ impl PhraseWords {
     /// Which pairs of adjacent words of the query `text` holds adjacent and in the same
     /// order: bit `k` for the pair `stems[k]`, `stems[k + 1]`.
     ///
-    /// Only the lines that may hold a query word are tokenised (the passage's filter,
-    /// `line_word_masks`); a line that holds none parts the words around it, as any word
-    /// that is not the query's does.
+    /// Only the lines that may hold one of the query's telling words are tokenised (the
+    /// passage's filter, `line_word_masks`: its stop words only where it has no other); a
+    /// line that holds none parts the words around it, as any word that is not the
+    /// query's does, so does a line holding only a stop word of the query
+    /// (`refused\nby\npeer` holds no pair of `refused by peer`).
     ///
     /// ```
     /// let w = toolctx_text::PhraseWords::of("connection refused by server");

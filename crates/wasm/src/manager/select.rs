@@ -1,5 +1,6 @@
 //! Selection: `selectRelevantContexts` and `selectRelevant` over the manager's index or
-//! a list of pointers, embedding vectors, and the passage and line views of a record.
+//! a list of pointers, embedding vectors, and `selectRelevant`'s second phase (its first
+//! results scored again by their records, each given its passage).
 
 use std::collections::HashMap;
 
@@ -206,6 +207,21 @@ impl JsContextManager {
     }
 }
 
+/// The `strategy` of a selection's options.
+fn strategy_of(options: &JsValue) -> Result<Strategy> {
+    match get(options, "strategy").as_string().as_deref() {
+        None | Some("bm25") => Ok(Strategy::Bm25),
+        Some("overlap") => Ok(Strategy::Overlap),
+        Some(other) => Err(Error::invalid(format!("unknown strategy {other:?}"))),
+    }
+}
+
+/// Whether `selectRelevant`'s second phase scores its first results again: under BM25 (the
+/// overlap count is the seed's, left as it is) for a query with a pair of words.
+fn rescores(strategy: Strategy, query: &str) -> bool {
+    strategy == Strategy::Bm25 && !toolctx_core::select::Phrase::new(query).is_empty()
+}
+
 /// The query's vector from what the `embed` option returned for it, for
 /// `selectRelevant`'s hybrid ranking (the `vector` of a `select` query); throws when that
 /// is not one vector.
@@ -219,11 +235,13 @@ impl JsContextManager {
     /// results, their first-phase `scores` best first, scored again by where the query's
     /// words stand together in their records (`results`: each one's result as JSON text,
     /// `None` where it was not read; `filepaths`, theirs, for onDebug). In their new
-    /// order and cut to the `limit` of `options` (the first phase kept at least
-    /// [`RESCORE_WINDOW`](toolctx_core::select::RESCORE_WINDOW)): `[{at, score,
+    /// order and cut to the `limit` of `options` (without a budget, the first phase kept
+    /// at least [`RESCORE_WINDOW`](toolctx_core::select::RESCORE_WINDOW)): `[{at, score,
     /// passage}]`, `at` a place in `scores`, `passage` the record's best-matching lines as
     /// the model reads them (`{text, startLine, endLine}`, undefined where no line holds a
-    /// query word). A result that is not JSON gets neither (onDebug says so).
+    /// query word). Under the `overlap` strategy, or for a query of one word, the order
+    /// stands and only the passages are made. A result that is not JSON gets neither
+    /// (onDebug says so).
     pub(super) fn rescore(
         &self,
         query: &str,
@@ -240,6 +258,7 @@ impl JsContextManager {
         }
         let words = toolctx_core::select::Query::new(query);
         let phrase = toolctx_core::select::Phrase::new(query);
+        let rescored = rescores(strategy_of(options)?, query);
         let mut shares = vec![0.0; scores.len()];
         let mut passages = vec![None; scores.len()];
         for (i, json) in results.iter().enumerate() {
@@ -253,7 +272,9 @@ impl JsContextManager {
                 }
             };
             let view = toolctx_core::view::lines_of(&result);
-            shares[i] = phrase.share(&view);
+            if rescored {
+                shares[i] = phrase.share(&view);
+            }
             passages[i] = toolctx_core::select::best_passage(&view, &words);
         }
         let limit = opt_size(options, "limit")?.unwrap_or(usize::MAX);
@@ -321,18 +342,20 @@ impl JsContextManager {
             Some("none") => Fallback::None,
             Some(other) => return Err(Error::invalid(format!("unknown fallback {other:?}"))),
         };
-        let strategy = match get(options, "strategy").as_string().as_deref() {
-            None | Some("bm25") => Strategy::Bm25,
-            Some("overlap") => Strategy::Overlap,
-            Some(other) => return Err(Error::invalid(format!("unknown strategy {other:?}"))),
-        };
+        let strategy = strategy_of(options)?;
         let max_bytes = opt_size(options, "maxBytes")?;
         let max_tokens = opt_size(options, "maxTokens")?;
         // selectRelevant's second phase scores its first results again and cuts them to the
         // limit itself (`rescore`): the first phase keeps as many as it reads, when no budget
         // chose them.
         let limit = match opt_size(options, "limit")? {
-            Some(limit) if selection == Selection::Scored && max_bytes.is_none() && max_tokens.is_none() => {
+            Some(limit)
+                if selection == Selection::Scored
+                    && max_bytes.is_none()
+                    && max_tokens.is_none()
+                    && limit > 0
+                    && rescores(strategy, &query) =>
+            {
                 Some(limit.max(toolctx_core::select::RESCORE_WINDOW))
             }
             limit => limit,
