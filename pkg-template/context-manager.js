@@ -317,8 +317,7 @@ export class ContextManager {
     const listed = Array.isArray(pointers) ? this.#pointers.given(this.#ask, pointers).listed : undefined;
     // With the embed option: hybrid ranking (BM25F and the query's vector, fused by rank).
     const vector = await this.#embedQuery(query);
-    const firstPhase = await this.#run({ kind: WORK.SELECT, query, options, listed, vector });
-    const ranked = await this.#secondPhase(query, options, firstPhase);
+    const ranked = await this.#run({ kind: WORK.SELECT, query, options, listed, vector });
     if (typeof rerank !== "function" || ranked.length === 0) return ranked;
     const controller = new AbortController();
     let timer;
@@ -360,39 +359,6 @@ export class ContextManager {
       this.#debug(`embed failed for the query, ranking by BM25 alone: ${err?.message ?? err}`));
   }
 
-  /** selectRelevant's second phase (crates/search/src/phrase.rs): the first PASSAGES results that
-   * matched a word have their records read, and the core scores them again by where the query's
-   * words stand together there, gives each its `passage` (the record's best-matching lines) and
-   * cuts them to the `limit` (without a budget, the first phase kept at least PASSAGES). A record
-   * that can no longer be read (removed meanwhile: loadContexts skips it, onDebug says why) keeps
-   * its first-phase score and gets no passage; only a trap (INTERNAL) is thrown on. */
-  async #secondPhase(query, options, ranked) {
-    if (typeof query !== "string") return ranked;
-    const first = ranked.slice(0, PASSAGES);
-    const results = await Promise.all(first.map(async (hit) => {
-      if (hit.matched.length === 0) return undefined;
-      try {
-        const [record] = await this.loadContexts([hit.filepath]);
-        return record !== undefined && "result" in record ? JSON.stringify(record.result) : undefined;
-      } catch (err) {
-        if (err?.code === "INTERNAL") throw err;
-        this.#debug(`no passage for ${hit.filepath}: ${err?.message ?? err}`);
-        return undefined;
-      }
-    }));
-    const scores = Float64Array.from(first, (hit) => hit.score);
-    const filepaths = first.map((hit) => hit.filepath);
-    const rescored = this.#query({ kind: QUERY.RESCORE, query, options, scores, filepaths, results });
-    const out = rescored.map(({ at, score, passage }) => {
-      const hit = first[at];
-      hit.score = score;
-      if (passage !== undefined) hit.passage = passage;
-      return hit;
-    });
-    for (let i = PASSAGES; i < ranked.length; i++) out.push(ranked[i]);
-    return out;
-  }
-
   /**
    * What toolctx/tools reads through a manager (protocol.js READER): a result's line view
    * (its JSON text in, one string out; crates/core/src/view.rs), the lines of a text that
@@ -415,9 +381,6 @@ export class ContextManager {
 
 disposeWithClose(ContextManager);
 
-/** Results past this many are not scored again and carry no passage (each reads its record): the
- * core's RESCORE_WINDOW (crates/search/src/phrase.rs), which it refuses more than. */
-const PASSAGES = 20;
 
 /**
  * What `take` (the core's check of what `embed` returned) makes of `embed([text])`;

@@ -78,11 +78,6 @@ export const QUERY = Object.freeze({
   POINTERS: "pointers",
   /** `{kind, query, pointers, options, listed}`: the places in `pointers` of the relevant ones. */
   SELECT_LISTED: "selectListed",
-  /** `{kind, query, options, scores, filepaths, results}`: selectRelevant's second phase over its first
-   * results (the selection's options, their scores, a Float64Array, their filepaths, and each one's
-   * result as JSON text or undefined), cut to the options' limit: `[{at, score, passage}]`
-   * in their new order. */
-  RESCORE: "rescore",
   /** `{kind, embedded}`: the query's vector from what `embed` returned. */
   QUERY_VECTOR: "queryVector",
 });

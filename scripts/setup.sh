@@ -80,6 +80,23 @@ npm_setup() {
   fi
 }
 
+# better-sqlite3 (toolctx/sqlite's tests under Node 20, which has no node:sqlite) ships no
+# binary this network can fetch, so npm compiles SQLite for it: about 110 s of CPU. The first
+# build is kept as the local prebuilt binary its installer (prebuild-install) looks for before
+# any download, so later installs (a fresh clone's) unpack it in a second.
+prebuilds="${XDG_CACHE_HOME:-$HOME/.cache}/toolctx/prebuilds"
+export npm_config_better_sqlite3_local_prebuilds="$prebuilds"
+keep_prebuilt() {
+  local addon=node_modules/better-sqlite3/build/Release/better_sqlite3.node version name
+  [ -f "$addon" ] || return 0
+  version=$(node -p 'require("./node_modules/better-sqlite3/package.json").version')
+  name="better-sqlite3-v$version-node-v$(node -p 'process.versions.modules')-$(node -p 'process.platform')-$(node -p 'process.arch').tar.gz"
+  [ -f "$prebuilds/$name" ] && return 0
+  mkdir -p "$prebuilds"
+  tar czf "$prebuilds/$name.tmp" -C node_modules/better-sqlite3 build/Release/better_sqlite3.node
+  mv "$prebuilds/$name.tmp" "$prebuilds/$name"
+}
+
 # The npm packages download while wasm-bindgen-cli compiles.
 npm_setup &
 npm_pid=$!
@@ -97,6 +114,7 @@ if [ "$have" != "$want" ]; then
 fi
 
 wait "$npm_pid"
+keep_prebuilt
 
 $only_build && exit 0
 

@@ -3540,6 +3540,10 @@ export function runRankingTests({ name, ContextManager, memoryStorage, test: t0,
     await m.selectRelevant(query, { rerank: (q, candidates) => { seen.push(...candidates.map((c) => c.filepath)); return seen; } });
     assert.deepEqual(seen, [together, scattered]);
     assert.deepEqual((await m.selectRelevant(query, { limit: 1 })).map((h) => h.filepath), [together]);
+    // A budget chooses after the second phase too: one that cuts nothing changes nothing.
+    assert.deepEqual((await m.selectRelevant(query, { limit: 1, maxBytes: 1e9 })).map((h) => h.filepath), [together]);
+    const fits = hits[0].pointer.size;
+    assert.deepEqual((await m.selectRelevant(query, { maxBytes: fits })).map((h) => h.filepath), [together]);
     // The overlap strategy is the seed's count, which the second phase leaves as it is.
     const overlap = await m.selectRelevant(query, { strategy: "overlap", fallback: "none" });
     assert.deepEqual(overlap.map((h) => h.score), [3, 3], "connection, refused, peer: keywords of 3 characters or more");

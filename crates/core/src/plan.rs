@@ -252,6 +252,71 @@ pub trait Plan {
     {
         Map { plan: self, f: Some(f) }
     }
+
+    /// This plan, then the plan `f` makes of its result: one plan whose steps are the first's,
+    /// then the second's, and whose result is the second's.
+    fn and_then<Q: Plan, F: FnOnce(Self::Output) -> Result<Q>>(self, f: F) -> AndThen<Self, Q, F>
+    where
+        Self: Sized,
+    {
+        AndThen { first: self, f: Some(f), second: None }
+    }
+}
+
+/// A plan, then another made of its result ([`Plan::and_then`]).
+pub struct AndThen<P, Q, F> {
+    first: P,
+    f: Option<F>,
+    second: Option<Q>,
+}
+
+impl<P: Plan, Q: Plan, F: FnOnce(P::Output) -> Result<Q>> Plan for AndThen<P, Q, F> {
+    type Output = Q::Output;
+
+    fn step(&mut self, outcomes: Outcomes) -> Step<Q::Output> {
+        if let Some(second) = &mut self.second {
+            return second.step(outcomes);
+        }
+        match self.first.step(outcomes).finished() {
+            Err(step) => step,
+            Ok(result) => self.begin_second(result),
+        }
+    }
+
+    fn lock_failed(&mut self, e: Error) -> Step<Q::Output> {
+        if let Some(second) = &mut self.second {
+            return second.lock_failed(e);
+        }
+        match self.first.lock_failed(e).finished() {
+            Err(step) => step,
+            Ok(result) => self.begin_second(result),
+        }
+    }
+
+    fn wake_on_change(&self, waker: &Waker) -> bool {
+        match &self.second {
+            Some(second) => second.wake_on_change(waker),
+            None => self.first.wake_on_change(waker),
+        }
+    }
+
+    fn place(&self) -> Place {
+        match &self.second {
+            Some(second) => second.place(),
+            None => self.first.place(),
+        }
+    }
+}
+
+impl<P: Plan, Q: Plan, F: FnOnce(P::Output) -> Result<Q>> AndThen<P, Q, F> {
+    /// The second plan made of the first's result, and its first step.
+    fn begin_second(&mut self, result: Result<P::Output>) -> Step<Q::Output> {
+        let Some(f) = self.f.take() else { return Step::Done(Err(stepped_after_done())) };
+        match result.and_then(f) {
+            Err(e) => Step::Done(Err(e)),
+            Ok(second) => self.second.insert(second).step(Vec::new()),
+        }
+    }
 }
 
 /// A plan whose result goes through a function ([`Plan::map`]).
@@ -343,5 +408,37 @@ pub fn names(outcome: Result<Outcome>) -> Result<Vec<String>> {
     match outcome? {
         Outcome::List(names) => Ok(names),
         _ => Err(Error::new(ErrorKind::Internal, "a plan got another outcome than a list's")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(path: &str) -> Op {
+        Op::Read(path.to_owned())
+    }
+
+    fn answered(bytes: &[u8]) -> Outcomes {
+        vec![Ok(Outcome::Read(Some(bytes.to_vec())))]
+    }
+
+    #[test]
+    fn and_then_runs_the_first_plan_then_the_one_made_of_its_result() {
+        let first = batch(vec![read("a")], |o| Ok(bytes(only(o))?.unwrap_or_default().len()));
+        let mut plan = first.and_then(|n| Ok(batch(vec![read(&format!("b{n}"))], |o| bytes(only(o)))));
+        assert!(matches!(plan.step(Vec::new()), Step::Run(ops) if ops == [read("a")]));
+        assert!(matches!(plan.step(answered(b"xyz")), Step::Run(ops) if ops == [read("b3")]));
+        assert!(matches!(plan.step(answered(b"done")), Step::Done(Ok(Some(b))) if b == b"done"));
+    }
+
+    #[test]
+    fn and_then_makes_no_second_plan_when_the_first_fails() {
+        let first = batch(vec![read("a")], |o| Ok(bytes(only(o))?.unwrap_or_default()));
+        type Second = Batch<fn(Outcomes) -> Result<()>>;
+        let mut plan = first.and_then(|_| -> Result<Second> { panic!("not made") });
+        plan.step(Vec::new());
+        let failed = vec![Err(Error::new(ErrorKind::Storage, "down"))];
+        assert!(matches!(plan.step(failed), Step::Done(Err(e)) if e.kind() == ErrorKind::Storage));
     }
 }

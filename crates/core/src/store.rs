@@ -56,6 +56,7 @@ mod persist;
 mod pointers;
 mod restore;
 mod save;
+mod second_phase;
 mod session_state;
 mod slots;
 mod stage;
@@ -78,6 +79,7 @@ pub use options::{
 pub use pointers::{Candidate, Filter, Listed};
 
 pub use save::{result_hash, Begun, HostBody, PendingSave, SaveInput, SaveRecord};
+pub use second_phase::{Reread, SecondPhase, Target};
 use session_state::Session;
 use state::State;
 

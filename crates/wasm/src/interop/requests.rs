@@ -14,7 +14,7 @@
 //! inside them (a save's arguments, a handle, selection options) pass on as the user gave
 //! them, checked where they are used with the messages the API documents.
 
-use js_sys::{Array, Float64Array, Uint32Array};
+use js_sys::{Array, Uint32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -64,8 +64,6 @@ named! {
         Slots = "slots",
         Pointers = "pointers",
         SelectListed = "selectListed",
-        /// `selectRelevant`'s second phase: its first results scored again by their records.
-        Rescore = "rescore",
         QueryVector = "queryVector",
     }
 }
@@ -187,16 +185,6 @@ pub enum Query {
         pointers: JsValue,
         options: JsValue,
         listed: JsValue,
-    },
-    /// `selectRelevant`'s second phase over its first results: their scores, best
-    /// first, their filepaths, and each one's result as JSON text (`None` where it was
-    /// not read); the options of the selection (its `limit`).
-    Rescore {
-        query: String,
-        options: JsValue,
-        scores: Vec<f64>,
-        filepaths: Vec<Option<String>>,
-        results: Vec<Option<String>>,
     },
     /// The query's vector, from what the `embed` option returned (as given).
     Vector {
@@ -321,13 +309,6 @@ impl Query {
                 options: r.any("options"),
                 listed: r.any("listed"),
             },
-            QueryKind::Rescore => Query::Rescore {
-                query: r.string("query")?,
-                options: r.any("options"),
-                scores: r.numbers("scores")?,
-                filepaths: r.opt_strings("filepaths")?,
-                results: r.opt_strings("results")?,
-            },
             QueryKind::QueryVector => Query::Vector { embedded: r.any("embedded") },
         })
     }
@@ -409,23 +390,6 @@ impl<'a> Request<'a> {
             v if v.is_undefined() => Ok(None),
             v => v.as_string().map(Some).ok_or_else(|| self.wrong(field, "a string or undefined")),
         }
-    }
-
-    /// Numbers: a Float64Array.
-    fn numbers(&self, field: &str) -> Result<Vec<f64>> {
-        let v = self.any(field);
-        v.dyn_ref::<Float64Array>().map(Float64Array::to_vec).ok_or_else(|| self.wrong(field, "a Float64Array"))
-    }
-
-    /// An array of strings, `undefined` where there is none.
-    fn opt_strings(&self, field: &str) -> Result<Vec<Option<String>>> {
-        let v = self.any(field);
-        let array = v.dyn_ref::<Array>().ok_or_else(|| self.wrong(field, "an array"))?;
-        let item = |v: JsValue| match v {
-            v if v.is_undefined() => Ok(None),
-            v => v.as_string().map(Some).ok_or_else(|| self.wrong(field, "strings or undefined")),
-        };
-        array.iter().map(item).collect()
     }
 
     /// Slots: a Uint32Array, or an array of them.

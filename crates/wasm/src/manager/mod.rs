@@ -32,12 +32,11 @@ use super::interop::requests::{Compute, Query, Start, Update, Work};
 use super::interop::storage::JsStorage;
 use super::plans::{self, Reply};
 use toolctx_core::error::Result;
-use toolctx_core::store::{
-    remove_written, Clearing, ClosePlan, Job, JobPlan, Manager, PrepareQuery, INDEX_SLICE_BYTES,
-};
+use toolctx_core::store::{remove_written, Clearing, ClosePlan, Job, JobPlan, Manager, INDEX_SLICE_BYTES};
 
 mod grep;
 mod load;
+mod relevant;
 mod save;
 mod select;
 mod storewide;
@@ -140,18 +139,7 @@ impl JsContextManager {
                 if let Err(e) = self.inner.check_open("selectRelevant") {
                     return Ok(plans::failed(e));
                 }
-                let text = query.as_string();
-                let select = self.clone();
-                let rank = move || select.select_relevant(&query, &options, &listed, &vector);
-                match text {
-                    // What the ranking needs of the index segments read by range, read
-                    // first; the ranking in the step the reads end in.
-                    Some(text) => {
-                        let plan = PrepareQuery::new(self.inner.clone(), &toolctx_core::select::Query::new(&text));
-                        plans::start(self.storage.clone(), plan, move |()| rank())
-                    }
-                    None => plans::finish(rank()),
-                }
+                self.select_relevant(&query, options, listed, vector)
             }
             Work::Flush => self.run_begun(self.inner.begin_flush(), unit),
             Work::EndSession => self.run_begun(self.inner.begin_end_session(), unit),
@@ -191,9 +179,6 @@ impl JsContextManager {
             Query::Pointers { slots } => self.pointers(&slots).into(),
             Query::SelectListed { query, pointers, options, listed } => {
                 Uint32Array::from(self.select_listed(&query, &pointers, &options, &listed)?.as_slice()).into()
-            }
-            Query::Rescore { query, options, scores, filepaths, results } => {
-                self.rescore(&query, &options, &scores, &filepaths, &results).js()?
             }
             Query::Vector { embedded } => select::query_vector_of(&embedded)?.into(),
         })

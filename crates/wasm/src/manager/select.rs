@@ -1,23 +1,18 @@
-//! Selection: `selectRelevantContexts` and `selectRelevant` over the manager's index or
-//! a list of pointers, embedding vectors, and `selectRelevant`'s second phase (its first
-//! results scored again by their records, each given its passage).
+//! Selection: the ranking of `selectRelevantContexts` and of `selectRelevant`'s first
+//! phase (`relevant.rs` runs the rest) over the manager's index or a list of pointers,
+//! their options, and embedding vectors.
 
 use std::collections::HashMap;
 
-use js_sys::{Array, Function, Object, Reflect, JSON};
-
-use serde_json::Value;
+use js_sys::{Array, Function, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::JsContextManager;
 use crate::interop::args::{get, opt_size};
 use crate::interop::errors::{invalid, IntoJs};
-use crate::interop::selection::{
-    filter_options, foreign_terms, listed_slots, one_vector, query_vector, score_json, ListedSlots,
-};
-use crate::plans::Reply;
-use toolctx_core::error::{Error, ErrorKind, Result};
+use crate::interop::selection::{filter_options, foreign_terms, listed_slots, one_vector, ListedSlots};
+use toolctx_core::error::{Error, Result};
 use toolctx_core::record::task_id_from_f64;
 use toolctx_core::select::{Fallback, Strategy};
 use toolctx_core::store::{Candidate, Filter, Listed};
@@ -32,11 +27,11 @@ pub(super) enum Selection {
 
 /// What a selection ranks: this manager's pointers by slot (all of them when `None`),
 /// or an array of pointer objects from anywhere.
-pub(super) enum Source<'a> {
+pub(super) enum Source {
     Slots(Option<Vec<u32>>),
     /// The array and its usable pointers, in order.
     List {
-        list: &'a Array,
+        list: Array,
         listed: Vec<ListedPointer>,
     },
 }
@@ -44,12 +39,12 @@ pub(super) enum Source<'a> {
 /// A usable pointer of a list given to a selection.
 pub(super) struct ListedPointer {
     /// Its place in the array.
-    position: u32,
+    pub(super) position: u32,
     /// Its slot, when it is this manager's pointer (its terms are indexed).
-    slot: Option<u32>,
+    pub(super) slot: Option<u32>,
     /// Its filepath, when it was given by filepath or is no pointer of this manager
     /// (else the slot's).
-    path: Option<String>,
+    pub(super) path: Option<String>,
 }
 
 impl JsContextManager {
@@ -69,89 +64,12 @@ impl JsContextManager {
         let (query_id, task_id) = filter_options(options).js()?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
         let source = self.list_source(list, listed_slots(listed).js()?, filter);
-        let ranking = self.rank(query, &source, options, None, Selection::Seed).js()?;
+        let query = query.as_string().ok_or_else(|| invalid("query must be a string"))?;
+        let options = SelectOptions::read(options, Selection::Seed).js()?;
+        let mut ranking = self.rank(&query, &source, &options, None, Selection::Seed, 0);
+        self.cut(&mut ranking.hits, &source, &options);
         let Source::List { listed, .. } = &source else { unreachable!("a list source") };
         Ok(ranking.hits.iter().map(|hit| listed[hit.index].position).collect())
-    }
-
-    /// Scored selection: `{filepath, score, pointer, matched}`, best first. Without
-    /// `pointers`, the pointers of this manager through the index: every one, or those
-    /// saved with the `queryId` / `taskId` given (no pointer object is made to rank
-    /// them). With `pointers` (their slots in `listed` where the glue knows them, as
-    /// the `selectListed` query takes them), `queryId` / `taskId` narrow that list. `vector`: the
-    /// query's, for hybrid ranking (the `queryVector` query made it), or `undefined`.
-    /// Over this manager's pointers the answer is the JSON text of the list, which the
-    /// driver parses once the call has returned (see `plans::Reply::Json`).
-    pub(super) fn select_relevant(
-        &self,
-        query: &JsValue,
-        options: &JsValue,
-        listed: &JsValue,
-        vector: &JsValue,
-    ) -> Result<Reply> {
-        self.inner.check_open("selectRelevant")?;
-        let (query_id, task_id) = filter_options(options)?;
-        let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
-        let vector = query_vector(vector)?;
-        let given = get(options, "pointers");
-        let source = if given.is_undefined() {
-            Source::Slots((!filter.is_all()).then(|| self.inner.slots(filter)))
-        } else {
-            match given.dyn_ref::<Array>() {
-                Some(list) => self.list_source(list, listed_slots(listed)?, filter),
-                None => return Err(Error::invalid("pointers must be an array")),
-            }
-        };
-        let ranking = self.rank(query, &source, options, vector.as_deref(), Selection::Scored)?;
-        let out = match &source {
-            Source::Slots(_) => {
-                let (mut json, mut path) = (String::from("["), String::new());
-                for hit in &ranking.hits {
-                    if json.len() > 1 {
-                        json.push(',');
-                    }
-                    json.push_str("{\"filepath\":");
-                    path.clear();
-                    self.inner.push_filepath(hit.index as u32, &mut path);
-                    toolctx_core::record::push_json_str(&mut json, &path);
-                    json.push_str(",\"score\":");
-                    json.push_str(&score_json(hit.score));
-                    json.push_str(",\"pointer\":");
-                    self.inner.pointer_json_of(hit.index as u32, &mut json);
-                    json.push_str(",\"matched\":[");
-                    for (i, m) in ranking.matched(hit).enumerate() {
-                        if i > 0 {
-                            json.push(',');
-                        }
-                        toolctx_core::record::push_json_str(&mut json, m);
-                    }
-                    json.push_str("]}");
-                }
-                json.push(']');
-                Reply::Json(json)
-            }
-            Source::List { list, listed } => Reply::Value(JsValue::from(
-                ranking
-                    .hits
-                    .iter()
-                    .map(|s| {
-                        let o = Object::new();
-                        let it = &listed[s.index];
-                        let path = match &it.path {
-                            Some(path) => path.clone(),
-                            None => it.slot.and_then(|slot| self.inner.filepath_of(slot)).unwrap_or_default(),
-                        };
-                        let _ = Reflect::set(&o, &"filepath".into(), &path.into());
-                        let _ = Reflect::set(&o, &"score".into(), &s.score.into());
-                        let _ = Reflect::set(&o, &"pointer".into(), &list.get(it.position));
-                        let matched: Array = ranking.matched(s).map(JsValue::from).collect();
-                        let _ = Reflect::set(&o, &"matched".into(), &matched);
-                        JsValue::from(o)
-                    })
-                    .collect::<Array>(),
-            )),
-        };
-        Ok(out)
     }
 
     /// The `embed` option (texts to vectors), while the manager is open: the JS glue
@@ -207,19 +125,48 @@ impl JsContextManager {
     }
 }
 
-/// The `strategy` of a selection's options.
-fn strategy_of(options: &JsValue) -> Result<Strategy> {
-    match get(options, "strategy").as_string().as_deref() {
-        None | Some("bm25") => Ok(Strategy::Bm25),
-        Some("overlap") => Ok(Strategy::Overlap),
-        Some(other) => Err(Error::invalid(format!("unknown strategy {other:?}"))),
-    }
+/// The options of a selection, read once where they enter.
+#[derive(Clone, Copy)]
+pub(super) struct SelectOptions {
+    pub(super) fallback: Fallback,
+    pub(super) strategy: Strategy,
+    pub(super) limit: Option<usize>,
+    pub(super) max_bytes: Option<usize>,
+    pub(super) max_tokens: Option<usize>,
+    pub(super) dedupe: bool,
 }
 
-/// Whether `selectRelevant`'s second phase scores its first results again: under BM25 (the
-/// overlap count is the seed's, left as it is) for a query with a pair of words.
-fn rescores(strategy: Strategy, query: &str) -> bool {
-    strategy == Strategy::Bm25 && !toolctx_core::select::Phrase::new(query).is_empty()
+impl SelectOptions {
+    /// `options` as `selection` reads them (`dedupe` is on by default for `selectRelevant`).
+    pub(super) fn read(options: &JsValue, selection: Selection) -> Result<SelectOptions> {
+        let fallback = match get(options, "fallback").as_string().as_deref() {
+            None | Some("all") => Fallback::All,
+            Some("none") => Fallback::None,
+            Some(other) => return Err(Error::invalid(format!("unknown fallback {other:?}"))),
+        };
+        let strategy = match get(options, "strategy").as_string().as_deref() {
+            None | Some("bm25") => Strategy::Bm25,
+            Some("overlap") => Strategy::Overlap,
+            Some(other) => return Err(Error::invalid(format!("unknown strategy {other:?}"))),
+        };
+        let dedupe = match get(options, "dedupe") {
+            v if v.is_undefined() || v.is_null() => selection == Selection::Scored,
+            v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
+        };
+        Ok(SelectOptions {
+            fallback,
+            strategy,
+            limit: opt_size(options, "limit")?,
+            max_bytes: opt_size(options, "maxBytes")?,
+            max_tokens: opt_size(options, "maxTokens")?,
+            dedupe,
+        })
+    }
+
+    /// Whether a budget (`maxBytes`, `maxTokens`) chooses the hits.
+    pub(super) fn budgeted(&self) -> bool {
+        self.max_bytes.is_some() || self.max_tokens.is_some()
+    }
 }
 
 /// The query's vector from what the `embed` option returned for it, for
@@ -231,74 +178,10 @@ pub(super) fn query_vector_of(embedded: &JsValue) -> Result<js_sys::Float32Array
 }
 
 impl JsContextManager {
-    /// `selectRelevant`'s second phase (`toolctx_core::select::rescore`): its first
-    /// results, their first-phase `scores` best first, scored again by where the query's
-    /// words stand together in their records (`results`: each one's result as JSON text,
-    /// `None` where it was not read; `filepaths`, theirs, for onDebug). In their new
-    /// order and cut to the `limit` of `options` (without a budget, the first phase kept
-    /// at least [`RESCORE_WINDOW`](toolctx_core::select::RESCORE_WINDOW)): `[{at, score,
-    /// passage}]`, `at` a place in `scores`, `passage` the record's best-matching lines as
-    /// the model reads them (`{text, startLine, endLine}`, undefined where no line holds a
-    /// query word). Under the `overlap` strategy, or for a query of one word, the order
-    /// stands and only the passages are made. A result that is not JSON gets neither
-    /// (onDebug says so).
-    pub(super) fn rescore(
-        &self,
-        query: &str,
-        options: &JsValue,
-        scores: &[f64],
-        filepaths: &[Option<String>],
-        results: &[Option<String>],
-    ) -> Result<JsValue> {
-        if scores.len() != results.len() || filepaths.len() != results.len() {
-            return Err(Error::new(ErrorKind::Internal, "rescore: as many scores and filepaths as results"));
-        }
-        if scores.len() > toolctx_core::select::RESCORE_WINDOW {
-            return Err(Error::new(ErrorKind::Internal, "rescore: more results than its window"));
-        }
-        let words = toolctx_core::select::Query::new(query);
-        let phrase = toolctx_core::select::Phrase::new(query);
-        let rescored = rescores(strategy_of(options)?, query);
-        let mut shares = vec![0.0; scores.len()];
-        let mut passages = vec![None; scores.len()];
-        for (i, json) in results.iter().enumerate() {
-            let Some(json) = json else { continue };
-            let result: Value = match toolctx_core::record::from_json(json) {
-                Ok(result) => result,
-                Err(e) => {
-                    let path = filepaths[i].as_deref();
-                    self.inner.debug(format!("no passage for {}: {e}", path.unwrap_or("a result")), path);
-                    continue;
-                }
-            };
-            let view = toolctx_core::view::lines_of(&result);
-            if rescored {
-                shares[i] = phrase.share(&view);
-            }
-            passages[i] = toolctx_core::select::best_passage(&view, &words);
-        }
-        let limit = opt_size(options, "limit")?.unwrap_or(usize::MAX);
-        let out = Array::new();
-        for (at, score) in toolctx_core::select::rescore(scores, &shares).into_iter().take(limit) {
-            let o = Object::new();
-            let _ = Reflect::set(&o, &"at".into(), &(at as f64).into());
-            let _ = Reflect::set(&o, &"score".into(), &score.into());
-            if let Some(p) = &passages[at] {
-                let passage = Object::new();
-                let _ = Reflect::set(&passage, &"text".into(), &p.text.as_str().into());
-                let _ = Reflect::set(&passage, &"startLine".into(), &(p.start_line as f64).into());
-                let _ = Reflect::set(&passage, &"endLine".into(), &(p.end_line as f64).into());
-                let _ = Reflect::set(&o, &"passage".into(), &passage);
-            }
-            out.push(&o);
-        }
-        Ok(out.into())
-    }
-
     /// The usable pointers of `list` (those with a string filepath that `filter` lets
     /// through, by their own `queryId` and `taskId`), by slot where `given` has a
     /// current one, else by filepath (from `given`, else read from each object).
-    pub(super) fn list_source<'a>(&self, list: &'a Array, known: ListedSlots, filter: Filter<'_>) -> Source<'a> {
+    pub(super) fn list_source(&self, list: &Array, known: ListedSlots, filter: Filter<'_>) -> Source {
         let mut known_slots = known.positions.iter().zip(&known.slots).peekable();
         let mut listed = Vec::new();
         for i in 0..list.length() {
@@ -321,54 +204,27 @@ impl JsContextManager {
             }
             listed.push(ListedPointer { position: i, slot, path });
         }
-        Source::List { list, listed }
+        Source::List { list: list.clone(), listed }
     }
 
-    /// Ranks `source` for `query` with the selection options (strategy, fallback,
-    /// limit, budgets, dedupe) as `selection` reads them. Hits index slots
-    /// (`Source::Slots`) or `paths` (`Source::List`).
+    /// Ranks `source` for `query` with `options` (strategy, fallback, dedupe) as
+    /// `selection` reads them: without a budget, the best `limit` (at least `at_least`)
+    /// are sorted; with one, every hit. Hits index slots (`Source::Slots`) or `listed`
+    /// (`Source::List`). Budgets and the limit are applied by [`Self::cut`].
     pub(super) fn rank(
         &self,
-        query: &JsValue,
+        query: &str,
         source: &Source,
-        options: &JsValue,
+        options: &SelectOptions,
         vector: Option<&[f32]>,
         selection: Selection,
-    ) -> Result<toolctx_core::select::Ranking> {
-        let query = query.as_string().ok_or_else(|| Error::invalid("query must be a string"))?;
-        let dedupe_default = selection == Selection::Scored;
-        let fallback = match get(options, "fallback").as_string().as_deref() {
-            None | Some("all") => Fallback::All,
-            Some("none") => Fallback::None,
-            Some(other) => return Err(Error::invalid(format!("unknown fallback {other:?}"))),
-        };
-        let strategy = strategy_of(options)?;
-        let max_bytes = opt_size(options, "maxBytes")?;
-        let max_tokens = opt_size(options, "maxTokens")?;
-        // selectRelevant's second phase scores its first results again and cuts them to the
-        // limit itself (`rescore`): the first phase keeps as many as it reads, when no budget
-        // chose them.
-        let limit = match opt_size(options, "limit")? {
-            Some(limit)
-                if selection == Selection::Scored
-                    && max_bytes.is_none()
-                    && max_tokens.is_none()
-                    && limit > 0
-                    && rescores(strategy, &query) =>
-            {
-                Some(limit.max(toolctx_core::select::RESCORE_WINDOW))
-            }
-            limit => limit,
-        };
-        let dedupe = match get(options, "dedupe") {
-            v if v.is_undefined() || v.is_null() => dedupe_default,
-            v => v.as_bool().ok_or_else(|| Error::invalid("dedupe must be a boolean"))?,
-        };
-        let query = toolctx_core::select::query_for(&query, strategy, selection == Selection::Seed);
-        // Without a budget only the best `limit` need sorting.
-        let early = if max_bytes.is_none() && max_tokens.is_none() { limit } else { None };
+        at_least: usize,
+    ) -> toolctx_core::select::Ranking {
+        let SelectOptions { fallback, strategy, .. } = *options;
+        let query = toolctx_core::select::query_for(query, strategy, selection == Selection::Seed);
+        let early = if options.budgeted() { None } else { options.limit.map(|limit| limit.max(at_least)) };
         let mut ranking = self.ranked(&query, source, fallback, strategy, early, vector);
-        if dedupe {
+        if options.dedupe {
             let inner = &self.inner;
             let slot_of = |i: usize| match source {
                 Source::Slots(_) => Some(i as u32),
@@ -385,8 +241,13 @@ impl JsContextManager {
                 inner.collapse_duplicates(&mut ranking.hits, slot_of);
             }
         }
+        ranking
+    }
+
+    /// The size in bytes of the record of hit `i` of `source` (as its pointer gives it).
+    pub(super) fn size_of(&self, source: &Source, i: usize) -> usize {
         let inner = &self.inner;
-        let size_of = |i: usize| match source {
+        match source {
             Source::Slots(_) => inner.size_of_slot(i as u32).unwrap_or(0),
             Source::List { list, listed } => {
                 if let Some(size) = listed[i].slot.and_then(|slot| inner.size_of_slot(slot)) {
@@ -398,19 +259,22 @@ impl JsContextManager {
                     _ => JSON::stringify(&pointer).ok().and_then(|s| s.as_string()).map_or(0, |s| s.len()),
                 }
             }
-        };
-        if let Some(max) = max_bytes {
-            ranking.hits = toolctx_core::select::within_budget(ranking.hits, max, size_of);
         }
-        if let Some(max) = max_tokens {
-            ranking.hits = toolctx_core::select::within_budget(ranking.hits, max, |i| {
-                toolctx_core::select::estimated_tokens(size_of(i))
-            });
+    }
+
+    /// `hits` within the budgets of `options` (the best set whose records fit, in rank
+    /// order), then cut to its limit.
+    pub(super) fn cut(&self, hits: &mut Vec<toolctx_core::select::Scored>, source: &Source, options: &SelectOptions) {
+        use toolctx_core::select::{estimated_tokens, within_budget};
+        if let Some(max) = options.max_bytes {
+            *hits = within_budget(std::mem::take(hits), max, |i| self.size_of(source, i));
         }
-        if let Some(limit) = limit {
-            ranking.hits.truncate(limit);
+        if let Some(max) = options.max_tokens {
+            *hits = within_budget(std::mem::take(hits), max, |i| estimated_tokens(self.size_of(source, i)));
         }
-        Ok(ranking)
+        if let Some(limit) = options.limit {
+            hits.truncate(limit);
+        }
     }
 
     /// The ranking of `source` for `query`, the best `early` of it when given. With the
