@@ -148,7 +148,7 @@ test-edge: setup pkg
 
 ## Shared stores: toolctx/redis, toolctx/s3 and toolctx/postgres against redis-server, s3s-fs and
 ## PostgreSQL, which the tests start on 127.0.0.1 (free ports; PostgreSQL on a Unix socket too) and
-## stop: conformance, 8 writer processes, faults; then redis and s3 under Deno and Bun.
+## stop: conformance, 8 writer processes, faults; then all three under Deno and Bun.
 ## --test-force-exit: a test file ends when its tests have, even if a client it leaked still
 ## reconnects to a server the suite stopped (a redis test file once never exited).
 test-servers: setup pkg

@@ -101,6 +101,7 @@ export function postgresStorage(source, options = {}) {
   const lockWaitMs = options.lockWaitMs ?? 60_000;
   if (!(Number.isFinite(lockWaitMs) && lockWaitMs >= 0)) throw toolctxError("INVALID_ARGUMENT", `postgresStorage: lockWaitMs must be a number of milliseconds (got ${lockWaitMs})`);
   const maxValue = options.maxValueBytes ?? PG_MAX_VALUE;
+  if (!(Number.isInteger(maxValue) && maxValue >= 1)) throw toolctxError("INVALID_ARGUMENT", "postgresStorage: maxValueBytes must be a whole number ≥ 1");
   const poolSize = options.poolSize ?? 10;
   if (!(Number.isInteger(poolSize) && poolSize >= 2)) throw toolctxError("INVALID_ARGUMENT", "postgresStorage: poolSize must be a whole number ≥ 2 (a held lock keeps one connection)");
   const secrets = secretsOf(source);
@@ -111,9 +112,12 @@ export function postgresStorage(source, options = {}) {
   let schemaReady;
   let closed = false;
 
-  /** The failure of `what` typed (base/backend.js), with the SQLSTATE as `sqlState`; without a word of a secret (a URL the driver cannot parse is kept in its error). */
+  /** The failure of `what` typed (base/backend.js), with the SQLSTATE of an error the server sent
+   * (pg's DatabaseError, which has a `severity`; an errno such as EPIPE is no SQLSTATE) as
+   * `sqlState`; without a word of a secret. */
   function failure(what, err) {
-    const sqlState = typeof err?.code === "string" && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined;
+    const fromServer = err?.severity !== undefined && typeof err?.code === "string" && /^[0-9A-Z]{5}$/.test(err.code);
+    const sqlState = fromServer ? err.code : undefined;
     return backendFailure(what, err, sqlState === undefined ? undefined : { sqlState }, secrets);
   }
 

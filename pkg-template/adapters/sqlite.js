@@ -123,6 +123,7 @@ export function sqliteStorage(source, options = {}) {
   const durability = options.durability ?? "relaxed";
   if (durability !== "relaxed" && durability !== "strict") throw toolctxError("INVALID_ARGUMENT", 'sqliteStorage: durability must be "relaxed" or "strict"');
   const maxValue = options.maxValueBytes ?? 1_000_000_000; // SQLite's default SQLITE_MAX_LENGTH
+  if (!(Number.isInteger(maxValue) && maxValue >= 1)) throw toolctxError("INVALID_ARGUMENT", "sqliteStorage: maxValueBytes must be a whole number ≥ 1");
   const where = given === undefined ? source.path : "the database given";
 
   /** `err`, a failure of `what`, typed (base/backend.js) with SQLite's result code as `sqliteCode`. */

@@ -155,8 +155,13 @@ export async function startPostgres() {
       // already gone
     }
   };
-  // if the test process ends without stop() (a crash, a timeout), the server ends with it
-  process.once("exit", stopNow);
+  // if the test process ends without stop() (a crash, a timeout), the server ends with it, and
+  // its folder goes
+  const stopAndRemove = () => {
+    stopNow();
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once("exit", stopAndRemove);
   try {
     start();
     running = true;
@@ -185,7 +190,7 @@ export async function startPostgres() {
       running = true;
     },
     async stop() {
-      process.off("exit", stopNow);
+      process.off("exit", stopAndRemove);
       if (running) {
         running = false;
         pgCtl("-m", "fast", "-w", "stop");

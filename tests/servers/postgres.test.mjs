@@ -163,7 +163,12 @@ test("[postgres] lock: a holder whose connection is killed learns it (signal abo
     assert,
     () =>
       s.lock(name, async (hold) => {
-        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()");
+        // The backend holding this lock alone (its key: postgres.js's lockKey in the default table).
+        await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted
+             AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+          [`toolctx toolctx_files ${name}`],
+        );
         for (let i = 0; i < 100 && !hold.signal.aborted; i++) await new Promise((r) => setTimeout(r, 20));
         aborted = hold.signal.aborted;
       }),
