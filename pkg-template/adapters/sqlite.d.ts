@@ -19,7 +19,7 @@ export type SqliteStorageSource =
       database?: undefined;
     }
   | {
-      /** A database object of your own (better-sqlite3, node:sqlite, bun:sqlite); `close()` leaves it open. Its journal mode and synchronous setting are yours. */
+      /** A database object of your own (better-sqlite3, node:sqlite, bun:sqlite); `close()` leaves it open. Its journal mode and synchronous setting are yours; its busy_timeout is set to `busyTimeoutMs`. Don't hold a transaction open on it while toolctx writes: toolctx's writes would join it, and its locks begin one of their own (BEGIN IMMEDIATE), which fails inside yours. */
       database: SqliteDatabaseLike;
       path?: undefined;
     };
