@@ -13,7 +13,7 @@ use std::ops::Deref;
 
 use serde_json::Value;
 
-use super::{LoadStep, Manager};
+use super::{LoadStep, Loading, Manager};
 use crate::error::{Error, ErrorKind};
 use crate::plan::{self, Op, Outcomes, Plan, Step};
 use crate::record::{from_json, parse_record};
@@ -54,15 +54,20 @@ pub struct SecondPhase<M> {
     /// The targets the reads in flight are for, in the order asked.
     asked: Vec<usize>,
     out: Reread,
+    /// A load in flight: `close` waits for it, as for `loadContexts`.
+    _loading: Loading,
 }
 
 impl<M: Deref<Target = Manager>> SecondPhase<M> {
     /// The phase for `query` over `targets`; `rescore`: whether phrase shares are made.
-    pub fn new(manager: M, query: &str, rescore: bool, targets: Vec<Target>) -> Self {
+    /// `CLOSED` once `close` has begun.
+    pub fn new(manager: M, query: &str, rescore: bool, targets: Vec<Target>) -> crate::error::Result<Self> {
+        let loading = manager.begin_load()?;
         let n = targets.len();
         let out = Reread { shares: vec![0.0; n], passages: vec![None; n] };
         let phrase = rescore.then(|| Phrase::new(query));
-        SecondPhase { manager, words: Query::new(query), phrase, targets, next: 0, asked: Vec::new(), out }
+        let words = Query::new(query);
+        Ok(SecondPhase { manager, words, phrase, targets, next: 0, asked: Vec::new(), out, _loading: loading })
     }
 
     /// Makes target `i`'s share and passage of its record's `bytes`.
@@ -177,7 +182,7 @@ mod tests {
         files.take_log();
         let big = READ_STEP_BYTES - 10;
         let targets = vec![target(&quoted, big), Target { path: None, size: 5 }, target(&scattered, 20)];
-        let read = files.run(SecondPhase::new(&m, "connection refused by peer", true, targets)).unwrap();
+        let read = files.run(SecondPhase::new(&m, "connection refused by peer", true, targets).unwrap()).unwrap();
         assert_eq!(read.shares, [1.0, 0.0, 0.0]);
         let passage = read.passages[0].as_ref().unwrap();
         assert_eq!((passage.text.as_str(), passage.start_line), ("error: connection refused by peer", 2));
@@ -195,7 +200,7 @@ mod tests {
         let held = save(&files, &m, r#""refresh token rotated""#);
         files.take_log();
         let targets = vec![target(&held, 30), target("/ctx/bash_gone.json", 30)];
-        let read = files.run(SecondPhase::new(&m, "refresh token", true, targets)).unwrap();
+        let read = files.run(SecondPhase::new(&m, "refresh token", true, targets).unwrap()).unwrap();
         assert_eq!(read.shares, [1.0, 0.0]);
         let log = files.take_log();
         assert!(!log.iter().any(|l| l.contains(&held)), "the held record is not read: {log:?}");
@@ -209,7 +214,7 @@ mod tests {
     fn without_rescoring_only_passages_are_made() {
         let (files, m) = (TestStorage::default(), manager(0, &Rc::default()));
         let path = save(&files, &m, r#""refresh token""#);
-        let read = files.run(SecondPhase::new(&m, "refresh token", false, vec![target(&path, 20)])).unwrap();
+        let read = files.run(SecondPhase::new(&m, "refresh token", false, vec![target(&path, 20)]).unwrap()).unwrap();
         assert_eq!(read.shares, [0.0]);
         assert!(read.passages[0].is_some());
     }

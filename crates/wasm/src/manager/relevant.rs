@@ -87,7 +87,7 @@ impl JsContextManager {
                 size: self.size_of(&source, hit.index),
             })
             .collect();
-        let second = SecondPhase::new(self.inner.clone(), &text, rescored, targets);
+        let second = SecondPhase::new(self.inner.clone(), &text, rescored, targets)?;
         Ok(second.map(move |read| Ok(self.answer(ranking, &source, &options, rescored, read))))
     }
 
