@@ -24,6 +24,15 @@ CREATE TABLE IF NOT EXISTS toolctx_chunks (path TEXT NOT NULL, n INTEGER NOT NUL
 /** The lock of each Durable Object's storage, shared by every adapter made over it. */
 const locksOf = new WeakMap();
 
+/**
+ * The lock of the Durable Object whose storage is `storage`: one queue in the object,
+ * shared by every adapter made over that storage (this one and durableObjectSqlStorage).
+ */
+export function objectLock(storage) {
+  if (!locksOf.has(storage)) locksOf.set(storage, queueLock());
+  return locksOf.get(storage);
+}
+
 /** The paths below a prefix are one key range: "a/b/" <= path < "a/b0" ("0" follows "/"). */
 function rangeOf(prefix) {
   return prefix === "" ? ["", "\u{10FFFF}"] : [prefix, `${prefix.slice(0, -1)}0`];
@@ -44,7 +53,6 @@ export function durableObjectStorage(storage) {
   }
   const { sql } = storage;
   sql.exec(SCHEMA);
-  if (!locksOf.has(storage)) locksOf.set(storage, queueLock());
 
   /** @type {(path: string) => { size: number, chunks: number } | undefined} */
   const head = (path) => /** @type {any} */ (sql.exec("SELECT size, chunks FROM toolctx_files WHERE path = ?", path).toArray()[0]);
@@ -136,6 +144,6 @@ export function durableObjectStorage(storage) {
       return Array.from(rows, ({ path }) => path.slice(folder.length));
     },
     /** Mutual exclusion by name among everyone using this object's storage (see above). */
-    lock: locksOf.get(storage),
+    lock: objectLock(storage),
   });
 }

@@ -7,16 +7,9 @@
 //
 // SQLite answers synchronously, and so does this host (base/key-value.js): the driver runs
 // its calls without waiting a turn. One table (`table`, default "toolctx_files", created
-// if missing), one row a file:
-//   id INTEGER PRIMARY KEY (the rowid: an FTS5 external-content index, the search
-//   push-down's, refers to it as content_rowid), path TEXT UNIQUE, bytes BLOB, size,
-//   created and modified (ms since the epoch).
-// - write: INSERT ... ON CONFLICT (path) DO UPDATE; exclusive: ON CONFLICT DO NOTHING,
-//   no row changed → EEXIST (atomic: one statement); append: one statement (the bytes
-//   concatenated and cast back to a BLOB, so they stay bytes);
-// - readRange: substr() of the BLOB, counted in bytes;
-// - list: the paths in [prefix, prefix with its last "/" made "0") (BINARY collation:
-//   byte order), reduced to the folder's direct children; no LIKE;
+// if missing), one row a file, its statements shared with toolctx/cloudflare's D1 and
+// Durable Object SQL storages (base/sqlite-table.js: the table, the one-statement
+// exclusive create and append, readRange by substr(), list as a key range);
 // - lock(name, fn): a lease row in `<table>_locks` holding its holder (host, pid, start
 //   time, boot id: base/holder.js) and an expiry, taken in a BEGIN IMMEDIATE transaction.
 //   A holder on this machine whose process has ended is recognised and its lock taken
@@ -30,23 +23,13 @@
 // synchronous=FULL (survives power loss); the default NORMAL survives a process crash.
 
 import { toolctxError } from "../errors.js";
-import { backendFailure } from "./base/backend.js";
+import { backendFailure, sqliteCode } from "./base/backend.js";
 import { holders } from "./base/holder.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
-import { folderPrefix } from "./base/listing.js";
-import { quoteIdentifier, tableName } from "./base/sql.js";
+import { tableName } from "./base/sql.js";
+import { childNames, rangeParams, sqliteTable } from "./base/sqlite-table.js";
 import { builtin } from "./builtin.js";
-
-/** SQLite's primary result codes that have a code of the table (node:sqlite gives only the number). */
-const RESULT_CODES = { 5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 13: "SQLITE_FULL", 18: "SQLITE_TOOBIG" };
-
-/** The SQLite result code of a driver's error ("SQLITE_BUSY"), from better-sqlite3's and bun:sqlite's `code` or node:sqlite's `errcode`. */
-function sqliteCode(err) {
-  if (typeof err?.code === "string" && err.code.startsWith("SQLITE_")) return err.code.replace(/^(SQLITE_[A-Z]+)_.*$/, "$1");
-  if (typeof err?.errcode === "number") return RESULT_CODES[err.errcode & 0xff];
-  return undefined;
-}
 
 /** What base/holder.js needs to tell a holder that has ended (Node, Bun, Deno). */
 function processes() {
@@ -116,8 +99,7 @@ export function sqliteStorage(source, options = {}) {
     throw toolctxError("INVALID_ARGUMENT", 'sqliteStorage needs {path} (a file, or ":memory:") or {database}');
   }
   const table = tableName(options.table ?? "toolctx_files", "sqliteStorage");
-  const quoted = quoteIdentifier(table);
-  const locks = quoteIdentifier(`${table}_locks`);
+  const sql = sqliteTable(table);
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0)) throw toolctxError("INVALID_ARGUMENT", "sqliteStorage: busyTimeoutMs must be a whole number of ms ≥ 0");
   const durability = options.durability ?? "relaxed";
@@ -140,14 +122,7 @@ export function sqliteStorage(source, options = {}) {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec(`PRAGMA synchronous = ${durability === "strict" ? "FULL" : "NORMAL"}`);
     }
-    db.exec(`CREATE TABLE IF NOT EXISTS ${quoted} (
-      id INTEGER PRIMARY KEY,
-      path TEXT NOT NULL UNIQUE,
-      bytes BLOB NOT NULL,
-      size INTEGER NOT NULL,
-      created INTEGER NOT NULL,
-      modified INTEGER NOT NULL);
-    CREATE TABLE IF NOT EXISTS ${locks} (name TEXT PRIMARY KEY, token TEXT NOT NULL, holder TEXT NOT NULL, expires INTEGER NOT NULL)`);
+    db.exec(sql.schema.join(";\n"));
   } catch (err) {
     if (err?.code === "INVALID_ARGUMENT") throw err;
     throw failure(`sqlite open ${where}`, err);
@@ -179,19 +154,6 @@ export function sqliteStorage(source, options = {}) {
     if (bytes.length > maxValue) throw toolctxError("TOO_LARGE", `sqlite ${what} ${path}: ${bytes.length} bytes is over the ${maxValue}-byte value limit; nothing was written`);
   };
 
-  const SELECT = `SELECT bytes FROM ${quoted} WHERE path = ?`;
-  const RANGE = `SELECT substr(bytes, ?, ?) AS bytes FROM ${quoted} WHERE path = ?`;
-  const UPSERT = `INSERT INTO ${quoted} (path, bytes, size, created, modified) VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT (path) DO UPDATE SET bytes = excluded.bytes, size = excluded.size, modified = excluded.modified`;
-  const CREATE = `INSERT INTO ${quoted} (path, bytes, size, created, modified) VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO NOTHING`;
-  const APPEND = `INSERT INTO ${quoted} (path, bytes, size, created, modified) VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT (path) DO UPDATE SET bytes = CAST(bytes || excluded.bytes AS BLOB), size = size + excluded.size, modified = excluded.modified`;
-  const DELETE = `DELETE FROM ${quoted} WHERE path = ?`;
-  // The direct children of a folder: each path in its range cut after the prefix, up to and with its next "/".
-  const child = (rest) => `SELECT DISTINCT CASE WHEN instr(rest, '/') > 0 THEN substr(rest, 1, instr(rest, '/')) ELSE rest END AS name FROM (${rest})`;
-  const CHILDREN = child(`SELECT substr(path, ?) AS rest FROM ${quoted} WHERE path >= ? AND path < ?`);
-  const CHILDREN_OF_ROOT = child(`SELECT path AS rest FROM ${quoted}`);
-
   const who = processes();
   const now = () => Date.now();
   /** A value for two placeholders (created and modified): plain `?` only, which every driver numbers alike. */
@@ -218,7 +180,7 @@ export function sqliteStorage(source, options = {}) {
       async acquire(name, token, leaseMs) {
         const taken = await call(`sqlite lock ${name}`, () =>
           immediate(() => {
-            const row = statement(`SELECT holder, expires FROM ${locks} WHERE name = ?`).get(name);
+            const row = statement(sql.lockHolder).get(name);
             if (row != null && row.expires > now()) { // no row: undefined (bun:sqlite: null)
               let holder;
               try {
@@ -228,15 +190,15 @@ export function sqliteStorage(source, options = {}) {
               }
               if (!who.gone(holder)) return false;
             }
-            statement(`INSERT OR REPLACE INTO ${locks} (name, token, holder, expires) VALUES (?, ?, ?, ?)`).run(name, token, JSON.stringify(who.me()), now() + leaseMs);
+            statement(sql.lockPut).run(name, token, JSON.stringify(who.me()), now() + leaseMs);
             return true;
           }),
         );
         return taken ? { name, token } : undefined;
       },
       refresh: async ({ name, token }, leaseMs) =>
-        (await call(`sqlite lock refresh ${name}`, () => statement(`UPDATE ${locks} SET expires = ? WHERE name = ? AND token = ?`).run(now() + leaseMs, name, token))).changes > 0,
-      release: async ({ name, token }) => (await call(`sqlite unlock ${name}`, () => statement(`DELETE FROM ${locks} WHERE name = ? AND token = ?`).run(name, token))).changes > 0,
+        (await call(`sqlite lock refresh ${name}`, () => statement(sql.lockRefresh).run(now() + leaseMs, name, token))).changes > 0,
+      release: async ({ name, token }) => (await call(`sqlite unlock ${name}`, () => statement(sql.lockRelease).run(name, token))).changes > 0,
     },
     { label: "sqlite lock", ...lockOptions(options, "sqliteStorage") },
   );
@@ -244,38 +206,36 @@ export function sqliteStorage(source, options = {}) {
   return {
     ...keyValueStorage({
       description: `sqlite storage (${where}, table ${table})`,
-      get: (path) => call(`sqlite read ${path}`, () => asBytes(statement(SELECT).get(path)?.bytes)),
+      get: (path) => call(`sqlite read ${path}`, () => asBytes(statement(sql.select).get(path)?.bytes)),
       getRange: (path, offset, length) =>
         call(`sqlite read range ${path}`, () => {
-          const row = statement(RANGE).get(offset + 1, length, path);
+          const row = statement(sql.range).get(...rangeParams(path, offset, length));
           // substr() of an empty BLOB is NULL-free but may come back as text "": no bytes either way
           return row == null ? undefined : asBytes(row.bytes) ?? new Uint8Array(0); // no row: undefined (bun:sqlite: null)
         }),
       put: (path, bytes) =>
         call(`sqlite write ${path}`, () => {
           checkSize("write", path, bytes);
-          statement(UPSERT).run(path, blob(bytes), bytes.length, ...twice(now()));
+          statement(sql.upsert).run(path, blob(bytes), bytes.length, ...twice(now()));
         }),
       create: (path, bytes) =>
         call(`sqlite write ${path}`, () => {
           checkSize("write", path, bytes);
-          return statement(CREATE).run(path, blob(bytes), bytes.length, ...twice(now())).changes === 1;
+          return statement(sql.create).run(path, blob(bytes), bytes.length, ...twice(now())).changes === 1;
         }),
       append: (path, bytes) =>
         call(`sqlite append ${path}`, () => {
           checkSize("append", path, bytes);
-          statement(APPEND).run(path, blob(bytes), bytes.length, ...twice(now()));
+          statement(sql.append).run(path, blob(bytes), bytes.length, ...twice(now()));
         }),
       delete: (path) =>
         call(`sqlite remove ${path}`, () => {
-          statement(DELETE).run(path);
+          statement(sql.remove).run(path);
         }),
       children: (dir) =>
         call(`sqlite list ${dir}`, () => {
-          const prefix = folderPrefix(dir);
-          // substr() counts characters: the prefix's length in code points
-          const rows = prefix === "" ? statement(CHILDREN_OF_ROOT).all() : statement(CHILDREN).all([...prefix].length + 1, prefix, `${prefix.slice(0, -1)}0`);
-          return rows.map((row) => row.name).filter((name) => name !== "").sort();
+          const { sql: text, params } = sql.children(dir);
+          return childNames(statement(text).all(...params));
         }),
       lock,
     }),

@@ -2,7 +2,7 @@
 // Each backend answers plain findings; cloudflare.test.mjs asserts on them.
 
 import { ContextManager } from "toolctx";
-import { durableObjectStorage, r2Storage } from "toolctx/cloudflare";
+import { D1_MAX_VALUE_BYTES, DO_SQL_MAX_VALUE_BYTES, d1Storage, durableObjectSqlStorage, durableObjectStorage, r2Storage } from "toolctx/cloudflare";
 
 const MiB = 1024 * 1024;
 
@@ -11,7 +11,7 @@ async function outcome(call) {
     await call();
     return { ok: true };
   } catch (err) {
-    return { ok: false, code: err?.code, message: String(err?.message ?? err), r2Code: err?.r2Code, cause: err?.cause !== undefined };
+    return { ok: false, code: err?.code, message: String(err?.message ?? err), r2Code: err?.r2Code, sqliteCode: err?.sqliteCode, cause: err?.cause !== undefined };
   }
 }
 
@@ -121,6 +121,79 @@ async function doFaults(makeStorage, { storage: raw }) {
   };
 }
 
+/** One row a file: the value limit (2 MB a row, documented), checked before D1 or the object's SQLite sees it, and past it in SQL (an append). */
+async function rowLimits(storage, dir, limit) {
+  const tooLarge = await outcome(() => storage.write(`${dir}/big.bin`, new Uint8Array(limit + 1)));
+  const nothingWritten = (await storage.read(`${dir}/big.bin`)) === undefined;
+  const atLimit = pattern(limit, 5);
+  await storage.write(`${dir}/at-limit.bin`, atLimit);
+  const atLimitRoundTrips = same(await storage.read(`${dir}/at-limit.bin`), atLimit);
+  const appendPast = await outcome(() => storage.append(`${dir}/at-limit.bin`, new Uint8Array(64 * 1024)));
+  const intactAfterAppend = same(await storage.read(`${dir}/at-limit.bin`), atLimit);
+  return { tooLarge, nothingWritten, atLimitRoundTrips, appendPast, intactAfterAppend };
+}
+
+async function d1Faults(makeStorage, { env }) {
+  const storage = makeStorage();
+  const dir = `faults-${crypto.randomUUID().slice(0, 8)}`;
+  const limits = await rowLimits(storage, dir, D1_MAX_VALUE_BYTES);
+  const contenders = await Promise.all(
+    Array.from({ length: 16 }, (_, i) => outcome(() => makeStorage().write(`${dir}/race.json`, `writer ${i}`, { exclusive: true }))),
+  );
+  const stored = new TextDecoder().decode(await storage.read(`${dir}/race.json`));
+  const winner = contenders.findIndex((c) => c.ok);
+  // The lease row: a holder that crashed (its lease ran out) is taken over; a live one is
+  // waited for, then TIMEOUT, and its row stays; a holder whose row was taken over while
+  // it ran gets LOCK_LOST, and the next holder's row stays.
+  const plant = (name, token, expires) =>
+    env.DB.prepare("INSERT OR REPLACE INTO toolctx_files_locks (name, token, holder, expires) VALUES (?, ?, '{}', ?)").bind(name, token, expires).run();
+  const tokenOf = async (name) => (await env.DB.prepare("SELECT token FROM toolctx_files_locks WHERE name = ?").bind(name).first())?.token;
+  await plant(`${dir}/crashed`, "a crashed holder", Date.now() - 1000);
+  const tookOver = await storage.lock(`${dir}/crashed`, async () => "ran");
+  const crashedLeaseGone = (await tokenOf(`${dir}/crashed`)) === undefined;
+  await plant(`${dir}/live`, "a live holder", Date.now() + 60_000);
+  const waited = await outcome(() => d1Storage(env.DB, { lockWaitMs: 300 }).lock(`${dir}/live`, async () => "never"));
+  const liveLeaseKept = (await tokenOf(`${dir}/live`)) === "a live holder";
+  const lost = await outcome(() => storage.lock(`${dir}/lost`, () => plant(`${dir}/lost`, "the next holder", Date.now() + 60_000)));
+  const nextLeaseKept = (await tokenOf(`${dir}/lost`)) === "the next holder";
+  // A table of that name with other columns: the first call fails, typed, D1's error as the cause.
+  await env.DB.prepare("CREATE TABLE IF NOT EXISTS other_shape (x TEXT)").run();
+  const otherShape = await outcome(() => d1Storage(env.DB, { table: "other_shape" }).read(`${dir}/a.json`));
+  return {
+    ...limits,
+    race: { won: contenders.filter((c) => c.ok).length, lost: contenders.filter((c) => c.code === "EEXIST").length, storedIsWinner: stored === `writer ${winner}` },
+    lock: { tookOver, crashedLeaseGone, waited, liveLeaseKept, lost, nextLeaseKept },
+    otherShape,
+  };
+}
+
+async function doSqlFaults(makeStorage, { storage: raw }) {
+  const storage = makeStorage();
+  const dir = `faults-${crypto.randomUUID().slice(0, 8)}`;
+  const limits = await rowLimits(storage, dir, DO_SQL_MAX_VALUE_BYTES);
+  // Beside durableObjectStorage in one object: one path, two tables, two values.
+  const cells = durableObjectStorage(raw);
+  await cells.write(`${dir}/both.json`, "cells");
+  await storage.write(`${dir}/both.json`, "row");
+  const both = [await cells.read(`${dir}/both.json`), await storage.read(`${dir}/both.json`)].map((b) => new TextDecoder().decode(b));
+  const row = raw.sql.exec("SELECT size, length(bytes) AS stored FROM toolctx_records WHERE path = ?", `${dir}/both.json`).one();
+  const otherShape = await outcome(() => durableObjectSqlStorage(raw, { table: "toolctx_files" }));
+  // One lock per object, whichever adapter takes it.
+  let whileHeld;
+  await cells.lock(`${dir}/shared`, async () => {
+    whileHeld = await outcome(() => storage.lock(`${dir}/shared`, async () => "ran", { wait: false }));
+  });
+  const read = storage.read(`${dir}/both.json`);
+  return {
+    ...limits,
+    both,
+    row,
+    otherShape,
+    whileHeld,
+    synchronous: read instanceof Uint8Array,
+  };
+}
+
 export function faults(backend, makeStorage, extra) {
-  return { r2: r2Faults, kv: kvFaults, do: doFaults }[backend](makeStorage, extra);
+  return { r2: r2Faults, kv: kvFaults, do: doFaults, d1: d1Faults, dosql: doSqlFaults }[backend](makeStorage, extra);
 }

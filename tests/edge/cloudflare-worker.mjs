@@ -1,17 +1,18 @@
 // The worker behind tests/edge/cloudflare.test.mjs, run in workerd by miniflare with a local
-// R2 bucket (env.BUCKET), KV namespace (env.KV) and SQLite-backed Durable Object (env.STORE).
-// Routes, each answering JSON:
-//   GET  /{r2|kv|do}/suites                  the shared conformance suites over that adapter
+// R2 bucket (env.BUCKET), KV namespace (env.KV), D1 database (env.DB) and SQLite-backed
+// Durable Object (env.STORE). Routes, each answering JSON:
+//   GET  /{r2|kv|d1|do|dosql}/suites         the shared conformance suites over that adapter
 //   POST /{r2|kv|do}/fleet?writers=&n=       many writers (on the coordinator, which has the
 //                                            other workers as service bindings W0, W1, …):
 //                                            a stale session planted, the writers started at
 //                                            once, one per worker, then the ninth → everything
 //   POST /{r2|kv|do}/plant|write|read?dir=   the steps of /fleet, run where they are sent
-//   GET  /{r2|kv|do}/faults                  faults and bad input                  → findings
-// Requests for "do" go to one Durable Object (by name), which runs them over its own storage.
+//   GET  /{r2|kv|d1|do|dosql}/faults         faults and bad input                  → findings
+// Requests for "do" and "dosql" go to one Durable Object (by name), which runs them over its
+// own storage (durableObjectStorage, durableObjectSqlStorage).
 
 import { ContextManager } from "toolctx";
-import { durableObjectStorage, kvStorage, r2Storage } from "toolctx/cloudflare";
+import { d1Storage, durableObjectSqlStorage, durableObjectStorage, kvStorage, r2Storage } from "toolctx/cloudflare";
 import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests } from "../js/conformance.mjs";
 import assert from "../js/browser/assert.mjs";
 import { run, test } from "../js/browser/harness.mjs";
@@ -87,7 +88,9 @@ export class Store {
   }
 
   fetch(request) {
-    return answer(() => handle(request, "do", () => durableObjectStorage(this.ctx.storage), { storage: this.ctx.storage }));
+    const backend = new URL(request.url).pathname.split("/")[1];
+    const make = backend === "dosql" ? () => durableObjectSqlStorage(this.ctx.storage) : () => durableObjectStorage(this.ctx.storage);
+    return answer(() => handle(request, backend, make, { storage: this.ctx.storage }));
   }
 }
 
@@ -96,11 +99,11 @@ export default {
     const url = new URL(request.url);
     const backend = url.pathname.split("/")[1];
     if (url.pathname.endsWith("/fleet")) return answer(() => fleet(url, env));
-    if (backend === "do") {
+    if (backend === "do" || backend === "dosql") {
       const name = url.searchParams.get("object") ?? "fleet";
       return env.STORE.get(env.STORE.idFromName(name)).fetch(request);
     }
-    const makeStorage = { r2: () => r2Storage(env.BUCKET), kv: () => kvStorage(env.KV) }[backend];
+    const makeStorage = { r2: () => r2Storage(env.BUCKET), kv: () => kvStorage(env.KV), d1: () => d1Storage(env.DB) }[backend];
     if (!makeStorage) return new Response(`no backend ${backend}`, { status: 404 });
     return answer(() => handle(request, backend, makeStorage, { env }));
   },

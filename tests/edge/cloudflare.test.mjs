@@ -1,5 +1,5 @@
-// toolctx/cloudflare inside real workerd (npm miniflare on 127.0.0.1, its local R2, KV and
-// SQLite-backed Durable Object simulators; nothing remote, no login): the shared
+// toolctx/cloudflare inside real workerd (npm miniflare on 127.0.0.1, its local R2, KV, D1
+// and SQLite-backed Durable Object simulators; nothing remote, no login): the shared
 // conformance suites over each adapter, many writers on one bucket and one Durable Object,
 // faults and bad input, and the README's worker.
 //
@@ -23,6 +23,7 @@ const shared = (i) => ({
   name: `w${i}`,
   r2Buckets: { BUCKET: "toolctx-bucket" },
   kvNamespaces: { KV: "toolctx-kv" },
+  d1Databases: { DB: "toolctx-d1" },
   durableObjects: { STORE: i === 0 ? { className: "Store", useSQLite: true } : { className: "Store", scriptName: "w0", useSQLite: true } },
 });
 const workers = Array.from({ length: WRITERS + 1 }, (_, i) => shared(i));
@@ -40,7 +41,11 @@ after(() => workerd?.dispose());
 // What a backend cannot do, by design, and the conformance tests that need it: KV has no
 // atomic operation, so two managers of ONE session can lose each other's manifest entries
 // (resume still recovers their records from the listing).
-const CANNOT = { kv: [/two managers writing one session at once lose no manifest entry/] };
+// D1 and a Durable Object's SQLite hold at most 2 MB in a row, and d1Storage and
+// durableObjectSqlStorage keep one row a file: the 8 MiB files of the host suite are
+// TOO_LARGE there (what they do instead: the row-limit faults below).
+const ROW_LIMIT = [/a file of 8 MiB round-trips/, /readRange \(when the host has it\) of a file of 8 MiB/];
+const CANNOT = { kv: [/two managers writing one session at once lose no manifest entry/], d1: ROW_LIMIT, dosql: ROW_LIMIT };
 
 function report(backend, results) {
   const cannot = (r) => (CANNOT[backend] ?? []).some((re) => re.test(r.name));
@@ -51,7 +56,13 @@ function report(backend, results) {
   return `${results.length - skipped.length} conformance tests passed${skipped.length ? `; not required: ${skipped.join(", ")}` : ""}`;
 }
 
-for (const [backend, what] of [["r2", "an R2 bucket"], ["kv", "a KV namespace"], ["do", "a Durable Object's SQLite storage"]]) {
+for (const [backend, what] of [
+  ["r2", "an R2 bucket"],
+  ["kv", "a KV namespace"],
+  ["do", "a Durable Object's SQLite storage"],
+  ["d1", "a D1 database"],
+  ["dosql", "a table of a Durable Object's SQLite (durableObjectSqlStorage)"],
+]) {
   test(`workerd: the conformance suites pass over ${what}`, async (t) => {
     const results = await workerd.fetch("w0", `/${backend}/suites?object=suites`);
     assert.ok(results.length > 60, `only ${results.length} conformance tests ran`);
@@ -119,6 +130,40 @@ test("workerd Durable Object: 8 MiB is cut into cells under 2 MB; a write failin
   assert.ok(found.freshInvisible, "a failed first write leaves no file");
   assert.equal(found.orphanCells, 0);
   assert.ok(found.managerRoundTrips, "a record over 2 MB saves and loads through the manager");
+});
+
+/** What both one-row-a-file adapters do at their 2 MB row limit (cloudflare-faults.mjs's rowLimits). */
+function assertRowLimits(found) {
+  assert.equal(found.tooLarge.code, "TOO_LARGE", found.tooLarge.message);
+  assert.ok(found.nothingWritten, "a value over the limit writes nothing");
+  assert.ok(found.atLimitRoundTrips, "a value at the limit round-trips: the limit fits under the real one");
+  assert.equal(found.appendPast.code, "TOO_LARGE", `an append past the row limit: ${JSON.stringify(found.appendPast)}`);
+  assert.ok(found.intactAfterAppend, "the value is as it was before the failed append");
+}
+
+test("workerd D1: values over the row limit are TOO_LARGE; of 16 exclusive creates one wins; the lease row is taken over, waited for and lost, typed", async () => {
+  const found = await workerd.fetch("w0", "/d1/faults");
+  assertRowLimits(found);
+  assert.deepEqual(found.race, { won: 1, lost: 15, storedIsWinner: true });
+  const { lock } = found;
+  assert.equal(lock.tookOver, "ran");
+  assert.ok(lock.crashedLeaseGone, "released after the holder ran");
+  assert.equal(lock.waited.code, "TIMEOUT", lock.waited.message);
+  assert.ok(lock.liveLeaseKept, "the live holder's row is untouched");
+  assert.equal(lock.lost.code, "LOCK_LOST", JSON.stringify(lock.lost));
+  assert.ok(lock.nextLeaseKept, "the next holder's row is untouched");
+  assert.equal(found.otherShape.code, "STORAGE", found.otherShape.message);
+  assert.ok(found.otherShape.cause, "D1's error is the cause");
+});
+
+test("workerd Durable Object SQL: the row limit, typed; beside durableObjectStorage in one object (own table, one lock); synchronous", async () => {
+  const found = await workerd.fetch("w0", "/dosql/faults?object=faults");
+  assertRowLimits(found);
+  assert.deepEqual(found.both, ["cells", "row"], "each adapter reads its own value");
+  assert.deepEqual(found.row, { size: 3, stored: 3 }, "one row, bytes and size");
+  assert.equal(found.otherShape.code, "INVALID_ARGUMENT", found.otherShape.message);
+  assert.equal(found.whileHeld.code, "TIMEOUT", `the lock durableObjectStorage holds: ${JSON.stringify(found.whileHeld)}`);
+  assert.ok(found.synchronous, "a read answers with the bytes, not a Promise");
 });
 
 test("README: the toolctx/cloudflare worker runs in workerd and answers what the README says", async () => {

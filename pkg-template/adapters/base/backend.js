@@ -41,6 +41,28 @@ const PG_TRANSIENT = /^(08...|57P0[123]|53300|40001|40P01)$/;
 const SQLITE_OUT_OF_SPACE = new Set(["SQLITE_FULL"]);
 const SQLITE_TOO_LARGE = new Set(["SQLITE_TOOBIG"]);
 const SQLITE_BUSY = new Set(["SQLITE_BUSY", "SQLITE_LOCKED"]);
+/** SQLite's primary result codes that have a code of the table (node:sqlite gives only the number). */
+const SQLITE_RESULT_CODES = { 5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 13: "SQLITE_FULL", 18: "SQLITE_TOOBIG" };
+/** A result code quoted in an error's message: D1's ("D1_ERROR: string or blob too big: SQLITE_TOOBIG") and a Durable Object's `sql.exec`. */
+const SQLITE_CODE_IN_MESSAGE = /\b(SQLITE_[A-Z]+)\b/;
+/** The words SQLite says for a value over its length limit, where no code comes with them. */
+const SQLITE_TOO_BIG_MESSAGE = /string or blob too big/i;
+
+/**
+ * The SQLite result code of a failure (an error's `sqliteCode` fact, primary code only:
+ * "SQLITE_BUSY"): better-sqlite3's and bun:sqlite's `code`, node:sqlite's `errcode`, or
+ * the code D1 and a Durable Object's SQL quote in their messages (they have no field for
+ * it); a message that says a value is too big without a code is SQLITE_TOOBIG.
+ */
+export function sqliteCode(err) {
+  if (typeof err?.code === "string" && err.code.startsWith("SQLITE_")) return err.code.replace(/^(SQLITE_[A-Z]+)_.*$/, "$1");
+  if (typeof err?.errcode === "number") return SQLITE_RESULT_CODES[err.errcode & 0xff];
+  const message = String(err?.message ?? "");
+  const quoted = SQLITE_CODE_IN_MESSAGE.exec(message)?.[1];
+  if (quoted !== undefined) return quoted;
+  return SQLITE_TOO_BIG_MESSAGE.test(message) ? "SQLITE_TOOBIG" : undefined;
+}
+
 /** The errno codes of a connection refused, reset or cut (Node's, Deno's and Bun's alike). */
 const CONNECTION_LOST = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOENT", "EAI_AGAIN"]);
 

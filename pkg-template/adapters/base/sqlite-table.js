@@ -1,0 +1,90 @@
+// The SQL text of the one table the adapters over SQLite share (toolctx/sqlite,
+// /cloudflare's d1Storage and durableObjectSqlStorage), written once: their drivers differ
+// (synchronous statements, D1's `prepare().bind()`, a Durable Object's `sql.exec`), the
+// statements do not. One row a file:
+//   id INTEGER PRIMARY KEY (the rowid: an FTS5 external-content index, the search
+//   push-down's, refers to it as content_rowid), path TEXT UNIQUE, bytes BLOB, size,
+//   created and modified (ms since the epoch);
+// and a lease row a lock in `<table>_locks`. Every statement takes plain `?` placeholders
+// in order (every driver numbers them alike); the table's name is quoted (base/sql.js).
+//
+// - write: INSERT ... ON CONFLICT (path) DO UPDATE; exclusive: ON CONFLICT DO NOTHING, no
+//   row changed → taken (atomic: one statement); append: one statement (the bytes
+//   concatenated and cast back to a BLOB, so they stay bytes);
+// - readRange: substr() of the BLOB, counted in bytes;
+// - list: the paths in [prefix, prefix with its last "/" made "0") (BINARY collation:
+//   byte order), reduced to the folder's direct children in SQL; no LIKE.
+
+import { folderPrefix } from "./listing.js";
+import { quoteIdentifier } from "./sql.js";
+
+/** The direct children of a folder: each path of `rest` cut after the prefix, up to and with its next "/". */
+const child = (rest) => `SELECT DISTINCT CASE WHEN instr(rest, '/') > 0 THEN substr(rest, 1, instr(rest, '/')) ELSE rest END AS name FROM (${rest})`;
+
+/** The statements over table `table` (a name checked by base/sql.js's tableName) and its locks' table. */
+export function sqliteTable(table) {
+  const files = quoteIdentifier(table);
+  const locks = quoteIdentifier(`${table}_locks`);
+  const insert = `INSERT INTO ${files} (path, bytes, size, created, modified) VALUES (?, ?, ?, ?, ?)`;
+  return {
+    /** The two tables, created if missing: one statement each (D1 runs them as a batch). */
+    schema: [
+      `CREATE TABLE IF NOT EXISTS ${files} (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        bytes BLOB NOT NULL,
+        size INTEGER NOT NULL,
+        created INTEGER NOT NULL,
+        modified INTEGER NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS ${locks} (name TEXT PRIMARY KEY, token TEXT NOT NULL, holder TEXT NOT NULL, expires INTEGER NOT NULL)`,
+    ],
+    /** No rows; fails where the table exists with other columns (another adapter's table of that name). */
+    shape: `SELECT id, path, bytes, size, created, modified FROM ${files} WHERE 0`,
+    /** (path) → bytes */
+    select: `SELECT bytes FROM ${files} WHERE path = ?`,
+    /** (offset + 1, length, path) → bytes, the range */
+    range: `SELECT substr(bytes, ?, ?) AS bytes FROM ${files} WHERE path = ?`,
+    /** (path, bytes, size, created, modified) */
+    upsert: `${insert} ON CONFLICT (path) DO UPDATE SET bytes = excluded.bytes, size = excluded.size, modified = excluded.modified`,
+    /** (path, bytes, size, created, modified): one row changed, or none where the path is taken */
+    create: `${insert} ON CONFLICT (path) DO NOTHING`,
+    /** (path, bytes, size, created, modified) */
+    append: `${insert} ON CONFLICT (path) DO UPDATE SET bytes = CAST(bytes || excluded.bytes AS BLOB), size = size + excluded.size, modified = excluded.modified`,
+    /** (path, bytes, size, created, modified, limit): one row changed, or none where the row would grow past `limit` bytes (nothing written) */
+    appendWithin: `${insert} ON CONFLICT (path) DO UPDATE SET bytes = CAST(bytes || excluded.bytes AS BLOB), size = size + excluded.size, modified = excluded.modified
+      WHERE ${files}.size + excluded.size <= ?`,
+    /** (path) */
+    remove: `DELETE FROM ${files} WHERE path = ?`,
+    /** (name) → holder, expires */
+    lockHolder: `SELECT holder, expires FROM ${locks} WHERE name = ?`,
+    /** (name, token, holder, expires) */
+    lockPut: `INSERT OR REPLACE INTO ${locks} (name, token, holder, expires) VALUES (?, ?, ?, ?)`,
+    /** (name, token, holder, expires, now): one row changed where the lock was free or its lease had run out, none where it is held; one statement */
+    lockTake: `INSERT INTO ${locks} (name, token, holder, expires) VALUES (?, ?, ?, ?)
+      ON CONFLICT (name) DO UPDATE SET token = excluded.token, holder = excluded.holder, expires = excluded.expires WHERE ${locks}.expires <= ?`,
+    /** (expires, name, token): one row changed while the lease is ours */
+    lockRefresh: `UPDATE ${locks} SET expires = ? WHERE name = ? AND token = ?`,
+    /** (name, token): one row changed where the lease was still ours */
+    lockRelease: `DELETE FROM ${locks} WHERE name = ? AND token = ?`,
+    /** The statement that lists folder `dir`, and its parameters; its rows go to `childNames`. */
+    children(dir) {
+      const prefix = folderPrefix(dir);
+      if (prefix === "") return { sql: child(`SELECT path AS rest FROM ${files}`), params: [] };
+      // substr() counts characters: the prefix's length in code points
+      return { sql: child(`SELECT substr(path, ?) AS rest FROM ${files} WHERE path >= ? AND path < ?`), params: [[...prefix].length + 1, prefix, `${prefix.slice(0, -1)}0`] };
+    },
+  };
+}
+
+/** The largest offset or length given to substr(): it takes 32-bit numbers (a larger one wraps), and no BLOB is longer (SQLite's cap is 2^31 - 1 bytes). */
+const SUBSTR_MAX = 2 ** 31 - 1;
+
+/** The parameters of `range` for bytes [offset, offset + length) of `path`. */
+export function rangeParams(path, offset, length) {
+  return [Math.min(offset, SUBSTR_MAX - 1) + 1, Math.min(length, SUBSTR_MAX), path];
+}
+
+/** The names of a listing's rows (`children`), sorted. */
+export function childNames(rows) {
+  return rows.map((row) => row.name).filter((name) => name !== "").sort();
+}
