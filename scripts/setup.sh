@@ -89,6 +89,9 @@ export npm_config_better_sqlite3_local_prebuilds="$prebuilds"
 keep_prebuilt() {
   local addon=node_modules/better-sqlite3/build/Release/better_sqlite3.node version name
   [ -f "$addon" ] || return 0
+  # Only a binary this node loads (one installed under another Node would be kept under
+  # this one's ABI, and trusted by every later install).
+  node -e 'new (require("./node_modules/better-sqlite3"))(":memory:").close()' 2>/dev/null || return 0
   version=$(node -p 'require("./node_modules/better-sqlite3/package.json").version')
   name="better-sqlite3-v$version-node-v$(node -p 'process.versions.modules')-$(node -p 'process.platform')-$(node -p 'process.arch').tar.gz"
   [ -f "$prebuilds/$name" ] && return 0
@@ -114,7 +117,7 @@ if [ "$have" != "$want" ]; then
 fi
 
 wait "$npm_pid"
-keep_prebuilt
+keep_prebuilt || say "could not keep better-sqlite3's build in $prebuilds (the next install compiles it again)"
 
 $only_build && exit 0
 

@@ -15,7 +15,7 @@
 // lease runs out (`lockLeaseMs`, 30 s).
 //
 // D1 holds at most 2,000,000 bytes in a row (its documented limit on a string, BLOB or
-// row): a value over `maxValueBytes` is refused with TOO_LARGE before any request, and an
+// row): a value over `maxValueBytes` is refused with TOO_LARGE before it is written (the first call of an isolate still creates the tables), and an
 // append that would grow a row past it changes no row (the limit is in the statement) and
 // is TOO_LARGE too; nothing is written either way. A SQLITE_TOOBIG of D1 itself is
 // TOO_LARGE as well (base/backend.js).

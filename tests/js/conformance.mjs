@@ -3110,6 +3110,38 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     }
   });
 
+  test("selectRelevant's second phase indexes again a record it reads that was rewritten under its name", async () => {
+    const storage = makeStorage();
+    const dir = contextDir();
+    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage });
+    const saved = await saveOutputs(a, 1);
+    await a.close();
+    const target = saved[OUTPUTS.findIndex(([tool]) => tool === "runTests")];
+    const now = JSON.stringify({ ...JSON.parse(toText(await storage.read(target))), result: "thread quokka panicked at zanzibar.rs\n" });
+    await storage.write(target, now);
+    const b = await ContextManager.open({ contextDir: dir, fileSystem: storage });
+    const found = async (q) => (await b.selectRelevant(q, { fallback: "none" })).map((h) => h.filepath);
+    // Ranked by what its segment holds, then read by the second phase: no passage of the old words.
+    const first = (await b.selectRelevant("borrow of moved value", { fallback: "none" })).find((h) => h.filepath === target);
+    assert.ok(first !== undefined && first.passage === undefined, JSON.stringify(first));
+    assert.deepEqual(await found("quokka zanzibar"), [target], "indexed as it is now");
+    await b.close();
+  });
+  test("pointers cleared while selectRelevant reads its records: the ranking is made again, never a broken answer", async () => {
+    const base = makeStorage();
+    let onRead;
+    const storage = { ...base, read: async (path) => { onRead?.(); return base.read(path); } };
+    const m = new ContextManager({ contextDir: contextDir(), fileSystem: storage, persistThreshold: 0 });
+    await m.saveContext("bash", { command: "curl" }, "error: connection refused by peer");
+    await m.saveContext("bash", { command: "curl -v" }, "connection refused, then refused by the peer");
+    onRead = () => {
+      onRead = undefined;
+      m.clearPointers();
+    };
+    const hits = await m.selectRelevant("connection refused by peer", { fallback: "none" });
+    assert.deepEqual(hits, [], "no pointer is left to rank");
+    assert.equal(onRead, undefined, "the second phase read a record");
+  });
   test("a record rewritten under its name by another program is ranked by what it holds once it is read (its size is not the one its segment has)", async () => {
     const storage = makeStorage();
     const dir = contextDir();

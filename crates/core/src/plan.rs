@@ -37,7 +37,7 @@
 //! Writing a plan: a struct that knows where it is, and a `step` that matches on it. A
 //! plan may run another one inside it: it holds the sub-plan, passes its steps through
 //! (see [`Step::finished`]) and goes on when it is done. [`Plan::map`] turns a plan's
-//! result into another.
+//! result into another; [`Plan::and_then`] runs a second plan made of a first one's result.
 
 use std::task::Waker;
 
@@ -254,7 +254,9 @@ pub trait Plan {
     }
 
     /// This plan, then the plan `f` makes of its result: one plan whose steps are the first's,
-    /// then the second's, and whose result is the second's.
+    /// then the second's, and whose result is the second's (the first's failure, when it
+    /// fails: no second is made). The first must not finish holding a lock (the drivers
+    /// release a lock when its plan finishes, and the second would begin inside it).
     fn and_then<Q: Plan, F: FnOnce(Self::Output) -> Result<Q>>(self, f: F) -> AndThen<Self, Q, F>
     where
         Self: Sized,
@@ -276,6 +278,9 @@ impl<P: Plan, Q: Plan, F: FnOnce(P::Output) -> Result<Q>> Plan for AndThen<P, Q,
     fn step(&mut self, outcomes: Outcomes) -> Step<Q::Output> {
         if let Some(second) = &mut self.second {
             return second.step(outcomes);
+        }
+        if self.f.is_none() {
+            return Step::Done(Err(stepped_after_done()));
         }
         match self.first.step(outcomes).finished() {
             Err(step) => step,

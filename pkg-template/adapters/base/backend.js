@@ -43,8 +43,8 @@ const SQLITE_TOO_LARGE = new Set(["SQLITE_TOOBIG"]);
 const SQLITE_BUSY = new Set(["SQLITE_BUSY", "SQLITE_LOCKED"]);
 /** SQLite's primary result codes that have a code of the table (node:sqlite gives only the number). */
 const SQLITE_RESULT_CODES = { 5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 13: "SQLITE_FULL", 18: "SQLITE_TOOBIG" };
-/** A result code quoted in an error's message: D1's ("D1_ERROR: string or blob too big: SQLITE_TOOBIG") and a Durable Object's `sql.exec`. */
-const SQLITE_CODE_IN_MESSAGE = /\b(SQLITE_[A-Z]+)\b/;
+/** A result code quoted in an error's message: D1's ("D1_ERROR: string or blob too big: SQLITE_TOOBIG") and a Durable Object's `sql.exec`; its primary code (`SQLITE_BUSY` of `SQLITE_BUSY_SNAPSHOT`). */
+const SQLITE_CODE_IN_MESSAGE = /\b(SQLITE_[A-Z]+)(?:_[A-Z0-9_]+)?\b/;
 /** The words SQLite says for a value over its length limit, where no code comes with them. */
 const SQLITE_TOO_BIG_MESSAGE = /string or blob too big/i;
 

@@ -4,10 +4,16 @@
 //! the model reads them) are made as it is read.
 //!
 //! Records held in memory (saved, not yet written) are read from there; the others are
-//! read in steps of at most [`READ_STEP_BYTES`] (one record at least, by the sizes their
-//! pointers give), so a step's records are all the phase holds at once, and most rankings
-//! read theirs in one step. A record that cannot be read, or is not a whole record, keeps
-//! its first-phase score and gets no passage; `onDebug` says why. Nothing read is kept.
+//! read in steps of at most [`READ_STEP_BYTES`] by the sizes their pointers give (one
+//! record at least; a pointer that gives a wrong size, from a list of the caller's, can
+//! make a step larger), so a step's records are all the phase holds at once, and most
+//! rankings read theirs in one step. A record whose size is not its pointer's was
+//! rewritten under its name since it was indexed: it is kept to be indexed again once the
+//! answer is made ([`Manager::index_changed`]), as `loadContexts` does.
+//!
+//! A record that cannot be read, or is not a whole record, keeps its first-phase score and
+//! gets no passage; `onDebug` says why (`no passage for <path>: <why>`; a path outside the
+//! store is `loadContexts`'s `Failed to load <path>: outside the context dir`).
 
 use std::ops::Deref;
 
@@ -40,6 +46,21 @@ pub struct Reread {
     pub shares: Vec<f64>,
     /// Each one's passage, where a line of its result holds a word of the query.
     pub passages: Vec<Option<Passage>>,
+    /// The records read whose size is not their pointer's: rewritten under their name by
+    /// another program since they were indexed, with what was read
+    /// ([`Manager::index_changed`] indexes them as they are now).
+    pub changed: Vec<(String, Vec<u8>)>,
+}
+
+impl Manager {
+    /// Indexes the records of a [`Reread`]'s `changed` as they are now, as `loadContexts`
+    /// does for the records it reads (`load.rs`): their pointers move to new slots, so the
+    /// ranking that read them must have made its answer first.
+    pub fn index_changed(&self, changed: Vec<(String, Vec<u8>)>) {
+        for (path, bytes) in changed {
+            self.changed_under_name(&path, &bytes);
+        }
+    }
 }
 
 /// The second phase over `targets` (see the module docs).
@@ -64,7 +85,7 @@ impl<M: Deref<Target = Manager>> SecondPhase<M> {
     pub fn new(manager: M, query: &str, rescore: bool, targets: Vec<Target>) -> crate::error::Result<Self> {
         let loading = manager.begin_load()?;
         let n = targets.len();
-        let out = Reread { shares: vec![0.0; n], passages: vec![None; n] };
+        let out = Reread { shares: vec![0.0; n], passages: vec![None; n], changed: Vec::new() };
         let phrase = rescore.then(|| Phrase::new(query));
         let words = Query::new(query);
         Ok(SecondPhase { manager, words, phrase, targets, next: 0, asked: Vec::new(), out, _loading: loading })
@@ -106,7 +127,13 @@ impl<M: Deref<Target = Manager>> Plan for SecondPhase<M> {
         }
         for (i, outcome) in std::mem::take(&mut self.asked).into_iter().zip(outcomes) {
             match plan::bytes(outcome) {
-                Ok(Some(bytes)) => self.take(i, &bytes),
+                Ok(Some(bytes)) => {
+                    self.take(i, &bytes);
+                    let path = self.targets[i].path.as_deref().unwrap_or_default();
+                    if self.manager.size_changed(path, bytes.len()) {
+                        self.out.changed.push((path.to_owned(), bytes));
+                    }
+                }
                 Ok(None) => self.not_read(i, "the record is missing"),
                 Err(e) if e.kind() == ErrorKind::Internal => return Step::Done(Err(e)),
                 Err(e) => self.not_read(i, &format!("the storage could not read it ({e})")),

@@ -23,8 +23,19 @@ use crate::interop::selection::{filter_options, listed_slots, query_vector, scor
 use crate::plans::{self, Reply};
 use toolctx_core::error::{Error, Result};
 use toolctx_core::plan::Plan;
-use toolctx_core::select::{rescore, Passage, Phrase, Query, Ranking, Scored, Strategy, RESCORE_WINDOW};
+use toolctx_core::select::{
+    estimated_tokens, rescore, Passage, Phrase, Query, Ranking, Scored, Strategy, RESCORE_WINDOW,
+};
 use toolctx_core::store::{Filter, PrepareQuery, Reread, SecondPhase, Target};
+
+/// What the first phase made: the source ranked, the options read, the ranking, and
+/// whether the second phase scores it again.
+struct FirstPhase {
+    source: Source,
+    options: SelectOptions,
+    ranking: Ranking,
+    rescored: bool,
+}
 
 impl JsContextManager {
     /// The first step of `selectRelevant`'s plan: `[{filepath, score, pointer, matched,
@@ -46,19 +57,55 @@ impl JsContextManager {
         let Some(text) = query.as_string() else { return plans::failed(Error::invalid("query must be a string")) };
         let prepare = PrepareQuery::new(self.inner.clone(), &Query::new(&text));
         let this = self.clone();
-        let plan = prepare.and_then(move |()| this.first_phase(text, &options, &listed, &vector));
+        let plan = prepare.and_then(move |()| this.phases(text, options, listed, vector));
         plans::start(self.storage.clone(), plan, Ok)
     }
 
-    /// The first phase's ranking, and the rest of the plan: the second phase over its first
-    /// results, then the answer.
-    fn first_phase(
+    /// The first phase, and the rest of the plan: the second phase over its first results,
+    /// then the answer. Slots may move while the records are read (pointers cleared, the
+    /// index rebuilt, the table compacted by a save: the epoch moves); the ranking is then
+    /// made again, and answered without the second phase.
+    fn phases(
         self,
         text: String,
-        options: &JsValue,
-        listed: &JsValue,
-        vector: &JsValue,
+        options: JsValue,
+        listed: JsValue,
+        vector: JsValue,
     ) -> Result<impl Plan<Output = Reply>> {
+        let first = self.first_phase(&text, &options, &listed, &vector)?;
+        let epoch = self.inner.epoch();
+        let SelectOptions { max_bytes, max_tokens, .. } = first.options;
+        let over_budget = |size: usize| {
+            max_bytes.is_some_and(|max| size > max) || max_tokens.is_some_and(|max| estimated_tokens(size) > max)
+        };
+        // Not read: a result that matched no word (a fallback's, or found by its vector
+        // alone), or that no budget could keep.
+        let targets = first.ranking.hits[..first.ranking.hits.len().min(RESCORE_WINDOW)]
+            .iter()
+            .map(|hit| {
+                let size = self.size_of(&first.source, hit.index);
+                let read = hit.matched != 0 && !over_budget(size);
+                Target { path: if read { self.path_of(&first.source, hit.index) } else { None }, size }
+            })
+            .collect();
+        let second = SecondPhase::new(self.inner.clone(), &text, first.rescored, targets)?;
+        Ok(second.map(move |mut read| {
+            if self.inner.epoch() != epoch {
+                let again = self.first_phase(&text, &options, &listed, &vector)?;
+                return Ok(self.answer(again, Reread::default()));
+            }
+            let changed = std::mem::take(&mut read.changed);
+            let reply = self.answer(first, read);
+            // Records rewritten under their name since they were indexed, indexed as they
+            // are now (their slots move: after the answer is made).
+            self.inner.index_changed(changed);
+            Ok(reply)
+        }))
+    }
+
+    /// The first phase: the source, the options and the ranking, cut to the budgets and
+    /// the limit unless the second phase scores it again first (`rescored`).
+    fn first_phase(&self, text: &str, options: &JsValue, listed: &JsValue, vector: &JsValue) -> Result<FirstPhase> {
         self.inner.check_open("selectRelevant")?;
         let (query_id, task_id) = filter_options(options)?;
         let filter = Filter { query_id: query_id.as_deref(), task_id: task_id.as_ref() };
@@ -73,35 +120,20 @@ impl JsContextManager {
             }
         };
         let options = SelectOptions::read(options, Selection::Scored)?;
-        let rescored = options.strategy == Strategy::Bm25 && options.limit != Some(0) && !Phrase::new(&text).is_empty();
+        let rescored = options.strategy == Strategy::Bm25 && options.limit != Some(0) && !Phrase::new(text).is_empty();
         let at_least = if rescored { RESCORE_WINDOW } else { 0 };
-        let mut ranking = self.rank(&text, &source, &options, vector.as_deref(), Selection::Scored, at_least);
+        let mut ranking = self.rank(text, &source, &options, vector.as_deref(), Selection::Scored, at_least);
         if !rescored {
             self.cut(&mut ranking.hits, &source, &options);
         }
-        // A result that matched no word (a fallback's, or found by its vector alone) is not read.
-        let targets = ranking.hits[..ranking.hits.len().min(RESCORE_WINDOW)]
-            .iter()
-            .map(|hit| Target {
-                path: if hit.matched == 0 { None } else { self.path_of(&source, hit.index) },
-                size: self.size_of(&source, hit.index),
-            })
-            .collect();
-        let second = SecondPhase::new(self.inner.clone(), &text, rescored, targets)?;
-        Ok(second.map(move |read| Ok(self.answer(ranking, &source, &options, rescored, read))))
+        Ok(FirstPhase { source, options, ranking, rescored })
     }
 
-    /// The answer of `selectRelevant`: the window of the ranking reordered by the second
-    /// phase's scores (`rescored`), the budgets and the limit applied after it, each
-    /// result read given its passage.
-    fn answer(
-        &self,
-        mut ranking: Ranking,
-        source: &Source,
-        options: &SelectOptions,
-        rescored: bool,
-        read: Reread,
-    ) -> Reply {
+    /// The answer of `selectRelevant`: the window of the first phase's ranking reordered
+    /// by the second phase's scores (when it `rescored`), the budgets and the limit
+    /// applied after it, each result read given its passage.
+    fn answer(&self, first: FirstPhase, read: Reread) -> Reply {
+        let FirstPhase { source, options, mut ranking, rescored } = first;
         let window = read.passages.len();
         let passages: HashMap<usize, Passage> =
             ranking.hits.iter().zip(read.passages).filter_map(|(hit, p)| Some((hit.index, p?))).collect();
@@ -112,16 +144,16 @@ impl JsContextManager {
                 .map(|(at, score)| Scored { score, ..ranking.hits[at] })
                 .collect();
             ranking.hits.splice(..window, order);
-            self.cut(&mut ranking.hits, source, options);
+            self.cut(&mut ranking.hits, &source, &options);
         }
-        match source {
+        match &source {
             Source::Slots(_) => Reply::Json(self.slots_json(&ranking, &passages)),
             Source::List { list, listed } => {
                 let out = Array::new();
                 for hit in &ranking.hits {
                     let it = &listed[hit.index];
                     let o = Object::new();
-                    let path = self.path_of(source, hit.index).unwrap_or_default();
+                    let path = self.path_of(&source, hit.index).unwrap_or_default();
                     let _ = Reflect::set(&o, &"filepath".into(), &path.into());
                     let _ = Reflect::set(&o, &"score".into(), &hit.score.into());
                     let _ = Reflect::set(&o, &"pointer".into(), &list.get(it.position));
@@ -144,19 +176,25 @@ impl JsContextManager {
     /// The answer over this manager's pointers, as the JSON text of the list.
     fn slots_json(&self, ranking: &Ranking, passages: &HashMap<usize, Passage>) -> String {
         use toolctx_core::record::push_json_str;
-        let (mut json, mut path) = (String::from("["), String::new());
+        let (mut json, mut path, mut pointer) = (String::from("["), String::new(), String::new());
         for hit in &ranking.hits {
+            path.clear();
+            pointer.clear();
+            // A slot that holds no pointer any more is left out (the ranking and the answer
+            // are made in one step of the plan, so none should be).
+            let slot = hit.index as u32;
+            if !self.inner.push_filepath(slot, &mut path) || !self.inner.pointer_json_of(slot, &mut pointer) {
+                continue;
+            }
             if json.len() > 1 {
                 json.push(',');
             }
             json.push_str("{\"filepath\":");
-            path.clear();
-            self.inner.push_filepath(hit.index as u32, &mut path);
             push_json_str(&mut json, &path);
             json.push_str(",\"score\":");
             json.push_str(&score_json(hit.score));
             json.push_str(",\"pointer\":");
-            self.inner.pointer_json_of(hit.index as u32, &mut json);
+            json.push_str(&pointer);
             json.push_str(",\"matched\":[");
             for (i, m) in ranking.matched(hit).enumerate() {
                 if i > 0 {
