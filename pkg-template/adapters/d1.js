@@ -24,7 +24,7 @@ import { toolctxError } from "../errors.js";
 import { backendFailure, sqliteCode } from "./base/backend.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
-import { tableName } from "./base/sql.js";
+import { maxValueBytes, tableName } from "./base/sql.js";
 import { childNames, rangeParams, sqliteTable } from "./base/sqlite-table.js";
 
 /** D1's limit on a string, BLOB or row, in bytes. */
@@ -54,8 +54,7 @@ export function d1Storage(database, options = {}) {
     throw toolctxError("INVALID_ARGUMENT", "d1Storage needs a D1 database binding (env.MY_DB)");
   }
   const table = tableName(options.table ?? "toolctx_files", "d1Storage");
-  const maxValue = options.maxValueBytes ?? D1_MAX_VALUE_BYTES;
-  if (!(Number.isInteger(maxValue) && maxValue >= 1)) throw toolctxError("INVALID_ARGUMENT", "d1Storage: maxValueBytes must be a whole number ≥ 1");
+  const maxValue = maxValueBytes(options, D1_MAX_VALUE_BYTES, "d1Storage");
   const sql = sqliteTable(table);
   const statement = (text, ...params) => database.prepare(text).bind(...params);
 

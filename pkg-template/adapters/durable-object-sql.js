@@ -31,7 +31,7 @@
 import { toolctxError } from "../errors.js";
 import { backendFailure, sqliteCode } from "./base/backend.js";
 import { keyValueStorage } from "./base/key-value.js";
-import { tableName } from "./base/sql.js";
+import { maxValueBytes, tableName } from "./base/sql.js";
 import { childNames, rangeParams, sqliteTable } from "./base/sqlite-table.js";
 import { objectLock } from "./durable-object.js";
 
@@ -62,8 +62,7 @@ export function durableObjectSqlStorage(storage, options = {}) {
     );
   }
   const table = tableName(options.table ?? "toolctx_records", "durableObjectSqlStorage");
-  const maxValue = options.maxValueBytes ?? DO_SQL_MAX_VALUE_BYTES;
-  if (!(Number.isInteger(maxValue) && maxValue >= 1)) throw toolctxError("INVALID_ARGUMENT", "durableObjectSqlStorage: maxValueBytes must be a whole number ≥ 1");
+  const maxValue = maxValueBytes(options, DO_SQL_MAX_VALUE_BYTES, "durableObjectSqlStorage");
   const sql = sqliteTable(table);
   const exec = (text, ...params) => storage.sql.exec(text, ...params);
   /** `err`, a failure of `what`, typed (base/backend.js) with SQLite's result code as `sqliteCode`. */

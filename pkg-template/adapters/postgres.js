@@ -40,7 +40,7 @@ import { deadlineOf, withDeadline } from "./base/deadline.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { folderPrefix } from "./base/listing.js";
 import { queueLock } from "./base/queue-lock.js";
-import { quoteIdentifier, tableName } from "./base/sql.js";
+import { maxValueBytes, quoteIdentifier, tableName } from "./base/sql.js";
 
 const MAX_BACKOFF_MS = 2000;
 /** PostgreSQL's largest bytea (1 GB less a header). */
@@ -100,8 +100,7 @@ export function postgresStorage(source, options = {}) {
   if (!(Number.isFinite(retryBaseMs) && retryBaseMs >= 0)) throw toolctxError("INVALID_ARGUMENT", "postgresStorage: retryBaseMs must be a number of ms ≥ 0");
   const lockWaitMs = options.lockWaitMs ?? 60_000;
   if (!(Number.isFinite(lockWaitMs) && lockWaitMs >= 0)) throw toolctxError("INVALID_ARGUMENT", `postgresStorage: lockWaitMs must be a number of milliseconds (got ${lockWaitMs})`);
-  const maxValue = options.maxValueBytes ?? PG_MAX_VALUE;
-  if (!(Number.isInteger(maxValue) && maxValue >= 1)) throw toolctxError("INVALID_ARGUMENT", "postgresStorage: maxValueBytes must be a whole number ≥ 1");
+  const maxValue = maxValueBytes(options, PG_MAX_VALUE, "postgresStorage");
   const poolSize = options.poolSize ?? 10;
   if (!(Number.isInteger(poolSize) && poolSize >= 2)) throw toolctxError("INVALID_ARGUMENT", "postgresStorage: poolSize must be a whole number ≥ 2 (a held lock keeps one connection)");
   const secrets = secretsOf(source);

@@ -27,7 +27,7 @@ import { backendFailure, sqliteCode } from "./base/backend.js";
 import { holders } from "./base/holder.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
-import { tableName } from "./base/sql.js";
+import { maxValueBytes, tableName } from "./base/sql.js";
 import { childNames, rangeParams, sqliteTable } from "./base/sqlite-table.js";
 import { builtin } from "./builtin.js";
 
@@ -104,8 +104,7 @@ export function sqliteStorage(source, options = {}) {
   if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0)) throw toolctxError("INVALID_ARGUMENT", "sqliteStorage: busyTimeoutMs must be a whole number of ms ≥ 0");
   const durability = options.durability ?? "relaxed";
   if (durability !== "relaxed" && durability !== "strict") throw toolctxError("INVALID_ARGUMENT", 'sqliteStorage: durability must be "relaxed" or "strict"');
-  const maxValue = options.maxValueBytes ?? 1_000_000_000; // SQLite's default SQLITE_MAX_LENGTH
-  if (!(Number.isInteger(maxValue) && maxValue >= 1)) throw toolctxError("INVALID_ARGUMENT", "sqliteStorage: maxValueBytes must be a whole number ≥ 1");
+  const maxValue = maxValueBytes(options, 1_000_000_000, "sqliteStorage"); // SQLite's default SQLITE_MAX_LENGTH
   const where = given === undefined ? source.path : "the database given";
 
   /** `err`, a failure of `what`, typed (base/backend.js) with SQLite's result code as `sqliteCode`. */

@@ -3110,7 +3110,9 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     }
   });
 
-  test("selectRelevant's second phase indexes again a record it reads that was rewritten under its name", async () => {
+  /** A store of the outputs, its runTests output then rewritten under its name by another
+   * program (other words, another size): the storage, its folder, the record and its text now. */
+  const withRewrittenRecord = async () => {
     const storage = makeStorage();
     const dir = contextDir();
     const a = await ContextManager.open({ contextDir: dir, fileSystem: storage });
@@ -3119,6 +3121,10 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     const target = saved[OUTPUTS.findIndex(([tool]) => tool === "runTests")];
     const now = JSON.stringify({ ...JSON.parse(toText(await storage.read(target))), result: "thread quokka panicked at zanzibar.rs\n" });
     await storage.write(target, now);
+    return { storage, dir, target, now };
+  };
+  test("selectRelevant's second phase indexes again a record it reads that was rewritten under its name", async () => {
+    const { storage, dir, target } = await withRewrittenRecord();
     const b = await ContextManager.open({ contextDir: dir, fileSystem: storage });
     const found = async (q) => (await b.selectRelevant(q, { fallback: "none" })).map((h) => h.filepath);
     // Ranked by what its segment holds, then read by the second phase: no passage of the old words.
@@ -3143,15 +3149,7 @@ export function runSessionTests({ name, makeStorage, ContextManager, test: t0, a
     assert.equal(onRead, undefined, "the second phase read a record");
   });
   test("a record rewritten under its name by another program is ranked by what it holds once it is read (its size is not the one its segment has)", async () => {
-    const storage = makeStorage();
-    const dir = contextDir();
-    const a = await ContextManager.open({ contextDir: dir, fileSystem: storage });
-    const saved = await saveOutputs(a, 1);
-    await a.close();
-    // Another program rewrites the runTests output under its name: other words, another size.
-    const target = saved[OUTPUTS.findIndex(([tool]) => tool === "runTests")];
-    const now = JSON.stringify({ ...JSON.parse(toText(await storage.read(target))), result: "thread quokka panicked at zanzibar.rs\n" });
-    await storage.write(target, now);
+    const { storage, dir, target, now } = await withRewrittenRecord();
     const messages = [];
     const b = await ContextManager.open({ contextDir: dir, fileSystem: storage, onDebug: (m) => messages.push(String(m)) });
     const found = async (m, q) => (await m.selectRelevant(q, { fallback: "none" })).map((h) => h.filepath);

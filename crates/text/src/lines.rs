@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use crate::{for_each_index_token, stem, TermHasher};
+use crate::{for_each_index_token, stem, to_lowercase, TermHasher};
 
 /// For each line of `text` (split at `\n`), the query words it holds, as a bit set (bit
 /// `k`: the word whose stem is `stems[k]`). `stop_mask` marks the stop words.
@@ -72,17 +72,18 @@ pub(crate) fn candidate_lines(text: &str, starts: &[usize], stems: &[String], st
     may
 }
 
-/// Which query words the tokens of a text are, each distinct token stemmed once.
-struct Words<'q> {
+/// Which query words the tokens of a text are, each distinct token stemmed once: the
+/// passage's lines (`line_word_masks`) and the phrase's pairs (`phrase.rs`) read them.
+pub(crate) struct Words<'q> {
     stems: &'q [String],
-    /// The first byte of each stem: a token's stem begins as the token does (the stemmer
-    /// rewrites only suffixes), so a token beginning otherwise is no query word.
+    /// The first byte of each stem: a token's stem begins as the token does, lowercased
+    /// (the stemmer rewrites only suffixes), so a token beginning otherwise is no query word.
     first_bytes: [bool; 256],
     seen: HashMap<String, u64, BuildHasherDefault<TermHasher>>,
 }
 
 impl<'q> Words<'q> {
-    fn new(stems: &'q [String]) -> Self {
+    pub(crate) fn new(stems: &'q [String]) -> Self {
         let mut first_bytes = [false; 256];
         for s in stems {
             if let Some(&b) = s.as_bytes().first() {
@@ -95,20 +96,23 @@ impl<'q> Words<'q> {
     /// The query words `text` holds, as a bit set.
     fn of(&mut self, text: &str) -> u64 {
         let mut mask = 0u64;
-        for_each_index_token(text, |token| {
-            if !token.as_bytes().first().is_some_and(|&b| self.first_bytes[b as usize]) {
-                return;
-            }
-            mask |= match self.seen.get(token) {
-                Some(&bits) => bits,
-                None => {
-                    let s = stem(token);
-                    let bits = self.stems.iter().position(|q| *q == s).map_or(0, |k| 1 << k);
-                    self.seen.insert(token.to_owned(), bits);
-                    bits
-                }
-            };
-        });
+        for_each_index_token(text, |token| mask |= self.bits(token));
         mask
+    }
+
+    /// Where `token` (in any case) stands among the stems, as a bit set: bit `k` when its
+    /// stem is `stems[k]` (several bits where the stems repeat one).
+    pub(crate) fn bits(&mut self, token: &str) -> u64 {
+        let first = token.as_bytes()[0];
+        if first.is_ascii() && !self.first_bytes[first.to_ascii_lowercase() as usize] {
+            return 0;
+        }
+        if let Some(&bits) = self.seen.get(token) {
+            return bits;
+        }
+        let s = stem(&to_lowercase(token));
+        let bits = self.stems.iter().enumerate().filter(|(_, q)| **q == s).fold(0, |bits, (k, _)| bits | 1 << k);
+        self.seen.insert(token.to_owned(), bits);
+        bits
     }
 }

@@ -9,11 +9,8 @@
 //! character one word. So `refresh token` stands together in `refreshToken()`, and a
 //! heading of characters stands together wherever it is written.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-use crate::lines::{candidate_lines, line_starts};
-use crate::{for_each_token, is_stop_stem, stem, to_lowercase, TermHasher};
+use crate::lines::{candidate_lines, line_starts, Words};
+use crate::{for_each_token, is_stop_stem, stem, to_lowercase};
 
 /// Words past this many in a query are not paired (a pair is a bit of a `u64`).
 pub const MAX_PHRASE_WORDS: usize = 64;
@@ -71,7 +68,7 @@ impl PhraseWords {
         let pairs = (1u64 << (self.stems.len() - 1)) - 1;
         let starts = line_starts(text);
         let candidates = candidate_lines(text, &starts, &self.stems, self.stop_mask);
-        let mut positions = Positions::new(&self.stems);
+        let mut words = Words::new(&self.stems);
         let (mut found, mut before) = (0u64, 0u64);
         for (i, &start) in starts.iter().enumerate() {
             if !candidates[i] {
@@ -80,7 +77,7 @@ impl PhraseWords {
             }
             let end = starts.get(i + 1).map_or(text.len(), |&next| next - 1);
             for_each_token(&text[start..end], |token| {
-                let now = positions.of(token);
+                let now = words.bits(token);
                 found |= before & (now >> 1);
                 before = now;
             });
@@ -89,41 +86,6 @@ impl PhraseWords {
             }
         }
         found & pairs
-    }
-}
-
-/// Where each token of a text stands in the query: a bit set of the positions of its
-/// stem, each distinct token stemmed once.
-struct Positions<'q> {
-    stems: &'q [String],
-    /// The first byte of each stem: a token's stem begins as the token does, lowercased.
-    first_bytes: [bool; 256],
-    seen: HashMap<String, u64, BuildHasherDefault<TermHasher>>,
-}
-
-impl<'q> Positions<'q> {
-    fn new(stems: &'q [String]) -> Self {
-        let mut first_bytes = [false; 256];
-        for s in stems {
-            if let Some(&b) = s.as_bytes().first() {
-                first_bytes[b as usize] = true;
-            }
-        }
-        Positions { stems, first_bytes, seen: HashMap::default() }
-    }
-
-    fn of(&mut self, token: &str) -> u64 {
-        let first = token.as_bytes()[0];
-        if first.is_ascii() && !self.first_bytes[first.to_ascii_lowercase() as usize] {
-            return 0;
-        }
-        if let Some(&bits) = self.seen.get(token) {
-            return bits;
-        }
-        let s = stem(&to_lowercase(token));
-        let bits = self.stems.iter().enumerate().filter(|(_, q)| **q == s).fold(0, |bits, (k, _)| bits | 1 << k);
-        self.seen.insert(token.to_owned(), bits);
-        bits
     }
 }
 

@@ -1,6 +1,7 @@
-// What the adapters over SQL databases (toolctx/postgres, toolctx/sqlite) share: the name
-// of their table, checked where it enters and quoted wherever it is written into a
-// statement (every value travels as a parameter; a name cannot).
+// What the adapters over SQL databases (toolctx/postgres, toolctx/sqlite, D1, Durable Object
+// SQLite) share: the name of their table, checked where it enters and quoted wherever it is
+// written into a statement (every value travels as a parameter; a name cannot); and their
+// largest value, checked where it enters.
 
 import { toolctxError } from "../../errors.js";
 
@@ -23,4 +24,11 @@ export function tableName(name, adapter) {
 /** `name` as a quoted SQL identifier: in double quotes, each double quote doubled (SQL's rule, PostgreSQL's and SQLite's). */
 export function quoteIdentifier(name) {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The `maxValueBytes` option (`fallback`: the database's own limit) if it is a whole number ≥ 1; else INVALID_ARGUMENT from `adapter`. */
+export function maxValueBytes(options, fallback, adapter) {
+  const max = options.maxValueBytes ?? fallback;
+  if (!(Number.isInteger(max) && max >= 1)) throw toolctxError("INVALID_ARGUMENT", `${adapter}: maxValueBytes must be a whole number ≥ 1`);
+  return max;
 }
