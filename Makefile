@@ -16,6 +16,9 @@ WASM_NODE_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --l
 WASM_BROWSER_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --lib --all-features \
 	--config 'target.wasm32-unknown-unknown.runner=["node", "$(CURDIR)/scripts/wasm-browser-test.mjs"]'
 
+# node's test runner: a test still running after 5 minutes fails, named (the longest take about a minute).
+NODE_TEST := node --test --test-reporter=spec --test-timeout=300000
+
 .PHONY: setup setup-build pkg demo bench test test-local test-beside test-local-rest test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
 
 ## Everything the tests need (the build's tools too).
@@ -81,9 +84,16 @@ test: setup lint test-rust pkg
 	start=$$(date +%s); $(MAKE) --no-print-directory -j2 --output-sync=target test-beside test-local-rest; \
 	  status=$$?; echo "== the two chains side by side: $$(( $$(date +%s) - start )) s"; exit $$status
 
-# The targets $(1), one after another, each one's seconds printed after it.
-in_turn = for target in $(1); do start=$$(date +%s); $(MAKE) --no-print-directory $$target || exit 1; \
-	  echo "== $$target: $$(( $$(date +%s) - start )) s"; done
+# The targets $(1), one after another, each one's seconds printed after it. Under CI, a target
+# still running after TARGET_TIMEOUT seconds is ended (its process group: SIGTERM, then SIGKILL)
+# and fails its chain, so a test that never ends shows in CI's log instead of holding CI until
+# its time is out. (Not at a terminal: timeout's own process group would not hear Ctrl-C. Each
+# runner has a per-test timeout as well: NODE_TEST above, tests/deno-test.mjs, bun's argument.)
+TARGET_TIMEOUT := 1500
+in_turn = for target in $(1); do start=$$(date +%s); \
+	  $(if $(CI),timeout -k 30 $(TARGET_TIMEOUT)) $(MAKE) --no-print-directory $$target; status=$$?; \
+	  [ $$status = 124 ] && echo "== $$target: ended after $(TARGET_TIMEOUT) s (TARGET_TIMEOUT)"; \
+	  [ $$status = 0 ] || exit 1; echo "== $$target: $$(( $$(date +%s) - start )) s"; done
 
 ## Every test but the shared stores', one target after another.
 test-local: setup pkg
@@ -126,7 +136,7 @@ test-wasm: setup
 	WASM_BINDGEN_USE_DEDICATED_WORKER=1 $(WASM_BROWSER_TEST)
 
 test-js: setup pkg
-	node --test --test-reporter=spec tests/js/
+	$(NODE_TEST) tests/js/
 
 test-deno: setup pkg
 	deno test -A --no-check tests/js/deno.suite.mjs
@@ -144,7 +154,7 @@ test-browser: setup pkg
 ## each loading the package through its export condition (workerd, edge-light); toolctx/cloudflare
 ## over miniflare's local R2, KV and Durable Object simulators.
 test-edge: setup pkg
-	node --test --test-reporter=spec tests/edge/
+	$(NODE_TEST) tests/edge/
 
 ## Shared stores: toolctx/redis, toolctx/s3 and toolctx/postgres against redis-server, s3s-fs and
 ## PostgreSQL, which the tests start on 127.0.0.1 (free ports; PostgreSQL on a Unix socket too) and
@@ -152,7 +162,7 @@ test-edge: setup pkg
 ## --test-force-exit: a test file ends when its tests have, even if a client it leaked still
 ## reconnects to a server the suite stopped (a redis test file once never exited).
 test-servers: setup pkg
-	node --test --test-force-exit --test-reporter=spec tests/servers/
+	$(NODE_TEST) --test-force-exit tests/servers/
 	deno test -A --no-check tests/servers/deno.suite.mjs
 	bun test ./tests/servers/bun.suite.mjs
 

@@ -12,8 +12,8 @@ import { runConversationTests } from "./conversation.mjs";
 import { runWindowTests } from "./window.mjs";
 import { expectRejection, runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, toText } from "./conformance.mjs";
 import { runManyWriterTests } from "./many-writers.mjs";
+import { denoTest as test } from "../deno-test.mjs";
 
-const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 const top = await Deno.makeTempDir({ prefix: "toolctx-denokv-" });
 let n = 0;
 const fresh = (tag) => `${top}/${tag}-${n++}`;

@@ -30,8 +30,8 @@ import {
   runPointerArrayTests,
   runVectorTests,
 } from "./conformance.mjs";
+import { denoTest as test } from "../deno-test.mjs";
 
-const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 const top = await Deno.makeTempDir({ prefix: "toolctx-deno-" });
 let n = 0;
 const fresh = (tag) => `${top}/${tag}-${n++}`;

@@ -26,7 +26,7 @@ if (globalThis.Bun !== undefined) {
   afterAll(() => folders.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 } else {
   const { DatabaseSync } = await import("node:sqlite");
-  test = (name, fn) => globalThis.Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+  ({ denoTest: test } = await import("../deno-test.mjs"));
   openDatabase = (path) => new DatabaseSync(path);
   runtime = "deno node:sqlite";
   globalThis.addEventListener("unload", () => folders.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

@@ -4,6 +4,6 @@
 
 import assert from "node:assert/strict";
 import { runServerSuites } from "./suites.mjs";
+import { denoTest as test } from "../deno-test.mjs";
 
-const test = (name, fn) => Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 await runServerSuites({ runtime: "deno", test, assert });

@@ -162,6 +162,17 @@ export async function startPostgres() {
     rmSync(root, { recursive: true, force: true });
   };
   process.once("exit", stopAndRemove);
+  // pg_ctl's server is not a child of this process: ended by a signal (a runner's timeout), the
+  // process stops it first, then ends as the signal would have ended it
+  const onSignal = (signal) => {
+    stopAndRemove();
+    process.kill(process.pid, signal);
+  };
+  for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, onSignal);
+  const forget = () => {
+    process.off("exit", stopAndRemove);
+    for (const signal of ["SIGINT", "SIGTERM"]) process.off(signal, onSignal);
+  };
   try {
     start();
     running = true;
@@ -169,8 +180,8 @@ export async function startPostgres() {
     psql(`CREATE ROLE ${PG_USER} LOGIN PASSWORD '${PG_PASSWORD}'`);
     psql(`CREATE DATABASE ${PG_DATABASE} OWNER ${PG_USER}`);
   } catch (err) {
-    stopNow();
-    rmSync(root, { recursive: true, force: true });
+    forget();
+    stopAndRemove();
     throw new Error(`PostgreSQL did not start: ${err.stderr ?? err.message}`, { cause: err });
   }
   return {
@@ -190,7 +201,7 @@ export async function startPostgres() {
       running = true;
     },
     async stop() {
-      process.off("exit", stopAndRemove);
+      forget();
       if (running) {
         running = false;
         pgCtl("-m", "fast", "-w", "stop");
