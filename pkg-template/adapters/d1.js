@@ -103,6 +103,7 @@ export function d1Storage(database, options = {}) {
   return {
     ...keyValueStorage({
       description: `D1 storage (table ${table}): one row a file`,
+      maxValueBytes: maxValue,
       get: (path) => call(`read ${path}`, async () => asBytes((await statement(sql.select, path).first())?.bytes)),
       getRange: (path, offset, length) =>
         call(`read range ${path}`, async () => {

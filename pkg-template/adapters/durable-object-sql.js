@@ -104,6 +104,7 @@ export function durableObjectSqlStorage(storage, options = {}) {
   return {
     ...keyValueStorage({
       description: `Durable Object SQL storage (table ${table}): one row a file`,
+      maxValueBytes: maxValue,
       get: (path) => call(`read ${path}`, () => asBytes(first(exec(sql.select, path))?.bytes)),
       getRange: (path, offset, length) =>
         call(`read range ${path}`, () => {

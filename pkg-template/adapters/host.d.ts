@@ -42,6 +42,14 @@ export interface StorageHost {
   /** Appends to a file, creating it. */
   append?(path: string, data: StorageData): Promise<void> | void;
   /**
+   * The largest file the medium holds, in bytes, where it has a limit (a row of D1 or of a
+   * Durable Object's SQLite: 2 MB; a Workers KV value: 25 MiB); a write over it fails
+   * (`code: "TOO_LARGE"`). The index writes its segments within it: a segment write is cut
+   * in several, and segments whose merge would be larger stay unmerged. A whole number ≥ 1
+   * (anything else: `INVALID_ARGUMENT` when a manager is made over the storage).
+   */
+  readonly maxValueBytes?: number;
+  /**
    * Runs `fn` holding the named lock (cross-tab / cross-process). With `{wait: false}`
    * (background index work, which never makes anyone wait) a lock held by another fails
    * at once (`code: "TIMEOUT"`) instead of being waited for; a lock that cannot tell may

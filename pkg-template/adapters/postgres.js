@@ -384,6 +384,7 @@ export function postgresStorage(source, options = {}) {
   return {
     ...keyValueStorage({
       description: `postgres storage (table ${table})`,
+      maxValueBytes: maxValue,
       async get(path) {
         const { rows } = await query(`postgres read ${path}`, SELECT, [path]);
         return bytesOf(rows[0]);

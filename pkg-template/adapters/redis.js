@@ -205,6 +205,7 @@ export function redisStorage(options = {}) {
   return {
     ...keyValueStorage({
       description: `redis storage (prefix ${prefix})`,
+      maxValueBytes: maxValue,
       async get(path) {
         const value = await command("read", path, ["GET", fileKey(path)]);
         return value == null ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.length);

@@ -205,6 +205,7 @@ export function sqliteStorage(source, options = {}) {
   return {
     ...keyValueStorage({
       description: `sqlite storage (${where}, table ${table})`,
+      maxValueBytes: maxValue,
       get: (path) => call(`sqlite read ${path}`, () => asBytes(statement(sql.select).get(path)?.bytes)),
       getRange: (path, offset, length) =>
         call(`sqlite read range ${path}`, () => {

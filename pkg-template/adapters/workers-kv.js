@@ -47,6 +47,7 @@ export function kvStorage(namespace, { prefix = "" } = {}) {
   };
   return keyValueStorage({
     description: "KV storage: eventually consistent, exclusive create is a read then a put",
+    maxValueBytes: KV_MAX_VALUE_BYTES,
     async get(path) {
       const key = keyOf(path);
       const value = await kv("get", key, () => namespace.get(key, "arrayBuffer"));

@@ -130,7 +130,37 @@ async function rowLimits(storage, dir, limit) {
   const atLimitRoundTrips = same(await storage.read(`${dir}/at-limit.bin`), atLimit);
   const appendPast = await outcome(() => storage.append(`${dir}/at-limit.bin`, new Uint8Array(64 * 1024)));
   const intactAfterAppend = same(await storage.read(`${dir}/at-limit.bin`), atLimit);
-  return { tooLarge, nothingWritten, atLimitRoundTrips, appendPast, intactAfterAppend };
+  return { tooLarge, nothingWritten, atLimitRoundTrips, appendPast, intactAfterAppend, saysLimit: storage.maxValueBytes === limit };
+}
+
+/**
+ * A store on `storage`, whose `maxValueBytes` is small, past several segments' worth of
+ * records: the index segments it writes, each within the limit (none refused), and a record
+ * found by a word of its own after a reopen.
+ */
+async function segmentsWithin(storage, dir) {
+  const notes = [];
+  const onDebug = (m) => notes.push(String(m));
+  const contextDir = `${dir}/segments`;
+  const manager = new ContextManager({ contextDir, fileSystem: storage, persistThreshold: 0, onDebug });
+  const paths = [];
+  for (let i = 0; i < 1200; i++) {
+    const words = Array.from({ length: 40 }, (_, k) => `w${(i * 31 + k * 7) % 4001}`).join(" ");
+    paths.push(await manager.saveContext("grep", { i }, `${words} needle${i}`));
+  }
+  await manager.close();
+  const names = (await storage.list(`${contextDir}/.index`)).filter((n) => n.endsWith(".seg"));
+  const sizes = await Promise.all(names.map(async (n) => (await storage.read(`${contextDir}/.index/${n}`)).length));
+  const reopened = await ContextManager.open({ contextDir, fileSystem: storage, onDebug });
+  const [found] = await reopened.selectRelevant("needle777", { limit: 1 });
+  await reopened.close();
+  return {
+    count: names.length,
+    largest: Math.max(...sizes),
+    limit: storage.maxValueBytes,
+    refused: notes.filter((m) => /could not write an index segment/.test(m)),
+    found: found?.filepath === paths[777],
+  };
 }
 
 async function d1Faults(makeStorage, { env }) {
@@ -161,6 +191,7 @@ async function d1Faults(makeStorage, { env }) {
   const otherShape = await outcome(() => d1Storage(env.DB, { table: "other_shape" }).read(`${dir}/a.json`));
   return {
     ...limits,
+    segments: await segmentsWithin(d1Storage(env.DB, { table: "toolctx_small_rows", maxValueBytes: 32 * 1024 }), dir),
     race: { won: contenders.filter((c) => c.ok).length, lost: contenders.filter((c) => c.code === "EEXIST").length, storedIsWinner: stored === `writer ${winner}` },
     lock: { tookOver, crashedLeaseGone, waited, liveLeaseKept, lost, nextLeaseKept },
     otherShape,

@@ -139,9 +139,10 @@ function assertRowLimits(found) {
   assert.ok(found.atLimitRoundTrips, "a value at the limit round-trips: the limit fits under the real one");
   assert.equal(found.appendPast.code, "TOO_LARGE", `an append past the row limit: ${JSON.stringify(found.appendPast)}`);
   assert.ok(found.intactAfterAppend, "the value is as it was before the failed append");
+  assert.ok(found.saysLimit, "the storage's maxValueBytes is its limit (the index writes its segments within it)");
 }
 
-test("workerd D1: values over the row limit are TOO_LARGE; of 16 exclusive creates one wins; the lease row is taken over, waited for and lost, typed", async () => {
+test("workerd D1: values over the row limit are TOO_LARGE, and index segments stay within it; of 16 exclusive creates one wins; the lease row is taken over, waited for and lost, typed", async () => {
   const found = await workerd.fetch("w0", "/d1/faults");
   assertRowLimits(found);
   assert.deepEqual(found.race, { won: 1, lost: 15, storedIsWinner: true });
@@ -153,6 +154,10 @@ test("workerd D1: values over the row limit are TOO_LARGE; of 16 exclusive creat
   assert.equal(lock.lost.code, "LOCK_LOST", JSON.stringify(lock.lost));
   assert.ok(lock.nextLeaseKept, "the next holder's row is untouched");
   assert.equal(found.otherShape.code, "STORAGE", found.otherShape.message);
+  const { segments } = found;
+  assert.deepEqual(segments.refused, [], "no index segment over the storage's maxValueBytes");
+  assert.ok(segments.count > 1 && segments.largest <= segments.limit, `${segments.count} segments, the largest ${segments.largest} of ${segments.limit} bytes`);
+  assert.ok(segments.found, "a record found by its own word after a reopen");
   assert.ok(found.otherShape.cause, "D1's error is the cause");
 });
 

@@ -17,6 +17,12 @@
 //! records and closes) share level 0 until it holds 2,560 records, so a record of those is
 //! rewritten up to that many / 10 times before it leaves it.
 //!
+//! A storage with a largest value (`Options::max_value_bytes`: D1's and a Durable Object's
+//! 2 MB rows) gets no segment over it: a segment write is cut into several
+//! (`toolctx_search::segment::encode_within`), and segments whose merge would pass it stay
+//! unmerged, as Lucene's merge policies leave a segment past their largest merge alone
+//! (`store/persist.rs`).
+//!
 //! A merge writes its segment before it removes its inputs: a writer killed in between
 //! leaves both, and a reader takes each record once (the newest segment holding it), so
 //! nothing is lost or counted twice. The reader removes a segment none of whose records it

@@ -32,6 +32,7 @@
 //!   read by range, in a cache bounded by `indexMemory`.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -94,6 +95,12 @@ pub struct Manager {
     gate: Rc<Gate>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
+    /// Segments whose merge was found larger than the storage's largest value
+    /// ([`Options::max_value_bytes`]): not merged again by this manager.
+    unmergeable: RefCell<HashSet<String>>,
+    /// Records waiting past which the next background segment write is due, after one
+    /// failed (0: none failed since the last written): twice those waiting then.
+    segment_retry_at: Cell<usize>,
     /// Saves yield to the event loop ([`Manager::index_backlogged`]): `onDebug` was told.
     backlogged: Cell<bool>,
     /// A save indexed the results waiting, idle time having not kept up: `onDebug` was
@@ -124,6 +131,8 @@ impl Manager {
             session: None,
             gate: Rc::default(),
             segmenting: Cell::new(false),
+            unmergeable: RefCell::default(),
+            segment_retry_at: Cell::new(0),
             backlogged: Cell::new(false),
             indexing_behind: Cell::new(false),
         };

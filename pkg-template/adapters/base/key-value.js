@@ -59,11 +59,12 @@ export function taken(path) {
  *   append?(path: string, bytes: Uint8Array): unknown,                           // only where the backend appends in one step; the driver rewrites otherwise
  *   removeDir?(path: string): unknown,                                           // only where the backend keeps folders
  *   lock?<T>(name: string, fn: () => Promise<T>): Promise<T>,
+ *   maxValueBytes?: number,                                                      // the largest value the medium holds (a row's limit): the host says so, and the index writes its segments within it
  * }} backend
  * @returns {import("../host.js").StorageHost & { description: string }}
  */
 export function keyValueStorage(backend) {
-  const { description, get, getRange, put, create, has, keys, append, removeDir, lock } = backend;
+  const { description, get, getRange, put, create, has, keys, append, removeDir, lock, maxValueBytes } = backend;
   const remove = backend.delete;
   for (const [name, fn] of Object.entries({ get, put, delete: remove, "keys or children": keys ?? backend.children })) {
     if (typeof fn !== "function") throw toolctxError("INVALID_ARGUMENT", `keyValueStorage: the backend has no ${name}()`);
@@ -101,5 +102,6 @@ export function keyValueStorage(backend) {
   }
   if (append) host.append = (path, data) => done(append(path, copyOf(data)));
   if (lock) host.lock = lock;
+  if (maxValueBytes !== undefined) host.maxValueBytes = maxValueBytes;
   return host;
 }

@@ -62,6 +62,11 @@ pub struct Options {
     /// The storage reads ranges of files: `open()` reads of each index segment its directory
     /// and records only, and a query its lists (the runner sets it from its storage).
     pub ranges: bool,
+    /// The largest file the storage writes (its `maxValueBytes`: D1's and a Durable Object's
+    /// rows hold 2 MB): index segments are written within it (a segment write cuts its
+    /// records in several, and segments whose merge would be larger are not merged).
+    /// `usize::MAX` when the storage has no limit.
+    pub max_value_bytes: usize,
 }
 
 /// The `session` option.
@@ -92,6 +97,7 @@ impl Options {
             content_bytes: crate::select::DEFAULT_CONTENT_BYTES,
             index_memory: super::DEFAULT_INDEX_MEMORY,
             ranges: false,
+            max_value_bytes: usize::MAX,
         }
     }
 }

@@ -30,8 +30,9 @@ pub(super) struct SegmentWrite {
     phase: WritePhase,
     /// The records the segment being written holds: put back to wait on a failure.
     taken: Option<Builder>,
-    /// The segment being written: its name and bytes.
-    segment: Option<(String, Vec<u8>)>,
+    /// The segments being written (one, or several within the storage's largest value):
+    /// their names and bytes.
+    segments: Vec<(String, Vec<u8>)>,
     /// A session folder's listing (a merge keeps only records still there).
     listing: Option<RecordFiles>,
     /// The segments being merged, or replaced.
@@ -60,7 +61,7 @@ impl SegmentWrite {
             replaces: false,
             phase: WritePhase::Locking,
             taken,
-            segment: None,
+            segments: Vec::new(),
             listing,
             inputs,
             records,
@@ -75,10 +76,13 @@ impl SegmentWrite {
 
 impl Manager {
     /// Whether a background segment write is due: enough records wait to be written into
-    /// one (see `crates/core/src/segments.rs`).
+    /// one (see `crates/core/src/segments.rs`), and, after a write that failed, twice as
+    /// many as waited then (a storage that keeps refusing, full or over a quota, is not
+    /// sent a whole segment at every save).
     pub fn segment_due(&self) -> bool {
         let state = self.state.borrow();
-        !self.options.read_only && state.live.segment_waiting() >= segments::SEGMENT_RECORDS
+        let due = segments::SEGMENT_RECORDS.max(self.segment_retry_at.get());
+        !self.options.read_only && state.live.segment_waiting() >= due
     }
 
     /// Whether a save should yield to the host's event loop before it resolves: records
@@ -144,15 +148,19 @@ impl Manager {
                 let rel = path.strip_prefix(&root)?;
                 (state.pointers.slot_of(path).is_some() && !state.held.contains(path)).then(|| rel.to_owned())
             };
-            taken.encode(keep)
+            taken.encode(keep, self.options.max_value_bytes)
         };
-        let Some((records, bytes)) = made else { return self.segment_done(w) };
-        w.taken = Some(taken);
-        let Ok(name) = self.random_part().map(|r| segment_name(records, (self.options.clock)(), &r)) else {
-            self.put_back(w);
+        if made.is_empty() {
             return self.segment_done(w);
-        };
-        w.segment = Some((name, bytes));
+        }
+        w.taken = Some(taken);
+        for (records, bytes) in made {
+            let Ok(name) = self.random_part().map(|r| segment_name(records, (self.options.clock)(), &r)) else {
+                self.put_back(w);
+                return self.segment_done(w);
+            };
+            w.segments.push((name, bytes));
+        }
         w.phase = WritePhase::Locking;
         self.segment_lock(w.forced)
     }
@@ -187,17 +195,30 @@ impl Manager {
                     w.taken = None;
                     return self.unlock_segments(w);
                 }
-                let Some((name, bytes)) = w.segment.take() else { return self.unlock_segments(w) };
-                w.phase = WritePhase::Writing;
-                w.inputs = vec![name.clone()];
-                Next::Run(vec![Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true }])
-            }
-            WritePhase::Writing => {
-                if let Err(e) = plan::only(out) {
-                    self.debug(format!("{WHAT}: {e}"), None);
-                    self.put_back(w);
+                let segments = std::mem::take(&mut w.segments);
+                if segments.is_empty() {
                     return self.unlock_segments(w);
                 }
+                w.phase = WritePhase::Writing;
+                w.inputs = segments.iter().map(|(name, _)| name.clone()).collect();
+                let writes = segments.into_iter().map(|(name, bytes)| Op::Write {
+                    path: paths::join(&dir, &name),
+                    bytes,
+                    exclusive: true,
+                });
+                Next::Run(writes.collect())
+            }
+            WritePhase::Writing => {
+                // A part that failed puts every record back: those of the parts written
+                // are written again in a newer segment, which a reader takes them from.
+                if let Some(Err(e)) = out.into_iter().find(|o| o.is_err()) {
+                    self.debug(format!("{WHAT}: {e}"), None);
+                    self.put_back(w);
+                    let waiting = self.state.borrow().live.segment_waiting();
+                    self.segment_retry_at.set(waiting.saturating_mul(2));
+                    return self.unlock_segments(w);
+                }
+                self.segment_retry_at.set(0);
                 w.taken = None;
                 w.phase = WritePhase::ListingSegments;
                 Next::Run(vec![Op::List(dir)])
@@ -212,7 +233,10 @@ impl Manager {
                     let others = names.iter().filter(|n| !written.contains(n));
                     return self.run_or_unlock(others.map(|n| Op::Remove(paths::join(&dir, n))).collect(), w);
                 }
-                match to_merge(&names) {
+                let unmergeable = self.unmergeable.borrow();
+                let mergeable: Vec<String> = names.iter().filter(|n| !unmergeable.contains(*n)).cloned().collect();
+                drop(unmergeable);
+                match to_merge(&mergeable) {
                     None => self.unlock_segments(w),
                     Some(mut inputs) => {
                         // Read newest first: a record two inputs hold (rewritten under its
@@ -257,6 +281,7 @@ impl Manager {
             WritePhase::Reading => {
                 let mut read = Vec::new();
                 let mut gone = Vec::new();
+                let mut read_bytes = 0usize;
                 for (name, outcome) in w.inputs.iter().zip(out) {
                     match plan::bytes(outcome) {
                         // A read that failed says nothing of the segment: no merge now.
@@ -265,11 +290,20 @@ impl Manager {
                             return self.unlock_segments(w);
                         }
                         Ok(None) => gone.push(name.clone()),
-                        Ok(Some(bytes)) => match Segment::decode(&bytes) {
-                            Ok(segment) => read.push((paths::join(&dir, name), segment)),
-                            Err(why) => self
-                                .debug(format!("an index segment was refused ({why}): merged without it"), Some(name)),
-                        },
+                        Ok(Some(bytes)) => {
+                            // Their merge is about as long as they are together.
+                            read_bytes = read_bytes.saturating_add(bytes.len());
+                            if read_bytes > self.options.max_value_bytes {
+                                return self.too_large_to_merge(w);
+                            }
+                            match Segment::decode(&bytes) {
+                                Ok(segment) => read.push((paths::join(&dir, name), segment)),
+                                Err(why) => self.debug(
+                                    format!("an index segment was refused ({why}): merged without it"),
+                                    Some(name),
+                                ),
+                            }
+                        }
                     }
                 }
                 // The inputs to remove once merged: those read (a refused one too); one
@@ -295,6 +329,9 @@ impl Manager {
                     return self.unlock_segments(w);
                 };
                 let bytes = format::encode(&records);
+                if bytes.len() > self.options.max_value_bytes {
+                    return self.too_large_to_merge(w);
+                }
                 Next::Run(vec![Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true }])
             }
             WritePhase::WritingMerged => {
@@ -327,6 +364,19 @@ impl Manager {
         } else {
             Next::Run(ops)
         }
+    }
+
+    /// The merge of `w.inputs` would be larger than the storage's largest value: they are
+    /// left as they are, and never merged again by this manager (SPEC §4: a storage's
+    /// limit, as Lucene's merge policies leave a segment past their largest merge alone).
+    fn too_large_to_merge(&self, w: &mut SegmentWrite) -> Next {
+        let limit = self.options.max_value_bytes;
+        self.debug(
+            format!("index segments not merged: together over the storage's largest value ({limit} bytes)"),
+            None,
+        );
+        self.unmergeable.borrow_mut().extend(w.inputs.iter().cloned());
+        self.unlock_segments(w)
     }
 
     fn unlock_segments(&self, w: &mut SegmentWrite) -> Next {

@@ -283,10 +283,10 @@ impl Builder {
         }
     }
 
-    /// The segment of the records `keep(key)` (and where it is, relative to the record
-    /// folder) accepts, each once (the last added); `None` when none is kept. The builder
-    /// is left as it was.
-    pub fn encode(&self, mut keep: impl FnMut(&str) -> Option<String>) -> Option<(usize, Vec<u8>)> {
+    /// The segments of the records `keep(key)` (and where it is, relative to the record
+    /// folder) accepts, each once (the last added), each segment `max_bytes` long at most
+    /// ([`encode_within`]); none when none is kept. The builder is left as it was.
+    pub fn encode(&self, mut keep: impl FnMut(&str) -> Option<String>, max_bytes: usize) -> Vec<(usize, Vec<u8>)> {
         let mut last: HashMap<&str, usize> = HashMap::new();
         for (i, r) in self.records.iter().enumerate() {
             last.insert(r.key.as_str(), i);
@@ -308,8 +308,28 @@ impl Builder {
                 ToWrite { path: path.as_str(), size: r.size, header: &r.header, metadata, passages }
             })
             .collect();
-        (!records.is_empty()).then(|| (records.len(), encode(&records)))
+        let mut parts = Vec::new();
+        if !records.is_empty() {
+            encode_within(&records, max_bytes, &mut parts);
+        }
+        parts
     }
+}
+
+/// The segments of `records`, in order, each `max_bytes` long at most (a storage's largest
+/// value: D1's and a Durable Object's rows hold 2 MB) as (records, bytes), pushed to
+/// `parts`: their segment if it fits, else the segments of each half. A segment of one
+/// record is written whatever its length (it is far smaller than the record itself, which
+/// the storage took).
+pub fn encode_within(records: &[ToWrite<'_>], max_bytes: usize, parts: &mut Vec<(usize, Vec<u8>)>) {
+    let bytes = encode(records);
+    if bytes.len() <= max_bytes || records.len() == 1 {
+        parts.push((records.len(), bytes));
+        return;
+    }
+    let (first, second) = records.split_at(records.len() / 2);
+    encode_within(first, max_bytes, parts);
+    encode_within(second, max_bytes, parts);
 }
 
 /// Why a segment was refused.
@@ -566,17 +586,22 @@ mod tests {
     /// A segment of `n` records, each a few words of its own and some shared: its bytes
     /// and its records' paths.
     fn many(n: usize) -> (Vec<u8>, Vec<String>) {
+        let (terms, paths) = many_terms(n);
+        let records: Vec<ToWrite<'_>> =
+            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
+        let bytes = encode(&records);
+        (bytes, paths)
+    }
+
+    /// The terms and paths of [`many`]'s records.
+    fn many_terms(n: usize) -> (Vec<Terms>, Vec<String>) {
         let terms: Vec<Terms> = (0..n)
             .map(|i| {
                 let words: String = (0..30).map(|k| format!("w{} ", (i * 7 + k * 13) % 997)).collect();
                 super::tests::terms(&format!("read file: path=f{i}.rs"), &format!("{words}\nfile{i} shared"))
             })
             .collect();
-        let paths: Vec<String> = (0..n).map(|i| format!("f{i}.json")).collect();
-        let records: Vec<ToWrite<'_>> =
-            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
-        let bytes = encode(&records);
-        (bytes, paths)
+        (terms, (0..n).map(|i| format!("f{i}.json")).collect())
     }
 
     #[test]
@@ -667,14 +692,36 @@ mod tests {
         let mut moved = Builder::default();
         moved.absorb(builder);
         let keep = |key: &str| (key != "/ctx/gone.json").then(|| key.trim_start_matches("/ctx/").to_owned());
-        let (n, bytes) = moved.encode(keep).expect("two kept");
-        assert_eq!(n, 2);
+        let parts = moved.encode(keep, usize::MAX);
         let want = encode(&[
             ToWrite::from_terms("a.json", 10, "{\"a\":1}", &a),
             ToWrite::from_terms("b.json", 20, "{\"b\":2}", &b),
         ]);
-        assert_eq!(bytes, want);
-        assert!(moved.encode(|_| None).is_none());
+        assert_eq!(parts, vec![(2, want)]);
+        assert!(moved.encode(|_| None, usize::MAX).is_empty());
+    }
+
+    #[test]
+    fn segments_over_a_storage_s_largest_value_are_cut_in_parts_that_hold_every_record_once() {
+        let (whole, _) = many(300);
+        let (terms, paths) = many_terms(300);
+        let records: Vec<ToWrite<'_>> =
+            terms.iter().zip(&paths).map(|(t, p)| ToWrite::from_terms(p, 100, "{}", t)).collect();
+        let limit = whole.len() / 5;
+        let mut parts = Vec::new();
+        encode_within(&records, limit, &mut parts);
+        assert!(parts.len() >= 5, "{} parts", parts.len());
+        let mut held = Vec::new();
+        for (n, bytes) in &parts {
+            assert!(bytes.len() <= limit, "{} bytes over {limit}", bytes.len());
+            let segment = Segment::decode(bytes).unwrap();
+            assert_eq!(segment.records.len(), *n);
+            held.extend(segment.records.iter().map(|r| r.path.clone()));
+        }
+        assert_eq!(held, paths, "every record once, in order");
+        let mut within = Vec::new();
+        encode_within(&records, whole.len(), &mut within);
+        assert_eq!(within, vec![(300, whole)], "a segment within the limit is one");
     }
 
     #[test]

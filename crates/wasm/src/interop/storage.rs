@@ -53,10 +53,26 @@ pub struct JsStorage {
     js: JsValue,
     /// Whether the host has `readRange` (else the driver reads whole files and cuts them).
     reads_ranges: bool,
+    /// The largest file the host writes (its `maxValueBytes`), if it has a limit.
+    max_value_bytes: Option<usize>,
 }
 
 pub(crate) fn method(host: &JsValue, name: &str) -> Option<Function> {
     Reflect::get(host, &name.into()).ok()?.dyn_into::<Function>().ok()
+}
+
+/// The host's `maxValueBytes`: none, or a whole number of bytes ≥ 1.
+fn max_value_bytes(host: &JsValue) -> Result<Option<usize>> {
+    let value = Reflect::get(host, &"maxValueBytes".into()).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    match value.as_f64() {
+        Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => Ok(Some(n as usize)),
+        _ => Err(Error::invalid(
+            "the storage's maxValueBytes must be a whole number of bytes ≥ 1 (the largest file it writes)",
+        )),
+    }
 }
 
 /// Whether `value` has the four required host methods.
@@ -76,6 +92,7 @@ impl JsStorage {
         let (remove_dir, lock, append) = (method(&host, "removeDir"), method(&host, "lock"), method(&host, "append"));
         let read_range = method(&host, "readRange");
         let reads_ranges = read_range.is_some();
+        let max_value_bytes = max_value_bytes(&host)?;
         let read_options = Object::new();
         let _ = Reflect::set(&read_options, &"root".into(), &root.into());
         let optional = |f: &Option<Function>| f.as_ref().map_or(JsValue::UNDEFINED, |f| f.clone().into());
@@ -91,7 +108,12 @@ impl JsStorage {
             &optional(&lock),
             &read_options,
         );
-        Ok(JsStorage { host, closed: std::cell::Cell::new(false), js, reads_ranges })
+        Ok(JsStorage { host, closed: std::cell::Cell::new(false), js, reads_ranges, max_value_bytes })
+    }
+
+    /// The largest file the host writes, if it says (`maxValueBytes`: the SQL adapters' rows).
+    pub fn max_value_bytes(&self) -> Option<usize> {
+        self.max_value_bytes
     }
 
     /// Whether the host reads ranges of files (`readRange`).

@@ -70,6 +70,10 @@ impl ManagerOptions {
         }
         // A host that reads ranges: the index reads its segments by range.
         core.ranges = storage.reads_ranges();
+        // A storage with a largest value: index segments are written within it.
+        if let Some(n) = storage.max_value_bytes() {
+            core.max_value_bytes = n;
+        }
         core.on_debug = sink.clone();
         core.read_only = match get(options, "readOnly") {
             v if v.is_undefined() || v.is_null() => false,
