@@ -279,6 +279,9 @@ export function postgresStorage(source, options = {}) {
    * on it. A broken connection (see leaveLockConnection) takes no new user. */
   async function lockConnection(signal) {
     for (;;) {
+      // The caller's deadline went (a retry that slept past it, a wait for another name's connection): no
+      // new share of the connection, which nobody would give back.
+      if (signal?.aborted) throw signal.reason;
       if (holder !== undefined && !holder.lost.signal.aborted && !holder.broken) {
         holder.users++;
         return holder;
@@ -329,7 +332,16 @@ export function postgresStorage(source, options = {}) {
       name,
       async () => {
         const what = `postgres lock ${name}`;
-        const held = await withDeadline(what, deadline, (signal) => retry(() => lockConnection(signal), policy(true))).catch((err) => {
+        const held = await withDeadline(what, deadline, (signal) =>
+          retry(() => lockConnection(signal), policy(true)).then((had) => {
+            // had once the deadline went: the caller has rejected and will never leave it, so it is left here
+            if (signal?.aborted) {
+              leaveLockConnection(had, false);
+              throw signal.reason;
+            }
+            return had;
+          }),
+        ).catch((err) => {
           throw err?.code === undefined ? failure(what, err) : err;
         });
         let taken = false;

@@ -180,6 +180,34 @@ test("[postgres] lock: a holder whose connection is killed learns it (signal abo
   assert.equal(await s.lock(name, async () => "again"), "again", "a new connection takes it");
 });
 
+test("[postgres] lock: a lock whose deadline went while its retry slept takes no share of another name's lock connection; the connection goes back to the pool", async () => {
+  // A pool whose first connect is refused, as a server restarting refuses it: the lock of
+  // "b" fails transiently, sleeps 1-2 s before its retry, and its 800 ms deadline goes
+  // meanwhile. The lock of "a" then holds the lock connection past the end of that sleep.
+  // The retry must not join that connection: no one would leave it, so it would never go
+  // back to the pool (and close() of a storage that owns its pool would wait for it forever).
+  const pool = new pg.Pool({ connectionString: server.connectionString, max: 4 });
+  pool.on("error", () => {});
+  let refused = 0;
+  const restarting = {
+    query: (...args) => pool.query(...args),
+    connect: () => (refused++ === 0 ? Promise.reject(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1"), { code: "ECONNREFUSED" })) : pool.connect()),
+  };
+  const s = postgresStorage({ pool: restarting }, { timeoutMs: 800, retryBaseMs: 2000 });
+  const started = Date.now();
+  const dir = fresh("abandoned");
+  await expectRejection(assert, () => s.lock(`${dir}/b.lock`, async () => "b"), "TIMEOUT", "the lock whose retry sleeps past its deadline");
+  assert.equal(refused, 1);
+  const held = await s.lock(`${dir}/a.lock`, async () => {
+    await new Promise((resolve) => setTimeout(resolve, started + 2500 - Date.now())); // past the retry's sleep
+    return "a";
+  });
+  assert.equal(held, "a");
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(pool.totalCount - pool.idleCount, 0, "no connection of the pool is still checked out");
+  await pool.end();
+});
+
 test("[postgres] a pool exhausted: operations reject with TIMEOUT within timeoutMs, then work once a connection is free", async () => {
   const pool = makePool({ max: 1 });
   const taken = await pool.connect();
