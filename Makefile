@@ -16,8 +16,9 @@ WASM_NODE_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --l
 WASM_BROWSER_TEST := cargo test -p toolctx-wasm --target wasm32-unknown-unknown --lib --all-features \
 	--config 'target.wasm32-unknown-unknown.runner=["node", "$(CURDIR)/scripts/wasm-browser-test.mjs"]'
 
-# node's test runner: a test still running after 5 minutes fails, named (the longest take about a minute).
-NODE_TEST := node --test --test-reporter=spec --test-timeout=300000
+# node's test runner: a test file still running after 15 minutes fails, named (Node 20's
+# --test-timeout bounds each file's run, not each test; the longest file takes about 2 minutes).
+NODE_TEST := node --test --test-reporter=spec --test-timeout=900000
 
 .PHONY: setup setup-build pkg demo bench test test-local test-beside test-local-rest test-rust test-wasm test-js test-deno test-bun test-browser test-edge test-servers test-pack test-playground playground lint clean
 
@@ -88,7 +89,7 @@ test: setup lint test-rust pkg
 # still running after TARGET_TIMEOUT seconds is ended (its process group: SIGTERM, then SIGKILL)
 # and fails its chain, so a test that never ends shows in CI's log instead of holding CI until
 # its time is out. (Not at a terminal: timeout's own process group would not hear Ctrl-C. Each
-# runner has a per-test timeout as well: NODE_TEST above, tests/deno-test.mjs, bun's argument.)
+# runner has a timeout of its own as well: NODE_TEST's a file, tests/deno-test.mjs's and bun's a test.)
 TARGET_TIMEOUT := 1500
 in_turn = for target in $(1); do start=$$(date +%s); \
 	  $(if $(CI),timeout -k 30 $(TARGET_TIMEOUT)) $(MAKE) --no-print-directory $$target; status=$$?; \

@@ -31,7 +31,7 @@ function runs(name, code, env) {
   const dir = `${root}tests/js/.tmp`;
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}/readme-${name}.mjs`, code);
-  const out = execFileSync(process.execPath, [`${dir}/readme-${name}.mjs`], { encoding: "utf8", env: { ...process.env, ...env } });
+  const out = execFileSync(process.execPath, [`${dir}/readme-${name}.mjs`], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000 });
   assert.equal(out.replace(/\s+/g, ""), promised[0].replace(/\s+/g, ""));
 }
 
