@@ -18,10 +18,11 @@
 //! rewritten up to that many / 10 times before it leaves it.
 //!
 //! A storage with a largest value (`Options::max_value_bytes`: D1's and a Durable Object's
-//! 2 MB rows) gets no segment over it: a segment write is cut into several
-//! (`toolctx_search::segment::encode_within`), and segments whose merge would pass it stay
-//! unmerged, as Lucene's merge policies leave a segment past their largest merge alone
-//! (`store/persist.rs`).
+//! 2 MB rows) gets no segment over it: a segment write or a merge is cut into several
+//! (`toolctx_search::segment::encode_within`), and a segment over half of it takes no more
+//! merges, as Lucene's TieredMergePolicy leaves a segment past half its largest merge
+//! (`store/persist.rs`; its size estimated from its record count, as the listing gives no
+//! sizes). A record whose index alone is over it is held by no segment.
 //!
 //! A merge writes its segment before it removes its inputs: a writer killed in between
 //! leaves both, and a reader takes each record once (the newest segment holding it), so

@@ -95,12 +95,15 @@ pub struct Manager {
     gate: Rc<Gate>,
     /// A background segment write is under way.
     segmenting: Cell<bool>,
-    /// Segments whose merge was found larger than the storage's largest value
-    /// ([`Options::max_value_bytes`]): not merged again by this manager.
+    /// Segments a merge wrote of more than half the storage's largest value
+    /// ([`Options::max_value_bytes`]): two would not fit, so this manager merges them no more.
     unmergeable: RefCell<HashSet<String>>,
     /// Records waiting past which the next background segment write is due, after one
     /// failed (0: none failed since the last written): twice those waiting then.
     segment_retry_at: Cell<usize>,
+    /// The most bytes a record took in the segments this manager wrote: a segment's size
+    /// estimated from its name's record count, for merges within the storage's largest value.
+    bytes_per_record: Cell<f64>,
     /// Saves yield to the event loop ([`Manager::index_backlogged`]): `onDebug` was told.
     backlogged: Cell<bool>,
     /// A save indexed the results waiting, idle time having not kept up: `onDebug` was
@@ -133,6 +136,7 @@ impl Manager {
             segmenting: Cell::new(false),
             unmergeable: RefCell::default(),
             segment_retry_at: Cell::new(0),
+            bytes_per_record: Cell::new(0.0),
             backlogged: Cell::new(false),
             indexing_behind: Cell::new(false),
         };

@@ -17,6 +17,9 @@ use crate::select::segment::{self as format, Builder, Segment, ToWrite};
 use crate::select::Terms;
 use crate::session::{self, RecordFiles};
 
+/// What `onDebug` hears of a record whose index alone is over the storage's largest value.
+const OVER: &str = "a record's index is over the storage's largest value";
+
 /// Writing a segment, then merging if a level is full, under the folder's lock (a
 /// session's own lock, which `endSession` takes too; outside a session the segment
 /// folder's).
@@ -31,8 +34,14 @@ pub(super) struct SegmentWrite {
     /// The records the segment being written holds: put back to wait on a failure.
     taken: Option<Builder>,
     /// The segments being written (one, or several within the storage's largest value):
-    /// their names and bytes.
+    /// their names and bytes, and the keys of the records each holds.
     segments: Vec<(String, Vec<u8>)>,
+    parts: Vec<Vec<String>>,
+    /// The bytes and records of the segments being written (see `Manager::bytes_per_record`).
+    written: (usize, usize),
+    /// The segments of a merge being written that take no more merges: more than half
+    /// the storage's largest value.
+    full: Vec<String>,
     /// A session folder's listing (a merge keeps only records still there).
     listing: Option<RecordFiles>,
     /// The segments being merged, or replaced.
@@ -62,6 +71,9 @@ impl SegmentWrite {
             phase: WritePhase::Locking,
             taken,
             segments: Vec::new(),
+            parts: Vec::new(),
+            written: (0, 0),
+            full: Vec::new(),
             listing,
             inputs,
             records,
@@ -93,7 +105,12 @@ impl Manager {
     /// is told once each time saves begin to yield.
     pub fn index_backlogged(&self) -> bool {
         let waiting = self.state.borrow().live.segment_waiting();
-        let bound = if self.segmenting.get() { segments::SEGMENT_RECORDS } else { segments::SEGMENT_BACKLOG };
+        let bound = if self.segmenting.get() {
+            segments::SEGMENT_RECORDS
+        } else {
+            // after a failed write, none is due before twice the records then waiting
+            segments::SEGMENT_BACKLOG.max(self.segment_retry_at.get())
+        };
         let backlogged = !self.options.read_only && waiting >= bound;
         if backlogged != self.backlogged.replace(backlogged) && backlogged {
             let message = format!(
@@ -150,17 +167,35 @@ impl Manager {
             };
             taken.encode(keep, self.options.max_value_bytes)
         };
-        if made.is_empty() {
-            return self.segment_done(w);
-        }
-        w.taken = Some(taken);
-        for (records, bytes) in made {
-            let Ok(name) = self.random_part().map(|r| segment_name(records, (self.options.clock)(), &r)) else {
+        let mut taken = taken;
+        let limit = self.options.max_value_bytes;
+        let mut left_out = HashSet::new();
+        for (keys, bytes) in made {
+            if bytes.len() > limit {
+                // A record whose index alone is over the storage's largest value: no
+                // segment holds it, and `open()` reads it as a record.
+                self.debug(
+                    format!("{OVER} ({} bytes, the limit {limit}): no segment holds it", bytes.len()),
+                    keys.first().map(String::as_str),
+                );
+                left_out.extend(keys);
+                continue;
+            }
+            let Ok(name) = self.random_part().map(|r| segment_name(keys.len(), (self.options.clock)(), &r)) else {
+                w.taken = Some(taken);
                 self.put_back(w);
                 return self.segment_done(w);
             };
             w.segments.push((name, bytes));
+            w.parts.push(keys);
         }
+        if !left_out.is_empty() {
+            taken.retain(|key| !left_out.contains(key));
+        }
+        if w.segments.is_empty() {
+            return self.segment_done(w);
+        }
+        w.taken = Some(taken);
         w.phase = WritePhase::Locking;
         self.segment_lock(w.forced)
     }
@@ -201,6 +236,7 @@ impl Manager {
                 }
                 w.phase = WritePhase::Writing;
                 w.inputs = segments.iter().map(|(name, _)| name.clone()).collect();
+                w.written = (segments.iter().map(|(_, b)| b.len()).sum(), w.parts.iter().map(Vec::len).sum());
                 let writes = segments.into_iter().map(|(name, bytes)| Op::Write {
                     path: paths::join(&dir, &name),
                     bytes,
@@ -211,14 +247,29 @@ impl Manager {
             WritePhase::Writing => {
                 // A part that failed puts every record back: those of the parts written
                 // are written again in a newer segment, which a reader takes them from.
-                if let Some(Err(e)) = out.into_iter().find(|o| o.is_err()) {
+                let parts = std::mem::take(&mut w.parts);
+                let mut failed: HashSet<String> = HashSet::new();
+                let mut error = None;
+                for (outcome, keys) in out.into_iter().zip(parts) {
+                    if let Err(e) = outcome {
+                        error.get_or_insert(e);
+                        failed.extend(keys);
+                    }
+                }
+                if let Some(e) = error {
                     self.debug(format!("{WHAT}: {e}"), None);
+                    if let Some(taken) = w.taken.as_mut() {
+                        taken.retain(|key| failed.contains(key));
+                    }
                     self.put_back(w);
                     let waiting = self.state.borrow().live.segment_waiting();
                     self.segment_retry_at.set(waiting.saturating_mul(2));
                     return self.unlock_segments(w);
                 }
                 self.segment_retry_at.set(0);
+                let (bytes, records) = w.written;
+                let per_record = bytes as f64 / records.max(1) as f64;
+                self.bytes_per_record.set(self.bytes_per_record.get().max(per_record));
                 w.taken = None;
                 w.phase = WritePhase::ListingSegments;
                 Next::Run(vec![Op::List(dir)])
@@ -233,8 +284,19 @@ impl Manager {
                     let others = names.iter().filter(|n| !written.contains(n));
                     return self.run_or_unlock(others.map(|n| Op::Remove(paths::join(&dir, n))).collect(), w);
                 }
+                // On a storage with a largest value, a segment that would be more than
+                // half of it takes no more merges (two would not fit): as Lucene's
+                // TieredMergePolicy leaves a segment past half its largest merge. Its size
+                // is its records (in its name) times the bytes a record took in the
+                // segments this manager wrote, and known exactly for those it merged.
+                let limit = self.options.max_value_bytes;
+                let per_record = self.bytes_per_record.get();
+                let small = |n: &String| {
+                    limit == usize::MAX || segment_records(n).unwrap_or(0) as f64 * per_record <= (limit / 2) as f64
+                };
                 let unmergeable = self.unmergeable.borrow();
-                let mergeable: Vec<String> = names.iter().filter(|n| !unmergeable.contains(*n)).cloned().collect();
+                let mergeable: Vec<String> =
+                    names.iter().filter(|n| !unmergeable.contains(*n) && small(n)).cloned().collect();
                 drop(unmergeable);
                 match to_merge(&mergeable) {
                     None => self.unlock_segments(w),
@@ -281,7 +343,6 @@ impl Manager {
             WritePhase::Reading => {
                 let mut read = Vec::new();
                 let mut gone = Vec::new();
-                let mut read_bytes = 0usize;
                 for (name, outcome) in w.inputs.iter().zip(out) {
                     match plan::bytes(outcome) {
                         // A read that failed says nothing of the segment: no merge now.
@@ -290,20 +351,11 @@ impl Manager {
                             return self.unlock_segments(w);
                         }
                         Ok(None) => gone.push(name.clone()),
-                        Ok(Some(bytes)) => {
-                            // Their merge is about as long as they are together.
-                            read_bytes = read_bytes.saturating_add(bytes.len());
-                            if read_bytes > self.options.max_value_bytes {
-                                return self.too_large_to_merge(w);
-                            }
-                            match Segment::decode(&bytes) {
-                                Ok(segment) => read.push((paths::join(&dir, name), segment)),
-                                Err(why) => self.debug(
-                                    format!("an index segment was refused ({why}): merged without it"),
-                                    Some(name),
-                                ),
-                            }
-                        }
+                        Ok(Some(bytes)) => match Segment::decode(&bytes) {
+                            Ok(segment) => read.push((paths::join(&dir, name), segment)),
+                            Err(why) => self
+                                .debug(format!("an index segment was refused ({why}): merged without it"), Some(name)),
+                        },
                     }
                 }
                 // The inputs to remove once merged: those read (a refused one too); one
@@ -324,21 +376,39 @@ impl Manager {
                 if records.is_empty() {
                     return self.segment_step(w, vec![Ok(crate::plan::Outcome::Done)]);
                 }
-                let Ok(name) = self.random_part().map(|r| segment_name(records.len(), (self.options.clock)(), &r))
-                else {
-                    return self.unlock_segments(w);
-                };
-                let bytes = format::encode(&records);
-                if bytes.len() > self.options.max_value_bytes {
-                    return self.too_large_to_merge(w);
+                // One segment, or several within the storage's largest value; a part of
+                // more than half of it takes no more merges (two would not fit).
+                let limit = self.options.max_value_bytes;
+                let mut parts = Vec::new();
+                format::encode_within(&records, limit, &mut parts);
+                let mut writes = Vec::new();
+                w.full.clear();
+                for (range, bytes) in parts {
+                    if bytes.len() > limit {
+                        let path = records[range.start].path;
+                        self.debug(
+                            format!("{OVER} ({} bytes, the limit {limit}): no segment holds it", bytes.len()),
+                            Some(path),
+                        );
+                        continue;
+                    }
+                    let Ok(name) = self.random_part().map(|r| segment_name(range.len(), (self.options.clock)(), &r))
+                    else {
+                        return self.unlock_segments(w);
+                    };
+                    if bytes.len() > limit / 2 {
+                        w.full.push(name.clone());
+                    }
+                    writes.push(Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true });
                 }
-                Next::Run(vec![Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true }])
+                self.run_or_unlock(writes, w)
             }
             WritePhase::WritingMerged => {
-                if let Err(e) = plan::only(out) {
+                if let Some(Err(e)) = out.into_iter().find(|o| o.is_err()) {
                     self.debug(format!("{MERGE}: {e}"), None);
                     return self.unlock_segments(w);
                 }
+                self.unmergeable.borrow_mut().extend(w.full.drain(..));
                 // Written before its inputs go: a writer stopped here leaves both, and a
                 // reader takes each record once.
                 w.phase = WritePhase::Removing;
@@ -364,19 +434,6 @@ impl Manager {
         } else {
             Next::Run(ops)
         }
-    }
-
-    /// The merge of `w.inputs` would be larger than the storage's largest value: they are
-    /// left as they are, and never merged again by this manager (SPEC §4: a storage's
-    /// limit, as Lucene's merge policies leave a segment past their largest merge alone).
-    fn too_large_to_merge(&self, w: &mut SegmentWrite) -> Next {
-        let limit = self.options.max_value_bytes;
-        self.debug(
-            format!("index segments not merged: together over the storage's largest value ({limit} bytes)"),
-            None,
-        );
-        self.unmergeable.borrow_mut().extend(w.inputs.iter().cloned());
-        self.unlock_segments(w)
     }
 
     fn unlock_segments(&self, w: &mut SegmentWrite) -> Next {

@@ -28,6 +28,7 @@
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use toolctx_text::ResultHasher;
 
@@ -284,9 +285,14 @@ impl Builder {
     }
 
     /// The segments of the records `keep(key)` (and where it is, relative to the record
-    /// folder) accepts, each once (the last added), each segment `max_bytes` long at most
-    /// ([`encode_within`]); none when none is kept. The builder is left as it was.
-    pub fn encode(&self, mut keep: impl FnMut(&str) -> Option<String>, max_bytes: usize) -> Vec<(usize, Vec<u8>)> {
+    /// folder) accepts, each once (the last added), cut to be `max_bytes` long at most
+    /// ([`encode_within`]): each with the keys of its records. None when none is kept. The
+    /// builder is left as it was.
+    pub fn encode(
+        &self,
+        mut keep: impl FnMut(&str) -> Option<String>,
+        max_bytes: usize,
+    ) -> Vec<(Vec<String>, Vec<u8>)> {
         let mut last: HashMap<&str, usize> = HashMap::new();
         for (i, r) in self.records.iter().enumerate() {
             last.insert(r.key.as_str(), i);
@@ -309,27 +315,38 @@ impl Builder {
             })
             .collect();
         let mut parts = Vec::new();
-        if !records.is_empty() {
-            encode_within(&records, max_bytes, &mut parts);
-        }
-        parts
+        encode_within(&records, max_bytes, &mut parts);
+        let keys = |range: Range<usize>| kept[range].iter().map(|(_, r)| r.key.clone()).collect();
+        parts.into_iter().map(|(range, bytes)| (keys(range), bytes)).collect()
+    }
+
+    /// Keeps only the records whose key `keep` accepts (a write that failed in part puts
+    /// back the records of its failed parts alone).
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.records.retain(|r| keep(&r.key));
     }
 }
 
 /// The segments of `records`, in order, each `max_bytes` long at most (a storage's largest
-/// value: D1's and a Durable Object's rows hold 2 MB) as (records, bytes), pushed to
-/// `parts`: their segment if it fits, else the segments of each half. A segment of one
-/// record is written whatever its length (it is far smaller than the record itself, which
-/// the storage took).
-pub fn encode_within(records: &[ToWrite<'_>], max_bytes: usize, parts: &mut Vec<(usize, Vec<u8>)>) {
-    let bytes = encode(records);
-    if bytes.len() <= max_bytes || records.len() == 1 {
-        parts.push((records.len(), bytes));
-        return;
+/// value: D1's and a Durable Object's rows hold 2 MB), pushed to `parts` as the range of
+/// `records` each holds and its bytes: their segment if it fits, else the segments of each
+/// half. A record whose segment alone is over `max_bytes` is a part of its own, over it
+/// (its index can be larger than its text: base64, hashes, identifiers): the caller
+/// leaves it out.
+pub fn encode_within(records: &[ToWrite<'_>], max_bytes: usize, parts: &mut Vec<(Range<usize>, Vec<u8>)>) {
+    fn from(at: usize, records: &[ToWrite<'_>], max_bytes: usize, parts: &mut Vec<(Range<usize>, Vec<u8>)>) {
+        let bytes = encode(records);
+        if bytes.len() <= max_bytes || records.len() == 1 {
+            parts.push((at..at + records.len(), bytes));
+            return;
+        }
+        let half = records.len() / 2;
+        from(at, &records[..half], max_bytes, parts);
+        from(at + half, &records[half..], max_bytes, parts);
     }
-    let (first, second) = records.split_at(records.len() / 2);
-    encode_within(first, max_bytes, parts);
-    encode_within(second, max_bytes, parts);
+    if !records.is_empty() {
+        from(0, records, max_bytes, parts);
+    }
 }
 
 /// Why a segment was refused.
@@ -697,7 +714,7 @@ mod tests {
             ToWrite::from_terms("a.json", 10, "{\"a\":1}", &a),
             ToWrite::from_terms("b.json", 20, "{\"b\":2}", &b),
         ]);
-        assert_eq!(parts, vec![(2, want)]);
+        assert_eq!(parts, vec![(vec!["/ctx/a.json".to_owned(), "/ctx/b.json".to_owned()], want)]);
         assert!(moved.encode(|_| None, usize::MAX).is_empty());
     }
 
@@ -712,16 +729,24 @@ mod tests {
         encode_within(&records, limit, &mut parts);
         assert!(parts.len() >= 5, "{} parts", parts.len());
         let mut held = Vec::new();
-        for (n, bytes) in &parts {
+        for (range, bytes) in &parts {
             assert!(bytes.len() <= limit, "{} bytes over {limit}", bytes.len());
             let segment = Segment::decode(bytes).unwrap();
-            assert_eq!(segment.records.len(), *n);
+            assert_eq!(segment.records.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(), paths[range.clone()]);
             held.extend(segment.records.iter().map(|r| r.path.clone()));
         }
         assert_eq!(held, paths, "every record once, in order");
         let mut within = Vec::new();
         encode_within(&records, whole.len(), &mut within);
-        assert_eq!(within, vec![(300, whole)], "a segment within the limit is one");
+        assert_eq!(within, vec![(0..300, whole)], "a segment within the limit is one");
+        let mut alone = Vec::new();
+        encode_within(&records[..3], 1, &mut alone);
+        let ranges: Vec<_> = alone.iter().map(|(r, b)| (r.clone(), b.len() > 1)).collect();
+        assert_eq!(
+            ranges,
+            vec![(0..1, true), (1..2, true), (2..3, true)],
+            "a record over the limit is a part of its own, over it"
+        );
     }
 
     #[test]
