@@ -17,9 +17,6 @@ use crate::select::segment::{self as format, Builder, Segment, ToWrite};
 use crate::select::Terms;
 use crate::session::{self, RecordFiles};
 
-/// What `onDebug` hears of a record whose index alone is over the storage's largest value.
-const OVER: &str = "a record's index is over the storage's largest value";
-
 /// Writing a segment, then merging if a level is full, under the folder's lock (a
 /// session's own lock, which `endSession` takes too; outside a session the segment
 /// folder's).
@@ -34,8 +31,9 @@ pub(super) struct SegmentWrite {
     /// The records the segment being written holds: put back to wait on a failure.
     taken: Option<Builder>,
     /// The segments being written (one, or several within the storage's largest value):
-    /// their names and bytes, and the keys of the records each holds.
+    /// their names and bytes.
     segments: Vec<(String, Vec<u8>)>,
+    /// The keys of the records each segment being written holds, in the same order.
     parts: Vec<Vec<String>>,
     /// The bytes and records of the segments being written (see `Manager::bytes_per_record`).
     written: (usize, usize),
@@ -158,7 +156,7 @@ impl Manager {
         }
         self.index_content();
         let root = format!("{}/", self.record_root());
-        let taken = self.state.borrow_mut().live.take_unsegmented();
+        let mut taken = self.state.borrow_mut().live.take_unsegmented();
         let made = {
             let state = self.state.borrow();
             let keep = |path: &str| {
@@ -167,17 +165,11 @@ impl Manager {
             };
             taken.encode(keep, self.options.max_value_bytes)
         };
-        let mut taken = taken;
         let limit = self.options.max_value_bytes;
         let mut left_out = HashSet::new();
         for (keys, bytes) in made {
             if bytes.len() > limit {
-                // A record whose index alone is over the storage's largest value: no
-                // segment holds it, and `open()` reads it as a record.
-                self.debug(
-                    format!("{OVER} ({} bytes, the limit {limit}): no segment holds it", bytes.len()),
-                    keys.first().map(String::as_str),
-                );
+                self.left_out(bytes.len(), keys.first().map(String::as_str));
                 left_out.extend(keys);
                 continue;
             }
@@ -245,8 +237,8 @@ impl Manager {
                 Next::Run(writes.collect())
             }
             WritePhase::Writing => {
-                // A part that failed puts every record back: those of the parts written
-                // are written again in a newer segment, which a reader takes them from.
+                // A part that failed puts its own records back, to wait for the next
+                // segment; the parts written stand.
                 let parts = std::mem::take(&mut w.parts);
                 let mut failed: HashSet<String> = HashSet::new();
                 let mut error = None;
@@ -385,11 +377,7 @@ impl Manager {
                 w.full.clear();
                 for (range, bytes) in parts {
                     if bytes.len() > limit {
-                        let path = records[range.start].path;
-                        self.debug(
-                            format!("{OVER} ({} bytes, the limit {limit}): no segment holds it", bytes.len()),
-                            Some(path),
-                        );
+                        self.left_out(bytes.len(), Some(records[range.start].path));
                         continue;
                     }
                     let Ok(name) = self.random_part().map(|r| segment_name(range.len(), (self.options.clock)(), &r))
@@ -434,6 +422,16 @@ impl Manager {
         } else {
             Next::Run(ops)
         }
+    }
+
+    /// A record whose index alone (`bytes` long) is over the storage's largest value: no
+    /// segment holds it, and `open()` reads it as a record; `onDebug` is told.
+    fn left_out(&self, bytes: usize, path: Option<&str>) {
+        let limit = self.options.max_value_bytes;
+        let message = format!(
+            "a record's index is over the storage's largest value ({bytes} bytes, the limit {limit}): no segment holds it"
+        );
+        self.debug(message, path);
     }
 
     fn unlock_segments(&self, w: &mut SegmentWrite) -> Next {

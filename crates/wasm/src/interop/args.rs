@@ -17,6 +17,12 @@ pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
+/// `value` as a whole number ≥ 1 that a JavaScript number holds exactly (at most 2⁵³ − 1);
+/// `None` for anything else.
+pub(crate) fn positive_integer(value: &JsValue) -> Option<f64> {
+    value.as_f64().filter(|n| *n >= 1.0 && n.fract() == 0.0 && *n <= 9_007_199_254_740_991.0)
+}
+
 pub(crate) fn opt_string(obj: &JsValue, key: &str) -> Result<Option<String>> {
     let v = get(obj, key);
     if v.is_undefined() {

@@ -15,6 +15,7 @@ use js_sys::{Array, ArrayBuffer, Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::args::{get, positive_integer};
 use super::steps::{self, OpKind};
 
 use toolctx_core::error::{Error, ErrorKind, Result};
@@ -63,16 +64,14 @@ pub(crate) fn method(host: &JsValue, name: &str) -> Option<Function> {
 
 /// The host's `maxValueBytes`: none, or a whole number of bytes ≥ 1.
 fn max_value_bytes(host: &JsValue) -> Result<Option<usize>> {
-    let value = Reflect::get(host, &"maxValueBytes".into()).unwrap_or(JsValue::UNDEFINED);
+    let value = get(host, "maxValueBytes");
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    match value.as_f64() {
-        Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => Ok(Some(n as usize)),
-        _ => Err(Error::invalid(
-            "the storage's maxValueBytes must be a whole number of bytes ≥ 1 (the largest file it writes)",
-        )),
-    }
+    let n = positive_integer(&value).ok_or_else(|| {
+        Error::invalid("the storage's maxValueBytes must be a whole number of bytes ≥ 1 (the largest file it writes)")
+    })?;
+    Ok(Some(n as usize))
 }
 
 /// Whether `value` has the four required host methods.

@@ -6,7 +6,7 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::super::args::{debug_note, debug_sink, get, opt_function, opt_size, opt_string};
+use super::super::args::{debug_note, debug_sink, get, opt_function, opt_size, opt_string, positive_integer};
 use super::super::host::{default_dir_note, storage_from};
 use super::super::json::json_value;
 use super::super::storage::JsStorage;
@@ -135,9 +135,9 @@ fn retention(value: &JsValue) -> Result<toolctx_core::Retention> {
         if v.is_undefined() {
             return Ok(None);
         }
-        match v.as_f64() {
-            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => Ok(Some(n)),
-            _ => Err(Error::invalid(format!("retention.{key} must be a positive integer"))),
+        match positive_integer(&v) {
+            Some(n) => Ok(Some(n)),
+            None => Err(Error::invalid(format!("retention.{key} must be a positive integer"))),
         }
     };
     Ok(toolctx_core::Retention {
