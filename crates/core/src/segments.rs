@@ -24,6 +24,13 @@
 //! (`store/persist.rs`; its size estimated from its record count, as the listing gives no
 //! sizes). A record whose index alone is over it is held by no segment.
 //!
+//! A segment at least half of whose records the manager saw go (evicted, removed from
+//! the folder, or written again into a newer segment) is merged whatever its level or
+//! size, as Lucene's TieredMergePolicy weighs deletions (`store/holdings.rs`): a store
+//! whose records churn keeps about as many segment entries as records. After a merge the
+//! folder is planned again, so merges a merge makes due (a level it filled) run in the
+//! same job.
+//!
 //! A merge writes its segment before it removes its inputs: a writer killed in between
 //! leaves both, and a reader takes each record once (the newest segment holding it), so
 //! nothing is lost or counted twice. The reader removes a segment none of whose records it

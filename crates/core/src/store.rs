@@ -47,6 +47,7 @@ mod clear;
 mod close;
 mod entry;
 mod held;
+mod holdings;
 mod lazy;
 mod live;
 mod load;

@@ -1,6 +1,7 @@
 //! A pointer as the table keeps it ([`Entry`]): packed, with the args and texts it shares
 //! with other pointers interned.
 
+use super::holdings::SegmentId;
 use super::ResultHasher;
 use crate::handle;
 use crate::naming::StoredPath;
@@ -40,6 +41,9 @@ pub(super) struct Entry {
     /// (High and low halves, all zero when not known: so the entry aligns to 4 bytes in
     /// wasm, not 8; see [`Entry::result_hash`].)
     pub(super) result_hash: [u32; 2],
+    /// The index segment holding the record, when this manager knows it
+    /// (`super::holdings`).
+    pub(super) segment: Option<SegmentId>,
     /// `None` when the pointer has none of its fields (most pointers).
     pub(super) rare: Option<Box<Rare>>,
 }
@@ -176,6 +180,7 @@ impl Entry {
             size: u32::try_from(size).unwrap_or(u32::MAX),
             written: false,
             result_hash: [0, 0],
+            segment: None,
             rare: (rare != Rare::default()).then(|| Box::new(rare)),
         }
     }
@@ -419,11 +424,11 @@ mod tests {
         // One entry per pointer: 100,000 pointers take 100,000 of them. wasm32: the path's
         // parts 20 (its prefix shared, its name's hash the args hash's start), the tool
         // name and query id 8 (shared, through thin pointers), the shared args 4, the
-        // result hash 8, the task, the size and the written flag 9, the rare fields 4,
-        // padded to 4 (nothing aligns to 8). The args hash and text live once per
+        // result hash 8, the task, the size and the written flag 9, the segment 4, the rare
+        // fields 4, padded to 4 (nothing aligns to 8). The args hash and text live once per
         // distinct args, in `Interned::args`; a description `describe` makes is made
         // again; the save order is the index's, the timestamp the path's milliseconds.
-        let expected = if cfg!(target_pointer_width = "32") { 56 } else { 80 };
+        let expected = if cfg!(target_pointer_width = "32") { 60 } else { 80 };
         assert_eq!(std::mem::size_of::<Entry>(), expected);
     }
 

@@ -111,7 +111,9 @@ impl Manager {
                     .into_iter()
                     .zip(out)
                     .map(|(path, outcome)| {
-                        let opened = plan::bytes(outcome).map(|b| b.map(|b| Segment::decode(&b).map(Opened::Whole)));
+                        let opened = plan::bytes(outcome).map(|b| {
+                            b.map(|b| Segment::decode(&b).map(|segment| Opened::Whole { path: path.clone(), segment }))
+                        });
                         (path, opened)
                     })
                     .collect();
@@ -170,7 +172,7 @@ impl Manager {
             // A segment read by range has its records' entries made already (as they were
             // read): taken here, one beside each record; a whole one's headers are parsed here.
             let (records, entries) = match &mut segment {
-                Opened::Whole(whole) => (&whole.records[..], Vec::new()),
+                Opened::Whole { segment: whole, .. } => (&whole.records[..], Vec::new()),
                 Opened::Lazy { records, entries, .. } => (&records[..], std::mem::take(entries)),
             };
             let mut entries = entries.into_iter();
@@ -212,9 +214,9 @@ impl Manager {
                 }
                 continue;
             }
-            if matches!(segment, Opened::Lazy { .. }) && taken == 0 {
-                continue; // none of its records is here any more
-            }
+            // A segment none of whose records is here any more is kept too: restoring takes
+            // nothing from it, and it counts as a segment all of whose records are gone
+            // (`super::holdings`), so the next merge removes it.
             read.segments.push(segment);
         }
         // The entries of records not taken (gone from the folder, or held by a newer
@@ -226,8 +228,8 @@ impl Manager {
 
 /// A segment as `open()` read it: whole, or its directory and records only (by range).
 pub(super) enum Opened {
-    /// Read whole: its lists too.
-    Whole(Segment),
+    /// Read whole: where it is, and its lists too.
+    Whole { path: String, segment: Segment },
     /// Read by range: where it is, its directory and its records, and their pointers'
     /// entries made as they were read (the records keep no header text: at 100,000
     /// records the texts of every segment held at once were a quarter of `open()`'s peak
@@ -244,9 +246,15 @@ impl Opened {
     /// Its records.
     pub(super) fn records(&self) -> &[SegmentRecord] {
         match self {
-            Opened::Whole(segment) => &segment.records,
+            Opened::Whole { segment, .. } => &segment.records,
             Opened::Lazy { records, .. } => records,
         }
+    }
+
+    /// Its file name in the segment folder.
+    pub(super) fn name(&self) -> &str {
+        let (Opened::Whole { path, .. } | Opened::Lazy { path, .. }) = self;
+        path.rsplit('/').next().unwrap_or(path)
     }
 }
 

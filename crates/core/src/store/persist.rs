@@ -33,13 +33,16 @@ pub(super) struct SegmentWrite {
     /// The segments being written (one, or several within the storage's largest value):
     /// their names and bytes.
     segments: Vec<(String, Vec<u8>)>,
-    /// The keys of the records each segment being written holds, in the same order.
+    /// The records each segment being written holds (their full paths), in the same order.
     parts: Vec<Vec<String>>,
     /// The bytes and records of the segments being written (see `Manager::bytes_per_record`).
     written: (usize, usize),
     /// The segments of a merge being written that take no more merges: more than half
     /// the storage's largest value.
     full: Vec<String>,
+    /// The segments of a merge being written, and the records each holds (their paths
+    /// relative to the record folder).
+    merged: Vec<(String, Vec<String>)>,
     /// A session folder's listing (a merge keeps only records still there).
     listing: Option<RecordFiles>,
     /// The segments being merged, or replaced.
@@ -55,7 +58,10 @@ enum WritePhase {
     ListingRecords,
     Reading,
     WritingMerged,
+    /// A merge's inputs being removed.
     Removing,
+    /// The segments a rebuild's replaces being removed.
+    Replacing,
     Unlocking,
 }
 
@@ -72,6 +78,7 @@ impl SegmentWrite {
             parts: Vec::new(),
             written: (0, 0),
             full: Vec::new(),
+            merged: Vec::new(),
             listing,
             inputs,
             records,
@@ -242,10 +249,13 @@ impl Manager {
                 let parts = std::mem::take(&mut w.parts);
                 let mut failed: HashSet<String> = HashSet::new();
                 let mut error = None;
-                for (outcome, keys) in out.into_iter().zip(parts) {
-                    if let Err(e) = outcome {
-                        error.get_or_insert(e);
-                        failed.extend(keys);
+                for ((outcome, keys), name) in out.into_iter().zip(parts).zip(&w.inputs) {
+                    match outcome {
+                        Err(e) => {
+                            error.get_or_insert(e);
+                            failed.extend(keys);
+                        }
+                        Ok(_) => self.state.borrow_mut().held_by(name, &keys),
                     }
                 }
                 if let Some(e) = error {
@@ -272,9 +282,11 @@ impl Manager {
                 if w.replaces {
                     // A rebuild's segment holds every record as it is now: the others go.
                     let written = std::mem::take(&mut w.inputs);
-                    w.phase = WritePhase::Removing;
-                    let others = names.iter().filter(|n| !written.contains(n));
-                    return self.run_or_unlock(others.map(|n| Op::Remove(paths::join(&dir, n))).collect(), w);
+                    w.phase = WritePhase::Replacing;
+                    let others: Vec<&String> = names.iter().filter(|n| !written.contains(n)).collect();
+                    self.state.borrow_mut().holdings.removed(others.iter().copied());
+                    return self
+                        .run_or_unlock(others.into_iter().map(|n| Op::Remove(paths::join(&dir, n))).collect(), w);
                 }
                 // On a storage with a largest value, a segment that would be more than
                 // half of it takes no more merges (two would not fit): as Lucene's
@@ -290,7 +302,13 @@ impl Manager {
                 let mergeable: Vec<String> =
                     names.iter().filter(|n| !unmergeable.contains(*n) && small(n)).cloned().collect();
                 drop(unmergeable);
-                match to_merge(&mergeable) {
+                // Else the segments at least half of whose records are gone (evicted,
+                // deleted), whatever their size: see `super::holdings`.
+                let sparse = || {
+                    let sparse = self.state.borrow().holdings.sparse(&names);
+                    (!sparse.is_empty()).then(|| sparse.into_iter().take(segments::MERGE_FACTOR).collect())
+                };
+                match to_merge(&mergeable).or_else(sparse) {
                     None => self.unlock_segments(w),
                     Some(mut inputs) => {
                         // Read newest first: a record two inputs hold (rewritten under its
@@ -375,6 +393,7 @@ impl Manager {
                 format::encode_within(&records, limit, &mut parts);
                 let mut writes = Vec::new();
                 w.full.clear();
+                w.merged.clear();
                 for (range, bytes) in parts {
                     if bytes.len() > limit {
                         self.left_out(bytes.len(), Some(records[range.start].path));
@@ -387,6 +406,7 @@ impl Manager {
                     if bytes.len() > limit / 2 {
                         w.full.push(name.clone());
                     }
+                    w.merged.push((name.clone(), records[range].iter().map(|r| r.path.to_owned()).collect()));
                     writes.push(Op::Write { path: paths::join(&dir, &name), bytes, exclusive: true });
                 }
                 self.run_or_unlock(writes, w)
@@ -396,14 +416,34 @@ impl Manager {
                     self.debug(format!("{MERGE}: {e}"), None);
                     return self.unlock_segments(w);
                 }
-                self.unmergeable.borrow_mut().extend(w.full.drain(..));
+                let mut unmergeable = self.unmergeable.borrow_mut();
+                unmergeable.retain(|n| !w.inputs.contains(n));
+                unmergeable.extend(w.full.drain(..));
+                drop(unmergeable);
+                let root = self.record_root();
+                for (name, rels) in std::mem::take(&mut w.merged) {
+                    self.state.borrow_mut().held_by(&name, rels.iter().map(|rel| paths::join(root, rel)));
+                }
+                self.state.borrow_mut().holdings.removed(&w.inputs);
                 // Written before its inputs go: a writer stopped here leaves both, and a
                 // reader takes each record once.
                 w.phase = WritePhase::Removing;
                 let removes = w.inputs.iter().map(|n| Op::Remove(paths::join(&dir, n))).collect();
                 self.run_or_unlock(removes, w)
             }
-            WritePhase::Removing => self.unlock_segments(w),
+            WritePhase::Removing => {
+                // Merged and its inputs gone: another merge may be due (a level it filled,
+                // more sparse segments), so the folder is planned again, as Lucene's
+                // IndexWriter looks for merges after each one. Each merge leaves fewer
+                // segments that can merge, so this ends; a removal that failed ends it
+                // now (its inputs would be merged again).
+                if out.iter().all(Result::is_ok) {
+                    w.phase = WritePhase::ListingSegments;
+                    return Next::Run(vec![Op::List(dir)]);
+                }
+                self.unlock_segments(w)
+            }
+            WritePhase::Replacing => self.unlock_segments(w),
             WritePhase::Unlocking => self.segment_done(w),
         }
     }

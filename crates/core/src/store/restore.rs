@@ -1,6 +1,7 @@
 //! Pointers from storage: adopting records into the session manifest, restoring pointers
 //! (resume, open), `rebuild_index` and `reconcile`.
 
+use super::holdings::SegmentId;
 use super::opened::Opened;
 use super::terms::{content_terms, manifest_words, terms_of};
 use super::{Entry, Interned, Manager, State};
@@ -55,8 +56,9 @@ impl Manager {
         own: bool,
         interned: Interned,
     ) {
-        let mut records: Vec<Restored> =
-            records.map(|(rel, made, size, content)| Restored { seq: 0, rel, made, size, content }).collect();
+        let mut records: Vec<Restored> = records
+            .map(|(rel, made, size, content)| Restored { seq: 0, rel, made, size, content, segment: None })
+            .collect();
         // Save order: each record's place in it, keyed once by timestamp and counter (then
         // name), gives its seq; the records themselves stay where they are.
         fn name(rel: &str) -> &str {
@@ -93,8 +95,21 @@ impl Manager {
                 taken[s] += 1;
             }
         }
+        // Each segment's records not restored from it are gone (`super::holdings`), and
+        // each pointer restored from one names it.
+        let ids: Vec<Option<SegmentId>> = segments.iter().map(|s| state.holdings.register(s.name())).collect();
+        for (s, id) in ids.iter().enumerate() {
+            if let Some(id) = *id {
+                state.holdings.restored(id, taken[s]);
+            }
+        }
+        for r in &mut records {
+            if let Some(Content::Stored(s, _)) = r.content {
+                r.segment = ids[s];
+            }
+        }
         let whole = |s: usize| match &segments[s] {
-            Opened::Whole(segment) => segment.records.len() == taken[s] && taken[s] > 0,
+            Opened::Whole { segment, .. } => segment.records.len() == taken[s] && taken[s] > 0,
             Opened::Lazy { .. } => taken[s] > 0,
         };
         let mut by_segment: Vec<Vec<Option<Restored>>> = segments
@@ -116,7 +131,7 @@ impl Manager {
                 continue;
             }
             let added = match &segments[s] {
-                Opened::Whole(segment) => {
+                Opened::Whole { segment, .. } => {
                     let restored: Vec<Restored> = restored.into_iter().flatten().collect();
                     let orders: Vec<u64> = restored.iter().map(|r| r.seq).collect();
                     state.add_segment(segment, &orders, restored, entry_of)
@@ -159,7 +174,7 @@ impl Manager {
             if let Some((s, i)) = stored {
                 // Read from a segment: ranked on the terms the saving process indexed. (A
                 // segment read by range is taken whole or not at all: never here.)
-                let Opened::Whole(segment) = &segments[s] else { continue };
+                let Opened::Whole { segment, .. } = &segments[s] else { continue };
                 let ids = ids.entry(s).or_insert_with(|| vec![u32::MAX; segment.dictionary.len()]);
                 state.live.add_stored_content(slot, &terms, &segment.dictionary, &segment.forward()[i], ids);
             }
@@ -175,10 +190,12 @@ impl Manager {
             let saved_at = saved_at_ms(&r.rel, &r.made.meta());
             state.owned.add(&paths::join(dir, &r.rel), saved_at, r.seq, r.size);
         }
-        match r.made {
+        let mut entry = match r.made {
             Made::Meta(meta) => state.pointers.new_entry(&paths::join(dir, &r.rel), *meta, r.size, None),
             Made::Entry(entry) => *entry,
-        }
+        };
+        entry.segment = r.segment;
+        entry
     }
 
     /// Whether the record at `path`, read `size` bytes long, is not the size its pointer
@@ -269,6 +286,8 @@ pub(super) struct Restored {
     pub(super) made: Made,
     pub(super) size: usize,
     pub(super) content: Option<Content>,
+    /// The segment it is restored from (its `Content::Stored`'s).
+    pub(super) segment: Option<SegmentId>,
 }
 
 /// When a record was saved, in epoch ms: its timestamp, else its file name's.

@@ -3,6 +3,7 @@
 //! the live index under the same slot, so adding, removing, compacting and forgetting
 //! pointers go through here; everything else is one component's.
 
+use super::holdings::Holdings;
 use super::live::LiveIndex;
 use super::table::PointerTable;
 use super::{Entry, Held, Listed};
@@ -24,6 +25,8 @@ pub(super) struct State {
     /// The records retention counts, oldest first; none without a cap (see
     /// [`super::Manager::keeps_ledger`]).
     pub(super) owned: Ledger,
+    /// The segments holding the pointers' records, and how many each still holds.
+    pub(super) holdings: Holdings,
 }
 
 impl State {
@@ -102,7 +105,23 @@ impl State {
         let live = &self.live;
         let Some(slot) = self.pointers.remove(path, |s| live.order(s)) else { return false };
         self.live.remove(slot);
+        if let Some(segment) = self.pointers.get(slot).and_then(|e| e.segment) {
+            self.holdings.left(segment);
+        }
         true
+    }
+
+    /// Notes that the segment named `name`, just written, holds the records at `paths`
+    /// (those of them that have a pointer): a segment that held one before has lost it.
+    pub(super) fn held_by(&mut self, name: &str, paths: impl IntoIterator<Item = impl AsRef<str>>) {
+        let Some(id) = self.holdings.register(name) else { return };
+        for path in paths {
+            if let Some(Some(before)) = self.pointers.set_segment(path.as_ref(), id) {
+                if before != id {
+                    self.holdings.left(before);
+                }
+            }
+        }
     }
 
     /// Drops the entries of evicted pointers: the live ones get new slots, in save
@@ -118,6 +137,7 @@ impl State {
     pub(super) fn forget_pointers(&mut self) {
         self.pointers.forget();
         self.live.clear();
+        self.holdings.clear();
     }
 
     /// Where the pointer a list taken at `epoch` had in `slot` is now (see

@@ -4,6 +4,7 @@
 //! the slot the index gave a pointer, and asks for a slot's save order through a closure,
 //! so neither reaches into the other.
 
+use super::holdings::SegmentId;
 use super::slots::{PathSlots, Prehashed};
 use super::{Entry, Filter, Interned, COMPACT_FROM};
 use crate::error::{Error, Result};
@@ -321,6 +322,13 @@ impl PointerTable {
         self.dead = 0;
         self.latest_copy.clear();
         self.epoch = self.epoch.wrapping_add(1);
+    }
+
+    /// Notes that segment `id` holds the record at `path`: the segment that held it
+    /// before (`None` inside when none known), `None` when no pointer is at `path`.
+    pub(super) fn set_segment(&mut self, path: &str, id: SegmentId) -> Option<Option<SegmentId>> {
+        let entry = self.slot_of(path).and_then(|slot| self.entries.get_mut(slot as usize))?;
+        Some(entry.segment.replace(id))
     }
 
     // -- what this manager wrote

@@ -138,7 +138,7 @@ impl Manager {
                     let (s, i) = stored.at;
                     // (A session's segments are read whole: see the Manifest phase.)
                     let terms = match &r.segments[s] {
-                        Opened::Whole(segment) => segment.terms_of(i),
+                        Opened::Whole { segment, .. } => segment.terms_of(i),
                         Opened::Lazy { .. } => Terms::default(),
                     };
                     manifest.context_files.insert(rel.clone(), entry.with_content(&terms));
