@@ -43,6 +43,9 @@ pub(super) struct SegmentWrite {
     /// The segments of a merge being written, and the records each holds (their paths
     /// relative to the record folder).
     merged: Vec<(String, Vec<String>)>,
+    /// Whether the merge written leaves fewer segments than it took: only then is the
+    /// folder planned again.
+    fewer: bool,
     /// A session folder's listing (a merge keeps only records still there).
     listing: Option<RecordFiles>,
     /// The segments being merged, or replaced.
@@ -79,6 +82,7 @@ impl SegmentWrite {
             written: (0, 0),
             full: Vec::new(),
             merged: Vec::new(),
+            fewer: false,
             listing,
             inputs,
             records,
@@ -421,6 +425,7 @@ impl Manager {
                 unmergeable.extend(w.full.drain(..));
                 drop(unmergeable);
                 let root = self.record_root();
+                w.fewer = w.merged.len() < w.inputs.len();
                 for (name, rels) in std::mem::take(&mut w.merged) {
                     self.state.borrow_mut().held_by(&name, rels.iter().map(|rel| paths::join(root, rel)));
                 }
@@ -434,10 +439,10 @@ impl Manager {
             WritePhase::Removing => {
                 // Merged and its inputs gone: another merge may be due (a level it filled,
                 // more sparse segments), so the folder is planned again, as Lucene's
-                // IndexWriter looks for merges after each one. Each merge leaves fewer
-                // segments that can merge, so this ends; a removal that failed ends it
-                // now (its inputs would be merged again).
-                if out.iter().all(Result::is_ok) {
+                // IndexWriter looks for merges after each one. Only after a merge that
+                // left fewer segments than it took, so the job ends; and not after a
+                // removal that failed (its inputs would be merged again).
+                if w.fewer && out.iter().all(Result::is_ok) {
                     w.phase = WritePhase::ListingSegments;
                     return Next::Run(vec![Op::List(dir)]);
                 }
