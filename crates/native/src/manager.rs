@@ -41,9 +41,19 @@ impl<S> Deref for ContextManager<S> {
 
 impl<S: Storage> ContextManager<S> {
     /// A manager over `storage` with `options` (see [`Manager::new`]); a session it names
-    /// is read by [`ContextManager::open`].
+    /// is read by [`ContextManager::open`]. What the storage says of itself is set in the
+    /// options: whether it reads ranges ([`Options::ranges`]) and its largest value, if it
+    /// has one ([`Options::max_value_bytes`]; a limit of 0 is `InvalidArgument`).
     pub fn new(storage: S, mut options: Options) -> Result<Self> {
         options.ranges = storage.reads_ranges();
+        // A storage with a largest value: index segments are written within it.
+        match storage.max_value_bytes() {
+            Some(0) => {
+                return Err(Error::invalid("the storage's max_value_bytes must be ≥ 1 (the largest file it writes)"))
+            }
+            Some(n) => options.max_value_bytes = n,
+            None => {}
+        }
         Ok(ContextManager { core: Manager::new(options)?, storage, turn: Mutex::new(()) })
     }
 

@@ -45,6 +45,16 @@ pub trait Storage {
     fn reads_ranges(&self) -> bool {
         false
     }
+    /// The largest file the storage writes, in bytes, or `None` without a limit (the
+    /// default). A storage that refuses larger values says so here, as a JavaScript
+    /// storage does with `maxValueBytes`: [`ContextManager::new`] hands it to the core
+    /// ([`Options::max_value_bytes`]), which writes index segments within it.
+    ///
+    /// [`ContextManager::new`]: crate::ContextManager::new
+    /// [`Options::max_value_bytes`]: crate::Options::max_value_bytes
+    fn max_value_bytes(&self) -> Option<usize> {
+        None
+    }
     /// Replaces the whole file (creating parents); see [`WriteOptions`].
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()>;
     /// Removes a file; removing a missing file succeeds.
@@ -96,6 +106,9 @@ impl<S: Storage + ?Sized> Storage for std::rc::Rc<S> {
     }
     fn reads_ranges(&self) -> bool {
         (**self).reads_ranges()
+    }
+    fn max_value_bytes(&self) -> Option<usize> {
+        (**self).max_value_bytes()
     }
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
         (**self).write(path, data, options).await

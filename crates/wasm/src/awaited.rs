@@ -60,6 +60,11 @@ impl Storage for JsStorage {
         }
     }
 
+    /// The host's `maxValueBytes` (the inherent method, read when the storage was made).
+    fn max_value_bytes(&self) -> Option<usize> {
+        JsStorage::max_value_bytes(self)
+    }
+
     async fn write(&self, path: &str, data: &[u8], options: WriteOptions) -> Result<()> {
         let bytes = Uint8Array::from(data);
         self.call("write", path, "write", &[path.into(), bytes.into(), write_options(options)]).await?;
