@@ -53,7 +53,8 @@ export interface D1StatementLike {
 /** The part of a D1 database binding (`env.MY_DB`, type `D1Database`) the adapter uses. */
 export interface D1DatabaseLike {
   prepare(query: string): D1StatementLike;
-  batch(statements: D1StatementLike[]): Promise<unknown[]>;
+  /** Each statement's result, in order (the last one's rows are read: the table's columns). */
+  batch(statements: D1StatementLike[]): Promise<{ results: Record<string, unknown>[] }[]>;
 }
 
 export interface R2StorageOptions {
@@ -75,7 +76,7 @@ export interface KvStorageOptions {
 }
 
 export interface D1StorageOptions {
-  /** The table of the records, created if missing with its locks' table "<table>_locks" (default "toolctx_files", toolctx/sqlite's table); any name of 1 to 63 bytes without NUL, always quoted. */
+  /** The table of the records, created if missing with its locks' table "<table>_locks" (default "toolctx_files", toolctx/sqlite's table); any name of 1 to 63 bytes without NUL, always quoted. A table of that name with other columns is an INVALID_ARGUMENT at the first call. */
   table?: string;
   /** Largest value written, in bytes (default `D1_MAX_VALUE_BYTES`: D1 holds 2,000,000 bytes a row); a larger write, or an append that would grow a row past it, rejects with code "TOO_LARGE" and writes nothing. */
   maxValueBytes?: number;

@@ -25,7 +25,7 @@ import { backendFailure, sqliteCode } from "./base/backend.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
 import { maxValueBytes, tableName } from "./base/sql.js";
-import { childNames, rangeParams, sqliteTable } from "./base/sqlite-table.js";
+import { checkColumns, childNames, rangeParams, rowValue, sqliteTable } from "./base/sqlite-table.js";
 
 /** D1's limit on a string, BLOB or row, in bytes. */
 const D1_MAX_ROW_BYTES = 2_000_000;
@@ -34,9 +34,9 @@ export const D1_MAX_VALUE_BYTES = D1_MAX_ROW_BYTES - 16 * 1024;
 /** The longest pause of the lock between two tries (a D1 query is a request). */
 const LOCK_MAX_PAUSE_MS = 200;
 
-/** Bytes of a BLOB as D1 answers it: an array of numbers (an ArrayBuffer in some releases); null for no row. */
+/** Bytes of a BLOB as D1 answers it (an array of numbers; an ArrayBuffer in some releases), or of TEXT (base/sqlite-table.js's rowValue). */
 function asBytes(value) {
-  if (value === undefined || value === null) return undefined;
+  if (value === null) return new Uint8Array(0); // substr() of an empty BLOB: D1 answers null (the column's type was checked)
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   if (typeof value === "string") return new TextEncoder().encode(value); // substr() of an empty BLOB may be text ""
@@ -58,13 +58,16 @@ export function d1Storage(database, options = {}) {
   const sql = sqliteTable(table);
   const statement = (text, ...params) => database.prepare(text).bind(...params);
 
-  /** The tables, created once (again after a failure), and checked to have this table's columns. */
+  /** The tables, created once (again after a failure), and checked to have this table's columns (else INVALID_ARGUMENT). */
   let ready;
   const schema = () =>
-    (ready ??= database.batch([...sql.schema, sql.shape].map((text) => database.prepare(text))).catch((err) => {
-      ready = undefined;
-      throw err;
-    }));
+    (ready ??= database
+      .batch([...sql.schema.map((text) => database.prepare(text)), statement(sql.columns, table)])
+      .then((results) => checkColumns(results.at(-1).results, table, "d1Storage"))
+      .catch((err) => {
+        ready = undefined;
+        throw err;
+      }));
   /** `run()` after the schema, its failure typed (base/backend.js) with SQLite's result code as `sqliteCode`. */
   async function call(what, run) {
     try {
@@ -104,11 +107,15 @@ export function d1Storage(database, options = {}) {
     ...keyValueStorage({
       description: `D1 storage (table ${table}): one row a file`,
       maxValueBytes: maxValue,
-      get: (path) => call(`read ${path}`, async () => asBytes((await statement(sql.select, path).first())?.bytes)),
+      get: (path) =>
+        call(`read ${path}`, async () => {
+          const found = await statement(sql.select, path).first();
+          return found === null ? undefined : asBytes(rowValue(found, path, "D1"));
+        }),
       getRange: (path, offset, length) =>
         call(`read range ${path}`, async () => {
           const found = await statement(sql.range, ...rangeParams(path, offset, length)).first();
-          return found === null ? undefined : asBytes(found.bytes) ?? new Uint8Array(0);
+          return found === null ? undefined : asBytes(rowValue(found, path, "D1"));
         }),
       put: (path, bytes) =>
         call(`write ${path}`, async () => {

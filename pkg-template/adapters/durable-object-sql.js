@@ -32,7 +32,7 @@ import { toolctxError } from "../errors.js";
 import { backendFailure, sqliteCode } from "./base/backend.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { maxValueBytes, tableName } from "./base/sql.js";
-import { childNames, rangeParams, sqliteTable } from "./base/sqlite-table.js";
+import { checkColumns, childNames, rangeParams, rowValue, sqliteTable } from "./base/sqlite-table.js";
 import { objectLock } from "./durable-object.js";
 
 /** A Durable Object's SQLite limit on a string, BLOB or row, in bytes. */
@@ -40,9 +40,8 @@ const DO_MAX_ROW_BYTES = 2_000_000;
 /** The largest value written by default: the row limit less room for the path and the numbers beside it. */
 export const DO_SQL_MAX_VALUE_BYTES = DO_MAX_ROW_BYTES - 16 * 1024;
 
-/** Bytes of a BLOB as `sql.exec` answers it (an ArrayBuffer); undefined for no row. */
+/** Bytes of a BLOB as `sql.exec` answers it (an ArrayBuffer), or of TEXT (base/sqlite-table.js's rowValue). */
 function asBytes(value) {
-  if (value === undefined || value === null) return undefined;
   if (typeof value === "string") return new TextEncoder().encode(value); // substr() of an empty BLOB may be text ""
   return new Uint8Array(value);
 }
@@ -70,16 +69,14 @@ export function durableObjectSqlStorage(storage, options = {}) {
     const code = sqliteCode(err);
     return backendFailure(`Durable Object SQL ${what}`, err, code === undefined ? undefined : { sqliteCode: code });
   };
+  let columns;
   try {
     for (const text of sql.schema) exec(text);
+    columns = exec(sql.columns, table).toArray();
   } catch (err) {
     throw failure(`create table ${table}`, err);
   }
-  try {
-    exec(sql.shape);
-  } catch (err) {
-    throw toolctxError("INVALID_ARGUMENT", `durableObjectSqlStorage: table ${table} exists with other columns (durableObjectStorage's own table is "toolctx_files"); choose another \`table\``, { cause: err });
-  }
+  checkColumns(columns, table, "durableObjectSqlStorage"); // durableObjectStorage's own table, "toolctx_files", has other columns
 
   /** `run()` under a typed failure: a value at once, or a rejected Promise (never a synchronous throw). */
   function call(what, run) {
@@ -105,11 +102,15 @@ export function durableObjectSqlStorage(storage, options = {}) {
     ...keyValueStorage({
       description: `Durable Object SQL storage (table ${table}): one row a file`,
       maxValueBytes: maxValue,
-      get: (path) => call(`read ${path}`, () => asBytes(first(exec(sql.select, path))?.bytes)),
+      get: (path) =>
+        call(`read ${path}`, () => {
+          const found = first(exec(sql.select, path));
+          return found === undefined ? undefined : asBytes(rowValue(found, path, "Durable Object SQL"));
+        }),
       getRange: (path, offset, length) =>
         call(`read range ${path}`, () => {
           const found = first(exec(sql.range, ...rangeParams(path, offset, length)));
-          return found === undefined ? undefined : asBytes(found.bytes) ?? new Uint8Array(0);
+          return found === undefined ? undefined : asBytes(rowValue(found, path, "Durable Object SQL"));
         }),
       put: (path, bytes) =>
         call(`write ${path}`, () => {

@@ -133,6 +133,37 @@ async function rowLimits(storage, dir, limit) {
   return { tooLarge, nothingWritten, atLimitRoundTrips, appendPast, intactAfterAppend, saysLimit: storage.maxValueBytes === limit };
 }
 
+/** What `read()` answers: its length and its first 40 characters as text, or the code and message it rejects with. */
+async function answered(read) {
+  try {
+    const bytes = await read();
+    return { bytes: bytes?.length, text: new TextDecoder().decode(bytes?.subarray(0, 40)) };
+  } catch (err) {
+    return { code: err?.code, message: String(err?.message ?? err) };
+  }
+}
+
+/**
+ * A table or a row of the wrong shape, made by other SQL (`exec(sql, ...params)`), met by
+ * `open(table)` (d1Storage or durableObjectSqlStorage over `table`): a table of the name
+ * given with other columns, used for a read; and rows of a table with the columns but no
+ * NOT NULL whose bytes column holds an INTEGER, a REAL, a NULL or TEXT, read whole and by
+ * range (bytes [1, 4)).
+ */
+async function wrongShapes(open, exec, dir) {
+  await exec("CREATE TABLE IF NOT EXISTS other_shape (x TEXT)");
+  const otherTable = await answered(async () => open("other_shape").read(`${dir}/a.json`));
+  await exec("CREATE TABLE IF NOT EXISTS loose_rows (id INTEGER PRIMARY KEY, path TEXT UNIQUE, bytes, size, created, modified)");
+  const storage = open("loose_rows");
+  const rows = {};
+  for (const [type, value] of Object.entries({ integer: 12345, real: 1.5, null: null, text: "hello" })) {
+    const path = `${dir}/${type}.json`;
+    await exec("INSERT INTO loose_rows (path, bytes, size, created, modified) VALUES (?, ?, 5, 0, 0)", path, value);
+    rows[type] = { read: await answered(() => storage.read(path)), range: await answered(() => storage.readRange(path, 1, 3)) };
+  }
+  return { otherTable, rows };
+}
+
 /**
  * A store on `storage`, whose `maxValueBytes` is small, past several segments' worth of
  * records: the index segments it writes, each within the limit (none refused), and a record
@@ -186,15 +217,14 @@ async function d1Faults(makeStorage, { env }) {
   const liveLeaseKept = (await tokenOf(`${dir}/live`)) === "a live holder";
   const lost = await outcome(() => storage.lock(`${dir}/lost`, () => plant(`${dir}/lost`, "the next holder", Date.now() + 60_000)));
   const nextLeaseKept = (await tokenOf(`${dir}/lost`)) === "the next holder";
-  // A table of that name with other columns: the first call fails, typed, D1's error as the cause.
-  await env.DB.prepare("CREATE TABLE IF NOT EXISTS other_shape (x TEXT)").run();
-  const otherShape = await outcome(() => d1Storage(env.DB, { table: "other_shape" }).read(`${dir}/a.json`));
+  const exec = (text, ...params) => env.DB.prepare(text).bind(...params).run();
+  const shapes = await wrongShapes((table) => d1Storage(env.DB, { table }), exec, dir);
   return {
     ...limits,
     segments: await segmentsWithin(d1Storage(env.DB, { table: "toolctx_small_rows", maxValueBytes: 32 * 1024 }), dir),
     race: { won: contenders.filter((c) => c.ok).length, lost: contenders.filter((c) => c.code === "EEXIST").length, storedIsWinner: stored === `writer ${winner}` },
     lock: { tookOver, crashedLeaseGone, waited, liveLeaseKept, lost, nextLeaseKept },
-    otherShape,
+    shapes,
   };
 }
 
@@ -209,6 +239,8 @@ async function doSqlFaults(makeStorage, { storage: raw }) {
   const both = [await cells.read(`${dir}/both.json`), await storage.read(`${dir}/both.json`)].map((b) => new TextDecoder().decode(b));
   const row = raw.sql.exec("SELECT size, length(bytes) AS stored FROM toolctx_records WHERE path = ?", `${dir}/both.json`).one();
   const otherShape = await outcome(() => durableObjectSqlStorage(raw, { table: "toolctx_files" }));
+  const exec = (text, ...params) => raw.sql.exec(text, ...params);
+  const shapes = await wrongShapes((table) => durableObjectSqlStorage(raw, { table }), exec, dir);
   // One lock per object, whichever adapter takes it.
   let whileHeld;
   await cells.lock(`${dir}/shared`, async () => {
@@ -220,6 +252,7 @@ async function doSqlFaults(makeStorage, { storage: raw }) {
     both,
     row,
     otherShape,
+    shapes,
     whileHeld,
     synchronous: read instanceof Uint8Array,
   };

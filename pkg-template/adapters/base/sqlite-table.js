@@ -14,9 +14,21 @@
 // - readRange: substr() of the BLOB, counted in bytes;
 // - list: the paths in [prefix, prefix with its last "/" made "0") (BINARY collation:
 //   byte order), reduced to the folder's direct children in SQL; no LIKE.
+//
+// A table or a row of the wrong shape, which other SQL can make, is typed here, once for
+// d1Storage and durableObjectSqlStorage: a table of the name given without this table's
+// columns is INVALID_ARGUMENT (`checkColumns`, on `columns`' answer); a row whose bytes
+// column holds no bytes (an INTEGER, a REAL, a NULL) is CORRUPT_RECORD (`rowValue`, on
+// `select`'s and `range`'s `type`), where each driver would make other bytes of it or none.
 
+import { toolctxError } from "../../errors.js";
 import { folderPrefix } from "./listing.js";
 import { quoteIdentifier } from "./sql.js";
+
+/** The columns of the table (it may have more). */
+const COLUMNS = ["id", "path", "bytes", "size", "created", "modified"];
+/** The SQLite types (typeof) a file's bytes may have: a BLOB, as the adapters write them, or TEXT, as other SQL may (read as its UTF-8 bytes). */
+const BYTES_TYPES = new Set(["blob", "text"]);
 
 /** The direct children of a folder: each path of `rest` cut after the prefix, up to and with its next "/". */
 const child = (rest) => `SELECT DISTINCT CASE WHEN instr(rest, '/') > 0 THEN substr(rest, 1, instr(rest, '/')) ELSE rest END AS name FROM (${rest})`;
@@ -38,12 +50,12 @@ export function sqliteTable(table) {
         modified INTEGER NOT NULL)`,
       `CREATE TABLE IF NOT EXISTS ${locks} (name TEXT PRIMARY KEY, token TEXT NOT NULL, holder TEXT NOT NULL, expires INTEGER NOT NULL)`,
     ],
-    /** No rows; fails where the table exists with other columns (another adapter's table of that name). */
-    shape: `SELECT id, path, bytes, size, created, modified FROM ${files} WHERE 0`,
-    /** (path) → bytes */
-    select: `SELECT bytes FROM ${files} WHERE path = ?`,
-    /** (offset + 1, length, path) → bytes, the range */
-    range: `SELECT substr(bytes, ?, ?) AS bytes FROM ${files} WHERE path = ?`,
+    /** (table, unquoted) → name: the columns of the table, for `checkColumns` */
+    columns: "SELECT name FROM pragma_table_info(?)",
+    /** (path) → bytes, type (SQLite's typeof of bytes, for `rowValue`) */
+    select: `SELECT bytes, typeof(bytes) AS type FROM ${files} WHERE path = ?`,
+    /** (offset + 1, length, path) → bytes, the range; type, the column's (substr() of a number is text) */
+    range: `SELECT substr(bytes, ?, ?) AS bytes, typeof(${files}.bytes) AS type FROM ${files} WHERE path = ?`,
     /** (path, bytes, size, created, modified) */
     upsert: `${insert} ON CONFLICT (path) DO UPDATE SET bytes = excluded.bytes, size = excluded.size, modified = excluded.modified`,
     /** (path, bytes, size, created, modified): one row changed, or none where the path is taken */
@@ -87,4 +99,27 @@ export function rangeParams(path, offset, length) {
 /** The names of a listing's rows (`children`), sorted. */
 export function childNames(rows) {
   return rows.map((row) => row.name).filter((name) => name !== "").sort();
+}
+
+/**
+ * Nothing where `rows` (the answer of `columns`) name every column of the table; else
+ * INVALID_ARGUMENT from `adapter`: a table of that name exists with other columns
+ * (another program's or adapter's), and every statement over it would fail.
+ */
+export function checkColumns(rows, table, adapter) {
+  const have = new Set(rows.map((row) => String(row.name).toLowerCase())); // SQLite's names ignore ASCII case
+  const missing = COLUMNS.filter((name) => !have.has(name));
+  if (missing.length > 0) {
+    throw toolctxError("INVALID_ARGUMENT", `${adapter}: table ${table} exists with other columns (it has no ${missing.join(", ")}): another program's or adapter's table; choose another \`table\``);
+  }
+}
+
+/**
+ * The bytes column of `row` (a row of `select` or `range`) as the driver gives it, where
+ * it holds bytes (`type` BLOB or TEXT); else CORRUPT_RECORD from `adapter`: the row of
+ * `path` holds an INTEGER, a REAL or a NULL there, written by other SQL.
+ */
+export function rowValue(row, path, adapter) {
+  if (BYTES_TYPES.has(row.type)) return row.bytes;
+  throw toolctxError("CORRUPT_RECORD", `${adapter} read ${path}: the row's bytes column holds ${String(row.type).toUpperCase()}, not a BLOB (written by other SQL?)`);
 }
