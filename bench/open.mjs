@@ -54,17 +54,20 @@ async function time(fn) {
   const v = await fn();
   return [performance.now() - t0, v];
 }
-const first = (m) => m.selectRelevantContexts(QUERY, m.getAllPointers()).slice(0, 5);
+const seed = (m) => m.selectRelevantContexts(QUERY, m.getAllPointers()).slice(0, 5);
+// The two opens are compared through selectRelevant: over segments read by range the
+// synchronous selectRelevantContexts ranks by metadata (docs/api.md), the rebuild by content.
+const first = async (m) => (await m.selectRelevant(QUERY, { limit: 5 })).map((r) => r.filepath);
 
 // The parts, from segments: open(); its first selectRelevant (the engine's query); the
 // seed's flow after it (getAllPointers copies every pointer to JS, then ranks them).
 const [openOnly, opened] = await time(() => ContextManager.open({ contextDir: dir, readOnly: true }));
 const [engineQuery] = await time(() => opened.selectRelevant(QUERY, { limit: 5 }));
-const [seedFlow] = await time(() => first(opened));
+const [seedFlow] = await time(() => seed(opened));
 opened.free();
 const [fromSegments, a] = await time(async () => {
   const m = await ContextManager.open({ contextDir: dir, readOnly: true });
-  return [m.size, first(m)];
+  return [m.size, await first(m)];
 });
 const [rawRead] = await time(async () => {
   const names = readdirSync(dir).filter((n) => n.endsWith(".json"));
@@ -73,7 +76,7 @@ const [rawRead] = await time(async () => {
 if (!process.env.KEEP) rmSync(segmentDir, { recursive: true });
 const [rebuilt, b] = await time(async () => {
   const m = await ContextManager.open({ contextDir: dir, readOnly: true });
-  return [m.size, first(m)];
+  return [m.size, await first(m)];
 });
 if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true }); else console.log(dir);
 
