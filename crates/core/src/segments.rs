@@ -27,7 +27,10 @@
 //! A segment at least half of whose records the manager saw go (evicted, removed from
 //! the folder, or written again into a newer segment) is merged whatever its level or
 //! size, as Lucene's TieredMergePolicy weighs deletions (`store/holdings.rs`): a store
-//! whose records churn keeps about as many segment entries as records. After a merge the
+//! whose records churn keeps about as many segment entries as records. A merge leaves
+//! out an input's copy of a record that the manager knows a newer listed segment to
+//! hold: the reader never takes that copy, and written into the merged segment (the
+//! newest) it would be the one taken. After a merge the
 //! folder is planned again, so merges a merge makes due (a level it filled) run in the
 //! same job.
 //!
@@ -89,8 +92,19 @@ pub fn segment_records(name: &str) -> Option<usize> {
 /// two segments hold a record (a merge cut short, a rebuild beside an older segment), the
 /// reader takes it from the newest.
 pub fn newest_first(names: &mut [String]) {
+    crate::sort::sort_by(names, |a, b| newest_order(a, b));
+}
+
+/// Whether the segment named `a` comes before the one named `b` in [`newest_first`]'s
+/// order: where both hold a record, the reader takes it from `a`.
+pub fn newer(a: &str, b: &str) -> bool {
+    newest_order(a, b) == std::cmp::Ordering::Less
+}
+
+/// [`newest_first`]'s order: by the time in the name, the latest first, then by the name.
+fn newest_order(a: &str, b: &str) -> std::cmp::Ordering {
     let ms = |name: &str| name.split('-').nth(1).and_then(|ms| ms.parse::<u64>().ok()).unwrap_or(0);
-    crate::sort::sort_by(names, |a, b| ms(b).cmp(&ms(a)).then_with(|| a.cmp(b)));
+    ms(b).cmp(&ms(a)).then_with(|| a.cmp(b))
 }
 
 /// The level of a segment of `records` records: 0 up to [`SEGMENT_RECORDS`] × 10, then
@@ -144,6 +158,8 @@ mod tests {
         let mut names = vec![segment_name(5, 100, "aaaa"), segment_name(9, 300, "bbbb"), segment_name(1, 200, "cccc")];
         newest_first(&mut names);
         assert_eq!(names, ["9-300-bbbb.seg", "1-200-cccc.seg", "5-100-aaaa.seg"]);
+        assert!(newer(&names[0], &names[1]) && !newer(&names[1], &names[0]) && !newer(&names[0], &names[0]));
+        assert!(newer("1-5-aaaa.seg", "1-5-bbbb.seg"), "the same time: by the name, as sorted");
     }
 
     #[test]

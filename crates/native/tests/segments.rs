@@ -289,6 +289,67 @@ fn a_merge_keeps_a_rewritten_record_as_the_newest_segment_holds_it() {
 }
 
 #[test]
+fn a_segment_merged_for_its_records_gone_never_makes_a_stale_copy_the_newest() {
+    // A record rewritten under its name and read again is written into a newer segment:
+    // the older one has lost it (`store/holdings.rs`), half of its two records, so it is
+    // merged on its own. Its copy of the record is stale: a merge that kept it would
+    // write it into the newest segment, the one a reader takes the record from.
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    let saved = save_all(&a, 0, 2);
+    block_on(a.close()).unwrap();
+    let now = rewrite(&storage, &saved[1], "thread quokka panicked at zanzibar.rs");
+    let b = block_on(ContextManager::open(storage.clone(), toolctx::options("/ctx"))).unwrap();
+    block_on(b.load(std::slice::from_ref(&saved[1]))).unwrap();
+    block_on(b.close()).unwrap();
+    for round in 0..3 {
+        let mut o = toolctx::options("/ctx");
+        let log = logged(&mut o);
+        let (c, reads) = open(&storage, o);
+        assert_eq!(reads, 0, "round {round}");
+        let found = |q: &str| ranked(&c, q).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+        assert_eq!(found("quokka zanzibar"), std::slice::from_ref(&saved[1]), "round {round}");
+        assert!(!found("borrow of moved value").contains(&saved[1]), "round {round}");
+        block_on(c.load(std::slice::from_ref(&saved[1]))).unwrap();
+        assert!(
+            !log.borrow().iter().any(|m| m.contains("changed under its name")),
+            "round {round}: {:?}",
+            log.borrow()
+        );
+        let all: serde_json::Value = serde_json::from_str(&c.pointers_json(Filter::ALL)).unwrap();
+        let pointer = all.as_array().unwrap().iter().find(|p| p["filepath"] == saved[1].as_str()).unwrap();
+        assert_eq!(pointer["size"], now.len(), "round {round}");
+        save_all(&c, 10 + round, 1);
+        block_on(c.close()).unwrap();
+    }
+}
+
+#[test]
+fn a_segment_whose_header_does_not_parse_is_merged_away_not_written_again() {
+    use toolctx::select::segment::{encode, ToWrite};
+    let storage: Shared = Rc::new(MemoryStorage::new());
+    let a = ContextManager::new(storage.clone(), toolctx::options("/ctx")).unwrap();
+    let saved = save_all(&a, 0, 3);
+    drop(a); // no segment written
+    let name = saved[1].rsplit('/').next().unwrap();
+    let empty = toolctx::Terms::default();
+    let bytes = encode(&[ToWrite::from_terms(name, 10, "{not a header", &empty)]);
+    block_on(storage.write("/ctx/.index/1-1-abcd.seg", &bytes, WriteOptions::default())).unwrap();
+    // Each writer reads the record again (a newer segment holds it as it is): the segment
+    // whose header does not parse goes, not rewritten as the newest at every write.
+    for round in 0..3 {
+        let (m, _) = open(&storage, toolctx::options("/ctx"));
+        save_all(&m, 10 + round, 1);
+        block_on(m.close()).unwrap();
+        let unparsed = segment_files(&storage)
+            .into_iter()
+            .filter(|p| block_on(storage.read(p)).unwrap().unwrap().windows(13).any(|w| w == b"{not a header"))
+            .count();
+        assert_eq!(unparsed, 0, "round {round}: {:?}", segment_files(&storage));
+    }
+}
+
+#[test]
 fn a_rewritten_record_of_a_session_is_indexed_again_once() {
     let storage: Shared = Rc::new(MemoryStorage::new());
     let a = block_on(ContextManager::open(storage.clone(), in_session(SessionChoice::New))).unwrap();

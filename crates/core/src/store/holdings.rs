@@ -89,6 +89,11 @@ impl Holdings {
         }
     }
 
+    /// The name of segment `id`, while it is known (until [`Holdings::removed`]).
+    pub(super) fn name(&self, id: SegmentId) -> Option<&str> {
+        Some(&self.segments.get(id.0.get() as usize - 1)?.as_ref()?.name)
+    }
+
     /// Forgets every segment (the pointers are forgotten).
     pub(super) fn clear(&mut self) {
         self.segments.clear();
@@ -139,7 +144,9 @@ mod tests {
         holdings.left(ib);
         assert_eq!(holdings.sparse(&listed), vec![b.clone(), a.clone()], "2 of 2 and 2 of 4: the emptiest first");
         assert_eq!(holdings.sparse(std::slice::from_ref(&a)), vec![a.clone()], "only what is listed");
+        assert_eq!(holdings.name(ib), Some(b.as_str()));
         holdings.removed([&b]);
+        assert_eq!(holdings.name(ib), None);
         assert_eq!(holdings.sparse(&listed), vec![a.clone()]);
         holdings.left(ib); // a record of a segment gone: nothing to count
         let c = segment_name(1, 3, "cccc");

@@ -46,6 +46,8 @@ pub(super) struct SegmentWrite {
     /// Whether the merge written leaves fewer segments than it took: only then is the
     /// folder planned again.
     fewer: bool,
+    /// The segment folder's listing the merge being made was planned from.
+    listed: HashSet<String>,
     /// A session folder's listing (a merge keeps only records still there).
     listing: Option<RecordFiles>,
     /// The segments being merged, or replaced.
@@ -83,6 +85,7 @@ impl SegmentWrite {
             full: Vec::new(),
             merged: Vec::new(),
             fewer: false,
+            listed: HashSet::new(),
             listing,
             inputs,
             records,
@@ -319,6 +322,7 @@ impl Manager {
                         // name since the older) is merged as the newest holds it.
                         segments::newest_first(&mut inputs);
                         w.inputs = inputs;
+                        w.listed = names.into_iter().collect();
                         w.phase = WritePhase::ListingRecords;
                         match &self.session {
                             Some(s) => {
@@ -372,6 +376,9 @@ impl Manager {
                         },
                     }
                 }
+                // Copies a newer segment holds are left out (before the inputs gone are
+                // dropped from the inputs: a segment merged was never a newer holder).
+                let stale = self.stale_copies(&read, w);
                 // The inputs to remove once merged: those read (a refused one too); one
                 // gone meanwhile (another process merged it) is no input.
                 w.inputs.retain(|n| !gone.contains(n));
@@ -381,10 +388,12 @@ impl Manager {
                 self.materialize(&read.iter().map(|(path, s)| (path.clone(), s)).collect::<Vec<_>>());
                 let records: Vec<ToWrite<'_>> = read
                     .iter()
-                    .map(|(_, s)| s)
-                    .flat_map(|s| s.records.iter().enumerate().map(move |(i, r)| (s, i, r)))
-                    .filter(|(_, _, r)| w.records.contains(&r.path) && seen.insert(r.path.as_str()))
-                    .map(|(s, i, _)| ToWrite::from_segment(s, i))
+                    .enumerate()
+                    .flat_map(|(at, (_, s))| s.records.iter().enumerate().map(move |(i, r)| (at, s, i, r)))
+                    .filter(|&(at, _, i, r)| {
+                        w.records.contains(&r.path) && !stale.contains(&(at, i)) && seen.insert(r.path.as_str())
+                    })
+                    .map(|(_, s, i, _)| ToWrite::from_segment(s, i))
                     .collect();
                 w.phase = WritePhase::WritingMerged;
                 if records.is_empty() {
@@ -451,6 +460,31 @@ impl Manager {
             WritePhase::Replacing => self.unlock_segments(w),
             WritePhase::Unlocking => self.segment_done(w),
         }
+    }
+
+    /// The records of the merge's inputs `read` (by input and place) that are stale
+    /// copies: this manager's pointer names a segment that holds the record, is listed, is
+    /// no input and is newer than the input (written again into it, or restored from it at
+    /// `open()`). The reader never takes such a copy; merged, it would be in the newest
+    /// segment and taken. A record none of whose copies is stale is kept, as listed.
+    fn stale_copies(&self, read: &[(String, Segment)], w: &SegmentWrite) -> HashSet<(usize, usize)> {
+        let state = self.state.borrow();
+        let root = self.record_root();
+        let mut stale = HashSet::new();
+        for (at, (path, segment)) in read.iter().enumerate() {
+            let input = path.rsplit('/').next().unwrap_or(path);
+            for (i, r) in segment.records.iter().enumerate() {
+                let pointer = state.pointers.entry(&paths::join(root, &r.path));
+                let Some(holder) = pointer.and_then(|e| e.segment).and_then(|id| state.holdings.name(id)) else {
+                    continue;
+                };
+                if w.listed.contains(holder) && !w.inputs.iter().any(|n| n == holder) && segments::newer(holder, input)
+                {
+                    stale.insert((at, i));
+                }
+            }
+        }
+        stale
     }
 
     /// The records a segment write took, back with those waiting (its write failed).
