@@ -48,6 +48,9 @@ pub(super) struct SegmentWrite {
     fewer: bool,
     /// The segment folder's listing the merge being made was planned from.
     listed: HashSet<String>,
+    /// The segments this job's merges removed: never planned again, whatever a listing
+    /// that lags the removals (an eventually consistent store's) still shows.
+    removed: HashSet<String>,
     /// A session folder's listing (a merge keeps only records still there).
     listing: Option<RecordFiles>,
     /// The segments being merged, or replaced.
@@ -86,6 +89,7 @@ impl SegmentWrite {
             merged: Vec::new(),
             fewer: false,
             listed: HashSet::new(),
+            removed: HashSet::new(),
             listing,
             inputs,
             records,
@@ -285,7 +289,8 @@ impl Manager {
             }
             WritePhase::ListingSegments => {
                 let names: Vec<String> = plan::names(plan::only(out)).unwrap_or_default();
-                let names: Vec<String> = names.into_iter().filter(|n| segment_records(n).is_some()).collect();
+                let names: Vec<String> =
+                    names.into_iter().filter(|n| segment_records(n).is_some() && !w.removed.contains(n)).collect();
                 if w.replaces {
                     // A rebuild's segment holds every record as it is now: the others go.
                     let written = std::mem::take(&mut w.inputs);
@@ -439,6 +444,7 @@ impl Manager {
                     self.state.borrow_mut().held_by(&name, rels.iter().map(|rel| paths::join(root, rel)));
                 }
                 self.state.borrow_mut().holdings.removed(&w.inputs);
+                w.removed.extend(w.inputs.iter().cloned());
                 // Written before its inputs go: a writer stopped here leaves both, and a
                 // reader takes each record once.
                 w.phase = WritePhase::Removing;
@@ -450,7 +456,8 @@ impl Manager {
                 // more sparse segments), so the folder is planned again, as Lucene's
                 // IndexWriter looks for merges after each one. Only after a merge that
                 // left fewer segments than it took, so the job ends; and not after a
-                // removal that failed (its inputs would be merged again).
+                // removal that failed (its inputs would be merged again). A listing that
+                // still shows the inputs removed is not believed (`SegmentWrite::removed`).
                 if w.fewer && out.iter().all(Result::is_ok) {
                     w.phase = WritePhase::ListingSegments;
                     return Next::Run(vec![Op::List(dir)]);
