@@ -3,6 +3,7 @@
 
 import { ContextManager } from "toolctx";
 import { D1_MAX_VALUE_BYTES, DO_SQL_MAX_VALUE_BYTES, d1Storage, durableObjectSqlStorage, durableObjectStorage, r2Storage } from "toolctx/cloudflare";
+import { wrongShapes } from "../js/sqlite-shapes.mjs";
 
 const MiB = 1024 * 1024;
 
@@ -131,37 +132,6 @@ async function rowLimits(storage, dir, limit) {
   const appendPast = await outcome(() => storage.append(`${dir}/at-limit.bin`, new Uint8Array(64 * 1024)));
   const intactAfterAppend = same(await storage.read(`${dir}/at-limit.bin`), atLimit);
   return { tooLarge, nothingWritten, atLimitRoundTrips, appendPast, intactAfterAppend, saysLimit: storage.maxValueBytes === limit };
-}
-
-/** What `read()` answers: its length and its first 40 characters as text, or the code and message it rejects with. */
-async function answered(read) {
-  try {
-    const bytes = await read();
-    return { bytes: bytes?.length, text: new TextDecoder().decode(bytes?.subarray(0, 40)) };
-  } catch (err) {
-    return { code: err?.code, message: String(err?.message ?? err) };
-  }
-}
-
-/**
- * A table or a row of the wrong shape, made by other SQL (`exec(sql, ...params)`), met by
- * `open(table)` (d1Storage or durableObjectSqlStorage over `table`): a table of the name
- * given with other columns, used for a read; and rows of a table with the columns but no
- * NOT NULL whose bytes column holds an INTEGER, a REAL, a NULL or TEXT, read whole and by
- * range (bytes [1, 4)).
- */
-async function wrongShapes(open, exec, dir) {
-  await exec("CREATE TABLE IF NOT EXISTS other_shape (x TEXT)");
-  const otherTable = await answered(async () => open("other_shape").read(`${dir}/a.json`));
-  await exec("CREATE TABLE IF NOT EXISTS loose_rows (id INTEGER PRIMARY KEY, path TEXT UNIQUE, bytes, size, created, modified)");
-  const storage = open("loose_rows");
-  const rows = {};
-  for (const [type, value] of Object.entries({ integer: 12345, real: 1.5, null: null, text: "hello" })) {
-    const path = `${dir}/${type}.json`;
-    await exec("INSERT INTO loose_rows (path, bytes, size, created, modified) VALUES (?, ?, 5, 0, 0)", path, value);
-    rows[type] = { read: await answered(() => storage.read(path)), range: await answered(() => storage.readRange(path, 1, 3)) };
-  }
-  return { otherTable, rows };
 }
 
 /**

@@ -9,6 +9,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { assertWrongShapes } from "../js/sqlite-shapes.mjs";
 import { bundleForWorkerd } from "./bundle.mjs";
 import { startWorkerd } from "./runtimes.mjs";
 
@@ -142,22 +143,6 @@ function assertRowLimits(found) {
   assert.ok(found.saysLimit, "the storage's maxValueBytes is its limit (the index writes its segments within it)");
 }
 
-/**
- * What both one-row-a-file adapters answer for a table or a row of the wrong shape
- * (cloudflare-faults.mjs's wrongShapes), alike: a table of the name given with other
- * columns is INVALID_ARGUMENT; a row whose bytes column holds no bytes (an INTEGER, a REAL,
- * a NULL) is CORRUPT_RECORD, read whole or by range; TEXT is read as its UTF-8 bytes.
- */
-function assertWrongShapes({ otherTable, rows }) {
-  assert.equal(otherTable.code, "INVALID_ARGUMENT", otherTable.message);
-  assert.match(otherTable.message, /other_shape.*columns/, "the message names the table and its columns");
-  for (const type of ["integer", "real", "null"]) {
-    assert.equal(rows[type].read.code, "CORRUPT_RECORD", `a read of a row holding ${type}: ${JSON.stringify(rows[type].read)}`);
-    assert.equal(rows[type].range.code, "CORRUPT_RECORD", `a range of a row holding ${type}: ${JSON.stringify(rows[type].range)}`);
-  }
-  assert.deepEqual(rows.text, { read: { bytes: 5, text: "hello" }, range: { bytes: 3, text: "ell" } }, "TEXT: its UTF-8 bytes");
-}
-
 test("workerd D1: values over the row limit are TOO_LARGE, and index segments stay within it; of 16 exclusive creates one wins; the lease row is taken over, waited for and lost, typed; a table or row of the wrong shape typed as Durable Object SQL's", async () => {
   const found = await workerd.fetch("w0", "/d1/faults");
   assertRowLimits(found);
@@ -169,7 +154,7 @@ test("workerd D1: values over the row limit are TOO_LARGE, and index segments st
   assert.ok(lock.liveLeaseKept, "the live holder's row is untouched");
   assert.equal(lock.lost.code, "LOCK_LOST", JSON.stringify(lock.lost));
   assert.ok(lock.nextLeaseKept, "the next holder's row is untouched");
-  assertWrongShapes(found.shapes);
+  assertWrongShapes(assert, found.shapes);
   const { segments } = found;
   assert.deepEqual(segments.refused, [], "no index segment over the storage's maxValueBytes");
   assert.ok(segments.count > 1 && segments.largest <= segments.limit, `${segments.count} segments, the largest ${segments.largest} of ${segments.limit} bytes`);
@@ -182,7 +167,7 @@ test("workerd Durable Object SQL: the row limit, typed; beside durableObjectStor
   assert.deepEqual(found.both, ["cells", "row"], "each adapter reads its own value");
   assert.deepEqual(found.row, { size: 3, stored: 3 }, "one row, bytes and size");
   assert.equal(found.otherShape.code, "INVALID_ARGUMENT", `durableObjectStorage's table: ${found.otherShape.message}`);
-  assertWrongShapes(found.shapes);
+  assertWrongShapes(assert, found.shapes);
   assert.equal(found.whileHeld.code, "TIMEOUT", `the lock durableObjectStorage holds: ${JSON.stringify(found.whileHeld)}`);
   assert.ok(found.synchronous, "a read answers with the bytes, not a Promise");
 });
