@@ -25,7 +25,7 @@ export type SqliteStorageSource =
     };
 
 export interface SqliteStorageOptions {
-  /** The table of the records, created if missing (default "toolctx_files"; its locks in "<table>_locks"); any name of 1 to 63 bytes without NUL, always quoted. */
+  /** The table of the records, created if missing (default "toolctx_files"; its locks in "<table>_locks"); any name of 1 to 63 bytes without NUL, always quoted. A table of that name with other columns is an INVALID_ARGUMENT when the storage is made. */
   table?: string;
   /** How long a write waits for another connection's write, blocking the thread, before it rejects with code "TIMEOUT" (default 5 000). */
   busyTimeoutMs?: number;

@@ -9,7 +9,11 @@
 // its calls without waiting a turn. One table (`table`, default "toolctx_files", created
 // if missing), one row a file, its statements shared with toolctx/cloudflare's D1 and
 // Durable Object SQL storages (base/sqlite-table.js: the table, the one-statement
-// exclusive create and append, readRange by substr(), list as a key range);
+// exclusive create and append, readRange by substr(), list as a key range), and so is how
+// a table or a row of the wrong shape is typed: a table of the name given with other
+// columns is INVALID_ARGUMENT when the storage is made; a row whose bytes column holds an
+// INTEGER, a REAL or a NULL (written by other SQL) is CORRUPT_RECORD when read; TEXT there
+// is read as its UTF-8 bytes;
 // - lock(name, fn): a lease row in `<table>_locks` holding its holder (host, pid, start
 //   time, boot id: base/holder.js) and an expiry, taken in a BEGIN IMMEDIATE transaction.
 //   A holder on this machine whose process has ended is recognised and its lock taken
@@ -28,7 +32,7 @@ import { holders } from "./base/holder.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
 import { maxValueBytes, tableName } from "./base/sql.js";
-import { childNames, rangeParams, sqliteTable } from "./base/sqlite-table.js";
+import { checkColumns, childNames, rangeParams, rowValue, sqliteTable } from "./base/sqlite-table.js";
 import { builtin } from "./builtin.js";
 
 /** What base/holder.js needs to tell a holder that has ended (Node, Bun, Deno). */
@@ -84,6 +88,15 @@ function openDatabase(path) {
   return new BetterSqlite3(path);
 }
 
+/** Closes `db`, a database opened for a storage whose making failed (if it was opened): the failure to give is that one, not the close's. */
+function closeQuietly(db) {
+  try {
+    db?.close();
+  } catch {
+    // the open's own failure is the one to give
+  }
+}
+
 /**
  * @param {import("./sqlite.d.ts").SqliteStorageSource} source
  * @param {import("./sqlite.d.ts").SqliteStorageOptions} [options]
@@ -122,7 +135,9 @@ export function sqliteStorage(source, options = {}) {
       db.exec(`PRAGMA synchronous = ${durability === "strict" ? "FULL" : "NORMAL"}`);
     }
     db.exec(sql.schema.join(";\n"));
+    checkColumns(db.prepare(sql.columns).all(table), table, "sqliteStorage"); // else INVALID_ARGUMENT: every statement would fail
   } catch (err) {
+    if (given === undefined) closeQuietly(db);
     if (err?.code === "INVALID_ARGUMENT") throw err;
     throw failure(`sqlite open ${where}`, err);
   }
@@ -138,7 +153,12 @@ export function sqliteStorage(source, options = {}) {
   };
   /** bytes as the drivers bind a BLOB: better-sqlite3 takes only Buffers. */
   const blob = globalThis.Buffer === undefined ? (bytes) => bytes : (bytes) => globalThis.Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  const asBytes = (value) => (value === undefined || value === null ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+  /** Bytes of the bytes column as the drivers answer it (base/sqlite-table.js's rowValue checked its type): a BLOB's Buffer or Uint8Array, TEXT's string (its UTF-8 bytes); null for substr() of an empty BLOB. */
+  const asBytes = (value) => {
+    if (value === null) return new Uint8Array(0);
+    if (typeof value === "string") return new TextEncoder().encode(value);
+    return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  };
 
   /** `run()` under a typed failure: a value at once, or a rejected Promise (never a synchronous throw). */
   function call(what, run) {
@@ -206,12 +226,15 @@ export function sqliteStorage(source, options = {}) {
     ...keyValueStorage({
       description: `sqlite storage (${where}, table ${table})`,
       maxValueBytes: maxValue,
-      get: (path) => call(`sqlite read ${path}`, () => asBytes(statement(sql.select).get(path)?.bytes)),
+      get: (path) =>
+        call(`sqlite read ${path}`, () => {
+          const row = statement(sql.select).get(path);
+          return row == null ? undefined : asBytes(rowValue(row, path, "sqlite")); // no row: undefined (bun:sqlite: null)
+        }),
       getRange: (path, offset, length) =>
         call(`sqlite read range ${path}`, () => {
           const row = statement(sql.range).get(...rangeParams(path, offset, length));
-          // substr() of an empty BLOB is NULL-free but may come back as text "": no bytes either way
-          return row == null ? undefined : asBytes(row.bytes) ?? new Uint8Array(0); // no row: undefined (bun:sqlite: null)
+          return row == null ? undefined : asBytes(rowValue(row, path, "sqlite"));
         }),
       put: (path, bytes) =>
         call(`sqlite write ${path}`, () => {

@@ -2,7 +2,7 @@
 // SQLite table (base/sqlite-table.js: toolctx/sqlite's sqliteStorage, toolctx/cloudflare's
 // d1Storage and durableObjectSqlStorage), and what each must answer, alike. Runtime-neutral
 // (no imports): tests/edge/cloudflare-faults.mjs runs `wrongShapes` inside workerd and
-// cloudflare.test.mjs asserts on its findings.
+// cloudflare.test.mjs asserts on its findings; sqlite.mjs does both in Node, Deno and Bun.
 //
 //   assertWrongShapes(assert, await wrongShapes(open, exec, dir))
 

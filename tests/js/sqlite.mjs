@@ -12,6 +12,7 @@ import { ContextManager, ConversationStore } from "toolctx";
 import { sqliteStorage } from "toolctx/sqlite";
 import { runLockTests, runSeedApiTests, runSessionTests, runStorageHostTests, expectRejection, toText } from "./conformance.mjs";
 import { SPREAD_RACE_DELAYS, runConversationTests } from "./conversation.mjs";
+import { assertWrongShapes, wrongShapes } from "./sqlite-shapes.mjs";
 
 export function runSqliteSuites({ runtime, test, assert, tmpDir, openDatabase }) {
   const name = `${runtime} sqlite`;
@@ -88,6 +89,16 @@ export function runSqliteSuites({ runtime, test, assert, tmpDir, openDatabase })
     for (const table of ["", "a\0b", " padded", 7]) assert.throws(() => sqliteStorage({ path: file }, { table }), { code: "INVALID_ARGUMENT" });
     assert.throws(() => sqliteStorage({}), { code: "INVALID_ARGUMENT" });
     assert.throws(() => sqliteStorage({ database: {} }), { code: "INVALID_ARGUMENT" });
+  });
+
+  t("a table or a row of the wrong shape, made by other SQL, typed as toolctx/cloudflare's SQL storages type it: other columns INVALID_ARGUMENT; an INTEGER, REAL or NULL value CORRUPT_RECORD, whole or by range; TEXT its UTF-8 bytes", async () => {
+    const db = openDatabase(file);
+    try {
+      const exec = (text, ...params) => db.prepare(text).run(...params);
+      assertWrongShapes(assert, await wrongShapes((table) => makeStorage({ table }), exec, fresh("shapes")));
+    } finally {
+      db.close();
+    }
   });
 
   t("a database handed in is used and left open by close()", () => {

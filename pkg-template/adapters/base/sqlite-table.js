@@ -16,10 +16,11 @@
 //   byte order), reduced to the folder's direct children in SQL; no LIKE.
 //
 // A table or a row of the wrong shape, which other SQL can make, is typed here, once for
-// d1Storage and durableObjectSqlStorage: a table of the name given without this table's
-// columns is INVALID_ARGUMENT (`checkColumns`, on `columns`' answer); a row whose bytes
-// column holds no bytes (an INTEGER, a REAL, a NULL) is CORRUPT_RECORD (`rowValue`, on
-// `select`'s and `range`'s `type`), where each driver would make other bytes of it or none.
+// sqliteStorage, d1Storage and durableObjectSqlStorage: a table of the name given without
+// this table's columns is INVALID_ARGUMENT (`checkColumns`, on `columns`' answer); a row
+// whose bytes column holds no bytes (an INTEGER, a REAL, a NULL) is CORRUPT_RECORD
+// (`rowValue`, on `select`'s and `range`'s `type`), where each driver would make other
+// bytes of it or none.
 
 import { toolctxError } from "../../errors.js";
 import { folderPrefix } from "./listing.js";
