@@ -35,6 +35,13 @@ use crate::segments::segment_records;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct SegmentId(NonZeroU32);
 
+impl SegmentId {
+    /// Its place in [`Holdings::segments`].
+    fn index(self) -> usize {
+        self.0.get() as usize - 1
+    }
+}
+
 /// The segments of a manager's folder it knows, and the records of each it saw go.
 #[derive(Default)]
 pub(super) struct Holdings {
@@ -59,8 +66,8 @@ impl Holdings {
             return Some(id);
         }
         let records = segment_records(name)?;
+        let id = SegmentId(NonZeroU32::new(u32::try_from(self.segments.len() + 1).ok()?)?);
         self.segments.push(Some(Holding { name: name.to_owned(), records, gone: 0 }));
-        let id = SegmentId(NonZeroU32::new(u32::try_from(self.segments.len()).ok()?)?);
         self.by_name.insert(name.to_owned(), id);
         Some(id)
     }
@@ -84,14 +91,14 @@ impl Holdings {
     pub(super) fn removed<'a>(&mut self, names: impl IntoIterator<Item = &'a String>) {
         for name in names {
             if let Some(id) = self.by_name.remove(name) {
-                self.segments[id.0.get() as usize - 1] = None;
+                self.segments[id.index()] = None;
             }
         }
     }
 
     /// The name of segment `id`, while it is known (until [`Holdings::removed`]).
     pub(super) fn name(&self, id: SegmentId) -> Option<&str> {
-        Some(&self.segments.get(id.0.get() as usize - 1)?.as_ref()?.name)
+        Some(&self.segments.get(id.index())?.as_ref()?.name)
     }
 
     /// Forgets every segment (the pointers are forgotten).
@@ -106,7 +113,7 @@ impl Holdings {
         let mut sparse: Vec<(usize, usize, &String)> = listed
             .iter()
             .filter_map(|name| {
-                let h = self.segments[self.by_name.get(name)?.0.get() as usize - 1].as_ref()?;
+                let h = self.segments[self.by_name.get(name)?.index()].as_ref()?;
                 (h.gone > 0 && h.gone * 2 >= h.records).then_some((h.gone, h.records, &h.name))
             })
             .collect();
@@ -116,7 +123,7 @@ impl Holdings {
     }
 
     fn holding(&mut self, id: SegmentId) -> Option<&mut Holding> {
-        self.segments.get_mut(id.0.get() as usize - 1)?.as_mut()
+        self.segments.get_mut(id.index())?.as_mut()
     }
 }
 

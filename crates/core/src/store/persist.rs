@@ -68,7 +68,7 @@ enum WritePhase {
     WritingMerged,
     /// A merge's inputs being removed.
     Removing,
-    /// The segments a rebuild's replaces being removed.
+    /// The segments a rebuild's segment replaces being removed.
     Replacing,
     Unlocking,
 }
@@ -316,11 +316,11 @@ impl Manager {
                 drop(unmergeable);
                 // Else the segments at least half of whose records are gone (evicted,
                 // deleted), whatever their size: see `super::holdings`.
-                let sparse = || {
+                let compaction = || {
                     let sparse = self.state.borrow().holdings.sparse(&names);
                     (!sparse.is_empty()).then(|| sparse.into_iter().take(segments::MERGE_FACTOR).collect())
                 };
-                match to_merge(&mergeable).or_else(sparse) {
+                match to_merge(&mergeable).or_else(compaction) {
                     None => self.unlock_segments(w),
                     Some(mut inputs) => {
                         // Read newest first: a record two inputs hold (rewritten under its

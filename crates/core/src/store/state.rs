@@ -25,7 +25,7 @@ pub(super) struct State {
     /// The records retention counts, oldest first; none without a cap (see
     /// [`super::Manager::keeps_ledger`]).
     pub(super) owned: Ledger,
-    /// The segments holding the pointers' records, and how many each still holds.
+    /// The segments holding the pointers' records, and how many of each's records went.
     pub(super) holdings: Holdings,
 }
 
