@@ -11,7 +11,8 @@
 // - write: INSERT ... ON CONFLICT (path) DO UPDATE; exclusive: ON CONFLICT DO NOTHING, no
 //   row changed → taken (atomic: one statement); append: one statement (the bytes
 //   concatenated and cast back to a BLOB, so they stay bytes);
-// - readRange: substr() of the BLOB, counted in bytes;
+// - readRange: substr() of the value cast to a BLOB, counted in bytes (substr() of TEXT
+//   counts characters: a range of TEXT, which other SQL may write, is of its UTF-8 bytes);
 // - list: the paths in [prefix, prefix with its last "/" made "0") (BINARY collation:
 //   byte order), reduced to the folder's direct children in SQL; no LIKE.
 //
@@ -55,8 +56,13 @@ export function sqliteTable(table) {
     columns: "SELECT name FROM pragma_table_info(?)",
     /** (path) → bytes, type (SQLite's typeof of bytes, for `rowValue`) */
     select: `SELECT bytes, typeof(bytes) AS type FROM ${files} WHERE path = ?`,
-    /** (offset + 1, length, path) → bytes, the range; type, the column's (substr() of a number is text) */
-    range: `SELECT substr(bytes, ?, ?) AS bytes, typeof(${files}.bytes) AS type FROM ${files} WHERE path = ?`,
+    /**
+     * (offset + 1, length, path) → bytes, the range; type, the column's (the range's own is a BLOB, or a NULL, whatever the column holds).
+     * The value is cast to a BLOB first: substr() of TEXT counts characters, of a BLOB bytes
+     * (TEXT's bytes in the database's encoding: UTF-8, as D1's and a Durable Object's are; a
+     * UTF-16 database handed to sqliteStorage gives UTF-16 bytes, where a whole read is UTF-8).
+     */
+    range: `SELECT substr(CAST(${files}.bytes AS BLOB), ?, ?) AS bytes, typeof(${files}.bytes) AS type FROM ${files} WHERE path = ?`,
     /** (path, bytes, size, created, modified) */
     upsert: `${insert} ON CONFLICT (path) DO UPDATE SET bytes = excluded.bytes, size = excluded.size, modified = excluded.modified`,
     /** (path, bytes, size, created, modified): one row changed, or none where the path is taken */
