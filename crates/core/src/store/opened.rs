@@ -446,9 +446,13 @@ impl Records {
         self.done(path)
     }
 
-    /// The segment at `path`, read.
+    /// The segment at `path`, read. Its vectors, grown by doubling as blocks were read
+    /// (the directory's count is not trusted for a reservation), give back what they do
+    /// not hold: they live until every segment is read and restored, `open()`'s peak.
     fn done(self, path: &str) -> Reading {
-        let Records { directory, records, entries, .. } = self;
+        let Records { directory, mut records, mut entries, .. } = self;
+        records.shrink_to_fit();
+        entries.shrink_to_fit();
         Reading::Done(Ok(Some(Ok(Opened::Lazy { path: path.to_owned(), directory, records, entries }))))
     }
 }

@@ -118,7 +118,7 @@ impl Manager {
             .map(|(s, seg)| if whole(s) { (0..seg.records().len()).map(|_| None).collect() } else { Vec::new() })
             .collect();
         let mut one_by_one = Vec::new();
-        for r in records.drain(..) {
+        for r in records {
             match r.content {
                 Some(Content::Stored(s, i)) if whole(s) => by_segment[s][i] = Some(r),
                 _ => one_by_one.push(r),
