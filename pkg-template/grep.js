@@ -79,7 +79,7 @@ const yieldToOthers = () => new Promise((resolve) => setTimeout(resolve, 0));
 /**
  * The 0-based numbers of the lines of `lines` from `from` up to `to` that match, scanned
  * in chunks until `enough` matches, `to`, or `deadline`, letting other work run every
- * GREP_YIELD_MS: `{hits, next, clipped}`, where `next` is the first line not scanned and
+ * GREP_YIELD_MS and after a last chunk that took that long: `{hits, next, clipped}`, where `next` is the first line not scanned and
  * `clipped` counts the lines matched in their first maxMatchChars characters only.
  */
 export async function scan(pattern, lines, { from, to, enough, deadline }, s) {
@@ -88,10 +88,6 @@ export async function scan(pattern, lines, { from, to, enough, deadline }, s) {
   let i = from;
   let since = Date.now();
   while (i < to && hits.length < enough && Date.now() < deadline) {
-    if (Date.now() - since >= GREP_YIELD_MS) {
-      await yieldToOthers();
-      since = Date.now();
-    }
     const chunk = [];
     let chars = 0;
     for (let j = i; j < to && (chunk.length === 0 || chars < GREP_CHUNK_CHARS); j++) {
@@ -103,6 +99,12 @@ export async function scan(pattern, lines, { from, to, enough, deadline }, s) {
     }
     for (const k of pattern.matchingLines(chunk)) hits.push(i + k);
     i += chunk.length;
+    // After the chunk, not before it: a chunk that ran past the deadline (a slow pattern
+    // on a loaded machine) still lets other work run before the grep ends.
+    if (Date.now() - since >= GREP_YIELD_MS) {
+      await yieldToOthers();
+      since = Date.now();
+    }
   }
   return { hits, next: i, clipped };
 }
