@@ -212,11 +212,7 @@ fn a_record_rewritten_under_its_name_is_ranked_by_what_it_holds_once_read() {
     block_on(a.close()).unwrap();
     // Another program rewrites one record under its name: other words, another size.
     let target = &saved[5];
-    let bytes = block_on(storage.read(target)).unwrap().unwrap();
-    let mut record: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    record["result"] = serde_json::json!("thread quokka panicked at zanzibar.rs");
-    let now = serde_json::to_vec(&record).unwrap();
-    block_on(storage.write(target, &now, WriteOptions { exclusive: false })).unwrap();
+    let now = rewrite(&storage, target, "thread quokka panicked at zanzibar.rs");
 
     let mut o = toolctx::options("/ctx");
     let log = logged(&mut o);
