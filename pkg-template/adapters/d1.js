@@ -25,7 +25,7 @@ import { backendFailure, sqliteCode } from "./base/backend.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
 import { maxValueBytes, tableName } from "./base/sql.js";
-import { checkColumns, childNames, rangeParams, rowValue, sqliteTable } from "./base/sqlite-table.js";
+import { checkColumns, childNames, rangeParams, rowBytes, sqliteTable } from "./base/sqlite-table.js";
 
 /** D1's limit on a string, BLOB or row, in bytes. */
 const D1_MAX_ROW_BYTES = 2_000_000;
@@ -33,15 +33,6 @@ const D1_MAX_ROW_BYTES = 2_000_000;
 export const D1_MAX_VALUE_BYTES = D1_MAX_ROW_BYTES - 16 * 1024;
 /** The longest pause of the lock between two tries (a D1 query is a request). */
 const LOCK_MAX_PAUSE_MS = 200;
-
-/** Bytes of a BLOB as D1 answers it (an array of numbers; an ArrayBuffer in some releases), or of TEXT (base/sqlite-table.js's rowValue). */
-function asBytes(value) {
-  if (value === null) return new Uint8Array(0); // substr() of an empty BLOB: D1 answers null (the column's type was checked)
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (typeof value === "string") return new TextEncoder().encode(value); // substr() of an empty BLOB may be text ""
-  return Uint8Array.from(value);
-}
 
 /**
  * A StorageHost over a D1 database binding: one table, one row a file.
@@ -110,12 +101,12 @@ export function d1Storage(database, options = {}) {
       get: (path) =>
         call(`read ${path}`, async () => {
           const found = await statement(sql.select, path).first();
-          return found === null ? undefined : asBytes(rowValue(found, path, "D1"));
+          return found === null ? undefined : rowBytes(found, path, "D1");
         }),
       getRange: (path, offset, length) =>
         call(`read range ${path}`, async () => {
           const found = await statement(sql.range, ...rangeParams(path, offset, length)).first();
-          return found === null ? undefined : asBytes(rowValue(found, path, "D1"));
+          return found === null ? undefined : rowBytes(found, path, "D1");
         }),
       put: (path, bytes) =>
         call(`write ${path}`, async () => {

@@ -32,19 +32,13 @@ import { toolctxError } from "../errors.js";
 import { backendFailure, sqliteCode } from "./base/backend.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { maxValueBytes, tableName } from "./base/sql.js";
-import { checkColumns, childNames, rangeParams, rowValue, sqliteTable } from "./base/sqlite-table.js";
+import { checkColumns, childNames, rangeParams, rowBytes, sqliteTable } from "./base/sqlite-table.js";
 import { objectLock } from "./durable-object.js";
 
 /** A Durable Object's SQLite limit on a string, BLOB or row, in bytes. */
 const DO_MAX_ROW_BYTES = 2_000_000;
 /** The largest value written by default: the row limit less room for the path and the numbers beside it. */
 export const DO_SQL_MAX_VALUE_BYTES = DO_MAX_ROW_BYTES - 16 * 1024;
-
-/** Bytes of a BLOB as `sql.exec` answers it (an ArrayBuffer), or of TEXT (base/sqlite-table.js's rowValue). */
-function asBytes(value) {
-  if (typeof value === "string") return new TextEncoder().encode(value); // substr() of an empty BLOB may be text ""
-  return new Uint8Array(value);
-}
 
 /**
  * A StorageHost over the SQLite database of a Durable Object (`ctx.storage`): one table,
@@ -105,12 +99,12 @@ export function durableObjectSqlStorage(storage, options = {}) {
       get: (path) =>
         call(`read ${path}`, () => {
           const found = first(exec(sql.select, path));
-          return found === undefined ? undefined : asBytes(rowValue(found, path, "Durable Object SQL"));
+          return found === undefined ? undefined : rowBytes(found, path, "Durable Object SQL");
         }),
       getRange: (path, offset, length) =>
         call(`read range ${path}`, () => {
           const found = first(exec(sql.range, ...rangeParams(path, offset, length)));
-          return found === undefined ? undefined : asBytes(rowValue(found, path, "Durable Object SQL"));
+          return found === undefined ? undefined : rowBytes(found, path, "Durable Object SQL");
         }),
       put: (path, bytes) =>
         call(`write ${path}`, () => {

@@ -32,7 +32,7 @@ import { holders } from "./base/holder.js";
 import { keyValueStorage } from "./base/key-value.js";
 import { leaseLock, lockOptions } from "./base/lease-lock.js";
 import { maxValueBytes, tableName } from "./base/sql.js";
-import { checkColumns, childNames, rangeParams, rowValue, sqliteTable } from "./base/sqlite-table.js";
+import { checkColumns, childNames, rangeParams, rowBytes, sqliteTable } from "./base/sqlite-table.js";
 import { builtin } from "./builtin.js";
 
 /** What base/holder.js needs to tell a holder that has ended (Node, Bun, Deno). */
@@ -153,13 +153,6 @@ export function sqliteStorage(source, options = {}) {
   };
   /** bytes as the drivers bind a BLOB: better-sqlite3 takes only Buffers. */
   const blob = globalThis.Buffer === undefined ? (bytes) => bytes : (bytes) => globalThis.Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  /** Bytes of the bytes column as the drivers answer it (base/sqlite-table.js's rowValue checked its type): a BLOB's Buffer or Uint8Array, TEXT's string (its UTF-8 bytes); null for substr() of an empty BLOB. */
-  const asBytes = (value) => {
-    if (value === null) return new Uint8Array(0);
-    if (typeof value === "string") return new TextEncoder().encode(value);
-    return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  };
-
   /** `run()` under a typed failure: a value at once, or a rejected Promise (never a synchronous throw). */
   function call(what, run) {
     if (closed) return Promise.reject(toolctxError("STORAGE", `${what}: sqliteStorage was closed`));
@@ -229,12 +222,12 @@ export function sqliteStorage(source, options = {}) {
       get: (path) =>
         call(`sqlite read ${path}`, () => {
           const row = statement(sql.select).get(path);
-          return row == null ? undefined : asBytes(rowValue(row, path, "sqlite")); // no row: undefined (bun:sqlite: null)
+          return row == null ? undefined : rowBytes(row, path, "sqlite"); // no row: undefined (bun:sqlite: null)
         }),
       getRange: (path, offset, length) =>
         call(`sqlite read range ${path}`, () => {
           const row = statement(sql.range).get(...rangeParams(path, offset, length));
-          return row == null ? undefined : asBytes(rowValue(row, path, "sqlite"));
+          return row == null ? undefined : rowBytes(row, path, "sqlite");
         }),
       put: (path, bytes) =>
         call(`sqlite write ${path}`, () => {

@@ -20,7 +20,7 @@
 // sqliteStorage, d1Storage and durableObjectSqlStorage: a table of the name given without
 // this table's columns is INVALID_ARGUMENT (`checkColumns`, on `columns`' answer); a row
 // whose bytes column holds no bytes (an INTEGER, a REAL, a NULL) is CORRUPT_RECORD
-// (`rowValue`, on `select`'s and `range`'s `type`), where each driver would make other
+// (`rowBytes`, on `select`'s and `range`'s `type`), where each driver would make other
 // bytes of it or none.
 
 import { toolctxError } from "../../errors.js";
@@ -54,7 +54,7 @@ export function sqliteTable(table) {
     ],
     /** (table, unquoted) → name: the columns of the table, for `checkColumns` */
     columns: "SELECT name FROM pragma_table_info(?)",
-    /** (path) → bytes, type (SQLite's typeof of bytes, for `rowValue`) */
+    /** (path) → bytes, type (SQLite's typeof of bytes, for `rowBytes`) */
     select: `SELECT bytes, typeof(bytes) AS type FROM ${files} WHERE path = ?`,
     /**
      * (offset + 1, length, path) → bytes, the range; type, the column's (the range's own is a BLOB, or a NULL, whatever the column holds).
@@ -122,11 +122,22 @@ export function checkColumns(rows, table, adapter) {
 }
 
 /**
- * The bytes column of `row` (a row of `select` or `range`) as the driver gives it, where
- * it holds bytes (`type` BLOB or TEXT); else CORRUPT_RECORD from `adapter`: the row of
- * `path` holds an INTEGER, a REAL or a NULL there, written by other SQL.
+ * The bytes of `row` (a row of `select` or `range`) where its bytes column holds bytes
+ * (`type` BLOB or TEXT), from what each driver answers: a BLOB as a Buffer or Uint8Array
+ * (better-sqlite3, node:sqlite, bun:sqlite), an ArrayBuffer (a Durable Object; D1 in some
+ * releases) or an array of numbers (D1); TEXT as a string (its UTF-8 bytes); a range of an
+ * empty BLOB as null. Else CORRUPT_RECORD from `adapter`: the row of `path` holds an
+ * INTEGER, a REAL or a NULL there, written by other SQL.
+ * @returns {Uint8Array}
  */
-export function rowValue(row, path, adapter) {
-  if (BYTES_TYPES.has(row.type)) return row.bytes;
-  throw toolctxError("CORRUPT_RECORD", `${adapter} read ${path}: the row's bytes column holds ${String(row.type).toUpperCase()}, not a BLOB (written by other SQL?)`);
+export function rowBytes(row, path, adapter) {
+  if (!BYTES_TYPES.has(row.type)) {
+    throw toolctxError("CORRUPT_RECORD", `${adapter} read ${path}: the row's bytes column holds ${String(row.type).toUpperCase()}, not a BLOB (written by other SQL?)`);
+  }
+  const value = row.bytes;
+  if (value === null) return new Uint8Array(0);
+  if (typeof value === "string") return new TextEncoder().encode(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (Array.isArray(value)) return Uint8Array.from(value);
+  return new Uint8Array(value);
 }
