@@ -59,6 +59,11 @@ pub fn confine(dir: &str, path: &str) -> Option<String> {
     normalize(path).filter(|p| is_inside(dir, p))
 }
 
+/// The last part of `path`, after its last `/` (all of it when it has none).
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 /// `dir/name`, without doubling a `/`.
 pub fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {

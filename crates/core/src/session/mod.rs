@@ -137,7 +137,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 
 /// The save time in a record file name (its 13-digit timestamp part), in epoch ms.
 pub fn record_time_ms(rel: &str) -> Option<i64> {
-    let name = rel.rsplit('/').next()?;
+    let name = crate::paths::file_name(rel);
     name.strip_suffix(".json")?.rsplit('_').nth(2)?.parse().ok()
 }
 

@@ -301,7 +301,7 @@ impl Entry {
     /// The digest its handles are made of (SPEC §3: from its file name alone).
     pub(super) fn handle_digest(&self) -> u64 {
         let path = self.path_text();
-        handle::digest(path.rsplit('/').next().unwrap_or(&path))
+        handle::digest(crate::paths::file_name(&path))
     }
 
     /// Its pointer as JSON, its handle `handle_len` base32 characters long.
@@ -317,7 +317,7 @@ impl Entry {
         out.push_str("{\"filepath\":");
         push_path(out, head);
         out.push_str(",\"filename\":");
-        push_path(out, head.rsplit('/').next().unwrap_or(head));
+        push_path(out, crate::paths::file_name(head));
         out.push_str(",\"handle\":\"");
         handle::push_handle(out, self.handle_digest(), handle_len);
         out.push_str("\",\"toolName\":");

@@ -254,7 +254,7 @@ impl Opened {
     /// Its file name in the segment folder.
     pub(super) fn name(&self) -> &str {
         let (Opened::Whole { path, .. } | Opened::Lazy { path, .. }) = self;
-        path.rsplit('/').next().unwrap_or(path)
+        paths::file_name(path)
     }
 }
 

@@ -479,7 +479,7 @@ impl Manager {
         let root = self.record_root();
         let mut stale = HashSet::new();
         for (at, (path, segment)) in read.iter().enumerate() {
-            let input = path.rsplit('/').next().unwrap_or(path);
+            let input = paths::file_name(path);
             for (i, r) in segment.records.iter().enumerate() {
                 let pointer = state.pointers.entry(&paths::join(root, &r.path));
                 let Some(holder) = pointer.and_then(|e| e.segment).and_then(|id| state.holdings.name(id)) else {

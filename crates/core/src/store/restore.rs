@@ -61,9 +61,7 @@ impl Manager {
             .collect();
         // Save order: each record's place in it, keyed once by timestamp and counter (then
         // name), gives its seq; the records themselves stay where they are.
-        fn name(rel: &str) -> &str {
-            rel.rsplit('/').next().unwrap_or(rel)
-        }
+        let name = paths::file_name;
         let key = |rel: &str| {
             let mut parts = name(rel).rsplitn(5, '_');
             let (_, counter, ts) = (parts.next(), parts.next(), parts.next());

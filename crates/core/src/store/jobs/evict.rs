@@ -201,7 +201,7 @@ impl Manager {
                 out.push_str("{\"filepath\":");
                 push_json_str(&mut out, path);
                 out.push_str(",\"filename\":");
-                push_json_str(&mut out, path.rsplit('/').next().unwrap_or(path));
+                push_json_str(&mut out, crate::paths::file_name(path));
                 out.push('}');
             }
         }
